@@ -1,0 +1,28 @@
+"""hermes: a plugin-first microkernel for tool-using LLM agents.
+
+The kernel owns the agent loop, the iteration budget and the message schema;
+everything else is a pluggy plugin. Plugin authors need::
+
+    from kernel import hookimpl          # mark hook implementations
+    from kernel.types import Tool, ...   # data types
+
+Names are resolved lazily so that ``import kernel`` (and ``hermes --help``)
+stays cheap: nothing heavy is imported until it is used.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["hookimpl", "Agent", "__version__"]
+
+
+def __getattr__(name):
+    if name == "hookimpl":
+        import pluggy
+
+        value = pluggy.HookimplMarker("hermes")
+    elif name == "Agent":
+        from kernel.agent import Agent as value
+    else:
+        raise AttributeError(f"module 'kernel' has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -1,0 +1,335 @@
+"""The kernel's data types: what flows between the loop and its plugins.
+
+Everything here is plain data (dataclasses) plus two exception types. Plugins
+import these names from ``kernel.types``; nothing in this module imports an SDK,
+a provider or a tool.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional, Protocol
+
+# --------------------------------------------------------------------------
+# Providers
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One way to reach a model: the primary from config, or a fallback entry.
+
+    ``api_mode`` names a registered model provider (``chat_completions``,
+    ``codex_responses``, ``anthropic_messages``, ``scripted``, ...). When it is
+    empty, the ``resolve_api_mode`` hook picks one. ``api_key_env`` names the
+    environment variable that holds the key; keys themselves never live here.
+    """
+
+    model: str = ""
+    provider: str = ""
+    base_url: str = ""
+    api_mode: str = ""
+    api_key_env: str = ""
+    extra: tuple = ()  # sorted (key, value) pairs of provider-specific options
+
+    def with_(self, **changes: Any) -> "ProviderConfig":
+        return replace(self, **changes)
+
+    def options(self) -> dict:
+        return dict(self.extra)
+
+    def label(self) -> str:
+        """A short human name: ``provider:model`` or ``api_mode:model``."""
+        who = self.provider or self.api_mode or "provider"
+        return f"{who}:{self.model}" if self.model else who
+
+    @classmethod
+    def from_mapping(cls, data: dict) -> "ProviderConfig":
+        known = {"model", "provider", "base_url", "api_mode", "api_key_env"}
+        kwargs = {k: str(data.get(k) or "") for k in known}
+        extra = tuple(sorted((k, v) for k, v in data.items() if k not in known and _hashable(v)))
+        return cls(extra=extra, **kwargs)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+@dataclass
+class ModelRequest:
+    """What the loop asks a provider for. ``messages`` are internal OpenAI-style
+    dicts (system first); the provider converts them at its edge.
+
+    ``tools`` are neutral schemas ``{"name", "description", "parameters"}``.
+    ``tool_choice`` is ``"auto"`` or ``"none"`` (the grace call after the
+    budget ran out offers the tools but forbids calling them).
+    """
+
+    model: str
+    messages: list
+    tools: list = field(default_factory=list)
+    tool_choice: str = "auto"
+    stream: bool = True
+    max_tokens: Optional[int] = None
+    session_id: str = ""
+    extra: dict = field(default_factory=dict)
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the loop abandoned this call (interrupt or timeout).
+        Streaming providers check it between chunks and stop reading."""
+        return self.cancel_event.is_set()
+
+
+@dataclass
+class ModelResponse:
+    """One assistant turn as the provider saw it, already in internal form.
+
+    ``tool_calls`` use the OpenAI shape ``{"id", "type": "function",
+    "function": {"name", "arguments": <str>}}``. ``extra`` holds keys to keep on
+    the stored assistant message (for example reasoning items a provider must
+    echo back on the next request).
+    """
+
+    content: Optional[str] = None
+    tool_calls: list = field(default_factory=list)
+    reasoning: Optional[str] = None
+    usage: dict = field(default_factory=dict)
+    finish_reason: Optional[str] = None
+    model: Optional[str] = None
+    extra: dict = field(default_factory=dict)
+
+    def to_message(self) -> dict:
+        msg: dict = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = self.tool_calls
+        if self.reasoning:
+            msg["reasoning"] = self.reasoning
+        msg.update(self.extra)
+        return msg
+
+
+class Emitter(Protocol):
+    """Given to ``Provider.complete``; forwards streaming events to the hooks."""
+
+    def delta(self, text: str) -> None: ...
+    def reasoning(self, text: str) -> None: ...
+    def tool_call(self, name: str, call_id: str) -> None: ...
+
+
+class Provider(Protocol):
+    """A model provider, built by the factory registered through
+    ``register_model_providers``. Only ``complete`` is required."""
+
+    def complete(self, request: ModelRequest, emit: Emitter) -> ModelResponse: ...
+
+    # optional: def refresh_credentials(self) -> bool  (re-read the key; True if it changed)
+    # optional: def close(self) -> None
+
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def normalize_usage(
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
+    reasoning_tokens: int = 0,
+    request_count: int = 1,
+) -> dict:
+    """The one usage shape of the kernel, with the ecosystem's two extra
+    spellings: ``prompt_tokens`` (input + cache read + cache write) and
+    ``total_tokens`` (prompt + output)."""
+    vals = [int(v or 0) for v in (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)]
+    usage = dict(zip(USAGE_KEYS, vals))
+    usage["request_count"] = int(request_count or 0)
+    usage["prompt_tokens"] = vals[0] + vals[2] + vals[3]
+    usage["total_tokens"] = usage["prompt_tokens"] + vals[1]
+    return usage
+
+
+def add_usage(total: dict, more: dict) -> dict:
+    """Sum two usage dicts key by key (missing keys count as 0)."""
+    out = dict(total)
+    for key, value in (more or {}).items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = out.get(key, 0) + value
+    return out
+
+
+# --------------------------------------------------------------------------
+# Provider failures and the decisions the fallback hook can return
+
+RATE_LIMIT = "rate_limit"
+BILLING = "billing"
+AUTH = "auth"
+SERVER = "server"  # overloaded or 5xx
+TRANSPORT = "transport"  # timeout, dropped connection, cut stream
+CONTEXT_OVERFLOW = "context_overflow"
+BAD_REQUEST = "bad_request"
+CONFIG = "config"  # the provider cannot be built: missing key, unknown mode
+REASONS = (RATE_LIMIT, BILLING, AUTH, SERVER, TRANSPORT, CONTEXT_OVERFLOW, BAD_REQUEST, CONFIG)
+
+
+class ProviderError(Exception):
+    """A classified provider failure. Providers raise it (one table per
+    provider maps SDK exceptions to ``reason``); the loop hands it to the
+    ``on_provider_error`` hook and executes the decision."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        status_code: Optional[int] = None,
+        retry_after: Optional[float] = None,
+        provider: str = "",
+    ):
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.provider = provider
+
+    def __str__(self) -> str:  # "rate_limit (429): too many requests"
+        code = f" ({self.status_code})" if self.status_code else ""
+        return f"{self.reason}{code}: {self.message}"
+
+
+@dataclass
+class ProviderFailure:
+    """Everything the fallback policy needs to decide what happens next."""
+
+    error: ProviderError
+    config: ProviderConfig  # the provider that failed
+    primary: ProviderConfig
+    attempt: int  # consecutive failed attempts on ``config`` in this call
+    delta_shown: bool  # a streamed delta already reached the user
+    history: list  # (label, str(error)) of every failure this turn
+    turn_state: dict  # scratch space for the policy, reset every turn
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Call the same provider again after ``delay`` seconds."""
+
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class SwitchProvider:
+    """Continue this turn on another provider (a fallback entry)."""
+
+    config: ProviderConfig
+
+
+@dataclass(frozen=True)
+class RefreshCredentials:
+    """Ask the provider to re-read its key, then call it again."""
+
+
+@dataclass(frozen=True)
+class Compress:
+    """Hand the history to the context engine, then call again."""
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    """End the turn with exit reason ``error`` and this message."""
+
+    message: str = ""
+
+
+# --------------------------------------------------------------------------
+# Tools
+
+
+class ToolError(Exception):
+    """Raise from a tool handler for an error the model should read and act
+    on; the result becomes ``{"error": message}``."""
+
+
+@dataclass
+class Tool:
+    """A tool offered to the model.
+
+    ``handler(args: dict, ctx: ToolContext)`` returns a str (usually JSON) or a
+    JSON-able value; it may be ``async def``. ``parallel_safe`` lets it run in a
+    thread pool beside other calls; ``interactive`` tools (they ask the user)
+    always run alone. A tool with ``path_arg`` is path-scoped: it runs in
+    parallel only when its path does not overlap the others in the batch.
+    ``check`` hides the tool when it returns False (missing binary, no key).
+    """
+
+    name: str
+    description: str
+    parameters: dict
+    handler: Callable[..., Any]
+    toolset: str = "default"
+    parallel_safe: bool = False
+    interactive: bool = False
+    path_arg: Optional[str] = None
+    check: Optional[Callable[[], bool]] = None
+    plugin: str = ""
+
+    def schema(self) -> dict:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+@dataclass
+class ToolContext:
+    """Passed to every tool handler: who is calling and a way to report progress."""
+
+    agent: Any
+    tool_name: str
+    tool_call_id: str
+    task_id: str
+    session_id: str
+    turn_id: str
+    api_request_id: str = ""
+
+    def progress(self, message: str) -> None:
+        """Report progress of a long-running tool (spinner text, gateway updates)."""
+        self.agent._emit(
+            "on_tool_progress",
+            tool_name=self.tool_name,
+            tool_call_id=self.tool_call_id,
+            message=str(message),
+        )
+
+
+# --------------------------------------------------------------------------
+# Registration records
+
+
+@dataclass
+class ModelProviderEntry:
+    """A provider registered through ``register_model_providers``."""
+
+    name: str
+    factory: Callable[[ProviderConfig], Provider]
+    description: str = ""
+    plugin: str = ""
+
+
+@dataclass
+class NamedFactory:
+    """A memory backend or context engine registered by name."""
+
+    name: str
+    factory: Callable[..., Any]
+    description: str = ""
+    plugin: str = ""
