@@ -1,0 +1,33 @@
+"""hermes-compat: run unchanged hermes-agent plugins on this kernel.
+
+A kernel plugin that finds hermes-agent plugins (entry-point groups
+``hermes_agent.plugins``, ``hermes_agent.memory_providers``,
+``hermes_agent.model_providers``, ``hermes.memory_provider``; folders in
+``$HERMES_HOME/plugins/`` and, with ``HERMES_ENABLE_PROJECT_PLUGINS``,
+``./.hermes/plugins/``) through the kernel's ``discover_plugins`` hook. They
+go through the kernel's one resolver: opt-in as in hermes-agent (listed in
+``plugins.enabled``; ``plugins.disabled`` wins), shown with source
+``hermes-compat``. When one loads, its ``register(ctx)`` runs against a
+hermes-style context and an adapter turns what it registered into kernel
+hooks and registrations (see ``bridge.py`` and ``adapters.py``).
+
+It also adds ``hermes plugins install`` and ``hermes plugins uninstall``.
+
+Listing imports nothing but this package's small discovery module.
+"""
+
+from kernel import hookimpl
+
+
+@hookimpl
+def discover_plugins(config):
+    from plugins.hermes_compat.discovery import candidates
+
+    return candidates(config)
+
+
+@hookimpl
+def register_commands(cli, config):
+    from plugins.hermes_compat.manage import add_commands
+
+    add_commands(cli)

@@ -1,0 +1,259 @@
+"""Bridge one loaded hermes plugin into the kernel: an adapter object whose
+``@hookimpl`` functions implement the kernel hooks from what the plugin
+registered.
+
+Hook callbacks are called the hermes way: keyword arguments only, hermes'
+full keyword set for that hook (kernel extras such as ``agent``, ``usage`` or
+``exit_reason`` are dropped where hermes does not pass them) plus
+``telemetry_schema_version``. One failing callback is logged and the others
+still run. A callback that declares no ``**kwargs`` gets only the keywords it
+names (hermes would raise TypeError there). Async callbacks are awaited.
+
+Return values, as in hermes-agent: ``pre_tool_call`` block/approve (the same
+``args`` dict goes to the tool, so in-place rewrites work); ``pre_llm_call``
+context strings (joined); the first ``str`` of a ``transform_*`` hook wins.
+A ``pre_tool_call`` callback that raises blocks the call (the kernel's rule:
+hooks that guard tools fail closed); hermes-agent would let it run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+from typing import Any, Callable
+
+from plugins.hermes_compat import standins, state
+from plugins.hermes_compat.state import TELEMETRY_SCHEMA_VERSION, log
+
+_TOOL_IDS = ("task_id", "session_id", "tool_call_id", "turn_id", "api_request_id")
+_API_IDS = ("task_id", "turn_id", "api_request_id", "session_id")
+
+# hermes-agent 0.19's keyword arguments per hook
+HERMES_KWARGS = {
+    "on_session_start": ("session_id", "model", "platform"),
+    "on_session_end": ("session_id", "task_id", "turn_id", "completed", "interrupted", "model", "platform"),
+    "on_session_finalize": ("session_id", "platform", "reason"),
+    "pre_llm_call": ("session_id", "task_id", "turn_id", "user_message", "conversation_history", "is_first_turn",
+                     "model", "platform", "sender_id"),
+    "post_llm_call": ("session_id", "task_id", "turn_id", "user_message", "assistant_response",
+                      "conversation_history", "model", "platform"),
+    "transform_llm_output": ("response_text", "session_id", "model", "platform"),
+    "pre_api_request": _API_IDS + ("user_message", "conversation_history", "platform", "model", "provider",
+                                   "base_url", "api_mode", "api_call_count", "request_messages", "message_count",
+                                   "tool_count", "approx_input_tokens", "request_char_count", "max_tokens",
+                                   "started_at", "middleware_trace", "request"),
+    "post_api_request": _API_IDS + ("platform", "model", "provider", "base_url", "api_mode", "api_call_count",
+                                    "api_duration", "started_at", "ended_at", "finish_reason", "message_count",
+                                    "response_model", "response", "usage", "assistant_message",
+                                    "assistant_content_chars", "assistant_tool_call_count"),
+    "api_request_error": _API_IDS + ("platform", "model", "provider", "base_url", "api_mode", "api_call_count",
+                                     "api_duration", "started_at", "ended_at", "status_code", "retry_count",
+                                     "max_retries", "retryable", "reason", "error", "request"),
+    "pre_tool_call": ("tool_name", "args") + _TOOL_IDS + ("middleware_trace",),
+    "post_tool_call": ("tool_name", "args", "result") + _TOOL_IDS + ("duration_ms", "status", "error_type",
+                                                                      "error_message", "middleware_trace"),
+    "transform_tool_result": ("tool_name", "args", "result") + _TOOL_IDS + ("duration_ms", "status", "error_type",
+                                                                             "error_message"),
+    "transform_terminal_output": ("command", "output", "returncode", "task_id", "env_type"),
+    "subagent_start": ("parent_session_id", "parent_turn_id", "parent_subagent_id", "child_session_id",
+                       "child_subagent_id", "child_role", "child_goal"),
+    "subagent_stop": ("parent_session_id", "parent_turn_id", "child_session_id", "child_role", "child_summary",
+                      "child_status", "duration_ms"),
+}
+FIRST_STR = {"transform_tool_result", "transform_terminal_output", "transform_llm_output"}
+
+
+# --------------------------------------------------------------------------
+# Calling plugin code
+
+
+def _resolve(value: Any) -> Any:
+    """Await an awaitable result (hermes would have dropped it un-awaited)."""
+    if not inspect.isawaitable(value):
+        return value
+
+    async def wait():
+        return await value
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = asyncio.run(wait())
+        except BaseException as exc:  # re-raised on the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="hermes-compat-await", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+_SIG_CACHE: dict = {}
+
+
+def accepted(fn: Callable, kwargs: dict) -> dict:
+    """``kwargs`` narrowed to what ``fn`` accepts (all of them if it takes ``**kwargs``)."""
+    key = id(fn)
+    cached = _SIG_CACHE.get(key)
+    if cached is None or cached[0] is not fn:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            names = None
+        else:
+            if any(p.kind is p.VAR_KEYWORD for p in params):
+                names = None
+            else:
+                names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        cached = _SIG_CACHE[key] = (fn, names)
+    names = cached[1]
+    return dict(kwargs) if names is None else {k: v for k, v in kwargs.items() if k in names}
+
+
+def call_plugin_callable(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Run plugin code with the host modules available; await async results."""
+    with standins.window():
+        return _resolve(fn(*args, **accepted(fn, kwargs)))
+
+
+def call_callback(record: state.PluginRecord, hook: str, cb: Callable, kwargs: dict) -> tuple:
+    """``(True, result)`` or ``(False, exception)``; a failure is logged, never raised."""
+    try:
+        with standins.window():
+            return True, _resolve(cb(**accepted(cb, kwargs)))
+    except Exception as exc:
+        log.warning("hermes plugin %s: hook %r callback %s raised %s: %s", record.name, hook,
+                    getattr(cb, "__qualname__", cb), type(exc).__name__, exc)
+        return False, exc
+
+
+# --------------------------------------------------------------------------
+# Hook bodies
+
+
+def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple) -> dict:
+    names = HERMES_KWARGS.get(hook) or tuple(a for a in spec_args if a != "agent")
+    out = {name: kw.get(name) for name in names}
+    out["telemetry_schema_version"] = TELEMETRY_SCHEMA_VERSION
+    return out
+
+
+def _tool_request_middleware(record, kw: dict) -> None:
+    args = kw.get("args")
+    if not isinstance(args, dict):
+        return
+    for kind, cb in record.middleware:
+        if kind != "tool_request":
+            continue
+        payload = {"tool_name": kw.get("tool_name"), "args": dict(args), "original_args": dict(args),
+                   **{k: kw.get(k) for k in _TOOL_IDS}, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION,
+                   "middleware_schema_version": "hermes.middleware.v1"}
+        ok, value = call_callback(record, "tool_request middleware", cb, payload)
+        if ok and isinstance(value, dict) and isinstance(value.get("args"), dict):
+            new = dict(value["args"])
+            args.clear()  # the same dict object goes on to the other hooks and the tool
+            args.update(new)
+
+
+def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callable[[dict], Any]:
+    def body(kw: dict) -> Any:
+        if hook == "pre_tool_call":
+            _tool_request_middleware(record, kw)
+        hkw = _hermes_kwargs(hook, kw, spec_args)
+        results, failures = [], []
+        for cb in list(record.hooks.get(hook, ())):
+            ok, value = call_callback(record, hook, cb, hkw)
+            if not ok:
+                failures.append(value)
+            elif value is not None:
+                results.append(value)
+                if hook in FIRST_STR and isinstance(value, str) and (value or hook != "transform_llm_output"):
+                    return value
+        if hook == "pre_tool_call":
+            return _directive(record, kw, results, failures)
+        if hook == "pre_llm_call":
+            parts = []
+            for value in results:
+                text = value.get("context") if isinstance(value, dict) else value
+                if isinstance(text, str) and text.strip():
+                    parts.append(text)
+            return {"context": "\n\n".join(parts)} if parts else None
+        return None
+
+    return body
+
+
+def _directive(record, kw: dict, results: list, failures: list):
+    for value in results:
+        if isinstance(value, dict) and value.get("action") == "block":
+            return {"action": "block",
+                    "message": str(value.get("message") or f"blocked by plugin {record.name}: {kw.get('tool_name')}")}
+    if failures:
+        exc = failures[0]
+        return {"action": "block", "message": f"blocked: the pre_tool_call hook of hermes plugin '{record.name}' "
+                                              f"failed ({type(exc).__name__}: {exc})"}
+    for value in results:
+        if isinstance(value, dict) and value.get("action") == "approve":
+            return {"action": "approve", "message": str(value.get("message") or ""),
+                    "rule_key": str(value.get("rule_key") or "")}
+    return None
+
+
+# --------------------------------------------------------------------------
+# The adapter
+
+
+def _impl(name: str, params: tuple, body: Callable[[dict], Any], **opts: Any) -> Callable:
+    """A function pluggy sees with exactly ``params`` as its arguments (pluggy
+    reads a function's code object, so the function is generated; the names
+    are the kernel's hook spec parameters)."""
+    from kernel import hookimpl
+
+    assert all(p.isidentifier() for p in params)
+    source = f"def {name}({', '.join(params)}):\n    return _body(dict({', '.join(f'{p}={p}' for p in params)}))\n"
+    scope: dict = {"_body": body}
+    exec(source, scope)  # noqa: S102 - only identifiers from kernel/hookspecs.py
+    return hookimpl(**opts)(scope[name])
+
+
+class HermesPluginAdapter:
+    """What the kernel registers for one hermes plugin (its hooks are set per instance)."""
+
+    def __init__(self, record: state.PluginRecord):
+        self.record = record
+        self.__name__ = record.name
+        manifest = record.manifest
+        self.__doc__ = getattr(manifest, "description", "") or f"hermes plugin {record.name}"
+
+    def __repr__(self) -> str:
+        return f"<hermes plugin {self.record.name}>"
+
+
+def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
+    from kernel import hookspecs
+
+    from plugins.hermes_compat import adapters
+
+    adapter = HermesPluginAdapter(record)
+    names = set(record.hooks)
+    if any(kind == "tool_request" for kind, _ in record.middleware):
+        names.add("pre_tool_call")
+    for hook in sorted(names):
+        spec = getattr(hookspecs, hook, None)
+        if spec is None or not hasattr(spec, "hermes_spec"):
+            log.warning("hermes plugin %s: hook %r is stored but the kernel never fires it", record.name, hook)
+            continue
+        params = tuple(inspect.signature(spec).parameters)
+        setattr(adapter, hook, _impl(hook, params, hook_body(record, hook, params)))
+    for hook, params, body, opts in adapters.registration_impls(record):
+        setattr(adapter, hook, _impl(hook, params, body, **opts))
+    return adapter

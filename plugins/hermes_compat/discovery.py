@@ -1,0 +1,85 @@
+"""Find hermes-agent plugins without importing them.
+
+Sources, in hermes-agent's precedence (a later source wins on a name clash):
+user directory plugins ``$HERMES_HOME/plugins/<name>/`` (and one category
+level, ``<category>/<name>/``), project plugins ``./.hermes/plugins/`` when
+``HERMES_ENABLE_PROJECT_PLUGINS`` is set, then the entry-point groups.
+Every candidate is opt-in (``plugins.enabled``), as in hermes-agent; a memory
+provider named by ``memory.provider`` counts as chosen.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from plugins.hermes_compat.context import PluginManifest, parse_manifest
+from plugins.hermes_compat.state import log
+
+SOURCE = "hermes-compat"
+GROUPS = ("hermes_agent.plugins", "hermes_agent.memory_providers", "hermes_agent.model_providers",
+          "hermes.memory_provider")
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _is_plugin_dir(path: Path) -> bool:
+    return (path / "__init__.py").is_file() or (path / "plugin.yaml").is_file() or (path / "plugin.yml").is_file()
+
+
+def scan_directory(root: Path, source: str) -> Iterator[tuple]:
+    """``(path, key, manifest)`` for every plugin folder under ``root`` (depth 2)."""
+    try:
+        entries = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        return
+    for path in entries:
+        if path.name.startswith((".", "_")):
+            continue
+        if _is_plugin_dir(path):
+            manifest = parse_manifest(path, path.name, "", source)
+            yield path, manifest.key, manifest
+            continue
+        try:
+            children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+        except OSError:
+            continue
+        for child in children:
+            if _is_plugin_dir(child):
+                key = f"{path.name}/{child.name}"
+                yield child, key, parse_manifest(child, key, key, source)
+
+
+def candidates(config: Any) -> list:
+    from kernel.config import data_dir
+    from kernel.plugins import Candidate, iter_entry_points
+
+    from plugins.hermes_compat import loader
+
+    chosen_memory = str(config.get("memory.provider") or "") if config is not None else ""
+    found: dict = {}
+
+    def add(cand: Candidate) -> None:
+        if cand.name in found:
+            log.info("hermes plugin %s: %s replaces %s", cand.name, cand.target, found[cand.name].target)
+        cand.default_enabled = cand.default_enabled or (bool(chosen_memory) and cand.name == chosen_memory)
+        found[cand.name] = cand
+
+    roots = [(data_dir() / "plugins", "user")]
+    if os.environ.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in _TRUE:
+        roots.append((Path.cwd() / ".hermes" / "plugins", "project"))
+    for root, source in roots:
+        for path, key, manifest in scan_directory(root, source):
+            cand = Candidate(name=key, source=SOURCE, target=str(path), version=manifest.version,
+                             default_enabled=False, description=manifest.description or f"{source} plugin folder")
+            where = (path, loader.slug_of(key))
+            cand.load = (lambda c=cand, w=where, m=manifest: loader.load(c, "dir", w, m, config))
+            add(cand)
+    for group in GROUPS:
+        for name, value, dist, version, meta_dir in iter_entry_points(group):
+            manifest = PluginManifest(name=name, version=version, source="entrypoint", path=value, key=name)
+            cand = Candidate(name=name, source=SOURCE, target=value, version=version, dist=dist,
+                             default_enabled=False, metadata_path=meta_dir)
+            cand.load = (lambda c=cand, v=value, m=manifest: loader.load(c, "entrypoint", v, m, config))
+            add(cand)
+    return list(found.values())
