@@ -1,0 +1,85 @@
+"""The compatibility layer through the hermes command line, as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tests.conftest import ROOT
+
+from .conftest import install_dir_plugin, make_site
+
+
+def rows(out) -> dict:
+    assert out.returncode == 0, out.stderr
+    return {r["name"]: r for r in json.loads(out.stdout)}
+
+
+def env_for(site) -> dict:
+    return {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+
+
+def test_list_enable_disable_and_run(hermes, hermes_home, tmp_path):
+    site = make_site(tmp_path / "site")
+    install_dir_plugin(hermes_home)
+    env = env_for(site)
+    listed = rows(hermes("plugins", "list", "--json", env=env))
+    assert listed["hermes-compat"]["source"] == "builtin" and listed["hermes-compat"]["status"] == "enabled"
+    for name in ("kitchen", "counter", "acme", "notebook", "keep-last", "greeter"):
+        assert listed[name]["source"] == "hermes-compat" and listed[name]["status"] == "not enabled", listed[name]
+    assert listed["kitchen"]["description"] == "soup and shouting"
+    text = hermes("plugins", "list", env=env).stdout
+    assert "kitchen" in text and "hermes-compat" in text
+
+    assert hermes("plugins", "enable", "kitchen", env=env).returncode == 0
+    assert hermes("plugins", "enable", "greeter", env=env).returncode == 0
+    listed = rows(hermes("plugins", "list", "--json", env=env))
+    assert listed["kitchen"]["status"] == "enabled" and listed["greeter"]["status"] == "enabled"
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["shout", {"text": "hey"}], ["greet", {"who": "bo"}]]}, "fine"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "go", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    tools = [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+    assert tools == [{"transformed": {"shouted": "HEY"}}, {"greeting": "hello, bo"}]
+    assert result["final_response"] == "fine [kitchen]"
+
+    assert hermes("plugins", "disable", "kitchen", env=env).returncode == 0
+    assert rows(hermes("plugins", "list", "--json", env=env))["kitchen"]["status"] == "disabled"
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "go", env=env)
+    tools = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert "unknown tool 'shout'" in tools[0]["error"]
+
+
+def test_slash_command_in_chat_and_cli_command(hermes, tmp_path):
+    site = make_site(tmp_path / "site")
+    env = env_for(site)
+    assert hermes("plugins", "enable", "kitchen", env=env).returncode == 0
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["an answer"]))
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, input="/soup leek\nhello\n/quit\n", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "soup of leek" in out.stdout and "an answer" in out.stdout
+    assert "Traceback" not in out.stderr
+
+    out = hermes("kitchen", "--bowls", "2", "pea", env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "serving 2 bowl(s) of pea"
+    out = hermes("kitchen", "--bowls", "many", env=env)
+    assert out.returncode == 2 and "invalid int value" in out.stderr
+    assert "kitchen" in hermes("--help", env=env).stdout
+
+
+def test_half_registered_plugin_shows_error_after_a_run(hermes, tmp_path):
+    site = make_site(tmp_path / "site")
+    env = env_for(site)
+    assert hermes("plugins", "enable", "halfway", env=env).returncode == 0
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["early_tool", {}]]}, "ok"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "go", env=env)
+    assert out.returncode == 0, out.stderr
+    tools = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert tools == [{"early": True}]
+    row = rows(hermes("plugins", "list", "--json", env=env))["halfway"]
+    assert row["status"] == "error" and "config file missing" in row["error"]
