@@ -158,6 +158,7 @@ class MemoryRuntime:
         self.snapshots: dict = {}  # session_id -> system prompt block
         self.worker = _Worker("hermes-memory-sync")
         self._prefetching: Optional[threading.Thread] = None
+        self._before_compression: Optional[list] = None  # the ending session's history
         self.session_id = getattr(agent, "session_id", "") or ""
         self.backend = self._make_backend()
 
@@ -244,6 +245,7 @@ class MemoryRuntime:
         )
 
     def pre_compress(self, messages: list) -> str:
+        self._before_compression = list(messages)
         if self.backend is None:
             return ""
         if not self.worker.drain(DRAIN_TIMEOUT):
@@ -272,6 +274,9 @@ class MemoryRuntime:
 
     def finalize(self, reason: str, messages: list) -> None:
         backend = self.backend
+        if reason == "compression" and self._before_compression is not None:
+            # the agent already holds the compressed history; the ending session is the old one
+            messages, self._before_compression = self._before_compression, None
         if backend is not None:
             self.worker.submit(f"{backend.name}.on_session_end", backend.on_session_end, messages)
             if reason == "shutdown":
