@@ -106,3 +106,72 @@ def recorder():
         return make_recorder_class(names)()
 
     return build
+
+
+class EchoTools:
+    """Test tools: echo (parallel-safe), sleep (parallel-safe, records timing),
+    write (path-scoped), ask (interactive), boom (raises), aecho (async)."""
+
+    __name__ = "echo-tools"
+
+    def __init__(self):
+        import threading
+
+        self.events = []
+        self.lock = threading.Lock()
+
+    def _record(self, what):
+        import time
+
+        with self.lock:
+            self.events.append((what, time.monotonic()))
+
+    def register_tools(self, register):
+        import asyncio
+        import time
+
+        from kernel.types import Tool
+
+        obj = {"type": "object", "properties": {}}
+
+        def echo(args, ctx):
+            return {"echo": args.get("text")}
+
+        def sleep(args, ctx):
+            self._record(("start", args["id"]))
+            time.sleep(float(args.get("seconds", 0.1)))
+            self._record(("end", args["id"]))
+            return {"slept": args["id"]}
+
+        def write(args, ctx):
+            self._record(("write", args["path"]))
+            time.sleep(0.05)
+            return "written"
+
+        def boom(args, ctx):
+            raise RuntimeError("kaboom")
+
+        async def aecho(args, ctx):
+            await asyncio.sleep(0.01)
+            return {"async": args.get("text")}
+
+        register(Tool("echo", "Echo text", obj, echo, toolset="test", parallel_safe=True))
+        register(Tool("sleep", "Sleep", obj, sleep, toolset="test", parallel_safe=True))
+        register(Tool("write", "Write", obj, write, toolset="test", parallel_safe=True, path_arg="path"))
+        register(Tool("ask", "Ask", obj, echo, toolset="test", parallel_safe=True, interactive=True))
+        register(Tool("boom", "Boom", obj, boom, toolset="test"))
+        register(Tool("aecho", "Async echo", obj, aecho, toolset="test"))
+
+
+def _hookimpl_register_tools():
+    from kernel import hookimpl
+
+    EchoTools.register_tools = hookimpl(EchoTools.register_tools)
+
+
+_hookimpl_register_tools()
+
+
+@pytest.fixture
+def echo_plugin():
+    return EchoTools()
