@@ -29,14 +29,18 @@ import logging
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
+from kernel.messages import problems, repair
 
 log = logging.getLogger(__name__)
 
 NAME = "compressor"
 DEFAULT_CONTEXT_LENGTH = 128_000
 CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 1_600  # a rough cost of one image part
 NOTES_KEY = "compression_notes"  # left in agent.state by the memory plugin's on_pre_compress
 SUMMARY_PREFIX = "[Summary of earlier conversation"
+SUMMARY_END = "[End of summary]"
+PREVIOUS_SUMMARY_CHARS = 6_000  # of an earlier summary kept in a fallback summary
 MAX_MESSAGE_CHARS = 2_000  # per message in the transcript given to the summariser
 FALLBACK_LINE_CHARS = 160
 
@@ -94,7 +98,10 @@ def _content_text(content: Any) -> str:
 
 
 def message_chars(msg: dict) -> int:
-    size = len(_content_text(msg.get("content")))
+    content = msg.get("content")
+    size = len(_content_text(content))
+    if isinstance(content, list):  # an image costs far more than its placeholder text
+        size += sum(IMAGE_TOKENS * CHARS_PER_TOKEN for p in content if isinstance(p, dict) and p.get("type") not in (None, "text"))
     for call in msg.get("tool_calls") or []:
         fn = (call.get("function") or {}) if isinstance(call, dict) else {}
         size += len(str(fn.get("name") or "")) + len(str(fn.get("arguments") or ""))
@@ -301,19 +308,22 @@ class Compressor:
         if bounds is None:
             return list(messages)
         head_end, tail_start = bounds
-        head, middle, tail = history[:head_end], history[head_end:tail_start], history[tail_start:]
+        head, previous, later = _lift_summaries(history[:head_end])
+        middle, tail = later + history[head_end:tail_start], history[tail_start:]
         names = _tool_names(history)
         notes = _take_notes(agent)
-        text = self._summary(middle, names, notes, agent)
+        text = self._summary(middle, names, notes, agent, previous)
         summary = {
             "role": "user",
             "content": (
                 f"{SUMMARY_PREFIX}: {len(middle)} messages were compressed to save context. "
                 "Continue from the messages after this summary; do not reply to the summary itself.]\n\n"
-                + text
+                f"{text}\n{SUMMARY_END}"
             ),
         }
         out = join(head, summary, tail)
+        if problems(out):  # only when a lifted summary left a gap inside the head
+            out = repair(out)
         before, after = estimate_tokens(history), estimate_tokens(out)
         self._ineffective = self._ineffective + 1 if after > before * 0.9 else 0
         self.compression_count += 1
@@ -321,10 +331,13 @@ class Compressor:
         log.info("compressed %d messages (%s): ~%d -> ~%d tokens", len(middle), reason, before, after)
         return system + out
 
-    def _summary(self, middle: list, names: dict, notes: str, agent: Any) -> str:
+    def _summary(self, middle: list, names: dict, notes: str, agent: Any, previous: list = ()) -> str:
         summarize = self.summarize or _agent_summarizer(agent, self.context_length)
+        earlier = "\n\n".join(previous)
         if summarize is not None:
             prompt = "Conversation to summarise:\n\n" + transcript(middle, names)
+            if earlier:
+                prompt = f"Summary of what came before (fold it into your summary):\n{earlier}\n\n{prompt}"
             if notes:
                 prompt += "\n\nNotes the memory saved before compression (keep what matters):\n" + notes
             try:
@@ -335,7 +348,43 @@ class Compressor:
             except Exception as exc:
                 log.warning("the summary model call failed (%s); using the list of messages", exc)
         self.fallback_count += 1
-        return fallback_summary(middle, names, notes)
+        text = fallback_summary(middle, names, notes)
+        if earlier:
+            text = f"Earlier summary:\n{_clip(earlier, PREVIOUS_SUMMARY_CHARS)}\n\n{text}"
+        return text
+
+
+def split_summary(content: Any) -> Optional[tuple]:
+    """``(before, summary block, after)`` of a content holding a summary, else None."""
+    if not isinstance(content, str):
+        return None
+    start = content.find(SUMMARY_PREFIX)
+    if start == -1:
+        return None
+    end = content.find(SUMMARY_END, start)
+    end = len(content) if end == -1 else end + len(SUMMARY_END)
+    return content[:start].strip(), content[start:end], content[end:].strip()
+
+
+def _lift_summaries(head: list) -> tuple:
+    """Take an earlier summary out of the protected head so it is folded into
+    the new one instead of piling up. A merged summary message reads
+    ``<head text> <summary> <later user text>``: the head text stays; the
+    later text is newer than the head, so it joins the part to summarise.
+    Returns ``(head, earlier summaries, messages to summarise first)``."""
+    out, blocks, later = [], [], []
+    for msg in head:
+        parts = split_summary(msg.get("content")) if msg.get("role") == "user" else None
+        if parts is None:
+            out.append(msg)
+            continue
+        before, block, after = parts
+        blocks.append(block)
+        if after:
+            later.append({"role": "user", "content": after})
+        if before:
+            out.append({**msg, "content": before})
+    return out, blocks, later
 
 
 def _agent_summarizer(agent: Any, context_length: int) -> Optional[Callable[[str], str]]:

@@ -243,3 +243,40 @@ def test_property_pairs_head_and_tail_survive(msgs, first_n, last_n, reason):
     for j in range(1, min(last_n, len(msgs)) + 1):  # the protected tail, in place
         if out[-j] != msgs[-j]:
             assert out[-j]["role"] == "user" and out[-j]["content"].endswith(msgs[-j]["content"])
+
+
+def test_repeated_compression_folds_earlier_summaries():
+    prompts = []
+    eng = engine(summary=lambda text: prompts.append(text) or f"S{len(prompts)}:", protect_first_n=1, protect_last_n=2)
+    msgs = long_history(4)
+    for round_ in range(1, 5):
+        more = [m for m in long_history(3) if m["role"] != "tool" and not m.get("tool_calls")]  # u a u a u a
+        msgs = eng.compress(msgs) + more
+        validate(msgs)
+        text = json.dumps(msgs)
+        assert text.count(SUMMARY_PREFIX) == 1, round_  # never stacked in the protected head
+        assert f"S{round_}:" in text and f"S{round_ - 1}:" not in text
+        if round_ > 1:
+            assert f"S{round_ - 1}:" in prompts[-1]  # the earlier summary was folded into the new one
+    assert eng.compression_count == 4
+    assert msgs[0]["content"].startswith("question 0") and len(msgs[0]["content"]) < 500
+
+
+def test_images_count_in_the_estimate():
+    text_only = [user("look")]
+    with_image = [{"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:"}}]}]
+    assert estimate_tokens(with_image) - estimate_tokens(text_only) >= 1_600
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), histories(), st.integers(0, 4), st.integers(0, 6))
+def test_property_compressing_a_compressed_history(first, more, first_n, last_n):
+    eng = Compressor(Config({"compression": {"protect_first_n": first_n, "protect_last_n": last_n}}),
+                     summarize=lambda t: "SUMMARY")
+    out = eng.compress(first, reason="overflow")
+    # continue the conversation validly, then compress again
+    if out[-1]["role"] != "assistant" or out[-1].get("tool_calls"):
+        out.append(assistant("done"))
+    out = eng.compress(out + more, reason="overflow")
+    validate(out)
+    assert json.dumps(out).count(SUMMARY_PREFIX) <= 2
