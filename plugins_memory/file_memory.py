@@ -21,6 +21,7 @@ import logging
 import os
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -44,6 +45,26 @@ _locks_guard = threading.Lock()
 def _lock_for(path: Path) -> threading.Lock:
     with _locks_guard:
         return _locks.setdefault(str(path), threading.Lock())
+
+
+@contextmanager
+def _locked(path: Path):
+    """Hold the file's lock for a read-modify-write: a thread lock within this
+    process and, where the OS has it, an advisory lock file across processes
+    (two hermes sessions sharing one HERMES_HOME)."""
+    with _lock_for(path):
+        try:
+            import fcntl
+        except ImportError:  # Windows: threads only
+            yield
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.parent / f".{path.name}.lock", "a") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def parse_entries(text: str) -> list[str]:
@@ -217,7 +238,7 @@ class FileMemory:
     def add(self, target: str, content) -> WriteResult:
         self._check_target(target)
         text = self._clean(content)
-        with _lock_for(self.path(target)):
+        with _locked(self.path(target)):
             entries = self.read(target)
             if text in entries:
                 used = len(render_entries(entries))
@@ -227,7 +248,7 @@ class FileMemory:
     def replace(self, target: str, old_text, content) -> WriteResult:
         self._check_target(target)
         text = self._clean(content)
-        with _lock_for(self.path(target)):
+        with _locked(self.path(target)):
             entries = self.read(target)
             i = self._find(entries, old_text, target)
             new = entries[:i] + [text] + entries[i + 1 :]
@@ -237,7 +258,7 @@ class FileMemory:
 
     def remove(self, target: str, old_text) -> WriteResult:
         self._check_target(target)
-        with _lock_for(self.path(target)):
+        with _locked(self.path(target)):
             entries = self.read(target)
             i = self._find(entries, old_text, target)
             gone = entries[i]

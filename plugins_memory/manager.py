@@ -111,24 +111,10 @@ def _guard(what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: A
 
 
 def _registered_backends(agent: Any) -> dict:
-    """name -> factory of the memory backends the plugin host knows."""
-    host = getattr(agent, "host", None)
-    registry = getattr(getattr(host, "registry", None), "memory_backends", None)
-    found: dict = {}
-    if registry is not None:
-        items = registry.items() if hasattr(registry, "items") else ((getattr(e, "name", ""), e) for e in registry)
-        for name, entry in items:
-            found[name] = getattr(entry, "factory", entry)
-        return found
-    # a host without a registry attribute: ask the plugins ourselves
-    hook = getattr(host, "hook", None) or getattr(getattr(host, "pm", None), "hook", None)
-    if hook is not None and hasattr(hook, "register_memory_backends"):
-
-        def register(name, factory, description=""):
-            found.setdefault(name, factory)
-
-        hook.register_memory_backends(register=register, config=agent.config)
-    return found
+    """name -> factory of the memory backends the plugin host collected."""
+    registry = getattr(getattr(agent, "host", None), "registry", None)
+    entries = getattr(registry, "memory_backends", None) or {}
+    return {name: getattr(entry, "factory", entry) for name, entry in entries.items()}
 
 
 def _text(value: Any) -> str:
@@ -351,7 +337,8 @@ def pre_llm_call(session_id, user_message, agent):
 @hookimpl
 def post_llm_call(session_id, user_message, assistant_response, conversation_history, agent):
     rt = runtime(agent)
-    history = list(conversation_history or [])
+    # shallow copies: the worker reads them while the loop goes on
+    history = [dict(m) for m in conversation_history or [] if isinstance(m, dict)]
     rt.sync(_text(user_message), _text(assistant_response), session_id or "", history)
 
 

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
 import pytest
 
 from kernel.config import Config, ConfigError
 from kernel.types import ToolError
 from plugins_memory.file_memory import FileMemory, parse_entries, run_memory_tool
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -120,4 +128,26 @@ def test_limits_come_from_config(hermes_home):
 def test_no_temp_files_left_behind(store):
     for i in range(5):
         run_memory_tool(store, {"action": "add", "target": "memory", "content": f"fact {i}"})
-    assert sorted(p.name for p in store.folder.iterdir()) == ["MEMORY.md"]
+    assert not [p.name for p in store.folder.iterdir() if p.name.endswith(".tmp")]
+    assert disk(store) == [f"fact {i}" for i in range(5)]
+
+
+def test_concurrent_writers_lose_nothing(tmp_path):
+    """Threads and two processes add to the same file at once."""
+    folder = tmp_path / "memories"
+    code = (
+        "import sys; from plugins_memory.file_memory import FileMemory\n"
+        "s = FileMemory(sys.argv[1], memory_limit=100000)\n"
+        "for i in range(15): s.add('memory', f'{sys.argv[2]} {i}')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(folder), f"proc{n}"], env=env) for n in range(2)]
+    store = FileMemory(folder, memory_limit=100000)
+    threads = [threading.Thread(target=lambda n=n: [store.add("memory", f"thread{n} {i}") for i in range(15)]) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    entries = disk(store)
+    assert len(entries) == 75 and len(set(entries)) == 75
