@@ -331,11 +331,21 @@ class Compressor:
         log.info("compressed %d messages (%s): ~%d -> ~%d tokens", len(middle), reason, before, after)
         return system + out
 
+    def _fitting_transcript(self, middle: list, names: dict) -> str:
+        """The transcript, cut to half the window so the summary call itself fits."""
+        budget = self.context_length * CHARS_PER_TOKEN // 2
+        per_message = MAX_MESSAGE_CHARS
+        text = transcript(middle, names, per_message)
+        while len(text) > budget and per_message > 200:
+            per_message //= 2
+            text = transcript(middle, names, per_message)
+        return _clip(text, budget) if len(text) > budget else text
+
     def _summary(self, middle: list, names: dict, notes: str, agent: Any, previous: list = ()) -> str:
         summarize = self.summarize or _agent_summarizer(agent, self.context_length)
         earlier = "\n\n".join(previous)
         if summarize is not None:
-            prompt = "Conversation to summarise:\n\n" + transcript(middle, names)
+            prompt = "Conversation to summarise:\n\n" + self._fitting_transcript(middle, names)
             if earlier:
                 prompt = f"Summary of what came before (fold it into your summary):\n{earlier}\n\n{prompt}"
             if notes:

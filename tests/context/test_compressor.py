@@ -280,3 +280,12 @@ def test_property_compressing_a_compressed_history(first, more, first_n, last_n)
     out = eng.compress(out + more, reason="overflow")
     validate(out)
     assert json.dumps(out).count(SUMMARY_PREFIX) <= 2
+
+
+def test_summary_prompt_fits_the_window():
+    prompts = []
+    eng = Compressor(Config({"model_context_length": 2_000, "compression": {"protect_first_n": 1, "protect_last_n": 2}}),
+                     summarize=lambda t: prompts.append(t) or "S")
+    eng.compress(long_history(40, size=3_000))
+    assert len(prompts[0]) <= 2_000 * 4 // 2 + 200
+    assert "question 1" in prompts[0]
