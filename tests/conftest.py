@@ -175,3 +175,27 @@ _hookimpl_register_tools()
 @pytest.fixture
 def echo_plugin():
     return EchoTools()
+
+
+def hermes_command() -> list:
+    """How users run hermes: the console script next to this interpreter."""
+    script = Path(sys.executable).parent / "hermes"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "kernel.cli"]
+
+
+@pytest.fixture
+def hermes(hermes_home):
+    """``hermes(*args, env={}, input=None, timeout=60)`` runs the CLI as a subprocess."""
+    import subprocess
+
+    def run(*args, env=None, input=None, timeout=60):
+        full_env = dict(os.environ)
+        full_env["HERMES_HOME"] = str(hermes_home)
+        full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), full_env.get("PYTHONPATH", "")]))
+        full_env.update(env or {})
+        return subprocess.run(hermes_command() + [str(a) for a in args], capture_output=True, text=True,
+                              env=full_env, input=input, timeout=timeout)
+
+    return run
