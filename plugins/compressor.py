@@ -16,6 +16,9 @@ summary is a deterministic list of the compressed messages, so compression
 never fails for want of a model. The kernel does the rest: ``on_pre_compress``
 first, then a new session whose parent is the old one.
 
+In ``hermes chat``: ``/compress`` compresses now, ``/context`` shows how full
+the window is.
+
 Config: ``compression.enabled`` (pre-flight only; a forced compression after
 an overflow always runs), ``compression.threshold``,
 ``compression.protect_first_n``, ``compression.protect_last_n``, and
@@ -444,3 +447,30 @@ def _count(value: Any, key: str) -> int:
 @hookimpl
 def register_context_engines(register, config):
     register(NAME, Compressor.for_agent, description="summarises the middle of long conversations")
+
+
+def _compress_command(raw_args: str, agent: Any) -> str:
+    """``/compress``: compress the conversation now, whatever its size."""
+    before, old = len(agent.messages), agent.session_id
+    if not agent.compress("manual"):
+        return "nothing to compress (the conversation fits in the protected head and tail)"
+    return f"compressed {before} messages to {len(agent.messages)}; continuing in session {agent.session_id} (parent {old})"
+
+
+def _context_command(raw_args: str, agent: Any) -> str:
+    """``/context``: how full the context window is."""
+    engine = getattr(agent, "context_engine", None)
+    if not isinstance(engine, Compressor):
+        return "the compressor is not this agent's context engine"
+    status = engine.get_status()
+    estimate = estimate_tokens(agent.messages)
+    return (
+        f"~{max(estimate, status['last_prompt_tokens'])} of {status['context_length']} tokens "
+        f"(compresses at {status['threshold_tokens']}); compressions so far: {status['compression_count']}"
+    )
+
+
+@hookimpl
+def register_slash_commands(register):
+    register("compress", _compress_command, description="summarise the middle of the conversation now")
+    register("context", _context_command, description="how full the model's context window is")

@@ -22,6 +22,7 @@ Hooks:
 * ``on_session_start`` / ``on_session_finalize``: session switch, session end
   and, on ``reason="shutdown"``, shutdown of the backend.
 * ``register_tools``: the ``memory`` tool (toolset ``memory``).
+* ``register_slash_commands``: ``/memory`` shows the files and the backend.
 
 A backend that raises or hangs is logged and skipped; it never breaks a turn.
 Child agents (``agent.parent`` set) get the file memory but no external
@@ -41,6 +42,7 @@ from plugins_memory.file_memory import (
     MEMORY_TOOL_DESCRIPTION,
     MEMORY_TOOL_SCHEMA,
     FileMemory,
+    render_entries,
     run_memory_tool,
 )
 
@@ -390,3 +392,31 @@ def register_tools(register, config):
             parallel_safe=False,
         )
     )
+
+
+def _memory_command(raw_args: str, agent: Any) -> str:
+    """``/memory``: what is in memory now (on disk, including this session's writes)."""
+    rt = runtime(agent)
+    lines = []
+    if rt.store is None:
+        lines.append("file memory is disabled (memory.memory_enabled / memory.user_profile_enabled)")
+    else:
+        for target in ("memory", "user"):
+            if not rt.store.enabled[target]:
+                continue
+            try:
+                entries = rt.store.read(target)
+            except Exception as exc:
+                lines.append(f"{rt.store.path(target)}: {exc}")
+                continue
+            used = len(render_entries(entries))
+            lines.append(f"{rt.store.path(target)} ({len(entries)} entries, {used}/{rt.store.limits[target]} chars)")
+            lines.extend(f"  - {entry}" for entry in entries)
+    backend = rt.backend
+    lines.append(f"external backend: {backend.name if backend is not None else 'none'}")
+    return "\n".join(lines)
+
+
+@hookimpl
+def register_slash_commands(register):
+    register("memory", _memory_command, description="show the memory files and the memory backend")

@@ -150,3 +150,17 @@ def test_memory_notes_reach_the_summary_and_the_old_session_ends(make_agent):
     (ended,) = notes.backend.ended
     assert sum(1 for m in ended if m["role"] == "user") == 3
     assert not any(SUMMARY_PREFIX in str(m["content"]) for m in ended)
+
+
+def test_slash_compress_and_context(make_agent):
+    model = Model()
+    agent = make_agent(compressor, script=script(model))
+    commands = agent.host.registry.slash_commands
+    assert "nothing to compress" in commands["compress"].factory("", agent)
+    for i in range(3):
+        agent.chat(f"question {i}")
+    old = agent.session_id
+    reply = commands["compress"].factory("", agent)
+    assert reply.startswith("compressed 6 messages to ") and agent.parent_session_id == old and old in reply
+    validate(agent.messages)
+    assert "compressions so far: 1" in commands["context"].factory("", agent)

@@ -274,3 +274,13 @@ def test_pre_compress_notes_reach_agent_state(make_agent):
     agent.chat("hi")
     manager.on_pre_compress(messages=list(agent.messages), agent=agent)
     assert agent.state[manager.NOTES_KEY] == ["remember: the user is called Ada"]
+
+
+def test_slash_memory_shows_files_and_backend(make_agent, hermes_home):
+    agent = make_agent(
+        manager, script=[{"tool_calls": [("memory", {"action": "add", "target": "user", "content": "name: Ada"})]}, "ok"]
+    )
+    agent.chat("I am Ada")
+    reply = agent.host.registry.slash_commands["memory"].factory("", agent)
+    assert "USER.md (1 entries, 9/1375 chars)" in reply and "  - name: Ada" in reply
+    assert "MEMORY.md (0 entries, 0/2200 chars)" in reply and "external backend: none" in reply
