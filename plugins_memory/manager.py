@@ -237,7 +237,9 @@ class MemoryRuntime:
         if self.backend is None:
             return ""
         if not self.worker.drain(DRAIN_TIMEOUT):
-            log.warning("memory: pending writes still running before compression")
+            # a hung backend must not hold the turn twice: go on without its notes
+            log.warning("memory backend %r is still busy; compressing without its notes", self.backend.name)
+            return ""
         box: dict = {}
 
         def call() -> None:
@@ -267,10 +269,10 @@ class MemoryRuntime:
             messages, self._before_compression = self._before_compression, None
         if backend is not None:
             self.worker.submit(f"{backend.name}.on_session_end", backend.on_session_end, messages)
-            if reason == "shutdown":
+            if reason == "shutdown":  # the last chance: wait (bounded) for pending writes
                 self.worker.submit(f"{backend.name}.shutdown", backend.shutdown)
-            if not self.worker.drain(DRAIN_TIMEOUT):
-                log.warning("memory backend %r did not finish within %.0fs", backend.name, DRAIN_TIMEOUT)
+                if not self.worker.drain(DRAIN_TIMEOUT):
+                    log.warning("memory backend %r did not finish within %.0fs", backend.name, DRAIN_TIMEOUT)
         if reason == "shutdown":
             self.backend = None
 

@@ -284,3 +284,29 @@ def test_slash_memory_shows_files_and_backend(make_agent, hermes_home):
     reply = agent.host.registry.slash_commands["memory"].factory("", agent)
     assert "USER.md (1 entries, 9/1375 chars)" in reply and "  - name: Ada" in reply
     assert "MEMORY.md (0 entries, 0/2200 chars)" in reply and "external backend: none" in reply
+
+
+class HangingBackend(RecordingBackend):
+    name = "recording"
+
+    def sync_turn(self, user_content, assistant_content, *, session_id="", messages=None):
+        self.calls.append(("sync_turn", (), {}))
+        self.release.wait(10)
+
+
+def test_hung_backend_bounds_compression_and_shutdown(make_agent, monkeypatch, caplog):
+    monkeypatch.setattr(manager, "DRAIN_TIMEOUT", 0.2)
+    backend = HangingBackend()
+    agent = with_backend(make_agent, backend, ["one", "two"])
+    try:
+        assert agent.chat("hi") == "one"  # sync_turn now hangs on the worker
+        started = time.monotonic()
+        assert agent.chat("again") == "two"  # queued behind it; the turn does not wait
+        with caplog.at_level(logging.WARNING):
+            manager.on_pre_compress(messages=list(agent.messages), agent=agent)
+            agent.close()
+        assert time.monotonic() - started < 2.0
+        assert "compressing without its notes" in caplog.text and "did not finish" in caplog.text
+        assert manager.NOTES_KEY not in agent.state
+    finally:
+        backend.release.set()
