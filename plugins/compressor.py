@@ -27,7 +27,6 @@ an overflow always runs), ``compression.threshold``,
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Callable, Optional
 
