@@ -367,7 +367,14 @@ class Compressor:
 
 
 def split_summary(content: Any) -> Optional[tuple]:
-    """``(before, summary block, after)`` of a content holding a summary, else None."""
+    """``(before, summary block, after)`` of a content holding a summary, else
+    None. For a list of parts, ``before``/``after`` are lists of parts."""
+    if isinstance(content, list):
+        for i, part in enumerate(content):
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and text.startswith(SUMMARY_PREFIX):
+                return content[:i], text, content[i + 1 :]
+        return None
     if not isinstance(content, str):
         return None
     start = content.find(SUMMARY_PREFIX)

@@ -289,3 +289,17 @@ def test_summary_prompt_fits_the_window():
     eng.compress(long_history(40, size=3_000))
     assert len(prompts[0]) <= 2_000 * 4 // 2 + 200
     assert "question 1" in prompts[0]
+
+
+def test_multimodal_user_messages_merge_and_lift():
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    first = {"role": "user", "content": [{"type": "text", "text": "see this"}, image]}
+    msgs = [first, assistant("a1"), user("u2"), assistant("a2"), user("u3"), assistant("a3"), user("u4")]
+    eng = engine(protect_first_n=1, protect_last_n=1)
+    out = eng.compress(msgs)
+    validate(out)
+    assert len(out) == 1 and out[0]["content"][:2] == first["content"]  # the image stays in the head
+    assert out[0]["content"][2]["text"].startswith(SUMMARY_PREFIX) and out[0]["content"][-1]["text"] == "u4"
+    again = eng.compress(out + [assistant("a4"), user("u5"), assistant("a5"), user("u6")])
+    validate(again)
+    assert json.dumps(again).count(SUMMARY_PREFIX) == 1 and again[0]["content"][:2] == first["content"]
