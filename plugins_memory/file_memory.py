@@ -294,9 +294,14 @@ MEMORY_TOOL_SCHEMA = {
 MEMORY_TOOL_DESCRIPTION = (
     "Save durable facts across sessions: your notes (target 'memory': environment facts, "
     "conventions, lessons learned) or the user profile (target 'user': preferences, name, role). "
-    "Both files have a small character budget and are shown in the system prompt of future "
-    "sessions. Save only what will matter later; replace or remove stale entries."
+    "Both are shown in the system prompt of future sessions and have a small budget "
+    "(memory: {memory} chars, user: {user} chars). Save only what will matter later; "
+    "replace or remove stale entries."
 )
+
+
+def memory_tool_description(store: "FileMemory") -> str:
+    return MEMORY_TOOL_DESCRIPTION.format(**store.limits)
 
 
 def run_memory_tool(store: FileMemory, args: dict) -> dict:

@@ -39,9 +39,9 @@ from kernel import hookimpl
 from kernel.types import Tool
 
 from plugins_memory.file_memory import (
-    MEMORY_TOOL_DESCRIPTION,
     MEMORY_TOOL_SCHEMA,
     FileMemory,
+    memory_tool_description,
     render_entries,
     run_memory_tool,
 )
@@ -387,7 +387,7 @@ def register_tools(register, config):
     register(
         Tool(
             name="memory",
-            description=MEMORY_TOOL_DESCRIPTION,
+            description=memory_tool_description(FileMemory.from_config(config)),
             parameters=MEMORY_TOOL_SCHEMA,
             handler=handler,
             toolset="memory",

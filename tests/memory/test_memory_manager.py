@@ -129,6 +129,7 @@ def test_memory_tool_writes_disk_at_once_and_snapshot_is_frozen(make_agent, herm
     agent.chat("again")
     assert "new fact" not in system_of(agent.scripted.requests[-1])
     assert "memory" in agent.tools and agent.tools["memory"].toolset == "memory"
+    assert "(memory: 2200 chars, user: 1375 chars)" in agent.tools["memory"].description
 
     fresh = make_agent(manager, script=["hi"])  # the next session sees the write
     fresh.chat("hello")
