@@ -150,7 +150,8 @@ class Agent:
 
         self._owns_budget = budget is None
         self.budget = budget or IterationBudget(int(max_turns or cfg.get("agent.max_turns") or 90))
-        self.tools = self._select_tools(toolsets, set(blocked_tools))
+        blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
+        self.tools = self._select_tools(toolsets, blocked)
         self.context_engine = self._select_context_engine()
         if self.context_engine is not None:
             for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
