@@ -311,3 +311,14 @@ def test_hung_backend_bounds_compression_and_shutdown(make_agent, monkeypatch, c
         assert manager.NOTES_KEY not in agent.state
     finally:
         backend.release.set()
+
+
+def test_snapshot_is_per_session(make_agent):
+    agent = make_agent(
+        manager, script=[{"tool_calls": [("memory", {"action": "add", "target": "memory", "content": "fact A"})]}, "ok"]
+    )
+    agent.chat("save")
+    old = agent.session_id
+    # the same session keeps its frozen block; a new session (e.g. after compression) reads the disk
+    assert "fact A" not in (manager.system_prompt(agent=agent, session_id=old) or "")
+    assert "fact A" in manager.system_prompt(agent=agent, session_id="next-session")
