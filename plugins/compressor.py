@@ -304,8 +304,13 @@ class Compressor:
         forced = reason != "preflight"
         bounds = plan(history, self.protect_first_n, self.protect_last_n)
         last_n = self.protect_last_n
-        while bounds is None and forced and last_n > 1:
-            last_n //= 2  # an overflow must shrink something: give up tail protection gradually
+        # After an overflow something must shrink: give up tail protection
+        # gradually until there is a middle and the tail takes at most a
+        # quarter of the window.
+        while forced and last_n > 1 and (
+            bounds is None or estimate_tokens(history[bounds[1] :]) > self.context_length // 4
+        ):
+            last_n //= 2
             bounds = plan(history, self.protect_first_n, last_n)
         if bounds is None:
             return list(messages)

@@ -303,3 +303,15 @@ def test_multimodal_user_messages_merge_and_lift():
     again = eng.compress(out + [assistant("a4"), user("u5"), assistant("a5"), user("u6")])
     validate(again)
     assert json.dumps(again).count(SUMMARY_PREFIX) == 1 and again[0]["content"][:2] == first["content"]
+
+
+def test_forced_compression_shrinks_a_tail_too_big_for_the_window():
+    msgs = long_history(8, size=1_500)  # 40 messages, ~150 tokens each message with a result
+    eng = Compressor(Config({"model_context_length": 4_000, "compression": {"protect_first_n": 1, "protect_last_n": 20}}),
+                     summarize=lambda t: "S")
+    preflight = eng.compress(msgs)
+    assert preflight[-19:] == msgs[-19:]  # pre-flight keeps the configured tail (its first user message takes the summary)
+    out = eng.compress(msgs, reason="overflow")
+    validate(out)
+    tail = out[next(i for i, m in enumerate(out) if SUMMARY_PREFIX in str(m.get("content"))) + 1 :]
+    assert estimate_tokens(tail) <= 1_000 and tail == msgs[len(msgs) - len(tail):]
