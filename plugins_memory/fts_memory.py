@@ -273,5 +273,6 @@ def register_tools(register, config):
     # Only when selected: the proxies find the agent's backend at call time.
     if config.get("memory.provider") != NAME:
         return
-    for tool in backend_proxy_tools(NAME, FtsMemory(path=Path("unused")).tools()):
+    prototype = FtsMemory(path=Path("facts.db"))  # only its tool schemas are read; it opens nothing
+    for tool in backend_proxy_tools(NAME, prototype.tools()):
         register(tool)
