@@ -470,7 +470,10 @@ MAX_FILES_SCANNED = 50_000
 def _glob_match(glob: str, rel: str, name: str) -> bool:
     if "/" not in glob:
         return fnmatch.fnmatch(name, glob)
-    return fnmatch.fnmatch(rel, glob) or (glob.startswith("**/") and fnmatch.fnmatch(rel, glob[3:]))
+    # fnmatch's * already crosses folders; "**/" must also match no folder at all
+    variants = {glob, glob.replace("/**/", "/")}
+    variants |= {v[3:] for v in list(variants) if v.startswith("**/")}
+    return any(fnmatch.fnmatch(rel, v) for v in variants)
 
 
 def make_search_files(config=None) -> Tool:

@@ -19,7 +19,8 @@ log = logging.getLogger("hermes.plugins.tools")
 
 _MISSING = object()
 
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "an object"}
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "an object"}
 
 
 def _type_ok(value: Any, kind: type) -> bool:
@@ -141,12 +142,4 @@ def clip(text: str, limit: int, what: str = "characters") -> str:
 
 def is_interrupted(agent: Any) -> bool:
     """Whether the user interrupted ``agent`` (long tools poll this)."""
-    if agent is None:
-        return False
-    probe = getattr(agent, "is_interrupted", None)
-    if callable(probe):
-        return bool(probe())
-    if probe is not None:
-        return bool(probe)
-    event = getattr(agent, "interrupt_event", None)
-    return bool(event is not None and event.is_set())
+    return bool(getattr(agent, "interrupted", False)) if agent is not None else False
