@@ -40,13 +40,38 @@ _QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "D
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is left in the group.
+
+    ``killpg(pgid, 0)`` also counts zombies waiting for init to reap them, which
+    would make every kill wait out its grace period; on Linux /proc tells them apart.
+    """
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # a member changed uid; it exists
         return True
-    return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    return bool(live_group_members(pgid))
+
+
+def live_group_members(pgid: int) -> list:
+    """PIDs of the group's processes that are not zombies (Linux /proc)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after its ')'
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            members.append(int(entry))
+    return members
 
 
 def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
