@@ -1,4 +1,4 @@
-"""Built-in plugin ``agent-tools``: tools that act on the agent itself.
+"""Built-in plugin agent-tools: task list, questions to the user, subagents.
 
 * ``todo``: the agent's task list, kept in ``agent.state["todo"]``;
 * ``clarify``: ask the user a question through the ``clarify`` hook;

@@ -1,4 +1,4 @@
-"""Built-in plugin ``approval``: ask before a dangerous shell command runs.
+"""Built-in plugin approval: ask before a dangerous shell command runs.
 
 A ``pre_tool_call`` implementation looks at every ``terminal`` call. When the
 command matches a rule of :data:`RULES` it answers ``{"action": "approve",

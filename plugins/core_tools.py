@@ -1,4 +1,4 @@
-"""Built-in plugin ``core-tools``: the tools for real work on the local machine.
+"""Built-in plugin core-tools: shell and file tools for real work on this machine.
 
 * ``terminal``: run a shell command in its own process group, with a timeout
   that kills the whole group, output clipped head+tail;
