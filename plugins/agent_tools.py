@@ -216,7 +216,9 @@ def _task_items(args) -> list:
 def _child_tools(agent, wanted, child_can_delegate: bool) -> tuple:
     """(toolsets, blocked_tools) for ``spawn_child``: never more than the parent has."""
     registry = agent.host.registry
-    allowed = set(agent.tools)
+    # registered tools only: a context engine's tools are not toolset names, and
+    # the child's own context engine adds them back
+    allowed = set(agent.tools) & set(registry.tools)
     if wanted:
         try:
             allowed &= registry.expand_toolsets([str(name) for name in wanted])

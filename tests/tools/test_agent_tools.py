@@ -302,3 +302,32 @@ def test_register_hooks():
     agent_tools.register_toolsets(register=lambda name, tools, description="": sets.setdefault(name, tools))
     assert {t.name: t.toolset for t in got} == {"todo": "todo", "clarify": "clarify", "delegate_task": "delegation"}
     assert sets["coding"] == ["core", "todo", "clarify", "delegation"]
+
+
+def test_children_start_when_the_parent_has_context_engine_tools(make_agent):
+    from kernel import hookimpl
+    from kernel.types import Tool
+
+    class Engine:
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, messages):
+            return False
+
+        def compress(self, messages, *, agent, reason):
+            return messages
+
+        def tools(self):
+            return [Tool("engine_recall", "recall", {"type": "object", "properties": {}}, lambda a, c: "x")]
+
+    class EnginePlugin:
+        @hookimpl
+        def register_context_engines(self, register):
+            register("compressor", lambda agent: Engine())
+
+    d = Dispatcher({"goal": "g"})
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, EnginePlugin()))
+    assert "engine_recall" in agent.tools
+    [child] = _tool_results(agent.run_conversation("go"))[0]["results"]
+    assert child["status"] == "completed" and _tool_names(d.child_requests[0]) == ["engine_recall", "todo"]
