@@ -7,7 +7,8 @@
 
 Settings (all optional): ``terminal.timeout`` (default 120 s),
 ``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
-``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB).
+``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
+``file.max_search_files`` (50,000 files per search).
 """
 
 from __future__ import annotations
@@ -502,6 +503,8 @@ def _glob_match(glob: str, rel: str, name: str) -> bool:
 
 
 def make_search_files(config=None) -> Tool:
+    max_files = setting(config, "file.max_search_files", MAX_FILES_SCANNED, int, 1)
+
     def search_files(args, ctx):
         args = check_args(args, "search_files")
         pattern = arg(args, "pattern", str, tool="search_files")
@@ -529,10 +532,18 @@ def make_search_files(config=None) -> Tool:
         else:
             walk = os.walk(root)
             base = root
-        hits, files_hit, scanned, binary, more = [], set(), 0, 0, False
+        hits, files_hit, visited, binary = [], set(), 0, 0
+        stop = None  # why the walk ended early: "results", "files" or "interrupted"
         for folder, dirs, names in walk:
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
             for name in sorted(names):
+                visited += 1
+                if visited > max_files:
+                    stop = "files"
+                    break
+                if visited % 500 == 0 and is_interrupted(getattr(ctx, "agent", None)):
+                    stop = "interrupted"
+                    break
                 full = os.path.join(folder, name)
                 rel = os.path.relpath(full, base).replace(os.sep, "/")
                 if glob and not _glob_match(glob, rel, name):
@@ -540,14 +551,10 @@ def make_search_files(config=None) -> Tool:
                 if target == "files":
                     if regex.search(rel):
                         if len(hits) >= max_results:
-                            more = True
+                            stop = "results"
                             break
                         hits.append(rel)
                     continue
-                scanned += 1
-                if scanned > MAX_FILES_SCANNED:
-                    more = True
-                    break
                 try:
                     if not os.path.isfile(full) or os.path.getsize(full) > MAX_SEARCH_FILE_BYTES:
                         continue
@@ -560,30 +567,35 @@ def make_search_files(config=None) -> Tool:
                             text = line.decode("utf-8", errors="replace").rstrip("\r\n")
                             if regex.search(text):
                                 if len(hits) >= max_results:
-                                    more = True
+                                    stop = "results"
                                     break
                                 shown = text if len(text) <= 300 else text[:300] + "..."
                                 hits.append(f"{rel}:{lineno}: {shown}")
                                 files_hit.add(rel)
                 except OSError:
                     continue  # unreadable file: skip it like grep -s
-                if more:
+                if stop:
                     break
-            if more:
+            if stop:
                 break
 
         where = f"{raw}" + (f" (glob {glob})" if glob else "")
+        notes = {
+            "results": f"[stopped at {len(hits)} results; more exist: narrow 'pattern', 'path' or 'glob', or raise max_results]",
+            "files": f"[stopped after {max_files} files; search a smaller 'path' or use a 'glob']",
+            "interrupted": "[interrupted by the user]",
+        }
         if not hits:
-            what = "file paths" if target == "files" else f"{scanned} files"
             skipped = f", {binary} binary skipped" if binary else ""
-            return f"No matches for /{pattern}/ in {where}: searched {what}{skipped}."
+            text = f"No matches for /{pattern}/ in {where}: looked at {min(visited, max_files)} files{skipped}."
+            return text + (" " + notes[stop] if stop else "")
         if target == "files":
             head = f"{len(hits)} files matching /{pattern}/ under {where}"
         else:
             head = f"{len(hits)} matches in {len(files_hit)} files for /{pattern}/ under {where}"
         lines = [head + ":"] + hits
-        if more:
-            lines.append(f"[stopped at {len(hits)} results; more exist: narrow 'pattern', 'path' or 'glob', or raise max_results]")
+        if stop:
+            lines.append(notes[stop])
         return "\n".join(lines)
 
     return Tool(

@@ -388,3 +388,11 @@ def test_register_hooks(tmp_path):
     assert [t.name for t in got] == ["terminal", "read_file", "write_file", "patch", "search_files"]
     assert sets == {"core": ["terminal", "file"], "safe": ["read_file", "search_files"]}
     assert all(json.dumps(t.schema()) for t in got)
+
+
+def test_search_files_stops_after_max_files(tree, ctx):
+    tool = core_tools.make_search_files(Config({"file": {"max_search_files": 2}}))
+    text = tool.handler({"pattern": "zzz_nothing", "path": str(tree)}, ctx)
+    assert text.startswith("No matches") and "looked at 2 files" in text and "stopped after 2 files" in text
+    text = tool.handler({"pattern": ".", "path": str(tree), "target": "files"}, ctx)
+    assert "stopped after 2 files" in text
