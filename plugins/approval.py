@@ -137,6 +137,21 @@ def normalize(command: str) -> str:
     return command.replace("\\\n", " ").replace("\t", " ")
 
 
+_QUOTING = re.compile(r"""\\(?=\S)|(?<=\w)["']{2}|(?<=\w)["'](?=\w)|(?<![\w"'])["'](\w+)["'](?=\s|$)""")
+
+
+def unquoted(command: str) -> str:
+    """The command with quoting tricks undone (``r\\m``, ``'r'm``, ``"rm"``,
+    ``r""m``): the shell runs these as ``rm``."""
+    text = command
+    for _ in range(3):  # quotes can nest in tricks like 'r'"m"
+        new = _QUOTING.sub(lambda m: m.group(1) or "", text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
 def _extra_rules(config) -> list:
     raw = config.get("approvals.extra_patterns", None) if config is not None else None
     if isinstance(raw, dict):
@@ -162,7 +177,8 @@ def _extra_rules(config) -> list:
 def matches(command: str, config=None) -> list:
     """Every rule the command matches, built-in rules first."""
     text = normalize(command)
-    return [rule for rule, rx in _COMPILED + _extra_rules(config) if rx.search(text)]
+    variants = {text, unquoted(text)}
+    return [rule for rule, rx in _COMPILED + _extra_rules(config) if any(rx.search(v) for v in variants)]
 
 
 def _config(agent):

@@ -32,6 +32,12 @@ DANGEROUS = [
     ("FOO=1 rm -rf /", "recursive_delete_important"),
     ("rm -rf \\\n  /", "recursive_delete_important"),
     ("rm\t-rf\t/", "recursive_delete_important"),
+    # quoting tricks the shell undoes
+    ("r\\m -rf /", "recursive_delete_important"),
+    ("'r'm -rf ~", "recursive_delete_important"),
+    ('"rm" -rf /', "recursive_delete_important"),
+    ('r""m -rf /', "recursive_delete_important"),
+    ("mk\\fs /dev/sda", "format_filesystem"),
     ("rm -rf / --no-preserve-root", "rm_no_preserve_root"),
     ("find / -name '*.log' -delete", "find_delete_important"),
     ("find ~ -type f -exec rm {} +", "find_delete_important"),
@@ -164,6 +170,9 @@ SAFE = [
     "find /tmp/work -type f -exec rm {} +",
     "mv ./old ./new",
     "mv ~/Downloads/file.txt .",
+    "echo \"it's done\" && git commit -m 'rm old files'",
+    "printf '%s\\n' \"a\" \"b\"",
+    "python -c \"print('rm -rf')\"",
 ]
 
 
