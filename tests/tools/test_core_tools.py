@@ -396,3 +396,53 @@ def test_search_files_stops_after_max_files(tree, ctx):
     assert text.startswith("No matches") and "looked at 2 files" in text and "stopped after 2 files" in text
     text = tool.handler({"pattern": ".", "path": str(tree), "target": "files"}, ctx)
     assert "stopped after 2 files" in text
+
+
+# --------------------------------------------------------------------------
+# properties: what write_file writes, read_file shows line for line; patch is
+# exactly one str.replace
+
+import tempfile  # noqa: E402
+
+from hypothesis import assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\r"), max_size=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(content=TEXT)
+def test_write_then_read_round_trips(content):
+    tools = {t.name: t for t in core_tools.make_tools(Config({}))}
+    ctx = SimpleNamespace(agent=FakeAgent())
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "f.txt")
+        tools["write_file"].handler({"path": path, "content": content}, ctx)
+        shown = tools["read_file"].handler({"path": path}, ctx)
+    if content == "":
+        assert shown.endswith("(empty file)")
+        return
+    rows = shown.split("\n")[:-1]  # the last line is the footer
+    text = "\n".join(row.split("|", 1)[1] for row in rows)
+    assert text == (content[:-1] if content.endswith("\n") else content)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=TEXT, start=st.integers(0, 300), length=st.integers(1, 40), new=TEXT)
+def test_patch_is_one_exact_replacement(text, start, length, new):
+    start = min(start, max(len(text) - 1, 0))
+    end = min(start + length, len(text))
+    while text and text.count(text[start:end]) > 1:  # widen until unique (the whole text always is)
+        end, start = (end + 1, start) if end < len(text) else (end, start - 1)
+    old = text[start:end]
+    assume(old and old != new)
+    tools = {t.name: t for t in core_tools.make_tools(Config({}))}
+    ctx = SimpleNamespace(agent=FakeAgent())
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "f.txt")
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        result = tools["patch"].handler({"path": path, "old_string": old, "new_string": new}, ctx)
+        with open(path, encoding="utf-8", newline="") as fh:
+            assert fh.read() == text.replace(old, new, 1)
+    assert result["replacements"] == 1
