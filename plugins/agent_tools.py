@@ -240,10 +240,10 @@ def _status(result: dict) -> str:
 
 
 def _watch(parent, child, timeout: float, timed_out: threading.Event, finished: threading.Event) -> None:
-    """Stop the child when the parent is interrupted or its time is up.
+    """Stop the child when its time is up (``delegation.child_timeout_seconds``).
 
-    ``spawn_child`` already forwards interrupts, but a child whose turn starts
-    just after the parent's interrupt would clear it; polling closes that gap.
+    The kernel forwards the parent's interrupts to its children itself; the
+    check here is a second line for a child started in the same instant.
     """
     deadline = time.monotonic() + timeout if timeout else None
     while not finished.wait(0.05):
@@ -290,7 +290,7 @@ def make_delegate_task(config=None) -> Tool:
                 return dict(out, status="error", summary=f"could not start the subagent: {exc}")
             child_id = f"{ctx.tool_call_id}-{index + 1}"
             child.state["subagent_id"] = child_id
-            agent._emit(
+            agent.emit(
                 "subagent_start", parent_session_id=agent.session_id, parent_turn_id=ctx.turn_id,
                 parent_subagent_id=agent.state.get("subagent_id"), child_session_id=child.session_id,
                 child_subagent_id=child_id, child_role=role, child_goal=item["goal"],
@@ -316,7 +316,7 @@ def make_delegate_task(config=None) -> Tool:
                     status, "(no answer)")
             summary = clip(text.strip(), per_child)
             duration_ms = round((time.monotonic() - started) * 1000)
-            agent._emit(
+            agent.emit(
                 "subagent_stop", parent_session_id=agent.session_id, parent_turn_id=ctx.turn_id,
                 child_session_id=child.session_id, child_role=role, child_summary=summary,
                 child_status=status, duration_ms=duration_ms,
