@@ -45,7 +45,7 @@ def main() -> None:
     hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
     cases = [
         ("python -c pass", [sys.executable, "-c", "pass"], None),
-        ("python -c 'import kernel'", [sys.executable, "-c", "import kernel"], 1.0),
+        ("python -c 'import kernel'", [sys.executable, "-c", "import kernel"], 1.5),
         ("hermes --help", [hermes, "--help"], 4.0),
         ("hermes plugins list", [hermes, "plugins", "list"], 6.0),
         ("hermes plugins list --json", [hermes, "plugins", "list", "--json"], 6.0),
