@@ -48,6 +48,8 @@ KNOWN_KEYS: dict = {
     "memory.user_profile_enabled": (_BOOL, True),
     "memory.memory_char_limit": (_INT, 2200),
     "memory.user_char_limit": (_INT, 1375),
+    "memory.prefetch_timeout": (_NUM, 8),
+    "model_context_length": (_INT, None),
     "plugins.enabled": (_LIST, None),
     "plugins.disabled": (_LIST, []),
     "plugins.entries": (_DICT, {}),
