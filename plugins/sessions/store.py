@@ -1,0 +1,692 @@
+"""The SQLite session store: sessions, their messages, a full-text index.
+
+One file, ``state.db`` in the data folder, opened in WAL mode with a busy
+timeout so that several hermes processes can write different sessions at once.
+Every write is one short ``BEGIN IMMEDIATE`` transaction; appending messages
+inserts only the new rows, so the cost of a step does not grow with the
+history, and a process killed mid-turn loses at most the batch in flight.
+
+Only message dicts and session metadata are stored, never configuration or
+credentials.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "state.db"
+BUSY_TIMEOUT_S = 5.0
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+# Keys of a message dict that have their own column. Anything else (provider
+# specific assistant keys, a tool message's "name", ...) goes to ``extra``.
+_CORE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "reasoning")
+
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+class StoreError(Exception):
+    """A session store problem, already phrased for the user (one line)."""
+
+
+class UnknownSession(StoreError):
+    """No session with that id (or id prefix)."""
+
+
+class StoreCorrupt(StoreError):
+    """The database file is not a SQLite database, or it is malformed."""
+
+    def __init__(self, path: Path, detail: str):
+        self.path = Path(path)
+        self.detail = detail
+        super().__init__(
+            f"{self.path}: the session database is unreadable ({detail}). Nothing was changed. "
+            f"Run `hermes sessions repair` to move it aside (it is kept as "
+            f"{self.path.name}.corrupt-<time>) and start a fresh one."
+        )
+
+
+# --------------------------------------------------------------------------
+# Schema. Each migration runs in its own transaction, in order; the version
+# reached is recorded in ``schema_version``. Never edit a released migration:
+# add a new one.
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            """CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                parent_session_id TEXT,
+                start_reason TEXT,
+                model TEXT,
+                provider TEXT,
+                platform TEXT,
+                title TEXT,
+                started_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                ended_at REAL,
+                end_reason TEXT,
+                message_count INTEGER NOT NULL DEFAULT 0,
+                input_tokens INTEGER NOT NULL DEFAULT 0,
+                output_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+                reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+                api_call_count INTEGER NOT NULL DEFAULT 0
+            )""",
+            "CREATE INDEX sessions_updated ON sessions(updated_at)",
+            "CREATE INDEX sessions_parent ON sessions(parent_session_id)",
+            # content: the text (searchable); content_json: the JSON of a
+            # content that is not a plain string (None, a list of parts).
+            # Both NULL means the message had no "content" key.
+            """CREATE TABLE messages (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                role TEXT NOT NULL,
+                content TEXT,
+                content_json TEXT,
+                tool_calls TEXT,
+                tool_call_id TEXT,
+                reasoning TEXT,
+                extra TEXT,
+                created_at REAL NOT NULL,
+                UNIQUE (session_id, seq)
+            )""",
+        ],
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+# The full-text index is kept outside the numbered migrations because it
+# depends on the SQLite build (FTS5), not on the schema version: a file made
+# without FTS5 gets its index built the first time a build with FTS5 opens it.
+_FTS_TABLE = (
+    "CREATE VIRTUAL TABLE messages_fts USING fts5("
+    "content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2')"
+)
+_FTS_TRIGGERS = {
+    "messages_fts_ai": """CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END""",
+    "messages_fts_ad": """CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END""",
+    "messages_fts_au": """CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END""",
+}
+
+
+def fts5_available() -> bool:
+    """True when this Python's SQLite was built with FTS5."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.probe USING fts5(x)")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def _is_corruption(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _dumps(value: Any) -> str:
+    # default=str: a stray non-JSON value (a datetime, an SDK object) is
+    # stored as its text rather than losing the whole batch.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _text_of(content: Any) -> Optional[str]:
+    """The searchable text of a message content (str, or a list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+def encode_message(msg: Any, index: int = 0) -> tuple:
+    """A message dict -> (role, content, content_json, tool_calls, tool_call_id, reasoning, extra)."""
+    if not isinstance(msg, dict) or not isinstance(msg.get("role"), str) or not msg["role"]:
+        raise ValueError(f"message {index}: expected a dict with a non-empty string 'role', got {msg!r:.80}")
+    extra = {k: v for k, v in msg.items() if k not in _CORE_KEYS}
+    content = content_json = None
+    if "content" in msg:
+        if isinstance(msg["content"], str):
+            content = msg["content"]
+        else:
+            content_json = _dumps(msg["content"])
+            content = _text_of(msg["content"])
+    # A core key whose value has an unexpected type is kept verbatim in extra
+    # so the round trip stays exact.
+    tool_calls = tool_call_id = reasoning = None
+    if "tool_calls" in msg:
+        if isinstance(msg["tool_calls"], list):
+            tool_calls = _dumps(msg["tool_calls"])
+        else:
+            extra["tool_calls"] = msg["tool_calls"]
+    for key in ("tool_call_id", "reasoning"):
+        if key in msg:
+            if isinstance(msg[key], str):
+                if key == "tool_call_id":
+                    tool_call_id = msg[key]
+                else:
+                    reasoning = msg[key]
+            else:
+                extra[key] = msg[key]
+    return (
+        msg["role"],
+        content,
+        content_json,
+        tool_calls,
+        tool_call_id,
+        reasoning,
+        _dumps(extra) if extra else None,
+    )
+
+
+def decode_message(row: sqlite3.Row) -> dict:
+    msg: dict = {"role": row["role"]}
+    if row["content_json"] is not None:
+        msg["content"] = json.loads(row["content_json"])
+    elif row["content"] is not None:
+        msg["content"] = row["content"]
+    if row["tool_calls"] is not None:
+        msg["tool_calls"] = json.loads(row["tool_calls"])
+    if row["tool_call_id"] is not None:
+        msg["tool_call_id"] = row["tool_call_id"]
+    if row["reasoning"] is not None:
+        msg["reasoning"] = row["reasoning"]
+    if row["extra"] is not None:
+        msg.update(json.loads(row["extra"]))
+    return msg
+
+
+def fts_query(text: str) -> str:
+    """User text -> an FTS5 query that matches all its words, with every word
+    quoted so FTS syntax in the input (``"``, ``AND``, ``*``, ``:``) is literal."""
+    terms = [t for t in str(text).split() if t.strip('"')]
+    if not terms:
+        raise ValueError("the search query is empty")
+    return " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+_USAGE_COLUMNS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_tokens": "cache_read_tokens",
+    "cache_write_tokens": "cache_write_tokens",
+    "reasoning_tokens": "reasoning_tokens",
+    "request_count": "api_call_count",
+}
+
+_SESSION_FIELDS = (
+    "id",
+    "parent_session_id",
+    "start_reason",
+    "model",
+    "provider",
+    "platform",
+    "title",
+    "started_at",
+    "updated_at",
+    "ended_at",
+    "end_reason",
+    "message_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "api_call_count",
+)
+
+
+class SessionStore:
+    """Sessions and their messages in ``<data_dir>/state.db``.
+
+    The connection is opened on first use and shared by all threads behind a
+    lock (the loop may call hooks from worker threads; every operation is
+    short). Safe to use from several processes at once.
+    """
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._conn: Optional[sqlite3.Connection] = None
+        self._lock = threading.RLock()
+        self.fts = False  # set on open: is the full-text index usable?
+        self.journal_mode = ""
+
+    @classmethod
+    def for_data_dir(cls, data_dir: Path | str) -> "SessionStore":
+        return cls(Path(data_dir) / DB_NAME)
+
+    # -- connection ------------------------------------------------------
+    def _check_header(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot read the session database: {exc}") from None
+        if head and head != SQLITE_HEADER:
+            raise StoreCorrupt(self.path, "not a SQLite database")
+
+    def _open(self) -> sqlite3.Connection:
+        self._check_header()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path.parent}: cannot create the data folder: {exc}") from None
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer
+        # takes the lock up front (and waits on the busy timeout) instead of
+        # failing on a read-to-write upgrade.
+        conn = sqlite3.connect(
+            str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self.journal_mode = str(mode).lower()
+            if self.journal_mode != "wal":
+                log.warning("%s: WAL is not supported here; using journal_mode=%s", self.path, mode)
+            # In WAL mode NORMAL still survives a killed process; it only
+            # risks the last commits on power loss, and saves an fsync per step.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate(conn)
+            self.fts = self._ensure_fts(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _is_corruption(exc):
+                raise StoreCorrupt(self.path, str(exc)) from None
+            raise StoreError(f"{self.path}: cannot open the session database: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        for version, statements in MIGRATIONS:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Re-read inside the transaction: another process may have
+                # migrated between our check and our lock.
+                current = self._version(conn)
+                if current > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path}: schema version {current} is newer than this hermes "
+                        f"understands ({SCHEMA_VERSION}); upgrade hermes"
+                    )
+                if current < version:
+                    for sql in statements:
+                        conn.execute(sql)
+                    conn.execute("DELETE FROM schema_version")
+                    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _version(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    def _ensure_fts(self, conn: sqlite3.Connection) -> bool:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
+        have_table = "messages_fts" in names
+        have_triggers = all(t in names for t in _FTS_TRIGGERS)
+        if not fts5_available():
+            if any(t in names for t in _FTS_TRIGGERS):
+                # Triggers into an FTS5 table this SQLite cannot load would
+                # make every append fail: drop them; the index is rebuilt the
+                # next time a build with FTS5 opens the file.
+                conn.execute("BEGIN IMMEDIATE")
+                for trigger in _FTS_TRIGGERS:
+                    conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+                conn.execute("COMMIT")
+            log.warning("%s: this Python's SQLite has no FTS5; session search is unavailable", self.path)
+            return False
+        if have_table and have_triggers:
+            return True
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
+            if "messages_fts" not in names:
+                conn.execute(_FTS_TABLE)
+            for trigger, sql in _FTS_TRIGGERS.items():
+                if trigger not in names:
+                    conn.execute(sql)
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return True
+
+    @contextmanager
+    def _connection(self):
+        """The shared connection, under the lock; corruption becomes StoreCorrupt."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._open()
+            try:
+                yield self._conn
+            except sqlite3.DatabaseError as exc:
+                if _is_corruption(exc):
+                    raise StoreCorrupt(self.path, str(exc)) from None
+                raise StoreError(f"{self.path}: {exc}") from None
+
+    @contextmanager
+    def _write(self):
+        """One short write transaction, taken up front (BEGIN IMMEDIATE)."""
+        with self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> "SessionStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- sessions ----------------------------------------------------------
+    def ensure_session(
+        self,
+        session_id: str,
+        *,
+        model: str = "",
+        provider: str = "",
+        platform: str = "",
+        parent_session_id: Optional[str] = None,
+        reason: str = "",
+    ) -> bool:
+        """Create the session row if it does not exist (True if created).
+        An existing session keeps its start data; an empty model/provider is
+        filled in (a session created by ``append`` before its start hook)."""
+        session_id = _check_id(session_id)
+        now = time.time()
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, parent_session_id, start_reason, model, provider, platform,"
+                " started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, parent_session_id or None, reason or None, model or None, provider or None,
+                 platform or None, now, now),
+            )
+            created = cur.rowcount == 1
+            if not created:
+                conn.execute(
+                    "UPDATE sessions SET model = COALESCE(model, ?), provider = COALESCE(provider, ?),"
+                    " platform = COALESCE(platform, ?), parent_session_id = COALESCE(parent_session_id, ?),"
+                    " start_reason = COALESCE(start_reason, ?) WHERE id = ?",
+                    (model or None, provider or None, platform or None, parent_session_id or None,
+                     reason or None, session_id),
+                )
+        return created
+
+    create_session = ensure_session
+
+    def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
+        """Record the end of a turn: ``ended_at``, ``end_reason`` and add
+        ``usage`` (the turn's token counts, normalized shape) to the totals."""
+        session_id = _check_id(session_id)
+        usage = usage or {}
+        adds = {}
+        for key, column in _USAGE_COLUMNS.items():
+            value = usage.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                adds[column] = int(value)
+        sets = ", ".join(f"{c} = {c} + ?" for c in adds)
+        now = time.time()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, started_at, updated_at) VALUES (?, ?, ?)",
+                (session_id, now, now),
+            )
+            conn.execute(
+                f"UPDATE sessions SET ended_at = ?, end_reason = ?{', ' + sets if sets else ''} WHERE id = ?",
+                (now, reason or None, *adds.values(), session_id),
+            )
+
+    def set_title(self, session_id: str, title: str) -> None:
+        title = " ".join(str(title).split())
+        if not title:
+            raise StoreError("the title is empty")
+        if len(title) > 200:
+            raise StoreError(f"the title is too long ({len(title)} characters, at most 200)")
+        with self._write() as conn:
+            cur = conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+            if cur.rowcount == 0:
+                raise UnknownSession(f"no session with id {session_id!r}")
+
+    def get_session(self, session_id: str) -> Optional[dict]:
+        with self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_SESSION_FIELDS)} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        return dict(row) if row else None
+
+    def resolve_id(self, prefix: str) -> str:
+        """An exact id, or a unique prefix of one (for the command line)."""
+        prefix = str(prefix).strip()
+        if not prefix:
+            raise UnknownSession("no session id given")
+        with self._connection() as conn:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (prefix,)).fetchone():
+                return prefix
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = conn.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 3", (escaped + "%",)
+            ).fetchall()
+        if not rows:
+            raise UnknownSession(f"no session with id {prefix!r}")
+        if len(rows) > 1:
+            shown = ", ".join(r[0] for r in rows[:2])
+            raise UnknownSession(f"session id {prefix!r} is ambiguous (matches {shown}, ...)")
+        return rows[0][0]
+
+    def list_sessions(
+        self,
+        limit: int = 20,
+        offset: int = 0,
+        platform: Optional[str] = None,
+        include_children: bool = True,
+    ) -> list[dict]:
+        """Sessions, most recently active first, each with a ``preview`` (the
+        start of its first user message)."""
+        where, params = [], []
+        if platform:
+            where.append("s.platform = ?")
+            params.append(platform)
+        if not include_children:
+            where.append("(s.parent_session_id IS NULL OR s.start_reason = 'compression')")
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        cols = ", ".join(f"s.{f}" for f in _SESSION_FIELDS)
+        sql = (
+            f"SELECT {cols}, (SELECT substr(m.content, 1, 120) FROM messages m WHERE m.session_id = s.id"
+            f" AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview FROM sessions s {clause}"
+            f" ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?"
+        )
+        with self._connection() as conn:
+            rows = conn.execute(sql, (*params, max(0, int(limit)), max(0, int(offset)))).fetchall()
+        return [dict(r) for r in rows]
+
+    def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
+        """The most recently active top-level session (a delegated child is
+        never "the last conversation"; a compression continuation is)."""
+        rows = self.list_sessions(limit=1, platform=platform, include_children=False)
+        return rows[0]["id"] if rows else None
+
+    def delete(self, session_id: str) -> bool:
+        """Delete a session and its messages (True if it existed)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return cur.rowcount > 0
+
+    # -- messages ------------------------------------------------------------
+    def append(self, session_id: str, messages: Iterable[dict]) -> int:
+        """Append a batch of messages to a session (created if new), in one
+        transaction: the new rows only, the history is never rewritten.
+        Returns the number of messages written."""
+        session_id = _check_id(session_id)
+        if isinstance(messages, dict):
+            raise ValueError("append() takes a list of messages, got one dict")
+        # Encode before taking the lock: a bad message writes nothing.
+        rows = [encode_message(m, i) for i, m in enumerate(messages)]
+        if not rows:
+            return 0
+        now = time.time()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, started_at, updated_at) VALUES (?, ?, ?)",
+                (session_id, now, now),
+            )
+            last = conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+            conn.executemany(
+                "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
+                " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(session_id, last + 1 + i, *row, now) for i, row in enumerate(rows)],
+            )
+            conn.execute(
+                "UPDATE sessions SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
+                (len(rows), now, session_id),
+            )
+        return len(rows)
+
+    def load(self, session_id: str) -> Optional[list[dict]]:
+        """The messages of a session in order, or None for an unknown session."""
+        with self._connection() as conn:
+            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                return None
+            rows = conn.execute(
+                "SELECT role, content, content_json, tool_calls, tool_call_id, reasoning, extra"
+                " FROM messages WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        return [decode_message(r) for r in rows]
+
+    def message_count(self, session_id: Optional[str] = None) -> int:
+        with self._connection() as conn:
+            if session_id is None:
+                return conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            return conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
+
+    # -- search --------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        session_id: Optional[str] = None,
+        exclude_session: Optional[str] = None,
+        role: Optional[str] = None,
+    ) -> list[dict]:
+        """Messages matching every word of ``query`` (plain text; FTS syntax
+        is taken literally), best match first."""
+        match = fts_query(query)
+        limit = max(1, min(int(limit), 200))
+        with self._connection() as conn:
+            if not self.fts:
+                raise StoreError(
+                    f"session search needs SQLite with FTS5; this Python's SQLite {sqlite3.sqlite_version} lacks it"
+                )
+            where, params = ["messages_fts MATCH ?"], [match]
+            if session_id:
+                where.append("m.session_id = ?")
+                params.append(session_id)
+            if exclude_session:
+                where.append("m.session_id != ?")
+                params.append(exclude_session)
+            if role:
+                where.append("m.role = ?")
+                params.append(role)
+            sql = (
+                "SELECT m.id AS message_id, m.session_id, m.seq, m.role, m.created_at,"
+                " snippet(messages_fts, 0, '[', ']', ' ... ', 16) AS snippet,"
+                " s.title, s.model, s.platform, s.started_at"
+                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+                " JOIN sessions s ON s.id = m.session_id"
+                f" WHERE {' AND '.join(where)} ORDER BY messages_fts.rank LIMIT ?"
+            )
+            rows = conn.execute(sql, (*params, limit)).fetchall()
+        return [dict(r) for r in rows]
+
+    # -- maintenance -----------------------------------------------------------
+    def check(self) -> list[str]:
+        """Run SQLite's integrity check; [] when the file is sound."""
+        try:
+            with self._connection() as conn:
+                rows = conn.execute("PRAGMA integrity_check").fetchall()
+        except StoreCorrupt as exc:
+            return [exc.detail]
+        problems = [str(r[0]) for r in rows]
+        return [] if problems == ["ok"] else problems
+
+
+def _check_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValueError(f"a session id must be a non-empty string, got {session_id!r}")
+    return session_id
+
+
+def move_aside(path: Path | str) -> Path:
+    """Rename a database file (and its -wal/-shm companions) to
+    ``<name>.corrupt-<UTC time>`` so a fresh one can be started. Returns the
+    new path. Nothing is deleted."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            # Keep the WAL next to its database under the matching name, so
+            # opening the moved file with sqlite3 still sees its last commits.
+            os.replace(side, target.with_name(target.name + suffix))
+    return target
