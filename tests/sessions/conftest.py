@@ -1,25 +1,20 @@
-"""Fixtures for the session store tests: a fresh HERMES_HOME per test."""
+"""Fixtures for the session store tests (HERMES_HOME is isolated by the
+top-level conftest's autouse ``hermes_home`` fixture)."""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    """HERMES_HOME in a temp folder; open stores are closed afterwards."""
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(path))
-    yield path
+def home(hermes_home):
+    """The test's HERMES_HOME; stores opened through the plugin are closed afterwards."""
+    yield hermes_home
     from plugins.sessions import close_stores
 
     close_stores()
