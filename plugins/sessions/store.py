@@ -311,7 +311,7 @@ class SessionStore:
         conn.row_factory = sqlite3.Row
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _set_wal(conn)
             self.journal_mode = str(mode).lower()
             if self.journal_mode != "wal":
                 log.warning("%s: WAL is not supported here; using journal_mode=%s", self.path, mode)
@@ -663,6 +663,23 @@ class SessionStore:
             return [exc.detail]
         problems = [str(r[0]) for r in rows]
         return [] if problems == ["ok"] else problems
+
+
+def _set_wal(conn: sqlite3.Connection) -> str:
+    """Switch to WAL. Two processes creating the file at once can make this
+    pragma fail with "database is locked" without SQLite calling the busy
+    handler, so retry it ourselves within the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
 
 def _check_id(session_id: Any) -> str:
