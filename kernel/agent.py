@@ -743,4 +743,6 @@ def _summary(failures: list) -> str:
         if (label, why) not in seen:
             seen.add((label, why))
             lines.append(f"{label}: {why}")
+    if len({label for label, _ in failures}) == 1:
+        return lines[-1]
     return "every provider failed: " + "; ".join(lines)

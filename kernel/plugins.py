@@ -55,6 +55,8 @@ class Candidate:
     hooks: list = field(default_factory=list)
 
     def summary(self) -> str:
+        if not self.description and self.source == "builtin":
+            return f"built-in ({self.target})"
         if not self.description and self.metadata_path is not None:
             self.description = _read_summary(self.metadata_path)
         return self.description
@@ -306,13 +308,9 @@ class PluginHost:
         return host
 
     @classmethod
-    def candidates(cls, config, *, distro=None, environ=None) -> list:
-        """What ``hermes plugins list`` shows without loading anything heavy:
-        entry-point metadata plus the candidates of enabled built-in sources."""
-        return cls.discover_lazily(config, distro=distro, environ=environ)
-
-    @classmethod
-    def discover_lazily(cls, config, *, distro=None, environ=None) -> list:
+    def list_candidates(cls, config, *, distro=None, environ=None) -> list:
+        """What ``hermes plugins list`` shows: resolved entry-point metadata,
+        nothing imported."""
         selection = Selection.from_config(config, environ, distro)
         candidates = entry_point_candidates()
         resolve(candidates, selection)
@@ -364,6 +362,9 @@ class PluginHost:
             log.warning("plugin %s: %s", cand.name, cand.error)
             return
         self._guard_impls(self.pm, obj, cand.name)
+        if not cand.description and cand.source != "entrypoint":
+            doc = (getattr(obj, "__doc__", None) or "").strip()
+            cand.description = doc.splitlines()[0] if doc else ""
         cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(obj) or [])
         self.objects.append((cand.name, obj))
         self._registry = None
