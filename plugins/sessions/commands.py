@@ -18,6 +18,15 @@ def _one_line(text, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _fail(message: str) -> click.ClickException:
+    """One line on stderr, exit code 1, in the kernel CLI's style."""
+    try:
+        from kernel.cli import Fail
+    except ImportError:  # pragma: no cover - a kernel without the CLI module
+        return click.ClickException(message)
+    return Fail(message)
+
+
 def _errors_as_clicks(fn):
     """Store errors and bad input become one line on stderr and exit code 1."""
 
@@ -28,7 +37,7 @@ def _errors_as_clicks(fn):
         try:
             return fn(*args, **kwargs)
         except (StoreError, ValueError) as exc:
-            raise click.ClickException(str(exc)) from None
+            raise _fail(str(exc)) from None
 
     return wrapper
 
@@ -165,7 +174,7 @@ def sessions_group(config) -> click.Group:
         try:
             problems = s.check()
         except StoreError as exc:  # unreadable for another reason (permissions, ...)
-            raise click.ClickException(str(exc)) from None
+            raise _fail(str(exc)) from None
         if not problems:
             click.echo(f"{s.path}: ok (integrity check passed); nothing to do.")
             return

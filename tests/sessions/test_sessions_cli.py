@@ -80,7 +80,7 @@ def test_show(cli, data):
 def test_unknown_or_ambiguous_ids(cli, data, args):
     out = cli(*args)
     assert out.exit_code == 1
-    assert out.output.startswith("Error: ") and len(out.output.strip().splitlines()) == 1
+    assert out.output.startswith("hermes: error: ") and len(out.output.strip().splitlines()) == 1
     assert "Traceback" not in out.output
 
 
