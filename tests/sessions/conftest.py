@@ -36,3 +36,67 @@ def child_env(home):
     env["HERMES_HOME"] = str(home)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+SLOW_TOOL_PLUGIN = '''
+"""Test-only tools for the session CLI tests."""
+import time
+
+from kernel import hookimpl
+from kernel.types import Tool
+
+
+def _slow(args, ctx):
+    time.sleep(float(args.get("seconds", 0.05)))
+    return {"step": args.get("step"), "pad": "p" * 5000}
+
+
+@hookimpl
+def register_tools(register):
+    register(Tool("slow", "Wait a moment", {"type": "object", "properties": {}}, _slow, toolset="slow"))
+'''
+
+
+def _entry_points() -> dict:
+    """The worktree's declared ``hermes.plugins`` entry points, plus this plugin."""
+    import tomllib
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    eps = dict(data["project"].get("entry-points", {}).get("hermes.plugins", {}))
+    if "plugins.sessions" not in eps.values():
+        eps["sessions-sqlite"] = "plugins.sessions"
+    eps["sessions-test-tools"] = "sessions_test_tools"
+    return eps
+
+
+@pytest.fixture
+def hermes(home, tmp_path, child_env):
+    """``hermes(*args, input=None)``: the real command line in a subprocess.
+
+    A throwaway ``hermes-kernel`` dist-info first on the path declares this
+    worktree's entry points (the shared venv's editable install describes
+    main's), so the CLI discovers plugins exactly as an installed hermes does.
+    """
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    meta = site / "hermes_kernel-0.1.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-kernel\nVersion: 0.1.0\n")
+    lines = ["[hermes.plugins]"] + [f"{k} = {v}" for k, v in _entry_points().items()]
+    (meta / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    (site / "sessions_test_tools.py").write_text(SLOW_TOOL_PLUGIN)
+    env = dict(child_env)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
+    work = tmp_path / "cwd"
+    work.mkdir()
+
+    def run(*args, input=None, timeout=60):
+        return subprocess.run([sys.executable, "-m", "kernel.cli", *args], env=env, cwd=work, input=input,
+                              capture_output=True, text=True, timeout=timeout)
+
+    run.env = env
+    run.argv = [sys.executable, "-m", "kernel.cli"]
+    run.cwd = work
+    return run
