@@ -148,3 +148,42 @@ def test_store_failure_does_not_break_the_turn(home, make_agent):
 def _close(home):
     yield
     sessions_plugin.close_stores()
+
+
+class OneShotCompressor:
+    """A context engine that compresses once, when the history passes 4 messages."""
+
+    __name__ = "one-shot-compressor"
+
+    @hookimpl
+    def register_context_engines(self, register):
+        register("compressor", lambda agent: self)
+
+    done = False
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, messages):
+        return not self.done and len(messages) > 4
+
+    def compress(self, messages, *, agent, reason):
+        self.done = True
+        return [{"role": "user", "content": "[summary] we talked about soup"},
+                {"role": "assistant", "content": "noted"}, *messages[-1:]]
+
+
+def test_compression_continues_in_a_linked_session(home, make_agent):
+    agent = make_agent(sessions_plugin, OneShotCompressor(), script=["a1", "a2", "a3"])
+    agent.run_conversation("q1")
+    agent.run_conversation("q2")
+    old = agent.session_id
+    agent.run_conversation("q3")  # 5 messages before the call: compress, then continue in a new session
+    new = agent.session_id
+    assert new != old
+    store = sessions_plugin.get_store(home)
+    assert [m["content"] for m in store.load(old)] == ["q1", "a1", "q2", "a2", "q3"]  # never rewritten
+    meta = store.get_session(new)
+    assert (meta["parent_session_id"], meta["start_reason"]) == (old, "compression")
+    assert [m["content"] for m in store.load(new)] == ["[summary] we talked about soup", "noted", "q3", "a3"]
+    assert store.latest_session_id("cli") == new
