@@ -409,6 +409,9 @@ def chat(app: App, cont: bool, **opts):
                 continue
             if text.strip() in ("/quit", "/exit"):
                 break
+            if text.startswith("/"):
+                _slash(agent, text)
+                continue
             with _CtrlC(agent):
                 result = agent.run_conversation(text)
             console.end_answer()
@@ -421,6 +424,28 @@ def chat(app: App, cont: bool, **opts):
                 click.echo("(interrupted)", err=True)
     finally:
         agent.close()
+
+
+def _slash(agent, text: str) -> None:
+    """Run an in-chat command registered by a plugin (``/name args``)."""
+    name, _, args = text[1:].partition(" ")
+    commands = agent.host.registry.slash_commands
+    if name == "help":
+        for cmd in sorted(commands):
+            click.echo(f"/{cmd}  {commands[cmd].description}")
+        click.echo("/quit  leave")
+        return
+    entry = commands.get(name)
+    if entry is None:
+        click.echo(f"unknown command /{name} (try /help)", err=True)
+        return
+    try:
+        reply = entry.factory(args.strip(), agent)
+    except Exception as exc:  # a plugin's command must not end the chat
+        click.echo(f"/{name} failed: {type(exc).__name__}: {exc}", err=True)
+        return
+    if reply:
+        click.echo(str(reply))
 
 
 def main(argv=None) -> None:

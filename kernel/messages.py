@@ -8,7 +8,8 @@ The alternation rules (from the original's loop):
   with a user message;
 * an assistant message with ``tool_calls`` is followed by exactly one tool
   message per call id, before anything else;
-* only tool messages repeat.
+* only tool messages repeat; after the results the assistant speaks again
+  (or the user, with a message sent while the tools ran).
 
 Providers reject histories that break these rules, so the loop keeps them,
 and histories loaded from disk go through :func:`repair` first.
@@ -57,6 +58,7 @@ def problems(messages: Iterable[Any]) -> list:
                 del pending[call_id]
             if not isinstance(msg.get("content"), (str, list)):
                 found.append(f"message {i}: tool result content must be a string")
+            last_speaker = "tool"  # after results, the assistant (or a user) speaks again
             continue
         if pending:
             found.append(f"message {i}: tool call(s) {sorted(pending)} have no result before this {role} message")

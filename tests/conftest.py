@@ -106,3 +106,96 @@ def recorder():
         return make_recorder_class(names)()
 
     return build
+
+
+class EchoTools:
+    """Test tools: echo (parallel-safe), sleep (parallel-safe, records timing),
+    write (path-scoped), ask (interactive), boom (raises), aecho (async)."""
+
+    __name__ = "echo-tools"
+
+    def __init__(self):
+        import threading
+
+        self.events = []
+        self.lock = threading.Lock()
+
+    def _record(self, what):
+        import time
+
+        with self.lock:
+            self.events.append((what, time.monotonic()))
+
+    def register_tools(self, register):
+        import asyncio
+        import time
+
+        from kernel.types import Tool
+
+        obj = {"type": "object", "properties": {}}
+
+        def echo(args, ctx):
+            return {"echo": args.get("text")}
+
+        def sleep(args, ctx):
+            self._record(("start", args["id"]))
+            time.sleep(float(args.get("seconds", 0.1)))
+            self._record(("end", args["id"]))
+            return {"slept": args["id"]}
+
+        def write(args, ctx):
+            self._record(("write", args["path"]))
+            time.sleep(0.05)
+            return "written"
+
+        def boom(args, ctx):
+            raise RuntimeError("kaboom")
+
+        async def aecho(args, ctx):
+            await asyncio.sleep(0.01)
+            return {"async": args.get("text")}
+
+        register(Tool("echo", "Echo text", obj, echo, toolset="test", parallel_safe=True))
+        register(Tool("sleep", "Sleep", obj, sleep, toolset="test", parallel_safe=True))
+        register(Tool("write", "Write", obj, write, toolset="test", parallel_safe=True, path_arg="path"))
+        register(Tool("ask", "Ask", obj, echo, toolset="test", parallel_safe=True, interactive=True))
+        register(Tool("boom", "Boom", obj, boom, toolset="test"))
+        register(Tool("aecho", "Async echo", obj, aecho, toolset="test"))
+
+
+def _hookimpl_register_tools():
+    from kernel import hookimpl
+
+    EchoTools.register_tools = hookimpl(EchoTools.register_tools)
+
+
+_hookimpl_register_tools()
+
+
+@pytest.fixture
+def echo_plugin():
+    return EchoTools()
+
+
+def hermes_command() -> list:
+    """How users run hermes: the console script next to this interpreter."""
+    script = Path(sys.executable).parent / "hermes"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "kernel.cli"]
+
+
+@pytest.fixture
+def hermes(hermes_home):
+    """``hermes(*args, env={}, input=None, timeout=60)`` runs the CLI as a subprocess."""
+    import subprocess
+
+    def run(*args, env=None, input=None, timeout=60):
+        full_env = dict(os.environ)
+        full_env["HERMES_HOME"] = str(hermes_home)
+        full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), full_env.get("PYTHONPATH", "")]))
+        full_env.update(env or {})
+        return subprocess.run(hermes_command() + [str(a) for a in args], capture_output=True, text=True,
+                              env=full_env, input=input, timeout=timeout)
+
+    return run
