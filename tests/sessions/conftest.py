@@ -70,15 +70,15 @@ def _entry_points() -> dict:
 
 
 @pytest.fixture
-def hermes(home, tmp_path, child_env):
-    """``hermes(*args, input=None)``: the real command line in a subprocess.
+def hermes_sessions(home, tmp_path, child_env):
+    """``hermes_sessions(*args, input=None)``: the real ``hermes`` command in a
+    subprocess, with this plugin installed.
 
     A throwaway ``hermes-kernel`` dist-info first on the path declares this
     worktree's entry points (the shared venv's editable install describes
     main's), so the CLI discovers plugins exactly as an installed hermes does.
     """
     import subprocess
-    import sys
 
     site = tmp_path / "site"
     meta = site / "hermes_kernel-0.1.0.dist-info"
@@ -92,11 +92,15 @@ def hermes(home, tmp_path, child_env):
     work = tmp_path / "cwd"
     work.mkdir()
 
+    from tests.conftest import hermes_command
+
+    argv = hermes_command()
+
     def run(*args, input=None, timeout=60):
-        return subprocess.run([sys.executable, "-m", "kernel.cli", *args], env=env, cwd=work, input=input,
+        return subprocess.run([*argv, *args], env=env, cwd=work, input=input,
                               capture_output=True, text=True, timeout=timeout)
 
     run.env = env
-    run.argv = [sys.executable, "-m", "kernel.cli"]
+    run.argv = argv
     run.cwd = work
     return run

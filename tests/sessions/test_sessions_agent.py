@@ -9,18 +9,6 @@ import pytest
 
 import plugins.sessions as sessions_plugin
 from kernel import hookimpl
-from kernel.types import Tool
-
-
-class EchoTools:
-    """A tiny tool plugin for these tests."""
-
-    __name__ = "echo-tools"
-
-    @hookimpl
-    def register_tools(self, register):
-        register(Tool("echo", "Echo the text", {"type": "object", "properties": {"text": {"type": "string"}}},
-                      lambda args, ctx: {"echo": args.get("text")}, toolset="echo", parallel_safe=True))
 
 
 def _rows(home):
@@ -30,7 +18,7 @@ def _rows(home):
     return rows
 
 
-def test_a_turn_is_stored_as_it_happens(home, make_agent):
+def test_a_turn_is_stored_as_it_happens(home, make_agent, echo_plugin):
     seen_after_step = []
 
     class Probe:
@@ -40,7 +28,7 @@ def test_a_turn_is_stored_as_it_happens(home, make_agent):
             seen_after_step.append(len(sessions_plugin.get_store(home).load(agent.session_id)))
 
     agent = make_agent(
-        sessions_plugin, EchoTools(),
+        sessions_plugin, echo_plugin,
         script=[{"content": "let me check", "reasoning": "use echo", "tool_calls": [("echo", {"text": "hi"})]},
                 "All done."],
         callbacks=[Probe()],
