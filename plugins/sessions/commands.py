@@ -167,7 +167,8 @@ def sessions_group(config) -> click.Group:
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")
     def repair_cmd(yes):
         """Check the session database; if it is damaged, move it aside
-        (kept as state.db.corrupt-<time>) and start a fresh one."""
+        (kept as state.db.corrupt-<time>), start a fresh one and copy into it
+        every session that is still readable."""
         from plugins.sessions.store import StoreError, move_aside
 
         s = store()
@@ -183,6 +184,10 @@ def sessions_group(config) -> click.Group:
             click.confirm("Move it aside and start a fresh session database?", abort=True)
         s.close()
         target = move_aside(s.path)
-        click.echo(f"Moved the damaged database to {target}; a fresh one will be created on next use.")
+        click.echo(f"Moved the damaged database to {target} (kept as it was).")
+        from plugins.sessions.salvage import salvage
+
+        report = salvage(target, s)
+        click.echo(f"Started a fresh {s.path.name}: {report.summary()}.")
 
     return group

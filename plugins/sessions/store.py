@@ -654,6 +654,29 @@ class SessionStore:
         return [dict(r) for r in rows]
 
     # -- maintenance -----------------------------------------------------------
+    def import_session(self, meta: dict, rows: list[dict]) -> None:
+        """Add a session recovered from another file: its metadata and its
+        stored message rows (encoded columns, ``seq`` and ``created_at``
+        kept). One transaction; an existing session of that id is left alone."""
+        session_id = _check_id(meta.get("id"))
+        now = time.time()
+        fields = {k: meta[k] for k in _SESSION_FIELDS if k in meta and meta[k] is not None}
+        fields.setdefault("started_at", min((r["created_at"] for r in rows), default=now))
+        fields.setdefault("updated_at", max((r["created_at"] for r in rows), default=fields["started_at"]))
+        fields["message_count"] = len(rows)
+        cols = ", ".join(fields)
+        marks = ", ".join("?" for _ in fields)
+        with self._write() as conn:
+            cur = conn.execute(f"INSERT OR IGNORE INTO sessions ({cols}) VALUES ({marks})", tuple(fields.values()))
+            if cur.rowcount == 0:
+                return
+            conn.executemany(
+                "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
+                " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(session_id, r["seq"], r["role"], r["content"], r["content_json"], r["tool_calls"],
+                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows],
+            )
+
     def check(self) -> list[str]:
         """Run SQLite's integrity check; [] when the file is sound."""
         try:

@@ -126,3 +126,46 @@ def test_repair_moves_aside_and_starts_fresh(home, damage):
     ok = runner.invoke(_cli(), ["sessions", "repair"])
     assert ok.exit_code == 0 and "ok" in ok.output
     assert list(home.glob("state.db.corrupt-*")) == [aside]
+
+
+def _is_subsequence(part, whole) -> bool:
+    it = iter(whole)
+    return all(any(m == w for w in it) for m in part)
+
+
+def test_repair_salvages_the_readable_sessions(home):
+    s = SessionStore.for_data_dir(home)
+    original = {}
+    for k in range(6):
+        msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"s{k} message {i} " + "w" * 1500}
+                for i in range(12)]
+        s.append(f"s{k}", msgs)
+        original[f"s{k}"] = msgs
+    s.close()
+    path = home / "state.db"
+    data = bytearray(path.read_bytes())
+    bad = int(len(data) // 4096 * 0.6)  # one damaged page in the middle of the messages
+    data[bad * 4096 + 8 : bad * 4096 + 1000] = b"\xff" * 992
+    path.write_bytes(bytes(data))
+
+    out = CliRunner().invoke(_cli(), ["sessions", "repair", "--yes"])
+    assert out.exit_code == 0, out.output
+    assert "recovered 6 session(s)" in out.output
+    (aside,) = [p for p in home.glob("state.db.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert aside.read_bytes() == bytes(data)
+    assert not aside.with_name(aside.name + "-shm").exists()
+
+    plugin.close_stores()
+    fresh = SessionStore.for_data_dir(home)
+    assert fresh.check() == []
+    whole = 0
+    for sid, msgs in original.items():
+        got = fresh.load(sid)
+        assert got and _is_subsequence(got, msgs), sid
+        whole += got == msgs
+    assert whole >= 4
+    assert fresh.message_count() >= 60
+    assert len(fresh.search("message")) > 0  # the fresh file has its full-text index
+    fresh.append("s0", [{"role": "user", "content": "after the repair"}])
+    assert fresh.load("s0")[-1]["content"] == "after the repair"
+    fresh.close()

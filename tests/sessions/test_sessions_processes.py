@@ -32,7 +32,8 @@ def _check_history(history: list) -> int:
         call, result = body[2 * i], body[2 * i + 1]
         assert call["role"] == "assistant" and call["tool_calls"][0]["id"] == f"call_{i}"
         assert result == {"role": "tool", "tool_call_id": f"call_{i}", "content": f"result {i} " + "z" * 20_000}
-    # The kernel's repair (run on every resumed history) has nothing to fix.
+    # Valid for the kernel, whose repair (run on every resumed history) has nothing to fix.
+    assert schema.problems(history) == []
     assert schema.repair(history) == history
     return len(body) // 2
 
