@@ -12,7 +12,6 @@ credentials.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -22,15 +21,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from plugins.sessions import schema
+from plugins.sessions.codec import decode_message, encode_message, fts_query
+
 log = logging.getLogger(__name__)
 
 DB_NAME = "state.db"
 BUSY_TIMEOUT_S = 5.0
 SQLITE_HEADER = b"SQLite format 3\x00"
-
-# Keys of a message dict that have their own column. Anything else (provider
-# specific assistant keys, a tool message's "name", ...) goes to ``extra``.
-_CORE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "reasoning")
 
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -57,181 +55,12 @@ class StoreCorrupt(StoreError):
         )
 
 
-# --------------------------------------------------------------------------
-# Schema. Each migration runs in its own transaction, in order; the version
-# reached is recorded in ``schema_version``. Never edit a released migration:
-# add a new one.
-
-MIGRATIONS: list[tuple[int, list[str]]] = [
-    (
-        1,
-        [
-            """CREATE TABLE sessions (
-                id TEXT PRIMARY KEY,
-                parent_session_id TEXT,
-                start_reason TEXT,
-                model TEXT,
-                provider TEXT,
-                platform TEXT,
-                title TEXT,
-                started_at REAL NOT NULL,
-                updated_at REAL NOT NULL,
-                ended_at REAL,
-                end_reason TEXT,
-                message_count INTEGER NOT NULL DEFAULT 0,
-                input_tokens INTEGER NOT NULL DEFAULT 0,
-                output_tokens INTEGER NOT NULL DEFAULT 0,
-                cache_read_tokens INTEGER NOT NULL DEFAULT 0,
-                cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-                reasoning_tokens INTEGER NOT NULL DEFAULT 0,
-                api_call_count INTEGER NOT NULL DEFAULT 0
-            )""",
-            "CREATE INDEX sessions_updated ON sessions(updated_at)",
-            "CREATE INDEX sessions_parent ON sessions(parent_session_id)",
-            # content: the text (searchable); content_json: the JSON of a
-            # content that is not a plain string (None, a list of parts).
-            # Both NULL means the message had no "content" key.
-            """CREATE TABLE messages (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-                seq INTEGER NOT NULL,
-                role TEXT NOT NULL,
-                content TEXT,
-                content_json TEXT,
-                tool_calls TEXT,
-                tool_call_id TEXT,
-                reasoning TEXT,
-                extra TEXT,
-                created_at REAL NOT NULL,
-                UNIQUE (session_id, seq)
-            )""",
-        ],
-    ),
-]
-
-SCHEMA_VERSION = MIGRATIONS[-1][0]
-
-# The full-text index is kept outside the numbered migrations because it
-# depends on the SQLite build (FTS5), not on the schema version: a file made
-# without FTS5 gets its index built the first time a build with FTS5 opens it.
-_FTS_TABLE = (
-    "CREATE VIRTUAL TABLE messages_fts USING fts5("
-    "content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2')"
-)
-_FTS_TRIGGERS = {
-    "messages_fts_ai": """CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN
-        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-    END""",
-    "messages_fts_ad": """CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN
-        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-    END""",
-    "messages_fts_au": """CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN
-        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-    END""",
-}
-
-
-def fts5_available() -> bool:
-    """True when this Python's SQLite was built with FTS5."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp.probe USING fts5(x)")
-        return True
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        conn.close()
-
-
 def _is_corruption(exc: BaseException) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return (code & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
     text = str(exc).lower()
     return "malformed" in text or "not a database" in text
-
-
-def _dumps(value: Any) -> str:
-    # default=str: a stray non-JSON value (a datetime, an SDK object) is
-    # stored as its text rather than losing the whole batch.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _text_of(content: Any) -> Optional[str]:
-    """The searchable text of a message content (str, or a list of parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        return "\n".join(parts) if parts else None
-    return None
-
-
-def encode_message(msg: Any, index: int = 0) -> tuple:
-    """A message dict -> (role, content, content_json, tool_calls, tool_call_id, reasoning, extra)."""
-    if not isinstance(msg, dict) or not isinstance(msg.get("role"), str) or not msg["role"]:
-        raise ValueError(f"message {index}: expected a dict with a non-empty string 'role', got {msg!r:.80}")
-    extra = {k: v for k, v in msg.items() if k not in _CORE_KEYS}
-    content = content_json = None
-    if "content" in msg:
-        if isinstance(msg["content"], str):
-            content = msg["content"]
-        else:
-            content_json = _dumps(msg["content"])
-            content = _text_of(msg["content"])
-    # A core key whose value has an unexpected type is kept verbatim in extra
-    # so the round trip stays exact.
-    tool_calls = tool_call_id = reasoning = None
-    if "tool_calls" in msg:
-        if isinstance(msg["tool_calls"], list):
-            tool_calls = _dumps(msg["tool_calls"])
-        else:
-            extra["tool_calls"] = msg["tool_calls"]
-    for key in ("tool_call_id", "reasoning"):
-        if key in msg:
-            if isinstance(msg[key], str):
-                if key == "tool_call_id":
-                    tool_call_id = msg[key]
-                else:
-                    reasoning = msg[key]
-            else:
-                extra[key] = msg[key]
-    return (
-        msg["role"],
-        content,
-        content_json,
-        tool_calls,
-        tool_call_id,
-        reasoning,
-        _dumps(extra) if extra else None,
-    )
-
-
-def decode_message(row: sqlite3.Row) -> dict:
-    msg: dict = {"role": row["role"]}
-    if row["content_json"] is not None:
-        msg["content"] = json.loads(row["content_json"])
-    elif row["content"] is not None:
-        msg["content"] = row["content"]
-    if row["tool_calls"] is not None:
-        msg["tool_calls"] = json.loads(row["tool_calls"])
-    if row["tool_call_id"] is not None:
-        msg["tool_call_id"] = row["tool_call_id"]
-    if row["reasoning"] is not None:
-        msg["reasoning"] = row["reasoning"]
-    if row["extra"] is not None:
-        msg.update(json.loads(row["extra"]))
-    return msg
-
-
-def fts_query(text: str) -> str:
-    """User text -> an FTS5 query that matches all its words, with every word
-    quoted so FTS syntax in the input (``"``, ``AND``, ``*``, ``:``) is literal."""
-    terms = [t for t in str(text).split() if t.strip('"')]
-    if not terms:
-        raise ValueError("the search query is empty")
-    return " ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 _USAGE_COLUMNS = {
@@ -332,17 +161,20 @@ class SessionStore:
         return conn
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
+        # Up to date (the usual case): no write lock is taken at all.
+        if self._version(conn) == schema.SCHEMA_VERSION:
+            return
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        for version, statements in MIGRATIONS:
+        for version, statements in schema.MIGRATIONS:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 # Re-read inside the transaction: another process may have
                 # migrated between our check and our lock.
                 current = self._version(conn)
-                if current > SCHEMA_VERSION:
+                if current > schema.SCHEMA_VERSION:
                     raise StoreError(
                         f"{self.path}: schema version {current} is newer than this hermes "
-                        f"understands ({SCHEMA_VERSION}); upgrade hermes"
+                        f"understands ({schema.SCHEMA_VERSION}); upgrade hermes"
                     )
                 if current < version:
                     for sql in statements:
@@ -356,20 +188,22 @@ class SessionStore:
 
     @staticmethod
     def _version(conn: sqlite3.Connection) -> int:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").fetchone():
+            return 0
         row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
         return int(row[0] or 0)
 
     def _ensure_fts(self, conn: sqlite3.Connection) -> bool:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
         have_table = "messages_fts" in names
-        have_triggers = all(t in names for t in _FTS_TRIGGERS)
-        if not fts5_available():
-            if any(t in names for t in _FTS_TRIGGERS):
+        have_triggers = all(t in names for t in schema.FTS_TRIGGERS)
+        if not schema.fts5_available():
+            if any(t in names for t in schema.FTS_TRIGGERS):
                 # Triggers into an FTS5 table this SQLite cannot load would
                 # make every append fail: drop them; the index is rebuilt the
                 # next time a build with FTS5 opens the file.
                 conn.execute("BEGIN IMMEDIATE")
-                for trigger in _FTS_TRIGGERS:
+                for trigger in schema.FTS_TRIGGERS:
                     conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
                 conn.execute("COMMIT")
             log.warning("%s: this Python's SQLite has no FTS5; session search is unavailable", self.path)
@@ -380,8 +214,8 @@ class SessionStore:
         try:
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
             if "messages_fts" not in names:
-                conn.execute(_FTS_TABLE)
-            for trigger, sql in _FTS_TRIGGERS.items():
+                conn.execute(schema.FTS_TABLE)
+            for trigger, sql in schema.FTS_TRIGGERS.items():
                 if trigger not in names:
                     conn.execute(sql)
             conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")

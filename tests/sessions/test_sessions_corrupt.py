@@ -3,7 +3,6 @@ way to move it aside and start fresh."""
 
 from __future__ import annotations
 
-import sqlite3
 
 import click
 import pytest

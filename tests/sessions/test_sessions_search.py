@@ -10,8 +10,9 @@ import pytest
 
 from kernel.config import Config
 from kernel.types import ToolContext, ToolError
-from plugins.sessions import store as store_mod
-from plugins.sessions.store import SessionStore, StoreError, fts_query
+from plugins.sessions import schema
+from plugins.sessions.codec import fts_query
+from plugins.sessions.store import SessionStore, StoreError
 
 
 @pytest.fixture
@@ -82,7 +83,7 @@ def test_without_fts5_appends_work_and_the_index_is_rebuilt_later(home, monkeypa
     s.append("s", [{"role": "user", "content": "alpha"}])
     s.close()
     # Open the same file with a SQLite that lacks FTS5.
-    monkeypatch.setattr(store_mod, "fts5_available", lambda: False)
+    monkeypatch.setattr(schema, "fts5_available", lambda: False)
     s = SessionStore.for_data_dir(home)
     s.append("s", [{"role": "user", "content": "beta"}])  # the triggers were dropped: no error
     with pytest.raises(StoreError, match="FTS5"):

@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from plugins.sessions import store as store_mod
-from plugins.sessions.store import SCHEMA_VERSION, SessionStore, StoreError, UnknownSession
+from plugins.sessions import schema
+from plugins.sessions.schema import SCHEMA_VERSION
+from plugins.sessions.store import SessionStore, StoreError, UnknownSession
 
 
 def step(i: int) -> list[dict]:
@@ -230,8 +231,8 @@ def test_migrations_run_in_order_one_transaction_each(home, monkeypatch):
     s = SessionStore.for_data_dir(home)
     s.append("s", [{"role": "user", "content": "x"}])
     s.close()
-    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS + [extra])
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", extra[0])
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS + [extra])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", extra[0])
     with pytest.raises(StoreError):
         SessionStore.for_data_dir(home).load("s")
     # The failed migration rolled back whole: version and columns unchanged.
@@ -239,7 +240,7 @@ def test_migrations_run_in_order_one_transaction_each(home, monkeypatch):
     assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == extra[0] - 1
     assert "note" not in [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
     conn.close()
-    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:-1] + [(extra[0], extra[1][:1])])
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:-1] + [(extra[0], extra[1][:1])])
     s = SessionStore.for_data_dir(home)
     assert s.load("s") == [{"role": "user", "content": "x"}]
     s.close()
