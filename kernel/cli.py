@@ -59,9 +59,12 @@ class App:
         if self._config is None:
             from kernel.config import ConfigError, load_config
 
-            overrides = self.distro.config_overrides() if self.distro else None
+            distro = self.distro
             try:
-                self._config = load_config(overrides=overrides)
+                self._config = load_config(
+                    overrides=distro.config_overrides() if distro else None,
+                    defaults=distro.config_defaults() if distro else None,
+                )
             except ConfigError as exc:
                 raise Fail(str(exc), EXIT_USAGE) from None
         return self._config
@@ -448,9 +451,21 @@ def _slash(agent, text: str) -> None:
         click.echo(str(reply))
 
 
-def main(argv=None) -> None:
+def distro_main(distro: str, prog_name: Optional[str] = None):
+    """The console script of a distro package: ``hermes`` fixed to one distro.
+
+    In the distro's pyproject.toml::
+
+        [project.scripts]
+        my-agent = "my_distro:main"     # def main(): kernel.cli.distro_main("my-distro")
+    """
+    os.environ["HERMES_DISTRO"] = distro
+    main(prog_name=prog_name or os.path.basename(sys.argv[0]) or "hermes")
+
+
+def main(argv=None, prog_name: str = "hermes") -> None:
     try:
-        cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+        cli.main(args=argv, prog_name=prog_name, standalone_mode=True)
     except KeyboardInterrupt:
         click.echo("hermes: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
