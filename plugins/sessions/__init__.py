@@ -97,6 +97,39 @@ def register_tools(register, config):
     register(session_search_tool())
 
 
+def _slash_title(raw_args: str, agent) -> str:
+    from plugins.sessions.store import StoreError
+
+    if not raw_args.strip():
+        return "usage: /title TEXT  (names this session in `hermes sessions list`)"
+    store = _store_for(agent)
+    try:
+        store.ensure_session(agent.session_id, platform=getattr(agent, "platform", "") or "")
+        store.set_title(agent.session_id, raw_args)
+    except StoreError as exc:
+        return f"cannot set the title: {exc}"
+    return f"Session {agent.session_id} is now titled: {store.get_session(agent.session_id)['title']}"
+
+
+def _slash_search(raw_args: str, agent) -> str:
+    from plugins.sessions.store import StoreError
+
+    try:
+        hits = _store_for(agent).search(raw_args, 10)
+    except (StoreError, ValueError) as exc:
+        return f"cannot search: {exc}"
+    if not hits:
+        return "No matches."
+    return "\n".join(f"{h['session_id']}  [{h['seq']}] {h['role']}: {' '.join(h['snippet'].split())[:100]}"
+                     for h in hits)
+
+
+@hookimpl
+def register_slash_commands(register):
+    register("title", _slash_title, description="name the current session")
+    register("search", _slash_search, description="search past sessions: /search WORDS")
+
+
 @hookimpl
 def register_commands(cli, config):
     from plugins.sessions.commands import sessions_group

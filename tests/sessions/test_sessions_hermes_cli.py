@@ -147,3 +147,16 @@ def test_hermes_run_killed_mid_turn_resumes(hermes_sessions, tmp_path, home):
     assert resumed["messages"][: len(history)] == history
     assert [m["content"] for m in resumed["messages"][len(history):]] == [
         "continue", "Picking up where we left off."]
+
+
+def test_chat_slash_title_and_search(hermes_sessions, tmp_path):
+    _run_json(hermes_sessions, tmp_path, ["Basil likes sun."], prompt="Where should basil go?")
+    script = _script(tmp_path, "chat.json", ["Tomatoes too."])
+    res = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script,
+                          input="And tomatoes?\n/title  Herb   garden \n/search basil\n/search \"\n/quit\n")
+    assert res.returncode == 0, res.stderr
+    assert "is now titled: Herb garden" in res.stdout
+    assert "[basil]" in res.stdout.lower()
+    assert "cannot search: the search query is empty" in res.stdout
+    rows = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
+    assert [r["title"] for r in rows] == ["Herb garden", None]
