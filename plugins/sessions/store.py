@@ -105,6 +105,7 @@ class SessionStore:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._conn: Optional[sqlite3.Connection] = None
+        self._pid = 0  # the process that opened _conn
         self._lock = threading.RLock()
         self.fts = False  # set on open: is the full-text index usable?
         self.journal_mode = ""
@@ -229,8 +230,13 @@ class SessionStore:
     def _connection(self):
         """The shared connection, under the lock; corruption becomes StoreCorrupt."""
         with self._lock:
+            if self._conn is not None and self._pid != os.getpid():
+                # A forked child must not use its parent's connection (SQLite
+                # forbids it); abandon it without closing and open our own.
+                self._conn = None
             if self._conn is None:
                 self._conn = self._open()
+                self._pid = os.getpid()
             try:
                 yield self._conn
             except sqlite3.DatabaseError as exc:
@@ -253,9 +259,9 @@ class SessionStore:
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
+            if self._conn is not None and self._pid == os.getpid():
                 self._conn.close()
-                self._conn = None
+            self._conn = None
 
     def __enter__(self) -> "SessionStore":
         return self

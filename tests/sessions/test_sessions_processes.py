@@ -3,6 +3,7 @@ two writers at once, a writer waiting out another's lock."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import sqlite3
@@ -135,4 +136,26 @@ def test_a_writer_waits_out_another_writers_lock(home):
     assert released.is_set() and waited >= 0.25
     assert [m["content"] for m in s.load("a")] == ["first", "second"]
     other.close()
+    s.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_opens_its_own_connection(home):
+    s = SessionStore.for_data_dir(home)
+    s.append("parent", [{"role": "user", "content": "before the fork"}])
+    pid = os.fork()
+    if pid == 0:  # the child: must not touch the parent's connection
+        code = 1
+        try:
+            s.append("child", [{"role": "user", "content": "from the child"}])
+            s.close()
+            code = 0 if s.load("parent") == [{"role": "user", "content": "before the fork"}] else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    s.append("parent", [{"role": "user", "content": "after the fork"}])
+    assert [m["content"] for m in s.load("parent")] == ["before the fork", "after the fork"]
+    assert s.load("child") == [{"role": "user", "content": "from the child"}]
+    assert s.check() == []
     s.close()
