@@ -212,10 +212,14 @@ class Agent:
             self.host.record_hook_error(entry.plugin, "context engine factory", exc)
             return None
 
-    def _emit(self, hook_name: str, **kwargs) -> None:
+    def emit(self, hook_name: str, **kwargs) -> None:
+        """Fire an observer hook on this agent's plugins and callbacks
+        (``agent`` is added); skipped cheaply when nobody implements it."""
         caller = getattr(self.hook, hook_name)
         if caller.get_hookimpls():
             caller(agent=self, **kwargs)
+
+    _emit = emit
 
     def ask(self, hook_name: str, **kwargs) -> Any:
         """Call a question hook (``clarify``, ``approve_tool_call``) on this
@@ -376,7 +380,8 @@ class Agent:
     ) -> dict:
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
-        self._interrupt.clear()
+        if not (self.parent is not None and self.parent.interrupted):
+            self._interrupt.clear()  # a child started after its parent was interrupted stays interrupted
         self.interrupt_message = None
         if self._owns_budget:
             self.budget.reset()

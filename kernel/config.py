@@ -136,6 +136,7 @@ class Config:
         self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
+        _normalize_yaml_words(self.data)
         self.validate()
 
     # -- reading
@@ -217,6 +218,13 @@ class Config:
             raise
         self.path = path
         return path
+
+
+def _normalize_yaml_words(data: dict) -> None:
+    """YAML 1.1 reads ``off`` as false: ``approvals: {mode: off}`` means "off"."""
+    approvals = data.get("approvals")
+    if isinstance(approvals, dict) and isinstance(approvals.get("mode"), bool):
+        approvals["mode"] = "manual" if approvals["mode"] else "off"
 
 
 def _normalize_model_block(data: dict) -> None:

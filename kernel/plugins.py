@@ -504,9 +504,9 @@ class Registry:
         for tool in self.tools.values():
             by_own.setdefault(tool.toolset, set()).add(tool.name)
         chosen: set = set()
-        stack, seen = list(names), set()
+        stack, seen = [(n, None) for n in names], set()
         while stack:
-            name = stack.pop()
+            name, parent = stack.pop()
             if name in seen:
                 continue
             seen.add(name)
@@ -517,11 +517,14 @@ class Registry:
                     if member in self.tools:
                         chosen.add(member)
                     else:
-                        stack.append(member)
+                        stack.append((member, name))
             elif name in by_own:
                 chosen |= by_own[name]
             elif name in self.tools:
                 chosen.add(name)
+            elif parent is not None:
+                # a member of a composite toolset whose plugin is not loaded
+                log.info("toolset %s: member %s is not available", parent, name)
             else:
                 known = sorted(set(self.toolsets) | set(by_own))
                 near = close_matches(name, known)
