@@ -381,7 +381,8 @@ class PluginHost:
         key = (plugin, hook)
         count, _ = self.hook_errors.get(key, (0, ""))
         self.hook_errors[key] = (count + 1, f"{type(exc).__name__}: {exc}")
-        log.warning("plugin %s: hook %s raised %s: %s", plugin, hook, type(exc).__name__, exc, exc_info=exc)
+        log.warning("plugin %s: hook %s raised %s: %s", plugin, hook, type(exc).__name__, exc,
+                    exc_info=exc if log.isEnabledFor(logging.DEBUG) else None)
 
     # -- per-agent managers: callbacks of one Agent never reach another
     def manager_with(self, callbacks: Iterable[Any]):
