@@ -150,7 +150,8 @@ class Agent:
 
         self._owns_budget = budget is None
         self.budget = budget or IterationBudget(int(max_turns or cfg.get("agent.max_turns") or 90))
-        self.tools = self._select_tools(toolsets, set(blocked_tools))
+        blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
+        self.tools = self._select_tools(toolsets, blocked)
         self.context_engine = self._select_context_engine()
         if self.context_engine is not None:
             for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
@@ -163,6 +164,7 @@ class Agent:
         self.parent_session_id = parent.session_id if parent else None
         self.messages: list = []
         self._system_prompt: Optional[str] = None
+        self._system_message: Optional[str] = None
         self._interrupt = threading.Event()
         self._wake = threading.Event()
         self._redirects: list = []
@@ -171,6 +173,7 @@ class Agent:
         self._children: list = []
         self._children_lock = threading.Lock()
         self._closed = False
+        self._caller: Optional["_CallThread"] = None
         self.turn: Optional[Turn] = None
 
     # ------------------------------------------------------------------ setup
@@ -210,10 +213,14 @@ class Agent:
             self.host.record_hook_error(entry.plugin, "context engine factory", exc)
             return None
 
-    def _emit(self, hook_name: str, **kwargs) -> None:
+    def emit(self, hook_name: str, **kwargs) -> None:
+        """Fire an observer hook on this agent's plugins and callbacks
+        (``agent`` is added); skipped cheaply when nobody implements it."""
         caller = getattr(self.hook, hook_name)
         if caller.get_hookimpls():
             caller(agent=self, **kwargs)
+
+    _emit = emit
 
     def ask(self, hook_name: str, **kwargs) -> Any:
         """Call a question hook (``clarify``, ``approve_tool_call``) on this
@@ -327,6 +334,7 @@ class Agent:
         )
 
     def _build_system_prompt(self, system_message: Optional[str]) -> str:
+        self._system_message = system_message
         parts = [system_message if system_message is not None else self.config.get("agent.system_prompt")]
         for part in self.hook.system_prompt(agent=self, session_id=self.session_id,
                                             model=self.provider_config.model, platform=self.platform):
@@ -339,6 +347,7 @@ class Agent:
         self._emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
         self._start_session(reason=reason)
+        self._system_prompt = self._build_system_prompt(self._system_message)  # a new session, a fresh snapshot
         self._persist(self.messages)
 
     def compress(self, reason: str = "preflight") -> bool:
@@ -374,7 +383,8 @@ class Agent:
     ) -> dict:
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
-        self._interrupt.clear()
+        if not (self.parent is not None and self.parent.interrupted):
+            self._interrupt.clear()  # a child started after its parent was interrupted stays interrupted
         self.interrupt_message = None
         if self._owns_budget:
             self.budget.reset()
@@ -536,13 +546,14 @@ class Agent:
         """One model call outside the conversation (summaries for the context
         engine): same provider, same hooks and policy, no tools, nothing stored."""
         turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
-        response = self._call_model(turn, messages, tool_choice="none", offer_tools=False, max_tokens=max_tokens)
+        response = self._call_model(turn, messages, tool_choice="none", offer_tools=False, max_tokens=max_tokens,
+                                    stream=False)
         if isinstance(response, GiveUp):
             raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
         return response.content or ""
 
     def _call_model(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
-                    offer_tools: bool = True, max_tokens: Optional[int] = None):
+                    offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None):
         """Call the current provider; on failure ask the policy and execute
         its decision. Returns a ModelResponse or a GiveUp."""
         attempt, compressed, refreshed = 0, False, set()
@@ -555,7 +566,8 @@ class Agent:
             tools = [t.schema() for t in self.tools.values()] if offer_tools else []
             request = ModelRequest(
                 model=pconf.model, messages=request_messages, tools=tools, tool_choice=tool_choice,
-                stream=bool(self.stream), max_tokens=max_tokens or self.config.get("agent.max_tokens"),
+                stream=bool(self.stream if stream is None else stream),
+                max_tokens=max_tokens or self.config.get("agent.max_tokens"),
                 session_id=self.session_id,
             )
             emitter = _Emitter(self, request)
@@ -607,8 +619,9 @@ class Agent:
                 return GiveUp(message)
 
     def _interruptible(self, provider, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
-        """Run the provider call in a background thread; wait for the answer,
-        an interrupt or the timeout. An abandoned call's answer is dropped."""
+        """Run the provider call on the agent's model-call thread; wait for
+        the answer, an interrupt or the timeout. An abandoned call's answer is
+        dropped, and its thread is left to finish alone."""
         box: dict = {}
         done = threading.Event()
         wake = self._wake
@@ -623,17 +636,18 @@ class Agent:
                 wake.set()
 
         wake.clear()
-        worker = threading.Thread(target=work, name="hermes-model-call", daemon=True)
-        worker.start()
+        if self._caller is None:
+            self._caller = _CallThread()
+        self._caller.submit(work)
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
         while not done.is_set():
             if self._interrupt.is_set():
-                request.cancel_event.set()
+                self._abandon(request)
                 raise _Interrupted()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                request.cancel_event.set()
+                self._abandon(request)
                 raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
             wake.wait(remaining)
             wake.clear()
@@ -646,6 +660,12 @@ class Agent:
         if not isinstance(response, ModelResponse):
             raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
         return response
+
+    def _abandon(self, request: ModelRequest) -> None:
+        request.cancel_event.set()
+        if self._caller is not None:
+            self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
+            self._caller = None
 
     def _fire_pre_api(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, started: float) -> None:
         if not self.hook.pre_api_request.get_hookimpls():
@@ -708,6 +728,9 @@ class Agent:
         self._closed = True
         if self._session_started:
             self._emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
+        if self._caller is not None:
+            self._caller.retire()
+            self._caller = None
         for provider in self._providers.values():
             closer = getattr(provider, "close", None)
             if closer is not None:
@@ -721,6 +744,30 @@ class Agent:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _CallThread:
+    """A daemon thread that runs model calls one at a time (reused across
+    calls: starting a thread per call costs more than the handoff)."""
+
+    def __init__(self):
+        import queue
+
+        self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="hermes-model-call", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job()
+
+    def submit(self, job) -> None:
+        self._jobs.put(job)
+
+    def retire(self) -> None:
+        self._jobs.put(None)  # ends after the job in hand, if any
 
 
 def _with_note(content: str, note: str) -> str:
