@@ -348,7 +348,7 @@ def _context_length(agent: Any, model: str) -> int:
     try:
         from plugins.compressor import context_window  # the kernel's compressor knows model windows
 
-        return int(context_window(model, config))
+        return int(context_window(model))
     except Exception:
         return 128_000
 
