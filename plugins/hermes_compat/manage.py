@@ -1,5 +1,250 @@
-"""``hermes plugins install`` / ``uninstall`` (filled in below)."""
+"""``hermes plugins install NAME_OR_PATH [--enable] [-- PIP_ARGS]`` and
+``hermes plugins uninstall NAME``.
+
+Install runs ``pip`` of the interpreter hermes runs on (``sys.executable -m
+pip``), so plugins land in the same environment. What changed is worked out
+from the installed distributions before and after (added, upgraded, new
+plugin entry points) and printed. The environment is never left broken:
+
+* pip installs each package atomically, but a failed install may already have
+  installed some dependencies: those are uninstalled again, and upgraded ones
+  are put back to their old version (best effort; anything that could not be
+  restored is named);
+* after a successful install hermes itself must still import (a plugin may
+  drag in an incompatible click or pluggy); if it does not, the same rollback
+  runs and the command fails.
+
+A local folder that is a hermes directory plugin (``__init__.py``, no
+``pyproject.toml``/``setup.py``) is copied into ``$HERMES_HOME/plugins/``
+instead. ``--enable`` adds the new plugins to ``plugins.enabled``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+PLUGIN_GROUPS = ("hermes.plugins", "hermes_agent.plugins", "hermes_agent.memory_providers",
+                 "hermes_agent.model_providers", "hermes.memory_provider")
+PROTECTED = {"hermes_kernel", "pip", "setuptools", "pluggy", "click", "platformdirs", "pyyaml"}
+HEALTH_CHECK = "import kernel.cli, kernel.agent, kernel.plugins, pluggy, click, yaml"
 
 
-def add_commands(cli):
-    return None
+def _norm(name: str) -> str:
+    return name.replace("-", "_").replace(".", "_").lower()
+
+
+def installed() -> dict:
+    """norm name -> (name, version) of every distribution on ``sys.path``."""
+    import os
+
+    from kernel.plugins import _dist_name_version  # the kernel's own dist-info reader
+
+    found: dict = {}
+    for entry in list(sys.path):
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for fname in names:
+            if fname.endswith((".dist-info", ".egg-info")):
+                name, version = _dist_name_version(Path(entry or ".") / fname)
+                found.setdefault(_norm(name), (name, version))
+    return found
+
+
+def plugin_entry_points() -> dict:
+    """norm dist name -> [(group, plugin name), ...]."""
+    from kernel.plugins import iter_entry_points
+
+    out: dict = {}
+    for group in PLUGIN_GROUPS:
+        for name, _value, dist, _version, _meta in iter_entry_points(group):
+            out.setdefault(_norm(dist), []).append((group, name))
+    return out
+
+
+def _pip(*args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def _diff(before: dict, after: dict) -> tuple:
+    added = {k: after[k] for k in after if k not in before}
+    changed = {k: (before[k], after[k]) for k in after if k in before and before[k][1] != after[k][1]}
+    removed = {k: before[k] for k in before if k not in after}
+    return added, changed, removed
+
+
+def _rollback(before: dict, pip_args: tuple) -> list:
+    """Undo what a failed or harmful install changed; returns what could not be undone."""
+    added, changed, removed = _diff(before, installed())
+    left = []
+    if added:
+        res = _pip("uninstall", "-y", *[name for name, _ in added.values()])
+        if res.returncode != 0:
+            left += [f"{name} {version} (added)" for name, version in added.values()]
+    for old, _new in changed.values():
+        res = _pip("install", "--no-deps", f"{old[0]}=={old[1]}", *pip_args)
+        if res.returncode != 0:
+            left.append(f"{old[0]} (now {_new[1]}, was {old[1]})")
+    for name, version in removed.values():
+        res = _pip("install", "--no-deps", f"{name}=={version}", *pip_args)
+        if res.returncode != 0:
+            left.append(f"{name} {version} (removed)")
+    return left
+
+
+def _healthy() -> Optional[str]:
+    res = subprocess.run([sys.executable, "-c", HEALTH_CHECK], capture_output=True, text=True)
+    if res.returncode == 0:
+        return None
+    lines = (res.stderr or res.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit status {res.returncode}"
+
+
+def _save_enabled(names: list, enable: bool) -> Optional[Path]:
+    from kernel.config import load_config
+
+    cfg = load_config()
+    section = cfg.data.get("plugins") if isinstance(cfg.data.get("plugins"), dict) else {}
+    enabled = [n for n in (section.get("enabled") or []) if n not in names]
+    disabled = [n for n in (section.get("disabled") or []) if not (enable and n in names)]
+    if enable:
+        enabled += names
+    cfg.set_value("plugins.enabled", enabled)
+    cfg.set_value("plugins.disabled", disabled)
+    return cfg.save()
+
+
+def _fail(message: str) -> None:
+    from kernel.cli import Fail
+
+    raise Fail(message)
+
+
+def _is_directory_plugin(path: Path) -> bool:
+    return path.is_dir() and (path / "__init__.py").is_file() and not any(
+        (path / f).exists() for f in ("pyproject.toml", "setup.py", "setup.cfg"))
+
+
+def _install_directory(path: Path, enable: bool) -> None:
+    from kernel.config import data_dir
+
+    from plugins.hermes_compat.context import parse_manifest
+
+    manifest = parse_manifest(path, path.name, "", "user")
+    name = manifest.name
+    dest = data_dir() / "plugins" / name
+    if dest.exists():
+        _fail(f"{dest} already exists; uninstall {name} first")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(path, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    click.echo(f"copied directory plugin {name} to {dest}")
+    if enable:
+        click.echo(f"enabled: {name} (saved in {_save_enabled([name], True)})")
+    else:
+        click.echo(f"enable it with: hermes plugins enable {name}")
+
+
+@click.command("install")
+@click.argument("target", metavar="NAME_OR_PATH")
+@click.option("--enable", is_flag=True, help="Enable the plugins the new distributions provide.")
+@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- PIP_ARGS...]")
+def install_command(target: str, enable: bool, pip_args: tuple):
+    """Install a plugin package with pip into hermes' own environment."""
+    path = Path(target).expanduser()
+    if path.exists():
+        if _is_directory_plugin(path):
+            _install_directory(path.resolve(), enable)
+            return
+        target = str(path.resolve())
+    before = installed()
+    before_eps = plugin_entry_points()
+    click.echo(f"installing {target} with {Path(sys.executable).name} -m pip ...", err=True)
+    res = _pip("install", "--no-input", target, *pip_args)
+    problem = None
+    if res.returncode != 0:
+        tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-5:])
+        problem = f"pip could not install {target} (exit status {res.returncode}):\n{tail}"
+    else:
+        broken = _healthy()
+        if broken:
+            problem = f"installing {target} broke hermes ({broken})"
+    if problem:
+        left = _rollback(before, pip_args)
+        if left:
+            _fail(f"{problem}\nrolled back, except: {', '.join(left)}")
+        _fail(f"{problem}\nthe environment is unchanged")
+
+    added, changed, removed = _diff(before, installed())
+    if not (added or changed or removed):
+        click.echo(f"{target}: already installed, nothing changed")
+    for name, version in added.values():
+        click.echo(f"added: {name} {version}")
+    for old, new in changed.values():
+        click.echo(f"upgraded: {new[0]} {old[1]} -> {new[1]}")
+    for name, version in removed.values():
+        click.echo(f"removed: {name} {version}")
+    after_eps = plugin_entry_points()
+    new_plugins = []
+    for dist in list(added) + list(changed):
+        for group, name in after_eps.get(dist, []):
+            if (group, name) not in before_eps.get(dist, []) or dist in changed:
+                new_plugins.append(name)
+                click.echo(f"new plugin: {name} ({group})")
+    if not new_plugins and (added or changed):
+        click.echo("no hermes plugins in the new distributions")
+    if enable and new_plugins:
+        click.echo(f"enabled: {', '.join(new_plugins)} (saved in {_save_enabled(new_plugins, True)})")
+    elif new_plugins:
+        click.echo(f"enable with: hermes plugins enable {new_plugins[0]}")
+
+
+@click.command("uninstall")
+@click.argument("name")
+def uninstall_command(name: str):
+    """Uninstall a plugin: a distribution, a plugin name, or a plugin folder."""
+    from kernel.config import data_dir
+
+    dists = installed()
+    eps = plugin_entry_points()
+    dist = _norm(name) if _norm(name) in dists else None
+    if dist is None:
+        owners = [d for d, items in eps.items() if any(n == name for _g, n in items)]
+        dist = owners[0] if owners else None
+    if dist is None:
+        folder = data_dir() / "plugins" / name
+        if folder.is_dir():
+            shutil.rmtree(folder)
+            click.echo(f"removed directory plugin {name} ({folder})")
+            _save_enabled([name], False)
+            return
+        _fail(f"no installed plugin or distribution named '{name}' (see `hermes plugins list`)")
+    if dist in PROTECTED:
+        _fail(f"{dists[dist][0]} is part of hermes itself; refusing to uninstall it")
+    real, version = dists[dist]
+    plugins = [n for _g, n in eps.get(dist, [])]
+    res = _pip("uninstall", "-y", real)
+    if res.returncode != 0 or _norm(real) in installed():
+        tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-3:])
+        _fail(f"pip could not uninstall {real}: {tail}")
+    click.echo(f"removed: {real} {version}")
+    for plugin in plugins:
+        click.echo(f"removed plugin: {plugin}")
+    if plugins:
+        _save_enabled(plugins, False)
+
+
+def add_commands(cli) -> None:
+    group = cli.commands.get("plugins")
+    if not isinstance(group, click.Group):
+        return
+    for command in (install_command, uninstall_command):
+        if command.name not in group.commands:
+            group.add_command(command)

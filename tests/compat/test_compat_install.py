@@ -1,0 +1,130 @@
+"""``hermes plugins install`` / ``uninstall`` against a throwaway virtual
+environment, no network: the fixture package is packed into a wheel here
+(pip installs wheels without a build backend) and installed with ``--no-index``.
+One test, a few seconds (several pip runs)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tomllib
+import zipfile
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+from .conftest import FIXTURES, kernel_entry_points, write_dist
+
+PIP_OFFLINE = ("--", "--no-index", "--no-deps")
+# Until kernel-change.patch (the ``plugins`` group loads plugin subcommands on
+# demand) is on main, the subprocess adds the commands the way the patched
+# kernel does, then runs the same CLI.
+RUNNER = ("import sys, kernel.cli as c\n"
+          "if type(c.cli.commands['plugins']).get_command is __import__('click').Group.get_command:\n"
+          "    from plugins.hermes_compat.manage import add_commands; add_commands(c.cli)\n"
+          "c.main(sys.argv[1:])\n")
+
+
+def build_wheel(out: Path, name: str, version: str, files: dict, entry_points: dict = None) -> Path:
+    """A minimal pure-Python wheel: ``files`` maps archive path -> text."""
+    stem = f"{name.replace('-', '_')}-{version}"
+    info = f"{stem}.dist-info"
+    files = dict(files)
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: hermes-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    if entry_points:
+        files[f"{info}/entry_points.txt"] = "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) for group, eps in entry_points.items())
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = "\n".join(record) + "\n"
+    wheel = out / f"{stem}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return wheel
+
+
+def wheel_from_fixture(out: Path, folder: Path) -> Path:
+    project = tomllib.loads((folder / "pyproject.toml").read_text())["project"]
+    files = {p.name: p.read_text() for p in folder.glob("*.py")}
+    return build_wheel(out, project["name"], project["version"], files, project.get("entry-points"))
+
+
+def _venv(tmp_path: Path) -> tuple:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    # the project and the dev dependencies (pip, setuptools, pluggy, click) without copying them
+    (site / "_hermes_dev.pth").write_text(f"{ROOT}\n{sysconfig.get_paths()['purelib']}\n")
+    write_dist(site, "hermes_kernel", "0.1.0", {"hermes.plugins": kernel_entry_points()}, "the kernel")
+    return python, site
+
+
+def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
+    python, site = _venv(tmp_path)
+    env = dict(os.environ, HERMES_HOME=str(hermes_home))
+    env.pop("PYTHONPATH", None)
+
+    def hermes(*args):
+        return subprocess.run([str(python), "-c", RUNNER, *map(str, args)], capture_output=True, text=True,
+                              env=env, timeout=60)
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    tally = wheel_from_fixture(wheels, FIXTURES / "pkg_tally")
+    # a plugin that drags in an incompatible "click": hermes would no longer start
+    clobber = build_wheel(wheels, "hermes-clobber", "1.0", {
+        "hermes_clobber.py": "def register(ctx):\n    pass\n",
+        "click/__init__.py": "raise ImportError('incompatible click')\n",
+    }, {"hermes_agent.plugins": {"clobber": "hermes_clobber"}})
+
+    before = sorted(p.name for p in site.iterdir())
+    out = hermes("plugins", "install", tmp_path / "missing.whl", *PIP_OFFLINE)
+    assert out.returncode == 1 and "pip could not install" in out.stderr, out.stderr
+    assert "the environment is unchanged" in out.stderr and "Traceback" not in out.stderr
+    out = hermes("plugins", "install", "hermes-not-on-any-index", *PIP_OFFLINE)
+    assert out.returncode == 1 and "pip could not install hermes-not-on-any-index" in out.stderr
+    out = hermes("plugins", "install", clobber, "--enable", *PIP_OFFLINE)
+    assert out.returncode == 1, out.stdout
+    assert "broke hermes (ImportError: incompatible click)" in out.stderr and "the environment is unchanged" in out.stderr
+    assert sorted(p.name for p in site.iterdir()) == before
+    assert hermes("plugins", "list", "--json").returncode == 0
+
+    out = hermes("plugins", "install", tally, "--enable", *PIP_OFFLINE)
+    assert out.returncode == 0, out.stderr
+    assert "added: hermes-tally 0.1.0" in out.stdout or "added: hermes_tally 0.1.0" in out.stdout
+    assert "new plugin: tally (hermes_agent.plugins)" in out.stdout
+    assert "enabled: tally" in out.stdout
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["tally"]["status"] == "enabled" and rows["tally"]["source"] == "hermes-compat"
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["tally", {"text": "one two three"}]]}, "three"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "count")
+    assert out.returncode == 0, out.stderr
+    tools = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert tools == [{"words": 3}]
+
+    out = hermes("plugins", "uninstall", "hermes-kernel")
+    assert out.returncode == 1 and "part of hermes itself" in out.stderr
+    out = hermes("plugins", "uninstall", "tally")
+    assert out.returncode == 0, out.stderr
+    assert "removed plugin: tally" in out.stdout
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert "tally" not in rows
+    assert "tally" not in (hermes_home / "config.yaml").read_text()
+    out = hermes("plugins", "uninstall", "tally")
+    assert out.returncode == 1 and "no installed plugin" in out.stderr
