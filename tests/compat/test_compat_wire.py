@@ -1,0 +1,57 @@
+"""End to end against the wire-protocol test server: a hermes model-provider
+plugin (registered by import side effect) serves the Agent through the real
+openai SDK over loopback HTTP, and a hermes plugin's tool, hooks, block and
+transform act on what the model asked for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kernel.agent import Agent
+from kernel.config import Config
+from kernel.plugins import PluginHost
+
+from .test_compat_agent import load_compat
+
+testserver = pytest.importorskip("plugins_providers.testserver")
+openai_chat = pytest.importorskip("plugins_providers.openai_chat")
+
+
+def test_hermes_plugins_against_the_wire_server(compat_site, monkeypatch):
+    from plugins_providers.testserver import WireServer, reply
+
+    with WireServer(api_key="acme-key") as server:
+        monkeypatch.setenv("HXFIX_ACME_URL", server.openai_url)
+        monkeypatch.setenv("ACME_API_KEY", "acme-key")
+        cfg = Config({"plugins": {"enabled": ["kitchen", "acme"]}})
+        cands, adapters = load_compat(cfg)
+        assert cands["acme"].status == "enabled" and cands["kitchen"].status == "enabled"
+        import hxfix_kitchen
+
+        host = PluginHost.from_objects([openai_chat, *adapters], cfg)
+        server.push(reply(tool_calls=[("shout", {"text": "hi"}), ("shout", {"text": "forbidden"})],
+                          usage={"input": 30, "output": 6}),
+                    reply("all done", usage={"input": 50, "output": 3}))
+        # provider "acme-ai" is an alias of the plugin's profile: it picks the
+        # profile's base URL, key variable and chat_completions mode
+        agent = Agent(config=cfg, host=host, provider="acme-ai", model="acme-large")
+        try:
+            result = agent.run_conversation("shout hi")
+        finally:
+            agent.close()
+
+    assert result["exit_reason"] == "completed", result["error"]
+    assert result["final_response"] == "all done [kitchen]"
+    first, second = server.requests[0].body, server.requests[1].body
+    assert first["model"] == "acme-large"
+    assert [t["function"]["name"] for t in first["tools"]] == ["shout"]
+    assert "kitchen-context" in json.dumps(first["messages"][-1])
+    tool_msgs = [m for m in second["messages"] if m["role"] == "tool"]
+    assert [json.loads(m["content"]) for m in tool_msgs] == [{"transformed": {"shouted": "HI"}},
+                                                            {"error": "kitchen says no"}]
+    calls = dict(hxfix_kitchen.CALLS)  # the last call of each hook
+    assert calls["post_api_request"]["usage"]["prompt_tokens"] == 50
+    assert calls["pre_api_request"]["tool_count"] == 1
+    assert [kw["status"] for n, kw in hxfix_kitchen.CALLS if n == "post_tool_call"] == ["ok", "blocked"]
