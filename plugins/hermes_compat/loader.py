@@ -106,13 +106,14 @@ def _call_register(fn: Any, ctx: PluginContext) -> None:
 
 
 def _defined_subclass(module: types.ModuleType) -> Any:
-    """The first MemoryProvider/ContextEngine subclass defined in ``module``."""
-    from plugins.hermes_compat.host.context_engine import ContextEngine
-    from plugins.hermes_compat.host.memory_provider import MemoryProvider
-
+    """The first concrete memory provider or context engine class defined in
+    ``module`` (duck typed, so a subclass of the real hermes-agent base works too)."""
     for value in vars(module).values():
-        if (inspect.isclass(value) and value.__module__ == module.__name__ and not inspect.isabstract(value)
-                and issubclass(value, (MemoryProvider, ContextEngine))):
+        if not (inspect.isclass(value) and value.__module__ == module.__name__) or inspect.isabstract(value):
+            continue
+        has = lambda *names: all(callable(getattr(value, n, None)) for n in names)  # noqa: E731
+        if has("is_available", "initialize", "get_tool_schemas") or has("update_from_response", "should_compress",
+                                                                        "compress"):
             return value
     return None
 

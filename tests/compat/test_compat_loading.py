@@ -1,0 +1,90 @@
+"""Loading details: lazy host imports, project and category folders, context
+extras and misuse."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import sys
+
+from kernel.config import Config
+
+from .conftest import FIXTURES
+from .test_compat_agent import load_compat, tool_results
+
+
+def test_lazy_host_imports_async_handlers_and_skills(compat_site, hermes_home, make_agent):
+    cfg = Config({"model": "m-1", "plugins": {"enabled": ["lazy"], "entries": {"lazy": {"flavour": "spicy"}}}})
+    cands, adapters = load_compat(cfg)
+    assert cands["lazy"].status == "enabled", cands["lazy"].error
+    import hxfix_lazy
+
+    assert hxfix_lazy.RESULTS["config"] == "spicy"
+    assert hxfix_lazy.RESULTS["ctx.config"] == {"flavour": "spicy"}
+    assert hxfix_lazy.RESULTS["has_llm"] is False
+    for name in ("tools", "hermes_cli", "hermes_constants"):
+        assert name not in sys.modules
+    agent = make_agent(*adapters, config=cfg, script=[
+        {"tool_calls": [("aecho", {"text": "hi"}), ("skill_view", {"name": "lazy:lazy-notes"}),
+                        ("skill_view", {"name": "nope"})]}, "ok"])
+    echo, skill, missing = [json.loads(r) for r in tool_results(agent.run_conversation("go"))]
+    assert echo == {"echo": "hi", "kwargs": ["session_id", "task_id", "user_task"]}
+    assert skill["name"] == "lazy:lazy-notes" and "Imports host modules lazily" in skill["content"]
+    assert "available: lazy:lazy-notes" in missing["error"]
+    (hermes_home / "config.yaml").write_text("model: from-file\n")
+    assert agent.host.registry.slash_commands["later"].factory("", agent) == "model is from-file"
+    # a thread of the plugin importing a host module after loading still gets it
+    hxfix_lazy.start_background()
+    assert hxfix_lazy.RESULTS["home"] == str(hermes_home)
+
+
+def test_other_code_never_gets_the_stand_ins(compat_site):
+    load_compat(Config({"plugins": {"enabled": ["side"]}}))
+    for name in ("tools.registry", "agent.memory_provider", "providers", "hermes_cli.plugins"):
+        sys.modules.pop(name, None)
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+        raise AssertionError(f"{name} was importable outside hermes plugin code")
+
+
+def test_project_plugins_only_when_enabled_by_env_and_category_folders(compat_site, hermes_home, tmp_path,
+                                                                       monkeypatch):
+    category = hermes_home / "plugins" / "greeting"
+    category.mkdir(parents=True)
+    shutil.copytree(FIXTURES / "hxfix_dirplugin", category / "formal")
+    (category / "formal" / "plugin.yaml").unlink()  # a folder without a manifest is a plugin too
+    project = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "hxfix_dirplugin", project / ".hermes" / "plugins" / "local")
+    monkeypatch.chdir(project)
+    cfg = Config({"plugins": {"enabled": ["greeting/formal", "greeter"]}})
+    cands, _ = load_compat(cfg)
+    assert cands["greeting/formal"].status == "enabled", cands["greeting/formal"].error
+    assert "hermes_plugins.greeting__formal" in sys.modules
+    assert "greeter" not in cands  # the project folder is ignored without the env switch
+    monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
+    cands, adapters = load_compat(cfg)
+    assert cands["greeter"].status == "enabled" and cands["greeter"].target.endswith("local")
+
+
+def test_a_broken_directory_plugin_is_an_error_not_a_crash(compat_site, hermes_home):
+    broken = hermes_home / "plugins" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("import not_a_real_module_xyz\n")
+    no_init = hermes_home / "plugins" / "manifest-only"
+    no_init.mkdir()
+    (no_init / "plugin.yaml").write_text(": not yaml : [\n")
+    from kernel.plugins import PluginHost
+
+    cfg = Config({"plugins": {"enabled": ["broken", "manifest-only", "kitchen"]}})
+    host = PluginHost(cfg)
+    cands, _ = load_compat(Config({}))
+    for name in ("broken", "manifest-only", "kitchen"):
+        cands[name].status = "enabled"
+    host._load_all([cands["broken"], cands["manifest-only"], cands["kitchen"]])
+    assert cands["broken"].status == "error" and "not_a_real_module_xyz" in cands["broken"].error
+    assert cands["manifest-only"].status == "error" and "no __init__.py" in cands["manifest-only"].error
+    assert cands["kitchen"].status == "enabled"
+    assert "shout" in host.registry.tools
