@@ -109,9 +109,12 @@ def _healthy() -> Optional[str]:
 
 
 def _save_enabled(names: list, enable: bool) -> Optional[Path]:
-    from kernel.config import load_config
+    from kernel.config import ConfigError, load_config
 
-    cfg = load_config()
+    try:
+        cfg = load_config()
+    except ConfigError as exc:
+        _fail(f"{exc} (plugins.enabled not changed)")
     section = cfg.data.get("plugins") if isinstance(cfg.data.get("plugins"), dict) else {}
     enabled = [n for n in (section.get("enabled") or []) if n not in names]
     disabled = [n for n in (section.get("disabled") or []) if not (enable and n in names)]
@@ -185,6 +188,9 @@ def install_command(target: str, enable: bool, pip_args: tuple):
     added, changed, removed = _diff(before, installed())
     if not (added or changed or removed):
         click.echo(f"{target}: already installed, nothing changed")
+        if enable:  # enabling what an already installed distribution provides is still asked for
+            added = {d: dists_now[d] for d in [_norm(Path(target).name.split("-")[0]), _norm(target)]
+                     if d in (dists_now := installed())}
     for name, version in added.values():
         click.echo(f"added: {name} {version}")
     for old, new in changed.values():
@@ -195,9 +201,10 @@ def install_command(target: str, enable: bool, pip_args: tuple):
     new_plugins = []
     for dist in list(added) + list(changed):
         for group, name in after_eps.get(dist, []):
-            if (group, name) not in before_eps.get(dist, []) or dist in changed:
+            fresh = (group, name) not in before_eps.get(dist, []) or dist in changed
+            if fresh or enable:
                 new_plugins.append(name)
-                click.echo(f"new plugin: {name} ({group})")
+                click.echo(f"{'new plugin' if fresh else 'plugin'}: {name} ({group})")
     if not new_plugins and (added or changed):
         click.echo("no hermes plugins in the new distributions")
     if enable and new_plugins:

@@ -35,6 +35,9 @@ def test_list_enable_disable_and_run(hermes, hermes_home, tmp_path):
     assert hermes("plugins", "enable", "greeter", env=env).returncode == 0
     listed = rows(hermes("plugins", "list", "--json", env=env))
     assert listed["kitchen"]["status"] == "enabled" and listed["greeter"]["status"] == "enabled"
+    info = json.loads(hermes("plugins", "info", "kitchen", "--json", env=env).stdout)
+    assert info["tools"] == ["shout"] and info["source"] == "hermes-compat"
+    assert {"pre_tool_call", "transform_tool_result", "register_tools", "register_commands"} <= set(info["hooks"])
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [["shout", {"text": "hey"}], ["greet", {"who": "bo"}]]}, "fine"]))

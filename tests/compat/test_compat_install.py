@@ -110,6 +110,11 @@ def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
     assert "enabled: tally" in out.stdout
     rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
     assert rows["tally"]["status"] == "enabled" and rows["tally"]["source"] == "hermes-compat"
+    assert hermes("plugins", "disable", "tally").returncode == 0
+    out = hermes("plugins", "install", tally, "--enable", *PIP_OFFLINE)  # again: nothing to install
+    assert out.returncode == 0 and "nothing changed" in out.stdout and "enabled: tally" in out.stdout, out.stdout
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["tally"]["status"] == "enabled"
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [["tally", {"text": "one two three"}]]}, "three"]))
