@@ -10,7 +10,7 @@ import sys
 from typing import Any, Callable
 
 from plugins.hermes_compat import state
-from plugins.hermes_compat.bridge import accepted, call_plugin_callable
+from plugins.hermes_compat.bridge import call_plugin_callable
 from plugins.hermes_compat.state import log
 
 
@@ -62,15 +62,14 @@ def kernel_tool(record: state.PluginRecord, spec: state.ToolSpec):
                   "user_task": _user_task(ctx)}
         return tool_text(call_plugin_callable(spec.handler, args, **kwargs))
 
-    check = None
-    if spec.check_fn is not None:
-        def check() -> bool:
-            return bool(call_plugin_callable(spec.check_fn))
+    def check() -> bool:
+        return bool(call_plugin_callable(spec.check_fn))
 
     schema = spec.schema
     return Tool(name=spec.name, description=spec.description or str(schema.get("description") or ""),
                 parameters=schema.get("parameters") or {"type": "object", "properties": {}}, handler=handler,
-                toolset=spec.toolset or record.name, check=check, plugin=record.name)
+                toolset=spec.toolset or record.name, check=check if spec.check_fn is not None else None,
+                plugin=record.name)
 
 
 def _register_tools(record: state.PluginRecord, register: Callable) -> None:
@@ -140,8 +139,6 @@ def _register_slash(record: state.PluginRecord, register: Callable) -> None:
 
 
 def _register_cli(record: state.PluginRecord, cli: Any) -> None:
-    import click
-
     for name, entry in list(record.cli_commands.items()):
         if name in cli.commands:
             log.warning("hermes plugin %s: CLI command %r already exists; not replaced", record.name, name)

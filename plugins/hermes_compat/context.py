@@ -26,6 +26,7 @@ HERMES_HOOKS = (
     "post_approval_response", "kanban_task_claimed", "kanban_task_completed", "kanban_task_blocked",
 )
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
+RESERVED_COMMANDS = {"help", "quit", "exit"}  # handled by ``hermes chat`` itself
 _SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -220,6 +221,9 @@ class PluginContext:
                         self._record.name, name, handler)
             return
         key = name.strip().lstrip("/").strip().lower().replace(" ", "-")
+        if key in RESERVED_COMMANDS:
+            log.warning("plugin %s: /%s is a built-in chat command; not replaced", self._record.name, key)
+            return
         self._record.commands[key] = (handler, str(description or ""), str(args_hint or ""))
 
     @_lenient

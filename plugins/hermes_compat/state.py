@@ -100,6 +100,12 @@ def owner_of_module(module_name: str) -> Optional[PluginRecord]:
 
 
 def reset() -> None:
-    """Forget every loaded plugin (tests)."""
+    """Forget every loaded plugin and what the host stand-ins recorded (tests)."""
     with _lock:
         RECORDS.clear()
+    from plugins.hermes_compat.host import providers, tool_registry
+
+    tool_registry.registry.__init__()
+    with providers._lock:
+        providers._REGISTRY.clear()
+        providers._ALIASES.clear()

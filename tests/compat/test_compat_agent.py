@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from kernel.config import Config
-from kernel.plugins import PluginHost, Selection, resolve
+from kernel.plugins import Selection, resolve
 
 from .conftest import install_dir_plugin
 
@@ -46,8 +46,6 @@ def test_disabled_wins_over_enabled(compat_site):
 
 
 def test_tool_offered_runs_and_hooks_fire_with_hermes_keywords(compat_site, make_agent):
-    from hxfix_kitchen import CALLS  # noqa: F401  (imported by the load below; same module object)
-
     cfg = Config({"plugins": {"enabled": ["kitchen"]}})
     cands, adapters = load_compat(cfg)
     assert cands["kitchen"].status == "enabled"

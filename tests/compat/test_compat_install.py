@@ -16,8 +16,6 @@ import sys
 import sysconfig
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import ROOT
 
 from .conftest import FIXTURES, kernel_entry_points, write_dist

@@ -6,7 +6,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from plugins.hermes_compat.host.constants import get_config_path, get_hermes_home  # noqa: F401
+from plugins.hermes_compat.host.constants import get_config_path, get_hermes_home
+
+__all__ = ["DEFAULT_CONFIG", "load_config", "save_config", "cfg_get", "get_config_path", "get_hermes_home"]
 
 DEFAULT_CONFIG: dict = {}
 _MISSING = object()

@@ -10,7 +10,9 @@ from __future__ import annotations
 import threading
 
 from plugins.hermes_compat import state
-from plugins.hermes_compat.host.provider_base import OMIT_TEMPERATURE, ProviderProfile  # noqa: F401
+from plugins.hermes_compat.host.provider_base import OMIT_TEMPERATURE, ProviderProfile
+
+__all__ = ["register_provider", "get_provider_profile", "list_providers", "ProviderProfile", "OMIT_TEMPERATURE"]
 
 _lock = threading.Lock()
 _REGISTRY: dict = {}
