@@ -177,6 +177,8 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callab
                 results.append(value)
                 if hook in FIRST_STR and isinstance(value, str) and (value or hook != "transform_llm_output"):
                     return value
+        if hook == "on_session_finalize" and record.context_engines:
+            _engine_session_end(record, kw)
         if hook == "pre_tool_call":
             return _directive(record, kw, results, failures)
         if hook == "pre_llm_call":
@@ -189,6 +191,19 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callab
         return None
 
     return body
+
+
+def _engine_session_end(record, kw: dict) -> None:
+    """A true session boundary: the agent's hermes context engine hears ``on_session_end``."""
+    from plugins.hermes_compat.adapters import ContextEngineAdapter
+
+    agent = kw.get("agent")
+    engine = getattr(agent, "context_engine", None)
+    if isinstance(engine, ContextEngineAdapter) and engine.record is record:
+        try:
+            engine._call("on_session_end", kw.get("session_id"), list(getattr(agent, "messages", []) or []))
+        except Exception as exc:
+            log.warning("hermes context engine of %s: on_session_end failed: %s", record.name, exc)
 
 
 def _directive(record, kw: dict, results: list, failures: list):
@@ -246,6 +261,8 @@ def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
     names = set(record.hooks)
     if any(kind == "tool_request" for kind, _ in record.middleware):
         names.add("pre_tool_call")
+    if record.context_engines:
+        names.add("on_session_finalize")
     for hook in sorted(names):
         spec = getattr(hookspecs, hook, None)
         if spec is None or not hasattr(spec, "hermes_spec"):

@@ -48,7 +48,8 @@ def make_site(site: Path) -> Path:
     write_dist(site, "hermes-kitchen", "1.0", {"hermes_agent.plugins": {"kitchen": "hxfix_kitchen"}},
                "soup and shouting")
     write_dist(site, "hermes-funcs", "0.3", {"hermes_agent.plugins": {"counter": "hxfix_funcs:setup",
-                                                                     "rewriter": "hxfix_funcs:rewrite"}})
+                                                                     "rewriter": "hxfix_funcs:rewrite",
+                                                                     "widener": "hxfix_funcs:middleware"}})
     write_dist(site, "hermes-acme", "2.0", {"hermes_agent.model_providers": {"acme": "hxfix_funcs:register_acme"}})
     write_dist(site, "hermes-side", "0.1", {"hermes_agent.plugins": {"side": "hxfix_sideeffect"}})
     write_dist(site, "hermes-notebook", "0.1",

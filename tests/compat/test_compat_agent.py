@@ -103,6 +103,13 @@ def test_slash_command_and_rewrite_in_place(compat_site, make_agent):
     assert slash["soup"].factory("leek", agent) == "soup of leek"
 
 
+def test_tool_request_middleware_replaces_arguments(compat_site, make_agent):
+    cfg = Config({"plugins": {"enabled": ["counter", "widener"]}})
+    _, adapters = load_compat(cfg)
+    agent = make_agent(*adapters, config=cfg, script=[{"tool_calls": [("count_chars", {"text": "abc"})]}, "ok"])
+    assert json.loads(tool_results(agent.run_conversation("count"))[0])["count"] == 6
+
+
 def test_side_effect_module_zero_arg_provider_and_function_targets(compat_site, make_agent):
     cfg = Config({"plugins": {"enabled": ["side", "acme", "counter"]}})
     cands, adapters = load_compat(cfg)

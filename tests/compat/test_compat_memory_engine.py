@@ -67,3 +67,6 @@ def test_context_engine_class_entry_point_compresses(compat_site, make_agent):
     assert compress and compress[0][2] == 100  # current_tokens from the last real usage
     assert result["messages"][0]["content"] == "[summary] earlier turns dropped"
     assert agent.session_id != old_session  # the kernel continued in a new session after compression
+    assert [e[1] for e in events if e[0] == "end"] == [old_session]  # the boundary reached the engine
+    agent.close()
+    assert [e[1] for e in events if e[0] == "end"] == [old_session, agent.session_id]
