@@ -157,15 +157,25 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
         return make(BAD_REQUEST, f"response did not match the API schema: {exc}")
     if "APIError" in names:  # an error payload inside a stream (OpenAI), no status
         message, kind, code = _body_error(exc)
-        text = " ".join((message, kind, code))
-        if _CONTEXT_WORDS.search(text):
-            return make(CONTEXT_OVERFLOW, message)
-        if "rate_limit" in text:
-            return make(RATE_LIMIT, f"error in stream: {message}")
-        return make(SERVER, f"error in stream: {message or kind or 'unknown'}")
+        return stream_event_error(message, kind, code, provider=provider, secrets=secrets)
     if "CredentialsError" in names or "Could not resolve authentication" in str(exc) or "Missing credentials" in str(exc):
         return make(CONFIG, f"missing credentials: {exc}")
     return make(BAD_REQUEST, f"{type(exc).__name__}: {exc}")
+
+
+def stream_event_error(message: str, kind: str = "", code: str = "", *, provider: str = "", secrets: Iterable[str] = ()) -> ProviderError:
+    """An error event inside a stream (no HTTP status): classified by its wording."""
+    text = " ".join((message or "", kind or "", code or ""))
+    if _CONTEXT_WORDS.search(text):
+        reason = CONTEXT_OVERFLOW
+    elif "rate_limit" in text:
+        reason = RATE_LIMIT
+    elif _BILLING_WORDS.search(text):
+        reason = BILLING
+    else:
+        reason = SERVER
+    detail = message or kind or code or "unknown"
+    return ProviderError(redact(f"error in stream: {detail}", secrets), reason=reason, provider=provider)
 
 
 def truncated(provider: str, what: str) -> ProviderError:
@@ -181,4 +191,4 @@ def missing_key(provider: str, env_var: str) -> ProviderError:
     )
 
 
-__all__ = ["classify", "retry_after", "redact", "truncated", "missing_key", "SERVER", "TRANSPORT"]
+__all__ = ["classify", "retry_after", "redact", "stream_event_error", "truncated", "missing_key"]
