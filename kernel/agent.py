@@ -1,0 +1,748 @@
+"""The agent loop.
+
+One :class:`Agent` holds a conversation. ``run_conversation`` runs one turn
+per the original's lifecycle: task id, the user message, the (cached) system
+prompt, the pre-flight context check, ephemeral context, then model calls and
+tool calls until the model answers, the budget runs out (after one grace call),
+the user interrupts, or the providers fail.
+
+The model is called in exactly one place (:meth:`Agent._call_model`), which
+fires the API hooks and asks the fallback policy what to do on failure; tools
+run in exactly one place (:mod:`kernel.tools`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from kernel import messages as schema
+from kernel.budget import IterationBudget
+from kernel.config import Config, load_config
+from kernel.types import (
+    CONFIG,
+    TRANSPORT,
+    Compress,
+    GiveUp,
+    ModelRequest,
+    ModelResponse,
+    ProviderConfig,
+    ProviderError,
+    ProviderFailure,
+    RefreshCredentials,
+    Retry,
+    SwitchProvider,
+    add_usage,
+)
+
+log = logging.getLogger("hermes.agent")
+
+EXIT_COMPLETED = "completed"
+EXIT_INTERRUPTED = "interrupted_by_user"
+EXIT_BUDGET = "budget_exhausted"
+EXIT_ERROR = "error"
+
+
+class AgentError(Exception):
+    """The agent cannot be built as asked (no provider, unknown toolset ...)."""
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d_%H%M%S") + "_" + uuid.uuid4().hex[:6]
+
+
+@dataclass
+class Turn:
+    """Per-turn state the loop and the tools share."""
+
+    task_id: str
+    turn_id: str
+    user_message: str
+    api_request_id: str = ""
+    api_calls: int = 0
+    usage: dict = field(default_factory=dict)
+    failures: list = field(default_factory=list)
+    policy_state: dict = field(default_factory=dict)
+
+
+class _Emitter:
+    """Forwards a provider's streaming events to the agent's hooks, and drops
+    them once the call was abandoned."""
+
+    def __init__(self, agent: "Agent", request: ModelRequest):
+        self.agent, self.request = agent, request
+        self.delta_shown = False
+
+    def delta(self, text: str) -> None:
+        if text and not self.request.cancelled:
+            self.delta_shown = True
+            self.agent._emit("on_stream_delta", text=text)
+
+    def reasoning(self, text: str) -> None:
+        if text and not self.request.cancelled:
+            self.agent._emit("on_reasoning", text=text)
+
+    def tool_call(self, name: str, call_id: str) -> None:
+        if not self.request.cancelled:
+            self.agent._emit("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        config: Optional[Config] = None,
+        host=None,
+        model: Optional[str] = None,
+        provider: Optional[str] = None,
+        base_url: Optional[str] = None,
+        api_mode: Optional[str] = None,
+        api_key_env: Optional[str] = None,
+        callbacks: Iterable[Any] = (),
+        toolsets: Optional[list] = None,
+        blocked_tools: Iterable[str] = (),
+        max_turns: Optional[int] = None,
+        session_id: Optional[str] = None,
+        platform: str = "cli",
+        stream: Optional[bool] = None,
+        parent: Optional["Agent"] = None,
+        budget: Optional[IterationBudget] = None,
+    ):
+        self.config = config or (host.config if host is not None else load_config())
+        if host is None:
+            from kernel.plugins import PluginHost
+
+            host = PluginHost.discover(self.config)
+        self.host = host
+        self._pm = host.manager_with(callbacks)
+        self.hook = self._pm.hook
+        self.platform = platform
+        self.parent = parent
+        self.depth = parent.depth + 1 if parent else 0
+        self.state: dict = {}
+        self.stream = self.config.get("agent.stream") if stream is None else bool(stream)
+
+        cfg = self.config
+        self.primary = ProviderConfig(
+            model=model if model is not None else str(cfg.get("model") or ""),
+            provider=provider if provider is not None else str(cfg.get("provider") or ""),
+            base_url=base_url if base_url is not None else str(cfg.get("base_url") or ""),
+            api_mode=api_mode if api_mode is not None else str(cfg.get("api_mode") or ""),
+            api_key_env=api_key_env if api_key_env is not None else str(cfg.get("api_key_env") or ""),
+        )
+        self.provider_config = self.primary
+        self._providers: dict = {}
+        registry = host.registry
+        if not registry.providers:
+            raise AgentError(
+                "no model provider is enabled: install or enable a provider plugin "
+                "(see `hermes plugins list`)"
+            )
+
+        self._owns_budget = budget is None
+        self.budget = budget or IterationBudget(int(max_turns or cfg.get("agent.max_turns") or 90))
+        self.tools = self._select_tools(toolsets, set(blocked_tools))
+        self.context_engine = self._select_context_engine()
+        if self.context_engine is not None:
+            for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
+                self.tools.setdefault(tool.name, tool)
+
+        self.session_id = session_id or new_session_id()
+        self._resume = session_id is not None
+        self._loaded = False
+        self._session_started = False
+        self.parent_session_id = parent.session_id if parent else None
+        self.messages: list = []
+        self._system_prompt: Optional[str] = None
+        self._interrupt = threading.Event()
+        self._wake = threading.Event()
+        self._redirects: list = []
+        self._redirect_lock = threading.Lock()
+        self.interrupt_message: Optional[str] = None
+        self._children: list = []
+        self._children_lock = threading.Lock()
+        self._closed = False
+        self.turn: Optional[Turn] = None
+
+    # ------------------------------------------------------------------ setup
+    def _select_tools(self, toolsets: Optional[list], blocked: set) -> dict:
+        registry = self.host.registry
+        wanted = toolsets if toolsets is not None else self.config.get("toolsets")
+        if wanted:
+            try:
+                names = registry.expand_toolsets(wanted)
+            except KeyError as exc:
+                raise AgentError(exc.args[0]) from None
+        else:
+            names = set(registry.tools)
+        chosen = {}
+        for name in sorted(names - blocked):
+            tool = registry.tools[name]
+            if tool.check is not None:
+                try:
+                    if not tool.check():
+                        continue
+                except Exception as exc:
+                    log.warning("tool %s: availability check failed: %s", name, exc)
+                    continue
+            chosen[name] = tool
+        return chosen
+
+    def _select_context_engine(self):
+        name = self.config.get("context.engine")
+        entry = self.host.registry.context_engines.get(name) if name else None
+        if entry is None:
+            if name and name != "compressor":
+                log.warning("context engine %r is not registered; running without one", name)
+            return None
+        try:
+            return entry.factory(self)
+        except Exception as exc:
+            self.host.record_hook_error(entry.plugin, "context engine factory", exc)
+            return None
+
+    def _emit(self, hook_name: str, **kwargs) -> None:
+        caller = getattr(self.hook, hook_name)
+        if caller.get_hookimpls():
+            caller(agent=self, **kwargs)
+
+    def ask(self, hook_name: str, **kwargs) -> Any:
+        """Call a question hook (``clarify``, ``approve_tool_call``) on this
+        agent's plugins and callbacks; ``None`` if nobody answered."""
+        return getattr(self.hook, hook_name)(agent=self, **kwargs)
+
+    # ----------------------------------------------------------- providers
+    def provider_for(self, pconf: ProviderConfig):
+        """The provider object for a config (built once, then cached)."""
+        if pconf in self._providers:
+            return self._providers[pconf]
+        registry = self.host.registry
+        mode = pconf.api_mode or self.hook.resolve_api_mode(config=pconf)
+        if not mode and len(registry.providers) == 1:
+            mode = next(iter(registry.providers))
+        entry = registry.providers.get(mode) if mode else None
+        if entry is None:
+            known = ", ".join(sorted(registry.providers)) or "none"
+            what = f"no model provider named '{mode}' is enabled" if mode else f"cannot tell which provider serves {pconf.label()}"
+            raise ProviderError(f"{what} (enabled: {known})", reason=CONFIG, provider=pconf.label())
+        if not pconf.api_mode:
+            pconf = pconf.with_(api_mode=mode)
+        try:
+            provider = entry.factory(pconf)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"{type(exc).__name__}: {exc}", reason=CONFIG, provider=pconf.label()) from exc
+        self._providers[pconf] = provider
+        return provider
+
+    # ----------------------------------------------------------- interrupts
+    @property
+    def interrupted(self) -> bool:
+        return self._interrupt.is_set()
+
+    def interrupt(self, message: Optional[str] = None) -> None:
+        """Stop the running turn now (from any thread). The model call in
+        flight is abandoned; ``message`` (a new user message) is kept in
+        ``interrupt_message`` for the caller to send next. Children stop too."""
+        self.interrupt_message = message
+        self._interrupt.set()
+        self._wake.set()
+        with self._children_lock:
+            children = list(self._children)
+        for child in children:
+            child.interrupt()
+
+    def redirect(self, message: str) -> None:
+        """Queue a user message sent while the agent works; it enters the
+        history at the top of the next iteration without stopping the turn."""
+        with self._redirect_lock:
+            self._redirects.append(message)
+
+    def _drain_redirects(self) -> list:
+        with self._redirect_lock:
+            pending, self._redirects = self._redirects, []
+        return pending
+
+    # ----------------------------------------------------------- children
+    def spawn_child(
+        self,
+        *,
+        toolsets: Optional[list] = None,
+        blocked_tools: Iterable[str] = (),
+        max_iterations: Optional[int] = None,
+        callbacks: Iterable[Any] = (),
+    ) -> "Agent":
+        """A child agent on the current provider with its own budget
+        (``delegation.max_iterations``). Interrupting this agent interrupts it.
+        Call :meth:`release_child` when it is done."""
+        budget = IterationBudget(int(max_iterations or self.config.get("delegation.max_iterations") or 50))
+        pconf = self.provider_config
+        child = Agent(
+            config=self.config, host=self.host, model=pconf.model, provider=pconf.provider,
+            base_url=pconf.base_url, api_mode=pconf.api_mode, api_key_env=pconf.api_key_env,
+            callbacks=callbacks, toolsets=toolsets, blocked_tools=blocked_tools, platform=self.platform,
+            stream=False, parent=self, budget=budget,
+        )
+        with self._children_lock:
+            self._children.append(child)
+        if self.interrupted:
+            child.interrupt()
+        return child
+
+    def release_child(self, child: "Agent") -> None:
+        with self._children_lock:
+            if child in self._children:
+                self._children.remove(child)
+        child.close()
+
+    # ----------------------------------------------------------- sessions
+    def _load_history(self) -> None:
+        self._loaded = True
+        if not self._resume:
+            return
+        stored = self.hook.load_session(session_id=self.session_id, agent=self)
+        if stored:
+            self.messages = [m for m in schema.repair(stored) if m.get("role") != "system"]
+
+    def _persist(self, new_messages: list) -> None:
+        if new_messages and self.hook.append_messages.get_hookimpls():
+            self.hook.append_messages(session_id=self.session_id, messages=[dict(m) for m in new_messages], agent=self)
+
+    def _start_session(self, reason: str = "new") -> None:
+        self._session_started = True
+        self._emit(
+            "on_session_start", session_id=self.session_id, model=self.provider_config.model,
+            platform=self.platform, provider=self.provider_config.label(),
+            parent_session_id=self.parent_session_id, reason=reason,
+        )
+
+    def _build_system_prompt(self, system_message: Optional[str]) -> str:
+        parts = [system_message if system_message is not None else self.config.get("agent.system_prompt")]
+        for part in self.hook.system_prompt(agent=self, session_id=self.session_id,
+                                            model=self.provider_config.model, platform=self.platform):
+            parts.append(part)
+        return "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
+
+    def _rotate_session(self, reason: str) -> None:
+        """Continue in a new session linked to the current one (after compression)."""
+        old = self.session_id
+        self._emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
+        self.parent_session_id, self.session_id = old, new_session_id()
+        self._start_session(reason=reason)
+        self._persist(self.messages)
+
+    def compress(self, reason: str = "preflight") -> bool:
+        """Let the context engine shrink the history; True if it did."""
+        engine = self.context_engine
+        if engine is None:
+            return False
+        self._emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
+        self._emit("on_pre_compress", session_id=self.session_id, messages=list(self.messages))
+        try:
+            new = engine.compress(list(self.messages), agent=self, reason=reason)
+        except Exception as exc:
+            self.host.record_hook_error("context engine", "compress", exc)
+            return False
+        new = [m for m in schema.repair(new or []) if m.get("role") != "system"]
+        if not new or new == self.messages:
+            return False
+        self.messages = new
+        self._rotate_session("compression")
+        return True
+
+    # ----------------------------------------------------------- the turn
+    def chat(self, message: str) -> str:
+        """Run one turn and return the final answer text ("" if none)."""
+        return self.run_conversation(message).get("final_response") or ""
+
+    def run_conversation(
+        self,
+        user_message: str,
+        system_message: Optional[str] = None,
+        conversation_history: Optional[list] = None,
+        task_id: Optional[str] = None,
+    ) -> dict:
+        turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
+        self.turn = turn
+        self._interrupt.clear()
+        self.interrupt_message = None
+        if self._owns_budget:
+            self.budget.reset()
+        if conversation_history is not None:
+            history = schema.repair(conversation_history)
+            if history and history[0].get("role") == "system":
+                if system_message is None and self._system_prompt is None:
+                    system_message = history[0].get("content") or ""
+                history = history[1:]
+            self.messages = history
+            self._loaded = True
+        elif not self._loaded:
+            self._load_history()
+
+        first_turn = not self._session_started
+        if first_turn:
+            self._start_session(reason="resume" if self.messages else "new")
+        if self._system_prompt is None or (system_message is not None and first_turn):
+            self._system_prompt = self._build_system_prompt(system_message)
+
+        before = len(self.messages)
+        schema.append_user(self.messages, user_message)
+        self._persist([{"role": "user", "content": user_message}])
+
+        exit_reason, error, final = EXIT_COMPLETED, None, None
+        try:
+            if self.context_engine is not None and self._should_compress():
+                self.compress("preflight")
+            context = self._pre_llm_context(turn, first_turn, before)
+            chosen = self.hook.choose_provider(primary=self.primary, agent=self)
+            self.provider_config = chosen or self.primary
+            exit_reason, error, final = self._loop(turn, context)
+        except _Interrupted:
+            exit_reason = EXIT_INTERRUPTED
+        except Exception as exc:  # a bug in the kernel or a plugin: end the turn, keep the history
+            log.exception("turn failed")
+            exit_reason, error = EXIT_ERROR, f"{type(exc).__name__}: {exc}"
+        if exit_reason == EXIT_INTERRUPTED:
+            self._emit("on_status", status="interrupted", detail="interrupted by the user")
+
+        if final is not None and exit_reason in (EXIT_COMPLETED, EXIT_BUDGET):
+            for replaced in self.hook.transform_llm_output(
+                response_text=final, session_id=self.session_id, model=self.provider_config.model,
+                platform=self.platform, agent=self,
+            ):
+                if isinstance(replaced, str) and replaced:
+                    final = replaced
+                    self.messages[-1]["content"] = final
+                    break
+            self._persist([self.messages[-1]])
+            self._emit(
+                "post_llm_call", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+                user_message=user_message, assistant_response=final, conversation_history=list(self.messages),
+                model=self.provider_config.model, platform=self.platform,
+            )
+        self._emit(
+            "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            completed=exit_reason == EXIT_COMPLETED, interrupted=exit_reason == EXIT_INTERRUPTED,
+            model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
+        )
+        self.turn = None
+        return {
+            "final_response": final,
+            "messages": list(self.messages),
+            "exit_reason": exit_reason,
+            "error": error,
+            "interrupted": exit_reason == EXIT_INTERRUPTED,
+            "interrupt_message": self.interrupt_message,
+            "api_calls": turn.api_calls,
+            "usage": turn.usage,
+            "session_id": self.session_id,
+            "task_id": turn.task_id,
+            "model": self.provider_config.model,
+            "provider": self.provider_config.label(),
+        }
+
+    def _should_compress(self) -> bool:
+        try:
+            return bool(self.context_engine.should_compress(self.messages))
+        except Exception as exc:
+            self.host.record_hook_error("context engine", "should_compress", exc)
+            return False
+
+    def _pre_llm_context(self, turn: Turn, first_turn: bool, before: int) -> str:
+        if not self.hook.pre_llm_call.get_hookimpls():
+            return ""
+        pieces = []
+        for answer in self.hook.pre_llm_call(
+            session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            user_message=turn.user_message, conversation_history=list(self.messages[:before]),
+            is_first_turn=first_turn, model=self.provider_config.model, platform=self.platform,
+            sender_id=None, agent=self,
+        ):
+            if isinstance(answer, dict):
+                answer = answer.get("context")
+            if isinstance(answer, str) and answer.strip():
+                pieces.append(answer.strip())
+        return "\n\n".join(pieces)
+
+    def _request_messages(self, context: str) -> list:
+        """The messages sent to the model: system prompt, history, and this
+        turn's ephemeral context added to a copy of the current user message."""
+        out = [{"role": "system", "content": self._system_prompt}] if self._system_prompt else []
+        out.extend(self.messages)
+        if context:
+            for i in range(len(out) - 1, -1, -1):
+                if out[i].get("role") == "user":
+                    user = dict(out[i])
+                    user["content"] = schema._merge_content(user.get("content"), context)
+                    out[i] = user
+                    break
+        return out
+
+    def _loop(self, turn: Turn, context: str):
+        grace = False
+        while True:
+            for text in self._drain_redirects():
+                schema.append_user(self.messages, text)
+                self._persist([{"role": "user", "content": text}])
+            if self.interrupted:
+                raise _Interrupted()
+            if not self.budget.consume():
+                if grace:
+                    return EXIT_BUDGET, None, None
+                grace = True  # one last call to summarise; no tools may run
+                self._emit("on_status", status="budget", detail="iteration budget exhausted: asking for a summary")
+            step_start = len(self.messages)
+            response = self._call_model(turn, self._request_messages(context), tool_choice="none" if grace else "auto")
+            if isinstance(response, GiveUp):
+                return EXIT_ERROR, response.message, None
+            message = response.to_message()
+            if response.tool_calls and not grace:
+                self.messages.append(message)
+                results = self._run_tools(turn, response.tool_calls)
+                self.messages.extend(results)
+                new = self.messages[step_start:]
+                self._persist(new)
+                self._emit("on_step", step=turn.api_calls, messages=list(new))
+                continue
+            message.pop("tool_calls", None)  # a grace answer may not start new work
+            if message.get("content") is None:
+                message["content"] = ""
+            self.messages.append(message)
+            self._emit("on_step", step=turn.api_calls, messages=[message])
+            return (EXIT_BUDGET if grace else EXIT_COMPLETED), None, message["content"]
+
+    def _run_tools(self, turn: Turn, tool_calls: list) -> list:
+        from kernel.tools import execute_batch
+
+        self._emit("on_status", status="tools", detail=", ".join(tc["function"]["name"] for tc in tool_calls))
+        results = execute_batch(self, tool_calls, turn)
+        note = self.budget.note()
+        if note and results:
+            results[-1]["content"] = _with_note(results[-1]["content"], note)
+        return results
+
+    # ------------------------------------------------------- the model call
+    def complete_once(self, messages: list, *, max_tokens: Optional[int] = None) -> str:
+        """One model call outside the conversation (summaries for the context
+        engine): same provider, same hooks and policy, no tools, nothing stored."""
+        turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
+        response = self._call_model(turn, messages, tool_choice="none", offer_tools=False, max_tokens=max_tokens)
+        if isinstance(response, GiveUp):
+            raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
+        return response.content or ""
+
+    def _call_model(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
+                    offer_tools: bool = True, max_tokens: Optional[int] = None):
+        """Call the current provider; on failure ask the policy and execute
+        its decision. Returns a ModelResponse or a GiveUp."""
+        attempt, compressed, refreshed = 0, False, set()
+        while True:
+            if self.interrupted:
+                raise _Interrupted()
+            pconf = self.provider_config
+            turn.api_calls += 1
+            turn.api_request_id = uuid.uuid4().hex
+            tools = [t.schema() for t in self.tools.values()] if offer_tools else []
+            request = ModelRequest(
+                model=pconf.model, messages=request_messages, tools=tools, tool_choice=tool_choice,
+                stream=bool(self.stream), max_tokens=max_tokens or self.config.get("agent.max_tokens"),
+                session_id=self.session_id,
+            )
+            emitter = _Emitter(self, request)
+            started = time.time()
+            self._fire_pre_api(turn, pconf, request, started)
+            try:
+                provider = self.provider_for(pconf)
+                self._emit("on_thinking", active=True)
+                try:
+                    response = self._interruptible(provider, request, emitter)
+                finally:
+                    self._emit("on_thinking", active=False)
+            except ProviderError as exc:
+                error = exc
+            else:
+                self._after_success(turn, pconf, request, response, started)
+                return response
+            # failed: tell the observers, then ask the policy
+            attempt += 1
+            turn.failures.append((pconf.label(), str(error)))
+            self._fire_api_error(turn, pconf, error, attempt, started)
+            decision = self.hook.on_provider_error(
+                failure=ProviderFailure(
+                    error=error, config=pconf, primary=self.primary, attempt=attempt,
+                    delta_shown=emitter.delta_shown, history=list(turn.failures), turn_state=turn.policy_state,
+                ),
+                agent=self,
+            )
+            if isinstance(decision, Retry):
+                self._emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
+                if self._interrupt.wait(max(0.0, decision.delay)):
+                    raise _Interrupted()
+            elif isinstance(decision, SwitchProvider):
+                self._emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
+                self.provider_config, attempt = decision.config, 0
+            elif isinstance(decision, RefreshCredentials) and pconf not in refreshed:
+                refreshed.add(pconf)
+                refresh = getattr(self._providers.get(pconf), "refresh_credentials", None)
+                if refresh is not None:
+                    try:
+                        refresh()
+                    except Exception as exc:
+                        log.warning("refreshing credentials of %s failed: %s", pconf.label(), exc)
+            elif isinstance(decision, Compress) and not compressed and offer_tools and self.compress("overflow"):
+                compressed = True
+                request_messages = self._request_messages("")
+            else:
+                message = decision.message if isinstance(decision, GiveUp) and decision.message else _summary(turn.failures)
+                return GiveUp(message)
+
+    def _interruptible(self, provider, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
+        """Run the provider call in a background thread; wait for the answer,
+        an interrupt or the timeout. An abandoned call's answer is dropped."""
+        box: dict = {}
+        done = threading.Event()
+        wake = self._wake
+
+        def work():
+            try:
+                box["response"] = provider.complete(request, emitter)
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+                wake.set()
+
+        wake.clear()
+        worker = threading.Thread(target=work, name="hermes-model-call", daemon=True)
+        worker.start()
+        timeout = float(self.config.get("agent.api_timeout") or 600)
+        deadline = time.monotonic() + timeout
+        while not done.is_set():
+            if self._interrupt.is_set():
+                request.cancel_event.set()
+                raise _Interrupted()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                request.cancel_event.set()
+                raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
+            wake.wait(remaining)
+            wake.clear()
+        if "error" in box:
+            exc = box["error"]
+            if isinstance(exc, ProviderError):
+                raise exc
+            raise ProviderError(f"{type(exc).__name__}: {exc}", reason=TRANSPORT) from exc
+        response = box["response"]
+        if not isinstance(response, ModelResponse):
+            raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
+        return response
+
+    def _fire_pre_api(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, started: float) -> None:
+        if not self.hook.pre_api_request.get_hookimpls():
+            return
+        chars = sum(len(m["content"]) for m in request.messages if isinstance(m.get("content"), str))
+        self.hook.pre_api_request(
+            task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
+            session_id=self.session_id, user_message=turn.user_message, conversation_history=list(self.messages),
+            platform=self.platform, model=pconf.model, provider=pconf.label(), base_url=pconf.base_url,
+            api_mode=pconf.api_mode, api_call_count=turn.api_calls, request_messages=list(request.messages),
+            message_count=len(request.messages), tool_count=len(request.tools), approx_input_tokens=chars // 4,
+            request_char_count=chars, max_tokens=request.max_tokens, started_at=started, middleware_trace=[],
+            request={"method": "POST", "body": {"model": pconf.model, "messages": request.messages,
+                                                 "tools": request.tools, "tool_choice": request.tool_choice,
+                                                 "stream": request.stream}},
+            agent=self,
+        )
+
+    def _after_success(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest,
+                       response: ModelResponse, started: float) -> None:
+        turn.usage = add_usage(turn.usage, response.usage)
+        if self.context_engine is not None:
+            try:
+                self.context_engine.update_from_response(dict(response.usage))
+            except Exception as exc:
+                self.host.record_hook_error("context engine", "update_from_response", exc)
+        if self.hook.post_api_request.get_hookimpls():
+            ended = time.time()
+            message = response.to_message()
+            self.hook.post_api_request(
+                task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
+                session_id=self.session_id, platform=self.platform, model=pconf.model, provider=pconf.label(),
+                base_url=pconf.base_url, api_mode=pconf.api_mode, api_call_count=turn.api_calls,
+                api_duration=ended - started, started_at=started, ended_at=ended,
+                finish_reason=response.finish_reason, message_count=len(request.messages),
+                response_model=response.model, response=message, usage=dict(response.usage),
+                assistant_message=message, assistant_content_chars=len(response.content or ""),
+                assistant_tool_call_count=len(response.tool_calls), agent=self,
+            )
+
+    def _fire_api_error(self, turn: Turn, pconf: ProviderConfig, error: ProviderError, attempt: int, started: float) -> None:
+        if not self.hook.api_request_error.get_hookimpls():
+            return
+        ended = time.time()
+        self.hook.api_request_error(
+            task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
+            session_id=self.session_id, platform=self.platform, model=pconf.model, provider=pconf.label(),
+            base_url=pconf.base_url, api_mode=pconf.api_mode, api_call_count=turn.api_calls,
+            api_duration=ended - started, started_at=started, ended_at=ended, status_code=error.status_code,
+            retry_count=attempt - 1, max_retries=self.config.get("agent.api_max_retries"),
+            retryable=error.reason in ("rate_limit", "server", "transport"), reason=error.reason,
+            error={"type": error.reason, "message": error.message}, request=None, agent=self,
+        )
+
+    # ----------------------------------------------------------- shutdown
+    def close(self) -> None:
+        """End the session for good: ``on_session_finalize`` fires once."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._session_started:
+            self._emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
+        for provider in self._providers.values():
+            closer = getattr(provider, "close", None)
+            if closer is not None:
+                try:
+                    closer()
+                except Exception:
+                    pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _with_note(content: str, note: str) -> str:
+    """Put the budget note inside the tool result's JSON (never a separate message)."""
+    try:
+        data = json.loads(content)
+    except (TypeError, ValueError):
+        data = None
+    if isinstance(data, dict):
+        data["_budget"] = note
+        return json.dumps(data, ensure_ascii=False)
+    return json.dumps({"result": content, "_budget": note}, ensure_ascii=False)
+
+
+def _summary(failures: list) -> str:
+    if not failures:
+        return "the model call failed"
+    seen, lines = set(), []
+    for label, why in failures:
+        if (label, why) not in seen:
+            seen.add((label, why))
+            lines.append(f"{label}: {why}")
+    if len({label for label, _ in failures}) == 1:
+        return lines[-1]
+    return "every provider failed: " + "; ".join(lines)

@@ -1,0 +1,435 @@
+"""The ``hermes`` command line (click).
+
+Start-up is kept cheap: this module imports click and nothing else heavy;
+config, pluggy and the plugins load only when a command needs them. Plugin
+commands (``register_commands``) load when their name is used; ``--help``
+lists them from a small cache written whenever plugins were loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from typing import Optional
+
+import click
+
+from kernel import __version__
+
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+COMMANDS_CACHE = "plugin-commands.json"
+LOAD_STATE = "plugin-state.json"
+
+
+class Fail(click.ClickException):
+    """One clear line on stderr and a non-zero exit, never a traceback."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR):
+        super().__init__(message)
+        self.exit_code = code
+
+    def show(self, file=None):
+        click.echo(f"hermes: error: {self.format_message()}", err=True)
+
+
+class App:
+    """What the commands share: config, plugin host (both lazy)."""
+
+    def __init__(self, distro_path: Optional[str] = None):
+        self.distro_path = distro_path
+        self._config = None
+        self._host = None
+        self._distro = None
+
+    @property
+    def distro(self):
+        if self._distro is None and self.distro_path:
+            from kernel.distro import DistroError, load_distro
+
+            try:
+                self._distro = load_distro(self.distro_path)
+            except DistroError as exc:
+                raise Fail(str(exc), EXIT_USAGE) from None
+        return self._distro
+
+    @property
+    def config(self):
+        if self._config is None:
+            from kernel.config import ConfigError, load_config
+
+            overrides = self.distro.config_overrides() if self.distro else None
+            try:
+                self._config = load_config(overrides=overrides)
+            except ConfigError as exc:
+                raise Fail(str(exc), EXIT_USAGE) from None
+        return self._config
+
+    @property
+    def host(self):
+        if self._host is None:
+            from kernel.plugins import PluginHost
+
+            self._host = PluginHost.discover(self.config, distro=self.distro)
+            _remember_load(self._host)
+        return self._host
+
+
+def _state_file(name: str):
+    from kernel.config import data_dir
+
+    return data_dir() / name
+
+
+def _remember_load(host) -> None:
+    """Cache what loading found (errors, commands) so listing stays import-free."""
+    try:
+        path = _state_file(LOAD_STATE)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks} for c in host.records
+                 if c.status in ("enabled", "error")}
+        path.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def _save_command_cache(group: click.Group, builtin: set) -> None:
+    try:
+        names = {n: (group.commands[n].get_short_help_str(60) or "") for n in group.commands if n not in builtin}
+        path = _state_file(COMMANDS_CACHE)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(names), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def _cached_commands() -> dict:
+    try:
+        data = json.loads(_state_file(COMMANDS_CACHE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+class HermesGroup(click.Group):
+    """Built-in commands plus those of the plugins, loaded on demand."""
+
+    _plugins_loaded = False
+
+    def _load_plugin_commands(self, ctx: click.Context) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        app = ctx.ensure_object(App)
+        builtin = set(self.commands)
+        try:
+            host = app.host
+            host.pm.hook.register_commands(cli=self, config=app.config)
+        except Fail:
+            raise
+        except Exception as exc:  # a broken plugin must not lock the user out
+            click.echo(f"hermes: warning: plugin commands unavailable: {exc}", err=True)
+            return
+        _save_command_cache(self, builtin)
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None and not name.startswith("-"):
+            self._load_plugin_commands(ctx)
+            command = super().get_command(ctx, name)
+        return command
+
+    def format_commands(self, ctx, formatter):
+        rows = [(n, self.commands[n].get_short_help_str(60)) for n in sorted(self.commands)]
+        cached = {n: h for n, h in _cached_commands().items() if n not in self.commands}
+        rows += [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items())]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="hermes")
+@click.option("--distro", "distro_path", metavar="FILE_OR_NAME", envvar="HERMES_DISTRO",
+              help="Run as a distro: a YAML file or an installed distro's name.")
+@click.pass_context
+def cli(ctx, distro_path):
+    """hermes: a plugin-first microkernel for tool-using LLM agents."""
+    ctx.obj = App(distro_path)
+
+
+# ---------------------------------------------------------------- plugins
+
+
+@cli.group()
+def plugins():
+    """List, inspect, enable and disable plugins."""
+
+
+def _listing(app: App, load: bool) -> list:
+    from kernel.plugins import PluginHost
+
+    if load:
+        return app.host.records
+    records = PluginHost.list_candidates(app.config, distro=app.distro)
+    try:
+        state = json.loads(_state_file(LOAD_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = {}
+    for rec in records:
+        seen = state.get(rec.name)
+        if rec.status == "enabled" and seen and seen.get("error") and seen.get("version") == rec.version:
+            rec.status, rec.error = "error", seen["error"] + " (at last load)"
+    return records
+
+
+@plugins.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.option("--hooks", is_flag=True, help="Load the plugins and show the hooks each implements.")
+@click.pass_obj
+def plugins_list(app: App, as_json: bool, hooks: bool):
+    """Every discovered plugin with its status."""
+    records = _listing(app, load=hooks)
+    if as_json:
+        click.echo(json.dumps([r.as_dict(with_hooks=hooks) for r in records], indent=2))
+        return
+    if not records:
+        click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
+        return
+    width = max(len(r.name) for r in records)
+    for r in sorted(records, key=lambda r: (r.source != "builtin", r.name)):
+        detail = r.error or r.summary()
+        click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<10}  {detail}")
+        if hooks and r.hooks:
+            click.echo(f"{'':<{width}}  hooks: {', '.join(r.hooks)}")
+
+
+def _find(app: App, name: str):
+    from kernel.plugins import close_matches
+
+    records = _listing(app, load=False)
+    for rec in records:
+        if rec.name == name:
+            return rec, records
+    near = close_matches(name, [r.name for r in records])
+    hint = f"; did you mean {', '.join(near)}?" if near else "; see `hermes plugins list`"
+    raise Fail(f"no plugin named '{name}'{hint}")
+
+
+@plugins.command("info")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def plugins_info(app: App, name: str, as_json: bool):
+    """Details of one plugin (loads that plugin only)."""
+    from kernel.plugins import ENABLED, PluginHost
+
+    rec, _ = _find(app, name)
+    info = rec.as_dict()
+    if rec.status in (ENABLED, "error") and rec.load is not None:
+        host = PluginHost(app.config)
+        rec.status, rec.error = ENABLED, ""
+        host._load_all([rec])
+        reg = host.registry
+        info.update(status=rec.status, error=rec.error or None, hooks=rec.hooks,
+                    tools=sorted(reg.tools), providers=sorted(reg.providers),
+                    memory_backends=sorted(reg.memory_backends), context_engines=sorted(reg.context_engines))
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    for key, value in info.items():
+        if value not in (None, "", []):
+            click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+
+
+def _set_plugin_state(app: App, name: str, enable: bool) -> None:
+    _find(app, name)
+    config = app.config
+    enabled = [n for n in (config.data.get("plugins") or {}).get("enabled") or [] if n != name]
+    disabled = [n for n in (config.data.get("plugins") or {}).get("disabled") or [] if n != name]
+    (enabled if enable else disabled).append(name)
+    config.set_value("plugins.enabled", enabled)
+    config.set_value("plugins.disabled", disabled)
+    path = config.save()
+    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path})")
+
+
+@plugins.command("enable")
+@click.argument("name")
+@click.pass_obj
+def plugins_enable(app: App, name: str):
+    """Enable a plugin (saved in config.yaml)."""
+    _set_plugin_state(app, name, True)
+
+
+@plugins.command("disable")
+@click.argument("name")
+@click.pass_obj
+def plugins_disable(app: App, name: str):
+    """Disable a plugin (saved in config.yaml); disabled always wins."""
+    _set_plugin_state(app, name, False)
+
+
+# ---------------------------------------------------------------- run / chat
+
+
+def _provider_options(f):
+    options = [
+        click.option("-m", "--model", help="Model name."),
+        click.option("--provider", help="Provider name (openai, anthropic, openrouter, ...)."),
+        click.option("--base-url", help="API base URL."),
+        click.option("--api-mode", help="chat_completions, codex_responses, anthropic_messages, ..."),
+        click.option("--api-key-env", help="Environment variable holding the API key."),
+        click.option("--max-turns", type=click.IntRange(min=1), help="Iteration budget for a turn."),
+        click.option("-t", "--toolsets", help="Comma-separated toolsets to offer."),
+        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _build_agent(app: App, opts: dict, console, session_id: Optional[str] = None):
+    from kernel.agent import Agent, AgentError
+
+    toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
+    try:
+        return Agent(
+            config=app.config, host=app.host, model=opts.get("model"), provider=opts.get("provider"),
+            base_url=opts.get("base_url"), api_mode=opts.get("api_mode"), api_key_env=opts.get("api_key_env"),
+            max_turns=opts.get("max_turns"), toolsets=toolsets, callbacks=[console] if console else (),
+            session_id=session_id,
+        )
+    except AgentError as exc:
+        raise Fail(str(exc)) from None
+
+
+def _check_session(app: App, session_id: str) -> None:
+    hook = app.host.pm.hook
+    if not hook.load_session.get_hookimpls():
+        raise Fail("cannot resume: no session store plugin is enabled")
+    if hook.load_session(session_id=session_id, agent=None) is None:
+        raise Fail(f"no session '{session_id}' (see `hermes sessions list`)")
+
+
+class _CtrlC:
+    """First Ctrl+C interrupts the turn cleanly; a second one exits at once."""
+
+    def __init__(self, agent):
+        self.agent, self.hits = agent, 0
+
+    def __enter__(self):
+        self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.hits += 1
+        if self.hits > 1:
+            raise KeyboardInterrupt
+        self.agent.interrupt()
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGINT, self.previous)
+
+
+@cli.command()
+@_provider_options
+@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON.")
+@click.argument("prompt", nargs=-1, required=True)
+@click.pass_obj
+def run(app: App, as_json: bool, prompt: tuple, **opts):
+    """Run one turn and print the answer."""
+    from kernel.console import Console
+
+    text = " ".join(prompt)
+    if text == "-":
+        text = sys.stdin.read()
+    if opts.get("resume"):
+        _check_session(app, opts["resume"])
+    console = None if as_json else Console(quiet=False)
+    agent = _build_agent(app, opts, console, session_id=opts.get("resume"))
+    try:
+        with _CtrlC(agent):
+            result = agent.run_conversation(text)
+    finally:
+        agent.close()
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str, ensure_ascii=False))
+    else:
+        console.end_answer()
+        if not console.streamed_any and result.get("final_response"):
+            click.echo(result["final_response"])
+    _finish(result, quiet=as_json)
+
+
+def _finish(result: dict, quiet: bool = False) -> None:
+    reason = result.get("exit_reason")
+    if reason == "error":
+        if not quiet:
+            click.echo(f"hermes: error: {result.get('error')}", err=True)
+        sys.exit(EXIT_ERROR)
+    if reason == "interrupted_by_user":
+        if not quiet:
+            click.echo("hermes: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if reason == "budget_exhausted" and not quiet:
+        click.echo("hermes: the iteration budget ran out (raise it with --max-turns)", err=True)
+
+
+@cli.command()
+@_provider_options
+@click.option("--continue", "cont", is_flag=True, help="Continue the most recent session.")
+@click.pass_obj
+def chat(app: App, cont: bool, **opts):
+    """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
+    from kernel.console import Console
+
+    session_id = opts.get("resume")
+    if cont and session_id:
+        raise Fail("use either --resume or --continue", EXIT_USAGE)
+    if cont:
+        hook = app.host.pm.hook
+        session_id = hook.latest_session(platform="cli", agent=None) if hook.latest_session.get_hookimpls() else None
+        if not session_id:
+            raise Fail("no earlier session to continue")
+    elif session_id:
+        _check_session(app, session_id)
+    console = Console()
+    agent = _build_agent(app, opts, console, session_id=session_id)
+    click.echo(f"hermes {__version__} · session {agent.session_id} · /quit to leave", err=True)
+    try:
+        while True:
+            try:
+                text = click.prompt("you", prompt_suffix="> ", default="", show_default=False)
+            except (EOFError, click.Abort):
+                click.echo("", err=True)
+                break
+            if not text.strip():
+                continue
+            if text.strip() in ("/quit", "/exit"):
+                break
+            with _CtrlC(agent):
+                result = agent.run_conversation(text)
+            console.end_answer()
+            if not console.streamed_any and result.get("final_response"):
+                click.echo(result["final_response"])
+            console.streamed_any = False
+            if result["exit_reason"] == "error":
+                click.echo(f"hermes: error: {result.get('error')}", err=True)
+            elif result["exit_reason"] == "interrupted_by_user":
+                click.echo("(interrupted)", err=True)
+    finally:
+        agent.close()
+
+
+def main(argv=None) -> None:
+    try:
+        cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("hermes: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+if __name__ == "__main__":
+    main()

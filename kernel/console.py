@@ -1,0 +1,146 @@
+"""The command line's own callbacks: stream the answer, show what the agent
+does, and ask the user (approvals, clarifying questions) when a terminal is
+attached. Registered on the CLI's Agent only, so library users of the same
+process never see it."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Optional
+
+from kernel import hookimpl
+
+SPINNER = "|/-\\"
+
+
+class Console:
+    """Callbacks for ``hermes run`` and ``hermes chat``."""
+
+    __name__ = "console"
+
+    def __init__(self, *, stream_to=None, status_to=None, interactive: Optional[bool] = None, quiet: bool = False):
+        self.out = stream_to or sys.stdout
+        self.err = status_to or sys.stderr
+        self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self.show_status = not quiet and self.err.isatty()
+        self.quiet = quiet
+        self.streamed = False
+        self.streamed_any = False  # did this turn's answer reach the screen?
+        self._lock = threading.Lock()
+        self._spin: Optional[threading.Thread] = None
+        self._spinning = threading.Event()
+        self._label = "working"
+
+    # -- answer
+    @hookimpl
+    def on_stream_delta(self, text):
+        if self.quiet:
+            return
+        with self._lock:
+            self._clear_spinner()
+            self.streamed = self.streamed_any = True
+            self.out.write(text)
+            self.out.flush()
+
+    # -- what the agent is doing
+    @hookimpl
+    def on_thinking(self, active):
+        if active:
+            self._start_spinner("thinking")
+        else:
+            self._stop_spinner()
+
+    @hookimpl
+    def on_status(self, status, detail):
+        if status in ("retrying", "fallback", "compressing", "budget", "interrupted"):
+            self._line(f"[{status}] {detail}")
+
+    @hookimpl
+    def on_tool_start(self, tool_name, args):
+        preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
+        self._line(f"-> {tool_name}({preview})")
+        self._start_spinner(tool_name)
+
+    @hookimpl
+    def on_tool_complete(self, tool_name, duration_ms, status):
+        self._stop_spinner()
+        if status != "ok":
+            self._line(f"   {tool_name}: {status} ({duration_ms:.0f} ms)")
+
+    # -- questions
+    @hookimpl
+    def approve_tool_call(self, tool_name, args, message):
+        if not self.interactive:
+            return None  # nobody to ask: the kernel fails closed
+        self._stop_spinner()
+        self.err.write(f"\n{message}\n  {tool_name} {args}\nAllow? [y/N] ")
+        self.err.flush()
+        answer = sys.stdin.readline().strip().lower()
+        return answer in ("y", "yes")
+
+    @hookimpl
+    def clarify(self, question, choices):
+        if not self.interactive:
+            return None
+        self._stop_spinner()
+        self.err.write(f"\n{question}\n")
+        for i, choice in enumerate(choices or [], 1):
+            self.err.write(f"  {i}. {choice}\n")
+        self.err.write("> ")
+        self.err.flush()
+        answer = sys.stdin.readline().strip()
+        if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
+            return choices[int(answer) - 1]
+        return answer
+
+    # -- helpers
+    def _line(self, text: str) -> None:
+        if not self.show_status:
+            return
+        with self._lock:
+            self._clear_spinner()
+            self.err.write(text + "\n")
+            self.err.flush()
+
+    def _clear_spinner(self) -> None:
+        if self.show_status and self._spinning.is_set():
+            self.err.write("\r\033[K")
+
+    def _start_spinner(self, label: str) -> None:
+        if not self.show_status:
+            return
+        self._label = label
+        if self._spinning.is_set():
+            return
+        self._spinning.set()
+
+        def spin():
+            i, started = 0, time.monotonic()
+            while self._spinning.is_set():
+                with self._lock:
+                    if self._spinning.is_set() and not self.streamed:
+                        self.err.write(f"\r{SPINNER[i % 4]} {self._label} {time.monotonic() - started:4.1f}s")
+                        self.err.flush()
+                i += 1
+                time.sleep(0.1)
+
+        self._spin = threading.Thread(target=spin, daemon=True)
+        self._spin.start()
+
+    def _stop_spinner(self) -> None:
+        if self._spinning.is_set():
+            self._spinning.clear()
+            if self._spin is not None:
+                self._spin.join(timeout=0.5)
+            with self._lock:
+                self.err.write("\r\033[K")
+                self.err.flush()
+
+    def end_answer(self) -> None:
+        self._stop_spinner()
+        if self.streamed:
+            self.out.write("\n")
+            self.out.flush()
+        self.streamed = False

@@ -1,0 +1,529 @@
+"""The plugin host: find plugins, decide which load, load each in isolation.
+
+Sources: the ``hermes.plugins`` entry-point group (built-ins and third-party
+packages alike), plus whatever the ``discover_plugins`` hook of a loaded plugin
+adds (the hermes-agent compatibility plugin adds its directories and groups).
+
+One resolver (:func:`resolve`) decides the status of every candidate, and both
+``hermes plugins list`` and the runtime read it:
+
+* ``disabled``: named in ``plugins.disabled`` (or blocked by the distro); always wins;
+* ``not enabled``: opt-in plugins not named in ``plugins.enabled``, anything
+  outside ``HERMES_PLUGINS`` when it is set, non-built-ins under ``HERMES_SAFE_MODE=1``;
+* ``enabled``: everything else (native plugins are on once installed, like pytest's);
+* ``error``: it was enabled but failed to import, to register, or implements a
+  hook name that does not exist. The rest keep working.
+
+Listing reads entry-point metadata only; nothing is imported until loaded.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+GROUP = "hermes.plugins"
+OWN_DISTRIBUTION = "hermes_kernel"
+
+ENABLED, DISABLED, NOT_ENABLED, ERROR = "enabled", "disabled", "not enabled", "error"
+
+log = logging.getLogger("hermes.plugins")
+
+
+@dataclass
+class Candidate:
+    """A plugin found by a source, before and after it was loaded."""
+
+    name: str
+    source: str  # builtin / entrypoint / or what another source calls itself
+    target: str = ""  # "module:attr" or a path
+    version: str = ""
+    dist: str = ""
+    default_enabled: bool = True  # False: opt-in (must be listed in plugins.enabled)
+    load: Optional[Callable[[], Any]] = None  # returns the plugin object to register
+    metadata_path: Optional[Path] = None  # dist-info folder, read lazily for the description
+    description: str = ""
+    status: str = ""
+    reason: str = ""
+    error: str = ""
+    hooks: list = field(default_factory=list)
+
+    def summary(self) -> str:
+        if not self.description and self.source == "builtin":
+            return f"built-in ({self.target})"
+        if not self.description and self.metadata_path is not None:
+            self.description = _read_summary(self.metadata_path)
+        return self.description
+
+    def as_dict(self, with_hooks: bool = False) -> dict:
+        data = {
+            "name": self.name,
+            "version": self.version,
+            "source": self.source,
+            "status": self.status,
+            "description": self.summary(),
+            "target": self.target,
+            "distribution": self.dist,
+            "reason": self.reason,
+            "error": self.error or None,
+        }
+        if with_hooks:
+            data["hooks"] = list(self.hooks)
+        return data
+
+
+# --------------------------------------------------------------------------
+# Entry points, read from dist-info folders on sys.path. importlib.metadata
+# would do the same but costs ~30 ms to import; listing must feel instant.
+
+
+def _norm(name: str) -> str:
+    return name.replace("-", "_").replace(".", "_").lower()
+
+
+def _parse_entry_points(text: str, group: str) -> list:
+    found, current = [], None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+        elif current == group and "=" in line:
+            name, value = line.split("=", 1)
+            found.append((name.strip(), value.split("[")[0].strip()))
+    return found
+
+
+def _read_summary(meta_dir: Path) -> str:
+    for fname in ("METADATA", "PKG-INFO"):
+        try:
+            with open(meta_dir / fname, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if not line.strip():
+                        break
+                    if line.startswith("Summary:"):
+                        return line.split(":", 1)[1].strip()
+        except OSError:
+            continue
+    return ""
+
+
+def _dist_name_version(meta_dir: Path) -> tuple:
+    stem = meta_dir.name.rsplit(".", 1)[0]
+    if meta_dir.suffix == ".dist-info" and "-" in stem:
+        name, version = stem.split("-", 1)
+        return name, version
+    name, version = stem.split("-")[0], ""
+    try:
+        with open(meta_dir / ("PKG-INFO" if meta_dir.suffix == ".egg-info" else "METADATA"), encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    break
+                if line.startswith("Name:"):
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("Version:"):
+                    version = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return name, version
+
+
+def iter_entry_points(group: str, path: Optional[Iterable[str]] = None):
+    """Yield ``(name, value, dist_name, version, meta_dir)`` for every entry
+    point of ``group`` on ``sys.path``; the first distribution of a name wins,
+    as with importlib.metadata."""
+    seen = set()
+    for entry in list(path if path is not None else sys.path):
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for fname in sorted(names):
+            if not (fname.endswith(".dist-info") or fname.endswith(".egg-info")):
+                continue
+            meta_dir = Path(entry or ".") / fname
+            dist, version = _dist_name_version(meta_dir)
+            if _norm(dist) in seen:
+                continue
+            seen.add(_norm(dist))
+            try:
+                text = (meta_dir / "entry_points.txt").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            for name, value in _parse_entry_points(text, group):
+                yield name, value, dist, version, meta_dir
+
+
+def load_target(target: str) -> Any:
+    """Import ``module`` or ``module:attr.attr``."""
+    import importlib
+
+    module_name, _, attrs = target.partition(":")
+    obj = importlib.import_module(module_name.strip())
+    for attr in filter(None, attrs.strip().split(".")):
+        obj = getattr(obj, attr)
+    return obj
+
+
+def entry_point_candidates(group: str = GROUP) -> list:
+    found = []
+    for name, value, dist, version, meta_dir in iter_entry_points(group):
+        builtin = _norm(dist) == OWN_DISTRIBUTION
+        found.append(
+            Candidate(
+                name=name,
+                source="builtin" if builtin else "entrypoint",
+                target=value,
+                version=version,
+                dist=dist,
+                load=(lambda v=value: load_target(v)),
+                metadata_path=meta_dir,
+            )
+        )
+    return found
+
+
+# --------------------------------------------------------------------------
+# The resolver
+
+
+@dataclass
+class Selection:
+    """What may load: from config, the environment and a distro."""
+
+    enabled: set = field(default_factory=set)
+    disabled: set = field(default_factory=set)
+    only: Optional[set] = None  # HERMES_PLUGINS or a distro's exact set
+    only_label: str = "HERMES_PLUGINS"
+    safe_mode: bool = False
+
+    @classmethod
+    def from_config(cls, config, environ=None, distro=None) -> "Selection":
+        env = os.environ if environ is None else environ
+        sel = cls(
+            enabled=set(config.get("plugins.enabled") or []),
+            disabled=set(config.get("plugins.disabled") or []),
+            safe_mode=env.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"),
+        )
+        raw = env.get("HERMES_PLUGINS")
+        if raw is not None:
+            sel.only = {p.strip() for p in raw.split(",") if p.strip()}
+        if distro is not None:
+            distro.apply_to(sel)
+        return sel
+
+
+def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
+    """Set ``status`` and ``reason`` of every candidate. The single source of
+    truth for what is listed and what is loaded."""
+    for c in candidates:
+        if c.name in selection.disabled:
+            c.status, c.reason = DISABLED, "disabled in config"
+        elif selection.safe_mode and c.source != "builtin":
+            c.status, c.reason = NOT_ENABLED, "safe mode (HERMES_SAFE_MODE) loads built-ins only"
+        elif selection.only is not None:
+            if c.name in selection.only:
+                c.status, c.reason = ENABLED, f"listed in {selection.only_label}"
+            else:
+                c.status, c.reason = NOT_ENABLED, f"not listed in {selection.only_label}"
+        elif c.name in selection.enabled:
+            c.status, c.reason = ENABLED, "enabled in config"
+        elif c.default_enabled:
+            c.status, c.reason = ENABLED, "installed"
+        else:
+            c.status, c.reason = NOT_ENABLED, f"opt-in: run `hermes plugins enable {c.name}`"
+
+
+def close_matches(name: str, names: Iterable[str]) -> list:
+    return difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
+
+
+# --------------------------------------------------------------------------
+# Isolation: a hook implementation that raises is logged and attributed to
+# its plugin; the other implementations still run.
+
+_FAIL_CLOSED = {"pre_tool_call"}
+
+
+def _guard(fn: Callable, plugin: str, hook: str, host: "PluginHost") -> Callable:
+    def guarded(*args):
+        try:
+            return fn(*args)
+        except Exception as exc:  # a plugin bug must not take the loop down
+            host.record_hook_error(plugin, hook, exc)
+            if hook in _FAIL_CLOSED:
+                return {
+                    "action": "block",
+                    "message": f"blocked: the {hook} hook of plugin '{plugin}' failed ({type(exc).__name__}: {exc})",
+                }
+            return None
+
+    guarded.__wrapped__ = fn
+    return guarded
+
+
+class PluginHost:
+    """Owns the pluggy manager, the loaded plugins and what they registered."""
+
+    def __init__(self, config):
+        import pluggy
+
+        from kernel import hookspecs
+
+        self.config = config
+        self.pm = pluggy.PluginManager("hermes")
+        self.pm.add_hookspecs(hookspecs)
+        self.records: list = []
+        self.objects: list = []  # (name, object) of every loaded plugin, in load order
+        self.hook_errors: dict = {}
+        self._registry = None
+        if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
+            self._trace(self.pm)
+
+    # -- building
+    @classmethod
+    def discover(cls, config, *, distro=None, environ=None) -> "PluginHost":
+        host = cls(config)
+        selection = Selection.from_config(config, environ, distro)
+        candidates = entry_point_candidates()
+        resolve(candidates, selection)
+        host._load_all(candidates)
+        # Other sources come from loaded plugins and go through the same resolver.
+        extra = []
+        for found in host.pm.hook.discover_plugins(config=config):
+            extra.extend(found or [])
+        if extra:
+            known = {c.name for c in candidates}
+            extra = [c for c in extra if c.name not in known]
+            resolve(extra, selection)
+            host._load_all(extra)
+        host.records = candidates + extra
+        return host
+
+    @classmethod
+    def list_candidates(cls, config, *, distro=None, environ=None) -> list:
+        """What ``hermes plugins list`` shows: resolved entry-point metadata,
+        nothing imported."""
+        selection = Selection.from_config(config, environ, distro)
+        candidates = entry_point_candidates()
+        resolve(candidates, selection)
+        return candidates
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Any], config) -> "PluginHost":
+        """A host from plugin objects given in-process (tests, embedding)."""
+        host = cls(config)
+        for obj in objects:
+            name = getattr(obj, "__name__", None) or type(obj).__name__
+            cand = Candidate(name=name, source="object", target=name, status=ENABLED, reason="given")
+            host._register(cand, obj)
+            host.records.append(cand)
+        return host
+
+    def _load_all(self, candidates: list) -> None:
+        for cand in candidates:
+            if cand.status != ENABLED:
+                continue
+            try:
+                obj = cand.load()
+            except BaseException as exc:  # ImportError, SyntaxError, SystemExit in a plugin...
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                cand.status, cand.error = ERROR, f"import failed: {type(exc).__name__}: {exc}"
+                log.warning("plugin %s: %s", cand.name, cand.error)
+                continue
+            self._register(cand, obj)
+
+    def _register(self, cand: Candidate, obj: Any) -> None:
+        import pluggy
+
+        try:
+            self.pm.register(obj, name=cand.name)
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            cand.status, cand.error = ERROR, f"registration failed: {exc}"
+            log.warning("plugin %s: %s", cand.name, cand.error)
+            return
+        unknown = [hc.name for hc in self.pm.get_hookcallers(obj) or [] if hc.spec is None and not all(
+            i.optionalhook for i in hc.get_hookimpls() if i.plugin is obj)]
+        if unknown:
+            self.pm.unregister(obj)
+            hints = []
+            for name in unknown:
+                near = close_matches(name, self._spec_names())
+                hints.append(f"'{name}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+            cand.status, cand.error = ERROR, "unknown hook " + ", ".join(hints)
+            log.warning("plugin %s: %s", cand.name, cand.error)
+            return
+        self._guard_impls(self.pm, obj, cand.name)
+        if not cand.description and cand.source != "entrypoint":
+            doc = (getattr(obj, "__doc__", None) or "").strip()
+            cand.description = doc.splitlines()[0] if doc else ""
+        cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(obj) or [])
+        self.objects.append((cand.name, obj))
+        self._registry = None
+
+    def _spec_names(self) -> list:
+        return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
+
+    def _guard_impls(self, pm, obj, name: str) -> None:
+        for hc in pm.get_hookcallers(obj) or []:
+            for impl in hc.get_hookimpls():
+                if impl.plugin is obj and not (impl.wrapper or impl.hookwrapper):
+                    impl.function = _guard(impl.function, name, hc.name, self)
+
+    def record_hook_error(self, plugin: str, hook: str, exc: BaseException) -> None:
+        key = (plugin, hook)
+        count, _ = self.hook_errors.get(key, (0, ""))
+        self.hook_errors[key] = (count + 1, f"{type(exc).__name__}: {exc}")
+        log.warning("plugin %s: hook %s raised %s: %s", plugin, hook, type(exc).__name__, exc, exc_info=exc)
+
+    # -- per-agent managers: callbacks of one Agent never reach another
+    def manager_with(self, callbacks: Iterable[Any]):
+        callbacks = list(callbacks)
+        if not callbacks:
+            return self.pm
+        import pluggy
+
+        from kernel import hookspecs
+
+        pm = pluggy.PluginManager("hermes")
+        pm.add_hookspecs(hookspecs)
+        for name, obj in self.objects:
+            pm.register(obj, name=name)
+            self._guard_impls(pm, obj, name)
+        for i, obj in enumerate(callbacks):
+            name = f"callback-{i}-{type(obj).__name__}"
+            pm.register(obj, name=name)
+            self._guard_impls(pm, obj, name)
+        if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
+            self._trace(pm)
+        return pm
+
+    @staticmethod
+    def _trace(pm) -> None:
+        tlog = logging.getLogger("hermes.hooks")
+        starts: list = []
+
+        def before(hook_name, impls, kwargs):
+            starts.append(time.perf_counter())
+
+        def after(outcome, hook_name, impls, kwargs):
+            took = (time.perf_counter() - starts.pop()) * 1000 if starts else 0.0
+            tlog.warning("hook %s: %d impl(s), %.3f ms", hook_name, len(impls), took)
+
+        pm.add_hookcall_monitoring(before, after)
+
+    # -- what the plugins registered
+    @property
+    def registry(self) -> "Registry":
+        if self._registry is None:
+            self._registry = Registry.collect(self)
+        return self._registry
+
+    def record(self, name: str) -> Optional[Candidate]:
+        for c in self.records:
+            if c.name == name:
+                return c
+        return None
+
+
+def call_each(pm, hook_name: str, host: Optional[PluginHost], **kwargs):
+    """Call every implementation of a registration hook one by one, in pluggy's
+    call order, yielding the plugin name before each call so registrations can
+    be attributed to their plugin."""
+    caller = getattr(pm.hook, hook_name)
+    for impl in reversed(caller.get_hookimpls()):
+        yield impl.plugin_name, (lambda impl=impl: impl.function(*[kwargs.get(a) for a in impl.argnames]))
+
+
+class Registry:
+    """Tools, toolsets, providers, memory backends and context engines the
+    loaded plugins registered."""
+
+    def __init__(self):
+        self.tools: dict = {}
+        self.toolsets: dict = {}  # name -> (members, description)
+        self.providers: dict = {}
+        self.memory_backends: dict = {}
+        self.context_engines: dict = {}
+
+    @classmethod
+    def collect(cls, host: PluginHost) -> "Registry":
+        from kernel.types import ModelProviderEntry, NamedFactory, Tool
+
+        reg = cls()
+        config = host.config
+        current = {"plugin": ""}
+
+        def add_tool(tool):
+            if not isinstance(tool, Tool):
+                raise TypeError(f"register() expects a kernel.types.Tool, got {type(tool).__name__}")
+            if not tool.plugin:
+                tool.plugin = current["plugin"]
+            if tool.name in reg.tools:
+                log.info("tool %s of %s replaced by plugin %s", tool.name, reg.tools[tool.name].plugin, tool.plugin)
+            reg.tools[tool.name] = tool
+
+        def add_toolset(name, tools, description=""):
+            reg.toolsets[name] = (list(tools), description)
+
+        def named(target, kind):
+            def add(name, factory, description=""):
+                entry = kind(name=name, factory=factory, description=description, plugin=current["plugin"])
+                target[name] = entry
+
+            return add
+
+        for hook, register in (
+            ("register_tools", add_tool),
+            ("register_toolsets", add_toolset),
+            ("register_model_providers", named(reg.providers, ModelProviderEntry)),
+            ("register_memory_backends", named(reg.memory_backends, NamedFactory)),
+            ("register_context_engines", named(reg.context_engines, NamedFactory)),
+        ):
+            for plugin, call in call_each(host.pm, hook, host, register=register, config=config):
+                current["plugin"] = plugin
+                try:
+                    call()
+                except Exception as exc:
+                    host.record_hook_error(plugin, hook, exc)
+        return reg
+
+    def expand_toolsets(self, names: Iterable[str]) -> set:
+        """Tool names in the given toolsets (a toolset may include toolsets).
+        Raises ``KeyError`` naming an unknown toolset."""
+        by_own = {}
+        for tool in self.tools.values():
+            by_own.setdefault(tool.toolset, set()).add(tool.name)
+        chosen: set = set()
+        stack, seen = list(names), set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name == "all":
+                chosen |= set(self.tools)
+            elif name in self.toolsets:
+                for member in self.toolsets[name][0]:
+                    if member in self.tools:
+                        chosen.add(member)
+                    else:
+                        stack.append(member)
+            elif name in by_own:
+                chosen |= by_own[name]
+            elif name in self.tools:
+                chosen.add(name)
+            else:
+                known = sorted(set(self.toolsets) | set(by_own))
+                near = close_matches(name, known)
+                hint = f" (did you mean {', '.join(near)}?)" if near else ""
+                raise KeyError(f"unknown toolset '{name}'{hint}; known: {', '.join(known) or 'none'}")
+        return chosen

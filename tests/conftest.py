@@ -1,0 +1,201 @@
+"""Shared fixtures: an isolated HERMES_HOME for every test, and ``make_agent``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from kernel.agent import Agent  # noqa: E402
+from kernel.config import Config  # noqa: E402
+from kernel.plugins import PluginHost  # noqa: E402
+from plugins_providers.scripted import scripted_plugin  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def hermes_home(tmp_path, monkeypatch):
+    """Every test gets its own HERMES_HOME; no developer config leaks in."""
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE", "HERMES_TRACE_HOOKS", "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def make_agent():
+    """``make_agent(*plugins, script=[...], config={...}, callbacks=(), **agent_kwargs)``
+
+    Builds a PluginHost from the scripted provider plus the given plugin
+    objects and returns an Agent on ``api_mode="scripted"``. The scripted
+    provider is ``agent.scripted`` (its ``requests`` list records every call).
+    """
+    agents = []
+
+    def factory(*plugins, script=(), config=None, callbacks=(), **kwargs):
+        cfg = config if isinstance(config, Config) else Config(dict(config or {}))
+        scripted = scripted_plugin(script)
+        host = PluginHost.from_objects([scripted, *plugins], cfg)
+        kwargs.setdefault("api_mode", "scripted")
+        kwargs.setdefault("model", "test-model")
+        agent = Agent(config=cfg, host=host, callbacks=callbacks, **kwargs)
+        agent.scripted = scripted.provider
+        agents.append(agent)
+        return agent
+
+    yield factory
+    for agent in agents:
+        agent.close()
+
+
+class Recorder:
+    """A callback plugin that records every hook call it implements."""
+
+    def __init__(self):
+        self.calls = []
+
+    def names(self):
+        return [name for name, _ in self.calls]
+
+    def of(self, name):
+        return [kw for n, kw in self.calls if n == name]
+
+
+def _recording(hook_name):
+    from kernel import hookimpl
+
+    def method(self, **kwargs):
+        self.calls.append((hook_name, kwargs))
+
+    method.__name__ = hook_name
+    return hookimpl(specname=hook_name)(method)
+
+
+def make_recorder_class(hook_names):
+    """A Recorder subclass implementing ``hook_names`` with every keyword."""
+    import inspect
+
+    from kernel import hookspecs
+
+    namespace = {}
+    for name in hook_names:
+        spec = getattr(hookspecs, name)
+        params = [p for p in inspect.signature(spec).parameters]
+        src = f"def {name}(self, {', '.join(params)}):\n    self.calls.append(({name!r}, dict({', '.join(f'{p}={p}' for p in params)})))\n"
+        scope: dict = {}
+        exec(src, scope)  # noqa: S102 - builds a method with the spec's exact signature
+        from kernel import hookimpl
+
+        namespace[name] = hookimpl(scope[name])
+    return type("RecorderPlugin", (Recorder,), namespace)
+
+
+@pytest.fixture
+def recorder():
+    """``recorder(*hook_names)`` -> a callback object recording those hooks."""
+
+    def build(*names):
+        return make_recorder_class(names)()
+
+    return build
+
+
+class EchoTools:
+    """Test tools: echo (parallel-safe), sleep (parallel-safe, records timing),
+    write (path-scoped), ask (interactive), boom (raises), aecho (async)."""
+
+    __name__ = "echo-tools"
+
+    def __init__(self):
+        import threading
+
+        self.events = []
+        self.lock = threading.Lock()
+
+    def _record(self, what):
+        import time
+
+        with self.lock:
+            self.events.append((what, time.monotonic()))
+
+    def register_tools(self, register):
+        import asyncio
+        import time
+
+        from kernel.types import Tool
+
+        obj = {"type": "object", "properties": {}}
+
+        def echo(args, ctx):
+            return {"echo": args.get("text")}
+
+        def sleep(args, ctx):
+            self._record(("start", args["id"]))
+            time.sleep(float(args.get("seconds", 0.1)))
+            self._record(("end", args["id"]))
+            return {"slept": args["id"]}
+
+        def write(args, ctx):
+            self._record(("write", args["path"]))
+            time.sleep(0.05)
+            return "written"
+
+        def boom(args, ctx):
+            raise RuntimeError("kaboom")
+
+        async def aecho(args, ctx):
+            await asyncio.sleep(0.01)
+            return {"async": args.get("text")}
+
+        register(Tool("echo", "Echo text", obj, echo, toolset="test", parallel_safe=True))
+        register(Tool("sleep", "Sleep", obj, sleep, toolset="test", parallel_safe=True))
+        register(Tool("write", "Write", obj, write, toolset="test", parallel_safe=True, path_arg="path"))
+        register(Tool("ask", "Ask", obj, echo, toolset="test", parallel_safe=True, interactive=True))
+        register(Tool("boom", "Boom", obj, boom, toolset="test"))
+        register(Tool("aecho", "Async echo", obj, aecho, toolset="test"))
+
+
+def _hookimpl_register_tools():
+    from kernel import hookimpl
+
+    EchoTools.register_tools = hookimpl(EchoTools.register_tools)
+
+
+_hookimpl_register_tools()
+
+
+@pytest.fixture
+def echo_plugin():
+    return EchoTools()
+
+
+def hermes_command() -> list:
+    """How users run hermes: the console script next to this interpreter."""
+    script = Path(sys.executable).parent / "hermes"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "kernel.cli"]
+
+
+@pytest.fixture
+def hermes(hermes_home):
+    """``hermes(*args, env={}, input=None, timeout=60)`` runs the CLI as a subprocess."""
+    import subprocess
+
+    def run(*args, env=None, input=None, timeout=60):
+        full_env = dict(os.environ)
+        full_env["HERMES_HOME"] = str(hermes_home)
+        full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), full_env.get("PYTHONPATH", "")]))
+        full_env.update(env or {})
+        return subprocess.run(hermes_command() + [str(a) for a in args], capture_output=True, text=True,
+                              env=full_env, input=input, timeout=timeout)
+
+    return run

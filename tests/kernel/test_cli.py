@@ -1,0 +1,160 @@
+"""The hermes command line, run as a subprocess the way users run it."""
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.conftest import ROOT, hermes_command
+
+from .fakedist import make_dist
+
+EXAMPLE_INSTALLED = importlib.util.find_spec("hermes_example_plugin") is not None
+
+
+def script(tmp_path, steps, name="script.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(steps))
+    return path
+
+
+def test_version_and_help(hermes):
+    out = hermes("--version")
+    assert out.returncode == 0 and "0.1.0" in out.stdout
+    out = hermes("--help")
+    assert out.returncode == 0
+    for command in ("plugins", "run", "chat"):
+        assert command in out.stdout
+
+
+def test_plugins_list_json(hermes):
+    out = hermes("plugins", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["scripted-provider"]["source"] == "builtin"
+    assert rows["scripted-provider"]["status"] == "enabled"
+    assert set(rows["scripted-provider"]) >= {"name", "version", "source", "status", "error", "description"}
+    out = hermes("plugins", "list", "--json", "--hooks")
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert "register_model_providers" in rows["scripted-provider"]["hooks"]
+
+
+def test_enable_disable_persist_and_unknown_name(hermes, hermes_home):
+    out = hermes("plugins", "disable", "scripted-provider")
+    assert out.returncode == 0, out.stderr
+    assert "scripted-provider" in (hermes_home / "config.yaml").read_text()
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["scripted-provider"]["status"] == "disabled"
+    out = hermes("run", "--api-mode", "scripted", "hi")
+    assert out.returncode == 1 and "no model provider is enabled" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert hermes("plugins", "enable", "scripted-provider").returncode == 0
+    out = hermes("plugins", "enable", "scripted-provdier")
+    assert out.returncode == 1
+    assert out.stderr.strip() == "hermes: error: no plugin named 'scripted-provdier'; did you mean scripted-provider?"
+
+
+def test_plugins_info(hermes):
+    out = hermes("plugins", "info", "scripted-provider", "--json")
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["providers"] == ["scripted"] and info["status"] == "enabled"
+
+
+def test_run_prints_answer_and_json(hermes, tmp_path):
+    s = script(tmp_path, ["Hello from a script."])
+    out = hermes("run", "--api-mode", "scripted", "--base-url", s, "-m", "test", "hi")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Hello from a script."
+    out = hermes("run", "--api-mode", "scripted", "--base-url", s, "--json", "hi")
+    result = json.loads(out.stdout)
+    assert result["exit_reason"] == "completed" and result["final_response"] == "Hello from a script."
+    assert [m["role"] for m in result["messages"]] == ["user", "assistant"]
+
+
+def test_run_error_exit_code(hermes, tmp_path):
+    s = script(tmp_path, [{"error": {"reason": "auth", "message": "key rejected", "status_code": 401}}])
+    out = hermes("run", "--api-mode", "scripted", "--base-url", s, "hi")
+    assert out.returncode == 1
+    assert "key rejected" in out.stderr and "Traceback" not in out.stderr
+    out = hermes("run", "--api-mode", "scripted", "--base-url", s, "--json", "hi")
+    assert out.returncode == 1 and json.loads(out.stdout)["exit_reason"] == "error"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("agent: [\n", "invalid YAML (line 2, column 1)"),
+        ("agent:\n  max_turns: lots\n", "agent.max_turns: expected an integer, got 'lots' (str)"),
+        ("- just\n- a list\n", "expected a mapping of keys at the top level"),
+        ("plugins:\n  disabled: [1]\n", "plugins.disabled: expected a list of strings"),
+    ],
+)
+def test_bad_config_is_one_clear_line(hermes, hermes_home, text, expected):
+    (hermes_home / "config.yaml").write_text(text)
+    out = hermes("plugins", "list")
+    assert out.returncode == 2
+    assert expected in out.stderr and str(hermes_home / "config.yaml") in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_bad_cli_arguments(hermes):
+    out = hermes("run", "--max-turns", "0", "hi")
+    assert out.returncode == 2 and "max-turns" in out.stderr
+    out = hermes("run")
+    assert out.returncode == 2 and "Missing argument" in out.stderr
+    out = hermes("run", "-t", "nosuchset", "--api-mode", "scripted", "hi")
+    assert out.returncode == 1 and "unknown toolset 'nosuchset'" in out.stderr
+
+
+def test_a_broken_plugin_never_locks_the_user_out(hermes, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-broken", "0.1", {"broken": ("hermes_broken_cli_mod", "raise RuntimeError('I am broken')\n")})
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+    s = script(tmp_path, ["still works"])
+    out = hermes("run", "--api-mode", "scripted", "--base-url", s, "hi", env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "still works"
+    out = hermes("plugins", "list", "--json", env=env)
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["broken"]["status"] == "error" and "I am broken" in rows["broken"]["error"]
+    assert hermes("plugins", "disable", "broken", env=env).returncode == 0
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json", env=env).stdout)}
+    assert rows["broken"]["status"] == "disabled"
+
+
+def test_every_builtin_blocked_gives_a_clear_message(hermes):
+    out = hermes("run", "hi", env={"HERMES_PLUGINS": ""})
+    assert out.returncode == 1
+    assert out.stderr.strip().startswith("hermes: error: no model provider is enabled")
+
+
+def test_ctrl_c_interrupts_the_turn_cleanly(hermes_home, tmp_path):
+    s = script(tmp_path, [{"content": "too slow", "delay": 20}])
+    env = dict(os.environ, HERMES_HOME=str(hermes_home), PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(s), "hi"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 2
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    assert "too slow" not in out
+
+
+@pytest.mark.skipif(not EXAMPLE_INSTALLED, reason="examples/hermes-example-plugin is not installed")
+def test_third_party_example_plugin_through_the_cli(hermes, tmp_path):
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["example"]["source"] == "entrypoint" and rows["example"]["status"] == "enabled"
+    out = hermes("example-hello", "--name", "ci")
+    assert out.returncode == 0 and out.stdout.strip() == "hello, ci, from hermes-example-plugin"
+    assert "example-hello" in hermes("--help").stdout
+    steps = [{"tool_calls": [["word_count", {"text": "one two three"}], ["word_count", {"text": "FORBIDDEN"}]]}, "done"]
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, steps), "--json", "count")
+    tools = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert tools == [{"words": 3, "characters": 13}, {"error": "the example plugin refuses to count forbidden text"}]

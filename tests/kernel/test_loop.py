@@ -1,0 +1,325 @@
+import threading
+import time
+
+import pytest
+
+from kernel import hookimpl
+from kernel.agent import Agent, AgentError
+from kernel.config import Config
+from kernel.messages import validate
+from kernel.plugins import PluginHost
+from kernel.types import (
+    Compress,
+    GiveUp,
+    ProviderConfig,
+    ProviderError,
+    RefreshCredentials,
+    Retry,
+    SwitchProvider,
+)
+
+LIFECYCLE = ("on_session_start", "system_prompt", "pre_llm_call", "pre_api_request", "post_api_request",
+             "post_llm_call", "transform_llm_output", "on_session_end", "on_step", "append_messages",
+             "on_session_finalize", "on_stream_delta", "on_thinking", "on_status")
+
+
+def test_turn_lifecycle_order_and_result(make_agent, echo_plugin, recorder):
+    rec = recorder(*LIFECYCLE)
+    agent = make_agent(echo_plugin, script=[{"tool_calls": [["echo", {"text": "x"}]]}, "the answer"], callbacks=[rec])
+    result = agent.run_conversation("question", task_id="task-1")
+    assert result["final_response"] == "the answer"
+    assert result["exit_reason"] == "completed" and result["task_id"] == "task-1"
+    assert result["api_calls"] == 2 and result["usage"]["total_tokens"] == 30
+    assert result["model"] == "test-model" and result["session_id"] == agent.session_id
+    names = [n for n in rec.names() if n not in ("on_stream_delta", "on_thinking", "on_status")]
+    assert names == [
+        "on_session_start", "system_prompt", "append_messages", "pre_llm_call",
+        "pre_api_request", "post_api_request", "append_messages", "on_step",
+        "pre_api_request", "post_api_request", "on_step",
+        "transform_llm_output", "append_messages", "post_llm_call", "on_session_end",
+    ]
+    end = rec.of("on_session_end")[0]
+    assert end["completed"] is True and end["interrupted"] is False and end["task_id"] == "task-1"
+    assert "".join(d["text"] for d in rec.of("on_stream_delta")) == "the answer"
+    stored = [m for batch in rec.of("append_messages") for m in batch["messages"]]
+    assert stored == result["messages"]
+    validate(result["messages"])
+    # second turn: no new session start, session end fires again (every turn)
+    agent.scripted.steps.append("again")
+    agent.run_conversation("more")
+    assert rec.names().count("on_session_start") == 1 and rec.names().count("on_session_end") == 2
+    agent.close()
+    assert rec.of("on_session_finalize") == [{"session_id": agent.session_id, "platform": "cli",
+                                              "reason": "shutdown", "agent": agent}]
+
+
+class Context:
+    __name__ = "context"
+
+    @hookimpl
+    def system_prompt(self):
+        return "You are tested."
+
+    @hookimpl
+    def pre_llm_call(self, user_message):
+        return {"context": f"remember: {user_message} matters"}
+
+
+def test_system_prompt_cached_and_context_is_ephemeral(make_agent):
+    agent = make_agent(Context(), script=["a", "b"], config={"agent": {"system_prompt": "Base identity."}})
+    result = agent.run_conversation("first")
+    sent = agent.scripted.requests[0].messages
+    assert sent[0] == {"role": "system", "content": "Base identity.\n\nYou are tested."}
+    assert sent[1]["content"] == "first\n\nremember: first matters"
+    assert result["messages"][0] == {"role": "user", "content": "first"}  # not stored
+    agent.run_conversation("second")
+    sent2 = agent.scripted.requests[1].messages
+    assert sent2[0] is not None and sent2[0]["content"] == sent[0]["content"]
+    assert sent2[1]["content"] == "first"  # the old turn's context is gone
+    assert sent2[3]["content"] == "second\n\nremember: second matters"
+
+
+class Shouter:
+    __name__ = "shouter"
+
+    @hookimpl
+    def transform_llm_output(self, response_text):
+        return response_text.upper()
+
+
+def test_transform_llm_output_replaces_answer(make_agent):
+    agent = make_agent(Shouter(), script=["quiet"])
+    result = agent.run_conversation("x")
+    assert result["final_response"] == "QUIET" and result["messages"][-1]["content"] == "QUIET"
+
+
+def test_interrupt_during_slow_model_call(make_agent, recorder):
+    rec = recorder("on_stream_delta", "on_session_end")
+    agent = make_agent(script=[{"content": "never shown", "delay": 5}], callbacks=[rec])
+    timer = threading.Timer(0.2, agent.interrupt, kwargs={"message": "stop, do this instead"})
+    timer.start()
+    started = time.monotonic()
+    result = agent.run_conversation("slow please")
+    took = time.monotonic() - started
+    assert result["exit_reason"] == "interrupted_by_user"
+    assert took - 0.2 < 0.1, took  # the wait ends at once, well within 100 ms
+    assert result["interrupt_message"] == "stop, do this instead"
+    assert result["messages"] == [{"role": "user", "content": "slow please"}]  # nothing partial
+    assert rec.of("on_stream_delta") == []
+    assert rec.of("on_session_end")[0]["interrupted"] is True
+    # the next turn works and the history stays valid
+    agent.scripted.steps.append("fine")
+    again = agent.run_conversation("stop, do this instead")
+    assert again["final_response"] == "fine"
+    validate(again["messages"])
+
+
+def test_redirect_enters_history_at_next_iteration(make_agent, echo_plugin):
+    agent = make_agent(echo_plugin, script=[{"tool_calls": [["sleep", {"id": "1", "seconds": 0.2}]]}, "ok"])
+    threading.Timer(0.05, agent.redirect, args=("also check the tests",)).start()
+    result = agent.run_conversation("work")
+    roles = [m["role"] for m in result["messages"]]
+    assert roles == ["user", "assistant", "tool", "user", "assistant"]
+    assert result["messages"][3]["content"] == "also check the tests"
+    validate(result["messages"])
+
+
+class Policy:
+    __name__ = "policy"
+
+    def __init__(self, decisions):
+        self.decisions, self.failures = list(decisions), []
+
+    @hookimpl
+    def on_provider_error(self, failure):
+        self.failures.append(failure)
+        return self.decisions.pop(0) if self.decisions else None
+
+
+def test_policy_retry_then_success_fires_api_hooks_every_time(make_agent, recorder):
+    rec = recorder("pre_api_request", "api_request_error", "post_api_request")
+    err = ProviderError("overloaded", reason="server", status_code=529)
+    policy = Policy([Retry(0.01)])
+    agent = make_agent(policy, script=[err, "ok"], callbacks=[rec])
+    result = agent.run_conversation("x")
+    assert result["final_response"] == "ok" and result["api_calls"] == 2
+    assert len(rec.of("pre_api_request")) == 2
+    errs = rec.of("api_request_error")
+    assert len(errs) == 1 and errs[0]["status_code"] == 529 and errs[0]["reason"] == "server"
+    assert policy.failures[0].attempt == 1 and policy.failures[0].error is err
+
+
+def test_no_policy_means_give_up_with_error(make_agent):
+    agent = make_agent(script=[ProviderError("bad key", reason="auth", status_code=401)])
+    result = agent.run_conversation("x")
+    assert result["exit_reason"] == "error" and "bad key" in result["error"]
+    assert result["final_response"] is None
+
+
+def test_switch_provider_continues_on_the_fallback(make_agent):
+    from plugins_providers.scripted import ScriptedProvider
+
+    backup = ScriptedProvider(["from backup"])
+
+    class Backup:
+        __name__ = "backup"
+
+        @hookimpl
+        def register_model_providers(self, register):
+            register("backup", lambda cfg: backup)
+
+    target = ProviderConfig(model="b-model", api_mode="backup")
+    agent = make_agent(Backup(), Policy([SwitchProvider(target)]), script=[ProviderError("429", reason="rate_limit")])
+    result = agent.run_conversation("x")
+    assert result["final_response"] == "from backup"
+    assert result["model"] == "b-model" and result["provider"] == "backup:b-model"
+    assert backup.requests[0].model == "b-model"
+
+
+def test_refresh_credentials_then_retry(make_agent):
+    calls = []
+
+    class Refreshing:
+        __name__ = "refreshing"
+
+        @hookimpl
+        def register_model_providers(self, register):
+            class P:
+                def complete(self, request, emit):
+                    calls.append("call")
+                    if calls.count("refresh") == 0:
+                        raise ProviderError("expired", reason="auth", status_code=401)
+                    from kernel.types import ModelResponse
+
+                    return ModelResponse(content="fresh")
+
+                def refresh_credentials(self):
+                    calls.append("refresh")
+                    return True
+
+            register("refreshing", lambda cfg: P())
+
+    agent = make_agent(Refreshing(), Policy([RefreshCredentials(), RefreshCredentials()]), api_mode="refreshing")
+    assert agent.run_conversation("x")["final_response"] == "fresh"
+    assert calls == ["call", "refresh", "call"]
+
+
+def test_context_overflow_compresses_once_and_retries(make_agent):
+    class Engine:
+        def __init__(self, agent):
+            self.compressed = 0
+
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, messages):
+            return False
+
+        def compress(self, messages, *, agent, reason):
+            self.compressed += 1
+            return [{"role": "user", "content": "[summary]"}] + messages[-1:]
+
+    class Engines:
+        __name__ = "engines"
+
+        @hookimpl
+        def register_context_engines(self, register):
+            register("compressor", Engine)
+
+    overflow = ProviderError("too long", reason="context_overflow", status_code=400)
+    agent = make_agent(Engines(), Policy([Compress(), Compress()]), script=["a", overflow, "after compression"])
+    agent.run_conversation("one")
+    old_session = agent.session_id
+    result = agent.run_conversation("two")
+    assert result["final_response"] == "after compression"
+    assert agent.context_engine.compressed == 1
+    assert agent.session_id != old_session and agent.parent_session_id == old_session
+    assert agent.scripted.requests[-1].messages[0]["content"] == "[summary]\n\ntwo"
+
+
+def test_give_up_message_from_policy(make_agent):
+    agent = make_agent(Policy([GiveUp("all providers down: a, b")]), script=[ProviderError("x", reason="server")])
+    assert agent.run_conversation("x")["error"] == "all providers down: a, b"
+
+
+class Raising:
+    __name__ = "raising"
+
+    @hookimpl
+    def on_session_start(self):
+        raise RuntimeError("observer bug")
+
+    @hookimpl
+    def post_api_request(self):
+        raise RuntimeError("observer bug 2")
+
+
+def test_a_raising_hook_is_isolated_and_attributed(make_agent, recorder):
+    rec = recorder("on_session_start", "post_api_request")
+    agent = make_agent(Raising(), script=["fine"], callbacks=[rec])
+    result = agent.run_conversation("x")
+    assert result["final_response"] == "fine"
+    assert len(rec.of("on_session_start")) == 1 and len(rec.of("post_api_request")) == 1
+    assert agent.host.hook_errors[("raising", "on_session_start")][1] == "RuntimeError: observer bug"
+
+
+def test_callbacks_of_one_agent_never_fire_for_another(make_agent, recorder):
+    mine, theirs = recorder("on_stream_delta"), recorder("on_stream_delta")
+    a = make_agent(script=["for a"], callbacks=[mine])
+    b = Agent(config=a.config, host=a.host, api_mode="scripted", model="m", callbacks=[theirs])
+    a.scripted.steps.append("for b")
+    a.run_conversation("x")
+    b.run_conversation("y")
+    assert "".join(d["text"] for d in mine.of("on_stream_delta")) == "for a"
+    assert "".join(d["text"] for d in theirs.of("on_stream_delta")) == "for b"
+    b.close()
+
+
+def test_conversation_history_is_repaired_and_used(make_agent):
+    agent = make_agent(script=["answer"])
+    history = [{"role": "system", "content": "from history"}, {"role": "user", "content": "a"},
+               {"role": "user", "content": "b"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c1", "function": {"name": "t", "arguments": "{broken"}}]}]
+    result = agent.run_conversation("now", conversation_history=history)
+    sent = agent.scripted.requests[0].messages
+    assert sent[0]["content"] == "from history"
+    validate(sent)
+    assert result["messages"][-1]["content"] == "answer"
+
+
+def test_resume_loads_through_the_hook(make_agent):
+    stored = {"s1": [{"role": "user", "content": "old question"}, {"role": "assistant", "content": "old answer"}]}
+
+    class Store:
+        __name__ = "store"
+
+        @hookimpl
+        def load_session(self, session_id):
+            return stored.get(session_id)
+
+    agent = make_agent(Store(), script=["new answer"], session_id="s1")
+    result = agent.run_conversation("new question")
+    assert [m["content"] for m in result["messages"]] == ["old question", "old answer", "new question", "new answer"]
+
+
+def test_complete_once_uses_the_same_hooks_and_stores_nothing(make_agent, recorder):
+    rec = recorder("pre_api_request", "append_messages")
+    agent = make_agent(script=["summary text"], callbacks=[rec])
+    text = agent.complete_once([{"role": "user", "content": "summarise"}])
+    assert text == "summary text" and len(rec.of("pre_api_request")) == 1
+    assert rec.of("append_messages") == [] and agent.messages == []
+    assert agent.scripted.requests[0].tools == []
+
+
+def test_no_provider_enabled_is_a_clear_error():
+    host = PluginHost.from_objects([], Config({}))
+    with pytest.raises(AgentError, match="no model provider is enabled"):
+        Agent(config=host.config, host=host)
+
+
+def test_unknown_toolset_is_a_clear_error(make_agent, echo_plugin):
+    with pytest.raises(AgentError, match="unknown toolset 'tset'.*did you mean test"):
+        make_agent(echo_plugin, toolsets=["tset"])
+    agent = make_agent(echo_plugin, toolsets=["test"], blocked_tools=["boom"])
+    assert "boom" not in agent.tools and "echo" in agent.tools

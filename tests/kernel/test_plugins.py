@@ -1,0 +1,123 @@
+import logging
+import sys
+
+import pytest
+
+from kernel.config import Config
+from kernel.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, iter_entry_points
+
+from .fakedist import make_dist
+
+GOOD = """
+from kernel import hookimpl
+from kernel.types import Tool
+
+@hookimpl
+def register_tools(register):
+    register(Tool("good_tool", "A tool", {"type": "object", "properties": {}}, lambda a, c: "ok"))
+"""
+BROKEN_IMPORT = "import definitely_not_a_module_xyz\n"
+MISSPELLED = """
+from kernel import hookimpl
+
+@hookimpl
+def pre_tool_cal(tool_name):
+    return None
+"""
+BAD_ARGS = """
+from kernel import hookimpl
+
+@hookimpl
+def pre_tool_call(tool_name, argz):
+    return None
+"""
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    make_dist(root, "hermes-good", "1.2.3", {"good": ("hermes_good_mod", GOOD)}, summary="Good plugin")
+    make_dist(root, "hermes-broken", "0.1", {"broken": ("hermes_broken_mod", BROKEN_IMPORT)})
+    make_dist(root, "hermes-typo", "0.1", {"typo": ("hermes_typo_mod", MISSPELLED)})
+    make_dist(root, "hermes-badargs", "0.1", {"badargs": ("hermes_badargs_mod", BAD_ARGS)})
+    monkeypatch.syspath_prepend(str(root))
+    yield root
+    for mod in [m for m in sys.modules if m.startswith("hermes_") and m.endswith("_mod")]:
+        del sys.modules[mod]
+
+
+def by_name(records):
+    return {r.name: r for r in records}
+
+
+def test_entry_points_are_read_from_metadata(site):
+    found = {name: (value, dist, version) for name, value, dist, version, _ in iter_entry_points("hermes.plugins", [str(site)])}
+    assert found["good"] == ("hermes_good_mod", "hermes_good", "1.2.3")
+    assert len(found) == 4
+
+
+def test_broken_plugins_are_isolated_and_attributed(site):
+    host = PluginHost.discover(Config({}))
+    recs = by_name(host.records)
+    assert recs["good"].status == ENABLED and recs["good"].source == "entrypoint"
+    assert "good_tool" in host.registry.tools and host.registry.tools["good_tool"].plugin == "good"
+    assert recs["broken"].status == ERROR and "definitely_not_a_module_xyz" in recs["broken"].error
+    assert recs["typo"].status == ERROR
+    assert recs["typo"].error == "unknown hook 'pre_tool_cal' (did you mean 'pre_tool_call'?)"
+    assert recs["badargs"].status == ERROR and "argz" in recs["badargs"].error
+    # the misspelled and invalid ones are not left half-registered
+    names = [name for name, _ in host.objects]
+    assert "typo" not in names and "badargs" not in names and "good" in names
+
+
+def test_listing_imports_nothing(site):
+    recs = by_name(PluginHost.list_candidates(Config({})))
+    assert recs["broken"].status == ENABLED  # not imported, so not known broken yet
+    assert "hermes_broken_mod" not in sys.modules and "hermes_good_mod" not in sys.modules
+    assert recs["good"].summary() == "Good plugin" and recs["good"].version == "1.2.3"
+
+
+def test_disabled_wins_and_enabled_list(site):
+    cfg = Config({"plugins": {"enabled": ["good"], "disabled": ["good", "broken"]}})
+    recs = by_name(PluginHost.list_candidates(cfg))
+    assert recs["good"].status == DISABLED and recs["broken"].status == DISABLED
+    assert recs["typo"].status == ENABLED
+
+
+def test_hermes_plugins_env_loads_only_that_set(site, monkeypatch):
+    monkeypatch.setenv("HERMES_PLUGINS", "good, typo")
+    recs = by_name(PluginHost.list_candidates(Config({"plugins": {"disabled": ["typo"]}})))
+    assert recs["good"].status == ENABLED
+    assert recs["broken"].status == NOT_ENABLED and "HERMES_PLUGINS" in recs["broken"].reason
+    assert recs["typo"].status == DISABLED  # disabled still wins
+
+
+def test_safe_mode_loads_builtins_only(site, monkeypatch):
+    monkeypatch.setenv("HERMES_SAFE_MODE", "1")
+    recs = PluginHost.list_candidates(Config({}))
+    assert all(r.status == NOT_ENABLED for r in recs if r.source != "builtin")
+    assert any(r.source == "builtin" and r.status == ENABLED for r in recs)
+
+
+def test_trace_hooks_logs_each_call_with_duration(make_agent, monkeypatch, caplog, recorder):
+    monkeypatch.setenv("HERMES_TRACE_HOOKS", "1")
+    agent = make_agent(script=["x"], callbacks=[recorder("pre_api_request")])
+    with caplog.at_level(logging.WARNING, logger="hermes.hooks"):
+        agent.run_conversation("hi")
+    lines = [r.getMessage() for r in caplog.records if r.name == "hermes.hooks"]
+    assert any(l.startswith("hook pre_api_request:") and l.endswith(" ms") for l in lines)
+
+
+def test_hookspecs_are_documented():
+    """Every hook says when it fires and what its return value does (datasette's rule)."""
+    import inspect
+
+    from kernel import hookspecs
+
+    specs = [f for n, f in vars(hookspecs).items() if inspect.isfunction(f) and hasattr(f, "hermes_spec")]
+    assert len(specs) >= 35
+    for spec in specs:
+        doc = inspect.getdoc(spec) or ""
+        assert len(doc) > 40, spec.__name__
+        assert "eturn" in doc, f"{spec.__name__} does not say what its return value does"

@@ -1,0 +1,173 @@
+import json
+import time
+
+from kernel import hookimpl
+from kernel.tools import parse_calls, plan
+
+
+def calls_step(*calls):
+    return {"tool_calls": [list(c) for c in calls]}
+
+
+def tool_results(result):
+    return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+
+
+def test_parallel_calls_run_concurrently_but_results_keep_call_order(make_agent, echo_plugin):
+    step = calls_step(("sleep", {"id": "slow", "seconds": 0.3}), ("sleep", {"id": "mid", "seconds": 0.15}),
+                      ("sleep", {"id": "fast", "seconds": 0.01}))
+    agent = make_agent(echo_plugin, script=[step, "done"])
+    started = time.monotonic()
+    result = agent.run_conversation("go")
+    took = time.monotonic() - started
+    assert [r["slept"] for r in tool_results(result)] == ["slow", "mid", "fast"]
+    ends = [what[1] for what, _ in echo_plugin.events if what[0] == "end"]
+    assert ends == ["fast", "mid", "slow"]  # they finished out of order
+    assert took < 0.55  # ran side by side, not 0.46 s plus overhead in sequence
+
+
+def test_plan_barriers_interactive_and_overlapping_paths(echo_plugin, make_agent):
+    agent = make_agent(echo_plugin, script=[])
+    raw = [
+        {"id": "1", "function": {"name": "echo", "arguments": "{}"}},
+        {"id": "2", "function": {"name": "write", "arguments": '{"path": "/tmp/x/a.txt"}'}},
+        {"id": "3", "function": {"name": "write", "arguments": '{"path": "/tmp/x/b.txt"}'}},
+        {"id": "4", "function": {"name": "write", "arguments": '{"path": "/tmp/x"}'}},
+        {"id": "5", "function": {"name": "ask", "arguments": "{}"}},
+        {"id": "6", "function": {"name": "echo", "arguments": "{}"}},
+        {"id": "7", "function": {"name": "nope", "arguments": "{}"}},
+        {"id": "8", "function": {"name": "echo", "arguments": "{bad"}},
+    ]
+    segments = [(kind, [c.id for c in seg]) for kind, seg in plan(parse_calls(raw), agent.tools)]
+    assert segments == [
+        ("parallel", ["1", "2", "3"]),
+        ("sequential", ["4"]),  # /tmp/x overlaps the files under it
+        ("sequential", ["5"]),  # interactive: always alone
+        ("sequential", ["6"]),
+        ("sequential", ["7"]),  # unknown tool: a barrier
+        ("sequential", ["8"]),  # unreadable arguments: a barrier
+    ]
+
+
+def test_unknown_tool_bad_json_and_handler_exception_become_results(make_agent, echo_plugin):
+    step = {"tool_calls": [["ecko", {}], {"function": {"name": "echo", "arguments": "{oops"}}, ["boom", {}],
+                           {"function": {"name": "echo", "arguments": "[1, 2]"}}]}
+    agent = make_agent(echo_plugin, script=[step, "recovered"])
+    result = agent.run_conversation("go")
+    assert result["exit_reason"] == "completed" and result["final_response"] == "recovered"
+    errors = [r["error"] for r in tool_results(result)]
+    assert "unknown tool 'ecko'" in errors[0] and "Did you mean echo" in errors[0]
+    assert "not valid JSON" in errors[1]
+    assert errors[2] == "boom failed: RuntimeError: kaboom"
+    assert "must be a JSON object" in errors[3]
+
+
+def test_async_handler_is_awaited(make_agent, echo_plugin):
+    agent = make_agent(echo_plugin, script=[calls_step(("aecho", {"text": "hi"})), "ok"])
+    assert tool_results(agent.run_conversation("go")) == [{"async": "hi"}]
+
+
+class Guard:
+    __name__ = "guard"
+
+    def __init__(self):
+        self.seen_args = []
+
+    @hookimpl
+    def pre_tool_call(self, tool_name, args):
+        self.seen_args.append(args)
+        if args.get("text") == "block me":
+            return {"action": "block", "message": "nope, blocked"}
+        if args.get("text") == "rewrite in place":
+            args["text"] = "rewritten in place"
+        if args.get("text") == "rewrite by action":
+            return {"action": "rewrite", "args": {"text": "rewritten by action"}}
+        if args.get("text") == "needs approval":
+            return {"action": "approve", "message": "echoing this needs a human", "rule_key": "echo-approval"}
+        return None
+
+
+def test_pre_tool_call_block_and_rewrite(make_agent, echo_plugin, recorder):
+    guard = Guard()
+    rec = recorder("post_tool_call", "transform_tool_result")
+    step = calls_step(("echo", {"text": "block me"}), ("echo", {"text": "rewrite in place"}),
+                      ("echo", {"text": "rewrite by action"}))
+    agent = make_agent(echo_plugin, guard, script=[step, "ok"], callbacks=[rec])
+    results = tool_results(agent.run_conversation("go"))
+    assert results == [{"error": "nope, blocked"}, {"echo": "rewritten in place"}, {"echo": "rewritten by action"}]
+    posts = rec.of("post_tool_call")
+    assert [p["status"] for p in posts] == ["blocked", "ok", "ok"]
+    assert posts[0]["error_type"] == "plugin_block"
+    assert set(posts[0]) >= {"tool_name", "args", "result", "task_id", "session_id", "tool_call_id", "turn_id",
+                             "api_request_id", "duration_ms", "status", "error_type", "error_message",
+                             "middleware_trace"}
+
+
+class Approver:
+    __name__ = "approver"
+
+    def __init__(self, answer):
+        self.answer, self.asked = answer, []
+
+    @hookimpl
+    def approve_tool_call(self, tool_name, args, message, rule_key):
+        self.asked.append((tool_name, message, rule_key))
+        return self.answer
+
+
+def test_approval_allowed_denied_and_nobody_fails_closed(make_agent, echo_plugin):
+    step = calls_step(("echo", {"text": "needs approval"}))
+    yes = Approver(True)
+    agent = make_agent(echo_plugin, Guard(), script=[step, "ok"], callbacks=[yes])
+    assert tool_results(agent.run_conversation("go")) == [{"echo": "needs approval"}]
+    assert yes.asked == [("echo", "echoing this needs a human", "echo-approval")]
+
+    agent = make_agent(echo_plugin, Guard(), script=[step, "ok"], callbacks=[Approver(False)])
+    assert "denied by the user" in tool_results(agent.run_conversation("go"))[0]["error"]
+
+    agent = make_agent(echo_plugin, Guard(), script=[step, "ok"])
+    assert "nobody was available to approve it" in tool_results(agent.run_conversation("go"))[0]["error"]
+
+
+class Transformer:
+    __name__ = "transformer"
+
+    @hookimpl
+    def transform_tool_result(self, tool_name, result):
+        if tool_name == "echo":
+            return result.upper()
+        return None
+
+
+def test_transform_tool_result_replaces_result(make_agent, echo_plugin):
+    agent = make_agent(echo_plugin, Transformer(), script=[calls_step(("echo", {"text": "abc"})), "ok"])
+    assert tool_results(agent.run_conversation("go")) == [{"ECHO": "ABC"}]
+
+
+class BrokenGuard:
+    __name__ = "broken-guard"
+
+    @hookimpl
+    def pre_tool_call(self, tool_name):
+        raise ValueError("guard bug")
+
+
+def test_a_raising_pre_tool_call_blocks_the_call(make_agent, echo_plugin):
+    agent = make_agent(echo_plugin, BrokenGuard(), script=[calls_step(("echo", {"text": "x"})), "ok"])
+    result = agent.run_conversation("go")
+    error = tool_results(result)[0]["error"]
+    assert "broken-guard" in error and "guard bug" in error
+    assert result["exit_reason"] == "completed"
+    assert agent.host.hook_errors[("broken-guard", "pre_tool_call")][0] == 1
+
+
+def test_tool_hooks_fire_on_every_path_with_ids(make_agent, echo_plugin, recorder):
+    rec = recorder("pre_tool_call", "on_tool_start", "on_tool_complete")
+    step = calls_step(("echo", {"text": "a"}), ("sleep", {"id": "b", "seconds": 0}))
+    agent = make_agent(echo_plugin, script=[step, calls_step(("echo", {"text": "c"})), "ok"], callbacks=[rec])
+    result = agent.run_conversation("go")
+    pre = rec.of("pre_tool_call")
+    assert len(pre) == 3 and len(rec.of("on_tool_complete")) == 3
+    ids = [tc["id"] for m in result["messages"] if m.get("tool_calls") for tc in m["tool_calls"]]
+    assert sorted(p["tool_call_id"] for p in pre) == sorted(ids)
+    assert all(p["session_id"] == agent.session_id and p["task_id"] == result["task_id"] for p in pre)
