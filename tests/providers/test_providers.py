@@ -7,7 +7,7 @@ import pytest
 from kernel.types import ProviderConfig, ProviderError
 from plugins_providers.testserver import cut, error, reply, stream_error
 
-from helpers import MODES, Recorder, make_provider, request
+from tests.providers.helpers import MODES, Recorder, make_provider, request
 
 pytestmark = pytest.mark.parametrize("mode", MODES)
 
@@ -173,7 +173,7 @@ def test_missing_key_is_one_clear_config_error(wire_server, mode, monkeypatch):
 
 def test_api_key_env_and_refresh(wire_server, mode, monkeypatch):
     monkeypatch.setenv("TEAM_KEY", "first-key-123")
-    from helpers import config
+    from tests.providers.helpers import config
     from plugins_providers import anthropic_messages, openai_chat, openai_responses
 
     factory = {"chat_completions": openai_chat, "codex_responses": openai_responses, "anthropic_messages": anthropic_messages}[mode].factory
