@@ -119,6 +119,9 @@ def _next_entry(failure: Any, agent: Any) -> Optional[ProviderConfig]:
         if pconf == failure.primary and _cooling(agent):
             continue
         return pconf
+    # every fallback failed while the primary cools down: better the primary than nothing
+    if failure.primary not in tried:
+        return failure.primary
     return None
 
 

@@ -33,7 +33,8 @@ def convert_messages(messages: list) -> list:
         item = {k: msg[k] for k in keys if k in msg}
         if item.get("role") == "assistant" and not item.get("tool_calls"):
             item.pop("tool_calls", None)
-            item.setdefault("content", "")
+            if item.get("content") is None:
+                item["content"] = ""  # some servers reject a null content without tool calls
         if item.get("role") == "tool" and not isinstance(item.get("content"), (str, list)):
             item["content"] = "" if item.get("content") is None else str(item["content"])
         out.append(item)

@@ -108,3 +108,12 @@ def test_during_cooldown_primary_is_skipped_in_chain():
 def test_entries_without_model_are_skipped():
     a = agent(fallbacks=({"provider": "anthropic"}, FB2))
     assert fallback.chain(a, PRIMARY) == [PRIMARY, ProviderConfig.from_mapping(FB2)]
+
+
+def test_cooling_primary_is_tried_when_every_fallback_failed():
+    a, ts = agent(fallbacks=(FB1,)), {}
+    fallback.on_provider_error(failure("rate_limit", turn_state={}), a)  # an earlier turn
+    fb1 = ProviderConfig.from_mapping(FB1)
+    assert fallback.choose_provider(PRIMARY, a) == fb1
+    assert fallback.on_provider_error(failure("bad_request", config=fb1, turn_state=ts), a) == SwitchProvider(PRIMARY)
+    assert isinstance(fallback.on_provider_error(failure("bad_request", turn_state=ts), a), GiveUp)
