@@ -150,7 +150,8 @@ class Agent:
 
         self._owns_budget = budget is None
         self.budget = budget or IterationBudget(int(max_turns or cfg.get("agent.max_turns") or 90))
-        self.tools = self._select_tools(toolsets, set(blocked_tools))
+        blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
+        self.tools = self._select_tools(toolsets, blocked)
         self.context_engine = self._select_context_engine()
         if self.context_engine is not None:
             for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
@@ -171,6 +172,7 @@ class Agent:
         self._children: list = []
         self._children_lock = threading.Lock()
         self._closed = False
+        self._caller: Optional["_CallThread"] = None
         self.turn: Optional[Turn] = None
 
     # ------------------------------------------------------------------ setup
@@ -607,8 +609,9 @@ class Agent:
                 return GiveUp(message)
 
     def _interruptible(self, provider, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
-        """Run the provider call in a background thread; wait for the answer,
-        an interrupt or the timeout. An abandoned call's answer is dropped."""
+        """Run the provider call on the agent's model-call thread; wait for
+        the answer, an interrupt or the timeout. An abandoned call's answer is
+        dropped, and its thread is left to finish alone."""
         box: dict = {}
         done = threading.Event()
         wake = self._wake
@@ -623,17 +626,18 @@ class Agent:
                 wake.set()
 
         wake.clear()
-        worker = threading.Thread(target=work, name="hermes-model-call", daemon=True)
-        worker.start()
+        if self._caller is None:
+            self._caller = _CallThread()
+        self._caller.submit(work)
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
         while not done.is_set():
             if self._interrupt.is_set():
-                request.cancel_event.set()
+                self._abandon(request)
                 raise _Interrupted()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                request.cancel_event.set()
+                self._abandon(request)
                 raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
             wake.wait(remaining)
             wake.clear()
@@ -646,6 +650,12 @@ class Agent:
         if not isinstance(response, ModelResponse):
             raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
         return response
+
+    def _abandon(self, request: ModelRequest) -> None:
+        request.cancel_event.set()
+        if self._caller is not None:
+            self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
+            self._caller = None
 
     def _fire_pre_api(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, started: float) -> None:
         if not self.hook.pre_api_request.get_hookimpls():
@@ -708,6 +718,9 @@ class Agent:
         self._closed = True
         if self._session_started:
             self._emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
+        if self._caller is not None:
+            self._caller.retire()
+            self._caller = None
         for provider in self._providers.values():
             closer = getattr(provider, "close", None)
             if closer is not None:
@@ -721,6 +734,30 @@ class Agent:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _CallThread:
+    """A daemon thread that runs model calls one at a time (reused across
+    calls: starting a thread per call costs more than the handoff)."""
+
+    def __init__(self):
+        import queue
+
+        self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="hermes-model-call", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job()
+
+    def submit(self, job) -> None:
+        self._jobs.put(job)
+
+    def retire(self) -> None:
+        self._jobs.put(None)  # ends after the job in hand, if any
 
 
 def _with_note(content: str, note: str) -> str:

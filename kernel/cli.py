@@ -59,9 +59,12 @@ class App:
         if self._config is None:
             from kernel.config import ConfigError, load_config
 
-            overrides = self.distro.config_overrides() if self.distro else None
+            distro = self.distro
             try:
-                self._config = load_config(overrides=overrides)
+                self._config = load_config(
+                    overrides=distro.config_overrides() if distro else None,
+                    defaults=distro.config_defaults() if distro else None,
+                )
             except ConfigError as exc:
                 raise Fail(str(exc), EXIT_USAGE) from None
         return self._config
@@ -409,6 +412,9 @@ def chat(app: App, cont: bool, **opts):
                 continue
             if text.strip() in ("/quit", "/exit"):
                 break
+            if text.startswith("/"):
+                _slash(agent, text)
+                continue
             with _CtrlC(agent):
                 result = agent.run_conversation(text)
             console.end_answer()
@@ -423,9 +429,43 @@ def chat(app: App, cont: bool, **opts):
         agent.close()
 
 
-def main(argv=None) -> None:
+def _slash(agent, text: str) -> None:
+    """Run an in-chat command registered by a plugin (``/name args``)."""
+    name, _, args = text[1:].partition(" ")
+    commands = agent.host.registry.slash_commands
+    if name == "help":
+        for cmd in sorted(commands):
+            click.echo(f"/{cmd}  {commands[cmd].description}")
+        click.echo("/quit  leave")
+        return
+    entry = commands.get(name)
+    if entry is None:
+        click.echo(f"unknown command /{name} (try /help)", err=True)
+        return
     try:
-        cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+        reply = entry.factory(args.strip(), agent)
+    except Exception as exc:  # a plugin's command must not end the chat
+        click.echo(f"/{name} failed: {type(exc).__name__}: {exc}", err=True)
+        return
+    if reply:
+        click.echo(str(reply))
+
+
+def distro_main(distro: str, prog_name: Optional[str] = None):
+    """The console script of a distro package: ``hermes`` fixed to one distro.
+
+    In the distro's pyproject.toml::
+
+        [project.scripts]
+        my-agent = "my_distro:main"     # def main(): kernel.cli.distro_main("my-distro")
+    """
+    os.environ["HERMES_DISTRO"] = distro
+    main(prog_name=prog_name or os.path.basename(sys.argv[0]) or "hermes")
+
+
+def main(argv=None, prog_name: str = "hermes") -> None:
+    try:
+        cli.main(args=argv, prog_name=prog_name, standalone_mode=True)
     except KeyboardInterrupt:
         click.echo("hermes: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)

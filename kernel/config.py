@@ -34,6 +34,7 @@ KNOWN_KEYS: dict = {
     "agent.system_prompt": (_STR, ""),
     "agent.stream": (_BOOL, True),
     "agent.max_tokens": (_INT, None),
+    "agent.disabled_tools": (_LIST, []),
     "delegation.max_iterations": (_INT, 50),
     "delegation.max_concurrent_children": (_INT, 3),
     "delegation.max_spawn_depth": (_INT, 1),
@@ -122,21 +123,30 @@ def _lookup(data: dict, dotted: str) -> Any:
 class Config:
     """The loaded configuration. Read with ``get("agent.max_turns")``."""
 
-    def __init__(self, data: Optional[dict] = None, path: Optional[Path] = None, overrides: Optional[dict] = None):
+    def __init__(
+        self,
+        data: Optional[dict] = None,
+        path: Optional[Path] = None,
+        overrides: Optional[dict] = None,
+        defaults: Optional[dict] = None,
+    ):
         self.path = path
         self.data = data if data is not None else {}
-        self.overrides = dict(overrides or {})  # dotted keys from a distro or the command line
+        self.overrides = dict(overrides or {})  # dotted keys that win over the file (a distro's blocks)
+        self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
+        _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
         self.validate()
 
     # -- reading
     def get(self, dotted: str, default: Any = _MISSING) -> Any:
-        """The value of a dotted key: override > file > known default > ``default``."""
+        """The value of a dotted key: override > file > distro default > known default > ``default``."""
         if dotted in self.overrides:
             return self.overrides[dotted]
-        value = _lookup(self.data, dotted)
-        if value is not _MISSING and value is not None:
-            return value
+        for layer in (self.data, self.defaults):
+            value = _lookup(layer, dotted)
+            if value is not _MISSING and value is not None:
+                return value
         if default is not _MISSING:
             return default
         known = KNOWN_KEYS.get(dotted)
@@ -159,11 +169,15 @@ class Config:
 
     def validate(self) -> None:
         for dotted, (kind, _default) in KNOWN_KEYS.items():
-            for source, value in (("file", _lookup(self.data, dotted)), ("override", self.overrides.get(dotted, _MISSING))):
+            for source, value in (
+                ("file", _lookup(self.data, dotted)),
+                ("distro", _lookup(self.defaults, dotted)),
+                ("override", self.overrides.get(dotted, _MISSING)),
+            ):
                 if value is _MISSING:
                     continue
                 if not _kind_ok(kind, value):
-                    where = self.where() if source == "file" else "settings"
+                    where = self.where() if source == "file" else f"{source} settings"
                     raise ConfigError(f"{where}: {dotted}: expected {kind}, got {_describe(value)}")
         for i, entry in enumerate(self.get("fallback_providers") or []):
             if not isinstance(entry, dict):
@@ -215,7 +229,7 @@ def _normalize_model_block(data: dict) -> None:
                 data[key] = block[key]
 
 
-def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None) -> Config:
+def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None, defaults: Optional[dict] = None) -> Config:
     """Load ``config.yaml`` (a missing file is an empty config)."""
     path = Path(path) if path else config_dir() / "config.yaml"
     data: Any = {}
@@ -237,4 +251,4 @@ def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None) -
             data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of keys at the top level, got {_describe(data)}")
-    return Config(data, path=path, overrides=overrides)
+    return Config(data, path=path, overrides=overrides, defaults=defaults)

@@ -109,6 +109,16 @@ def register_commands(cli, config):
 
 
 @hookspec
+def register_slash_commands(register, config):
+    """Add in-chat commands: ``register(name, handler, description="")``.
+
+    ``hermes chat`` runs ``handler(raw_args: str, agent) -> str | None`` when
+    the user types ``/name args`` and prints a returned string; the model is
+    not called. Return value: ignored.
+    """
+
+
+@hookspec
 def discover_plugins(config):
     """Return extra plugin candidates from other sources (directories, other
     entry-point groups) as a list of :class:`kernel.plugins.Candidate`.

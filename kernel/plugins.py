@@ -289,12 +289,12 @@ class PluginHost:
 
     # -- building
     @classmethod
-    def discover(cls, config, *, distro=None, environ=None) -> "PluginHost":
+    def discover(cls, config, *, distro=None, environ=None, import_third_party: bool = True) -> "PluginHost":
         host = cls(config)
         selection = Selection.from_config(config, environ, distro)
         candidates = entry_point_candidates()
         resolve(candidates, selection)
-        host._load_all(candidates)
+        host._load_all([c for c in candidates if import_third_party or c.source == "builtin"])
         # Other sources come from loaded plugins and go through the same resolver.
         extra = []
         for found in host.pm.hook.discover_plugins(config=config):
@@ -303,18 +303,17 @@ class PluginHost:
             known = {c.name for c in candidates}
             extra = [c for c in extra if c.name not in known]
             resolve(extra, selection)
-            host._load_all(extra)
+            if import_third_party:
+                host._load_all(extra)
         host.records = candidates + extra
         return host
 
     @classmethod
     def list_candidates(cls, config, *, distro=None, environ=None) -> list:
-        """What ``hermes plugins list`` shows: resolved entry-point metadata,
-        nothing imported."""
-        selection = Selection.from_config(config, environ, distro)
-        candidates = entry_point_candidates()
-        resolve(candidates, selection)
-        return candidates
+        """What ``hermes plugins list`` shows. Third-party plugins are not
+        imported; enabled built-ins are, so that plugin sources among them
+        (``discover_plugins``) can add their candidates."""
+        return cls.discover(config, distro=distro, environ=environ, import_third_party=False).records
 
     @classmethod
     def from_objects(cls, objects: Iterable[Any], config) -> "PluginHost":
@@ -453,6 +452,7 @@ class Registry:
         self.providers: dict = {}
         self.memory_backends: dict = {}
         self.context_engines: dict = {}
+        self.slash_commands: dict = {}  # name -> NamedFactory (factory = handler)
 
     @classmethod
     def collect(cls, host: PluginHost) -> "Registry":
@@ -487,6 +487,7 @@ class Registry:
             ("register_model_providers", named(reg.providers, ModelProviderEntry)),
             ("register_memory_backends", named(reg.memory_backends, NamedFactory)),
             ("register_context_engines", named(reg.context_engines, NamedFactory)),
+            ("register_slash_commands", named(reg.slash_commands, NamedFactory)),
         ):
             for plugin, call in call_each(host.pm, hook, host, register=register, config=config):
                 current["plugin"] = plugin

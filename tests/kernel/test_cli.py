@@ -158,3 +158,28 @@ def test_third_party_example_plugin_through_the_cli(hermes, tmp_path):
     out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, steps), "--json", "count")
     tools = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
     assert tools == [{"words": 3, "characters": 13}, {"error": "the example plugin refuses to count forbidden text"}]
+
+
+SLASH_PLUGIN = """
+from kernel import hookimpl
+
+@hookimpl
+def register_slash_commands(register):
+    register("shout", lambda args, agent: args.upper() + "!", "shout the arguments")
+    register("crash", lambda args, agent: 1 / 0, "always fails")
+"""
+
+
+def test_chat_streams_answers_and_runs_slash_commands(hermes, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-slash", "0.1", {"slash": ("hermes_slash_mod", SLASH_PLUGIN)})
+    s = script(tmp_path, ["first answer", "second answer"])
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", s,
+                 input="hello\n/shout hey you\n/crash\n/nope\nagain\n/quit\n",
+                 env={"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"})
+    assert out.returncode == 0, out.stderr
+    assert "first answer" in out.stdout and "second answer" in out.stdout
+    assert "HEY YOU!" in out.stdout
+    assert "/crash failed: ZeroDivisionError" in out.stderr and "unknown command /nope" in out.stderr
+    assert "Traceback" not in out.stderr

@@ -323,3 +323,43 @@ def test_unknown_toolset_is_a_clear_error(make_agent, echo_plugin):
         make_agent(echo_plugin, toolsets=["tset"])
     agent = make_agent(echo_plugin, toolsets=["test"], blocked_tools=["boom"])
     assert "boom" not in agent.tools and "echo" in agent.tools
+
+
+def test_interrupt_reaches_running_children(make_agent):
+    parent = make_agent(script=[{"content": "child never answers", "delay": 5}])
+    child = parent.spawn_child()
+    results = {}
+    worker = threading.Thread(target=lambda: results.update(child.run_conversation("sub task")))
+    worker.start()
+    time.sleep(0.2)
+    parent.interrupt()
+    worker.join(timeout=2)
+    assert not worker.is_alive()
+    assert results["exit_reason"] == "interrupted_by_user"
+    assert child.parent is parent and child.depth == 1
+    parent.release_child(child)
+    assert parent._children == []
+
+
+def test_console_shows_a_working_indicator_on_a_terminal():
+    import io
+
+    from kernel.console import Console
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out, err = io.StringIO(), Tty()
+    console = Console(stream_to=out, status_to=err, interactive=False)
+    console.on_thinking(active=True)
+    time.sleep(0.25)
+    console.on_thinking(active=False)
+    assert "thinking" in err.getvalue()
+    console.on_tool_start(tool_name="terminal", args={"command": "ls"})
+    console.on_tool_complete(tool_name="terminal", duration_ms=3.0, status="error")
+    console.on_stream_delta(text="answer")
+    console.end_answer()
+    assert "-> terminal(command='ls')" in err.getvalue() and "terminal: error" in err.getvalue()
+    assert out.getvalue() == "answer\n"
+    assert console.approve_tool_call(tool_name="t", args={}, message="m") is None  # no terminal: fail closed

@@ -1,0 +1,85 @@
+"""Kernel overhead per loop iteration.
+
+A tool loop of N iterations with the scripted provider (no network, no model)
+and P plugins that implement every hook of kernel/hookspecs.py with a no-op.
+Whatever the run costs beyond the trivial provider and tool is the kernel's
+overhead. Prints the median of several runs, per iteration.
+
+    python bench/bench_kernel.py [--iterations 200] [--plugins 20] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from kernel import hookimpl, hookspecs  # noqa: E402
+from kernel.agent import Agent  # noqa: E402
+from kernel.config import Config  # noqa: E402
+from kernel.plugins import PluginHost  # noqa: E402
+from kernel.types import Tool  # noqa: E402
+from plugins_providers.scripted import scripted_plugin  # noqa: E402
+
+SKIP = {"register_commands", "discover_plugins", "register_tools", "register_model_providers", "resolve_api_mode",
+        "register_toolsets", "register_memory_backends", "register_context_engines", "register_slash_commands",
+        "clarify", "approve_tool_call", "choose_provider", "on_provider_error", "load_session", "latest_session"}
+
+
+def noop_plugin(i: int):
+    """A plugin object implementing every non-question hook with a no-op."""
+    namespace = {"__name__": f"noop{i}"}
+    for name, spec in vars(hookspecs).items():
+        if inspect.isfunction(spec) and hasattr(spec, "hermes_spec") and name not in SKIP:
+            params = list(inspect.signature(spec).parameters)
+            src = f"def {name}(self, {', '.join(params)}):\n    return None\n"
+            scope: dict = {}
+            exec(src, scope)  # noqa: S102
+            namespace[name] = hookimpl(scope[name])
+    return type(f"Noop{i}", (), namespace)()
+
+
+class Tools:
+    __name__ = "bench-tools"
+
+    @hookimpl
+    def register_tools(self, register):
+        register(Tool("echo", "echo", {"type": "object", "properties": {}}, lambda a, c: "ok", parallel_safe=True))
+
+
+def one_run(iterations: int, plugins: int, stream: bool) -> float:
+    steps = [{"tool_calls": [["echo", {"i": i}]]} for i in range(iterations - 1)] + ["done"]
+    config = Config({"agent": {"max_turns": iterations + 5}})
+    host = PluginHost.from_objects([scripted_plugin(steps), Tools(), *[noop_plugin(i) for i in range(plugins)]], config)
+    agent = Agent(config=config, host=host, api_mode="scripted", model="m", stream=stream)
+    started = time.perf_counter()
+    result = agent.run_conversation("go")
+    took = time.perf_counter() - started
+    assert result["exit_reason"] == "completed" and result["api_calls"] == iterations, result["exit_reason"]
+    return took / iterations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--plugins", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-bench-")
+    for plugins in (0, args.plugins):
+        for stream in (False, True):
+            one_run(20, plugins, stream)  # warm-up
+            runs = [one_run(args.iterations, plugins, stream) for _ in range(args.runs)]
+            med = statistics.median(runs) * 1000
+            print(f"{plugins:2d} plugins x every hook, stream={str(stream):5}: median {med:.3f} ms per iteration "
+                  f"(min {min(runs) * 1000:.3f}, max {max(runs) * 1000:.3f}; {args.runs} runs of {args.iterations})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Start-up cost of the hermes command, as whole processes.
+
+Runs each command several times (after one warm-up) in this interpreter's
+environment, with an empty HERMES_HOME, and prints the median wall time and
+its ratio to a bare ``python -c pass`` measured side by side in the same run.
+Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
+in a throwaway venv) to time the original's ``plugins list`` in the same run.
+
+    python bench/bench_startup.py [--runs 15] [--hermes-agent /tmp/ha/bin/hermes]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def timed(cmd: list, env: dict, runs: int) -> list:
+    subprocess.run(cmd, env=env, capture_output=True)  # warm-up (page cache, .pyc)
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True)
+        samples.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.decode()[-400:]}")
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--hermes-agent", help="path to hermes-agent's hermes script (throwaway venv)")
+    args = parser.parse_args()
+    home = tempfile.mkdtemp(prefix="hermes-bench-home-")
+    env = dict(os.environ, HERMES_HOME=home, HOME=home)
+    bindir = Path(sys.executable).parent
+    hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
+    cases = [
+        ("python -c pass", [sys.executable, "-c", "pass"], None),
+        ("python -c 'import kernel'", [sys.executable, "-c", "import kernel"], 1.5),
+        ("hermes --help", [hermes, "--help"], 4.0),
+        ("hermes plugins list", [hermes, "plugins", "list"], 6.0),
+        ("hermes plugins list --json", [hermes, "plugins", "list", "--json"], 6.0),
+    ]
+    if args.hermes_agent:
+        cases.append(("hermes-agent plugins list", [args.hermes_agent, "plugins", "list"], None))
+    base = None
+    print(f"{'command':32} {'median':>9} {'ratio':>7}  limit")
+    for label, cmd, limit in cases:
+        med = statistics.median(timed(cmd, env, args.runs))
+        base = base or med
+        ratio = med / base
+        verdict = "" if limit is None else (f"<= {limit:.0f}x ok" if ratio <= limit else f"> {limit:.0f}x OVER")
+        print(f"{label:32} {med * 1000:7.1f}ms {ratio:6.1f}x  {verdict}")
+    shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

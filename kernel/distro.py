@@ -1,0 +1,130 @@
+"""Distros: a named selection of plugins plus default config.
+
+A distro is a YAML file (``hermes --distro FILE``) or a mapping published by a
+package under the entry-point group ``hermes.distros`` (``hermes --distro
+NAME``), which may also ship its own console script through
+:func:`kernel.cli.distro_main`::
+
+    name: anthropic-only
+    description: Anthropic models, no shell
+    plugins:
+      only: [anthropic-messages, provider-resolution, core-tools]  # exactly these (optional)
+      enabled: [some-opt-in-plugin]                                 # opt-in plugins to turn on
+      blocked: [terminal-tools]                                     # never load these
+    tools:
+      blocked: [terminal]                                           # never offer these tools
+    config:                                                         # defaults; config.yaml may override
+      provider: anthropic
+      model: claude-sonnet-4-5
+      toolsets: [file]
+      agent: {system_prompt: "You are ..."}
+
+Blocks (plugins and tools) cannot be undone by the user's config; the
+``config`` block only supplies defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+GROUP = "hermes.distros"
+
+
+class DistroError(Exception):
+    """A distro that cannot be found or read; the message is for the user."""
+
+
+@dataclass
+class Distro:
+    name: str
+    description: str = ""
+    only: Optional[set] = None
+    enabled: set = field(default_factory=set)
+    blocked: set = field(default_factory=set)
+    blocked_tools: list = field(default_factory=list)
+    config: dict = field(default_factory=dict)
+    source: str = ""
+
+    def apply_to(self, selection) -> None:
+        """Narrow a plugin selection (kernel.plugins.Selection) to this distro."""
+        selection.enabled |= self.enabled
+        selection.disabled |= self.blocked
+        if self.only is not None:
+            selection.only = self.only if selection.only is None else selection.only & self.only
+            selection.only_label = f"distro '{self.name}'"
+
+    def config_overrides(self) -> dict:
+        return {"agent.disabled_tools": list(self.blocked_tools)} if self.blocked_tools else {}
+
+    def config_defaults(self) -> dict:
+        return self.config
+
+
+def _names(data: dict, key: str, where: str) -> Optional[set]:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DistroError(f"{where}: {key}: expected a list of names")
+    return set(value)
+
+
+def from_mapping(data: Any, where: str) -> Distro:
+    if not isinstance(data, dict):
+        raise DistroError(f"{where}: a distro is a mapping with at least a 'name'")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise DistroError(f"{where}: name: expected a non-empty string")
+    unknown = set(data) - {"name", "description", "plugins", "tools", "config"}
+    if unknown:
+        raise DistroError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    plugins = data.get("plugins") or {}
+    tools = data.get("tools") or {}
+    config = data.get("config") or {}
+    for key, value in (("plugins", plugins), ("tools", tools), ("config", config)):
+        if not isinstance(value, dict):
+            raise DistroError(f"{where}: {key}: expected a mapping")
+    blocked_tools = _names(tools, "blocked", f"{where}: tools") or set()
+    return Distro(
+        name=name.strip(),
+        description=str(data.get("description") or ""),
+        only=_names(plugins, "only", f"{where}: plugins"),
+        enabled=_names(plugins, "enabled", f"{where}: plugins") or set(),
+        blocked=_names(plugins, "blocked", f"{where}: plugins") or set(),
+        blocked_tools=sorted(blocked_tools),
+        config=config,
+        source=where,
+    )
+
+
+def load_distro(name_or_path: str) -> Distro:
+    """A distro from a YAML file path, or from an installed package by name."""
+    path = Path(name_or_path).expanduser()
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise DistroError(f"{path}: no such distro file")
+        import yaml
+
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise DistroError(f"{path}: cannot read distro: {str(exc).splitlines()[0]}") from None
+        return from_mapping(data, str(path))
+    from kernel.plugins import iter_entry_points, load_target
+
+    found = {name: (value, dist) for name, value, dist, _v, _m in iter_entry_points(GROUP)}
+    if name_or_path not in found:
+        known = ", ".join(sorted(found)) or "none installed"
+        raise DistroError(f"no distro named '{name_or_path}' (installed: {known}); or give a YAML file path")
+    value, dist = found[name_or_path]
+    try:
+        data = load_target(value)
+    except Exception as exc:
+        raise DistroError(f"distro '{name_or_path}' from {dist} failed to load: {type(exc).__name__}: {exc}") from None
+    if callable(data):
+        data = data()
+    if isinstance(data, (str, Path)):
+        return load_distro(str(data))
+    return from_mapping(data, f"distro '{name_or_path}' ({dist})")
