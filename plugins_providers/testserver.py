@@ -10,7 +10,7 @@ over real sockets: parsing, streaming, retries and timeouts are all exercised.
 
 Usage::
 
-    from plugins_providers.testserver import WireServer, reply, error, drop, cut
+    from plugins_providers.testserver import WireServer, reply, error, drop, cut, stream_error, garbage
 
     with WireServer() as server:            # or server = WireServer().start() ... server.stop()
         server.push(reply(tool_calls=[("get_weather", {"city": "Paris"})]),
@@ -36,6 +36,7 @@ Script steps (``Step``, built with the helpers below):
   half a JSON body.
 * ``stream_error(after=N, kind="overloaded_error", **reply)``: an in-stream
   error event after N delta frames.
+* ``garbage(after=N, **reply)``: a malformed (non-JSON) frame after N delta frames.
 * every step takes ``delay=`` (seconds before the headers: use with a client
   timeout to get a timeout) and ``frame_delay=`` (seconds between SSE frames).
 * a callable ``request -> Step`` is called with the ``RecordedRequest``.
@@ -86,6 +87,7 @@ class Step:
     cut_chunked: bool = False
     error_after: Optional[int] = None
     error_kind: str = "overloaded_error"
+    garbage_after: Optional[int] = None
     delay: float = 0.0
     frame_delay: float = 0.0
     finish_reason: Optional[str] = None
@@ -114,6 +116,11 @@ def cut(after: int = 1, chunked: bool = False, text: Union[str, list, None] = "p
 def stream_error(after: int = 1, kind: str = "overloaded_error", text: Union[str, list, None] = "partial answer", **kw: Any) -> Step:
     """An in-stream error event after ``after`` delta frames."""
     return Step(text=text, error_after=after, error_kind=kind, **kw)
+
+
+def garbage(after: int = 1, text: Union[str, list, None] = "partial answer", **kw: Any) -> Step:
+    """A malformed (non-JSON) SSE frame after ``after`` delta frames."""
+    return Step(text=text, garbage_after=after, **kw)
 
 
 @dataclass
@@ -609,6 +616,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if step.error_after is not None and deltas >= step.error_after:
                 self._write_chunk(render.error_frame(step).encode(), chunked)
+                break
+            if step.garbage_after is not None and deltas >= step.garbage_after:
+                event = f"event: {frame.event}\n" if frame.event else ""
+                self._write_chunk(f"{event}data: {{not json\n\n".encode(), chunked)
                 break
             self._write_chunk(frame.encode(), chunked)
             deltas += frame.delta

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kernel.types import ProviderConfig, ProviderError
-from plugins_providers.testserver import cut, error, reply, stream_error
+from plugins_providers.testserver import cut, error, garbage, reply, stream_error
 
 from tests.providers.helpers import MODES, Recorder, make_provider, request
 
@@ -123,6 +123,13 @@ def test_chunked_cut_and_stream_error(wire_server, mode):
     with pytest.raises(ProviderError) as exc:
         provider.complete(request(), Recorder())
     assert exc.value.reason == "server"
+
+
+def test_malformed_frame_is_transport(wire_server, mode):
+    wire_server.push(garbage(after=1))
+    with pytest.raises(ProviderError) as exc:
+        make_provider(wire_server, mode).complete(request(), Recorder())
+    assert exc.value.reason == "transport" and "JSON" in str(exc.value)
 
 
 def test_http_errors_classified_without_key(wire_server, mode):
