@@ -97,6 +97,8 @@ def convert_messages(messages: list) -> tuple:
                 fn = call.get("function") or {}
                 blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": fn.get("name", ""), "input": parse_args(fn.get("arguments"))})
             add("assistant", blocks or [{"type": "text", "text": "(empty)"}])
+    if out and out[0]["role"] != "user":  # the API wants a user turn first (e.g. after compression)
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continued)"}]})
     return system, out
 
 

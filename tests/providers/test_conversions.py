@@ -28,6 +28,11 @@ def test_anthropic_merges_and_caches():
     assert marked == [2, 3, 4]
 
 
+def test_anthropic_history_starts_with_user():
+    _, out = am.convert_messages([{"role": "system", "content": "s"}, {"role": "assistant", "content": "summary"}, {"role": "user", "content": "go"}])
+    assert [m["role"] for m in out] == ["user", "assistant", "user"]
+
+
 def test_anthropic_caching_only_for_anthropic(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     direct = am.factory(ProviderConfig(model="claude-x", provider="anthropic"))
