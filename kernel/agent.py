@@ -164,6 +164,7 @@ class Agent:
         self.parent_session_id = parent.session_id if parent else None
         self.messages: list = []
         self._system_prompt: Optional[str] = None
+        self._system_message: Optional[str] = None
         self._interrupt = threading.Event()
         self._wake = threading.Event()
         self._redirects: list = []
@@ -212,10 +213,14 @@ class Agent:
             self.host.record_hook_error(entry.plugin, "context engine factory", exc)
             return None
 
-    def _emit(self, hook_name: str, **kwargs) -> None:
+    def emit(self, hook_name: str, **kwargs) -> None:
+        """Fire an observer hook on this agent's plugins and callbacks
+        (``agent`` is added); skipped cheaply when nobody implements it."""
         caller = getattr(self.hook, hook_name)
         if caller.get_hookimpls():
             caller(agent=self, **kwargs)
+
+    _emit = emit
 
     def ask(self, hook_name: str, **kwargs) -> Any:
         """Call a question hook (``clarify``, ``approve_tool_call``) on this
@@ -329,6 +334,7 @@ class Agent:
         )
 
     def _build_system_prompt(self, system_message: Optional[str]) -> str:
+        self._system_message = system_message
         parts = [system_message if system_message is not None else self.config.get("agent.system_prompt")]
         for part in self.hook.system_prompt(agent=self, session_id=self.session_id,
                                             model=self.provider_config.model, platform=self.platform):
@@ -341,6 +347,7 @@ class Agent:
         self._emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
         self._start_session(reason=reason)
+        self._system_prompt = self._build_system_prompt(self._system_message)  # a new session, a fresh snapshot
         self._persist(self.messages)
 
     def compress(self, reason: str = "preflight") -> bool:
@@ -376,7 +383,8 @@ class Agent:
     ) -> dict:
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
-        self._interrupt.clear()
+        if not (self.parent is not None and self.parent.interrupted):
+            self._interrupt.clear()  # a child started after its parent was interrupted stays interrupted
         self.interrupt_message = None
         if self._owns_budget:
             self.budget.reset()
@@ -538,13 +546,14 @@ class Agent:
         """One model call outside the conversation (summaries for the context
         engine): same provider, same hooks and policy, no tools, nothing stored."""
         turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
-        response = self._call_model(turn, messages, tool_choice="none", offer_tools=False, max_tokens=max_tokens)
+        response = self._call_model(turn, messages, tool_choice="none", offer_tools=False, max_tokens=max_tokens,
+                                    stream=False)
         if isinstance(response, GiveUp):
             raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
         return response.content or ""
 
     def _call_model(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
-                    offer_tools: bool = True, max_tokens: Optional[int] = None):
+                    offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None):
         """Call the current provider; on failure ask the policy and execute
         its decision. Returns a ModelResponse or a GiveUp."""
         attempt, compressed, refreshed = 0, False, set()
@@ -557,7 +566,8 @@ class Agent:
             tools = [t.schema() for t in self.tools.values()] if offer_tools else []
             request = ModelRequest(
                 model=pconf.model, messages=request_messages, tools=tools, tool_choice=tool_choice,
-                stream=bool(self.stream), max_tokens=max_tokens or self.config.get("agent.max_tokens"),
+                stream=bool(self.stream if stream is None else stream),
+                max_tokens=max_tokens or self.config.get("agent.max_tokens"),
                 session_id=self.session_id,
             )
             emitter = _Emitter(self, request)

@@ -308,11 +308,25 @@ def _build_agent(app: App, opts: dict, console, session_id: Optional[str] = None
         raise Fail(str(exc)) from None
 
 
+def _ask_store(app: App, hook_name: str, **kwargs):
+    """Ask the session store a question; a store that fails is an error, not
+    an empty answer (a broken state.db must not look like a missing session)."""
+    host = app.host
+    caller = getattr(host.pm.hook, hook_name)
+    if not caller.get_hookimpls():
+        raise Fail("no session store plugin is enabled")
+    before = {key: count for key, (count, _) in host.hook_errors.items()}
+    answer = caller(agent=None, **kwargs)
+    if answer is None:
+        failed = [text for key, (count, text) in host.hook_errors.items()
+                  if key[1] == hook_name and count > before.get(key, 0)]
+        if failed:
+            raise Fail(f"the session store failed: {failed[-1]}")
+    return answer
+
+
 def _check_session(app: App, session_id: str) -> None:
-    hook = app.host.pm.hook
-    if not hook.load_session.get_hookimpls():
-        raise Fail("cannot resume: no session store plugin is enabled")
-    if hook.load_session(session_id=session_id, agent=None) is None:
+    if _ask_store(app, "load_session", session_id=session_id) is None:
         raise Fail(f"no session '{session_id}' (see `hermes sessions list`)")
 
 
@@ -392,8 +406,7 @@ def chat(app: App, cont: bool, **opts):
     if cont and session_id:
         raise Fail("use either --resume or --continue", EXIT_USAGE)
     if cont:
-        hook = app.host.pm.hook
-        session_id = hook.latest_session(platform="cli", agent=None) if hook.latest_session.get_hookimpls() else None
+        session_id = _ask_store(app, "latest_session", platform="cli")
         if not session_id:
             raise Fail("no earlier session to continue")
     elif session_id:
@@ -464,6 +477,9 @@ def distro_main(distro: str, prog_name: Optional[str] = None):
 
 
 def main(argv=None, prog_name: str = "hermes") -> None:
+    import logging
+
+    logging.basicConfig(format="hermes: %(levelname)s: %(message)s", level=logging.WARNING)
     try:
         cli.main(args=argv, prog_name=prog_name, standalone_mode=True)
     except KeyboardInterrupt:

@@ -48,6 +48,8 @@ KNOWN_KEYS: dict = {
     "memory.user_profile_enabled": (_BOOL, True),
     "memory.memory_char_limit": (_INT, 2200),
     "memory.user_char_limit": (_INT, 1375),
+    "memory.prefetch_timeout": (_NUM, 8),
+    "model_context_length": (_INT, None),
     "plugins.enabled": (_LIST, None),
     "plugins.disabled": (_LIST, []),
     "plugins.entries": (_DICT, {}),
@@ -136,6 +138,7 @@ class Config:
         self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
+        _normalize_yaml_words(self.data)
         self.validate()
 
     # -- reading
@@ -217,6 +220,13 @@ class Config:
             raise
         self.path = path
         return path
+
+
+def _normalize_yaml_words(data: dict) -> None:
+    """YAML 1.1 reads ``off`` as false: ``approvals: {mode: off}`` means "off"."""
+    approvals = data.get("approvals")
+    if isinstance(approvals, dict) and isinstance(approvals.get("mode"), bool):
+        approvals["mode"] = "manual" if approvals["mode"] else "off"
 
 
 def _normalize_model_block(data: dict) -> None:

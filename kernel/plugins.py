@@ -381,7 +381,8 @@ class PluginHost:
         key = (plugin, hook)
         count, _ = self.hook_errors.get(key, (0, ""))
         self.hook_errors[key] = (count + 1, f"{type(exc).__name__}: {exc}")
-        log.warning("plugin %s: hook %s raised %s: %s", plugin, hook, type(exc).__name__, exc, exc_info=exc)
+        log.warning("plugin %s: hook %s raised %s: %s", plugin, hook, type(exc).__name__, exc,
+                    exc_info=exc if log.isEnabledFor(logging.DEBUG) else None)
 
     # -- per-agent managers: callbacks of one Agent never reach another
     def manager_with(self, callbacks: Iterable[Any]):
@@ -504,9 +505,9 @@ class Registry:
         for tool in self.tools.values():
             by_own.setdefault(tool.toolset, set()).add(tool.name)
         chosen: set = set()
-        stack, seen = list(names), set()
+        stack, seen = [(n, None) for n in names], set()
         while stack:
-            name = stack.pop()
+            name, parent = stack.pop()
             if name in seen:
                 continue
             seen.add(name)
@@ -517,11 +518,14 @@ class Registry:
                     if member in self.tools:
                         chosen.add(member)
                     else:
-                        stack.append(member)
+                        stack.append((member, name))
             elif name in by_own:
                 chosen |= by_own[name]
             elif name in self.tools:
                 chosen.add(name)
+            elif parent is not None:
+                # a member of a composite toolset whose plugin is not loaded
+                log.info("toolset %s: member %s is not available", parent, name)
             else:
                 known = sorted(set(self.toolsets) | set(by_own))
                 near = close_matches(name, known)

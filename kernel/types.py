@@ -303,7 +303,7 @@ class ToolContext:
 
     def progress(self, message: str) -> None:
         """Report progress of a long-running tool (spinner text, gateway updates)."""
-        self.agent._emit(
+        self.agent.emit(
             "on_tool_progress",
             tool_name=self.tool_name,
             tool_call_id=self.tool_call_id,

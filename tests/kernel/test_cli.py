@@ -183,3 +183,29 @@ def test_chat_streams_answers_and_runs_slash_commands(hermes, tmp_path):
     assert "HEY YOU!" in out.stdout
     assert "/crash failed: ZeroDivisionError" in out.stderr and "unknown command /nope" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+BROKEN_STORE = """
+from kernel import hookimpl
+
+@hookimpl
+def load_session(session_id):
+    raise OSError("disk on fire")
+
+@hookimpl
+def latest_session(platform):
+    raise OSError("disk on fire")
+"""
+
+
+def test_a_failing_store_is_reported_not_taken_for_a_missing_session(hermes, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-badstore", "0.1", {"badstore": ("hermes_badstore_mod", BROKEN_STORE)})
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "HERMES_PLUGINS": "badstore,scripted-provider"}
+    out = hermes("run", "--resume", "abc", "--api-mode", "scripted", "hi", env=env)
+    assert out.returncode == 1 and "hermes: error: the session store failed: OSError: disk on fire" in out.stderr
+    out = hermes("chat", "--continue", "--api-mode", "scripted", env=env, input="")
+    assert out.returncode == 1 and "the session store failed" in out.stderr
+    out = hermes("run", "--resume", "abc", "--api-mode", "scripted", "hi", env={"HERMES_PLUGINS": "scripted-provider"})
+    assert out.returncode == 1 and "no session store plugin is enabled" in out.stderr

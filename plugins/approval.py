@@ -1,0 +1,219 @@
+"""Built-in plugin approval: ask before a dangerous shell command runs.
+
+A ``pre_tool_call`` implementation looks at every ``terminal`` call. When the
+command matches a rule of :data:`RULES` it answers ``{"action": "approve",
+"message": ..., "rule_key": ...}``; the kernel then asks ``approve_tool_call``
+(a UI, a gateway) and denies the call when nobody answers (fails closed).
+
+Config:
+
+* ``approvals.mode``: ``manual`` (default: ask) or ``off`` (allow everything);
+  an unknown mode asks, so a typo never turns the guard off;
+* ``command_allowlist``: rule keys (``pipe_to_shell``) or exact commands that
+  run without asking;
+* ``approvals.extra_patterns``: more rules, a mapping ``key: regex`` or a list
+  of ``{key, pattern, description}`` (for example ``kubectl delete``);
+* ``approvals.deny``: shell globs (``*rm -rf /*``) that are refused outright.
+
+The rules look for the command in command position (after ``;``, ``&&``,
+``|``, ``$(``, ``sudo``, ``xargs``, a quote of ``bash -c "..."``), so ``grep
+reboot log`` or ``echo mkfs`` do not ask, while ``sudo reboot`` does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import re
+from dataclasses import dataclass
+
+from kernel import hookimpl
+
+log = logging.getLogger("hermes.plugins.approval")
+
+SHELL_TOOLS = {"terminal"}
+
+# Where a command word may start: line start, after a separator or an opening
+# quote/paren, after a wrapper (sudo, xargs, env VAR=1, nohup, find -exec ...),
+# optionally with a path or a backslash in front (/bin/rm, \rm).
+_WRAPPER = r"(?:sudo|doas|exec|nohup|nice|time|command|builtin|xargs|env|timeout\s+\S+|stdbuf)"
+_START = (
+    r"(?:^|[;&|({`\"'\n]|\$\(|\bthen\s|\bdo\s|\belse\s|-exec(?:dir)?\s|-ok\s)\s*"
+    r"(?:\w+=\S*\s+)*"  # VAR=value prefixes
+    r"(?:" + _WRAPPER + r"(?:\s+-\S+(?:\s+[\w.:-]+)?|\s+\w+=\S*)*\s+)*"  # sudo -u root, env A=1
+    r"(?:\\|(?:/usr)?(?:/local)?/s?bin/)?"
+)
+_REST = r"[^;&|\n]*"  # the rest of one simple command
+
+# Paths whose recursive removal or re-permissioning wrecks the system or the home folder.
+_SYSTEM_DIRS = (
+    r"etc|usr|bin|sbin|boot|var|lib|lib32|lib64|home|root|sys|proc|dev|opt|srv|mnt|media|snap|"
+    r"Users|System|Library|Applications|Volumes"
+)
+_IMPORTANT = (
+    r"(?:/+\*?"  # /  //  /*
+    r"|/+(?:" + _SYSTEM_DIRS + r")/*\*?"  # /etc  /usr/  /home/*
+    r"|~/*\*?"  # ~  ~/  ~/*
+    r"|\$\{?HOME\}?/*\*?"  # $HOME  ${HOME}/*
+    r"|\*|\.\*|\./\*)"  # *  .*  ./*
+)
+_TARGET = r"\s[\"']?" + _IMPORTANT + r"[\"']?(?=\s|$|[;&|)`])"
+_RECURSIVE = r"(?=" + _REST + r"\s(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?=\s|$))"
+_DEVICE = r"/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d|rdisk\d)"
+_SHELLS = r"(?:ba|z|k|da|fi|c|tc|a)?sh|python[0-9.]*|perl|ruby|node|php"
+
+
+@dataclass(frozen=True)
+class Rule:
+    key: str
+    pattern: str
+    description: str
+    flags: int = 0
+
+    def compiled(self) -> re.Pattern:
+        return re.compile(self.pattern, self.flags)
+
+
+RULES = [
+    Rule("recursive_delete_important", _START + r"rm\b" + _RECURSIVE + _REST + _TARGET,
+         "recursive delete of the root, a system folder, the home folder or everything here (*)"),
+    Rule("rm_no_preserve_root", _START + r"rm\b" + _REST + r"--no-preserve-root",
+         "rm with --no-preserve-root (deleting / is allowed)"),
+    Rule("find_delete_important", _START + r"find\s+[\"']?(?:/+|/+(?:" + _SYSTEM_DIRS + r")/*|~/*|\$\{?HOME\}?/*)[\"']?\s"
+         + _REST + r"(?:-delete\b|-exec(?:dir)?\s+(?:\S*/)?rm\b)",
+         "find that deletes files under the root, a system folder or the home folder"),
+    Rule("move_important", _START + r"mv\b" + r"(?:\s+-\S+)*" + r"\s[\"']?(?:/+\*?|/+(?:" + _SYSTEM_DIRS
+         + r")/*|~/*|\$\{?HOME\}?/*)[\"']?\s",
+         "moving the root, a system folder or the home folder away"),
+    Rule("format_filesystem", _START + r"(?:mkfs(?:\.\w+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs)\b",
+         "formatting or wiping a filesystem"),
+    Rule("partition_disk", _START + r"(?:fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted)\b(?!" + _REST + r"\s(?:-l|--list|print)\b)"
+         + _REST + r"/dev/",
+         "changing a disk's partition table"),
+    Rule("dd_to_device", _START + r"dd\b" + _REST + r"\bof=[\"']?/dev/(?!null\b|zero\b|stdout\b|stderr\b|tty\b)",
+         "dd writing to a device"),
+    Rule("write_raw_disk", r"(?:(?<![<>&0-9])>{1,2}|\btee\b(?:\s+-\S+)*|\bshred\b" + _REST + r")\s*[\"']?" + _DEVICE,
+         "writing directly to a raw disk device"),
+    Rule("fork_bomb", r"(?P<f>[\w:.]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*\}\s*;?\s*(?P=f)\b|:\(\)\s*\{\s*:\|:&\s*\};:",
+         "a fork bomb (spawns processes until the machine stops)"),
+    Rule("pipe_to_shell", r"\b(?:curl|wget|fetch)\b[^;&\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:\S*/)?(?:" + _SHELLS + r")\b",
+         "piping a download straight into a shell or interpreter"),
+    Rule("exec_download", r"\b(?:" + _SHELLS + r"|source|\.)\s+[^;&|\n]*(?:<\(|\$\(|`)\s*(?:curl|wget)\b"
+         r"|\beval\s+[\"']?(?:\$\(|`)\s*(?:curl|wget)\b",
+         "running a script fetched from the network"),
+    Rule("recursive_chmod_important", _START + r"(?:chmod|chown|chgrp)\b" + _RECURSIVE + _REST + _TARGET,
+         "recursive permission or owner change of the root, a system folder or the home folder"),
+    Rule("chmod_777_root", _START + r"chmod\b" + _REST + r"\s[0-7]?777\s+[\"']?/+[\"']?(?=\s|$|[;&|])",
+         "making the root folder writable by everyone"),
+    Rule("write_system_config", r"(?:(?<![<>&0-9])>{1,2}|\btee\b(?:\s+-\S+)*)\s*[\"']?/etc/",
+         "overwriting a system configuration file in /etc"),
+    Rule("git_force_push_main", _START + r"git\b" + _REST + r"\bpush\b" + _REST
+         + r"(?:(?:\s(?:-f|--force|--force-with-lease)(?:=\S*)?\b" + _REST + r"\s[\"']?(?:\S+:)?(?:main|master)(?=[\s\"']|$))"
+         r"|(?:\s[\"']?(?:\S+:)?(?:main|master)(?=[\s\"']|$)" + _REST + r"\s(?:-f|--force|--force-with-lease)\b)"
+         r"|(?:\s\+(?:\S+:)?(?:main|master)(?=[\s\"']|$)))",
+         "force-pushing main or master (rewrites shared history)"),
+    Rule("git_reset_hard", _START + r"git\b" + _REST + r"\breset\b" + _REST + r"--hard\b",
+         "git reset --hard (discards uncommitted changes)"),
+    Rule("git_clean_force", _START + r"git\b" + _REST + r"\bclean\b(?=" + _REST + r"\s-[a-zA-Z]*f)(?!" + _REST
+         + r"\s(?:-[a-zA-Z]*n|--dry-run)\b)",
+         "git clean -f (deletes untracked files)"),
+    Rule("shutdown_reboot", _START + r"(?:shutdown|reboot|halt|poweroff)\b(?!\s*\()"
+         r"|" + _START + r"init\s+[06]\b"
+         r"|" + _START + r"systemctl\s+(?:-\S+\s+)*(?:poweroff|reboot|halt|kexec|suspend|hibernate|emergency|rescue)\b",
+         "shutting down or rebooting the machine"),
+    Rule("kill_everything", _START + r"kill\s+(?:-\S+\s+)*-1\b|" + _START + r"killall5\b|" + _START + r"pkill\s+(?:-\S+\s+)*-u\s+root\b",
+         "killing every process"),
+    Rule("crontab_remove", _START + r"crontab\s+(?:-\S+\s+)*-r\b", "removing every cron job of the user"),
+    Rule("sql_drop", r"\b(?:DROP\s+(?:DATABASE|SCHEMA|TABLE)|TRUNCATE\s+TABLE)\b",
+         "dropping a database, schema or table", re.IGNORECASE),
+    Rule("sql_delete_all", r"\bDELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$|[\"'])", "DELETE FROM without WHERE", re.IGNORECASE),
+]
+
+_COMPILED = [(rule, rule.compiled()) for rule in RULES]
+
+
+def normalize(command: str) -> str:
+    """What the rules see: line continuations joined, tabs as spaces."""
+    return command.replace("\\\n", " ").replace("\t", " ")
+
+
+_QUOTING = re.compile(r"""\\(?=\S)|(?<=\w)["']{2}|(?<=\w)["'](?=\w)|(?<![\w"'])["'](\w+)["'](?=\s|$)""")
+
+
+def unquoted(command: str) -> str:
+    """The command with quoting tricks undone (``r\\m``, ``'r'm``, ``"rm"``,
+    ``r""m``): the shell runs these as ``rm``."""
+    text = command
+    for _ in range(3):  # quotes can nest in tricks like 'r'"m"
+        new = _QUOTING.sub(lambda m: m.group(1) or "", text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _extra_rules(config) -> list:
+    raw = config.get("approvals.extra_patterns", None) if config is not None else None
+    if isinstance(raw, dict):
+        entries = [(key, pattern, None) for key, pattern in raw.items()]
+    elif isinstance(raw, list):
+        entries = [(e.get("key"), e.get("pattern"), e.get("description")) if isinstance(e, dict) else (None, None, e)
+                   for e in raw]
+    else:
+        entries = []
+    out = []
+    for key, pattern, description in entries:
+        if not isinstance(key, str) or not isinstance(pattern, str):
+            log.warning("approvals.extra_patterns: skipping an entry without a string key and pattern")
+            continue
+        try:
+            rule = Rule(key, pattern, str(description or f"matches the configured pattern {key!r}"))
+            out.append((rule, rule.compiled()))
+        except re.error as exc:
+            log.warning("approvals.extra_patterns: %s: invalid regex %r: %s", key, pattern, exc)
+    return out
+
+
+def matches(command: str, config=None) -> list:
+    """Every rule the command matches, built-in rules first."""
+    text = normalize(command)
+    variants = {text, unquoted(text)}
+    return [rule for rule, rx in _COMPILED + _extra_rules(config) if any(rx.search(v) for v in variants)]
+
+
+def _config(agent):
+    return getattr(agent, "config", None)
+
+
+def _strings(config, key) -> list:
+    value = config.get(key, None) if config is not None else None
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+@hookimpl
+def pre_tool_call(tool_name, args, agent):
+    if tool_name not in SHELL_TOOLS or not isinstance(args, dict):
+        return None
+    command = args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None  # the tool itself rejects a bad command
+    config = _config(agent)
+    for glob in _strings(config, "approvals.deny"):
+        if fnmatch.fnmatchcase(command.strip(), glob):
+            return {"action": "block", "message": f"This command is denied by the approvals.deny rule {glob!r}; do not retry it."}
+    mode = config.get("approvals.mode", "manual") if config is not None else "manual"
+    if mode is False or (isinstance(mode, str) and mode.strip().lower() == "off"):  # YAML turns a bare off into False
+        return None
+    allowed = set(_strings(config, "command_allowlist"))
+    if command.strip() in allowed:
+        return None
+    pending = [rule for rule in matches(command, config) if rule.key not in allowed]
+    if not pending:
+        return None
+    first = pending[0]
+    why = "; ".join(dict.fromkeys(rule.description for rule in pending))
+    return {
+        "action": "approve",
+        "message": f"Dangerous command: {why}. Command: {command.strip()[:500]}",
+        "rule_key": first.key,
+    }

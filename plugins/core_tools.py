@@ -1,0 +1,643 @@
+"""Built-in plugin core-tools: shell and file tools for real work on this machine.
+
+* ``terminal``: run a shell command in its own process group, with a timeout
+  that kills the whole group, output clipped head+tail;
+* ``read_file``, ``write_file``, ``patch``, ``search_files``: files, path-scoped
+  so the kernel can run them in parallel when their paths do not overlap.
+
+Settings (all optional): ``terminal.timeout`` (default 120 s),
+``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
+``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
+``file.max_search_files`` (50,000 files per search).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from kernel import hookimpl
+from kernel.types import Tool, ToolError
+from plugins.tool_args import arg, atomic_write, check_args, clip, is_interrupted, resolve_path, setting
+
+# ==========================================================================
+# terminal
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+MAX_OUTPUT_CHARS = 50_000
+
+# Non-interactive environment: a pager or a credential prompt would otherwise
+# wait for input that never comes until the timeout.
+_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "DEBIAN_FRONTEND": "noninteractive"}
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is left in the group.
+
+    ``killpg(pgid, 0)`` also counts zombies waiting for init to reap them, which
+    would make every kill wait out its grace period; on Linux /proc tells them apart.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member changed uid; it exists
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    return bool(live_group_members(pgid))
+
+
+def live_group_members(pgid: int) -> list:
+    """PIDs of the group's processes that are not zombies (Linux /proc)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after its ')'
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            members.append(int(entry))
+    return members
+
+
+def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
+    """SIGTERM the whole group, give it ``grace`` seconds, then SIGKILL."""
+    pgid = proc.pid  # start_new_session: the shell leads its own group
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        proc.poll()  # reap the shell so it does not keep the group alive as a zombie
+        if not _group_alive(pgid):
+            break
+        time.sleep(0.02)
+    else:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def _read_output(fh, limit: int) -> str:
+    """Decode the captured output; for huge output read only the head and the tail."""
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(0)
+    if size <= limit * 4:  # at most 4 bytes a character: the whole text is small enough
+        return clip(fh.read().decode("utf-8", errors="replace"), limit)
+    head_n = int(limit * 0.4)
+    tail_n = limit - head_n
+    head = fh.read(head_n).decode("utf-8", errors="replace")[:head_n]
+    fh.seek(size - tail_n)
+    tail = fh.read().decode("utf-8", errors="replace")[-tail_n:]
+    return f"{head}\n\n[... about {size - head_n - tail_n} bytes omitted ...]\n\n{tail}"
+
+
+def make_terminal(config=None) -> Tool:
+    default_timeout = setting(config, "terminal.timeout", DEFAULT_TIMEOUT, float, 1)
+    max_timeout = setting(config, "terminal.max_timeout", MAX_TIMEOUT, float, 1)
+    max_chars = setting(config, "terminal.max_output_chars", MAX_OUTPUT_CHARS, int, 1000)
+    shell = shutil.which("bash") or "/bin/sh"
+
+    def terminal(args, ctx):
+        args = check_args(args, "terminal")
+        command = arg(args, "command", str, tool="terminal")
+        if not command.strip():
+            raise ToolError("terminal: 'command' is empty")
+        timeout = arg(args, "timeout", float, tool="terminal", default=default_timeout)
+        if timeout <= 0:
+            raise ToolError("terminal: 'timeout' must be a positive number of seconds")
+        notes = []
+        if timeout > max_timeout:
+            notes.append(f"timeout capped at {max_timeout:g} s")
+            timeout = max_timeout
+        workdir = arg(args, "workdir", str, tool="terminal", default=None)
+        cwd = None
+        if workdir:
+            path = resolve_path(workdir, "terminal")
+            if not path.is_dir():
+                raise ToolError(f"terminal: workdir {workdir!r} is not an existing directory")
+            cwd = str(path)
+
+        env = dict(os.environ, **_QUIET_ENV)
+        agent = getattr(ctx, "agent", None)
+        # Output goes to an unnamed temp file, not a pipe: a background job
+        # (``server &``) that keeps the pipe open cannot make us wait, and a
+        # flood of output costs disk, not memory.
+        with tempfile.TemporaryFile() as out:
+            started = time.monotonic()
+            try:
+                proc = subprocess.Popen(
+                    [shell, "-c", command],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise ToolError(f"terminal: cannot start the shell: {exc}") from None
+            stopped = None
+            try:
+                while True:
+                    left = started + timeout - time.monotonic()
+                    if left <= 0:
+                        stopped = "timeout"
+                        break
+                    try:
+                        proc.wait(timeout=min(0.1, left))
+                        break
+                    except subprocess.TimeoutExpired:
+                        if is_interrupted(agent):
+                            stopped = "interrupted"
+                            break
+            finally:
+                if stopped or proc.returncode is None:
+                    _kill_group(proc)
+            output = _read_output(out, max_chars)
+
+        result = {"exit_code": proc.returncode, "output": output}
+        if stopped == "timeout":
+            result["timed_out"] = True
+            notes.append(
+                f"command timed out after {timeout:g} s; its whole process group was killed. "
+                f"For long jobs raise 'timeout' (max {max_timeout:g} s) or run them in the background "
+                "with output to a file (nohup CMD > log 2>&1 &)"
+            )
+        elif stopped == "interrupted":
+            result["interrupted"] = True
+            notes.append("interrupted by the user; the command's process group was killed")
+        if notes:
+            result["note"] = "; ".join(notes)
+        return result
+
+    return Tool(
+        name="terminal",
+        description=(
+            "Run a shell command (bash) on this machine and return its combined stdout+stderr and exit code. "
+            "No input can be typed: use non-interactive flags (-y, --no-pager). "
+            f"'timeout' in seconds (default {default_timeout:g}, max {max_timeout:g}); on timeout the command "
+            "and everything it started are killed. 'workdir' sets the directory to run in. "
+            f"Output over {max_chars} characters keeps its beginning and end. "
+            "Prefer read_file/search_files/patch for reading and editing files."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command to run."},
+                "timeout": {"type": "number", "description": f"Seconds before the command is killed (max {max_timeout:g})."},
+                "workdir": {"type": "string", "description": "Directory to run in (default: the current directory)."},
+            },
+            "required": ["command"],
+        },
+        handler=terminal,
+        toolset="terminal",
+        parallel_safe=False,
+    )
+
+
+# ==========================================================================
+# files
+
+MAX_READ_CHARS = 100_000
+MAX_READ_BYTES = 20 * 1024 * 1024
+DEFAULT_READ_LINES = 2000
+MAX_LINE_CHARS = 2000
+_SNIFF = 8192
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head
+
+
+def _suggest_siblings(path: Path) -> str:
+    """' Did you mean ...?' for a missing file, from its folder's names."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return f" (folder {str(path.parent)!r} does not exist either)" if not path.parent.exists() else ""
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def _open_existing(path: Path, raw: str, tool: str) -> None:
+    """The errors every file tool gives for a path that is not a readable file."""
+    if not path.exists():
+        raise ToolError(f"{tool}: file not found: {raw}.{_suggest_siblings(path)}")
+    if path.is_dir():
+        raise ToolError(f"{tool}: {raw} is a directory, not a file; use search_files or terminal (ls) to look inside")
+    if not path.is_file():
+        raise ToolError(f"{tool}: {raw} is not a regular file")
+    if not os.access(path, os.R_OK):
+        raise ToolError(f"{tool}: permission denied reading {raw}")
+
+
+def make_read_file(config=None) -> Tool:
+    max_chars = setting(config, "file.max_read_chars", MAX_READ_CHARS, int, 1000)
+    max_bytes = setting(config, "file.max_read_bytes", MAX_READ_BYTES, int, 1)
+
+    def read_file(args, ctx):
+        args = check_args(args, "read_file")
+        raw = arg(args, "path", str, tool="read_file")
+        offset = arg(args, "offset", int, tool="read_file", default=1)
+        limit = arg(args, "limit", int, tool="read_file", default=None)
+        if offset < 1:
+            raise ToolError("read_file: 'offset' is a 1-based line number (1 = first line)")
+        if limit is not None and limit < 1:
+            raise ToolError("read_file: 'limit' must be at least 1 line")
+        path = resolve_path(raw, "read_file")
+        _open_existing(path, raw, "read_file")
+        size = path.stat().st_size
+        if size > max_bytes and "offset" not in args and "limit" not in args:
+            raise ToolError(
+                f"read_file: {raw} is too large to read whole ({size} bytes, limit {max_bytes}); "
+                "read a part with 'offset' and 'limit', or use search_files / terminal (grep, head, tail)"
+            )
+        want = limit or DEFAULT_READ_LINES
+        with open(path, "rb") as fh:
+            if _is_binary(fh.read(_SNIFF)):
+                raise ToolError(f"read_file: {raw} is a binary file ({size} bytes); it cannot be shown as text")
+            fh.seek(0)
+            out, used, lineno, last_shown, cut_by_chars = [], 0, 0, 0, False
+            count_all, more_unknown = size <= max_bytes, False  # do not scan a huge file just to count
+            for lineno, line in enumerate(fh, 1):
+                if lineno < offset:
+                    continue
+                if lineno >= offset + want or cut_by_chars:
+                    if not count_all:
+                        more_unknown = True
+                        break
+                    continue  # keep counting lines for the footer
+                text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                if len(text) > MAX_LINE_CHARS:
+                    text = text[:MAX_LINE_CHARS] + f"... [line cut: {len(text)} characters]"
+                row = f"{lineno:>6}|{text}"
+                if used + len(row) > max_chars and out:
+                    cut_by_chars = True
+                    continue
+                out.append(row)
+                used += len(row) + 1
+                last_shown = lineno
+            total = lineno
+        if total == 0:
+            return f"{raw}: (empty file)"
+        if offset > total:
+            raise ToolError(f"read_file: offset {offset} is past the end of {raw}, which has {total} lines")
+        if more_unknown:
+            return "\n".join(out) + f"\n[{raw}: lines {offset}-{last_shown}; more follow: continue with offset={last_shown + 1}]"
+        footer = f"[{raw}: lines {offset}-{last_shown} of {total}"
+        if last_shown < total:
+            footer += f"; continue with offset={last_shown + 1}"
+            if cut_by_chars:
+                footer += f" (stopped at {max_chars} characters)"
+        return "\n".join(out) + "\n" + footer + "]"
+
+    return Tool(
+        name="read_file",
+        description=(
+            "Read a text file with line numbers (format 'NUMBER|text'). By default the first "
+            f"{DEFAULT_READ_LINES} lines; page with 'offset' (1-based first line) and 'limit' (number of lines). "
+            "The line numbers are not part of the file: leave them out when you patch."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to read (absolute, ~, or relative to the current directory)."},
+                "offset": {"type": "integer", "description": "First line to read, 1-based (default 1)."},
+                "limit": {"type": "integer", "description": f"How many lines to read (default {DEFAULT_READ_LINES})."},
+            },
+            "required": ["path"],
+        },
+        handler=read_file,
+        toolset="file",
+        parallel_safe=True,
+        path_arg="path",
+    )
+
+
+def make_write_file(config=None) -> Tool:
+    def write_file(args, ctx):
+        args = check_args(args, "write_file")
+        raw = arg(args, "path", str, tool="write_file")
+        content = arg(args, "content", str, tool="write_file")
+        path = resolve_path(raw, "write_file")
+        if path.is_dir():
+            raise ToolError(f"write_file: {raw} is a directory; give a file path")
+        created = not path.exists()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ToolError(f"write_file: cannot create folder {str(path.parent)!r}: a file is in the way") from None
+        except PermissionError:
+            raise ToolError(f"write_file: permission denied creating folder {str(path.parent)!r}") from None
+        data = content.encode("utf-8")
+        try:
+            atomic_write(path, data)
+        except PermissionError:
+            raise ToolError(f"write_file: permission denied writing {raw}") from None
+        except OSError as exc:
+            raise ToolError(f"write_file: cannot write {raw}: {exc.strerror or exc}") from None
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        return {"path": str(path), "bytes_written": len(data), "lines": lines, "created": created}
+
+    return Tool(
+        name="write_file",
+        description=(
+            "Write a whole file (UTF-8), replacing it if it exists; missing parent folders are created. "
+            "The write is atomic. To change part of an existing file use patch instead."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to write."},
+                "content": {"type": "string", "description": "The complete new content of the file."},
+            },
+            "required": ["path", "content"],
+        },
+        handler=write_file,
+        toolset="file",
+        parallel_safe=True,
+        path_arg="path",
+    )
+
+
+def _closest_line(text: str, old: str) -> str:
+    """A hint for a missing ``old_string``: the file line most like its first line."""
+    needle = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
+    if not needle:
+        return ""
+    lines = text.splitlines()
+    best, best_ratio = -1, 0.0
+    matcher = difflib.SequenceMatcher(b=needle, autojunk=False)
+    for i, line in enumerate(lines):
+        cand = line.strip()
+        if not cand:
+            continue
+        matcher.set_seq1(cand)
+        if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
+            continue
+        ratio = matcher.ratio()
+        if ratio > best_ratio:
+            best, best_ratio = i, ratio
+    if best < 0 or best_ratio < 0.5:
+        return ""
+    shown = lines[best] if len(lines[best]) <= 300 else lines[best][:300] + "..."
+    return f" The closest line is {best + 1}: {shown!r}."
+
+
+def _line_numbers(text: str, old: str, limit: int = 10) -> list:
+    numbers, start = [], 0
+    while len(numbers) < limit:
+        at = text.find(old, start)
+        if at < 0:
+            break
+        numbers.append(text.count("\n", 0, at) + 1)
+        start = at + 1
+    return numbers
+
+
+def make_patch(config=None) -> Tool:
+    def patch(args, ctx):
+        args = check_args(args, "patch")
+        raw = arg(args, "path", str, tool="patch")
+        old = arg(args, "old_string", str, tool="patch")
+        new = arg(args, "new_string", str, tool="patch")
+        replace_all = arg(args, "replace_all", bool, tool="patch", default=False)
+        if old == "":
+            raise ToolError("patch: 'old_string' is empty; to create or overwrite a whole file use write_file")
+        if old == new:
+            raise ToolError("patch: 'old_string' and 'new_string' are identical; nothing would change")
+        path = resolve_path(raw, "patch")
+        _open_existing(path, raw, "patch")
+        data = path.read_bytes()
+        if _is_binary(data[:_SNIFF]):
+            raise ToolError(f"patch: {raw} is a binary file; patch edits text files only")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"patch: {raw} is not valid UTF-8; rewrite it with write_file if you must change it") from None
+
+        count = text.count(old)
+        if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+            # The file uses CRLF; models send LF. Match (and write) in the file's style.
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+            count = text.count(old)
+        if count == 0:
+            hint = _closest_line(text, old)
+            squashed = re.sub(r"\s+", " ", old).strip()
+            if squashed and squashed in re.sub(r"\s+", " ", text):
+                hint += " The text exists with different whitespace or indentation: copy it exactly (read_file shows it)."
+            raise ToolError(f"patch: old_string not found in {raw}.{hint} Read the file and copy the text exactly.")
+        if count > 1 and not replace_all:
+            where = ", ".join(str(n) for n in _line_numbers(text, old))
+            raise ToolError(
+                f"patch: old_string occurs {count} times in {raw} (at lines {where}{', ...' if count > 10 else ''}); "
+                "include more surrounding lines to make it unique, or set replace_all=true to change every one"
+            )
+        updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        try:
+            atomic_write(path, updated.encode("utf-8"))
+        except OSError as exc:
+            raise ToolError(f"patch: cannot write {raw}: {exc.strerror or exc}") from None
+        diff = "".join(
+            difflib.unified_diff(
+                text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{raw}", f"b/{raw}", n=2
+            )
+        )
+        return {"path": str(path), "replacements": count if replace_all else 1, "diff": clip(diff, 4000)}
+
+    return Tool(
+        name="patch",
+        description=(
+            "Edit a file by exact string replacement: 'old_string' must match the file exactly (whitespace "
+            "included, no line-number prefixes) and be unique unless replace_all=true. Returns a diff."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to edit."},
+                "old_string": {"type": "string", "description": "Exact text to replace, with enough context to be unique."},
+                "new_string": {"type": "string", "description": "Replacement text."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            },
+            "required": ["path", "old_string", "new_string"],
+        },
+        handler=patch,
+        toolset="file",
+        parallel_safe=True,
+        path_arg="path",
+    )
+
+
+# Folders nobody means to search: version control and caches.
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", "node_modules"}
+MAX_SEARCH_FILE_BYTES = 10 * 1024 * 1024
+MAX_FILES_SCANNED = 50_000
+
+
+def _glob_match(glob: str, rel: str, name: str) -> bool:
+    if "/" not in glob:
+        return fnmatch.fnmatch(name, glob)
+    # fnmatch's * already crosses folders; "**/" must also match no folder at all
+    variants = {glob, glob.replace("/**/", "/")}
+    variants |= {v[3:] for v in list(variants) if v.startswith("**/")}
+    return any(fnmatch.fnmatch(rel, v) for v in variants)
+
+
+def make_search_files(config=None) -> Tool:
+    max_files = setting(config, "file.max_search_files", MAX_FILES_SCANNED, int, 1)
+
+    def search_files(args, ctx):
+        args = check_args(args, "search_files")
+        pattern = arg(args, "pattern", str, tool="search_files")
+        raw = arg(args, "path", str, tool="search_files", default=".")
+        glob = arg(args, "glob", str, tool="search_files", default=None)
+        target = arg(args, "target", str, tool="search_files", default="content")
+        ignore_case = arg(args, "ignore_case", bool, tool="search_files", default=False)
+        max_results = arg(args, "max_results", int, tool="search_files", default=50)
+        if target not in ("content", "files"):
+            raise ToolError("search_files: 'target' must be 'content' (search inside files) or 'files' (match file paths)")
+        if max_results < 1:
+            raise ToolError("search_files: 'max_results' must be at least 1")
+        max_results = min(max_results, 1000)
+        try:
+            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            raise ToolError(f"search_files: invalid regular expression {pattern!r}: {exc} (Python re syntax)") from None
+        root = resolve_path(raw, "search_files")
+        if not root.exists():
+            raise ToolError(f"search_files: path not found: {raw}.{_suggest_siblings(root)}")
+
+        if root.is_file():
+            walk = [(str(root.parent), [], [root.name])]
+            base = root.parent
+        else:
+            walk = os.walk(root)
+            base = root
+        hits, files_hit, visited, binary = [], set(), 0, 0
+        stop = None  # why the walk ended early: "results", "files" or "interrupted"
+        for folder, dirs, names in walk:
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            for name in sorted(names):
+                visited += 1
+                if visited > max_files:
+                    stop = "files"
+                    break
+                if visited % 500 == 0 and is_interrupted(getattr(ctx, "agent", None)):
+                    stop = "interrupted"
+                    break
+                full = os.path.join(folder, name)
+                rel = os.path.relpath(full, base).replace(os.sep, "/")
+                if glob and not _glob_match(glob, rel, name):
+                    continue
+                if target == "files":
+                    if regex.search(rel):
+                        if len(hits) >= max_results:
+                            stop = "results"
+                            break
+                        hits.append(rel)
+                    continue
+                try:
+                    if not os.path.isfile(full) or os.path.getsize(full) > MAX_SEARCH_FILE_BYTES:
+                        continue
+                    with open(full, "rb") as fh:
+                        if _is_binary(fh.read(_SNIFF)):
+                            binary += 1
+                            continue
+                        fh.seek(0)
+                        for lineno, line in enumerate(fh, 1):
+                            text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                            if regex.search(text):
+                                if len(hits) >= max_results:
+                                    stop = "results"
+                                    break
+                                shown = text if len(text) <= 300 else text[:300] + "..."
+                                hits.append(f"{rel}:{lineno}: {shown}")
+                                files_hit.add(rel)
+                except OSError:
+                    continue  # unreadable file: skip it like grep -s
+                if stop:
+                    break
+            if stop:
+                break
+
+        where = f"{raw}" + (f" (glob {glob})" if glob else "")
+        notes = {
+            "results": f"[stopped at {len(hits)} results; more exist: narrow 'pattern', 'path' or 'glob', or raise max_results]",
+            "files": f"[stopped after {max_files} files; search a smaller 'path' or use a 'glob']",
+            "interrupted": "[interrupted by the user]",
+        }
+        if not hits:
+            skipped = f", {binary} binary skipped" if binary else ""
+            text = f"No matches for /{pattern}/ in {where}: looked at {min(visited, max_files)} files{skipped}."
+            return text + (" " + notes[stop] if stop else "")
+        if target == "files":
+            head = f"{len(hits)} files matching /{pattern}/ under {where}"
+        else:
+            head = f"{len(hits)} matches in {len(files_hit)} files for /{pattern}/ under {where}"
+        lines = [head + ":"] + hits
+        if stop:
+            lines.append(notes[stop])
+        return "\n".join(lines)
+
+    return Tool(
+        name="search_files",
+        description=(
+            "Search files with a Python regular expression. target='content' (default) returns matching lines as "
+            "'path:line: text'; target='files' matches file paths instead (find files by name). 'glob' filters "
+            "file names (e.g. '*.py', 'src/**/*.ts'). Skips binary files and .git, node_modules, caches."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Regular expression (Python re syntax)."},
+                "path": {"type": "string", "description": "File or folder to search (default: current directory)."},
+                "glob": {"type": "string", "description": "Only files whose name matches this glob."},
+                "target": {"type": "string", "enum": ["content", "files"], "description": "What to match (default content)."},
+                "ignore_case": {"type": "boolean", "description": "Case-insensitive match (default false)."},
+                "max_results": {"type": "integer", "description": "Maximum results (default 50, max 1000)."},
+            },
+            "required": ["pattern"],
+        },
+        handler=search_files,
+        toolset="file",
+        parallel_safe=True,
+    )
+
+
+# ==========================================================================
+# hooks
+
+
+def make_tools(config=None) -> list:
+    return [make_terminal(config), make_read_file(config), make_write_file(config), make_patch(config), make_search_files(config)]
+
+
+@hookimpl
+def register_tools(register, config):
+    for tool in make_tools(config):
+        register(tool)
+
+
+@hookimpl
+def register_toolsets(register):
+    register("core", ["terminal", "file"], description="Shell and files: terminal, read/write/patch/search files")
+    register("safe", ["read_file", "search_files"], description="Read-only: read and search files, no shell, no writes")

@@ -1,0 +1,193 @@
+"""``hermes sessions``: list, show, search, title, delete, repair."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+
+import click
+
+
+def _when(ts) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+def _one_line(text, width: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _fail(message: str) -> click.ClickException:
+    """One line on stderr, exit code 1, in the kernel CLI's style."""
+    try:
+        from kernel.cli import Fail
+    except ImportError:  # pragma: no cover - a kernel without the CLI module
+        return click.ClickException(message)
+    return Fail(message)
+
+
+def _errors_as_clicks(fn):
+    """Store errors and bad input become one line on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from plugins.sessions.store import StoreError
+
+        try:
+            return fn(*args, **kwargs)
+        except (StoreError, ValueError) as exc:
+            raise _fail(str(exc)) from None
+
+    return wrapper
+
+
+def _print_json(value) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _format_message(i: int, msg: dict) -> str:
+    role = msg.get("role", "?")
+    head = f"[{i}] {role}"
+    if msg.get("tool_call_id"):
+        head += f" ({msg['tool_call_id']})"
+    content = msg.get("content")
+    if isinstance(content, list):
+        content = " ".join(p.get("text", f"<{p.get('type', 'part')}>") for p in content if isinstance(p, dict))
+    lines = [f"{head}: {content}" if content else head + ":"]
+    if msg.get("reasoning"):
+        lines.append(f"    reasoning: {_one_line(msg['reasoning'], 200)}")
+    for call in msg.get("tool_calls") or []:
+        fn = call.get("function", {}) if isinstance(call, dict) else {}
+        lines.append(f"    -> {fn.get('name', '?')}({_one_line(fn.get('arguments', ''), 200)})")
+    return "\n".join(lines)
+
+
+def sessions_group(config) -> click.Group:
+    def store():
+        from plugins.sessions import get_store
+
+        return get_store(config.data_dir)
+
+    @click.group("sessions")
+    def group():
+        """Stored conversations: list, show, search, delete."""
+
+    @group.command("list")
+    @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+    @click.option("--platform", default=None, help="Only sessions of this platform (cli, ...).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @_errors_as_clicks
+    def list_cmd(limit, platform, as_json):
+        """List sessions, most recently active first."""
+        rows = store().list_sessions(limit=limit, platform=platform)
+        if as_json:
+            _print_json(rows)
+            return
+        if not rows:
+            click.echo("No sessions yet.")
+            return
+        for r in rows:
+            label = r["title"] or r["preview"] or ""
+            click.echo(
+                f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} {r['model'] or '-':<16} "
+                f"{r['message_count']:>5} msgs  {_one_line(label, 60)}"
+            )
+
+    @group.command("show")
+    @click.argument("session_id")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @_errors_as_clicks
+    def show_cmd(session_id, as_json):
+        """Show one session and its messages (an id or a unique prefix)."""
+        s = store()
+        sid = s.resolve_id(session_id)
+        meta, messages = s.get_session(sid), s.load(sid) or []
+        if as_json:
+            _print_json({"session": meta, "messages": messages})
+            return
+        click.echo(f"session {sid}" + (f"  \"{meta['title']}\"" if meta["title"] else ""))
+        click.echo(
+            f"  model {meta['model'] or '-'}  provider {meta['provider'] or '-'}  platform {meta['platform'] or '-'}"
+        )
+        click.echo(f"  started {_when(meta['started_at'])}  last ended {_when(meta['ended_at'])}"
+                   f" ({meta['end_reason'] or '-'})")
+        if meta["parent_session_id"]:
+            click.echo(f"  parent {meta['parent_session_id']} ({meta['start_reason'] or '-'})")
+        click.echo(
+            f"  tokens in {meta['input_tokens']} out {meta['output_tokens']} cache read "
+            f"{meta['cache_read_tokens']} write {meta['cache_write_tokens']}  api calls {meta['api_call_count']}"
+        )
+        for i, msg in enumerate(messages):
+            click.echo(_format_message(i, msg))
+
+    @group.command("search")
+    @click.argument("query")
+    @click.option("--limit", "-n", type=click.IntRange(1, 200), default=20, show_default=True)
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @_errors_as_clicks
+    def search_cmd(query, limit, as_json):
+        """Find messages containing all the words of QUERY."""
+        hits = store().search(query, limit)
+        if as_json:
+            _print_json(hits)
+            return
+        if not hits:
+            click.echo("No matches.")
+            return
+        for h in hits:
+            click.echo(f"{h['session_id']}  [{h['seq']}] {h['role']:<9} {_one_line(h['snippet'], 100)}")
+
+    @group.command("title")
+    @click.argument("session_id")
+    @click.argument("title")
+    @_errors_as_clicks
+    def title_cmd(session_id, title):
+        """Give a session a title."""
+        s = store()
+        sid = s.resolve_id(session_id)
+        s.set_title(sid, title)
+        click.echo(f"Titled {sid}.")
+
+    @group.command("delete")
+    @click.argument("session_id")
+    @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+    @_errors_as_clicks
+    def delete_cmd(session_id, yes):
+        """Delete a session and its messages."""
+        s = store()
+        sid = s.resolve_id(session_id)
+        if not yes:
+            meta = s.get_session(sid)
+            click.confirm(f"Delete session {sid} ({meta['message_count']} messages)?", abort=True)
+        s.delete(sid)
+        click.echo(f"Deleted {sid}.")
+
+    @group.command("repair")
+    @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")
+    def repair_cmd(yes):
+        """Check the session database; if it is damaged, move it aside
+        (kept as state.db.corrupt-<time>), start a fresh one and copy into it
+        every session that is still readable."""
+        from plugins.sessions.store import StoreError, move_aside
+
+        s = store()
+        try:
+            problems = s.check()
+        except StoreError as exc:  # unreadable for another reason (permissions, ...)
+            raise _fail(str(exc)) from None
+        if not problems:
+            click.echo(f"{s.path}: ok (integrity check passed); nothing to do.")
+            return
+        click.echo(f"{s.path}: damaged: {_one_line('; '.join(problems), 200)}")
+        if not yes:
+            click.confirm("Move it aside and start a fresh session database?", abort=True)
+        s.close()
+        target = move_aside(s.path)
+        click.echo(f"Moved the damaged database to {target} (kept as it was).")
+        from plugins.sessions.salvage import salvage
+
+        report = salvage(target, s)
+        click.echo(f"Started a fresh {s.path.name}: {report.summary()}.")
+
+    return group

@@ -1,0 +1,90 @@
+"""The session database's schema: numbered migrations and the full-text index."""
+
+from __future__ import annotations
+
+import sqlite3
+
+# Each migration runs in its own transaction, in order; the version
+# reached is recorded in ``schema_version``. Never edit a released migration:
+# add a new one.
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            """CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                parent_session_id TEXT,
+                start_reason TEXT,
+                model TEXT,
+                provider TEXT,
+                platform TEXT,
+                title TEXT,
+                started_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                ended_at REAL,
+                end_reason TEXT,
+                message_count INTEGER NOT NULL DEFAULT 0,
+                input_tokens INTEGER NOT NULL DEFAULT 0,
+                output_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+                reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+                api_call_count INTEGER NOT NULL DEFAULT 0
+            )""",
+            "CREATE INDEX sessions_updated ON sessions(updated_at)",
+            "CREATE INDEX sessions_parent ON sessions(parent_session_id)",
+            # content: the text (searchable); content_json: the JSON of a
+            # content that is not a plain string (None, a list of parts).
+            # Both NULL means the message had no "content" key.
+            """CREATE TABLE messages (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                role TEXT NOT NULL,
+                content TEXT,
+                content_json TEXT,
+                tool_calls TEXT,
+                tool_call_id TEXT,
+                reasoning TEXT,
+                extra TEXT,
+                created_at REAL NOT NULL,
+                UNIQUE (session_id, seq)
+            )""",
+        ],
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+# The full-text index is kept outside the numbered migrations because it
+# depends on the SQLite build (FTS5), not on the schema version: a file made
+# without FTS5 gets its index built the first time a build with FTS5 opens it.
+FTS_TABLE = (
+    "CREATE VIRTUAL TABLE messages_fts USING fts5("
+    "content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2')"
+)
+FTS_TRIGGERS = {
+    "messages_fts_ai": """CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END""",
+    "messages_fts_ad": """CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END""",
+    "messages_fts_au": """CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END""",
+}
+
+
+def fts5_available() -> bool:
+    """True when this Python's SQLite was built with FTS5."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.probe USING fts5(x)")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()

@@ -1,0 +1,572 @@
+"""The SQLite session store: sessions, their messages, a full-text index.
+
+One file, ``state.db`` in the data folder, opened in WAL mode with a busy
+timeout so that several hermes processes can write different sessions at once.
+Every write is one short ``BEGIN IMMEDIATE`` transaction; appending messages
+inserts only the new rows, so the cost of a step does not grow with the
+history, and a process killed mid-turn loses at most the batch in flight.
+
+Only message dicts and session metadata are stored, never configuration or
+credentials.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from plugins.sessions import schema
+from plugins.sessions.codec import decode_message, encode_message, fts_query
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "state.db"
+BUSY_TIMEOUT_S = 5.0
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+class StoreError(Exception):
+    """A session store problem, already phrased for the user (one line)."""
+
+
+class UnknownSession(StoreError):
+    """No session with that id (or id prefix)."""
+
+
+class StoreCorrupt(StoreError):
+    """The database file is not a SQLite database, or it is malformed."""
+
+    def __init__(self, path: Path, detail: str):
+        self.path = Path(path)
+        self.detail = detail
+        super().__init__(
+            f"{self.path}: the session database is unreadable ({detail}). Nothing was changed. "
+            f"Run `hermes sessions repair` to move it aside (it is kept as "
+            f"{self.path.name}.corrupt-<time>) and start a fresh one."
+        )
+
+
+def _is_corruption(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+_USAGE_COLUMNS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_tokens": "cache_read_tokens",
+    "cache_write_tokens": "cache_write_tokens",
+    "reasoning_tokens": "reasoning_tokens",
+    "request_count": "api_call_count",
+}
+
+_SESSION_FIELDS = (
+    "id",
+    "parent_session_id",
+    "start_reason",
+    "model",
+    "provider",
+    "platform",
+    "title",
+    "started_at",
+    "updated_at",
+    "ended_at",
+    "end_reason",
+    "message_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "api_call_count",
+)
+
+
+class SessionStore:
+    """Sessions and their messages in ``<data_dir>/state.db``.
+
+    The connection is opened on first use and shared by all threads behind a
+    lock (the loop may call hooks from worker threads; every operation is
+    short). Safe to use from several processes at once.
+    """
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._conn: Optional[sqlite3.Connection] = None
+        self._pid = 0  # the process that opened _conn
+        self._lock = threading.RLock()
+        self.fts = False  # set on open: is the full-text index usable?
+        self.journal_mode = ""
+
+    @classmethod
+    def for_data_dir(cls, data_dir: Path | str) -> "SessionStore":
+        return cls(Path(data_dir) / DB_NAME)
+
+    # -- connection ------------------------------------------------------
+    def _check_header(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot read the session database: {exc}") from None
+        if head and head != SQLITE_HEADER:
+            raise StoreCorrupt(self.path, "not a SQLite database")
+
+    def _open(self) -> sqlite3.Connection:
+        self._check_header()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path.parent}: cannot create the data folder: {exc}") from None
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer
+        # takes the lock up front (and waits on the busy timeout) instead of
+        # failing on a read-to-write upgrade.
+        conn = sqlite3.connect(
+            str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            mode = _set_wal(conn)
+            self.journal_mode = str(mode).lower()
+            if self.journal_mode != "wal":
+                log.warning("%s: WAL is not supported here; using journal_mode=%s", self.path, mode)
+            # In WAL mode NORMAL still survives a killed process; it only
+            # risks the last commits on power loss, and saves an fsync per step.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate(conn)
+            self.fts = self._ensure_fts(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _is_corruption(exc):
+                raise StoreCorrupt(self.path, str(exc)) from None
+            raise StoreError(f"{self.path}: cannot open the session database: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        # Up to date (the usual case): no write lock is taken at all.
+        if self._version(conn) == schema.SCHEMA_VERSION:
+            return
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        for version, statements in schema.MIGRATIONS:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Re-read inside the transaction: another process may have
+                # migrated between our check and our lock.
+                current = self._version(conn)
+                if current > schema.SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path}: schema version {current} is newer than this hermes "
+                        f"understands ({schema.SCHEMA_VERSION}); upgrade hermes"
+                    )
+                if current < version:
+                    for sql in statements:
+                        conn.execute(sql)
+                    conn.execute("DELETE FROM schema_version")
+                    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _version(conn: sqlite3.Connection) -> int:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").fetchone():
+            return 0
+        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    def _ensure_fts(self, conn: sqlite3.Connection) -> bool:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
+        have_table = "messages_fts" in names
+        have_triggers = all(t in names for t in schema.FTS_TRIGGERS)
+        if not schema.fts5_available():
+            if any(t in names for t in schema.FTS_TRIGGERS):
+                # Triggers into an FTS5 table this SQLite cannot load would
+                # make every append fail: drop them; the index is rebuilt the
+                # next time a build with FTS5 opens the file.
+                conn.execute("BEGIN IMMEDIATE")
+                for trigger in schema.FTS_TRIGGERS:
+                    conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+                conn.execute("COMMIT")
+            log.warning("%s: this Python's SQLite has no FTS5; session search is unavailable", self.path)
+            return False
+        if have_table and have_triggers:
+            return True
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
+            if "messages_fts" not in names:
+                conn.execute(schema.FTS_TABLE)
+            for trigger, sql in schema.FTS_TRIGGERS.items():
+                if trigger not in names:
+                    conn.execute(sql)
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return True
+
+    @contextmanager
+    def _connection(self):
+        """The shared connection, under the lock; corruption becomes StoreCorrupt."""
+        with self._lock:
+            if self._conn is not None and self._pid != os.getpid():
+                # A forked child must not use its parent's connection (SQLite
+                # forbids it); abandon it without closing and open our own.
+                self._conn = None
+            if self._conn is None:
+                self._conn = self._open()
+                self._pid = os.getpid()
+            try:
+                yield self._conn
+            except sqlite3.DatabaseError as exc:
+                if _is_corruption(exc):
+                    raise StoreCorrupt(self.path, str(exc)) from None
+                raise StoreError(f"{self.path}: {exc}") from None
+
+    @contextmanager
+    def _write(self):
+        """One short write transaction, taken up front (BEGIN IMMEDIATE)."""
+        with self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "SessionStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- sessions ----------------------------------------------------------
+    def ensure_session(
+        self,
+        session_id: str,
+        *,
+        model: str = "",
+        provider: str = "",
+        platform: str = "",
+        parent_session_id: Optional[str] = None,
+        reason: str = "",
+    ) -> bool:
+        """Create the session row if it does not exist (True if created).
+        An existing session keeps its start data; an empty model/provider is
+        filled in (a session created by ``append`` before its start hook)."""
+        session_id = _check_id(session_id)
+        now = time.time()
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, parent_session_id, start_reason, model, provider, platform,"
+                " started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, parent_session_id or None, reason or None, model or None, provider or None,
+                 platform or None, now, now),
+            )
+            created = cur.rowcount == 1
+            if not created:
+                conn.execute(
+                    "UPDATE sessions SET model = COALESCE(model, ?), provider = COALESCE(provider, ?),"
+                    " platform = COALESCE(platform, ?), parent_session_id = COALESCE(parent_session_id, ?),"
+                    " start_reason = COALESCE(start_reason, ?) WHERE id = ?",
+                    (model or None, provider or None, platform or None, parent_session_id or None,
+                     reason or None, session_id),
+                )
+        return created
+
+    create_session = ensure_session
+
+    def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
+        """Record the end of a turn: ``ended_at``, ``end_reason`` and add
+        ``usage`` (the turn's token counts, normalized shape) to the totals."""
+        session_id = _check_id(session_id)
+        usage = usage or {}
+        adds = {}
+        for key, column in _USAGE_COLUMNS.items():
+            value = usage.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                adds[column] = int(value)
+        sets = ", ".join(f"{c} = {c} + ?" for c in adds)
+        now = time.time()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, started_at, updated_at) VALUES (?, ?, ?)",
+                (session_id, now, now),
+            )
+            conn.execute(
+                f"UPDATE sessions SET ended_at = ?, end_reason = ?{', ' + sets if sets else ''} WHERE id = ?",
+                (now, reason or None, *adds.values(), session_id),
+            )
+
+    def set_title(self, session_id: str, title: str) -> None:
+        title = " ".join(str(title).split())
+        if not title:
+            raise StoreError("the title is empty")
+        if len(title) > 200:
+            raise StoreError(f"the title is too long ({len(title)} characters, at most 200)")
+        with self._write() as conn:
+            cur = conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+            if cur.rowcount == 0:
+                raise UnknownSession(f"no session with id {session_id!r}")
+
+    def get_session(self, session_id: str) -> Optional[dict]:
+        with self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_SESSION_FIELDS)} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        return dict(row) if row else None
+
+    def resolve_id(self, prefix: str) -> str:
+        """An exact id, or a unique prefix of one (for the command line)."""
+        prefix = str(prefix).strip()
+        if not prefix:
+            raise UnknownSession("no session id given")
+        with self._connection() as conn:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (prefix,)).fetchone():
+                return prefix
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = conn.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 3", (escaped + "%",)
+            ).fetchall()
+        if not rows:
+            raise UnknownSession(f"no session with id {prefix!r}")
+        if len(rows) > 1:
+            shown = ", ".join(r[0] for r in rows[:2])
+            raise UnknownSession(f"session id {prefix!r} is ambiguous (matches {shown}, ...)")
+        return rows[0][0]
+
+    def list_sessions(
+        self,
+        limit: int = 20,
+        offset: int = 0,
+        platform: Optional[str] = None,
+        include_children: bool = True,
+    ) -> list[dict]:
+        """Sessions, most recently active first, each with a ``preview`` (the
+        start of its first user message)."""
+        where, params = [], []
+        if platform:
+            where.append("s.platform = ?")
+            params.append(platform)
+        if not include_children:
+            where.append("(s.parent_session_id IS NULL OR s.start_reason = 'compression')")
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        cols = ", ".join(f"s.{f}" for f in _SESSION_FIELDS)
+        sql = (
+            f"SELECT {cols}, (SELECT substr(m.content, 1, 120) FROM messages m WHERE m.session_id = s.id"
+            f" AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview FROM sessions s {clause}"
+            f" ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?"
+        )
+        with self._connection() as conn:
+            rows = conn.execute(sql, (*params, max(0, int(limit)), max(0, int(offset)))).fetchall()
+        return [dict(r) for r in rows]
+
+    def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
+        """The most recently active top-level session (a delegated child is
+        never "the last conversation"; a compression continuation is)."""
+        rows = self.list_sessions(limit=1, platform=platform, include_children=False)
+        return rows[0]["id"] if rows else None
+
+    def delete(self, session_id: str) -> bool:
+        """Delete a session and its messages (True if it existed)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return cur.rowcount > 0
+
+    # -- messages ------------------------------------------------------------
+    def append(self, session_id: str, messages: Iterable[dict]) -> int:
+        """Append a batch of messages to a session (created if new), in one
+        transaction: the new rows only, the history is never rewritten.
+        Returns the number of messages written."""
+        session_id = _check_id(session_id)
+        if isinstance(messages, dict):
+            raise ValueError("append() takes a list of messages, got one dict")
+        # Encode before taking the lock: a bad message writes nothing.
+        rows = [encode_message(m, i) for i, m in enumerate(messages)]
+        if not rows:
+            return 0
+        now = time.time()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, started_at, updated_at) VALUES (?, ?, ?)",
+                (session_id, now, now),
+            )
+            last = conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+            conn.executemany(
+                "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
+                " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(session_id, last + 1 + i, *row, now) for i, row in enumerate(rows)],
+            )
+            conn.execute(
+                "UPDATE sessions SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
+                (len(rows), now, session_id),
+            )
+        return len(rows)
+
+    def load(self, session_id: str) -> Optional[list[dict]]:
+        """The messages of a session in order, or None for an unknown session."""
+        with self._connection() as conn:
+            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                return None
+            rows = conn.execute(
+                "SELECT role, content, content_json, tool_calls, tool_call_id, reasoning, extra"
+                " FROM messages WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        return [decode_message(r) for r in rows]
+
+    def message_count(self, session_id: Optional[str] = None) -> int:
+        with self._connection() as conn:
+            if session_id is None:
+                return conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            return conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
+
+    # -- search --------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        session_id: Optional[str] = None,
+        exclude_session: Optional[str] = None,
+        role: Optional[str] = None,
+    ) -> list[dict]:
+        """Messages matching every word of ``query`` (plain text; FTS syntax
+        is taken literally), best match first."""
+        match = fts_query(query)
+        limit = max(1, min(int(limit), 200))
+        with self._connection() as conn:
+            if not self.fts:
+                raise StoreError(
+                    f"session search needs SQLite with FTS5; this Python's SQLite {sqlite3.sqlite_version} lacks it"
+                )
+            where, params = ["messages_fts MATCH ?"], [match]
+            if session_id:
+                where.append("m.session_id = ?")
+                params.append(session_id)
+            if exclude_session:
+                where.append("m.session_id != ?")
+                params.append(exclude_session)
+            if role:
+                where.append("m.role = ?")
+                params.append(role)
+            sql = (
+                "SELECT m.id AS message_id, m.session_id, m.seq, m.role, m.created_at,"
+                " snippet(messages_fts, 0, '[', ']', ' ... ', 16) AS snippet,"
+                " s.title, s.model, s.platform, s.started_at"
+                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+                " JOIN sessions s ON s.id = m.session_id"
+                f" WHERE {' AND '.join(where)} ORDER BY messages_fts.rank LIMIT ?"
+            )
+            rows = conn.execute(sql, (*params, limit)).fetchall()
+        return [dict(r) for r in rows]
+
+    # -- maintenance -----------------------------------------------------------
+    def import_session(self, meta: dict, rows: list[dict]) -> None:
+        """Add a session recovered from another file: its metadata and its
+        stored message rows (encoded columns, ``seq`` and ``created_at``
+        kept). One transaction; an existing session of that id is left alone."""
+        session_id = _check_id(meta.get("id"))
+        now = time.time()
+        fields = {k: meta[k] for k in _SESSION_FIELDS if k in meta and meta[k] is not None}
+        fields.setdefault("started_at", min((r["created_at"] for r in rows), default=now))
+        fields.setdefault("updated_at", max((r["created_at"] for r in rows), default=fields["started_at"]))
+        fields["message_count"] = len(rows)
+        cols = ", ".join(fields)
+        marks = ", ".join("?" for _ in fields)
+        with self._write() as conn:
+            cur = conn.execute(f"INSERT OR IGNORE INTO sessions ({cols}) VALUES ({marks})", tuple(fields.values()))
+            if cur.rowcount == 0:
+                return
+            conn.executemany(
+                "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
+                " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(session_id, r["seq"], r["role"], r["content"], r["content_json"], r["tool_calls"],
+                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows],
+            )
+
+    def check(self) -> list[str]:
+        """Run SQLite's integrity check; [] when the file is sound."""
+        try:
+            with self._connection() as conn:
+                rows = conn.execute("PRAGMA integrity_check").fetchall()
+        except StoreCorrupt as exc:
+            return [exc.detail]
+        problems = [str(r[0]) for r in rows]
+        return [] if problems == ["ok"] else problems
+
+
+def _set_wal(conn: sqlite3.Connection) -> str:
+    """Switch to WAL. Two processes creating the file at once can make this
+    pragma fail with "database is locked" without SQLite calling the busy
+    handler, so retry it ourselves within the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+
+def _check_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValueError(f"a session id must be a non-empty string, got {session_id!r}")
+    return session_id
+
+
+def move_aside(path: Path | str) -> Path:
+    """Rename a database file (and its -wal/-shm companions) to
+    ``<name>.corrupt-<UTC time>`` so a fresh one can be started. Returns the
+    new path. Nothing is deleted."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            # Keep the WAL next to its database under the matching name, so
+            # opening the moved file with sqlite3 still sees its last commits.
+            os.replace(side, target.with_name(target.name + suffix))
+    return target

@@ -1,0 +1,145 @@
+"""Small helpers shared by the built-in tool plugins: argument checking that
+speaks to the model, config settings that never crash a plugin, atomic writes.
+
+The model sends arguments as JSON; a wrong or missing one becomes a
+:class:`kernel.types.ToolError` whose message says exactly what to send instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kernel.types import ToolError
+
+log = logging.getLogger("hermes.plugins.tools")
+
+_MISSING = object()
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "an object"}
+
+
+def _type_ok(value: Any, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def check_args(args: Any, tool: str) -> dict:
+    """The argument object itself must be a JSON object."""
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise ToolError(f"{tool}: arguments must be a JSON object, got {type(args).__name__}")
+    return args
+
+
+def arg(args: dict, name: str, kind: type, *, tool: str, default: Any = _MISSING) -> Any:
+    """Read one argument; ``default`` missing means the argument is required.
+
+    Lenient where the intent is unambiguous (models often send numbers and
+    booleans as strings): ``"5"`` for an integer, ``"true"`` for a boolean.
+    """
+    value = args.get(name, None)
+    if value is None:
+        if default is _MISSING:
+            raise ToolError(f"{tool}: missing required argument '{name}' ({_TYPE_NAMES.get(kind, kind.__name__)})")
+        return default
+    if _type_ok(value, kind):
+        return value
+    if kind is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    if kind is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind is float and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if kind is bool and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    raise ToolError(
+        f"{tool}: argument '{name}' must be {_TYPE_NAMES.get(kind, kind.__name__)}, got {type(value).__name__} {shown}"
+    )
+
+
+def setting(config: Any, key: str, default: Any, kind: type = int, minimum: Any = None) -> Any:
+    """A plugin setting from config; a wrong type or out-of-range value falls
+    back to the default with a warning, so a typo never disables the tools."""
+    if config is None:
+        return default
+    try:
+        value = config.get(key, default)
+    except Exception:  # a config object without our key
+        return default
+    if value is None:
+        return default
+    if not _type_ok(value, kind) or (minimum is not None and value < minimum):
+        log.warning("config %s: expected %s >= %s, got %r; using %r", key, kind.__name__, minimum, value, default)
+        return default
+    return value
+
+
+def resolve_path(raw: str, tool: str, cwd: str | None = None) -> Path:
+    """A user path: ``~`` expanded, relative to the working directory."""
+    if not raw.strip():
+        raise ToolError(f"{tool}: 'path' is empty")
+    if "\x00" in raw:
+        raise ToolError(f"{tool}: 'path' contains a NUL character")
+    path = Path(os.path.expanduser(raw))
+    if not path.is_absolute():
+        path = Path(cwd or os.getcwd()) / path
+    return path
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a crash leaves either the old file or the
+    new one, never half of each; an existing file keeps its permissions."""
+    mode = None
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        pass
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:  # mkstemp creates 0600; a new file gets the usual umask-based mode
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def clip(text: str, limit: int, what: str = "characters") -> str:
+    """Keep the head and the tail of a long text and say how much was cut."""
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.4)
+    tail = limit - head
+    dropped = len(text) - head - tail
+    return f"{text[:head]}\n\n[... {dropped} {what} omitted ...]\n\n{text[-tail:]}"
+
+
+def is_interrupted(agent: Any) -> bool:
+    """Whether the user interrupted ``agent`` (long tools poll this)."""
+    return bool(getattr(agent, "interrupted", False)) if agent is not None else False

@@ -1,0 +1,166 @@
+"""The ``compressor`` engine through the real Agent loop (scripted provider)."""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+from kernel.messages import validate
+from kernel.types import Compress, ProviderError
+from plugins import compressor
+from plugins.compressor import SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX
+from plugins_memory import manager
+from plugins_memory.base import MemoryBackend
+
+SMALL = {"model_context_length": 1024, "compression": {"threshold": 0.5, "protect_first_n": 1, "protect_last_n": 2}}
+
+
+def is_summary_request(request) -> bool:
+    return bool(request.messages) and request.messages[0].get("content") == SUMMARY_INSTRUCTIONS
+
+
+class Model:
+    """A scripted model: long answers, a summary when asked for one (or a failure)."""
+
+    def __init__(self, summary="SUMMARY: the user asked questions 0 and 1", summary_error=None):
+        self.summary, self.summary_error = summary, summary_error
+        self.summary_prompts = []
+
+    def __call__(self, request):
+        if is_summary_request(request):
+            self.summary_prompts.append(request.messages[-1]["content"])
+            assert request.tools == []  # a summary call offers no tools
+            return self.summary_error or self.summary
+        n = sum(1 for m in request.messages if m["role"] == "user")
+        return f"answer {n} " + "z" * 600
+
+
+def script(model, n=12):
+    return [model] * n
+
+
+def test_preflight_compression_continues_in_a_child_session(make_agent, recorder):
+    rec = recorder("on_session_start", "on_session_finalize", "on_pre_compress")
+    model = Model()
+    agent = make_agent(compressor, script=script(model), config=SMALL, callbacks=[rec])
+    assert agent.context_engine is not None and agent.context_engine.threshold_tokens == 512
+    first = agent.session_id
+    agent.chat("question 0 " + "q" * 600)
+    agent.chat("question 1 " + "q" * 600)
+    assert agent.session_id == first and agent.context_engine.compression_count == 0
+
+    result = agent.run_conversation("question 2 " + "q" * 600)
+    assert result["exit_reason"] == "completed" and result["final_response"].startswith("answer")
+    assert agent.context_engine.compression_count == 1
+    # lineage: the conversation continues in a new session whose parent is the old one
+    assert result["session_id"] == agent.session_id != first
+    assert agent.parent_session_id == first
+    starts = rec.of("on_session_start")
+    assert [s["reason"] for s in starts] == ["new", "compression"]
+    assert starts[1]["session_id"] == agent.session_id and starts[1]["parent_session_id"] == first
+    assert [(f["session_id"], f["reason"]) for f in rec.of("on_session_finalize")] == [(first, "compression")]
+    assert len(rec.of("on_pre_compress")) == 1 and rec.names().index("on_pre_compress") < rec.names().index("on_session_finalize")
+
+    # the summary came from the model, and the next request carries it
+    assert len(model.summary_prompts) == 1 and "question 1" in model.summary_prompts[0]  # the middle
+    assert "question 0" not in model.summary_prompts[0]  # the protected head
+    validate(agent.messages)
+    assert any(SUMMARY_PREFIX in str(m["content"]) and model.summary in str(m["content"]) for m in agent.messages)
+    last = agent.scripted.requests[-1]
+    assert not is_summary_request(last) and any(model.summary in str(m["content"]) for m in last.messages)
+    assert agent.messages[-2]["content"].endswith("question 2 " + "q" * 600)  # the new question is intact
+
+
+def test_summary_falls_back_when_the_model_call_fails(make_agent):
+    model = Model(summary_error=ProviderError("overloaded", reason="server", status_code=529))
+    agent = make_agent(compressor, script=script(model), config=SMALL)
+    for i in range(3):
+        result = agent.run_conversation(f"question {i} " + "q" * 600)
+        assert result["exit_reason"] == "completed"
+    assert agent.context_engine.compression_count == 1 and agent.context_engine.fallback_count == 1
+    summary = next(m["content"] for m in agent.messages if SUMMARY_PREFIX in str(m["content"]))
+    assert "unavailable" in summary and "- assistant: answer" in summary
+    validate(agent.messages)
+
+
+class OverflowPolicy:
+    __name__ = "overflow-policy"
+
+    @hookimpl
+    def on_provider_error(self, failure):
+        return Compress() if failure.error.reason == "context_overflow" else None
+
+
+def test_context_overflow_compresses_with_the_real_engine_and_retries(make_agent):
+    overflow = ProviderError("prompt is too long", reason="context_overflow", status_code=400)
+    model = Model()
+    agent = make_agent(
+        compressor, OverflowPolicy(),
+        script=[model, model, overflow, model, model],  # turn 3: overflow, summary, retry
+    )
+    agent.chat("question 0")
+    agent.chat("question 1")
+    old = agent.session_id
+    result = agent.run_conversation("question 2")
+    assert result["exit_reason"] == "completed" and result["final_response"].startswith("answer")
+    assert agent.context_engine.compression_count == 1 and agent.parent_session_id == old
+    assert len(model.summary_prompts) == 1
+    validate(agent.messages)
+
+
+class NotesBackend(MemoryBackend):
+    name = "notes"
+
+    def __init__(self):
+        self.ended = []
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def on_pre_compress(self, messages):
+        return "MEMO: the user's name is Ada"
+
+    def on_session_end(self, messages):
+        self.ended.append(list(messages))
+
+
+class NotesPlugin:
+    __name__ = "notes-memory"
+
+    def __init__(self):
+        self.backend = NotesBackend()
+
+    @hookimpl
+    def register_memory_backends(self, register):
+        register("notes", lambda config: self.backend)
+
+
+def test_memory_notes_reach_the_summary_and_the_old_session_ends(make_agent):
+    model = Model()
+    notes = NotesPlugin()
+    config = {**SMALL, "memory": {"provider": "notes"}}
+    agent = make_agent(manager, notes, compressor, script=script(model), config=config)
+    for i in range(3):
+        agent.chat(f"question {i} " + "q" * 600)
+    assert agent.context_engine.compression_count == 1
+    assert "MEMO: the user's name is Ada" in model.summary_prompts[0]
+    manager.runtime(agent).worker.drain(5)
+    # the backend saw the end of the old session with its full, uncompressed history
+    (ended,) = notes.backend.ended
+    assert sum(1 for m in ended if m["role"] == "user") == 3
+    assert not any(SUMMARY_PREFIX in str(m["content"]) for m in ended)
+
+
+def test_slash_compress_and_context(make_agent):
+    model = Model()
+    agent = make_agent(compressor, script=script(model))
+    commands = agent.host.registry.slash_commands
+    assert "nothing to compress" in commands["compress"].factory("", agent)
+    for i in range(3):
+        agent.chat(f"question {i}")
+    old = agent.session_id
+    reply = commands["compress"].factory("", agent)
+    assert reply.startswith("compressed 6 messages to ") and agent.parent_session_id == old and old in reply
+    validate(agent.messages)
+    assert "compressions so far: 1" in commands["context"].factory("", agent)

@@ -1,0 +1,177 @@
+"""The session plugin through the kernel's Agent (scripted provider)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+import plugins.sessions as sessions_plugin
+from kernel import hookimpl
+
+
+def _rows(home):
+    conn = sqlite3.connect(home / "state.db")
+    rows = conn.execute("SELECT id, session_id, seq, role FROM messages ORDER BY id").fetchall()
+    conn.close()
+    return rows
+
+
+def test_a_turn_is_stored_as_it_happens(home, make_agent, echo_plugin):
+    seen_after_step = []
+
+    class Probe:
+        @hookimpl
+        def on_step(self, agent):
+            # the step is on disk by the time on_step fires
+            seen_after_step.append(len(sessions_plugin.get_store(home).load(agent.session_id)))
+
+    agent = make_agent(
+        sessions_plugin, echo_plugin,
+        script=[{"content": "let me check", "reasoning": "use echo", "tool_calls": [("echo", {"text": "hi"})]},
+                "All done."],
+        callbacks=[Probe()],
+    )
+    result = agent.run_conversation("Say hi through the tool")
+    assert result["exit_reason"] == "completed"
+    store = sessions_plugin.get_store(home)
+    stored = store.load(agent.session_id)
+    assert stored == result["messages"]
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert stored[1]["reasoning"] == "use echo" and stored[1]["tool_calls"][0]["function"]["name"] == "echo"
+    assert seen_after_step[0] == 3  # user + the tool step, on disk before the next model call
+    meta = store.get_session(agent.session_id)
+    assert (meta["model"], meta["platform"], meta["end_reason"]) == ("test-model", "cli", "completed")
+    assert meta["message_count"] == 4
+    # two model calls of the scripted provider's default usage (10 in, 5 out)
+    assert (meta["input_tokens"], meta["output_tokens"], meta["api_call_count"]) == (20, 10, 2)
+
+
+def test_resume_loads_the_history_and_only_appends(home, make_agent):
+    first = make_agent(sessions_plugin, script=["The capital is Paris."])
+    first.run_conversation("What is the capital of France?")
+    sid = first.session_id
+    first.close()
+    before = _rows(home)
+
+    second = make_agent(sessions_plugin, script=["About 2.1 million."], session_id=sid)
+    result = second.run_conversation("And its population?")
+    sent = second.scripted.requests[0].messages
+    convo = [(m["role"], m["content"]) for m in sent if m["role"] != "system"]
+    assert convo[:2] == [("user", "What is the capital of France?"), ("assistant", "The capital is Paris.")]
+    assert convo[2][0] == "user" and convo[2][1].startswith("And its population?")
+    assert result["session_id"] == sid
+    after = _rows(home)
+    assert after[: len(before)] == before  # the old rows were not rewritten
+    assert [r[3] for r in after[len(before):]] == ["user", "assistant"]
+    meta = sessions_plugin.get_store(home).get_session(sid)
+    assert meta["message_count"] == 4 and meta["api_call_count"] == 2
+
+
+def test_continue_picks_the_latest_cli_session(home, make_agent):
+    a = make_agent(sessions_plugin, script=["one"])
+    a.run_conversation("first")
+    b = make_agent(sessions_plugin, script=["two"])
+    b.run_conversation("second")
+    assert sessions_plugin.latest_session(platform="cli", agent=None) == b.session_id
+    a.run_conversation("first again")
+    assert sessions_plugin.latest_session(platform="cli", agent=None) == a.session_id
+    assert sessions_plugin.latest_session(platform="telegram", agent=None) is None
+
+
+def test_an_unknown_session_id_starts_empty(home, make_agent):
+    agent = make_agent(sessions_plugin, script=["hello"], session_id="never-seen")
+    assert sessions_plugin.load_session(session_id="never-seen", agent=agent) is None
+    agent.run_conversation("hi")
+    assert [m["role"] for m in sessions_plugin.get_store(home).load("never-seen")] == ["user", "assistant"]
+
+
+def test_child_agents_are_linked_and_not_continued(home, make_agent):
+    parent = make_agent(sessions_plugin, script=["parent answer", "child answer"])
+    parent.run_conversation("delegate something")
+    child = parent.spawn_child()
+    child.run_conversation("sub task")
+    parent.release_child(child)
+    store = sessions_plugin.get_store(home)
+    meta = store.get_session(child.session_id)
+    assert meta["parent_session_id"] == parent.session_id
+    assert store.latest_session_id("cli") == parent.session_id
+
+
+def test_session_search_tool_through_the_loop(home, make_agent):
+    old = make_agent(sessions_plugin, script=["We picked the teal colour scheme."])
+    old.run_conversation("Which colour scheme did we pick for the website?")
+    agent = make_agent(
+        sessions_plugin,
+        script=[{"tool_calls": [("session_search", {"query": "colour scheme"}),
+                                ("session_search", {"query": 'AND "OR'}),
+                                ("session_search", {"query": ""})]},
+                "It was teal."],
+        toolsets=["session_search"],
+    )
+    assert set(agent.tools) == {"session_search"}
+    result = agent.run_conversation("What colours did we choose last time?")
+    tool_msgs = [m for m in result["messages"] if m["role"] == "tool"]
+    found = json.loads(tool_msgs[0]["content"])
+    assert found["count"] == 2 and {r["session_id"] for r in found["results"]} == {old.session_id}
+    assert json.loads(tool_msgs[1]["content"])["count"] == 0
+    assert "query" in json.loads(tool_msgs[2]["content"])["error"]
+    assert result["final_response"] == "It was teal."
+
+
+def test_store_failure_does_not_break_the_turn(home, make_agent):
+    (home / "state.db").write_bytes(b"not a database at all" * 10)
+    agent = make_agent(sessions_plugin, script=["still answering"])
+    result = agent.run_conversation("hi")
+    assert result["final_response"] == "still answering"
+    errors = agent.host.hook_errors
+    assert any(hook == "append_messages" for (_plugin, hook) in errors)
+    (_count, text) = next(v for (p, h), v in errors.items() if h == "append_messages")
+    assert "state.db" in text and "hermes sessions repair" in text
+    assert (home / "state.db").read_bytes() == b"not a database at all" * 10
+
+
+@pytest.fixture(autouse=True)
+def _close(home):
+    yield
+    sessions_plugin.close_stores()
+
+
+class OneShotCompressor:
+    """A context engine that compresses once, when the history passes 4 messages."""
+
+    __name__ = "one-shot-compressor"
+
+    @hookimpl
+    def register_context_engines(self, register):
+        register("compressor", lambda agent: self)
+
+    done = False
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, messages):
+        return not self.done and len(messages) > 4
+
+    def compress(self, messages, *, agent, reason):
+        self.done = True
+        return [{"role": "user", "content": "[summary] we talked about soup"},
+                {"role": "assistant", "content": "noted"}, *messages[-1:]]
+
+
+def test_compression_continues_in_a_linked_session(home, make_agent):
+    agent = make_agent(sessions_plugin, OneShotCompressor(), script=["a1", "a2", "a3"])
+    agent.run_conversation("q1")
+    agent.run_conversation("q2")
+    old = agent.session_id
+    agent.run_conversation("q3")  # 5 messages before the call: compress, then continue in a new session
+    new = agent.session_id
+    assert new != old
+    store = sessions_plugin.get_store(home)
+    assert [m["content"] for m in store.load(old)] == ["q1", "a1", "q2", "a2", "q3"]  # never rewritten
+    meta = store.get_session(new)
+    assert (meta["parent_session_id"], meta["start_reason"]) == (old, "compression")
+    assert [m["content"] for m in store.load(new)] == ["[summary] we talked about soup", "noted", "q3", "a3"]
+    assert store.latest_session_id("cli") == new

@@ -1,0 +1,162 @@
+"""The session store through the real ``hermes`` command line, as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def _script(tmp_path, name, steps):
+    path = tmp_path / name
+    path.write_text(json.dumps(steps), encoding="utf-8")
+    return str(path)
+
+
+def _run_json(hermes_sessions, tmp_path, steps, *args, prompt="hello"):
+    script = _script(tmp_path, f"script{random.random()}.json", steps)
+    res = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--json", *args, prompt)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _one_line_error(res, *fragments):
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def test_run_store_list_show_search_resume_delete(hermes_sessions, tmp_path, home):
+    assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
+    first = _run_json(hermes_sessions, tmp_path, ["Use a trellis for the beans."], prompt="How do I grow climbing beans?")
+    sid = first["session_id"]
+
+    listed = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
+    assert [r["id"] for r in listed] == [sid]
+    assert listed[0]["end_reason"] == "completed" and listed[0]["platform"] == "cli"
+    shown = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)
+    assert shown["messages"] == first["messages"]
+    text = hermes_sessions("sessions", "show", sid).stdout
+    assert "[0] user: How do I grow climbing beans?" in text and "[1] assistant: Use a trellis" in text
+    hits = json.loads(hermes_sessions("sessions", "search", "trellis", "--json").stdout)
+    assert [(h["session_id"], h["role"]) for h in hits] == [(sid, "assistant")]
+    assert hermes_sessions("sessions", "search", '"beans AND (').returncode == 0
+
+    second = _run_json(hermes_sessions, tmp_path, ["Every two days."], "--resume", sid, prompt="How often to water?")
+    assert second["session_id"] == sid
+    assert [m["content"] for m in second["messages"]] == [
+        "How do I grow climbing beans?", "Use a trellis for the beans.", "How often to water?", "Every two days."]
+    assert json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"] == second["messages"]
+
+    deleted = hermes_sessions("sessions", "delete", sid, "--yes")
+    assert deleted.returncode == 0 and sid in deleted.stdout
+    assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
+
+
+def test_unknown_ids_are_one_clear_line(hermes_sessions, tmp_path):
+    for args in (("sessions", "show", "nope"), ("sessions", "delete", "nope", "--yes"),
+                 ("sessions", "title", "nope", "T")):
+        _one_line_error(hermes_sessions(*args), "no session", "nope")
+    script = _script(tmp_path, "s.json", ["hi"])
+    _one_line_error(hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--resume", "nope", "x"),
+                    "no session 'nope'")
+    _one_line_error(hermes_sessions("sessions", "search", '""'), "empty")
+
+
+def test_chat_continue_resumes_the_latest_session(hermes_sessions, tmp_path):
+    first = _run_json(hermes_sessions, tmp_path, ["Noted: the password hint is 'blue'."], prompt="Remember: hint blue")
+    other = _script(tmp_path, "chat.json", ["You said the hint is blue."])
+    res = hermes_sessions("chat", "--continue", "--api-mode", "scripted", "--base-url", other, input="What was the hint?\n")
+    assert res.returncode == 0, res.stderr
+    assert first["session_id"] in res.stderr
+    assert "You said the hint is blue." in res.stdout
+    shown = json.loads(hermes_sessions("sessions", "show", first["session_id"], "--json").stdout)
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+def test_corrupt_database_through_the_cli(hermes_sessions, tmp_path, home):
+    db = home / "state.db"
+    db.write_bytes(b"\x00garbage, definitely not SQLite\n" * 64)
+    before = db.read_bytes()
+    _one_line_error(hermes_sessions("sessions", "list"), str(db), "hermes sessions repair")
+    _one_line_error(hermes_sessions("sessions", "search", "x"), str(db))
+    assert db.read_bytes() == before
+    fixed = hermes_sessions("sessions", "repair", "--yes")
+    assert fixed.returncode == 0, fixed.stderr
+    (aside,) = home.glob("state.db.corrupt-*")
+    assert aside.read_bytes() == before
+    assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
+    _run_json(hermes_sessions, tmp_path, ["fresh start"])
+    assert len(json.loads(hermes_sessions("sessions", "list", "--json").stdout)) == 1
+
+
+def _count(db) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_hermes_run_killed_mid_turn_resumes(hermes_sessions, tmp_path, home):
+    steps = [{"content": f"step {i}", "tool_calls": [["slow", {"step": i, "seconds": 0.03}]]} for i in range(60)]
+    script = _script(tmp_path, "long.json", steps + ["finished"])
+    proc = subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", script, "--json",
+                             "-t", "slow", "do a long job"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while _count(home / "state.db") < 1 + 2 * 4:  # the user message and four steps are on disk
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(random.uniform(0, 0.03))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+    (session,) = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
+    history = json.loads(hermes_sessions("sessions", "show", session["id"], "--json").stdout)["messages"]
+    assert history[0] == {"role": "user", "content": "do a long job"}
+    body = history[1:]
+    assert len(body) % 2 == 0 and len(body) >= 8  # whole steps only
+    for i in range(len(body) // 2):
+        call, result = body[2 * i], body[2 * i + 1]
+        assert call["content"] == f"step {i}" and call["tool_calls"][0]["function"]["name"] == "slow"
+        assert result["tool_call_id"] == call["tool_calls"][0]["id"]
+        assert json.loads(result["content"])["step"] == i
+
+    resumed = _run_json(hermes_sessions, tmp_path, ["Picking up where we left off."], "--resume", session["id"],
+                        prompt="continue")
+    assert resumed["messages"][: len(history)] == history
+    assert [m["content"] for m in resumed["messages"][len(history):]] == [
+        "continue", "Picking up where we left off."]
+
+
+def test_chat_slash_title_and_search(hermes_sessions, tmp_path):
+    _run_json(hermes_sessions, tmp_path, ["Basil likes sun."], prompt="Where should basil go?")
+    script = _script(tmp_path, "chat.json", ["Tomatoes too."])
+    res = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script,
+                          input="And tomatoes?\n/title  Herb   garden \n/search basil\n/search \"\n/quit\n")
+    assert res.returncode == 0, res.stderr
+    assert "is now titled: Herb garden" in res.stdout
+    assert "[basil]" in res.stdout.lower()
+    assert "cannot search: the search query is empty" in res.stdout
+    rows = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
+    assert [r["title"] for r in rows] == ["Herb garden", None]

@@ -1,0 +1,333 @@
+"""agent-tools: todo (handler), clarify and delegate_task through the real
+Agent with the scripted provider (children share the parent's provider, so one
+dispatcher answers parent and children by looking at the request)."""
+
+import json
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from kernel.config import Config
+from kernel.types import ToolContext, ToolError
+from plugins import agent_tools, core_tools
+
+CHILD_MARK = "You are a subagent"
+
+
+def _ctx(agent):
+    return ToolContext(agent=agent, tool_name="t", tool_call_id="c1", task_id="t", session_id="s", turn_id="u")
+
+
+def _tool_results(result):
+    return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+
+
+def _first_user(request):
+    return next(m["content"] for m in request.messages if m["role"] == "user")
+
+
+def _tool_names(request):
+    return sorted(t["name"] for t in request.tools)
+
+
+# --------------------------------------------------------------------------
+# todo
+
+
+def test_todo_replace_merge_and_read():
+    agent = SimpleNamespace(state={})
+    run = lambda **a: agent_tools.todo(a, _ctx(agent))  # noqa: E731
+    view = run(todos=[{"content": "read the code"}, {"id": "t2", "content": "fix the bug", "status": "in_progress"}])
+    assert view["todos"] == [
+        {"content": "read the code", "status": "pending", "id": "1"},
+        {"id": "t2", "content": "fix the bug", "status": "in_progress"},
+    ]
+    assert view["summary"] == {"pending": 1, "in_progress": 1, "completed": 0, "cancelled": 0, "total": 2}
+    view = run(todos=[{"id": "1", "status": "completed"}, {"content": "write a test"}], merge=True)
+    assert [(t["id"], t["status"]) for t in view["todos"]] == [("1", "completed"), ("t2", "in_progress"), ("3", "pending")]
+    assert run()["todos"] == view["todos"]  # no arguments: read
+    assert agent.state["todo"][0]["content"] == "read the code"
+    view = run(todos=[])  # replace with nothing: cleared
+    assert view["todos"] == [] and view["summary"]["total"] == 0
+
+
+def test_todo_bad_input_changes_nothing():
+    agent = SimpleNamespace(state={})
+    run = lambda **a: agent_tools.todo(a, _ctx(agent))  # noqa: E731
+    run(todos=[{"content": "a"}])
+    for args, message in [
+        ({"todos": [{"content": "x", "status": "done"}]}, "not one of pending, in_progress, completed, cancelled"),
+        ({"todos": [{"status": "pending"}]}, "needs a non-empty 'content'"),
+        ({"todos": ["just text"]}, r"todos\[0\] must be an object"),
+        ({"todos": [{"id": "a", "content": "x"}, {"id": "a", "content": "y"}]}, "appears twice"),
+        ({"todos": "a, b"}, "'todos' must be a list"),
+        ({"todos": [{"id": "9", "status": "completed"}], "merge": True}, "needs a non-empty 'content'"),
+    ]:
+        with pytest.raises(ToolError, match=message):
+            run(**args)
+    assert agent.state["todo"] == [{"content": "a", "status": "pending", "id": "1"}]
+
+
+# --------------------------------------------------------------------------
+# clarify
+
+
+class Answerer:
+    def __init__(self, answer):
+        self.answer, self.asked = answer, []
+
+    from kernel import hookimpl
+
+    @hookimpl
+    def clarify(self, question, choices, agent):
+        self.asked.append((question, choices))
+        return self.answer
+
+
+def test_clarify_asks_the_user_through_the_hook(make_agent):
+    user = Answerer("postgres")
+    agent = make_agent(agent_tools, callbacks=[user], script=[
+        {"tool_calls": [("clarify", {"question": "Which database?", "choices": ["sqlite", "postgres"]})]}, "ok"])
+    result = agent.run_conversation("set up the db")
+    assert _tool_results(result) == [{"question": "Which database?", "answer": "postgres"}]
+    assert user.asked == [("Which database?", ["sqlite", "postgres"])]
+
+
+def test_clarify_without_a_user_tells_the_model_to_proceed(make_agent):
+    agent = make_agent(agent_tools, script=[{"tool_calls": [("clarify", {"question": "Which database?"})]}, "ok"])
+    [answer] = _tool_results(agent.run_conversation("set up the db"))
+    assert answer["answer"] is None and "No user is available" in answer["note"] and "best judgement" in answer["note"]
+
+
+def test_clarify_bad_input_is_an_error_result(make_agent):
+    agent = make_agent(agent_tools, script=[{"tool_calls": [
+        ("clarify", {"question": "?", "choices": ["a", "b", "c", "d", "e"]}),
+        ("clarify", {"choices": ["a"]}),
+        ("clarify", {"question": "q", "choices": [{"x": 1}]}),
+    ]}, "ok"])
+    errors = [r["error"] for r in _tool_results(agent.run_conversation("go"))]
+    assert "at most 4 choices" in errors[0]
+    assert "missing required argument 'question'" in errors[1]
+    assert "list of short strings" in errors[2]
+    assert agent_tools.CLARIFY_TOOL.interactive is True
+
+
+# --------------------------------------------------------------------------
+# delegate_task
+
+
+class Dispatcher:
+    """One script step for everybody: children answer per ``child``, the
+    parent delegates once with ``call`` and then answers."""
+
+    def __init__(self, call, child=lambda request: "child report"):
+        self.call, self.child = call, child
+        self.lock = threading.Lock()
+        self.active = self.peak = 0
+        self.child_requests = []
+
+    def __call__(self, request):
+        if CHILD_MARK in _first_user(request):
+            with self.lock:
+                self.child_requests.append(request)
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+            try:
+                return self.child(request)
+            finally:
+                with self.lock:
+                    self.active -= 1
+        if any(m["role"] == "tool" for m in request.messages):
+            return "parent done"
+        return {"tool_calls": [("delegate_task", self.call)]}
+
+
+def _delegating_agent(make_agent, dispatcher, config=None, plugins=(agent_tools,), **kw):
+    return make_agent(*plugins, script=[dispatcher] * 60, config=config or {}, **kw)
+
+
+def test_delegate_one_task_reports_the_childs_answer_and_fires_hooks(make_agent, recorder):
+    rec = recorder("subagent_start", "subagent_stop")
+    d = Dispatcher({"goal": "count the files", "context": "look in /srv/data"})
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools), callbacks=[rec])
+    result = agent.run_conversation("how many files?")
+    assert result["final_response"] == "parent done"
+    [out] = _tool_results(result)
+    [child] = out["results"]
+    assert child["status"] == "completed" and child["summary"] == "child report" and child["goal"] == "count the files"
+    assert out["summary"] == "1 of 1 delegated tasks completed"
+    # the child saw the goal and context, and not the tools children may not use
+    [req] = d.child_requests
+    assert "count the files" in _first_user(req) and "look in /srv/data" in _first_user(req)
+    assert _tool_names(req) == ["patch", "read_file", "search_files", "terminal", "todo", "write_file"]
+    [start], [stop] = rec.of("subagent_start"), rec.of("subagent_stop")
+    assert start["parent_session_id"] == agent.session_id and start["child_goal"] == "count the files"
+    assert start["child_role"] == "leaf" and start["child_session_id"] == child["session_id"] != agent.session_id
+    assert stop["child_status"] == "completed" and stop["child_summary"] == "child report"
+    assert stop["agent"] is agent and agent._children == []  # released
+
+
+def test_children_never_get_more_tools_than_the_parent(make_agent):
+    d = Dispatcher({"goal": "g"})
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools), toolsets=["safe", "delegation"])
+    agent.run_conversation("go")
+    assert _tool_names(d.child_requests[0]) == ["read_file", "search_files"]
+
+
+def test_toolsets_argument_narrows_and_unknown_toolset_is_an_error(make_agent):
+    d = Dispatcher({"goal": "g", "toolsets": ["todo"]})
+    _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools)).run_conversation("go")
+    assert _tool_names(d.child_requests[0]) == ["todo"]
+    d = Dispatcher({"goal": "g", "toolsets": ["nonsense"]})
+    [out] = _tool_results(_delegating_agent(make_agent, d, plugins=(agent_tools, core_tools)).run_conversation("go"))
+    assert "unknown toolset 'nonsense'" in out["error"]
+
+
+def test_depth_limit_default_children_cannot_delegate(make_agent):
+    agent = SimpleNamespace(depth=1, config=Config({}))
+    with pytest.raises(ToolError, match="depth limit reached .* depth 1, delegation.max_spawn_depth is 1"):
+        agent_tools.make_delegate_task().handler({"goal": "g"}, _ctx(agent))
+
+
+def test_depth_two_lets_a_child_delegate_once(make_agent):
+    seen = []
+
+    def child(request):
+        seen.append((_first_user(request), _tool_names(request)))
+        if "delegate_task" in _tool_names(request) and not any(m["role"] == "tool" for m in request.messages):
+            return {"tool_calls": [("delegate_task", {"goal": "grandchild work"})]}
+        return "leaf report" if "grandchild work" in _first_user(request) else "middle report"
+
+    d = Dispatcher({"goal": "middle work"}, child)
+    result = _delegating_agent(make_agent, d, config={"delegation": {"max_spawn_depth": 2}}).run_conversation("go")
+    assert _tool_results(result)[0]["results"][0]["summary"] == "middle report"
+    tools_by_goal = {("grandchild" if "grandchild work" in u else "middle"): t for u, t in seen}
+    assert tools_by_goal == {"middle": ["delegate_task", "todo"], "grandchild": ["todo"]}
+
+
+def test_many_tasks_run_at_most_max_concurrent_children_at_once(make_agent):
+    def child(request):
+        time.sleep(0.15)
+        return "did " + _first_user(request).split("Task: ")[1].split("\n")[0]
+
+    d = Dispatcher({"tasks": [{"goal": f"job {i}"} for i in range(5)] + ["job 5"], "context": "shared facts"}, child)
+    result = _delegating_agent(make_agent, d, config={"delegation": {"max_concurrent_children": 2}}).run_conversation("go")
+    [out] = _tool_results(result)
+    assert [r["summary"] for r in out["results"]] == [f"did job {i}" for i in range(6)]
+    assert all(r["status"] == "completed" for r in out["results"]) and d.peak == 2
+    assert all("shared facts" in _first_user(r) for r in d.child_requests)
+
+
+def test_bad_delegate_arguments(make_agent):
+    for call, message in [
+        ({}, "give a 'goal'"),
+        ({"tasks": [{"goal": f"g{i}"} for i in range(11)]}, "at most 10 tasks"),
+        ({"tasks": [{"context": "no goal"}]}, "tasks[0] needs a non-empty 'goal'"),
+        ({"goal": 42}, "'goal' must be a string"),
+    ]:
+        d = Dispatcher(call)
+        [out] = _tool_results(_delegating_agent(make_agent, d).run_conversation("go"))
+        assert message in out["error"]
+        assert d.child_requests == []
+
+
+def test_child_budget_is_its_own(make_agent):
+    def child(request):
+        if request.tool_choice == "none":  # the grace call after the budget ran out
+            return "ran out, partial report"
+        return {"tool_calls": [("todo", {})]}
+
+    d = Dispatcher({"goal": "loop forever"}, child)
+    agent = _delegating_agent(make_agent, d, config={"delegation": {"max_iterations": 2}})
+    result = agent.run_conversation("go")
+    [child_out] = _tool_results(result)[0]["results"]
+    assert child_out["status"] == "budget_exhausted" and child_out["summary"] == "ran out, partial report"
+    assert len(d.child_requests) == 3 and child_out["api_calls"] == 3  # 2 + the grace call
+    assert agent.budget.used == 2  # the parent's own budget is untouched by the child's calls
+
+
+def _blocking_child(started):
+    def child(request):
+        started.set()
+        while not request.cancelled:
+            time.sleep(0.01)
+        return "too late"
+
+    return child
+
+
+def test_parent_interrupt_reaches_running_children(make_agent):
+    started = threading.Event()
+    d = Dispatcher({"tasks": ["a", "b"]}, _blocking_child(started))
+    agent = _delegating_agent(make_agent, d)
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(result=agent.run_conversation("go")))
+    thread.start()
+    assert started.wait(5)
+    t0 = time.monotonic()
+    agent.interrupt()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - t0 < 2
+    result = box["result"]
+    assert result["exit_reason"] == "interrupted_by_user"
+    [out] = _tool_results(result)
+    assert [r["status"] for r in out["results"]] == ["interrupted", "interrupted"]
+
+
+def test_child_time_limit(make_agent):
+    started = threading.Event()
+    d = Dispatcher({"goal": "slow"}, _blocking_child(started))
+    agent = _delegating_agent(make_agent, d, config={"delegation": {"child_timeout_seconds": 0.3}})
+    t0 = time.monotonic()
+    result = agent.run_conversation("go")
+    assert time.monotonic() - t0 < 3
+    [child_out] = _tool_results(result)[0]["results"]
+    assert child_out["status"] == "timed_out" and "time limit" in child_out["summary"]
+    assert result["final_response"] == "parent done"
+
+
+def test_child_summaries_are_capped(make_agent):
+    d = Dispatcher({"goal": "verbose"}, lambda request: "start " + "word " * 2000 + "end")
+    result = _delegating_agent(make_agent, d, config={"delegation": {"max_summary_chars": 300}}).run_conversation("go")
+    summary = _tool_results(result)[0]["results"][0]["summary"]
+    assert summary.startswith("start") and summary.endswith("end") and "characters omitted" in summary
+    assert len(summary) < 400
+
+
+def test_register_hooks():
+    got, sets = [], {}
+    agent_tools.register_tools(register=got.append, config=Config({}))
+    agent_tools.register_toolsets(register=lambda name, tools, description="": sets.setdefault(name, tools))
+    assert {t.name: t.toolset for t in got} == {"todo": "todo", "clarify": "clarify", "delegate_task": "delegation"}
+    assert sets["coding"] == ["core", "todo", "clarify", "delegation"]
+
+
+def test_children_start_when_the_parent_has_context_engine_tools(make_agent):
+    from kernel import hookimpl
+    from kernel.types import Tool
+
+    class Engine:
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, messages):
+            return False
+
+        def compress(self, messages, *, agent, reason):
+            return messages
+
+        def tools(self):
+            return [Tool("engine_recall", "recall", {"type": "object", "properties": {}}, lambda a, c: "x")]
+
+    class EnginePlugin:
+        @hookimpl
+        def register_context_engines(self, register):
+            register("compressor", lambda agent: Engine())
+
+    d = Dispatcher({"goal": "g"})
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, EnginePlugin()))
+    assert "engine_recall" in agent.tools
+    [child] = _tool_results(agent.run_conversation("go"))[0]["results"]
+    assert child["status"] == "completed" and _tool_names(d.child_requests[0]) == ["engine_recall", "todo"]

@@ -1,0 +1,120 @@
+"""core-tools and approval through the real Agent loop (scripted provider):
+the hooks around every call, errors as results, the approval question."""
+
+import json
+
+from kernel import hookimpl
+from plugins import agent_tools, approval, core_tools
+
+
+def _results(result):
+    return [json.loads(m["content"]) if m["content"].startswith("{") else m["content"]
+            for m in result["messages"] if m["role"] == "tool"]
+
+
+class Approver:
+    def __init__(self, answer):
+        self.answer, self.asked = answer, []
+
+    @hookimpl
+    def approve_tool_call(self, tool_name, args, message, rule_key, agent):
+        self.asked.append((tool_name, args["command"], rule_key, message))
+        return self.answer
+
+
+def test_file_tools_work_through_the_loop(make_agent, tmp_path):
+    a, b = str(tmp_path / "src" / "a.py"), str(tmp_path / "b.txt")
+    agent = make_agent(core_tools, script=[
+        {"tool_calls": [("write_file", {"path": a, "content": "x = 1\ny = 2\n"}), ("write_file", {"path": b, "content": "hi\n"})]},
+        {"tool_calls": [("patch", {"path": a, "old_string": "y = 2", "new_string": "y = 3"}), ("read_file", {"path": b})]},
+        {"tool_calls": [("read_file", {"path": a}), ("search_files", {"pattern": "y =", "path": str(tmp_path)})]},
+        "done",
+    ])
+    result = agent.run_conversation("edit")
+    assert result["final_response"] == "done"
+    w1, w2, p, rb, ra, s = _results(result)
+    assert w1["created"] and w2["created"] and p["replacements"] == 1
+    assert rb.startswith("     1|hi")
+    assert ra.splitlines()[:2] == ["     1|x = 1", "     2|y = 3"]
+    assert "src/a.py:2: y = 3" in s
+
+
+def test_bad_arguments_and_tool_errors_are_results_the_model_reads(make_agent, tmp_path):
+    agent = make_agent(core_tools, script=[
+        {"tool_calls": [("read_file", {}), ("patch", {"path": str(tmp_path / "nope"), "old_string": "a", "new_string": "b"}),
+                        ("terminal", {"command": 42})]},
+        "ok",
+    ])
+    r1, r2, r3 = _results(agent.run_conversation("go"))
+    assert r1 == {"error": "read_file: missing required argument 'path' (a string)"}
+    assert r2["error"].startswith("patch: file not found")
+    assert r3["error"] == "terminal: argument 'command' must be a string, got int 42"
+
+
+def test_terminal_through_the_loop(make_agent, tmp_path):
+    agent = make_agent(core_tools, script=[
+        {"tool_calls": [("terminal", {"command": "echo hello > f.txt && cat f.txt", "workdir": str(tmp_path)})]}, "ok"])
+    [out] = _results(agent.run_conversation("go"))
+    assert out == {"exit_code": 0, "output": "hello\n"}
+
+
+SCRIPT_TOUCH = lambda marker: [{"tool_calls": [("terminal", {"command": f"touch {marker}"})]}, "ok"]  # noqa: E731
+TEST_RULE = {"approvals": {"extra_patterns": {"test_touch_marker": r"touch \S*marker"}}}
+
+
+def test_dangerous_command_is_denied_when_nobody_approves(make_agent, tmp_path):
+    marker = tmp_path / "marker"
+    agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker), config=TEST_RULE)
+    result = agent.run_conversation("go")
+    [out] = _results(result)
+    assert "not run" in out["error"] and "nobody was available to approve it" in out["error"]
+    assert "configured pattern 'test_touch_marker'" in out["error"]
+    assert not marker.exists()
+    assert result["final_response"] == "ok"
+
+
+def test_dangerous_command_denied_or_allowed_by_the_user(make_agent, tmp_path):
+    marker = tmp_path / "marker"
+    no = Approver(False)
+    agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker), config=TEST_RULE, callbacks=[no])
+    [out] = _results(agent.run_conversation("go"))
+    assert "denied by the user" in out["error"] and not marker.exists()
+    assert no.asked[0][:3] == ("terminal", f"touch {marker}", "test_touch_marker")
+
+    yes = Approver(True)
+    agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker), config=TEST_RULE, callbacks=[yes])
+    [out] = _results(agent.run_conversation("go"))
+    assert out["exit_code"] == 0 and marker.exists()
+
+
+def test_builtin_rule_blocks_a_real_pattern_without_running_it(make_agent, tmp_path):
+    # "rm -rf *" in a scratch folder: the rule must stop it before the shell sees it
+    (tmp_path / "keep.txt").write_text("x")
+    agent = make_agent(approval, core_tools, script=[
+        {"tool_calls": [("terminal", {"command": "rm -rf *", "workdir": str(tmp_path)})]}, "ok"])
+    [out] = _results(agent.run_conversation("go"))
+    assert "recursive delete" in out["error"] and (tmp_path / "keep.txt").exists()
+
+
+def test_allowlist_and_mode_off_let_the_command_run(make_agent, tmp_path):
+    for extra in ({"command_allowlist": ["test_touch_marker"]}, {"approvals": {"mode": "off"}}):
+        marker = tmp_path / f"marker{len(extra)}"
+        marker.unlink(missing_ok=True)
+        config = {**TEST_RULE, **extra}
+        if "approvals" in extra:
+            config["approvals"] = {**TEST_RULE["approvals"], **extra["approvals"]}
+        agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker), config=config)
+        [out] = _results(agent.run_conversation("go"))
+        assert out["exit_code"] == 0 and marker.exists(), extra
+
+
+def test_toolsets_select_tools(make_agent):
+    agent = make_agent(core_tools, agent_tools, toolsets=["safe"])
+    assert sorted(agent.tools) == ["read_file", "search_files"]
+    agent = make_agent(core_tools, agent_tools, toolsets=["core"])
+    assert sorted(agent.tools) == ["patch", "read_file", "search_files", "terminal", "write_file"]
+    agent = make_agent(core_tools, agent_tools, toolsets=["coding"])
+    assert sorted(agent.tools) == ["clarify", "delegate_task", "patch", "read_file", "search_files", "terminal",
+                                   "todo", "write_file"]
+    agent = make_agent(core_tools, agent_tools, toolsets=["file", "todo"])
+    assert sorted(agent.tools) == ["patch", "read_file", "search_files", "todo", "write_file"]
