@@ -10,7 +10,8 @@ hermes <= 1.3x minimal.
     python bench/bench_loop.py [--iterations 50] [--repeats 5]
 
 The ``echo`` tool reaches hermes the way any third-party plugin does: an
-entry point in a (temporary) installed distribution.
+entry point in a (temporary) installed distribution. hermes is given only that
+tool (``-t bench``), so both loops send the same tool schema.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from kernel.types import Tool
 @hookimpl
 def register_tools(register):
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-    register(Tool("echo", "Echo the text back", schema, lambda args, ctx: args["text"], parallel_safe=True))
+    register(Tool("echo", "Echo the text back", schema, lambda args, ctx: args["text"], toolset="bench", parallel_safe=True))
 '''
 
 PROVIDER_ENTRY_POINTS = {
@@ -133,7 +134,7 @@ def main() -> None:
         loop_file = tmp / "minimal_loop.py"
         loop_file.write_text(MINIMAL_LOOP)
         hermes_cmd = hermes_command() + ["run", "--base-url", server.openai_url, "--api-mode", "chat_completions",
-                                         "-m", "bench", "--max-turns", str(args.iterations + 10), "loop"]
+                                         "-m", "bench", "--max-turns", str(args.iterations + 10), "-t", "bench", "loop"]
         minimal_cmd = [sys.executable, str(loop_file), server.openai_url]
         results: dict = {"hermes run": [], "minimal SDK loop": []}
         for _ in range(args.repeats):
@@ -144,6 +145,9 @@ def main() -> None:
                 made = len(server.requests) - before
                 if made != args.iterations + 1:
                     raise SystemExit(f"{name}: expected {args.iterations + 1} model calls, saw {made}")
+                offered = [t["function"]["name"] for t in server.requests[-1].body.get("tools", [])]
+                if offered != ["echo"]:  # same work on both sides: one tool schema per request
+                    raise SystemExit(f"{name}: offered tools {offered}, expected ['echo']")
         medians = {name: statistics.median(times) for name, times in results.items()}
         for name, times in results.items():
             print(f"{name:18s} median {medians[name]:.3f}s  runs " + " ".join(f"{t:.3f}" for t in times))
