@@ -25,7 +25,6 @@ an API key are masked, and messages are shortened.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
@@ -91,6 +90,8 @@ def retry_after(headers: Any) -> Optional[float]:
         return max(0.0, float(value))
     except (TypeError, ValueError):
         pass
+    import email.utils  # only for the rare HTTP-date form; keeps plugin loading cheap
+
     try:
         when = email.utils.parsedate_to_datetime(str(value))
     except (TypeError, ValueError, IndexError):
