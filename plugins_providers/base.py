@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from kernel.types import ModelRequest, ModelResponse, ProviderConfig, ProviderError
+from kernel.types import CONFIG, ModelRequest, ModelResponse, ProviderConfig, ProviderError
 from plugins_providers import defaults
 from plugins_providers.errors import classify, missing_key
 
 DEFAULT_TIMEOUT = 600.0
+SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
 
 
 class SDKProvider:
@@ -27,7 +28,15 @@ class SDKProvider:
         self.target = defaults.target(config, self.api_mode)
         self.label = config.label()
         self._key = self._read_key()
-        self.client = self._build_client(self._key)
+        try:
+            self.client = self._build_client(self._key)
+        except ImportError as exc:  # the SDK is an optional dependency
+            package = (exc.name or "the SDK").split(".")[0]
+            raise ProviderError(
+                f"the {package} package is not installed: pip install '{SDK_REQUIREMENTS.get(package, package)}'",
+                reason=CONFIG,
+                provider=self.label,
+            ) from None
 
     # -- credentials
     def _read_key(self) -> str:

@@ -67,3 +67,18 @@ def test_targets_from_model_strings(monkeypatch):
     assert t.local and t.read_key() == defaults.LOCAL_PLACEHOLDER_KEY
     t = defaults.target(ProviderConfig(model="m", api_key_env="X_KEY"), "chat_completions")
     assert t.env_var == "X_KEY"
+
+
+def test_missing_sdk_is_a_config_error(monkeypatch):
+    import sys
+
+    from kernel.types import ProviderError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic -> ImportError
+    try:
+        am.factory(ProviderConfig(model="claude-x"))
+    except ProviderError as err:
+        assert err.reason == "config" and "pip install 'anthropic>=2.10,<3'" in str(err)
+    else:
+        raise AssertionError("expected a config error")
