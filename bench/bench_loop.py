@@ -1,0 +1,162 @@
+"""50-iteration tool loop: ``hermes run`` vs a minimal hand-written SDK loop.
+
+Both run as fresh subprocesses (so both pay interpreter start-up and SDK
+imports) against the same loopback wire server with the same script: 50
+streamed chat-completions answers that each call an ``echo`` tool, then a
+final text answer. Runs alternate (hermes, minimal, hermes, ...) so machine
+noise hits both alike. Prints the medians and the ratio; the target is
+hermes <= 1.3x minimal.
+
+    python bench/bench_loop.py [--iterations 50] [--repeats 5]
+
+The ``echo`` tool reaches hermes the way any third-party plugin does: an
+entry point in a (temporary) installed distribution. hermes is given only that
+tool (``-t bench``), so both loops send the same tool schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from plugins_providers.testserver import WireServer, reply  # noqa: E402
+
+TOOL_PLUGIN = '''
+from kernel import hookimpl
+from kernel.types import Tool
+
+@hookimpl
+def register_tools(register):
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    register(Tool("echo", "Echo the text back", schema, lambda args, ctx: args["text"], toolset="bench", parallel_safe=True))
+'''
+
+PROVIDER_ENTRY_POINTS = {
+    "openai-chat": "plugins_providers.openai_chat",
+    "provider-resolve": "plugins_providers.resolve",
+    "fallback": "plugins.fallback",
+}
+
+MINIMAL_LOOP = '''
+import json, sys
+import openai
+
+client = openai.OpenAI(base_url=sys.argv[1], api_key="bench", max_retries=0)
+tools = [{"type": "function", "function": {"name": "echo", "description": "Echo the text back",
+          "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}}]
+messages = [{"role": "system", "content": "You are a benchmark."}, {"role": "user", "content": "loop"}]
+while True:
+    text, calls = [], {}
+    stream = client.chat.completions.create(model="bench", messages=messages, tools=tools, stream=True,
+                                            stream_options={"include_usage": True})
+    for chunk in stream:
+        for choice in chunk.choices:
+            delta = choice.delta
+            if delta.content:
+                text.append(delta.content)
+                sys.stdout.write(delta.content)
+            for tc in delta.tool_calls or []:
+                slot = calls.setdefault(tc.index, {"id": "", "name": "", "args": ""})
+                slot["id"] = tc.id or slot["id"]
+                if tc.function is not None:
+                    slot["name"] += tc.function.name or ""
+                    slot["args"] += tc.function.arguments or ""
+    if not calls:
+        print()
+        break
+    messages.append({"role": "assistant", "content": "".join(text) or None, "tool_calls": [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["args"]}} for c in calls.values()]})
+    for c in calls.values():
+        messages.append({"role": "tool", "tool_call_id": c["id"], "content": json.loads(c["args"])["text"]})
+'''
+
+
+def make_site(folder: Path) -> Path:
+    """A fake installed distribution with the echo tool (and the provider
+    plugins, if the installed hermes does not declare them yet)."""
+    from importlib.metadata import entry_points
+
+    installed = {ep.value for ep in entry_points(group="hermes.plugins")}
+    site = folder / "site"
+    meta = site / "hermes_bench_tools-0.0.1.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-bench-tools\nVersion: 0.0.1\n\n")
+    (site / "hermes_bench_echo.py").write_text(textwrap.dedent(TOOL_PLUGIN))
+    lines = ["[hermes.plugins]", "bench-echo = hermes_bench_echo"]
+    lines += [f"{name} = {target}" for name, target in PROVIDER_ENTRY_POINTS.items() if target not in installed]
+    (meta / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    return site
+
+
+def hermes_command() -> list:
+    script = Path(sys.executable).parent / "hermes"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kernel.cli"]
+
+
+def script(server: WireServer, iterations: int) -> None:
+    server.script([reply(tool_calls=[("echo", {"text": f"step {i}"})]) for i in range(iterations)] + [reply("All done.")])
+
+
+def timed(cmd: list, env: dict) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0 or "All done." not in proc.stdout:
+        raise SystemExit(f"run failed ({' '.join(cmd[:3])} ...):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
+    server = WireServer().start()
+    try:
+        site = make_site(tmp)
+        home = tmp / "home"
+        home.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "HERMES_"))}
+        env.update(HERMES_HOME=str(home), PYTHONPATH=os.pathsep.join([str(ROOT), str(site)]))
+        loop_file = tmp / "minimal_loop.py"
+        loop_file.write_text(MINIMAL_LOOP)
+        hermes_cmd = hermes_command() + ["run", "--base-url", server.openai_url, "--api-mode", "chat_completions",
+                                         "-m", "bench", "--max-turns", str(args.iterations + 10), "-t", "bench", "loop"]
+        minimal_cmd = [sys.executable, str(loop_file), server.openai_url]
+        results: dict = {"hermes run": [], "minimal SDK loop": []}
+        for _ in range(args.repeats):
+            for name, cmd in (("hermes run", hermes_cmd), ("minimal SDK loop", minimal_cmd)):
+                script(server, args.iterations)
+                before = len(server.requests)
+                results[name].append(timed(cmd, env))
+                made = len(server.requests) - before
+                if made != args.iterations + 1:
+                    raise SystemExit(f"{name}: expected {args.iterations + 1} model calls, saw {made}")
+                offered = [t["function"]["name"] for t in server.requests[-1].body.get("tools", [])]
+                if offered != ["echo"]:  # same work on both sides: one tool schema per request
+                    raise SystemExit(f"{name}: offered tools {offered}, expected ['echo']")
+        medians = {name: statistics.median(times) for name, times in results.items()}
+        for name, times in results.items():
+            print(f"{name:18s} median {medians[name]:.3f}s  runs " + " ".join(f"{t:.3f}" for t in times))
+        ratio = medians["hermes run"] / medians["minimal SDK loop"]
+        print(f"ratio hermes/minimal: {ratio:.2f}x (target <= 1.30x) over {args.iterations} tool iterations")
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""The ``anthropic_messages`` provider: ``anthropic.Anthropic().messages.create``.
+
+Conversion from the internal OpenAI-style history, at this edge only:
+
+* system messages are split out into ``system``;
+* assistant tool calls become ``tool_use`` blocks, tool results
+  ``tool_result`` blocks in a user turn; consecutive tool results (a parallel
+  batch), and any user message that follows them, merge into one user turn,
+  as do consecutive user messages (the API wants strict alternation);
+* thinking blocks (with their signatures) the model returned are kept on the
+  assistant message under ``THINKING_KEY`` and sent back in place: Anthropic
+  requires them when a tool loop continues with extended thinking;
+* prompt-cache markers go on the system prompt and the last 3 messages when
+  talking to Anthropic itself (``api.anthropic.com``) or when the provider
+  option ``prompt_cache`` is true.
+
+SDK 2.x notes: ``temperature``/``top_p`` are no longer keywords of
+``messages.create`` (they go through ``extra_body``), and the key is sent as
+``Authorization: Bearer``, which Anthropic and compatible endpoints accept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kernel import hookimpl
+from kernel.types import ModelRequest, ModelResponse, normalize_usage
+from plugins_providers.base import SDKProvider, dump, emit_safe, get, parse_args, text_of
+from plugins_providers.defaults import host_of
+from plugins_providers.errors import truncated
+
+NAME = "anthropic_messages"
+THINKING_KEY = "anthropic_thinking_blocks"
+DEFAULT_MAX_TOKENS = 8192
+CACHE = {"type": "ephemeral"}
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
+
+
+def _blocks(content: Any) -> list:
+    """User content as Anthropic blocks (text parts and images)."""
+    if isinstance(content, list):
+        out = []
+        for part in content:
+            if isinstance(part, str):
+                part = {"type": "text", "text": part}
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") in ("text", "input_text"):
+                if part.get("text"):
+                    out.append({"type": "text", "text": part["text"]})
+            elif part.get("type") == "image_url":
+                url = part.get("image_url")
+                url = url.get("url") if isinstance(url, dict) else url
+                if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+                    media, data = url[5:].split(";base64,", 1)
+                    out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+                elif isinstance(url, str):
+                    out.append({"type": "image", "source": {"type": "url", "url": url}})
+            else:
+                out.append(part)
+        return out
+    text = text_of(content)
+    return [{"type": "text", "text": text}] if text else []
+
+
+def convert_messages(messages: list) -> tuple:
+    """(system blocks, messages) with the merging rules of the module docstring."""
+    system: list = []
+    out: list = []
+
+    def add(role: str, blocks: list) -> None:
+        if not blocks:
+            return
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": list(blocks)})
+
+    for msg in messages:
+        role = msg.get("role")
+        if role == "system":
+            text = text_of(msg.get("content"))
+            if text:
+                system.append({"type": "text", "text": text})
+        elif role == "user":
+            add("user", _blocks(msg.get("content")) or [{"type": "text", "text": "(empty)"}])
+        elif role == "tool":
+            result = text_of(msg.get("content"))
+            add("user", [{"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""), "content": result or "(no output)"}])
+        elif role == "assistant":
+            blocks = [dict(b) for b in msg.get(THINKING_KEY) or []]
+            text = text_of(msg.get("content"))
+            if text:
+                blocks.append({"type": "text", "text": text})
+            for call in msg.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": fn.get("name", ""), "input": parse_args(fn.get("arguments"))})
+            add("assistant", blocks or [{"type": "text", "text": "(empty)"}])
+    if out and out[0]["role"] != "user":  # the API wants a user turn first (e.g. after compression)
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continued)"}]})
+    return system, out
+
+
+def add_cache_markers(system: list, messages: list) -> None:
+    """Mark the system prompt and the last 3 messages (4 breakpoints, the API's limit)."""
+    if system:
+        system[-1]["cache_control"] = dict(CACHE)
+    for msg in messages[-3:]:
+        blocks = msg["content"]
+        for block in reversed(blocks):
+            if block.get("type") not in ("thinking", "redacted_thinking"):
+                block["cache_control"] = dict(CACHE)
+                break
+
+
+def convert_tools(tools: list) -> list:
+    return [
+        {"name": t["name"], "description": t.get("description", ""), "input_schema": t.get("parameters") or {"type": "object", "properties": {}}}
+        for t in tools
+    ]
+
+
+def usage_of(usage: Any, output: Any = None) -> dict:
+    if usage is None:
+        return normalize_usage()
+    return normalize_usage(
+        input_tokens=get(usage, "input_tokens", 0),
+        output_tokens=get(usage, "output_tokens", 0) if output is None else output,
+        cache_read_tokens=get(usage, "cache_read_input_tokens", 0),
+        cache_write_tokens=get(usage, "cache_creation_input_tokens", 0),
+    )
+
+
+def response_of(blocks: list, usage: dict, stop_reason: Any, model: Any) -> ModelResponse:
+    text: list = []
+    thought: list = []
+    calls: list = []
+    thinking_blocks: list = []
+    for block in blocks:
+        kind = get(block, "type")
+        if kind == "text":
+            text.append(get(block, "text", ""))
+        elif kind == "tool_use":
+            calls.append({"id": get(block, "id"), "type": "function", "function": {"name": get(block, "name"), "arguments": json.dumps(get(block, "input", {}))}})
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking_blocks.append(dump(block))
+            if kind == "thinking":
+                thought.append(get(block, "thinking", ""))
+    return ModelResponse(
+        content="".join(text) if text or not calls else None,
+        tool_calls=calls,
+        reasoning="".join(thought) or None,
+        usage=usage,
+        finish_reason=_FINISH.get(stop_reason, stop_reason),
+        model=model,
+        extra={THINKING_KEY: thinking_blocks} if thinking_blocks else {},
+    )
+
+
+class AnthropicMessagesProvider(SDKProvider):
+    api_mode = NAME
+
+    def _build_client(self, key: str) -> Any:
+        import anthropic
+
+        return anthropic.Anthropic(**self.client_kwargs(key))
+
+    def caching(self) -> bool:
+        option = self.options.get("prompt_cache")
+        if option is not None:
+            return bool(option)
+        return host_of(self.target.base_url) in ("api.anthropic.com", "")
+
+    def kwargs(self, request: ModelRequest) -> dict:
+        system, messages = convert_messages(request.messages)
+        if self.caching():
+            add_cache_markers(system, messages)
+        kwargs: dict = {
+            "model": self.model(request),
+            "messages": messages,
+            "max_tokens": int(request.max_tokens or self.options.get("max_tokens") or DEFAULT_MAX_TOKENS),
+        }
+        if system:
+            kwargs["system"] = system
+        if request.tools:
+            kwargs["tools"] = convert_tools(request.tools)
+            kwargs["tool_choice"] = {"type": "none" if request.tool_choice == "none" else "auto"}
+        budget = request.extra.get("thinking_budget") or self.options.get("thinking_budget")
+        if budget:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": int(budget)}
+        extra_body = dict(request.extra.get("extra_body") or {})
+        for key in ("temperature", "top_p", "top_k"):  # not keywords in SDK 2.x
+            if key in request.extra:
+                extra_body[key] = request.extra[key]
+        if extra_body:
+            kwargs["extra_body"] = extra_body
+        if "extra_headers" in request.extra:
+            kwargs["extra_headers"] = request.extra["extra_headers"]
+        if request.stream:
+            kwargs["stream"] = True
+        return kwargs
+
+    def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
+        kwargs = self.kwargs(request)
+        if not request.stream:
+            msg = self.client.messages.create(**kwargs)
+            return response_of(msg.content, usage_of(msg.usage), msg.stop_reason, msg.model)
+        return self._from_stream(self.client.messages.create(**kwargs), request, emit)
+
+    def _from_stream(self, stream: Any, request: ModelRequest, emit: Any) -> ModelResponse:
+        blocks: dict = {}  # index -> block dict being assembled
+        args: dict = {}  # index -> partial JSON pieces
+        start_usage = None
+        output_tokens = None
+        delta_usage = None
+        stop_reason = None
+        model = None
+        done = False
+        with stream:
+            for event in stream:
+                if request.cancelled:
+                    return ModelResponse(content=None, finish_reason="cancelled")
+                kind = event.type
+                if kind == "message_start":
+                    start_usage = event.message.usage
+                    model = event.message.model
+                elif kind == "content_block_start":
+                    block = dump(event.content_block)
+                    blocks[event.index] = block
+                    if block.get("type") == "tool_use":
+                        args[event.index] = []
+                        emit_safe(emit, "tool_call", block.get("name", ""), block.get("id", ""))
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    block = blocks.setdefault(event.index, {"type": "text", "text": ""})
+                    if delta.type == "text_delta":
+                        block["text"] = block.get("text", "") + delta.text
+                        emit_safe(emit, "delta", delta.text)
+                    elif delta.type == "thinking_delta":
+                        block["thinking"] = block.get("thinking", "") + delta.thinking
+                        emit_safe(emit, "reasoning", delta.thinking)
+                    elif delta.type == "signature_delta":
+                        block["signature"] = delta.signature
+                    elif delta.type == "input_json_delta":
+                        args.setdefault(event.index, []).append(delta.partial_json)
+                elif kind == "message_delta":
+                    stop_reason = get(event.delta, "stop_reason") or stop_reason
+                    delta_usage = event.usage
+                    output_tokens = get(event.usage, "output_tokens", output_tokens)
+                elif kind == "message_stop":
+                    done = True
+                    break
+        if not done:
+            raise truncated(self.label, "message_stop")
+        for index, pieces in args.items():
+            blocks[index]["input"] = parse_args("".join(pieces) or "{}")
+        usage = usage_of(start_usage, output_tokens)
+        # message_delta may carry updated cache counts (cumulative); prefer them
+        for key, field in (("cache_read_tokens", "cache_read_input_tokens"), ("cache_write_tokens", "cache_creation_input_tokens")):
+            value = get(delta_usage, field)
+            if value:
+                usage[key] = value
+        usage = normalize_usage(**{k: usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")})
+        return response_of([blocks[i] for i in sorted(blocks)], usage, stop_reason, model)
+
+
+def factory(config):
+    return AnthropicMessagesProvider(config)
+
+
+@hookimpl
+def register_model_providers(register):
+    register(NAME, factory, description="Anthropic Messages API (tool_use blocks, prompt caching, thinking)")

@@ -1,0 +1,138 @@
+"""Provider defaults in one table, and how a ``ProviderConfig`` becomes a target.
+
+``PROVIDERS`` maps a provider name (as in hermes-agent's profiles) to its API
+mode, base URL and key variable. ``target(config, api_mode)`` works out what a
+provider plugin talks to: which provider (explicit, or the prefix of a model
+string such as ``anthropic/claude-...`` or ``openrouter/vendor/model``), the
+base URL, the environment variable that holds the key, and the model name to
+send (a prefix that only named the provider is stripped).
+
+Credentials rule: the key comes from ``config.api_key_env`` if set, else the
+provider's variable, else the API mode's (``OPENAI_API_KEY`` /
+``ANTHROPIC_API_KEY``). A server on the local machine (base URL host
+``127.0.0.1``, ``localhost`` or ``::1``) may run without a key: then a
+placeholder is sent, because local servers (Ollama, llama.cpp, vLLM) ignore it
+and the SDKs refuse to start without one. An ``api_key_env`` named explicitly
+in config must exist, local or not: the user asked for that key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+from urllib.parse import urlparse
+
+from kernel.types import ProviderConfig
+
+LOCAL_PLACEHOLDER_KEY = "local-no-key"
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    api_mode: str
+    base_url: str  # "" = the SDK's own default
+    env_var: str
+    local: bool = False
+
+
+PROVIDERS: dict = {
+    "openai": ProviderInfo("codex_responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openai-codex": ProviderInfo("codex_responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "anthropic": ProviderInfo("anthropic_messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+    "openrouter": ProviderInfo("chat_completions", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "deepseek": ProviderInfo("chat_completions", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "xai": ProviderInfo("codex_responses", "https://api.x.ai/v1", "XAI_API_KEY"),
+    "gemini": ProviderInfo("chat_completions", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"),
+    "groq": ProviderInfo("chat_completions", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "mistral": ProviderInfo("chat_completions", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    "together": ProviderInfo("chat_completions", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": ProviderInfo("chat_completions", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "deepinfra": ProviderInfo("chat_completions", "https://api.deepinfra.com/v1/openai", "DEEPINFRA_API_KEY"),
+    "huggingface": ProviderInfo("chat_completions", "https://router.huggingface.co/v1", "HF_TOKEN"),
+    "zai": ProviderInfo("chat_completions", "https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
+    "kimi-coding": ProviderInfo("anthropic_messages", "https://api.kimi.com/coding", "KIMI_API_KEY"),
+    "minimax": ProviderInfo("anthropic_messages", "https://api.minimax.io/anthropic", "MINIMAX_API_KEY"),
+    "ollama": ProviderInfo("chat_completions", "http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", local=True),
+    "lmstudio": ProviderInfo("chat_completions", "http://127.0.0.1:1234/v1", "LMSTUDIO_API_KEY", local=True),
+    "vllm": ProviderInfo("chat_completions", "http://127.0.0.1:8000/v1", "VLLM_API_KEY", local=True),
+    "llamacpp": ProviderInfo("chat_completions", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", local=True),
+}
+ALIASES = {"claude": "anthropic", "codex": "openai-codex", "grok": "xai", "google": "gemini", "llama.cpp": "llamacpp", "lm-studio": "lmstudio", "custom": ""}
+
+# Key variable per API mode when no provider is known.
+MODE_ENV = {"chat_completions": "OPENAI_API_KEY", "codex_responses": "OPENAI_API_KEY", "anthropic_messages": "ANTHROPIC_API_KEY"}
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+def provider_name(name: str) -> str:
+    name = (name or "").strip().lower()
+    return ALIASES.get(name, name)
+
+
+def model_prefix_provider(model: str) -> tuple:
+    """``("anthropic", "claude-x")`` for ``anthropic/claude-x``; ``("", model)``
+    when the prefix is not a provider. ``openrouter/`` is stripped only when
+    the rest is itself ``vendor/model`` (``openrouter/auto`` is a real model)."""
+    head, sep, rest = (model or "").partition("/")
+    name = provider_name(head)
+    if not sep or name not in PROVIDERS:
+        return "", model
+    if name == "openrouter" and "/" not in rest:
+        return "openrouter", model
+    return name, rest
+
+
+def host_of(base_url: str) -> str:
+    try:
+        return (urlparse(base_url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def is_local(base_url: str) -> bool:
+    return host_of(base_url) in LOCAL_HOSTS
+
+
+@dataclass(frozen=True)
+class Target:
+    provider: str  # "" when unknown (a custom endpoint)
+    base_url: str
+    env_var: str
+    explicit_env: bool
+    model: str
+    local: bool
+    prefix: str  # the provider prefix stripped from model strings
+
+    def model_for(self, model: str) -> str:
+        if self.prefix and model.startswith(self.prefix + "/"):
+            return model[len(self.prefix) + 1 :]
+        return model
+
+    def read_key(self) -> Optional[str]:
+        """The key from the environment, the local placeholder, or None."""
+        key = os.environ.get(self.env_var, "").strip()
+        if key:
+            return key
+        if self.local and not self.explicit_env:
+            return LOCAL_PLACEHOLDER_KEY
+        return None
+
+
+def target(config: ProviderConfig, api_mode: str) -> Target:
+    provider = provider_name(config.provider)
+    prefix_provider, stripped = model_prefix_provider(config.model)
+    model, prefix = config.model, ""
+    # a model string that names its provider, unless a custom base URL says the
+    # string is that endpoint's own model id (OpenRouter style "vendor/model")
+    if prefix_provider and (not provider or provider == prefix_provider):
+        if not config.base_url or host_of(config.base_url) == host_of(PROVIDERS[prefix_provider].base_url):
+            provider = prefix_provider
+            if stripped != config.model:
+                model, prefix = stripped, config.model.split("/", 1)[0]
+    info = PROVIDERS.get(provider)
+    base_url = config.base_url or (info.base_url if info else "")
+    env_var = config.api_key_env or (info.env_var if info else MODE_ENV.get(api_mode, "OPENAI_API_KEY"))
+    local = is_local(base_url) if base_url else bool(info and info.local)
+    return Target(provider, base_url, env_var, bool(config.api_key_env), model, local, prefix)

@@ -1,0 +1,63 @@
+"""API-mode resolution: which provider plugin serves a ``ProviderConfig``.
+
+The kernel honours an explicit ``api_mode`` before asking this hook. Then, in
+the seeds' order:
+
+1. the provider name (``anthropic`` -> ``anthropic_messages``, ``openai-codex``
+   -> ``codex_responses``, ``openrouter`` -> ``chat_completions``; see
+   ``defaults.PROVIDERS``);
+2. base URL heuristics: host ``api.anthropic.com``, a path ending in
+   ``/anthropic`` (or ``/anthropic/v1``) or ``api.kimi.com/coding`` ->
+   ``anthropic_messages``; the OpenAI (or xAI) API host -> ``codex_responses``;
+3. a model string naming its provider (``anthropic/claude-...``,
+   ``openrouter/vendor/model``), when no custom base URL says otherwise;
+4. ``chat_completions``, the mode most endpoints speak.
+
+The hook runs last (``trylast``) so another plugin can claim a config first.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+from urllib.parse import urlparse
+
+from kernel import hookimpl
+from plugins_providers.defaults import PROVIDERS, provider_name, target
+
+DEFAULT_MODE = "chat_completions"
+
+
+def mode_for_url(base_url: str) -> Optional[str]:
+    if not base_url:
+        return None
+    try:
+        parsed = urlparse(base_url)
+    except ValueError:
+        return None
+    host = (parsed.hostname or "").lower()
+    path = parsed.path.rstrip("/").lower()
+    if host == "api.anthropic.com" or path.endswith("/anthropic") or path.endswith("/anthropic/v1"):
+        return "anthropic_messages"
+    if host == "api.kimi.com" and path.startswith("/coding"):
+        return "anthropic_messages"
+    if host in ("api.openai.com", "api.x.ai"):
+        return "codex_responses"
+    return None
+
+
+def api_mode_for(config) -> str:
+    provider = provider_name(config.provider)
+    if provider in PROVIDERS:
+        return PROVIDERS[provider].api_mode
+    by_url = mode_for_url(config.base_url)
+    if by_url:
+        return by_url
+    guessed = target(config, DEFAULT_MODE).provider
+    if guessed in PROVIDERS:
+        return PROVIDERS[guessed].api_mode
+    return DEFAULT_MODE
+
+
+@hookimpl(trylast=True)
+def resolve_api_mode(config):
+    return api_mode_for(config)

@@ -1,0 +1,66 @@
+"""``hermes run`` as a subprocess against the wire server."""
+
+import json
+import os
+from importlib.metadata import entry_points
+
+import pytest
+
+from plugins_providers.testserver import error, reply
+from tests.conftest import ROOT
+from tests.kernel.fakedist import make_dist
+
+OURS = {
+    "openai-chat": "plugins_providers.openai_chat",
+    "openai-responses": "plugins_providers.openai_responses",
+    "anthropic-messages": "plugins_providers.anthropic_messages",
+    "provider-resolve": "plugins_providers.resolve",
+    "fallback": "plugins.fallback",
+}
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    """Entry points for the provider plugins: the installed ones if present,
+    else a fake dist-info on PYTHONPATH (how a pip-installed plugin is found)."""
+    installed = {ep.value for ep in entry_points(group="hermes.plugins")}
+    missing = {name: target for name, target in OURS.items() if target not in installed}
+    if not missing:
+        return {}
+    root = tmp_path / "site"
+    root.mkdir()
+    make_dist(root, "hermes-providers-under-test", "0.0.1", {})
+    meta = next(root.glob("*.dist-info"))
+    (meta / "entry_points.txt").write_text("[hermes.plugins]\n" + "".join(f"{n} = {t}\n" for n, t in missing.items()))
+    return {"PYTHONPATH": os.pathsep.join([str(ROOT), str(root)])}
+
+
+def test_hermes_run_through_chat_completions(hermes, wire_server, cli_env):
+    wire_server.push(reply("Hello from the wire."))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "test", "say hi", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert "Hello from the wire." in out.stdout
+    (req,) = wire_server.requests
+    assert req.path == "/v1/chat/completions" and req.body["model"] == "test" and req.stream
+    assert req.body["messages"][-1] == {"role": "user", "content": "say hi"}
+    assert req.headers["x-stainless-retry-count"] == "0"
+
+
+def test_hermes_run_json_with_fallback(hermes, wire_server, make_wire_server, cli_env, hermes_home):
+    fb = make_wire_server()
+    (hermes_home / "config.yaml").write_text(json.dumps({
+        "fallback_providers": [{"model": "claude-test", "base_url": fb.url, "api_mode": "anthropic_messages"}],
+    }))
+    wire_server.push(error(429, retry_after=30))
+    fb.push(reply("fallback answered"))
+    out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "codex_responses", "-m", "gpt-test", "hi", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["final_response"] == "fallback answered" and result["exit_reason"] == "completed"
+    assert len(wire_server.requests) == 1 and fb.requests[0].body["model"] == "claude-test"
+
+
+def test_hermes_run_missing_key_is_one_clear_error(hermes, cli_env):
+    out = hermes("run", "--base-url", "https://api.example.invalid/v1", "--api-mode", "chat_completions", "-m", "x", "hi", env=cli_env)
+    assert out.returncode != 0
+    assert "OPENAI_API_KEY" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,185 @@
+"""The fallback chain end to end: Agent -> fallback plugin -> real SDKs -> wire servers."""
+
+import os
+
+import pytest
+
+from kernel import hookimpl
+
+from plugins import fallback
+from plugins_providers import anthropic_messages, openai_chat, openai_responses, resolve
+from plugins_providers.testserver import WireServer, cut, error, reply
+from tests.providers.helpers import base_url
+
+PLUGINS = (openai_chat, openai_responses, anthropic_messages, resolve, fallback)
+FAST = {"retry_base_delay": 0.01, "api_max_retries": 2}
+
+
+@pytest.fixture
+def chain_agent(make_agent, make_wire_server):
+    """``chain_agent(primary_mode, fallback_modes, **agent_settings)`` -> (agent, primary server, fallback servers)."""
+
+    def build(primary_mode="chat_completions", fallback_modes=("anthropic_messages",), entries=None, agent_cfg=None, stream=True, callbacks=()):
+        primary = make_wire_server()
+        servers = [make_wire_server(**(e.pop("_server", {}) if entries else {})) for e in (entries or [{} for _ in fallback_modes])]
+        fbs = []
+        for i, server in enumerate(servers):
+            entry = dict(entries[i]) if entries else {"api_mode": fallback_modes[i]}
+            entry.setdefault("model", f"fallback-{i}")
+            entry.setdefault("base_url", base_url(server, entry["api_mode"]))
+            entry.setdefault("strict_response_validation", True)
+            fbs.append(entry)
+        config = {"fallback_providers": fbs, "agent": {**FAST, **(agent_cfg or {})}}
+        agent = make_agent(*PLUGINS, config=config, api_mode=primary_mode, base_url=base_url(primary, primary_mode), model="primary-model", stream=stream, callbacks=callbacks)
+        return agent, primary, servers
+
+    return build
+
+
+def retry_counts(*servers):
+    return {r.headers.get("x-stainless-retry-count") for s in servers for r in s.requests}
+
+
+@pytest.mark.parametrize("primary_mode,fallback_mode", [
+    ("chat_completions", "anthropic_messages"),
+    ("anthropic_messages", "codex_responses"),
+    ("codex_responses", "chat_completions"),
+])
+def test_rate_limit_falls_back_to_another_api_mode(chain_agent, primary_mode, fallback_mode):
+    agent, primary, (fb,) = chain_agent(primary_mode, (fallback_mode,))
+    primary.push(error(429, retry_after=20))
+    fb.push(reply("from the fallback"))
+    result = agent.run_conversation("hello")
+    assert result["exit_reason"] == "completed" and result["final_response"] == "from the fallback"
+    assert len(primary.requests) == 1 and len(fb.requests) == 1  # no hidden SDK retries, no waiting 20 s
+    assert retry_counts(primary, fb) == {"0"}
+    assert fb.requests[0].body["model"] == "fallback-0"
+
+
+def test_server_errors_retried_then_fallback(chain_agent):
+    agent, primary, (fb,) = chain_agent()
+    primary.push(error(500), error(503), error(529))
+    fb.push(reply("ok from fallback"))
+    result = agent.run_conversation("hello")
+    assert result["final_response"] == "ok from fallback"
+    assert len(primary.requests) == 3  # first try + api_max_retries=2
+    assert retry_counts(primary, fb) == {"0"}
+
+
+def test_timeout_retried_then_fallback(chain_agent, monkeypatch):
+    agent, primary, (fb,) = chain_agent(agent_cfg={"api_max_retries": 1, "api_timeout": 0.3})
+    primary.push(reply("late", delay=1.0), reply("late", delay=1.0))
+    fb.push(reply("on time"))
+    assert agent.run_conversation("hello")["final_response"] == "on time"
+    assert len(primary.requests) == 2
+
+
+def test_auth_refresh_then_success(chain_agent, monkeypatch):
+    monkeypatch.setenv("PRIMARY_KEY", "old-key")
+    agent, primary, (fb,) = chain_agent()
+    agent.primary = agent.provider_config = agent.primary.with_(api_key_env="PRIMARY_KEY")
+
+    def rotate(request):  # the user rotates the key while the call is failing
+        os.environ["PRIMARY_KEY"] = "new-key"
+        return error(401)
+
+    primary.push(rotate, reply("authenticated"))
+    result = agent.run_conversation("hello")
+    assert result["final_response"] == "authenticated"
+    assert [r.headers["authorization"] for r in primary.requests] == ["Bearer old-key", "Bearer new-key"]
+    assert fb.requests == []
+
+
+def test_auth_twice_falls_back(chain_agent):
+    agent, primary, (fb,) = chain_agent()
+    primary.push(error(401), error(401))
+    fb.push(reply("fallback answers"))
+    assert agent.run_conversation("hello")["final_response"] == "fallback answers"
+    assert len(primary.requests) == 2 and len(fb.requests) == 1
+
+
+def test_api_key_env_of_fallback_entry_is_used(chain_agent, monkeypatch):
+    monkeypatch.setenv("FALLBACK_KEY", "fb-secret-key")
+    entries = [{"api_mode": "anthropic_messages", "api_key_env": "FALLBACK_KEY", "_server": {"api_key": "fb-secret-key"}}]
+    agent, primary, (fb,) = chain_agent(entries=entries)
+    primary.push(error(429))
+    result = agent.run_conversation("hello")
+    assert result["final_response"] == "ok"
+    assert fb.requests[0].headers["authorization"] == "Bearer fb-secret-key"
+    assert "fb-secret-key" not in repr(result)
+
+
+def test_missing_key_of_fallback_entry_named_in_the_error(chain_agent):
+    entries = [{"api_mode": "anthropic_messages", "api_key_env": "UNSET_FALLBACK_KEY"}]
+    agent, primary, (fb,) = chain_agent(entries=entries)
+    primary.push(error(429, retry_after=0))
+    result = agent.run_conversation("hello")
+    assert result["exit_reason"] == "error"
+    assert "UNSET_FALLBACK_KEY" in result["error"] and "rate_limit" in result["error"]
+    assert fb.requests == []
+
+
+def test_primary_restored_on_next_turn(chain_agent):
+    agent, primary, (fb,) = chain_agent()
+    primary.push(error(500), error(500), error(500), reply("primary is back"))
+    fb.push(reply("fallback turn"))
+    assert agent.run_conversation("one")["final_response"] == "fallback turn"
+    result = agent.run_conversation("two")
+    assert result["final_response"] == "primary is back" and result["model"] == "primary-model"
+    assert len(primary.requests) == 4 and len(fb.requests) == 1
+    # the second turn's request carries the whole history, the fallback's answer included
+    texts = [m.get("content") for m in primary.requests[-1].body["messages"]]
+    assert "fallback turn" in texts
+
+
+def test_cooldown_after_rate_limit_then_primary_again(chain_agent):
+    agent, primary, (fb,) = chain_agent(agent_cfg={"fallback_cooldown": 0.4})
+    primary.push(error(429), reply("primary again"))
+    fb.push(reply("fb 1"), reply("fb 2"))
+    assert agent.run_conversation("one")["final_response"] == "fb 1"
+    assert agent.run_conversation("two")["final_response"] == "fb 2"  # cooling down: start on the fallback
+    assert len(primary.requests) == 1
+    import time
+
+    time.sleep(0.45)
+    assert agent.run_conversation("three")["final_response"] == "primary again"
+    assert len(primary.requests) == 2 and len(fb.requests) == 2
+
+
+def test_all_providers_failing_lists_each(chain_agent):
+    agent, primary, fbs = chain_agent(fallback_modes=("anthropic_messages", "codex_responses"))
+    primary.push(*[error(500)] * 3)
+    fbs[0].push(error(401), error(401))
+    fbs[1].push(error(400, message="bad tool schema"))
+    result = agent.run_conversation("hello")
+    assert result["exit_reason"] == "error"
+    message = result["error"]
+    assert message.startswith("every provider failed")
+    assert "server (500)" in message and "auth (401)" in message and "bad tool schema" in message
+    assert [len(s.requests) for s in (primary, *fbs)] == [3, 2, 1]
+
+
+class Deltas:
+    def __init__(self):
+        self.seen = []
+
+    @hookimpl
+    def on_stream_delta(self, text):
+        self.seen.append(text)
+
+
+def test_stream_cut_after_deltas_gives_up_without_fallback(chain_agent):
+    shown = Deltas()
+    agent, primary, (fb,) = chain_agent(callbacks=[shown])
+    primary.push(cut(after=2, text="partial answer that was cut"))
+    result = agent.run_conversation("hello")
+    assert shown.seen == ["partial ", "answer "]
+    assert result["exit_reason"] == "error" and "already shown" in result["error"]
+    assert fb.requests == [] and len(primary.requests) == 1
+
+
+def test_stream_cut_before_any_delta_is_retried(chain_agent):
+    agent, primary, (fb,) = chain_agent()
+    primary.push(cut(after=0, chunked=True), reply("whole answer"))
+    assert agent.run_conversation("hello")["final_response"] == "whole answer"
+    assert len(primary.requests) == 2 and fb.requests == []
