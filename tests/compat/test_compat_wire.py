@@ -55,3 +55,28 @@ def test_hermes_plugins_against_the_wire_server(compat_site, monkeypatch):
     assert calls["post_api_request"]["usage"]["prompt_tokens"] == 50
     assert calls["pre_api_request"]["tool_count"] == 1
     assert [kw["status"] for n, kw in hxfix_kitchen.CALLS if n == "post_tool_call"] == ["ok", "blocked"]
+
+
+def test_cli_run_on_a_hermes_provider_profile_against_the_wire_server(hermes, tmp_path):
+    import os
+
+    from plugins_providers.testserver import WireServer, reply
+    from tests.conftest import ROOT
+
+    from .conftest import make_site
+
+    site = make_site(tmp_path / "site")
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "ACME_API_KEY": "acme-key"}
+    for name in ("kitchen", "acme"):
+        assert hermes("plugins", "enable", name, env=env).returncode == 0
+    with WireServer(api_key="acme-key") as server:
+        env["HXFIX_ACME_URL"] = server.openai_url
+        server.push(reply(tool_calls=[("shout", {"text": "wire"})]), reply("loud enough"))
+        out = hermes("run", "--provider", "acme", "-m", "acme-large", "--json", "shout", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["final_response"] == "loud enough [kitchen]"
+    assert [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"] == [
+        {"transformed": {"shouted": "WIRE"}}]
+    assert len(server.requests) == 2 and server.requests[0].body["model"] == "acme-large"
+    assert server.requests[0].headers.get("authorization") == "Bearer acme-key"
