@@ -88,3 +88,27 @@ def test_a_broken_directory_plugin_is_an_error_not_a_crash(compat_site, hermes_h
     assert cands["manifest-only"].status == "error" and "no __init__.py" in cands["manifest-only"].error
     assert cands["kitchen"].status == "enabled"
     assert "shout" in host.registry.tools
+
+
+def test_no_stand_ins_when_hermes_agent_is_installed(compat_site, monkeypatch):
+    from plugins.hermes_compat import standins
+
+    monkeypatch.setattr(standins, "_hermes_agent_installed", True)
+    assert standins.StandinFinder().find_spec("tools.registry") is None
+    with standins.window():
+        assert "tools" not in sys.modules
+        try:
+            importlib.import_module("tools.registry")
+        except ImportError:
+            pass
+        else:
+            raise AssertionError("a stand-in was served although hermes-agent is installed")
+    # a plugin that needs the host modules then fails to import, cleanly (the real ones are absent here)
+    from kernel.plugins import PluginHost
+
+    from plugins.hermes_compat.discovery import candidates
+
+    side = {c.name: c for c in candidates(Config({}))}["side"]
+    side.status = "enabled"
+    PluginHost(Config({}))._load_all([side])
+    assert side.status == "error" and "No module named 'tools'" in side.error
