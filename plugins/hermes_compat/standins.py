@@ -46,6 +46,8 @@ STANDINS = {
     "hermes_cli": None,
     "hermes_cli.config": _HOST + "cli_config",
     "hermes_cli.plugins": _HOST + "cli_plugins",
+    # ``plugins`` is our own package; only this one submodule is served under it
+    "plugins.plugin_utils": _HOST + "plugin_utils",
 }
 # ``agent.context_compressor`` (hermes' built-in summariser) is absent on
 # purpose: a partial copy would turn a plugin's clean ImportError fallback into

@@ -23,6 +23,7 @@ def test_lazy_host_imports_async_handlers_and_skills(compat_site, hermes_home, m
     assert hxfix_lazy.RESULTS["config"] == "spicy"
     assert hxfix_lazy.RESULTS["ctx.config"] == {"flavour": "spicy"}
     assert hxfix_lazy.RESULTS["has_llm"] is False
+    assert hxfix_lazy.RESULTS["built"] == 1  # plugins.plugin_utils.lazy_singleton
     for name in ("tools", "hermes_cli", "hermes_constants"):
         assert name not in sys.modules
     agent = make_agent(*adapters, config=cfg, script=[
@@ -41,7 +42,8 @@ def test_lazy_host_imports_async_handlers_and_skills(compat_site, hermes_home, m
 
 def test_other_code_never_gets_the_stand_ins(compat_site):
     load_compat(Config({"plugins": {"enabled": ["side"]}}))
-    for name in ("tools.registry", "agent.memory_provider", "providers", "hermes_cli.plugins"):
+    for name in ("tools.registry", "agent.memory_provider", "providers", "hermes_cli.plugins",
+                 "plugins.plugin_utils"):
         sys.modules.pop(name, None)
         try:
             importlib.import_module(name)
