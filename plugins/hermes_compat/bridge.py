@@ -195,7 +195,7 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callab
 
 def _engine_session_end(record, kw: dict) -> None:
     """A true session boundary: the agent's hermes context engine hears ``on_session_end``."""
-    from plugins.hermes_compat.adapters import ContextEngineAdapter
+    from plugins.hermes_compat.engines import ContextEngineAdapter
 
     agent = kw.get("agent")
     engine = getattr(agent, "context_engine", None)

@@ -1,0 +1,156 @@
+"""A hermes plugin's tools, skills, slash commands and CLI commands as kernel registrations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+from plugins.hermes_compat import state
+from plugins.hermes_compat.bridge import call_plugin_callable
+from plugins.hermes_compat.state import log
+
+
+def tool_text(result: Any) -> str:
+    """A hermes tool result as the text the model reads."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, dict) and result.get("_multimodal"):
+        parts = result.get("content") or []
+        texts = [p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+        others = sum(1 for p in parts if not (isinstance(p, dict) and p.get("type") == "text"))
+        note = f"\n[{others} non-text part(s) omitted]" if others else ""
+        return "\n".join(texts) + note
+    return json.dumps(result, ensure_ascii=False, default=str)
+
+
+def _user_task(ctx: Any) -> Any:
+    turn = getattr(getattr(ctx, "agent", None), "turn", None)
+    return getattr(turn, "user_message", None)
+
+
+def kernel_tool(record: state.PluginRecord, spec: state.ToolSpec):
+    from kernel.types import Tool
+
+    def handler(args: dict, ctx: Any) -> str:
+        kwargs = {"task_id": getattr(ctx, "task_id", None), "session_id": getattr(ctx, "session_id", None),
+                  "user_task": _user_task(ctx)}
+        return tool_text(call_plugin_callable(spec.handler, args, **kwargs))
+
+    def check() -> bool:
+        return bool(call_plugin_callable(spec.check_fn))
+
+    schema = spec.schema
+    return Tool(name=spec.name, description=spec.description or str(schema.get("description") or ""),
+                parameters=schema.get("parameters") or {"type": "object", "properties": {}}, handler=handler,
+                toolset=spec.toolset or record.name, check=check if spec.check_fn is not None else None,
+                plugin=record.name)
+
+
+def register_tools(record: state.PluginRecord, register: Callable) -> None:
+    for spec in list(record.tools.values()):
+        register(kernel_tool(record, spec))
+    from plugins.hermes_compat.memory import memory_proxy_tools
+
+    for provider in record.memory_providers:
+        for tool in memory_proxy_tools(record, provider):
+            register(tool)
+    if record.skills:
+        register(skill_view_tool())
+
+
+# --------------------------------------------------------------------------
+# Skills (``ctx.register_skill``): read-only, through a ``skill_view`` tool
+
+SKILL_MAX_CHARS = 20_000
+
+
+def find_skill(ref: str):
+    """``(plugin, name, path)`` for ``"plugin:name"`` or a bare ``"name"``."""
+    plugin, _, name = ref.rpartition(":")
+    for rec in state.records():
+        if plugin and rec.name != plugin:
+            continue
+        if name in rec.skills:
+            return rec.name, name, rec.skills[name][0]
+    return None
+
+
+def skill_view_tool():
+    from kernel.types import Tool, ToolError
+
+    def handler(args: dict, ctx: Any) -> dict:
+        ref = str(args.get("name") or "")
+        found = find_skill(ref)
+        if found is None:
+            known = sorted(f"{r.name}:{n}" for r in state.records() for n in r.skills)
+            raise ToolError(f"no skill {ref!r}; available: {', '.join(known) or 'none'}")
+        plugin, name, path = found
+        if path.is_dir():
+            candidates = [path / "SKILL.md", path / "README.md", *sorted(path.glob("*.md"))]
+            path = next((p for p in candidates if p.is_file()), None)
+            if path is None:
+                raise ToolError(f"skill {plugin}:{name} has no SKILL.md")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(text) > SKILL_MAX_CHARS:
+            text = text[:SKILL_MAX_CHARS] + "\n[... truncated ...]"
+        return {"name": f"{plugin}:{name}", "content": text}
+
+    return Tool(name="skill_view", description="Read a skill (instructions a plugin provides) by name, "
+                "as 'plugin:skill' or 'skill'.",
+                parameters={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                handler=handler, toolset="skills", parallel_safe=True, plugin="hermes-compat")
+
+
+# --------------------------------------------------------------------------
+# Slash commands and CLI commands
+
+
+def register_slash(record: state.PluginRecord, register: Callable) -> None:
+    for name, (handler, description, args_hint) in list(record.commands.items()):
+        def run(raw_args: str, agent: Any, handler=handler) -> Any:
+            reply = call_plugin_callable(handler, raw_args)
+            return reply if reply is None or isinstance(reply, str) else str(reply)
+
+        register(name, run, description + (f" {args_hint}" if args_hint else ""))
+
+
+def register_cli(record: state.PluginRecord, cli: Any) -> None:
+    for name, entry in list(record.cli_commands.items()):
+        if name in cli.commands:
+            log.warning("hermes plugin %s: CLI command %r already exists; not replaced", record.name, name)
+            continue
+        cli.add_command(cli_command(record, entry), name)
+
+
+def cli_command(record: state.PluginRecord, entry: dict):
+    """A click command that hands its raw arguments to the plugin's argparse parser."""
+    import argparse
+
+    import click
+
+    name = entry["name"]
+
+    @click.command(name=name, help=entry["description"] or entry["help"], short_help=entry["help"][:60] or None,
+                   add_help_option=False,
+                   context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+    def command(argv):
+        parser = argparse.ArgumentParser(prog=f"hermes {name}", description=entry["description"] or entry["help"])
+        call_plugin_callable(entry["setup_fn"], parser)
+        if entry["handler_fn"] is not None and parser.get_default("func") is None:
+            parser.set_defaults(func=entry["handler_fn"])
+        args = parser.parse_args(list(argv))  # argparse prints usage and exits 2 on bad input
+        func = getattr(args, "func", None)
+        if func is None:
+            parser.print_help()
+            return
+        result = call_plugin_callable(func, args)
+        if isinstance(result, bool):
+            sys.exit(0 if result else 1)
+        if isinstance(result, int):
+            sys.exit(result)
+        if isinstance(result, str) and result:
+            click.echo(result)
+
+    return command
