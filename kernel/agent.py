@@ -35,6 +35,7 @@ from kernel.types import (
     ProviderError,
     ProviderFailure,
     RefreshCredentials,
+    _hashable,
     Retry,
     SwitchProvider,
     add_usage,
@@ -139,6 +140,9 @@ class Agent:
             api_mode=api_mode if api_mode is not None else str(cfg.get("api_mode") or ""),
             api_key_env=api_key_env if api_key_env is not None else str(cfg.get("api_key_env") or ""),
         )
+        options = dict(cfg.section("provider_options"))  # timeout, prompt_cache, thinking budget ...
+        options.setdefault("timeout", float(cfg.get("agent.api_timeout") or 600))
+        self.primary = self.primary.with_(extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))))
         self.provider_config = self.primary
         self._providers: dict = {}
         registry = host.registry

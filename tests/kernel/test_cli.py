@@ -50,7 +50,7 @@ def test_enable_disable_persist_and_unknown_name(hermes, hermes_home):
     rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
     assert rows["scripted-provider"]["status"] == "disabled"
     out = hermes("run", "--api-mode", "scripted", "hi")
-    assert out.returncode == 1 and "no model provider is enabled" in out.stderr
+    assert out.returncode == 1 and "no model provider named 'scripted' is enabled" in out.stderr
     assert "Traceback" not in out.stderr
     assert hermes("plugins", "enable", "scripted-provider").returncode == 0
     out = hermes("plugins", "enable", "scripted-provdier")
@@ -77,7 +77,7 @@ def test_run_prints_answer_and_json(hermes, tmp_path):
 
 
 def test_run_error_exit_code(hermes, tmp_path):
-    s = script(tmp_path, [{"error": {"reason": "auth", "message": "key rejected", "status_code": 401}}])
+    s = script(tmp_path, [{"error": {"reason": "bad_request", "message": "key rejected", "status_code": 400}}])
     out = hermes("run", "--api-mode", "scripted", "--base-url", s, "hi")
     assert out.returncode == 1
     assert "key rejected" in out.stderr and "Traceback" not in out.stderr
