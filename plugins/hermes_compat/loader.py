@@ -179,7 +179,8 @@ def load(cand: Any, kind: str, where: Any, manifest: Any, config: Any) -> Any:
     try:
         with standins.window():
             full_name = f"{NAMESPACE}.{where[1]}" if kind == "dir" else where.partition(":")[0].strip()
-            imported_before = full_name in sys.modules
+            imported_before = full_name in sys.modules and (
+                kind != "dir" or list(getattr(sys.modules[full_name], "__path__", [])) == [str(where[0])])
             obj, _ = _import(kind, where)
             record.modules.add(full_name if kind == "dir" else full_name.split(".")[0])
             if imported_before:
