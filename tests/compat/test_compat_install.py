@@ -131,3 +131,27 @@ def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
     assert "tally" not in (hermes_home / "config.yaml").read_text()
     out = hermes("plugins", "uninstall", "tally")
     assert out.returncode == 1 and "no installed plugin" in out.stderr
+
+
+def test_install_and_uninstall_a_folder_plugin(tmp_path, hermes_home):
+    from .conftest import make_site
+
+    site = make_site(tmp_path / "site")
+    env = dict(os.environ, HERMES_HOME=str(hermes_home), PYTHONPATH=f"{ROOT}{os.pathsep}{site}")
+
+    def hermes(*args):
+        return subprocess.run([sys.executable, "-c", RUNNER, *map(str, args)], capture_output=True, text=True,
+                              env=env, timeout=60)
+
+    out = hermes("plugins", "install", FIXTURES / "hxfix_dirplugin", "--enable")
+    assert out.returncode == 0, out.stderr
+    assert f"copied directory plugin greeter to {hermes_home / 'plugins' / 'greeter'}" in out.stdout
+    assert (hermes_home / "plugins" / "greeter" / "helpers.py").is_file()
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["greeter"]["status"] == "enabled" and rows["greeter"]["source"] == "hermes-compat"
+    out = hermes("plugins", "install", FIXTURES / "hxfix_dirplugin")
+    assert out.returncode == 1 and "already exists" in out.stderr
+    out = hermes("plugins", "uninstall", "greeter")
+    assert out.returncode == 0 and "removed directory plugin greeter" in out.stdout
+    assert not (hermes_home / "plugins" / "greeter").exists()
+    assert "greeter" not in {r["name"] for r in json.loads(hermes("plugins", "list", "--json").stdout)}
