@@ -40,9 +40,15 @@ def test_discovery_lists_without_importing_and_everything_is_opt_in(compat_site,
     assert not [m for m in sys.modules if m.startswith(("hxfix_", "hermes_plugins"))]
 
 
-def test_disabled_wins_over_enabled(compat_site):
+def test_disabled_wins_over_enabled_and_safe_mode_loads_none(compat_site):
     cands, adapters = load_compat(Config({"plugins": {"enabled": ["kitchen"], "disabled": ["kitchen"]}}))
     assert cands["kitchen"].status == "disabled" and adapters == []
+    from plugins.hermes_compat.discovery import candidates
+
+    cands = candidates(Config({"plugins": {"enabled": ["kitchen"]}}))
+    resolve(cands, Selection.from_config(Config({"plugins": {"enabled": ["kitchen"]}}),
+                                         environ={"HERMES_SAFE_MODE": "1"}))
+    assert {c.status for c in cands} == {"not enabled"}
 
 
 def test_tool_offered_runs_and_hooks_fire_with_hermes_keywords(compat_site, make_agent):
@@ -82,6 +88,9 @@ def test_tool_offered_runs_and_hooks_fire_with_hermes_keywords(compat_site, make
     start = dict(hxfix_kitchen.CALLS[names.index("on_session_start")][1])
     assert start == {"session_id": agent.session_id, "model": "test-model", "platform": "cli",
                      "telemetry_schema_version": "hermes.observer.v1"}
+    pre = [kw for n, kw in hxfix_kitchen.CALLS if n == "pre_tool_call"][0]
+    assert pre["tool_name"] == "shout" and pre["session_id"] == agent.session_id and pre["middleware_trace"] == []
+    assert all(pre[k] for k in ("task_id", "tool_call_id", "turn_id", "api_request_id")), pre
     statuses = [kw["status"] for n, kw in hxfix_kitchen.CALLS if n == "post_tool_call"]
     assert statuses == ["ok", "blocked"]
     usage = [kw["usage"] for n, kw in hxfix_kitchen.CALLS if n == "post_api_request"][0]
