@@ -41,6 +41,9 @@ def main() -> None:
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="hermes-bench-home-")
     env = dict(os.environ, HERMES_HOME=home, HOME=home)
+    # users run from byte-compiled modules (pip compiles them at install); the
+    # warm-up run writes them for an editable install too
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     bindir = Path(sys.executable).parent
     hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
     cases = [
@@ -58,7 +61,7 @@ def main() -> None:
         med = statistics.median(timed(cmd, env, args.runs))
         base = base or med
         ratio = med / base
-        verdict = "" if limit is None else (f"<= {limit:.0f}x ok" if ratio <= limit else f"> {limit:.0f}x OVER")
+        verdict = "" if limit is None else (f"<= {limit:g}x ok" if ratio <= limit else f"> {limit:g}x OVER")
         print(f"{label:32} {med * 1000:7.1f}ms {ratio:6.1f}x  {verdict}")
     shutil.rmtree(home, ignore_errors=True)
 

@@ -13,9 +13,10 @@ read their own keys with :meth:`Config.get` and check them themselves.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
+
+from kernel.files import atomic_write
 
 _INT, _NUM, _STR, _BOOL, _LIST, _DICT = "an integer", "a number", "a string", "true or false", "a list", "a mapping"
 
@@ -211,18 +212,7 @@ class Config:
         import yaml
 
         path = self.path or (config_dir() / "config.yaml")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".yaml", dir=str(path.parent))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                yaml.safe_dump(self.data, fh, sort_keys=False, allow_unicode=True)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(path, yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True))
         self.path = path
         return path
 

@@ -363,7 +363,7 @@ class PluginHost:
         self._guard_impls(self.pm, obj, cand.name)
         if not cand.description and cand.source != "entrypoint":
             doc = (getattr(obj, "__doc__", None) or "").strip()
-            cand.description = doc.splitlines()[0] if doc else ""
+            cand.description = doc.splitlines()[0].replace("``", "") if doc else ""
         cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(obj) or [])
         self.objects.append((cand.name, obj))
         self._registry = None

@@ -23,6 +23,7 @@ reboot log`` or ``echo mkfs`` do not ask, while ``sudo reboot`` does.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -129,7 +130,10 @@ RULES = [
     Rule("sql_delete_all", r"\bDELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$|[\"'])", "DELETE FROM without WHERE", re.IGNORECASE),
 ]
 
-_COMPILED = [(rule, rule.compiled()) for rule in RULES]
+@functools.lru_cache(maxsize=1)
+def _compiled() -> list:
+    # compiled on first use: importing the plugin (e.g. for `hermes plugins list`) stays cheap
+    return [(rule, rule.compiled()) for rule in RULES]
 
 
 def normalize(command: str) -> str:
@@ -178,7 +182,7 @@ def matches(command: str, config=None) -> list:
     """Every rule the command matches, built-in rules first."""
     text = normalize(command)
     variants = {text, unquoted(text)}
-    return [rule for rule, rx in _COMPILED + _extra_rules(config) if any(rx.search(v) for v in variants)]
+    return [rule for rule, rx in _compiled() + _extra_rules(config) if any(rx.search(v) for v in variants)]
 
 
 def _config(agent):

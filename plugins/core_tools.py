@@ -26,7 +26,8 @@ from pathlib import Path
 
 from kernel import hookimpl
 from kernel.types import Tool, ToolError
-from plugins.tool_args import arg, atomic_write, check_args, clip, is_interrupted, resolve_path, setting
+from kernel.files import atomic_write
+from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
 
 # ==========================================================================
 # terminal

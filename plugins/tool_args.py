@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -99,35 +98,6 @@ def resolve_path(raw: str, tool: str, cwd: str | None = None) -> Path:
     if not path.is_absolute():
         path = Path(cwd or os.getcwd()) / path
     return path
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a crash leaves either the old file or the
-    new one, never half of each; an existing file keeps its permissions."""
-    mode = None
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        else:  # mkstemp creates 0600; a new file gets the usual umask-based mode
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def clip(text: str, limit: int, what: str = "characters") -> str:

@@ -18,14 +18,13 @@ session's prompt (prompt caching holds); the next session sees them.
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from kernel.files import atomic_write
 from kernel.types import ToolError
 
 log = logging.getLogger(__name__)
@@ -75,23 +74,6 @@ def parse_entries(text: str) -> list[str]:
 
 def render_entries(entries: list[str]) -> str:
     return SEPARATOR.join(entries)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text + ("\n" if text else ""))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 @dataclass
@@ -232,7 +214,7 @@ class FileMemory:
                 "and shorten entries (action 'replace'), then retry with shorter content. "
                 f"Current entries: {self._preview(before)}"
             )
-        _atomic_write(self.path(target), text)
+        atomic_write(self.path(target), text + ("\n" if text else ""))
         return WriteResult(target, entries, len(text), limit, message)
 
     def add(self, target: str, content) -> WriteResult:

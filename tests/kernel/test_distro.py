@@ -88,3 +88,35 @@ def test_list_candidates_with_distro_only_set(tmp_path):
     distro = from_mapping({"name": "d", "plugins": {"only": ["scripted-provider"]}}, "test")
     recs = PluginHost.list_candidates(Config({}), distro=distro)
     assert [r.name for r in recs if r.status == "enabled"] == ["scripted-provider"]
+
+
+DISTRO_INSTALLED = __import__("importlib.util").util.find_spec("hermes_distro_anthropic") is not None
+
+
+@pytest.mark.skipif(not DISTRO_INSTALLED, reason="examples/hermes-distro-anthropic is not installed")
+def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
+    import shutil
+    import subprocess
+
+    expected = {"anthropic-messages", "provider-resolve", "fallback", "sessions-sqlite", "memory", "compressor",
+                "core-tools", "agent-tools", "approval"}
+    rows = json.loads(hermes("--distro", "anthropic-only", "plugins", "list", "--json").stdout)
+    assert {r["name"] for r in rows if r["status"] == "enabled"} == expected
+    script = shutil.which("hermes-anthropic") or str(__import__("pathlib").Path(__import__("sys").executable).parent / "hermes-anthropic")
+    env = dict(__import__("os").environ, ANTHROPIC_API_KEY="test-key")
+    listed = subprocess.run([script, "plugins", "list", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert {r["name"] for r in json.loads(listed.stdout) if r["status"] == "enabled"} == expected
+
+    from plugins_providers.testserver import reply
+
+    wire_server.push(reply("Claude here, no shell."))
+    out = subprocess.run([script, "run", "--base-url", wire_server.url, "-t", "file,terminal", "who are you"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "Claude here, no shell." in out.stdout
+    (req,) = wire_server.requests
+    assert req.path == "/v1/messages" and req.body["model"] == "claude-sonnet-4-5"
+    offered = {t["name"] for t in req.body.get("tools", [])}
+    assert "read_file" in offered and "terminal" not in offered  # blocked even when -t asks for it
+    system = req.body["system"] if isinstance(req.body["system"], str) else " ".join(b["text"] for b in req.body["system"])
+    assert "anthropic-only hermes distro" in system

@@ -8,7 +8,7 @@ from kernel import hookimpl
 
 from plugins import fallback
 from plugins_providers import anthropic_messages, openai_chat, openai_responses, resolve
-from plugins_providers.testserver import WireServer, cut, error, reply
+from plugins_providers.testserver import cut, error, reply
 from tests.providers.helpers import base_url
 
 PLUGINS = (openai_chat, openai_responses, anthropic_messages, resolve, fallback)

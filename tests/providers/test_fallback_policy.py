@@ -3,7 +3,6 @@
 import time
 from types import SimpleNamespace
 
-import pytest
 
 from kernel.config import Config
 from kernel.types import Compress, GiveUp, ProviderConfig, ProviderError, ProviderFailure, RefreshCredentials, Retry, SwitchProvider

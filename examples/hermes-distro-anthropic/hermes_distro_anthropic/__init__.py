@@ -1,0 +1,12 @@
+"""An example hermes distro: Anthropic only, no shell tools."""
+
+from pathlib import Path
+
+# hermes reads the distro from this file (an entry point may also name a mapping).
+DISTRO = str(Path(__file__).with_name("distro.yaml"))
+
+
+def main() -> None:
+    from kernel.cli import distro_main
+
+    distro_main("anthropic-only", prog_name="hermes-anthropic")
