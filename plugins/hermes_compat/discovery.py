@@ -4,8 +4,10 @@ Sources, in hermes-agent's precedence (a later source wins on a name clash):
 user directory plugins ``$HERMES_HOME/plugins/<name>/`` (and one category
 level, ``<category>/<name>/``), project plugins ``./.hermes/plugins/`` when
 ``HERMES_ENABLE_PROJECT_PLUGINS`` is set, then the entry-point groups.
-Every candidate is opt-in (``plugins.enabled``), as in hermes-agent; a memory
-provider named by ``memory.provider`` counts as chosen.
+Every candidate is opt-in (``plugins.enabled``), as in hermes-agent, with two
+exceptions that hermes-agent also loads without ``plugins.enabled``: a memory
+provider named by ``memory.provider``, and model-provider folders
+(``$HERMES_HOME/plugins/model-providers/<name>/`` or ``kind: model-provider``).
 """
 
 from __future__ import annotations
@@ -70,8 +72,10 @@ def candidates(config: Any) -> list:
         roots.append((Path.cwd() / ".hermes" / "plugins", "project"))
     for root, source in roots:
         for path, key, manifest in scan_directory(root, source):
+            model_provider = key.startswith("model-providers/") or manifest.kind == "model-provider"
             cand = Candidate(name=key, source=SOURCE, target=str(path), version=manifest.version,
-                             default_enabled=False, description=manifest.description or f"{source} plugin folder")
+                             default_enabled=model_provider,
+                             description=manifest.description or f"{source} plugin folder")
             where = (path, loader.slug_of(key))
             cand.load = (lambda c=cand, w=where, m=manifest: loader.load(c, "dir", w, m, config))
             add(cand)

@@ -71,6 +71,26 @@ def test_project_plugins_only_when_enabled_by_env_and_category_folders(compat_si
     assert cands["greeter"].status == "enabled" and cands["greeter"].target.endswith("local")
 
 
+def test_model_provider_folders_load_without_opt_in(compat_site, hermes_home, make_agent):
+    folder = hermes_home / "plugins" / "model-providers" / "zeta"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        "from providers import register_provider\n"
+        "from providers.base import ProviderProfile\n"
+        "register_provider(ProviderProfile(name='zeta', base_url='http://127.0.0.1:9/v1', env_vars=('ZETA_KEY',)))\n")
+    cfg = Config({})
+    cands, adapters = load_compat(cfg)
+    assert cands["model-providers/zeta"].status == "enabled"
+    agent = make_agent(*adapters, config=cfg, script=["hi"])
+    assert "zeta" in agent.host.registry.providers
+    from plugins.hermes_compat.profiles import profile_config
+    from plugins.hermes_compat.host.providers import get_provider_profile
+
+    pconf = profile_config(get_provider_profile("zeta"), agent.primary.with_(provider="zeta", base_url="", api_mode=""))
+    assert (pconf.api_mode, pconf.base_url, pconf.api_key_env) == ("chat_completions", "http://127.0.0.1:9/v1",
+                                                                   "ZETA_KEY")
+
+
 def test_a_broken_directory_plugin_is_an_error_not_a_crash(compat_site, hermes_home):
     broken = hermes_home / "plugins" / "broken"
     broken.mkdir(parents=True)
