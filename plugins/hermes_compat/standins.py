@@ -43,6 +43,7 @@ STANDINS = {
     "tools": None,
     "tools.registry": _HOST + "tool_registry",
     "hermes_constants": _HOST + "constants",
+    "hermes_state": _HOST + "state_db",
     "hermes_cli": None,
     "hermes_cli.config": _HOST + "cli_config",
     "hermes_cli.plugins": _HOST + "cli_plugins",

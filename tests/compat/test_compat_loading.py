@@ -38,6 +38,7 @@ def test_lazy_host_imports_async_handlers_and_skills(compat_site, hermes_home, m
     # a thread of the plugin importing a host module after loading still gets it
     hxfix_lazy.start_background()
     assert hxfix_lazy.RESULTS["home"] == str(hermes_home)
+    assert hxfix_lazy.RESULTS["journal"] == "wal"
 
 
 def test_other_code_never_gets_the_stand_ins(compat_site):
