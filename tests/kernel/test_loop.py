@@ -390,3 +390,30 @@ def test_console_never_erases_streamed_text():
     after_first = text.split("Let me look.", 1)[1]
     assert after_first.startswith("\n-> read_file")  # a new line, not an erase
     assert text.endswith("Done.\n")  # nothing drawn or erased after the answer
+
+
+def test_every_provider_built_gets_the_agent_timeout(make_agent):
+    from kernel.types import ModelResponse
+
+    seen = []
+
+    class Recording:
+        __name__ = "recording"
+
+        @hookimpl
+        def register_model_providers(self, register):
+            class P:
+                def complete(self, request, emit):
+                    return ModelResponse(content="ok")
+
+            def factory(cfg):
+                seen.append(cfg.options())
+                return P()
+
+            register("recording", factory)
+
+    agent = make_agent(Recording(), api_mode="recording", config={"agent": {"api_timeout": 42},
+                                                                  "provider_options": {"prompt_cache": True}})
+    agent.run_conversation("x")
+    agent.provider_for(ProviderConfig(model="fallback", api_mode="recording"))
+    assert seen == [{"prompt_cache": True, "timeout": 42.0}, {"timeout": 42.0}]
