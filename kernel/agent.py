@@ -141,7 +141,6 @@ class Agent:
             api_key_env=api_key_env if api_key_env is not None else str(cfg.get("api_key_env") or ""),
         )
         options = dict(cfg.section("provider_options"))  # timeout, prompt_cache, thinking budget ...
-        options.setdefault("timeout", float(cfg.get("agent.api_timeout") or 600))
         self.primary = self.primary.with_(extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))))
         self.provider_config = self.primary
         self._providers: dict = {}
@@ -245,10 +244,12 @@ class Agent:
             known = ", ".join(sorted(registry.providers)) or "none"
             what = f"no model provider named '{mode}' is enabled" if mode else f"cannot tell which provider serves {pconf.label()}"
             raise ProviderError(f"{what} (enabled: {known})", reason=CONFIG, provider=pconf.label())
-        if not pconf.api_mode:
-            pconf = pconf.with_(api_mode=mode)
+        build = pconf if pconf.api_mode else pconf.with_(api_mode=mode)
+        if "timeout" not in build.options():  # fallback entries too: an abandoned call must not linger
+            timeout = float(self.config.get("agent.api_timeout") or 600)
+            build = build.with_(extra=tuple(sorted(build.extra + (("timeout", timeout),))))
         try:
-            provider = entry.factory(pconf)
+            provider = entry.factory(build)
         except ProviderError:
             raise
         except Exception as exc:

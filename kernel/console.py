@@ -26,8 +26,9 @@ class Console:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.show_status = not quiet and self.err.isatty()
         self.quiet = quiet
-        self.streamed = False
         self.streamed_any = False  # did this turn's answer reach the screen?
+        self._mid_line = False  # streamed text without its newline yet
+        self._drawn = False  # the spinner's text is on the screen
         self._lock = threading.Lock()
         self._spin: Optional[threading.Thread] = None
         self._spinning = threading.Event()
@@ -39,10 +40,11 @@ class Console:
         if self.quiet:
             return
         with self._lock:
-            self._clear_spinner()
-            self.streamed = self.streamed_any = True
+            self._clear()
+            self.streamed_any = True
             self.out.write(text)
             self.out.flush()
+            self._mid_line = not text.endswith("\n")
 
     # -- what the agent is doing
     @hookimpl
@@ -95,18 +97,28 @@ class Console:
             return choices[int(answer) - 1]
         return answer
 
-    # -- helpers
+    # -- helpers (the spinner and status lines share the terminal with the
+    # streamed answer: never erase answer text, never draw in the middle of it)
     def _line(self, text: str) -> None:
         if not self.show_status:
             return
         with self._lock:
-            self._clear_spinner()
+            self._clear()
+            self._end_line()
             self.err.write(text + "\n")
             self.err.flush()
 
-    def _clear_spinner(self) -> None:
-        if self.show_status and self._spinning.is_set():
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._mid_line = False
+
+    def _clear(self) -> None:
+        if self._drawn:
             self.err.write("\r\033[K")
+            self.err.flush()
+            self._drawn = False
 
     def _start_spinner(self, label: str) -> None:
         if not self.show_status:
@@ -120,9 +132,10 @@ class Console:
             i, started = 0, time.monotonic()
             while self._spinning.is_set():
                 with self._lock:
-                    if self._spinning.is_set() and not self.streamed:
+                    if self._spinning.is_set() and not self._mid_line:
                         self.err.write(f"\r{SPINNER[i % 4]} {self._label} {time.monotonic() - started:4.1f}s")
                         self.err.flush()
+                        self._drawn = True
                 i += 1
                 time.sleep(0.1)
 
@@ -134,13 +147,10 @@ class Console:
             self._spinning.clear()
             if self._spin is not None:
                 self._spin.join(timeout=0.5)
-            with self._lock:
-                self.err.write("\r\033[K")
-                self.err.flush()
+        with self._lock:
+            self._clear()
 
     def end_answer(self) -> None:
         self._stop_spinner()
-        if self.streamed:
-            self.out.write("\n")
-            self.out.flush()
-        self.streamed = False
+        with self._lock:
+            self._end_line()

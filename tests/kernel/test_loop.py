@@ -364,3 +364,56 @@ def test_console_shows_a_working_indicator_on_a_terminal():
     assert "-> terminal(command='ls')" in err.getvalue() and "terminal: error" in err.getvalue()
     assert out.getvalue() == "answer\n"
     assert console.approve_tool_call(tool_name="t", args={}, message="m") is None  # no terminal: fail closed
+
+
+def test_console_never_erases_streamed_text():
+    import io
+
+    from kernel.console import Console
+
+    class Terminal(io.StringIO):  # stdout and stderr on one screen
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    console = Console(stream_to=screen, status_to=screen, interactive=False)
+    console.on_thinking(active=True)
+    time.sleep(0.15)  # the spinner draws
+    console.on_stream_delta(text="Let me look.")
+    console.on_thinking(active=False)
+    console.on_tool_start(tool_name="read_file", args={"path": "x"})
+    console.on_tool_complete(tool_name="read_file", duration_ms=1.0, status="ok")
+    console.on_stream_delta(text="Done.")
+    console.on_thinking(active=False)
+    console.end_answer()
+    text = screen.getvalue()
+    after_first = text.split("Let me look.", 1)[1]
+    assert after_first.startswith("\n-> read_file")  # a new line, not an erase
+    assert text.endswith("Done.\n")  # nothing drawn or erased after the answer
+
+
+def test_every_provider_built_gets_the_agent_timeout(make_agent):
+    from kernel.types import ModelResponse
+
+    seen = []
+
+    class Recording:
+        __name__ = "recording"
+
+        @hookimpl
+        def register_model_providers(self, register):
+            class P:
+                def complete(self, request, emit):
+                    return ModelResponse(content="ok")
+
+            def factory(cfg):
+                seen.append(cfg.options())
+                return P()
+
+            register("recording", factory)
+
+    agent = make_agent(Recording(), api_mode="recording", config={"agent": {"api_timeout": 42},
+                                                                  "provider_options": {"prompt_cache": True}})
+    agent.run_conversation("x")
+    agent.provider_for(ProviderConfig(model="fallback", api_mode="recording"))
+    assert seen == [{"prompt_cache": True, "timeout": 42.0}, {"timeout": 42.0}]
