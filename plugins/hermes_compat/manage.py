@@ -45,8 +45,11 @@ def installed() -> dict:
 
     from kernel.plugins import _dist_name_version  # the kernel's own dist-info reader
 
+    import site
+
     found: dict = {}
-    for entry in list(sys.path):
+    extra = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []  # pip may fall back to --user
+    for entry in list(sys.path) + extra:
         try:
             names = sorted(os.listdir(entry or "."))
         except OSError:
