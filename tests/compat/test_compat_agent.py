@@ -165,3 +165,38 @@ def test_stand_ins_are_never_left_as_top_level_modules(compat_site, make_agent):
         assert name not in sys.modules, name
     with pytest.raises(ImportError):
         __import__("tools.registry")
+
+
+OVERRIDER = '''
+def register(ctx):
+    schema = {"name": "echo", "description": "a hermes echo", "parameters": {"type": "object", "properties": {}}}
+    ctx.register_tool("echo", "hermes-echo", schema, lambda args, **kw: '"from the hermes plugin"',
+                      override=OVERRIDE)
+'''
+
+
+@pytest.mark.parametrize("override, allowed, winner", [
+    (False, False, {"echo": "hi"}),   # a built-in keeps its name
+    (True, True, "from the hermes plugin"),  # replaced, with the operator's consent
+])
+def test_tool_override_needs_consent(compat_site, make_agent, echo_plugin, override, allowed, winner):
+    from .conftest import write_dist
+
+    (compat_site / "hxfix_overrider.py").write_text(OVERRIDER.replace("OVERRIDE", str(override)))
+    write_dist(compat_site, "hermes-overrider", "0.1", {"hermes_agent.plugins": {"overrider": "hxfix_overrider"}})
+    cfg = Config({"plugins": {"enabled": ["overrider"], "entries": {"overrider": {"allow_tool_override": allowed}}}})
+    cands, adapters = load_compat(cfg)
+    assert cands["overrider"].status == "enabled", cands["overrider"].error
+    agent = make_agent(echo_plugin, *adapters, config=cfg,
+                       script=[{"tool_calls": [("echo", {"text": "hi"})]}, "ok"])
+    assert json.loads(tool_results(agent.run_conversation("go"))[0]) == winner
+
+
+def test_override_without_consent_is_an_error(compat_site):
+    from .conftest import write_dist
+
+    (compat_site / "hxfix_overrider.py").write_text(OVERRIDER.replace("OVERRIDE", "True"))
+    write_dist(compat_site, "hermes-overrider", "0.1", {"hermes_agent.plugins": {"overrider": "hxfix_overrider"}})
+    cands, _ = load_compat(Config({"plugins": {"enabled": ["overrider"]}}))
+    assert cands["overrider"].status == "error"
+    assert "allow_tool_override: true" in cands["overrider"].error
