@@ -165,7 +165,25 @@ def cli(ctx, distro_path):
 # ---------------------------------------------------------------- plugins
 
 
-@cli.group()
+class _PluginsGroup(click.Group):
+    """``hermes plugins``: subcommands added by plugins (``install``,
+    ``uninstall`` from hermes-compat) load on demand, like top-level ones."""
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None and not name.startswith("-"):
+            root = ctx.find_root()
+            root.command._load_plugin_commands(root)
+            command = super().get_command(ctx, name)
+        return command
+
+    def list_commands(self, ctx):
+        root = ctx.find_root()
+        root.command._load_plugin_commands(root)  # `hermes plugins --help` shows install/uninstall too
+        return super().list_commands(ctx)
+
+
+@cli.group(cls=_PluginsGroup)
 def plugins():
     """List, inspect, enable and disable plugins."""
 

@@ -42,9 +42,10 @@ def register_tools(register, config):
 
     Called once per plugin host. ``register(tool)`` takes a
     :class:`kernel.types.Tool`. ``config`` is the loaded
-    :class:`kernel.config.Config`. A second tool with the same name replaces
-    the first only if it comes from a plugin loaded later; the replacement is
-    logged. Return value: ignored.
+    :class:`kernel.config.Config`. Registration runs in hook order (the plugin
+    loaded last goes first), so on a name clash the plugin loaded first keeps
+    the name: built-ins load first, so a third-party tool never silently
+    replaces a built-in one (the clash is logged). Return value: ignored.
 
     Example::
 
@@ -340,6 +341,13 @@ def transform_tool_result(
 ):
     """After ``post_tool_call``. The first ``str`` returned replaces the result
     the model reads."""
+
+
+@hookspec
+def transform_terminal_output(command, output, returncode, task_id, env_type, agent):
+    """After the ``terminal`` tool ran a command (``env_type`` is ``"local"``),
+    before its result is built. The first ``str`` returned replaces the
+    output the model reads."""
 
 
 @hookspec

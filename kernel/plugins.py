@@ -469,7 +469,8 @@ class Registry:
             if not tool.plugin:
                 tool.plugin = current["plugin"]
             if tool.name in reg.tools:
-                log.info("tool %s of %s replaced by plugin %s", tool.name, reg.tools[tool.name].plugin, tool.plugin)
+                log.info("tool %s of %s replaced by plugin %s (loaded earlier)", tool.name,
+                         reg.tools[tool.name].plugin, tool.plugin)
             reg.tools[tool.name] = tool
 
         def add_toolset(name, tools, description=""):

@@ -175,6 +175,15 @@ def make_terminal(config=None) -> Tool:
                     _kill_group(proc)
             output = _read_output(out, max_chars)
 
+        hook = getattr(agent, "hook", None)
+        if hook is not None and hook.transform_terminal_output.get_hookimpls():
+            for replaced in hook.transform_terminal_output(
+                command=command, output=output, returncode=proc.returncode,
+                task_id=getattr(ctx, "task_id", ""), env_type="local", agent=agent,
+            ):
+                if isinstance(replaced, str):
+                    output = replaced
+                    break
         result = {"exit_code": proc.returncode, "output": output}
         if stopped == "timeout":
             result["timed_out"] = True

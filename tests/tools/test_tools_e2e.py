@@ -118,3 +118,25 @@ def test_toolsets_select_tools(make_agent):
                                    "todo", "write_file"]
     agent = make_agent(core_tools, agent_tools, toolsets=["file", "todo"])
     assert sorted(agent.tools) == ["patch", "read_file", "search_files", "todo", "write_file"]
+
+
+class Redactor:
+    """A plugin rewriting terminal output (hermes-agent's transform_terminal_output)."""
+
+    def __init__(self):
+        self.seen = []
+
+    @hookimpl
+    def transform_terminal_output(self, command, output, returncode, task_id, env_type):
+        self.seen.append((command, returncode, env_type, bool(task_id)))
+        return output.replace("secret-token-123", "[redacted]")
+
+
+def test_transform_terminal_output_rewrites_what_the_model_reads(make_agent):
+    redactor = Redactor()
+    agent = make_agent(core_tools, redactor, script=[
+        {"tool_calls": [("terminal", {"command": "echo the key is secret-token-123"})]}, "ok"])
+    result = agent.run_conversation("show me")
+    (out,) = _results(result)
+    assert out["output"].strip() == "the key is [redacted]" and out["exit_code"] == 0
+    assert redactor.seen == [("echo the key is secret-token-123", 0, "local", True)]
