@@ -124,7 +124,10 @@ class Agent:
 
             host = PluginHost.discover(self.config)
         self.host = host
-        self._pm = host.manager_with(callbacks)
+        try:
+            self._pm = host.manager_with(callbacks)
+        except ValueError as exc:
+            raise AgentError(str(exc)) from None
         self.hook = self._pm.hook
         self.platform = platform
         self.parent = parent

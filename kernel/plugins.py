@@ -401,6 +401,9 @@ class PluginHost:
         for i, obj in enumerate(callbacks):
             name = f"callback-{i}-{type(obj).__name__}"
             pm.register(obj, name=name)
+            unknown = [hc.name for hc in pm.get_hookcallers(obj) or [] if hc.spec is None]
+            if unknown:
+                raise ValueError(f"callback object {type(obj).__name__}: unknown hook(s) {', '.join(unknown)}")
             self._guard_impls(pm, obj, name)
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(pm)
@@ -408,13 +411,16 @@ class PluginHost:
 
     @staticmethod
     def _trace(pm) -> None:
+        import threading
+
         tlog = logging.getLogger("hermes.hooks")
-        starts: list = []
+        local = threading.local()  # hooks fire from tool threads too: one stack per thread
 
         def before(hook_name, impls, kwargs):
-            starts.append(time.perf_counter())
+            local.__dict__.setdefault("starts", []).append(time.perf_counter())
 
         def after(outcome, hook_name, impls, kwargs):
+            starts = local.__dict__.get("starts") or []
             took = (time.perf_counter() - starts.pop()) * 1000 if starts else 0.0
             tlog.warning("hook %s: %d impl(s), %.3f ms", hook_name, len(impls), took)
 
@@ -434,7 +440,7 @@ class PluginHost:
         return None
 
 
-def call_each(pm, hook_name: str, host: Optional[PluginHost], **kwargs):
+def call_each(pm, hook_name: str, **kwargs):
     """Call every implementation of a registration hook one by one, in pluggy's
     call order, yielding the plugin name before each call so registrations can
     be attributed to their plugin."""
@@ -491,7 +497,7 @@ class Registry:
             ("register_context_engines", named(reg.context_engines, NamedFactory)),
             ("register_slash_commands", named(reg.slash_commands, NamedFactory)),
         ):
-            for plugin, call in call_each(host.pm, hook, host, register=register, config=config):
+            for plugin, call in call_each(host.pm, hook, register=register, config=config):
                 current["plugin"] = plugin
                 try:
                     call()

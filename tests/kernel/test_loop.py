@@ -417,3 +417,13 @@ def test_every_provider_built_gets_the_agent_timeout(make_agent):
     agent.run_conversation("x")
     agent.provider_for(ProviderConfig(model="fallback", api_mode="recording"))
     assert seen == [{"prompt_cache": True, "timeout": 42.0}, {"timeout": 42.0}]
+
+
+def test_a_misspelled_callback_is_a_clear_error(make_agent):
+    class Typo:
+        @hookimpl
+        def on_stream_delt(self, text):
+            pass
+
+    with pytest.raises(AgentError, match="unknown hook.*on_stream_delt"):
+        make_agent(callbacks=[Typo()])
