@@ -132,6 +132,19 @@ def discover_plugins(config):
 
 
 @hookspec(firstresult=True)
+def adapt_plugin(candidate, error, config):
+    """A third-party ``hermes.plugins`` entry point cannot be used as it is:
+    its import failed (``error`` says why), or it implements no hook but has
+    the shape of another host's plugin (a ``register`` function, a callable).
+
+    Return an object to register in its place (an adapter with hook
+    implementations), or ``None``. Asked after every plugin source was
+    loaded. The built-in ``hermes-compat`` plugin adapts hermes-agent plugins
+    published under this group.
+    """
+
+
+@hookspec(firstresult=True)
 def resolve_api_mode(config):
     """Pick the registered provider name (API mode) for a ``ProviderConfig``
     whose ``api_mode`` is empty.

@@ -283,6 +283,7 @@ class PluginHost:
         self.records: list = []
         self.objects: list = []  # (name, object) of every loaded plugin, in load order
         self.hook_errors: dict = {}
+        self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
         self._registry = None
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(self.pm)
@@ -305,8 +306,26 @@ class PluginHost:
             resolve(extra, selection)
             if import_third_party:
                 host._load_all(extra)
+        host._adapt_unusable(config)
         host.records = candidates + extra
         return host
+
+    def _adapt_unusable(self, config) -> None:
+        """Offer the entry points that could not be used as they are to the
+        ``adapt_plugin`` hook (foreign plugin shapes published in our group)."""
+        pending, self._unusable = self._unusable, []
+        for cand, error in pending:
+            try:
+                adapter = self.pm.hook.adapt_plugin(candidate=cand, error=error, config=config)
+            except Exception as exc:
+                log.warning("plugin %s: adapting failed: %s", cand.name, exc)
+                continue
+            if adapter is not None:
+                failed = cand.error if cand.status == ERROR and cand.error != error else ""
+                cand.status, cand.error, cand.reason = ENABLED, "", "adapted"
+                self._register(cand, adapter)
+                if failed and cand.status == ENABLED:
+                    cand.status, cand.error = ERROR, failed  # the adapter kept what it could
 
     @classmethod
     def list_candidates(cls, config, *, distro=None, environ=None) -> list:
@@ -337,8 +356,18 @@ class PluginHost:
                     raise
                 cand.status, cand.error = ERROR, f"import failed: {type(exc).__name__}: {exc}"
                 log.warning("plugin %s: %s", cand.name, cand.error)
+                if cand.source == "entrypoint":
+                    self._unusable.append((cand, cand.error))
                 continue
             self._register(cand, obj)
+            if cand.status == ENABLED and not cand.hooks and cand.source == "entrypoint" and (
+                callable(getattr(obj, "register", None)) or (callable(obj) and not hasattr(obj, "__path__"))
+            ):
+                self.pm.unregister(obj)
+                self.objects = [(n, o) for n, o in self.objects if o is not obj]
+                cand.status = ERROR
+                cand.error = "implements no hermes hook (it looks like another host's plugin: a register() function)"
+                self._unusable.append((cand, cand.error))
 
     def _register(self, cand: Candidate, obj: Any) -> None:
         import pluggy

@@ -32,3 +32,15 @@ def register_commands(cli, config):
     from plugins.hermes_compat.manage import add_commands
 
     add_commands(cli)
+
+
+@hookimpl
+def adapt_plugin(candidate, error, config):
+    """A hermes-agent plugin published under the kernel's own ``hermes.plugins``
+    group: load it like one from ``hermes_agent.plugins``."""
+    from plugins.hermes_compat.context import PluginManifest
+    from plugins.hermes_compat.loader import load
+
+    manifest = PluginManifest(name=candidate.name, version=candidate.version, source="entrypoint",
+                              path=candidate.target, key=candidate.name)
+    return load(candidate, "entrypoint", candidate.target, manifest, config)

@@ -135,3 +135,31 @@ def test_no_stand_ins_when_hermes_agent_is_installed(compat_site, monkeypatch):
     side.status = "enabled"
     PluginHost(Config({}))._load_all([side])
     assert side.status == "error" and "No module named 'tools'" in side.error
+
+
+NATIVE_GROUP_PLUGIN = '''
+from tools.registry import tool_result  # a host module: only a stand-in can serve it
+
+SCHEMA = {"name": "tally", "description": "Count", "parameters": {"type": "object", "properties": {}}}
+
+
+def register(ctx):
+    ctx.register_tool("tally", "tally", SCHEMA, lambda args, **kw: tool_result(count=3))
+'''
+
+
+def test_hermes_plugin_published_under_the_kernel_group_is_adapted(compat_site, make_agent):
+    from kernel.plugins import PluginHost
+
+    from .conftest import write_dist
+
+    (compat_site / "hxfix_native.py").write_text(NATIVE_GROUP_PLUGIN)
+    write_dist(compat_site, "hermes-native-style", "0.2", {"hermes.plugins": {"native-style": "hxfix_native:register"}})
+    write_dist(compat_site, "hermes-native-mod", "0.2", {"hermes.plugins": {"native-mod": "hxfix_native"}})
+    host = PluginHost.discover(Config({}))
+    recs = {r.name: r for r in host.records}
+    for name in ("native-style", "native-mod"):
+        assert recs[name].status == "enabled", recs[name].error
+        assert recs[name].reason == "adapted" and recs[name].source == "entrypoint"
+    assert "tally" in host.registry.tools
+    assert "tools" not in sys.modules  # the stand-in was only lent while the plugin loaded
