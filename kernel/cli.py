@@ -392,9 +392,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str, ensure_ascii=False))
     else:
-        console.end_answer()
-        if not console.streamed_any and result.get("final_response"):
-            click.echo(result["final_response"])
+        console.end_answer(result.get("final_response"))
     _finish(result, quiet=as_json)
 
 
@@ -448,10 +446,7 @@ def chat(app: App, cont: bool, **opts):
                 continue
             with _CtrlC(agent):
                 result = agent.run_conversation(text)
-            console.end_answer()
-            if not console.streamed_any and result.get("final_response"):
-                click.echo(result["final_response"])
-            console.streamed_any = False
+            console.end_answer(result.get("final_response"))
             if result["exit_reason"] == "error":
                 click.echo(f"hermes: error: {result.get('error')}", err=True)
             elif result["exit_reason"] == "interrupted_by_user":

@@ -27,6 +27,7 @@ class Console:
         self.show_status = not quiet and self.err.isatty()
         self.quiet = quiet
         self.streamed_any = False  # did this turn's answer reach the screen?
+        self.last_stream = ""  # what the latest model call streamed
         self._mid_line = False  # streamed text without its newline yet
         self._drawn = False  # the spinner's text is on the screen
         self._lock = threading.Lock()
@@ -42,6 +43,7 @@ class Console:
         with self._lock:
             self._clear()
             self.streamed_any = True
+            self.last_stream += text
             self.out.write(text)
             self.out.flush()
             self._mid_line = not text.endswith("\n")
@@ -50,6 +52,7 @@ class Console:
     @hookimpl
     def on_thinking(self, active):
         if active:
+            self.last_stream = ""
             self._start_spinner("thinking")
         else:
             self._stop_spinner()
@@ -150,7 +153,15 @@ class Console:
         with self._lock:
             self._clear()
 
-    def end_answer(self) -> None:
+    def end_answer(self, final: Optional[str] = None) -> None:
+        """Finish the turn's output; if the final answer is not what was
+        streamed (no streaming, or a plugin rewrote it), print it."""
         self._stop_spinner()
         with self._lock:
             self._end_line()
+            if final and final.strip() != self.last_stream.strip():
+                if self.streamed_any and not self.quiet:
+                    self.err.write("(the answer as finally given:)\n")
+                self.out.write(final.rstrip("\n") + "\n")
+                self.out.flush()
+            self.streamed_any, self.last_stream = False, ""

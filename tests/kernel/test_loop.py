@@ -427,3 +427,23 @@ def test_a_misspelled_callback_is_a_clear_error(make_agent):
 
     with pytest.raises(AgentError, match="unknown hook.*on_stream_delt"):
         make_agent(callbacks=[Typo()])
+
+
+def test_console_prints_a_rewritten_answer_after_the_stream():
+    import io
+
+    from kernel.console import Console
+
+    out, err = io.StringIO(), io.StringIO()
+    console = Console(stream_to=out, status_to=err, interactive=False)
+    console.on_thinking(active=True)
+    console.on_stream_delta(text="quiet")
+    console.on_thinking(active=False)
+    console.end_answer("QUIET")  # transform_llm_output changed it
+    assert out.getvalue() == "quiet\nQUIET\n"
+    console.on_thinking(active=True)
+    console.on_stream_delta(text="same")
+    console.end_answer("same")
+    assert out.getvalue().endswith("QUIET\nsame\n")
+    console.end_answer("not streamed at all")
+    assert out.getvalue().endswith("same\nnot streamed at all\n")
