@@ -124,6 +124,7 @@ class Agent:
 
             host = PluginHost.discover(self.config)
         self.host = host
+        registry = host.registry  # first: a plugin that fails to register is dropped before we copy the set
         try:
             self._pm = host.manager_with(callbacks)
         except ValueError as exc:
@@ -147,7 +148,6 @@ class Agent:
         self.primary = self.primary.with_(extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))))
         self.provider_config = self.primary
         self._providers: dict = {}
-        registry = host.registry
         if not registry.providers:
             raise AgentError(
                 "no model provider is enabled: install or enable a provider plugin "
