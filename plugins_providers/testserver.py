@@ -230,12 +230,12 @@ class _Chat:
 
     @staticmethod
     def usage(u: dict) -> dict:
-        prompt = u["input"] + u["cache_read"]
+        prompt = u["input"] + u["cache_read"] + u["cache_write"]
         return {
             "prompt_tokens": prompt,
             "completion_tokens": u["output"],
             "total_tokens": prompt + u["output"],
-            "prompt_tokens_details": {"cached_tokens": u["cache_read"]},
+            "prompt_tokens_details": {"cached_tokens": u["cache_read"], "cache_write_tokens": u["cache_write"]},
             "completion_tokens_details": {"reasoning_tokens": u["reasoning"]},
         }
 
@@ -382,6 +382,7 @@ class _Messages:
             "output_tokens": u["output"] if output is None else output,
             "cache_read_input_tokens": u["cache_read"],
             "cache_creation_input_tokens": u["cache_write"],
+            "output_tokens_details": {"thinking_tokens": u["reasoning"]},
         }
 
     @staticmethod
@@ -442,7 +443,7 @@ class _Messages:
                 for piece in _arg_pieces(json.dumps(block["input"])):
                     ev("content_block_delta", True, index=idx, delta={"type": "input_json_delta", "partial_json": piece})
             ev("content_block_stop", index=idx)
-        ev("message_delta", delta={"stop_reason": _Messages.stop_reason(step), "stop_sequence": None}, usage={"output_tokens": u["output"]})
+        ev("message_delta", delta={"stop_reason": _Messages.stop_reason(step), "stop_sequence": None}, usage={"output_tokens": u["output"], "output_tokens_details": {"thinking_tokens": u["reasoning"]}})
         ev("message_stop")
         return out
 

@@ -35,6 +35,15 @@ def test_text_answer_usage(wire_server, mode, stream):
 
 
 @pytest.mark.parametrize("stream", [True, False])
+def test_usage_normalised_with_cache_and_reasoning(wire_server, mode, stream):
+    """Every API spells usage its own way; all come out in one shape."""
+    wire_server.push(reply("ok", reasoning="hmm", usage={"input": 30, "output": 9, "cache_read": 4, "cache_write": 7, "reasoning": 3}))
+    resp = make_provider(wire_server, mode).complete(request(stream=stream), Recorder())
+    assert resp.usage == {"input_tokens": 30, "output_tokens": 9, "cache_read_tokens": 4, "cache_write_tokens": 7,
+                          "reasoning_tokens": 3, "request_count": 1, "prompt_tokens": 41, "total_tokens": 50}
+
+
+@pytest.mark.parametrize("stream", [True, False])
 def test_parallel_tool_calls_and_results_round_trip(wire_server, mode, stream):
     wire_server.push(reply(tool_calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]), reply("Paris 21C, Oslo 5C."))
     provider = make_provider(wire_server, mode)
