@@ -123,6 +123,20 @@ def test_stream_cut_is_an_error_not_a_short_answer(wire_server, mode):
     assert emit.text() == "a b "  # what was shown before the cut
 
 
+@pytest.mark.parametrize("step", [
+    cut(after=3, text=["a ", "b ", "c"]),  # every text delta arrived, the closing events did not
+    cut(after=2, text=None, tool_calls=[("get_weather", {"city": "Paris"})]),  # whole arguments, no final event
+])
+def test_clean_eof_after_all_deltas_is_an_error(wire_server, mode, step):
+    """A close-delimited stream that ends cleanly but without its final event
+    (finish_reason / response.completed / message_stop) is truncated, never a
+    short answer or a tool call to run."""
+    wire_server.push(step)
+    with pytest.raises(ProviderError) as exc:
+        make_provider(wire_server, mode).complete(request(), Recorder())
+    assert exc.value.reason == "transport" and "stream ended before" in str(exc.value)
+
+
 def test_chunked_cut_and_stream_error(wire_server, mode):
     wire_server.push(cut(after=1, chunked=True), stream_error(after=1))
     provider = make_provider(wire_server, mode)
