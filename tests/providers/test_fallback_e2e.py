@@ -227,7 +227,7 @@ def test_rate_limit_without_fallback_waits_retry_after_capped(make_agent, make_w
     ``retry-after``, capped by ``agent.retry_max_delay``."""
     server = make_wire_server()
     config = {"agent": {"retry_base_delay": 0.01, "retry_max_delay": 0.3, "fallback_cooldown": 0.01}}
-    agent = make_agent(*PLUGINS, *plugins, config=config, api_mode="chat_completions", base_url=server.openai_url)
+    agent = make_agent(*PLUGINS, config=config, api_mode="chat_completions", base_url=server.openai_url)
     server.push(error(429, retry_after=0.15), error(429, retry_after=3600), reply("after waiting"))
     started = time.monotonic()
     assert agent.run_conversation("hello")["final_response"] == "after waiting"
