@@ -73,6 +73,7 @@ def _setting(agent: Any, key: str) -> float:
 # Literal keys are not read from config (keys live in environment variables);
 # they are dropped so they never travel in a ProviderConfig into hook payloads.
 LITERAL_KEYS = ("api_key", "key")
+_warned: set = set()
 
 
 def _entry(i: int, entry: dict) -> dict:
@@ -81,7 +82,8 @@ def _entry(i: int, entry: dict) -> dict:
         entry["api_key_env"] = entry.pop("key_env")  # hermes-agent's spelling
     entry.pop("key_env", None)
     for name in LITERAL_KEYS:
-        if entry.pop(name, None) is not None:
+        if entry.pop(name, None) is not None and (i, name) not in _warned:
+            _warned.add((i, name))
             log.warning("fallback_providers[%d]: '%s' in config is ignored; put the key in an environment "
                         "variable and name it with api_key_env", i, name)
     return entry

@@ -424,7 +424,9 @@ class _Messages:
 
         u = _usage(step)
         start = _Messages.body(step, n, model)
-        start.update(content=[], stop_reason=None, usage=_Messages.usage(u, output=1))
+        start_usage = _Messages.usage(u, output=1)
+        del start_usage["output_tokens_details"]  # thinking is counted with the final output, in message_delta
+        start.update(content=[], stop_reason=None, usage=start_usage)
         ev("message_start", message=start)
         for idx, block in enumerate(_Messages.blocks(step, n)):
             if block["type"] == "thinking":
