@@ -593,13 +593,22 @@ class Agent:
             attempt += 1
             turn.failures.append((pconf.label(), str(error)))
             self._fire_api_error(turn, pconf, error, attempt, started)
-            decision = self.hook.on_provider_error(
-                failure=ProviderFailure(
-                    error=error, config=pconf, primary=self.primary, attempt=attempt,
-                    delta_shown=emitter.delta_shown, history=list(turn.failures), turn_state=turn.policy_state,
-                ),
-                agent=self,
-            )
+            refreshed_now = False
+            while True:
+                decision = self.hook.on_provider_error(
+                    failure=ProviderFailure(
+                        error=error, config=pconf, primary=self.primary, attempt=attempt,
+                        delta_shown=emitter.delta_shown, history=list(turn.failures), turn_state=turn.policy_state,
+                    ),
+                    agent=self,
+                )
+                if not (isinstance(decision, RefreshCredentials) and pconf not in refreshed):
+                    break
+                refreshed.add(pconf)
+                if self._refresh(pconf) is not False:
+                    refreshed_now = True  # call again with the re-read key
+                    break
+                attempt += 1  # the key did not change: ask again rather than repeat a call bound to fail
             if isinstance(decision, Retry):
                 self.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
                 if self._interrupt.wait(max(0.0, decision.delay)):
@@ -607,20 +616,26 @@ class Agent:
             elif isinstance(decision, SwitchProvider):
                 self.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
                 self.provider_config, attempt = decision.config, 0
-            elif isinstance(decision, RefreshCredentials) and pconf not in refreshed:
-                refreshed.add(pconf)
-                refresh = getattr(self._providers.get(pconf), "refresh_credentials", None)
-                if refresh is not None:
-                    try:
-                        refresh()
-                    except Exception as exc:
-                        log.warning("refreshing credentials of %s failed: %s", pconf.label(), exc)
+            elif refreshed_now:
+                pass
             elif isinstance(decision, Compress) and not compressed and offer_tools and self.compress("overflow"):
                 compressed = True
                 request_messages = self._request_messages("")
             else:
                 message = decision.message if isinstance(decision, GiveUp) and decision.message else _summary(turn.failures)
                 return GiveUp(message)
+
+    def _refresh(self, pconf: ProviderConfig):
+        """Ask the provider to re-read its key: True/None if it may have
+        changed, False if the provider says it did not."""
+        refresh = getattr(self._providers.get(pconf), "refresh_credentials", None)
+        if refresh is None:
+            return None
+        try:
+            return refresh()
+        except Exception as exc:
+            log.warning("refreshing credentials of %s failed: %s", pconf.label(), exc)
+            return None
 
     def _interruptible(self, provider, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
         """Run the provider call on the agent's model-call thread; wait for

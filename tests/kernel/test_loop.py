@@ -447,3 +447,31 @@ def test_console_prints_a_rewritten_answer_after_the_stream():
     assert out.getvalue().endswith("QUIET\nsame\n")
     console.end_answer("not streamed at all")
     assert out.getvalue().endswith("same\nnot streamed at all\n")
+
+
+def test_a_refresh_that_changes_nothing_asks_the_policy_again_instead_of_calling(make_agent):
+    from kernel.types import ModelResponse
+
+    calls = []
+
+    class SameKey:
+        __name__ = "same-key"
+
+        @hookimpl
+        def register_model_providers(self, register):
+            class P:
+                def complete(self, request, emit):
+                    calls.append("call")
+                    raise ProviderError("bad key", reason="auth", status_code=401)
+
+                def refresh_credentials(self):
+                    calls.append("refresh")
+                    return False  # the same key again
+
+            register("same-key", lambda cfg: P())
+
+    policy = Policy([RefreshCredentials(), GiveUp("moved on")])
+    agent = make_agent(SameKey(), policy, api_mode="same-key")
+    result = agent.run_conversation("x")
+    assert calls == ["call", "refresh"] and result["error"] == "moved on"
+    assert [f.attempt for f in policy.failures] == [1, 2]

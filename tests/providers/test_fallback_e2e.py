@@ -100,12 +100,28 @@ def test_auth_refresh_then_success(chain_agent, monkeypatch):
     assert fb.requests == []
 
 
-def test_auth_twice_falls_back(chain_agent):
+def test_auth_twice_falls_back(chain_agent, monkeypatch):
+    monkeypatch.setenv("PRIMARY_KEY", "old-key")
+    agent, primary, (fb,) = chain_agent()
+    agent.primary = agent.provider_config = agent.primary.with_(api_key_env="PRIMARY_KEY")
+
+    def rotate(request):  # a new key is read on refresh, and it is rejected too
+        os.environ["PRIMARY_KEY"] = "new-key"
+        return error(401)
+
+    primary.push(rotate, error(401))
+    fb.push(reply("fallback answers"))
+    assert agent.run_conversation("hello")["final_response"] == "fallback answers"
+    assert [r.headers["authorization"] for r in primary.requests] == ["Bearer old-key", "Bearer new-key"]
+    assert len(fb.requests) == 1
+
+
+def test_auth_with_an_unchanged_key_falls_back_without_a_second_call(chain_agent):
     agent, primary, (fb,) = chain_agent()
     primary.push(error(401), error(401))
     fb.push(reply("fallback answers"))
     assert agent.run_conversation("hello")["final_response"] == "fallback answers"
-    assert len(primary.requests) == 2 and len(fb.requests) == 1
+    assert len(primary.requests) == 1 and len(fb.requests) == 1  # re-reading gave the same key: no pointless retry
 
 
 def test_api_key_env_of_fallback_entry_is_used(chain_agent, monkeypatch):
@@ -164,7 +180,7 @@ def test_all_providers_failing_lists_each(chain_agent):
     message = result["error"]
     assert message.startswith("every provider failed")
     assert "server (500)" in message and "auth (401)" in message and "bad tool schema" in message
-    assert [len(s.requests) for s in (primary, *fbs)] == [3, 2, 1]
+    assert [len(s.requests) for s in (primary, *fbs)] == [3, 1, 1]  # the 401: its key re-read unchanged, not called again
 
 
 class Deltas:

@@ -1,6 +1,7 @@
 """API keys never reach hook payloads, results, stored messages or logs."""
 
 import logging
+import os
 
 import pytest
 
@@ -51,7 +52,11 @@ def test_key_never_in_payloads_results_or_logs(make_agent, wire_server, mode, mo
     agent = make_agent(openai_chat, openai_responses, anthropic_messages, resolve, fallback, callbacks=[seen],
                        config={"agent": {"retry_base_delay": 0.01}}, api_mode=mode, base_url=base_url(wire_server, mode),
                        api_key_env="MY_PROVIDER_KEY")
-    wire_server.push(error(401, message=f"Incorrect API key provided: {KEY}"), error(500), reply("fine"))
+    def rotate(request):  # the key is rotated while the call fails; refreshing reads the new one
+        os.environ["MY_PROVIDER_KEY"] = KEY + "-rotated"
+        return error(401, message=f"Incorrect API key provided: {KEY}")
+
+    wire_server.push(rotate, error(500), reply("fine"))
     result = agent.run_conversation("hi")
     assert result["final_response"] == "fine"
     assert wire_server.requests[0].headers["authorization"] == f"Bearer {KEY}"  # it was used...
@@ -88,7 +93,11 @@ def test_key_never_in_the_session_store(make_agent, make_wire_server, hermes_hom
                                       "api_key_env": "FALLBACK_PROVIDER_KEY"}]}
     agent = make_agent(openai_chat, openai_responses, anthropic_messages, resolve, fallback, sessions, callbacks=[seen],
                        config=config, api_mode=mode, base_url=base_url(primary, mode), api_key_env="MY_PROVIDER_KEY")
-    primary.push(error(401, message=f"Incorrect API key provided: {KEY}"), reply("fine"))
+    def rotate(request):  # a new key is read on refresh (it holds the secret marker too)
+        os.environ["MY_PROVIDER_KEY"] = KEY + "-rotated"
+        return error(401, message=f"Incorrect API key provided: {KEY}")
+
+    primary.push(rotate, reply("fine"))
     assert agent.run_conversation("first")["final_response"] == "fine"
     echo = f"bad key {KEY} / {KEY.replace('VERYSECRET', 'FBSECRET')}"
     primary.push(error(401, message=echo), error(401, message=echo))
