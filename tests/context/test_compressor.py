@@ -192,6 +192,9 @@ def test_context_windows_and_override():
         ({"compression": {"threshold": 0}}, "compression.threshold"),
         ({"compression": {"protect_last_n": -1}}, "compression.protect_last_n"),
         ({"model_context_length": "big"}, "model_context_length"),
+        ({"auxiliary": {"compression": "cheap-model"}}, "auxiliary.compression"),
+        ({"auxiliary": {"compression": {"model": 3}}}, "auxiliary.compression.model"),
+        ({"auxiliary": {"compression": {"model": "m", "timeout": 0}}}, "auxiliary.compression.timeout"),
     ],
 )
 def test_bad_config_is_a_clear_error(data, key):

@@ -164,3 +164,80 @@ def test_slash_compress_and_context(make_agent):
     assert reply.startswith("compressed 6 messages to ") and agent.parent_session_id == old and old in reply
     validate(agent.messages)
     assert "compressions so far: 1" in commands["context"].factory("", agent)
+
+
+class AuxProviders:
+    """A second model provider ``aux``: records its requests, answers or fails."""
+
+    __name__ = "aux-providers"
+
+    def __init__(self, answer="AUX SUMMARY: questions 0 and 1", error=None):
+        self.answer, self.error = answer, error
+        self.requests, self.configs = [], []
+
+    @hookimpl
+    def register_model_providers(self, register):
+        plugin = self
+
+        class Aux:
+            def complete(self, request, emit):
+                from kernel.types import ModelResponse
+
+                plugin.requests.append(request)
+                if plugin.error is not None:
+                    raise plugin.error
+                return ModelResponse(content=plugin.answer)
+
+        def factory(config):
+            plugin.configs.append(config)
+            return Aux()
+
+        register("aux", factory)
+
+
+def _three_questions(agent):
+    for i in range(3):
+        assert agent.run_conversation(f"question {i} " + "q" * 600)["exit_reason"] == "completed"
+
+
+def test_summary_comes_from_the_auxiliary_model(make_agent, recorder):
+    rec = recorder("on_stream_delta")
+    aux = AuxProviders()
+    model = Model()
+    config = {**SMALL, "auxiliary": {"compression": {"model": "cheap-model", "api_mode": "aux",
+                                                    "base_url": "http://127.0.0.1:9/v1", "timeout": 7}}}
+    agent = make_agent(compressor, aux, script=script(model), config=config, callbacks=[rec])
+    _three_questions(agent)
+    assert agent.context_engine.compression_count == 1 and agent.context_engine.fallback_count == 0
+    assert model.summary_prompts == []  # the conversation's model wrote no summary
+    (request,) = aux.requests
+    assert request.model == "cheap-model" and request.tools == [] and request.messages[0]["content"] == SUMMARY_INSTRUCTIONS
+    assert "question 1" in request.messages[-1]["content"]
+    (built,) = aux.configs
+    assert built.base_url == "http://127.0.0.1:9/v1" and built.options()["timeout"] == 7
+    assert any("AUX SUMMARY" in str(m["content"]) for m in agent.messages)
+    assert all("AUX SUMMARY" not in d["text"] for d in rec.of("on_stream_delta"))  # never shown as an answer
+    validate(agent.messages)
+
+
+def test_auxiliary_model_name_alone_keeps_the_conversations_endpoint(make_agent):
+    model = Model()
+    config = {**SMALL, "auxiliary": {"compression": {"model": "summary-model", "provider": "auto"}}}
+    agent = make_agent(compressor, script=script(model), config=config)
+    _three_questions(agent)
+    summary_requests = [r for r in agent.scripted.requests if is_summary_request(r)]
+    assert [r.model for r in summary_requests] == ["summary-model"]
+    assert {r.model for r in agent.scripted.requests if not is_summary_request(r)} == {"test-model"}
+
+
+def test_a_failing_auxiliary_model_falls_back_to_the_deterministic_summary(make_agent):
+    aux = AuxProviders(error=ProviderError("overloaded", reason="server", status_code=529))
+    model = Model()
+    config = {**SMALL, "auxiliary": {"compression": {"model": "cheap-model", "api_mode": "aux"}}}
+    agent = make_agent(compressor, aux, script=script(model), config=config)
+    _three_questions(agent)
+    assert len(aux.requests) == 1 and model.summary_prompts == []
+    assert agent.context_engine.compression_count == 1 and agent.context_engine.fallback_count == 1
+    summary = next(m["content"] for m in agent.messages if SUMMARY_PREFIX in str(m["content"]))
+    assert "unavailable" in summary and "- assistant: answer" in summary
+    validate(agent.messages)
