@@ -241,3 +241,23 @@ def test_a_failing_auxiliary_model_falls_back_to_the_deterministic_summary(make_
     summary = next(m["content"] for m in agent.messages if SUMMARY_PREFIX in str(m["content"]))
     assert "unavailable" in summary and "- assistant: answer" in summary
     validate(agent.messages)
+
+
+def test_the_default_policy_compresses_once_on_overflow_then_gives_up(make_agent):
+    from plugins import fallback
+
+    overflow = ProviderError("prompt is too long", reason="context_overflow", status_code=400)
+    model = Model()
+    agent = make_agent(compressor, fallback, script=[model, model, overflow, model, model, overflow, model, overflow])
+    agent.chat("question 0")
+    agent.chat("question 1")
+    old = agent.session_id
+    result = agent.run_conversation("question 2")  # overflow, summary, the retry answers
+    assert result["exit_reason"] == "completed" and agent.parent_session_id == old
+    assert agent.context_engine.compression_count == 1
+
+    result = agent.run_conversation("question 3")  # overflow, summary, overflow again: no loop
+    assert result["exit_reason"] == "error" and "too long" in result["error"]
+    assert agent.context_engine.compression_count == 2
+    assert len(agent.scripted.requests) == 8  # the script was used up exactly: one retry, not more
+    validate(agent.messages)
