@@ -160,7 +160,12 @@ class FtsMemory(MemoryBackend):
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         self.session_id = session_id or ""
-        self._connect().close()  # create the file and schema now: errors show at start
+        try:
+            self._connect().close()  # create the file and schema now: errors show at start
+        except sqlite3.DatabaseError as exc:
+            raise RuntimeError(
+                f"{self.path}: {exc}. The file was left as it is; move it aside to start a new fact store"
+            ) from None
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", **kwargs: Any) -> None:
         self.session_id = new_session_id or ""

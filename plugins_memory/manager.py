@@ -174,8 +174,11 @@ class MemoryRuntime:
         }
         try:
             backend.initialize(self.session_id, **kwargs)
-        except Exception:
-            log.exception("memory backend %r failed to initialize; using file memory only", name)
+        except Exception as exc:
+            # one line for the user; the traceback (a plugin author's concern) at debug level
+            log.error("memory backend %r failed to initialize (%s: %s); using file memory only",
+                      name, type(exc).__name__, exc)
+            log.debug("memory backend %r initialize", name, exc_info=True)
             return None
         return backend
 

@@ -126,3 +126,25 @@ def test_fts_backend_through_the_agent(make_agent, hermes_home):
 def test_fts_tools_not_registered_unless_selected(make_agent):
     agent = make_agent(manager, fts_memory, script=["hi"])
     assert "memory_search" not in agent.tools and "memory" in agent.tools
+
+
+def test_a_damaged_fact_store_is_one_clear_line_and_left_alone(make_agent, hermes_home, caplog):
+    import logging
+
+    facts = hermes_home / "memories" / "facts.db"
+    facts.parent.mkdir(parents=True)
+    facts.write_bytes(b"\x00not sqlite at all\n" * 300)
+    before = facts.read_bytes()
+    with caplog.at_level(logging.INFO):
+        agent = make_agent(
+            manager, fts_memory, config={"memory": {"provider": "fts"}},
+            script=[{"tool_calls": [("memory_save", {"content": "x"})]}, "carried on"],
+        )
+        assert agent.chat("remember x") == "carried on"
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is None
+    line = errors[0].getMessage()
+    assert "failed to initialize" in line and str(facts) in line and "move it aside" in line
+    result = json.loads([m for m in agent.messages if m["role"] == "tool"][0]["content"])
+    assert "not active" in result["error"]
+    assert facts.read_bytes() == before
