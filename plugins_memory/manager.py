@@ -19,6 +19,8 @@ Hooks:
 * ``on_pre_compress``: waits for pending writes, then asks the backend for
   notes; they are left in ``agent.state["compression_notes"]`` for the
   context engine. (File memory is written at once, so it is already on disk.)
+* ``subagent_start`` / ``subagent_stop``: the backend's ``on_delegation`` with
+  the child's goal and summary (on the worker).
 * ``on_session_start`` / ``on_session_finalize``: session switch, session end
   and, on ``reason="shutdown"``, shutdown of the backend.
 * ``register_tools``: the ``memory`` tool (toolset ``memory``).
@@ -147,6 +149,7 @@ class MemoryRuntime:
         self.worker = _Worker("hermes-memory-sync")
         self._prefetching: Optional[threading.Thread] = None
         self._before_compression: Optional[list] = None  # the ending session's history
+        self.goals: dict = {}  # child session id -> the goal delegated to it
         self.session_id = getattr(agent, "session_id", "") or ""
         self.backend = self._make_backend()
 
@@ -354,6 +357,30 @@ def on_pre_compress(messages, agent):
     notes = runtime(agent).pre_compress(list(messages or []))
     if notes.strip():
         agent.state.setdefault(NOTES_KEY, []).append(notes.strip())
+
+
+@hookimpl
+def subagent_start(child_session_id, child_goal, agent):
+    rt = runtime(agent, create=False)
+    if rt is not None and rt.backend is not None:
+        with _create_lock:
+            rt.goals[child_session_id] = child_goal or ""
+
+
+@hookimpl
+def subagent_stop(child_session_id, child_summary, child_status, agent):
+    rt = runtime(agent, create=False)
+    backend = rt.backend if rt is not None else None
+    hook = getattr(backend, "on_delegation", None)  # a duck-typed backend may not have it
+    if hook is None:
+        return
+    with _create_lock:
+        goal = rt.goals.pop(child_session_id, "")
+    result = child_summary or ""
+    if child_status and child_status != "completed":
+        result = f"[{child_status}] {result}"
+    rt.worker.submit(f"{backend.name}.on_delegation", hook, goal, result,
+                     child_session_id=child_session_id or "")
 
 
 @hookimpl
