@@ -31,6 +31,7 @@ an overflow always runs), ``compression.threshold``,
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
@@ -479,8 +480,27 @@ def _auxiliary_summarizer(agent: Any, aux: Any, context_length: int) -> Optional
         messages = [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": prompt}]
         request = ModelRequest(model=pconf.model, messages=messages, tools=[], tool_choice="none", stream=False,
                                max_tokens=max_tokens, session_id=getattr(agent, "session_id", "") or "")
-        response = provider_for(pconf).complete(request, _Quiet())
-        return getattr(response, "content", None) or ""
+        provider = provider_for(pconf)
+        box: dict = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["response"] = provider.complete(request, _Quiet())
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        # on its own thread, so Ctrl+C (agent.interrupt) is not stuck behind a slow summary
+        threading.Thread(target=work, name="hermes-aux-summary", daemon=True).start()
+        while not done.wait(0.05):
+            if getattr(agent, "interrupted", False):
+                request.cancel_event.set()
+                raise RuntimeError("interrupted while the auxiliary model was summarising")
+        if "error" in box:
+            raise box["error"]
+        return getattr(box.get("response"), "content", None) or ""
 
     return summarize
 

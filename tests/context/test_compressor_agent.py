@@ -261,3 +261,43 @@ def test_the_default_policy_compresses_once_on_overflow_then_gives_up(make_agent
     assert agent.context_engine.compression_count == 2
     assert len(agent.scripted.requests) == 8  # the script was used up exactly: one retry, not more
     validate(agent.messages)
+
+
+def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent):
+    import threading
+    import time
+
+    from kernel.config import Config
+    from plugins.compressor import _auxiliary_summarizer, auxiliary_provider_config
+
+    released, cancelled = threading.Event(), []
+
+    class Slow:
+        def complete(self, request, emit):
+            released.wait(10)
+            cancelled.append(request.cancelled)
+
+    class FakeAgent:
+        session_id, interrupted = "s", False
+        provider_config = None
+
+        def provider_for(self, pconf):
+            return Slow()
+
+    agent = FakeAgent()
+    aux = auxiliary_provider_config(Config({"auxiliary": {"compression": {"model": "m", "api_mode": "slow"}}}))
+    summarize = _auxiliary_summarizer(agent, aux, 128_000)
+    threading.Timer(0.1, lambda: setattr(agent, "interrupted", True)).start()
+    started = time.monotonic()
+    try:
+        summarize("text")
+    except RuntimeError as exc:
+        assert "interrupted" in str(exc)
+    else:
+        raise AssertionError("the summary should have been abandoned")
+    assert time.monotonic() - started < 2
+    released.set()
+    deadline = time.monotonic() + 5
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cancelled == [True]  # the provider can see the request was abandoned
