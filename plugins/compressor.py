@@ -467,8 +467,8 @@ def _auxiliary_summarizer(agent: Any, aux: Any, context_length: int) -> Optional
     if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
         # only a model named: the same endpoint and key as the conversation
         pconf = main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
-    else:
-        pconf = aux
+    else:  # another endpoint; without a model of its own it serves the conversation's model name
+        pconf = aux if aux.model or main is None else aux.with_(model=main.model)
     max_tokens = _summary_max_tokens(context_length)
 
     class _Quiet:  # the summary is not part of the conversation: show nothing
