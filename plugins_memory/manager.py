@@ -405,12 +405,16 @@ def register_tools(register, config):
         result = run_memory_tool(store, args)
         backend = rt.backend if rt is not None else None
         if backend is not None:
+            extra = {}
+            if isinstance(args.get("old_text"), str) and _accepts_metadata(backend.on_memory_write):
+                extra["metadata"] = {"old_text": args["old_text"]}
             rt.worker.submit(
                 f"{backend.name}.on_memory_write",
                 backend.on_memory_write,
                 args.get("action"),
                 args.get("target"),
                 args.get("content") or args.get("old_text") or "",
+                **extra,
             )
         return result
 
@@ -424,6 +428,17 @@ def register_tools(register, config):
             parallel_safe=False,
         )
     )
+
+
+def _accepts_metadata(fn: Callable) -> bool:
+    """Backends written to the older three-argument ``on_memory_write`` get no metadata."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "metadata" or p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _memory_command(raw_args: str, agent: Any) -> str:

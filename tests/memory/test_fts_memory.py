@@ -81,9 +81,31 @@ def test_forget_removes_from_the_index(fts):
 
 def test_memory_tool_writes_are_indexed(fts):
     fts.on_memory_write("add", "user", "Ada works at the observatory")
-    fts.on_memory_write("remove", "user", "Ada")
+    fts.on_memory_write("add", "memory", "the observatory wifi is slow")
+    fts._tool_save({"content": "Ada's observatory has a red door"})
     hits = fts.search("observatory")
-    assert [h["tags"] for h in hits] == ["memory-tool:user"]
+    assert sorted(h["tags"] for h in hits) == ["", "memory-tool:memory", "memory-tool:user"]
+    # replace and remove in the built-in memory take the mirrored fact along, nothing else
+    fts.on_memory_write("replace", "user", "Ada works at the planetarium", {"old_text": "observatory"})
+    assert sorted(h["content"] for h in fts.search("observatory planetarium")) == [
+        "Ada works at the planetarium", "Ada's observatory has a red door", "the observatory wifi is slow"]
+    fts.on_memory_write("remove", "memory", "wifi")
+    assert [h["content"] for h in fts.search("wifi")] == []
+
+
+def test_removing_from_memory_stops_the_recall(make_agent, hermes_home):
+    script = [
+        {"tool_calls": [("memory", {"action": "add", "target": "user", "content": "Password hint: blue whale"})]},
+        {"tool_calls": [("memory", {"action": "remove", "target": "user", "old_text": "blue whale"})]},
+        "forgotten",
+    ]
+    agent = make_agent(manager, fts_memory, config={"memory": {"provider": "fts"}}, script=script)
+    assert agent.chat("remember then forget my hint") == "forgotten"
+    assert manager.runtime(agent).worker.drain(5)
+    later = make_agent(manager, fts_memory, config={"memory": {"provider": "fts"}}, script=["no idea"])
+    later.chat("what is my password hint, the whale one?")
+    user = [m for m in later.scripted.requests[0].messages if m["role"] == "user"][-1]["content"]
+    assert "blue whale" not in user and "<memory-context>" not in user
 
 
 def test_fts_backend_through_the_agent(make_agent, hermes_home):
