@@ -110,7 +110,10 @@ class NotesBackend(MemoryBackend):
     name = "notes"
 
     def __init__(self):
-        self.ended = []
+        self.ended, self.switches = [], []
+
+    def on_session_switch(self, new_session_id, *, parent_session_id="", **kwargs):
+        self.switches.append((new_session_id, parent_session_id))
 
     def is_available(self):
         return True
@@ -141,11 +144,13 @@ def test_memory_notes_reach_the_summary_and_the_old_session_ends(make_agent):
     notes = NotesPlugin()
     config = {**SMALL, "memory": {"provider": "notes"}}
     agent = make_agent(manager, notes, compressor, script=script(model), config=config)
+    first = agent.session_id
     for i in range(3):
         agent.chat(f"question {i} " + "q" * 600)
     assert agent.context_engine.compression_count == 1
     assert "MEMO: the user's name is Ada" in model.summary_prompts[0]
     manager.runtime(agent).worker.drain(5)
+    assert notes.backend.switches == [(agent.session_id, first)]  # told about the new, linked session
     # the backend saw the end of the old session with its full, uncompressed history
     (ended,) = notes.backend.ended
     assert sum(1 for m in ended if m["role"] == "user") == 3
