@@ -288,6 +288,10 @@ def test_parent_interrupt_reaches_running_children(make_agent):
     thread = threading.Thread(target=lambda: box.update(result=agent.run_conversation("go")))
     thread.start()
     assert started.wait(5)
+    deadline = time.monotonic() + 5
+    while len(d.child_requests) < 2:  # both children running (an early interrupt leaves one not_started)
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
     t0 = time.monotonic()
     agent.interrupt()
     thread.join(5)
