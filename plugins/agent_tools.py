@@ -172,9 +172,11 @@ CLARIFY_TOOL = Tool(
 # ==========================================================================
 # delegate_task
 
-# Children never talk to the user or write long-term memory; whether they may
+# Children never talk to the user or write long-term memory, nor message
+# people, run code sandboxes or schedule jobs when a plugin offers those tools
+# (hermes-agent's names, reachable through hermes-compat); whether they may
 # delegate depends on the depth limit.
-BLOCKED_IN_CHILDREN = frozenset({"clarify", "memory"})
+BLOCKED_IN_CHILDREN = frozenset({"clarify", "memory", "send_message", "execute_code", "cronjob"})
 MAX_TASKS_PER_CALL = 10
 
 CHILD_PROMPT = """You are a subagent: a parent agent gave you one task. Work on it on your own with your tools; \

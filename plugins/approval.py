@@ -201,7 +201,21 @@ def pre_tool_call(tool_name, args, agent):
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
         return None  # the tool itself rejects a bad command
-    config = _config(agent)
+    try:
+        return _check(command, _config(agent))
+    except Exception as exc:
+        # The host would log a raising hook and run the command: a broken
+        # check must ask instead (and so fail closed when nobody answers).
+        log.exception("approval check failed for %r", command[:200])
+        return {
+            "action": "approve",
+            "message": f"The safety check of this command failed ({type(exc).__name__}: {exc}). "
+                       f"Command: {command.strip()[:500]}",
+            "rule_key": "approval_check_failed",
+        }
+
+
+def _check(command: str, config):
     for glob in _strings(config, "approvals.deny"):
         if fnmatch.fnmatchcase(command.strip(), glob):
             return {"action": "block", "message": f"This command is denied by the approvals.deny rule {glob!r}; do not retry it."}

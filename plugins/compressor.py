@@ -11,6 +11,9 @@ compression (``reason="overflow"``).
 and the last ``compression.protect_last_n`` (20) messages, moves both
 boundaries so that an assistant's tool calls always stay with their results,
 and replaces the middle with one user message holding a summary written by the
+auxiliary model when ``auxiliary.compression`` names one (``model``, and
+optionally ``provider``, ``base_url``, ``api_mode``, ``api_key_env``,
+``timeout``; a cheaper model than the one in the conversation), else by the
 agent's current model (``agent.complete_once``). If that call fails the
 summary is a deterministic list of the compressed messages, so compression
 never fails for want of a model. The kernel does the rest: ``on_pre_compress``
@@ -28,6 +31,7 @@ an overflow always runs), ``compression.threshold``,
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
@@ -244,6 +248,7 @@ class Compressor:
 
             raise ConfigError(f"model_context_length: expected an integer of at least 1024 tokens, got {override!r}")
         self.context_override = override
+        self.auxiliary = auxiliary_provider_config(config)  # None: the agent's own model
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.last_total_tokens = 0
@@ -349,7 +354,8 @@ class Compressor:
         return _clip(text, budget) if len(text) > budget else text
 
     def _summary(self, middle: list, names: dict, notes: str, agent: Any, previous: list = ()) -> str:
-        summarize = self.summarize or _agent_summarizer(agent, self.context_length)
+        summarize = self.summarize or _auxiliary_summarizer(agent, self.auxiliary, self.context_length) \
+            or _agent_summarizer(agent, self.context_length)
         earlier = "\n\n".join(previous)
         if summarize is not None:
             prompt = "Conversation to summarise:\n\n" + self._fitting_transcript(middle, names)
@@ -411,11 +417,99 @@ def _lift_summaries(head: list) -> tuple:
     return out, blocks, later
 
 
+def _summary_max_tokens(context_length: int) -> int:
+    return max(1024, min(context_length // 20, 8_000))
+
+
+AUX_FIELDS = ("model", "provider", "base_url", "api_mode", "api_key_env")
+
+
+def auxiliary_provider_config(config: Any) -> Optional[Any]:
+    """The ``auxiliary.compression`` block as a partial ProviderConfig, or
+    None when it names no model of its own (empty or ``auto``: use the
+    conversation's model). A malformed block is a ConfigError, not a silent
+    fall back to the expensive model."""
+    from kernel.config import ConfigError
+    from kernel.types import ProviderConfig
+
+    raw = config.get("auxiliary.compression", None)
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"auxiliary.compression: expected a mapping (model, provider, base_url, ...), got {raw!r}")
+    fields = {}
+    for key in AUX_FIELDS:
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ConfigError(f"auxiliary.compression.{key}: expected a string, got {value!r}")
+        if value.strip() and value.strip().lower() != "auto":
+            fields[key] = value.strip()
+    timeout = raw.get("timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
+        raise ConfigError(f"auxiliary.compression.timeout: expected a positive number of seconds, got {timeout!r}")
+    if not fields:
+        return None
+    extra = (("timeout", float(timeout)),) if timeout is not None else ()
+    return ProviderConfig(**fields, extra=extra)
+
+
+def _auxiliary_summarizer(agent: Any, aux: Any, context_length: int) -> Optional[Callable[[str], str]]:
+    """A summariser calling the auxiliary model directly: no tools, nothing
+    streamed, stored or retried (a failure means the deterministic summary)."""
+    provider_for = getattr(agent, "provider_for", None)
+    if aux is None or provider_for is None:
+        return None
+    from kernel.types import ModelRequest
+
+    main = getattr(agent, "provider_config", None)
+    if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
+        # only a model named: the same endpoint and key as the conversation
+        pconf = main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
+    else:  # another endpoint; without a model of its own it serves the conversation's model name
+        pconf = aux if aux.model or main is None else aux.with_(model=main.model)
+    max_tokens = _summary_max_tokens(context_length)
+
+    class _Quiet:  # the summary is not part of the conversation: show nothing
+        def delta(self, text): pass
+        def reasoning(self, text): pass
+        def tool_call(self, name, call_id): pass
+
+    def summarize(prompt: str) -> str:
+        messages = [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": prompt}]
+        request = ModelRequest(model=pconf.model, messages=messages, tools=[], tool_choice="none", stream=False,
+                               max_tokens=max_tokens, session_id=getattr(agent, "session_id", "") or "")
+        provider = provider_for(pconf)
+        box: dict = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["response"] = provider.complete(request, _Quiet())
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        # on its own thread, so Ctrl+C (agent.interrupt) is not stuck behind a slow summary
+        threading.Thread(target=work, name="hermes-aux-summary", daemon=True).start()
+        while not done.wait(0.05):
+            if getattr(agent, "interrupted", False):
+                request.cancel_event.set()
+                raise RuntimeError("interrupted while the auxiliary model was summarising")
+        if "error" in box:
+            raise box["error"]
+        return getattr(box.get("response"), "content", None) or ""
+
+    return summarize
+
+
 def _agent_summarizer(agent: Any, context_length: int) -> Optional[Callable[[str], str]]:
     complete_once = getattr(agent, "complete_once", None)
     if complete_once is None:
         return None
-    max_tokens = max(1024, min(context_length // 20, 8_000))
+    max_tokens = _summary_max_tokens(context_length)
 
     def summarize(prompt: str) -> str:
         messages = [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": prompt}]

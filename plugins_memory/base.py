@@ -25,6 +25,7 @@ Lifecycle, in order::
     on_memory_write(action, target, content)   mirrors writes of the built-in ``memory`` tool
     on_pre_compress(messages) -> str     before the context engine summarises the history
     on_session_switch(new_session_id, parent_session_id=)   the session rotated (compression)
+    on_delegation(task, result, child_session_id=)   a subagent of this agent finished
     on_session_end(messages)             a real session boundary
     shutdown()                           the agent is closed
 
@@ -96,6 +97,11 @@ class MemoryBackend(abc.ABC):
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", **kwargs: Any) -> None:
         """The conversation continues in a new session (after compression)."""
+
+    def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:
+        """A subagent (``delegate_task``) finished ``task`` with ``result`` (its
+        summary). Children have no backend of their own, so this is where
+        their work can reach long-term memory."""
 
     def on_session_end(self, messages: list) -> None:
         """A real session boundary (the agent is closed or the session replaced)."""

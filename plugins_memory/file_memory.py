@@ -205,8 +205,10 @@ class FileMemory:
     def _commit(self, target: str, entries: list[str], message: str, before: list[str]) -> WriteResult:
         text = render_entries(entries)
         limit = self.limits[target]
-        if len(text) > limit:
-            used = len(render_entries(before))
+        used = len(render_entries(before))
+        # A file already over its limit (edited by hand, limit lowered) must
+        # still shrink: only a write that grows it past the limit is refused.
+        if len(text) > limit and len(text) > used:
             raise ToolError(
                 f"{TARGETS[target]} would hold {len(text)} chars, over its limit of {limit} "
                 f"(now {used}/{limit} used, {max(limit - used, 0)} free). Nothing was saved. "

@@ -160,7 +160,12 @@ class FtsMemory(MemoryBackend):
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         self.session_id = session_id or ""
-        self._connect().close()  # create the file and schema now: errors show at start
+        try:
+            self._connect().close()  # create the file and schema now: errors show at start
+        except sqlite3.DatabaseError as exc:
+            raise RuntimeError(
+                f"{self.path}: {exc}. The file was left as it is; move it aside to start a new fact store"
+            ) from None
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", **kwargs: Any) -> None:
         self.session_id = new_session_id or ""
@@ -180,8 +185,15 @@ class FtsMemory(MemoryBackend):
         return "Saved facts that may be relevant:\n" + "\n".join(f"- {h['content']}" for h in hits)
 
     def on_memory_write(self, action: str, target: str, content: str, metadata: Optional[dict] = None) -> None:
+        tag = f"memory-tool:{target}"
+        old_text = (metadata or {}).get("old_text")
+        if action == "remove" and not old_text:
+            old_text = content  # the manager passes the removed text as content too
+        if action in ("replace", "remove") and isinstance(old_text, str) and old_text.strip():
+            # what the user had removed from memory must stop being recalled from here too
+            self._write("DELETE FROM facts WHERE tags = ? AND instr(content, ?) > 0", (tag, old_text.strip()))
         if action in ("add", "replace") and isinstance(content, str) and content.strip():
-            self.save(content.strip()[:MAX_FACT_CHARS], tags=f"memory-tool:{target}")
+            self.save(content.strip()[:MAX_FACT_CHARS], tags=tag)
 
     # -- tools
     def _tool_save(self, args: dict, ctx: Any = None) -> dict:

@@ -19,6 +19,8 @@ Hooks:
 * ``on_pre_compress``: waits for pending writes, then asks the backend for
   notes; they are left in ``agent.state["compression_notes"]`` for the
   context engine. (File memory is written at once, so it is already on disk.)
+* ``subagent_start`` / ``subagent_stop``: the backend's ``on_delegation`` with
+  the child's goal and summary (on the worker).
 * ``on_session_start`` / ``on_session_finalize``: session switch, session end
   and, on ``reason="shutdown"``, shutdown of the backend.
 * ``register_tools``: the ``memory`` tool (toolset ``memory``).
@@ -147,6 +149,7 @@ class MemoryRuntime:
         self.worker = _Worker("hermes-memory-sync")
         self._prefetching: Optional[threading.Thread] = None
         self._before_compression: Optional[list] = None  # the ending session's history
+        self.goals: dict = {}  # child session id -> the goal delegated to it
         self.session_id = getattr(agent, "session_id", "") or ""
         self.backend = self._make_backend()
 
@@ -174,8 +177,11 @@ class MemoryRuntime:
         }
         try:
             backend.initialize(self.session_id, **kwargs)
-        except Exception:
-            log.exception("memory backend %r failed to initialize; using file memory only", name)
+        except Exception as exc:
+            # one line for the user; the traceback (a plugin author's concern) at debug level
+            log.error("memory backend %r failed to initialize (%s: %s); using file memory only",
+                      name, type(exc).__name__, exc)
+            log.debug("memory backend %r initialize", name, exc_info=True)
             return None
         return backend
 
@@ -354,6 +360,30 @@ def on_pre_compress(messages, agent):
 
 
 @hookimpl
+def subagent_start(child_session_id, child_goal, agent):
+    rt = runtime(agent, create=False)
+    if rt is not None and rt.backend is not None:
+        with _create_lock:
+            rt.goals[child_session_id] = child_goal or ""
+
+
+@hookimpl
+def subagent_stop(child_session_id, child_summary, child_status, agent):
+    rt = runtime(agent, create=False)
+    backend = rt.backend if rt is not None else None
+    hook = getattr(backend, "on_delegation", None)  # a duck-typed backend may not have it
+    if hook is None:
+        return
+    with _create_lock:
+        goal = rt.goals.pop(child_session_id, "")
+    result = child_summary or ""
+    if child_status and child_status != "completed":
+        result = f"[{child_status}] {result}"
+    rt.worker.submit(f"{backend.name}.on_delegation", hook, goal, result,
+                     child_session_id=child_session_id or "")
+
+
+@hookimpl
 def on_session_finalize(reason, agent):
     rt = runtime(agent, create=False)
     if rt is None:
@@ -375,12 +405,16 @@ def register_tools(register, config):
         result = run_memory_tool(store, args)
         backend = rt.backend if rt is not None else None
         if backend is not None:
+            extra = {}
+            if isinstance(args.get("old_text"), str) and _accepts_metadata(backend.on_memory_write):
+                extra["metadata"] = {"old_text": args["old_text"]}
             rt.worker.submit(
                 f"{backend.name}.on_memory_write",
                 backend.on_memory_write,
                 args.get("action"),
                 args.get("target"),
                 args.get("content") or args.get("old_text") or "",
+                **extra,
             )
         return result
 
@@ -394,6 +428,17 @@ def register_tools(register, config):
             parallel_safe=False,
         )
     )
+
+
+def _accepts_metadata(fn: Callable) -> bool:
+    """Backends written to the older three-argument ``on_memory_write`` get no metadata."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "metadata" or p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _memory_command(raw_args: str, agent: Any) -> str:

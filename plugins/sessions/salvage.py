@@ -7,6 +7,7 @@ opened read-only and never changed.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,10 +76,52 @@ def _messages(conn: sqlite3.Connection, session_id: str) -> tuple[list, bool]:
     return [by_seq[k] for k in sorted(by_seq)], complete
 
 
+MAX_PADDING = 1 << 30  # a header claiming far more than that is itself damaged
+
+
+def _truncated_pages(path: Path) -> int:
+    """The size the header says the file has, when the file is shorter (a
+    copy or a disk that ran out midway); else 0. SQLite refuses every read of
+    such a file, even of pages that are all there."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return 0
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
+        return 0
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    want = int.from_bytes(header[28:32], "big") * page_size
+    return want if size < want <= size + MAX_PADDING else 0
+
+
+def _padded_copy(damaged: Path, want: int) -> Path:
+    """A scratch copy grown with zero pages to the size in its header: the
+    pages that are there become readable, the missing ones read as damaged."""
+    copy = damaged.with_name(damaged.name + ".salvage")
+    shutil.copyfile(damaged, copy)
+    with open(copy, "r+b") as f:
+        f.truncate(want)  # zeros (sparse where the filesystem can)
+    wal = damaged.with_name(damaged.name + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+    return copy
+
+
 def salvage(damaged: Path | str, store) -> SalvageReport:
     """Copy every readable session of ``damaged`` into ``store`` (a SessionStore)."""
     report = SalvageReport()
     damaged = Path(damaged)
+    want = _truncated_pages(damaged)
+    if want:
+        copy = _padded_copy(damaged, want)
+        try:
+            return _copy(copy, store, report)
+        finally:
+            for p in (copy, copy.with_name(copy.name + "-wal"), copy.with_name(copy.name + "-shm")):
+                p.unlink(missing_ok=True)
     companions = [damaged.with_name(damaged.name + sfx) for sfx in ("-wal", "-shm")]
     existed = {p for p in companions if p.exists()}
     try:

@@ -80,6 +80,18 @@ def test_compress_keeps_head_tail_and_pairs():
     assert eng.compression_count == 1 and len(out) < len(msgs)
 
 
+def test_defaults_half_the_window_first_3_last_20():
+    eng = engine()
+    assert (eng.threshold_percent, eng.protect_first_n, eng.protect_last_n) == (0.5, 3, 20)
+    assert eng.threshold_tokens == 64_000  # gpt-4o: 128,000 tokens
+    msgs = long_history(12)  # 60 messages; message 3 is a tool result, so the head takes its sibling too
+    out = eng.compress(msgs)
+    validate(out)
+    assert out[:4] == msgs[:4] and out[-19:] == msgs[-19:] and len(out) == 4 + 20
+    # the tail's first message is a user message: the summary goes in front of it (no two users in a row)
+    assert out[4]["content"].startswith(SUMMARY_PREFIX) and out[4]["content"].endswith(msgs[-20]["content"])
+
+
 def test_summary_merges_with_neighbouring_user_messages():
     msgs = [user("first"), assistant("a1"), user("second"), assistant("a2"), user("third"), assistant("a3"), user("now")]
     out = engine(protect_first_n=1, protect_last_n=1).compress(msgs)
@@ -192,6 +204,9 @@ def test_context_windows_and_override():
         ({"compression": {"threshold": 0}}, "compression.threshold"),
         ({"compression": {"protect_last_n": -1}}, "compression.protect_last_n"),
         ({"model_context_length": "big"}, "model_context_length"),
+        ({"auxiliary": {"compression": "cheap-model"}}, "auxiliary.compression"),
+        ({"auxiliary": {"compression": {"model": 3}}}, "auxiliary.compression.model"),
+        ({"auxiliary": {"compression": {"model": "m", "timeout": 0}}}, "auxiliary.compression.timeout"),
     ],
 )
 def test_bad_config_is_a_clear_error(data, key):

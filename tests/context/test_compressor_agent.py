@@ -110,7 +110,10 @@ class NotesBackend(MemoryBackend):
     name = "notes"
 
     def __init__(self):
-        self.ended = []
+        self.ended, self.switches = [], []
+
+    def on_session_switch(self, new_session_id, *, parent_session_id="", **kwargs):
+        self.switches.append((new_session_id, parent_session_id))
 
     def is_available(self):
         return True
@@ -141,11 +144,13 @@ def test_memory_notes_reach_the_summary_and_the_old_session_ends(make_agent):
     notes = NotesPlugin()
     config = {**SMALL, "memory": {"provider": "notes"}}
     agent = make_agent(manager, notes, compressor, script=script(model), config=config)
+    first = agent.session_id
     for i in range(3):
         agent.chat(f"question {i} " + "q" * 600)
     assert agent.context_engine.compression_count == 1
     assert "MEMO: the user's name is Ada" in model.summary_prompts[0]
     manager.runtime(agent).worker.drain(5)
+    assert notes.backend.switches == [(agent.session_id, first)]  # told about the new, linked session
     # the backend saw the end of the old session with its full, uncompressed history
     (ended,) = notes.backend.ended
     assert sum(1 for m in ended if m["role"] == "user") == 3
@@ -164,3 +169,140 @@ def test_slash_compress_and_context(make_agent):
     assert reply.startswith("compressed 6 messages to ") and agent.parent_session_id == old and old in reply
     validate(agent.messages)
     assert "compressions so far: 1" in commands["context"].factory("", agent)
+
+
+class AuxProviders:
+    """A second model provider ``aux``: records its requests, answers or fails."""
+
+    __name__ = "aux-providers"
+
+    def __init__(self, answer="AUX SUMMARY: questions 0 and 1", error=None):
+        self.answer, self.error = answer, error
+        self.requests, self.configs = [], []
+
+    @hookimpl
+    def register_model_providers(self, register):
+        plugin = self
+
+        class Aux:
+            def complete(self, request, emit):
+                from kernel.types import ModelResponse
+
+                plugin.requests.append(request)
+                if plugin.error is not None:
+                    raise plugin.error
+                return ModelResponse(content=plugin.answer)
+
+        def factory(config):
+            plugin.configs.append(config)
+            return Aux()
+
+        register("aux", factory)
+
+
+def _three_questions(agent):
+    for i in range(3):
+        assert agent.run_conversation(f"question {i} " + "q" * 600)["exit_reason"] == "completed"
+
+
+def test_summary_comes_from_the_auxiliary_model(make_agent, recorder):
+    rec = recorder("on_stream_delta")
+    aux = AuxProviders()
+    model = Model()
+    config = {**SMALL, "auxiliary": {"compression": {"model": "cheap-model", "api_mode": "aux",
+                                                    "base_url": "http://127.0.0.1:9/v1", "timeout": 7}}}
+    agent = make_agent(compressor, aux, script=script(model), config=config, callbacks=[rec])
+    _three_questions(agent)
+    assert agent.context_engine.compression_count == 1 and agent.context_engine.fallback_count == 0
+    assert model.summary_prompts == []  # the conversation's model wrote no summary
+    (request,) = aux.requests
+    assert request.model == "cheap-model" and request.tools == [] and request.messages[0]["content"] == SUMMARY_INSTRUCTIONS
+    assert "question 1" in request.messages[-1]["content"]
+    (built,) = aux.configs
+    assert built.base_url == "http://127.0.0.1:9/v1" and built.options()["timeout"] == 7
+    assert any("AUX SUMMARY" in str(m["content"]) for m in agent.messages)
+    assert all("AUX SUMMARY" not in d["text"] for d in rec.of("on_stream_delta"))  # never shown as an answer
+    validate(agent.messages)
+
+
+def test_auxiliary_model_name_alone_keeps_the_conversations_endpoint(make_agent):
+    model = Model()
+    config = {**SMALL, "auxiliary": {"compression": {"model": "summary-model", "provider": "auto"}}}
+    agent = make_agent(compressor, script=script(model), config=config)
+    _three_questions(agent)
+    summary_requests = [r for r in agent.scripted.requests if is_summary_request(r)]
+    assert [r.model for r in summary_requests] == ["summary-model"]
+    assert {r.model for r in agent.scripted.requests if not is_summary_request(r)} == {"test-model"}
+
+
+def test_a_failing_auxiliary_model_falls_back_to_the_deterministic_summary(make_agent):
+    aux = AuxProviders(error=ProviderError("overloaded", reason="server", status_code=529))
+    model = Model()
+    config = {**SMALL, "auxiliary": {"compression": {"model": "cheap-model", "api_mode": "aux"}}}
+    agent = make_agent(compressor, aux, script=script(model), config=config)
+    _three_questions(agent)
+    assert len(aux.requests) == 1 and model.summary_prompts == []
+    assert agent.context_engine.compression_count == 1 and agent.context_engine.fallback_count == 1
+    summary = next(m["content"] for m in agent.messages if SUMMARY_PREFIX in str(m["content"]))
+    assert "unavailable" in summary and "- assistant: answer" in summary
+    validate(agent.messages)
+
+
+def test_the_default_policy_compresses_once_on_overflow_then_gives_up(make_agent):
+    from plugins import fallback
+
+    overflow = ProviderError("prompt is too long", reason="context_overflow", status_code=400)
+    model = Model()
+    agent = make_agent(compressor, fallback, script=[model, model, overflow, model, model, overflow, model, overflow])
+    agent.chat("question 0")
+    agent.chat("question 1")
+    old = agent.session_id
+    result = agent.run_conversation("question 2")  # overflow, summary, the retry answers
+    assert result["exit_reason"] == "completed" and agent.parent_session_id == old
+    assert agent.context_engine.compression_count == 1
+
+    result = agent.run_conversation("question 3")  # overflow, summary, overflow again: no loop
+    assert result["exit_reason"] == "error" and "too long" in result["error"]
+    assert agent.context_engine.compression_count == 2
+    assert len(agent.scripted.requests) == 8  # the script was used up exactly: one retry, not more
+    validate(agent.messages)
+
+
+def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent):
+    import threading
+    import time
+
+    from kernel.config import Config
+    from plugins.compressor import _auxiliary_summarizer, auxiliary_provider_config
+
+    released, cancelled = threading.Event(), []
+
+    class Slow:
+        def complete(self, request, emit):
+            released.wait(10)
+            cancelled.append(request.cancelled)
+
+    class FakeAgent:
+        session_id, interrupted = "s", False
+        provider_config = None
+
+        def provider_for(self, pconf):
+            return Slow()
+
+    agent = FakeAgent()
+    aux = auxiliary_provider_config(Config({"auxiliary": {"compression": {"model": "m", "api_mode": "slow"}}}))
+    summarize = _auxiliary_summarizer(agent, aux, 128_000)
+    threading.Timer(0.1, lambda: setattr(agent, "interrupted", True)).start()
+    started = time.monotonic()
+    try:
+        summarize("text")
+    except RuntimeError as exc:
+        assert "interrupted" in str(exc)
+    else:
+        raise AssertionError("the summary should have been abandoned")
+    assert time.monotonic() - started < 2
+    released.set()
+    deadline = time.monotonic() + 5
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cancelled == [True]  # the provider can see the request was abandoned

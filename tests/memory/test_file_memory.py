@@ -65,6 +65,21 @@ def test_over_the_limit_is_an_error_the_model_can_act_on(store):
         run_memory_tool(store, {"action": "replace", "target": "memory", "old_text": "aaa", "content": "c" * 201})
 
 
+def test_a_file_already_over_its_limit_can_still_shrink(store):
+    # edited by hand, or the limit was lowered in config: the model must be able to make room
+    store.path("memory").parent.mkdir(parents=True)
+    store.path("memory").write_text("x" * 150 + "\n§\n" + "y" * 150 + "\n", encoding="utf-8")
+    with pytest.raises(ToolError, match="over its limit of 200"):
+        run_memory_tool(store, {"action": "add", "target": "memory", "content": "z"})
+    with pytest.raises(ToolError, match="over its limit of 200"):  # growing stays refused
+        run_memory_tool(store, {"action": "replace", "target": "memory", "old_text": "xxx", "content": "x" * 160})
+    shorter = run_memory_tool(store, {"action": "replace", "target": "memory", "old_text": "xxx", "content": "x" * 100})
+    assert shorter["success"] is True and disk(store) == ["x" * 100, "y" * 150]
+    removed = run_memory_tool(store, {"action": "remove", "target": "memory", "old_text": "yyy"})
+    assert removed["success"] is True and disk(store) == ["x" * 100]
+    assert run_memory_tool(store, {"action": "add", "target": "memory", "content": "z"})["success"] is True
+
+
 def test_replace_and_remove_need_a_unique_match(store):
     for text in ("likes tea", "likes coffee", "uses vim"):
         run_memory_tool(store, {"action": "add", "target": "memory", "content": text})

@@ -81,9 +81,31 @@ def test_forget_removes_from_the_index(fts):
 
 def test_memory_tool_writes_are_indexed(fts):
     fts.on_memory_write("add", "user", "Ada works at the observatory")
-    fts.on_memory_write("remove", "user", "Ada")
+    fts.on_memory_write("add", "memory", "the observatory wifi is slow")
+    fts._tool_save({"content": "Ada's observatory has a red door"})
     hits = fts.search("observatory")
-    assert [h["tags"] for h in hits] == ["memory-tool:user"]
+    assert sorted(h["tags"] for h in hits) == ["", "memory-tool:memory", "memory-tool:user"]
+    # replace and remove in the built-in memory take the mirrored fact along, nothing else
+    fts.on_memory_write("replace", "user", "Ada works at the planetarium", {"old_text": "observatory"})
+    assert sorted(h["content"] for h in fts.search("observatory planetarium")) == [
+        "Ada works at the planetarium", "Ada's observatory has a red door", "the observatory wifi is slow"]
+    fts.on_memory_write("remove", "memory", "wifi")
+    assert [h["content"] for h in fts.search("wifi")] == []
+
+
+def test_removing_from_memory_stops_the_recall(make_agent, hermes_home):
+    script = [
+        {"tool_calls": [("memory", {"action": "add", "target": "user", "content": "Password hint: blue whale"})]},
+        {"tool_calls": [("memory", {"action": "remove", "target": "user", "old_text": "blue whale"})]},
+        "forgotten",
+    ]
+    agent = make_agent(manager, fts_memory, config={"memory": {"provider": "fts"}}, script=script)
+    assert agent.chat("remember then forget my hint") == "forgotten"
+    assert manager.runtime(agent).worker.drain(5)
+    later = make_agent(manager, fts_memory, config={"memory": {"provider": "fts"}}, script=["no idea"])
+    later.chat("what is my password hint, the whale one?")
+    user = [m for m in later.scripted.requests[0].messages if m["role"] == "user"][-1]["content"]
+    assert "blue whale" not in user and "<memory-context>" not in user
 
 
 def test_fts_backend_through_the_agent(make_agent, hermes_home):
@@ -126,3 +148,25 @@ def test_fts_backend_through_the_agent(make_agent, hermes_home):
 def test_fts_tools_not_registered_unless_selected(make_agent):
     agent = make_agent(manager, fts_memory, script=["hi"])
     assert "memory_search" not in agent.tools and "memory" in agent.tools
+
+
+def test_a_damaged_fact_store_is_one_clear_line_and_left_alone(make_agent, hermes_home, caplog):
+    import logging
+
+    facts = hermes_home / "memories" / "facts.db"
+    facts.parent.mkdir(parents=True)
+    facts.write_bytes(b"\x00not sqlite at all\n" * 300)
+    before = facts.read_bytes()
+    with caplog.at_level(logging.INFO):
+        agent = make_agent(
+            manager, fts_memory, config={"memory": {"provider": "fts"}},
+            script=[{"tool_calls": [("memory_save", {"content": "x"})]}, "carried on"],
+        )
+        assert agent.chat("remember x") == "carried on"
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is None
+    line = errors[0].getMessage()
+    assert "failed to initialize" in line and str(facts) in line and "move it aside" in line
+    result = json.loads([m for m in agent.messages if m["role"] == "tool"][0]["content"])
+    assert "not active" in result["error"]
+    assert facts.read_bytes() == before

@@ -80,6 +80,9 @@ class RecordingBackend(MemoryBackend):
     def on_session_end(self, messages):
         self._call("on_session_end", messages)
 
+    def on_delegation(self, task, result, *, child_session_id="", **kwargs):
+        self._call("on_delegation", task, result, child_session_id=child_session_id)
+
     def shutdown(self):
         self._call("shutdown")
 
@@ -322,3 +325,28 @@ def test_snapshot_is_per_session(make_agent):
     # the same session keeps its frozen block; a new session (e.g. after compression) reads the disk
     assert "fact A" not in (manager.system_prompt(agent=agent, session_id=old) or "")
     assert "fact A" in manager.system_prompt(agent=agent, session_id="next-session")
+
+
+def test_delegated_work_reaches_the_parents_backend(make_agent):
+    from plugins import agent_tools
+
+    backend = RecordingBackend()
+
+    def model(request):
+        first = [m for m in request.messages if m["role"] == "user"][0]["content"]
+        if "subagent" in first:
+            return "found 3 config files"
+        if any(m["role"] == "tool" for m in request.messages):
+            return "done"
+        return {"tool_calls": [("delegate_task", {"goal": "count the config files"})]}
+
+    agent = make_agent(manager, BackendPlugin(backend), agent_tools, script=[model] * 5,
+                       config={"memory": {"provider": backend.name}})
+    assert agent.chat("how many config files?") == "done"
+    assert manager.runtime(agent).worker.drain(5)
+    (call,) = [c for c in backend.calls if c[0] == "on_delegation"]
+    child_session = json.loads([m for m in agent.messages if m["role"] == "tool"][0]["content"])["results"][0]["session_id"]
+    assert call[1] == ("count the config files", "found 3 config files")
+    assert call[2] == {"child_session_id": child_session}
+    # the child itself had no backend: its turn did not flow into long-term memory
+    assert [c[1][0] for c in backend.calls if c[0] == "sync_turn"] == ["how many config files?"]

@@ -69,6 +69,26 @@ def test_resume_loads_the_history_and_only_appends(home, make_agent):
     assert meta["message_count"] == 4 and meta["api_call_count"] == 2
 
 
+def test_a_broken_stored_history_is_repaired_on_load_and_never_rewritten(home, make_agent):
+    from kernel.messages import problems
+
+    store = sessions_plugin.get_store(home)
+    call = {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
+    store.append("old", [{"role": "user", "content": "first"}])
+    store.append("old", [{"role": "assistant", "content": None, "tool_calls": [call]}])  # its result never came
+    store.append("old", [{"role": "tool", "tool_call_id": "ghost", "content": "orphan"}])
+    before = _rows(home)
+
+    agent = make_agent(sessions_plugin, script=["carrying on"], session_id="old")
+    assert agent.run_conversation("second")["exit_reason"] == "completed"
+    sent = [m for m in agent.scripted.requests[0].messages if m["role"] != "system"]
+    assert problems(sent) == []  # the provider got a valid history
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
+    assert sent[2]["tool_call_id"] == "c1"
+    after = _rows(home)
+    assert after[: len(before)] == before and [r[3] for r in after[len(before):]] == ["user", "assistant"]
+
+
 def test_continue_picks_the_latest_cli_session(home, make_agent):
     a = make_agent(sessions_plugin, script=["one"])
     a.run_conversation("first")

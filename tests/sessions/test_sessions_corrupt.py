@@ -168,3 +168,36 @@ def test_repair_salvages_the_readable_sessions(home):
     fresh.append("s0", [{"role": "user", "content": "after the repair"}])
     assert fresh.load("s0")[-1]["content"] == "after the repair"
     fresh.close()
+
+
+def test_repair_salvages_a_truncated_file(home):
+    # a copy or a full disk cut the file short: SQLite refuses to read any of it as it is
+    s = SessionStore.for_data_dir(home)
+    original = {}
+    for k in range(6):
+        msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"s{k} message {i} " + "w" * 1500}
+                for i in range(8)]
+        s.append(f"s{k}", msgs)
+        original[f"s{k}"] = msgs
+    s.close()
+    path = home / "state.db"
+    data = path.read_bytes()[: (path.stat().st_size // 4096) * 4096 * 2 // 3 // 4096 * 4096]
+    path.write_bytes(data)
+
+    listed = CliRunner().invoke(_cli(), ["sessions", "list"])
+    assert listed.exit_code == 1 and "hermes sessions repair" in listed.output
+    plugin.close_stores()
+    out = CliRunner().invoke(_cli(), ["sessions", "repair", "--yes"])
+    assert out.exit_code == 0, out.output
+    assert "recovered" in out.output and "nothing could be recovered" not in out.output
+    (aside,) = [p for p in home.glob("state.db.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert aside.read_bytes() == data  # kept as it was
+    assert list(home.glob("*.salvage*")) == []  # the scratch copy is gone
+
+    plugin.close_stores()
+    fresh = SessionStore.for_data_dir(home)
+    assert fresh.check() == []
+    got = {sid: fresh.load(sid) for sid in original}
+    assert sum(1 for sid, msgs in got.items() if msgs == original[sid]) >= 2  # the early sessions are whole
+    assert all(_is_subsequence(msgs or [], original[sid]) for sid, msgs in got.items())
+    fresh.close()

@@ -160,3 +160,52 @@ def test_chat_slash_title_and_search(hermes_sessions, tmp_path):
     assert "cannot search: the search query is empty" in res.stdout
     rows = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
     assert [r["title"] for r in rows] == ["Herb garden", None]
+
+
+def test_chat_resume_id_continues_that_session(hermes_sessions, tmp_path):
+    older = _run_json(hermes_sessions, tmp_path, ["Carrots like sandy soil."], prompt="Where do carrots grow best?")
+    newer = _run_json(hermes_sessions, tmp_path, ["Noted."], prompt="Something else")
+    script = _script(tmp_path, "chat.json", ["Thin them to 5 cm."])
+    res = hermes_sessions("chat", "--resume", older["session_id"], "--api-mode", "scripted", "--base-url", script,
+                          input="And thinning?\n")
+    assert res.returncode == 0, res.stderr
+    assert older["session_id"] in res.stderr and "Thin them to 5 cm." in res.stdout
+    shown = json.loads(hermes_sessions("sessions", "show", older["session_id"], "--json").stdout)
+    assert [m["content"] for m in shown["messages"]] == [
+        "Where do carrots grow best?", "Carrots like sandy soil.", "And thinning?", "Thin them to 5 cm."]
+    untouched = json.loads(hermes_sessions("sessions", "show", newer["session_id"], "--json").stdout)
+    assert len(untouched["messages"]) == 2
+
+    _one_line_error(hermes_sessions("chat", "--resume", "nope", "--api-mode", "scripted", "--base-url", script,
+                                    input="x\n"), "no session 'nope'")
+    both = hermes_sessions("chat", "--resume", older["session_id"], "--continue", "--api-mode", "scripted",
+                           "--base-url", script, input="x\n")
+    assert both.returncode != 0 and "either --resume or --continue" in both.stderr
+
+
+def test_two_hermes_run_processes_write_one_database_at_once(hermes_sessions, tmp_path, home):
+    steps = [{"content": f"step {i}", "tool_calls": [["slow", {"step": i, "seconds": 0.01}]]} for i in range(40)]
+    procs = []
+    for name in ("left", "right"):
+        script = _script(tmp_path, f"{name}.json", steps + [f"{name} finished"])
+        procs.append(subprocess.Popen(
+            [*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", script, "--json", "-t", "slow",
+             f"job {name}"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    try:
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    results = []
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert "WARNING" not in err, err  # no append was lost to a lock
+        results.append(json.loads(out))
+    assert results[0]["session_id"] != results[1]["session_id"]
+    for name, result in zip(("left", "right"), results):
+        stored = json.loads(hermes_sessions("sessions", "show", result["session_id"], "--json").stdout)["messages"]
+        assert stored == result["messages"] and len(stored) == 1 + 2 * 40 + 1
+        assert stored[0]["content"] == f"job {name}" and stored[-1]["content"] == f"{name} finished"

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from kernel.config import Config
-from kernel.types import ToolContext, ToolError
+from kernel import hookimpl
+from kernel.types import Tool, ToolContext, ToolError
 from plugins import agent_tools, core_tools
 
 CHILD_MARK = "You are a subagent"
@@ -176,6 +177,27 @@ def test_children_never_get_more_tools_than_the_parent(make_agent):
     assert _tool_names(d.child_requests[0]) == ["read_file", "search_files"]
 
 
+class OutsideWorldTools:
+    """Tools a plugin (or an adapted hermes-agent plugin) may offer that children must not get."""
+
+    __name__ = "outside-world"
+
+    @hookimpl
+    def register_tools(self, register):
+        for name in ("send_message", "execute_code", "cronjob", "weather"):
+            register(Tool(name, name, {"type": "object", "properties": {}}, lambda args, ctx: "ok", toolset="outside"))
+
+
+def test_blocked_tools_never_reach_children(make_agent):
+    from plugins_memory import manager
+
+    d = Dispatcher({"goal": "g"})
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, manager, OutsideWorldTools()))
+    assert {"send_message", "execute_code", "cronjob", "memory", "clarify"} <= set(agent.tools)
+    agent.run_conversation("go")
+    assert _tool_names(d.child_requests[0]) == ["todo", "weather"]
+
+
 def test_toolsets_argument_narrows_and_unknown_toolset_is_an_error(make_agent):
     d = Dispatcher({"goal": "g", "toolsets": ["todo"]})
     _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools)).run_conversation("go")
@@ -266,6 +288,10 @@ def test_parent_interrupt_reaches_running_children(make_agent):
     thread = threading.Thread(target=lambda: box.update(result=agent.run_conversation("go")))
     thread.start()
     assert started.wait(5)
+    deadline = time.monotonic() + 5
+    while len(d.child_requests) < 2:  # both children running (an early interrupt leaves one not_started)
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
     t0 = time.monotonic()
     agent.interrupt()
     thread.join(5)

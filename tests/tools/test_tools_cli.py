@@ -76,3 +76,21 @@ def test_toolset_option_limits_the_tools(hermes):
     assert proc.returncode == 0, proc.stderr
     [tool] = [m["content"] for m in json.loads(proc.stdout)["messages"] if m["role"] == "tool"]
     assert "unknown tool 'terminal'" in json.loads(tool)["error"] and not (hermes.work / "ran.txt").exists()
+
+
+def test_toolsets_from_config_and_the_option_wins(hermes, hermes_home):
+    (hermes_home / "config.yaml").write_text("toolsets: [safe, todo]\n")
+    script = [{"tool_calls": [["terminal", {"command": "touch ran.txt"}], ["todo", {}]]}, "ok"]
+    proc = hermes("go", script=script)
+    assert proc.returncode == 0, proc.stderr
+    terminal, todo = [json.loads(m["content"]) for m in json.loads(proc.stdout)["messages"] if m["role"] == "tool"]
+    assert "unknown tool 'terminal'" in terminal["error"] and todo["summary"]["total"] == 0
+    assert not (hermes.work / "ran.txt").exists()
+
+    proc = hermes("-t", "terminal", "go", script=[{"tool_calls": [["terminal", {"command": "touch ran.txt"}]]}, "ok"])
+    assert proc.returncode == 0, proc.stderr
+    assert (hermes.work / "ran.txt").exists()
+
+    (hermes_home / "config.yaml").write_text("toolsets: [safe, nonsense]\n")
+    proc = hermes("go", script=["ok"])
+    assert proc.returncode == 1 and "unknown toolset 'nonsense'" in proc.stderr and "Traceback" not in proc.stderr

@@ -140,3 +140,20 @@ def test_transform_terminal_output_rewrites_what_the_model_reads(make_agent):
     (out,) = _results(result)
     assert out["output"].strip() == "the key is [redacted]" and out["exit_code"] == 0
     assert redactor.seen == [("echo the key is secret-token-123", 0, "local", True)]
+
+
+def test_a_broken_safety_check_fails_closed(make_agent, tmp_path, monkeypatch):
+    def broken(command, config=None):
+        raise RuntimeError("rule table unreadable")
+
+    monkeypatch.setattr(approval, "matches", broken)
+    marker = tmp_path / "marker"
+    agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker))
+    [out] = _results(agent.run_conversation("go"))
+    assert "safety check of this command failed" in out["error"] and "rule table unreadable" in out["error"]
+    assert "nobody was available to approve it" in out["error"] and not marker.exists()
+
+    yes = Approver(True)  # a person can still let it run
+    agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker), callbacks=[yes])
+    [out] = _results(agent.run_conversation("go"))
+    assert yes.asked[0][2] == "approval_check_failed" and out["exit_code"] == 0 and marker.exists()
