@@ -546,12 +546,23 @@ class Agent:
         return results
 
     # ------------------------------------------------------- the model call
-    def complete_once(self, messages: list, *, max_tokens: Optional[int] = None) -> str:
+    def complete_once(self, messages: list, *, max_tokens: Optional[int] = None,
+                      provider_config: Optional[ProviderConfig] = None) -> str:
         """One model call outside the conversation (summaries for the context
-        engine): same provider, same hooks and policy, no tools, nothing stored."""
+        engine): no tools, nothing streamed or stored, but the same single
+        call path, so the API hooks and the fallback policy apply. By default
+        it uses the conversation's current provider; ``provider_config``
+        names another (an auxiliary model). The conversation's provider is
+        left as it was."""
         turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
-        response = self._call_model(turn, messages, tool_choice="none", offer_tools=False, max_tokens=max_tokens,
-                                    stream=False)
+        saved = self.provider_config
+        if provider_config is not None:
+            self.provider_config = provider_config
+        try:
+            response = self._call_model(turn, messages, tool_choice="none", offer_tools=False,
+                                        max_tokens=max_tokens, stream=False)
+        finally:
+            self.provider_config = saved
         if isinstance(response, GiveUp):
             raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
         return response.content or ""

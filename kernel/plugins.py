@@ -284,6 +284,7 @@ class PluginHost:
         self.objects: list = []  # (name, object) of every loaded plugin, in load order
         self.hook_errors: dict = {}
         self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
+        self._warned: set = set()
         self._registry = None
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(self.pm)
@@ -409,9 +410,13 @@ class PluginHost:
     def record_hook_error(self, plugin: str, hook: str, exc: BaseException) -> None:
         key = (plugin, hook)
         count, _ = self.hook_errors.get(key, (0, ""))
-        self.hook_errors[key] = (count + 1, f"{type(exc).__name__}: {exc}")
-        log.warning("plugin %s: hook %s raised %s: %s", plugin, hook, type(exc).__name__, exc,
-                    exc_info=exc if log.isEnabledFor(logging.DEBUG) else None)
+        text = f"{type(exc).__name__}: {exc}"
+        self.hook_errors[key] = (count + 1, text)
+        # the same failure from several hooks (a broken store) is one warning, repeats go to debug
+        level = logging.DEBUG if (plugin, text) in self._warned else logging.WARNING
+        self._warned.add((plugin, text))
+        log.log(level, "plugin %s: hook %s raised %s", plugin, hook, text,
+                exc_info=exc if log.isEnabledFor(logging.DEBUG) else None)
 
     # -- per-agent managers: callbacks of one Agent never reach another
     def manager_with(self, callbacks: Iterable[Any]):

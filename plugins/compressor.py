@@ -31,7 +31,6 @@ an overflow always runs), ``compression.threshold``,
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
@@ -456,13 +455,12 @@ def auxiliary_provider_config(config: Any) -> Optional[Any]:
 
 
 def _auxiliary_summarizer(agent: Any, aux: Any, context_length: int) -> Optional[Callable[[str], str]]:
-    """A summariser calling the auxiliary model directly: no tools, nothing
-    streamed, stored or retried (a failure means the deterministic summary)."""
-    provider_for = getattr(agent, "provider_for", None)
-    if aux is None or provider_for is None:
+    """A summariser on the auxiliary model, through the agent's one model-call
+    path (``complete_once``): the API hooks see it, an interrupt stops it, and
+    a failure means the deterministic summary."""
+    complete_once = getattr(agent, "complete_once", None)
+    if aux is None or complete_once is None:
         return None
-    from kernel.types import ModelRequest
-
     main = getattr(agent, "provider_config", None)
     if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
         # only a model named: the same endpoint and key as the conversation
@@ -471,36 +469,9 @@ def _auxiliary_summarizer(agent: Any, aux: Any, context_length: int) -> Optional
         pconf = aux if aux.model or main is None else aux.with_(model=main.model)
     max_tokens = _summary_max_tokens(context_length)
 
-    class _Quiet:  # the summary is not part of the conversation: show nothing
-        def delta(self, text): pass
-        def reasoning(self, text): pass
-        def tool_call(self, name, call_id): pass
-
     def summarize(prompt: str) -> str:
         messages = [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": prompt}]
-        request = ModelRequest(model=pconf.model, messages=messages, tools=[], tool_choice="none", stream=False,
-                               max_tokens=max_tokens, session_id=getattr(agent, "session_id", "") or "")
-        provider = provider_for(pconf)
-        box: dict = {}
-        done = threading.Event()
-
-        def work() -> None:
-            try:
-                box["response"] = provider.complete(request, _Quiet())
-            except BaseException as exc:  # handed to the waiting thread
-                box["error"] = exc
-            finally:
-                done.set()
-
-        # on its own thread, so Ctrl+C (agent.interrupt) is not stuck behind a slow summary
-        threading.Thread(target=work, name="hermes-aux-summary", daemon=True).start()
-        while not done.wait(0.05):
-            if getattr(agent, "interrupted", False):
-                request.cancel_event.set()
-                raise RuntimeError("interrupted while the auxiliary model was summarising")
-        if "error" in box:
-            raise box["error"]
-        return getattr(box.get("response"), "content", None) or ""
+        return complete_once(messages, max_tokens=max_tokens, provider_config=pconf)
 
     return summarize
 

@@ -268,39 +268,46 @@ def test_the_default_policy_compresses_once_on_overflow_then_gives_up(make_agent
     validate(agent.messages)
 
 
-def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent):
+def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent, recorder):
+    """The auxiliary summary goes through the agent's one model-call path:
+    the API hooks see it, and an interrupt abandons it at once."""
     import threading
     import time
 
-    from kernel.config import Config
+    from kernel import hookimpl
+    from kernel.types import ModelResponse
     from plugins.compressor import _auxiliary_summarizer, auxiliary_provider_config
 
     released, cancelled = threading.Event(), []
 
     class Slow:
-        def complete(self, request, emit):
-            released.wait(10)
-            cancelled.append(request.cancelled)
+        __name__ = "slow"
 
-    class FakeAgent:
-        session_id, interrupted = "s", False
-        provider_config = None
+        @hookimpl
+        def register_model_providers(self, register):
+            class P:
+                def complete(self, request, emit):
+                    released.wait(10)
+                    cancelled.append(request.cancelled)
+                    return ModelResponse(content="too late")
 
-        def provider_for(self, pconf):
-            return Slow()
+            register("slow", lambda cfg: P())
 
-    agent = FakeAgent()
-    aux = auxiliary_provider_config(Config({"auxiliary": {"compression": {"model": "m", "api_mode": "slow"}}}))
+    rec = recorder("pre_api_request")
+    agent = make_agent(Slow(), script=[], callbacks=[rec])
+    aux = auxiliary_provider_config(agent.config.__class__({"auxiliary": {"compression": {"model": "m", "api_mode": "slow"}}}))
     summarize = _auxiliary_summarizer(agent, aux, 128_000)
-    threading.Timer(0.1, lambda: setattr(agent, "interrupted", True)).start()
+    threading.Timer(0.1, agent.interrupt).start()
     started = time.monotonic()
     try:
         summarize("text")
-    except RuntimeError as exc:
-        assert "interrupted" in str(exc)
+    except Exception as exc:  # the kernel's interrupt
+        assert "Interrupted" in type(exc).__name__
     else:
         raise AssertionError("the summary should have been abandoned")
     assert time.monotonic() - started < 2
+    assert [p["api_mode"] for p in rec.of("pre_api_request")] == ["slow"]  # the hooks saw the auxiliary call
+    assert agent.provider_config.api_mode == "scripted"  # the conversation's provider is untouched
     released.set()
     deadline = time.monotonic() + 5
     while not cancelled and time.monotonic() < deadline:
