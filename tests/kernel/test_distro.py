@@ -120,3 +120,33 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
     assert "read_file" in offered and "terminal" not in offered  # blocked even when -t asks for it
     system = req.body["system"] if isinstance(req.body["system"], str) else " ".join(b["text"] for b in req.body["system"])
     assert "anthropic-only hermes distro" in system
+
+
+def test_distro_selects_hermes_agent_plugins_through_the_same_resolver(hermes, tmp_path):
+    """A distro may name plugins the hermes-compat source finds: `plugins list`
+    and the run agree, and the distro's tool block holds for them too."""
+    import os
+
+    from tests.compat.conftest import make_site
+    from tests.conftest import ROOT
+
+    site = make_site(tmp_path / "site")
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+    d = write(tmp_path, "name: kitchen-only\nplugins:\n  only: [scripted-provider, hermes-compat, kitchen, side]\n"
+                        "tools:\n  blocked: [lookup]\n")
+    rows = {r["name"]: r for r in json.loads(hermes("--distro", d, "plugins", "list", "--json", env=env).stdout)}
+    assert sorted(n for n, r in rows.items() if r["status"] == "enabled") == [
+        "hermes-compat", "kitchen", "scripted-provider", "side"]
+    assert rows["counter"]["status"] == "not enabled" and rows["counter"]["source"] == "hermes-compat"
+    assert rows["counter"]["reason"] == "not listed in distro 'kitchen-only'"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"tool_calls": [["shout", {"text": "x"}], ["lookup", {"key": "k"}]]}, "ok"]))
+    out = hermes("--distro", d, "run", "--api-mode", "scripted", "--base-url", script, "--json", "go", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    shout, lookup = [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+    assert shout == {"transformed": {"shouted": "X"}} and "unknown tool 'lookup'" in lookup["error"]
+    assert result["final_response"] == "ok [kitchen]"
+    # without the distro, the same user config loads none of them (opt-in)
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json", env=env).stdout)}
+    assert rows["kitchen"]["status"] == "not enabled"
