@@ -90,6 +90,19 @@ def test_list_candidates_with_distro_only_set(tmp_path):
     assert [r.name for r in recs if r.status == "enabled"] == ["scripted-provider"]
 
 
+def test_a_distro_naming_an_unknown_plugin_warns_with_close_matches(hermes, tmp_path):
+    d = write(tmp_path, "name: typo\nplugins:\n  only: [scripted-provider, scripted-provder]\n  blocked: [nothing-like-it]\n")
+    out = hermes("--distro", d, "plugins", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "distro 'typo' names plugin 'scripted-provder', which is not found (did you mean scripted-provider?)" \
+        in out.stderr
+    assert "names plugin 'nothing-like-it', which is not found (not installed?)" in out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["name"] for r in rows if r["status"] == "enabled"] == ["scripted-provider"]
+    out = hermes("--distro", write(tmp_path, DISTRO, "ok.yaml"), "plugins", "list")
+    assert "WARNING" not in out.stderr
+
+
 DISTRO_INSTALLED = __import__("importlib.util").util.find_spec("hermes_distro_anthropic") is not None
 
 
@@ -100,7 +113,9 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
 
     expected = {"anthropic-messages", "provider-resolve", "fallback", "sessions-sqlite", "memory", "compressor",
                 "core-tools", "agent-tools", "approval"}
-    rows = json.loads(hermes("--distro", "anthropic-only", "plugins", "list", "--json").stdout)
+    listed = hermes("--distro", "anthropic-only", "plugins", "list", "--json")
+    assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr  # every name it uses exists
+    rows = json.loads(listed.stdout)
     assert {r["name"] for r in rows if r["status"] == "enabled"} == expected
     script = shutil.which("hermes-anthropic") or str(__import__("pathlib").Path(__import__("sys").executable).parent / "hermes-anthropic")
     env = dict(__import__("os").environ, ANTHROPIC_API_KEY="test-key")
