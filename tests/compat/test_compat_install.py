@@ -21,13 +21,8 @@ from tests.conftest import ROOT
 from .conftest import FIXTURES, kernel_entry_points, write_dist
 
 PIP_OFFLINE = ("--", "--no-index", "--no-deps")
-# Until kernel-change.patch (the ``plugins`` group loads plugin subcommands on
-# demand) is on main, the subprocess adds the commands the way the patched
-# kernel does, then runs the same CLI.
-RUNNER = ("import sys, kernel.cli as c\n"
-          "if type(c.cli.commands['plugins']).get_command is __import__('click').Group.get_command:\n"
-          "    from plugins.hermes_compat.manage import add_commands; add_commands(c.cli)\n"
-          "c.main(sys.argv[1:])\n")
+# hermes run by the interpreter under test (the throwaway venv's, or ours)
+RUNNER = "import sys, kernel.cli as c\nc.main(sys.argv[1:])\n"
 
 
 def build_wheel(out: Path, name: str, version: str, files: dict, entry_points: dict = None) -> Path:
