@@ -72,6 +72,30 @@ def plugin_entry_points() -> dict:
     return out
 
 
+def _required_by_hermes() -> set:
+    """Norm names of the distributions hermes itself requires (its direct requirements)."""
+    import re
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("hermes-kernel") or []
+    except metadata.PackageNotFoundError:
+        return set()
+    out = set()
+    for req in requires:
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+        if match and "extra ==" not in req.replace("extra==", "extra =="):
+            out.add(_norm(match.group(1)))
+    return out
+
+
+def _provides_distro(dist: str) -> bool:
+    from kernel.distro import GROUP
+    from kernel.plugins import iter_entry_points
+
+    return any(_norm(d) == dist for _n, _v, d, _ver, _m in iter_entry_points(GROUP))
+
+
 def _pip(*args: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
     return subprocess.run(cmd, capture_output=True, text=True)
@@ -236,8 +260,11 @@ def uninstall_command(name: str):
             _save_enabled([name], False)
             return
         _fail(f"no installed plugin or distribution named '{name}' (see `hermes plugins list`)")
-    if dist in PROTECTED:
+    if dist in PROTECTED or dist in _required_by_hermes():
         _fail(f"{dists[dist][0]} is part of hermes itself; refusing to uninstall it")
+    if not eps.get(dist) and not _provides_distro(dist):
+        # pip does not check who else needs a package: removing an arbitrary one could break hermes
+        _fail(f"{dists[dist][0]} provides no hermes plugin or distro; use pip to remove other packages")
     real, version = dists[dist]
     plugins = [n for _g, n in eps.get(dist, [])]
     res = _pip("uninstall", "-y", real)

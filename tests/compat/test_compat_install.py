@@ -118,6 +118,13 @@ def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
 
     out = hermes("plugins", "uninstall", "hermes-kernel")
     assert out.returncode == 1 and "part of hermes itself" in out.stderr
+    # a package that is no hermes plugin: installed on request, but uninstall leaves it to pip
+    helper = build_wheel(wheels, "hermes-helper-lib", "1.0", {"hermes_helper_lib.py": "X = 1\n"})
+    out = hermes("plugins", "install", helper, *PIP_OFFLINE)
+    assert out.returncode == 0 and "no hermes plugins in the new distributions" in out.stdout, out.stderr
+    out = hermes("plugins", "uninstall", "hermes-helper-lib")
+    assert out.returncode == 1 and "provides no hermes plugin or distro; use pip" in out.stderr
+    assert any(p.name.startswith("hermes_helper_lib-1.0") for p in site.iterdir())
     out = hermes("plugins", "uninstall", "tally")
     assert out.returncode == 0, out.stderr
     assert "removed plugin: tally" in out.stdout
