@@ -196,3 +196,36 @@ def test_approve_async_context_first_transform_and_gating(compat_site, make_agen
     agent = make_agent(*adapters, config=cfg, callbacks=[approver],
                        script=[{"tool_calls": [("guarded_op", {})]}, "ok"])
     assert [json.loads(r) for r in tool_results(agent.run_conversation("go"))] == [{"ran": True}]
+
+
+ORDERED_PLUGIN = '''
+def register(ctx):
+    ctx.register_tool("t_NAME", "NAME", {"name": "t_NAME", "description": "", "parameters": {}}, lambda a, **k: '"raw"')
+    ctx.register_hook("transform_tool_result", lambda status, **kw: '"from NAME"' if status == "ok" else None)
+    ctx.register_hook("transform_llm_output", lambda response_text, **kw: response_text + " [NAME]")
+    ctx.register_hook("pre_llm_call", lambda **kw: {"context": "context of NAME"})
+    ctx.register_hook("pre_tool_call", lambda tool_name, **kw: DIRECTIVE if tool_name == "t_bbb" else None)
+'''
+
+
+def test_between_hermes_plugins_the_first_loaded_answers_first(compat_site, make_agent):
+    """hermes-agent calls callbacks in load order: the first plugin's str wins
+    and contexts join in load order (pluggy alone would reverse both)."""
+    directives = {"aaa": '{"action": "approve", "message": "aaa asks"}',
+                  "bbb": '{"action": "block", "message": "bbb says no"}'}
+    for name in ("aaa", "bbb"):
+        (compat_site / f"hxfix_{name}.py").write_text(
+            ORDERED_PLUGIN.replace("NAME", name).replace("DIRECTIVE", directives[name]))
+        write_dist(compat_site, f"hermes-{name}", "0.1", {"hermes_agent.plugins": {name: f"hxfix_{name}"}})
+    cfg = Config({"plugins": {"enabled": ["aaa", "bbb"]}})
+    _, adapters = load_compat(cfg)
+    assert [a.record.name for a in adapters] == ["aaa", "bbb"]
+    approver = Approver(answer=True)
+    agent = make_agent(*adapters, config=cfg, callbacks=[approver],
+                       script=[{"tool_calls": [("t_aaa", {}), ("t_bbb", {})]}, "ok"])
+    result = agent.run_conversation("go")
+    assert [json.loads(r) for r in tool_results(result)] == ["from aaa", {"error": "bbb says no"}]
+    assert approver.asked == []  # a block beats an approve (the kernel's rule; hermes took the first directive)
+    user = [m for m in agent.scripted.requests[0].messages if m["role"] == "user"][-1]
+    assert "context of aaa\n\ncontext of bbb" in user["content"]
+    assert result["final_response"] == "ok [aaa]"
