@@ -17,6 +17,10 @@ plugin entry points) and printed. The environment is never left broken:
 A local folder that is a hermes directory plugin (``__init__.py``, no
 ``pyproject.toml``/``setup.py``) is copied into ``$HERMES_HOME/plugins/``
 instead. ``--enable`` adds the new plugins to ``plugins.enabled``.
+
+Uninstall removes a distribution that provides hermes plugins (or a distro),
+or a plugin folder. It refuses hermes itself and its requirements, and any
+package that brings no plugin: pip does not check who else needs a package.
 """
 
 from __future__ import annotations
