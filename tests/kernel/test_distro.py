@@ -165,3 +165,28 @@ def test_distro_selects_hermes_agent_plugins_through_the_same_resolver(hermes, t
     # without the distro, the same user config loads none of them (opt-in)
     rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json", env=env).stdout)}
     assert rows["kitchen"]["status"] == "not enabled"
+
+
+def test_distro_entry_point_as_mapping_function_or_path_and_a_broken_one(tmp_path, monkeypatch):
+    from tests.compat.conftest import write_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "hxdistro_pkg.py").write_text(
+        "MAPPING = {'name': 'as-mapping', 'plugins': {'blocked': ['fallback']}}\n"
+        "def build():\n    return {'name': 'from-function', 'tools': {'blocked': ['terminal']}}\n"
+        f"PATH = {str(write(tmp_path, 'name: from-file', 'f.yaml'))!r}\n")
+    (site / "hxdistro_broken.py").write_text("raise RuntimeError('half-written package')\n")
+    write_dist(site, "hermes-distros-fixture", "1.0", {"hermes.distros": {
+        "mapping": "hxdistro_pkg:MAPPING", "function": "hxdistro_pkg:build", "file": "hxdistro_pkg:PATH",
+        "broken": "hxdistro_broken:DISTRO"}})
+    monkeypatch.syspath_prepend(str(site))
+    assert load_distro("mapping").blocked == {"fallback"}
+    assert load_distro("function").blocked_tools == ["terminal"]
+    assert load_distro("file").name == "from-file"
+    with pytest.raises(DistroError, match="distro 'broken' from hermes_distros_fixture failed to load: "
+                                          "RuntimeError: half-written package"):
+        load_distro("broken")
+    with pytest.raises(DistroError, match=r"no distro named 'nope' \(installed: .*broken, .*mapping"):
+        load_distro("nope")
+    __import__("sys").modules.pop("hxdistro_pkg", None)
