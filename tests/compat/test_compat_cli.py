@@ -30,6 +30,9 @@ def test_list_enable_disable_and_run(hermes, hermes_home, tmp_path):
     assert listed["kitchen"]["description"] == "soup and shouting"
     text = hermes("plugins", "list", env=env).stdout
     assert "kitchen" in text and "hermes-compat" in text
+    lines = {line.split()[0]: line for line in text.splitlines()}
+    # the columns stay aligned although "hermes-compat" is the widest source name
+    assert lines["kitchen"].index("soup and shouting") == lines["hermes-compat"].index("hermes-compat: run")
 
     assert hermes("plugins", "enable", "kitchen", env=env).returncode == 0
     assert hermes("plugins", "enable", "greeter", env=env).returncode == 0
