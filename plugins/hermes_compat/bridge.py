@@ -143,8 +143,37 @@ def call_callback(record: state.PluginRecord, hook: str, cb: Callable, kwargs: d
 def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple) -> dict:
     names = HERMES_KWARGS.get(hook) or tuple(a for a in spec_args if a != "agent")
     out = {name: kw.get(name) for name in names}
+    provider, model = out.get("provider"), out.get("model")
+    if isinstance(provider, str) and model and provider.endswith(f":{model}"):
+        out["provider"] = provider[: -len(model) - 1]  # hermes passes the provider's name, not "name:model"
+    if "api_mode" in out:
+        _fill_endpoint(out, kw.get("agent"))
     out["telemetry_schema_version"] = TELEMETRY_SCHEMA_VERSION
     return out
+
+
+def _fill_endpoint(out: dict, agent: Any) -> None:
+    """hermes passes the API mode and base URL actually used; the kernel passes
+    the configured ones, which may be empty (resolved later, or a hermes
+    provider profile's own)."""
+    from plugins.hermes_compat.host.providers import get_provider_profile
+
+    profile = None
+    for name in (out.get("api_mode"), out.get("provider")):
+        if isinstance(name, str) and name:
+            profile = get_provider_profile(name)
+            if profile is not None:
+                break
+    if profile is not None:
+        if not out.get("api_mode") or out["api_mode"] == profile.name:
+            out["api_mode"] = getattr(profile, "api_mode", "") or "chat_completions"
+        out["base_url"] = out.get("base_url") or getattr(profile, "base_url", "") or ""
+        return
+    if not out.get("api_mode") and agent is not None:
+        try:
+            out["api_mode"] = agent.hook.resolve_api_mode(config=agent.provider_config) or ""
+        except Exception:  # an observer's keywords are not worth failing a model call
+            pass
 
 
 def _tool_request_middleware(record, kw: dict) -> None:
@@ -203,9 +232,12 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callab
                     failures.append(value)
                 elif value is not None:
                     results.append(value)
-                    if hook in FIRST_STR and isinstance(value, str) and (value or hook != "transform_llm_output"):
-                        return value
             outcomes.append((rec, results, failures))
+        if hook in FIRST_STR:  # every callback ran (as in hermes); the first str wins
+            for _rec, results, _failures in outcomes:
+                for value in results:
+                    if isinstance(value, str) and (value or hook != "transform_llm_output"):
+                        return value
         if hook == "on_session_finalize" and record.context_engines:
             _engine_session_end(record, kw)
         if hook == "pre_tool_call":

@@ -183,6 +183,7 @@ def test_approve_async_context_first_transform_and_gating(compat_site, make_agen
     plain, guarded, broken, _ = [json.loads(r) for r in tool_results(result)]
     # the second transform callback returned the first str: it won, the third never counted
     assert plain == {"ran": "first transform"}
+    assert "plain_op" in hxfix_guard.SEEN["loses_called"]  # it still ran, as in hermes
     # approve sends the call to the approval gate; nobody said yes, so it did not run
     assert approver.asked[0] == ("guarded_op", "guarded_op changes things", "guard:op")
     assert "not run" in guarded["error"] and "ran" not in guarded

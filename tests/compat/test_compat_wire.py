@@ -94,7 +94,7 @@ def test_every_fixture_shape_against_the_wire_server(compat_site, hermes_home, m
     from .conftest import install_dir_plugin
 
     install_dir_plugin(hermes_home)
-    enabled = ["kitchen", "counter", "rewriter", "side", "halfway", "lazy", "greeter", "acme", "keep-last"]
+    enabled = ["kitchen", "counter", "rewriter", "side", "halfway", "lazy", "greeter", "acme", "keep-last", "strict"]
     cfg = Config({"plugins": {"enabled": enabled}, "memory": {"provider": "notebook"},
                   "context": {"engine": "keep-last"}})
     calls = [("shout", {"text": "hi"}), ("shout", {"text": "forbidden"}), ("count_chars", {"text": "abc"}),
@@ -108,12 +108,14 @@ def test_every_fixture_shape_against_the_wire_server(compat_site, hermes_home, m
             assert cands[name].status == ("error" if name == "halfway" else "enabled"), (name, cands[name].error)
         import hxfix_engine
         import hxfix_kitchen
+        import hxfix_strict
 
         host = PluginHost.from_objects([openai_chat, memory_plugin, *adapters], cfg)
         server.push(reply(tool_calls=calls, usage={"input": 20, "output": 5}),
                     reply("done", usage={"input": 40, "output": 2}),
                     reply("tea, I recall", usage={"input": 45, "output": 3}))
         agent = Agent(config=cfg, host=host, provider="acme", model="acme-large")
+        url = server.openai_url
         try:
             result = agent.run_conversation("do everything")
             second = agent.run_conversation("what do I like?")
@@ -144,3 +146,14 @@ def test_every_fixture_shape_against_the_wire_server(compat_site, hermes_home, m
     assert {"on_session_start", "pre_llm_call", "pre_api_request", "post_api_request", "pre_tool_call",
             "post_tool_call", "post_llm_call", "on_session_end", "on_session_finalize"} <= names
     assert ("usage", 20, 5) in hxfix_engine.ENGINE_EVENTS  # the context engine read the wire usage
+    # callbacks requiring hermes' full keyword set of each hook all ran (a missing keyword would drop them)
+    strict = {}
+    for hook, kwargs in hxfix_strict.CALLS:
+        strict.setdefault(hook, []).append(kwargs)
+    assert {"on_session_start", "pre_llm_call", "pre_api_request", "post_api_request", "pre_tool_call",
+            "post_tool_call", "transform_tool_result", "transform_llm_output", "post_llm_call", "on_session_end",
+            "on_session_finalize"} <= set(strict)
+    api = strict["post_api_request"][0]
+    assert api["provider"] == "acme" and api["base_url"] == url and api["api_mode"] == "chat_completions"
+    assert api["usage"]["input_tokens"] == 20 and api["usage"]["prompt_tokens"] == 20 and api["finish_reason"]
+    assert len(strict["pre_tool_call"]) == len(calls)
