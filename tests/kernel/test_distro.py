@@ -118,8 +118,15 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
     rows = json.loads(listed.stdout)
     assert {r["name"] for r in rows if r["status"] == "enabled"} == expected
     script = shutil.which("hermes-anthropic") or str(__import__("pathlib").Path(__import__("sys").executable).parent / "hermes-anthropic")
-    env = dict(__import__("os").environ, ANTHROPIC_API_KEY="test-key")
+    import os
+
+    from tests.conftest import ROOT
+
+    # the console script imports hermes from this tree, as the `hermes` fixture does
+    env = dict(os.environ, ANTHROPIC_API_KEY="test-key",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
     listed = subprocess.run([script, "plugins", "list", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr
     assert {r["name"] for r in json.loads(listed.stdout) if r["status"] == "enabled"} == expected
 
     from plugins_providers.testserver import reply
