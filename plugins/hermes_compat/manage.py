@@ -25,6 +25,7 @@ package that brings no plugin: pip does not check who else needs a package.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -162,6 +163,25 @@ def _fail(message: str) -> None:
     raise Fail(message)
 
 
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def _folder_plugin(name: str) -> Optional[tuple]:
+    """``(folder, key)`` of the user plugin folder named ``name`` (its key, as
+    ``plugins list`` shows it, or its path under the plugins folder), found by
+    the same scan that discovers them: never a path the name merely points at
+    (``..``, ``/x``, ``""``)."""
+    from kernel.config import data_dir
+
+    from plugins.hermes_compat.discovery import scan_directory
+
+    root = data_dir() / "plugins"
+    for path, key, _manifest in scan_directory(root, "user"):
+        if name in (key, path.relative_to(root).as_posix()):
+            return path, key
+    return None
+
+
 def _is_directory_plugin(path: Path) -> bool:
     return path.is_dir() and (path / "__init__.py").is_file() and not any(
         (path / f).exists() for f in ("pyproject.toml", "setup.py", "setup.cfg"))
@@ -173,7 +193,9 @@ def _install_directory(path: Path, enable: bool) -> None:
     from plugins.hermes_compat.context import parse_manifest
 
     manifest = parse_manifest(path, path.name, "", "user")
-    name = manifest.name
+    name = manifest.name if _SAFE_NAME.match(manifest.name) else path.name
+    if not _SAFE_NAME.match(name):  # the name becomes a folder under $HERMES_HOME/plugins
+        _fail(f"{path}: cannot tell a plugin folder name (plugin.yaml name {manifest.name!r}); rename the folder")
     dest = data_dir() / "plugins" / name
     if dest.exists():
         _fail(f"{dest} already exists; uninstall {name} first")
@@ -257,11 +279,15 @@ def uninstall_command(name: str):
         owners = [d for d, items in eps.items() if any(n == name for _g, n in items)]
         dist = owners[0] if owners else None
     if dist is None:
-        folder = data_dir() / "plugins" / name
-        if folder.is_dir():
-            shutil.rmtree(folder)
-            click.echo(f"removed directory plugin {name} ({folder})")
-            _save_enabled([name], False)
+        found = _folder_plugin(name)
+        if found is not None:
+            folder, key = found
+            if folder.is_symlink():
+                folder.unlink()  # a linked plugin: remove the link, not what it points at
+            else:
+                shutil.rmtree(folder)
+            click.echo(f"removed directory plugin {key} ({folder})")
+            _save_enabled(sorted({key, name}), False)
             return
         _fail(f"no installed plugin or distribution named '{name}' (see `hermes plugins list`)")
     if dist in PROTECTED or dist in _required_by_hermes():

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import tomllib
 import zipfile
 import subprocess
@@ -153,7 +154,30 @@ def test_install_and_uninstall_a_folder_plugin(tmp_path, hermes_home):
     assert rows["greeter"]["status"] == "enabled" and rows["greeter"]["source"] == "hermes-compat"
     out = hermes("plugins", "install", FIXTURES / "hxfix_dirplugin")
     assert out.returncode == 1 and "already exists" in out.stderr
+    # names that only point somewhere are no plugin: nothing outside a plugin folder is ever removed
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for bad in ("..", ".", "", str(outside), "../config.yaml", "greeter/.."):
+        out = hermes("plugins", "uninstall", bad)
+        assert out.returncode == 1 and "no installed plugin" in out.stderr, (bad, out.stderr)
+    assert outside.is_dir() and (hermes_home / "config.yaml").is_file()
+    assert (hermes_home / "plugins" / "greeter" / "__init__.py").is_file()
     out = hermes("plugins", "uninstall", "greeter")
     assert out.returncode == 0 and "removed directory plugin greeter" in out.stdout
     assert not (hermes_home / "plugins" / "greeter").exists()
     assert "greeter" not in {r["name"] for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+
+    # a manifest name that is a path is not used as one; a category plugin goes by its key
+    odd = tmp_path / "odd-plugin"
+    shutil.copytree(FIXTURES / "hxfix_dirplugin", odd)
+    (odd / "plugin.yaml").write_text("name: ../../escaped\n")
+    out = hermes("plugins", "install", odd, "--enable")
+    assert out.returncode == 0 and f"copied directory plugin odd-plugin to {hermes_home / 'plugins' / 'odd-plugin'}" \
+        in out.stdout, out.stderr
+    assert not (hermes_home.parent / "escaped").exists()
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["odd-plugin"]["status"] == "enabled" and not [n for n in rows if "escaped" in n]
+    shutil.copytree(FIXTURES / "hxfix_dirplugin", hermes_home / "plugins" / "greeting" / "formal")
+    out = hermes("plugins", "uninstall", "greeting/formal")
+    assert out.returncode == 0 and "removed directory plugin greeting/formal" in out.stdout
+    assert (hermes_home / "plugins" / "greeting").is_dir() and not (hermes_home / "plugins" / "greeting" / "formal").exists()
