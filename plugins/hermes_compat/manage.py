@@ -223,7 +223,14 @@ def install_command(target: str, enable: bool, pip_args: tuple):
     before = installed()
     before_eps = plugin_entry_points()
     click.echo(f"installing {target} with {Path(sys.executable).name} -m pip ...", err=True)
-    res = _pip("install", "--no-input", target, *pip_args)
+    try:
+        res = _pip("install", "--no-input", target, *pip_args)
+    except KeyboardInterrupt:  # pip may have stopped half way: undo what it did, then stop
+        from kernel.cli import EXIT_INTERRUPTED, Fail
+
+        left = _rollback(before, pip_args)
+        raise Fail(f"interrupted; rolled back, except: {', '.join(left)}" if left else
+                   "interrupted; the environment is unchanged", EXIT_INTERRUPTED) from None
     problem = None
     if res.returncode != 0:
         tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-5:])

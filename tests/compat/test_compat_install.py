@@ -181,3 +181,29 @@ def test_install_and_uninstall_a_folder_plugin(tmp_path, hermes_home):
     out = hermes("plugins", "uninstall", "greeting/formal")
     assert out.returncode == 0 and "removed directory plugin greeting/formal" in out.stdout
     assert (hermes_home / "plugins" / "greeting").is_dir() and not (hermes_home / "plugins" / "greeting" / "formal").exists()
+
+
+def test_an_interrupted_install_is_rolled_back(monkeypatch, hermes_home):
+    """Ctrl-C while pip runs: what pip had already installed is uninstalled again."""
+    from click.testing import CliRunner
+
+    from plugins.hermes_compat import manage
+
+    env = {"hermes-kernel": ("hermes-kernel", "0.1.0")}
+    pip_calls = []
+
+    def fake_pip(*args):
+        pip_calls.append(args)
+        if args[0] == "install":
+            env["half_dep"] = ("half-dep", "1.0")  # pip got this far before the interrupt
+            raise KeyboardInterrupt
+        if args[0] == "uninstall":
+            env.pop("half_dep", None)
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(manage, "_pip", fake_pip)
+    monkeypatch.setattr(manage, "installed", lambda: dict(env))
+    monkeypatch.setattr(manage, "plugin_entry_points", lambda: {})
+    out = CliRunner().invoke(manage.install_command, ["some-plugin"])
+    assert out.exit_code == 130 and "interrupted; the environment is unchanged" in out.output
+    assert pip_calls[-1][:3] == ("uninstall", "-y", "half-dep") and "half_dep" not in env
