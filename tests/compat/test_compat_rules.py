@@ -130,6 +130,11 @@ def test_every_hook_fires_with_exactly_hermes_keywords(compat_site, make_agent):
     assert stop["child_status"] == "completed" and stop["child_summary"] == "child report"
     assert [kw["tool_name"] for kw in strict["pre_tool_call"]] == ["terminal", "delegate_task"]
     assert {kw["status"] for kw in strict["post_tool_call"]} == {"ok"}
+    # one args dict object travels through the hooks of a call (in-place edits are seen by all)
+    for pre in strict["pre_tool_call"]:
+        same_call = [kw for hook in ("post_tool_call", "transform_tool_result") for kw in strict[hook]
+                     if kw["tool_call_id"] == pre["tool_call_id"]]
+        assert len(same_call) == 2 and all(kw["args"] is pre["args"] for kw in same_call)
     # the child is an agent too: its turn fired the turn hooks under its own session
     parent = lambda hook: [kw for kw in strict[hook] if kw["session_id"] == session]  # noqa: E731
     assert [kw["response_text"] for kw in parent("transform_llm_output")] == ["all done"]
