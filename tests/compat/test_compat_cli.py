@@ -75,6 +75,10 @@ def test_slash_command_in_chat_and_cli_command(hermes, tmp_path):
     out = hermes("kitchen", "--bowls", "many", env=env)
     assert out.returncode == 2 and "invalid int value" in out.stderr
     assert "kitchen" in hermes("--help", env=env).stdout
+    out = hermes("kitchen-fire", env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "hermes: error: hermes kitchen-fire: plugin kitchen failed while running: RuntimeError: the stove is on fire" \
+        in out.stderr
 
 
 def test_half_registered_plugin_shows_error_after_a_run(hermes, tmp_path):
