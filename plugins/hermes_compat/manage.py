@@ -79,7 +79,6 @@ def plugin_entry_points() -> dict:
 
 def _required_by_hermes() -> set:
     """Norm names of the distributions hermes itself requires (its direct requirements)."""
-    import re
     from importlib import metadata
 
     try:
@@ -89,7 +88,7 @@ def _required_by_hermes() -> set:
     out = set()
     for req in requires:
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
-        if match and "extra ==" not in req.replace("extra==", "extra =="):
+        if match and "extra" not in req.partition(";")[2]:  # not the test extras
             out.add(_norm(match.group(1)))
     return out
 
@@ -277,8 +276,6 @@ def install_command(target: str, enable: bool, pip_args: tuple):
 @click.argument("name")
 def uninstall_command(name: str):
     """Uninstall a plugin: a distribution, a plugin name, or a plugin folder."""
-    from kernel.config import data_dir
-
     dists = installed()
     eps = plugin_entry_points()
     dist = _norm(name) if _norm(name) in dists else None
