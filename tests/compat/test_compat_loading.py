@@ -8,6 +8,8 @@ import json
 import shutil
 import sys
 
+import pytest
+
 from kernel.config import Config
 
 from .conftest import FIXTURES
@@ -214,3 +216,13 @@ def test_every_host_name_plugins_import_is_served(compat_site, hermes_home):
                                 "middleware": ["llm_execution", "llm_request", "tool_execution", "tool_request"],
                                 "manager": "PluginManager"}
     assert load_config().get("plugins.enabled") == ["names"]  # merge_existing kept the rest of the file
+    # a config.yaml the user broke is never replaced by a plugin's save
+    from plugins.hermes_compat import standins
+
+    (hermes_home / "config.yaml").write_text("model: [unclosed\n")
+    with standins.window():
+        from hermes_cli.config import save_config
+
+        with pytest.raises(RuntimeError, match="Refusing to overwrite"):
+            save_config({"model": "x"})
+    assert (hermes_home / "config.yaml").read_text() == "model: [unclosed\n"

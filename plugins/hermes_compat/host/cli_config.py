@@ -41,10 +41,17 @@ def save_config(config: dict, *, strip_defaults: bool = True, preserve_keys: Any
 
     if not isinstance(config, dict):
         raise TypeError(f"save_config expects a dict, got {type(config).__name__}")
+    from kernel.config import ConfigError, load_config as kernel_load
+
+    path = Path(get_config_path())
+    try:
+        existing = kernel_load().data if path.exists() else {}
+    except ConfigError as exc:  # never replace a file the user can still fix
+        raise RuntimeError(f"Refusing to overwrite {path}: the existing config cannot be read ({exc})") from None
     data = copy.deepcopy(config)
     if merge_existing:
-        data = _merged(load_config(), data)
-    Config(data, path=Path(get_config_path())).save()
+        data = _merged(copy.deepcopy(existing), data)
+    Config(data, path=path).save()
 
 
 def cfg_get(config: Any, *keys: str, default: Any = None) -> Any:
