@@ -86,15 +86,15 @@ class _Emitter:
     def delta(self, text: str) -> None:
         if text and not self.request.cancelled:
             self.delta_shown = True
-            self.agent._emit("on_stream_delta", text=text)
+            self.agent.emit("on_stream_delta", text=text)
 
     def reasoning(self, text: str) -> None:
         if text and not self.request.cancelled:
-            self.agent._emit("on_reasoning", text=text)
+            self.agent.emit("on_reasoning", text=text)
 
     def tool_call(self, name: str, call_id: str) -> None:
         if not self.request.cancelled:
-            self.agent._emit("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
+            self.agent.emit("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
 
 
 class Agent:
@@ -124,6 +124,7 @@ class Agent:
 
             host = PluginHost.discover(self.config)
         self.host = host
+        registry = host.registry  # first: a plugin that fails to register is dropped before we copy the set
         try:
             self._pm = host.manager_with(callbacks)
         except ValueError as exc:
@@ -136,18 +137,15 @@ class Agent:
         self.stream = self.config.get("agent.stream") if stream is None else bool(stream)
 
         cfg = self.config
+        given = {"model": model, "provider": provider, "base_url": base_url, "api_mode": api_mode,
+                 "api_key_env": api_key_env}
+        options = cfg.section("provider_options")  # timeout, prompt_cache, thinking budget ...
         self.primary = ProviderConfig(
-            model=model if model is not None else str(cfg.get("model") or ""),
-            provider=provider if provider is not None else str(cfg.get("provider") or ""),
-            base_url=base_url if base_url is not None else str(cfg.get("base_url") or ""),
-            api_mode=api_mode if api_mode is not None else str(cfg.get("api_mode") or ""),
-            api_key_env=api_key_env if api_key_env is not None else str(cfg.get("api_key_env") or ""),
+            **{key: str(value if value is not None else cfg.get(key) or "") for key, value in given.items()},
+            extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))),
         )
-        options = dict(cfg.section("provider_options"))  # timeout, prompt_cache, thinking budget ...
-        self.primary = self.primary.with_(extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))))
         self.provider_config = self.primary
         self._providers: dict = {}
-        registry = host.registry
         if not registry.providers:
             raise AgentError(
                 "no model provider is enabled: install or enable a provider plugin "
@@ -225,8 +223,6 @@ class Agent:
         caller = getattr(self.hook, hook_name)
         if caller.get_hookimpls():
             caller(agent=self, **kwargs)
-
-    _emit = emit
 
     def ask(self, hook_name: str, **kwargs) -> Any:
         """Call a question hook (``clarify``, ``approve_tool_call``) on this
@@ -335,7 +331,7 @@ class Agent:
 
     def _start_session(self, reason: str = "new") -> None:
         self._session_started = True
-        self._emit(
+        self.emit(
             "on_session_start", session_id=self.session_id, model=self.provider_config.model,
             platform=self.platform, provider=self.provider_config.label(),
             parent_session_id=self.parent_session_id, reason=reason,
@@ -352,7 +348,7 @@ class Agent:
     def _rotate_session(self, reason: str) -> None:
         """Continue in a new session linked to the current one (after compression)."""
         old = self.session_id
-        self._emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
+        self.emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
         self._start_session(reason=reason)
         self._system_prompt = self._build_system_prompt(self._system_message)  # a new session, a fresh snapshot
@@ -363,8 +359,8 @@ class Agent:
         engine = self.context_engine
         if engine is None:
             return False
-        self._emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
-        self._emit("on_pre_compress", session_id=self.session_id, messages=list(self.messages))
+        self.emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
+        self.emit("on_pre_compress", session_id=self.session_id, messages=list(self.messages))
         try:
             new = engine.compress(list(self.messages), agent=self, reason=reason)
         except Exception as exc:
@@ -431,7 +427,7 @@ class Agent:
             log.exception("turn failed")
             exit_reason, error = EXIT_ERROR, f"{type(exc).__name__}: {exc}"
         if exit_reason == EXIT_INTERRUPTED:
-            self._emit("on_status", status="interrupted", detail="interrupted by the user")
+            self.emit("on_status", status="interrupted", detail="interrupted by the user")
 
         if final is not None and exit_reason in (EXIT_COMPLETED, EXIT_BUDGET):
             for replaced in self.hook.transform_llm_output(
@@ -443,12 +439,12 @@ class Agent:
                     self.messages[-1]["content"] = final
                     break
             self._persist([self.messages[-1]])
-            self._emit(
+            self.emit(
                 "post_llm_call", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
                 user_message=user_message, assistant_response=final, conversation_history=list(self.messages),
                 model=self.provider_config.model, platform=self.platform,
             )
-        self._emit(
+        self.emit(
             "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
             completed=exit_reason == EXIT_COMPLETED, interrupted=exit_reason == EXIT_INTERRUPTED,
             model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
@@ -518,7 +514,7 @@ class Agent:
                 if grace:
                     return EXIT_BUDGET, None, None
                 grace = True  # one last call to summarise; no tools may run
-                self._emit("on_status", status="budget", detail="iteration budget exhausted: asking for a summary")
+                self.emit("on_status", status="budget", detail="iteration budget exhausted: asking for a summary")
             step_start = len(self.messages)
             response = self._call_model(turn, self._request_messages(context), tool_choice="none" if grace else "auto")
             if isinstance(response, GiveUp):
@@ -530,19 +526,19 @@ class Agent:
                 self.messages.extend(results)
                 new = self.messages[step_start:]
                 self._persist(new)
-                self._emit("on_step", step=turn.api_calls, messages=list(new))
+                self.emit("on_step", step=turn.api_calls, messages=list(new))
                 continue
             message.pop("tool_calls", None)  # a grace answer may not start new work
             if message.get("content") is None:
                 message["content"] = ""
             self.messages.append(message)
-            self._emit("on_step", step=turn.api_calls, messages=[message])
+            self.emit("on_step", step=turn.api_calls, messages=[message])
             return (EXIT_BUDGET if grace else EXIT_COMPLETED), None, message["content"]
 
     def _run_tools(self, turn: Turn, tool_calls: list) -> list:
         from kernel.tools import execute_batch
 
-        self._emit("on_status", status="tools", detail=", ".join(tc["function"]["name"] for tc in tool_calls))
+        self.emit("on_status", status="tools", detail=", ".join(tc["function"]["name"] for tc in tool_calls))
         results = execute_batch(self, tool_calls, turn)
         note = self.budget.note()
         if note and results:
@@ -583,11 +579,11 @@ class Agent:
             self._fire_pre_api(turn, pconf, request, started)
             try:
                 provider = self.provider_for(pconf)
-                self._emit("on_thinking", active=True)
+                self.emit("on_thinking", active=True)
                 try:
                     response = self._interruptible(provider, request, emitter)
                 finally:
-                    self._emit("on_thinking", active=False)
+                    self.emit("on_thinking", active=False)
             except ProviderError as exc:
                 error = exc
             else:
@@ -605,11 +601,11 @@ class Agent:
                 agent=self,
             )
             if isinstance(decision, Retry):
-                self._emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
+                self.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
                 if self._interrupt.wait(max(0.0, decision.delay)):
                     raise _Interrupted()
             elif isinstance(decision, SwitchProvider):
-                self._emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
+                self.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
                 self.provider_config, attempt = decision.config, 0
             elif isinstance(decision, RefreshCredentials) and pconf not in refreshed:
                 refreshed.add(pconf)
@@ -735,7 +731,7 @@ class Agent:
             return
         self._closed = True
         if self._session_started:
-            self._emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
+            self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
         if self._caller is not None:
             self._caller.retire()
             self._caller = None

@@ -75,6 +75,7 @@ class App:
             from kernel.plugins import PluginHost
 
             self._host = PluginHost.discover(self.config, distro=self.distro)
+            self._host.registry  # collect registrations now, so a plugin failing there is recorded too
             _remember_load(self._host)
         return self._host
 

@@ -464,6 +464,17 @@ class PluginHost:
             self._registry = Registry.collect(self)
         return self._registry
 
+    def drop(self, name: str, why: str) -> None:
+        """Unload a plugin that turned out broken after it was registered."""
+        for plugin_name, obj in list(self.objects):
+            if plugin_name == name:
+                self.pm.unregister(obj)
+        self.objects = [(n, o) for n, o in self.objects if n != name]
+        rec = self.record(name)
+        if rec is not None:
+            rec.status, rec.error = ERROR, why
+        log.warning("plugin %s: %s", name, why)
+
     def record(self, name: str) -> Optional[Candidate]:
         for c in self.records:
             if c.name == name:
@@ -477,7 +488,8 @@ def call_each(pm, hook_name: str, **kwargs):
     be attributed to their plugin."""
     caller = getattr(pm.hook, hook_name)
     for impl in reversed(caller.get_hookimpls()):
-        yield impl.plugin_name, (lambda impl=impl: impl.function(*[kwargs.get(a) for a in impl.argnames]))
+        fn = getattr(impl.function, "__wrapped__", impl.function)  # unguarded: the caller sees the error
+        yield impl.plugin_name, (lambda fn=fn, impl=impl: fn(*[kwargs.get(a) for a in impl.argnames]))
 
 
 class Registry:
@@ -499,6 +511,7 @@ class Registry:
         reg = cls()
         config = host.config
         current = {"plugin": ""}
+        failed: dict = {}  # plugin -> why
 
         def add_tool(tool):
             if not isinstance(tool, Tool):
@@ -510,8 +523,11 @@ class Registry:
                          reg.tools[tool.name].plugin, tool.plugin)
             reg.tools[tool.name] = tool
 
+        toolset_owner: dict = {}
+
         def add_toolset(name, tools, description=""):
             reg.toolsets[name] = (list(tools), description)
+            toolset_owner[name] = current["plugin"]
 
         def named(target, kind):
             def add(name, factory, description=""):
@@ -529,11 +545,22 @@ class Registry:
             ("register_slash_commands", named(reg.slash_commands, NamedFactory)),
         ):
             for plugin, call in call_each(host.pm, hook, register=register, config=config):
+                if plugin in failed:
+                    continue
                 current["plugin"] = plugin
                 try:
                     call()
                 except Exception as exc:
                     host.record_hook_error(plugin, hook, exc)
+                    failed[plugin] = f"{hook} failed: {type(exc).__name__}: {exc}"
+        # A plugin that fails while registering is broken: none of it stays half-loaded.
+        for plugin, why in failed.items():
+            for table in (reg.tools, reg.providers, reg.memory_backends, reg.context_engines, reg.slash_commands):
+                for name in [n for n, entry in table.items() if entry.plugin == plugin]:
+                    del table[name]
+            for name in [n for n, owner in toolset_owner.items() if owner == plugin]:
+                reg.toolsets.pop(name, None)
+            host.drop(plugin, why)
         return reg
 
     def expand_toolsets(self, names: Iterable[str]) -> set:

@@ -182,7 +182,7 @@ def execute_call(agent, call: Call, turn) -> str:
             status, error_type, error_message = "blocked", "plugin_block", blocked
             result = _error(blocked)
         else:
-            agent._emit("on_tool_start", tool_name=call.name, args=args, tool_call_id=call.id)
+            agent.emit("on_tool_start", tool_name=call.name, args=args, tool_call_id=call.id)
             ctx = ToolContext(
                 agent=agent,
                 tool_name=call.name,
@@ -211,7 +211,7 @@ def execute_call(agent, call: Call, turn) -> str:
             if isinstance(replaced, str):
                 result = replaced
                 break
-    agent._emit("on_tool_complete", tool_name=call.name, tool_call_id=call.id, result=result,
+    agent.emit("on_tool_complete", tool_name=call.name, tool_call_id=call.id, result=result,
                 duration_ms=duration_ms, status=status)
     return result
 

@@ -70,6 +70,25 @@ def _setting(agent: Any, key: str) -> float:
     return value
 
 
+# Literal keys are not read from config (keys live in environment variables);
+# they are dropped so they never travel in a ProviderConfig into hook payloads.
+LITERAL_KEYS = ("api_key", "key")
+_warned: set = set()
+
+
+def _entry(i: int, entry: dict) -> dict:
+    entry = dict(entry)
+    if "key_env" in entry and not entry.get("api_key_env"):
+        entry["api_key_env"] = entry.pop("key_env")  # hermes-agent's spelling
+    entry.pop("key_env", None)
+    for name in LITERAL_KEYS:
+        if entry.pop(name, None) is not None and (i, name) not in _warned:
+            _warned.add((i, name))
+            log.warning("fallback_providers[%d]: '%s' in config is ignored; put the key in an environment "
+                        "variable and name it with api_key_env", i, name)
+    return entry
+
+
 def chain(agent: Any, primary: ProviderConfig) -> list:
     """``[primary] + fallback_providers`` as ProviderConfigs, without repeats.
     Entries without a model are skipped (the original does the same)."""
@@ -80,7 +99,7 @@ def chain(agent: Any, primary: ProviderConfig) -> list:
         if not isinstance(entry, dict) or not entry.get("model"):
             log.warning("fallback_providers[%d] has no model; skipped", i)
             continue
-        pconf = ProviderConfig.from_mapping(entry)
+        pconf = ProviderConfig.from_mapping(_entry(i, entry))
         if pconf not in out:
             out.append(pconf)
     return out

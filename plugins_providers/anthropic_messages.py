@@ -129,6 +129,7 @@ def usage_of(usage: Any, output: Any = None) -> dict:
         output_tokens=get(usage, "output_tokens", 0) if output is None else output,
         cache_read_tokens=get(usage, "cache_read_input_tokens", 0),
         cache_write_tokens=get(usage, "cache_creation_input_tokens", 0),
+        reasoning_tokens=get(get(usage, "output_tokens_details"), "thinking_tokens", 0),
     )
 
 
@@ -261,6 +262,10 @@ class AnthropicMessagesProvider(SDKProvider):
             value = get(delta_usage, field)
             if value:
                 usage[key] = value
+        # thinking tokens come with the final (cumulative) output count
+        thinking = get(get(delta_usage, "output_tokens_details"), "thinking_tokens")
+        if thinking:
+            usage["reasoning_tokens"] = thinking
         usage = normalize_usage(**{k: usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")})
         return response_of([blocks[i] for i in sorted(blocks)], usage, stop_reason, model)
 

@@ -230,12 +230,12 @@ class _Chat:
 
     @staticmethod
     def usage(u: dict) -> dict:
-        prompt = u["input"] + u["cache_read"]
+        prompt = u["input"] + u["cache_read"] + u["cache_write"]
         return {
             "prompt_tokens": prompt,
             "completion_tokens": u["output"],
             "total_tokens": prompt + u["output"],
-            "prompt_tokens_details": {"cached_tokens": u["cache_read"]},
+            "prompt_tokens_details": {"cached_tokens": u["cache_read"], "cache_write_tokens": u["cache_write"]},
             "completion_tokens_details": {"reasoning_tokens": u["reasoning"]},
         }
 
@@ -382,6 +382,7 @@ class _Messages:
             "output_tokens": u["output"] if output is None else output,
             "cache_read_input_tokens": u["cache_read"],
             "cache_creation_input_tokens": u["cache_write"],
+            "output_tokens_details": {"thinking_tokens": u["reasoning"]},
         }
 
     @staticmethod
@@ -423,7 +424,9 @@ class _Messages:
 
         u = _usage(step)
         start = _Messages.body(step, n, model)
-        start.update(content=[], stop_reason=None, usage=_Messages.usage(u, output=1))
+        start_usage = _Messages.usage(u, output=1)
+        del start_usage["output_tokens_details"]  # thinking is counted with the final output, in message_delta
+        start.update(content=[], stop_reason=None, usage=start_usage)
         ev("message_start", message=start)
         for idx, block in enumerate(_Messages.blocks(step, n)):
             if block["type"] == "thinking":
@@ -442,7 +445,7 @@ class _Messages:
                 for piece in _arg_pieces(json.dumps(block["input"])):
                     ev("content_block_delta", True, index=idx, delta={"type": "input_json_delta", "partial_json": piece})
             ev("content_block_stop", index=idx)
-        ev("message_delta", delta={"stop_reason": _Messages.stop_reason(step), "stop_sequence": None}, usage={"output_tokens": u["output"]})
+        ev("message_delta", delta={"stop_reason": _Messages.stop_reason(step), "stop_sequence": None}, usage={"output_tokens": u["output"], "output_tokens_details": {"thinking_tokens": u["reasoning"]}})
         ev("message_stop")
         return out
 

@@ -121,3 +121,44 @@ def test_hookspecs_are_documented():
         doc = inspect.getdoc(spec) or ""
         assert len(doc) > 40, spec.__name__
         assert "eturn" in doc, f"{spec.__name__} does not say what its return value does"
+
+
+HALF_REGISTERED = """
+from kernel import hookimpl
+from kernel.types import Tool
+
+@hookimpl
+def register_tools(register):
+    register(Tool("half_tool", "A tool", {"type": "object", "properties": {}}, lambda a, c: "ok"))
+    raise RuntimeError("registration blew up half way")
+
+@hookimpl
+def pre_tool_call(tool_name):
+    return {"action": "block", "message": "should never run"}
+"""
+
+
+def test_a_plugin_failing_in_registration_is_dropped_whole(site, tmp_path, make_agent, echo_plugin):
+    from .fakedist import make_dist
+
+    make_dist(site, "hermes-half", "0.1", {"half": ("hermes_half_mod", HALF_REGISTERED)})
+    host = PluginHost.discover(Config({"plugins": {"disabled": ["typo", "badargs", "broken"]}}))
+    assert "half_tool" not in host.registry.tools and "good_tool" in host.registry.tools
+    rec = host.record("half")
+    assert rec.status == ERROR and rec.error == "register_tools failed: RuntimeError: registration blew up half way"
+    assert "half" not in [name for name, _ in host.objects]
+    assert not any(i.plugin_name == "half" for i in host.pm.hook.pre_tool_call.get_hookimpls())
+
+
+def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
+    from tests.conftest import ROOT
+
+    from .fakedist import make_dist
+
+    site = tmp_path / "site2"
+    site.mkdir()
+    make_dist(site, "hermes-half", "0.1", {"half": ("hermes_half_cli_mod", HALF_REGISTERED)})
+    env = {"PYTHONPATH": f"{ROOT}{__import__('os').pathsep}{site}"}
+    out = hermes("plugins", "list", "--json", "--hooks", env=env)
+    rows = {r["name"]: r for r in __import__("json").loads(out.stdout)}
+    assert rows["half"]["status"] == "error" and "registration blew up" in rows["half"]["error"]

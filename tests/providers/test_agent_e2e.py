@@ -98,3 +98,36 @@ def test_resolved_from_base_url_or_provider(make_agent, wire_server, mode, monke
     wire_server.push(reply("resolved"))
     assert agent.chat("hi") == "resolved"
     assert wire_server.requests[0].path == {"chat_completions": "/v1/chat/completions", "codex_responses": "/v1/responses", "anthropic_messages": "/v1/messages"}[mode]
+
+
+@pytest.mark.parametrize("model,path,sent_model,key_var", [
+    ("anthropic/claude-sonnet-4", "/v1/messages", "claude-sonnet-4", "ANTHROPIC_API_KEY"),
+    ("openrouter/anthropic/claude-sonnet-4", "/v1/chat/completions", "anthropic/claude-sonnet-4", "OPENROUTER_API_KEY"),
+    ("openai/gpt-5", "/v1/responses", "gpt-5", "OPENAI_API_KEY"),
+])
+def test_model_strings_resolve_mode_endpoint_and_key(make_agent, wire_server, monkeypatch, model, path, sent_model, key_var):
+    """Only a model string: it picks the API mode, the provider's endpoint (here
+    pointed at the wire server), the provider's key variable and the model id sent."""
+    from plugins_providers import defaults
+
+    for name in ("anthropic", "openrouter", "openai"):
+        info = defaults.PROVIDERS[name]
+        url = wire_server.url if info.api_mode == "anthropic_messages" else wire_server.openai_url
+        monkeypatch.setitem(defaults.PROVIDERS, name, defaults.ProviderInfo(info.api_mode, url, info.env_var))
+    for var in ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv(var, f"key-of-{var}")
+    agent = make_agent(openai_chat, openai_responses, anthropic_messages, resolve, api_mode="", model=model)
+    wire_server.push(reply("resolved by model string"))
+    assert agent.chat("hi") == "resolved by model string"
+    (sent,) = wire_server.requests
+    assert (sent.path, sent.body["model"]) == (path, sent_model)
+    assert sent.headers["authorization"] == f"Bearer key-of-{key_var}"
+
+
+def test_explicit_api_mode_beats_provider_and_url(make_agent, wire_server, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    agent = make_agent(openai_chat, openai_responses, anthropic_messages, resolve, api_mode="chat_completions",
+                       provider="anthropic", base_url=wire_server.openai_url + "/anthropic", model="claude-x")
+    wire_server.push(reply("chat it is"))
+    agent.chat("hi")
+    assert wire_server.requests[0].path == "/v1/anthropic/chat/completions"

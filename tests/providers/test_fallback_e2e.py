@@ -1,6 +1,8 @@
 """The fallback chain end to end: Agent -> fallback plugin -> real SDKs -> wire servers."""
 
+import json
 import os
+import time
 
 import pytest
 
@@ -8,7 +10,7 @@ from kernel import hookimpl
 
 from plugins import fallback
 from plugins_providers import anthropic_messages, openai_chat, openai_responses, resolve
-from plugins_providers.testserver import cut, error, reply
+from plugins_providers.testserver import cut, drop, error, reply, stream_error
 from tests.providers.helpers import base_url
 
 PLUGINS = (openai_chat, openai_responses, anthropic_messages, resolve, fallback)
@@ -17,9 +19,13 @@ FAST = {"retry_base_delay": 0.01, "api_max_retries": 2}
 
 @pytest.fixture
 def chain_agent(make_agent, make_wire_server):
-    """``chain_agent(primary_mode, fallback_modes, **agent_settings)`` -> (agent, primary server, fallback servers)."""
+    """``chain_agent(primary_mode, fallback_modes, **agent_settings)`` -> (agent, primary server, fallback servers).
 
-    def build(primary_mode="chat_completions", fallback_modes=("anthropic_messages",), entries=None, agent_cfg=None, stream=True, callbacks=()):
+    Afterwards, every request any of the servers saw is checked: one request
+    per logical call, never an SDK retry (``x-stainless-retry-count: 0``)."""
+    made = []
+
+    def build(primary_mode="chat_completions", fallback_modes=("anthropic_messages",), entries=None, agent_cfg=None, stream=True, callbacks=(), plugins=()):
         primary = make_wire_server()
         servers = [make_wire_server(**(e.pop("_server", {}) if entries else {})) for e in (entries or [{} for _ in fallback_modes])]
         fbs = []
@@ -30,10 +36,13 @@ def chain_agent(make_agent, make_wire_server):
             entry.setdefault("strict_response_validation", True)
             fbs.append(entry)
         config = {"fallback_providers": fbs, "agent": {**FAST, **(agent_cfg or {})}}
-        agent = make_agent(*PLUGINS, config=config, api_mode=primary_mode, base_url=base_url(primary, primary_mode), model="primary-model", stream=stream, callbacks=callbacks)
+        agent = make_agent(*PLUGINS, *plugins, config=config, api_mode=primary_mode, base_url=base_url(primary, primary_mode), model="primary-model", stream=stream, callbacks=callbacks)
+        made.extend([primary, *servers])
         return agent, primary, servers
 
-    return build
+    yield build
+    seen = [r for s in made for r in s.requests]
+    assert seen and {r.headers.get("x-stainless-retry-count") for r in seen} == {"0"}
 
 
 def retry_counts(*servers):
@@ -54,6 +63,7 @@ def test_rate_limit_falls_back_to_another_api_mode(chain_agent, primary_mode, fa
     assert len(primary.requests) == 1 and len(fb.requests) == 1  # no hidden SDK retries, no waiting 20 s
     assert retry_counts(primary, fb) == {"0"}
     assert fb.requests[0].body["model"] == "fallback-0"
+    assert "hello" in json.dumps(fb.requests[0].body)  # the fallback got the same turn
 
 
 def test_server_errors_retried_then_fallback(chain_agent):
@@ -139,8 +149,6 @@ def test_cooldown_after_rate_limit_then_primary_again(chain_agent):
     assert agent.run_conversation("one")["final_response"] == "fb 1"
     assert agent.run_conversation("two")["final_response"] == "fb 2"  # cooling down: start on the fallback
     assert len(primary.requests) == 1
-    import time
-
     time.sleep(0.45)
     assert agent.run_conversation("three")["final_response"] == "primary again"
     assert len(primary.requests) == 2 and len(fb.requests) == 2
@@ -183,3 +191,99 @@ def test_stream_cut_before_any_delta_is_retried(chain_agent):
     primary.push(cut(after=0, chunked=True), reply("whole answer"))
     assert agent.run_conversation("hello")["final_response"] == "whole answer"
     assert len(primary.requests) == 2 and fb.requests == []
+
+
+@pytest.mark.parametrize("primary_mode,fallback_mode", [
+    ("anthropic_messages", "chat_completions"),
+    ("chat_completions", "codex_responses"),
+    ("codex_responses", "anthropic_messages"),
+])
+def test_drop_overload_and_in_stream_error_retried_then_fallback(chain_agent, primary_mode, fallback_mode):
+    """A connection dropped before headers, a 529 and an in-stream error before
+    any delta are transient: retried (api_max_retries=2), then the chain moves on."""
+    agent, primary, (fb,) = chain_agent(primary_mode, (fallback_mode,))
+    primary.push(drop(), error(529), stream_error(after=0))
+    fb.push(reply("fallback after transient failures"))
+    result = agent.run_conversation("hello")
+    assert result["exit_reason"] == "completed" and result["final_response"] == "fallback after transient failures"
+    assert len(primary.requests) == 3 and len(fb.requests) == 1
+
+
+def test_stream_cut_before_any_delta_may_fall_back(chain_agent):
+    """Nothing was shown yet, so a stream cut on every retry may still move to
+    the next provider (of another API mode)."""
+    shown = Deltas()
+    agent, primary, (fb,) = chain_agent(callbacks=[shown])
+    primary.push(*[cut(after=0, chunked=True)] * 3)
+    fb.push(reply("complete answer"))
+    result = agent.run_conversation("hello")
+    assert result["final_response"] == "complete answer"
+    assert "".join(shown.seen) == "complete answer"
+    assert len(primary.requests) == 3 and len(fb.requests) == 1
+
+
+def test_rate_limit_without_fallback_waits_retry_after_capped(make_agent, make_wire_server):
+    """No chain to move on to: a 429 is retried after the server's
+    ``retry-after``, capped by ``agent.retry_max_delay``."""
+    server = make_wire_server()
+    config = {"agent": {"retry_base_delay": 0.01, "retry_max_delay": 0.3, "fallback_cooldown": 0.01}}
+    agent = make_agent(*PLUGINS, config=config, api_mode="chat_completions", base_url=server.openai_url)
+    server.push(error(429, retry_after=0.15), error(429, retry_after=3600), reply("after waiting"))
+    started = time.monotonic()
+    assert agent.run_conversation("hello")["final_response"] == "after waiting"
+    assert time.monotonic() - started < 5  # the hour was capped
+    first, second, third = (r.time for r in server.requests)
+    assert second - first >= 0.14 and 0.28 <= third - second < 2
+    assert {r.headers["x-stainless-retry-count"] for r in server.requests} == {"0"}
+
+
+
+class Echo:
+    @hookimpl
+    def register_tools(self, register):
+        from kernel.types import Tool
+
+        schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+        register(Tool("echo", "Echo the text", schema, lambda args, ctx: {"echoed": args.get("text")}, parallel_safe=True))
+
+
+@pytest.mark.parametrize("primary_mode,fallback_mode", [
+    ("codex_responses", "anthropic_messages"),
+    ("anthropic_messages", "chat_completions"),
+    ("chat_completions", "codex_responses"),
+])
+def test_history_of_one_mode_carried_to_another(chain_agent, primary_mode, fallback_mode):
+    """Turn 1 runs a tool loop (with reasoning) on the primary; turn 2 falls
+    back mid-conversation: the other API gets that history in its own shape,
+    and the fallback's own tool loop stays on the fallback for the turn."""
+    agent, primary, (fb,) = chain_agent(primary_mode, (fallback_mode,), plugins=(Echo(),))
+    primary.push(reply(tool_calls=[("echo", {"text": "one"})], reasoning="use echo"), reply("turn one done"),
+                 error(500), error(500), error(500))
+    fb.push(reply(tool_calls=[("echo", {"text": "two"})]), reply("turn two done"))
+    assert agent.run_conversation("first")["final_response"] == "turn one done"
+    result = agent.run_conversation("second")
+    assert result["exit_reason"] == "completed" and result["final_response"] == "turn two done"
+    assert len(primary.requests) == 5 and len(fb.requests) == 2  # the tool loop stayed on the fallback
+    first, second = (r.body for r in fb.requests)
+    sent = json.dumps(first)
+    assert "first" in sent and "turn one done" in sent and '\\"echoed\\": \\"one\\"' in sent
+    if fallback_mode == "anthropic_messages":
+        roles = [m["role"] for m in first["messages"]]
+        assert roles == ["user", "assistant", "user", "assistant", "user"]
+        use = [b for b in first["messages"][1]["content"] if b["type"] == "tool_use"]
+        result_block = first["messages"][2]["content"][0]
+        assert result_block["type"] == "tool_result" and result_block["tool_use_id"] == use[0]["id"]
+        assert not any(b["type"] == "thinking" for m in first["messages"] for b in m["content"] if isinstance(b, dict))
+    elif fallback_mode == "chat_completions":
+        roles = [m["role"] for m in first["messages"]]
+        assert roles == ["user", "assistant", "tool", "assistant", "user"]
+        assert first["messages"][2]["tool_call_id"] == first["messages"][1]["tool_calls"][0]["id"]
+    else:
+        kinds = [i.get("type", "message") for i in first["input"]]
+        assert "reasoning" not in kinds  # another provider's reasoning is not replayed as a Responses item
+        call = next(i for i in first["input"] if i.get("type") == "function_call")
+        output = next(i for i in first["input"] if i.get("type") == "function_call_output")
+        assert call["call_id"] == output["call_id"]
+    assert '\\"echoed\\": \\"two\\"' in json.dumps(second)
+    agent.run_conversation("third")
+    assert len(primary.requests) == 6  # the next turn is back on the primary

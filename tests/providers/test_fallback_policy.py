@@ -116,3 +116,11 @@ def test_cooling_primary_is_tried_when_every_fallback_failed():
     assert fallback.choose_provider(PRIMARY, a) == fb1
     assert fallback.on_provider_error(failure("bad_request", config=fb1, turn_state=ts), a) == SwitchProvider(PRIMARY)
     assert isinstance(fallback.on_provider_error(failure("bad_request", turn_state=ts), a), GiveUp)
+
+
+def test_literal_keys_dropped_key_env_spelling_accepted(caplog):
+    entry = {"model": "claude", "api_mode": "anthropic_messages", "api_key": "sk-literal-SECRET", "key_env": "TEAM_KEY"}
+    (_, pconf) = fallback.chain(agent(fallbacks=(entry,)), PRIMARY)
+    assert pconf.api_key_env == "TEAM_KEY"
+    assert "SECRET" not in repr(pconf) and pconf.options() == {}
+    assert "api_key" in caplog.text and "SECRET" not in caplog.text

@@ -59,3 +59,47 @@ def test_key_never_in_payloads_results_or_logs(make_agent, wire_server, mode, mo
     assert "HTTP Request: POST" in caplog.text or "Request options" in caplog.text  # SDK debug logs were captured
     for text in seen.payloads + [repr(result), caplog.text]:  # ...and never shown
         assert "VERYSECRET" not in text
+
+
+def _stored_bytes(home):
+    """Every byte the session store wrote (database, WAL, journal)."""
+    from plugins.sessions import close_stores
+
+    close_stores()  # checkpoint and release the files
+    files = [p for p in home.rglob("*") if p.is_file() and p.name.startswith("state.db")]
+    assert files, "the session store wrote nothing"
+    return b"".join(p.read_bytes() for p in files)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_key_never_in_the_session_store(make_agent, make_wire_server, hermes_home, mode, monkeypatch, caplog):
+    """A turn that succeeds after an auth error and one where every provider
+    fails (each error body echoing the key) leave no key in the SQLite store,
+    the hook payloads, the result or the logs."""
+    import plugins.sessions as sessions
+
+    monkeypatch.setenv("MY_PROVIDER_KEY", KEY)
+    monkeypatch.setenv("FALLBACK_PROVIDER_KEY", KEY.replace("VERYSECRET", "FBSECRET"))
+    caplog.set_level(logging.DEBUG)
+    primary, fb = make_wire_server(), make_wire_server()
+    seen = Everything()
+    config = {"agent": {"retry_base_delay": 0.01, "api_max_retries": 1},
+              "fallback_providers": [{"model": "fb", "api_mode": "anthropic_messages", "base_url": fb.url,
+                                      "api_key_env": "FALLBACK_PROVIDER_KEY"}]}
+    agent = make_agent(openai_chat, openai_responses, anthropic_messages, resolve, fallback, sessions, callbacks=[seen],
+                       config=config, api_mode=mode, base_url=base_url(primary, mode), api_key_env="MY_PROVIDER_KEY")
+    primary.push(error(401, message=f"Incorrect API key provided: {KEY}"), reply("fine"))
+    assert agent.run_conversation("first")["final_response"] == "fine"
+    echo = f"bad key {KEY} / {KEY.replace('VERYSECRET', 'FBSECRET')}"
+    primary.push(error(401, message=echo), error(401, message=echo))
+    fb.push(error(500, message=echo), error(500, message=echo))
+    result = agent.run_conversation("second")
+    assert result["exit_reason"] == "error" and "every provider failed" in result["error"]
+    assert primary.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert fb.requests[0].headers["authorization"].endswith("FBSECRET-0123456789")
+    stored = _stored_bytes(hermes_home)
+    assert b"first" in stored and b"fine" in stored  # the store really holds the session
+    for secret in ("VERYSECRET", "FBSECRET"):
+        assert secret.encode() not in stored
+        for text in seen.payloads + [repr(result), caplog.text]:
+            assert secret not in text

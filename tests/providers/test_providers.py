@@ -35,6 +35,15 @@ def test_text_answer_usage(wire_server, mode, stream):
 
 
 @pytest.mark.parametrize("stream", [True, False])
+def test_usage_normalised_with_cache_and_reasoning(wire_server, mode, stream):
+    """Every API spells usage its own way; all come out in one shape."""
+    wire_server.push(reply("ok", reasoning="hmm", usage={"input": 30, "output": 9, "cache_read": 4, "cache_write": 7, "reasoning": 3}))
+    resp = make_provider(wire_server, mode).complete(request(stream=stream), Recorder())
+    assert resp.usage == {"input_tokens": 30, "output_tokens": 9, "cache_read_tokens": 4, "cache_write_tokens": 7,
+                          "reasoning_tokens": 3, "request_count": 1, "prompt_tokens": 41, "total_tokens": 50}
+
+
+@pytest.mark.parametrize("stream", [True, False])
 def test_parallel_tool_calls_and_results_round_trip(wire_server, mode, stream):
     wire_server.push(reply(tool_calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]), reply("Paris 21C, Oslo 5C."))
     provider = make_provider(wire_server, mode)
@@ -112,6 +121,20 @@ def test_stream_cut_is_an_error_not_a_short_answer(wire_server, mode):
         make_provider(wire_server, mode).complete(request(), emit)
     assert exc.value.reason == "transport"
     assert emit.text() == "a b "  # what was shown before the cut
+
+
+@pytest.mark.parametrize("step", [
+    cut(after=3, text=["a ", "b ", "c"]),  # every text delta arrived, the closing events did not
+    cut(after=2, text=None, tool_calls=[("get_weather", {"city": "Paris"})]),  # whole arguments, no final event
+])
+def test_clean_eof_after_all_deltas_is_an_error(wire_server, mode, step):
+    """A close-delimited stream that ends cleanly but without its final event
+    (finish_reason / response.completed / message_stop) is truncated, never a
+    short answer or a tool call to run."""
+    wire_server.push(step)
+    with pytest.raises(ProviderError) as exc:
+        make_provider(wire_server, mode).complete(request(), Recorder())
+    assert exc.value.reason == "transport" and "stream ended before" in str(exc.value)
 
 
 def test_chunked_cut_and_stream_error(wire_server, mode):

@@ -39,15 +39,19 @@ def test_chat_text_tools_reasoning_usage(wire_server):
 
 
 def test_chat_stream_raw_and_helper(wire_server):
-    wire_server.push(reply(["Hel", "lo"]), reply("a b", **TOOL_STEP))
+    full = {"input": 12, "output": 7, "cache_read": 3, "cache_write": 2, "reasoning": 4}
+    wire_server.push(reply(["Hel", "lo"]), reply("a b", usage=full, **TOOL_STEP))
     chunks = list(oa(wire_server).chat.completions.create(model="m", messages=USER, stream=True, stream_options={"include_usage": True}))
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello"
     assert chunks[-1].usage.total_tokens == 15
-    with oa(wire_server).chat.completions.stream(model="m", messages=USER) as stream:
+    with oa(wire_server).chat.completions.stream(model="m", messages=USER, stream_options={"include_usage": True}) as stream:
         for _ in stream:
             pass
         final = stream.get_final_completion()
     assert final.choices[0].message.content == "a b"
+    details = final.usage.prompt_tokens_details
+    assert (final.usage.prompt_tokens, details.cached_tokens, details.cache_write_tokens) == (17, 3, 2)
+    assert final.usage.completion_tokens_details.reasoning_tokens == 4
     assert [c.function.name for c in final.choices[0].message.tool_calls] == ["get_weather", "get_time"]
     assert wire_server.requests[0].stream is True
 
@@ -91,13 +95,17 @@ def test_messages_text_tool_thinking(wire_server):
 
 
 def test_messages_stream_raw_and_helper(wire_server):
-    wire_server.push(reply("Hello there"), reply("Checking", reasoning="hm", **TOOL_STEP))
+    full = {"input": 9, "output": 7, "cache_read": 3, "cache_write": 2, "reasoning": 4}
+    wire_server.push(reply("Hello there"), reply("Checking", reasoning="hm", usage=full, **TOOL_STEP))
     events = list(an(wire_server).messages.create(model="m", max_tokens=10, messages=USER, stream=True))
     assert events[0].type == "message_start" and events[-1].type == "message_stop"
     with an(wire_server).messages.stream(model="m", max_tokens=10, messages=USER) as stream:
         for _ in stream:
             pass
         final = stream.get_final_message()
+    u = final.usage
+    assert (u.input_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens) == (9, 7, 3, 2)
+    assert u.output_tokens_details.thinking_tokens == 4
     assert [b.type for b in final.content] == ["thinking", "text", "tool_use", "tool_use"]
     assert final.content[0].signature and final.content[3].input == {"tz": "CET"}
     assert wire_server.requests[1].headers.get("x-stainless-helper-method") == "stream"

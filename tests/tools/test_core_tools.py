@@ -22,7 +22,7 @@ class FakeAgent:
         self.interrupted = False
         self.progress = []
 
-    def _emit(self, name, **kw):
+    def emit(self, name, **kw):
         self.progress.append((name, kw))
 
 
