@@ -220,9 +220,10 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
         click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
         return
     width = max(len(r.name) for r in records)
+    swidth = max(10, *(len(r.source) for r in records))  # "hermes-compat" is wider than "entrypoint"
     for r in sorted(records, key=lambda r: (r.source != "builtin", r.name)):
         detail = r.error or r.summary()
-        click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<10}  {detail}")
+        click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<{swidth}}  {detail}")
         if hooks and r.hooks:
             click.echo(f"{'':<{width}}  hooks: {', '.join(r.hooks)}")
 

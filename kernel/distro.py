@@ -55,6 +55,24 @@ class Distro:
             selection.only = self.only if selection.only is None else selection.only & self.only
             selection.only_label = f"distro '{self.name}'"
 
+    def unknown_plugins(self, known) -> list:
+        """Names this distro selects or blocks that no plugin source found, each
+        with close matches (a typo in ``only`` would otherwise just leave a
+        plugin out)."""
+        from kernel.plugins import close_matches
+
+        known = set(known)
+        named = (self.only or set()) | self.enabled | self.blocked
+        return [(name, close_matches(name, known)) for name in sorted(named - known)]
+
+    def warn_unknown(self, known) -> None:
+        import logging
+
+        for name, near in self.unknown_plugins(known):
+            hint = f" (did you mean {', '.join(near)}?)" if near else " (not installed?)"
+            logging.getLogger("hermes.distro").warning("distro '%s' names plugin '%s', which is not found%s",
+                                                       self.name, name, hint)
+
     def config_overrides(self) -> dict:
         return {"agent.disabled_tools": list(self.blocked_tools)} if self.blocked_tools else {}
 

@@ -309,6 +309,8 @@ class PluginHost:
                 host._load_all(extra)
         host._adapt_unusable(config)
         host.records = candidates + extra
+        if distro is not None:
+            distro.warn_unknown(c.name for c in host.records)
         return host
 
     def _adapt_unusable(self, config) -> None:

@@ -13,7 +13,8 @@ Return values, as in hermes-agent: ``pre_tool_call`` block/approve (the same
 ``args`` dict goes to the tool, so in-place rewrites work); ``pre_llm_call``
 context strings (joined); the first ``str`` of a ``transform_*`` hook wins.
 A ``pre_tool_call`` callback that raises blocks the call (the kernel's rule:
-hooks that guard tools fail closed); hermes-agent would let it run.
+hooks that guard tools fail closed); hermes-agent would let it run. Between
+hermes plugins, callbacks run in load order as in hermes-agent (see ``ORDERED``).
 """
 
 from __future__ import annotations
@@ -142,8 +143,37 @@ def call_callback(record: state.PluginRecord, hook: str, cb: Callable, kwargs: d
 def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple) -> dict:
     names = HERMES_KWARGS.get(hook) or tuple(a for a in spec_args if a != "agent")
     out = {name: kw.get(name) for name in names}
+    provider, model = out.get("provider"), out.get("model")
+    if isinstance(provider, str) and model and provider.endswith(f":{model}"):
+        out["provider"] = provider[: -len(model) - 1]  # hermes passes the provider's name, not "name:model"
+    if "api_mode" in out:
+        _fill_endpoint(out, kw.get("agent"))
     out["telemetry_schema_version"] = TELEMETRY_SCHEMA_VERSION
     return out
+
+
+def _fill_endpoint(out: dict, agent: Any) -> None:
+    """hermes passes the API mode and base URL actually used; the kernel passes
+    the configured ones, which may be empty (resolved later, or a hermes
+    provider profile's own)."""
+    from plugins.hermes_compat.host.providers import get_provider_profile
+
+    profile = None
+    for name in (out.get("api_mode"), out.get("provider")):
+        if isinstance(name, str) and name:
+            profile = get_provider_profile(name)
+            if profile is not None:
+                break
+    if profile is not None:
+        if not out.get("api_mode") or out["api_mode"] == profile.name:
+            out["api_mode"] = getattr(profile, "api_mode", "") or "chat_completions"
+        out["base_url"] = out.get("base_url") or getattr(profile, "base_url", "") or ""
+        return
+    if not out.get("api_mode") and agent is not None:
+        try:
+            out["api_mode"] = agent.hook.resolve_api_mode(config=agent.provider_config) or ""
+        except Exception:  # an observer's keywords are not worth failing a model call
+            pass
 
 
 def _tool_request_middleware(record, kw: dict) -> None:
@@ -163,30 +193,62 @@ def _tool_request_middleware(record, kw: dict) -> None:
             args.update(new)
 
 
+# Hooks whose outcome depends on the order of the callbacks (first block, first
+# str, joined context). hermes-agent calls callbacks in plugin load order; pluggy
+# calls implementations last-registered first. So for these hooks the first
+# loaded hermes plugin of the agent's host runs every hermes plugin's callbacks,
+# in load order, and the others stand aside.
+ORDERED = {"pre_tool_call", "pre_llm_call"} | FIRST_STR
+
+
+def _peers(agent: Any, hook: str, record: state.PluginRecord):
+    """The records of the hermes plugins loaded in ``agent``'s host that take
+    part in ``hook``, in load order; None when that is unknown."""
+    objects = getattr(getattr(agent, "host", None), "objects", None)
+    if not objects:
+        return None
+    peers = [obj.record for _name, obj in objects
+             if isinstance(obj, HermesPluginAdapter) and hook in obj.hermes_hooks]
+    return peers if any(p is record for p in peers) else None
+
+
 def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callable[[dict], Any]:
     def body(kw: dict) -> Any:
+        peers = _peers(kw.get("agent"), hook, record) if hook in ORDERED else None
+        if peers is None:
+            peers = [record]
+        elif peers[0] is not record:
+            return None  # the first hermes plugin answers for all of them
         if hook == "pre_tool_call":
-            _tool_request_middleware(record, kw)
+            for rec in peers:  # hermes runs every tool_request middleware before the hooks
+                _tool_request_middleware(rec, kw)
         hkw = _hermes_kwargs(hook, kw, spec_args)
-        results, failures = [], []
-        for cb in list(record.hooks.get(hook, ())):
-            ok, value = call_callback(record, hook, cb, hkw)
-            if not ok:
-                failures.append(value)
-            elif value is not None:
-                results.append(value)
-                if hook in FIRST_STR and isinstance(value, str) and (value or hook != "transform_llm_output"):
-                    return value
+        outcomes = []  # (record, results, failures) in load order
+        for rec in peers:
+            results, failures = [], []
+            for cb in list(rec.hooks.get(hook, ())):
+                ok, value = call_callback(rec, hook, cb, hkw)
+                if not ok:
+                    failures.append(value)
+                elif value is not None:
+                    results.append(value)
+            outcomes.append((rec, results, failures))
+        if hook in FIRST_STR:  # every callback ran (as in hermes); the first str wins
+            for _rec, results, _failures in outcomes:
+                for value in results:
+                    if isinstance(value, str) and (value or hook != "transform_llm_output"):
+                        return value
         if hook == "on_session_finalize" and record.context_engines:
             _engine_session_end(record, kw)
         if hook == "pre_tool_call":
-            return _directive(record, kw, results, failures)
+            return _directive(outcomes, kw)
         if hook == "pre_llm_call":
             parts = []
-            for value in results:
-                text = value.get("context") if isinstance(value, dict) else value
-                if isinstance(text, str) and text.strip():
-                    parts.append(text)
+            for _rec, results, _failures in outcomes:
+                for value in results:
+                    text = value.get("context") if isinstance(value, dict) else value
+                    if isinstance(text, str) and text.strip():
+                        parts.append(text)
             return {"context": "\n\n".join(parts)} if parts else None
         return None
 
@@ -206,19 +268,23 @@ def _engine_session_end(record, kw: dict) -> None:
             log.warning("hermes context engine of %s: on_session_end failed: %s", record.name, exc)
 
 
-def _directive(record, kw: dict, results: list, failures: list):
-    for value in results:
-        if isinstance(value, dict) and value.get("action") == "block":
-            return {"action": "block",
-                    "message": str(value.get("message") or f"blocked by plugin {record.name}: {kw.get('tool_name')}")}
-    if failures:
-        exc = failures[0]
-        return {"action": "block", "message": f"blocked: the pre_tool_call hook of hermes plugin '{record.name}' "
-                                              f"failed ({type(exc).__name__}: {exc})"}
-    for value in results:
-        if isinstance(value, dict) and value.get("action") == "approve":
-            return {"action": "approve", "message": str(value.get("message") or ""),
-                    "rule_key": str(value.get("rule_key") or "")}
+def _directive(outcomes: list, kw: dict):
+    """The first block wins; then a failed callback blocks (fails closed); then the first approve."""
+    for rec, results, _failures in outcomes:
+        for value in results:
+            if isinstance(value, dict) and value.get("action") == "block":
+                return {"action": "block",
+                        "message": str(value.get("message") or f"blocked by plugin {rec.name}: {kw.get('tool_name')}")}
+    for rec, _results, failures in outcomes:
+        if failures:
+            exc = failures[0]
+            return {"action": "block", "message": f"blocked: the pre_tool_call hook of hermes plugin '{rec.name}' "
+                                                  f"failed ({type(exc).__name__}: {exc})"}
+    for _rec, results, _failures in outcomes:
+        for value in results:
+            if isinstance(value, dict) and value.get("action") == "approve":
+                return {"action": "approve", "message": str(value.get("message") or ""),
+                        "rule_key": str(value.get("rule_key") or "")}
     return None
 
 
@@ -244,6 +310,7 @@ class HermesPluginAdapter:
 
     def __init__(self, record: state.PluginRecord):
         self.record = record
+        self.hermes_hooks: set = set()  # kernel hooks this adapter implements from hermes callbacks
         self.__name__ = record.name
         manifest = record.manifest
         self.__doc__ = getattr(manifest, "description", "") or f"hermes plugin {record.name}"
@@ -270,6 +337,7 @@ def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
             continue
         params = tuple(inspect.signature(spec).parameters)
         setattr(adapter, hook, _impl(hook, params, hook_body(record, hook, params)))
+        adapter.hermes_hooks.add(hook)
     for hook, params, body, opts in adapters.registration_impls(record):
         setattr(adapter, hook, _impl(hook, params, body, **opts))
     return adapter

@@ -77,7 +77,9 @@ def parse_manifest(path: Path, default_name: str, key: str, source: str) -> Plug
         v = data.get(k)
         return list(v) if isinstance(v, (list, tuple)) else []
 
-    name = text("name") or default_name
+    name = text("name").strip()
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        name = default_name  # a plugin's name is a key and a folder name, never a path
     return PluginManifest(
         name=name, version=text("version"), description=text("description"), author=text("author"),
         requires_env=items("requires_env"), provides_tools=items("provides_tools"),

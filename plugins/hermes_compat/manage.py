@@ -17,10 +17,15 @@ plugin entry points) and printed. The environment is never left broken:
 A local folder that is a hermes directory plugin (``__init__.py``, no
 ``pyproject.toml``/``setup.py``) is copied into ``$HERMES_HOME/plugins/``
 instead. ``--enable`` adds the new plugins to ``plugins.enabled``.
+
+Uninstall removes a distribution that provides hermes plugins (or a distro),
+or a plugin folder. It refuses hermes itself and its requirements, and any
+package that brings no plugin: pip does not check who else needs a package.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +75,29 @@ def plugin_entry_points() -> dict:
         for name, _value, dist, _version, _meta in iter_entry_points(group):
             out.setdefault(_norm(dist), []).append((group, name))
     return out
+
+
+def _required_by_hermes() -> set:
+    """Norm names of the distributions hermes itself requires (its direct requirements)."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("hermes-kernel") or []
+    except metadata.PackageNotFoundError:
+        return set()
+    out = set()
+    for req in requires:
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+        if match and "extra" not in req.partition(";")[2]:  # not the test extras
+            out.add(_norm(match.group(1)))
+    return out
+
+
+def _provides_distro(dist: str) -> bool:
+    from kernel.distro import GROUP
+    from kernel.plugins import iter_entry_points
+
+    return any(_norm(d) == dist for _n, _v, d, _ver, _m in iter_entry_points(GROUP))
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:
@@ -134,6 +162,25 @@ def _fail(message: str) -> None:
     raise Fail(message)
 
 
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def _folder_plugin(name: str) -> Optional[tuple]:
+    """``(folder, key)`` of the user plugin folder named ``name`` (its key, as
+    ``plugins list`` shows it, or its path under the plugins folder), found by
+    the same scan that discovers them: never a path the name merely points at
+    (``..``, ``/x``, ``""``)."""
+    from kernel.config import data_dir
+
+    from plugins.hermes_compat.discovery import scan_directory
+
+    root = data_dir() / "plugins"
+    for path, key, _manifest in scan_directory(root, "user"):
+        if name in (key, path.relative_to(root).as_posix()):
+            return path, key
+    return None
+
+
 def _is_directory_plugin(path: Path) -> bool:
     return path.is_dir() and (path / "__init__.py").is_file() and not any(
         (path / f).exists() for f in ("pyproject.toml", "setup.py", "setup.cfg"))
@@ -145,7 +192,9 @@ def _install_directory(path: Path, enable: bool) -> None:
     from plugins.hermes_compat.context import parse_manifest
 
     manifest = parse_manifest(path, path.name, "", "user")
-    name = manifest.name
+    name = manifest.name if _SAFE_NAME.match(manifest.name) else path.name
+    if not _SAFE_NAME.match(name):  # the name becomes a folder under $HERMES_HOME/plugins
+        _fail(f"{path}: cannot tell a plugin folder name (plugin.yaml name {manifest.name!r}); rename the folder")
     dest = data_dir() / "plugins" / name
     if dest.exists():
         _fail(f"{dest} already exists; uninstall {name} first")
@@ -173,7 +222,14 @@ def install_command(target: str, enable: bool, pip_args: tuple):
     before = installed()
     before_eps = plugin_entry_points()
     click.echo(f"installing {target} with {Path(sys.executable).name} -m pip ...", err=True)
-    res = _pip("install", "--no-input", target, *pip_args)
+    try:
+        res = _pip("install", "--no-input", target, *pip_args)
+    except KeyboardInterrupt:  # pip may have stopped half way: undo what it did, then stop
+        from kernel.cli import EXIT_INTERRUPTED, Fail
+
+        left = _rollback(before, pip_args)
+        raise Fail(f"interrupted; rolled back, except: {', '.join(left)}" if left else
+                   "interrupted; the environment is unchanged", EXIT_INTERRUPTED) from None
     problem = None
     if res.returncode != 0:
         tail = "\n".join((res.stderr or res.stdout).strip().splitlines()[-5:])
@@ -220,8 +276,6 @@ def install_command(target: str, enable: bool, pip_args: tuple):
 @click.argument("name")
 def uninstall_command(name: str):
     """Uninstall a plugin: a distribution, a plugin name, or a plugin folder."""
-    from kernel.config import data_dir
-
     dists = installed()
     eps = plugin_entry_points()
     dist = _norm(name) if _norm(name) in dists else None
@@ -229,15 +283,22 @@ def uninstall_command(name: str):
         owners = [d for d, items in eps.items() if any(n == name for _g, n in items)]
         dist = owners[0] if owners else None
     if dist is None:
-        folder = data_dir() / "plugins" / name
-        if folder.is_dir():
-            shutil.rmtree(folder)
-            click.echo(f"removed directory plugin {name} ({folder})")
-            _save_enabled([name], False)
+        found = _folder_plugin(name)
+        if found is not None:
+            folder, key = found
+            if folder.is_symlink():
+                folder.unlink()  # a linked plugin: remove the link, not what it points at
+            else:
+                shutil.rmtree(folder)
+            click.echo(f"removed directory plugin {key} ({folder})")
+            _save_enabled(sorted({key, name}), False)
             return
         _fail(f"no installed plugin or distribution named '{name}' (see `hermes plugins list`)")
-    if dist in PROTECTED:
+    if dist in PROTECTED or dist in _required_by_hermes():
         _fail(f"{dists[dist][0]} is part of hermes itself; refusing to uninstall it")
+    if not eps.get(dist) and not _provides_distro(dist):
+        # pip does not check who else needs a package: removing an arbitrary one could break hermes
+        _fail(f"{dists[dist][0]} provides no hermes plugin or distro; use pip to remove other packages")
     real, version = dists[dist]
     plugins = [n for _g, n in eps.get(dist, [])]
     res = _pip("uninstall", "-y", real)

@@ -123,6 +123,17 @@ def register_cli(record: state.PluginRecord, cli: Any) -> None:
         cli.add_command(cli_command(record, entry), name)
 
 
+def _plugin_step(record: state.PluginRecord, name: str, doing: str, fn: Callable, *args: Any) -> Any:
+    """Run the plugin's code; a crash is one clear line (the traceback goes to the debug log)."""
+    from kernel.cli import Fail
+
+    try:
+        return call_plugin_callable(fn, *args)
+    except Exception as exc:
+        log.debug("hermes %s (plugin %s) failed", name, record.name, exc_info=exc)
+        raise Fail(f"hermes {name}: plugin {record.name} failed while {doing}: {type(exc).__name__}: {exc}") from None
+
+
 def cli_command(record: state.PluginRecord, entry: dict):
     """A click command that hands its raw arguments to the plugin's argparse parser."""
     import argparse
@@ -137,7 +148,7 @@ def cli_command(record: state.PluginRecord, entry: dict):
     @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
     def command(argv):
         parser = argparse.ArgumentParser(prog=f"hermes {name}", description=entry["description"] or entry["help"])
-        call_plugin_callable(entry["setup_fn"], parser)
+        _plugin_step(record, name, "setting up its arguments", entry["setup_fn"], parser)
         if entry["handler_fn"] is not None and parser.get_default("func") is None:
             parser.set_defaults(func=entry["handler_fn"])
         args = parser.parse_args(list(argv))  # argparse prints usage and exits 2 on bad input
@@ -145,7 +156,7 @@ def cli_command(record: state.PluginRecord, entry: dict):
         if func is None:
             parser.print_help()
             return
-        result = call_plugin_callable(func, args)
+        result = _plugin_step(record, name, "running", func, args)
         if isinstance(result, bool):
             sys.exit(0 if result else 1)
         if isinstance(result, int):

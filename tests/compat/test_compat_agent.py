@@ -32,7 +32,8 @@ def test_discovery_lists_without_importing_and_everything_is_opt_in(compat_site,
     install_dir_plugin(hermes_home)
     cands, adapters = load_compat(Config({}))
     assert adapters == []
-    assert {"kitchen", "counter", "rewriter", "acme", "side", "notebook", "keep-last", "halfway", "greeter"} <= set(cands)
+    assert {"kitchen", "counter", "rewriter", "acme", "side", "notebook", "keep-last", "halfway", "greeter",
+            "jotter"} <= set(cands)
     for c in cands.values():
         assert c.source == "hermes-compat" and c.status == "not enabled", c
     assert cands["kitchen"].dist == "hermes_kitchen" and cands["kitchen"].version == "1.0"

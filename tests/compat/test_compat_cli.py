@@ -30,6 +30,9 @@ def test_list_enable_disable_and_run(hermes, hermes_home, tmp_path):
     assert listed["kitchen"]["description"] == "soup and shouting"
     text = hermes("plugins", "list", env=env).stdout
     assert "kitchen" in text and "hermes-compat" in text
+    lines = {line.split()[0]: line for line in text.splitlines()}
+    # the columns stay aligned although "hermes-compat" is the widest source name
+    assert lines["kitchen"].index("soup and shouting") == lines["hermes-compat"].index("hermes-compat: run")
 
     assert hermes("plugins", "enable", "kitchen", env=env).returncode == 0
     assert hermes("plugins", "enable", "greeter", env=env).returncode == 0
@@ -72,6 +75,10 @@ def test_slash_command_in_chat_and_cli_command(hermes, tmp_path):
     out = hermes("kitchen", "--bowls", "many", env=env)
     assert out.returncode == 2 and "invalid int value" in out.stderr
     assert "kitchen" in hermes("--help", env=env).stdout
+    out = hermes("kitchen-fire", env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "hermes: error: hermes kitchen-fire: plugin kitchen failed while running: RuntimeError: the stove is on fire" \
+        in out.stderr
 
 
 def test_half_registered_plugin_shows_error_after_a_run(hermes, tmp_path):

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import tomllib
 import zipfile
 import subprocess
@@ -21,13 +22,8 @@ from tests.conftest import ROOT
 from .conftest import FIXTURES, kernel_entry_points, write_dist
 
 PIP_OFFLINE = ("--", "--no-index", "--no-deps")
-# Until kernel-change.patch (the ``plugins`` group loads plugin subcommands on
-# demand) is on main, the subprocess adds the commands the way the patched
-# kernel does, then runs the same CLI.
-RUNNER = ("import sys, kernel.cli as c\n"
-          "if type(c.cli.commands['plugins']).get_command is __import__('click').Group.get_command:\n"
-          "    from plugins.hermes_compat.manage import add_commands; add_commands(c.cli)\n"
-          "c.main(sys.argv[1:])\n")
+# hermes run by the interpreter under test (the throwaway venv's, or ours)
+RUNNER = "import sys, kernel.cli as c\nc.main(sys.argv[1:])\n"
 
 
 def build_wheel(out: Path, name: str, version: str, files: dict, entry_points: dict = None) -> Path:
@@ -123,6 +119,13 @@ def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
 
     out = hermes("plugins", "uninstall", "hermes-kernel")
     assert out.returncode == 1 and "part of hermes itself" in out.stderr
+    # a package that is no hermes plugin: installed on request, but uninstall leaves it to pip
+    helper = build_wheel(wheels, "hermes-helper-lib", "1.0", {"hermes_helper_lib.py": "X = 1\n"})
+    out = hermes("plugins", "install", helper, *PIP_OFFLINE)
+    assert out.returncode == 0 and "no hermes plugins in the new distributions" in out.stdout, out.stderr
+    out = hermes("plugins", "uninstall", "hermes-helper-lib")
+    assert out.returncode == 1 and "provides no hermes plugin or distro; use pip" in out.stderr
+    assert any(p.name.startswith("hermes_helper_lib-1.0") for p in site.iterdir())
     out = hermes("plugins", "uninstall", "tally")
     assert out.returncode == 0, out.stderr
     assert "removed plugin: tally" in out.stdout
@@ -151,7 +154,56 @@ def test_install_and_uninstall_a_folder_plugin(tmp_path, hermes_home):
     assert rows["greeter"]["status"] == "enabled" and rows["greeter"]["source"] == "hermes-compat"
     out = hermes("plugins", "install", FIXTURES / "hxfix_dirplugin")
     assert out.returncode == 1 and "already exists" in out.stderr
+    # names that only point somewhere are no plugin: nothing outside a plugin folder is ever removed
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for bad in ("..", ".", "", str(outside), "../config.yaml", "greeter/.."):
+        out = hermes("plugins", "uninstall", bad)
+        assert out.returncode == 1 and "no installed plugin" in out.stderr, (bad, out.stderr)
+    assert outside.is_dir() and (hermes_home / "config.yaml").is_file()
+    assert (hermes_home / "plugins" / "greeter" / "__init__.py").is_file()
     out = hermes("plugins", "uninstall", "greeter")
     assert out.returncode == 0 and "removed directory plugin greeter" in out.stdout
     assert not (hermes_home / "plugins" / "greeter").exists()
     assert "greeter" not in {r["name"] for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+
+    # a manifest name that is a path is not used as one; a category plugin goes by its key
+    odd = tmp_path / "odd-plugin"
+    shutil.copytree(FIXTURES / "hxfix_dirplugin", odd)
+    (odd / "plugin.yaml").write_text("name: ../../escaped\n")
+    out = hermes("plugins", "install", odd, "--enable")
+    assert out.returncode == 0 and f"copied directory plugin odd-plugin to {hermes_home / 'plugins' / 'odd-plugin'}" \
+        in out.stdout, out.stderr
+    assert not (hermes_home.parent / "escaped").exists()
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
+    assert rows["odd-plugin"]["status"] == "enabled" and not [n for n in rows if "escaped" in n]
+    shutil.copytree(FIXTURES / "hxfix_dirplugin", hermes_home / "plugins" / "greeting" / "formal")
+    out = hermes("plugins", "uninstall", "greeting/formal")
+    assert out.returncode == 0 and "removed directory plugin greeting/formal" in out.stdout
+    assert (hermes_home / "plugins" / "greeting").is_dir() and not (hermes_home / "plugins" / "greeting" / "formal").exists()
+
+
+def test_an_interrupted_install_is_rolled_back(monkeypatch, hermes_home):
+    """Ctrl-C while pip runs: what pip had already installed is uninstalled again."""
+    from click.testing import CliRunner
+
+    from plugins.hermes_compat import manage
+
+    env = {"hermes-kernel": ("hermes-kernel", "0.1.0")}
+    pip_calls = []
+
+    def fake_pip(*args):
+        pip_calls.append(args)
+        if args[0] == "install":
+            env["half_dep"] = ("half-dep", "1.0")  # pip got this far before the interrupt
+            raise KeyboardInterrupt
+        if args[0] == "uninstall":
+            env.pop("half_dep", None)
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(manage, "_pip", fake_pip)
+    monkeypatch.setattr(manage, "installed", lambda: dict(env))
+    monkeypatch.setattr(manage, "plugin_entry_points", lambda: {})
+    out = CliRunner().invoke(manage.install_command, ["some-plugin"])
+    assert out.exit_code == 130 and "interrupted; the environment is unchanged" in out.output
+    assert pip_calls[-1][:3] == ("uninstall", "-y", "half-dep") and "half_dep" not in env

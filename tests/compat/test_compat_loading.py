@@ -8,6 +8,8 @@ import json
 import shutil
 import sys
 
+import pytest
+
 from kernel.config import Config
 
 from .conftest import FIXTURES
@@ -163,3 +165,64 @@ def test_hermes_plugin_published_under_the_kernel_group_is_adapted(compat_site, 
         assert recs[name].reason == "adapted" and recs[name].source == "entrypoint"
     assert "tally" in host.registry.tools
     assert "tools" not in sys.modules  # the stand-in was only lent while the plugin loaded
+
+
+HOST_NAMES_PLUGIN = '''
+# every host name the published plugins import, from the modules hermes-compat serves
+from agent.memory_provider import MemoryProvider
+from agent.context_engine import ContextEngine, MEMORY_CONTEXT_MAX_CHARS, sanitize_memory_context
+from providers import register_provider, get_provider_profile, list_providers
+from providers.base import ProviderProfile, OMIT_TEMPERATURE
+from tools.registry import registry, tool_error, tool_result
+from hermes_constants import get_hermes_home
+from hermes_cli.config import load_config, save_config, cfg_get
+from hermes_cli.plugins import (PluginContext, invoke_hook, get_plugin_manager, VALID_HOOKS,
+                                OBSERVER_SCHEMA_VERSION, VALID_MIDDLEWARE)
+from plugins.plugin_utils import lazy_singleton, SingletonSlot
+
+try:
+    from agent.context_compressor import ContextCompressor  # absent on purpose: a clean ImportError
+except ImportError:
+    ContextCompressor = None
+
+SEEN = {}
+
+
+def register(ctx):
+    cfg = load_config()
+    cfg.setdefault("plugins", {}).setdefault("entries", {})["names"] = {"saved": True}
+    save_config({"plugins": cfg["plugins"]}, merge_existing=True)  # hermes' keyword
+    SEEN.update(model=cfg_get(load_config(), "model"), saved=cfg_get(load_config(), "plugins.entries.names.saved"),
+                home=str(get_hermes_home()), compressor=ContextCompressor, max_chars=MEMORY_CONTEXT_MAX_CHARS,
+                schema=OBSERVER_SCHEMA_VERSION, middleware=sorted(VALID_MIDDLEWARE),
+                manager=type(get_plugin_manager()).__name__)
+'''
+
+
+def test_every_host_name_plugins_import_is_served(compat_site, hermes_home):
+    from .conftest import write_dist
+
+    (hermes_home / "config.yaml").write_text("model: kept-model\nplugins:\n  enabled: [names]\n")
+    (compat_site / "hxfix_names.py").write_text(HOST_NAMES_PLUGIN)
+    write_dist(compat_site, "hermes-names", "0.1", {"hermes_agent.plugins": {"names": "hxfix_names"}})
+    from kernel.config import load_config
+
+    cands, _ = load_compat(load_config())
+    assert cands["names"].status == "enabled", cands["names"].error
+    import hxfix_names
+
+    assert hxfix_names.SEEN == {"model": "kept-model", "saved": True, "home": str(hermes_home), "compressor": None,
+                                "max_chars": 6000, "schema": "hermes.observer.v1",
+                                "middleware": ["llm_execution", "llm_request", "tool_execution", "tool_request"],
+                                "manager": "PluginManager"}
+    assert load_config().get("plugins.enabled") == ["names"]  # merge_existing kept the rest of the file
+    # a config.yaml the user broke is never replaced by a plugin's save
+    from plugins.hermes_compat import standins
+
+    (hermes_home / "config.yaml").write_text("model: [unclosed\n")
+    with standins.window():
+        from hermes_cli.config import save_config
+
+        with pytest.raises(RuntimeError, match="Refusing to overwrite"):
+            save_config({"model": "x"})
+    assert (hermes_home / "config.yaml").read_text() == "model: [unclosed\n"

@@ -37,6 +37,15 @@ def test_memory_provider_class_entry_point_is_a_memory_backend(compat_site, make
     assert kinds[-1] == "shutdown"
 
 
+def test_memory_provider_from_the_hermes_memory_provider_group(compat_site, make_agent):
+    cfg = Config({"plugins": {"enabled": ["jotter"]}})
+    cands, adapters = load_compat(cfg)
+    assert cands["jotter"].status == "enabled", cands["jotter"].error
+    assert cands["jotter"].dist == "hermes_jotter"
+    agent = make_agent(*adapters, config=cfg, script=["ok"])
+    assert "notebook" in agent.host.registry.memory_backends  # named by the provider's own .name
+
+
 def test_memory_tool_without_the_provider_active_is_an_error_the_model_reads(compat_site, make_agent):
     import plugins_memory.manager as memory_plugin
 

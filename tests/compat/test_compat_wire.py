@@ -80,3 +80,80 @@ def test_cli_run_on_a_hermes_provider_profile_against_the_wire_server(hermes, tm
         {"transformed": {"shouted": "WIRE"}}]
     assert len(server.requests) == 2 and server.requests[0].body["model"] == "acme-large"
     assert server.requests[0].headers.get("authorization") == "Bearer acme-key"
+
+
+def test_every_fixture_shape_against_the_wire_server(compat_site, hermes_home, monkeypatch):
+    """One conversation through the real openai SDK and the wire server with a
+    plugin of every shape loaded: module, function targets, a side-effect
+    module, a directory plugin with relative imports, an async tool, a
+    register() that failed half way, a memory provider class, a context engine
+    class, a zero-argument model provider and an in-place argument rewriter."""
+    import plugins_memory.manager as memory_plugin
+    from plugins_providers.testserver import WireServer, reply
+
+    from .conftest import install_dir_plugin
+
+    install_dir_plugin(hermes_home)
+    enabled = ["kitchen", "counter", "rewriter", "side", "halfway", "lazy", "greeter", "acme", "keep-last", "strict"]
+    cfg = Config({"plugins": {"enabled": enabled}, "memory": {"provider": "notebook"},
+                  "context": {"engine": "keep-last"}})
+    calls = [("shout", {"text": "hi"}), ("shout", {"text": "forbidden"}), ("count_chars", {"text": "abc"}),
+             ("lookup", {"key": "abcd"}), ("early_tool", {}), ("aecho", {"text": "x"}), ("greet", {"who": "ana"}),
+             ("notebook_write", {"note": "likes tea"})]
+    with WireServer(api_key="acme-key") as server:
+        monkeypatch.setenv("HXFIX_ACME_URL", server.openai_url)
+        monkeypatch.setenv("ACME_API_KEY", "acme-key")
+        cands, adapters = load_compat(cfg)
+        for name in enabled + ["notebook"]:
+            assert cands[name].status == ("error" if name == "halfway" else "enabled"), (name, cands[name].error)
+        import hxfix_engine
+        import hxfix_kitchen
+        import hxfix_strict
+
+        host = PluginHost.from_objects([openai_chat, memory_plugin, *adapters], cfg)
+        server.push(reply(tool_calls=calls, usage={"input": 20, "output": 5}),
+                    reply("done", usage={"input": 40, "output": 2}),
+                    reply("tea, I recall", usage={"input": 45, "output": 3}))
+        agent = Agent(config=cfg, host=host, provider="acme", model="acme-large")
+        url = server.openai_url
+        try:
+            result = agent.run_conversation("do everything")
+            second = agent.run_conversation("what do I like?")
+        finally:
+            agent.close()
+
+    assert result["exit_reason"] == "completed", result["error"]
+    first = server.requests[0].body
+    offered = {t["function"]["name"] for t in first["tools"]}
+    assert {name for name, _ in calls} <= offered
+    assert "You have a notebook." in first["messages"][0]["content"]
+    results = [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+    assert results == [
+        {"transformed": {"shouted": "HI"}},  # kitchen's transform_tool_result replaced the result
+        {"error": "kitchen says no"},  # kitchen's pre_tool_call block stopped the tool
+        {"count": 5, "user_task": "do everything"},  # "abc!!": rewritten in place by another plugin
+        {"key": "abcd", "value": 4},
+        {"early": True},
+        {"echo": "x", "kwargs": ["session_id", "task_id", "user_task"]},
+        {"greeting": "hello, ana"},
+        {"saved": 1},
+    ]
+    assert result["final_response"] == "done [kitchen]"
+    assert second["final_response"] == "tea, I recall [kitchen]"
+    last_user = [m for m in server.requests[-1].body["messages"] if m["role"] == "user"][-1]
+    assert "notebook remembers: likes tea" in json.dumps(last_user["content"])
+    names = {name for name, _ in hxfix_kitchen.CALLS}
+    assert {"on_session_start", "pre_llm_call", "pre_api_request", "post_api_request", "pre_tool_call",
+            "post_tool_call", "post_llm_call", "on_session_end", "on_session_finalize"} <= names
+    assert ("usage", 20, 5) in hxfix_engine.ENGINE_EVENTS  # the context engine read the wire usage
+    # callbacks requiring hermes' full keyword set of each hook all ran (a missing keyword would drop them)
+    strict = {}
+    for hook, kwargs in hxfix_strict.CALLS:
+        strict.setdefault(hook, []).append(kwargs)
+    assert {"on_session_start", "pre_llm_call", "pre_api_request", "post_api_request", "pre_tool_call",
+            "post_tool_call", "transform_tool_result", "transform_llm_output", "post_llm_call", "on_session_end",
+            "on_session_finalize"} <= set(strict)
+    api = strict["post_api_request"][0]
+    assert api["provider"] == "acme" and api["base_url"] == url and api["api_mode"] == "chat_completions"
+    assert api["usage"]["input_tokens"] == 20 and api["usage"]["prompt_tokens"] == 20 and api["finish_reason"]
+    assert len(strict["pre_tool_call"]) == len(calls)

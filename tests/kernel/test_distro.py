@@ -90,6 +90,19 @@ def test_list_candidates_with_distro_only_set(tmp_path):
     assert [r.name for r in recs if r.status == "enabled"] == ["scripted-provider"]
 
 
+def test_a_distro_naming_an_unknown_plugin_warns_with_close_matches(hermes, tmp_path):
+    d = write(tmp_path, "name: typo\nplugins:\n  only: [scripted-provider, scripted-provder]\n  blocked: [nothing-like-it]\n")
+    out = hermes("--distro", d, "plugins", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "distro 'typo' names plugin 'scripted-provder', which is not found (did you mean scripted-provider?)" \
+        in out.stderr
+    assert "names plugin 'nothing-like-it', which is not found (not installed?)" in out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["name"] for r in rows if r["status"] == "enabled"] == ["scripted-provider"]
+    out = hermes("--distro", write(tmp_path, DISTRO, "ok.yaml"), "plugins", "list")
+    assert "WARNING" not in out.stderr
+
+
 DISTRO_INSTALLED = __import__("importlib.util").util.find_spec("hermes_distro_anthropic") is not None
 
 
@@ -100,11 +113,20 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
 
     expected = {"anthropic-messages", "provider-resolve", "fallback", "sessions-sqlite", "memory", "compressor",
                 "core-tools", "agent-tools", "approval"}
-    rows = json.loads(hermes("--distro", "anthropic-only", "plugins", "list", "--json").stdout)
+    listed = hermes("--distro", "anthropic-only", "plugins", "list", "--json")
+    assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr  # every name it uses exists
+    rows = json.loads(listed.stdout)
     assert {r["name"] for r in rows if r["status"] == "enabled"} == expected
     script = shutil.which("hermes-anthropic") or str(__import__("pathlib").Path(__import__("sys").executable).parent / "hermes-anthropic")
-    env = dict(__import__("os").environ, ANTHROPIC_API_KEY="test-key")
+    import os
+
+    from tests.conftest import ROOT
+
+    # the console script imports hermes from this tree, as the `hermes` fixture does
+    env = dict(os.environ, ANTHROPIC_API_KEY="test-key",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
     listed = subprocess.run([script, "plugins", "list", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr
     assert {r["name"] for r in json.loads(listed.stdout) if r["status"] == "enabled"} == expected
 
     from plugins_providers.testserver import reply
@@ -120,3 +142,58 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
     assert "read_file" in offered and "terminal" not in offered  # blocked even when -t asks for it
     system = req.body["system"] if isinstance(req.body["system"], str) else " ".join(b["text"] for b in req.body["system"])
     assert "anthropic-only hermes distro" in system
+
+
+def test_distro_selects_hermes_agent_plugins_through_the_same_resolver(hermes, tmp_path):
+    """A distro may name plugins the hermes-compat source finds: `plugins list`
+    and the run agree, and the distro's tool block holds for them too."""
+    import os
+
+    from tests.compat.conftest import make_site
+    from tests.conftest import ROOT
+
+    site = make_site(tmp_path / "site")
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+    d = write(tmp_path, "name: kitchen-only\nplugins:\n  only: [scripted-provider, hermes-compat, kitchen, side]\n"
+                        "tools:\n  blocked: [lookup]\n")
+    rows = {r["name"]: r for r in json.loads(hermes("--distro", d, "plugins", "list", "--json", env=env).stdout)}
+    assert sorted(n for n, r in rows.items() if r["status"] == "enabled") == [
+        "hermes-compat", "kitchen", "scripted-provider", "side"]
+    assert rows["counter"]["status"] == "not enabled" and rows["counter"]["source"] == "hermes-compat"
+    assert rows["counter"]["reason"] == "not listed in distro 'kitchen-only'"
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"tool_calls": [["shout", {"text": "x"}], ["lookup", {"key": "k"}]]}, "ok"]))
+    out = hermes("--distro", d, "run", "--api-mode", "scripted", "--base-url", script, "--json", "go", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    shout, lookup = [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+    assert shout == {"transformed": {"shouted": "X"}} and "unknown tool 'lookup'" in lookup["error"]
+    assert result["final_response"] == "ok [kitchen]"
+    # without the distro, the same user config loads none of them (opt-in)
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json", env=env).stdout)}
+    assert rows["kitchen"]["status"] == "not enabled"
+
+
+def test_distro_entry_point_as_mapping_function_or_path_and_a_broken_one(tmp_path, monkeypatch):
+    from tests.compat.conftest import write_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "hxdistro_pkg.py").write_text(
+        "MAPPING = {'name': 'as-mapping', 'plugins': {'blocked': ['fallback']}}\n"
+        "def build():\n    return {'name': 'from-function', 'tools': {'blocked': ['terminal']}}\n"
+        f"PATH = {str(write(tmp_path, 'name: from-file', 'f.yaml'))!r}\n")
+    (site / "hxdistro_broken.py").write_text("raise RuntimeError('half-written package')\n")
+    write_dist(site, "hermes-distros-fixture", "1.0", {"hermes.distros": {
+        "mapping": "hxdistro_pkg:MAPPING", "function": "hxdistro_pkg:build", "file": "hxdistro_pkg:PATH",
+        "broken": "hxdistro_broken:DISTRO"}})
+    monkeypatch.syspath_prepend(str(site))
+    assert load_distro("mapping").blocked == {"fallback"}
+    assert load_distro("function").blocked_tools == ["terminal"]
+    assert load_distro("file").name == "from-file"
+    with pytest.raises(DistroError, match="distro 'broken' from hermes_distros_fixture failed to load: "
+                                          "RuntimeError: half-written package"):
+        load_distro("broken")
+    with pytest.raises(DistroError, match=r"no distro named 'nope' \(installed: .*broken, .*mapping"):
+        load_distro("nope")
+    __import__("sys").modules.pop("hxdistro_pkg", None)

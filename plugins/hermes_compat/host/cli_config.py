@@ -24,13 +24,34 @@ def load_config() -> dict:
         return {}
 
 
-def save_config(config: dict) -> None:
-    """Write a whole config dict back (atomically, like the kernel does)."""
+def _merged(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def save_config(config: dict, *, strip_defaults: bool = True, preserve_keys: Any = None,
+                merge_existing: bool = False) -> None:
+    """Write a config dict back (atomically, like the kernel does). With
+    ``merge_existing`` the file's sections the dict leaves out are kept.
+    ``strip_defaults`` and ``preserve_keys`` are accepted for hermes' signature;
+    the kernel writes only what the dict holds anyway."""
     from kernel.config import Config
 
     if not isinstance(config, dict):
         raise TypeError(f"save_config expects a dict, got {type(config).__name__}")
-    Config(copy.deepcopy(config), path=Path(get_config_path())).save()
+    from kernel.config import ConfigError, load_config as kernel_load
+
+    path = Path(get_config_path())
+    try:
+        existing = kernel_load().data if path.exists() else {}
+    except ConfigError as exc:  # never replace a file the user can still fix
+        raise RuntimeError(f"Refusing to overwrite {path}: the existing config cannot be read ({exc})") from None
+    data = copy.deepcopy(config)
+    if merge_existing:
+        data = _merged(copy.deepcopy(existing), data)
+    Config(data, path=path).save()
 
 
 def cfg_get(config: Any, *keys: str, default: Any = None) -> Any:

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 from plugins.hermes_compat import state
-from plugins.hermes_compat.context import HERMES_HOOKS, PluginContext, PluginManifest, PluginToolOverrideError
+from plugins.hermes_compat.context import (HERMES_HOOKS, MIDDLEWARE_KINDS, PluginContext, PluginManifest,
+                                           PluginToolOverrideError)
 
 __all__ = ["PluginContext", "PluginManifest", "PluginManager", "PluginToolOverrideError", "VALID_HOOKS",
-           "ENTRY_POINTS_GROUP", "get_plugin_manager", "discover_plugins", "invoke_hook", "has_hook",
+           "ENTRY_POINTS_GROUP", "VALID_MIDDLEWARE", "OBSERVER_SCHEMA_VERSION", "get_plugin_manager", "discover_plugins", "invoke_hook", "has_hook",
            "get_plugin_commands", "get_plugin_command_handler", "get_plugin_context_engine", "get_plugin_toolsets"]
 
 VALID_HOOKS = set(HERMES_HOOKS)
+VALID_MIDDLEWARE = set(MIDDLEWARE_KINDS)
+OBSERVER_SCHEMA_VERSION = state.TELEMETRY_SCHEMA_VERSION
 ENTRY_POINTS_GROUP = "hermes_agent.plugins"
 
 

@@ -8,12 +8,13 @@ from typing import Any, Dict, List, Optional
 
 _SECRET = re.compile(r"(?i)\b(sk-[a-z0-9_\-]{8,}|(?:api[_-]?key|token|secret|password)\s*[:=]\s*\S+)")
 _HEAD, _TAIL = 4000, 1500
+MEMORY_CONTEXT_MAX_CHARS = 6000
 
 
 def sanitize_memory_context(memory_context: str) -> str:
     """Redact obvious secrets and cap the text (head and tail kept)."""
     text = _SECRET.sub("[REDACTED]", str(memory_context or ""))
-    if len(text) > _HEAD + _TAIL + 500:
+    if len(text) > MEMORY_CONTEXT_MAX_CHARS:
         text = text[:_HEAD] + "\n[... truncated ...]\n" + text[-_TAIL:]
     return text
 
