@@ -146,6 +146,7 @@ class Agent:
         )
         self.provider_config = self.primary
         self._providers: dict = {}
+        self._modes: dict = {}  # ProviderConfig -> the API mode it resolved to
         if not registry.providers:
             raise AgentError(
                 "no model provider is enabled: install or enable a provider plugin "
@@ -254,6 +255,7 @@ class Agent:
         except Exception as exc:
             raise ProviderError(f"{type(exc).__name__}: {exc}", reason=CONFIG, provider=pconf.label()) from exc
         self._providers[pconf] = provider
+        self._modes[pconf] = build.api_mode
         return provider
 
     # ----------------------------------------------------------- interrupts
@@ -587,9 +589,9 @@ class Agent:
             )
             emitter = _Emitter(self, request)
             started = time.time()
-            self._fire_pre_api(turn, pconf, request, started)
             try:
                 provider = self.provider_for(pconf)
+                self._fire_pre_api(turn, pconf, request, started)
                 self.emit("on_thinking", active=True)
                 try:
                     response = self._interruptible(provider, request, emitter)
@@ -697,6 +699,10 @@ class Agent:
             self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
             self._caller = None
 
+    def _provider_name(self, pconf: ProviderConfig) -> str:
+        """What the API hooks call the provider: its name, else its API mode (as hermes-agent does)."""
+        return pconf.provider or self._modes.get(pconf, pconf.api_mode)
+
     def _fire_pre_api(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, started: float) -> None:
         if not self.hook.pre_api_request.get_hookimpls():
             return
@@ -704,8 +710,9 @@ class Agent:
         self.hook.pre_api_request(
             task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
             session_id=self.session_id, user_message=turn.user_message, conversation_history=list(self.messages),
-            platform=self.platform, model=pconf.model, provider=pconf.label(), base_url=pconf.base_url,
-            api_mode=pconf.api_mode, api_call_count=turn.api_calls, request_messages=list(request.messages),
+            platform=self.platform, model=pconf.model, provider=self._provider_name(pconf), base_url=pconf.base_url,
+            api_mode=self._modes.get(pconf, pconf.api_mode), api_call_count=turn.api_calls,
+            request_messages=list(request.messages),
             message_count=len(request.messages), tool_count=len(request.tools), approx_input_tokens=chars // 4,
             request_char_count=chars, max_tokens=request.max_tokens, started_at=started, middleware_trace=[],
             request={"method": "POST", "body": {"model": pconf.model, "messages": request.messages,
@@ -727,8 +734,9 @@ class Agent:
             message = response.to_message()
             self.hook.post_api_request(
                 task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
-                session_id=self.session_id, platform=self.platform, model=pconf.model, provider=pconf.label(),
-                base_url=pconf.base_url, api_mode=pconf.api_mode, api_call_count=turn.api_calls,
+                session_id=self.session_id, platform=self.platform, model=pconf.model,
+                provider=self._provider_name(pconf), base_url=pconf.base_url,
+                api_mode=self._modes.get(pconf, pconf.api_mode), api_call_count=turn.api_calls,
                 api_duration=ended - started, started_at=started, ended_at=ended,
                 finish_reason=response.finish_reason, message_count=len(request.messages),
                 response_model=response.model, response=message, usage=dict(response.usage),
@@ -742,8 +750,9 @@ class Agent:
         ended = time.time()
         self.hook.api_request_error(
             task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
-            session_id=self.session_id, platform=self.platform, model=pconf.model, provider=pconf.label(),
-            base_url=pconf.base_url, api_mode=pconf.api_mode, api_call_count=turn.api_calls,
+            session_id=self.session_id, platform=self.platform, model=pconf.model,
+            provider=self._provider_name(pconf), base_url=pconf.base_url,
+            api_mode=self._modes.get(pconf, pconf.api_mode), api_call_count=turn.api_calls,
             api_duration=ended - started, started_at=started, ended_at=ended, status_code=error.status_code,
             retry_count=attempt - 1, max_retries=self.config.get("agent.api_max_retries"),
             retryable=error.reason in ("rate_limit", "server", "transport"), reason=error.reason,

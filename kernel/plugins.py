@@ -537,10 +537,14 @@ class Registry:
         def named(target, kind):
             def add(name, factory, description=""):
                 entry = kind(name=name, factory=factory, description=description, plugin=current["plugin"])
+                if name in target:
+                    log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", hook_label[0], name,
+                                target[name].plugin, entry.plugin)
                 target[name] = entry
 
             return add
 
+        hook_label = [""]
         for hook, register in (
             ("register_tools", add_tool),
             ("register_toolsets", add_toolset),
@@ -549,6 +553,7 @@ class Registry:
             ("register_context_engines", named(reg.context_engines, NamedFactory)),
             ("register_slash_commands", named(reg.slash_commands, NamedFactory)),
         ):
+            hook_label[0] = hook
             for plugin, call in call_each(host.pm, hook, register=register, config=config):
                 if plugin in failed:
                     continue
