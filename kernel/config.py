@@ -198,14 +198,7 @@ class Config:
 
     # -- writing (``hermes plugins enable/disable``)
     def set_value(self, dotted: str, value: Any) -> None:
-        node = self.data
-        parts = dotted.split(".")
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[parts[-1]] = value
+        set_nested(self.data, dotted.split("."), value)
 
     def save(self) -> Path:
         """Write ``config.yaml`` atomically (a crash leaves the old file whole)."""
@@ -215,6 +208,17 @@ class Config:
         atomic_write(path, yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True))
         self.path = path
         return path
+
+
+def set_nested(data: dict, parts: list, value: Any) -> None:
+    """Set ``data[parts[0]][parts[1]]... = value``, creating mappings on the way."""
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
 
 
 def _normalize_yaml_words(data: dict) -> None:

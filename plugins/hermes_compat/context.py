@@ -164,7 +164,7 @@ class PluginContext:
     def set_config(self, key: str, value: Any) -> bool:
         """Save ``plugins.entries.<plugin_id>.<key>`` in config.yaml. Returns False
         (with a warning) when the value cannot be stored as YAML or the file is bad."""
-        from kernel.config import ConfigError, load_config
+        from kernel.config import ConfigError, load_config, set_nested
 
         if not isinstance(key, str) or not key:
             log.warning("plugin %s: set_config needs a non-empty str key, got %r; ignored", self._record.name, key)
@@ -174,12 +174,12 @@ class PluginContext:
         try:
             yaml.safe_dump(value)
             cfg = load_config()
-            _set_nested(cfg.data, ["plugins", "entries", self.plugin_id, *key.split(".")], value)
+            set_nested(cfg.data, ["plugins", "entries", self.plugin_id, *key.split(".")], value)
             cfg.save()
         except (ConfigError, OSError, yaml.YAMLError) as exc:
             log.warning("plugin %s: set_config(%r) not saved: %s", self._record.name, key, exc)
             return False
-        _set_nested(self._config_data(), ["plugins", "entries", self.plugin_id, *key.split(".")], value)
+        set_nested(self._config_data(), ["plugins", "entries", self.plugin_id, *key.split(".")], value)
         return True
 
     # -- registrations
@@ -303,13 +303,3 @@ class PluginContext:
 
             return ignored
         raise AttributeError(f"PluginContext has no attribute {name!r}")
-
-
-def _set_nested(data: dict, parts: list, value: Any) -> None:
-    node = data
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[parts[-1]] = value
