@@ -699,26 +699,29 @@ class Agent:
             self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
             self._caller = None
 
-    def _provider_name(self, pconf: ProviderConfig) -> str:
-        """What the API hooks call the provider: its name, else its API mode (as hermes-agent does)."""
-        return pconf.provider or self._modes.get(pconf, pconf.api_mode)
+    def _api_fields(self, turn: Turn, pconf: ProviderConfig) -> dict:
+        """The keyword arguments every API hook shares. The provider is named by
+        its name, else by the API mode it resolved to (as hermes-agent does)."""
+        mode = self._modes.get(pconf, pconf.api_mode)
+        return dict(
+            task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
+            session_id=self.session_id, platform=self.platform, model=pconf.model,
+            provider=pconf.provider or mode, base_url=pconf.base_url, api_mode=mode,
+            api_call_count=turn.api_calls, agent=self,
+        )
 
     def _fire_pre_api(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, started: float) -> None:
         if not self.hook.pre_api_request.get_hookimpls():
             return
         chars = sum(len(m["content"]) for m in request.messages if isinstance(m.get("content"), str))
         self.hook.pre_api_request(
-            task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
-            session_id=self.session_id, user_message=turn.user_message, conversation_history=list(self.messages),
-            platform=self.platform, model=pconf.model, provider=self._provider_name(pconf), base_url=pconf.base_url,
-            api_mode=self._modes.get(pconf, pconf.api_mode), api_call_count=turn.api_calls,
-            request_messages=list(request.messages),
+            **self._api_fields(turn, pconf), user_message=turn.user_message,
+            conversation_history=list(self.messages), request_messages=list(request.messages),
             message_count=len(request.messages), tool_count=len(request.tools), approx_input_tokens=chars // 4,
             request_char_count=chars, max_tokens=request.max_tokens, started_at=started, middleware_trace=[],
             request={"method": "POST", "body": {"model": pconf.model, "messages": request.messages,
                                                  "tools": request.tools, "tool_choice": request.tool_choice,
                                                  "stream": request.stream}},
-            agent=self,
         )
 
     def _after_success(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest,
@@ -733,15 +736,11 @@ class Agent:
             ended = time.time()
             message = response.to_message()
             self.hook.post_api_request(
-                task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
-                session_id=self.session_id, platform=self.platform, model=pconf.model,
-                provider=self._provider_name(pconf), base_url=pconf.base_url,
-                api_mode=self._modes.get(pconf, pconf.api_mode), api_call_count=turn.api_calls,
-                api_duration=ended - started, started_at=started, ended_at=ended,
-                finish_reason=response.finish_reason, message_count=len(request.messages),
+                **self._api_fields(turn, pconf), api_duration=ended - started, started_at=started,
+                ended_at=ended, finish_reason=response.finish_reason, message_count=len(request.messages),
                 response_model=response.model, response=message, usage=dict(response.usage),
                 assistant_message=message, assistant_content_chars=len(response.content or ""),
-                assistant_tool_call_count=len(response.tool_calls), agent=self,
+                assistant_tool_call_count=len(response.tool_calls),
             )
 
     def _fire_api_error(self, turn: Turn, pconf: ProviderConfig, error: ProviderError, attempt: int, started: float) -> None:
@@ -749,14 +748,11 @@ class Agent:
             return
         ended = time.time()
         self.hook.api_request_error(
-            task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
-            session_id=self.session_id, platform=self.platform, model=pconf.model,
-            provider=self._provider_name(pconf), base_url=pconf.base_url,
-            api_mode=self._modes.get(pconf, pconf.api_mode), api_call_count=turn.api_calls,
-            api_duration=ended - started, started_at=started, ended_at=ended, status_code=error.status_code,
-            retry_count=attempt - 1, max_retries=self.config.get("agent.api_max_retries"),
+            **self._api_fields(turn, pconf), api_duration=ended - started, started_at=started, ended_at=ended,
+            status_code=error.status_code, retry_count=attempt - 1,
+            max_retries=self.config.get("agent.api_max_retries"),
             retryable=error.reason in ("rate_limit", "server", "transport"), reason=error.reason,
-            error={"type": error.reason, "message": error.message}, request=None, agent=self,
+            error={"type": error.reason, "message": error.message}, request=None,
         )
 
     # ----------------------------------------------------------- shutdown
