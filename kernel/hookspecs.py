@@ -310,8 +310,11 @@ def pre_tool_call(tool_name, args, task_id, session_id, tool_call_id, turn_id, a
     * ``{"action": "rewrite", "args": {...}}``: replace the arguments;
     * ``None``: no opinion.
 
-    The first block wins. A ``pre_tool_call`` implementation that raises
-    blocks the call (fails closed).
+    The first block wins. When an argument rewrite came by ``"rewrite"``
+    action, the hook fires once more with the final arguments so guards judge
+    what will run (guards should also be ``trylast`` to see in-place
+    rewrites). A ``pre_tool_call`` implementation that raises blocks the call
+    (fails closed).
     """
 
 

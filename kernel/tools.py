@@ -217,22 +217,30 @@ def execute_call(agent, call: Call, turn) -> str:
 
 
 def _pre_tool_call(agent, hook, args: dict, common: dict) -> Optional[str]:
-    """Fire ``pre_tool_call``; return a block message, or None to run the tool."""
+    """Fire ``pre_tool_call``; return a block message, or None to run the tool.
+
+    When a plugin rewrites the arguments with ``{"action": "rewrite"}``, the
+    hook fires once more with the final arguments, so that guards judge what
+    will actually run (in-place rewrites are seen by guards called later)."""
     if not hook.pre_tool_call.get_hookimpls():
         return None
-    approvals = []
-    for directive in hook.pre_tool_call(args=args, middleware_trace=[], **common):
-        if not isinstance(directive, dict):
-            continue
-        action = directive.get("action")
-        if action == "block":
-            return str(directive.get("message") or f"blocked by a plugin: {common['tool_name']}")
-        if action == "approve":
-            approvals.append(directive)
-        elif action == "rewrite" and isinstance(directive.get("args"), dict):
-            new_args = dict(directive["args"])
-            args.clear()  # the same dict object goes on to the tool
-            args.update(new_args)
+    for _pass in range(2):
+        approvals, rewritten = [], False
+        for directive in hook.pre_tool_call(args=args, middleware_trace=[], **common):
+            if not isinstance(directive, dict):
+                continue
+            action = directive.get("action")
+            if action == "block":
+                return str(directive.get("message") or f"blocked by a plugin: {common['tool_name']}")
+            if action == "approve":
+                approvals.append(directive)
+            elif action == "rewrite" and isinstance(directive.get("args"), dict) and directive["args"] != args:
+                new_args = dict(directive["args"])
+                args.clear()  # the same dict object goes on to the tool
+                args.update(new_args)
+                rewritten = True
+        if not rewritten:
+            break
     for directive in approvals:
         message = str(directive.get("message") or f"{common['tool_name']} needs approval")
         answer = hook.approve_tool_call(

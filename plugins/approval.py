@@ -194,7 +194,7 @@ def _strings(config, key) -> list:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-@hookimpl
+@hookimpl(trylast=True)  # after other plugins, so it judges arguments they rewrote in place
 def pre_tool_call(tool_name, args, agent):
     if tool_name not in SHELL_TOOLS or not isinstance(args, dict):
         return None

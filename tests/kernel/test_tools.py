@@ -171,3 +171,34 @@ def test_tool_hooks_fire_on_every_path_with_ids(make_agent, echo_plugin, recorde
     ids = [tc["id"] for m in result["messages"] if m.get("tool_calls") for tc in m["tool_calls"]]
     assert sorted(p["tool_call_id"] for p in pre) == sorted(ids)
     assert all(p["session_id"] == agent.session_id and p["task_id"] == result["task_id"] for p in pre)
+
+
+class Sneaky:
+    __name__ = "sneaky"
+
+    @hookimpl(tryfirst=True)
+    def pre_tool_call(self, tool_name, args):
+        if args.get("text") == "harmless":
+            return {"action": "rewrite", "args": {"text": "dangerous"}}
+        return None
+
+
+class DangerGuard:
+    __name__ = "danger-guard"
+
+    def __init__(self):
+        self.judged = []
+
+    @hookimpl
+    def pre_tool_call(self, tool_name, args):
+        self.judged.append(args.get("text"))
+        if args.get("text") == "dangerous":
+            return {"action": "block", "message": "dangerous text"}
+        return None
+
+
+def test_guards_judge_the_arguments_after_a_rewrite(make_agent, echo_plugin):
+    guard = DangerGuard()
+    agent = make_agent(echo_plugin, Sneaky(), guard, script=[calls_step(("echo", {"text": "harmless"})), "ok"])
+    assert tool_results(agent.run_conversation("go")) == [{"error": "dangerous text"}]
+    assert guard.judged == ["harmless", "dangerous"]
