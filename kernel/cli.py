@@ -108,12 +108,15 @@ def _save_command_cache(group: click.Group, builtin: set) -> None:
         pass
 
 
-def _cached_commands() -> dict:
+def _cached_commands():
+    """Plugin commands seen at the last plugin load (``None``: never loaded here)."""
     try:
         data = json.loads(_state_file(COMMANDS_CACHE).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 class HermesGroup(click.Group):
@@ -145,8 +148,12 @@ class HermesGroup(click.Group):
         return command
 
     def format_commands(self, ctx, formatter):
+        cached = _cached_commands()
+        if cached is None:  # first run: load the plugins once to learn their commands
+            self._load_plugin_commands(ctx)
+            cached = {}
         rows = [(n, self.commands[n].get_short_help_str(60)) for n in sorted(self.commands)]
-        cached = {n: h for n, h in _cached_commands().items() if n not in self.commands}
+        cached = {n: h for n, h in cached.items() if n not in self.commands}
         rows += [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items())]
         if rows:
             with formatter.section("Commands"):

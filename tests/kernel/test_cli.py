@@ -209,3 +209,10 @@ def test_a_failing_store_is_reported_not_taken_for_a_missing_session(hermes, tmp
     assert out.returncode == 1 and "the session store failed" in out.stderr
     out = hermes("run", "--resume", "abc", "--api-mode", "scripted", "hi", env={"HERMES_PLUGINS": "scripted-provider"})
     assert out.returncode == 1 and "no session store plugin is enabled" in out.stderr
+
+
+def test_help_lists_plugin_commands_from_the_first_run(hermes):
+    first = hermes("--help")
+    assert first.returncode == 0 and "sessions" in first.stdout  # a built-in plugin's command
+    again = hermes("--help")
+    assert again.stdout == first.stdout  # later runs read the cache instead of loading plugins
