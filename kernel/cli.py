@@ -129,7 +129,7 @@ class HermesGroup(click.Group):
             return
         self._plugins_loaded = True
         app = ctx.ensure_object(App)
-        builtin = set(self.commands)
+        builtin = self._builtin = set(self.commands)
         try:
             host = app.host
             host.pm.hook.register_commands(cli=self, config=app.config)
@@ -148,13 +148,13 @@ class HermesGroup(click.Group):
         return command
 
     def format_commands(self, ctx, formatter):
+        builtin = set(self.commands) if not self._plugins_loaded else self._builtin
         cached = _cached_commands()
         if cached is None:  # first run: load the plugins once to learn their commands
             self._load_plugin_commands(ctx)
-            cached = {}
-        rows = [(n, self.commands[n].get_short_help_str(60)) for n in sorted(self.commands)]
-        cached = {n: h for n, h in cached.items() if n not in self.commands}
-        rows += [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items())]
+            cached = {n: self.commands[n].get_short_help_str(60) for n in self.commands if n not in builtin}
+        rows = [(n, self.commands[n].get_short_help_str(60)) for n in sorted(builtin)]
+        rows += [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items()) if n not in builtin]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
