@@ -352,9 +352,13 @@ def _ask_store(app: App, hook_name: str, **kwargs):
     return answer
 
 
-def _check_session(app: App, session_id: str) -> None:
-    if _ask_store(app, "load_session", session_id=session_id) is None:
-        raise Fail(f"no session '{session_id}' (see `hermes sessions list`)")
+def _check_session(app: App, session_id: str) -> str:
+    """The full id of the session to resume (``session_id`` may be a unique prefix)."""
+    full = _ask_store(app, "resolve_session", session_id=session_id) if app.host.pm.hook.resolve_session.get_hookimpls() \
+        else session_id
+    if not full or _ask_store(app, "load_session", session_id=full) is None:
+        raise Fail(f"no session '{session_id}' (see `hermes sessions list`; a shortened id must be unique)")
+    return full
 
 
 class _CtrlC:
@@ -390,7 +394,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     if text == "-":
         text = sys.stdin.read()
     if opts.get("resume"):
-        _check_session(app, opts["resume"])
+        opts["resume"] = _check_session(app, opts["resume"])
     console = None if as_json else Console(quiet=False)
     agent = _build_agent(app, opts, console, session_id=opts.get("resume"))
     try:
@@ -435,7 +439,7 @@ def chat(app: App, cont: bool, **opts):
         if not session_id:
             raise Fail("no earlier session to continue")
     elif session_id:
-        _check_session(app, session_id)
+        session_id = _check_session(app, session_id)
     console = Console()
     agent = _build_agent(app, opts, console, session_id=session_id)
     click.echo(f"hermes {__version__} · session {agent.session_id} · /quit to leave", err=True)

@@ -506,5 +506,12 @@ def load_session(session_id, agent):
 
 
 @hookspec(firstresult=True)
+def resolve_session(session_id, agent):
+    """Return the full id of the stored session that ``session_id`` names
+    (an exact id, or a unique prefix typed on the command line), or ``None``
+    if it names none or several."""
+
+
+@hookspec(firstresult=True)
 def latest_session(platform, agent):
     """Return the id of the most recent session (for ``--continue``), or ``None``."""

@@ -77,6 +77,16 @@ def load_session(session_id, agent):
 
 
 @hookimpl
+def resolve_session(session_id, agent):
+    from plugins.sessions.store import UnknownSession
+
+    try:
+        return _store_for(agent).resolve_id(session_id)
+    except UnknownSession:
+        return None  # unknown or ambiguous: the command line says so
+
+
+@hookimpl
 def latest_session(platform, agent):
     return _store_for(agent).latest_session_id(platform or None)
 

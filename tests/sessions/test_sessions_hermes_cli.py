@@ -56,6 +56,10 @@ def test_run_store_list_show_search_resume_delete(hermes_sessions, tmp_path, hom
         "How do I grow climbing beans?", "Use a trellis for the beans.", "How often to water?", "Every two days."]
     assert json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"] == second["messages"]
 
+    # a unique prefix of the id resumes the same session (as `sessions show` accepts)
+    third = _run_json(hermes_sessions, tmp_path, ["In the morning."], "--resume", sid[:-2], prompt="When?")
+    assert third["session_id"] == sid and len(third["messages"]) == 6
+
     deleted = hermes_sessions("sessions", "delete", sid, "--yes")
     assert deleted.returncode == 0 and sid in deleted.stdout
     assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
@@ -68,6 +72,10 @@ def test_unknown_ids_are_one_clear_line(hermes_sessions, tmp_path):
     script = _script(tmp_path, "s.json", ["hi"])
     _one_line_error(hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--resume", "nope", "x"),
                     "no session 'nope'")
+    _run_json(hermes_sessions, tmp_path, ["a"])
+    _run_json(hermes_sessions, tmp_path, ["b"])
+    _one_line_error(hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--resume", "2", "x"),
+                    "no session '2'", "must be unique")  # a prefix of both sessions' ids
     _one_line_error(hermes_sessions("sessions", "search", '""'), "empty")
 
 
