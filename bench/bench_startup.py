@@ -6,7 +6,7 @@ its ratio to a bare ``python -c pass`` measured side by side in the same run.
 Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
 in a throwaway venv) to time the original's ``plugins list`` in the same run.
 
-    python bench/bench_startup.py [--runs 15] [--hermes-agent /tmp/ha/bin/hermes]
+    python bench/bench_startup.py [--runs 15] [--hermes-agent THROWAWAY_VENV/bin/hermes]
 """
 
 from __future__ import annotations
