@@ -199,3 +199,26 @@ def hermes(hermes_home):
                               env=full_env, input=input, timeout=timeout)
 
     return run
+
+
+class Approver:
+    """A callback answering the approval question (the gate fails closed without one);
+    ``asked`` records (tool_name, message, rule_key) of every question."""
+
+    __name__ = "approver"
+
+    def __init__(self, answer):
+        self.answer, self.asked = answer, []
+
+    def approve_tool_call(self, tool_name, args, message, rule_key):
+        self.asked.append((tool_name, message, rule_key))
+        return self.answer
+
+
+def _hookimpl_approver():
+    from kernel import hookimpl
+
+    Approver.approve_tool_call = hookimpl(Approver.approve_tool_call)
+
+
+_hookimpl_approver()

@@ -8,6 +8,7 @@ import json
 import logging
 
 from kernel import hookimpl
+from tests.conftest import Approver
 from kernel.config import Config
 from kernel.types import ProviderError, Retry
 from plugins import agent_tools, core_tools
@@ -144,20 +145,6 @@ def test_every_hook_fires_with_exactly_hermes_keywords(compat_site, make_agent):
     assert end["session_id"] == session and end["completed"] is True and end["interrupted"] is False
     assert parent("on_session_finalize") == [{"session_id": session, "platform": "cli", "reason": "shutdown",
                                               "telemetry_schema_version": TELEMETRY}]
-
-
-class Approver:
-    """The operator's approval answer (the approval gate fails closed without one)."""
-
-    __name__ = "approver"
-
-    def __init__(self, answer):
-        self.answer, self.asked = answer, []
-
-    @hookimpl
-    def approve_tool_call(self, tool_name, args, message, rule_key):
-        self.asked.append((tool_name, message, rule_key))
-        return self.answer
 
 
 def test_approve_async_context_first_transform_and_gating(compat_site, make_agent, caplog):

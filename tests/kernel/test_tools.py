@@ -2,6 +2,7 @@ import json
 import time
 
 from kernel import hookimpl
+from tests.conftest import Approver
 from kernel.tools import parse_calls, plan
 
 
@@ -101,18 +102,6 @@ def test_pre_tool_call_block_and_rewrite(make_agent, echo_plugin, recorder):
     assert set(posts[0]) >= {"tool_name", "args", "result", "task_id", "session_id", "tool_call_id", "turn_id",
                              "api_request_id", "duration_ms", "status", "error_type", "error_message",
                              "middleware_trace"}
-
-
-class Approver:
-    __name__ = "approver"
-
-    def __init__(self, answer):
-        self.answer, self.asked = answer, []
-
-    @hookimpl
-    def approve_tool_call(self, tool_name, args, message, rule_key):
-        self.asked.append((tool_name, message, rule_key))
-        return self.answer
 
 
 def test_approval_allowed_denied_and_nobody_fails_closed(make_agent, echo_plugin):
