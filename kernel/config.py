@@ -59,6 +59,8 @@ KNOWN_KEYS: dict = {
     "plugins.enabled": (_LIST, None),
     "plugins.disabled": (_LIST, []),
     "plugins.entries": (_DICT, {}),
+    "plugins.hook_timeout": (_NUM, 30),
+    "tools.prefer": (_DICT, {}),
     "approvals.mode": (_STR, "manual"),
     "command_allowlist": (_LIST, []),
 }

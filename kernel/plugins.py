@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from kernel.isolation import WATCHDOG, Failures, Interrupted, describe, guard_plugin, is_user_interrupt
+
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
 
@@ -241,32 +243,15 @@ def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
             c.status, c.reason = NOT_ENABLED, f"opt-in: run `hermes plugins enable {c.name}`"
 
 
+def _hook_timeout(config) -> float:
+    try:
+        return max(0.0, float(config.get("plugins.hook_timeout", 30)))
+    except (TypeError, ValueError):
+        return 30.0
+
+
 def close_matches(name: str, names: Iterable[str]) -> list:
     return difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
-
-
-# --------------------------------------------------------------------------
-# Isolation: a hook implementation that raises is logged and attributed to
-# its plugin; the other implementations still run.
-
-_FAIL_CLOSED = {"pre_tool_call"}
-
-
-def _guard(fn: Callable, plugin: str, hook: str, host: "PluginHost") -> Callable:
-    def guarded(*args):
-        try:
-            return fn(*args)
-        except Exception as exc:  # a plugin bug must not take the loop down
-            host.record_hook_error(plugin, hook, exc)
-            if hook in _FAIL_CLOSED:
-                return {
-                    "action": "block",
-                    "message": f"blocked: the {hook} hook of plugin '{plugin}' failed ({type(exc).__name__}: {exc})",
-                }
-            return None
-
-    guarded.__wrapped__ = fn
-    return guarded
 
 
 class PluginHost:
@@ -282,10 +267,13 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         self.records: list = []
         self.objects: list = []  # (name, object) of every loaded plugin, in load order
+        self._proxies: list = []  # (name, guarded stand-in) as registered with pluggy, same order
         self.hook_errors: dict = {}
         self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
         self._warned: set = set()
         self._registry = None
+        self.failures = Failures(self.record_hook_error)
+        WATCHDOG.timeout = _hook_timeout(config)
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(self.pm)
 
@@ -318,11 +306,7 @@ class PluginHost:
         ``adapt_plugin`` hook (foreign plugin shapes published in our group)."""
         pending, self._unusable = self._unusable, []
         for cand, error in pending:
-            try:
-                adapter = self.pm.hook.adapt_plugin(candidate=cand, error=error, config=config)
-            except Exception as exc:
-                log.warning("plugin %s: adapting failed: %s", cand.name, exc)
-                continue
+            adapter = self.pm.hook.adapt_plugin(candidate=cand, error=error, config=config)
             if adapter is not None:
                 failed = cand.error if cand.status == ERROR and cand.error != error else ""
                 cand.status, cand.error, cand.reason = ENABLED, "", "adapted"
@@ -352,12 +336,18 @@ class PluginHost:
         for cand in candidates:
             if cand.status != ENABLED:
                 continue
+            slot = WATCHDOG.enter(cand.name, "import")  # an import that hangs is abandoned too
             try:
-                obj = cand.load()
+                try:
+                    obj = cand.load()
+                finally:
+                    WATCHDOG.leave(slot)
             except BaseException as exc:  # ImportError, SyntaxError, SystemExit in a plugin...
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                cand.status, cand.error = ERROR, f"import failed: {type(exc).__name__}: {exc}"
+                WATCHDOG.leave(slot)
+                if slot.interrupt or is_user_interrupt(exc):
+                    raise Interrupted() from None
+                why = f"timed out after {WATCHDOG.timeout:g}s" if slot.fired else describe(exc)
+                cand.status, cand.error = ERROR, f"import failed: {why}"
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 if cand.source == "entrypoint":
                     self._unusable.append((cand, cand.error))
@@ -366,8 +356,7 @@ class PluginHost:
             if cand.status == ENABLED and not cand.hooks and cand.source == "entrypoint" and (
                 callable(getattr(obj, "register", None)) or (callable(obj) and not hasattr(obj, "__path__"))
             ):
-                self.pm.unregister(obj)
-                self.objects = [(n, o) for n, o in self.objects if o is not obj]
+                self._unregister(cand.name)
                 cand.status = ERROR
                 cand.error = "implements no hermes hook (it looks like another host's plugin: a register() function)"
                 self._unusable.append((cand, cand.error))
@@ -376,15 +365,16 @@ class PluginHost:
         import pluggy
 
         try:
-            self.pm.register(obj, name=cand.name)
+            proxy = guard_plugin(self.pm, obj, cand.name, self.failures)
+            self.pm.register(proxy, name=cand.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
             cand.status, cand.error = ERROR, f"registration failed: {exc}"
             log.warning("plugin %s: %s", cand.name, cand.error)
             return
-        unknown = [hc.name for hc in self.pm.get_hookcallers(obj) or [] if hc.spec is None and not all(
-            i.optionalhook for i in hc.get_hookimpls() if i.plugin is obj)]
+        unknown = [hc.name for hc in self.pm.get_hookcallers(proxy) or [] if hc.spec is None and not all(
+            i.optionalhook for i in hc.get_hookimpls() if i.plugin is proxy)]
         if unknown:
-            self.pm.unregister(obj)
+            self.pm.unregister(proxy)
             hints = []
             for name in unknown:
                 near = close_matches(name, self._spec_names())
@@ -392,22 +382,16 @@ class PluginHost:
             cand.status, cand.error = ERROR, "unknown hook " + ", ".join(hints)
             log.warning("plugin %s: %s", cand.name, cand.error)
             return
-        self._guard_impls(self.pm, obj, cand.name)
         if not cand.description and cand.source != "entrypoint":
             doc = (getattr(obj, "__doc__", None) or "").strip()
             cand.description = doc.splitlines()[0].replace("``", "") if doc else ""
-        cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(obj) or [])
+        cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(proxy) or [])
         self.objects.append((cand.name, obj))
+        self._proxies.append((cand.name, proxy))
         self._registry = None
 
     def _spec_names(self) -> list:
         return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
-
-    def _guard_impls(self, pm, obj, name: str) -> None:
-        for hc in pm.get_hookcallers(obj) or []:
-            for impl in hc.get_hookimpls():
-                if impl.plugin is obj and not (impl.wrapper or impl.hookwrapper):
-                    impl.function = _guard(impl.function, name, hc.name, self)
 
     def record_hook_error(self, plugin: str, hook: str, exc: BaseException) -> None:
         key = (plugin, hook)
@@ -431,16 +415,15 @@ class PluginHost:
 
         pm = pluggy.PluginManager("hermes")
         pm.add_hookspecs(hookspecs)
-        for name, obj in self.objects:
-            pm.register(obj, name=name)
-            self._guard_impls(pm, obj, name)
+        for name, proxy in self._proxies:  # already guarded
+            pm.register(proxy, name=name)
         for i, obj in enumerate(callbacks):
             name = f"callback-{i}-{type(obj).__name__}"
-            pm.register(obj, name=name)
-            unknown = [hc.name for hc in pm.get_hookcallers(obj) or [] if hc.spec is None]
+            proxy = guard_plugin(pm, obj, name, self.failures)
+            pm.register(proxy, name=name)
+            unknown = [hc.name for hc in pm.get_hookcallers(proxy) or [] if hc.spec is None]
             if unknown:
                 raise ValueError(f"callback object {type(obj).__name__}: unknown hook(s) {', '.join(unknown)}")
-            self._guard_impls(pm, obj, name)
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(pm)
         return pm
@@ -469,12 +452,16 @@ class PluginHost:
             self._registry = Registry.collect(self)
         return self._registry
 
+    def _unregister(self, name: str) -> None:
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        self.objects = [(n, o) for n, o in self.objects if n != name]
+        self._proxies = [(n, p) for n, p in self._proxies if n != name]
+        self._registry = None
+
     def drop(self, name: str, why: str) -> None:
         """Unload a plugin that turned out broken after it was registered."""
-        for plugin_name, obj in list(self.objects):
-            if plugin_name == name:
-                self.pm.unregister(obj)
-        self.objects = [(n, o) for n, o in self.objects if n != name]
+        self._unregister(name)
         rec = self.record(name)
         if rec is not None:
             rec.status, rec.error = ERROR, why
@@ -487,19 +474,13 @@ class PluginHost:
         return None
 
 
-def call_each(pm, hook_name: str, **kwargs):
-    """Call every implementation of a registration hook one by one, in pluggy's
-    call order, yielding the plugin name before each call so registrations can
-    be attributed to their plugin."""
-    caller = getattr(pm.hook, hook_name)
-    for impl in reversed(caller.get_hookimpls()):
-        fn = getattr(impl.function, "__wrapped__", impl.function)  # unguarded: the caller sees the error
-        yield impl.plugin_name, (lambda fn=fn, impl=impl: fn(*[kwargs.get(a) for a in impl.argnames]))
-
-
 class Registry:
     """Tools, toolsets, providers, memory backends and context engines the
-    loaded plugins registered."""
+    loaded plugins registered.
+
+    The registration hooks are called through pluggy like any other; the
+    guard says which plugin is calling ``register`` and contains its errors.
+    A plugin that fails while registering is dropped whole."""
 
     def __init__(self):
         self.tools: dict = {}
@@ -508,6 +489,7 @@ class Registry:
         self.memory_backends: dict = {}
         self.context_engines: dict = {}
         self.slash_commands: dict = {}  # name -> NamedFactory (factory = handler)
+        self.shadowed: dict = {}  # tool name -> [Tool, ...] that lost to the one in ``tools``
 
     @classmethod
     def collect(cls, host: PluginHost) -> "Registry":
@@ -515,62 +497,59 @@ class Registry:
 
         reg = cls()
         config = host.config
-        current = {"plugin": ""}
-        failed: dict = {}  # plugin -> why
+        toolset_owner: dict = {}
+        offered: dict = {}  # tool name -> [Tool, ...] in the order the plugins registered them
 
         def add_tool(tool):
             if not isinstance(tool, Tool):
                 raise TypeError(f"register() expects a kernel.types.Tool, got {type(tool).__name__}")
             if not tool.plugin:
-                tool.plugin = current["plugin"]
-            if tool.name in reg.tools:
-                log.info("tool %s of %s replaced by plugin %s (loaded earlier)", tool.name,
-                         reg.tools[tool.name].plugin, tool.plugin)
-            reg.tools[tool.name] = tool
-
-        toolset_owner: dict = {}
+                tool.plugin = WATCHDOG.current_plugin()
+            offered.setdefault(tool.name, []).append(tool)
 
         def add_toolset(name, tools, description=""):
             reg.toolsets[name] = (list(tools), description)
-            toolset_owner[name] = current["plugin"]
+            toolset_owner[name] = WATCHDOG.current_plugin()
 
-        def named(target, kind):
+        def named(hook, target, kind):
             def add(name, factory, description=""):
-                entry = kind(name=name, factory=factory, description=description, plugin=current["plugin"])
+                entry = kind(name=name, factory=factory, description=description, plugin=WATCHDOG.current_plugin())
                 if name in target:
-                    log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", hook_label[0], name,
+                    log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", hook, name,
                                 target[name].plugin, entry.plugin)
                 target[name] = entry
 
             return add
 
-        hook_label = [""]
+        failed: dict = {}  # plugin -> why
         for hook, register in (
             ("register_tools", add_tool),
             ("register_toolsets", add_toolset),
-            ("register_model_providers", named(reg.providers, ModelProviderEntry)),
-            ("register_memory_backends", named(reg.memory_backends, NamedFactory)),
-            ("register_context_engines", named(reg.context_engines, NamedFactory)),
-            ("register_slash_commands", named(reg.slash_commands, NamedFactory)),
+            ("register_model_providers", named("register_model_providers", reg.providers, ModelProviderEntry)),
+            ("register_memory_backends", named("register_memory_backends", reg.memory_backends, NamedFactory)),
+            ("register_context_engines", named("register_context_engines", reg.context_engines, NamedFactory)),
+            ("register_slash_commands", named("register_slash_commands", reg.slash_commands, NamedFactory)),
         ):
-            hook_label[0] = hook
-            for plugin, call in call_each(host.pm, hook, register=register, config=config):
-                if plugin in failed:
-                    continue
-                current["plugin"] = plugin
-                try:
-                    call()
-                except Exception as exc:
-                    host.record_hook_error(plugin, hook, exc)
-                    failed[plugin] = f"{hook} failed: {type(exc).__name__}: {exc}"
+            before = dict(host.hook_errors)
+            getattr(host.pm.hook, hook)(register=register, config=config)
+            for (plugin, name), (count, text) in host.hook_errors.items():
+                if name == hook and count > before.get((plugin, name), (0, ""))[0]:
+                    failed.setdefault(plugin, f"{hook} failed: {text}")
         # A plugin that fails while registering is broken: none of it stays half-loaded.
         for plugin, why in failed.items():
-            for table in (reg.tools, reg.providers, reg.memory_backends, reg.context_engines, reg.slash_commands):
+            for table in (reg.providers, reg.memory_backends, reg.context_engines, reg.slash_commands):
                 for name in [n for n, entry in table.items() if entry.plugin == plugin]:
                     del table[name]
             for name in [n for n, owner in toolset_owner.items() if owner == plugin]:
                 reg.toolsets.pop(name, None)
             host.drop(plugin, why)
+        prefer = config.section("tools.prefer")
+        for name, tools in offered.items():
+            tools = [t for t in tools if t.plugin not in failed]
+            if tools:
+                reg.tools[name], shadowed = _tool_winner(name, tools, prefer.get(name))
+                if shadowed:
+                    reg.shadowed[name] = shadowed
         return reg
 
     def expand_toolsets(self, names: Iterable[str]) -> set:
@@ -607,3 +586,20 @@ class Registry:
                 hint = f" (did you mean {', '.join(near)}?)" if near else ""
                 raise KeyError(f"unknown toolset '{name}'{hint}; known: {', '.join(known) or 'none'}")
         return chosen
+
+
+def _tool_winner(name: str, tools: list, preferred: Optional[str]) -> tuple:
+    """Two plugins registered one tool name: the one ``tools.prefer`` names,
+    else the plugin loaded first (pluggy calls it last). Unless the user
+    chose, the clash is one warning on stderr."""
+    if len(tools) == 1:
+        return tools[0], []
+    chosen = next((t for t in tools if t.plugin == preferred), None)
+    if chosen is None:
+        if preferred:
+            log.warning("tools.prefer.%s names plugin '%s', which does not register it", name, preferred)
+        chosen = tools[-1]
+        owners = ", ".join(f"'{t.plugin}'" for t in tools)
+        log.warning("tool '%s' is registered by plugins %s; using '%s' (choose with tools.prefer: {%s: PLUGIN} "
+                    "in config.yaml)", name, owners, chosen.plugin, name)
+    return chosen, [t for t in tools if t is not chosen]
