@@ -24,6 +24,7 @@ from typing import Any, Iterable, Optional
 from kernel import messages as schema
 from kernel.budget import IterationBudget
 from kernel.config import Config, load_config
+from kernel.isolation import WATCHDOG, Interrupted, contain, describe, is_user_interrupt
 from kernel.types import (
     CONFIG,
     TRANSPORT,
@@ -51,10 +52,6 @@ EXIT_ERROR = "error"
 
 class AgentError(Exception):
     """The agent cannot be built as asked (no provider, unknown toolset ...)."""
-
-
-class _Interrupted(Exception):
-    pass
 
 
 def new_session_id() -> str:
@@ -157,6 +154,7 @@ class Agent:
         self.budget = budget or IterationBudget(int(max_turns or cfg.get("agent.max_turns") or 90))
         blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
         self.tools = self._select_tools(toolsets, blocked)
+        self._engine_plugin = "context engine"
         self.context_engine = self._select_context_engine()
         if self.context_engine is not None:
             for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
@@ -179,6 +177,7 @@ class Agent:
         self._children_lock = threading.Lock()
         self._closed = False
         self._caller: Optional["_CallThread"] = None
+        self._thread: Optional[int] = None  # the thread running the turn
         self.turn: Optional[Turn] = None
 
     # ------------------------------------------------------------------ setup
@@ -195,13 +194,9 @@ class Agent:
         chosen = {}
         for name in sorted(names - blocked):
             tool = registry.tools[name]
-            if tool.check is not None:
-                try:
-                    if not tool.check():
-                        continue
-                except Exception as exc:
-                    log.warning("tool %s: availability check failed: %s", name, exc)
-                    continue
+            if tool.check is not None and not contain(self.host.failures, tool.plugin or name,
+                                                      f"availability check of tool {name}", tool.check, default=False):
+                continue
             chosen[name] = tool
         return chosen
 
@@ -212,11 +207,8 @@ class Agent:
             if name and name != "compressor":
                 log.warning("context engine %r is not registered; running without one", name)
             return None
-        try:
-            return entry.factory(self)
-        except Exception as exc:
-            self.host.record_hook_error(entry.plugin, "context engine factory", exc)
-            return None
+        self._engine_plugin = entry.plugin
+        return contain(self.host.failures, entry.plugin, "context engine factory", entry.factory, self)
 
     def emit(self, hook_name: str, **kwargs) -> None:
         """Fire an observer hook on this agent's plugins and callbacks
@@ -252,8 +244,10 @@ class Agent:
             provider = entry.factory(build)
         except ProviderError:
             raise
-        except Exception as exc:
-            raise ProviderError(f"{type(exc).__name__}: {exc}", reason=CONFIG, provider=pconf.label()) from exc
+        except BaseException as exc:  # SystemExit in a provider plugin too
+            if is_user_interrupt(exc):
+                raise Interrupted() from None
+            raise ProviderError(describe(exc), reason=CONFIG, provider=pconf.label()) from exc
         self._providers[pconf] = provider
         self._modes[pconf] = build.api_mode
         return provider
@@ -274,6 +268,8 @@ class Agent:
             children = list(self._children)
         for child in children:
             child.interrupt()
+        if self._thread is not None:  # never wait for a hook: get the turn's thread out of plugin code
+            WATCHDOG.interrupt_thread(self._thread)
 
     def redirect(self, message: str) -> None:
         """Queue a user message sent while the agent works; it enters the
@@ -363,11 +359,10 @@ class Agent:
             return False
         self.emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
         self.emit("on_pre_compress", session_id=self.session_id, messages=list(self.messages))
-        try:
-            new = engine.compress(list(self.messages), agent=self, reason=reason)
-        except Exception as exc:
-            self.host.record_hook_error("context engine", "compress", exc)
-            return False
+        new = contain(self.host.failures, self._engine_plugin, "compress", engine.compress, list(self.messages),
+                      agent=self, reason=reason)
+        if self.interrupted:  # the summary call was interrupted: history and session stay as they were
+            raise Interrupted()
         new = [m for m in schema.repair(new or []) if m.get("role") != "system"]
         if not new or new == self.messages:
             return False
@@ -389,6 +384,15 @@ class Agent:
     ) -> dict:
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
+        self._thread = threading.get_ident()
+        try:
+            return self._run_turn(turn, user_message, system_message, conversation_history)
+        finally:
+            self._thread = None
+            self.turn = None
+
+    def _run_turn(self, turn: Turn, user_message: str, system_message: Optional[str],
+                  conversation_history: Optional[list]) -> dict:
         if not (self.parent is not None and self.parent.interrupted):
             self._interrupt.clear()  # a child started after its parent was interrupted stays interrupted
         self.interrupt_message = None
@@ -423,7 +427,7 @@ class Agent:
             chosen = self.hook.choose_provider(primary=self.primary, agent=self)
             self.provider_config = chosen or self.primary
             exit_reason, error, final = self._loop(turn, context)
-        except _Interrupted:
+        except Interrupted:
             exit_reason = EXIT_INTERRUPTED
         except Exception as exc:  # a bug in the kernel or a plugin: end the turn, keep the history
             log.exception("turn failed")
@@ -451,7 +455,6 @@ class Agent:
             completed=exit_reason == EXIT_COMPLETED, interrupted=exit_reason == EXIT_INTERRUPTED,
             model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
         )
-        self.turn = None
         return {
             "final_response": final,
             "messages": list(self.messages),
@@ -468,11 +471,8 @@ class Agent:
         }
 
     def _should_compress(self) -> bool:
-        try:
-            return bool(self.context_engine.should_compress(self.messages))
-        except Exception as exc:
-            self.host.record_hook_error("context engine", "should_compress", exc)
-            return False
+        return bool(contain(self.host.failures, self._engine_plugin, "should_compress",
+                            self.context_engine.should_compress, self.messages))
 
     def _pre_llm_context(self, turn: Turn, first_turn: bool, before: int) -> str:
         if not self.hook.pre_llm_call.get_hookimpls():
@@ -511,7 +511,7 @@ class Agent:
                 schema.append_user(self.messages, text)
                 self._persist([{"role": "user", "content": text}])
             if self.interrupted:
-                raise _Interrupted()
+                raise Interrupted()
             if not self.budget.consume():
                 if grace:
                     return EXIT_BUDGET, None, None
@@ -576,7 +576,7 @@ class Agent:
         attempt, compressed, refreshed = 0, False, set()
         while True:
             if self.interrupted:
-                raise _Interrupted()
+                raise Interrupted()
             pconf = self.provider_config
             turn.api_calls += 1
             turn.api_request_id = uuid.uuid4().hex
@@ -625,7 +625,7 @@ class Agent:
             if isinstance(decision, Retry):
                 self.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
                 if self._interrupt.wait(max(0.0, decision.delay)):
-                    raise _Interrupted()
+                    raise Interrupted()
             elif isinstance(decision, SwitchProvider):
                 self.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
                 self.provider_config, attempt = decision.config, 0
@@ -673,15 +673,21 @@ class Agent:
         self._caller.submit(work)
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
+        caller = self._caller
         while not done.is_set():
             if self._interrupt.is_set():
                 self._abandon(request)
-                raise _Interrupted()
+                raise Interrupted()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._abandon(request)
                 raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
-            wake.wait(remaining)
+            hung = WATCHDOG.current(caller.ident)
+            if hung is not None and hung.fired:  # a streaming hook overran: that plugin is skipped on the retry
+                self._abandon(request)
+                raise ProviderError(f"the {hung.hook} hook of plugin '{hung.plugin}' hung during the call",
+                                    reason=TRANSPORT)
+            wake.wait(min(remaining, 0.25) if WATCHDOG.timeout > 0 else remaining)
             wake.clear()
         if "error" in box:
             exc = box["error"]
@@ -728,10 +734,8 @@ class Agent:
                        response: ModelResponse, started: float) -> None:
         turn.usage = add_usage(turn.usage, response.usage)
         if self.context_engine is not None:
-            try:
-                self.context_engine.update_from_response(dict(response.usage))
-            except Exception as exc:
-                self.host.record_hook_error("context engine", "update_from_response", exc)
+            contain(self.host.failures, self._engine_plugin, "update_from_response",
+                    self.context_engine.update_from_response, dict(response.usage))
         if self.hook.post_api_request.get_hookimpls():
             ended = time.time()
             message = response.to_message()
@@ -789,7 +793,9 @@ class _CallThread:
         import queue
 
         self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
-        threading.Thread(target=self._run, name="hermes-model-call", daemon=True).start()
+        thread = threading.Thread(target=self._run, name="hermes-model-call", daemon=True)
+        thread.start()
+        self.ident = thread.ident
 
     def _run(self) -> None:
         while True:

@@ -3,10 +3,10 @@
 :func:`execute_batch` plans a batch of tool calls into maximal parallel runs
 separated by sequential barriers, runs them (parallel runs on a thread pool)
 and returns the tool messages in the original call order. Every call goes
-through :func:`execute_call`, which fires ``pre_tool_call`` (block / approve /
-rewrite), the approval question, the handler, ``post_tool_call`` and
-``transform_tool_result``. Unknown tools, unreadable arguments and handler
-exceptions become error results the model can read.
+through the same three steps: the decision (``pre_tool_call`` with block /
+approve / rewrite, the approval question), the handler, and the after-hooks
+(``post_tool_call``, ``transform_tool_result``). Unknown tools, unreadable
+arguments and handler exceptions become error results the model can read.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from kernel.isolation import Interrupted, describe, is_user_interrupt
 from kernel.messages import tool_message
 from kernel.types import Tool, ToolContext, ToolError
 
@@ -109,20 +110,61 @@ def plan(calls: list, tools: dict) -> list:
     return segments
 
 
+@dataclass
+class Outcome:
+    """What became of one call: its result text and how it ended."""
+
+    result: str
+    status: str = "ok"  # ok / error / blocked / interrupted
+    error_type: Optional[str] = None
+    error_message: Optional[str] = None
+    duration_ms: float = 0.0
+
+
+INTERRUPTED = "not run: the user interrupted the turn"
+
+
 def execute_batch(agent, tool_calls: list, turn) -> list:
-    """Run the model's tool calls; return tool messages in call order."""
+    """Run the model's tool calls; return tool messages in call order.
+
+    Three phases: (1) decide, serially in call order on the agent's thread
+    (``pre_tool_call``, rewrites, the approval question: never two at once);
+    (2) plan the parallel runs on the final arguments; (3) run the handlers,
+    parallel runs on a pool. ``post_tool_call`` and the other after-hooks fire
+    on the agent's thread in call order, exactly once per call, whatever the
+    outcome. An interrupt leaves every call not yet run with a result saying
+    so, so the history stays whole."""
     calls = parse_calls(tool_calls)
-    results: list = [None] * len(calls)
-    for kind, segment in plan(calls, agent.tools):
-        if kind == "parallel" and len(segment) > 1:
-            with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(segment)), thread_name_prefix="hermes-tool") as pool:
-                futures = {pool.submit(execute_call, agent, call, turn): call for call in segment}
-                for future, call in futures.items():
-                    results[call.index] = future.result()
-        else:
+    outcomes: list = [None] * len(calls)
+    try:
+        runnable = []
+        for call in calls:
+            early = _decide(agent, call, turn)
+            if early is None:
+                runnable.append(call)
+            else:
+                outcomes[call.index] = early
+        for kind, segment in plan(runnable, agent.tools):
+            if agent.interrupted:
+                break
             for call in segment:
-                results[call.index] = execute_call(agent, call, turn)
-    return [tool_message(call.id, content) for call, content in zip(calls, results)]
+                agent.emit("on_tool_start", tool_name=call.name, args=call.args, tool_call_id=call.id)
+            if kind == "parallel" and len(segment) > 1:
+                with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(segment)), thread_name_prefix="hermes-tool") as pool:
+                    futures = [(call, pool.submit(_run, agent, call, turn)) for call in segment]
+                    for call, future in futures:
+                        outcomes[call.index] = future.result()
+            else:
+                for call in segment:
+                    outcomes[call.index] = _run(agent, call, turn)
+    except Interrupted:
+        agent.interrupt()
+    results = []
+    for call, outcome in zip(calls, outcomes):
+        if outcome is None:
+            outcome = Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
+        results.append(tool_message(call.id, _after(agent, call, turn, outcome)))
+    return results
 
 
 def _as_text(value: Any) -> str:
@@ -146,73 +188,67 @@ def _run_handler(tool: Tool, args: dict, ctx: ToolContext) -> Any:
     return result
 
 
-def execute_call(agent, call: Call, turn) -> str:
-    """Execute one tool call through every hook; return the result text."""
-    if agent.interrupted:
-        return _error("not run: the user interrupted the turn")
-    hook = agent.hook
-    tool = agent.tools.get(call.name)
-    common = dict(
-        tool_name=call.name,
-        task_id=turn.task_id,
-        session_id=agent.session_id,
-        tool_call_id=call.id,
-        turn_id=turn.turn_id,
-        api_request_id=turn.api_request_id,
-        agent=agent,
-    )
-    args = call.args if call.args is not None else {}
-    started = time.perf_counter()
-    status, error_type, error_message = "ok", None, None
+def _common(agent, call: Call, turn) -> dict:
+    return dict(tool_name=call.name, task_id=turn.task_id, session_id=agent.session_id, tool_call_id=call.id,
+                turn_id=turn.turn_id, api_request_id=turn.api_request_id, agent=agent)
 
-    if tool is None:
+
+def _decide(agent, call: Call, turn) -> Optional[Outcome]:
+    """Phase 1 for one call: None to run it, else why it will not run."""
+    if agent.interrupted:
+        return Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
+    if call.name not in agent.tools:
         from kernel.plugins import close_matches
 
         near = close_matches(call.name, agent.tools)
         hint = f" Did you mean {', '.join(near)}?" if near else ""
-        status, error_type = "error", "unknown_tool"
-        error_message = f"unknown tool '{call.name}'.{hint} Available tools: {', '.join(sorted(agent.tools)) or 'none'}"
-        result = _error(error_message)
-    elif call.parse_error:
-        status, error_type, error_message = "error", "invalid_arguments", f"{call.name}: {call.parse_error}"
-        result = _error(error_message)
-    else:
-        blocked = _pre_tool_call(agent, hook, args, common)
-        if blocked is not None:
-            status, error_type, error_message = "blocked", "plugin_block", blocked
-            result = _error(blocked)
+        message = f"unknown tool '{call.name}'.{hint} Available tools: {', '.join(sorted(agent.tools)) or 'none'}"
+        return Outcome(_error(message), "error", "unknown_tool", message)
+    if call.parse_error:
+        message = f"{call.name}: {call.parse_error}"
+        return Outcome(_error(message), "error", "invalid_arguments", message)
+    blocked = _pre_tool_call(agent, agent.hook, call.args, _common(agent, call, turn))
+    if blocked is not None:
+        return Outcome(_error(blocked), "blocked", "plugin_block", blocked)
+    return None
+
+
+def _run(agent, call: Call, turn) -> Outcome:
+    """Phase 3 for one call: the handler alone (on a pool thread for parallel runs)."""
+    tool = agent.tools[call.name]
+    ctx = ToolContext(agent=agent, tool_name=call.name, tool_call_id=call.id, task_id=turn.task_id,
+                      session_id=agent.session_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id)
+    started = time.perf_counter()
+    try:
+        outcome = Outcome(_as_text(_run_handler(tool, call.args, ctx)))
+    except ToolError as exc:
+        outcome = Outcome(_error(str(exc)), "error", "tool_error", str(exc))
+    except BaseException as exc:  # SystemExit in a tool too: the model reads it, the agent goes on
+        if is_user_interrupt(exc):
+            outcome = Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
         else:
-            agent.emit("on_tool_start", tool_name=call.name, args=args, tool_call_id=call.id)
-            ctx = ToolContext(
-                agent=agent,
-                tool_name=call.name,
-                tool_call_id=call.id,
-                task_id=turn.task_id,
-                session_id=agent.session_id,
-                turn_id=turn.turn_id,
-                api_request_id=turn.api_request_id,
-            )
-            try:
-                result = _as_text(_run_handler(tool, args, ctx))
-            except ToolError as exc:
-                status, error_type, error_message = "error", "tool_error", str(exc)
-                result = _error(str(exc))
-            except Exception as exc:
-                status, error_type = "error", "exception"
-                error_message = f"{call.name} failed: {type(exc).__name__}: {exc}"
-                result = _error(error_message)
-    duration_ms = round((time.perf_counter() - started) * 1000, 3)
-    outcome = dict(common, args=args, result=result, duration_ms=duration_ms, status=status,
-                   error_type=error_type, error_message=error_message)
+            message = f"{call.name} failed: {describe(exc)}"
+            outcome = Outcome(_error(message), "error", "exception", message)
+    outcome.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+    return outcome
+
+
+def _after(agent, call: Call, turn, outcome: Outcome) -> str:
+    """The after-hooks of one call, on the agent's thread; the final result text."""
+    hook = agent.hook
+    result = outcome.result
+    info = dict(_common(agent, call, turn), args=call.args if call.args is not None else {}, result=result,
+                duration_ms=outcome.duration_ms, status=outcome.status, error_type=outcome.error_type,
+                error_message=outcome.error_message)
     if hook.post_tool_call.get_hookimpls():
-        hook.post_tool_call(middleware_trace=[], **outcome)
+        hook.post_tool_call(middleware_trace=[], **info)
     if hook.transform_tool_result.get_hookimpls():
-        for replaced in hook.transform_tool_result(**outcome):
+        for replaced in hook.transform_tool_result(**info):
             if isinstance(replaced, str):
                 result = replaced
                 break
     agent.emit("on_tool_complete", tool_name=call.name, tool_call_id=call.id, result=result,
-                duration_ms=duration_ms, status=status)
+               duration_ms=outcome.duration_ms, status=outcome.status)
     return result
 
 

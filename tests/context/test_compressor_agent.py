@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kernel import hookimpl
 from kernel.messages import validate
 from kernel.types import Compress, ProviderError
@@ -299,12 +301,10 @@ def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent, recor
     summarize = _auxiliary_summarizer(agent, aux, 128_000)
     threading.Timer(0.1, agent.interrupt).start()
     started = time.monotonic()
-    try:
+    from kernel.isolation import Interrupted
+
+    with pytest.raises(Interrupted):  # not an Exception: the compressor's own handlers cannot swallow it
         summarize("text")
-    except Exception as exc:  # the kernel's interrupt
-        assert "Interrupted" in type(exc).__name__
-    else:
-        raise AssertionError("the summary should have been abandoned")
     assert time.monotonic() - started < 2
     assert [p["api_mode"] for p in rec.of("pre_api_request")] == ["slow"]  # the hooks saw the auxiliary call
     assert agent.provider_config.api_mode == "scripted"  # the conversation's provider is untouched
