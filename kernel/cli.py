@@ -17,6 +17,7 @@ from typing import Optional
 import click
 
 from kernel import __version__
+from kernel.isolation import Interrupted
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 COMMANDS_CACHE = "plugin-commands.json"
@@ -34,10 +35,23 @@ class Fail(click.ClickException):
         click.echo(f"hermes: error: {self.format_message()}", err=True)
 
 
+def echo_json(data) -> None:
+    """Print a machine-readable document. Under ``--json`` it is the only thing
+    on stdout: everything else written there goes to stderr (see main)."""
+    from kernel.isolation import document_stream
+
+    stream = document_stream()
+    stream.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+    stream.flush()
+
+
 class App:
     """What the commands share: config, plugin host (both lazy)."""
 
+    current: Optional["App"] = None  # the command's, for what main() saves at the end
+
     def __init__(self, distro_path: Optional[str] = None):
+        App.current = self
         self.distro_path = distro_path
         self._config = None
         self._host = None
@@ -86,16 +100,43 @@ def _state_file(name: str):
     return data_dir() / name
 
 
-def _remember_load(host) -> None:
-    """Cache what loading found (errors, commands) so listing stays import-free."""
+def _read_state() -> dict:
+    try:
+        state = json.loads(_state_file(LOAD_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) and isinstance(state.get("plugins"), dict) else {}
+
+
+def _write_state(state: dict) -> None:
     try:
         path = _state_file(LOAD_STATE)
         path.parent.mkdir(parents=True, exist_ok=True)
-        state = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks} for c in host.records
-                 if c.status in ("enabled", "error")}
         path.write_text(json.dumps(state, indent=1), encoding="utf-8")
     except OSError:
         pass
+
+
+def _remember_load(host) -> None:
+    """Cache what loading found (errors, hooks), keyed by what was installed and
+    selected, so listing stays import-free until that changes."""
+    state = _read_state()
+    state["fingerprint"] = host.fingerprint
+    state["plugins"] = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks} for c in host.records
+                        if c.status in ("enabled", "error")}
+    _write_state(state)
+
+
+def _remember_failures(host) -> None:
+    """What plugin code did wrong in this run (a hook that raised, exited or
+    timed out), for ``plugins list`` and ``info`` to show afterwards."""
+    if not host.hook_errors:
+        return
+    state = _read_state() or {"plugins": {}}
+    failures = state.setdefault("failures", {})
+    for (plugin, hook), (count, text) in host.hook_errors.items():
+        failures.setdefault(plugin, {})[hook] = text
+    _write_state(state)
 
 
 def _save_command_cache(group: click.Group, builtin: set) -> None:
@@ -197,20 +238,26 @@ def plugins():
 
 
 def _listing(app: App, load: bool) -> list:
+    """The plugins with their status. Without ``load``, from metadata and the
+    state cached at the last load; when what is installed or selected changed
+    since then (a fresh ``pip install``), the plugins load once to find out."""
     from kernel.plugins import PluginHost
 
     if load:
         return app.host.records
-    records = PluginHost.list_candidates(app.config, distro=app.distro)
-    try:
-        state = json.loads(_state_file(LOAD_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        state = {}
-    for rec in records:
-        seen = state.get(rec.name)
+    listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False)
+    state = _read_state()
+    if state.get("fingerprint") != listed.fingerprint:
+        return app.host.records
+    for rec in listed.records:
+        seen = state["plugins"].get(rec.name)
         if rec.status == "enabled" and seen and seen.get("error") and seen.get("version") == rec.version:
-            rec.status, rec.error = "error", seen["error"] + " (at last load)"
-    return records
+            rec.status, rec.error = "error", seen["error"]
+    return listed.records
+
+
+def _failures_of(name: str) -> dict:
+    return (_read_state().get("failures") or {}).get(name) or {}
 
 
 @plugins.command("list")
@@ -221,7 +268,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
     records = _listing(app, load=hooks)
     if as_json:
-        click.echo(json.dumps([r.as_dict(with_hooks=hooks) for r in records], indent=2))
+        echo_json([dict(r.as_dict(with_hooks=hooks), failures=_failures_of(r.name)) for r in records])
         return
     if not records:
         click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
@@ -230,6 +277,9 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
     swidth = max(10, *(len(r.source) for r in records))  # "hermes-compat" is wider than "entrypoint"
     for r in sorted(records, key=lambda r: (r.source != "builtin", r.name)):
         detail = r.error or r.summary()
+        failed = _failures_of(r.name)
+        if failed and not r.error:
+            detail += f" [last run: {', '.join(f'{hook} failed' for hook in failed)}; see `hermes plugins info {r.name}`]"
         click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<{swidth}}  {detail}")
         if hooks and r.hooks:
             click.echo(f"{'':<{width}}  hooks: {', '.join(r.hooks)}")
@@ -252,24 +302,35 @@ def _find(app: App, name: str):
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def plugins_info(app: App, name: str, as_json: bool):
-    """Details of one plugin (loads that plugin only)."""
-    from kernel.plugins import ENABLED, PluginHost
+    """Details of one plugin: what it registers, what it shadows, what failed."""
+    from kernel.plugins import ENABLED, ERROR
 
     rec, _ = _find(app, name)
+    if rec.status in (ENABLED, ERROR):
+        rec = app.host.record(name) or rec  # loaded with the others: a clash is only seen beside them
     info = rec.as_dict()
-    if rec.status in (ENABLED, "error") and rec.load is not None:
-        host = PluginHost(app.config)
-        rec.status, rec.error = ENABLED, ""
-        host._load_all([rec])
-        reg = host.registry
-        info.update(status=rec.status, error=rec.error or None, hooks=rec.hooks,
-                    tools=sorted(reg.tools), providers=sorted(reg.providers),
-                    memory_backends=sorted(reg.memory_backends), context_engines=sorted(reg.context_engines))
+    if rec.status in (ENABLED, ERROR):
+        reg = app.host.registry
+        mine = lambda table: sorted(n for n, entry in table.items() if entry.plugin == name)  # noqa: E731
+        lost = sorted(f"{tool} (shadowed by '{reg.tools[tool].plugin}')" for tool, losers in reg.shadowed.items()
+                      for t in losers if t.plugin == name)
+        won = sorted(f"{tool} (over {', '.join(repr(t.plugin) for t in losers)})" for tool, losers in reg.shadowed.items()
+                     if reg.tools[tool].plugin == name)
+        info.update(hooks=rec.hooks, tools=mine(reg.tools), shadowed_tools=lost, shadows=won,
+                    providers=mine(reg.providers), memory_backends=mine(reg.memory_backends),
+                    context_engines=mine(reg.context_engines))
+    failures = dict(_failures_of(name))
+    failures.update({hook: text for (plugin, hook), (_, text) in app.host.hook_errors.items() if plugin == name}
+                    if app._host is not None else {})
+    info["failures"] = failures
     if as_json:
-        click.echo(json.dumps(info, indent=2))
+        echo_json(info)
         return
     for key, value in info.items():
-        if value not in (None, "", []):
+        if isinstance(value, dict):
+            for hook, text in value.items():
+                click.echo(f"failed: {hook}: {text}")
+        elif value not in (None, "", []):
             click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
 
 
@@ -374,8 +435,8 @@ class _CtrlC:
     def _handle(self, signum, frame):
         self.hits += 1
         if self.hits > 1:
-            raise KeyboardInterrupt
-        self.agent.interrupt()
+            raise Interrupted()
+        self.agent.interrupt()  # raises here when the turn is inside a plugin's hook: never wait for it
 
     def __exit__(self, *exc):
         signal.signal(signal.SIGINT, self.previous)
@@ -403,7 +464,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     finally:
         agent.close()
     if as_json:
-        click.echo(json.dumps(result, indent=2, default=str, ensure_ascii=False))
+        echo_json(result)
     else:
         console.end_answer(result.get("final_response"))
     _finish(result, quiet=as_json)
@@ -502,15 +563,73 @@ def distro_main(distro: str, prog_name: Optional[str] = None):
     main(prog_name=prog_name or os.path.basename(sys.argv[0]) or "hermes")
 
 
-def main(argv=None, prog_name: str = "hermes") -> None:
-    import logging
+def _interrupt(signum, frame):
+    """Ctrl+C outside a turn: the user's interrupt, which plugin code cannot
+    contain (a plugin raising KeyboardInterrupt itself is just a failing plugin)."""
+    raise Interrupted()
 
-    logging.basicConfig(format="hermes: %(levelname)s: %(message)s", level=logging.WARNING)
+
+def _machine_output(args: list) -> bool:
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
+def _invoke(args: list, prog_name: str) -> int:
     try:
-        cli.main(args=argv, prog_name=prog_name, standalone_mode=True)
+        code = cli.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort as exc:  # click turns Ctrl+C and EOF into Abort
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            click.echo("hermes: interrupted", err=True)
+            return EXIT_INTERRUPTED
+        click.echo("Aborted!", err=True)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         click.echo("hermes: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        click.echo(str(exc.code), err=True)
+        return EXIT_ERROR
+    return code if isinstance(code, int) else 0
+
+
+def main(argv=None, prog_name: str = "hermes") -> None:
+    import contextlib
+    import logging
+
+    from kernel.isolation import reserved_stdout
+
+    logging.basicConfig(format="hermes: %(levelname)s: %(message)s", level=logging.WARNING)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
+    code = EXIT_INTERRUPTED
+    try:
+        with reserved_stdout() if _machine_output(args) else contextlib.nullcontext():
+            code = _invoke(args, prog_name)
+    finally:
+        app = App.current
+        if app is not None and app._host is not None:
+            _remember_failures(app._host)
+    _end(code)
+
+
+def _end(code: int) -> None:
+    """Exit. After an interrupt, or when plugin code was abandoned (its thread
+    may still hang), skip the interpreter's teardown: it would wait for them."""
+    from kernel.isolation import WATCHDOG
+
+    if code == EXIT_INTERRUPTED or WATCHDOG.abandoned:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

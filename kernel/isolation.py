@@ -25,7 +25,6 @@ one watchdog thread that wakes a few times a second, not by a thread per call.
 from __future__ import annotations
 
 import functools
-import inspect
 import signal
 import threading
 import time
@@ -88,6 +87,7 @@ class Watchdog:
         self._on_timeout: list = []  # callbacks (plugin, hook, seconds)
         self._main = threading.main_thread().ident
         self._alarm_ours = False
+        self.abandoned = False  # some plugin code overran its deadline in this process
 
     # -- entering and leaving plugin code
     def enter(self, plugin: str, hook: str) -> _Slot:
@@ -205,7 +205,7 @@ class Watchdog:
                 while slot is not None:  # the outermost overdue call is the one to abandon
                     if now > slot.deadline:
                         first = not slot.fired
-                        slot.fired = True
+                        slot.fired = self.abandoned = True
                         if first:
                             for callback in self._on_timeout:
                                 callback(slot.plugin, slot.hook, timeout)
@@ -273,7 +273,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures, wat
         try:
             try:
                 result = fn(*args, **kwargs)
-                if inspect.isawaitable(result):
+                if hasattr(result, "__await__"):  # an async def implementation
                     result = _run_awaitable(result)
             finally:
                 watchdog.leave(slot)
@@ -394,3 +394,57 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
         return default
     finally:
         WATCHDOG.leave(slot)
+
+
+# ---------------------------------------------------------------- machine output
+
+_document: list = []  # the real stdout while it is reserved
+
+
+def document_stream():
+    """Where a machine-readable document goes: the real stdout."""
+    import sys
+
+    return _document[-1] if _document else sys.stdout
+
+
+class reserved_stdout:
+    """While this holds, stdout belongs to the document alone: whatever else
+    writes to it (a plugin's ``print``, a library, a child process sharing
+    file descriptor 1) goes to stderr. :func:`document_stream` is the real
+    stdout."""
+
+    def __enter__(self):
+        import os
+        import sys
+
+        self._saved = None
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = -1
+        sys.stdout.flush()
+        if fd == 1:
+            self._saved = os.dup(1)
+            os.dup2(2, 1)
+            stream = open(self._saved, "w", encoding="utf-8", closefd=False)
+        else:  # not a real descriptor (embedded, captured): swap the objects only
+            stream = sys.stdout
+            self._swapped = sys.stdout
+            sys.stdout = sys.stderr
+        _document.append(stream)
+        return stream
+
+    def __exit__(self, *exc):
+        import os
+        import sys
+
+        stream = _document.pop()
+        stream.flush()
+        if self._saved is not None:
+            sys.stdout.flush()
+            os.dup2(self._saved, 1)
+            os.close(self._saved)
+        else:
+            sys.stdout = self._swapped
+        return False

@@ -243,6 +243,20 @@ def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
             c.status, c.reason = NOT_ENABLED, f"opt-in: run `hermes plugins enable {c.name}`"
 
 
+def _fingerprint(candidates: Iterable[Candidate]) -> list:
+    """What decides the outcome of loading: each candidate as installed (its
+    metadata folder's or file's time changes on every install) and selected."""
+    rows = []
+    for c in sorted(candidates, key=lambda c: (c.name, c.source)):
+        path = c.metadata_path or (Path(c.target) if c.target and os.sep in c.target else None)
+        try:
+            stamp = os.stat(path).st_mtime_ns if path is not None else 0
+        except OSError:
+            stamp = 0
+        rows.append(f"{c.name}|{c.source}|{c.dist}|{c.version}|{c.target}|{c.status}|{stamp}")
+    return rows
+
+
 def _hook_timeout(config) -> float:
     try:
         return max(0.0, float(config.get("plugins.hook_timeout", 30)))
@@ -272,6 +286,7 @@ class PluginHost:
         self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
         self._warned: set = set()
         self._registry = None
+        self.fingerprint: list = []  # what was installed and selected when this host was built
         self.failures = Failures(self.record_hook_error)
         WATCHDOG.timeout = _hook_timeout(config)
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
@@ -284,6 +299,7 @@ class PluginHost:
         selection = Selection.from_config(config, environ, distro)
         candidates = entry_point_candidates()
         resolve(candidates, selection)
+        host.fingerprint = _fingerprint(candidates)
         host._load_all([c for c in candidates if import_third_party or c.source == "builtin"])
         # Other sources come from loaded plugins and go through the same resolver.
         extra = []
@@ -293,6 +309,7 @@ class PluginHost:
             known = {c.name for c in candidates}
             extra = [c for c in extra if c.name not in known]
             resolve(extra, selection)
+            host.fingerprint += _fingerprint(extra)
             if import_third_party:
                 host._load_all(extra)
         host._adapt_unusable(config)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import time
 
 import click
@@ -43,7 +42,9 @@ def _errors_as_clicks(fn):
 
 
 def _print_json(value) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    from kernel.cli import echo_json  # under --json the document alone reaches stdout
+
+    echo_json(value)
 
 
 def _format_message(i: int, msg: dict) -> str:
