@@ -73,25 +73,33 @@ class Turn:
 
 
 class _Emitter:
-    """Forwards a provider's streaming events to the agent's hooks, and drops
-    them once the call was abandoned."""
+    """Forwards a provider's streaming events to the agent's hooks on the
+    agent's event thread, so a slow or hung hook never holds the model call;
+    events of an abandoned call are dropped."""
 
     def __init__(self, agent: "Agent", request: ModelRequest):
         self.agent, self.request = agent, request
         self.delta_shown = False
+        self.sent = False
+
+    def _send(self, hook_name: str, **kwargs) -> None:
+        if self.request.cancelled:
+            return
+        agent, request = self.agent, self.request
+        self.sent = True
+        agent._events().submit(lambda: request.cancelled or agent.emit(hook_name, **kwargs))
 
     def delta(self, text: str) -> None:
         if text and not self.request.cancelled:
             self.delta_shown = True
-            self.agent.emit("on_stream_delta", text=text)
+            self._send("on_stream_delta", text=text)
 
     def reasoning(self, text: str) -> None:
-        if text and not self.request.cancelled:
-            self.agent.emit("on_reasoning", text=text)
+        if text:
+            self._send("on_reasoning", text=text)
 
     def tool_call(self, name: str, call_id: str) -> None:
-        if not self.request.cancelled:
-            self.agent.emit("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
+        self._send("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
 
 
 class Agent:
@@ -177,6 +185,7 @@ class Agent:
         self._children_lock = threading.Lock()
         self._closed = False
         self._caller: Optional["_CallThread"] = None
+        self._event_thread: Optional["_CallThread"] = None
         self._thread: Optional[int] = None  # the thread running the turn
         self.turn: Optional[Turn] = None
 
@@ -673,7 +682,6 @@ class Agent:
         self._caller.submit(work)
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
-        caller = self._caller
         while not done.is_set():
             if self._interrupt.is_set():
                 self._abandon(request)
@@ -682,13 +690,10 @@ class Agent:
             if remaining <= 0:
                 self._abandon(request)
                 raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
-            hung = WATCHDOG.current(caller.ident)
-            if hung is not None and hung.fired:  # a streaming hook overran: that plugin is skipped on the retry
-                self._abandon(request)
-                raise ProviderError(f"the {hung.hook} hook of plugin '{hung.plugin}' hung during the call",
-                                    reason=TRANSPORT)
-            wake.wait(min(remaining, 0.25) if WATCHDOG.timeout > 0 else remaining)
+            wake.wait(remaining)
             wake.clear()
+        if emitter.sent:
+            self._drain_events()
         if "error" in box:
             exc = box["error"]
             if isinstance(exc, ProviderError):
@@ -698,6 +703,27 @@ class Agent:
         if not isinstance(response, ModelResponse):
             raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
         return response
+
+    def _events(self) -> "_CallThread":
+        if self._event_thread is None:
+            self._event_thread = _CallThread("hermes-stream-events")
+        return self._event_thread
+
+    def _drain_events(self) -> None:
+        """Wait until the streamed events reached the hooks; a hook that hangs
+        there past its deadline is left behind (the watchdog marks it), and an
+        interrupt does not wait at all."""
+        events = self._event_thread
+        if events is None:
+            return
+        done = threading.Event()
+        events.submit(done.set)
+        while not done.wait(0.05 if WATCHDOG.timeout > 0 else None):
+            hung = WATCHDOG.current(events.ident)
+            if self._interrupt.is_set() or (hung is not None and hung.fired):
+                events.retire()  # busy with the hung hook: later events get a fresh thread
+                self._event_thread = None
+                return
 
     def _abandon(self, request: ModelRequest) -> None:
         request.cancel_event.set()
@@ -767,9 +793,10 @@ class Agent:
         self._closed = True
         if self._session_started:
             self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
-        if self._caller is not None:
-            self._caller.retire()
-            self._caller = None
+        for thread in (self._caller, self._event_thread):
+            if thread is not None:
+                thread.retire()
+        self._caller = self._event_thread = None
         for provider in self._providers.values():
             closer = getattr(provider, "close", None)
             if closer is not None:
@@ -786,14 +813,15 @@ class Agent:
 
 
 class _CallThread:
-    """A daemon thread that runs model calls one at a time (reused across
-    calls: starting a thread per call costs more than the handoff)."""
+    """A daemon thread that runs jobs one at a time: model calls, or the
+    streamed events of a call (reused: starting a thread per call costs more
+    than the handoff)."""
 
-    def __init__(self):
+    def __init__(self, name: str = "hermes-model-call"):
         import queue
 
         self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
-        thread = threading.Thread(target=self._run, name="hermes-model-call", daemon=True)
+        thread = threading.Thread(target=self._run, name=name, daemon=True)
         thread.start()
         self.ident = thread.ident
 

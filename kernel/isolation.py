@@ -68,10 +68,10 @@ def describe(exc: BaseException) -> str:
 class _Slot:
     """What one thread is running now: the innermost guarded call."""
 
-    __slots__ = ("deadline", "plugin", "hook", "outer", "fired", "interrupt")
+    __slots__ = ("deadline", "plugin", "hook", "outer", "failures", "fired", "interrupt")
 
-    def __init__(self, deadline: float, plugin: str, hook: str, outer: Optional["_Slot"]):
-        self.deadline, self.plugin, self.hook, self.outer = deadline, plugin, hook, outer
+    def __init__(self, deadline: float, plugin: str, hook: str, outer: Optional["_Slot"], failures):
+        self.deadline, self.plugin, self.hook, self.outer, self.failures = deadline, plugin, hook, outer, failures
         self.fired = False  # the deadline passed
         self.interrupt = False  # the user interrupted while it ran
 
@@ -84,16 +84,16 @@ class Watchdog:
         self.timeout = 30.0
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
-        self._on_timeout: list = []  # callbacks (plugin, hook, seconds)
         self._main = threading.main_thread().ident
         self._alarm_ours = False
         self.abandoned = False  # some plugin code overran its deadline in this process
 
     # -- entering and leaving plugin code
-    def enter(self, plugin: str, hook: str) -> _Slot:
+    def enter(self, plugin: str, hook: str, failures: Optional["Failures"] = None) -> _Slot:
         ident = threading.get_ident()
         timeout = self.timeout
-        slot = _Slot(time.monotonic() + timeout if timeout > 0 else float("inf"), plugin, hook, self.slots.get(ident))
+        slot = _Slot(time.monotonic() + timeout if timeout > 0 else float("inf"), plugin, hook, self.slots.get(ident),
+                     failures)
         self.slots[ident] = slot
         if timeout > 0 and self._thread is None:
             self._start()
@@ -138,9 +138,6 @@ class Watchdog:
         return slot.plugin if slot is not None else ""
 
     # -- abandoning
-    def on_timeout(self, callback: Callable[[str, str, float], None]) -> None:
-        self._on_timeout.append(callback)
-
     def interrupt_thread(self, ident: int) -> bool:
         """The user interrupted: if thread ``ident`` is inside plugin code, get
         it out now. True when it was (the caller need not wait for it)."""
@@ -206,9 +203,8 @@ class Watchdog:
                     if now > slot.deadline:
                         first = not slot.fired
                         slot.fired = self.abandoned = True
-                        if first:
-                            for callback in self._on_timeout:
-                                callback(slot.plugin, slot.hook, timeout)
+                        if first and slot.failures is not None:  # marked now, though its thread may never return
+                            slot.failures.timed_out(slot.plugin, slot.hook, timeout)
                         with self._lock:  # again each round if it swallowed it
                             if self._holds(ident, slot):
                                 self._raise_in(ident, HookTimeout)
@@ -255,6 +251,11 @@ class Failures:
         self.record = record
         self.abandoned: set = set()
 
+    def timed_out(self, plugin: str, hook: str, seconds: float) -> None:
+        if (plugin, hook) not in self.abandoned:
+            self.abandoned.add((plugin, hook))
+            self.record(plugin, hook, HookTimeout(f"timed out after {seconds:g}s"))
+
 
 def _blocked(plugin: str, hook: str, why: str) -> dict:
     return {"action": "block", "message": f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})"}
@@ -269,7 +270,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures, wat
     def guarded(*args, **kwargs):
         if key in failures.abandoned:
             return _blocked(plugin, hook, "it timed out earlier") if fail_closed else None
-        slot = watchdog.enter(plugin, hook)
+        slot = watchdog.enter(plugin, hook, failures)
         try:
             try:
                 result = fn(*args, **kwargs)
@@ -292,9 +293,10 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures, wat
 
     def _failed(exc: BaseException, timed_out: bool):
         if timed_out:  # abandoned: not called again in this process (its thread may still hang)
-            failures.abandoned.add(key)
+            failures.timed_out(plugin, hook, watchdog.timeout)
             exc = HookTimeout(f"timed out after {watchdog.timeout:g}s")
-        failures.record(plugin, hook, exc)
+        else:
+            failures.record(plugin, hook, exc)
         return _blocked(plugin, hook, describe(exc)) if fail_closed else None
 
     return guarded
@@ -384,13 +386,17 @@ def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
 def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, default: Any = None, **kwargs) -> Any:
     """Call plugin code that is not a hook (a context engine's method, a
     factory) under the same rules: contained, attributed, interrupts pass."""
-    slot = WATCHDOG.enter(plugin, what)
+    slot = WATCHDOG.enter(plugin, what, failures)
     try:
         return fn(*args, **kwargs)
     except BaseException as exc:
+        WATCHDOG.leave(slot)
         if slot.interrupt or is_user_interrupt(exc):
             raise Interrupted() from None
-        failures.record(plugin, what, exc)
+        if slot.fired or isinstance(exc, HookTimeout):
+            failures.timed_out(plugin, what, WATCHDOG.timeout)
+        else:
+            failures.record(plugin, what, exc)
         return default
     finally:
         WATCHDOG.leave(slot)

@@ -5,48 +5,23 @@ One test, a few seconds (several pip runs)."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import shutil
 import tomllib
-import zipfile
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.wheels import build_wheel
 
 from .conftest import FIXTURES, kernel_entry_points, write_dist
 
 PIP_OFFLINE = ("--", "--no-index", "--no-deps")
 # hermes run by the interpreter under test (the throwaway venv's, or ours)
 RUNNER = "import sys, kernel.cli as c\nc.main(sys.argv[1:])\n"
-
-
-def build_wheel(out: Path, name: str, version: str, files: dict, entry_points: dict = None) -> Path:
-    """A minimal pure-Python wheel: ``files`` maps archive path -> text."""
-    stem = f"{name.replace('-', '_')}-{version}"
-    info = f"{stem}.dist-info"
-    files = dict(files)
-    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-    files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: hermes-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    if entry_points:
-        files[f"{info}/entry_points.txt"] = "".join(
-            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) for group, eps in entry_points.items())
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    record.append(f"{info}/RECORD,,")
-    files[f"{info}/RECORD"] = "\n".join(record) + "\n"
-    wheel = out / f"{stem}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as zf:
-        for path, text in files.items():
-            zf.writestr(path, text)
-    return wheel
 
 
 def wheel_from_fixture(out: Path, folder: Path) -> Path:
