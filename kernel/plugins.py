@@ -413,7 +413,7 @@ class PluginHost:
     def record_hook_error(self, plugin: str, hook: str, exc: BaseException) -> None:
         key = (plugin, hook)
         count, _ = self.hook_errors.get(key, (0, ""))
-        text = f"{type(exc).__name__}: {exc}"
+        text = describe(exc)
         self.hook_errors[key] = (count + 1, text)
         # the same failure from several hooks (a broken store) is one warning, repeats go to debug
         level = logging.DEBUG if (plugin, text) in self._warned else logging.WARNING

@@ -1,0 +1,228 @@
+"""Plugin isolation through the CLI, with real plugin packages: wheels built
+here and pip-installed (offline) into a folder on PYTHONPATH, then driven the
+way a user drives hermes. Each test enables the plugins it is about and
+disables the others in config.yaml."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, hermes_command
+from tests.wheels import build_wheel, pip_install_target
+
+PLUGINS = {
+    "exit-at-import": "import sys\nsys.exit(3)\n",
+    "broken-import": "import definitely_missing_module_xyz\n",
+    "typo": "from kernel import hookimpl\n\n@hookimpl\ndef pre_tool_cal(tool_name):\n    return None\n",
+    "exit-in-hook": "import sys\nfrom kernel import hookimpl\n\n@hookimpl\ndef pre_llm_call():\n    sys.exit(4)\n",
+    "kbi-in-hook": "from kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n    raise KeyboardInterrupt\n",
+    "printer": '''
+import os, subprocess, sys
+from kernel import hookimpl
+print("import noise")
+
+@hookimpl
+def pre_llm_call():
+    print("hook noise")
+    sys.stdout.flush()
+    os.write(1, b"fd noise\\n")
+    subprocess.run(["echo", "child noise"])
+''',
+    "hang": '''
+import os, time
+from pathlib import Path
+from kernel import hookimpl
+
+@hookimpl
+def pre_llm_call():
+    Path(os.environ["HERMES_HOME"], "hang-entered").write_text("yes")
+    time.sleep(120)
+''',
+    "styles": '''
+import json, os
+from pathlib import Path
+from kernel import hookimpl
+
+@hookimpl
+def on_session_start(session_id, platform="(default)", *, reason="(default)", **rest):
+    Path(os.environ["HERMES_HOME"], "styles.json").write_text(json.dumps(
+        {"session_id": bool(session_id), "platform": platform, "reason": reason, "rest": sorted(rest)}))
+''',
+    "clash-a": None,
+    "clash-b": None,
+}
+CLASH = '''
+from kernel import hookimpl
+from kernel.types import Tool
+
+@hookimpl
+def register_tools(register):
+    register(Tool("shared_tool", "clash", {"type": "object", "properties": {}}, lambda a, c: "NAME"))
+'''
+
+
+def _module(name: str) -> str:
+    return "hx_" + name.replace("-", "_")
+
+
+def _wheel(out: Path, name: str, source: str, version: str = "1.0") -> Path:
+    return build_wheel(out, f"hermes-{name}", version, {f"{_module(name)}.py": source},
+                       {"hermes.plugins": {name: _module(name)}})
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The plugin packages, pip-installed into one folder."""
+    root = tmp_path_factory.mktemp("isolation-site")
+    wheels = [_wheel(root, name, source or CLASH.replace("NAME", name)) for name, source in PLUGINS.items()]
+    target = root / "site"
+    pip_install_target(target, wheels)
+    return target
+
+
+@pytest.fixture
+def run(site, hermes_home):
+    """``run(*args, enable=[...], config={...})``: hermes with only the named
+    test plugins enabled (built-ins stay on)."""
+
+    def call(*args, enable=(), config=None, timeout=60, input=None):
+        data = {"plugins": {"disabled": [n for n in [*PLUGINS, "late-broken"] if n not in enable]}}
+        for key, value in (config or {}).items():
+            data.setdefault(key, {}).update(value) if isinstance(value, dict) else data.__setitem__(key, value)
+        (hermes_home / "config.yaml").write_text(yaml.safe_dump(data))
+        return subprocess.run(hermes_command() + [str(a) for a in args], capture_output=True, text=True,
+                              env=_env(site, hermes_home), timeout=timeout, input=input)
+
+    return call
+
+
+def _env(site: Path, home: Path) -> dict:
+    env = dict(os.environ, HERMES_HOME=str(home))
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT)])
+    return env
+
+
+@pytest.fixture
+def script(tmp_path):
+    def write(*steps):
+        path = tmp_path / "script.json"
+        path.write_text(json.dumps(list(steps)))
+        return path
+
+    return write
+
+
+def rows(out) -> dict:
+    assert out.returncode == 0, out.stderr
+    return {r["name"]: r for r in json.loads(out.stdout)}
+
+
+def test_broken_plugins_are_errors_right_after_install(run, site, tmp_path):
+    out = run("plugins", "list", "--json", enable=PLUGINS)
+    listed = rows(out)
+    assert listed["exit-at-import"]["status"] == "error"
+    assert "SystemExit(3)" in listed["exit-at-import"]["error"]
+    assert listed["broken-import"]["status"] == "error" and "definitely_missing_module_xyz" in listed["broken-import"]["error"]
+    assert listed["typo"]["error"] == "unknown hook 'pre_tool_cal' (did you mean 'pre_tool_call'?)"
+    assert listed["printer"]["status"] == "enabled" and "import noise" in out.stderr  # printed, not in the JSON
+    # steady state: the cached answer, nothing third-party imported
+    again = run("plugins", "list", "--json", enable=PLUGINS)
+    assert rows(again)["exit-at-import"]["status"] == "error" and "import noise" not in again.stderr
+    # a new package, installed by pip: listed as broken at once
+    pip_install_target(site, [_wheel(tmp_path, "late-broken", "raise RuntimeError('broken at import')\n")])
+    fresh = rows(run("plugins", "list", "--json", enable=[*PLUGINS, "late-broken"]))
+    assert fresh["late-broken"]["status"] == "error" and "broken at import" in fresh["late-broken"]["error"]
+    text = run("plugins", "list", enable=[*PLUGINS, "late-broken"])
+    assert text.returncode == 0 and "late-broken" in text.stdout and "Traceback" not in text.stderr
+    # and nothing locks the user out
+    assert run("--help", enable=PLUGINS).returncode == 0
+    assert run("plugins", "disable", "exit-at-import", enable=PLUGINS).returncode == 0
+
+
+def test_exit_and_keyboard_interrupt_in_hooks_do_not_end_the_command(run, script):
+    out = run("run", "--api-mode", "scripted", "--base-url", script("fine"), "hi", enable=["exit-in-hook", "kbi-in-hook"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "fine"
+    assert "plugin exit-in-hook: hook pre_llm_call raised SystemExit(4): the plugin tried to end the process" in out.stderr
+    assert "plugin kbi-in-hook: hook on_session_start raised KeyboardInterrupt" in out.stderr
+    listed = run("plugins", "list", enable=["exit-in-hook", "kbi-in-hook"])
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("exit-in-hook"))
+    assert "[last run: pre_llm_call failed" in line
+    info = json.loads(run("plugins", "info", "exit-in-hook", "--json", enable=["exit-in-hook"]).stdout)
+    assert "SystemExit(4)" in info["failures"]["pre_llm_call"]
+
+
+def test_a_hanging_hook_is_abandoned_at_its_deadline(run, script):
+    started = time.monotonic()
+    out = run("run", "--api-mode", "scripted", "--base-url", script("answered"), "hi", enable=["hang"],
+              config={"plugins": {"hook_timeout": 1}})
+    assert time.monotonic() - started < 20
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "answered"
+    assert "plugin hang: hook pre_llm_call raised HookTimeout: timed out after 1s" in out.stderr
+    info = json.loads(run("plugins", "info", "hang", "--json", enable=["hang"]).stdout)
+    assert "timed out" in info["failures"]["pre_llm_call"]
+
+
+def test_a_printing_plugin_cannot_corrupt_json(run, script):
+    out = run("run", "--json", "--api-mode", "scripted", "--base-url", script("fine"), "hi", enable=["printer"])
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["final_response"] == "fine"  # stdout is the document alone
+    for noise in ("import noise", "hook noise", "fd noise", "child noise"):
+        assert noise in out.stderr
+    assert json.loads(run("plugins", "list", "--json", enable=["printer"]).stdout)
+    sessions = run("sessions", "list", "--json", enable=["printer"])
+    assert json.loads(sessions.stdout)[0]["message_count"] == 2 and "import noise" in sessions.stderr
+
+
+def test_ctrl_c_inside_a_hook_is_the_users_interrupt(site, hermes_home, script):
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump(
+        {"plugins": {"disabled": [n for n in PLUGINS if n != "hang"], "hook_timeout": 60}}))
+    proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(script("never")), "hi"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site, hermes_home))
+    marker = hermes_home / "hang-entered"
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the hook never ran"
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 3
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err and "Aborted!" not in err
+    assert out.strip() == ""
+
+
+def test_every_parameter_style_through_the_cli(run, script, hermes_home):
+    import pluggy
+
+    out = run("run", "--api-mode", "scripted", "--base-url", script("ok"), "hi", enable=["styles"])
+    assert out.returncode == 0, out.stderr
+    got = json.loads((hermes_home / "styles.json").read_text())
+    passes_defaults = tuple(int(p) for p in pluggy.__version__.split(".")[:2]) >= (1, 7)
+    assert got == {"session_id": True, "platform": "cli" if passes_defaults else "(default)",
+                   "reason": "(default)", "rest": []}
+
+
+def test_a_tool_clash_is_announced_and_choosable(run, script):
+    steps = script({"tool_calls": [["shared_tool", {}]]}, "done")
+    out = run("run", "--json", "--api-mode", "scripted", "--base-url", steps, "go", enable=["clash-a", "clash-b"])
+    assert out.returncode == 0, out.stderr
+    assert ("tool 'shared_tool' is registered by plugins 'clash-b', 'clash-a'; using 'clash-a' "
+            "(choose with tools.prefer: {shared_tool: PLUGIN} in config.yaml)") in out.stderr
+    assert [m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"] == ["clash-a"]
+    info = json.loads(run("plugins", "info", "clash-b", "--json", enable=["clash-a", "clash-b"]).stdout)
+    assert info["shadowed_tools"] == ["shared_tool (shadowed by 'clash-a')"] and info["tools"] == []
+    chosen = run("run", "--json", "--api-mode", "scripted", "--base-url", steps, "go", enable=["clash-a", "clash-b"],
+                 config={"tools": {"prefer": {"shared_tool": "clash-b"}}})
+    assert "shared_tool" not in chosen.stderr
+    assert [m["content"] for m in json.loads(chosen.stdout)["messages"] if m["role"] == "tool"] == ["clash-b"]
