@@ -719,8 +719,7 @@ class Agent:
         done = threading.Event()
         events.submit(done.set)
         while not done.wait(0.05 if WATCHDOG.timeout > 0 else None):
-            hung = WATCHDOG.current(events.ident)
-            if self._interrupt.is_set() or (hung is not None and hung.fired):
+            if self._interrupt.is_set() or WATCHDOG.stuck(events.ident):
                 events.retire()  # busy with the hung hook: later events get a fresh thread
                 self._event_thread = None
                 return

@@ -18,19 +18,22 @@ and by a guard that:
 * awaits an implementation that is a coroutine function, under the same
   deadline.
 
-The guard costs a few dictionary operations per call: deadlines are kept by
-one watchdog thread that wakes a few times a second, not by a thread per call.
+Deadlines cost nothing per call: the watchdog thread samples the threads'
+stacks a few times a second (``sys._current_frames``) and finds guarded calls
+by their code object, so a hook call pays only for a ``try`` and two checks.
 """
 
 from __future__ import annotations
 
 import functools
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable, Optional
 
 FAIL_CLOSED = frozenset({"pre_tool_call"})
+FIRED, INTERRUPT = "fired", "interrupt"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -65,122 +68,107 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class _Slot:
-    """What one thread is running now: the innermost guarded call."""
+class Failures:
+    """Where guards report: ``record(plugin, hook, exc)``, and the (plugin,
+    hook) pairs that timed out and are not called again."""
 
-    __slots__ = ("deadline", "plugin", "hook", "outer", "failures", "fired", "interrupt")
+    def __init__(self, record: Callable[[str, str, BaseException], None]):
+        self.record = record
+        self.abandoned: set = set()
+        self._stand_down: dict = {}  # (plugin, hook) -> [callbacks that stop its guards calling the plugin]
 
-    def __init__(self, deadline: float, plugin: str, hook: str, outer: Optional["_Slot"], failures):
-        self.deadline, self.plugin, self.hook, self.outer, self.failures = deadline, plugin, hook, outer, failures
-        self.fired = False  # the deadline passed
-        self.interrupt = False  # the user interrupted while it ran
+    def on_abandon(self, key: tuple, stand_down: Callable[[], None]) -> None:
+        self._stand_down.setdefault(key, []).append(stand_down)
+        if key in self.abandoned:
+            stand_down()
+
+    def timed_out(self, plugin: str, hook: str, seconds: float) -> None:
+        key = (plugin, hook)
+        if key not in self.abandoned:
+            self.abandoned.add(key)
+            for stand_down in self._stand_down.get(key, ()):
+                stand_down()
+            self.record(plugin, hook, HookTimeout(f"timed out after {seconds:g}s"))
 
 
 class Watchdog:
-    """Deadlines for plugin code, per thread. One per process."""
+    """Deadlines for plugin code and the user's interrupt inside it. One per
+    process; a guarded call is a frame whose code is one of ``codes`` (see
+    :func:`_identity` for how it says whose it is)."""
 
     def __init__(self):
-        self.slots: dict = {}  # thread ident -> innermost _Slot
         self.timeout = 30.0
-        self._thread: Optional[threading.Thread] = None
+        self.abandoned = False  # some plugin code overran its deadline in this process
+        self.codes: set = set()
+        self.marks: dict = {}  # id(frame) -> (FIRED | INTERRUPT, thread ident): read by the guards
         self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
         self._main = threading.main_thread().ident
         self._alarm_ours = False
-        self.abandoned = False  # some plugin code overran its deadline in this process
 
-    # -- entering and leaving plugin code
-    def enter(self, plugin: str, hook: str, failures: Optional["Failures"] = None) -> _Slot:
-        ident = threading.get_ident()
-        timeout = self.timeout
-        slot = _Slot(time.monotonic() + timeout if timeout > 0 else float("inf"), plugin, hook, self.slots.get(ident),
-                     failures)
-        self.slots[ident] = slot
-        if timeout > 0 and self._thread is None:
-            self._start()
-        return slot
-
-    def leave(self, slot: _Slot) -> None:
-        """Forget ``slot`` (idempotent). A slot the watchdog fired at leaves
-        under its lock, and an abandonment still pending for this thread is
-        cancelled, so it can never land in the kernel's own code."""
-        ident = threading.get_ident()
-        if self.slots.get(ident) is not slot:
+    def start(self) -> None:
+        """Start watching (once; from the main thread it also installs the
+        SIGALRM handler that gets the main thread out of a hook)."""
+        if self._thread is not None or self.timeout <= 0:
             return
-        if not slot.fired and not slot.interrupt:
-            self._restore(ident, slot)
-            return
-        with self._lock:
-            self._restore(ident, slot)
-            if ident != self._main or not self._alarm_ours:
-                import ctypes
-
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
-
-    def _restore(self, ident: int, slot: _Slot) -> None:
-        if slot.outer is None:
-            self.slots.pop(ident, None)
-        else:
-            self.slots[ident] = slot.outer
-
-    def _holds(self, ident: int, slot: _Slot) -> bool:
-        current = self.slots.get(ident)
-        while current is not None:
-            if current is slot:
-                return True
-            current = current.outer
-        return False
-
-    def current(self, ident: Optional[int] = None) -> Optional[_Slot]:
-        return self.slots.get(threading.get_ident() if ident is None else ident)
-
-    def current_plugin(self) -> str:
-        slot = self.slots.get(threading.get_ident())
-        return slot.plugin if slot is not None else ""
-
-    # -- abandoning
-    def interrupt_thread(self, ident: int) -> bool:
-        """The user interrupted: if thread ``ident`` is inside plugin code, get
-        it out now. True when it was (the caller need not wait for it)."""
-        slot = self.slots.get(ident)
-        if slot is None:
-            return False
-        slot.interrupt = True
-        if ident == threading.get_ident():
-            raise Interrupted()  # a signal handler on that very thread
-        with self._lock:
-            if self._holds(ident, slot):
-                self._raise_in(ident, Interrupted)
-        return True
-
-    def _start(self) -> None:
         with self._lock:
             if self._thread is not None:
                 return
             if threading.get_ident() == self._main:
-                self._install_alarm()
+                try:
+                    if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None):
+                        signal.signal(signal.SIGALRM, self._alarm)
+                        self._alarm_ours = True
+                except (ValueError, AttributeError, OSError):  # no SIGALRM here
+                    pass
             self._thread = threading.Thread(target=self._watch, name="hermes-hook-watchdog", daemon=True)
             self._thread.start()
 
-    def _install_alarm(self) -> None:
-        try:
-            if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None):
-                signal.signal(signal.SIGALRM, self._alarm)
-                self._alarm_ours = True
-        except (ValueError, AttributeError, OSError):  # not the main thread, or no SIGALRM here
-            pass
+    # -- what a thread is doing
+    def _guarded_frames(self, frame) -> list:
+        """The guarded calls on a stack, innermost first."""
+        found = []
+        while frame is not None:
+            if frame.f_code in self.codes:
+                found.append(frame)
+            frame = frame.f_back
+        return found
+
+    def current_plugin(self) -> str:
+        """The plugin whose guarded code this thread runs (innermost)."""
+        frames = self._guarded_frames(sys._getframe(1))
+        return _identity(frames[0])[0][0] if frames else ""
+
+    def stuck(self, ident: int) -> bool:
+        """Is thread ``ident`` inside plugin code past its deadline?"""
+        return (FIRED, ident) in self.marks.values()
+
+    # -- getting a thread out
+    def interrupt_thread(self, ident: int) -> bool:
+        """The user interrupted: if thread ``ident`` is inside plugin code, get
+        it out now. True when it was (the caller need not wait for it)."""
+        if ident == threading.get_ident():  # a signal handler on that very thread
+            frames = self._guarded_frames(sys._getframe(1))
+            if frames:
+                self.marks[id(frames[-1])] = (INTERRUPT, ident)
+                raise Interrupted()
+            return False
+        with self._lock:
+            frames = self._guarded_frames(sys._current_frames().get(ident))
+            if not frames:
+                return False
+            self.marks[id(frames[-1])] = (INTERRUPT, ident)
+            self._raise_in(ident, Interrupted)
+        return True
 
     def _alarm(self, signum, frame) -> None:
-        slot = self.slots.get(self._main)
-        if slot is None:
-            return
-        if slot.interrupt:
-            raise Interrupted()
-        while slot is not None:
-            if slot.fired:
-                raise HookTimeout(f"{slot.hook} of plugin '{slot.plugin}' ran past {self.timeout:g}s")
-            slot = slot.outer
+        for guarded in reversed(self._guarded_frames(frame)):  # the outermost marked call is the one to leave
+            mark = self.marks.get(id(guarded))
+            if mark is not None:
+                raise Interrupted() if mark[0] == INTERRUPT else HookTimeout(f"past {self.timeout:g}s")
 
     def _raise_in(self, ident: int, exc_type: type) -> None:
+        """Called under the lock with the thread inside a guarded call."""
         if ident == self._main and self._alarm_ours:
             try:
                 signal.pthread_kill(ident, signal.SIGALRM)  # wakes a sleep, a read or a lock wait
@@ -191,28 +179,64 @@ class Watchdog:
 
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
 
+    def left(self, frame_id: int) -> Optional[str]:
+        """A guarded call whose frame was marked is done: forget the mark and
+        cancel an abandonment still pending for this thread, so it never lands
+        in the kernel's own code. Returns the mark."""
+        with self._lock:
+            mark = self.marks.pop(frame_id, None)
+            ident = threading.get_ident()
+            if mark is not None and (ident != self._main or not self._alarm_ours):
+                import ctypes
+
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+        return mark[0] if mark else None
+
     def _watch(self) -> None:
+        seen: dict = {}  # id(frame) -> (frame, first seen): a guarded call seen across samples
+        own = threading.get_ident()
         while True:
             timeout = self.timeout
-            time.sleep(min(0.25, timeout / 5) if timeout > 0 else 0.25)
+            time.sleep(min(0.25, timeout / 5) if timeout > 0 else 0.5)
             if timeout <= 0:
+                seen = {}
                 continue
-            now = time.monotonic()
-            for ident, slot in list(self.slots.items()):
-                while slot is not None:  # the outermost overdue call is the one to abandon
-                    if now > slot.deadline:
-                        first = not slot.fired
-                        slot.fired = self.abandoned = True
-                        if first and slot.failures is not None:  # marked now, though its thread may never return
-                            slot.failures.timed_out(slot.plugin, slot.hook, timeout)
-                        with self._lock:  # again each round if it swallowed it
-                            if self._holds(ident, slot):
-                                self._raise_in(ident, HookTimeout)
-                        break
-                    slot = slot.outer
+            now, current = time.monotonic(), {}
+            for ident, top in sys._current_frames().items():
+                if ident == own:
+                    continue
+                overdue = None
+                for frame in self._guarded_frames(top):
+                    first = seen.get(id(frame), (frame, now))[1]
+                    current[id(frame)] = (frame, first)
+                    if now - first >= timeout:
+                        overdue = frame  # keep going: the outermost overdue call is the one to abandon
+                if overdue is not None:
+                    self._fire(ident, overdue, timeout)
+            seen = current
+            top = frame = overdue = None  # hold no frame between samples but through ``seen``
+
+    def _fire(self, ident: int, frame, timeout: float) -> None:
+        with self._lock:
+            if frame not in self._guarded_frames(sys._current_frames().get(ident)):
+                return  # it finished meanwhile
+            first = id(frame) not in self.marks
+            self.marks[id(frame)] = (FIRED, ident)
+            self.abandoned = True
+            if first:  # marked now, though the thread may never come back
+                (plugin, hook), failures = _identity(frame)
+                failures.timed_out(plugin, hook, timeout)
+            self._raise_in(ident, HookTimeout)  # again each round if the plugin swallows it
 
 
 WATCHDOG = Watchdog()
+
+
+def _identity(frame) -> tuple:
+    """((plugin, hook), failures) of a guarded call's frame: a hook guard's
+    ``failed`` closure carries it, :func:`contain` has it as a local."""
+    local = frame.f_locals
+    return local["identity"] if "identity" in local else local["failed"].identity
 
 
 def _run_awaitable(awaitable) -> Any:
@@ -243,63 +267,82 @@ def _run_awaitable(awaitable) -> Any:
     return box.get("value")
 
 
-class Failures:
-    """Where a guard reports: ``record(plugin, hook, exc)`` and the set of
-    (plugin, hook) pairs that timed out and are not called again."""
-
-    def __init__(self, record: Callable[[str, str, BaseException], None]):
-        self.record = record
-        self.abandoned: set = set()
-
-    def timed_out(self, plugin: str, hook: str, seconds: float) -> None:
-        if (plugin, hook) not in self.abandoned:
-            self.abandoned.add((plugin, hook))
-            self.record(plugin, hook, HookTimeout(f"timed out after {seconds:g}s"))
-
-
 def _blocked(plugin: str, hook: str, why: str) -> dict:
     return {"action": "block", "message": f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})"}
 
 
-def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures, watchdog: Watchdog = WATCHDOG) -> Callable:
-    """``fn`` behind the guard, with ``fn``'s signature for pluggy."""
-    fail_closed = hook in FAIL_CLOSED
-    key = (plugin, hook)
+def _outcome(identity: tuple, frame_id: int, exc: Optional[BaseException]) -> Optional[BaseException]:
+    """After a guarded call that raised or was marked: the exception that
+    stands for what happened (None: it went well), recorded as the plugin's."""
+    (plugin, hook), failures = identity
+    mark = WATCHDOG.left(frame_id) if frame_id in WATCHDOG.marks else None
+    if mark == INTERRUPT or (exc is not None and is_user_interrupt(exc)):
+        raise Interrupted() from None
+    if mark == FIRED or isinstance(exc, HookTimeout):
+        if mark is None:
+            raise exc  # an outer call's deadline: it is that call's to handle
+        failures.timed_out(plugin, hook, WATCHDOG.timeout)
+        return HookTimeout(f"timed out after {WATCHDOG.timeout:g}s")
+    if exc is not None:
+        failures.record(plugin, hook, exc)
+    return exc
 
-    @functools.wraps(fn)
-    def guarded(*args, **kwargs):
-        if key in failures.abandoned:
-            return _blocked(plugin, hook, "it timed out earlier") if fail_closed else None
-        slot = watchdog.enter(plugin, hook, failures)
+
+def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> Callable:
+    """``fn`` behind the guard, with ``fn``'s signature for pluggy."""
+    import inspect
+
+    original, key = fn, (plugin, hook)
+    fallback = _blocked(plugin, hook, "it timed out earlier") if hook in FAIL_CLOSED else None
+    marks = WATCHDOG.marks
+    identity = (key, failures)
+    if inspect.iscoroutinefunction(fn):  # awaited here, inside the guard and its deadline
+        fn = functools.partial(_awaited, fn)
+
+    def stand_down() -> None:  # abandoned: later calls answer at once, without the plugin
+        nonlocal fn
+        fn = lambda *args, **kwargs: dict(fallback) if fallback else None  # noqa: E731
+
+    failures.on_abandon(key, stand_down)
+
+    def failed(exc: Optional[BaseException], frame_id: int, result: Any = None) -> Any:
+        why = _outcome(identity, frame_id, exc)
+        if why is None:
+            return result
+        return _blocked(plugin, hook, describe(why)) if fallback else None
+
+    failed.identity = identity  # what the watchdog reads off a guarded frame (``failed`` is in its locals)
+
+    # Two bodies, one per calling convention: pluggy passes keyword arguments
+    # only to defaulted parameters, and an unused **kwargs costs a dict per
+    # call. Past the call, one check: was this call marked (late, interrupted)?
+    def positional(*args):
         try:
-            try:
-                result = fn(*args, **kwargs)
-                if hasattr(result, "__await__"):  # an async def implementation
-                    result = _run_awaitable(result)
-            finally:
-                watchdog.leave(slot)
+            result = fn(*args)
         except BaseException as exc:
-            watchdog.leave(slot)
-            if slot.interrupt or is_user_interrupt(exc):
-                raise Interrupted() from None
-            if isinstance(exc, HookTimeout) and not slot.fired:
-                raise  # an outer call's deadline: it is that call's to handle
-            return _failed(exc, timed_out=slot.fired or isinstance(exc, HookTimeout))
-        if slot.interrupt:  # it caught the interrupt and went on
-            raise Interrupted()
-        if slot.fired:  # it caught the timeout, or finished too late: the answer is ignored
-            return _failed(HookTimeout(), timed_out=True)
+            return failed(exc, id(sys._getframe()))
+        if marks:
+            return failed(None, id(sys._getframe()), result)
         return result
 
-    def _failed(exc: BaseException, timed_out: bool):
-        if timed_out:  # abandoned: not called again in this process (its thread may still hang)
-            failures.timed_out(plugin, hook, watchdog.timeout)
-            exc = HookTimeout(f"timed out after {watchdog.timeout:g}s")
-        else:
-            failures.record(plugin, hook, exc)
-        return _blocked(plugin, hook, describe(exc)) if fail_closed else None
+    def keywords(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            return failed(exc, id(sys._getframe()))
+        if marks:
+            return failed(None, id(sys._getframe()), result)
+        return result
 
-    return guarded
+    target = getattr(original, "__func__", original)
+    plain = hasattr(target, "__code__") and not getattr(target, "__defaults__", None) and fn is original
+    guarded = positional if plain else keywords
+    WATCHDOG.codes.add(guarded.__code__)
+    return functools.wraps(original)(guarded)
+
+
+def _awaited(coroutine_function: Callable, *args, **kwargs) -> Any:
+    return _run_awaitable(coroutine_function(*args, **kwargs))
 
 
 def guard_wrapper(fn: Callable, plugin: str, hook: str, failures: Failures, old_style: bool) -> Callable:
@@ -385,21 +428,20 @@ def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
 
 def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, default: Any = None, **kwargs) -> Any:
     """Call plugin code that is not a hook (a context engine's method, a
-    factory) under the same rules: contained, attributed, interrupts pass."""
-    slot = WATCHDOG.enter(plugin, what, failures)
+    factory, an import) under the same rules: contained, attributed, given
+    the deadline; interrupts pass."""
+    identity = ((plugin, what), failures)
     try:
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
     except BaseException as exc:
-        WATCHDOG.leave(slot)
-        if slot.interrupt or is_user_interrupt(exc):
-            raise Interrupted() from None
-        if slot.fired or isinstance(exc, HookTimeout):
-            failures.timed_out(plugin, what, WATCHDOG.timeout)
-        else:
-            failures.record(plugin, what, exc)
+        _outcome(identity, id(sys._getframe()), exc)
         return default
-    finally:
-        WATCHDOG.leave(slot)
+    if WATCHDOG.marks and _outcome(identity, id(sys._getframe()), None) is not None:
+        return default
+    return result
+
+
+WATCHDOG.codes.add(contain.__code__)
 
 
 # ---------------------------------------------------------------- machine output

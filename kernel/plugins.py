@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from kernel.isolation import WATCHDOG, Failures, Interrupted, describe, guard_plugin, is_user_interrupt
+from kernel.isolation import WATCHDOG, Failures, contain, describe, guard_plugin
 
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
@@ -289,6 +289,7 @@ class PluginHost:
         self.fingerprint: list = []  # what was installed and selected when this host was built
         self.failures = Failures(self.record_hook_error)
         WATCHDOG.timeout = _hook_timeout(config)
+        WATCHDOG.start()
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(self.pm)
 
@@ -353,17 +354,10 @@ class PluginHost:
         for cand in candidates:
             if cand.status != ENABLED:
                 continue
-            slot = WATCHDOG.enter(cand.name, "import")  # an import that hangs is abandoned too
-            try:
-                try:
-                    obj = cand.load()
-                finally:
-                    WATCHDOG.leave(slot)
-            except BaseException as exc:  # ImportError, SyntaxError, SystemExit in a plugin...
-                WATCHDOG.leave(slot)
-                if slot.interrupt or is_user_interrupt(exc):
-                    raise Interrupted() from None
-                why = f"timed out after {WATCHDOG.timeout:g}s" if slot.fired else describe(exc)
+            failed: list = []  # an import that raises, exits or hangs past the deadline
+            obj = contain(Failures(lambda plugin, what, exc: failed.append(exc)), cand.name, "import", cand.load)
+            if failed:
+                why = describe(failed[0])
                 cand.status, cand.error = ERROR, f"import failed: {why}"
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 if cand.source == "entrypoint":
