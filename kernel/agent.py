@@ -811,6 +811,11 @@ class Agent:
         self.close()
 
 
+# A hook or context engine waiting on a model call (a summary) is not
+# overrunning: the watchdog stops its clock while this runs below it.
+WATCHDOG.waits.add(Agent._interruptible.__code__)
+
+
 class _CallThread:
     """A daemon thread that runs jobs one at a time: model calls, or the
     streamed events of a call (reused: starting a thread per call costs more

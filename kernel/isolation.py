@@ -33,6 +33,7 @@ import time
 from typing import Any, Callable, Optional
 
 FAIL_CLOSED = frozenset({"pre_tool_call"})
+UNTIMED = frozenset({"approve_tool_call", "clarify"})  # they wait for a person, who may take a while
 FIRED, INTERRUPT = "fired", "interrupt"
 
 
@@ -99,7 +100,8 @@ class Watchdog:
     def __init__(self):
         self.timeout = 30.0
         self.abandoned = False  # some plugin code overran its deadline in this process
-        self.codes: set = set()
+        self.codes: set = set()  # code objects of guarded calls
+        self.waits: set = set()  # code objects of kernel waits (a model call) that stop a plugin's clock
         self.marks: dict = {}  # id(frame) -> (FIRED | INTERRUPT, thread ident): read by the guards
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
@@ -205,12 +207,17 @@ class Watchdog:
             for ident, top in sys._current_frames().items():
                 if ident == own:
                     continue
-                overdue = None
-                for frame in self._guarded_frames(top):
-                    first = seen.get(id(frame), (frame, now))[1]
-                    current[id(frame)] = (frame, first)
-                    if now - first >= timeout:
-                        overdue = frame  # keep going: the outermost overdue call is the one to abandon
+                overdue, waiting, frame = None, False, top
+                while frame is not None:  # innermost first
+                    if frame.f_code in self.waits:
+                        waiting = True  # plugin code below waits on the kernel (a model call): its clock stops
+                    elif frame.f_code in self.codes:
+                        untimed = waiting or _identity(frame)[0][1] in UNTIMED
+                        first = now if untimed else seen.get(id(frame), (frame, now))[1]
+                        current[id(frame)] = (frame, first)
+                        if now - first >= timeout:
+                            overdue = frame  # keep going: the outermost overdue call is the one to abandon
+                    frame = frame.f_back
                 if overdue is not None:
                     self._fire(ident, overdue, timeout)
             seen = current

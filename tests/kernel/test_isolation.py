@@ -484,3 +484,40 @@ def test_a_tool_name_clash_is_a_warning_and_the_user_can_choose(caplog):
         chosen = PluginHost.from_objects([_tool_plugin("first"), _tool_plugin("second")],
                                          Config({"tools": {"prefer": {"shared_tool": "second"}}})).registry
     assert chosen.tools["shared_tool"].plugin == "second" and caplog.text == ""  # the user chose: no warning
+
+
+def test_waiting_for_a_person_or_a_model_call_is_not_overrunning(make_agent, echo_plugin):
+    """The deadline is for the plugin's own work: a person answering the
+    approval question, or a model call the kernel makes for a hook, may take
+    longer."""
+
+    class SlowPerson(Approver):
+        @hookimpl
+        def approve_tool_call(self, tool_name, args, message):
+            time.sleep(1.0)
+            return True
+
+    class AskFirst:
+        __name__ = "ask-first"
+
+        @hookimpl
+        def pre_tool_call(self, tool_name):
+            return {"action": "approve", "message": "may I?"}
+
+    class Summarizer:
+        __name__ = "summarizer"
+
+        @hookimpl
+        def pre_llm_call(self, agent, is_first_turn):
+            if is_first_turn:
+                return {"context": "note: " + agent.complete_once([{"role": "user", "content": "summarize"}])}
+
+    config = {"plugins": {"hook_timeout": 0.5}}
+    script = [{"content": "a slow summary", "delay": 1.0}, {"tool_calls": [["echo", {"text": "a"}]]}, "done"]
+    agent = make_agent(echo_plugin, AskFirst(), Summarizer(), callbacks=[SlowPerson(answer=True)],
+                       script=script, config=config)
+    result = agent.run_conversation("go")
+    assert result["final_response"] == "done"
+    assert agent.host.hook_errors == {}
+    assert "note: a slow summary" in json.dumps(agent.scripted.requests[1].messages)
+    assert json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool")) == {"echo": "a"}
