@@ -74,20 +74,24 @@ class Turn:
 
 class _Emitter:
     """Forwards a provider's streaming events to the agent's hooks on the
-    agent's event thread, so a slow or hung hook never holds the model call;
-    events of an abandoned call are dropped."""
+    agent's event thread, so a slow or hung hook never holds the model call.
+    Events of an abandoned call are dropped; events no plugin listens to are
+    not sent at all."""
 
     def __init__(self, agent: "Agent", request: ModelRequest):
         self.agent, self.request = agent, request
         self.delta_shown = False
         self.sent = False
+        hook = agent.hook
+        self._heard = {name for name in ("on_stream_delta", "on_reasoning", "on_tool_call_generated")
+                       if getattr(hook, name).get_hookimpls()}
 
     def _send(self, hook_name: str, **kwargs) -> None:
-        if self.request.cancelled:
+        if self.request.cancelled or hook_name not in self._heard:
             return
         agent, request = self.agent, self.request
         self.sent = True
-        agent._events().submit(lambda: request.cancelled or agent.emit(hook_name, **kwargs))
+        agent._events().send(lambda: request.cancelled or agent.emit(hook_name, **kwargs))
 
     def delta(self, text: str) -> None:
         if text and not self.request.cancelled:
@@ -100,6 +104,35 @@ class _Emitter:
 
     def tool_call(self, name: str, call_id: str) -> None:
         self._send("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
+
+
+class _Events:
+    """The agent's event thread: streamed events reach the hooks in order, in
+    batches (a fast stream costs one wake-up per batch, not one per delta)."""
+
+    def __init__(self):
+        self.thread = _CallThread("hermes-stream-events")
+        self._pending: list = []
+        self._lock = threading.Lock()
+        self._scheduled = False
+
+    def send(self, event) -> None:
+        with self._lock:
+            self._pending.append(event)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self.thread.submit(self._flush)
+
+    def _flush(self) -> None:
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._scheduled = False
+                    return
+            for event in batch:
+                event()
 
 
 class Agent:
@@ -185,7 +218,7 @@ class Agent:
         self._children_lock = threading.Lock()
         self._closed = False
         self._caller: Optional["_CallThread"] = None
-        self._event_thread: Optional["_CallThread"] = None
+        self._event_thread: Optional[_Events] = None
         self._thread: Optional[int] = None  # the thread running the turn
         self.turn: Optional[Turn] = None
 
@@ -704,9 +737,9 @@ class Agent:
             raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
         return response
 
-    def _events(self) -> "_CallThread":
+    def _events(self) -> _Events:
         if self._event_thread is None:
-            self._event_thread = _CallThread("hermes-stream-events")
+            self._event_thread = _Events()
         return self._event_thread
 
     def _drain_events(self) -> None:
@@ -717,10 +750,10 @@ class Agent:
         if events is None:
             return
         done = threading.Event()
-        events.submit(done.set)
+        events.thread.submit(done.set)
         while not done.wait(0.05 if WATCHDOG.timeout > 0 else None):
-            if self._interrupt.is_set() or WATCHDOG.stuck(events.ident):
-                events.retire()  # busy with the hung hook: later events get a fresh thread
+            if self._interrupt.is_set() or WATCHDOG.stuck(events.thread.ident):
+                events.thread.retire()  # busy with the hung hook: later events get a fresh thread
                 self._event_thread = None
                 return
 
@@ -792,7 +825,7 @@ class Agent:
         self._closed = True
         if self._session_started:
             self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
-        for thread in (self._caller, self._event_thread):
+        for thread in (self._caller, self._event_thread and self._event_thread.thread):
             if thread is not None:
                 thread.retire()
         self._caller = self._event_thread = None

@@ -256,8 +256,9 @@ def _listing(app: App, load: bool) -> list:
     return listed.records
 
 
-def _failures_of(name: str) -> dict:
-    return (_read_state().get("failures") or {}).get(name) or {}
+def _failures() -> dict:
+    """What plugin code did wrong in earlier runs: plugin -> {hook: why}."""
+    return _read_state().get("failures") or {}
 
 
 @plugins.command("list")
@@ -267,8 +268,9 @@ def _failures_of(name: str) -> dict:
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
     records = _listing(app, load=hooks)
+    failures = _failures()
     if as_json:
-        echo_json([dict(r.as_dict(with_hooks=hooks), failures=_failures_of(r.name)) for r in records])
+        echo_json([dict(r.as_dict(with_hooks=hooks), failures=failures.get(r.name) or {}) for r in records])
         return
     if not records:
         click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
@@ -277,7 +279,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
     swidth = max(10, *(len(r.source) for r in records))  # "hermes-compat" is wider than "entrypoint"
     for r in sorted(records, key=lambda r: (r.source != "builtin", r.name)):
         detail = r.error or r.summary()
-        failed = _failures_of(r.name)
+        failed = failures.get(r.name)
         if failed and not r.error:
             detail += f" [last run: {', '.join(f'{hook} failed' for hook in failed)}; see `hermes plugins info {r.name}`]"
         click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<{swidth}}  {detail}")
@@ -319,7 +321,7 @@ def plugins_info(app: App, name: str, as_json: bool):
         info.update(hooks=rec.hooks, tools=mine(reg.tools), shadowed_tools=lost, shadows=won,
                     providers=mine(reg.providers), memory_backends=mine(reg.memory_backends),
                     context_engines=mine(reg.context_engines))
-    failures = dict(_failures_of(name))
+    failures = dict(_failures().get(name) or {})
     failures.update({hook: text for (plugin, hook), (_, text) in app.host.hook_errors.items() if plugin == name}
                     if app._host is not None else {})
     info["failures"] = failures

@@ -408,6 +408,9 @@ class Guarded:
         self.__name__ = name
         self.__doc__ = getattr(plugin, "__doc__", None)
 
+    def __dir__(self) -> list:  # pluggy scans dir(): only the hooks, nothing else to look at
+        return [name for name, value in vars(self).items() if callable(value)]
+
     def __repr__(self) -> str:
         return f"<guarded plugin {self.__name__!r}: {self.__wrapped_plugin__!r}>"
 

@@ -56,6 +56,7 @@ def on_session_start(session_id, platform="(default)", *, reason="(default)", **
     Path(os.environ["HERMES_HOME"], "styles.json").write_text(json.dumps(
         {"session_id": bool(session_id), "platform": platform, "reason": reason, "rest": sorted(rest)}))
 ''',
+    "slow-import": "import time\ntime.sleep(120)\n",
     "clash-a": None,
     "clash-b": None,
 }
@@ -126,7 +127,8 @@ def rows(out) -> dict:
 
 
 def test_broken_plugins_are_errors_right_after_install(run, site, tmp_path):
-    out = run("plugins", "list", "--json", enable=PLUGINS)
+    everything = [n for n in PLUGINS if n != "slow-import"]
+    out = run("plugins", "list", "--json", enable=everything)
     listed = rows(out)
     assert listed["exit-at-import"]["status"] == "error"
     assert "SystemExit(3)" in listed["exit-at-import"]["error"]
@@ -134,17 +136,25 @@ def test_broken_plugins_are_errors_right_after_install(run, site, tmp_path):
     assert listed["typo"]["error"] == "unknown hook 'pre_tool_cal' (did you mean 'pre_tool_call'?)"
     assert listed["printer"]["status"] == "enabled" and "import noise" in out.stderr  # printed, not in the JSON
     # steady state: the cached answer, nothing third-party imported
-    again = run("plugins", "list", "--json", enable=PLUGINS)
+    again = run("plugins", "list", "--json", enable=everything)
     assert rows(again)["exit-at-import"]["status"] == "error" and "import noise" not in again.stderr
     # a new package, installed by pip: listed as broken at once
     pip_install_target(site, [_wheel(tmp_path, "late-broken", "raise RuntimeError('broken at import')\n")])
-    fresh = rows(run("plugins", "list", "--json", enable=[*PLUGINS, "late-broken"]))
+    fresh = rows(run("plugins", "list", "--json", enable=[*everything, "late-broken"]))
     assert fresh["late-broken"]["status"] == "error" and "broken at import" in fresh["late-broken"]["error"]
-    text = run("plugins", "list", enable=[*PLUGINS, "late-broken"])
+    text = run("plugins", "list", enable=[*everything, "late-broken"])
     assert text.returncode == 0 and "late-broken" in text.stdout and "Traceback" not in text.stderr
     # and nothing locks the user out
-    assert run("--help", enable=PLUGINS).returncode == 0
-    assert run("plugins", "disable", "exit-at-import", enable=PLUGINS).returncode == 0
+    assert run("--help", enable=everything).returncode == 0
+    assert run("plugins", "disable", "exit-at-import", enable=everything).returncode == 0
+
+
+def test_an_import_that_hangs_is_abandoned(run):
+    started = time.monotonic()
+    listed = rows(run("plugins", "list", "--json", enable=["slow-import"], config={"plugins": {"hook_timeout": 1}}))
+    assert time.monotonic() - started < 15
+    assert listed["slow-import"]["status"] == "error"
+    assert listed["slow-import"]["error"] == "import failed: HookTimeout: timed out after 1s"
 
 
 def test_exit_and_keyboard_interrupt_in_hooks_do_not_end_the_command(run, script):

@@ -1,4 +1,6 @@
-"""The guard's cost per hook call: this tree against an earlier revision.
+"""What isolation costs: this tree against an earlier revision, side by side.
+
+1. The guard's cost per hook call.
 
 Twenty plugins implement ``on_status`` (an observer hook, the kind fired most)
 and ``pre_tool_call`` (a guarding hook) with a no-op; one hook call runs all
@@ -8,7 +10,13 @@ into a temporary folder), alternating A B A B, and bare pluggy with the same
 twenty plugins, unguarded, is measured in every run for scale. Prints the
 median per hook call of each and the ratio this tree / baseline.
 
-    python bench/bench_guard.py --baseline REV [--rounds 7] [--calls 20000]
+2. ``hermes plugins list`` in steady state (the load cached, as after any
+   command), both trees against the same installed distributions, alternating.
+
+3. The kernel's overhead per tool-loop iteration with 20 plugins implementing
+   every hook (each tree's own ``bench/bench_kernel.py``), alternating.
+
+    python bench/bench_isolation.py --baseline REV [--rounds 7] [--calls 20000]
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,6 +97,39 @@ def probe(tree: Path, calls: int) -> dict:
     return json.loads(out.stdout)
 
 
+def listing(tree: Path, home: str) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree), HERMES_HOME=home)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run byte-compiled modules
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", "import sys, kernel.cli as c; c.main(sys.argv[1:])", "plugins", "list"],
+                         env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    took = time.perf_counter() - started
+    if out.returncode != 0:
+        raise SystemExit(f"plugins list failed in {tree}:\n{out.stderr}")
+    return took
+
+
+LOOP = r'''
+import os, statistics, sys, tempfile
+sys.path.insert(0, os.path.join(sys.argv[1], "bench"))
+os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-bench-")
+import json, bench_kernel
+out = {}
+for stream in (False, True):
+    bench_kernel.one_run(20, 20, stream)
+    out[str(stream)] = statistics.median(bench_kernel.one_run(200, 20, stream) for _ in range(3)) * 1000
+print(json.dumps(out))
+'''
+
+
+def loop(tree: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, "-c", LOOP, str(tree)], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"loop probe failed in {tree}:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", required=True, help="git revision to compare with")
@@ -105,6 +147,25 @@ def main() -> None:
         print(f"{hook:14} 20 plugins: this tree {med['this tree']:6.2f} us/call, baseline {args.baseline} "
               f"{med['baseline']:6.2f} us/call, ratio {med['this tree'] / med['baseline']:.2f}x "
               f"(bare pluggy, unguarded: {bare:.2f} us/call)")
+    homes = {"this tree": tempfile.mkdtemp(prefix="hermes-bench-"), "baseline": tempfile.mkdtemp(prefix="hermes-bench-")}
+    trees = {"this tree": ROOT, "baseline": base}
+    for name in trees:  # the first listing loads once and caches; then steady state
+        listing(trees[name], homes[name]), listing(trees[name], homes[name])
+    times: dict = {name: [] for name in trees}
+    for _ in range(args.rounds * 2):
+        for name in trees:
+            times[name].append(listing(trees[name], homes[name]))
+    med = {name: statistics.median(t) * 1000 for name, t in times.items()}
+    print(f"plugins list   steady state: this tree {med['this tree']:6.1f} ms, baseline {args.baseline} "
+          f"{med['baseline']:6.1f} ms, ratio {med['this tree'] / med['baseline']:.2f}x")
+    loops: dict = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        for name in trees:
+            loops[name].append(loop(trees[name]))
+    for stream in ("False", "True"):
+        med = {name: statistics.median(r[stream] for r in rs) for name, rs in loops.items()}
+        print(f"tool loop      20 plugins, stream={stream:5}: this tree {med['this tree']:.3f} ms/iteration, baseline "
+              f"{args.baseline} {med['baseline']:.3f} ms/iteration, ratio {med['this tree'] / med['baseline']:.2f}x")
 
 
 if __name__ == "__main__":
