@@ -73,15 +73,15 @@ class Turn:
 
 
 class _Emitter:
-    """Forwards a provider's streaming events to the agent's hooks on the
-    agent's event thread, so a slow or hung hook never holds the model call.
-    Events of an abandoned call are dropped; events no plugin listens to are
-    not sent at all."""
+    """Collects a provider's streaming events for the agent's thread, which
+    fires the hooks while it waits for the call (so a slow or hung hook never
+    holds the model call, and every hook of a turn runs on one thread under
+    its deadline). Events of an abandoned call are dropped; events no plugin
+    listens to are not kept at all."""
 
     def __init__(self, agent: "Agent", request: ModelRequest):
         self.agent, self.request = agent, request
         self.delta_shown = False
-        self.sent = False
         hook = agent.hook
         self._heard = {name for name in ("on_stream_delta", "on_reasoning", "on_tool_call_generated")
                        if getattr(hook, name).get_hookimpls()}
@@ -89,9 +89,10 @@ class _Emitter:
     def _send(self, hook_name: str, **kwargs) -> None:
         if self.request.cancelled or hook_name not in self._heard:
             return
-        agent, request = self.agent, self.request
-        self.sent = True
-        agent._events().send(lambda: request.cancelled or agent.emit(hook_name, **kwargs))
+        agent = self.agent
+        with agent._events_lock:
+            agent._events.append((self.request, hook_name, kwargs))
+        agent._wake.set()
 
     def delta(self, text: str) -> None:
         if text and not self.request.cancelled:
@@ -104,35 +105,6 @@ class _Emitter:
 
     def tool_call(self, name: str, call_id: str) -> None:
         self._send("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
-
-
-class _Events:
-    """The agent's event thread: streamed events reach the hooks in order, in
-    batches (a fast stream costs one wake-up per batch, not one per delta)."""
-
-    def __init__(self):
-        self.thread = _CallThread("hermes-stream-events")
-        self._pending: list = []
-        self._lock = threading.Lock()
-        self._scheduled = False
-
-    def send(self, event) -> None:
-        with self._lock:
-            self._pending.append(event)
-            if self._scheduled:
-                return
-            self._scheduled = True
-        self.thread.submit(self._flush)
-
-    def _flush(self) -> None:
-        while True:
-            with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._scheduled = False
-                    return
-            for event in batch:
-                event()
 
 
 class Agent:
@@ -218,7 +190,8 @@ class Agent:
         self._children_lock = threading.Lock()
         self._closed = False
         self._caller: Optional["_CallThread"] = None
-        self._event_thread: Optional[_Events] = None
+        self._events: list = []  # (request, hook name, kwargs) streamed by the call in flight
+        self._events_lock = threading.Lock()
         self._thread: Optional[int] = None  # the thread running the turn
         self.turn: Optional[Turn] = None
 
@@ -725,8 +698,8 @@ class Agent:
                 raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
             wake.wait(remaining)
             wake.clear()
-        if emitter.sent:
-            self._drain_events()
+            self._fire_events()
+        self._fire_events()  # what came with the end of the call
         if "error" in box:
             exc = box["error"]
             if isinstance(exc, ProviderError):
@@ -737,25 +710,13 @@ class Agent:
             raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
         return response
 
-    def _events(self) -> _Events:
-        if self._event_thread is None:
-            self._event_thread = _Events()
-        return self._event_thread
-
-    def _drain_events(self) -> None:
-        """Wait until the streamed events reached the hooks; a hook that hangs
-        there past its deadline is left behind (the watchdog marks it), and an
-        interrupt does not wait at all."""
-        events = self._event_thread
-        if events is None:
-            return
-        done = threading.Event()
-        events.thread.submit(done.set)
-        while not done.wait(0.05 if WATCHDOG.timeout > 0 else None):
-            if self._interrupt.is_set() or WATCHDOG.stuck(events.thread.ident):
-                events.thread.retire()  # busy with the hung hook: later events get a fresh thread
-                self._event_thread = None
-                return
+    def _fire_events(self) -> None:
+        """Fire the streamed events that arrived, in order, on this thread."""
+        with self._events_lock:
+            batch, self._events = self._events, []
+        for request, hook_name, kwargs in batch:
+            if not request.cancelled:
+                self.emit(hook_name, **kwargs)
 
     def _abandon(self, request: ModelRequest) -> None:
         request.cancel_event.set()
@@ -825,10 +786,9 @@ class Agent:
         self._closed = True
         if self._session_started:
             self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
-        for thread in (self._caller, self._event_thread and self._event_thread.thread):
-            if thread is not None:
-                thread.retire()
-        self._caller = self._event_thread = None
+        if self._caller is not None:
+            self._caller.retire()
+            self._caller = None
         for provider in self._providers.values():
             closer = getattr(provider, "close", None)
             if closer is not None:
@@ -850,17 +810,14 @@ WATCHDOG.waits.add(Agent._interruptible.__code__)
 
 
 class _CallThread:
-    """A daemon thread that runs jobs one at a time: model calls, or the
-    streamed events of a call (reused: starting a thread per call costs more
-    than the handoff)."""
+    """A daemon thread that runs model calls one at a time (reused across
+    calls: starting a thread per call costs more than the handoff)."""
 
-    def __init__(self, name: str = "hermes-model-call"):
+    def __init__(self):
         import queue
 
         self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
-        thread = threading.Thread(target=self._run, name=name, daemon=True)
-        thread.start()
-        self.ident = thread.ident
+        threading.Thread(target=self._run, name="hermes-model-call", daemon=True).start()
 
     def _run(self) -> None:
         while True:

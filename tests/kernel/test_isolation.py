@@ -231,8 +231,9 @@ def test_a_guard_past_its_deadline_blocks_the_call(make_agent, echo_plugin):
 
 
 def test_a_hung_streaming_hook_does_not_hold_the_model_call(make_agent, recorder):
-    """Streamed events reach the hooks on the agent's event thread: a hook that
-    hangs there is left behind at its deadline and the answer is whole."""
+    """Streamed events reach the hooks on the agent's thread while the call runs
+    on its own: a hook that hangs is abandoned at its deadline and the answer is
+    whole."""
 
     class Stuck:
         __name__ = "stuck-stream"
