@@ -246,9 +246,9 @@ def _identity(frame) -> tuple:
     return local["identity"] if "identity" in local else local["failed"].identity
 
 
-def _run_awaitable(awaitable) -> Any:
-    """Await a coroutine from a synchronous hook call: ``asyncio.run`` when this
-    thread has no running loop, otherwise on a helper thread."""
+def run_awaitable(awaitable) -> Any:
+    """Await a coroutine from synchronous code (a hook call): ``asyncio.run``
+    when this thread has no running loop, otherwise on a helper thread."""
     import asyncio
 
     async def wait():
@@ -349,7 +349,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
 
 
 def _awaited(coroutine_function: Callable, *args, **kwargs) -> Any:
-    return _run_awaitable(coroutine_function(*args, **kwargs))
+    return run_awaitable(coroutine_function(*args, **kwargs))
 
 
 def guard_wrapper(fn: Callable, plugin: str, hook: str, failures: Failures, old_style: bool) -> Callable:

@@ -19,11 +19,10 @@ hermes plugins, callbacks run in load order as in hermes-agent (see ``ORDERED``)
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import threading
 from typing import Any, Callable
 
+from kernel.isolation import run_awaitable
 from plugins.hermes_compat import standins, state
 from plugins.hermes_compat.state import TELEMETRY_SCHEMA_VERSION, log
 
@@ -71,30 +70,7 @@ FIRST_STR = {"transform_tool_result", "transform_terminal_output", "transform_ll
 
 def _resolve(value: Any) -> Any:
     """Await an awaitable result (hermes would have dropped it un-awaited)."""
-    if not inspect.isawaitable(value):
-        return value
-
-    async def wait():
-        return await value
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wait())
-    box: dict = {}
-
-    def run():
-        try:
-            box["value"] = asyncio.run(wait())
-        except BaseException as exc:  # re-raised on the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name="hermes-compat-await", daemon=True)
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    return run_awaitable(value) if inspect.isawaitable(value) else value
 
 
 _SIG_CACHE: dict = {}
