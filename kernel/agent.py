@@ -688,17 +688,20 @@ class Agent:
         self._caller.submit(work)
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
-        while not done.is_set():
-            if self._interrupt.is_set():
+        try:
+            while not done.is_set():
+                if self._interrupt.is_set():
+                    raise Interrupted()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
+                wake.wait(remaining)
+                wake.clear()
+                self._fire_events()
+        except BaseException:  # interrupted, timed out, or the interrupt raised in here by a signal
+            if not done.is_set():
                 self._abandon(request)
-                raise Interrupted()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self._abandon(request)
-                raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
-            wake.wait(remaining)
-            wake.clear()
-            self._fire_events()
+            raise
         self._fire_events()  # what came with the end of the call
         if "error" in box:
             exc = box["error"]

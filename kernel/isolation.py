@@ -196,32 +196,36 @@ class Watchdog:
 
     def _watch(self) -> None:
         seen: dict = {}  # id(frame) -> (frame, first seen): a guarded call seen across samples
-        own = threading.get_ident()
         while True:
             timeout = self.timeout
             time.sleep(min(0.25, timeout / 5) if timeout > 0 else 0.5)
-            if timeout <= 0:
+            try:
+                seen = self._sample(seen, timeout) if timeout > 0 else {}
+            except Exception:  # never let the watchdog die of one odd stack
                 seen = {}
+
+    def _sample(self, seen: dict, timeout: float) -> dict:
+        """One look at every thread: fire at the outermost guarded call past
+        its deadline; return what was seen, for the next look."""
+        own = threading.get_ident()
+        now, current = time.monotonic(), {}
+        for ident, top in sys._current_frames().items():
+            if ident == own:
                 continue
-            now, current = time.monotonic(), {}
-            for ident, top in sys._current_frames().items():
-                if ident == own:
-                    continue
-                overdue, waiting, frame = None, False, top
-                while frame is not None:  # innermost first
-                    if frame.f_code in self.waits:
-                        waiting = True  # plugin code below waits on the kernel (a model call): its clock stops
-                    elif frame.f_code in self.codes:
-                        untimed = waiting or _identity(frame)[0][1] in UNTIMED
-                        first = now if untimed else seen.get(id(frame), (frame, now))[1]
-                        current[id(frame)] = (frame, first)
-                        if now - first >= timeout:
-                            overdue = frame  # keep going: the outermost overdue call is the one to abandon
-                    frame = frame.f_back
-                if overdue is not None:
-                    self._fire(ident, overdue, timeout)
-            seen = current
-            top = frame = overdue = None  # hold no frame between samples but through ``seen``
+            overdue, waiting, frame = None, False, top
+            while frame is not None:  # innermost first
+                if frame.f_code in self.waits:
+                    waiting = True  # plugin code below waits on the kernel (a model call): its clock stops
+                elif frame.f_code in self.codes:
+                    untimed = waiting or _identity(frame)[0][1] in UNTIMED
+                    first = now if untimed else seen.get(id(frame), (frame, now))[1]
+                    current[id(frame)] = (frame, first)
+                    if now - first >= timeout:
+                        overdue = frame  # keep going: the outermost overdue call is the one to abandon
+                frame = frame.f_back
+            if overdue is not None:
+                self._fire(ident, overdue, timeout)
+        return current  # frames are held between samples only through this
 
     def _fire(self, ident: int, frame, timeout: float) -> None:
         with self._lock:

@@ -457,6 +457,11 @@ def test_ctrl_c_during_the_summary_call_leaves_history_and_session_alone(make_ag
     assert agent.session_id == session and result["session_id"] == session
     assert agent.messages[:-1] == before and agent.messages[-1]["content"].startswith("question 2")
     assert agent.context_engine.fallback_count == 0  # no fallback summary replaced the history
+    holder["agent"] = None  # the next summary call is not interrupted
+    agent.context_engine.summarize = lambda text: "SUMMARY"
+    started = time.monotonic()
+    assert agent.run_conversation("question 3")["exit_reason"] == "completed"
+    assert time.monotonic() - started < 1.5  # the abandoned call's thread was not reused
 
 
 # ------------------------------------------------------------ tool-name clashes
