@@ -539,11 +539,14 @@ class Agent:
             message = response.to_message()
             if response.tool_calls and not grace:
                 self.messages.append(message)
+                # stored before any handler starts: after a crash or kill -9 the resumed
+                # history shows the call (with a "no result was recorded" result), so the
+                # model knows it may have happened
+                self._persist(self.messages[step_start:])
                 results = self._run_tools(turn, response.tool_calls)
                 self.messages.extend(results)
-                new = self.messages[step_start:]
-                self._persist(new)
-                self.emit("on_step", step=turn.api_calls, messages=list(new))
+                self._persist(results)
+                self.emit("on_step", step=turn.api_calls, messages=list(self.messages[step_start:]))
                 continue
             message.pop("tool_calls", None)  # a grace answer may not start new work
             if message.get("content") is None:

@@ -67,21 +67,58 @@ def encode_message(msg: Any, index: int = 0) -> tuple:
     )
 
 
+_BROKEN = object()
+UNREADABLE_CALLS = "[hermes: this message's tool calls could not be read from the session store]"
+
+
 def decode_message(row: sqlite3.Row) -> dict:
+    """A stored row as a message. A damaged JSON column never makes a session
+    impossible to load: content falls back to its text, unreadable tool calls
+    keep what can be salvaged (id and name, arguments replaced by the schema's
+    marker when the history is repaired), an unreadable ``extra`` is dropped."""
     msg: dict = {"role": row["role"]}
     if row["content_json"] is not None:
-        msg["content"] = json.loads(row["content_json"])
+        content = _json_or(row["content_json"], _BROKEN)
+        msg["content"] = (row["content"] if row["content"] is not None else row["content_json"]) \
+            if content is _BROKEN else content
     elif row["content"] is not None:
         msg["content"] = row["content"]
     if row["tool_calls"] is not None:
-        msg["tool_calls"] = json.loads(row["tool_calls"])
+        calls = _json_or(row["tool_calls"], _BROKEN)
+        if not isinstance(calls, list):
+            calls = _salvage_calls(row["tool_calls"])
+            if not calls:
+                msg["content"] = ((msg.get("content") or "") + "\n" + UNREADABLE_CALLS).strip()
+        msg["tool_calls"] = calls
     if row["tool_call_id"] is not None:
         msg["tool_call_id"] = row["tool_call_id"]
     if row["reasoning"] is not None:
         msg["reasoning"] = row["reasoning"]
-    if row["extra"] is not None:
-        msg.update(json.loads(row["extra"]))
+    extra = _json_or(row["extra"], _BROKEN)
+    if isinstance(extra, dict):
+        msg.update(extra)
     return msg
+
+
+def _json_or(text, default):
+    if text is None:
+        return default
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return default
+
+
+def _salvage_calls(text: str) -> list:
+    """Tool calls from a damaged JSON column: each ``"id"`` with the ``"name"``
+    that follows it; their arguments are lost (repair marks them)."""
+    import re
+
+    calls = []
+    for match in re.finditer(r'"id"\s*:\s*"([^"]+)".*?"name"\s*:\s*"([^"]+)"', text or "", re.S):
+        calls.append({"id": match.group(1), "type": "function",
+                      "function": {"name": match.group(2), "arguments": None}})
+    return calls
 
 
 def fts_query(text: str) -> str:

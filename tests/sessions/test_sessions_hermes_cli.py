@@ -118,19 +118,24 @@ def _count(db) -> int:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
-def test_hermes_run_killed_mid_turn_resumes(hermes_sessions, tmp_path, home):
-    steps = [{"content": f"step {i}", "tool_calls": [["slow", {"step": i, "seconds": 0.03}]]} for i in range(60)]
+def test_hermes_run_killed_while_a_tool_runs_resumes_knowing_the_call(hermes_sessions, tmp_path, home):
+    """kill -9 while the fifth step's tool runs: the four steps before it are
+    whole on disk, the fifth call is recorded (it was stored before its handler
+    started), and the resumed model reads that no result was recorded."""
+    from kernel.messages import MISSING_RESULT
+
+    steps = [{"content": f"step {i}", "tool_calls": [["slow", {"step": i, "seconds": 0.03 if i < 4 else 30}]]}
+             for i in range(6)]
     script = _script(tmp_path, "long.json", steps + ["finished"])
     proc = subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", script, "--json",
                              "-t", "slow", "do a long job"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while _count(home / "state.db") < 1 + 2 * 4:  # the user message and four steps are on disk
+        while _count(home / "state.db") < 1 + 2 * 4 + 1:  # the user message, four steps and the fifth call
             assert proc.poll() is None, proc.stderr.read()
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        time.sleep(random.uniform(0, 0.03))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -142,18 +147,22 @@ def test_hermes_run_killed_mid_turn_resumes(hermes_sessions, tmp_path, home):
     (session,) = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
     history = json.loads(hermes_sessions("sessions", "show", session["id"], "--json").stdout)["messages"]
     assert history[0] == {"role": "user", "content": "do a long job"}
-    body = history[1:]
-    assert len(body) % 2 == 0 and len(body) >= 8  # whole steps only
-    for i in range(len(body) // 2):
+    body, dangling = history[1:9], history[9:]
+    for i in range(4):
         call, result = body[2 * i], body[2 * i + 1]
         assert call["content"] == f"step {i}" and call["tool_calls"][0]["function"]["name"] == "slow"
         assert result["tool_call_id"] == call["tool_calls"][0]["id"]
         assert json.loads(result["content"])["step"] == i
+    (call,) = dangling
+    assert call["content"] == "step 4" and json.loads(call["tool_calls"][0]["function"]["arguments"])["step"] == 4
 
     resumed = _run_json(hermes_sessions, tmp_path, ["Picking up where we left off."], "--resume", session["id"],
                         prompt="continue")
     assert resumed["messages"][: len(history)] == history
-    assert [m["content"] for m in resumed["messages"][len(history):]] == [
+    told = resumed["messages"][len(history)]
+    assert told["role"] == "tool" and told["tool_call_id"] == call["tool_calls"][0]["id"]
+    assert json.loads(told["content"]) == {"error": MISSING_RESULT}
+    assert [m["content"] for m in resumed["messages"][len(history) + 1:]] == [
         "continue", "Picking up where we left off."]
 
 
