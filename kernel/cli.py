@@ -377,6 +377,7 @@ def _provider_options(f):
         click.option("--max-turns", type=click.IntRange(min=1), help="Iteration budget for a turn."),
         click.option("-t", "--toolsets", help="Comma-separated toolsets to offer."),
         click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session."),
+        click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -398,21 +399,46 @@ def _build_agent(app: App, opts: dict, console, session_id: Optional[str] = None
         raise Fail(str(exc)) from None
 
 
-def _ask_store(app: App, hook_name: str, **kwargs):
+def _ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
     """Ask the session store a question; a store that fails is an error, not
     an empty answer (a broken state.db must not look like a missing session)."""
     host = app.host
     caller = getattr(host.pm.hook, hook_name)
     if not caller.get_hookimpls():
         raise Fail("no session store plugin is enabled")
+    import logging
+
     before = {key: count for key, (count, _) in host.hook_errors.items()}
-    answer = caller(agent=None, **kwargs)
+    quiet = logging.getLogger("hermes.plugins")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # a failure is said once, by the error line below
+    try:
+        answer = caller(agent=None, **kwargs)
+    finally:
+        quiet.setLevel(level)
     if answer is None:
         failed = [text for key, (count, text) in host.hook_errors.items()
                   if key[1] == hook_name and count > before.get(key, 0)]
         if failed:
-            raise Fail(f"the session store failed: {failed[-1]}")
+            raise Fail(f"the session store failed: {failed[-1].rstrip('.')}{hint}")
     return answer
+
+
+def _prepare_store(app: App, opts: dict) -> None:
+    """Before the first model call: with ``--no-save`` the store plugins are
+    set aside (said on stderr); otherwise a store that cannot be used stops
+    the command here, with one line naming the file, instead of answering
+    and losing the turn."""
+    host = app.host
+    if opts.pop("no_save", False):
+        if opts.get("resume"):
+            raise Fail("--no-save starts a conversation that is not stored; it cannot --resume one", EXIT_USAGE)
+        for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
+            host.set_aside(rec.name, "--no-save")
+        click.echo("hermes: note: --no-save: this conversation will not be stored", err=True)
+    elif host.pm.hook.latest_session.get_hookimpls():
+        _ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
+                   platform="cli")
 
 
 def _check_session(app: App, session_id: str) -> str:
@@ -456,6 +482,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     text = " ".join(prompt)
     if text == "-":
         text = sys.stdin.read()
+    _prepare_store(app, opts)
     if opts.get("resume"):
         opts["resume"] = _check_session(app, opts["resume"])
     console = None if as_json else Console(quiet=False)
@@ -497,6 +524,9 @@ def chat(app: App, cont: bool, **opts):
     session_id = opts.get("resume")
     if cont and session_id:
         raise Fail("use either --resume or --continue", EXIT_USAGE)
+    if cont and opts.get("no_save"):
+        raise Fail("--no-save starts a conversation that is not stored; it cannot --continue one", EXIT_USAGE)
+    _prepare_store(app, opts)
     if cont:
         session_id = _ask_store(app, "latest_session", platform="cli")
         if not session_id:

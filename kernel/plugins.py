@@ -470,6 +470,13 @@ class PluginHost:
         self._proxies = [(n, p) for n, p in self._proxies if n != name]
         self._registry = None
 
+    def set_aside(self, name: str, why: str) -> None:
+        """Unload a plugin for this run on the user's word (``--no-save``)."""
+        self._unregister(name)
+        rec = self.record(name)
+        if rec is not None:
+            rec.status, rec.reason = DISABLED, why
+
     def drop(self, name: str, why: str) -> None:
         """Unload a plugin that turned out broken after it was registered."""
         self._unregister(name)

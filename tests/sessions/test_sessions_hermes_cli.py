@@ -226,3 +226,43 @@ def test_two_hermes_run_processes_write_one_database_at_once(hermes_sessions, tm
         stored = json.loads(hermes_sessions("sessions", "show", result["session_id"], "--json").stdout)["messages"]
         assert stored == result["messages"] and len(stored) == 1 + 2 * 40 + 1
         assert stored[0]["content"] == f"job {name}" and stored[-1]["content"] == f"{name} finished"
+
+
+def test_a_damaged_store_stops_run_before_the_model_call(hermes_sessions, tmp_path, home):
+    db = home / "state.db"
+    db.write_bytes(b"\x00garbage, definitely not SQLite\n" * 64)
+    before = db.read_bytes()
+    script = _script(tmp_path, "answer.json", ["an answer that would be lost"])
+    res = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "hi")
+    _one_line_error(res, str(db), "hermes sessions repair", "--no-save")
+    assert res.stdout == ""  # no model call was made
+    chat = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script, input="hi\n")
+    _one_line_error(chat, str(db), "--no-save")
+    # the explicit opt-out runs, says so, and touches nothing
+    res = hermes_sessions("run", "--no-save", "--api-mode", "scripted", "--base-url", script, "hi")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "an answer that would be lost"
+    assert "--no-save: this conversation will not be stored" in res.stderr
+    assert db.read_bytes() == before
+    usage = hermes_sessions("run", "--no-save", "--resume", "abc", "--api-mode", "scripted", "--base-url", script, "hi")
+    assert usage.returncode == 2 and "cannot --resume" in usage.stderr
+
+
+def test_broken_tool_calls_in_the_store_are_repaired_on_load(hermes_sessions, tmp_path, home):
+    from kernel.messages import CORRUPT_ARGUMENTS_MARKER
+
+    first = _run_json(hermes_sessions, tmp_path, [{"tool_calls": [["slow", {"step": 0, "seconds": 0}, "call_keep"]]},
+                                                  "done"], "-t", "slow")
+    conn = sqlite3.connect(home / "state.db")
+    with conn:
+        changed = conn.execute("UPDATE messages SET tool_calls = ? WHERE tool_calls IS NOT NULL",
+                               ('[{"id": "call_keep", "type": "function", "function": {"name": "slow", "argum',)).rowcount
+    conn.close()
+    assert changed == 1
+    resumed = _run_json(hermes_sessions, tmp_path, ["still here"], "--resume", first["session_id"], prompt="next")
+    call = next(m for m in resumed["messages"] if m.get("tool_calls"))
+    assert call["tool_calls"][0]["id"] == "call_keep" and call["tool_calls"][0]["function"]["name"] == "slow"
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {"_invalid_arguments": CORRUPT_ARGUMENTS_MARKER}
+    result = next(m for m in resumed["messages"] if m["role"] == "tool")
+    assert result["tool_call_id"] == "call_keep" and json.loads(result["content"])["step"] == 0  # its result is kept
+    assert resumed["final_response"] == "still here"
