@@ -25,6 +25,7 @@ from kernel import messages as schema
 from kernel.budget import IterationBudget
 from kernel.config import Config, load_config
 from kernel.isolation import WATCHDOG, Interrupted, contain, describe, is_user_interrupt
+from kernel.secrets import Secrets
 from kernel.types import (
     CONFIG,
     TRANSPORT,
@@ -155,6 +156,9 @@ class Agent:
             extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))),
         )
         self.provider_config = self.primary
+        fallbacks = [e for e in cfg.get("fallback_providers") or [] if isinstance(e, dict)]
+        self.secrets = Secrets(key_envs=[self.primary.api_key_env] + [str(e.get("api_key_env") or "") for e in fallbacks],
+                               passthrough=cfg.get("tools.env_passthrough") or [])
         self._providers: dict = {}
         self._modes: dict = {}  # ProviderConfig -> the API mode it resolved to
         if not registry.providers:

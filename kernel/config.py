@@ -61,6 +61,7 @@ KNOWN_KEYS: dict = {
     "plugins.entries": (_DICT, {}),
     "plugins.hook_timeout": (_NUM, 30),
     "tools.prefer": (_DICT, {}),
+    "tools.env_passthrough": (_LIST, []),
     "approvals.mode": (_STR, "manual"),
     "command_allowlist": (_LIST, []),
 }

@@ -236,10 +236,10 @@ def _run(agent, call: Call, turn) -> Outcome:
 def _after(agent, call: Call, turn, outcome: Outcome) -> str:
     """The after-hooks of one call, on the agent's thread; the final result text."""
     hook = agent.hook
-    result = outcome.result
+    result = agent.secrets.mask(outcome.result)  # a key a tool printed reaches no hook, model or store
     info = dict(_common(agent, call, turn), args=call.args if call.args is not None else {}, result=result,
                 duration_ms=outcome.duration_ms, status=outcome.status, error_type=outcome.error_type,
-                error_message=outcome.error_message)
+                error_message=agent.secrets.mask(outcome.error_message))
     if hook.post_tool_call.get_hookimpls():
         hook.post_tool_call(middleware_trace=[], **info)
     if hook.transform_tool_result.get_hookimpls():

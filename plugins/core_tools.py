@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from kernel import hookimpl
+from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
 from kernel.files import atomic_write
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
@@ -137,8 +138,9 @@ def make_terminal(config=None) -> Tool:
                 raise ToolError(f"terminal: workdir {workdir!r} is not an existing directory")
             cwd = str(path)
 
-        env = dict(os.environ, **_QUIET_ENV)
         agent = getattr(ctx, "agent", None)
+        secrets = getattr(agent, "secrets", None) or Secrets()  # the model never reads a provider key via `env`
+        env = secrets.tool_environment(_QUIET_ENV)
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
         # flood of output costs disk, not memory.

@@ -1,0 +1,41 @@
+"""Secrets never reach tools, models or the store: ``hermes run`` against the
+wire server, a terminal tool that tries to read keys, a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+KEY = "sk-the-provider-key-0123456789"  # named by --api-key-env
+OPENAI = "sk-openai-well-known-0123456789"
+TOKEN = "tok-some-service-0123456789"
+PASSED = "tok-passed-through-0123456789"
+
+
+def test_a_tool_cannot_read_provider_keys(hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
+    (hermes_home / "config.yaml").write_text(json.dumps({"tools": {"env_passthrough": ["PASSME_TOKEN"]}}))
+    keyfile = tmp_path / "keyfile"
+    keyfile.write_text(f"the key is {KEY}\n")
+    command = ("echo A=$MY_KEY B=$OPENAI_API_KEY C=$SOME_TOKEN; test -n \"$PASSME_TOKEN\" && echo passed-through; "
+               f"echo D=$PASSME_TOKEN; cat {keyfile}")
+    wire_server.push(reply("", tool_calls=[("terminal", {"command": command})]))
+    wire_server.push(reply("done"))
+    env = dict(cli_env, MY_KEY=KEY, OPENAI_API_KEY=OPENAI, SOME_TOKEN=TOKEN, PASSME_TOKEN=PASSED)
+    out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
+                 "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    tool_output = json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool"))["output"]
+    assert "A= B= C=" in tool_output  # not in the tool's environment
+    assert "passed-through" in tool_output  # named in tools.env_passthrough: the tool has it ...
+    assert "D=[hermes: the value of $PASSME_TOKEN was masked]" in tool_output  # ... but its value is still masked
+    assert "the key is [hermes: the value of $MY_KEY was masked]" in tool_output
+    # neither the model, nor the store, nor the printed result ever holds a key
+    sent = json.dumps([r.body for r in wire_server.requests])
+    stored = (hermes_home / "state.db").read_bytes() + b"".join(p.read_bytes() for p in hermes_home.glob("state.db-*"))
+    for secret in (KEY, OPENAI, TOKEN, PASSED):
+        assert secret not in sent and secret not in out.stdout
+        assert secret.encode() not in stored
+    assert wire_server.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the provider itself still has it
