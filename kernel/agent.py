@@ -334,10 +334,15 @@ class Agent:
         child.close()
 
     # ----------------------------------------------------------- sessions
-    def _load_history(self) -> None:
+    def _load_history(self) -> Optional[str]:
+        """Load a resumed session's history; a reason if it may not be written here."""
         self._loaded = True
         if not self._resume:
-            return
+            return None
+        refused = self.hook.claim_session(session_id=self.session_id, agent=self)
+        if isinstance(refused, str) and refused:
+            self._loaded = False
+            return refused
         stored = self.hook.load_session(session_id=self.session_id, agent=self)
         if stored:
             self.messages = [m for m in schema.repair(stored) if m.get("role") != "system"]
@@ -426,7 +431,9 @@ class Agent:
             self.messages = history
             self._loaded = True
         elif not self._loaded:
-            self._load_history()
+            refused = self._load_history()
+            if refused:  # another process writes this session: nothing of this turn is run or stored
+                return self._result(turn, EXIT_ERROR, refused, None)
 
         first_turn = not self._session_started
         if first_turn:
@@ -474,6 +481,9 @@ class Agent:
             completed=exit_reason == EXIT_COMPLETED, interrupted=exit_reason == EXIT_INTERRUPTED,
             model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
         )
+        return self._result(turn, exit_reason, error, final)
+
+    def _result(self, turn: Turn, exit_reason: str, error: Optional[str], final: Optional[str]) -> dict:
         return {
             "final_response": final,
             "messages": list(self.messages),

@@ -447,7 +447,17 @@ def _check_session(app: App, session_id: str) -> str:
         else session_id
     if not full or _ask_store(app, "load_session", session_id=full) is None:
         raise Fail(f"no session '{session_id}' (see `hermes sessions list`; a shortened id must be unique)")
+    _claim(app, full)
     return full
+
+
+def _claim(app: App, session_id: str) -> None:
+    """One writer per session: refuse now, before any model call, when another
+    process is writing it."""
+    if app.host.pm.hook.claim_session.get_hookimpls():
+        refused = _ask_store(app, "claim_session", session_id=session_id)
+        if isinstance(refused, str) and refused:
+            raise Fail(refused)
 
 
 class _CtrlC:
@@ -531,6 +541,7 @@ def chat(app: App, cont: bool, **opts):
         session_id = _ask_store(app, "latest_session", platform="cli")
         if not session_id:
             raise Fail("no earlier session to continue")
+        _claim(app, session_id)
     elif session_id:
         session_id = _check_session(app, session_id)
     console = Console()

@@ -515,3 +515,12 @@ def resolve_session(session_id, agent):
 @hookspec(firstresult=True)
 def latest_session(platform, agent):
     """Return the id of the most recent session (for ``--continue``), or ``None``."""
+
+
+@hookspec(firstresult=True)
+def claim_session(session_id, agent):
+    """Fires before a stored session is resumed, so that one process at a time
+    writes it. Return ``None`` when this process may write ``session_id`` (a
+    store takes a writer lock it holds until the session ends), or a one-line
+    reason when another process is writing it; the kernel then refuses the
+    turn with that reason instead of interleaving two histories."""

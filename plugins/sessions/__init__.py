@@ -53,8 +53,63 @@ def _store_for(agent=None, config=None):
 # Persistence hooks
 
 
+# --------------------------------------------------------------------------
+# One writer per session: an flock on data_dir/locks/<id>.lock, held by the
+# process writing the session until it ends (a killed process drops it).
+
+_claims: dict = {}  # (data dir, session id) -> the open lock file
+_claims_lock = threading.Lock()
+
+
+def _claim(agent, session_id: str):
+    """None if this process now holds the writer lock of ``session_id``, else why not."""
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: no cross-process guard
+        return None
+    import os
+
+    folder = Path(_store_for(agent).path).parent / "locks"
+    key = (folder, session_id)
+    with _claims_lock:
+        if key in _claims:
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
+        fh = open(folder / f"{safe}.lock", "a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            pid = fh.read().strip()
+            fh.close()
+            owner = f" (pid {pid})" if pid.isdigit() else ""
+            return (f"session {session_id} is being written by another hermes process{owner}; "
+                    "resume it when that one has finished")
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        _claims[key] = fh
+    return None
+
+
+def _release(agent, session_id: str) -> None:
+    folder = Path(_store_for(agent).path).parent / "locks"
+    with _claims_lock:
+        fh = _claims.pop((folder, session_id), None)
+    if fh is not None:
+        fh.close()  # closing the file drops the lock
+
+
+@hookimpl
+def claim_session(session_id, agent):
+    return _claim(agent, session_id)
+
+
 @hookimpl
 def on_session_start(session_id, model, platform, provider, parent_session_id, reason, agent):
+    _claim(agent, session_id)  # a new session is this process's to write too
     _store_for(agent).ensure_session(
         session_id,
         model=model or "",
@@ -94,6 +149,11 @@ def latest_session(platform, agent):
 @hookimpl
 def on_session_end(session_id, exit_reason, usage, agent):
     _store_for(agent).end_session(session_id, exit_reason or "", usage or {})
+
+
+@hookimpl
+def on_session_finalize(session_id, agent):
+    _release(agent, session_id)  # shut down, or continued in a new session after compression
 
 
 # --------------------------------------------------------------------------

@@ -266,3 +266,32 @@ def test_broken_tool_calls_in_the_store_are_repaired_on_load(hermes_sessions, tm
     result = next(m for m in resumed["messages"] if m["role"] == "tool")
     assert result["tool_call_id"] == "call_keep" and json.loads(result["content"])["step"] == 0  # its result is kept
     assert resumed["final_response"] == "still here"
+
+
+def test_one_writer_per_session(hermes_sessions, tmp_path):
+    """Four `hermes run --resume SID` at once: one writes, the others are
+    refused with one line before any model call; the history never interleaves.
+    New sessions in parallel all go through."""
+    first = _run_json(hermes_sessions, tmp_path, ["first answer"], prompt="first question")
+    sid = first["session_id"]
+    slow = _script(tmp_path, "slow.json", [{"content": "slow answer", "delay": 3}])
+    procs = [subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", slow, "--resume", sid,
+                               f"question {i}"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    outcomes = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
+    winners = [o for o in outcomes if o[0] == 0]
+    refused = [o for o in outcomes if o[0] != 0]
+    assert len(winners) >= 1 and len(refused) >= 1, outcomes
+    for code, out, err in refused:
+        assert code == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert f"session {sid} is being written by another hermes process (pid " in err
+    history = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant"] * (1 + len(winners))  # never user x4
+    assert [m["content"] for m in history[3::2]] == ["slow answer"] * len(winners)
+    # different sessions, written at once, as before
+    news = [subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url",
+                              _script(tmp_path, f"n{i}.json", [{"content": f"new {i}", "delay": 0.5}]), f"new {i}"],
+                             env=hermes_sessions.env, cwd=hermes_sessions.cwd, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for i in range(3)]
+    assert [p.wait(timeout=60) for p in news] == [0, 0, 0]
+    assert len(json.loads(hermes_sessions("sessions", "list", "--json").stdout)) == 4
