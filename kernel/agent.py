@@ -256,9 +256,14 @@ class Agent:
             what = f"no model provider named '{mode}' is enabled" if mode else f"cannot tell which provider serves {pconf.label()}"
             raise ProviderError(f"{what} (enabled: {known})", reason=CONFIG, provider=pconf.label())
         build = pconf if pconf.api_mode else pconf.with_(api_mode=mode)
-        if "timeout" not in build.options():  # fallback entries too: an abandoned call must not linger
-            timeout = float(self.config.get("agent.api_timeout") or 600)
-            build = build.with_(extra=tuple(sorted(build.extra + (("timeout", timeout),))))
+        options = build.options()
+        added = []  # fallback entries too: an abandoned call must not linger, a silent one must end
+        if "timeout" not in options:
+            added.append(("timeout", float(self.config.get("agent.api_timeout") or 600)))
+        if "idle_timeout" not in options:
+            added.append(("idle_timeout", float(self.config.get("agent.stream_idle_timeout") or 60)))
+        if added:
+            build = build.with_(extra=tuple(sorted(build.extra + tuple(added))))
         try:
             provider = entry.factory(build)
         except ProviderError:
@@ -711,7 +716,8 @@ class Agent:
                     raise Interrupted()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise ProviderError(f"no response within {timeout:g}s", reason=TRANSPORT)
+                    raise ProviderError(f"no response within {timeout:g}s (agent.api_timeout)", reason=TRANSPORT,
+                                        silent=True)
                 wake.wait(remaining)
                 wake.clear()
                 self._fire_events()

@@ -32,6 +32,7 @@ KNOWN_KEYS: dict = {
     "agent.max_turns": (_INT, 90),
     "agent.api_max_retries": (_INT, 3),
     "agent.api_timeout": (_NUM, 600),
+    "agent.stream_idle_timeout": (_NUM, 60),
     "agent.system_prompt": (_STR, ""),
     "agent.stream": (_BOOL, True),
     "agent.max_tokens": (_INT, None),

@@ -196,6 +196,7 @@ class ProviderError(Exception):
         status_code: Optional[int] = None,
         retry_after: Optional[float] = None,
         provider: str = "",
+        silent: bool = False,
     ):
         super().__init__(message)
         self.message = message
@@ -203,6 +204,7 @@ class ProviderError(Exception):
         self.status_code = status_code
         self.retry_after = retry_after
         self.provider = provider
+        self.silent = silent  # a timeout: the provider sent nothing for too long
 
     def __str__(self) -> str:  # "rate_limit (429): too many requests"
         code = f" ({self.status_code})" if self.status_code else ""

@@ -10,8 +10,8 @@ chain ``[primary] + fallback_providers``:
 * ``server``/``transport`` (5xx, 529, timeouts, drops, cut streams): retry the
   same provider with backoff (``retry_after`` if the server gave one, else
   ``agent.retry_base_delay`` doubling per attempt; capped at
-  ``agent.retry_max_delay``), at most ``agent.api_max_retries`` times, then
-  move on;
+  ``agent.retry_max_delay``), at most ``agent.api_max_retries`` times (a
+  provider that went silent past the stream idle timeout: once), then move on;
 * ``rate_limit``, ``billing``: move on at once (with nothing to move on to, a
   rate limit is retried like a server error; billing gives up);
 * ``auth``: ask the provider to re-read its key once, then move on;
@@ -190,7 +190,10 @@ def on_provider_error(failure, agent):
             return _give_up(failure)
         # nothing to move on to: wait out the rate limit like a transient error
     if reason in TRANSIENT or reason == RATE_LIMIT:
-        if failure.attempt <= int(_setting(agent, "agent.api_max_retries")):
+        retries = int(_setting(agent, "agent.api_max_retries"))
+        if getattr(err, "silent", False):
+            retries = min(retries, 1)  # silence is retried once: a silent provider is left within ~2 x the timeout
+        if failure.attempt <= retries:
             return Retry(_backoff(failure, agent))
         return _move_on(failure, agent)
     if reason == AUTH:

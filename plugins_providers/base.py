@@ -80,13 +80,23 @@ class SDKProvider:
         kwargs: dict = {
             "api_key": key,
             "max_retries": 0,  # retries are the fallback policy's, visible and bounded
-            "timeout": float(self.options.get("timeout") or DEFAULT_TIMEOUT),
+            "timeout": self.timeout(),
         }
         if self.target.base_url:
             kwargs["base_url"] = self.target.base_url
         if self.options.get("strict_response_validation"):
             kwargs["_strict_response_validation"] = True  # tests: check the wire shapes
         return kwargs
+
+    def timeout(self) -> Any:
+        """The SDK's timeout: every read, write and pool wait ends after
+        ``idle_timeout`` seconds without a byte (a silent provider fails fast);
+        the whole call's limit is the kernel's (``agent.api_timeout``)."""
+        import httpx2  # the SDKs' HTTP client, imported with them
+
+        whole = float(self.options.get("timeout") or DEFAULT_TIMEOUT)
+        idle = min(whole, float(self.options.get("idle_timeout") or whole))
+        return httpx2.Timeout(idle, connect=min(10.0, idle))
 
     def model(self, request: ModelRequest) -> str:
         return self.target.model_for(request.model or self.target.model)

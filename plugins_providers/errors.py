@@ -148,7 +148,9 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
             return make(reason, f"error in stream: {message or kind}", None, wait)
         return make(_status_reason(status, text), message or f"HTTP {status}", status, wait)
     if "APITimeoutError" in names or "TimeoutException" in names or isinstance(exc, TimeoutError):
-        return make(TRANSPORT, "request timed out")
+        err = make(TRANSPORT, "no bytes within the stream idle timeout (agent.stream_idle_timeout, --timeout)")
+        err.silent = True
+        return err
     if "APIConnectionError" in names or "TransportError" in names or isinstance(exc, (ConnectionError, OSError)):
         detail = getattr(exc, "__cause__", None) or exc
         return make(TRANSPORT, f"connection failed: {type(detail).__name__}: {detail}")

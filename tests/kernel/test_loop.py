@@ -393,7 +393,7 @@ def test_console_never_erases_streamed_text():
     assert text.endswith("Done.\n")  # nothing drawn or erased after the answer
 
 
-def test_every_provider_built_gets_the_agent_timeout(make_agent):
+def test_every_provider_built_gets_the_agent_timeouts(make_agent):
     from kernel.types import ModelResponse
 
     seen = []
@@ -417,7 +417,8 @@ def test_every_provider_built_gets_the_agent_timeout(make_agent):
                                                                   "provider_options": {"prompt_cache": True}})
     agent.run_conversation("x")
     agent.provider_for(ProviderConfig(model="fallback", api_mode="recording"))
-    assert seen == [{"prompt_cache": True, "timeout": 42.0}, {"timeout": 42.0}]
+    assert seen == [{"prompt_cache": True, "timeout": 42.0, "idle_timeout": 60.0},
+                    {"timeout": 42.0, "idle_timeout": 60.0}]
 
 
 def test_a_misspelled_callback_is_a_clear_error(make_agent):

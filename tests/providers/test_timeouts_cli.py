@@ -1,0 +1,41 @@
+"""Time limits a user can live with: a provider that goes silent is left after
+the stream idle timeout (retried once), and the fallback answers; through the
+CLI against the wire server."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+
+def test_a_silent_provider_is_left_for_the_fallback(hermes, wire_server, make_wire_server, cli_env, hermes_home):  # noqa: F811
+    fallback = make_wire_server()
+    (hermes_home / "config.yaml").write_text(json.dumps({
+        "fallback_providers": [{"model": "claude-test", "base_url": fallback.url, "api_mode": "anthropic_messages"}],
+        "agent": {"retry_base_delay": 0.1},
+    }))
+    wire_server.push(reply("too late", delay=30))  # silence before the headers
+    wire_server.push(reply("too late", frame_delay=30))  # a stream that stalls after its first frame
+    fallback.push(reply("the fallback answered"))
+    started = time.monotonic()
+    out = hermes("run", "--json", "--timeout", "1", "--base-url", wire_server.openai_url, "--api-mode",
+                 "chat_completions", "-m", "gpt-test", "hi", env=cli_env, timeout=60)
+    took = time.monotonic() - started
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["final_response"] == "the fallback answered"
+    assert len(wire_server.requests) == 2 and len(fallback.requests) == 1  # one retry, then the next provider
+    assert took < 10  # two idle timeouts of 1 s and a short backoff, not 2 x 600 s
+    assert result["api_calls"] == 3
+
+
+def test_the_idle_timeout_is_in_config_and_the_default_reaches_the_fallback_in_two_minutes():
+    from kernel.config import KNOWN_KEYS
+
+    idle = KNOWN_KEYS["agent.stream_idle_timeout"][1]
+    retry_cap = KNOWN_KEYS["agent.retry_max_delay"][1]
+    assert idle == 60 and KNOWN_KEYS["agent.api_timeout"][1] == 600
+    assert 2 * idle + min(retry_cap, KNOWN_KEYS["agent.retry_base_delay"][1]) <= 125  # about two minutes
