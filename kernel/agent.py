@@ -96,8 +96,8 @@ class _Emitter:
         agent._wake.set()
 
     def delta(self, text: str) -> None:
-        if text and not self.request.cancelled:
-            self.delta_shown = True
+        if text and not self.request.cancelled and "on_stream_delta" in self._heard:
+            self.delta_shown = True  # someone may have displayed it (nobody listens under --json)
             self._send("on_stream_delta", text=text)
 
     def reasoning(self, text: str) -> None:

@@ -13,6 +13,7 @@ from typing import Optional
 from kernel import hookimpl
 
 SPINNER = "|/-\\"
+RESTART_MARKER = "[hermes: the answer above was cut off; it starts again below]"
 
 
 class Console:
@@ -59,8 +60,20 @@ class Console:
 
     @hookimpl
     def on_status(self, status, detail):
+        if status in ("retrying", "fallback") and self.last_stream:
+            self._restart_marker()
         if status in ("retrying", "fallback", "compressing", "budget", "interrupted"):
             self._line(f"[{status}] {detail}")
+
+    def _restart_marker(self) -> None:
+        """The streamed answer broke off and will come again: never glue the new
+        one to the partial text."""
+        with self._lock:
+            self._clear()
+            self._end_line()
+            self.out.write(f"{RESTART_MARKER}\n")
+            self.out.flush()
+            self.last_stream = ""
 
     @hookimpl
     def on_tool_start(self, tool_name, args):

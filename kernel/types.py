@@ -219,7 +219,7 @@ class ProviderFailure:
     config: ProviderConfig  # the provider that failed
     primary: ProviderConfig
     attempt: int  # consecutive failed attempts on ``config`` in this call
-    delta_shown: bool  # a streamed delta already reached the user
+    delta_shown: bool  # a streamed delta of this attempt already reached an on_stream_delta listener
     history: list  # (label, str(error)) of every failure this turn
     turn_state: dict  # scratch space for the policy, reset every turn
 

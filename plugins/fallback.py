@@ -4,8 +4,10 @@ The kernel's loop executes the decision; this plugin only decides, from the
 failure's classified ``reason`` (see ``plugins_providers/errors.py``) and the
 chain ``[primary] + fallback_providers``:
 
-* a streamed answer that already reached the user is never retried or moved
-  elsewhere (the text would repeat): give up;
+* a stream that failed after some of its text was shown is retried and moved
+  on like any other failure (the front end marks where the new answer starts,
+  see ``kernel/console.py``); when nothing was shown (``--json``, subagents) it
+  is as if it had failed before the first byte;
 * ``context_overflow``: compress the history and call again;
 * ``server``/``transport`` (5xx, 529, timeouts, drops, cut streams): retry the
   same provider with backoff (``retry_after`` if the server gave one, else
@@ -175,8 +177,6 @@ def _start_cooldown(failure: Any, agent: Any) -> None:
 def on_provider_error(failure, agent):
     err = failure.error
     reason = err.reason
-    if failure.delta_shown:
-        return _give_up(failure, " (part of the answer was already shown, so it was not retried)")
     if reason == CONTEXT_OVERFLOW:
         return Compress()
     if reason == RATE_LIMIT and failure.config == failure.primary:

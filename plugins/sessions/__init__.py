@@ -76,22 +76,34 @@ def _claim(agent, session_id: str):
             return None
         folder.mkdir(parents=True, exist_ok=True)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
-        fh = open(folder / f"{safe}.lock", "a+", encoding="utf-8")
+        fh = os.fdopen(os.open(folder / f"{safe}.lock", os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="utf-8")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            fh.seek(0)
-            pid = fh.read().strip()
+            pid = _owner(fh)
             fh.close()
-            owner = f" (pid {pid})" if pid.isdigit() else ""
+            owner = f" (pid {pid})" if pid else ""
             return (f"session {session_id} is being written by another hermes process{owner}; "
                     "resume it when that one has finished")
         fh.seek(0)
+        fh.write(str(os.getpid()))  # over the old pid, then cut: a reader never sees it empty
         fh.truncate()
-        fh.write(str(os.getpid()))
         fh.flush()
         _claims[key] = fh
     return None
+
+
+def _owner(fh) -> str:
+    """The pid in a lock file (the owner writes it just after locking: wait a moment for it)."""
+    import time
+
+    for _ in range(20):
+        fh.seek(0)
+        pid = fh.read().strip()
+        if pid.isdigit():
+            return pid
+        time.sleep(0.01)
+    return ""
 
 
 def _release(agent, session_id: str) -> None:

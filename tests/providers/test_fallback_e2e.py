@@ -192,14 +192,22 @@ class Deltas:
         self.seen.append(text)
 
 
-def test_stream_cut_after_deltas_gives_up_without_fallback(chain_agent):
+def test_a_stream_cut_after_shown_deltas_is_retried(chain_agent):
     shown = Deltas()
     agent, primary, (fb,) = chain_agent(callbacks=[shown])
-    primary.push(cut(after=2, text="partial answer that was cut"))
+    primary.push(cut(after=2, text="partial answer that was cut"), reply("whole answer"))
     result = agent.run_conversation("hello")
-    assert shown.seen == ["partial ", "answer "]
-    assert result["exit_reason"] == "error" and "already shown" in result["error"]
-    assert fb.requests == [] and len(primary.requests) == 1
+    assert shown.seen[:2] == ["partial ", "answer "] and "".join(shown.seen[2:]) == "whole answer"
+    assert result["exit_reason"] == "completed" and result["final_response"] == "whole answer"
+    assert fb.requests == [] and len(primary.requests) == 2
+
+
+def test_a_stream_cut_that_nobody_saw_falls_back_as_before_the_first_byte(chain_agent):
+    agent, primary, (fb,) = chain_agent()  # no listener: like --json or a subagent
+    primary.push(*[cut(after=2, text="partial answer that was cut")] * 4)
+    fb.push(reply("from the fallback"))
+    result = agent.run_conversation("hello")
+    assert result["final_response"] == "from the fallback" and len(fb.requests) == 1
 
 
 def test_stream_cut_before_any_delta_is_retried(chain_agent):

@@ -1,13 +1,15 @@
-"""Time limits a user can live with: a provider that goes silent is left after
-the stream idle timeout (retried once), and the fallback answers; through the
-CLI against the wire server."""
+"""Failed calls through the CLI against the wire server: a provider that goes
+silent is left after the stream idle timeout (retried once) for the fallback;
+a stream cut after its text was shown is retried, the new answer after a
+visible marker; under --json (nothing shown) as if it failed before a byte."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from plugins_providers.testserver import reply
+from kernel.console import RESTART_MARKER
+from plugins_providers.testserver import cut, reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 
@@ -39,3 +41,18 @@ def test_the_idle_timeout_is_in_config_and_the_default_reaches_the_fallback_in_t
     retry_cap = KNOWN_KEYS["agent.retry_max_delay"][1]
     assert idle == 60 and KNOWN_KEYS["agent.api_timeout"][1] == 600
     assert 2 * idle + min(retry_cap, KNOWN_KEYS["agent.retry_base_delay"][1]) <= 125  # about two minutes
+
+
+def test_a_cut_stream_is_retried_and_the_new_answer_is_never_glued_on(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
+    (hermes_home / "config.yaml").write_text(json.dumps({"agent": {"retry_base_delay": 0.05}}))
+    args = ("--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "gpt-test", "hi")
+    wire_server.push(cut(after=2, text="partial answer that was cut"), reply("the whole answer"))
+    out = hermes("run", *args, env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"partial answer \n{RESTART_MARKER}\nthe whole answer\n"
+    # under --json nothing was shown: the same cut is retried silently, the document holds the answer alone
+    wire_server.push(cut(after=2, text="partial answer that was cut"), reply("the whole answer"))
+    out = hermes("run", "--json", *args, env=cli_env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["final_response"] == "the whole answer"
+    assert len(wire_server.requests) == 4
