@@ -378,6 +378,7 @@ def _provider_options(f):
         click.option("-t", "--toolsets", help="Comma-separated toolsets to offer."),
         click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session."),
         click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
+        click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
                      help="Give up on a provider that sends nothing for this long (agent.stream_idle_timeout, 60)."),
     ]
@@ -392,6 +393,8 @@ def _build_agent(app: App, opts: dict, console, session_id: Optional[str] = None
     toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
     if opts.get("timeout"):
         app.config.overrides["agent.stream_idle_timeout"] = opts["timeout"]
+    if opts.get("yolo"):
+        app.config.overrides["approvals.mode"] = "off"
     try:
         return Agent(
             config=app.config, host=app.host, model=opts.get("model"), provider=opts.get("provider"),

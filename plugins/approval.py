@@ -25,6 +25,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import logging
+import os
 import re
 from dataclasses import dataclass
 
@@ -201,8 +202,9 @@ def pre_tool_call(tool_name, args, agent):
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
         return None  # the tool itself rejects a bad command
+    workdir = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     try:
-        return _check(command, _config(agent))
+        return _check(command, _config(agent), os.path.abspath(os.path.expanduser(workdir)) if workdir else None)
     except Exception as exc:
         # The host would log a raising hook and run the command: a broken
         # check must ask instead (and so fail closed when nobody answers).
@@ -215,9 +217,12 @@ def pre_tool_call(tool_name, args, agent):
         }
 
 
-def _check(command: str, config):
-    for glob in _strings(config, "approvals.deny"):
-        if fnmatch.fnmatchcase(command.strip(), glob):
+def _check(command: str, config, workdir: str = None):
+    from plugins.shell_analysis import analyse
+
+    analysis = analyse(command, cwd=workdir)
+    for glob in _strings(config, "approvals.deny"):  # the raw text and each command as parsed
+        if any(fnmatch.fnmatchcase(text, glob) for text in [command.strip(), *analysis.normalized]):
             return {"action": "block", "message": f"This command is denied by the approvals.deny rule {glob!r}; do not retry it."}
     mode = config.get("approvals.mode", "manual") if config is not None else "manual"
     if mode is False or (isinstance(mode, str) and mode.strip().lower() == "off"):  # YAML turns a bare off into False
@@ -225,13 +230,21 @@ def _check(command: str, config):
     allowed = set(_strings(config, "command_allowlist"))
     if command.strip() in allowed:
         return None
-    pending = [rule for rule in matches(command, config) if rule.key not in allowed]
+    # the named rules first (the most specific reason), then what the parse tree shows; the
+    # rules read each simple command as parsed (a quoted argument is not a command), or the
+    # raw text when it could not be parsed
+    texts = analysis.normalized if analysis.commands else [command]
+    if any(f.key == "unparsed" for f in analysis.findings):
+        texts = [command]
+    rules = {rule.key: rule for text in texts for rule in matches(text, config)}
+    found = [(rule.key, rule.description) for rule in rules.values()]
+    found += [(f.key, f.description) for f in analysis.findings]
+    pending = [(key, why) for key, why in found if key not in allowed]
     if not pending:
         return None
-    first = pending[0]
-    why = "; ".join(dict.fromkeys(rule.description for rule in pending))
+    why = "; ".join(dict.fromkeys(why for _, why in pending))
     return {
         "action": "approve",
         "message": f"Dangerous command: {why}. Command: {command.strip()[:500]}",
-        "rule_key": first.key,
+        "rule_key": pending[0][0],
     }
