@@ -463,8 +463,11 @@ def clarify(question, choices, agent):
 @hookspec(firstresult=True)
 def approve_tool_call(tool_name, args, message, rule_key, agent):
     """Ask whether a tool call flagged by ``pre_tool_call`` may run. Return
-    ``True`` (allow) or ``False`` (deny); ``None`` means you cannot ask. If
-    nobody answers the call is denied (fails closed)."""
+    ``True`` or ``"once"`` (allow this call), ``"session"`` (allow calls flagged
+    with this ``rule_key`` for the rest of the session), ``"always"`` (allow
+    them from now on: the approval plugin saves the key in
+    ``command_allowlist``), ``False`` or ``"deny"`` (deny); ``None`` means you
+    cannot ask. If nobody answers the call is denied (fails closed)."""
 
 
 # ==========================================================================

@@ -122,6 +122,7 @@ class Outcome:
 
 
 INTERRUPTED = "not run: the user interrupted the turn"
+APPROVED = ("once", "session", "always")  # what approve_tool_call may answer besides True
 
 
 def execute_batch(agent, tool_calls: list, turn) -> list:
@@ -283,7 +284,7 @@ def _pre_tool_call(agent, hook, args: dict, common: dict) -> Optional[str]:
             tool_name=common["tool_name"], args=args, message=message,
             rule_key=str(directive.get("rule_key") or ""), agent=agent,
         )
-        if answer is not True:
-            why = "denied by the user" if answer is False else "nobody was available to approve it"
+        if not (answer is True or answer in APPROVED):
+            why = "denied by the user" if answer is False or answer == "deny" else "nobody was available to approve it"
             return f"not run: {message} ({why})"
     return None

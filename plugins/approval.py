@@ -34,6 +34,7 @@ from kernel import hookimpl
 log = logging.getLogger("hermes.plugins.approval")
 
 SHELL_TOOLS = {"terminal"}
+SESSION_KEY = "approvals_for_session"  # agent.state: rule keys the user allowed for this session
 
 # Where a command word may start: line start, after a separator or an opening
 # quote/paren, after a wrapper (sudo, xargs, env VAR=1, nohup, find -exec ...),
@@ -204,7 +205,8 @@ def pre_tool_call(tool_name, args, agent):
         return None  # the tool itself rejects a bad command
     workdir = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     try:
-        return _check(command, _config(agent), os.path.abspath(os.path.expanduser(workdir)) if workdir else None)
+        return _check(command, _config(agent), os.path.abspath(os.path.expanduser(workdir)) if workdir else None,
+                      frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ())))
     except Exception as exc:
         # The host would log a raising hook and run the command: a broken
         # check must ask instead (and so fail closed when nobody answers).
@@ -217,7 +219,26 @@ def pre_tool_call(tool_name, args, agent):
         }
 
 
-def _check(command: str, config, workdir: str = None):
+@hookimpl(wrapper=True)
+def approve_tool_call(rule_key, agent):
+    """Remember the user's choice: ``session`` for this agent, ``always`` in
+    config.yaml's ``command_allowlist``."""
+    answer = yield
+    if rule_key and answer == "session":
+        agent.state.setdefault(SESSION_KEY, set()).add(rule_key)
+    elif rule_key and answer == "always" and _config(agent) is not None:
+        config = _config(agent)
+        allowed = _strings(config, "command_allowlist")
+        if rule_key not in allowed:
+            config.set_value("command_allowlist", allowed + [rule_key])
+            try:
+                config.save()
+            except OSError as exc:
+                log.warning("could not save %s in command_allowlist: %s", rule_key, exc)
+    return answer
+
+
+def _check(command: str, config, workdir: str = None, session: frozenset = frozenset()):
     from plugins.shell_analysis import analyse
 
     analysis = analyse(command, cwd=workdir)
@@ -227,7 +248,7 @@ def _check(command: str, config, workdir: str = None):
     mode = config.get("approvals.mode", "manual") if config is not None else "manual"
     if mode is False or (isinstance(mode, str) and mode.strip().lower() == "off"):  # YAML turns a bare off into False
         return None
-    allowed = set(_strings(config, "command_allowlist"))
+    allowed = set(_strings(config, "command_allowlist")) | set(session)
     if command.strip() in allowed:
         return None
     # the named rules first (the most specific reason), then what the parse tree shows; the

@@ -123,3 +123,40 @@ def test_through_the_cli_with_nobody_to_approve(hermes, tmp_path):
     out = hermes("run", "--json", "--yolo", "--api-mode", "scripted", "--base-url", script, "-t", "terminal", "go")
     assert out.returncode == 0, out.stderr
     assert not outside.exists()  # approvals off: the user said so
+
+
+def test_choices_once_session_always_deny(make_agent, hermes_home):
+    """The approval question's answer: once, session (this agent, this rule),
+    always (saved in command_allowlist), deny."""
+    import json
+
+    import yaml
+
+    from kernel.config import load_config
+    from plugins import approval as approval_plugin
+    from plugins import core_tools
+    from tests.conftest import Approver
+
+    call = ["terminal", {"command": "python3 -c 'print(6 * 7)'"}]
+    script = [{"tool_calls": [call]}, {"tool_calls": [call]}, "done"]
+
+    def outputs(result):
+        return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+
+    for answer, asked, ran in (("once", 2, 2), ("session", 1, 2), ("deny", 2, 0)):
+        person = Approver(answer=answer)
+        agent = make_agent(approval_plugin, core_tools, callbacks=[person], script=list(script), toolsets=["terminal"])
+        results = outputs(agent.run_conversation("go"))
+        assert len(person.asked) == asked and person.asked[0][2] == "inline_code", answer
+        assert sum(1 for r in results if r.get("exit_code") == 0) == ran, (answer, results)
+    person = Approver(answer="always")
+    config = load_config()
+    agent = make_agent(approval_plugin, core_tools, callbacks=[person], script=list(script), toolsets=["terminal"],
+                       config=config)
+    agent.run_conversation("go")
+    assert len(person.asked) == 1
+    assert yaml.safe_load((hermes_home / "config.yaml").read_text())["command_allowlist"] == ["inline_code"]
+    later = Approver(answer=False)
+    fresh = make_agent(approval_plugin, core_tools, callbacks=[later], script=list(script), toolsets=["terminal"],
+                       config=load_config())
+    assert [r.get("exit_code") for r in outputs(fresh.run_conversation("go"))] == [0, 0] and later.asked == []
