@@ -121,6 +121,9 @@ def _remember_load(host) -> None:
     """Cache what loading found (errors, hooks), keyed by what was installed and
     selected, so listing stays import-free until that changes."""
     state = _read_state()
+    changed = {row.split("|", 1)[0] for row in set(host.fingerprint) ^ set(state.get("fingerprint") or [])}
+    for name in changed & set(state.get("failures") or {}):
+        del state["failures"][name]  # reinstalled or reselected: its earlier failures say nothing now
     state["fingerprint"] = host.fingerprint
     state["plugins"] = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks} for c in host.records
                         if c.status in ("enabled", "error")}
@@ -281,7 +284,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
         detail = r.error or r.summary()
         failed = failures.get(r.name)
         if failed and not r.error:
-            detail += f" [last run: {', '.join(f'{hook} failed' for hook in failed)}; see `hermes plugins info {r.name}`]"
+            detail += (f" [failed in an earlier run: {', '.join(failed)}; see `hermes plugins info {r.name}`]")
         click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<{swidth}}  {detail}")
         if hooks and r.hooks:
             click.echo(f"{'':<{width}}  hooks: {', '.join(r.hooks)}")

@@ -122,6 +122,11 @@ class Outcome:
 
 
 INTERRUPTED = "not run: the user interrupted the turn"
+
+
+def _interrupted() -> Outcome:
+    return Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
+
 APPROVED = ("once", "session", "always")  # what approve_tool_call may answer besides True
 
 
@@ -163,7 +168,7 @@ def execute_batch(agent, tool_calls: list, turn) -> list:
     results = []
     for call, outcome in zip(calls, outcomes):
         if outcome is None:
-            outcome = Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
+            outcome = _interrupted()
         results.append(tool_message(call.id, _after(agent, call, turn, outcome)))
     return results
 
@@ -197,7 +202,7 @@ def _common(agent, call: Call, turn) -> dict:
 def _decide(agent, call: Call, turn) -> Optional[Outcome]:
     """Phase 1 for one call: None to run it, else why it will not run."""
     if agent.interrupted:
-        return Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
+        return _interrupted()
     if call.name not in agent.tools:
         from kernel.plugins import close_matches
 
@@ -226,7 +231,7 @@ def _run(agent, call: Call, turn) -> Outcome:
         outcome = Outcome(_error(str(exc)), "error", "tool_error", str(exc))
     except BaseException as exc:  # SystemExit in a tool too: the model reads it, the agent goes on
         if is_user_interrupt(exc):
-            outcome = Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
+            outcome = _interrupted()
         else:
             message = f"{call.name} failed: {describe(exc)}"
             outcome = Outcome(_error(message), "error", "exception", message)

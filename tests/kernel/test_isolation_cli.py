@@ -165,7 +165,7 @@ def test_exit_and_keyboard_interrupt_in_hooks_do_not_end_the_command(run, script
     assert "plugin kbi-in-hook: hook on_session_start raised KeyboardInterrupt" in out.stderr
     listed = run("plugins", "list", enable=["exit-in-hook", "kbi-in-hook"])
     line = next(line for line in listed.stdout.splitlines() if line.startswith("exit-in-hook"))
-    assert "[last run: pre_llm_call failed" in line
+    assert "[failed in an earlier run: pre_llm_call; see `hermes plugins info exit-in-hook`]" in line
     info = json.loads(run("plugins", "info", "exit-in-hook", "--json", enable=["exit-in-hook"]).stdout)
     assert "SystemExit(4)" in info["failures"]["pre_llm_call"]
 
