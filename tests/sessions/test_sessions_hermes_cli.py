@@ -228,23 +228,26 @@ def test_two_hermes_run_processes_write_one_database_at_once(hermes_sessions, tm
         assert stored[0]["content"] == f"job {name}" and stored[-1]["content"] == f"{name} finished"
 
 
-def test_a_damaged_store_stops_run_before_the_model_call(hermes_sessions, tmp_path, home):
+def test_a_damaged_store_stops_run_before_the_model_call(hermes_sessions, home, wire_server):
+    from plugins_providers.testserver import reply
+
     db = home / "state.db"
     db.write_bytes(b"\x00garbage, definitely not SQLite\n" * 64)
     before = db.read_bytes()
-    script = _script(tmp_path, "answer.json", ["an answer that would be lost"])
-    res = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "hi")
+    model = ("--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test")
+    res = hermes_sessions("run", *model, "hi")
     _one_line_error(res, str(db), "hermes sessions repair", "--no-save")
-    assert res.stdout == ""  # no model call was made
-    chat = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script, input="hi\n")
+    chat = hermes_sessions("chat", *model, input="hi\n")
     _one_line_error(chat, str(db), "--no-save")
+    assert wire_server.requests == [] and res.stdout == ""  # no model call was made
     # the explicit opt-out runs, says so, and touches nothing
-    res = hermes_sessions("run", "--no-save", "--api-mode", "scripted", "--base-url", script, "hi")
+    wire_server.push(reply("an answer that is not stored"))
+    res = hermes_sessions("run", "--no-save", *model, "hi")
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "an answer that would be lost"
+    assert res.stdout.strip() == "an answer that is not stored" and len(wire_server.requests) == 1
     assert "--no-save: this conversation will not be stored" in res.stderr
     assert db.read_bytes() == before
-    usage = hermes_sessions("run", "--no-save", "--resume", "abc", "--api-mode", "scripted", "--base-url", script, "hi")
+    usage = hermes_sessions("run", "--no-save", "--resume", "abc", *model, "hi")
     assert usage.returncode == 2 and "cannot --resume" in usage.stderr
 
 
@@ -268,14 +271,18 @@ def test_broken_tool_calls_in_the_store_are_repaired_on_load(hermes_sessions, tm
     assert resumed["final_response"] == "still here"
 
 
-def test_one_writer_per_session(hermes_sessions, tmp_path):
+def test_one_writer_per_session(hermes_sessions, tmp_path, wire_server):
     """Four `hermes run --resume SID` at once: one writes, the others are
     refused with one line before any model call; the history never interleaves.
     New sessions in parallel all go through."""
+    from plugins_providers.testserver import reply
+
     first = _run_json(hermes_sessions, tmp_path, ["first answer"], prompt="first question")
     sid = first["session_id"]
-    slow = _script(tmp_path, "slow.json", [{"content": "slow answer", "delay": 3}])
-    procs = [subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", slow, "--resume", sid,
+    for _ in range(4):
+        wire_server.push(reply("slow answer", delay=3))
+    model = ["--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test"]
+    procs = [subprocess.Popen([*hermes_sessions.argv, "run", *model, "--resume", sid,
                                f"question {i}"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
     outcomes = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
@@ -288,6 +295,7 @@ def test_one_writer_per_session(hermes_sessions, tmp_path):
     history = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"]
     assert [m["role"] for m in history] == ["user", "assistant"] * (1 + len(winners))  # never user x4
     assert [m["content"] for m in history[3::2]] == ["slow answer"] * len(winners)
+    assert len(wire_server.requests) == len(winners)  # the refused ones never called the model
     # different sessions, written at once, as before
     news = [subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url",
                               _script(tmp_path, f"n{i}.json", [{"content": f"new {i}", "delay": 0.5}]), f"new {i}"],

@@ -8,6 +8,7 @@ import base64
 import pytest
 
 from plugins import approval
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 B64 = base64.b64encode(b"rm -rf ~").decode()
 
@@ -101,26 +102,31 @@ def test_deny_rules_match_the_parsed_command(workspace):
                                   agent=Agent())["action"] == "approve"
 
 
-def test_through_the_cli_with_nobody_to_approve(hermes, tmp_path):
-    """`hermes run` with no terminal: the bypass is refused and the folder
-    outside the workspace survives; a workspace clean-up runs; --yolo runs all."""
+def test_through_the_cli_with_nobody_to_approve(hermes, tmp_path, wire_server, cli_env):  # noqa: F811
+    """`hermes run` with no terminal, against the wire server: the bypass is
+    refused and the folder outside the workspace survives; a workspace clean-up
+    runs; --yolo runs all."""
     import json
+
+    from plugins_providers.testserver import reply
 
     work, outside = tmp_path / "work", tmp_path / "outside"
     (work / "build").mkdir(parents=True)
     outside.mkdir()
     (outside / "keep.txt").write_text("precious")
-    steps = [{"tool_calls": [["terminal", {"command": f"$(echo rm) -rf {outside}", "workdir": str(work)}],
-                             ["terminal", {"command": "rm -rf build/", "workdir": str(work)}]]}, "done"]
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(steps))
-    out = hermes("run", "--json", "--api-mode", "scripted", "--base-url", script, "-t", "terminal", "go")
+    calls = [("terminal", {"command": f"$(echo rm) -rf {outside}", "workdir": str(work)}),
+             ("terminal", {"command": "rm -rf build/", "workdir": str(work)})]
+    for _ in range(2):
+        wire_server.push(reply("", tool_calls=calls), reply("done"))
+    model = ("--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test")
+    out = hermes("run", "--json", *model, "-t", "terminal", "go", env=cli_env)
     assert out.returncode == 0, out.stderr
     results = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
     assert "nobody was available to approve it" in results[0]["error"] and "built at run time" in results[0]["error"]
     assert (outside / "keep.txt").read_text() == "precious"
     assert results[1]["exit_code"] == 0 and not (work / "build").exists()
-    out = hermes("run", "--json", "--yolo", "--api-mode", "scripted", "--base-url", script, "-t", "terminal", "go")
+    (work / "build").mkdir()
+    out = hermes("run", "--json", "--yolo", *model, "-t", "terminal", "go", env=cli_env)
     assert out.returncode == 0, out.stderr
     assert not outside.exists()  # approvals off: the user said so
 
