@@ -100,17 +100,24 @@ def _state_file(name: str):
     return data_dir() / name
 
 
+_state_read: dict = {}  # path -> the state file as this process last read or wrote it
+
+
 def _read_state() -> dict:
-    try:
-        state = json.loads(_state_file(LOAD_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) and isinstance(state.get("plugins"), dict) else {}
+    path = _state_file(LOAD_STATE)
+    if path not in _state_read:
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        _state_read[path] = state if isinstance(state, dict) and isinstance(state.get("plugins"), dict) else {}
+    return _state_read[path]
 
 
 def _write_state(state: dict) -> None:
+    path = _state_file(LOAD_STATE)
+    _state_read[path] = state
     try:
-        path = _state_file(LOAD_STATE)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(state, indent=1), encoding="utf-8")
     except OSError:

@@ -141,10 +141,6 @@ class Watchdog:
         frames = self._guarded_frames(sys._getframe(1))
         return _identity(frames[0])[0][0] if frames else ""
 
-    def stuck(self, ident: int) -> bool:
-        """Is thread ``ident`` inside plugin code past its deadline?"""
-        return (FIRED, ident) in self.marks.values()
-
     # -- getting a thread out
     def interrupt_thread(self, ident: int) -> bool:
         """The user interrupted: if thread ``ident`` is inside plugin code, get
@@ -411,9 +407,10 @@ class Guarded:
         self.__wrapped_plugin__ = plugin
         self.__name__ = name
         self.__doc__ = getattr(plugin, "__doc__", None)
+        self.__hooks__: list = []  # the attribute names of the guarded implementations
 
     def __dir__(self) -> list:  # pluggy scans dir(): only the hooks, nothing else to look at
-        return [name for name, value in vars(self).items() if callable(value)]
+        return list(self.__hooks__)
 
     def __repr__(self) -> str:
         return f"<guarded plugin {self.__name__!r}: {self.__wrapped_plugin__!r}>"
@@ -437,6 +434,7 @@ def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
         else:
             guarded = guard_function(fn, name, hook, failures)
         setattr(proxy, attr, guarded)
+        proxy.__hooks__.append(attr)
     return proxy
 
 
