@@ -280,8 +280,7 @@ class PluginHost:
         self.pm = pluggy.PluginManager("hermes")
         self.pm.add_hookspecs(hookspecs)
         self.records: list = []
-        self.objects: list = []  # (name, object) of every loaded plugin, in load order
-        self._proxies: list = []  # (name, guarded stand-in) as registered with pluggy, same order
+        self._proxies: list = []  # (name, guarded stand-in) of every loaded plugin, in load order
         self.hook_errors: dict = {}
         self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
         self._warned: set = set()
@@ -397,7 +396,6 @@ class PluginHost:
             doc = (getattr(obj, "__doc__", None) or "").strip()
             cand.description = doc.splitlines()[0].replace("``", "") if doc else ""
         cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(proxy) or [])
-        self.objects.append((cand.name, obj))
         self._proxies.append((cand.name, proxy))
         self._registry = None
 
@@ -463,10 +461,14 @@ class PluginHost:
             self._registry = Registry.collect(self)
         return self._registry
 
+    @property
+    def objects(self) -> list:
+        """(name, object) of every loaded plugin, in load order."""
+        return [(name, proxy.__wrapped_plugin__) for name, proxy in self._proxies]
+
     def _unregister(self, name: str) -> None:
         if self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
-        self.objects = [(n, o) for n, o in self.objects if n != name]
         self._proxies = [(n, p) for n, p in self._proxies if n != name]
         self._registry = None
 
