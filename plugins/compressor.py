@@ -35,6 +35,7 @@ from typing import Any, Callable, Optional
 
 from kernel import hookimpl
 from kernel.messages import problems, repair
+from plugins import auxiliary
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +248,7 @@ class Compressor:
 
             raise ConfigError(f"model_context_length: expected an integer of at least 1024 tokens, got {override!r}")
         self.context_override = override
-        self.auxiliary = auxiliary_provider_config(config)  # None: the agent's own model
+        self.auxiliary = auxiliary.provider_config(config, "compression")  # None: the agent's own model
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.last_total_tokens = 0
@@ -353,8 +354,7 @@ class Compressor:
         return _clip(text, budget) if len(text) > budget else text
 
     def _summary(self, middle: list, names: dict, notes: str, agent: Any, previous: list = ()) -> str:
-        summarize = self.summarize or _auxiliary_summarizer(agent, self.auxiliary, self.context_length) \
-            or _agent_summarizer(agent, self.context_length)
+        summarize = self.summarize or _summarizer(agent, self.auxiliary, self.context_length)
         earlier = "\n\n".join(previous)
         if summarize is not None:
             prompt = "Conversation to summarise:\n\n" + self._fitting_transcript(middle, names)
@@ -420,71 +420,19 @@ def _summary_max_tokens(context_length: int) -> int:
     return max(1024, min(context_length // 20, 8_000))
 
 
-AUX_FIELDS = ("model", "provider", "base_url", "api_mode", "api_key_env")
-
-
-def auxiliary_provider_config(config: Any) -> Optional[Any]:
-    """The ``auxiliary.compression`` block as a partial ProviderConfig, or
-    None when it names no model of its own (empty or ``auto``: use the
-    conversation's model). A malformed block is a ConfigError, not a silent
-    fall back to the expensive model."""
-    from kernel.config import ConfigError
-    from kernel.types import ProviderConfig
-
-    raw = config.get("auxiliary.compression", None)
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"auxiliary.compression: expected a mapping (model, provider, base_url, ...), got {raw!r}")
-    fields = {}
-    for key in AUX_FIELDS:
-        value = raw.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise ConfigError(f"auxiliary.compression.{key}: expected a string, got {value!r}")
-        if value.strip() and value.strip().lower() != "auto":
-            fields[key] = value.strip()
-    timeout = raw.get("timeout")
-    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
-        raise ConfigError(f"auxiliary.compression.timeout: expected a positive number of seconds, got {timeout!r}")
-    if not fields:
-        return None
-    extra = (("timeout", float(timeout)),) if timeout is not None else ()
-    return ProviderConfig(**fields, extra=extra)
-
-
-def _auxiliary_summarizer(agent: Any, aux: Any, context_length: int) -> Optional[Callable[[str], str]]:
-    """A summariser on the auxiliary model, through the agent's one model-call
-    path (``complete_once``): the API hooks see it, an interrupt stops it, and
-    a failure means the deterministic summary."""
-    complete_once = getattr(agent, "complete_once", None)
-    if aux is None or complete_once is None:
-        return None
-    main = getattr(agent, "provider_config", None)
-    if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
-        # only a model named: the same endpoint and key as the conversation
-        pconf = main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
-    else:  # another endpoint; without a model of its own it serves the conversation's model name
-        pconf = aux if aux.model or main is None else aux.with_(model=main.model)
-    max_tokens = _summary_max_tokens(context_length)
-
-    def summarize(prompt: str) -> str:
-        messages = [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": prompt}]
-        return complete_once(messages, max_tokens=max_tokens, provider_config=pconf)
-
-    return summarize
-
-
-def _agent_summarizer(agent: Any, context_length: int) -> Optional[Callable[[str], str]]:
-    complete_once = getattr(agent, "complete_once", None)
-    if complete_once is None:
+def _summarizer(agent: Any, aux: Any, context_length: int) -> Optional[Callable[[str], str]]:
+    """A summariser on the auxiliary model (or the conversation's when
+    ``aux`` is None), through the agent's one model-call path: the API hooks
+    see it, an interrupt stops it, and a failure means the deterministic
+    summary."""
+    call = auxiliary.caller(agent, aux)
+    if call is None:
         return None
     max_tokens = _summary_max_tokens(context_length)
 
     def summarize(prompt: str) -> str:
         messages = [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": prompt}]
-        return complete_once(messages, max_tokens=max_tokens)
+        return call(messages, max_tokens=max_tokens)
 
     return summarize
 

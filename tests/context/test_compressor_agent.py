@@ -278,7 +278,8 @@ def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent, recor
 
     from kernel import hookimpl
     from kernel.types import ModelResponse
-    from plugins.compressor import _auxiliary_summarizer, auxiliary_provider_config
+    from plugins import auxiliary
+    from plugins.compressor import _summarizer
 
     released, cancelled = threading.Event(), []
 
@@ -297,8 +298,9 @@ def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent, recor
 
     rec = recorder("pre_api_request")
     agent = make_agent(Slow(), script=[], callbacks=[rec])
-    aux = auxiliary_provider_config(agent.config.__class__({"auxiliary": {"compression": {"model": "m", "api_mode": "slow"}}}))
-    summarize = _auxiliary_summarizer(agent, aux, 128_000)
+    aux = auxiliary.provider_config(agent.config.__class__({"auxiliary": {"compression": {"model": "m", "api_mode": "slow"}}}),
+                                    "compression")
+    summarize = _summarizer(agent, aux, 128_000)
     threading.Timer(0.1, agent.interrupt).start()
     started = time.monotonic()
     from kernel.isolation import Interrupted

@@ -1,0 +1,63 @@
+"""Auxiliary models: the ``auxiliary.<task>`` config blocks (``compression``,
+``approval``) and one call on the model they name.
+
+A block names a model and, optionally, another endpoint (``provider``,
+``base_url``, ``api_mode``, ``api_key_env``, ``timeout``). Empty or ``auto``
+means the conversation's own model. The call goes through the agent's single
+model-call path (``agent.complete_once``), so the API hooks see it, an
+interrupt stops it, and the fallback policy applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+FIELDS = ("model", "provider", "base_url", "api_mode", "api_key_env")
+
+
+def provider_config(config: Any, task: str) -> Optional[Any]:
+    """The ``auxiliary.<task>`` block as a partial ProviderConfig, or None
+    when it names nothing of its own. A malformed block is a ConfigError, not
+    a silent fall back to the expensive model."""
+    from kernel.config import ConfigError
+    from kernel.types import ProviderConfig
+
+    raw = config.get(f"auxiliary.{task}", None) if config is not None else None
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"auxiliary.{task}: expected a mapping (model, provider, base_url, ...), got {raw!r}")
+    fields = {}
+    for key in FIELDS:
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ConfigError(f"auxiliary.{task}.{key}: expected a string, got {value!r}")
+        if value.strip() and value.strip().lower() != "auto":
+            fields[key] = value.strip()
+    timeout = raw.get("timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
+        raise ConfigError(f"auxiliary.{task}.timeout: expected a positive number of seconds, got {timeout!r}")
+    if not fields:
+        return None
+    extra = (("timeout", float(timeout)),) if timeout is not None else ()
+    return ProviderConfig(**fields, extra=extra)
+
+
+def caller(agent: Any, aux: Any = None) -> Optional[Callable[..., str]]:
+    """``call(messages, max_tokens=None) -> str`` on the auxiliary model
+    ``aux`` (None: the conversation's model), or None when the agent cannot
+    make model calls."""
+    complete_once = getattr(agent, "complete_once", None)
+    if complete_once is None:
+        return None
+    if aux is None:
+        return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens)
+    main = getattr(agent, "provider_config", None)
+    if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
+        # only a model named: the same endpoint and key as the conversation
+        pconf = main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
+    else:  # another endpoint; without a model of its own it serves the conversation's model name
+        pconf = aux if aux.model or main is None else aux.with_(model=main.model)
+    return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, provider_config=pconf)
