@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
 
 def _script(tmp_path, name, steps):
     path = tmp_path / name
@@ -303,3 +305,47 @@ def test_one_writer_per_session(hermes_sessions, tmp_path, wire_server):
                              stderr=subprocess.PIPE, text=True) for i in range(3)]
     assert [p.wait(timeout=60) for p in news] == [0, 0, 0]
     assert len(json.loads(hermes_sessions("sessions", "list", "--json").stdout)) == 4
+
+
+def test_killed_during_a_real_sdk_tool_call_the_resumed_request_says_so(hermes, hermes_home, tmp_path, wire_server,  # noqa: F811
+                                                                        cli_env):
+    """The same crash with the openai SDK over the wire: the assistant message
+    with the call reached the store before `sleep` started, and the request
+    after the resume carries the call and a tool result saying it never
+    finished."""
+    import os
+
+    from kernel.messages import MISSING_RESULT
+    from plugins_providers.testserver import reply
+    from tests.conftest import hermes_command
+
+    wire_server.push(reply("", tool_calls=[("terminal", {"command": "sleep 30"})]))
+    model = ["--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test"]
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), **cli_env}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [cli_env.get("PYTHONPATH"), os.environ.get("PYTHONPATH")]))
+    proc = subprocess.Popen([*hermes_command(), "run", "--json", *model, "-t", "terminal", "wait a while"], env=env,
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _count(hermes_home / "state.db") < 2:  # the user message and the call
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGKILL)  # the process group: `sleep` too
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    (session,) = json.loads(hermes("sessions", "list", "--json", env=cli_env).stdout)
+    wire_server.push(reply("I will check whether it finished."))
+    out = hermes("run", "--json", *model, "-t", "terminal", "--resume", session["id"], "continue", env=cli_env)
+    assert out.returncode == 0, out.stderr
+    sent = wire_server.requests_to("/v1/chat/completions")[-1].body["messages"]
+    call = next(m for m in sent if m.get("tool_calls"))
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {"command": "sleep 30"}
+    told = sent[sent.index(call) + 1]
+    assert told["role"] == "tool" and told["tool_call_id"] == call["tool_calls"][0]["id"]
+    assert json.loads(told["content"]) == {"error": MISSING_RESULT}
+    assert sent[-1] == {"role": "user", "content": "continue"}
