@@ -130,15 +130,16 @@ def load_distro(name_or_path: str) -> Distro:
         except (OSError, yaml.YAMLError) as exc:
             raise DistroError(f"{path}: cannot read distro: {str(exc).splitlines()[0]}") from None
         return from_mapping(data, str(path))
-    from kernel.plugins import iter_entry_points, load_target
+    from kernel.plugins import entry_points
 
-    found = {name: (value, dist) for name, value, dist, _v, _m in iter_entry_points(GROUP)}
+    found = {ep.name: ep for ep in entry_points(GROUP)}
     if name_or_path not in found:
         known = ", ".join(sorted(found)) or "none installed"
         raise DistroError(f"no distro named '{name_or_path}' (installed: {known}); or give a YAML file path")
-    value, dist = found[name_or_path]
+    ep = found[name_or_path]
+    dist = ep.dist.name
     try:
-        data = load_target(value)
+        data = ep.load()
     except Exception as exc:
         raise DistroError(f"distro '{name_or_path}' from {dist} failed to load: {type(exc).__name__}: {exc}") from None
     if callable(data):

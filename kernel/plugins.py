@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ class Candidate:
     dist: str = ""
     default_enabled: bool = True  # False: opt-in (must be listed in plugins.enabled)
     load: Optional[Callable[[], Any]] = None  # returns the plugin object to register
-    metadata_path: Optional[Path] = None  # dist-info folder, read lazily for the description
+    distribution: Any = None  # importlib.metadata.Distribution: its Summary is read lazily
     description: str = ""
     status: str = ""
     reason: str = ""
@@ -59,8 +58,8 @@ class Candidate:
     def summary(self) -> str:
         if not self.description and self.source == "builtin":
             return f"built-in ({self.target})"
-        if not self.description and self.metadata_path is not None:
-            self.description = _read_summary(self.metadata_path)
+        if not self.description and self.distribution is not None:
+            self.description = self.distribution.metadata["Summary"] or ""
         return self.description
 
     def as_dict(self, with_hooks: bool = False) -> dict:
@@ -81,112 +80,57 @@ class Candidate:
 
 
 # --------------------------------------------------------------------------
-# Entry points, read from dist-info folders on sys.path. importlib.metadata
-# would do the same but costs ~30 ms to import; listing must feel instant.
+# Entry points (importlib.metadata: the distribution's own name and version)
 
 
 def _norm(name: str) -> str:
     return name.replace("-", "_").replace(".", "_").lower()
 
 
-def _parse_entry_points(text: str, group: str) -> list:
-    found, current = [], None
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line[0] in "#;":
+def entry_points(group: str, path: Optional[Iterable[str]] = None) -> list:
+    """The ``importlib.metadata`` entry points of ``group`` (on ``path``, or
+    ``sys.path``); one distribution per name, the first on the path wins."""
+    from importlib import metadata
+
+    if path is None:
+        return list(metadata.entry_points(group=group))
+    found, seen = [], set()
+    for dist in metadata.distributions(path=list(path)):
+        name = _norm(dist.metadata["Name"] or "")
+        if name in seen:
             continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1].strip()
-        elif current == group and "=" in line:
-            name, value = line.split("=", 1)
-            found.append((name.strip(), value.split("[")[0].strip()))
+        seen.add(name)
+        found.extend(ep for ep in dist.entry_points if ep.group == group)
     return found
 
 
-def _read_summary(meta_dir: Path) -> str:
-    for fname in ("METADATA", "PKG-INFO"):
-        try:
-            with open(meta_dir / fname, encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    if not line.strip():
-                        break
-                    if line.startswith("Summary:"):
-                        return line.split(":", 1)[1].strip()
-        except OSError:
-            continue
-    return ""
-
-
-def _dist_name_version(meta_dir: Path) -> tuple:
-    stem = meta_dir.name.rsplit(".", 1)[0]
-    if meta_dir.suffix == ".dist-info" and "-" in stem:
-        name, version = stem.split("-", 1)
-        return name, version
-    name, version = stem.split("-")[0], ""
-    try:
-        with open(meta_dir / ("PKG-INFO" if meta_dir.suffix == ".egg-info" else "METADATA"), encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    break
-                if line.startswith("Name:"):
-                    name = line.split(":", 1)[1].strip()
-                elif line.startswith("Version:"):
-                    version = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return name, version
-
-
-def iter_entry_points(group: str, path: Optional[Iterable[str]] = None):
-    """Yield ``(name, value, dist_name, version, meta_dir)`` for every entry
-    point of ``group`` on ``sys.path``; the first distribution of a name wins,
-    as with importlib.metadata."""
-    seen = set()
-    for entry in list(path if path is not None else sys.path):
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for fname in sorted(names):
-            if not (fname.endswith(".dist-info") or fname.endswith(".egg-info")):
-                continue
-            meta_dir = Path(entry or ".") / fname
-            dist, version = _dist_name_version(meta_dir)
-            if _norm(dist) in seen:
-                continue
-            seen.add(_norm(dist))
-            try:
-                text = (meta_dir / "entry_points.txt").read_text(encoding="utf-8")
-            except OSError:
-                continue
-            for name, value in _parse_entry_points(text, group):
-                yield name, value, dist, version, meta_dir
+def _installed_at(dist: Any) -> Optional[Path]:
+    """The metadata folder of a distribution (its time changes on every
+    install), when the finder tells it."""
+    where = getattr(dist, "_path", None)  # PathDistribution; other finders may not say
+    return Path(where) if where is not None else None
 
 
 def load_target(target: str) -> Any:
-    """Import ``module`` or ``module:attr.attr``."""
-    import importlib
+    """Import ``module`` or ``module:attr.attr`` (an entry point's value)."""
+    from importlib.metadata import EntryPoint
 
-    module_name, _, attrs = target.partition(":")
-    obj = importlib.import_module(module_name.strip())
-    for attr in filter(None, attrs.strip().split(".")):
-        obj = getattr(obj, attr)
-    return obj
+    return EntryPoint(name="", value=target.strip(), group="").load()
 
 
 def entry_point_candidates(group: str = GROUP) -> list:
     found = []
-    for name, value, dist, version, meta_dir in iter_entry_points(group):
-        builtin = _norm(dist) == OWN_DISTRIBUTION
+    for ep in entry_points(group):
+        dist = ep.dist
         found.append(
             Candidate(
-                name=name,
-                source="builtin" if builtin else "entrypoint",
-                target=value,
-                version=version,
-                dist=dist,
-                load=(lambda v=value: load_target(v)),
-                metadata_path=meta_dir,
+                name=ep.name,
+                source="builtin" if _norm(dist.name) == OWN_DISTRIBUTION else "entrypoint",
+                target=ep.value,
+                version=dist.version,
+                dist=dist.name,
+                load=ep.load,
+                distribution=dist,
             )
         )
     return found
@@ -248,7 +192,8 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
     metadata folder's or file's time changes on every install) and selected."""
     rows = []
     for c in sorted(candidates, key=lambda c: (c.name, c.source)):
-        path = c.metadata_path or (Path(c.target) if c.target and os.sep in c.target else None)
+        path = _installed_at(c.distribution) if c.distribution is not None else (
+            Path(c.target) if c.target and os.sep in c.target else None)
         try:
             stamp = os.stat(path).st_mtime_ns if path is not None else 0
         except OSError:

@@ -54,7 +54,7 @@ def scan_directory(root: Path, source: str) -> Iterator[tuple]:
 
 def candidates(config: Any) -> list:
     from kernel.config import data_dir
-    from kernel.plugins import Candidate, iter_entry_points
+    from kernel.plugins import Candidate, entry_points
 
     from plugins.hermes_compat import loader
 
@@ -80,10 +80,11 @@ def candidates(config: Any) -> list:
             cand.load = (lambda c=cand, w=where, m=manifest: loader.load(c, "dir", w, m, config))
             add(cand)
     for group in GROUPS:
-        for name, value, dist, version, meta_dir in iter_entry_points(group):
+        for ep in entry_points(group):
+            name, value, version = ep.name, ep.value, ep.dist.version
             manifest = PluginManifest(name=name, version=version, source="entrypoint", path=value, key=name)
-            cand = Candidate(name=name, source=SOURCE, target=value, version=version, dist=dist,
-                             default_enabled=False, metadata_path=meta_dir)
+            cand = Candidate(name=name, source=SOURCE, target=value, version=version, dist=ep.dist.name,
+                             default_enabled=False, distribution=ep.dist)
             cand.load = (lambda c=cand, v=value, m=manifest: loader.load(c, "entrypoint", v, m, config))
             add(cand)
     return list(found.values())

@@ -46,34 +46,25 @@ def _norm(name: str) -> str:
 
 def installed() -> dict:
     """norm name -> (name, version) of every distribution on ``sys.path``."""
-    import os
-
-    from kernel.plugins import _dist_name_version  # the kernel's own dist-info reader
-
     import site
+    from importlib import metadata
 
     found: dict = {}
     extra = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []  # pip may fall back to --user
-    for entry in list(sys.path) + extra:
-        try:
-            names = sorted(os.listdir(entry or "."))
-        except OSError:
-            continue
-        for fname in names:
-            if fname.endswith((".dist-info", ".egg-info")):
-                name, version = _dist_name_version(Path(entry or ".") / fname)
-                found.setdefault(_norm(name), (name, version))
+    for dist in metadata.distributions(path=list(sys.path) + extra):
+        name = dist.metadata["Name"] or ""
+        found.setdefault(_norm(name), (name, dist.version))
     return found
 
 
 def plugin_entry_points() -> dict:
     """norm dist name -> [(group, plugin name), ...]."""
-    from kernel.plugins import iter_entry_points
+    from kernel.plugins import entry_points
 
     out: dict = {}
     for group in PLUGIN_GROUPS:
-        for name, _value, dist, _version, _meta in iter_entry_points(group):
-            out.setdefault(_norm(dist), []).append((group, name))
+        for ep in entry_points(group):
+            out.setdefault(_norm(ep.dist.name), []).append((group, ep.name))
     return out
 
 
@@ -95,9 +86,9 @@ def _required_by_hermes() -> set:
 
 def _provides_distro(dist: str) -> bool:
     from kernel.distro import GROUP
-    from kernel.plugins import iter_entry_points
+    from kernel.plugins import entry_points
 
-    return any(_norm(d) == dist for _n, _v, d, _ver, _m in iter_entry_points(GROUP))
+    return any(_norm(ep.dist.name) == dist for ep in entry_points(GROUP))
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:

@@ -36,7 +36,7 @@ def test_discovery_lists_without_importing_and_everything_is_opt_in(compat_site,
             "jotter"} <= set(cands)
     for c in cands.values():
         assert c.source == "hermes-compat" and c.status == "not enabled", c
-    assert cands["kitchen"].dist == "hermes_kitchen" and cands["kitchen"].version == "1.0"
+    assert cands["kitchen"].dist == "hermes-kitchen" and cands["kitchen"].version == "1.0"
     assert cands["greeter"].version == "1.2.0" and cands["greeter"].description == "Greets people"
     assert not [m for m in sys.modules if m.startswith(("hxfix_", "hermes_plugins"))]
 

@@ -41,7 +41,7 @@ def test_memory_provider_from_the_hermes_memory_provider_group(compat_site, make
     cfg = Config({"plugins": {"enabled": ["jotter"]}})
     cands, adapters = load_compat(cfg)
     assert cands["jotter"].status == "enabled", cands["jotter"].error
-    assert cands["jotter"].dist == "hermes_jotter"
+    assert cands["jotter"].dist == "hermes-jotter"
     agent = make_agent(*adapters, config=cfg, script=["ok"])
     assert "notebook" in agent.host.registry.memory_backends  # named by the provider's own .name
 

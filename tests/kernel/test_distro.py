@@ -191,7 +191,7 @@ def test_distro_entry_point_as_mapping_function_or_path_and_a_broken_one(tmp_pat
     assert load_distro("mapping").blocked == {"fallback"}
     assert load_distro("function").blocked_tools == ["terminal"]
     assert load_distro("file").name == "from-file"
-    with pytest.raises(DistroError, match="distro 'broken' from hermes_distros_fixture failed to load: "
+    with pytest.raises(DistroError, match="distro 'broken' from hermes-distros-fixture failed to load: "
                                           "RuntimeError: half-written package"):
         load_distro("broken")
     with pytest.raises(DistroError, match=r"no distro named 'nope' \(installed: .*broken, .*mapping"):

@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from kernel.config import Config
-from kernel.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, iter_entry_points
+from kernel.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, entry_points
 
 from .fakedist import make_dist
 
@@ -52,8 +52,8 @@ def by_name(records):
 
 
 def test_entry_points_are_read_from_metadata(site):
-    found = {name: (value, dist, version) for name, value, dist, version, _ in iter_entry_points("hermes.plugins", [str(site)])}
-    assert found["good"] == ("hermes_good_mod", "hermes_good", "1.2.3")
+    found = {ep.name: (ep.value, ep.dist.name, ep.dist.version) for ep in entry_points("hermes.plugins", [str(site)])}
+    assert found["good"] == ("hermes_good_mod", "hermes-good", "1.2.3")  # the name from METADATA, not the folder
     assert len(found) == 4
 
 
