@@ -4,6 +4,7 @@ The kernel owns the agent loop, the iteration budget and the message schema;
 everything else is a pluggy plugin. Plugin authors need::
 
     from kernel import hookimpl          # mark hook implementations
+    from kernel import hookspec          # mark hooks a plugin brings (register_hookspecs)
     from kernel.types import Tool, ...   # data types
 
 Names are resolved lazily so that ``import kernel`` (and ``hermes --help``)
@@ -12,7 +13,7 @@ stays cheap: nothing heavy is imported until it is used.
 
 __version__ = "0.1.0"
 
-__all__ = ["hookimpl", "Agent", "__version__"]
+__all__ = ["hookimpl", "hookspec", "Agent", "__version__"]
 
 
 def __getattr__(name):
@@ -20,6 +21,10 @@ def __getattr__(name):
         import pluggy
 
         value = pluggy.HookimplMarker("hermes")
+    elif name == "hookspec":
+        import pluggy
+
+        value = pluggy.HookspecMarker("hermes")
     elif name == "Agent":
         from kernel.agent import Agent as value
     else:

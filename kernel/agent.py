@@ -29,6 +29,7 @@ from kernel.secrets import Secrets
 from kernel.types import (
     CONFIG,
     TRANSPORT,
+    ApiCall,
     Compress,
     GiveUp,
     ModelRequest,
@@ -515,8 +516,7 @@ class Agent:
         for answer in self.hook.pre_llm_call(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
             user_message=turn.user_message, conversation_history=list(self.messages[:before]),
-            is_first_turn=first_turn, model=self.provider_config.model, platform=self.platform,
-            sender_id=None, agent=self,
+            is_first_turn=first_turn, model=self.provider_config.model, platform=self.platform, agent=self,
         ):
             if isinstance(answer, dict):
                 answer = answer.get("context")
@@ -625,10 +625,11 @@ class Agent:
                 session_id=self.session_id,
             )
             emitter = _Emitter(self, request)
-            started = time.time()
+            call = self._api_call(turn, pconf, request)
             try:
                 provider = self.provider_for(pconf)
-                self._fire_pre_api(turn, pconf, request, started)
+                if self.hook.pre_api_request.get_hookimpls():
+                    self.hook.pre_api_request(call=call, agent=self)
                 self.emit("on_thinking", active=True)
                 try:
                     response = self._interruptible(provider, request, emitter)
@@ -637,12 +638,14 @@ class Agent:
             except ProviderError as exc:
                 error = exc
             else:
-                self._after_success(turn, pconf, request, response, started)
+                self._after_success(turn, call, response)
                 return response
             # failed: tell the observers, then ask the policy
             attempt += 1
             turn.failures.append((pconf.label(), str(error)))
-            self._fire_api_error(turn, pconf, error, attempt, started)
+            call.ended_at = time.time()
+            if self.hook.api_request_error.get_hookimpls():
+                self.hook.api_request_error(call=call, error=error, attempt=attempt, agent=self)
             refreshed_now = False
             while True:
                 decision = self.hook.on_provider_error(
@@ -750,59 +753,25 @@ class Agent:
             self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
             self._caller = None
 
-    def _api_fields(self, turn: Turn, pconf: ProviderConfig) -> dict:
-        """The keyword arguments every API hook shares. The provider is named by
-        its name, else by the API mode it resolved to (as hermes-agent does)."""
+    def _api_call(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest) -> ApiCall:
+        """The record the API hooks get. The provider is named by its name,
+        else by the API mode it resolved to (as hermes-agent does)."""
         mode = self._modes.get(pconf, pconf.api_mode)
-        return dict(
-            task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
-            session_id=self.session_id, platform=self.platform, model=pconf.model,
-            provider=pconf.provider or mode, base_url=pconf.base_url, api_mode=mode,
-            api_call_count=turn.api_calls, agent=self,
+        return ApiCall(
+            request=request, session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            api_request_id=turn.api_request_id, platform=self.platform, provider=pconf.provider or mode,
+            api_mode=mode, base_url=pconf.base_url, number=turn.api_calls, user_message=turn.user_message,
+            started_at=time.time(),
         )
 
-    def _fire_pre_api(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, started: float) -> None:
-        if not self.hook.pre_api_request.get_hookimpls():
-            return
-        chars = sum(len(m["content"]) for m in request.messages if isinstance(m.get("content"), str))
-        self.hook.pre_api_request(
-            **self._api_fields(turn, pconf), user_message=turn.user_message,
-            conversation_history=list(self.messages), request_messages=list(request.messages),
-            message_count=len(request.messages), tool_count=len(request.tools), approx_input_tokens=chars // 4,
-            request_char_count=chars, max_tokens=request.max_tokens, started_at=started, middleware_trace=[],
-            request={"method": "POST", "body": {"model": pconf.model, "messages": request.messages,
-                                                 "tools": request.tools, "tool_choice": request.tool_choice,
-                                                 "stream": request.stream}},
-        )
-
-    def _after_success(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest,
-                       response: ModelResponse, started: float) -> None:
+    def _after_success(self, turn: Turn, call: ApiCall, response: ModelResponse) -> None:
         turn.usage = add_usage(turn.usage, response.usage)
         if self.context_engine is not None:
             contain(self.host.failures, self._engine_plugin, "update_from_response",
                     self.context_engine.update_from_response, dict(response.usage))
+        call.ended_at = time.time()
         if self.hook.post_api_request.get_hookimpls():
-            ended = time.time()
-            message = response.to_message()
-            self.hook.post_api_request(
-                **self._api_fields(turn, pconf), api_duration=ended - started, started_at=started,
-                ended_at=ended, finish_reason=response.finish_reason, message_count=len(request.messages),
-                response_model=response.model, response=message, usage=dict(response.usage),
-                assistant_message=message, assistant_content_chars=len(response.content or ""),
-                assistant_tool_call_count=len(response.tool_calls),
-            )
-
-    def _fire_api_error(self, turn: Turn, pconf: ProviderConfig, error: ProviderError, attempt: int, started: float) -> None:
-        if not self.hook.api_request_error.get_hookimpls():
-            return
-        ended = time.time()
-        self.hook.api_request_error(
-            **self._api_fields(turn, pconf), api_duration=ended - started, started_at=started, ended_at=ended,
-            status_code=error.status_code, retry_count=attempt - 1,
-            max_retries=self.config.get("agent.api_max_retries"),
-            retryable=error.reason in ("rate_limit", "server", "transport"), reason=error.reason,
-            error={"type": error.reason, "message": error.message}, request=None,
-        )
+            self.hook.post_api_request(call=call, response=response, agent=self)
 
     # ----------------------------------------------------------- shutdown
     def close(self) -> None:

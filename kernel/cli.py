@@ -329,8 +329,9 @@ def plugins_info(app: App, name: str, as_json: bool):
         won = sorted(f"{tool} (over {', '.join(repr(t.plugin) for t in losers)})" for tool, losers in reg.shadowed.items()
                      if reg.tools[tool].plugin == name)
         info.update(hooks=rec.hooks, tools=mine(reg.tools), shadowed_tools=lost, shadows=won,
-                    providers=mine(reg.providers), memory_backends=mine(reg.memory_backends),
-                    context_engines=mine(reg.context_engines))
+                    providers=mine(reg.providers),
+                    **{table: mine(entries) for table, entries in sorted(reg.named.items())
+                       if table not in ("model_providers", "slash_commands")})
     failures = dict(_failures().get(name) or {})
     failures.update({hook: text for (plugin, hook), (_, text) in app.host.hook_errors.items() if plugin == name}
                     if app._host is not None else {})

@@ -98,7 +98,7 @@ class Console:
         answer = sys.stdin.readline().strip().lower()
         return answer in ("y", "yes")
 
-    @hookimpl
+    @hookimpl(optionalhook=True)  # brought by agent-tools
     def clarify(self, question, choices):
         if not self.interactive:
             return None

@@ -1,34 +1,37 @@
-"""Every hook of the kernel, in one module.
+"""The kernel's hooks: the contract between the loop and its plugins.
 
 A plugin is any object (usually a module) with functions marked
 ``@kernel.hookimpl`` whose names match these specs. pluggy passes an
 implementation only the arguments it names, so declare just what you use.
-The kernel always passes the full keyword set, so hermes-agent style callbacks
-that require every keyword also work.
+Plugins add hooks of their own with ``register_hookspecs``; the built-ins do
+(``clarify`` and the subagent hooks come with ``agent-tools``,
+``transform_terminal_output`` with ``core-tools``, ``register_memory_backends``
+with ``memory``). ``docs/hooks.md`` is generated from all of them
+(``python scripts/hook_reference.py``).
 
 Order: implementations run LIFO by load order within a tier;
 ``tryfirst``/``trylast`` move them between tiers. For ``firstresult`` hooks the
 first non-``None`` answer wins.
 
-Groups:
-
-* registration hooks (``register_*``), called once when the plugin host is built
-  or when a command line is parsed;
-* lifecycle hooks with hermes-agent's names and keyword arguments;
-* callbacks (streaming, status, tool progress) that UIs implement;
-* questions (``firstresult``): ask the user, approve a tool call, choose a provider;
-* the fallback policy (``choose_provider``, ``on_provider_error``);
-* persistence (``append_messages``, ``load_session``, ``latest_session``).
-
-Every spec takes ``agent`` where the kernel has one: it is the
+Every spec takes ``agent`` where the kernel has one: the
 :class:`kernel.agent.Agent` the event belongs to (read ``agent.session_id``,
-``agent.config``, ``agent.state`` ...). Callbacks registered on one Agent never
-fire for another Agent.
+``agent.config``, ``agent.state``, ``agent.turn`` ...). Callbacks registered on
+one Agent never fire for another Agent.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+
 import pluggy
+
+if TYPE_CHECKING:  # annotations only: importing this module stays cheap
+    import click
+
+    from kernel.agent import Agent
+    from kernel.config import Config
+    from kernel.plugins import Candidate
+    from kernel.types import ApiCall, ModelResponse, ProviderConfig, ProviderError, ProviderFailure
 
 hookspec = pluggy.HookspecMarker("hermes")
 
@@ -36,417 +39,477 @@ hookspec = pluggy.HookspecMarker("hermes")
 # Registration
 
 
-@hookspec
-def register_tools(register, config):
-    """Register tools the model may call.
+@hookspec(historic=True)
+def register_hookspecs(add: Callable[[Any], None]) -> None:
+    """Add hook specifications of your own (as pytest's ``pytest_addhooks``).
 
-    Called once per plugin host. ``register(tool)`` takes a
-    :class:`kernel.types.Tool`. ``config`` is the loaded
-    :class:`kernel.config.Config`. Registration runs in hook order (the plugin
-    loaded last goes first), so on a name clash the plugin loaded first keeps
-    the name: built-ins load first, so a third-party tool never silently
-    replaces a built-in one (the clash is logged). Return value: ignored.
+    Fires for each plugin as it registers, before the other plugins'
+    implementations are checked, so they may implement the new hooks. Fire
+    them with ``agent.emit(name, ...)`` or ``agent.ask(name, ...)``. A plugin
+    implementing a hook whose owner may not be loaded marks it
+    ``@hookimpl(optionalhook=True)``.
 
-    Example::
-
-        @hookimpl
-        def register_tools(register):
-            register(Tool("echo", "Echo the text", {"type": "object", ...}, handler))
+    :param add: ``add(namespace)`` takes a module whose functions are marked
+        ``@kernel.hookspec``.
+    :return: ignored.
     """
 
 
 @hookspec
-def register_model_providers(register, config):
-    """Register model providers (one per API mode, or custom ones).
+def register_tools(register: Callable[[Any], None], config: Config) -> None:
+    """Register tools the model may call; once per plugin host.
 
-    ``register(name, factory, description="")``: ``factory(ProviderConfig)``
-    returns an object with ``complete(request, emit) -> ModelResponse`` and may
-    raise :class:`kernel.types.ProviderError` with reason ``config`` (for
-    example a missing API key). Import SDKs inside the factory, not at module
-    level. Return value: ignored.
+    On a name clash the plugin loaded first keeps the name (built-ins load
+    first), with one warning; ``tools.prefer`` in config.yaml chooses.
+
+    :param register: ``register(tool)`` takes a :class:`kernel.types.Tool`.
+    :param config: the loaded configuration.
+    :return: ignored.
     """
 
 
 @hookspec
-def register_toolsets(register, config):
-    """Register named groups of tools: ``register(name, tools, description="")``
-    where ``tools`` lists tool names and/or other toolset names.
+def register_toolsets(register: Callable[..., None], config: Config) -> None:
+    """Register named groups of tools; once per plugin host.
 
     Every tool also belongs to the toolset named by its ``Tool.toolset``. The
     agent offers the tools of the toolsets chosen by ``toolsets`` in config or
-    ``-t`` on the command line (all tools when neither is set). Return value:
-    ignored.
+    ``-t`` (all tools when neither is set).
+
+    :param register: ``register(name, tools, description="")``; ``tools``
+        lists tool names and/or other toolset names.
+    :param config: the loaded configuration.
+    :return: ignored.
     """
 
 
 @hookspec
-def register_memory_backends(register, config):
-    """Register memory backends by name: ``register(name, factory, description="")``.
+def register_model_providers(register: Callable[..., None], config: Config) -> None:
+    """Register model providers (one per API mode, or custom ones); once per
+    plugin host. Import SDKs inside the factory, not at module level.
 
-    The memory plugin selects one by ``memory.provider``. Return value: ignored.
+    :param register: ``register(name, factory, description="")``;
+        ``factory(ProviderConfig)`` returns a :class:`kernel.types.Provider`
+        and may raise :class:`kernel.types.ProviderError` with reason
+        ``config`` (a missing key, say).
+    :param config: the loaded configuration.
+    :return: ignored.
     """
 
 
 @hookspec
-def register_context_engines(register, config):
-    """Register context engines by name: ``register(name, factory, description="")``.
+def register_context_engines(register: Callable[..., None], config: Config) -> None:
+    """Register context engines by name; once per plugin host. The agent uses
+    the one ``context.engine`` names (default ``compressor``).
 
-    ``factory(agent)`` returns an engine with ``update_from_response(usage)``,
-    ``should_compress(messages) -> bool``, ``compress(messages, *, agent,
-    reason) -> list`` and optionally ``tools() -> list[Tool]``. The kernel uses
-    the one named by ``context.engine`` (default ``compressor``). Return value:
-    ignored.
+    :param register: ``register(name, factory, description="")``;
+        ``factory(agent)`` returns a :class:`kernel.types.ContextEngine`.
+    :param config: the loaded configuration.
+    :return: ignored.
     """
 
 
 @hookspec
-def register_commands(cli, config):
-    """Add subcommands to the ``hermes`` click group ``cli``.
+def register_commands(cli: click.Group, config: Config) -> None:
+    """Add subcommands to the ``hermes`` command line. Fires when the command
+    line names a command the kernel does not know, and when help is shown, so
+    keep heavy imports inside the command functions.
 
-    Called when the command line names a command the kernel does not know, and
-    when help is shown. Keep the imports of heavy libraries inside the command
-    functions. Return value: ignored.
+    :param cli: the ``hermes`` click group.
+    :param config: the loaded configuration.
+    :return: ignored.
     """
 
 
 @hookspec
-def register_slash_commands(register, config):
-    """Add in-chat commands: ``register(name, handler, description="")``.
+def register_slash_commands(register: Callable[..., None], config: Config) -> None:
+    """Add in-chat commands; once per plugin host. ``hermes chat`` runs the
+    handler when the user types ``/name args``; the model is not called.
 
-    ``hermes chat`` runs ``handler(raw_args: str, agent) -> str | None`` when
-    the user types ``/name args`` and prints a returned string; the model is
-    not called. Return value: ignored.
+    :param register: ``register(name, handler, description="")``;
+        ``handler(raw_args: str, agent) -> str | None``, a returned string is
+        printed.
+    :param config: the loaded configuration.
+    :return: ignored.
     """
 
 
 @hookspec
-def discover_plugins(config):
-    """Return extra plugin candidates from other sources (directories, other
-    entry-point groups) as a list of :class:`kernel.plugins.Candidate`.
+def discover_plugins(config: Config) -> list:
+    """Offer plugin candidates from other sources (folders, other entry-point
+    groups). Fires after the ``hermes.plugins`` entry points were loaded; the
+    candidates go through the same resolver (enabled / disabled / not
+    enabled) and ``hermes plugins list`` shows them. Must not import them.
 
-    Called by the plugin host after the ``hermes.plugins`` entry points were
-    loaded; the candidates go through the same resolver (enabled / disabled /
-    not enabled) as native plugins, and ``hermes plugins list`` shows them.
-    Must not import the candidates. Return value: a list (may be empty).
+    :param config: the loaded configuration.
+    :return: a list of :class:`kernel.plugins.Candidate` (may be empty).
     """
 
 
 @hookspec(firstresult=True)
-def adapt_plugin(candidate, error, config):
+def adapt_plugin(candidate: Candidate, error: str, config: Config) -> Optional[Any]:
     """A third-party ``hermes.plugins`` entry point cannot be used as it is:
-    its import failed (``error`` says why), or it implements no hook but has
-    the shape of another host's plugin (a ``register`` function, a callable).
+    its import failed, or it implements no hook but has another host's plugin
+    shape (a ``register`` function). Asked once every source was loaded; the
+    built-in ``hermes-compat`` adapts hermes-agent plugins.
 
-    Return an object to register in its place (an adapter with hook
-    implementations), or ``None``. Asked after every plugin source was
-    loaded. The built-in ``hermes-compat`` plugin adapts hermes-agent plugins
-    published under this group.
+    :param candidate: the entry point as found.
+    :param error: why it cannot be used as it is.
+    :param config: the loaded configuration.
+    :return: an object to register in its place, or ``None``.
     """
 
 
 @hookspec(firstresult=True)
-def resolve_api_mode(config):
-    """Pick the registered provider name (API mode) for a ``ProviderConfig``
-    whose ``api_mode`` is empty.
+def resolve_api_mode(config: ProviderConfig) -> Optional[str]:
+    """Pick the provider (API mode) for a provider config whose ``api_mode``
+    is empty. Fires when an agent is built and whenever the loop switches
+    provider.
 
-    Return the name, or ``None`` to let another plugin answer. Called when an
-    Agent is built and whenever the loop switches provider.
+    :param config: the provider config to resolve (not the whole configuration).
+    :return: a registered provider name, or ``None`` to let another plugin answer.
     """
 
 
 # ==========================================================================
-# Lifecycle (hermes-agent names and keyword arguments; the kernel adds ``agent``)
+# Lifecycle
 
 
 @hookspec
-def on_session_start(session_id, model, platform, provider, parent_session_id, reason, agent):
+def on_session_start(session_id: str, model: str, platform: str, provider: str, parent_session_id: Optional[str],
+                     reason: str, agent: Agent) -> None:
     """A session begins: the first turn of a new session, a resumed session's
-    first turn in this process, or the continuation after compression
-    (``reason="compression"``, ``parent_session_id`` set). Return value: ignored.
+    first turn in this process, or the continuation after compression.
+
+    :param session_id: the session that begins.
+    :param model: the model of the current provider.
+    :param platform: where the agent runs (``cli``, a gateway's name).
+    :param provider: the current provider's label.
+    :param parent_session_id: the session it continues after compression, else ``None``.
+    :param reason: ``new``, ``resume`` or ``compression``.
+    :param agent: the agent.
+    :return: ignored.
     """
 
 
 @hookspec
-def on_session_end(session_id, task_id, turn_id, completed, interrupted, model, platform, exit_reason, usage, agent):
-    """Fires at the end of every turn (every ``run_conversation`` call), as in
-    hermes-agent. ``completed`` is True when the turn produced a final answer.
-    Return value: ignored.
+def on_session_end(session_id: str, task_id: str, turn_id: str, completed: bool, interrupted: bool, model: str,
+                   platform: str, exit_reason: str, usage: dict, agent: Agent) -> None:
+    """A turn ended (every ``run_conversation`` call), as hermes-agent names it.
+
+    :param session_id: the session.
+    :param task_id: the turn's task id.
+    :param turn_id: the turn's id.
+    :param completed: the turn produced a final answer.
+    :param interrupted: the user interrupted it.
+    :param model: the model that answered last.
+    :param platform: where the agent runs.
+    :param exit_reason: ``completed``, ``interrupted_by_user``, ``budget_exhausted`` or ``error``.
+    :param usage: the turn's summed, normalized usage (:func:`kernel.types.normalize_usage`).
+    :param agent: the agent.
+    :return: ignored.
     """
 
 
 @hookspec
-def on_session_finalize(session_id, platform, reason, agent):
-    """A true session boundary: the Agent is closed (``reason="shutdown"``),
-    or the session is replaced (``"new_session"``, ``"compression"``).
-    Return value: ignored.
+def on_session_finalize(session_id: str, platform: str, reason: str, agent: Agent) -> None:
+    """A true session boundary: the agent is closed or the session replaced.
+
+    :param session_id: the session that ends.
+    :param platform: where the agent runs.
+    :param reason: ``shutdown``, ``new_session`` or ``compression``.
+    :param agent: the agent.
+    :return: ignored.
     """
 
 
 @hookspec
-def pre_llm_call(
-    session_id, task_id, turn_id, user_message, conversation_history, is_first_turn, model, platform, sender_id, agent
-):
-    """Once per turn, before the first model call.
+def pre_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str, conversation_history: list,
+                 is_first_turn: bool, model: str, platform: str, agent: Agent) -> Union[dict, str, None]:
+    """Once per turn, before the first model call. Context returned here goes
+    into this turn's request only: never into the stored history or the
+    system prompt, so prompt caching holds. All answers are joined.
 
-    Return ``{"context": str}`` or a non-empty ``str`` to add context to the
-    current user message for this turn only: it goes into the request, never
-    into the stored history or the system prompt (so prompt caching holds).
-    All answers are joined with blank lines.
+    :param session_id: the session.
+    :param task_id: the turn's task id.
+    :param turn_id: the turn's id.
+    :param user_message: the user's message of this turn.
+    :param conversation_history: the history before this turn (a copy).
+    :param is_first_turn: the session has no earlier turn.
+    :param model: the current model.
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: ``{"context": str}``, a non-empty ``str``, or ``None``.
     """
 
 
 @hookspec
-def post_llm_call(
-    session_id, task_id, turn_id, user_message, assistant_response, conversation_history, model, platform, agent
-):
+def post_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str, assistant_response: str,
+                  conversation_history: list, model: str, platform: str, agent: Agent) -> None:
     """Once per turn, after the final answer (not when the turn was
-    interrupted or failed). Return value: ignored."""
+    interrupted or failed).
 
-
-@hookspec
-def transform_llm_output(response_text, session_id, model, platform, agent):
-    """Before ``post_llm_call``. The first non-empty ``str`` returned replaces
-    the final answer (stored and returned)."""
-
-
-@hookspec
-def pre_api_request(
-    task_id,
-    turn_id,
-    api_request_id,
-    session_id,
-    user_message,
-    conversation_history,
-    platform,
-    model,
-    provider,
-    base_url,
-    api_mode,
-    api_call_count,
-    request_messages,
-    message_count,
-    tool_count,
-    approx_input_tokens,
-    request_char_count,
-    max_tokens,
-    started_at,
-    middleware_trace,
-    request,
-    agent,
-):
-    """Before every model call, on every path (first call, retries, fallbacks,
-    the grace call). ``request`` is ``{"method": "POST", "body": {...}}`` with
-    no credentials. Return value: ignored."""
-
-
-@hookspec
-def post_api_request(
-    task_id,
-    turn_id,
-    api_request_id,
-    session_id,
-    platform,
-    model,
-    provider,
-    base_url,
-    api_mode,
-    api_call_count,
-    api_duration,
-    started_at,
-    ended_at,
-    finish_reason,
-    message_count,
-    response_model,
-    response,
-    usage,
-    assistant_message,
-    assistant_content_chars,
-    assistant_tool_call_count,
-    agent,
-):
-    """After every successful model call. ``usage`` is the normalized shape
-    (see :func:`kernel.types.normalize_usage`). Return value: ignored."""
-
-
-@hookspec
-def api_request_error(
-    task_id,
-    turn_id,
-    api_request_id,
-    session_id,
-    platform,
-    model,
-    provider,
-    base_url,
-    api_mode,
-    api_call_count,
-    api_duration,
-    started_at,
-    ended_at,
-    status_code,
-    retry_count,
-    max_retries,
-    retryable,
-    reason,
-    error,
-    request,
-    agent,
-):
-    """After every failed model call, before the fallback policy decides.
-    ``error`` is ``{"type", "message"}``. Return value: ignored."""
-
-
-@hookspec
-def pre_tool_call(tool_name, args, task_id, session_id, tool_call_id, turn_id, api_request_id, middleware_trace, agent):
-    """Before every tool execution (exactly once per call, on every path).
-
-    ``args`` is the same dict object the tool will receive: changing it in
-    place rewrites the call. Return:
-
-    * ``{"action": "block", "message": str}``: the tool does not run; the model
-      reads ``{"error": message}``;
-    * ``{"action": "approve", "message": str, "rule_key": str}``: ask
-      ``approve_tool_call``; nobody answering means no (fails closed);
-    * ``{"action": "rewrite", "args": {...}}``: replace the arguments;
-    * ``None``: no opinion.
-
-    The first block wins. When an argument rewrite came by ``"rewrite"``
-    action, the hook fires once more with the final arguments so guards judge
-    what will run (guards should also be ``trylast`` to see in-place
-    rewrites). A ``pre_tool_call`` implementation that raises blocks the call
-    (fails closed).
+    :param session_id: the session.
+    :param task_id: the turn's task id.
+    :param turn_id: the turn's id.
+    :param user_message: the user's message of this turn.
+    :param assistant_response: the final answer, as stored.
+    :param conversation_history: the whole history, this turn included (a copy).
+    :param model: the model that answered.
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: ignored.
     """
 
 
 @hookspec
-def post_tool_call(
-    tool_name,
-    args,
-    result,
-    task_id,
-    session_id,
-    tool_call_id,
-    turn_id,
-    api_request_id,
-    duration_ms,
-    status,
-    error_type,
-    error_message,
-    middleware_trace,
-    agent,
-):
-    """After every tool execution, also for blocked calls (``status="blocked"``).
-    ``status`` is ``ok``, ``error`` or ``blocked``. Return value: ignored."""
+def transform_llm_output(response_text: str, session_id: str, model: str, platform: str,
+                         agent: Agent) -> Optional[str]:
+    """The final answer is about to be stored and returned; fires before
+    ``post_llm_call``.
+
+    :param response_text: the model's final answer.
+    :param session_id: the session.
+    :param model: the model that answered.
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: a non-empty ``str`` to replace the answer (the first wins), or ``None``.
+    """
 
 
 @hookspec
-def transform_tool_result(
-    tool_name,
-    args,
-    result,
-    task_id,
-    session_id,
-    tool_call_id,
-    turn_id,
-    api_request_id,
-    duration_ms,
-    status,
-    error_type,
-    error_message,
-    agent,
-):
-    """After ``post_tool_call``. The first ``str`` returned replaces the result
-    the model reads."""
+def pre_api_request(call: ApiCall, agent: Agent) -> None:
+    """Before every model call, on every path (first call, retries,
+    fallbacks, the grace call, auxiliary calls of plugins).
+
+    :param call: the call: ids, provider, and the request as sent (``call.request``, ``call.body()``).
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def transform_terminal_output(command, output, returncode, task_id, env_type, agent):
-    """After the ``terminal`` tool ran a command (``env_type`` is ``"local"``),
-    before its result is built. The first ``str`` returned replaces the
-    output the model reads."""
+def post_api_request(call: ApiCall, response: ModelResponse, agent: Agent) -> None:
+    """After every successful model call.
+
+    :param call: the call, with ``ended_at`` and ``duration`` set.
+    :param response: the answer (``content``, ``tool_calls``, normalized ``usage``, ``finish_reason``).
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_pre_compress(session_id, messages, agent):
-    """Before the context engine compresses the history (flush memories now).
-    Return value: ignored."""
+def api_request_error(call: ApiCall, error: ProviderError, attempt: int, agent: Agent) -> None:
+    """After every failed model call, before the fallback policy decides.
+
+    :param call: the call, with ``ended_at`` and ``duration`` set.
+    :param error: the classified failure (``reason``, ``status_code``, ``message``, ``retryable``).
+    :param attempt: consecutive failed attempts on this provider, from 1.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def subagent_start(
-    parent_session_id, parent_turn_id, parent_subagent_id, child_session_id, child_subagent_id, child_role, child_goal, agent
-):
-    """A child agent was built (``delegate_task``). ``agent`` is the parent.
-    Return value: ignored."""
+def pre_tool_call(tool_name: str, args: dict, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
+                  api_request_id: str, agent: Agent) -> Optional[dict]:
+    """Before every tool call runs, exactly once per call, on the agent's
+    thread. When a ``rewrite`` answer changed the arguments the hook fires
+    once more with the final ones, so guards judge what will run (guards
+    should be ``trylast`` to see in-place rewrites too). An implementation
+    that raises or overruns its deadline blocks the call (fails closed).
+
+    :param tool_name: the tool the model called.
+    :param args: the very dict the tool will receive: changing it in place rewrites the call.
+    :param task_id: the turn's task id.
+    :param session_id: the session.
+    :param tool_call_id: the call's id from the model.
+    :param turn_id: the turn's id.
+    :param api_request_id: the model call that asked for the tool.
+    :param agent: the agent.
+    :return: ``{"action": "block", "message": str}`` (the model reads the
+        message; the first block wins), ``{"action": "approve", "message":
+        str, "rule_key": str}`` (ask ``approve_tool_call``; nobody answering
+        means no), ``{"action": "rewrite", "args": dict}``, or ``None``.
+    """
 
 
 @hookspec
-def subagent_stop(
-    parent_session_id, parent_turn_id, child_session_id, child_role, child_summary, child_status, duration_ms, agent
-):
-    """A child agent finished. ``agent`` is the parent. Return value: ignored."""
+def post_tool_call(tool_name: str, args: dict, result: str, task_id: str, session_id: str, tool_call_id: str,
+                   turn_id: str, api_request_id: str, duration_ms: int, status: str, error_type: Optional[str],
+                   error_message: Optional[str], agent: Agent) -> None:
+    """After every tool call, once, on the agent's thread, on every outcome.
+
+    :param tool_name: the tool the model called.
+    :param args: the arguments it ran with (``{}`` when they did not parse).
+    :param result: the result the model will read (secrets masked).
+    :param task_id: the turn's task id.
+    :param session_id: the session.
+    :param tool_call_id: the call's id from the model.
+    :param turn_id: the turn's id.
+    :param api_request_id: the model call that asked for the tool.
+    :param duration_ms: how long the handler ran (0 when it did not run).
+    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
+    :param error_type: for failures: ``plugin_block``, ``unknown_tool``, ``invalid_arguments``, ``exception`` ...
+    :param error_message: for failures, the message the model reads.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def system_prompt(agent, session_id, model, platform):
-    """Contribute a part of the system prompt. Called once per session (the
-    prompt is then cached so prompt caching holds). Return a ``str`` or
-    ``None``; parts are joined with blank lines in hook order, after the
-    configured identity."""
+def transform_tool_result(tool_name: str, args: dict, result: str, task_id: str, session_id: str,
+                          tool_call_id: str, turn_id: str, api_request_id: str, duration_ms: int, status: str,
+                          error_type: Optional[str], error_message: Optional[str], agent: Agent) -> Optional[str]:
+    """After ``post_tool_call``: the last chance to change what the model reads.
+
+    :param tool_name: the tool the model called.
+    :param args: the arguments it ran with.
+    :param result: the result the model would read.
+    :param task_id: the turn's task id.
+    :param session_id: the session.
+    :param tool_call_id: the call's id from the model.
+    :param turn_id: the turn's id.
+    :param api_request_id: the model call that asked for the tool.
+    :param duration_ms: how long the handler ran.
+    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
+    :param error_type: for failures, as in ``post_tool_call``.
+    :param error_message: for failures, the message.
+    :param agent: the agent.
+    :return: a ``str`` to replace the result (the first wins), or ``None``.
+    """
+
+
+@hookspec
+def on_pre_compress(session_id: str, messages: list, agent: Agent) -> None:
+    """The context engine is about to compress the history (flush memories now).
+
+    :param session_id: the session about to be compressed.
+    :param messages: the history as it is (a copy).
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def system_prompt(agent: Agent, session_id: str, model: str, platform: str) -> Optional[str]:
+    """Contribute a part of the system prompt. Fires once per session; the
+    prompt is then kept as it is so provider prompt caches hit. Parts are
+    joined with blank lines in hook order, after the configured identity.
+
+    :param agent: the agent.
+    :param session_id: the session the prompt is for.
+    :param model: the current model.
+    :param platform: where the agent runs.
+    :return: a ``str``, or ``None``.
+    """
 
 
 # ==========================================================================
-# Callbacks (what a UI or a test probe implements)
+# Callbacks (what a front end or a test probe implements)
 
 
 @hookspec
-def on_stream_delta(text, agent):
-    """A piece of the answer streamed from the model. Return value: ignored."""
+def on_stream_delta(text: str, agent: Agent) -> None:
+    """A piece of the answer streamed from the model, on the agent's thread.
+
+    :param text: the new text.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_reasoning(text, agent):
-    """A piece of the model's reasoning (extended thinking). Return value: ignored."""
+def on_reasoning(text: str, agent: Agent) -> None:
+    """A piece of the model's reasoning (extended thinking) streamed.
+
+    :param text: the new reasoning text.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_thinking(active, agent):
-    """The model started (``active=True``) or stopped waiting on the model.
-    Return value: ignored."""
+def on_thinking(active: bool, agent: Agent) -> None:
+    """The agent started or stopped waiting on the model.
+
+    :param active: ``True`` when the wait starts, ``False`` when it ends.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_status(status, detail, agent):
-    """The loop changed state: ``thinking``, ``tools``, ``retrying``,
-    ``fallback``, ``compressing``, ``budget``, ``interrupted``. ``detail`` is
-    a short human sentence. Return value: ignored."""
+def on_status(status: str, detail: str, agent: Agent) -> None:
+    """The loop changed state (a front end shows it as a status line).
+
+    :param status: ``thinking``, ``tools``, ``retrying``, ``fallback``, ``compressing``, ``budget``, ``interrupted``.
+    :param detail: a short sentence for a person.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_step(step, messages, agent):
-    """One full iteration ended (model call plus its tool calls). ``messages``
-    are the messages this step added. Return value: ignored."""
+def on_step(step: int, messages: list, agent: Agent) -> None:
+    """One iteration ended (a model call and the tool calls it asked for).
+
+    :param step: the iteration's number in this turn, from 1.
+    :param messages: the messages this step added.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_tool_start(tool_name, args, tool_call_id, agent):
-    """A tool is about to run (after ``pre_tool_call`` allowed it). Return value: ignored."""
+def on_tool_start(tool_name: str, args: dict, tool_call_id: str, agent: Agent) -> None:
+    """A tool is about to run (``pre_tool_call`` allowed it).
+
+    :param tool_name: the tool.
+    :param args: its final arguments.
+    :param tool_call_id: the call's id.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_tool_progress(tool_name, tool_call_id, message, agent):
-    """A running tool reported progress (``ToolContext.progress``). Return value: ignored."""
+def on_tool_progress(tool_name: str, tool_call_id: str, message: str, agent: Agent) -> None:
+    """A running tool reported progress (``ToolContext.progress``).
+
+    :param tool_name: the tool.
+    :param tool_call_id: the call's id.
+    :param message: what the tool said.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_tool_complete(tool_name, tool_call_id, result, duration_ms, status, agent):
-    """A tool finished (``status`` ``ok``/``error``/``blocked``). Return value: ignored."""
+def on_tool_complete(tool_name: str, tool_call_id: str, result: str, duration_ms: int, status: str,
+                     agent: Agent) -> None:
+    """A tool call finished, whatever the outcome.
+
+    :param tool_name: the tool.
+    :param tool_call_id: the call's id.
+    :param result: the result the model reads.
+    :param duration_ms: how long it ran.
+    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec
-def on_tool_call_generated(tool_name, tool_call_id, agent):
+def on_tool_call_generated(tool_name: str, tool_call_id: str, agent: Agent) -> None:
     """A tool call was parsed from the model's stream, before it runs.
-    Return value: ignored."""
+
+    :param tool_name: the tool.
+    :param tool_call_id: the call's id.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 # ==========================================================================
@@ -454,20 +517,22 @@ def on_tool_call_generated(tool_name, tool_call_id, agent):
 
 
 @hookspec(firstresult=True)
-def clarify(question, choices, agent):
-    """Ask the user a question (the ``clarify`` tool). Return the answer
-    ``str``, or ``None`` if you cannot ask (the tool then tells the model
-    nobody answered)."""
+def approve_tool_call(tool_name: str, args: dict, message: str, rule_key: str,
+                      agent: Agent) -> Union[bool, str, None]:
+    """May a tool call that ``pre_tool_call`` flagged run? Waiting for the
+    person does not count against ``plugins.hook_timeout``. Nobody answering
+    means no (fails closed).
 
-
-@hookspec(firstresult=True)
-def approve_tool_call(tool_name, args, message, rule_key, agent):
-    """Ask whether a tool call flagged by ``pre_tool_call`` may run. Return
-    ``True`` or ``"once"`` (allow this call), ``"session"`` (allow calls flagged
-    with this ``rule_key`` for the rest of the session), ``"always"`` (allow
-    them from now on: the approval plugin saves the key in
-    ``command_allowlist``), ``False`` or ``"deny"`` (deny); ``None`` means you
-    cannot ask. If nobody answers the call is denied (fails closed)."""
+    :param tool_name: the tool.
+    :param args: its arguments.
+    :param message: why it was flagged, for a person.
+    :param rule_key: the rule that flagged it (``inline_code``, ...).
+    :param agent: the agent.
+    :return: ``True``/``"once"`` (this call), ``"session"`` (this rule for
+        the rest of the session), ``"always"`` (saved in
+        ``command_allowlist``), ``False``/``"deny"``, or ``None`` when you
+        cannot ask.
+    """
 
 
 # ==========================================================================
@@ -475,19 +540,25 @@ def approve_tool_call(tool_name, args, message, rule_key, agent):
 
 
 @hookspec(firstresult=True)
-def choose_provider(primary, agent):
-    """At the start of every turn: which ``ProviderConfig`` to start on.
-    Return a config, or ``None`` for the primary. (The built-in fallback
-    plugin returns a fallback entry while the primary cools down after a rate
-    limit.)"""
+def choose_provider(primary: ProviderConfig, agent: Agent) -> Optional[ProviderConfig]:
+    """At the start of every turn: which provider to start on (the built-in
+    fallback plugin picks a fallback while the primary cools down).
+
+    :param primary: the configured primary provider.
+    :param agent: the agent.
+    :return: a provider config, or ``None`` for the primary.
+    """
 
 
 @hookspec(firstresult=True)
-def on_provider_error(failure, agent):
-    """A model call failed with a :class:`kernel.types.ProviderError`.
-    ``failure`` is a :class:`kernel.types.ProviderFailure`. Return one of
-    ``Retry(delay)``, ``SwitchProvider(config)``, ``RefreshCredentials()``,
-    ``Compress()``, ``GiveUp(message)``; ``None`` from every plugin means give up.
+def on_provider_error(failure: ProviderFailure, agent: Agent) -> Optional[Any]:
+    """A model call failed: decide what happens next.
+
+    :param failure: the error, the provider, the attempt and the turn's history of failures.
+    :param agent: the agent.
+    :return: ``Retry(delay)``, ``SwitchProvider(config)``,
+        ``RefreshCredentials()``, ``Compress()`` or ``GiveUp(message)``;
+        ``None`` from every plugin means give up.
     """
 
 
@@ -496,34 +567,55 @@ def on_provider_error(failure, agent):
 
 
 @hookspec
-def append_messages(session_id, messages, agent):
-    """New messages entered the history of ``session_id`` (the user message,
-    then each step's assistant message and tool results, as they happen).
-    Append them; never rewrite what was stored. Return value: ignored."""
+def append_messages(session_id: str, messages: list, agent: Agent) -> None:
+    """New messages entered the history, as they happen: the user message,
+    then each step's assistant message (before its tools run) and results.
+    Append them; never rewrite what was stored.
+
+    :param session_id: the session they belong to.
+    :param messages: the new message dicts.
+    :param agent: the agent.
+    :return: ignored.
+    """
 
 
 @hookspec(firstresult=True)
-def load_session(session_id, agent):
-    """Return the stored messages of ``session_id`` (a list of message dicts),
-    or ``None`` if you do not know it. The kernel repairs the history."""
+def load_session(session_id: str, agent: Agent) -> Optional[list]:
+    """Load a stored history to resume it. The kernel repairs what it gets.
+
+    :param session_id: the full session id.
+    :param agent: the agent.
+    :return: the stored message dicts, or ``None`` if you do not know the session.
+    """
 
 
 @hookspec(firstresult=True)
-def resolve_session(session_id, agent):
-    """Return the full id of the stored session that ``session_id`` names
-    (an exact id, or a unique prefix typed on the command line), or ``None``
-    if it names none or several."""
+def resolve_session(session_id: str, agent: Agent) -> Optional[str]:
+    """Turn what the user typed (an id, a unique prefix) into a session id.
+
+    :param session_id: what was typed.
+    :param agent: the agent.
+    :return: the full id, or ``None`` if it names none or several.
+    """
 
 
 @hookspec(firstresult=True)
-def latest_session(platform, agent):
-    """Return the id of the most recent session (for ``--continue``), or ``None``."""
+def latest_session(platform: str, agent: Agent) -> Optional[str]:
+    """The most recent session, for ``--continue``.
+
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: its id, or ``None``.
+    """
 
 
 @hookspec(firstresult=True)
-def claim_session(session_id, agent):
-    """Fires before a stored session is resumed, so that one process at a time
-    writes it. Return ``None`` when this process may write ``session_id`` (a
-    store takes a writer lock it holds until the session ends), or a one-line
-    reason when another process is writing it; the kernel then refuses the
-    turn with that reason instead of interleaving two histories."""
+def claim_session(session_id: str, agent: Agent) -> Optional[str]:
+    """Before a stored session is resumed, so that one process at a time
+    writes it (a store takes a writer lock held until the session ends).
+
+    :param session_id: the session to resume.
+    :param agent: the agent.
+    :return: ``None`` when this process may write it, or a one-line reason
+        when another process is writing it (the turn is then refused).
+    """

@@ -217,25 +217,46 @@ class PluginHost:
     """Owns the pluggy manager, the loaded plugins and what they registered."""
 
     def __init__(self, config):
-        import pluggy
-
-        from kernel import hookspecs
-
         self.config = config
-        self.pm = pluggy.PluginManager("hermes")
-        self.pm.add_hookspecs(hookspecs)
         self.records: list = []
         self._proxies: list = []  # (name, guarded stand-in) of every loaded plugin, in load order
         self.hook_errors: dict = {}
         self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
         self._warned: set = set()
         self._registry = None
+        self._unfit: list = []  # (plugin, why): implementations a later plugin's specs rejected
+        self.spec_owners: dict = {}  # spec namespace name -> the plugin that added it
         self.fingerprint: list = []  # what was installed and selected when this host was built
         self.failures = Failures(self.record_hook_error)
+        self.pm = self._manager()
         WATCHDOG.timeout = _hook_timeout(config)
         WATCHDOG.start()
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(self.pm)
+
+    def _manager(self):
+        """A pluggy manager with the kernel's specs; a plugin's own specs join
+        it when the plugin registers (``register_hookspecs`` is historic)."""
+        import pluggy
+
+        from kernel import hookspecs
+
+        pm = pluggy.PluginManager("hermes")
+        pm.add_hookspecs(hookspecs)
+
+        def add(namespace: Any) -> None:
+            self.spec_owners.setdefault(getattr(namespace, "__name__", repr(namespace)), WATCHDOG.current_plugin())
+            try:
+                pm.add_hookspecs(namespace)
+            except pluggy.PluginValidationError as exc:  # an implementation registered earlier does not fit
+                bad = pm.get_name(exc.plugin) if exc.plugin is not None else None
+                if bad is None or bad == WATCHDOG.current_plugin():
+                    raise
+                pm.unregister(exc.plugin)
+                self._unfit.append((bad, f"registration failed: {_one_line(exc)}"))
+
+        pm.hook.register_hookspecs.call_historic(kwargs={"add": add})
+        return pm
 
     # -- building
     @classmethod
@@ -259,6 +280,7 @@ class PluginHost:
                 host._load_all(extra)
         host._adapt_unusable(config)
         host.records = candidates + extra
+        host._verify()
         if distro is not None:
             distro.warn_unknown(c.name for c in host.records)
         return host
@@ -292,6 +314,7 @@ class PluginHost:
             cand = Candidate(name=name, source="object", target=name, status=ENABLED, reason="given")
             host._register(cand, obj)
             host.records.append(cand)
+        host._verify()
         return host
 
     def _load_all(self, candidates: list) -> None:
@@ -323,18 +346,7 @@ class PluginHost:
             proxy = guard_plugin(self.pm, obj, cand.name, self.failures)
             self.pm.register(proxy, name=cand.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
-            cand.status, cand.error = ERROR, f"registration failed: {exc}"
-            log.warning("plugin %s: %s", cand.name, cand.error)
-            return
-        unknown = [hc.name for hc in self.pm.get_hookcallers(proxy) or [] if hc.spec is None and not all(
-            i.optionalhook for i in hc.get_hookimpls() if i.plugin is proxy)]
-        if unknown:
-            self.pm.unregister(proxy)
-            hints = []
-            for name in unknown:
-                near = close_matches(name, self._spec_names())
-                hints.append(f"'{name}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
-            cand.status, cand.error = ERROR, "unknown hook " + ", ".join(hints)
+            cand.status, cand.error = ERROR, f"registration failed: {_one_line(exc)}"
             log.warning("plugin %s: %s", cand.name, cand.error)
             return
         if not cand.description and cand.source != "entrypoint":
@@ -343,6 +355,22 @@ class PluginHost:
         cand.hooks = sorted(hc.name for hc in self.pm.get_hookcallers(proxy) or [])
         self._proxies.append((cand.name, proxy))
         self._registry = None
+
+    def _verify(self) -> None:
+        """Once every plugin is registered (and has added its specs): a plugin
+        implementing a hook nobody specifies is unloaded with a did-you-mean,
+        unless it marked the implementation ``optionalhook``."""
+        for name, why in self._unfit:
+            self.drop(name, why)
+        self._unfit = []
+        for name, proxy in list(self._proxies):
+            unknown = _unknown_hooks(self.pm, proxy)
+            if unknown:
+                hints = []
+                for hook in unknown:
+                    near = close_matches(hook, self._spec_names())
+                    hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+                self.drop(name, "unknown hook " + ", ".join(hints))
 
     def _spec_names(self) -> list:
         return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
@@ -363,19 +391,14 @@ class PluginHost:
         callbacks = list(callbacks)
         if not callbacks:
             return self.pm
-        import pluggy
-
-        from kernel import hookspecs
-
-        pm = pluggy.PluginManager("hermes")
-        pm.add_hookspecs(hookspecs)
+        pm = self._manager()
         for name, proxy in self._proxies:  # already guarded
             pm.register(proxy, name=name)
         for i, obj in enumerate(callbacks):
             name = f"callback-{i}-{type(obj).__name__}"
             proxy = guard_plugin(pm, obj, name, self.failures)
             pm.register(proxy, name=name)
-            unknown = [hc.name for hc in pm.get_hookcallers(proxy) or [] if hc.spec is None]
+            unknown = _unknown_hooks(pm, proxy)
             if unknown:
                 raise ValueError(f"callback object {type(obj).__name__}: unknown hook(s) {', '.join(unknown)}")
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
@@ -440,8 +463,11 @@ class PluginHost:
 
 
 class Registry:
-    """Tools, toolsets, providers, memory backends and context engines the
-    loaded plugins registered.
+    """What the loaded plugins registered: tools, toolsets, and a table per
+    named registration hook (``register_X(register, config)`` with
+    ``register(name, factory, description="")``): ``named["model_providers"]``,
+    ``named["context_engines"]``, ``named["slash_commands"]``, and the tables
+    of hooks plugins bring (``named["memory_backends"]``).
 
     The registration hooks are called through pluggy like any other; the
     guard says which plugin is calling ``register`` and contains its errors.
@@ -450,11 +476,23 @@ class Registry:
     def __init__(self):
         self.tools: dict = {}
         self.toolsets: dict = {}  # name -> (members, description)
-        self.providers: dict = {}
-        self.memory_backends: dict = {}
-        self.context_engines: dict = {}
-        self.slash_commands: dict = {}  # name -> NamedFactory (factory = handler)
+        self.named: dict = {}  # table -> {name: NamedFactory}
         self.shadowed: dict = {}  # tool name -> [Tool, ...] that lost to the one in ``tools``
+
+    def table(self, name: str) -> dict:
+        return self.named.get(name, {})
+
+    @property
+    def providers(self) -> dict:
+        return self.table("model_providers")
+
+    @property
+    def context_engines(self) -> dict:
+        return self.table("context_engines")
+
+    @property
+    def slash_commands(self) -> dict:
+        return self.table("slash_commands")
 
     @classmethod
     def collect(cls, host: PluginHost) -> "Registry":
@@ -486,15 +524,13 @@ class Registry:
 
             return add
 
+        hooks = [("register_tools", add_tool), ("register_toolsets", add_toolset)]
+        for hook in sorted(_named_registration_hooks(host.pm)):
+            table = reg.named.setdefault(hook[len("register_"):], {})
+            kind = ModelProviderEntry if hook == "register_model_providers" else NamedFactory
+            hooks.append((hook, named(hook, table, kind)))
         failed: dict = {}  # plugin -> why
-        for hook, register in (
-            ("register_tools", add_tool),
-            ("register_toolsets", add_toolset),
-            ("register_model_providers", named("register_model_providers", reg.providers, ModelProviderEntry)),
-            ("register_memory_backends", named("register_memory_backends", reg.memory_backends, NamedFactory)),
-            ("register_context_engines", named("register_context_engines", reg.context_engines, NamedFactory)),
-            ("register_slash_commands", named("register_slash_commands", reg.slash_commands, NamedFactory)),
-        ):
+        for hook, register in hooks:
             before = dict(host.hook_errors)
             getattr(host.pm.hook, hook)(register=register, config=config)
             for (plugin, name), (count, text) in host.hook_errors.items():
@@ -502,7 +538,7 @@ class Registry:
                     failed.setdefault(plugin, f"{hook} failed: {text}")
         # A plugin that fails while registering is broken: none of it stays half-loaded.
         for plugin, why in failed.items():
-            for table in (reg.providers, reg.memory_backends, reg.context_engines, reg.slash_commands):
+            for table in reg.named.values():
                 for name in [n for n, entry in table.items() if entry.plugin == plugin]:
                     del table[name]
             for name in [n for n, owner in toolset_owner.items() if owner == plugin]:
@@ -551,6 +587,30 @@ class Registry:
                 hint = f" (did you mean {', '.join(near)}?)" if near else ""
                 raise KeyError(f"unknown toolset '{name}'{hint}; known: {', '.join(known) or 'none'}")
         return chosen
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())  # pluggy's validation messages span lines
+
+
+def _unknown_hooks(pm, plugin) -> list:
+    """Hooks ``plugin`` implements that no spec defines (``optionalhook``
+    implementations excepted: their spec's owner may not be loaded)."""
+    return [hc.name for hc in pm.get_hookcallers(plugin) or [] if hc.spec is None and not all(
+        i.optionalhook for i in hc.get_hookimpls() if i.plugin is plugin)]
+
+
+def _named_registration_hooks(pm) -> list:
+    """The specified hooks shaped ``register_X(register, config)`` (besides
+    tools and toolsets): each fills a table of named factories."""
+    found = []
+    for name, hc in vars(pm.hook).items():
+        spec = getattr(hc, "spec", None)
+        if spec is None or not name.startswith("register_") or name in ("register_tools", "register_toolsets"):
+            continue
+        if tuple(spec.argnames) in (("register", "config"), ("register",)):
+            found.append(name)
+    return found
 
 
 def _tool_winner(name: str, tools: list, preferred: Optional[str]) -> tuple:

@@ -247,7 +247,7 @@ def _after(agent, call: Call, turn, outcome: Outcome) -> str:
                 duration_ms=outcome.duration_ms, status=outcome.status, error_type=outcome.error_type,
                 error_message=agent.secrets.mask(outcome.error_message))
     if hook.post_tool_call.get_hookimpls():
-        hook.post_tool_call(middleware_trace=[], **info)
+        hook.post_tool_call(**info)
     if hook.transform_tool_result.get_hookimpls():
         for replaced in hook.transform_tool_result(**info):
             if isinstance(replaced, str):
@@ -268,7 +268,7 @@ def _pre_tool_call(agent, hook, args: dict, common: dict) -> Optional[str]:
         return None
     for _pass in range(2):
         approvals, rewritten = [], False
-        for directive in hook.pre_tool_call(args=args, middleware_trace=[], **common):
+        for directive in hook.pre_tool_call(args=args, **common):
             if not isinstance(directive, dict):
                 continue
             action = directive.get("action")

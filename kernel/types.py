@@ -114,6 +114,54 @@ class ModelResponse:
         return msg
 
 
+@dataclass
+class ApiCall:
+    """One model call as the API hooks see it: who made it, where it goes,
+    and the request as sent (credentials are never part of it).
+
+    ``number`` counts the calls of this turn from 1 (retries, fallbacks and
+    the grace call included). ``ended_at`` is set before ``post_api_request``
+    or ``api_request_error`` fires.
+    """
+
+    request: ModelRequest
+    session_id: str
+    task_id: str
+    turn_id: str
+    api_request_id: str
+    platform: str
+    provider: str  # the provider's name, else the API mode it resolved to
+    api_mode: str
+    base_url: str
+    number: int
+    user_message: str = ""
+    started_at: float = 0.0
+    ended_at: float = 0.0
+
+    @property
+    def model(self) -> str:
+        return self.request.model
+
+    @property
+    def duration(self) -> float:
+        """Seconds from sending to the answer or the failure (0 before either)."""
+        return max(0.0, self.ended_at - self.started_at) if self.ended_at else 0.0
+
+    @property
+    def char_count(self) -> int:
+        return sum(len(m["content"]) for m in self.request.messages if isinstance(m.get("content"), str))
+
+    @property
+    def approx_input_tokens(self) -> int:
+        return self.char_count // 4
+
+    def body(self) -> dict:
+        """The request body in OpenAI chat form (what hermes-agent hooks call ``request["body"]``)."""
+        r = self.request
+        return {"model": r.model, "messages": r.messages, "tools": r.tools, "tool_choice": r.tool_choice,
+                "stream": r.stream}
+
+
 class Emitter(Protocol):
     """Given to ``Provider.complete``; forwards streaming events to the hooks."""
 
@@ -130,6 +178,23 @@ class Provider(Protocol):
 
     # optional: def refresh_credentials(self) -> bool  (re-read the key; True if it changed)
     # optional: def close(self) -> None
+
+
+class ContextEngine(Protocol):
+    """What manages the history's size, built by the factory registered
+    through ``register_context_engines`` (``factory(agent)``). Every call is
+    contained: an engine that raises never breaks a turn."""
+
+    def update_from_response(self, usage: dict) -> None:
+        """The normalized usage of each successful model call."""
+
+    def should_compress(self, messages: list) -> bool:
+        """Before each model call: is the history too big?"""
+
+    def compress(self, messages: list, *, agent: Any, reason: str) -> list:
+        """The history to continue with (``reason``: ``preflight``, ``overflow``, ``manual``)."""
+
+    # optional: def tools(self) -> list[Tool]  (tools the model may call, e.g. to search the history)
 
 
 USAGE_KEYS = (
@@ -205,6 +270,11 @@ class ProviderError(Exception):
         self.retry_after = retry_after
         self.provider = provider
         self.silent = silent  # a timeout: the provider sent nothing for too long
+
+    @property
+    def retryable(self) -> bool:
+        """A failure that may pass on its own (rate limit, server, transport)."""
+        return self.reason in ("rate_limit", "server", "transport")
 
     def __str__(self) -> str:  # "rate_limit (429): too many requests"
         code = f" ({self.status_code})" if self.status_code else ""

@@ -371,6 +371,13 @@ def make_delegate_task(config=None) -> Tool:
 
 
 @hookimpl
+def register_hookspecs(add):
+    from plugins import agent_tools_hookspecs
+
+    add(agent_tools_hookspecs)
+
+
+@hookimpl
 def register_tools(register, config):
     register(TODO_TOOL)
     register(CLARIFY_TOOL)

@@ -644,6 +644,13 @@ def make_tools(config=None) -> list:
 
 
 @hookimpl
+def register_hookspecs(add):
+    from plugins import core_tools_hookspecs
+
+    add(core_tools_hookspecs)
+
+
+@hookimpl
 def register_tools(register, config):
     for tool in make_tools(config):
         register(tool)

@@ -117,7 +117,7 @@ def _guard(what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: A
 def _registered_backends(agent: Any) -> dict:
     """name -> factory of the memory backends the plugin host collected."""
     registry = getattr(getattr(agent, "host", None), "registry", None)
-    entries = getattr(registry, "memory_backends", None) or {}
+    entries = registry.table("memory_backends") if registry is not None else {}
     return {name: getattr(entry, "factory", entry) for name, entry in entries.items()}
 
 
@@ -360,6 +360,13 @@ def on_pre_compress(messages, agent):
 
 
 @hookimpl
+def register_hookspecs(add):
+    from plugins_memory import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl(optionalhook=True)  # brought by agent-tools, which may be blocked
 def subagent_start(child_session_id, child_goal, agent):
     rt = runtime(agent, create=False)
     if rt is not None and rt.backend is not None:
@@ -367,7 +374,7 @@ def subagent_start(child_session_id, child_goal, agent):
             rt.goals[child_session_id] = child_goal or ""
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def subagent_stop(child_session_id, child_summary, child_status, agent):
     rt = runtime(agent, create=False)
     backend = rt.backend if rt is not None else None

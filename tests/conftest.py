@@ -79,15 +79,28 @@ def _recording(hook_name):
     return hookimpl(specname=hook_name)(method)
 
 
+# the kernel's specs and those the built-in plugins add through register_hookspecs
+SPEC_MODULES = ("kernel.hookspecs", "plugins.core_tools_hookspecs", "plugins.agent_tools_hookspecs",
+                "plugins_memory.hookspecs")
+
+
+def spec_of(name):
+    import importlib
+
+    for module in SPEC_MODULES:
+        spec = getattr(importlib.import_module(module), name, None)
+        if spec is not None and hasattr(spec, "hermes_spec"):
+            return spec
+    raise AttributeError(f"no hook spec named {name!r}")
+
+
 def make_recorder_class(hook_names):
     """A Recorder subclass implementing ``hook_names`` with every keyword."""
     import inspect
 
-    from kernel import hookspecs
-
     namespace = {}
     for name in hook_names:
-        spec = getattr(hookspecs, name)
+        spec = spec_of(name)
         params = [p for p in inspect.signature(spec).parameters]
         src = f"def {name}(self, {', '.join(params)}):\n    self.calls.append(({name!r}, dict({', '.join(f'{p}={p}' for p in params)})))\n"
         scope: dict = {}

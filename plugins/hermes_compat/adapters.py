@@ -21,7 +21,8 @@ def registration_impls(record: state.PluginRecord):
     if record.cli_commands:
         yield "register_commands", ("cli",), lambda kw: register_cli(record, kw["cli"]), {}
     if record.memory_providers:
-        yield "register_memory_backends", ("register",), lambda kw: register_memory(record, kw["register"]), {}
+        yield "register_memory_backends", ("register",), lambda kw: register_memory(record, kw["register"]), {
+            "optionalhook": True}  # brought by the memory plugin
     if record.context_engines:
         yield "register_context_engines", ("register",), lambda kw: register_engine(record, kw["register"]), {}
     if record.profiles:

@@ -116,9 +116,45 @@ def call_callback(record: state.PluginRecord, hook: str, cb: Callable, kwargs: d
 # Hook bodies
 
 
+def _api_kwargs(hook: str, kw: dict) -> dict:
+    """hermes-agent's loose keywords for an API hook, from our ``ApiCall``
+    (and the response or the error)."""
+    call, agent = kw["call"], kw.get("agent")
+    out = dict(task_id=call.task_id, turn_id=call.turn_id, api_request_id=call.api_request_id,
+               session_id=call.session_id, platform=call.platform, model=call.model, provider=call.provider,
+               base_url=call.base_url, api_mode=call.api_mode, api_call_count=call.number,
+               started_at=call.started_at, message_count=len(call.request.messages))
+    if hook == "pre_api_request":
+        out.update(user_message=call.user_message, conversation_history=list(getattr(agent, "messages", []) or []),
+                   request_messages=list(call.request.messages), tool_count=len(call.request.tools),
+                   approx_input_tokens=call.approx_input_tokens, request_char_count=call.char_count,
+                   max_tokens=call.request.max_tokens, middleware_trace=[],
+                   request={"method": "POST", "body": call.body()})
+    elif hook == "post_api_request":
+        response = kw["response"]
+        message = response.to_message()
+        out.update(api_duration=call.duration, ended_at=call.ended_at, finish_reason=response.finish_reason,
+                   response_model=response.model, response=message, usage=dict(response.usage),
+                   assistant_message=message, assistant_content_chars=len(response.content or ""),
+                   assistant_tool_call_count=len(response.tool_calls))
+    else:  # api_request_error
+        error, attempt = kw["error"], kw["attempt"]
+        max_retries = agent.config.get("agent.api_max_retries") if agent is not None else None
+        out.update(api_duration=call.duration, ended_at=call.ended_at, status_code=error.status_code,
+                   retry_count=attempt - 1, max_retries=max_retries, retryable=error.retryable,
+                   reason=error.reason, error={"type": error.reason, "message": error.message}, request=None)
+    return out
+
+
+# what hermes-agent passes where the kernel has nothing to pass
+_EMPTY = {"middleware_trace": list, "sender_id": lambda: None}
+
+
 def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple) -> dict:
     names = HERMES_KWARGS.get(hook) or tuple(a for a in spec_args if a != "agent")
-    out = {name: kw.get(name) for name in names}
+    if "call" in kw:
+        kw = {**kw, **_api_kwargs(hook, kw)}
+    out = {name: kw[name] if name in kw else (_EMPTY[name]() if name in _EMPTY else None) for name in names}
     provider, model = out.get("provider"), out.get("model")
     if isinstance(provider, str) and model and provider.endswith(f":{model}"):
         out["provider"] = provider[: -len(model) - 1]  # hermes passes the provider's name, not "name:model"
@@ -295,6 +331,24 @@ class HermesPluginAdapter:
         return f"<hermes plugin {self.record.name}>"
 
 
+# hermes-agent hooks whose spec a built-in plugin brings (register_hookspecs), by owner
+PLUGIN_SPECS = {
+    "transform_terminal_output": "plugins.core_tools_hookspecs",
+    "subagent_start": "plugins.agent_tools_hookspecs",
+    "subagent_stop": "plugins.agent_tools_hookspecs",
+}
+
+
+def kernel_spec(hook: str):
+    """Our spec function for a hermes hook name, or None when nothing fires it."""
+    import importlib
+
+    from kernel import hookspecs
+
+    spec = getattr(importlib.import_module(PLUGIN_SPECS[hook]) if hook in PLUGIN_SPECS else hookspecs, hook, None)
+    return spec if hasattr(spec, "hermes_spec") else None
+
+
 def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
     from kernel import hookspecs
 
@@ -307,12 +361,13 @@ def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
     if record.context_engines:
         names.add("on_session_finalize")
     for hook in sorted(names):
-        spec = getattr(hookspecs, hook, None)
-        if spec is None or not hasattr(spec, "hermes_spec"):
+        spec = kernel_spec(hook)
+        if spec is None:
             log.warning("hermes plugin %s: hook %r is stored but the kernel never fires it", record.name, hook)
             continue
         params = tuple(inspect.signature(spec).parameters)
-        setattr(adapter, hook, _impl(hook, params, hook_body(record, hook, params)))
+        opts = {} if hook in vars(hookspecs) else {"optionalhook": True}  # its owner plugin may be blocked
+        setattr(adapter, hook, _impl(hook, params, hook_body(record, hook, params), **opts))
         adapter.hermes_hooks.add(hook)
     for hook, params, body, opts in adapters.registration_impls(record):
         setattr(adapter, hook, _impl(hook, params, body, **opts))

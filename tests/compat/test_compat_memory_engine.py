@@ -21,7 +21,7 @@ def test_memory_provider_class_entry_point_is_a_memory_backend(compat_site, make
 
     agent = make_agent(memory_plugin, *adapters, config=cfg, script=[
         {"tool_calls": [("notebook_write", {"note": "likes tea"})]}, "noted", "you like tea"])
-    assert "notebook" in agent.host.registry.memory_backends
+    assert "notebook" in agent.host.registry.table("memory_backends")
     first = agent.run_conversation("remember that I like tea")
     assert json.loads(tool_results(first)[0]) == {"saved": 1}
     agent.run_conversation("what do I like?")
@@ -38,12 +38,16 @@ def test_memory_provider_class_entry_point_is_a_memory_backend(compat_site, make
 
 
 def test_memory_provider_from_the_hermes_memory_provider_group(compat_site, make_agent):
+    import plugins_memory.manager as memory_plugin
+
     cfg = Config({"plugins": {"enabled": ["jotter"]}})
     cands, adapters = load_compat(cfg)
     assert cands["jotter"].status == "enabled", cands["jotter"].error
     assert cands["jotter"].dist == "hermes-jotter"
-    agent = make_agent(*adapters, config=cfg, script=["ok"])
-    assert "notebook" in agent.host.registry.memory_backends  # named by the provider's own .name
+    agent = make_agent(memory_plugin, *adapters, config=cfg, script=["ok"])
+    assert "notebook" in agent.host.registry.table("memory_backends")  # named by the provider's own .name
+    # without the memory plugin there is no memory-backend hook: the adapter's implementation is optional
+    assert make_agent(*adapters, config=cfg, script=["ok"]).host.registry.table("memory_backends") == {}
 
 
 def test_memory_tool_without_the_provider_active_is_an_error_the_model_reads(compat_site, make_agent):

@@ -308,7 +308,7 @@ def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent, recor
     with pytest.raises(Interrupted):  # not an Exception: the compressor's own handlers cannot swallow it
         summarize("text")
     assert time.monotonic() - started < 2
-    assert [p["api_mode"] for p in rec.of("pre_api_request")] == ["slow"]  # the hooks saw the auxiliary call
+    assert [p["call"].api_mode for p in rec.of("pre_api_request")] == ["slow"]  # the hooks saw the auxiliary call
     assert agent.provider_config.api_mode == "scripted"  # the conversation's provider is untouched
     released.set()
     deadline = time.monotonic() + 5

@@ -146,7 +146,10 @@ def test_policy_retry_then_success_fires_api_hooks_every_time(make_agent, record
     assert result["final_response"] == "ok" and result["api_calls"] == 2
     assert len(rec.of("pre_api_request")) == 2
     errs = rec.of("api_request_error")
-    assert len(errs) == 1 and errs[0]["status_code"] == 529 and errs[0]["reason"] == "server"
+    assert len(errs) == 1 and errs[0]["error"] is err and errs[0]["attempt"] == 1
+    assert errs[0]["call"].number == 1 and errs[0]["call"].duration >= 0
+    (post,) = rec.of("post_api_request")
+    assert post["call"].number == 2 and post["response"].content == "ok" and post["call"].ended_at >= post["call"].started_at
     assert policy.failures[0].attempt == 1 and policy.failures[0].error is err
 
 

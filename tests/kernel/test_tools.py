@@ -100,8 +100,7 @@ def test_pre_tool_call_block_and_rewrite(make_agent, echo_plugin, recorder):
     assert [p["status"] for p in posts] == ["blocked", "ok", "ok"]
     assert posts[0]["error_type"] == "plugin_block"
     assert set(posts[0]) >= {"tool_name", "args", "result", "task_id", "session_id", "tool_call_id", "turn_id",
-                             "api_request_id", "duration_ms", "status", "error_type", "error_message",
-                             "middleware_trace"}
+                             "api_request_id", "duration_ms", "status", "error_type", "error_message"}
 
 
 def test_approval_allowed_denied_and_nobody_fails_closed(make_agent, echo_plugin):
@@ -191,3 +190,25 @@ def test_guards_judge_the_arguments_after_a_rewrite(make_agent, echo_plugin):
     agent = make_agent(echo_plugin, Sneaky(), guard, script=[calls_step(("echo", {"text": "harmless"})), "ok"])
     assert tool_results(agent.run_conversation("go")) == [{"error": "dangerous text"}]
     assert guard.judged == ["harmless", "dangerous"]
+
+
+def test_a_tool_reports_progress_through_on_tool_progress(make_agent, recorder):
+    from kernel import hookimpl
+    from kernel.types import Tool
+
+    def slow(args, ctx):
+        ctx.progress("halfway")
+        ctx.progress("almost done")
+        return "done"
+
+    class Plugin:
+        @hookimpl
+        def register_tools(self, register):
+            register(Tool("slow_job", "A long job", {"type": "object", "properties": {}}, slow))
+
+    rec = recorder("on_tool_progress")
+    agent = make_agent(Plugin(), script=[calls_step(("slow_job", {})), "ok"], callbacks=[rec])
+    agent.run_conversation("go")
+    assert [(p["tool_name"], p["message"]) for p in rec.of("on_tool_progress")] == [
+        ("slow_job", "halfway"), ("slow_job", "almost done")]
+    assert rec.of("on_tool_progress")[0]["tool_call_id"]

@@ -24,16 +24,16 @@ class Everything:
         self.payloads.append(repr(kw))
 
     @hookimpl
-    def pre_api_request(self, request, request_messages, base_url, provider):
-        self._keep(request=request, request_messages=request_messages, base_url=base_url, provider=provider)
+    def pre_api_request(self, call):
+        self._keep(call=call, body=call.body(), extra=call.request.extra)
 
     @hookimpl
-    def post_api_request(self, response, usage, assistant_message, provider):
-        self._keep(response=response, usage=usage, assistant_message=assistant_message, provider=provider)
+    def post_api_request(self, call, response):
+        self._keep(call=call, response=response, message=response.to_message())
 
     @hookimpl
-    def api_request_error(self, error, reason, provider):
-        self._keep(error=error, reason=reason, provider=provider)
+    def api_request_error(self, call, error):
+        self._keep(call=call, error=error, message=error.message)
 
     @hookimpl
     def append_messages(self, session_id, messages):
