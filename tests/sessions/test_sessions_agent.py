@@ -195,3 +195,53 @@ def test_compression_continues_in_a_linked_session(home, make_agent):
     assert (meta["parent_session_id"], meta["start_reason"]) == (old, "compression")
     assert [m["content"] for m in store.load(new)] == ["[summary] we talked about soup", "noted", "q3", "a3"]
     assert store.latest_session_id("cli") == new
+
+
+def test_resolve_session_and_claim_session(home, make_agent, tmp_path):
+    """resolve_session turns a unique prefix into the id (None for unknown or
+    ambiguous); claim_session is asked before a stored session is resumed: a
+    reason refuses the turn before anything is called or stored, and the
+    plugin's lock refuses a second process."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    first = make_agent(sessions_plugin, script=["stored"])
+    first.run_conversation("remember this")
+    sid = first.session_id
+    ask = first.host.pm.hook
+    assert ask.resolve_session(session_id=sid[:8], agent=first) == sid
+    assert ask.resolve_session(session_id="no-such-session", agent=first) is None
+
+    class Busy:
+        @hookimpl(tryfirst=True)
+        def claim_session(self, session_id):
+            return f"session {session_id[:8]} is being written by process 4242"
+
+    refused = make_agent(sessions_plugin, Busy(), session_id=sid, script=["never"])
+    result = refused.run_conversation("again")
+    assert result["exit_reason"] == "error" and "being written by process 4242" in result["error"]
+    assert refused.scripted.requests == [] and len(sessions_plugin.get_store(home).load(sid)) == 2
+
+    # the real lock: another process that resumed the session holds it
+    first.close()  # this process lets go of the session
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from kernel.config import Config; from kernel.agent import Agent; "
+        "from kernel.plugins import PluginHost; import plugins.sessions as s; "
+        "from plugins_providers.scripted import scripted_plugin; "
+        "host = PluginHost.from_objects([scripted_plugin(['x']), s], Config({})); "
+        f"a = Agent(config=host.config, host=host, api_mode='scripted', model='m', session_id={sid!r}); "
+        "print(a.run_conversation('hold it')['exit_reason'], flush=True); time.sleep(30)")],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "completed"
+        later = make_agent(sessions_plugin, session_id=sid, script=["never"])
+        result = later.run_conversation("me too")
+        assert result["exit_reason"] == "error" and str(holder.pid) in result["error"], result["error"]
+        assert later.scripted.requests == []
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.05)
