@@ -317,9 +317,9 @@ class Agent:
         callbacks: Iterable[Any] = (),
     ) -> "Agent":
         """A child agent on the current provider with its own budget
-        (``delegation.max_iterations``). Interrupting this agent interrupts it.
+        (``max_iterations``, default 50). Interrupting this agent interrupts it.
         Call :meth:`release_child` when it is done."""
-        budget = IterationBudget(int(max_iterations or self.config.get("delegation.max_iterations") or 50))
+        budget = IterationBudget(int(max_iterations or 50))
         pconf = self.provider_config
         child = Agent(
             config=self.config, host=self.host, model=pconf.model, provider=pconf.provider,

@@ -86,9 +86,13 @@ class App:
     @property
     def host(self):
         if self._host is None:
+            from kernel.config import ConfigError
             from kernel.plugins import PluginHost
 
-            self._host = PluginHost.discover(self.config, distro=self.distro)
+            try:
+                self._host = PluginHost.discover(self.config, distro=self.distro)
+            except ConfigError as exc:  # a plugin's key with a value of the wrong type
+                raise Fail(str(exc), EXIT_USAGE) from None
             self._host.registry  # collect registrations now, so a plugin failing there is recorded too
             _remember_load(self._host)
         return self._host

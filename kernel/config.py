@@ -4,68 +4,87 @@
 (sessions, memories). Otherwise platformdirs' user config folder holds
 ``config.yaml`` and the user data folder holds the data.
 
-Key names follow hermes-agent where it has them. The kernel checks the types
-of the keys it knows (``KNOWN_KEYS``); a wrong type or invalid YAML is one
-:class:`ConfigError` naming the file, the key and what was expected. Plugins
-read their own keys with :meth:`Config.get` and check them themselves.
+Key names follow hermes-agent where it has them. Each key is declared by the
+part that reads it: the kernel's in :data:`KERNEL_KEYS`, a plugin's through
+the ``register_config`` hook. A wrong type or invalid YAML is one
+:class:`ConfigError` naming the file, the key and what was expected; a key no
+one declares is a warning with a did-you-mean (:meth:`Config.unknown`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from kernel.files import atomic_write
 
-_INT, _NUM, _STR, _BOOL, _LIST, _DICT = "an integer", "a number", "a string", "true or false", "a list", "a mapping"
+@dataclass(frozen=True)
+class Key:
+    """A config key: its dotted name, type, default and one line of help.
 
-# dotted key -> (kind, default)
-KNOWN_KEYS: dict = {
-    "model": (_STR, ""),
-    "provider": (_STR, ""),
-    "base_url": (_STR, ""),
-    "api_mode": (_STR, ""),
-    "api_key_env": (_STR, ""),
-    "fallback_providers": (_LIST, []),
-    "toolsets": (_LIST, None),
-    "agent.max_turns": (_INT, 90),
-    "agent.api_max_retries": (_INT, 3),
-    "agent.api_timeout": (_NUM, 600),
-    "agent.stream_idle_timeout": (_NUM, 60),
-    "agent.system_prompt": (_STR, ""),
-    "agent.stream": (_BOOL, True),
-    "agent.max_tokens": (_INT, None),
-    "agent.disabled_tools": (_LIST, []),
-    "agent.retry_base_delay": (_NUM, 1),
-    "agent.retry_max_delay": (_NUM, 30),
-    "agent.fallback_cooldown": (_NUM, 60),
-    "agent.fallback_cooldown_max": (_NUM, 600),
-    "provider_options": (_DICT, {}),
-    "delegation.max_iterations": (_INT, 50),
-    "delegation.max_concurrent_children": (_INT, 3),
-    "delegation.max_spawn_depth": (_INT, 1),
-    "compression.enabled": (_BOOL, True),
-    "compression.threshold": (_NUM, 0.5),
-    "compression.protect_first_n": (_INT, 3),
-    "compression.protect_last_n": (_INT, 20),
-    "context.engine": (_STR, "compressor"),
-    "memory.provider": (_STR, ""),
-    "memory.memory_enabled": (_BOOL, True),
-    "memory.user_profile_enabled": (_BOOL, True),
-    "memory.memory_char_limit": (_INT, 2200),
-    "memory.user_char_limit": (_INT, 1375),
-    "memory.prefetch_timeout": (_NUM, 8),
-    "model_context_length": (_INT, None),
-    "plugins.enabled": (_LIST, None),
-    "plugins.disabled": (_LIST, []),
-    "plugins.entries": (_DICT, {}),
-    "plugins.hook_timeout": (_NUM, 30),
-    "tools.prefer": (_DICT, {}),
-    "tools.env_passthrough": (_LIST, []),
-    "approvals.mode": (_STR, "manual"),
-    "command_allowlist": (_LIST, []),
-}
+    The kernel declares its own (:data:`KERNEL_KEYS`); plugins declare theirs
+    through the ``register_config`` hook. ``type`` is ``int``, ``float`` (an
+    integer is accepted), ``str``, ``bool``, ``list`` or ``dict``; a ``dict``
+    or ``list`` key is free-form below it."""
+
+    name: str
+    type: type
+    default: Any = None
+    help: str = ""
+    owner: str = "kernel"
+
+    @property
+    def kind(self) -> str:
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        return " or ".join(_KINDS.get(t, t.__name__) for t in types)
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return True  # an empty key means "use the default"
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        if isinstance(value, bool):
+            return bool in types
+        if float in types:
+            types = types + (int,)
+        return isinstance(value, types)
+
+
+_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+          dict: "a mapping"}
+
+# the keys the kernel itself reads (names follow hermes-agent where it has them)
+KERNEL_KEYS = [
+    Key("model", str, "", "the model to talk to (`-m`)"),
+    Key("provider", str, "", "the provider: openai, anthropic, openrouter, ... (`--provider`)"),
+    Key("base_url", str, "", "the provider's API base URL (`--base-url`)"),
+    Key("api_mode", str, "", "the wire protocol: chat_completions, codex_responses, anthropic_messages"),
+    Key("api_key_env", str, "", "the environment variable that holds the API key (`--api-key-env`)"),
+    Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
+    Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
+    Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset"),
+    Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)"),
+    Key("agent.api_max_retries", int, 3, "retries of one model call on a retryable failure"),
+    Key("agent.api_timeout", float, 600, "seconds one model call may take in all"),
+    Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried"),
+    Key("agent.system_prompt", str, "", "the identity text at the start of the system prompt"),
+    Key("agent.stream", bool, True, "stream answers as they arrive"),
+    Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)"),
+    Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
+    Key("context.engine", str, "compressor", "the context engine that keeps the history within the window"),
+    Key("plugins.enabled", list, None, "opt-in plugins to load"),
+    Key("plugins.disabled", list, [], "plugins never to load"),
+    Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>"),
+    Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned"),
+    Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}"),
+    Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
+]
+
+
+def _known_mapping(keys: list) -> dict:
+    return {k.name: k for k in keys}
 
 
 class ConfigError(Exception):
@@ -93,24 +112,6 @@ def data_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("hermes"))
-
-
-def _kind_ok(kind: str, value: Any) -> bool:
-    if value is None:
-        return True  # an empty key means "use the default"
-    if kind == _INT:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == _NUM:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == _STR:
-        return isinstance(value, str)
-    if kind == _BOOL:
-        return isinstance(value, bool)
-    if kind == _LIST:
-        return isinstance(value, list)
-    if kind == _DICT:
-        return isinstance(value, dict)
-    return True
 
 
 def _describe(value: Any) -> str:
@@ -146,6 +147,7 @@ class Config:
         self.data = data if data is not None else {}
         self.overrides = dict(overrides or {})  # dotted keys that win over the file (a distro's blocks)
         self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
+        self.keys: dict = _known_mapping(KERNEL_KEYS)  # plugins add theirs (declare)
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
         _normalize_yaml_words(self.data)
@@ -162,8 +164,8 @@ class Config:
                 return value
         if default is not _MISSING:
             return default
-        known = KNOWN_KEYS.get(dotted)
-        return known[1] if known else None
+        known = self.keys.get(dotted)
+        return known.default if known else None
 
     def section(self, name: str) -> dict:
         value = self.get(name, {})
@@ -180,29 +182,79 @@ class Config:
     def where(self) -> str:
         return str(self.path) if self.path else "config"
 
-    def validate(self) -> None:
-        for dotted, (kind, _default) in KNOWN_KEYS.items():
+    def validate(self, keys: Optional[Iterable[Key]] = None) -> None:
+        """Check the types of ``keys`` (default: every declared key) in the
+        file, the distro's defaults and the overrides: a wrong one is one
+        ConfigError naming where, the key and what was expected."""
+        for key in (self.keys.values() if keys is None else keys):
             for source, value in (
-                ("file", _lookup(self.data, dotted)),
-                ("distro", _lookup(self.defaults, dotted)),
-                ("override", self.overrides.get(dotted, _MISSING)),
+                ("file", _lookup(self.data, key.name)),
+                ("distro", _lookup(self.defaults, key.name)),
+                ("override", self.overrides.get(key.name, _MISSING)),
             ):
-                if value is _MISSING:
-                    continue
-                if not _kind_ok(kind, value):
+                if value is not _MISSING and not key.accepts(value):
                     where = self.where() if source == "file" else f"{source} settings"
-                    raise ConfigError(f"{where}: {dotted}: expected {kind}, got {_describe(value)}")
+                    raise ConfigError(f"{where}: {key.name}: expected {key.kind}, got {_describe(value)}")
+        if keys is not None:
+            return
         for i, entry in enumerate(self.get("fallback_providers") or []):
             if not isinstance(entry, dict):
                 raise ConfigError(f"{self.where()}: fallback_providers[{i}]: expected a mapping, got {_describe(entry)}")
-        for key in ("plugins.enabled", "plugins.disabled", "toolsets", "command_allowlist"):
+        for key in ("plugins.enabled", "plugins.disabled", "toolsets"):
             for item in self.get(key) or []:
                 if not isinstance(item, str):
                     raise ConfigError(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
 
-    # -- writing (``hermes plugins enable/disable``)
+    def declare(self, keys: Iterable[Key]) -> None:
+        """Add plugins' keys (the first declaration of a name wins) and check
+        their values."""
+        added = [k for k in keys if k.name not in self.keys]
+        for key in added:
+            self.keys[key.name] = key
+        self.validate(added)
+
+    def unknown(self, layer: Optional[dict] = None) -> list:
+        """``(dotted key, close matches)`` for every key of ``layer`` (the
+        file by default) that no declared key covers; below a ``dict`` or
+        ``list`` key anything goes."""
+        names = set(self.keys)
+        sections = {".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)}
+        found = []
+
+        def walk(node: dict, prefix: str) -> None:
+            for name, value in node.items():
+                dotted = f"{prefix}{name}"
+                if dotted in names:
+                    continue
+                if dotted in sections and isinstance(value, dict):
+                    walk(value, dotted + ".")
+                else:
+                    found.append((dotted, difflib.get_close_matches(dotted, sorted(names), n=1, cutoff=0.6)))
+
+        walk(self.data if layer is None else layer, "")
+        return found
+
+    # -- writing (``hermes config set``, ``hermes plugins enable/disable``)
     def set_value(self, dotted: str, value: Any) -> None:
         set_nested(self.data, dotted.split("."), value)
+
+    def unset_value(self, dotted: str) -> bool:
+        """Remove a key from the file's data (and sections it leaves empty); False if it was not there."""
+        parts = dotted.split(".")
+        trail, node = [], self.data
+        for part in parts[:-1]:
+            if not isinstance(node, dict) or not isinstance(node.get(part), dict):
+                return False
+            trail.append((node, part))
+            node = node[part]
+        if not isinstance(node, dict) or parts[-1] not in node:
+            return False
+        del node[parts[-1]]
+        for parent, part in reversed(trail):
+            if parent[part]:
+                break
+            del parent[part]
+        return True
 
     def save(self) -> Path:
         """Write ``config.yaml`` atomically (a crash leaves the old file whole)."""

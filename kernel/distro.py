@@ -89,21 +89,34 @@ def _names(data: dict, key: str, where: str) -> Optional[set]:
     return set(value)
 
 
+def _no_unknown(data: dict, allowed: set, where: str) -> None:
+    """A distro decides what loads: a misspelt key (``onl:``) would silently
+    load more, so it is an error, not a warning. (Unknown keys of its
+    ``config`` block are warnings, as in config.yaml.)"""
+    import difflib
+
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        hints = [k + (f" (did you mean '{near[0]}'?)" if near else "")
+                 for k in unknown for near in [difflib.get_close_matches(k, sorted(allowed), n=1, cutoff=0.6)]]
+        raise DistroError(f"{where}: unknown key(s) {', '.join(hints)}")
+
+
 def from_mapping(data: Any, where: str) -> Distro:
     if not isinstance(data, dict):
         raise DistroError(f"{where}: a distro is a mapping with at least a 'name'")
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise DistroError(f"{where}: name: expected a non-empty string")
-    unknown = set(data) - {"name", "description", "plugins", "tools", "config"}
-    if unknown:
-        raise DistroError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    _no_unknown(data, {"name", "description", "plugins", "tools", "config"}, where)
     plugins = data.get("plugins") or {}
     tools = data.get("tools") or {}
     config = data.get("config") or {}
     for key, value in (("plugins", plugins), ("tools", tools), ("config", config)):
         if not isinstance(value, dict):
             raise DistroError(f"{where}: {key}: expected a mapping")
+    _no_unknown(plugins, {"only", "enabled", "blocked"}, f"{where}: plugins")
+    _no_unknown(tools, {"blocked"}, f"{where}: tools")
     blocked_tools = _names(tools, "blocked", f"{where}: tools") or set()
     return Distro(
         name=name.strip(),

@@ -56,6 +56,22 @@ def register_hookspecs(add: Callable[[Any], None]) -> None:
 
 
 @hookspec
+def register_config(declare: Callable[..., None]) -> None:
+    """Declare the config keys your plugin reads; once per plugin host.
+    ``hermes config`` shows, checks and sets them; a value of the wrong type
+    in config.yaml is a one-line error naming the file and key, and a key no
+    plugin declares is a warning with a did-you-mean.
+
+    :param declare: ``declare(key, type, default=None, help="")``: a dotted
+        key, its type (``int``, ``float``, ``str``, ``bool``, ``list``,
+        ``dict``, or a tuple of them; below a ``dict`` key anything goes),
+        the default ``config.get`` returns, and one line of help; or
+        ``declare(kernel.config.Key(...))``.
+    :return: ignored.
+    """
+
+
+@hookspec
 def register_tools(register: Callable[[Any], None], config: Config) -> None:
     """Register tools the model may call; once per plugin host.
 

@@ -359,7 +359,8 @@ class PluginHost:
     def _verify(self) -> None:
         """Once every plugin is registered (and has added its specs): a plugin
         implementing a hook nobody specifies is unloaded with a did-you-mean,
-        unless it marked the implementation ``optionalhook``."""
+        unless it marked the implementation ``optionalhook``; then the plugins'
+        config keys are declared and checked."""
         for name, why in self._unfit:
             self.drop(name, why)
         self._unfit = []
@@ -371,6 +372,30 @@ class PluginHost:
                     near = close_matches(hook, self._spec_names())
                     hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
                 self.drop(name, "unknown hook " + ", ".join(hints))
+        self._declare_config()
+
+    def _declare_config(self) -> None:
+        """Collect ``register_config`` declarations, then check the values
+        (a wrong type is the user's ConfigError, raised here and not blamed on
+        the plugin) and warn once about keys nobody declares."""
+        import builtins
+
+        from kernel.config import Key
+
+        keys = []
+
+        def declare(key, type=None, default=None, help=""):  # noqa: A002 - the spec's names
+            owner = WATCHDOG.current_plugin() or "?"
+            if isinstance(key, Key):
+                keys.append(Key(key.name, key.type, key.default, key.help, owner))
+            elif isinstance(type, (tuple, builtins.type)):
+                keys.append(Key(str(key), type, default, str(help), owner))
+            else:
+                raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
+
+        self.pm.hook.register_config(declare=declare)
+        self.config.declare(keys)
+        warn_unknown_keys(self.config)
 
     def _spec_names(self) -> list:
         return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
@@ -587,6 +612,24 @@ class Registry:
                 hint = f" (did you mean {', '.join(near)}?)" if near else ""
                 raise KeyError(f"unknown toolset '{name}'{hint}; known: {', '.join(known) or 'none'}")
         return chosen
+
+
+_warned_keys: set = set()  # one warning per unknown key and process
+
+
+def warn_unknown_keys(config) -> None:
+    """One warning for the keys of config.yaml and the distro's defaults that
+    no loaded part declares, each with a did-you-mean."""
+    if getattr(config, "quiet_unknown", False):  # `hermes config check` reports them itself
+        return
+    for where, layer in ((config.where(), config.data), ("distro config", config.defaults)):
+        found = [(k, near) for k, near in config.unknown(layer) if (where, k) not in _warned_keys]
+        if not found:
+            continue
+        _warned_keys.update((where, k) for k, _ in found)
+        listed = ", ".join(f"'{k}'" + (f" (did you mean '{near[0]}'?)" if near else "") for k, near in found)
+        log.warning("%s: unknown key%s %s; no loaded plugin reads %s (see `hermes config show`)", where,
+                    "s" if len(found) > 1 else "", listed, "them" if len(found) > 1 else "it")
 
 
 def _one_line(exc: BaseException) -> str:

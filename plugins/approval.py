@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 
 from kernel import hookimpl
+from kernel.config import Key
 
 log = logging.getLogger("hermes.plugins.approval")
 
@@ -201,6 +202,21 @@ def _config(agent):
 def _strings(config, key) -> list:
     value = config.get(key, None) if config is not None else None
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+CONFIG_KEYS = [
+    Key("approvals.mode", str, "manual", "manual (ask), smart (a reviewer model may refuse first) or off"),
+    Key("approvals.deny", list, [], "shell globs matched against each parsed command; refused outright"),
+    Key("approvals.extra_patterns", (dict, list), None, "more rules: {key: regex} or [{key, pattern, description}]"),
+    Key("command_allowlist", list, [], "rule keys or exact commands that run without asking"),
+    Key("auxiliary.approval", dict, None, "the reviewer model of smart mode: {model, provider, base_url, ...}"),
+]
+
+
+@hookimpl
+def register_config(declare):
+    for key in CONFIG_KEYS:
+        declare(key)
 
 
 @hookimpl(trylast=True)  # after other plugins, so it judges arguments they rewrote in place

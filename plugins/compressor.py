@@ -34,8 +34,19 @@ import logging
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
+from kernel.config import Key
 from kernel.messages import problems, repair
 from plugins import auxiliary
+
+CONFIG_KEYS = [
+    Key("compression.enabled", bool, True, "compress before a call once the history passes the threshold"),
+    Key("compression.threshold", float, 0.5, "the share of the context window that triggers compression"),
+    Key("compression.protect_first_n", int, 3, "messages at the start that are never summarised"),
+    Key("compression.protect_last_n", int, 20, "recent messages that are never summarised"),
+    Key("model_context_length", int, None, "the model's context window in tokens, when the built-in table is wrong"),
+    Key("auxiliary.compression", dict, None, "a cheaper model for summaries: {model, provider, base_url, ...}"),
+]
+DEFAULTS = {k.name: k.default for k in CONFIG_KEYS}
 
 log = logging.getLogger(__name__)
 
@@ -238,10 +249,11 @@ class Compressor:
         self.agent = agent  # read for the current model (fallbacks change it)
         self.model = model
         self.summarize = summarize  # tests inject one; else the agent's complete_once
-        self.enabled = bool(config.get("compression.enabled"))
-        self.threshold_percent = _fraction(config.get("compression.threshold"), "compression.threshold")
-        self.protect_first_n = _count(config.get("compression.protect_first_n"), "compression.protect_first_n")
-        self.protect_last_n = _count(config.get("compression.protect_last_n"), "compression.protect_last_n")
+        setting = lambda name: config.get(name, DEFAULTS[name])  # noqa: E731
+        self.enabled = bool(setting("compression.enabled"))
+        self.threshold_percent = _fraction(setting("compression.threshold"), "compression.threshold")
+        self.protect_first_n = _count(setting("compression.protect_first_n"), "compression.protect_first_n")
+        self.protect_last_n = _count(setting("compression.protect_last_n"), "compression.protect_last_n")
         override = config.get("model_context_length")
         if override is not None and (not isinstance(override, int) or isinstance(override, bool) or override < 1024):
             from kernel.config import ConfigError
@@ -467,6 +479,12 @@ def _count(value: Any, key: str) -> int:
         raise ConfigError(f"{key}: expected a whole number of messages (0 or more), got {value!r}")
     return value
 
+
+
+@hookimpl
+def register_config(declare):
+    for key in CONFIG_KEYS:
+        declare(key)
 
 @hookimpl
 def register_context_engines(register, config):

@@ -62,6 +62,12 @@ SETTINGS = {
     "agent.fallback_cooldown_max": 600.0,
 }
 TRANSIENT = (SERVER, TRANSPORT)
+HELP = {
+    "agent.retry_base_delay": "seconds before the first retry; doubles per attempt",
+    "agent.retry_max_delay": "the longest wait between retries, in seconds",
+    "agent.fallback_cooldown": "seconds a rate-limited primary rests before turns start on it again; doubles",
+    "agent.fallback_cooldown_max": "the longest rest of a rate-limited primary, in seconds",
+}
 
 
 def _setting(agent: Any, key: str) -> float:
@@ -171,6 +177,12 @@ def _start_cooldown(failure: Any, agent: Any) -> None:
     if wait is None:
         wait = base * (2 ** (state["streak"] - 1))
     state["cooldown_until"] = time.monotonic() + min(cap, max(0.0, wait))
+
+
+@hookimpl
+def register_config(declare):
+    for key, text in HELP.items():  # agent.api_max_retries is the kernel's
+        declare(key, float, SETTINGS[key], text)
 
 
 @hookimpl(trylast=True)

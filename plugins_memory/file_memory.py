@@ -26,6 +26,7 @@ from typing import Optional
 
 from kernel.files import atomic_write
 from kernel.types import ToolError
+from plugins_memory import settings
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ class FileMemory:
     def from_config(cls, config) -> "FileMemory":
         limits = {}
         for target, key in (("memory", "memory.memory_char_limit"), ("user", "memory.user_char_limit")):
-            value = config.get(key)
+            value = settings.get(config, key)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 from kernel.config import ConfigError
 
@@ -119,8 +120,8 @@ class FileMemory:
             memory_limit=limits["memory"],
             user_limit=limits["user"],
             enabled={
-                "memory": bool(config.get("memory.memory_enabled")),
-                "user": bool(config.get("memory.user_profile_enabled")),
+                "memory": bool(settings.get(config, "memory.memory_enabled")),
+                "user": bool(settings.get(config, "memory.user_profile_enabled")),
             },
         )
 

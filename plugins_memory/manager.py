@@ -40,6 +40,7 @@ from typing import Any, Callable, Optional
 from kernel import hookimpl
 from kernel.types import Tool
 
+from plugins_memory import settings
 from plugins_memory.file_memory import (
     MEMORY_TOOL_SCHEMA,
     FileMemory,
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 
 STATE_KEY = "memory"
 NOTES_KEY = "compression_notes"  # read (and cleared) by the context engine
-DEFAULT_PREFETCH_TIMEOUT = 8.0
 DRAIN_TIMEOUT = 5.0
 _create_lock = threading.Lock()
 
@@ -138,12 +138,12 @@ class MemoryRuntime:
         self.agent = agent
         config = agent.config
         self.store: Optional[FileMemory] = None
-        if config.get("memory.memory_enabled") or config.get("memory.user_profile_enabled"):
+        if settings.get(config, "memory.memory_enabled") or settings.get(config, "memory.user_profile_enabled"):
             self.store = FileMemory.from_config(config)
-        timeout = config.get("memory.prefetch_timeout", DEFAULT_PREFETCH_TIMEOUT)
+        timeout = settings.get(config, "memory.prefetch_timeout")
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
             log.warning("memory.prefetch_timeout: expected a positive number, got %r; using 8", timeout)
-            timeout = DEFAULT_PREFETCH_TIMEOUT
+            timeout = settings.DEFAULTS["memory.prefetch_timeout"]
         self.prefetch_timeout = float(timeout)
         self.snapshots: dict = {}  # session_id -> system prompt block
         self.worker = _Worker("hermes-memory-sync")
@@ -155,7 +155,7 @@ class MemoryRuntime:
 
     def _make_backend(self) -> Any:
         agent = self.agent
-        name = agent.config.get("memory.provider") or ""
+        name = settings.get(agent.config, "memory.provider") or ""
         if not name or getattr(agent, "parent", None) is not None:
             return None
         factories = _guard("listing memory backends", _registered_backends, agent, default={}) or {}
@@ -359,6 +359,14 @@ def on_pre_compress(messages, agent):
         agent.state.setdefault(NOTES_KEY, []).append(notes.strip())
 
 
+
+
+@hookimpl
+def register_config(declare):
+    for key in settings.CONFIG_KEYS:
+        declare(key)
+
+
 @hookimpl
 def register_hookspecs(add):
     from plugins_memory import hookspecs
@@ -402,7 +410,7 @@ def on_session_finalize(reason, agent):
 
 @hookimpl
 def register_tools(register, config):
-    if not (config.get("memory.memory_enabled") or config.get("memory.user_profile_enabled")):
+    if not (settings.get(config, "memory.memory_enabled") or settings.get(config, "memory.user_profile_enabled")):
         return
 
     def handler(args: dict, ctx: Any) -> dict:

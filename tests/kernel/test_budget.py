@@ -78,8 +78,8 @@ def test_budget_exhausted_gets_one_grace_call_without_tools(make_agent, echo_plu
 
 
 def test_child_budget_is_its_own(make_agent, echo_plugin):
-    parent = make_agent(echo_plugin, script=["x"], config={"delegation": {"max_iterations": 7}})
-    child = parent.spawn_child()
+    parent = make_agent(echo_plugin, script=["x"])
+    child = parent.spawn_child(max_iterations=7)  # delegate_task passes delegation.max_iterations
     assert child.budget.max_total == 7 and child.budget is not parent.budget
     assert parent.budget.max_total == 90
     parent.release_child(child)

@@ -197,3 +197,16 @@ def test_distro_entry_point_as_mapping_function_or_path_and_a_broken_one(tmp_pat
     with pytest.raises(DistroError, match=r"no distro named 'nope' \(installed: .*broken, .*mapping"):
         load_distro("nope")
     __import__("sys").modules.pop("hxdistro_pkg", None)
+
+
+def test_a_misspelt_selection_key_is_an_error_with_a_did_you_mean(hermes, tmp_path):
+    d = write(tmp_path, "name: x\nplugins: {onl: [core-tools]}\n")
+    out = hermes("--distro", d, "plugins", "list")
+    assert out.returncode == 2 and "plugins: unknown key(s) onl (did you mean 'only'?)" in out.stderr
+
+
+def test_unknown_keys_of_a_distros_config_block_are_a_warning(hermes, tmp_path):
+    d = write(tmp_path, "name: x\nconfig: {agent: {max_turn: 5}}\n")
+    out = hermes("--distro", d, "config", "check")
+    assert out.returncode == 1 and "distro config: unknown key 'agent.max_turn'; did you mean 'agent.max_turns'?" \
+        in out.stdout

@@ -1,0 +1,244 @@
+"""Built-in plugin config-command: ``hermes config show|get|set|unset|path|check``.
+
+Every key it knows is declared: the kernel's own and those the loaded plugins
+declare through ``register_config``. ``set`` takes the form hermes-agent's
+CLI takes (``hermes config set KEY VALUE``, a dotted key; ``true``/``false``,
+numbers and YAML lists are typed), checks the value against the key's type
+before it writes, and writes config.yaml atomically. A key nobody declares
+needs ``--force`` (below a mapping key such as ``plugins.entries`` anything
+goes). Secrets are refused: hermes reads keys from the environment only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from kernel import hookimpl
+
+_SECRET_NAME = re.compile(r"(?:^|_)(?:API_KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _fail(message: str) -> click.ClickException:
+    from kernel.cli import Fail
+
+    return Fail(message)
+
+
+def _declared(app) -> dict:
+    """name -> Key of every declared key (loading the plugins declares theirs)."""
+    app.host  # noqa: B018 - building the host runs register_config
+    return app.config.keys
+
+
+def _covering(keys: dict, name: str):
+    """The declared key ``name`` is, or the mapping/list key it lies below."""
+    if name in keys:
+        return keys[name]
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        key = keys.get(".".join(parts[:i]))
+        if key is not None:
+            return key if key.type in (dict, list) or isinstance(key.type, tuple) else None
+    return None
+
+
+def _suggest(keys: dict, name: str) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(name, sorted(keys), n=1, cutoff=0.6)
+    return f" (did you mean '{near[0]}'?)" if near else ""
+
+
+def parse_value(text: str, key) -> Any:
+    """The value of ``hermes config set KEY TEXT``: by the key's type when it
+    is declared, else as hermes-agent reads it (booleans, numbers, YAML)."""
+    import yaml
+
+    kind = key.type if key is not None and key.name else None
+    lowered = text.strip().lower()
+    if kind is bool:
+        if lowered in _TRUE or lowered in _FALSE:
+            return lowered in _TRUE
+        raise ValueError(f"expected true or false, got {text!r}")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"expected an integer, got {text!r}") from None
+    if kind is float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"expected a number, got {text!r}") from None
+        return int(value) if value.is_integer() and "." not in text else value
+    if kind is str:
+        return text
+    try:
+        value = yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError:
+        value = text
+    if kind in (list, dict) and not isinstance(value, kind):
+        raise ValueError(f"expected a YAML {'list like [a, b]' if kind is list else 'mapping like {a: 1}'}, "
+                         f"got {text!r}")
+    return text if value is None else value
+
+
+def _source(config, name: str) -> str:
+    from kernel.config import _MISSING, _lookup
+
+    if name in config.overrides:
+        return "override"
+    if _lookup(config.data, name) not in (_MISSING, None):
+        return "file"
+    if _lookup(config.defaults, name) not in (_MISSING, None):
+        return "distro"
+    return "default"
+
+
+def _show_value(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+@click.group("config", invoke_without_command=True)
+@click.pass_context
+def config_group(ctx):
+    """Show, check and change config.yaml (every key a plugin declares)."""
+    if ctx.invoked_subcommand is None:  # `hermes config` alone shows it, as in hermes-agent
+        ctx.invoke(config_show)
+
+
+@config_group.command("path")
+def config_path():
+    """Print where config.yaml is (it may not exist yet)."""
+    from kernel.config import config_dir
+
+    click.echo(str(config_dir() / "config.yaml"))
+
+
+@config_group.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def config_show(app, as_json):
+    """Every declared key with its value, where the value comes from, and its help."""
+    keys = _declared(app)
+    config = app.config
+    rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": _source(config, k.name),
+             "type": k.kind, "owner": k.owner, "help": k.help} for k in sorted(keys.values(), key=lambda k: k.name)]
+    if as_json:
+        from kernel.cli import echo_json
+
+        echo_json({"path": config.where(), "keys": rows})
+        return
+    click.echo(f"# {config.where()}")
+    for row in rows:
+        mark = "" if row["source"] == "default" else f"  [{row['source']}]"
+        click.echo(f"{row['key']} = {_show_value(row['value'])}{mark}")
+        click.echo(f"    {row['help']} ({row['type']}; {row['owner']})")
+
+
+@config_group.command("get")
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def config_get(app, key, as_json):
+    """Print the value of KEY (a dotted name such as agent.max_turns)."""
+    from kernel.config import _MISSING, _lookup
+
+    keys = _declared(app)
+    if _covering(keys, key) is None and _lookup(app.config.data, key) is _MISSING:
+        raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; `hermes config show` lists them")
+    value = app.config.get(key)
+    if as_json:
+        from kernel.cli import echo_json
+
+        echo_json({"key": key, "value": value, "source": _source(app.config, key)})
+    else:
+        click.echo("" if value is None else _show_value(value))
+
+
+@config_group.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--force", is_flag=True, help="Write a key no loaded plugin declares.")
+@click.pass_obj
+def config_set(app, key, value, force):
+    """Set KEY to VALUE in config.yaml (hermes config set agent.max_turns 40)."""
+    from kernel.config import ConfigError
+
+    if _SECRET_NAME.search(key.rsplit(".", 1)[-1]):
+        raise _fail(f"'{key}' looks like a secret: hermes never stores keys in config.yaml; export "
+                    f"{key.rsplit('.', 1)[-1].upper()}=... in your shell (and name it with api_key_env)")
+    keys = _declared(app)
+    declared = _covering(keys, key)
+    if declared is None and not force:
+        raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; no loaded plugin reads it "
+                    f"(use --force to write it anyway)")
+    try:
+        parsed = parse_value(value, declared if declared is not None and declared.name == key else None)
+    except ValueError as exc:
+        raise _fail(f"{key}: {exc}") from None
+    config = app.config
+    config.set_value(key, parsed)
+    try:
+        config.validate()  # the new value against its key's type; nothing is written when it fails
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    path = config.save()
+    click.echo(f"set {key} = {_show_value(parsed)} in {path}")
+
+
+@config_group.command("unset")
+@click.argument("key")
+@click.pass_obj
+def config_unset(app, key):
+    """Remove KEY from config.yaml (its default applies again)."""
+    config = app.config
+    if not config.unset_value(key):
+        click.echo(f"{key} is not set in {config.where()}", err=True)
+        return
+    path = config.save()
+    click.echo(f"removed {key} from {path}")
+
+
+@config_group.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def config_check(app, as_json):
+    """Check config.yaml: YAML, types, and keys no loaded plugin declares (exit 1 on a problem)."""
+    from kernel.cli import Fail
+    from kernel.config import ConfigError
+
+    problems, path = [], None
+    try:
+        config = app.config
+        path = config.where()
+        config.quiet_unknown = True  # reported below, not as a warning as well
+        app.host  # noqa: B018 - declares the plugins' keys and checks their types
+        for layer, where in ((config.data, path), (config.defaults, "distro config")):
+            for name, near in config.unknown(layer):
+                hint = f"; did you mean '{near[0]}'?" if near else ""
+                problems.append(f"{where}: unknown key '{name}'{hint}")
+    except (Fail, ConfigError) as exc:
+        problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
+    if as_json:
+        from kernel.cli import echo_json
+
+        echo_json({"path": path, "ok": not problems, "problems": problems})
+    else:
+        for line in problems:
+            click.echo(line)
+        if not problems:
+            click.echo(f"ok: {path}")
+    if problems:
+        raise SystemExit(1)
+
+
+@hookimpl
+def register_commands(cli, config):
+    cli.add_command(config_group)

@@ -1,0 +1,107 @@
+"""Config keys are declared by the part that reads them (register_config);
+`hermes config show|get|set|unset|path|check` through the real command line."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from kernel import hookimpl
+from kernel.config import Config, ConfigError, Key
+from kernel.plugins import PluginHost
+
+
+def test_a_plugin_declares_its_keys_with_type_default_and_help(caplog):
+    class Weather:
+        __name__ = "weather"
+
+        @hookimpl
+        def register_config(self, declare):
+            declare("weather.city", str, "Oslo", "the city to forecast")
+            declare(Key("weather.days", int, 3, "days ahead"))
+
+    config = Config({"weather": {"days": 5}, "agent": {"max_turn": 4}})
+    host = PluginHost.from_objects([Weather()], config)
+    assert config.get("weather.city") == "Oslo" and config.get("weather.days") == 5
+    key = config.keys["weather.city"]
+    assert (key.owner, key.help, key.kind) == ("weather", "the city to forecast", "a string")
+    assert "model" in config.keys and "memory.provider" not in config.keys  # the kernel's table holds its own only
+    assert any("unknown key 'agent.max_turn' (did you mean 'agent.max_turns'?)" in r.getMessage()
+               for r in caplog.records)
+    assert host.record("weather").status == "enabled"
+    try:
+        PluginHost.from_objects([Weather()], Config({"weather": {"days": "many"}}, path=None))
+    except ConfigError as exc:
+        assert str(exc) == "config: weather.days: expected an integer, got 'many' (str)"
+    else:
+        raise AssertionError("a wrong type must be a ConfigError")
+
+
+def test_builtin_plugins_declare_what_they_read():
+    host = PluginHost.discover(Config({}), environ={"HERMES_SAFE_MODE": "1"}, import_third_party=False)
+    owners = {k.name: k.owner for k in host.config.keys.values()}
+    assert owners["compression.threshold"] == "compressor" and owners["memory.provider"] == "memory"
+    assert owners["approvals.mode"] == "approval" and owners["delegation.max_iterations"] == "agent-tools"
+    assert owners["terminal.timeout"] == "core-tools" and owners["agent.retry_base_delay"] == "fallback"
+    assert owners["agent.max_turns"] == "kernel"
+    assert all(k.help for k in host.config.keys.values()), [k.name for k in host.config.keys.values() if not k.help]
+
+
+def test_config_set_get_unset_path_show_check(hermes, hermes_home):
+    path = hermes_home / "config.yaml"
+    assert hermes("config", "path").stdout.strip() == str(path)
+    out = hermes("config", "set", "agent.max_turns", "40")
+    assert out.returncode == 0 and out.stdout.strip() == f"set agent.max_turns = 40 in {path}"
+    hermes("config", "set", "compression.enabled", "off")  # hermes-agent's words for booleans
+    hermes("config", "set", "toolsets", "[terminal, file]")
+    hermes("config", "set", "plugins.entries.notes.settings.depth", "3")  # below a mapping key anything goes
+    assert yaml.safe_load(path.read_text()) == {
+        "agent": {"max_turns": 40}, "compression": {"enabled": False}, "toolsets": ["terminal", "file"],
+        "plugins": {"entries": {"notes": {"settings": {"depth": 3}}}}}
+    assert hermes("config", "get", "agent.max_turns").stdout.strip() == "40"
+    got = json.loads(hermes("config", "get", "compression.threshold", "--json").stdout)
+    assert got == {"key": "compression.threshold", "value": 0.5, "source": "default"}
+    shown = {r["key"]: r for r in json.loads(hermes("config", "show", "--json").stdout)["keys"]}
+    assert shown["agent.max_turns"]["value"] == 40 and shown["agent.max_turns"]["source"] == "file"
+    assert shown["memory.provider"]["owner"] == "memory" and shown["memory.provider"]["help"]
+    assert hermes("config", "check").stdout.strip() == f"ok: {path}"
+    out = hermes("config", "unset", "agent.max_turns")
+    assert out.returncode == 0 and "agent" not in yaml.safe_load(path.read_text())
+    assert hermes("config", "get", "agent.max_turns").stdout.strip() == "90"
+
+
+def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothing(hermes, hermes_home):
+    path = hermes_home / "config.yaml"
+    path.write_text("model: gpt-test\n")
+    before = path.read_text()
+    cases = [
+        (("agent.max_turns", "forty"), "agent.max_turns: expected an integer, got 'forty'"),
+        (("compression.enabled", "maybe"), "compression.enabled: expected true or false, got 'maybe'"),
+        (("toolsets", "terminal"), "toolsets: expected a YAML list like [a, b], got 'terminal'"),
+        (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
+        (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
+    ]
+    for args, message in cases:
+        out = hermes("config", "set", *args)
+        assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+        assert path.read_text() == before
+    out = hermes("config", "set", "--force", "display.skin", "mono")  # a hermes-agent key we do not read
+    assert out.returncode == 0 and yaml.safe_load(path.read_text())["display"] == {"skin": "mono"}
+
+
+def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_errors(hermes, hermes_home):
+    path = hermes_home / "config.yaml"
+    path.write_text("modle: gpt\nagent:\n  max_turn: 3\n")
+    out = hermes("config", "check", "--json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 1 and report["ok"] is False
+    assert report["problems"] == [f"{path}: unknown key 'modle'; did you mean 'model'?",
+                                  f"{path}: unknown key 'agent.max_turn'; did you mean 'agent.max_turns'?"]
+    out = hermes("plugins", "info", "core-tools")  # any command that loads the plugins warns, once
+    warnings = [line for line in out.stderr.splitlines() if "unknown key" in line]
+    assert len(warnings) == 1 and "'modle' (did you mean 'model'?)" in warnings[0], out.stderr
+    path.write_text("memory:\n  prefetch_timeout: soon\n")  # a plugin's key
+    out = hermes("run", "hi")
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number, got 'soon' (str)"
