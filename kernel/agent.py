@@ -41,6 +41,7 @@ from kernel.types import (
     _hashable,
     Retry,
     SwitchProvider,
+    TurnResult,
     add_usage,
 )
 
@@ -388,9 +389,10 @@ class Agent:
         if engine is None:
             return False
         self.emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
-        self.emit("on_pre_compress", session_id=self.session_id, messages=list(self.messages))
+        notes = [n.strip() for n in self.hook.on_pre_compress(session_id=self.session_id, messages=list(self.messages),
+                                                                 agent=self) if isinstance(n, str) and n.strip()]
         new = contain(self.host.failures, self._engine_plugin, "compress", engine.compress, list(self.messages),
-                      agent=self, reason=reason)
+                      agent=self, reason=reason, notes=notes)
         if self.interrupted:  # the summary call was interrupted: history and session stay as they were
             raise Interrupted()
         new = [m for m in schema.repair(new or []) if m.get("role") != "system"]
@@ -403,7 +405,7 @@ class Agent:
     # ----------------------------------------------------------- the turn
     def chat(self, message: str) -> str:
         """Run one turn and return the final answer text ("" if none)."""
-        return self.run_conversation(message).get("final_response") or ""
+        return self.run_conversation(message).final_response or ""
 
     def run_conversation(
         self,
@@ -411,7 +413,7 @@ class Agent:
         system_message: Optional[str] = None,
         conversation_history: Optional[list] = None,
         task_id: Optional[str] = None,
-    ) -> dict:
+    ) -> TurnResult:
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
         self._thread = threading.get_ident()
@@ -422,7 +424,7 @@ class Agent:
             self.turn = None
 
     def _run_turn(self, turn: Turn, user_message: str, system_message: Optional[str],
-                  conversation_history: Optional[list]) -> dict:
+                  conversation_history: Optional[list]) -> TurnResult:
         if not (self.parent is not None and self.parent.interrupted):
             self._interrupt.clear()  # a child started after its parent was interrupted stays interrupted
         self.interrupt_message = None
@@ -489,21 +491,13 @@ class Agent:
         )
         return self._result(turn, exit_reason, error, final)
 
-    def _result(self, turn: Turn, exit_reason: str, error: Optional[str], final: Optional[str]) -> dict:
-        return {
-            "final_response": final,
-            "messages": list(self.messages),
-            "exit_reason": exit_reason,
-            "error": error,
-            "interrupted": exit_reason == EXIT_INTERRUPTED,
-            "interrupt_message": self.interrupt_message,
-            "api_calls": turn.api_calls,
-            "usage": turn.usage,
-            "session_id": self.session_id,
-            "task_id": turn.task_id,
-            "model": self.provider_config.model,
-            "provider": self.provider_config.label(),
-        }
+    def _result(self, turn: Turn, exit_reason: str, error: Optional[str], final: Optional[str]) -> TurnResult:
+        return TurnResult(
+            final_response=final, messages=list(self.messages), exit_reason=exit_reason, error=error,
+            interrupt_message=self.interrupt_message, api_calls=turn.api_calls, usage=turn.usage,
+            session_id=self.session_id, task_id=turn.task_id, model=self.provider_config.model,
+            provider=self.provider_config.label(),
+        )
 
     def _should_compress(self) -> bool:
         return bool(contain(self.host.failures, self._engine_plugin, "should_compress",

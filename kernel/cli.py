@@ -504,7 +504,7 @@ class _CtrlC:
 
 @cli.command()
 @_provider_options
-@click.option("--json", "as_json", is_flag=True, help="Print the result dict as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
 @click.argument("prompt", nargs=-1, required=True)
 @click.pass_obj
 def run(app: App, as_json: bool, prompt: tuple, **opts):
@@ -525,17 +525,17 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     finally:
         agent.close()
     if as_json:
-        echo_json(result)
+        echo_json(result.to_dict())
     else:
-        console.end_answer(result.get("final_response"))
+        console.end_answer(result.final_response)
     _finish(result, quiet=as_json)
 
 
-def _finish(result: dict, quiet: bool = False) -> None:
-    reason = result.get("exit_reason")
+def _finish(result, quiet: bool = False) -> None:
+    reason = result.exit_reason
     if reason == "error":
         if not quiet:
-            click.echo(f"hermes: error: {result.get('error')}", err=True)
+            click.echo(f"hermes: error: {result.error}", err=True)
         sys.exit(EXIT_ERROR)
     if reason == "interrupted_by_user":
         if not quiet:
@@ -585,10 +585,10 @@ def chat(app: App, cont: bool, **opts):
                 continue
             with _CtrlC(agent):
                 result = agent.run_conversation(text)
-            console.end_answer(result.get("final_response"))
-            if result["exit_reason"] == "error":
-                click.echo(f"hermes: error: {result.get('error')}", err=True)
-            elif result["exit_reason"] == "interrupted_by_user":
+            console.end_answer(result.final_response)
+            if result.exit_reason == "error":
+                click.echo(f"hermes: error: {result.error}", err=True)
+            elif result.interrupted:
                 click.echo("(interrupted)", err=True)
     finally:
         agent.close()

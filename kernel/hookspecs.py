@@ -398,13 +398,15 @@ def transform_tool_result(tool_name: str, args: dict, result: str, task_id: str,
 
 
 @hookspec
-def on_pre_compress(session_id: str, messages: list, agent: Agent) -> None:
-    """The context engine is about to compress the history (flush memories now).
+def on_pre_compress(session_id: str, messages: list, agent: Agent) -> Optional[str]:
+    """The context engine is about to compress the history: flush memories
+    now, and hand over what the summary must keep.
 
     :param session_id: the session about to be compressed.
     :param messages: the history as it is (a copy).
     :param agent: the agent.
-    :return: ignored.
+    :return: notes for the summary (every answer goes to the engine's
+        ``compress(..., notes=[...])``), or ``None``.
     """
 
 

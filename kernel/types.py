@@ -162,6 +162,47 @@ class ApiCall:
                 "stream": r.stream}
 
 
+@dataclass
+class TurnResult:
+    """What one turn (``Agent.run_conversation``) produced.
+
+    ``exit_reason`` is ``completed``, ``interrupted_by_user``,
+    ``budget_exhausted`` or ``error``; ``final_response`` is the answer (None
+    when there is none); ``messages`` the whole history after the turn.
+    ``to_dict()`` is the ``--json`` document; ``result["key"]`` reads the
+    same keys, the shape hermes-agent's ``run_conversation`` returns."""
+
+    final_response: Optional[str]
+    messages: list
+    exit_reason: str
+    error: Optional[str]
+    interrupt_message: Optional[str]
+    api_calls: int
+    usage: dict
+    session_id: str
+    task_id: str
+    model: str
+    provider: str
+
+    @property
+    def interrupted(self) -> bool:
+        return self.exit_reason == "interrupted_by_user"
+
+    def to_dict(self) -> dict:
+        return {
+            "final_response": self.final_response, "messages": self.messages, "exit_reason": self.exit_reason,
+            "error": self.error, "interrupted": self.interrupted, "interrupt_message": self.interrupt_message,
+            "api_calls": self.api_calls, "usage": self.usage, "session_id": self.session_id,
+            "task_id": self.task_id, "model": self.model, "provider": self.provider,
+        }
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_dict().get(key, default)
+
+
 class Emitter(Protocol):
     """Given to ``Provider.complete``; forwards streaming events to the hooks."""
 
@@ -191,8 +232,10 @@ class ContextEngine(Protocol):
     def should_compress(self, messages: list) -> bool:
         """Before each model call: is the history too big?"""
 
-    def compress(self, messages: list, *, agent: Any, reason: str) -> list:
-        """The history to continue with (``reason``: ``preflight``, ``overflow``, ``manual``)."""
+    def compress(self, messages: list, *, agent: Any, reason: str, notes: list) -> list:
+        """The history to continue with (``reason``: ``preflight``,
+        ``overflow``, ``manual``; ``notes``: what ``on_pre_compress``
+        implementations asked to keep, such as memory's notes)."""
 
     # optional: def tools(self) -> list[Tool]  (tools the model may call, e.g. to search the history)
 

@@ -233,12 +233,12 @@ def _child_tools(agent, wanted, child_can_delegate: bool) -> tuple:
     return (sorted(allowed) or None), sorted(blocked)
 
 
-def _status(result: dict) -> str:
+def _status(result) -> str:
     return {
         "completed": "completed",
         "interrupted_by_user": "interrupted",
         "budget_exhausted": "budget_exhausted",
-    }.get(result.get("exit_reason"), "error")
+    }.get(result.exit_reason, "error")
 
 
 def _watch(parent, child, timeout: float, timed_out: threading.Event, finished: threading.Event) -> None:
@@ -305,8 +305,8 @@ def make_delegate_task(config=None) -> Tool:
             try:
                 result = child.run_conversation(CHILD_PROMPT.format(goal=item["goal"], context=context))
                 status = "timed_out" if timed_out.is_set() else _status(result)
-                text = result.get("final_response") or result.get("error") or ""
-                api_calls = result.get("api_calls", 0)
+                text = result.final_response or result.error or ""
+                api_calls = result.api_calls
             except Exception as exc:  # the child's loop catches its own errors; this is a last resort
                 status, text, api_calls = "error", f"{type(exc).__name__}: {exc}", 0
             finally:

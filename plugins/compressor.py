@@ -54,7 +54,6 @@ NAME = "compressor"
 DEFAULT_CONTEXT_LENGTH = 128_000
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600  # a rough cost of one image part
-NOTES_KEY = "compression_notes"  # left in agent.state by the memory plugin's on_pre_compress
 SUMMARY_PREFIX = "[Summary of earlier conversation"
 SUMMARY_END = "[End of summary]"
 PREVIOUS_SUMMARY_CHARS = 6_000  # of an earlier summary kept in a fallback summary
@@ -315,7 +314,7 @@ class Compressor:
         return plan(_without_system(messages)[1], self.protect_first_n, self.protect_last_n) is not None
 
     # -- compression
-    def compress(self, messages: list, *, agent: Any = None, reason: str = "preflight") -> list:
+    def compress(self, messages: list, *, agent: Any = None, reason: str = "preflight", notes: list = ()) -> list:
         agent = agent if agent is not None else self.agent
         system, history = _without_system(messages)
         forced = reason != "preflight"
@@ -335,8 +334,7 @@ class Compressor:
         head, previous, later = _lift_summaries(history[:head_end])
         middle, tail = later + history[head_end:tail_start], history[tail_start:]
         names = _tool_names(history)
-        notes = _take_notes(agent)
-        text = self._summary(middle, names, notes, agent, previous)
+        text = self._summary(middle, names, "\n".join(n for n in notes if n), agent, previous)
         summary = {
             "role": "user",
             "content": (
@@ -447,14 +445,6 @@ def _summarizer(agent: Any, aux: Any, context_length: int) -> Optional[Callable[
         return call(messages, max_tokens=max_tokens)
 
     return summarize
-
-
-def _take_notes(agent: Any) -> str:
-    state = getattr(agent, "state", None)
-    notes = state.pop(NOTES_KEY, None) if isinstance(state, dict) else None
-    if isinstance(notes, list):
-        return "\n".join(str(n) for n in notes if n)
-    return notes if isinstance(notes, str) else ""
 
 
 def _without_system(messages: list) -> tuple:

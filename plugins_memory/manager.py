@@ -16,9 +16,8 @@ Hooks:
   request as ``<memory-context>...</memory-context>``.
 * ``post_llm_call``: ``sync_turn`` on a single background worker (writes stay
   in turn order and never delay the answer).
-* ``on_pre_compress``: waits for pending writes, then asks the backend for
-  notes; they are left in ``agent.state["compression_notes"]`` for the
-  context engine. (File memory is written at once, so it is already on disk.)
+* ``on_pre_compress``: waits for pending writes, then returns the backend's
+  notes; the kernel hands them to the context engine. (File memory is written at once, so it is already on disk.)
 * ``subagent_start`` / ``subagent_stop``: the backend's ``on_delegation`` with
   the child's goal and summary (on the worker).
 * ``on_session_start`` / ``on_session_finalize``: session switch, session end
@@ -52,7 +51,6 @@ from plugins_memory.file_memory import (
 log = logging.getLogger(__name__)
 
 STATE_KEY = "memory"
-NOTES_KEY = "compression_notes"  # read (and cleared) by the context engine
 DRAIN_TIMEOUT = 5.0
 _create_lock = threading.Lock()
 
@@ -354,9 +352,9 @@ def post_llm_call(session_id, user_message, assistant_response, conversation_his
 
 @hookimpl
 def on_pre_compress(messages, agent):
+    """The backend's notes go to the context engine (the kernel passes them)."""
     notes = runtime(agent).pre_compress(list(messages or []))
-    if notes.strip():
-        agent.state.setdefault(NOTES_KEY, []).append(notes.strip())
+    return notes.strip() or None
 
 
 

@@ -59,10 +59,9 @@ class ContextEngineAdapter:
             return True
         return bool(self._call("should_compress", default=False))
 
-    def compress(self, messages: list, *, agent: Any = None, reason: str = "") -> list:
+    def compress(self, messages: list, *, agent: Any = None, reason: str = "", notes: list = ()) -> list:
         self._ensure_session()
-        agent = agent or self.agent
-        notes = "\n\n".join((getattr(agent, "state", {}) or {}).pop("compression_notes", []) or [])
+        notes = "\n\n".join(n for n in notes if n)
         last = getattr(self.engine, "last_prompt_tokens", 0) or None
         kwargs = {"current_tokens": last, "focus_topic": None, "force": reason not in ("", "preflight"),
                   "memory_context": notes}

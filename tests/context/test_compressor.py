@@ -131,14 +131,10 @@ def test_summary_prompt_holds_the_middle_and_memory_notes():
     prompts = []
     eng = engine(summary=lambda text: prompts.append(text) or "SUM", protect_first_n=1, protect_last_n=2)
 
-    class FakeAgent:
-        state = {"compression_notes": ["user is called Ada"]}
-
-    eng.compress(long_history(4), agent=FakeAgent(), reason="preflight")
+    eng.compress(long_history(4), agent=None, reason="preflight", notes=["user is called Ada"])
     (prompt,) = prompts
     assert "question 1" in prompt and "calls grep(" in prompt and "[tool result of read_file]" in prompt
     assert "user is called Ada" in prompt
-    assert "compression_notes" not in FakeAgent.state  # notes are used once
 
 
 @pytest.mark.parametrize("failure", [RuntimeError("model down"), ""])

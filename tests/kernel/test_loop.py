@@ -219,7 +219,7 @@ def test_context_overflow_compresses_once_and_retries(make_agent):
         def should_compress(self, messages):
             return False
 
-        def compress(self, messages, *, agent, reason):
+        def compress(self, messages, *, agent, reason, notes):
             self.compressed += 1
             return [{"role": "user", "content": "[summary]"}] + messages[-1:]
 
@@ -334,7 +334,7 @@ def test_interrupt_reaches_running_children(make_agent):
     parent = make_agent(script=[{"content": "child never answers", "delay": 5}])
     child = parent.spawn_child()
     results = {}
-    worker = threading.Thread(target=lambda: results.update(child.run_conversation("sub task")))
+    worker = threading.Thread(target=lambda: results.update(child.run_conversation("sub task").to_dict()))
     worker.start()
     time.sleep(0.2)
     parent.interrupt()
@@ -480,3 +480,17 @@ def test_a_refresh_that_changes_nothing_asks_the_policy_again_instead_of_calling
     result = agent.run_conversation("x")
     assert calls == ["call", "refresh"] and result["error"] == "moved on"
     assert [f.attempt for f in policy.failures] == [1, 2]
+
+
+def test_run_conversation_returns_a_turn_result(make_agent):
+    from kernel.types import TurnResult
+
+    agent = make_agent(script=["the answer"])
+    result = agent.run_conversation("question")
+    assert isinstance(result, TurnResult)
+    assert (result.final_response, result.exit_reason, result.api_calls, result.interrupted) == (
+        "the answer", "completed", 1, False)
+    data = result.to_dict()
+    assert data["final_response"] == result["final_response"] == "the answer"  # hermes-agent's dict shape too
+    assert set(data) == {"final_response", "messages", "exit_reason", "error", "interrupted", "interrupt_message",
+                         "api_calls", "usage", "session_id", "task_id", "model", "provider"}

@@ -272,12 +272,27 @@ def test_child_agents_get_no_external_backend(make_agent):
         parent.release_child(child)
 
 
-def test_pre_compress_notes_reach_agent_state(make_agent):
+def test_pre_compress_returns_the_backends_notes_and_the_engine_gets_them(make_agent):
     backend = RecordingBackend()
     agent = with_backend(make_agent, backend, ["ok"])
     agent.chat("hi")
-    manager.on_pre_compress(messages=list(agent.messages), agent=agent)
-    assert agent.state[manager.NOTES_KEY] == ["remember: the user is called Ada"]
+    assert manager.on_pre_compress(messages=list(agent.messages), agent=agent) == "remember: the user is called Ada"
+    got = []
+
+    class Engine:
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, messages):
+            return False
+
+        def compress(self, messages, *, agent, reason, notes):
+            got.append(notes)
+            return messages[-1:]
+
+    agent.context_engine = Engine()
+    assert agent.compress("manual") is True
+    assert got == [["remember: the user is called Ada"]]  # the kernel passed on what on_pre_compress returned
 
 
 def test_slash_memory_shows_files_and_backend(make_agent, hermes_home):
@@ -311,7 +326,6 @@ def test_hung_backend_bounds_compression_and_shutdown(make_agent, monkeypatch, c
             agent.close()
         assert time.monotonic() - started < 2.0
         assert "compressing without its notes" in caplog.text and "did not finish" in caplog.text
-        assert manager.NOTES_KEY not in agent.state
     finally:
         backend.release.set()
 

@@ -175,7 +175,7 @@ class OneShotCompressor:
     def should_compress(self, messages):
         return not self.done and len(messages) > 4
 
-    def compress(self, messages, *, agent, reason):
+    def compress(self, messages, *, agent, reason, notes):
         self.done = True
         return [{"role": "user", "content": "[summary] we talked about soup"},
                 {"role": "assistant", "content": "noted"}, *messages[-1:]]

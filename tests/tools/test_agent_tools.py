@@ -341,7 +341,7 @@ def test_children_start_when_the_parent_has_context_engine_tools(make_agent):
         def should_compress(self, messages):
             return False
 
-        def compress(self, messages, *, agent, reason):
+        def compress(self, messages, *, agent, reason, notes):
             return messages
 
         def tools(self):
