@@ -364,14 +364,12 @@ class PluginHost:
         for name, why in self._unfit:
             self.drop(name, why)
         self._unfit = []
-        for name, proxy in list(self._proxies):
-            unknown = _unknown_hooks(self.pm, proxy)
-            if unknown:
-                hints = []
-                for hook in unknown:
-                    near = close_matches(hook, self._spec_names())
-                    hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
-                self.drop(name, "unknown hook " + ", ".join(hints))
+        for plugin in _pending(self.pm):
+            hints = []
+            for hook in _unknown_hooks(self.pm, plugin):
+                near = close_matches(hook, self._spec_names())
+                hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+            self.drop(self.pm.get_name(plugin), "unknown hook " + ", ".join(hints))
         self._declare_config()
 
     def _declare_config(self) -> None:
@@ -423,9 +421,9 @@ class PluginHost:
             name = f"callback-{i}-{type(obj).__name__}"
             proxy = guard_plugin(pm, obj, name, self.failures)
             pm.register(proxy, name=name)
-            unknown = _unknown_hooks(pm, proxy)
-            if unknown:
-                raise ValueError(f"callback object {type(obj).__name__}: unknown hook(s) {', '.join(unknown)}")
+        for proxy in _pending(pm):  # the plugins were checked when the host was built: a callback
+            raise ValueError(f"callback object {type(proxy.__wrapped_plugin__).__name__}: unknown hook(s) "
+                             f"{', '.join(_unknown_hooks(pm, proxy))}")
         if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
             self._trace(pm)
         return pm
@@ -636,9 +634,21 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())  # pluggy's validation messages span lines
 
 
+def _pending(pm):
+    """Each plugin pluggy's ``check_pending`` finds implementing a hook no
+    spec defines (``optionalhook`` implementations pass: their spec's owner
+    may not be loaded). The caller must unregister it before the next."""
+    import pluggy
+
+    while True:
+        try:
+            pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            yield exc.plugin
+
+
 def _unknown_hooks(pm, plugin) -> list:
-    """Hooks ``plugin`` implements that no spec defines (``optionalhook``
-    implementations excepted: their spec's owner may not be loaded)."""
     return [hc.name for hc in pm.get_hookcallers(plugin) or [] if hc.spec is None and not all(
         i.optionalhook for i in hc.get_hookimpls() if i.plugin is plugin)]
 
