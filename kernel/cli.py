@@ -183,7 +183,11 @@ class HermesGroup(click.Group):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        app = ctx.ensure_object(App)
+        # click resolves the subcommand before the group's callback runs: make
+        # the App here, with the --distro already parsed, and the callback keeps it
+        if not isinstance(ctx.obj, App):
+            ctx.obj = App(ctx.params.get("distro_path"))
+        app = ctx.obj
         builtin = self._builtin = set(self.commands)
         try:
             host = app.host
@@ -222,7 +226,8 @@ class HermesGroup(click.Group):
 @click.pass_context
 def cli(ctx, distro_path):
     """hermes: a plugin-first microkernel for tool-using LLM agents."""
-    ctx.obj = App(distro_path)
+    if not isinstance(ctx.obj, App):  # a plugin command's lookup may have made it already
+        ctx.obj = App(distro_path)
 
 
 # ---------------------------------------------------------------- plugins
@@ -382,7 +387,7 @@ def plugins_disable(app: App, name: str):
 # ---------------------------------------------------------------- run / chat
 
 
-def _provider_options(f):
+def provider_options(f):
     options = [
         click.option("-m", "--model", help="Model name."),
         click.option("--provider", help="Provider name (openai, anthropic, openrouter, ...)."),
@@ -402,7 +407,7 @@ def _provider_options(f):
     return f
 
 
-def _build_agent(app: App, opts: dict, console, session_id: Optional[str] = None):
+def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None):
     from kernel.agent import Agent, AgentError
 
     toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
@@ -421,7 +426,7 @@ def _build_agent(app: App, opts: dict, console, session_id: Optional[str] = None
         raise Fail(str(exc)) from None
 
 
-def _ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
+def ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
     """Ask the session store a question; a store that fails is an error, not
     an empty answer (a broken state.db must not look like a missing session)."""
     host = app.host
@@ -446,7 +451,7 @@ def _ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
     return answer
 
 
-def _prepare_store(app: App, opts: dict) -> None:
+def prepare_store(app: App, opts: dict) -> None:
     """Before the first model call: with ``--no-save`` the store plugins are
     set aside (said on stderr); otherwise a store that cannot be used stops
     the command here, with one line naming the file, instead of answering
@@ -459,30 +464,30 @@ def _prepare_store(app: App, opts: dict) -> None:
             host.set_aside(rec.name, "--no-save")
         click.echo("hermes: note: --no-save: this conversation will not be stored", err=True)
     elif host.pm.hook.latest_session.get_hookimpls():
-        _ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
+        ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
                    platform="cli")
 
 
-def _check_session(app: App, session_id: str) -> str:
+def check_session(app: App, session_id: str) -> str:
     """The full id of the session to resume (``session_id`` may be a unique prefix)."""
-    full = _ask_store(app, "resolve_session", session_id=session_id) if app.host.pm.hook.resolve_session.get_hookimpls() \
+    full = ask_store(app, "resolve_session", session_id=session_id) if app.host.pm.hook.resolve_session.get_hookimpls() \
         else session_id
-    if not full or _ask_store(app, "load_session", session_id=full) is None:
+    if not full or ask_store(app, "load_session", session_id=full) is None:
         raise Fail(f"no session '{session_id}' (see `hermes sessions list`; a shortened id must be unique)")
-    _claim(app, full)
+    claim(app, full)
     return full
 
 
-def _claim(app: App, session_id: str) -> None:
+def claim(app: App, session_id: str) -> None:
     """One writer per session: refuse now, before any model call, when another
     process is writing it."""
     if app.host.pm.hook.claim_session.get_hookimpls():
-        refused = _ask_store(app, "claim_session", session_id=session_id)
+        refused = ask_store(app, "claim_session", session_id=session_id)
         if isinstance(refused, str) and refused:
             raise Fail(refused)
 
 
-class _CtrlC:
+class CtrlC:
     """First Ctrl+C interrupts the turn cleanly; a second one exits at once."""
 
     def __init__(self, agent):
@@ -503,31 +508,32 @@ class _CtrlC:
 
 
 @cli.command()
-@_provider_options
+@provider_options
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
 @click.argument("prompt", nargs=-1, required=True)
 @click.pass_obj
 def run(app: App, as_json: bool, prompt: tuple, **opts):
     """Run one turn and print the answer."""
-    from kernel.console import Console
-
     text = " ".join(prompt)
     if text == "-":
         text = sys.stdin.read()
-    _prepare_store(app, opts)
+    prepare_store(app, opts)
     if opts.get("resume"):
-        opts["resume"] = _check_session(app, opts["resume"])
-    console = None if as_json else Console(quiet=False)
-    agent = _build_agent(app, opts, console, session_id=opts.get("resume"))
+        opts["resume"] = check_session(app, opts["resume"])
+    # the display is a plugin's (built-in: terminal); without one only the answer is printed
+    console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
+    agent = build_agent(app, opts, console, session_id=opts.get("resume"))
     try:
-        with _CtrlC(agent):
+        with CtrlC(agent):
             result = agent.run_conversation(text)
     finally:
         agent.close()
     if as_json:
         echo_json(result.to_dict())
-    else:
+    elif console is not None:
         console.end_answer(result.final_response)
+    elif result.final_response:
+        click.echo(result.final_response)
     _finish(result, quiet=as_json)
 
 
@@ -543,77 +549,6 @@ def _finish(result, quiet: bool = False) -> None:
         sys.exit(EXIT_INTERRUPTED)
     if reason == "budget_exhausted" and not quiet:
         click.echo("hermes: the iteration budget ran out (raise it with --max-turns)", err=True)
-
-
-@cli.command()
-@_provider_options
-@click.option("--continue", "cont", is_flag=True, help="Continue the most recent session.")
-@click.pass_obj
-def chat(app: App, cont: bool, **opts):
-    """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
-    from kernel.console import Console
-
-    session_id = opts.get("resume")
-    if cont and session_id:
-        raise Fail("use either --resume or --continue", EXIT_USAGE)
-    if cont and opts.get("no_save"):
-        raise Fail("--no-save starts a conversation that is not stored; it cannot --continue one", EXIT_USAGE)
-    _prepare_store(app, opts)
-    if cont:
-        session_id = _ask_store(app, "latest_session", platform="cli")
-        if not session_id:
-            raise Fail("no earlier session to continue")
-        _claim(app, session_id)
-    elif session_id:
-        session_id = _check_session(app, session_id)
-    console = Console()
-    agent = _build_agent(app, opts, console, session_id=session_id)
-    click.echo(f"hermes {__version__} · session {agent.session_id} · /quit to leave", err=True)
-    try:
-        while True:
-            try:
-                text = click.prompt("you", prompt_suffix="> ", default="", show_default=False)
-            except (EOFError, click.Abort):
-                click.echo("", err=True)
-                break
-            if not text.strip():
-                continue
-            if text.strip() in ("/quit", "/exit"):
-                break
-            if text.startswith("/"):
-                _slash(agent, text)
-                continue
-            with _CtrlC(agent):
-                result = agent.run_conversation(text)
-            console.end_answer(result.final_response)
-            if result.exit_reason == "error":
-                click.echo(f"hermes: error: {result.error}", err=True)
-            elif result.interrupted:
-                click.echo("(interrupted)", err=True)
-    finally:
-        agent.close()
-
-
-def _slash(agent, text: str) -> None:
-    """Run an in-chat command registered by a plugin (``/name args``)."""
-    name, _, args = text[1:].partition(" ")
-    commands = agent.host.registry.slash_commands
-    if name == "help":
-        for cmd in sorted(commands):
-            click.echo(f"/{cmd}  {commands[cmd].description}")
-        click.echo("/quit  leave")
-        return
-    entry = commands.get(name)
-    if entry is None:
-        click.echo(f"unknown command /{name} (try /help)", err=True)
-        return
-    try:
-        reply = entry.factory(args.strip(), agent)
-    except Exception as exc:  # a plugin's command must not end the chat
-        click.echo(f"/{name} failed: {type(exc).__name__}: {exc}", err=True)
-        return
-    if reply:
-        click.echo(str(reply))
 
 
 def distro_main(distro: str, prog_name: Optional[str] = None):

@@ -6,7 +6,7 @@ chain ``[primary] + fallback_providers``:
 
 * a stream that failed after some of its text was shown is retried and moved
   on like any other failure (the front end marks where the new answer starts,
-  see ``kernel/console.py``); when nothing was shown (``--json``, subagents) it
+  see ``plugins/terminal/console.py``); when nothing was shown (``--json``, subagents) it
   is as if it had failed before the first byte;
 * ``context_overflow``: compress the history and call again;
 * ``server``/``transport`` (5xx, 529, timeouts, drops, cut streams): retry the

@@ -202,7 +202,7 @@ def test_a_failing_store_is_reported_not_taken_for_a_missing_session(hermes, tmp
     site = tmp_path / "site"
     site.mkdir()
     make_dist(site, "hermes-badstore", "0.1", {"badstore": ("hermes_badstore_mod", BROKEN_STORE)})
-    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "HERMES_PLUGINS": "badstore,scripted-provider"}
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "HERMES_PLUGINS": "badstore,scripted-provider,terminal"}
     out = hermes("run", "--resume", "abc", "--api-mode", "scripted", "hi", env=env)
     assert out.returncode == 1 and "hermes: error: the session store failed: OSError: disk on fire" in out.stderr
     out = hermes("chat", "--continue", "--api-mode", "scripted", env=env, input="")
@@ -216,3 +216,43 @@ def test_help_lists_plugin_commands_from_the_first_run(hermes):
     assert first.returncode == 0 and "sessions" in first.stdout  # a built-in plugin's command
     again = hermes("--help")
     assert again.stdout == first.stdout  # later runs read the cache instead of loading plugins
+
+
+FRONT_END = """
+from kernel import hookimpl
+
+class Plain:
+    def __init__(self):
+        self.deltas = []
+
+    @hookimpl
+    def on_stream_delta(self, text):
+        self.deltas.append(text)
+
+    def end_answer(self, text):
+        print(f"[plain front end, {len(self.deltas)} deltas] {text}")
+
+@hookimpl(tryfirst=True)
+def terminal_front_end(quiet, config):
+    return Plain()
+"""
+
+
+def test_the_terminal_front_end_is_a_plugin_a_distro_can_replace_or_block(hermes, tmp_path):
+    """`hermes run` asks terminal_front_end for its display: a plugin answering
+    first replaces the built-in terminal; with terminal blocked only the answer
+    is printed, and `hermes chat` (the terminal's command) is gone."""
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-plain", "0.1", {"plain": ("hermes_plain_mod", FRONT_END)})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["the answer"]))
+    run = ("run", "--api-mode", "scripted", "--base-url", script, "hi")
+    out = hermes(*run, env={"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"})
+    assert out.returncode == 0 and out.stdout.startswith("[plain front end, ") and out.stdout.endswith("the answer\n")
+    distro = tmp_path / "no-terminal.yaml"
+    distro.write_text("name: no-terminal\nplugins: {blocked: [terminal]}\n")
+    out = hermes("--distro", distro, *run)
+    assert out.returncode == 0 and out.stdout == "the answer\n"
+    out = hermes("--distro", distro, "chat", input="")
+    assert out.returncode == 2 and "No such command 'chat'" in out.stderr

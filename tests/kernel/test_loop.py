@@ -349,7 +349,7 @@ def test_interrupt_reaches_running_children(make_agent):
 def test_console_shows_a_working_indicator_on_a_terminal():
     import io
 
-    from kernel.console import Console
+    from plugins.terminal.console import Console
 
     class Tty(io.StringIO):
         def isatty(self):
@@ -373,7 +373,7 @@ def test_console_shows_a_working_indicator_on_a_terminal():
 def test_console_never_erases_streamed_text():
     import io
 
-    from kernel.console import Console
+    from plugins.terminal.console import Console
 
     class Terminal(io.StringIO):  # stdout and stderr on one screen
         def isatty(self):
@@ -437,7 +437,7 @@ def test_a_misspelled_callback_is_a_clear_error(make_agent):
 def test_console_prints_a_rewritten_answer_after_the_stream():
     import io
 
-    from kernel.console import Console
+    from plugins.terminal.console import Console
 
     out, err = io.StringIO(), io.StringIO()
     console = Console(stream_to=out, status_to=err, interactive=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 
-from kernel.console import RESTART_MARKER
+from plugins.terminal.console import RESTART_MARKER
 from plugins_providers.testserver import cut, reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 

@@ -1,7 +1,7 @@
-"""The command line's own callbacks: stream the answer, show what the agent
+"""The terminal front end's callbacks: stream the answer, show what the agent
 does, and ask the user (approvals, clarifying questions) when a terminal is
-attached. Registered on the CLI's Agent only, so library users of the same
-process never see it."""
+attached. Registered on the command line's Agent only (``terminal_front_end``),
+so library users of the same process never see it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,31 @@
+"""Built-in plugin terminal: the terminal front end of ``hermes run`` and
+``hermes chat``.
+
+* ``terminal_front_end``: the :class:`~plugins.terminal.console.Console`
+  that streams the answer, shows tool progress and asks for approvals, as the
+  callbacks of the command line's agent;
+* ``register_commands``: ``hermes chat``, the interactive conversation with
+  the plugins' slash commands.
+
+A distro can block it (``hermes run`` then prints only the answer, and no
+approval can be asked, so flagged commands are refused) or replace it with a
+plugin answering ``terminal_front_end`` first.
+"""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+
+
+@hookimpl
+def terminal_front_end(quiet, config):
+    from plugins.terminal.console import Console
+
+    return Console(quiet=quiet)
+
+
+@hookimpl
+def register_commands(cli, config):
+    from plugins.terminal.chat import chat
+
+    cli.add_command(chat)
