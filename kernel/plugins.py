@@ -447,8 +447,11 @@ class PluginHost:
 
     # -- what the plugins registered
     @property
-    def registry(self) -> "Registry":
+    def registry(self):
+        """The :class:`kernel.registry.Registry` of the loaded plugins (collected once)."""
         if self._registry is None:
+            from kernel.registry import Registry
+
             self._registry = Registry.collect(self)
         return self._registry
 
@@ -483,133 +486,6 @@ class PluginHost:
             if c.name == name:
                 return c
         return None
-
-
-class Registry:
-    """What the loaded plugins registered: tools, toolsets, and a table per
-    named registration hook (``register_X(register, config)`` with
-    ``register(name, factory, description="")``): ``named["model_providers"]``,
-    ``named["context_engines"]``, ``named["slash_commands"]``, and the tables
-    of hooks plugins bring (``named["memory_backends"]``).
-
-    The registration hooks are called through pluggy like any other; the
-    guard says which plugin is calling ``register`` and contains its errors.
-    A plugin that fails while registering is dropped whole."""
-
-    def __init__(self):
-        self.tools: dict = {}
-        self.toolsets: dict = {}  # name -> (members, description)
-        self.named: dict = {}  # table -> {name: NamedFactory}
-        self.shadowed: dict = {}  # tool name -> [Tool, ...] that lost to the one in ``tools``
-
-    def table(self, name: str) -> dict:
-        return self.named.get(name, {})
-
-    @property
-    def providers(self) -> dict:
-        return self.table("model_providers")
-
-    @property
-    def context_engines(self) -> dict:
-        return self.table("context_engines")
-
-    @property
-    def slash_commands(self) -> dict:
-        return self.table("slash_commands")
-
-    @classmethod
-    def collect(cls, host: PluginHost) -> "Registry":
-        from kernel.types import ModelProviderEntry, NamedFactory, Tool
-
-        reg = cls()
-        config = host.config
-        toolset_owner: dict = {}
-        offered: dict = {}  # tool name -> [Tool, ...] in the order the plugins registered them
-
-        def add_tool(tool):
-            if not isinstance(tool, Tool):
-                raise TypeError(f"register() expects a kernel.types.Tool, got {type(tool).__name__}")
-            if not tool.plugin:
-                tool.plugin = WATCHDOG.current_plugin()
-            offered.setdefault(tool.name, []).append(tool)
-
-        def add_toolset(name, tools, description=""):
-            reg.toolsets[name] = (list(tools), description)
-            toolset_owner[name] = WATCHDOG.current_plugin()
-
-        def named(hook, target, kind):
-            def add(name, factory, description=""):
-                entry = kind(name=name, factory=factory, description=description, plugin=WATCHDOG.current_plugin())
-                if name in target:
-                    log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", hook, name,
-                                target[name].plugin, entry.plugin)
-                target[name] = entry
-
-            return add
-
-        hooks = [("register_tools", add_tool), ("register_toolsets", add_toolset)]
-        for hook in sorted(_named_registration_hooks(host.pm)):
-            table = reg.named.setdefault(hook[len("register_"):], {})
-            kind = ModelProviderEntry if hook == "register_model_providers" else NamedFactory
-            hooks.append((hook, named(hook, table, kind)))
-        failed: dict = {}  # plugin -> why
-        for hook, register in hooks:
-            before = dict(host.hook_errors)
-            getattr(host.pm.hook, hook)(register=register, config=config)
-            for (plugin, name), (count, text) in host.hook_errors.items():
-                if name == hook and count > before.get((plugin, name), (0, ""))[0]:
-                    failed.setdefault(plugin, f"{hook} failed: {text}")
-        # A plugin that fails while registering is broken: none of it stays half-loaded.
-        for plugin, why in failed.items():
-            for table in reg.named.values():
-                for name in [n for n, entry in table.items() if entry.plugin == plugin]:
-                    del table[name]
-            for name in [n for n, owner in toolset_owner.items() if owner == plugin]:
-                reg.toolsets.pop(name, None)
-            host.drop(plugin, why)
-        prefer = config.section("tools.prefer")
-        for name, tools in offered.items():
-            tools = [t for t in tools if t.plugin not in failed]
-            if tools:
-                reg.tools[name], shadowed = _tool_winner(name, tools, prefer.get(name))
-                if shadowed:
-                    reg.shadowed[name] = shadowed
-        return reg
-
-    def expand_toolsets(self, names: Iterable[str]) -> set:
-        """Tool names in the given toolsets (a toolset may include toolsets).
-        Raises ``KeyError`` naming an unknown toolset."""
-        by_own = {}
-        for tool in self.tools.values():
-            by_own.setdefault(tool.toolset, set()).add(tool.name)
-        chosen: set = set()
-        stack, seen = [(n, None) for n in names], set()
-        while stack:
-            name, parent = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if name == "all":
-                chosen |= set(self.tools)
-            elif name in self.toolsets:
-                for member in self.toolsets[name][0]:
-                    if member in self.tools:
-                        chosen.add(member)
-                    else:
-                        stack.append((member, name))
-            elif name in by_own:
-                chosen |= by_own[name]
-            elif name in self.tools:
-                chosen.add(name)
-            elif parent is not None:
-                # a member of a composite toolset whose plugin is not loaded
-                log.info("toolset %s: member %s is not available", parent, name)
-            else:
-                known = sorted(set(self.toolsets) | set(by_own))
-                near = close_matches(name, known)
-                hint = f" (did you mean {', '.join(near)}?)" if near else ""
-                raise KeyError(f"unknown toolset '{name}'{hint}; known: {', '.join(known) or 'none'}")
-        return chosen
 
 
 _warned_keys: set = set()  # one warning per unknown key and process
@@ -652,32 +528,3 @@ def _unknown_hooks(pm, plugin) -> list:
     return [hc.name for hc in pm.get_hookcallers(plugin) or [] if hc.spec is None and not all(
         i.optionalhook for i in hc.get_hookimpls() if i.plugin is plugin)]
 
-
-def _named_registration_hooks(pm) -> list:
-    """The specified hooks shaped ``register_X(register, config)`` (besides
-    tools and toolsets): each fills a table of named factories."""
-    found = []
-    for name, hc in vars(pm.hook).items():
-        spec = getattr(hc, "spec", None)
-        if spec is None or not name.startswith("register_") or name in ("register_tools", "register_toolsets"):
-            continue
-        if tuple(spec.argnames) in (("register", "config"), ("register",)):
-            found.append(name)
-    return found
-
-
-def _tool_winner(name: str, tools: list, preferred: Optional[str]) -> tuple:
-    """Two plugins registered one tool name: the one ``tools.prefer`` names,
-    else the plugin loaded first (pluggy calls it last). Unless the user
-    chose, the clash is one warning on stderr."""
-    if len(tools) == 1:
-        return tools[0], []
-    chosen = next((t for t in tools if t.plugin == preferred), None)
-    if chosen is None:
-        if preferred:
-            log.warning("tools.prefer.%s names plugin '%s', which does not register it", name, preferred)
-        chosen = tools[-1]
-        owners = ", ".join(f"'{t.plugin}'" for t in tools)
-        log.warning("tool '%s' is registered by plugins %s; using '%s' (choose with tools.prefer: {%s: PLUGIN} "
-                    "in config.yaml)", name, owners, chosen.plugin, name)
-    return chosen, [t for t in tools if t is not chosen]

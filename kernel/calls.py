@@ -1,0 +1,343 @@
+"""The model call: the one place the agent calls a model.
+
+:class:`ModelCalls` is the part of :class:`kernel.agent.Agent` that builds
+providers, makes each call interruptible (it runs on a helper thread while
+the agent's thread fires the streamed events and waits for an interrupt),
+fires the API hooks and executes the fallback policy's decisions.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import TYPE_CHECKING, Optional
+
+from kernel.isolation import WATCHDOG, Interrupted, contain, describe, is_user_interrupt
+from kernel.types import (
+    CONFIG,
+    TRANSPORT,
+    ApiCall,
+    Compress,
+    GiveUp,
+    ModelRequest,
+    ModelResponse,
+    ProviderConfig,
+    ProviderError,
+    ProviderFailure,
+    RefreshCredentials,
+    Retry,
+    SwitchProvider,
+    add_usage,
+)
+
+if TYPE_CHECKING:
+    from kernel.agent import Agent, Turn  # noqa: F401
+
+log = logging.getLogger("hermes.agent")
+
+
+class _Emitter:
+    """Collects a provider's streaming events for the agent's thread, which
+    fires the hooks while it waits for the call (so a slow or hung hook never
+    holds the model call, and every hook of a turn runs on one thread under
+    its deadline). Events of an abandoned call are dropped; events no plugin
+    listens to are not kept at all."""
+
+    def __init__(self, agent: "Agent", request: ModelRequest):
+        self.agent, self.request = agent, request
+        self.delta_shown = False
+        hook = agent.hook
+        self._heard = {name for name in ("on_stream_delta", "on_reasoning", "on_tool_call_generated")
+                       if getattr(hook, name).get_hookimpls()}
+
+    def _send(self, hook_name: str, **kwargs) -> None:
+        if self.request.cancelled or hook_name not in self._heard:
+            return
+        agent = self.agent
+        with agent._events_lock:
+            agent._events.append((self.request, hook_name, kwargs))
+        agent._wake.set()
+
+    def delta(self, text: str) -> None:
+        if text and not self.request.cancelled and "on_stream_delta" in self._heard:
+            self.delta_shown = True  # someone may have displayed it (nobody listens under --json)
+            self._send("on_stream_delta", text=text)
+
+    def reasoning(self, text: str) -> None:
+        if text:
+            self._send("on_reasoning", text=text)
+
+    def tool_call(self, name: str, call_id: str) -> None:
+        self._send("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
+
+
+class ModelCalls:
+    """Providers and model calls of an :class:`~kernel.agent.Agent`."""
+
+    # ----------------------------------------------------------- providers
+    def provider_for(self, pconf: ProviderConfig):
+        """The provider object for a config (built once, then cached)."""
+        if pconf in self._providers:
+            return self._providers[pconf]
+        registry = self.host.registry
+        mode = pconf.api_mode or self.hook.resolve_api_mode(config=pconf)
+        if not mode and len(registry.providers) == 1:
+            mode = next(iter(registry.providers))
+        entry = registry.providers.get(mode) if mode else None
+        if entry is None:
+            known = ", ".join(sorted(registry.providers)) or "none"
+            what = f"no model provider named '{mode}' is enabled" if mode else f"cannot tell which provider serves {pconf.label()}"
+            raise ProviderError(f"{what} (enabled: {known})", reason=CONFIG, provider=pconf.label())
+        build = pconf if pconf.api_mode else pconf.with_(api_mode=mode)
+        options = build.options()
+        added = []  # fallback entries too: an abandoned call must not linger, a silent one must end
+        if "timeout" not in options:
+            added.append(("timeout", float(self.config.get("agent.api_timeout") or 600)))
+        if "idle_timeout" not in options:
+            added.append(("idle_timeout", float(self.config.get("agent.stream_idle_timeout") or 60)))
+        if added:
+            build = build.with_(extra=tuple(sorted(build.extra + tuple(added))))
+        try:
+            provider = entry.factory(build)
+        except ProviderError:
+            raise
+        except BaseException as exc:  # SystemExit in a provider plugin too
+            if is_user_interrupt(exc):
+                raise Interrupted() from None
+            raise ProviderError(describe(exc), reason=CONFIG, provider=pconf.label()) from exc
+        self._providers[pconf] = provider
+        self._modes[pconf] = build.api_mode
+        return provider
+
+    # ------------------------------------------------------- the model call
+    def complete_once(self, messages: list, *, max_tokens: Optional[int] = None,
+                      provider_config: Optional[ProviderConfig] = None) -> str:
+        """One model call outside the conversation (summaries for the context
+        engine): no tools, nothing streamed or stored, but the same single
+        call path, so the API hooks and the fallback policy apply. By default
+        it uses the conversation's current provider; ``provider_config``
+        names another (an auxiliary model). The conversation's provider is
+        left as it was."""
+        from kernel.agent import Turn
+
+        turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
+        saved = self.provider_config
+        if provider_config is not None:
+            self.provider_config = provider_config
+        try:
+            response = self._call_model(turn, messages, tool_choice="none", offer_tools=False,
+                                        max_tokens=max_tokens, stream=False)
+        finally:
+            self.provider_config = saved
+        if isinstance(response, GiveUp):
+            raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
+        return response.content or ""
+
+    def _call_model(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
+                    offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None):
+        """Call the current provider; on failure ask the policy and execute
+        its decision. Returns a ModelResponse or a GiveUp."""
+        attempt, compressed, refreshed = 0, False, set()
+        while True:
+            if self.interrupted:
+                raise Interrupted()
+            pconf = self.provider_config
+            turn.api_calls += 1
+            turn.api_request_id = uuid.uuid4().hex
+            tools = [t.schema() for t in self.tools.values()] if offer_tools else []
+            request = ModelRequest(
+                model=pconf.model, messages=request_messages, tools=tools, tool_choice=tool_choice,
+                stream=bool(self.stream if stream is None else stream),
+                max_tokens=max_tokens or self.config.get("agent.max_tokens"),
+                session_id=self.session_id,
+            )
+            emitter = _Emitter(self, request)
+            call = self._api_call(turn, pconf, request)
+            try:
+                provider = self.provider_for(pconf)
+                if self.hook.pre_api_request.get_hookimpls():
+                    self.hook.pre_api_request(call=call, agent=self)
+                self.emit("on_thinking", active=True)
+                try:
+                    response = self._interruptible(provider, request, emitter)
+                finally:
+                    self.emit("on_thinking", active=False)
+            except ProviderError as exc:
+                error = exc
+            else:
+                self._after_success(turn, call, response)
+                return response
+            # failed: tell the observers, then ask the policy
+            attempt += 1
+            turn.failures.append((pconf.label(), str(error)))
+            call.ended_at = time.time()
+            if self.hook.api_request_error.get_hookimpls():
+                self.hook.api_request_error(call=call, error=error, attempt=attempt, agent=self)
+            refreshed_now = False
+            while True:
+                decision = self.hook.on_provider_error(
+                    failure=ProviderFailure(
+                        error=error, config=pconf, primary=self.primary, attempt=attempt,
+                        delta_shown=emitter.delta_shown, history=list(turn.failures), turn_state=turn.policy_state,
+                    ),
+                    agent=self,
+                )
+                if not (isinstance(decision, RefreshCredentials) and pconf not in refreshed):
+                    break
+                refreshed.add(pconf)
+                if self._refresh(pconf) is not False:
+                    refreshed_now = True  # call again with the re-read key
+                    break
+                attempt += 1  # the key did not change: ask again rather than repeat a call bound to fail
+            if isinstance(decision, Retry):
+                self.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
+                if self._interrupt.wait(max(0.0, decision.delay)):
+                    raise Interrupted()
+            elif isinstance(decision, SwitchProvider):
+                self.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
+                self.provider_config, attempt = decision.config, 0
+            elif refreshed_now:
+                pass
+            elif isinstance(decision, Compress) and not compressed and offer_tools and self.compress("overflow"):
+                compressed = True
+                request_messages = self._request_messages("")
+            else:
+                message = decision.message if isinstance(decision, GiveUp) and decision.message else _summary(turn.failures)
+                return GiveUp(message)
+
+    def _refresh(self, pconf: ProviderConfig):
+        """Ask the provider to re-read its key: True/None if it may have
+        changed, False if the provider says it did not."""
+        refresh = getattr(self._providers.get(pconf), "refresh_credentials", None)
+        if refresh is None:
+            return None
+        try:
+            return refresh()
+        except Exception as exc:
+            log.warning("refreshing credentials of %s failed: %s", pconf.label(), exc)
+            return None
+
+    def _interruptible(self, provider, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
+        """Run the provider call on the agent's model-call thread; wait for
+        the answer, an interrupt or the timeout. An abandoned call's answer is
+        dropped, and its thread is left to finish alone."""
+        box: dict = {}
+        done = threading.Event()
+        wake = self._wake
+
+        def work():
+            try:
+                box["response"] = provider.complete(request, emitter)
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+                wake.set()
+
+        wake.clear()
+        if self._caller is None:
+            self._caller = _CallThread()
+        self._caller.submit(work)
+        timeout = float(self.config.get("agent.api_timeout") or 600)
+        deadline = time.monotonic() + timeout
+        try:
+            while not done.is_set():
+                if self._interrupt.is_set():
+                    raise Interrupted()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ProviderError(f"no response within {timeout:g}s (agent.api_timeout)", reason=TRANSPORT,
+                                        silent=True)
+                wake.wait(remaining)
+                wake.clear()
+                self._fire_events()
+        except BaseException:  # interrupted, timed out, or the interrupt raised in here by a signal
+            if not done.is_set():
+                self._abandon(request)
+            raise
+        self._fire_events()  # what came with the end of the call
+        if "error" in box:
+            exc = box["error"]
+            if isinstance(exc, ProviderError):
+                raise exc
+            raise ProviderError(f"{type(exc).__name__}: {exc}", reason=TRANSPORT) from exc
+        response = box["response"]
+        if not isinstance(response, ModelResponse):
+            raise ProviderError(f"the provider returned {type(response).__name__}, not a ModelResponse", reason=TRANSPORT)
+        return response
+
+    def _fire_events(self) -> None:
+        """Fire the streamed events that arrived, in order, on this thread."""
+        with self._events_lock:
+            batch, self._events = self._events, []
+        for request, hook_name, kwargs in batch:
+            if not request.cancelled:
+                self.emit(hook_name, **kwargs)
+
+    def _abandon(self, request: ModelRequest) -> None:
+        request.cancel_event.set()
+        if self._caller is not None:
+            self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
+            self._caller = None
+
+    def _api_call(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest) -> ApiCall:
+        """The record the API hooks get. The provider is named by its name,
+        else by the API mode it resolved to (as hermes-agent does)."""
+        mode = self._modes.get(pconf, pconf.api_mode)
+        return ApiCall(
+            request=request, session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            api_request_id=turn.api_request_id, platform=self.platform, provider=pconf.provider or mode,
+            api_mode=mode, base_url=pconf.base_url, number=turn.api_calls, user_message=turn.user_message,
+            started_at=time.time(),
+        )
+
+    def _after_success(self, turn: Turn, call: ApiCall, response: ModelResponse) -> None:
+        turn.usage = add_usage(turn.usage, response.usage)
+        if self.context_engine is not None:
+            contain(self.host.failures, self._engine_plugin, "update_from_response",
+                    self.context_engine.update_from_response, dict(response.usage))
+        call.ended_at = time.time()
+        if self.hook.post_api_request.get_hookimpls():
+            self.hook.post_api_request(call=call, response=response, agent=self)
+
+
+WATCHDOG.waits.add(ModelCalls._interruptible.__code__)  # a plugin's clock stops while the kernel waits for a model
+
+
+class _CallThread:
+    """A daemon thread that runs model calls one at a time (reused across
+    calls: starting a thread per call costs more than the handoff)."""
+
+    def __init__(self):
+        import queue
+
+        self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="hermes-model-call", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job()
+
+    def submit(self, job) -> None:
+        self._jobs.put(job)
+
+    def retire(self) -> None:
+        self._jobs.put(None)  # ends after the job in hand, if any
+
+
+def _summary(failures: list) -> str:
+    if not failures:
+        return "the model call failed"
+    seen, lines = set(), []
+    for label, why in failures:
+        if (label, why) not in seen:
+            seen.add((label, why))
+            lines.append(f"{label}: {why}")
+    if len({label for label, _ in failures}) == 1:
+        return lines[-1]
+    return "every provider failed: " + "; ".join(lines)
