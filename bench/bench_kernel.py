@@ -1,7 +1,7 @@
 """Kernel overhead per loop iteration.
 
 A tool loop of N iterations with the scripted provider (no network, no model)
-and P plugins that implement every hook of kernel/hookspecs.py with a no-op.
+and P plugins that implement every hook of kernel.hookspecs with a no-op.
 Whatever the run costs beyond the trivial provider and tool is the kernel's
 overhead. Prints the median of several runs, per iteration.
 

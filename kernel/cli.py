@@ -17,11 +17,10 @@ from typing import Optional
 import click
 
 from kernel import __version__
+from kernel import clistate as state
 from kernel.isolation import Interrupted
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
-COMMANDS_CACHE = "plugin-commands.json"
-LOAD_STATE = "plugin-state.json"
 
 
 class Fail(click.ClickException):
@@ -94,84 +93,8 @@ class App:
             except ConfigError as exc:  # a plugin's key with a value of the wrong type
                 raise Fail(str(exc), EXIT_USAGE) from None
             self._host.registry  # collect registrations now, so a plugin failing there is recorded too
-            _remember_load(self._host)
+            state.remember_load(self._host)
         return self._host
-
-
-def _state_file(name: str):
-    from kernel.config import data_dir
-
-    return data_dir() / name
-
-
-_state_read: dict = {}  # path -> the state file as this process last read or wrote it
-
-
-def _read_state() -> dict:
-    path = _state_file(LOAD_STATE)
-    if path not in _state_read:
-        try:
-            state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            state = {}
-        _state_read[path] = state if isinstance(state, dict) and isinstance(state.get("plugins"), dict) else {}
-    return _state_read[path]
-
-
-def _write_state(state: dict) -> None:
-    path = _state_file(LOAD_STATE)
-    _state_read[path] = state
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(state, indent=1), encoding="utf-8")
-    except OSError:
-        pass
-
-
-def _remember_load(host) -> None:
-    """Cache what loading found (errors, hooks), keyed by what was installed and
-    selected, so listing stays import-free until that changes."""
-    state = _read_state()
-    changed = {row.split("|", 1)[0] for row in set(host.fingerprint) ^ set(state.get("fingerprint") or [])}
-    for name in changed & set(state.get("failures") or {}):
-        del state["failures"][name]  # reinstalled or reselected: its earlier failures say nothing now
-    state["fingerprint"] = host.fingerprint
-    state["plugins"] = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks} for c in host.records
-                        if c.status in ("enabled", "error")}
-    _write_state(state)
-
-
-def _remember_failures(host) -> None:
-    """What plugin code did wrong in this run (a hook that raised, exited or
-    timed out), for ``plugins list`` and ``info`` to show afterwards."""
-    if not host.hook_errors:
-        return
-    state = _read_state() or {"plugins": {}}
-    failures = state.setdefault("failures", {})
-    for (plugin, hook), (count, text) in host.hook_errors.items():
-        failures.setdefault(plugin, {})[hook] = text
-    _write_state(state)
-
-
-def _save_command_cache(group: click.Group, builtin: set) -> None:
-    try:
-        names = {n: (group.commands[n].get_short_help_str(60) or "") for n in group.commands if n not in builtin}
-        path = _state_file(COMMANDS_CACHE)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(names), encoding="utf-8")
-    except OSError:
-        pass
-
-
-def _cached_commands():
-    """Plugin commands seen at the last plugin load (``None``: never loaded here)."""
-    try:
-        data = json.loads(_state_file(COMMANDS_CACHE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 class HermesGroup(click.Group):
@@ -197,7 +120,7 @@ class HermesGroup(click.Group):
         except Exception as exc:  # a broken plugin must not lock the user out
             click.echo(f"hermes: warning: plugin commands unavailable: {exc}", err=True)
             return
-        _save_command_cache(self, builtin)
+        state.save_command_cache(self, builtin)
 
     def get_command(self, ctx, name):
         command = super().get_command(ctx, name)
@@ -208,7 +131,7 @@ class HermesGroup(click.Group):
 
     def format_commands(self, ctx, formatter):
         builtin = set(self.commands) if not self._plugins_loaded else self._builtin
-        cached = _cached_commands()
+        cached = state.cached_commands()
         if cached is None:  # first run: load the plugins once to learn their commands
             self._load_plugin_commands(ctx)
             cached = {n: self.commands[n].get_short_help_str(60) for n in self.commands if n not in builtin}
@@ -265,11 +188,11 @@ def _listing(app: App, load: bool) -> list:
     if load:
         return app.host.records
     listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False)
-    state = _read_state()
-    if state.get("fingerprint") != listed.fingerprint:
+    remembered = state.read_state()
+    if remembered.get("fingerprint") != listed.fingerprint:
         return app.host.records
     for rec in listed.records:
-        seen = state["plugins"].get(rec.name)
+        seen = remembered["plugins"].get(rec.name)
         if rec.status == "enabled" and seen and seen.get("error") and seen.get("version") == rec.version:
             rec.status, rec.error = "error", seen["error"]
     return listed.records
@@ -277,7 +200,7 @@ def _listing(app: App, load: bool) -> list:
 
 def _failures() -> dict:
     """What plugin code did wrong in earlier runs: plugin -> {hook: why}."""
-    return _read_state().get("failures") or {}
+    return state.read_state().get("failures") or {}
 
 
 @plugins.command("list")
@@ -613,7 +536,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     finally:
         app = App.current
         if app is not None and app._host is not None:
-            _remember_failures(app._host)
+            state.remember_failures(app._host)
     _end(code)
 
 

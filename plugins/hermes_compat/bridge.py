@@ -313,7 +313,7 @@ def _impl(name: str, params: tuple, body: Callable[[dict], Any], **opts: Any) ->
     assert all(p.isidentifier() for p in params)
     source = f"def {name}({', '.join(params)}):\n    return _body(dict({', '.join(f'{p}={p}' for p in params)}))\n"
     scope: dict = {"_body": body}
-    exec(source, scope)  # noqa: S102 - only identifiers from kernel/hookspecs.py
+    exec(source, scope)  # noqa: S102 - only identifiers from the hook specs
     return hookimpl(**opts)(scope[name])
 
 

@@ -1,0 +1,248 @@
+"""Hook specs: lifecycle (see :mod:`kernel.hookspecs`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Union
+
+from kernel import hookspec
+
+if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
+    from kernel.agent import Agent
+    from kernel.types import ApiCall, ModelResponse, ProviderError
+
+
+# ==========================================================================
+# Lifecycle
+
+
+@hookspec
+def on_session_start(session_id: str, model: str, platform: str, provider: str, parent_session_id: Optional[str],
+                     reason: str, agent: Agent) -> None:
+    """A session begins: the first turn of a new session, a resumed session's
+    first turn in this process, or the continuation after compression.
+
+    :param session_id: the session that begins.
+    :param model: the model of the current provider.
+    :param platform: where the agent runs (``cli``, a gateway's name).
+    :param provider: the current provider's label.
+    :param parent_session_id: the session it continues after compression, else ``None``.
+    :param reason: ``new``, ``resume`` or ``compression``.
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def on_session_end(session_id: str, task_id: str, turn_id: str, completed: bool, interrupted: bool, model: str,
+                   platform: str, exit_reason: str, usage: dict, agent: Agent) -> None:
+    """A turn ended (every ``run_conversation`` call), as hermes-agent names it.
+
+    :param session_id: the session.
+    :param task_id: the turn's task id.
+    :param turn_id: the turn's id.
+    :param completed: the turn produced a final answer.
+    :param interrupted: the user interrupted it.
+    :param model: the model that answered last.
+    :param platform: where the agent runs.
+    :param exit_reason: ``completed``, ``interrupted_by_user``, ``budget_exhausted`` or ``error``.
+    :param usage: the turn's summed, normalized usage (:func:`kernel.types.normalize_usage`).
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def on_session_finalize(session_id: str, platform: str, reason: str, agent: Agent) -> None:
+    """A true session boundary: the agent is closed or the session replaced.
+
+    :param session_id: the session that ends.
+    :param platform: where the agent runs.
+    :param reason: ``shutdown``, ``new_session`` or ``compression``.
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def pre_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str, conversation_history: list,
+                 is_first_turn: bool, model: str, platform: str, agent: Agent) -> Union[dict, str, None]:
+    """Once per turn, before the first model call. Context returned here goes
+    into this turn's request only: never into the stored history or the
+    system prompt, so prompt caching holds. All answers are joined.
+
+    :param session_id: the session.
+    :param task_id: the turn's task id.
+    :param turn_id: the turn's id.
+    :param user_message: the user's message of this turn.
+    :param conversation_history: the history before this turn (a copy).
+    :param is_first_turn: the session has no earlier turn.
+    :param model: the current model.
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: ``{"context": str}``, a non-empty ``str``, or ``None``.
+    """
+
+
+@hookspec
+def post_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str, assistant_response: str,
+                  conversation_history: list, model: str, platform: str, agent: Agent) -> None:
+    """Once per turn, after the final answer (not when the turn was
+    interrupted or failed).
+
+    :param session_id: the session.
+    :param task_id: the turn's task id.
+    :param turn_id: the turn's id.
+    :param user_message: the user's message of this turn.
+    :param assistant_response: the final answer, as stored.
+    :param conversation_history: the whole history, this turn included (a copy).
+    :param model: the model that answered.
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def transform_llm_output(response_text: str, session_id: str, model: str, platform: str,
+                         agent: Agent) -> Optional[str]:
+    """The final answer is about to be stored and returned; fires before
+    ``post_llm_call``.
+
+    :param response_text: the model's final answer.
+    :param session_id: the session.
+    :param model: the model that answered.
+    :param platform: where the agent runs.
+    :param agent: the agent.
+    :return: a non-empty ``str`` to replace the answer (the first wins), or ``None``.
+    """
+
+
+@hookspec
+def pre_api_request(call: ApiCall, agent: Agent) -> None:
+    """Before every model call, on every path (first call, retries,
+    fallbacks, the grace call, auxiliary calls of plugins).
+
+    :param call: the call: ids, provider, and the request as sent (``call.request``, ``call.body()``).
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def post_api_request(call: ApiCall, response: ModelResponse, agent: Agent) -> None:
+    """After every successful model call.
+
+    :param call: the call, with ``ended_at`` and ``duration`` set.
+    :param response: the answer (``content``, ``tool_calls``, normalized ``usage``, ``finish_reason``).
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def api_request_error(call: ApiCall, error: ProviderError, attempt: int, agent: Agent) -> None:
+    """After every failed model call, before the fallback policy decides.
+
+    :param call: the call, with ``ended_at`` and ``duration`` set.
+    :param error: the classified failure (``reason``, ``status_code``, ``message``, ``retryable``).
+    :param attempt: consecutive failed attempts on this provider, from 1.
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def pre_tool_call(tool_name: str, args: dict, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
+                  api_request_id: str, agent: Agent) -> Optional[dict]:
+    """Before every tool call runs, exactly once per call, on the agent's
+    thread. When a ``rewrite`` answer changed the arguments the hook fires
+    once more with the final ones, so guards judge what will run (guards
+    should be ``trylast`` to see in-place rewrites too). An implementation
+    that raises or overruns its deadline blocks the call (fails closed).
+
+    :param tool_name: the tool the model called.
+    :param args: the very dict the tool will receive: changing it in place rewrites the call.
+    :param task_id: the turn's task id.
+    :param session_id: the session.
+    :param tool_call_id: the call's id from the model.
+    :param turn_id: the turn's id.
+    :param api_request_id: the model call that asked for the tool.
+    :param agent: the agent.
+    :return: ``{"action": "block", "message": str}`` (the model reads the
+        message; the first block wins), ``{"action": "approve", "message":
+        str, "rule_key": str}`` (ask ``approve_tool_call``; nobody answering
+        means no), ``{"action": "rewrite", "args": dict}``, or ``None``.
+    """
+
+
+@hookspec
+def post_tool_call(tool_name: str, args: dict, result: str, task_id: str, session_id: str, tool_call_id: str,
+                   turn_id: str, api_request_id: str, duration_ms: int, status: str, error_type: Optional[str],
+                   error_message: Optional[str], agent: Agent) -> None:
+    """After every tool call, once, on the agent's thread, on every outcome.
+
+    :param tool_name: the tool the model called.
+    :param args: the arguments it ran with (``{}`` when they did not parse).
+    :param result: the result the model will read (secrets masked).
+    :param task_id: the turn's task id.
+    :param session_id: the session.
+    :param tool_call_id: the call's id from the model.
+    :param turn_id: the turn's id.
+    :param api_request_id: the model call that asked for the tool.
+    :param duration_ms: how long the handler ran (0 when it did not run).
+    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
+    :param error_type: for failures: ``plugin_block``, ``unknown_tool``, ``invalid_arguments``, ``exception`` ...
+    :param error_message: for failures, the message the model reads.
+    :param agent: the agent.
+    :return: ignored.
+    """
+
+
+@hookspec
+def transform_tool_result(tool_name: str, args: dict, result: str, task_id: str, session_id: str,
+                          tool_call_id: str, turn_id: str, api_request_id: str, duration_ms: int, status: str,
+                          error_type: Optional[str], error_message: Optional[str], agent: Agent) -> Optional[str]:
+    """After ``post_tool_call``: the last chance to change what the model reads.
+
+    :param tool_name: the tool the model called.
+    :param args: the arguments it ran with.
+    :param result: the result the model would read.
+    :param task_id: the turn's task id.
+    :param session_id: the session.
+    :param tool_call_id: the call's id from the model.
+    :param turn_id: the turn's id.
+    :param api_request_id: the model call that asked for the tool.
+    :param duration_ms: how long the handler ran.
+    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
+    :param error_type: for failures, as in ``post_tool_call``.
+    :param error_message: for failures, the message.
+    :param agent: the agent.
+    :return: a ``str`` to replace the result (the first wins), or ``None``.
+    """
+
+
+@hookspec
+def on_pre_compress(session_id: str, messages: list, agent: Agent) -> Optional[str]:
+    """The context engine is about to compress the history: flush memories
+    now, and hand over what the summary must keep.
+
+    :param session_id: the session about to be compressed.
+    :param messages: the history as it is (a copy).
+    :param agent: the agent.
+    :return: notes for the summary (every answer goes to the engine's
+        ``compress(..., notes=[...])``), or ``None``.
+    """
+
+
+@hookspec
+def system_prompt(agent: Agent, session_id: str, model: str, platform: str) -> Optional[str]:
+    """Contribute a part of the system prompt. Fires once per session; the
+    prompt is then kept as it is so provider prompt caches hit. Parts are
+    joined with blank lines in hook order, after the configured identity.
+
+    :param agent: the agent.
+    :param session_id: the session the prompt is for.
+    :param model: the current model.
+    :param platform: where the agent runs.
+    :return: a ``str``, or ``None``.
+    """
