@@ -280,7 +280,7 @@ class PluginHost:
                 host._load_all(extra)
         host._adapt_unusable(config)
         host.records = candidates + extra
-        host._verify()
+        host._verify(everything_loaded=import_third_party)
         if distro is not None:
             distro.warn_unknown(c.name for c in host.records)
         return host
@@ -356,7 +356,7 @@ class PluginHost:
         self._proxies.append((cand.name, proxy))
         self._registry = None
 
-    def _verify(self) -> None:
+    def _verify(self, everything_loaded: bool = True) -> None:
         """Once every plugin is registered (and has added its specs): a plugin
         implementing a hook nobody specifies is unloaded with a did-you-mean,
         unless it marked the implementation ``optionalhook``; then the plugins'
@@ -370,12 +370,13 @@ class PluginHost:
                 near = close_matches(hook, self._spec_names())
                 hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
             self.drop(self.pm.get_name(plugin), "unknown hook " + ", ".join(hints))
-        self._declare_config()
+        self._declare_config(warn=everything_loaded)
 
-    def _declare_config(self) -> None:
+    def _declare_config(self, warn: bool = True) -> None:
         """Collect ``register_config`` declarations, then check the values
         (a wrong type is the user's ConfigError, raised here and not blamed on
-        the plugin) and warn once about keys nobody declares."""
+        the plugin) and, when every plugin loaded, warn once about keys nobody
+        declares."""
         import builtins
 
         from kernel.config import Key
@@ -393,7 +394,8 @@ class PluginHost:
 
         self.pm.hook.register_config(declare=declare)
         self.config.declare(keys)
-        warn_unknown_keys(self.config)
+        if warn:  # with third-party plugins not imported (a listing) their keys are not known
+            warn_unknown_keys(self.config)
 
     def _spec_names(self) -> list:
         return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]

@@ -105,3 +105,32 @@ def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_erro
     out = hermes("run", "hi")
     assert out.returncode == 2
     assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number, got 'soon' (str)"
+
+
+WEATHER = """
+from kernel import hookimpl
+
+@hookimpl
+def register_config(declare):
+    declare("weather.city", str, "Oslo", "the city to forecast")
+"""
+
+
+def test_an_installed_plugins_keys_are_known_and_a_listing_never_calls_them_unknown(hermes, hermes_home, tmp_path):
+    import os
+
+    from tests.conftest import ROOT
+    from tests.kernel.fakedist import make_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-weather", "1.0", {"weather": ("hermes_weather_mod", WEATHER)})
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(site)])}
+    (hermes_home / "config.yaml").write_text("weather:\n  city: Rome\n")
+    for _ in range(2):  # the first listing loads the plugins (nothing cached yet), the second reads the cache
+        out = hermes("plugins", "list", env=env)
+        assert out.returncode == 0 and "unknown key" not in out.stderr, out.stderr
+    assert hermes("config", "get", "weather.city", env=env).stdout.strip() == "Rome"
+    assert hermes("config", "check", env=env).returncode == 0
+    out = hermes("config", "check", env={"HERMES_PLUGINS": "config-command"})  # weather not loaded: its key is unknown
+    assert out.returncode == 1 and "unknown key 'weather'" in out.stdout  # the whole section
