@@ -144,7 +144,6 @@ class ModelCalls:
             if self.interrupted:
                 raise Interrupted()
             pconf = self.provider_config
-            turn.api_calls += 1
             turn.api_request_id = uuid.uuid4().hex
             tools = [t.schema() for t in self.tools.values()] if offer_tools else []
             request = ModelRequest(
@@ -157,6 +156,7 @@ class ModelCalls:
             call = self._api_call(turn, pconf, request)
             try:
                 provider = self.provider_for(pconf)
+                turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
                 if self.hook.pre_api_request.get_hookimpls():
                     self.hook.pre_api_request(call=call, agent=self)
                 self.emit("on_thinking", active=True)
@@ -289,7 +289,7 @@ class ModelCalls:
         return ApiCall(
             request=request, session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
             api_request_id=turn.api_request_id, platform=self.platform, provider=pconf.provider or mode,
-            api_mode=mode, base_url=pconf.base_url, number=turn.api_calls, user_message=turn.user_message,
+            api_mode=mode, base_url=pconf.base_url, number=turn.api_calls + 1, user_message=turn.user_message,
             started_at=time.time(),
         )
 

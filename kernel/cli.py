@@ -339,7 +339,7 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None)
     if opts.get("yolo"):
         app.config.overrides["approvals.mode"] = "off"
     try:
-        return Agent(
+        agent = Agent(
             config=app.config, host=app.host, model=opts.get("model"), provider=opts.get("provider"),
             base_url=opts.get("base_url"), api_mode=opts.get("api_mode"), api_key_env=opts.get("api_key_env"),
             max_turns=opts.get("max_turns"), toolsets=toolsets, callbacks=[console] if console else (),
@@ -347,6 +347,25 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None)
         )
     except AgentError as exc:
         raise Fail(str(exc)) from None
+    _preflight(agent)
+    return agent
+
+
+def _preflight(agent) -> None:
+    """A provider that cannot be built (no model, an unknown provider, a URL
+    without a scheme, no key ...) is one line now, before any request. With
+    fallback providers configured the loop tries them instead."""
+    from kernel.types import CONFIG, ProviderError
+
+    if agent.config.get("fallback_providers"):
+        return
+    try:
+        agent.provider_for(agent.provider_config)
+    except ProviderError as exc:
+        if exc.reason != CONFIG:
+            raise
+        agent.close()
+        raise Fail(exc.message) from None
 
 
 def ask_store(app: App, hook_name: str, hint: str = "", **kwargs):

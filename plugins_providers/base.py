@@ -23,6 +23,9 @@ class SDKProvider:
     api_mode = ""
 
     def __init__(self, config: ProviderConfig):
+        wrong = defaults.mistake(config, self.api_mode)
+        if wrong:
+            raise ProviderError(wrong, reason=CONFIG, provider=config.label())
         self.config = config
         self.options = config.options()
         self.target = defaults.target(config, self.api_mode)
@@ -67,7 +70,11 @@ class SDKProvider:
                 err.provider = self.label
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is classified once, here
-            raise classify(exc, provider=self.label, secrets=[self._key]) from None
+            err = classify(exc, provider=self.label, secrets=[self._key])
+            if err.message.startswith("connection failed"):  # say where it tried to connect
+                err.message = f"{err.message} ({self.target.base_url or 'the SDK default URL'})"
+                err.args = (err.message,)
+            raise err from None
 
     def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         raise NotImplementedError

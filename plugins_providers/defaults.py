@@ -120,6 +120,37 @@ class Target:
         return None
 
 
+# model name families whose provider is not the API mode's default
+FAMILIES = (("claude-", "anthropic", "anthropic_messages"), ("gpt-", "openai", "codex_responses"),
+            ("o1", "openai", "codex_responses"), ("o3", "openai", "codex_responses"),
+            ("o4-", "openai", "codex_responses"), ("gemini-", "gemini", "chat_completions"),
+            ("grok-", "xai", "codex_responses"))
+
+
+def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
+    """A configuration that cannot work, said in one line with what to do,
+    before any key is read or request made; None when it may work."""
+    import difflib
+
+    name = provider_name(config.provider)
+    if name and name not in PROVIDERS and not config.base_url:
+        near = difflib.get_close_matches(name, sorted(PROVIDERS), n=1, cutoff=0.6)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        return (f"unknown provider '{config.provider}'{hint}; known: {', '.join(sorted(PROVIDERS))} "
+                f"(or give --base-url for another endpoint)")
+    if config.base_url and "://" not in config.base_url:
+        return f"the base URL '{config.base_url}' has no scheme: use http://{config.base_url} (or https://)"
+    model = (config.model or "").strip()
+    if not model:
+        return "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"
+    if not name and not config.base_url and "/" not in model:
+        for prefix, family, mode in FAMILIES:
+            if model.lower().startswith(prefix) and mode != api_mode:
+                return (f"'{model}' is a model of {family}: pass --provider {family} "
+                        f"(or -m {family}/{model})")
+    return None
+
+
 def target(config: ProviderConfig, api_mode: str) -> Target:
     provider = provider_name(config.provider)
     prefix_provider, stripped = model_prefix_provider(config.model)

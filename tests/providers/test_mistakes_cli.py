@@ -1,0 +1,46 @@
+"""Mistakes caught before the first call: each is one line saying what to do,
+exit 1, and no request reaches the server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--provider", "opena1", "-m", "gpt-test"),
+     "unknown provider 'opena1' (did you mean 'openai'?); known: anthropic, deepinfra,"),
+    (("--api-mode", "chat_completions", "--base-url", "127.0.0.1:8000/v1", "-m", "gpt-test"),
+     "the base URL '127.0.0.1:8000/v1' has no scheme: use http://127.0.0.1:8000/v1 (or https://)"),
+    (("--api-mode", "chat_completions", "--base-url", "{url}"),
+     "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"),
+    (("-m", "claude-sonnet-4"), "'claude-sonnet-4' is a model of anthropic: pass --provider anthropic "
+                                "(or -m anthropic/claude-sonnet-4)"),
+])
+def test_a_mistake_is_one_line_before_any_request(hermes, wire_server, cli_env, args, message):  # noqa: F811
+    args = [a.replace("{url}", wire_server.openai_url) for a in args]
+    for json_flag in ((), ("--json",)):
+        out = hermes("run", *json_flag, *args, "hi", env={**cli_env, "OPENAI_API_KEY": "sk-test"})
+        assert out.returncode == 1, out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"hermes: error: {message}"), out.stderr
+        assert "the model call failed" not in out.stderr and out.stdout == ""
+    assert wire_server.requests == []
+
+
+def test_an_unreachable_url_is_named_and_api_calls_count_calls_made(hermes, cli_env, hermes_home):  # noqa: F811
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (hermes_home / "config.yaml").write_text("agent:\n  api_max_retries: 0\n")
+    url = f"http://127.0.0.1:{port}/v1"
+    out = hermes("run", "--json", "--api-mode", "chat_completions", "--base-url", url, "-m", "m", "hi", env=cli_env)
+    result = json.loads(out.stdout)
+    assert out.returncode == 1 and result["exit_reason"] == "error"
+    assert "connection failed" in result["error"] and url in result["error"]
+    assert result["api_calls"] >= 1
