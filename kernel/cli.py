@@ -20,7 +20,7 @@ from kernel import __version__
 from kernel import clistate as state
 from kernel.isolation import Interrupted
 
-EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
 class Fail(click.ClickException):
@@ -489,8 +489,17 @@ def _finish(result, quiet: bool = False) -> None:
         if not quiet:
             click.echo("hermes: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    if reason == "budget_exhausted" and not quiet:
-        click.echo("hermes: the iteration budget ran out (raise it with --max-turns)", err=True)
+    if reason == "budget_exhausted":
+        if not result.final_response:
+            if not quiet:
+                click.echo("hermes: the iteration budget ran out before a final answer (raise it with --max-turns)",
+                           err=True)
+            sys.exit(EXIT_BUDGET)
+        if not quiet:
+            click.echo("hermes: the iteration budget ran out; the answer above is the model's last word "
+                       "(raise it with --max-turns)", err=True)
+    elif not (result.final_response or "").strip() and not quiet:
+        click.echo("hermes: the model returned an empty answer", err=True)
 
 
 def distro_main(distro: str, prog_name: Optional[str] = None):

@@ -54,6 +54,8 @@ def chat(app, cont: bool, **opts):
                 click.echo(f"hermes: error: {result.error}", err=True)
             elif result.interrupted:
                 click.echo("(interrupted)", err=True)
+            elif result.exit_reason == "budget_exhausted" and not result.final_response:
+                click.echo("(the iteration budget ran out before a final answer; raise it with --max-turns)", err=True)
     finally:
         agent.close()
 

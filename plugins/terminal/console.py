@@ -64,6 +64,9 @@ class Console:
             self._restart_marker()
         if status in ("retrying", "fallback", "compressing", "budget", "interrupted"):
             self._line(f"[{status}] {detail}")
+            if status in ("retrying", "fallback") and not self.show_status and not self.quiet:
+                self.err.write(f"hermes: {status}: {detail}\n")  # no terminal: still say it, as one line
+                self.err.flush()
 
     def _restart_marker(self) -> None:
         """The streamed answer broke off and will come again: never glue the new

@@ -44,3 +44,29 @@ def test_an_unreachable_url_is_named_and_api_calls_count_calls_made(hermes, cli_
     assert out.returncode == 1 and result["exit_reason"] == "error"
     assert "connection failed" in result["error"] and url in result["error"]
     assert result["api_calls"] >= 1
+
+
+def test_honest_endings_budget_without_answer_empty_answer_and_announced_retries(hermes, wire_server, cli_env,  # noqa: F811
+                                                                                 hermes_home):
+    from plugins_providers.testserver import error, reply
+
+    model = ("--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test")
+    # the budget runs out and the grace call has no text either: exit 3, said on stderr, stdout empty
+    calls = [("terminal", {"command": "true"})]
+    wire_server.push(reply("", tool_calls=calls), reply(""))
+    out = hermes("run", "--max-turns", "1", *model, "-t", "terminal", "loop", env=cli_env)
+    assert out.returncode == 3 and out.stdout == ""
+    assert "the iteration budget ran out before a final answer (raise it with --max-turns)" in out.stderr
+    wire_server.push(reply("", tool_calls=calls), reply(""))
+    out_json = hermes("run", "--json", "--max-turns", "1", *model, "-t", "terminal", "loop", env=cli_env)
+    assert out_json.returncode == 3 and json.loads(out_json.stdout)["exit_reason"] == "budget_exhausted"
+    # an empty answer is said, exit 0
+    wire_server.push(reply(""))
+    out = hermes("run", *model, "hi", env=cli_env)
+    assert out.returncode == 0 and "hermes: the model returned an empty answer" in out.stderr
+    # a retry is announced on stderr though no terminal is attached
+    (hermes_home / "config.yaml").write_text("agent:\n  retry_base_delay: 0.01\n")
+    wire_server.push(error(503), reply("after the retry"))
+    out = hermes("run", *model, "hi", env=cli_env)
+    assert out.returncode == 0 and out.stdout == "after the retry\n"
+    assert [line for line in out.stderr.splitlines() if line.startswith("hermes: retrying: ")], out.stderr
