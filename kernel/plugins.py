@@ -432,20 +432,7 @@ class PluginHost:
 
     @staticmethod
     def _trace(pm) -> None:
-        import threading
-
-        tlog = logging.getLogger("hermes.hooks")
-        local = threading.local()  # hooks fire from tool threads too: one stack per thread
-
-        def before(hook_name, impls, kwargs):
-            local.__dict__.setdefault("starts", []).append(time.perf_counter())
-
-        def after(outcome, hook_name, impls, kwargs):
-            starts = local.__dict__.get("starts") or []
-            took = (time.perf_counter() - starts.pop()) * 1000 if starts else 0.0
-            tlog.warning("hook %s: %d impl(s), %.3f ms", hook_name, len(impls), took)
-
-        pm.add_hookcall_monitoring(before, after)
+        pm.add_hookcall_monitoring(*_tracer(os.environ.get("HERMES_TRACE_HOOKS", "").strip()))
 
     # -- what the plugins registered
     @property
@@ -506,6 +493,52 @@ def warn_unknown_keys(config) -> None:
         listed = ", ".join(f"'{k}'" + (f" (did you mean '{near[0]}'?)" if near else "") for k, near in found)
         log.warning("%s: unknown key%s %s; no loaded plugin reads %s (see `hermes config show`)", where,
                     "s" if len(found) > 1 else "", listed, "them" if len(found) > 1 else "it")
+
+
+def _tracer(target: str):
+    """``HERMES_TRACE_HOOKS``: ``1`` writes a line per hook call to stderr,
+    any other value is a file to append them to. On a terminal the lines of a
+    model call wait until it ended, so they never land inside a streamed
+    answer line."""
+    import sys
+    import threading
+
+    if target == "1":
+        out, terminal = sys.stderr, sys.stderr.isatty() and sys.stdout.isatty()
+    else:
+        out, terminal = open(target, "a", encoding="utf-8", buffering=1), False  # noqa: SIM115 - the process's
+    lock, local = threading.Lock(), threading.local()  # hooks fire from tool threads too: a stack per thread
+    held: list = []  # lines of the running model call (terminal only)
+    state = {"calling": False, "streamed": False}
+
+    def write(line: str) -> None:
+        with lock:
+            if terminal and state["calling"]:
+                held.append(line)
+                return
+            out.write(line)
+            out.flush()
+
+    def before(hook_name, impls, kwargs):
+        local.__dict__.setdefault("starts", []).append(time.perf_counter())
+        if hook_name == "on_thinking" and kwargs.get("active"):
+            state.update(calling=True, streamed=False)
+        elif hook_name == "on_stream_delta":
+            state["streamed"] = True
+
+    def after(outcome, hook_name, impls, kwargs):
+        starts = local.__dict__.get("starts") or []
+        took = (time.perf_counter() - starts.pop()) * 1000 if starts else 0.0
+        write(f"hermes-trace: hook {hook_name}: {len(impls)} impl(s), {took:.3f} ms\n")
+        if hook_name == "on_thinking" and not kwargs.get("active"):
+            with lock:
+                lines, held[:] = list(held), []
+                state["calling"] = False
+                if lines:
+                    out.write(("\n" if state["streamed"] else "") + "".join(lines))  # below the answer's line
+                    out.flush()
+
+    return before, after
 
 
 def _one_line(exc: BaseException) -> str:

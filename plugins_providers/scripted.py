@@ -68,6 +68,9 @@ def to_response(step: Any, request: ModelRequest) -> ModelResponse:
             err.get("message", "scripted failure"), reason=err.get("reason", "server"),
             status_code=err.get("status_code"), retry_after=err.get("retry_after"), provider=NAME,
         )
+    if not isinstance(step.get("content"), (str, type(None))):
+        raise ProviderError(f"bad script step: content must be a string, got {step.get('content')!r:.60}",
+                            reason=CONFIG, provider=NAME)
     usage = step.get("usage") or {}
     return ModelResponse(
         content=step.get("content"),

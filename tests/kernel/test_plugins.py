@@ -100,13 +100,57 @@ def test_safe_mode_loads_builtins_only(site, monkeypatch):
     assert any(r.source == "builtin" and r.status == ENABLED for r in recs)
 
 
-def test_trace_hooks_logs_each_call_with_duration(make_agent, monkeypatch, caplog, recorder):
+def test_trace_hooks_writes_each_call_with_duration_to_stderr_or_a_file(make_agent, monkeypatch, capsys, recorder,
+                                                                       tmp_path):
     monkeypatch.setenv("HERMES_TRACE_HOOKS", "1")
     agent = make_agent(script=["x"], callbacks=[recorder("pre_api_request")])
-    with caplog.at_level(logging.WARNING, logger="hermes.hooks"):
-        agent.run_conversation("hi")
-    lines = [r.getMessage() for r in caplog.records if r.name == "hermes.hooks"]
-    assert any(l.startswith("hook pre_api_request:") and l.endswith(" ms") for l in lines)
+    agent.run_conversation("hi")
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert any(line.startswith("hermes-trace: hook pre_api_request: ") and line.endswith(" ms") for line in lines)
+    assert "WARNING" not in captured.err and "hermes-trace" not in captured.out
+    trace = tmp_path / "hooks.log"
+    monkeypatch.setenv("HERMES_TRACE_HOOKS", str(trace))
+    make_agent(script=["x"], callbacks=[recorder("pre_api_request")]).run_conversation("hi")
+    assert "hermes-trace: hook pre_api_request: " in trace.read_text() and "hermes-trace" not in capsys.readouterr().err
+
+
+def test_on_a_terminal_trace_lines_never_land_inside_the_streamed_answer(tmp_path):
+    """In a pseudo-terminal (stdout and stderr one tty), the streamed answer's
+    line stays whole: the hook lines of the call come after it."""
+    import json
+    import os
+    import pty
+    import subprocess
+
+    from tests.conftest import ROOT, hermes_command
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["one two three four five six seven"]))  # streamed in pieces of 16 characters
+    home = tmp_path / "home"
+    home.mkdir()
+    leader, follower = pty.openpty()
+    env = {**os.environ, "HERMES_TRACE_HOOKS": "1", "HERMES_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([*hermes_command(), "run", "--api-mode", "scripted", "--base-url", str(script), "hi"],
+                            stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=30)
+    os.close(leader)
+    text = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n").replace("\x1b[K", "")
+    shown = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]  # what stays on screen (the spinner is erased)
+    answer = [line for line in shown if "one" in line]
+    assert answer and answer[0].strip() == "one two three four five six seven", text
+    assert "hermes-trace: hook on_stream_delta" in text
 
 
 HALF_REGISTERED = """

@@ -70,3 +70,11 @@ def test_honest_endings_budget_without_answer_empty_answer_and_announced_retries
     out = hermes("run", *model, "hi", env=cli_env)
     assert out.returncode == 0 and out.stdout == "after the retry\n"
     assert [line for line in out.stderr.splitlines() if line.startswith("hermes: retrying: ")], out.stderr
+
+
+def test_a_script_step_whose_content_is_not_text_is_a_clear_error(hermes, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"content": ["not", "text"]}]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "hi")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "bad script step: content must be a string" in out.stderr
