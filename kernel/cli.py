@@ -31,7 +31,16 @@ class Fail(click.ClickException):
         self.exit_code = code
 
     def show(self, file=None):
-        click.echo(f"hermes: error: {self.format_message()}", err=True)
+        click.echo(f"{program()}: error: {self.format_message()}", err=True)
+
+
+_program = ["hermes"]  # main()'s prog_name, for messages printed after click's context ended
+
+
+def program() -> str:
+    """The command's name as the user typed it: ``hermes``, or a distro's own command."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_root().info_name if ctx is not None and ctx.find_root().info_name else _program[0]
 
 
 def echo_json(data) -> None:
@@ -118,7 +127,7 @@ class HermesGroup(click.Group):
         except Fail:
             raise
         except Exception as exc:  # a broken plugin must not lock the user out
-            click.echo(f"hermes: warning: plugin commands unavailable: {exc}", err=True)
+            click.echo(f"{program()}: warning: plugin commands unavailable: {exc}", err=True)
             return
         state.save_command_cache(self, builtin)
 
@@ -128,6 +137,22 @@ class HermesGroup(click.Group):
             self._load_plugin_commands(ctx)
             command = super().get_command(ctx, name)
         return command
+
+    def format_help_text(self, ctx, formatter):
+        """A distro's command introduces itself: its name, the distro and its description."""
+        name = ctx.params.get("distro_path") or os.environ.get("HERMES_DISTRO")
+        if not name:
+            return super().format_help_text(ctx, formatter)
+        from kernel.distro import DistroError, load_distro
+
+        try:
+            distro = load_distro(name)
+        except DistroError:
+            return super().format_help_text(ctx, formatter)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(f"{ctx.info_name}: {distro.description or distro.name} "
+                                 f"(the '{distro.name}' distro of hermes {__version__})")
 
     def format_commands(self, ctx, formatter):
         builtin = set(self.commands) if not self._plugins_loaded else self._builtin
@@ -143,7 +168,7 @@ class HermesGroup(click.Group):
 
 
 @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="hermes")
+@click.version_option(__version__, "-V", "--version", message="%(prog)s %(version)s")
 @click.option("--distro", "distro_path", metavar="FILE_OR_NAME", envvar="HERMES_DISTRO",
               help="Run as a distro: a YAML file or an installed distro's name.")
 @click.pass_context
@@ -404,7 +429,7 @@ def prepare_store(app: App, opts: dict) -> None:
             raise Fail("--no-save starts a conversation that is not stored; it cannot --resume one", EXIT_USAGE)
         for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
             host.set_aside(rec.name, "--no-save")
-        click.echo("hermes: note: --no-save: this conversation will not be stored", err=True)
+        click.echo(f"{program()}: note: --no-save: this conversation will not be stored", err=True)
     elif host.pm.hook.latest_session.get_hookimpls():
         ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
                    platform="cli")
@@ -483,23 +508,23 @@ def _finish(result, quiet: bool = False) -> None:
     reason = result.exit_reason
     if reason == "error":
         if not quiet:
-            click.echo(f"hermes: error: {result.error}", err=True)
+            click.echo(f"{program()}: error: {result.error}", err=True)
         sys.exit(EXIT_ERROR)
     if reason == "interrupted_by_user":
         if not quiet:
-            click.echo("hermes: interrupted", err=True)
+            click.echo(f"{program()}: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     if reason == "budget_exhausted":
         if not result.final_response:
             if not quiet:
-                click.echo("hermes: the iteration budget ran out before a final answer (raise it with --max-turns)",
-                           err=True)
+                click.echo(f"{program()}: the iteration budget ran out before a final answer "
+                           "(raise it with --max-turns)", err=True)
             sys.exit(EXIT_BUDGET)
         if not quiet:
-            click.echo("hermes: the iteration budget ran out; the answer above is the model's last word "
+            click.echo(f"{program()}: the iteration budget ran out; the answer above is the model's last word "
                        "(raise it with --max-turns)", err=True)
     elif not (result.final_response or "").strip() and not quiet:
-        click.echo("hermes: the model returned an empty answer", err=True)
+        click.echo(f"{program()}: the model returned an empty answer", err=True)
 
 
 def distro_main(distro: str, prog_name: Optional[str] = None):
@@ -525,6 +550,7 @@ def _machine_output(args: list) -> bool:
 
 
 def _invoke(args: list, prog_name: str) -> int:
+    _program[0] = prog_name
     try:
         code = cli.main(args=args, prog_name=prog_name, standalone_mode=False)
     except click.ClickException as exc:
@@ -532,12 +558,12 @@ def _invoke(args: list, prog_name: str) -> int:
         return exc.exit_code
     except click.Abort as exc:  # click turns Ctrl+C and EOF into Abort
         if isinstance(exc.__cause__, KeyboardInterrupt):
-            click.echo("hermes: interrupted", err=True)
+            click.echo(f"{prog_name}: interrupted", err=True)
             return EXIT_INTERRUPTED
         click.echo("Aborted!", err=True)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        click.echo("hermes: interrupted", err=True)
+        click.echo(f"{prog_name}: interrupted", err=True)
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
@@ -553,7 +579,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
 
     from kernel.isolation import reserved_stdout
 
-    logging.basicConfig(format="hermes: %(levelname)s: %(message)s", level=logging.WARNING)
+    logging.basicConfig(format=f"{prog_name}: %(levelname)s: %(message)s", level=logging.WARNING)
     args = list(sys.argv[1:] if argv is None else argv)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)

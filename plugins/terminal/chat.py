@@ -6,7 +6,7 @@ import click
 
 from kernel import __version__
 from kernel.cli import EXIT_USAGE, CtrlC, Fail, ask_store, build_agent, check_session, claim, prepare_store, \
-    provider_options
+    program, provider_options
 
 
 @click.command()
@@ -32,7 +32,7 @@ def chat(app, cont: bool, **opts):
         session_id = check_session(app, session_id)
     console = Console()
     agent = build_agent(app, opts, console, session_id=session_id)
-    click.echo(f"hermes {__version__} · session {agent.session_id} · /quit to leave", err=True)
+    click.echo(f"{program()} {__version__} · session {agent.session_id} · /quit to leave", err=True)
     try:
         while True:
             try:
@@ -51,7 +51,7 @@ def chat(app, cont: bool, **opts):
                 result = agent.run_conversation(text)
             console.end_answer(result.final_response)
             if result.exit_reason == "error":
-                click.echo(f"hermes: error: {result.error}", err=True)
+                click.echo(f"{program()}: error: {result.error}", err=True)
             elif result.interrupted:
                 click.echo("(interrupted)", err=True)
             elif result.exit_reason == "budget_exhausted" and not result.final_response:

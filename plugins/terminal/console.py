@@ -65,7 +65,9 @@ class Console:
         if status in ("retrying", "fallback", "compressing", "budget", "interrupted"):
             self._line(f"[{status}] {detail}")
             if status in ("retrying", "fallback") and not self.show_status and not self.quiet:
-                self.err.write(f"hermes: {status}: {detail}\n")  # no terminal: still say it, as one line
+                from kernel.cli import program
+
+                self.err.write(f"{program()}: {status}: {detail}\n")  # no terminal: still say it, as one line
                 self.err.flush()
 
     def _restart_marker(self) -> None:

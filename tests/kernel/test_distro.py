@@ -112,7 +112,7 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
     import subprocess
 
     expected = {"anthropic-messages", "provider-resolve", "fallback", "sessions-sqlite", "memory", "compressor",
-                "core-tools", "agent-tools", "approval"}
+                "core-tools", "agent-tools", "approval", "terminal"}
     listed = hermes("--distro", "anthropic-only", "plugins", "list", "--json")
     assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr  # every name it uses exists
     rows = json.loads(listed.stdout)
@@ -210,3 +210,27 @@ def test_unknown_keys_of_a_distros_config_block_are_a_warning(hermes, tmp_path):
     out = hermes("--distro", d, "config", "check")
     assert out.returncode == 1 and "distro config: unknown key 'agent.max_turn'; did you mean 'agent.max_turns'?" \
         in out.stdout
+
+
+def test_a_distros_command_is_itself_in_help_version_and_errors(tmp_path):
+    """The example distro's console script names itself, and the distro, where
+    hermes would say "hermes"."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import ROOT
+
+    script = shutil.which("hermes-anthropic") or str(Path(sys.executable).parent / "hermes-anthropic")
+    env = dict(os.environ, HERMES_HOME=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    run = lambda *args: subprocess.run([script, *args], capture_output=True, text=True, env=env, timeout=60)  # noqa: E731
+    assert run("--version").stdout.strip().startswith("hermes-anthropic ")
+    helped = run("--help").stdout
+    assert helped.startswith("Usage: hermes-anthropic ")
+    assert "hermes-anthropic: Anthropic models only; file tools, no shell (the 'anthropic-only' distro" \
+        in " ".join(helped.split())
+    out = run("run", "hi")  # no ANTHROPIC_API_KEY
+    assert out.returncode == 1 and out.stderr.startswith("hermes-anthropic: error: "), out.stderr
