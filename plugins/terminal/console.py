@@ -5,6 +5,7 @@ so library users of the same process never see it."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -13,6 +14,9 @@ from typing import Optional
 from kernel import hookimpl
 
 SPINNER = "|/-\\"
+# the approval question's answers (approve_tool_call's return values)
+CHOICES = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session", "session": "session",
+           "a": "always", "always": "always"}
 RESTART_MARKER = "[hermes: the answer above was cut off; it starts again below]"
 
 
@@ -98,10 +102,16 @@ class Console:
         if not self.interactive:
             return None  # nobody to ask: the kernel fails closed
         self._stop_spinner()
-        self.err.write(f"\n{message}\n  {tool_name} {args}\nAllow? [y/N] ")
+        with self._lock:
+            self._clear()
+            self._end_line()
+        command = args.get("command") if isinstance(args, dict) else None
+        shown = isinstance(command, str) and command.strip()[:200] in (message or "")
+        text = message if shown else f"{message}\n  {tool_name} {json.dumps(args, ensure_ascii=False)[:500]}"
+        self.err.write(f"\n{text}\nRun it? [o]nce, [s]ession, [a]lways, [d]eny (Enter: deny, Ctrl+C: stop the turn) ")
         self.err.flush()
-        answer = sys.stdin.readline().strip().lower()
-        return answer in ("y", "yes")
+        answer = sys.stdin.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
+        return CHOICES.get(answer.strip().lower(), "deny")
 
     @hookimpl(optionalhook=True)  # brought by agent-tools
     def clarify(self, question, choices):

@@ -1,0 +1,86 @@
+"""The approval question in `hermes chat`, in a pseudo-terminal: the command
+shown once, readably; once / session / always / deny; Ctrl+C denies the call
+and stops the turn, and the next line goes to the chat, not to the question."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+
+from tests.conftest import ROOT, hermes_command
+from tests.terminal.pty_session import PtySession
+
+
+def _chat(tmp_path, steps):
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    env = {**os.environ, "HERMES_HOME": str(home), "TERM": "dumb",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+    argv = [*hermes_command(), "chat", "--api-mode", "scripted", "--base-url", str(script), "-t", "terminal"]
+    return PtySession(argv, env, cwd=tmp_path), home
+
+
+def test_ctrl_c_at_the_approval_question_denies_and_stops_the_turn(tmp_path):
+    marker = tmp_path / "ran.txt"
+    command = f"python3 -c \"open('{marker}', 'w').write('ran')\""  # inline code: it needs approval
+    chat, _ = _chat(tmp_path, [{"tool_calls": [["terminal", {"command": command}]]}, "never reached",
+                               "second turn answered"])
+    try:
+        chat.expect("you> ")
+        chat.send("do it\n")
+        shown = chat.expect("[d]eny")
+        question = shown[shown.rindex("Dangerous command"):]
+        assert question.count(command) == 1 and "{'command'" not in question  # once, not as a dict
+        chat.ctrl_c()
+        chat.expect("(interrupted)")
+        chat.expect("you> ")
+        assert not marker.exists()
+        chat.send("and now?\n")  # goes to the chat, not to the question
+        chat.expect("never reached")
+        chat.send("/quit\n")
+        assert chat.close() == 0
+    finally:
+        if chat.proc.poll() is None:
+            chat.close()
+    assert not marker.exists()
+
+
+def test_the_choices_once_session_always_and_deny(tmp_path):
+    call = {"tool_calls": [["terminal", {"command": "python3 -c 'print(6 * 7)'"}]]}
+    chat, home = _chat(tmp_path, [call, "first", call, "second", call, "third", call, "fourth"])
+    try:
+        chat.expect("you> ")
+        chat.send("one\n")
+        chat.expect("[d]eny")
+        chat.send("d\n")  # deny: the model reads that it was refused
+        chat.expect("first")
+        chat.send("two\n")
+        chat.expect("[d]eny")
+        chat.send("s\n")  # session: this rule is allowed for the rest of the chat
+        chat.expect("second")
+        before = chat.seen.count("[d]eny")
+        chat.send("three\n")
+        chat.expect("third")
+        assert chat.seen.count("[d]eny") == before  # not asked again
+        chat.send("/quit\n")
+        assert chat.close() == 0
+    finally:
+        if chat.proc.poll() is None:
+            chat.close()
+    chat, home = _chat(tmp_path, [call, "always saved"])
+    try:
+        chat.expect("you> ")
+        chat.send("four\n")
+        chat.expect("[d]eny")
+        chat.send("a\n")
+        chat.expect("always saved")
+        chat.send("/quit\n")
+        chat.close()
+    finally:
+        if chat.proc.poll() is None:
+            chat.close()
+    assert yaml.safe_load((home / "config.yaml").read_text())["command_allowlist"] == ["inline_code"]
