@@ -293,6 +293,16 @@ class Agent(ModelCalls):
             parts.append(part)
         return "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
 
+    def new_session(self) -> str:
+        """Leave the current session and continue in an empty one (chat's
+        ``/new``): ``on_session_finalize`` fires with ``reason="new_session"``."""
+        if self._session_started:
+            self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="new_session")
+        self.session_id, self.parent_session_id = new_session_id(), None
+        self._resume, self._loaded, self._session_started = False, True, False
+        self.messages, self._system_prompt = [], None
+        return self.session_id
+
     def _rotate_session(self, reason: str) -> None:
         """Continue in a new session linked to the current one (after compression)."""
         old = self.session_id

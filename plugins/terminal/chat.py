@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kernel import __version__
+from kernel.types import add_usage
 from kernel.cli import EXIT_USAGE, CtrlC, Fail, ask_store, build_agent, check_session, claim, prepare_store, \
     program, provider_options
 
@@ -32,7 +33,8 @@ def chat(app, cont: bool, **opts):
         session_id = check_session(app, session_id)
     console = Console()
     agent = build_agent(app, opts, console, session_id=session_id)
-    click.echo(f"{program()} {__version__} · session {agent.session_id} · /quit to leave", err=True)
+    click.echo(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave", err=True)
+    usage: dict = {}
     try:
         while True:
             try:
@@ -45,10 +47,11 @@ def chat(app, cont: bool, **opts):
             if text.strip() in ("/quit", "/exit"):
                 break
             if text.startswith("/"):
-                slash(agent, text)
+                slash(agent, text, usage)
                 continue
             with CtrlC(agent):
                 result = agent.run_conversation(text)
+            usage = add_usage(usage, result.usage)
             console.end_answer(result.final_response)
             if result.exit_reason == "error":
                 click.echo(f"{program()}: error: {result.error}", err=True)
@@ -57,18 +60,70 @@ def chat(app, cont: bool, **opts):
             elif result.exit_reason == "budget_exhausted" and not result.final_response:
                 click.echo("(the iteration budget ran out before a final answer; raise it with --max-turns)", err=True)
     finally:
+        stored = agent.messages and agent.hook.append_messages.get_hookimpls()
         agent.close()
+        if stored:
+            click.echo(f"resume it with: {program()} chat --resume {agent.session_id}", err=True)
 
 
-def slash(agent, text: str) -> None:
-    """Run an in-chat command registered by a plugin (``/name args``)."""
+# the chat's own commands: name -> (help, handler(agent, args, usage) -> text or None)
+def _help(agent, args, usage):
+    rows = [(f"/{name}", text) for name, (text, _) in BUILTIN.items()]
+    rows += [(f"/{name}", entry.description) for name, entry in sorted(agent.host.registry.slash_commands.items())
+             if name not in BUILTIN]
+    rows.append(("/exit, /quit", "leave (Ctrl+D too)"))
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name.ljust(width)}  {text}" for name, text in rows)
+
+
+def _new(agent, args, usage):
+    return f"new session {agent.new_session()}"
+
+
+def _tools(agent, args, usage):
+    if not agent.tools:
+        return "no tools are offered (see -t)"
+    return "\n".join(f"{name}  {(tool.description or '').splitlines()[0][:70]}" for name, tool in sorted(agent.tools.items()))
+
+
+def _model(agent, args, usage):
+    name = args.strip()
+    if name:  # the next turn starts on it; the provider is built (and checked) now
+        from kernel.types import ProviderError
+
+        wanted = agent.primary.with_(model=name)
+        try:
+            agent.provider_for(wanted)
+        except ProviderError as exc:
+            return f"cannot use {name}: {exc.message}"
+        agent.primary = agent.provider_config = wanted
+    return f"model: {agent.provider_config.label()}"
+
+
+def _usage(agent, args, usage):
+    if not usage:
+        return "no model calls yet"
+    return "tokens in this chat: " + ", ".join(f"{k.replace('_tokens', '')} {v}" for k, v in usage.items() if v)
+
+
+BUILTIN = {
+    "help": ("this list", _help),
+    "new": ("start a new session (the current one stays stored)", _new),
+    "model": ("show the model, or /model NAME to switch", _model),
+    "tools": ("the tools the model may call", _tools),
+    "usage": ("tokens used in this chat", _usage),
+}
+
+
+def slash(agent, text: str, usage: dict = None) -> None:
+    """Run an in-chat command: the chat's own, or one a plugin registered (``/name args``)."""
     name, _, args = text[1:].partition(" ")
-    commands = agent.host.registry.slash_commands
-    if name == "help":
-        for cmd in sorted(commands):
-            click.echo(f"/{cmd}  {commands[cmd].description}")
-        click.echo("/quit  leave")
+    if name in BUILTIN:
+        reply = BUILTIN[name][1](agent, args, usage or {})
+        if reply:
+            click.echo(reply)
         return
+    commands = agent.host.registry.slash_commands
     entry = commands.get(name)
     if entry is None:
         click.echo(f"unknown command /{name} (try /help)", err=True)

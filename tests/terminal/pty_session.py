@@ -44,8 +44,18 @@ class PtySession:
         os.killpg(self.proc.pid, signal.SIGINT)  # what the terminal does on Ctrl+C: the foreground group
 
     def close(self, timeout: float = 20) -> int:
+        """Wait for the program to end; what it printed last is added to ``seen``."""
         try:
-            return self.proc.wait(timeout=timeout)
+            code = self.proc.wait(timeout=timeout)
+            while select.select([self.leader], [], [], 0.2)[0]:
+                try:
+                    data = os.read(self.leader, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.seen += data.decode(errors="replace")
+            return code
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()

@@ -84,3 +84,36 @@ def test_the_choices_once_session_always_and_deny(tmp_path):
         if chat.proc.poll() is None:
             chat.close()
     assert yaml.safe_load((home / "config.yaml").read_text())["command_allowlist"] == ["inline_code"]
+
+
+def test_chat_commands_help_tools_model_usage_new_and_the_resume_line(tmp_path):
+    chat, home = _chat(tmp_path, ["first answer", "in the new session"])
+    try:
+        chat.expect("you> ")
+        chat.send("/help\n")
+        helped = chat.expect("/exit, /quit")
+        for name in ("/help", "/new", "/model", "/tools", "/usage", "/memory", "/compress"):  # and the plugins
+            assert name in helped, helped
+        chat.send("/tools\n")
+        chat.expect("terminal  ")
+        chat.send("/usage\n")
+        chat.expect("no model calls yet")
+        chat.send("hello\n")
+        chat.expect("first answer")
+        chat.send("/usage\n")
+        chat.expect("tokens in this chat: input 10")
+        first = chat.seen.split("session ", 1)[1].split(" ", 1)[0]
+        chat.send("/new\n")
+        chat.expect("new session ")
+        chat.expect("you> ")
+        chat.send("again\n")
+        chat.expect("in the new session")
+        chat.send("/model other-model\n")  # the next turn runs on it (a scripted provider starts its script over)
+        chat.expect("model: scripted:other-model")
+        chat.send("/exit\n")
+        assert chat.close() == 0
+        assert "resume it with: hermes chat --resume " in chat.seen
+        assert first.strip() and first not in chat.seen.rsplit("resume it with", 1)[1]  # the new session's id
+    finally:
+        if chat.proc.poll() is None:
+            chat.close()
