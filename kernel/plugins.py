@@ -503,10 +503,12 @@ def _tracer(target: str):
     import sys
     import threading
 
-    if target == "1":
-        out, terminal = sys.stderr, sys.stderr.isatty() and sys.stdout.isatty()
-    else:
-        out, terminal = open(target, "a", encoding="utf-8", buffering=1), False  # noqa: SIM115 - the process's
+    out, terminal = sys.stderr, sys.stderr.isatty() and sys.stdout.isatty()
+    if target != "1":
+        try:
+            out, terminal = open(target, "a", encoding="utf-8", buffering=1), False  # noqa: SIM115 - lives as long as the process
+        except OSError as exc:
+            log.warning("HERMES_TRACE_HOOKS: cannot write %s (%s); tracing to stderr", target, exc.strerror or exc)
     lock, local = threading.Lock(), threading.local()  # hooks fire from tool threads too: a stack per thread
     held: list = []  # lines of the running model call (terminal only)
     state = {"calling": False, "streamed": False}

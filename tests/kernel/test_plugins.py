@@ -101,7 +101,7 @@ def test_safe_mode_loads_builtins_only(site, monkeypatch):
 
 
 def test_trace_hooks_writes_each_call_with_duration_to_stderr_or_a_file(make_agent, monkeypatch, capsys, recorder,
-                                                                       tmp_path):
+                                                                       tmp_path, caplog):
     monkeypatch.setenv("HERMES_TRACE_HOOKS", "1")
     agent = make_agent(script=["x"], callbacks=[recorder("pre_api_request")])
     agent.run_conversation("hi")
@@ -113,6 +113,10 @@ def test_trace_hooks_writes_each_call_with_duration_to_stderr_or_a_file(make_age
     monkeypatch.setenv("HERMES_TRACE_HOOKS", str(trace))
     make_agent(script=["x"], callbacks=[recorder("pre_api_request")]).run_conversation("hi")
     assert "hermes-trace: hook pre_api_request: " in trace.read_text() and "hermes-trace" not in capsys.readouterr().err
+    monkeypatch.setenv("HERMES_TRACE_HOOKS", str(tmp_path / "no-such-folder" / "hooks.log"))
+    with caplog.at_level(logging.WARNING):
+        make_agent(script=["x"]).run_conversation("hi")  # a file that cannot be written: stderr, with a warning
+    assert "cannot write" in caplog.text and "hermes-trace: hook " in capsys.readouterr().err
 
 
 def test_on_a_terminal_trace_lines_never_land_inside_the_streamed_answer(tmp_path):
