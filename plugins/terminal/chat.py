@@ -34,6 +34,9 @@ def chat(app, cont: bool, **opts):
     console = Console()
     agent = build_agent(app, opts, console, session_id=session_id)
     click.echo(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave", err=True)
+    if session_id:
+        for line in recap(ask_store(app, "load_session", session_id=session_id) or []):
+            click.echo(line, err=True)
     usage: dict = {}
     try:
         while True:
@@ -64,6 +67,30 @@ def chat(app, cont: bool, **opts):
         agent.close()
         if stored:
             click.echo(f"resume it with: {program()} chat --resume {agent.session_id}", err=True)
+
+
+def _text(content) -> str:
+    if isinstance(content, list):
+        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return " ".join(str(content or "").split())
+
+
+def recap(history: list, exchanges: int = 2) -> list:
+    """What a resumed chat shows first: its first prompt, its size, and the
+    last exchanges (clipped), so the user knows where they are."""
+    said = [(m["role"], _text(m.get("content"))) for m in history
+            if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
+    if not said:
+        return ["(resuming an empty session)"]
+    first = next((text for role, text in said if role == "user"), said[0][1])
+    lines = [f"resuming: {first[:70]}{'...' if len(first) > 70 else ''} ({len(history)} messages)"]
+    tail, users = [], 0
+    for role, text in reversed(said):
+        tail.append(f"  {'you' if role == 'user' else 'hermes'}: {text[:200]}{'...' if len(text) > 200 else ''}")
+        users += role == "user"
+        if users == exchanges:
+            break
+    return lines + list(reversed(tail))
 
 
 # the chat's own commands: name -> (help, handler(agent, args, usage) -> text or None)

@@ -117,3 +117,18 @@ def test_chat_commands_help_tools_model_usage_new_and_the_resume_line(tmp_path):
     finally:
         if chat.proc.poll() is None:
             chat.close()
+
+
+def test_resuming_a_chat_shows_its_first_prompt_and_last_exchanges(hermes, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["Use a trellis for the beans.", "Every two days."]))
+    model = ("--api-mode", "scripted", "--base-url", script)
+    out = hermes("chat", *model, input="How do I grow climbing beans?\nHow often to water?\n/exit\n")
+    assert out.returncode == 0
+    session = out.stderr.split("resume it with: hermes chat --resume ", 1)[1].split()[0]
+    out = hermes("chat", *model, "--resume", session, input="/exit\n")
+    lines = out.stderr.splitlines()
+    recap = lines[lines.index(next(l for l in lines if l.startswith("resuming: "))):][:5]
+    assert recap == ["resuming: How do I grow climbing beans? (4 messages)",
+                     "  you: How do I grow climbing beans?", "  hermes: Use a trellis for the beans.",
+                     "  you: How often to water?", "  hermes: Every two days."]
