@@ -89,6 +89,8 @@ class ModelCalls:
         if entry is None:
             known = ", ".join(sorted(registry.providers)) or "none"
             what = f"no model provider named '{mode}' is enabled" if mode else f"cannot tell which provider serves {pconf.label()}"
+            if mode and pconf.provider and not pconf.api_mode:  # the user named a provider, not a mode: say so
+                what = f"provider '{pconf.provider}' needs the API mode '{mode}', and no enabled plugin serves it"
             raise ProviderError(f"{what} (enabled: {known})", reason=CONFIG, provider=pconf.label())
         build = pconf if pconf.api_mode else pconf.with_(api_mode=mode)
         options = build.options()

@@ -234,3 +234,10 @@ def test_a_distros_command_is_itself_in_help_version_and_errors(tmp_path):
         in " ".join(helped.split())
     out = run("run", "hi")  # no ANTHROPIC_API_KEY
     assert out.returncode == 1 and out.stderr.startswith("hermes-anthropic: error: "), out.stderr
+
+
+def test_a_provider_the_distro_cannot_serve_is_named_in_the_error(hermes):
+    out = hermes("--distro", "anthropic-only", "run", "--provider", "nope", "-m", "x", "hi")
+    assert out.returncode == 1
+    assert "provider 'nope' needs the API mode 'chat_completions', and no enabled plugin serves it " \
+           "(enabled: anthropic_messages)" in out.stderr, out.stderr
