@@ -234,6 +234,35 @@ class Config:
         walk(self.data if layer is None else layer, "")
         return found
 
+    def unknown_keys(self) -> list:
+        """``(where, dotted key, close matches)`` of config.yaml's and the distro's defaults' unknown keys."""
+        return [(where, name, near) for where, layer in ((self.where(), self.data), ("distro config", self.defaults))
+                for name, near in self.unknown(layer)]
+
+    def key_for(self, name: str) -> Optional[Key]:
+        """The declared key ``name`` is, or the mapping or list key it lies below; None if nobody declares it."""
+        if name in self.keys:
+            return self.keys[name]
+        parts = name.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            key = self.keys.get(".".join(parts[:i]))
+            if key is not None:
+                free_form = key.type in (dict, list) or isinstance(key.type, tuple)
+                return key if free_form else None
+        return None
+
+    def source(self, name: str) -> str:
+        """Where the value of ``name`` comes from: override, file, distro or default."""
+        if name in self.overrides:
+            return "override"
+        for source, layer in (("file", self.data), ("distro", self.defaults)):
+            if _lookup(layer, name) not in (_MISSING, None):
+                return source
+        return "default"
+
+    def is_set(self, name: str) -> bool:
+        return _lookup(self.data, name) is not _MISSING
+
     # -- writing (``hermes config set``, ``hermes plugins enable/disable``)
     def set_value(self, dotted: str, value: Any) -> None:
         set_nested(self.data, dotted.split("."), value)

@@ -99,6 +99,15 @@ def validate(messages: Iterable[Any]) -> None:
         raise MessageSchemaError(found)
 
 
+def text_of(content: Any) -> str:
+    """The text of a message content: a str, or the text parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return "" if content is None else str(content)
+
+
 def tool_message(call_id: str, content: str) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 

@@ -485,14 +485,14 @@ def warn_unknown_keys(config) -> None:
     no loaded part declares, each with a did-you-mean."""
     if getattr(config, "quiet_unknown", False):  # `hermes config check` reports them itself
         return
-    for where, layer in ((config.where(), config.data), ("distro config", config.defaults)):
-        found = [(k, near) for k, near in config.unknown(layer) if (where, k) not in _warned_keys]
-        if not found:
-            continue
-        _warned_keys.update((where, k) for k, _ in found)
-        listed = ", ".join(f"'{k}'" + (f" (did you mean '{near[0]}'?)" if near else "") for k, near in found)
+    by_place: dict = {}
+    for where, name, near in config.unknown_keys():
+        if (where, name) not in _warned_keys:
+            _warned_keys.add((where, name))
+            by_place.setdefault(where, []).append(f"'{name}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+    for where, listed in by_place.items():
         log.warning("%s: unknown key%s %s; no loaded plugin reads %s (see `hermes config show`)", where,
-                    "s" if len(found) > 1 else "", listed, "them" if len(found) > 1 else "it")
+                    "s" if len(listed) > 1 else "", ", ".join(listed), "them" if len(listed) > 1 else "it")
 
 
 def _tracer(target: str):

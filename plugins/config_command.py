@@ -34,18 +34,6 @@ def _declared(app) -> dict:
     return app.config.keys
 
 
-def _covering(keys: dict, name: str):
-    """The declared key ``name`` is, or the mapping/list key it lies below."""
-    if name in keys:
-        return keys[name]
-    parts = name.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        key = keys.get(".".join(parts[:i]))
-        if key is not None:
-            return key if key.type in (dict, list) or isinstance(key.type, tuple) else None
-    return None
-
-
 def _suggest(keys: dict, name: str) -> str:
     import difflib
 
@@ -87,18 +75,6 @@ def parse_value(text: str, key) -> Any:
     return text if value is None else value
 
 
-def _source(config, name: str) -> str:
-    from kernel.config import _MISSING, _lookup
-
-    if name in config.overrides:
-        return "override"
-    if _lookup(config.data, name) not in (_MISSING, None):
-        return "file"
-    if _lookup(config.defaults, name) not in (_MISSING, None):
-        return "distro"
-    return "default"
-
-
 def _show_value(value: Any) -> str:
     import json
 
@@ -128,7 +104,7 @@ def config_show(app, as_json):
     """Every declared key with its value, where the value comes from, and its help."""
     keys = _declared(app)
     config = app.config
-    rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": _source(config, k.name),
+    rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": config.source(k.name),
              "type": k.kind, "owner": k.owner, "help": k.help} for k in sorted(keys.values(), key=lambda k: k.name)]
     if as_json:
         from kernel.cli import echo_json
@@ -148,16 +124,14 @@ def config_show(app, as_json):
 @click.pass_obj
 def config_get(app, key, as_json):
     """Print the value of KEY (a dotted name such as agent.max_turns)."""
-    from kernel.config import _MISSING, _lookup
-
     keys = _declared(app)
-    if _covering(keys, key) is None and _lookup(app.config.data, key) is _MISSING:
+    if app.config.key_for(key) is None and not app.config.is_set(key):
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; `hermes config show` lists them")
     value = app.config.get(key)
     if as_json:
         from kernel.cli import echo_json
 
-        echo_json({"key": key, "value": value, "source": _source(app.config, key)})
+        echo_json({"key": key, "value": value, "source": app.config.source(key)})
     else:
         click.echo("" if value is None else _show_value(value))
 
@@ -175,7 +149,7 @@ def config_set(app, key, value, force):
         raise _fail(f"'{key}' looks like a secret: hermes never stores keys in config.yaml; export "
                     f"{key.rsplit('.', 1)[-1].upper()}=... in your shell (and name it with api_key_env)")
     keys = _declared(app)
-    declared = _covering(keys, key)
+    declared = app.config.key_for(key)
     if declared is None and not force:
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; no loaded plugin reads it "
                     f"(use --force to write it anyway)")
@@ -220,10 +194,9 @@ def config_check(app, as_json):
         path = config.where()
         config.quiet_unknown = True  # reported below, not as a warning as well
         app.host  # noqa: B018 - declares the plugins' keys and checks their types
-        for layer, where in ((config.data, path), (config.defaults, "distro config")):
-            for name, near in config.unknown(layer):
-                hint = f"; did you mean '{near[0]}'?" if near else ""
-                problems.append(f"{where}: unknown key '{name}'{hint}")
+        for where, name, near in config.unknown_keys():
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            problems.append(f"{where}: unknown key '{name}'{hint}")
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
     if as_json:

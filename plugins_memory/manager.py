@@ -37,6 +37,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
+from kernel.messages import text_of
 from kernel.types import Tool
 
 from plugins_memory import settings
@@ -117,15 +118,6 @@ def _registered_backends(agent: Any) -> dict:
     registry = getattr(getattr(agent, "host", None), "registry", None)
     entries = registry.table("memory_backends") if registry is not None else {}
     return {name: getattr(entry, "factory", entry) for name, entry in entries.items()}
-
-
-def _text(value: Any) -> str:
-    """The text of a message content (a str or a list of content parts)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(p.get("text", "") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return "" if value is None else str(value)
 
 
 class MemoryRuntime:
@@ -336,7 +328,7 @@ def pre_llm_call(session_id, user_message, agent):
     rt = runtime(agent)
     if rt.backend is None:
         return None
-    text = rt.prefetch(_text(user_message), session_id or "")
+    text = rt.prefetch(text_of(user_message), session_id or "")
     if not text.strip():
         return None
     return {"context": memory_context_block(text, rt.backend.name)}
@@ -347,7 +339,7 @@ def post_llm_call(session_id, user_message, assistant_response, conversation_his
     rt = runtime(agent)
     # shallow copies: the worker reads them while the loop goes on
     history = [dict(m) for m in conversation_history or [] if isinstance(m, dict)]
-    rt.sync(_text(user_message), _text(assistant_response), session_id or "", history)
+    rt.sync(text_of(user_message), text_of(assistant_response), session_id or "", history)
 
 
 @hookimpl

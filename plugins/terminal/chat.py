@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kernel import __version__
+from kernel.messages import text_of
 from kernel.types import add_usage
 from kernel.cli import EXIT_USAGE, CtrlC, Fail, ask_store, build_agent, check_session, claim, prepare_store, \
     program, provider_options
@@ -70,9 +71,7 @@ def chat(app, cont: bool, **opts):
 
 
 def _text(content) -> str:
-    if isinstance(content, list):
-        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return " ".join(str(content or "").split())
+    return " ".join(text_of(content).split())
 
 
 def recap(history: list, exchanges: int = 2) -> list:
