@@ -178,160 +178,6 @@ def cli(ctx, distro_path):
         ctx.obj = App(distro_path)
 
 
-# ---------------------------------------------------------------- plugins
-
-
-class _PluginsGroup(click.Group):
-    """``hermes plugins``: subcommands added by plugins (``install``,
-    ``uninstall`` from hermes-compat) load on demand, like top-level ones."""
-
-    def get_command(self, ctx, name):
-        command = super().get_command(ctx, name)
-        if command is None and not name.startswith("-"):
-            root = ctx.find_root()
-            root.command._load_plugin_commands(root)
-            command = super().get_command(ctx, name)
-        return command
-
-    def list_commands(self, ctx):
-        root = ctx.find_root()
-        root.command._load_plugin_commands(root)  # `hermes plugins --help` shows install/uninstall too
-        return super().list_commands(ctx)
-
-
-@cli.group(cls=_PluginsGroup)
-def plugins():
-    """List, inspect, enable and disable plugins."""
-
-
-def _listing(app: App, load: bool) -> list:
-    """The plugins with their status. Without ``load``, from metadata and the
-    state cached at the last load; when what is installed or selected changed
-    since then (a fresh ``pip install``), the plugins load once to find out."""
-    from kernel.plugins import PluginHost
-
-    if load:
-        return app.host.records
-    listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False)
-    remembered = state.read_state()
-    if remembered.get("fingerprint") != listed.fingerprint:
-        return app.host.records
-    for rec in listed.records:
-        seen = remembered["plugins"].get(rec.name)
-        if rec.status == "enabled" and seen and seen.get("error") and seen.get("version") == rec.version:
-            rec.status, rec.error = "error", seen["error"]
-    return listed.records
-
-
-def _failures() -> dict:
-    """What plugin code did wrong in earlier runs: plugin -> {hook: why}."""
-    return state.read_state().get("failures") or {}
-
-
-@plugins.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-@click.option("--hooks", is_flag=True, help="Load the plugins and show the hooks each implements.")
-@click.pass_obj
-def plugins_list(app: App, as_json: bool, hooks: bool):
-    """Every discovered plugin with its status."""
-    records = _listing(app, load=hooks)
-    failures = _failures()
-    if as_json:
-        echo_json([dict(r.as_dict(with_hooks=hooks), failures=failures.get(r.name) or {}) for r in records])
-        return
-    if not records:
-        click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
-        return
-    width = max(len(r.name) for r in records)
-    swidth = max(10, *(len(r.source) for r in records))  # "hermes-compat" is wider than "entrypoint"
-    for r in sorted(records, key=lambda r: (r.source != "builtin", r.name)):
-        detail = r.error or r.summary()
-        failed = failures.get(r.name)
-        if failed and not r.error:
-            detail += (f" [failed in an earlier run: {', '.join(failed)}; see `hermes plugins info {r.name}`]")
-        click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<{swidth}}  {detail}")
-        if hooks and r.hooks:
-            click.echo(f"{'':<{width}}  hooks: {', '.join(r.hooks)}")
-
-
-def _find(app: App, name: str):
-    from kernel.plugins import close_matches
-
-    records = _listing(app, load=False)
-    for rec in records:
-        if rec.name == name:
-            return rec, records
-    near = close_matches(name, [r.name for r in records])
-    hint = f"; did you mean {', '.join(near)}?" if near else "; see `hermes plugins list`"
-    raise Fail(f"no plugin named '{name}'{hint}")
-
-
-@plugins.command("info")
-@click.argument("name")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def plugins_info(app: App, name: str, as_json: bool):
-    """Details of one plugin: what it registers, what it shadows, what failed."""
-    from kernel.plugins import ENABLED, ERROR
-
-    rec, _ = _find(app, name)
-    if rec.status in (ENABLED, ERROR):
-        rec = app.host.record(name) or rec  # loaded with the others: a clash is only seen beside them
-    info = rec.as_dict()
-    if rec.status in (ENABLED, ERROR):
-        reg = app.host.registry
-        mine = lambda table: sorted(n for n, entry in table.items() if entry.plugin == name)  # noqa: E731
-        lost = sorted(f"{tool} (shadowed by '{reg.tools[tool].plugin}')" for tool, losers in reg.shadowed.items()
-                      for t in losers if t.plugin == name)
-        won = sorted(f"{tool} (over {', '.join(repr(t.plugin) for t in losers)})" for tool, losers in reg.shadowed.items()
-                     if reg.tools[tool].plugin == name)
-        info.update(hooks=rec.hooks, tools=mine(reg.tools), shadowed_tools=lost, shadows=won,
-                    providers=mine(reg.providers),
-                    **{table: mine(entries) for table, entries in sorted(reg.named.items())
-                       if table not in ("model_providers", "slash_commands")})
-    failures = dict(_failures().get(name) or {})
-    failures.update({hook: text for (plugin, hook), (_, text) in app.host.hook_errors.items() if plugin == name}
-                    if app._host is not None else {})
-    info["failures"] = failures
-    if as_json:
-        echo_json(info)
-        return
-    for key, value in info.items():
-        if isinstance(value, dict):
-            for hook, text in value.items():
-                click.echo(f"failed: {hook}: {text}")
-        elif value not in (None, "", []):
-            click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
-
-
-def _set_plugin_state(app: App, name: str, enable: bool) -> None:
-    _find(app, name)
-    config = app.config
-    enabled = [n for n in (config.data.get("plugins") or {}).get("enabled") or [] if n != name]
-    disabled = [n for n in (config.data.get("plugins") or {}).get("disabled") or [] if n != name]
-    (enabled if enable else disabled).append(name)
-    config.set_value("plugins.enabled", enabled)
-    config.set_value("plugins.disabled", disabled)
-    path = config.save()
-    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path})")
-
-
-@plugins.command("enable")
-@click.argument("name")
-@click.pass_obj
-def plugins_enable(app: App, name: str):
-    """Enable a plugin (saved in config.yaml)."""
-    _set_plugin_state(app, name, True)
-
-
-@plugins.command("disable")
-@click.argument("name")
-@click.pass_obj
-def plugins_disable(app: App, name: str):
-    """Disable a plugin (saved in config.yaml); disabled always wins."""
-    _set_plugin_state(app, name, False)
-
-
 # ---------------------------------------------------------------- run / chat
 
 
@@ -607,6 +453,11 @@ def _end(code: int) -> None:
                 pass
         os._exit(code)
     sys.exit(code)
+
+
+from kernel.cli_plugins import plugins  # noqa: E402 - the `hermes plugins` group, in its own module
+
+cli.add_command(plugins)
 
 
 if __name__ == "__main__":
