@@ -293,18 +293,35 @@ class Agent(ModelCalls):
             parts.append(part)
         return "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
 
-    def new_session(self) -> str:
-        """Leave the current session and continue in an empty one (chat's
-        ``/new``): ``on_session_finalize`` fires with ``reason="new_session"``."""
+    def new_session(self, resume: Optional[str] = None) -> str:
+        """Leave the current session for an empty one (chat's ``/new``), or for
+        the stored session ``resume`` (``/resume``; its history loads with the
+        next turn): ``on_session_finalize`` fires with ``reason="new_session"``."""
         if self._session_started:
             self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="new_session")
-        self.session_id, self.parent_session_id = new_session_id(), None
-        self._resume, self._loaded, self._session_started = False, True, False
+        self.session_id, self.parent_session_id = resume or new_session_id(), None
+        self._resume, self._loaded, self._session_started = bool(resume), not resume, False
         self.messages, self._system_prompt = [], None
         return self.session_id
 
+    def undo(self) -> Optional[str]:
+        """Take back the last exchange (chat's ``/undo`` and ``/retry``): the
+        history loses its last user message and everything after it, and
+        continues in a new session linked to the old one (``reason="undo"``),
+        so the stored transcript keeps what was said. Returns the user's text
+        taken back, or None when there is nothing to undo."""
+        if not self._loaded and self._load_history():
+            return None  # another process writes it
+        last = next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i].get("role") == "user"), None)
+        if last is None:
+            return None
+        text = schema.text_of(self.messages[last].get("content"))
+        self.messages = self.messages[:last]
+        self._rotate_session("undo")
+        return text
+
     def _rotate_session(self, reason: str) -> None:
-        """Continue in a new session linked to the current one (after compression)."""
+        """Continue in a new session linked to the current one (after compression or an undo)."""
         old = self.session_id
         self.emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()

@@ -201,7 +201,7 @@ def provider_options(f):
     return f
 
 
-def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None):
+def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None, platform: str = "cli"):
     from kernel.agent import Agent, AgentError
 
     toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
@@ -214,7 +214,7 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None)
             config=app.config, host=app.host, model=opts.get("model"), provider=opts.get("provider"),
             base_url=opts.get("base_url"), api_mode=opts.get("api_mode"), api_key_env=opts.get("api_key_env"),
             max_turns=opts.get("max_turns"), toolsets=toolsets, callbacks=[console] if console else (),
-            session_id=session_id,
+            session_id=session_id, platform=platform,
         )
     except AgentError as exc:
         raise Fail(str(exc)) from None
@@ -335,7 +335,8 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         opts["resume"] = check_session(app, opts["resume"])
     # the display is a plugin's (built-in: terminal); without one only the answer is printed
     console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
-    agent = build_agent(app, opts, console, session_id=opts.get("resume"))
+    # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
+    agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
     try:
         with CtrlC(agent):
             result = agent.run_conversation(text)

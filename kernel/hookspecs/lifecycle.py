@@ -23,10 +23,10 @@ def on_session_start(session_id: str, model: str, platform: str, provider: str, 
 
     :param session_id: the session that begins.
     :param model: the model of the current provider.
-    :param platform: where the agent runs (``cli``, a gateway's name).
+    :param platform: where the agent runs (``cli`` for ``hermes chat``, ``run`` for ``hermes run``, a gateway's name).
     :param provider: the current provider's label.
-    :param parent_session_id: the session it continues after compression, else ``None``.
-    :param reason: ``new``, ``resume`` or ``compression``.
+    :param parent_session_id: the session it continues after compression or an undo, else ``None``.
+    :param reason: ``new``, ``resume``, ``compression`` or ``undo`` (a continuation without the last exchange).
     :param agent: the agent.
     :return: ignored.
     """
@@ -57,7 +57,7 @@ def on_session_finalize(session_id: str, platform: str, reason: str, agent: Agen
 
     :param session_id: the session that ends.
     :param platform: where the agent runs.
-    :param reason: ``shutdown``, ``new_session`` or ``compression``.
+    :param reason: ``shutdown``, ``new_session``, ``compression`` or ``undo``.
     :param agent: the agent.
     :return: ignored.
     """

@@ -378,7 +378,7 @@ class SessionStore:
             where.append("s.platform = ?")
             params.append(platform)
         if not include_children:
-            where.append("(s.parent_session_id IS NULL OR s.start_reason = 'compression')")
+            where.append("(s.parent_session_id IS NULL OR s.start_reason IN ('compression', 'undo'))")
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         cols = ", ".join(f"s.{f}" for f in _SESSION_FIELDS)
         sql = (
@@ -392,7 +392,8 @@ class SessionStore:
 
     def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
         """The most recently active top-level session (a delegated child is
-        never "the last conversation"; a compression continuation is)."""
+        never "the last conversation"; a continuation after compression or an
+        undo is)."""
         rows = self.list_sessions(limit=1, platform=platform, include_children=False)
         return rows[0]["id"] if rows else None
 

@@ -219,7 +219,7 @@ def test_every_parameter_style_through_the_cli(run, script, hermes_home):
     assert out.returncode == 0, out.stderr
     got = json.loads((hermes_home / "styles.json").read_text())
     passes_defaults = tuple(int(p) for p in pluggy.__version__.split(".")[:2]) >= (1, 7)
-    assert got == {"session_id": True, "platform": "cli" if passes_defaults else "(default)",
+    assert got == {"session_id": True, "platform": "run" if passes_defaults else "(default)",
                    "reason": "(default)", "rest": []}
 
 

@@ -43,7 +43,7 @@ def test_run_store_list_show_search_resume_delete(hermes_sessions, tmp_path, hom
 
     listed = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
     assert [r["id"] for r in listed] == [sid]
-    assert listed[0]["end_reason"] == "completed" and listed[0]["platform"] == "cli"
+    assert listed[0]["end_reason"] == "completed" and listed[0]["platform"] == "run"
     shown = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)
     assert shown["messages"] == first["messages"]
     text = hermes_sessions("sessions", "show", sid).stdout
@@ -82,7 +82,9 @@ def test_unknown_ids_are_one_clear_line(hermes_sessions, tmp_path):
 
 
 def test_chat_continue_resumes_the_latest_session(hermes_sessions, tmp_path):
-    first = _run_json(hermes_sessions, tmp_path, ["Noted: the password hint is 'blue'."], prompt="Remember: hint blue")
+    noted = _script(tmp_path, "noted.json", ["Noted: the password hint is 'blue'."])
+    res = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", noted, input="Remember: hint blue\n")
+    first = {"session_id": res.stderr.split("resume it with: hermes chat --resume ", 1)[1].split()[0]}
     other = _script(tmp_path, "chat.json", ["You said the hint is blue."])
     res = hermes_sessions("chat", "--continue", "--api-mode", "scripted", "--base-url", other, input="What was the hint?\n")
     assert res.returncode == 0, res.stderr
