@@ -12,6 +12,7 @@ import time
 from typing import Optional
 
 from kernel import hookimpl
+from plugins.terminal.style import paint
 
 SPINNER = "|/-\\"
 # the approval question's answers (approve_tool_call's return values)
@@ -66,8 +67,8 @@ class Console:
     def on_status(self, status, detail):
         if status in ("retrying", "fallback") and self.last_stream:
             self._restart_marker()
-        if status in ("retrying", "fallback", "compressing", "budget", "interrupted"):
-            self._line(f"[{status}] {detail}")
+        if status in ("retrying", "fallback", "compressing", "budget"):  # the front end says "interrupted" itself
+            self._line(f"[{status}] {detail}", "status")
             if status in ("retrying", "fallback") and not self.show_status and not self.quiet:
                 from kernel.cli import program
 
@@ -87,14 +88,17 @@ class Console:
     @hookimpl
     def on_tool_start(self, tool_name, args):
         preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
-        self._line(f"-> {tool_name}({preview})")
+        self._line(f"-> {tool_name}({preview})", "tool")
         self._start_spinner(tool_name)
 
     @hookimpl
-    def on_tool_complete(self, tool_name, duration_ms, status):
+    def on_tool_complete(self, tool_name, result, duration_ms, status):
         self._stop_spinner()
-        if status != "ok":
-            self._line(f"   {tool_name}: {status} ({duration_ms:.0f} ms)")
+        if status == "ok":
+            self._line(f"   {tool_name} done ({duration_ms:.0f} ms)", "ok")
+        else:  # what went wrong, in its first line: the model reads the rest
+            why = " ".join(str(result or "").split())[:160]
+            self._line(f"   {tool_name} {status} ({duration_ms:.0f} ms){': ' + why if why else ''}", "failed")
 
     # -- questions
     @hookimpl
@@ -108,7 +112,8 @@ class Console:
         command = args.get("command") if isinstance(args, dict) else None
         shown = isinstance(command, str) and command.strip()[:200] in (message or "")
         text = message if shown else f"{message}\n  {tool_name} {json.dumps(args, ensure_ascii=False)[:500]}"
-        self.err.write(f"\n{text}\nRun it? [o]nce, [s]ession, [a]lways, [d]eny (Enter: deny, Ctrl+C: stop the turn) ")
+        ask = paint("Run it? [o]nce, [s]ession, [a]lways, [d]eny", "question", self.err)
+        self.err.write(f"\n{text}\n{ask} (Enter: deny, Ctrl+C: stop the turn) ")
         self.err.flush()
         answer = sys.stdin.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
         return CHOICES.get(answer.strip().lower(), "deny")
@@ -130,13 +135,13 @@ class Console:
 
     # -- helpers (the spinner and status lines share the terminal with the
     # streamed answer: never erase answer text, never draw in the middle of it)
-    def _line(self, text: str) -> None:
+    def _line(self, text: str, role: str = "dim") -> None:
         if not self.show_status:
             return
         with self._lock:
             self._clear()
             self._end_line()
-            self.err.write(text + "\n")
+            self.err.write(paint(text, role, self.err) + "\n")
             self.err.flush()
 
     def _end_line(self) -> None:

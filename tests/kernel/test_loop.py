@@ -362,16 +362,19 @@ def test_console_shows_a_working_indicator_on_a_terminal():
     console.on_thinking(active=False)
     assert "thinking" in err.getvalue()
     console.on_tool_start(tool_name="terminal", args={"command": "ls"})
-    console.on_tool_complete(tool_name="terminal", duration_ms=3.0, status="error")
+    console.on_tool_complete(tool_name="terminal", result="exit 2: ls: cannot open\ndetails", duration_ms=3.0,
+                             status="error")
     console.on_stream_delta(text="answer")
     console.end_answer()
-    assert "-> terminal(command='ls')" in err.getvalue() and "terminal: error" in err.getvalue()
+    assert "-> terminal(command='ls')" in err.getvalue() and "terminal error (3 ms): exit 2: ls: cannot open details" in err.getvalue()
     assert out.getvalue() == "answer\n"
     assert console.approve_tool_call(tool_name="t", args={}, message="m") is None  # no terminal: fail closed
 
 
-def test_console_never_erases_streamed_text():
+def test_console_never_erases_streamed_text(monkeypatch):
     import io
+
+    monkeypatch.setenv("NO_COLOR", "1")  # the screen's text, without colour codes around it
 
     from plugins.terminal.console import Console
 
@@ -386,7 +389,7 @@ def test_console_never_erases_streamed_text():
     console.on_stream_delta(text="Let me look.")
     console.on_thinking(active=False)
     console.on_tool_start(tool_name="read_file", args={"path": "x"})
-    console.on_tool_complete(tool_name="read_file", duration_ms=1.0, status="ok")
+    console.on_tool_complete(tool_name="read_file", result="x", duration_ms=1.0, status="ok")
     console.on_stream_delta(text="Done.")
     console.on_thinking(active=False)
     console.end_answer()

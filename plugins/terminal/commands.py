@@ -1,0 +1,118 @@
+"""The chat's own slash commands, and the recap a resumed chat starts with.
+
+Each command is ``handler(chat, args) -> text or None``; plugins add theirs
+with ``register_slash_commands`` and ``/help`` lists both."""
+
+from __future__ import annotations
+
+from kernel.messages import text_of
+
+
+def _text(content) -> str:
+    return " ".join(text_of(content).split())
+
+
+def _clip(text: str, width: int) -> str:
+    return text[:width] + ("..." if len(text) > width else "")
+
+
+def recap(history: list, exchanges: int = 2) -> list:
+    """What a resumed chat shows first: its first prompt, its size, and the
+    last exchanges (clipped), so the user knows where they are."""
+    said = [(m["role"], _text(m.get("content"))) for m in history
+            if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
+    if not said:
+        return ["(resuming an empty session)"]
+    first = next((text for role, text in said if role == "user"), said[0][1])
+    lines = [f"resuming: {_clip(first, 70)} ({len(history)} messages)"]
+    tail, users = [], 0
+    for role, text in reversed(said):
+        tail.append(f"  {'you' if role == 'user' else 'hermes'}: {_clip(text, 200)}")
+        users += role == "user"
+        if users == exchanges:
+            break
+    return lines + list(reversed(tail))
+
+
+def _help(chat, args):
+    rows = [(f"/{name}", text) for name, (text, _) in BUILTIN.items()]
+    rows += [(f"/{name}", entry.description) for name, entry in sorted(chat.agent.host.registry.slash_commands.items())
+             if name not in BUILTIN]
+    rows.append(("/exit, /quit", "leave (Ctrl+D too)"))
+    width = max(len(name) for name, _ in rows)
+    keys = "Enter sends · Alt+Enter: new line · Up/Down: history · Tab: complete · Ctrl+C: stop a turn"
+    return "\n".join(f"{name.ljust(width)}  {text}" for name, text in rows) + "\n" + keys
+
+
+def _new(chat, args):
+    return f"new session {chat.agent.new_session()}"
+
+
+def _tools(chat, args):
+    tools = chat.agent.tools
+    if not tools:
+        return "no tools are offered (see -t)"
+    return "\n".join(f"{name}  {_clip((tool.description or '').splitlines()[0] if tool.description else '', 70)}"
+                     for name, tool in sorted(tools.items()))
+
+
+def _model(chat, args):
+    agent = chat.agent
+    if args:  # the next turn starts on it; the provider is built (and checked) now
+        from kernel.types import ProviderError
+
+        wanted = agent.primary.with_(model=args)
+        try:
+            agent.provider_for(wanted)
+        except ProviderError as exc:
+            return f"cannot use {args}: {exc.message}"
+        agent.primary = agent.provider_config = wanted
+    return f"model: {agent.provider_config.label()}"
+
+
+def _usage(chat, args):
+    if not chat.usage:
+        return "no model calls yet"
+    return "tokens in this chat: " + ", ".join(f"{k.replace('_tokens', '')} {v}" for k, v in chat.usage.items() if v)
+
+
+def _undo(chat, args):
+    taken = chat.agent.undo()
+    if taken is None:
+        return "nothing to undo"
+    return f"took back: {_clip(_text(taken), 70)} (the chat goes on in session {chat.agent.session_id})"
+
+
+def _retry(chat, args):
+    taken = chat.agent.undo()
+    if taken is None:
+        return "nothing to retry"
+    chat.say(f"again: {_clip(_text(taken), 70)}")
+    chat.turn(taken)
+
+
+def _resume(chat, args):
+    from kernel.cli import Fail, ask_store, check_session
+
+    if not args:
+        return "usage: /resume ID (a unique start of it will do; `hermes sessions list` shows them)"
+    try:
+        full = check_session(chat.app, args)
+    except Fail as exc:
+        return exc.format_message()
+    if full == chat.agent.session_id:
+        return f"already in session {full}"
+    chat.agent.new_session(resume=full)
+    return "\n".join(recap(ask_store(chat.app, "load_session", session_id=full) or []))
+
+
+BUILTIN = {
+    "help": ("this list", _help),
+    "new": ("start a new session (the current one stays stored)", _new),
+    "resume": ("/resume ID: continue a stored session instead", _resume),
+    "retry": ("send your last message again", _retry),
+    "undo": ("take back your last message and its answer", _undo),
+    "model": ("show the model, or /model NAME to switch", _model),
+    "tools": ("the tools the model may call", _tools),
+    "usage": ("tokens used in this chat", _usage),
+}

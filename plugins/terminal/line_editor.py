@@ -1,0 +1,75 @@
+"""The chat's input line: prompt_toolkit on a terminal (editing, history kept
+in the data folder, multi-line input, slash-command completion), plain lines
+when stdin is a pipe or a file (scripts, tests).
+
+Keys: Enter sends; Alt+Enter (or Esc then Enter) starts a new line;
+a paste keeps its newlines; Up/Down walk the history; Tab completes a
+``/command``; Ctrl+C clears the line; Ctrl+D on an empty line leaves."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+Commands = Callable[[], dict]  # name -> one line of help, asked each time (plugins may add some)
+
+
+class LineEditor:
+    def __init__(self, prompt: str, history: Optional[Path], commands: Commands):
+        self.prompt = prompt
+        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self._session = self._build(history, commands) if self.interactive else None
+
+    def read(self) -> Optional[str]:
+        """The next line the user sends; None when they leave (Ctrl+D, end of
+        input). Ctrl+C clears the line and asks again."""
+        if self._session is None:
+            sys.stdout.write(self.prompt)
+            sys.stdout.flush()
+            line = sys.stdin.readline()
+            return line.rstrip("\n") if line else None
+        while True:
+            try:
+                return self._session.prompt()
+            except KeyboardInterrupt:
+                continue  # as in a shell: the line is dropped, the chat goes on
+            except EOFError:
+                return None
+
+    def _build(self, history: Optional[Path], commands: Commands):
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import Completer, Completion
+        from prompt_toolkit.formatted_text import FormattedText
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+        from prompt_toolkit.key_binding import KeyBindings
+
+        class SlashCompleter(Completer):
+            def get_completions(self, document, complete_event):
+                typed = document.text_before_cursor
+                if not typed.startswith("/") or " " in typed:
+                    return
+                for name, help_text in sorted(commands().items()):
+                    if name.startswith(typed[1:]):
+                        yield Completion(f"/{name}", start_position=-len(typed), display_meta=help_text)
+
+        keys = KeyBindings()
+
+        @keys.add("escape", "enter")  # not Ctrl+J: an Enter typed ahead during a turn arrives as one
+        def _newline(event):
+            event.current_buffer.insert_text("\n")
+
+        store = InMemoryHistory()
+        if history is not None:
+            try:
+                history.parent.mkdir(parents=True, exist_ok=True)
+                history.touch(exist_ok=True)
+                store = FileHistory(str(history))
+            except OSError as exc:  # a read-only data folder: this chat's history is kept in memory only
+                sys.stderr.write(f"chat history not saved ({history}: {exc.strerror})\n")
+        return PromptSession(
+            FormattedText([("ansigreen bold", self.prompt)]),
+            history=store, completer=SlashCompleter(), complete_while_typing=True,
+            key_bindings=keys, multiline=False, enable_history_search=False,
+            prompt_continuation=" " * (len(self.prompt) - 2) + ". ",
+        )

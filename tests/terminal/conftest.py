@@ -1,0 +1,76 @@
+"""Drive ``hermes chat`` in a pseudo-terminal with pexpect: what a person at a
+terminal sees and types (Enter is ``\\r``; Ctrl+C is the terminal's interrupt
+character, so it reaches the program as the keyboard sends it)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pexpect
+import pytest
+
+from tests.conftest import ROOT, hermes_command
+
+
+class Terminal:
+    def __init__(self, argv: list, env: dict, cwd):
+        self.child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(cwd), encoding="utf-8",
+                                   timeout=20, dimensions=(40, 140))
+        self.seen = ""  # everything shown so far
+
+    def expect(self, text: str, timeout: float = 20) -> str:
+        """Wait until ``text`` is shown; returns ``seen``."""
+        try:
+            self.child.expect_exact(text, timeout=timeout)
+        except (pexpect.TIMEOUT, pexpect.EOF) as exc:
+            self.seen += self.child.before if isinstance(self.child.before, str) else ""
+            raise AssertionError(f"did not see {text!r} ({type(exc).__name__}); the terminal shows:\n{self.seen}") \
+                from None
+        self.seen += self.child.before + self.child.after
+        return self.seen
+
+    def line(self, text: str) -> None:
+        """Type ``text`` and press Enter."""
+        self.child.send(text + "\r")
+
+    def keys(self, raw: str) -> None:
+        self.child.send(raw)
+
+    def ctrl_c(self) -> None:
+        self.child.sendintr()
+
+    def close(self, timeout: float = 20) -> int:
+        """Wait for the program to end; its exit status."""
+        try:
+            self.child.expect(pexpect.EOF, timeout=timeout)
+            self.seen += self.child.before
+        finally:
+            self.child.close(force=True)
+        return self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
+
+
+@pytest.fixture
+def terminal(tmp_path, hermes_home):
+    """``terminal(steps, *args, env={})``: ``hermes chat`` with a scripted model in a
+    pseudo-terminal; returns ``(Terminal, HERMES_HOME)``."""
+    opened = []
+
+    def start(steps: list, *args: str, env: dict = None, name: str = "script.json"):
+        home = hermes_home
+        script = tmp_path / name
+        script.write_text(json.dumps(steps))
+        full_env = {**os.environ, "HERMES_HOME": str(home), "TERM": "xterm-256color",
+                    "PROMPT_TOOLKIT_NO_CPR": "1",  # pexpect does not answer cursor-position queries
+                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        full_env.pop("NO_COLOR", None)
+        full_env.update(env or {})
+        argv = [*hermes_command(), "chat", "--api-mode", "scripted", "--base-url", str(script), *args]
+        term = Terminal(argv, full_env, tmp_path)
+        opened.append(term)
+        return term, home
+
+    yield start
+    for term in opened:
+        if term.child.isalive():
+            term.child.close(force=True)

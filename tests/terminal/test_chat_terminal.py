@@ -1,0 +1,144 @@
+"""`hermes chat` on a terminal, as a person uses it: line editing, history kept
+across chats, multi-line input and paste, completion, Ctrl+C and Ctrl+D at the
+prompt, colour (and none under NO_COLOR or without a terminal), and every
+chat command."""
+
+from __future__ import annotations
+
+import json
+import re
+
+LEFT, UP, ALT_ENTER = "\x1b[D", "\x1b[A", "\x1b\r"
+
+
+def said(hermes, session: str) -> list:
+    """The user's messages stored for a session."""
+    shown = hermes("sessions", "show", session, "--json")
+    assert shown.returncode == 0, shown.stderr
+    return [m["content"] for m in json.loads(shown.stdout)["messages"] if m["role"] == "user"]
+
+
+def resume_id(seen: str) -> str:
+    return re.match(r"\w+", seen.rsplit("resume it with: hermes chat --resume ", 1)[1]).group()
+
+
+def test_editing_history_multiline_paste_and_completion(terminal, hermes):
+    chat, home = terminal(["one", "two", "three", "four"])
+    chat.expect("hermes> ")
+    chat.keys("helo wrld" + LEFT * 3 + "o" + LEFT * 4 + "l\r")  # fixed in place, not sent as escape codes
+    chat.expect("one")
+    chat.expect("hermes> ")
+    chat.keys("first line" + ALT_ENTER + "second line\r")
+    chat.expect("two")
+    chat.expect("hermes> ")
+    chat.keys("\x1b[200~pasted a\npasted b\x1b[201~\r")  # a bracketed paste keeps its newline and is not sent early
+    chat.expect("three")
+    chat.expect("hermes> ")
+    chat.keys("/us")
+    chat.expect("tokens used in this chat")  # the completion menu, with each command's help
+    chat.keys("\t\r")  # Tab takes /usage, the first Enter closes the menu, the second sends it
+    chat.keys("\r")
+    chat.expect("tokens in this chat: input 30")
+    chat.expect("hermes> ")
+    chat.keys("\x04")  # Ctrl+D leaves
+    assert chat.close() == 0
+    session = resume_id(chat.seen)
+    assert said(hermes, session) == ["hello world", "first line\nsecond line", "pasted a\npasted b"]
+    history = (home / "chat_history").read_text()
+    assert "+hello world" in history and "+pasted a\n+pasted b" in history
+
+    # the history is the next chat's too: Up brings back the last line sent
+    chat, _ = terminal(["again"], name="second.json")
+    chat.expect("hermes> ")
+    chat.keys(UP * 2 + "\r")  # /usage, then the paste before it
+    chat.expect("again")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert said(hermes, resume_id(chat.seen)) == ["pasted a\npasted b"]
+
+
+def test_ctrl_c_at_the_prompt_drops_the_line_and_the_chat_goes_on(terminal, hermes):
+    chat, _ = terminal(["answered"])
+    chat.expect("hermes> ")
+    chat.keys("never sent")
+    chat.expect("never sent")
+    chat.keys("\x03")  # raw mode at the prompt: Ctrl+C is a key, not a signal
+    chat.line("kept")
+    chat.expect("answered")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert said(hermes, resume_id(chat.seen)) == ["kept"]
+
+
+def test_tool_lines_have_colour_on_a_terminal_and_none_under_no_color(terminal, hermes_home):
+    steps = [{"tool_calls": [["read_file", {"path": "nope.txt"}]]}, "done"]
+    for env, coloured in (({}, True), ({"NO_COLOR": "1"}, False)):
+        chat, _ = terminal(steps, "-t", "file", env=env, name=f"colour{coloured}.json")
+        chat.expect("hermes> ")
+        chat.line("read it")
+        chat.expect("done")
+        chat.line("/exit")
+        assert chat.close() == 0
+        failed = chat.seen[chat.seen.index("read_file error"):].split("\n", 1)[0]
+        assert "nope.txt" in failed  # the failure says why, on its line
+        assert ("\x1b[31m" in chat.seen) is coloured and ("\x1b[36m-> read_file" in chat.seen) is coloured
+
+
+def test_no_escape_codes_when_stdin_and_stdout_are_not_a_terminal(hermes, tmp_path):
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"tool_calls": [["read_file", {"path": "x"}]]}, "plain"]))
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, "-t", "file", input="hi\n/help\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert "plain" in out.stdout and "/retry" in out.stdout
+    assert "\x1b" not in out.stdout + out.stderr
+
+
+def test_retry_undo_resume_and_a_plugins_command(terminal, hermes):
+    chat, _ = terminal(["first", "second", "second again", "after undo", "back in the first"])
+    chat.expect("hermes> ")
+    chat.line("alpha")
+    chat.expect("first")
+    first_session = re.search(r"session (\w+)", chat.seen).group(1)
+    chat.line("beta")
+    chat.expect("second")
+    chat.line("/retry")  # beta is sent again, its first answer taken back
+    chat.expect("again: beta")
+    chat.expect("second again")
+    chat.line("/undo")
+    chat.expect("took back: beta")
+    chat.line("gamma")
+    chat.expect("after undo")
+    chat.line("/title garden plans")  # a plugin's command (sessions)
+    chat.expect("garden plans")
+    chat.line("/resume")
+    chat.expect("usage: /resume ID")
+    chat.line("/resume nope-no-such")
+    chat.expect("no session 'nope-no-such'")
+    chat.line(f"/resume {first_session}")
+    chat.expect("resuming: alpha")  # the recap of the session resumed
+    chat.line("delta")
+    chat.expect("back in the first")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert resume_id(chat.seen) == first_session
+    # undo is not destructive: the first session keeps beta; its continuation does not
+    assert said(hermes, first_session) == ["alpha", "beta", "delta"]
+    listed = json.loads(hermes("sessions", "list", "--json").stdout)
+    undone = [s for s in listed if s["parent_session_id"]]
+    assert undone and all(s["start_reason"] == "undo" for s in undone)
+    assert said(hermes, undone[0]["id"]) == ["alpha", "gamma"]  # the newest: after /retry and /undo
+
+
+def test_continue_picks_the_latest_chat_not_a_later_run(hermes, tmp_path):
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["chatted", "ran", "continued"]))
+    model = ("--api-mode", "scripted", "--base-url", script)
+    chatted = hermes("chat", *model, input="in the chat\n/exit\n")
+    session = resume_id(chatted.stderr)
+    assert hermes("run", *model, "one-shot").returncode == 0  # later, but not a chat
+    out = hermes("chat", *model, "--continue", input="more\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert f"session {session}" in out.stderr and "resuming: in the chat" in out.stderr
+    assert said(hermes, session) == ["in the chat", "more"]
+    out = hermes("sessions", "list", "--json", "--platform", "run")
+    assert [s["preview"] for s in json.loads(out.stdout)] == ["one-shot"]
