@@ -8,7 +8,6 @@ lists them from a small cache written whenever plugins were loaded.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -46,6 +45,8 @@ def program() -> str:
 def echo_json(data) -> None:
     """Print a machine-readable document. Under ``--json`` it is the only thing
     on stdout: everything else written there goes to stderr (see main)."""
+    import json
+
     from kernel.isolation import document_stream
 
     stream = document_stream()
@@ -79,7 +80,12 @@ class App:
     @property
     def config(self):
         if self._config is None:
+            import logging
+
             from kernel.config import ConfigError, load_config
+
+            # warnings of the kernel and of plugin code, once there is config to act on (not for --help)
+            logging.basicConfig(format=f"{_program[0]}: %(levelname)s: %(message)s", level=logging.WARNING)
 
             distro = self.distro
             try:
@@ -396,10 +402,24 @@ def _machine_output(args: list) -> bool:
     return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
+def _terminal_width() -> int:
+    """The width click's help formatter would pick (the terminal's, at most
+    80, less 2), without its import of shutil: a few milliseconds of every
+    ``--help``."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        try:
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            columns = 80
+    return max(min(columns, 80) - 2, 50)
+
+
 def _invoke(args: list, prog_name: str) -> int:
     _program[0] = prog_name
     try:
-        code = cli.main(args=args, prog_name=prog_name, standalone_mode=False)
+        code = cli.main(args=args, prog_name=prog_name, standalone_mode=False, terminal_width=_terminal_width())
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -422,11 +442,9 @@ def _invoke(args: list, prog_name: str) -> int:
 
 def main(argv=None, prog_name: str = "hermes") -> None:
     import contextlib
-    import logging
 
     from kernel.isolation import reserved_stdout
 
-    logging.basicConfig(format=f"{prog_name}: %(levelname)s: %(message)s", level=logging.WARNING)
     args = list(sys.argv[1:] if argv is None else argv)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)

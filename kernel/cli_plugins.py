@@ -57,15 +57,33 @@ def _listing(app: App, load: bool) -> list:
 
     if load:
         return app.host.records
-    listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False)
     remembered = state.read_state()
+    seen = remembered.get("plugins") or {}
+    # of the built-ins only the plugin sources are imported (their candidates
+    # are found by code); the others' descriptions were remembered
+    sources = {name for name, was in seen.items() if "discover_plugins" in (was.get("hooks") or [])}
+    listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False, builtins=sources)
     if remembered.get("fingerprint") != listed.fingerprint:
         return app.host.records
     for rec in listed.records:
-        seen = remembered["plugins"].get(rec.name)
-        if rec.status == "enabled" and seen and seen.get("error") and seen.get("version") == rec.version:
-            rec.status, rec.error = "error", seen["error"]
+        was = seen.get(rec.name) or {}
+        if not rec.description and was.get("version") == rec.version:
+            rec.description = was.get("description") or ""
+        if rec.status == "enabled" and was.get("error") and was.get("version") == rec.version:
+            rec.status, rec.error = "error", was["error"]
     return listed.records
+
+
+def _listed(app: App) -> list:
+    """What ``plugins list`` shows, as dicts: printed from the last listing
+    when none of the files it depends on changed (no package metadata read,
+    no plugin imported), else found again and remembered."""
+    stamp = state.listing_stamp(app.distro_path)
+    records = state.cached_listing(stamp)
+    if records is None:
+        records = [r.as_dict() for r in _listing(app, load=False)]
+        state.remember_listing(stamp, records)
+    return records
 
 
 def _failures() -> dict:
@@ -79,24 +97,25 @@ def _failures() -> dict:
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
-    records = _listing(app, load=hooks)
+    records = [r.as_dict(with_hooks=True) for r in _listing(app, load=True)] if hooks else _listed(app)
     failures = _failures()
     if as_json:
-        _echo_json([dict(r.as_dict(with_hooks=hooks), failures=failures.get(r.name) or {}) for r in records])
+        _echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records])
         return
     if not records:
         click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
         return
-    width = max(len(r.name) for r in records)
-    swidth = max(10, *(len(r.source) for r in records))  # "hermes-compat" is wider than "entrypoint"
-    for r in sorted(records, key=lambda r: (r.source != "builtin", r.name)):
-        detail = r.error or r.summary()
-        failed = failures.get(r.name)
-        if failed and not r.error:
-            detail += (f" [failed in an earlier run: {', '.join(failed)}; see `hermes plugins info {r.name}`]")
-        click.echo(f"{r.name:<{width}}  {r.status:<11}  {r.version or '-':<8}  {r.source:<{swidth}}  {detail}")
-        if hooks and r.hooks:
-            click.echo(f"{'':<{width}}  hooks: {', '.join(r.hooks)}")
+    width = max(len(r["name"]) for r in records)
+    swidth = max(10, *(len(r["source"]) for r in records))  # "hermes-compat" is wider than "entrypoint"
+    for r in sorted(records, key=lambda r: (r["source"] != "builtin", r["name"])):
+        detail = r["error"] or r["description"]
+        failed = failures.get(r["name"])
+        if failed and not r["error"]:
+            detail += (f" [failed in an earlier run: {', '.join(failed)}; see `hermes plugins info {r['name']}`]")
+        click.echo(f"{r['name']:<{width}}  {r['status']:<11}  {r['version'] or '-':<8}  {r['source']:<{swidth}}  "
+                   f"{detail}")
+        if hooks and r["hooks"]:
+            click.echo(f"{'':<{width}}  hooks: {', '.join(r['hooks'])}")
 
 
 def _find(app: App, name: str):

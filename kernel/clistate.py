@@ -2,23 +2,27 @@
 
 ``plugin-state.json``: what the last plugin load found (status, errors,
 hooks) keyed by a fingerprint of what was installed and selected, so
-``hermes plugins list`` stays import-free until that changes, and the
-failures of plugin code in earlier runs. ``plugin-commands.json``: the
-plugins' commands, for ``hermes --help`` without loading them.
+``hermes plugins list`` stays import-free until that changes; the failures
+of plugin code in earlier runs; and the last listing, keyed by a stamp of the
+files it depends on, so an unchanged listing is printed without reading any
+package metadata. ``plugin-commands.txt``: the plugins' commands, for
+``hermes --help`` without loading them.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import sys
+from typing import Optional
 
 import click
 
-COMMANDS_CACHE = "plugin-commands.json"
+COMMANDS_CACHE = "plugin-commands.txt"
 LOAD_STATE = "plugin-state.json"
 
 
 def state_file(name: str):
-    from kernel.config import data_dir
+    from kernel.paths import data_dir
 
     return data_dir() / name
 
@@ -27,6 +31,8 @@ _state_read: dict = {}  # path -> the state file as this process last read or wr
 
 
 def read_state() -> dict:
+    import json
+
     path = state_file(LOAD_STATE)
     if path not in _state_read:
         try:
@@ -38,6 +44,8 @@ def read_state() -> dict:
 
 
 def write_state(state: dict) -> None:
+    import json
+
     path = state_file(LOAD_STATE)
     _state_read[path] = state
     try:
@@ -54,9 +62,48 @@ def remember_load(host) -> None:
     changed = {row.split("|", 1)[0] for row in set(host.fingerprint) ^ set(state.get("fingerprint") or [])}
     for name in changed & set(state.get("failures") or {}):
         del state["failures"][name]  # reinstalled or reselected: its earlier failures say nothing now
+    state.pop("listing", None)  # what loading found may change it
     state["fingerprint"] = host.fingerprint
-    state["plugins"] = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks} for c in host.records
+    state["plugins"] = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks,
+                                 "description": c.description} for c in host.records
                         if c.status in ("enabled", "error")}
+    write_state(state)
+
+
+def listing_stamp(distro: Optional[str]) -> list:
+    """What a listing depends on, found with a few ``stat`` calls: every folder
+    on ``sys.path`` (an install or uninstall adds or removes a metadata folder
+    there, which changes the folder's time), the data folder's ``plugins``
+    (folder plugins) and each ``plugin.yaml`` in it, ``config.yaml`` (the
+    selection), the distro file, and the selecting variables."""
+    from kernel import __version__
+    from kernel.paths import config_dir, data_dir
+
+    folder = data_dir() / "plugins"
+    paths = [*sys.path, str(folder), str(config_dir() / "config.yaml"), *([distro] if distro else [])]
+    try:
+        paths += sorted(os.path.join(e.path, "plugin.yaml") for e in os.scandir(folder) if e.is_dir())
+    except OSError:
+        pass
+    rows = [__version__, *(f"{var}={os.environ.get(var, '')}" for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE"))]
+    for path in filter(None, paths):
+        try:
+            st = os.stat(path)
+            rows.append(f"{path}|{st.st_mtime_ns}|{st.st_size}")
+        except OSError:
+            rows.append(f"{path}|-")
+    return rows
+
+
+def cached_listing(stamp: list) -> Optional[list]:
+    """The plugin records (dicts) of the last listing, if nothing it depends on changed."""
+    listing = read_state().get("listing") or {}
+    return listing.get("records") if listing.get("stamp") == stamp else None
+
+
+def remember_listing(stamp: list, records: list) -> None:
+    state = read_state() or {"plugins": {}}
+    state["listing"] = {"stamp": stamp, "records": records}
     write_state(state)
 
 
@@ -74,20 +121,22 @@ def remember_failures(host) -> None:
 
 def save_command_cache(group: click.Group, builtin: set) -> None:
     try:
-        names = {n: (group.commands[n].get_short_help_str(60) or "") for n in group.commands if n not in builtin}
+        rows = (f"{n}\t{' '.join((group.commands[n].get_short_help_str(60) or '').split())}\n"
+                for n in sorted(group.commands) if n not in builtin)
         path = state_file(COMMANDS_CACHE)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(names), encoding="utf-8")
+        path.write_text("".join(rows), encoding="utf-8")
     except OSError:
         pass
 
 
 def cached_commands():
-    """Plugin commands seen at the last plugin load (``None``: never loaded here)."""
+    """Plugin commands seen at the last plugin load (``None``: never loaded here).
+    One ``name<TAB>help`` line each: ``--help`` reads it without importing json."""
     try:
-        data = json.loads(state_file(COMMANDS_CACHE).read_text(encoding="utf-8"))
+        text = state_file(COMMANDS_CACHE).read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except (OSError, UnicodeDecodeError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)

@@ -14,12 +14,13 @@ one declares is a warning with a did-you-mean (:meth:`Config.unknown`).
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from kernel.files import atomic_write
+from kernel.paths import config_dir, data_dir, hermes_home  # noqa: F401 - where config.yaml and the data live
+
 
 @dataclass(frozen=True)
 class Key:
@@ -89,29 +90,6 @@ def _known_mapping(keys: list) -> dict:
 
 class ConfigError(Exception):
     """A config problem, already phrased for the user (one line)."""
-
-
-def hermes_home() -> Optional[Path]:
-    home = os.environ.get("HERMES_HOME")
-    return Path(home).expanduser() if home else None
-
-
-def config_dir() -> Path:
-    home = hermes_home()
-    if home:
-        return home
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("hermes"))
-
-
-def data_dir() -> Path:
-    home = hermes_home()
-    if home:
-        return home
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("hermes"))
 
 
 def _describe(value: Any) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,13 +88,23 @@ def _norm(name: str) -> str:
     return name.replace("-", "_").replace(".", "_").lower()
 
 
+_installed: dict = {}  # what sys.path held (each folder and its time) -> every entry point on it
+
+
 def entry_points(group: str, path: Optional[Iterable[str]] = None) -> list:
     """The ``importlib.metadata`` entry points of ``group`` (on ``path``, or
-    ``sys.path``); one distribution per name, the first on the path wins."""
+    ``sys.path``); one distribution per name, the first on the path wins.
+    ``sys.path``'s are read once for every group while its folders stay as
+    they are (an install or uninstall changes a folder's time); each read
+    parses every installed distribution's metadata."""
     from importlib import metadata
 
     if path is None:
-        return list(metadata.entry_points(group=group))
+        key = tuple(_stamp(entry) for entry in sys.path)
+        if key not in _installed:
+            _installed.clear()
+            _installed[key] = metadata.entry_points()
+        return list(_installed[key].select(group=group))
     found, seen = [], set()
     for dist in metadata.distributions(path=list(path)):
         name = _norm(dist.metadata["Name"] or "")
@@ -102,6 +113,19 @@ def entry_points(group: str, path: Optional[Iterable[str]] = None) -> list:
         seen.add(name)
         found.extend(ep for ep in dist.entry_points if ep.group == group)
     return found
+
+
+def forget_entry_points() -> None:
+    """What is installed changed in this process (``pip`` ran): read it again,
+    even if a folder's time did not move (coarse timestamps)."""
+    _installed.clear()
+
+
+def _stamp(path: str) -> tuple:
+    try:
+        return path, os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return path, None
 
 
 def _installed_at(dist: Any) -> Optional[Path]:
@@ -119,16 +143,20 @@ def load_target(target: str) -> Any:
 
 
 def entry_point_candidates(group: str = GROUP) -> list:
-    found = []
+    found, named = [], {}  # id(distribution) -> (name, version): each METADATA read parses the whole file
     for ep in entry_points(group):
         dist = ep.dist
+        if id(dist) not in named:
+            meta = dist.metadata
+            named[id(dist)] = (meta["Name"] or "", meta["Version"] or "")
+        name, version = named[id(dist)]
         found.append(
             Candidate(
                 name=ep.name,
-                source="builtin" if _norm(dist.name) == OWN_DISTRIBUTION else "entrypoint",
+                source="builtin" if _norm(name) == OWN_DISTRIBUTION else "entrypoint",
                 target=ep.value,
-                version=dist.version,
-                dist=dist.name,
+                version=version,
+                dist=name,
                 load=ep.load,
                 distribution=dist,
             )
@@ -260,13 +288,18 @@ class PluginHost:
 
     # -- building
     @classmethod
-    def discover(cls, config, *, distro=None, environ=None, import_third_party: bool = True) -> "PluginHost":
+    def discover(cls, config, *, distro=None, environ=None, import_third_party: bool = True,
+                 builtins: Optional[set] = None) -> "PluginHost":
+        """Find, select and load the plugins. ``import_third_party=False``
+        loads the built-ins only (all of them, or the ``builtins`` named):
+        what listing needs to see every candidate."""
         host = cls(config)
         selection = Selection.from_config(config, environ, distro)
         candidates = entry_point_candidates()
         resolve(candidates, selection)
         host.fingerprint = _fingerprint(candidates)
-        host._load_all([c for c in candidates if import_third_party or c.source == "builtin"])
+        host._load_all([c for c in candidates if import_third_party or (
+            c.source == "builtin" and (builtins is None or c.name in builtins))])
         # Other sources come from loaded plugins and go through the same resolver.
         extra = []
         for found in host.pm.hook.discover_plugins(config=config):

@@ -92,8 +92,13 @@ def _provides_distro(dist: str) -> bool:
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:
+    from kernel.plugins import forget_entry_points
+
     cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True)
+    finally:
+        forget_entry_points()  # what pip changed is read afresh
 
 
 def _diff(before: dict, after: dict) -> tuple:

@@ -1,0 +1,32 @@
+"""Where hermes keeps its files: ``$HERMES_HOME`` (if set) holds everything;
+otherwise platformdirs' user config folder holds ``config.yaml`` and the user
+data folder the data. Read at start-up, so it imports nothing heavy."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+
+def hermes_home() -> Optional[Path]:
+    home = os.environ.get("HERMES_HOME")
+    return Path(home).expanduser() if home else None
+
+
+def config_dir() -> Path:
+    home = hermes_home()
+    if home:
+        return home
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("hermes"))
+
+
+def data_dir() -> Path:
+    home = hermes_home()
+    if home:
+        return home
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hermes"))
