@@ -86,6 +86,17 @@ def latest_session(platform: str, agent: Agent) -> Optional[str]:
 
 
 @hookspec(firstresult=True)
+def session_title(session_id: str, agent: Agent) -> Optional[str]:
+    """The name a user gave a stored session (or the session it continues),
+    for a front end that resumes it.
+
+    :param session_id: the full session id.
+    :param agent: the agent.
+    :return: the title, or ``None`` when it has none or you do not know it.
+    """
+
+
+@hookspec(firstresult=True)
 def claim_session(session_id: str, agent: Agent) -> Optional[str]:
     """Before a stored session is resumed, so that one process at a time
     writes it (a store takes a writer lock held until the session ends).

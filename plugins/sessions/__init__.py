@@ -159,6 +159,21 @@ def latest_session(platform, agent):
 
 
 @hookimpl
+def session_title(session_id, agent):
+    store = _store_for(agent)
+    for _ in range(50):  # up the chain of continuations (compression, undo) to the one the user named
+        meta = store.get_session(session_id)
+        if not meta:
+            return None
+        if meta.get("title"):
+            return meta["title"]
+        session_id = meta.get("parent_session_id")
+        if not session_id or meta.get("start_reason") not in ("compression", "undo"):
+            return None
+    return None
+
+
+@hookimpl
 def on_session_end(session_id, exit_reason, usage, agent):
     _store_for(agent).end_session(session_id, exit_reason or "", usage or {})
 

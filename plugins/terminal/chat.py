@@ -16,7 +16,7 @@ from kernel.types import add_usage
 @click.pass_obj
 def chat(app, cont: bool, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
-    from plugins.terminal.commands import BUILTIN, recap
+    from plugins.terminal.commands import BUILTIN, recap_of
     from plugins.terminal.console import Console
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
@@ -41,7 +41,7 @@ def chat(app, cont: bool, **opts):
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
                      "dim", err), err=True)
     if session_id:
-        for line in recap(ask_store(app, "load_session", session_id=session_id) or []):
+        for line in recap_of(app, session_id):
             click.echo(line, err=True)
     commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
                         **{n: e.description for n, e in agent.host.registry.slash_commands.items()}}

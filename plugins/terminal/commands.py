@@ -5,6 +5,8 @@ with ``register_slash_commands`` and ``/help`` lists both."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from kernel.messages import text_of
 
 
@@ -16,15 +18,15 @@ def _clip(text: str, width: int) -> str:
     return text[:width] + ("..." if len(text) > width else "")
 
 
-def recap(history: list, exchanges: int = 2) -> list:
-    """What a resumed chat shows first: its first prompt, its size, and the
-    last exchanges (clipped), so the user knows where they are."""
+def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> list:
+    """What a resumed chat shows first: its title (or first prompt), its size,
+    and the last exchanges (clipped), so the user knows where they are."""
     said = [(m["role"], _text(m.get("content"))) for m in history
             if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
     if not said:
         return ["(resuming an empty session)"]
     first = next((text for role, text in said if role == "user"), said[0][1])
-    lines = [f"resuming: {_clip(first, 70)} ({len(history)} messages)"]
+    lines = [f"resuming: {_clip(title, 70) if title else _clip(first, 70)} ({len(history)} messages)"]
     tail, users = [], 0
     for role, text in reversed(said):
         tail.append(f"  {'you' if role == 'user' else 'hermes'}: {_clip(text, 200)}")
@@ -92,7 +94,7 @@ def _retry(chat, args):
 
 
 def _resume(chat, args):
-    from kernel.cli import Fail, ask_store, check_session
+    from kernel.cli import Fail, check_session
 
     if not args:
         return "usage: /resume ID (a unique start of it will do; `hermes sessions list` shows them)"
@@ -103,7 +105,16 @@ def _resume(chat, args):
     if full == chat.agent.session_id:
         return f"already in session {full}"
     chat.agent.new_session(resume=full)
-    return "\n".join(recap(ask_store(chat.app, "load_session", session_id=full) or []))
+    return "\n".join(recap_of(chat.app, full))
+
+
+def recap_of(app, session_id: str) -> list:
+    """The recap of a stored session, with its title when the store has one."""
+    from kernel.cli import ask_store
+
+    title = ask_store(app, "session_title", session_id=session_id) \
+        if app.host.pm.hook.session_title.get_hookimpls() else None
+    return recap(ask_store(app, "load_session", session_id=session_id) or [], title=title)
 
 
 BUILTIN = {

@@ -101,3 +101,6 @@ def test_resuming_a_chat_shows_its_first_prompt_and_last_exchanges(hermes, tmp_p
     assert recap == ["resuming: How do I grow climbing beans? (4 messages)",
                      "  you: How do I grow climbing beans?", "  hermes: Use a trellis for the beans.",
                      "  you: How often to water?", "  hermes: Every two days."]
+    assert hermes("sessions", "title", session, "Beans").returncode == 0
+    out = hermes("chat", *model, "--resume", session, input="/exit\n")
+    assert "resuming: Beans (4 messages)" in out.stderr.splitlines()  # the title, when it has one

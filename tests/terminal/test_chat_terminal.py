@@ -142,3 +142,19 @@ def test_continue_picks_the_latest_chat_not_a_later_run(hermes, tmp_path):
     assert said(hermes, session) == ["in the chat", "more"]
     out = hermes("sessions", "list", "--json", "--platform", "run")
     assert [s["preview"] for s in json.loads(out.stdout)] == ["one-shot"]
+
+
+def test_the_built_in_plugins_chat_commands(terminal):
+    chat, home = terminal(["hi there"])
+    chat.expect("hermes> ")
+    chat.line("hello")
+    chat.expect("hi there")
+    for command, answer in (("/context", "of 128000 tokens"), ("/compress", "nothing to compress"),
+                            ("/memory", "MEMORY.md (0 entries"), ("/search hello", "user: [hello]"),
+                            ("/title my chat", "is now titled: my chat"), ("/nope", "unknown command /nope")):
+        chat.line(command)
+        chat.expect(answer)
+        chat.expect("hermes> ")
+    chat.line("/quit")
+    assert chat.close() == 0
+    assert "failed" not in chat.seen
