@@ -22,6 +22,8 @@ def test_ctrl_c_at_the_approval_question_denies_and_stops_the_turn(terminal, tmp
     chat.ctrl_c()
     chat.expect("(interrupted)")
     chat.expect("hermes> ")
+    assert chat.seen.count("(interrupted)") == 1 and "terminal interrupted (" in chat.seen  # said once
+    assert "not run: the user interrupted the turn" in chat.seen  # and the tool line says it never ran
     assert not marker.exists()
     chat.line("and now?")  # goes to the chat, not to the question
     chat.expect("never reached")
