@@ -28,6 +28,7 @@ HERMES_HOOKS = (
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 RESERVED_COMMANDS = {"help", "quit", "exit"}  # handled by ``hermes chat`` itself
 _SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_UNSET = object()
 
 
 class PluginToolOverrideError(PermissionError):
@@ -134,10 +135,13 @@ class PluginContext:
 
     @property
     def config(self) -> dict:
-        """This plugin's settings: ``plugins.entries.<plugin_id>`` of config.yaml (a copy)."""
+        """This plugin's settings (a copy): ``plugins.entries.<plugin_id>.settings``
+        of config.yaml (hermes-agent 0.22), else the entry itself (0.19)."""
         import copy
 
-        return copy.deepcopy(self._entry(self._config_data()))
+        entry = self._entry(self._config_data())
+        settings = entry.get("settings")
+        return copy.deepcopy(settings if isinstance(settings, dict) else entry)
 
     @property
     def llm(self) -> Any:
@@ -153,17 +157,25 @@ class PluginContext:
         return entry if isinstance(entry, dict) else {}
 
     def get_config(self, key: str, default: Any = None) -> Any:
-        """``plugins.entries.<plugin_id>.<key>`` (a dotted key reaches deeper)."""
-        node: Any = self._entry(self._config_data())
-        for part in str(key).split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
+        """``plugins.entries.<plugin_id>.settings.<key>`` (hermes-agent 0.22),
+        then its legacy ``config.<key>``, then ``<key>`` right under the entry
+        (0.19); a dotted key reaches deeper."""
+        entry = self._entry(self._config_data())
+        parts = str(key).split(".")
+        for node in (entry.get("settings"), entry.get("config"), entry):
+            for part in parts:
+                if not isinstance(node, dict) or part not in node:
+                    node = _UNSET
+                    break
+                node = node[part]
+            if node is not _UNSET:
+                return node
+        return default
 
     def set_config(self, key: str, value: Any) -> bool:
-        """Save ``plugins.entries.<plugin_id>.<key>`` in config.yaml. Returns False
-        (with a warning) when the value cannot be stored as YAML or the file is bad."""
+        """Save ``plugins.entries.<plugin_id>.settings.<key>`` in config.yaml, as
+        hermes-agent 0.22 does. Returns False (with a warning) when the value
+        cannot be stored as YAML or the file is bad."""
         from kernel.config import ConfigError, load_config, set_nested
 
         if not isinstance(key, str) or not key:
@@ -174,12 +186,12 @@ class PluginContext:
         try:
             yaml.safe_dump(value)
             cfg = load_config()
-            set_nested(cfg.data, ["plugins", "entries", self.plugin_id, *key.split(".")], value)
+            set_nested(cfg.data, ["plugins", "entries", self.plugin_id, "settings", *key.split(".")], value)
             cfg.save()
         except (ConfigError, OSError, yaml.YAMLError) as exc:
             log.warning("plugin %s: set_config(%r) not saved: %s", self._record.name, key, exc)
             return False
-        set_nested(self._config_data(), ["plugins", "entries", self.plugin_id, *key.split(".")], value)
+        set_nested(self._config_data(), ["plugins", "entries", self.plugin_id, "settings", *key.split(".")], value)
         return True
 
     # -- registrations

@@ -25,7 +25,11 @@ class ContextEngineAdapter:
         fn = getattr(self.engine, method, None)
         if not callable(fn):
             return default
-        return call_plugin_callable(fn, *args, **kwargs)
+        token = state.ENGINE_AGENT.set(self.agent)  # what a ContextCompressor it inherits from summarises with
+        try:
+            return call_plugin_callable(fn, *args, **kwargs)
+        finally:
+            state.ENGINE_AGENT.reset(token)
 
     def _ensure_session(self) -> None:
         # The engine is built before the agent has a session id: start it on first use.

@@ -38,6 +38,7 @@ STANDINS = {
     "agent": None,
     "agent.memory_provider": _HOST + "memory_provider",
     "agent.context_engine": _HOST + "context_engine",
+    "agent.context_compressor": _HOST + "context_compressor",
     "providers": _HOST + "providers",
     "providers.base": _HOST + "provider_base",
     "tools": None,
@@ -50,9 +51,8 @@ STANDINS = {
     # ``plugins`` is our own package; only this one submodule is served under it
     "plugins.plugin_utils": _HOST + "plugin_utils",
 }
-# ``agent.context_compressor`` (hermes' built-in summariser) is absent on
-# purpose: a partial copy would turn a plugin's clean ImportError fallback into
-# a crash; the kernel's own compressor is the ``compressor`` context engine.
+# ``agent.context_compressor`` serves hermes' built-in compressor as a base
+# class whose inherited behaviour is the kernel's compressor (see its module).
 # Our own namespace for directory plugins (``hermes_plugins.<slug>``) is a
 # real package in sys.modules once a directory plugin loads; it is not a
 # generic name.

@@ -72,6 +72,9 @@ class PluginRecord:
 _lock = threading.RLock()
 RECORDS: dict = {}  # plugin name -> PluginRecord of its latest load
 LOADING: contextvars.ContextVar = contextvars.ContextVar("hermes_compat_loading", default=None)
+# the agent whose hermes context engine is being called (a ContextCompressor
+# stand-in summarises through that agent's model)
+ENGINE_AGENT: contextvars.ContextVar = contextvars.ContextVar("hermes_compat_engine_agent", default=None)
 
 
 def current() -> Optional[PluginRecord]:

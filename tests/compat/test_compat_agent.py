@@ -154,8 +154,8 @@ def test_directory_plugin_with_relative_imports_and_config(compat_site, hermes_h
     assert "hermes_plugins.greeter" in sys.modules
     agent = make_agent(*adapters, config=cfg, script=[{"tool_calls": [("greet", {"who": "ana"})]}, "ok"])
     assert json.loads(tool_results(agent.run_conversation("hi"))[0]) == {"greeting": "hello, ana"}
-    # set_config wrote plugins.entries.greeter.greeted into config.yaml, keeping the rest
-    assert load_config().get("plugins.entries.greeter.greeted") is True
+    # set_config wrote plugins.entries.greeter.settings.greeted (hermes-agent 0.22's layout), keeping the rest
+    assert load_config().get("plugins.entries.greeter.settings.greeted") is True
     assert load_config().get("plugins.enabled") == ["greeter"]
 
 
@@ -201,3 +201,21 @@ def test_override_without_consent_is_an_error(compat_site):
     cands, _ = load_compat(Config({"plugins": {"enabled": ["overrider"]}}))
     assert cands["overrider"].status == "error"
     assert "allow_tool_override: true" in cands["overrider"].error
+
+
+def test_plugin_settings_in_every_layout_hermes_agent_has_used():
+    from plugins.hermes_compat import state
+    from plugins.hermes_compat.context import PluginContext, PluginManifest
+
+    def ctx_for(entry):
+        record = state.PluginRecord(name="p", source="entrypoint")
+        return PluginContext(record, PluginManifest(name="p", key="p"), Config({"plugins": {"entries": {"p": entry}}}))
+
+    newest = ctx_for({"settings": {"colour": "teal", "deep": {"x": 1}}, "config": {"colour": "old"}, "colour": "older"})
+    assert (newest.get_config("colour"), newest.get_config("deep.x"), newest.config) == \
+        ("teal", 1, {"colour": "teal", "deep": {"x": 1}})
+    legacy = ctx_for({"config": {"colour": "legacy"}})
+    assert legacy.get_config("colour") == "legacy"
+    oldest = ctx_for({"colour": "0.19"})  # right under the entry, as 0.19 read it
+    assert (oldest.get_config("colour"), oldest.config, oldest.get_config("nope", "dflt")) == \
+        ("0.19", {"colour": "0.19"}, "dflt")

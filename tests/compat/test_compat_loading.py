@@ -175,15 +175,12 @@ from providers import register_provider, get_provider_profile, list_providers
 from providers.base import ProviderProfile, OMIT_TEMPERATURE
 from tools.registry import registry, tool_error, tool_result
 from hermes_constants import get_hermes_home
-from hermes_cli.config import load_config, save_config, cfg_get
+from hermes_cli.config import load_config, load_config_readonly, save_config, cfg_get
 from hermes_cli.plugins import (PluginContext, invoke_hook, get_plugin_manager, VALID_HOOKS,
                                 OBSERVER_SCHEMA_VERSION, VALID_MIDDLEWARE)
 from plugins.plugin_utils import lazy_singleton, SingletonSlot
 
-try:
-    from agent.context_compressor import ContextCompressor  # absent on purpose: a clean ImportError
-except ImportError:
-    ContextCompressor = None
+from agent.context_compressor import ContextCompressor, _retire_stale_tool_result_images
 
 SEEN = {}
 
@@ -193,7 +190,8 @@ def register(ctx):
     cfg.setdefault("plugins", {}).setdefault("entries", {})["names"] = {"saved": True}
     save_config({"plugins": cfg["plugins"]}, merge_existing=True)  # hermes' keyword
     SEEN.update(model=cfg_get(load_config(), "model"), saved=cfg_get(load_config(), "plugins.entries.names.saved"),
-                home=str(get_hermes_home()), compressor=ContextCompressor, max_chars=MEMORY_CONTEXT_MAX_CHARS,
+                home=str(get_hermes_home()), compressor=ContextCompressor(model="m").name,
+                readonly=load_config_readonly()["model"], max_chars=MEMORY_CONTEXT_MAX_CHARS,
                 schema=OBSERVER_SCHEMA_VERSION, middleware=sorted(VALID_MIDDLEWARE),
                 manager=type(get_plugin_manager()).__name__)
 '''
@@ -211,7 +209,8 @@ def test_every_host_name_plugins_import_is_served(compat_site, hermes_home):
     assert cands["names"].status == "enabled", cands["names"].error
     import hxfix_names
 
-    assert hxfix_names.SEEN == {"model": "kept-model", "saved": True, "home": str(hermes_home), "compressor": None,
+    assert hxfix_names.SEEN == {"model": "kept-model", "saved": True, "home": str(hermes_home),
+                                "compressor": "compressor", "readonly": "kept-model",
                                 "max_chars": 6000, "schema": "hermes.observer.v1",
                                 "middleware": ["llm_execution", "llm_request", "tool_execution", "tool_request"],
                                 "manager": "PluginManager"}

@@ -83,3 +83,66 @@ def test_context_engine_class_entry_point_compresses(compat_site, make_agent):
     assert [e[1] for e in events if e[0] == "end"] == [old_session]  # the boundary reached the engine
     agent.close()
     assert [e[1] for e in events if e[0] == "end"] == [old_session, agent.session_id]
+
+
+def _stored_tools(agent):
+    return [m["content"] for m in agent.messages if m.get("role") == "tool"]
+
+
+def test_a_context_compressor_subclass_is_a_real_engine_with_its_override_called(compat_site, make_agent):
+    cfg = Config({"plugins": {"enabled": ["pruner"]}, "context": {"engine": "pruner"}, "model_context_length": 2048})
+    cands, adapters = load_compat(cfg)
+    assert cands["pruner"].status == "enabled", cands["pruner"].error
+    import hxfix_pruner
+
+    hxfix_pruner.CALLS.clear()
+    agent = make_agent(*adapters, config=cfg, toolsets=["bulk"], script=[
+        {"tool_calls": [("bulk", {})]}, "looked", {"tool_calls": [("bulk", {})]}, "again", "third"])
+    agent.run_conversation("one")
+    agent.run_conversation("two")  # ~1,800 tokens of tool results: over half the 2,048 window
+    before = agent.session_id
+    agent.run_conversation("three")
+    prunes = [c for c in hxfix_pruner.CALLS if c[0] == "prune"]
+    assert prunes and prunes[0][2] == 2 and prunes[0][3] >= 1  # our compress called the subclass's seam
+    tools = _stored_tools(agent)
+    assert tools[0].startswith("[tool result pruned to save context: 3600 chars")  # the inherited prune
+    assert not any("summary" in str(m.get("content")).lower() for m in agent.messages)  # the prune was enough
+    assert agent.session_id != before  # the kernel continued in a new session after compression
+
+
+def test_an_engine_that_delegates_to_a_context_compressor_summarises_through_the_agent(compat_site, make_agent):
+    cfg = Config({"plugins": {"enabled": ["delegating"]}, "context": {"engine": "delegating"},
+                  "model_context_length": 1024})
+    cands, adapters = load_compat(cfg)
+    assert cands["delegating"].status == "enabled", cands["delegating"].error
+    import hxfix_pruner
+
+    hxfix_pruner.CALLS.clear()
+    long = "the beans climb the trellis " * 40  # ~1,100 characters a message, no tool results to prune
+    agent = make_agent(*adapters, config=cfg, script=[long, long, "SUMMARY: beans and trellis", "after"])
+    agent.run_conversation(long)
+    agent.run_conversation(long)
+    result = agent.run_conversation("and now?")
+    assert [c[0] for c in hxfix_pruner.CALLS] == ["delegate"]
+    summary = [m for m in agent.messages if "SUMMARY: beans and trellis" in str(m.get("content"))]
+    assert summary, agent.messages  # the kernel's compressor asked the agent's model for the summary
+    assert result.final_response == "after"
+
+
+def test_the_compressor_stand_ins_deterministic_seams():
+    from plugins.hermes_compat.host.context_compressor import ContextCompressor, _retire_stale_tool_result_images
+
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    messages = [{"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "shot 1"}, image]},
+                {"role": "tool", "tool_call_id": "b", "content": [image]}]
+    assert _retire_stale_tool_result_images(messages) == 1
+    assert image not in messages[0]["content"] and messages[1]["content"] == [image]  # the newest keeps its image
+    big = [{"role": "user", "content": "go"}, {"role": "tool", "tool_call_id": "c", "content": "x" * 9000},
+           {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    off = ContextCompressor(model="m", protect_last_n=2)
+    assert off.prune_tool_results_only(big) == (big, 0)  # proactive prune is off unless asked for
+    on = ContextCompressor(model="m", protect_last_n=2, proactive_prune_tokens=100)
+    pruned, count = on.prune_tool_results_only(big)
+    assert count == 1 and pruned[1]["content"].startswith("[tool result pruned to save context: 9000 chars")
+    assert big[1]["content"] == "x" * 9000  # the input is left as it was
+    assert on._prune_boundary(big, 2, None) == 2 and on._prune_boundary(big, 2, 1) == 2

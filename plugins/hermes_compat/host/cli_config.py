@@ -8,7 +8,8 @@ from typing import Any
 
 from plugins.hermes_compat.host.constants import get_config_path, get_hermes_home
 
-__all__ = ["DEFAULT_CONFIG", "load_config", "save_config", "cfg_get", "get_config_path", "get_hermes_home"]
+__all__ = ["DEFAULT_CONFIG", "load_config", "load_config_readonly", "read_raw_config", "save_config", "cfg_get",
+           "get_config_path", "get_hermes_home"]
 
 DEFAULT_CONFIG: dict = {}
 _MISSING = object()
@@ -22,6 +23,17 @@ def load_config() -> dict:
         return copy.deepcopy(kernel_load().data)
     except ConfigError:
         return {}
+
+
+def load_config_readonly() -> dict:
+    """hermes-agent 0.22's read-only ``load_config`` (it skips the copy; this
+    one is a copy too, so a plugin that changes it changes nothing)."""
+    return load_config()
+
+
+def read_raw_config() -> dict:
+    """The file as the user wrote it (hermes-agent 0.22 merges no defaults here either)."""
+    return load_config()
 
 
 def _merged(base: dict, over: dict) -> dict:
