@@ -122,7 +122,22 @@ def memory_proxy_tools(record, provider) -> list:
 
 
 def register_memory(record: state.PluginRecord, register: Callable) -> None:
+    """Each provider answers to its own name and, installed as a folder, to the
+    folder's name too: hermes-agent looks providers up by folder, so the
+    plugins' READMEs say ``memory.provider: <folder>``."""
     for provider in record.memory_providers:
         name = str(getattr(provider, "name", "") or record.name)
-        register(name, lambda config, provider=provider: MemoryBackendAdapter(provider, record),
-                 f"hermes memory provider from plugin {record.name}")
+        make = (lambda config, provider=provider: MemoryBackendAdapter(provider, record))
+        register(name, make, f"hermes memory provider from plugin {record.name}")
+        folder = _folder_name(record)
+        if folder and folder != name:
+            register(folder, make, f"hermes memory provider {name!r} from the plugin folder {folder}")
+
+
+def _folder_name(record: state.PluginRecord) -> str:
+    from pathlib import Path
+
+    manifest = record.manifest
+    if getattr(manifest, "source", "") not in ("user", "project") or not getattr(manifest, "path", ""):
+        return ""  # an entry point: no folder
+    return Path(manifest.path).name

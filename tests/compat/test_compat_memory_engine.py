@@ -146,3 +146,23 @@ def test_the_compressor_stand_ins_deterministic_seams():
     assert count == 1 and pruned[1]["content"].startswith("[tool result pruned to save context: 9000 chars")
     assert big[1]["content"] == "x" * 9000  # the input is left as it was
     assert on._prune_boundary(big, 2, None) == 2 and on._prune_boundary(big, 2, 1) == 2
+
+
+def test_a_folder_memory_provider_answers_to_its_folder_name(compat_site, hermes_home, make_agent):
+    import shutil
+
+    import plugins_memory.manager as memory_plugin
+
+    from .conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "hxfix_memfolder", hermes_home / "plugins" / "ledger")
+    cfg = Config({"memory": {"provider": "ledger"}})  # as the plugin's README says: the folder
+    cands, adapters = load_compat(cfg)
+    assert cands["ledger"].status == "enabled", cands["ledger"].error
+    agent = make_agent(memory_plugin, *adapters, config=cfg,
+                       script=[{"tool_calls": [("ledger_add", {"line": "paid rent"})]}, "noted"])
+    backends = agent.host.registry.table("memory_backends")
+    assert {"ledger", "ledger-v2"} <= set(backends)  # the folder and the provider's own name
+    assert json.loads(tool_results(agent.run_conversation("note it"))[0]) == {"lines": 1}  # active, so it runs
+    assert "You keep a ledger." in agent.scripted.requests[0].messages[0]["content"]
+    agent.close()
