@@ -297,9 +297,10 @@ class Agent(ModelCalls):
         """Leave the current session for an empty one (chat's ``/new``), or for
         the stored session ``resume`` (``/resume``; its history loads with the
         next turn): ``on_session_finalize`` fires with ``reason="new_session"``."""
-        if self._session_started:
-            self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="new_session")
-        self.session_id, self.parent_session_id = resume or new_session_id(), None
+        old, started = self.session_id, self._session_started
+        self.session_id, self.parent_session_id = resume or new_session_id(), None  # finalize sees where it goes
+        if started:
+            self.emit("on_session_finalize", session_id=old, platform=self.platform, reason="new_session")
         self._resume, self._loaded, self._session_started = bool(resume), not resume, False
         self.messages, self._system_prompt = [], None
         return self.session_id

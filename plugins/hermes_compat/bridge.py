@@ -29,7 +29,7 @@ from plugins.hermes_compat.state import TELEMETRY_SCHEMA_VERSION, log
 _TOOL_IDS = ("task_id", "session_id", "tool_call_id", "turn_id", "api_request_id")
 _API_IDS = ("task_id", "turn_id", "api_request_id", "session_id")
 
-# hermes-agent 0.19's keyword arguments per hook
+# hermes-agent's keyword arguments per hook: 0.19's, plus what 0.22 adds (``NEWER``)
 HERMES_KWARGS = {
     "on_session_start": ("session_id", "model", "platform"),
     "on_session_end": ("session_id", "task_id", "turn_id", "completed", "interrupted", "model", "platform"),
@@ -61,7 +61,30 @@ HERMES_KWARGS = {
     "subagent_stop": ("parent_session_id", "parent_turn_id", "child_session_id", "child_role", "child_summary",
                       "child_status", "duration_ms"),
 }
+# keywords hermes-agent 0.22 passes beyond 0.19's (read from its fire sites)
+NEWER = {
+    "on_session_end": ("failed", "turn_exit_reason"),
+    "pre_llm_call": ("parent_session_id",),
+    "transform_llm_output": ("turn_id",),
+    "pre_api_request": ("retry_count", "system_prompt"),
+    "post_api_request": ("context_length", "first_chunk_at", "moa_references"),
+    "transform_terminal_output": ("tool_call_id",),
+    "subagent_stop": ("tool_call_history",),
+}
+for _hook, _names in NEWER.items():
+    HERMES_KWARGS[_hook] += _names
 FIRST_STR = {"transform_tool_result", "transform_terminal_output", "transform_llm_output"}
+
+# hermes-agent 0.22 hooks that no kernel hook is named after: the kernel hooks
+# that stand for them (their keywords are built by ``_derived_kwargs``; the
+# hermes hook fires only when the kernel event is the one it means)
+DERIVED = {
+    "on_stream_start": ("pre_api_request",),
+    "on_stream_end": ("post_api_request", "api_request_error"),
+    "agent_loop_stopped": ("on_session_end",),
+    "on_session_reset": ("on_session_finalize",),
+    "pre_command": ("on_slash_command",),
+}
 
 
 # --------------------------------------------------------------------------
@@ -150,10 +173,61 @@ def _api_kwargs(hook: str, kw: dict) -> dict:
 _EMPTY = {"middleware_trace": list, "sender_id": lambda: None}
 
 
-def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple) -> dict:
+def _stream_base(kw: dict) -> dict:
+    """hermes-agent 0.22's common keywords of the stream hooks."""
+    agent, call = kw.get("agent"), kw.get("call")
+    turn = getattr(agent, "turn", None)
+    provider = str(getattr(call, "provider", None) or getattr(getattr(agent, "provider_config", None), "provider", "")
+                   or "")
+    return {"turn_id": getattr(call, "turn_id", None) or getattr(turn, "turn_id", "") or "",
+            "iteration": int(getattr(call, "number", 0) or getattr(turn, "api_calls", 0) or 0),
+            "session_id": getattr(agent, "session_id", "") or "",
+            "model": getattr(call, "model", None) or getattr(getattr(agent, "provider_config", None), "model", "") or "",
+            "provider": provider, "surface": getattr(agent, "platform", "") or "cli"}
+
+
+def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
+    """hermes' keywords for a hook of hermes-agent 0.22, or None when this
+    kernel event is not the one the hook means."""
+    agent = kw.get("agent")
+    call = kw.get("call")
+    streaming = bool(getattr(getattr(call, "request", None), "stream", False))
+    if hook == "on_stream_delta":
+        return {**_stream_base(kw), "delta": kw.get("text", ""), "kind": "text"}
+    if hook == "on_stream_start":
+        return _stream_base(kw) if streaming else None
+    if hook == "on_stream_end":
+        if not streaming:
+            return None
+        if kernel_hook == "post_api_request":
+            return {**_stream_base(kw), "final_text": kw["response"].content or "", "finished": True, "error": None}
+        return {**_stream_base(kw), "final_text": "", "finished": False, "error": kw["error"].message}
+    if hook == "agent_loop_stopped":
+        if not kw.get("interrupted"):
+            return None
+        return {"session_key": kw.get("session_id"), "platform": kw.get("platform"), "reason": "user_stop",
+                "invalidation_reason": "session_interrupt"}
+    if hook == "on_session_reset":
+        if kw.get("reason") != "new_session":
+            return None
+        new = getattr(agent, "session_id", "") or ""
+        return {"session_id": new, "reason": "new_session", "platform": kw.get("platform"),
+                "old_session_id": kw.get("session_id"), "new_session_id": new}
+    if hook == "pre_command":
+        return {"surface": "cli", "command": kw.get("name"), "alias_used": kw.get("name"),
+                "args_raw": kw.get("args", ""), "session_key": getattr(agent, "session_id", None),
+                "platform": getattr(agent, "platform", "cli")}
+    return None
+
+
+def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple, kernel_hook: str = ""):
+    if hook in DERIVED or hook == "on_stream_delta":
+        derived = _derived_kwargs(hook, kernel_hook or hook, kw)
+        return None if derived is None else {**derived, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
     names = HERMES_KWARGS.get(hook) or tuple(a for a in spec_args if a != "agent")
     if "call" in kw:
         kw = {**kw, **_api_kwargs(hook, kw)}
+    kw = {**_newer_values(hook, kw), **kw}
     out = {name: kw[name] if name in kw else (_EMPTY[name]() if name in _EMPTY else None) for name in names}
     provider, model = out.get("provider"), out.get("model")
     if isinstance(provider, str) and model and provider.endswith(f":{model}"):
@@ -162,6 +236,23 @@ def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple) -> dict:
         _fill_endpoint(out, kw.get("agent"))
     out["telemetry_schema_version"] = TELEMETRY_SCHEMA_VERSION
     return out
+
+
+def _newer_values(hook: str, kw: dict) -> dict:
+    """Values for 0.22's added keywords that the kernel knows (the rest are None)."""
+    agent = kw.get("agent")
+    if hook == "on_session_end":
+        return {"failed": kw.get("exit_reason") == "error", "turn_exit_reason": kw.get("exit_reason")}
+    if hook == "pre_llm_call":
+        return {"parent_session_id": getattr(agent, "parent_session_id", None)}
+    if hook == "transform_llm_output":
+        return {"turn_id": getattr(getattr(agent, "turn", None), "turn_id", None)}
+    if hook == "pre_api_request":
+        first = (kw["call"].request.messages or [{}])[0]
+        return {"retry_count": 0, "system_prompt": first.get("content") if first.get("role") == "system" else None}
+    if hook == "post_api_request":
+        return {"context_length": getattr(getattr(agent, "context_engine", None), "context_length", None)}
+    return {}
 
 
 def _fill_endpoint(out: dict, agent: Any) -> None:
@@ -224,7 +315,10 @@ def _peers(agent: Any, hook: str, record: state.PluginRecord):
     return peers if any(p is record for p in peers) else None
 
 
-def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callable[[dict], Any]:
+def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple, kernel_hook: str = "") -> Callable[[dict], Any]:
+    """What the kernel hook ``kernel_hook`` (by default the one named ``hook``)
+    does for the hermes hook ``hook`` of this plugin."""
+
     def body(kw: dict) -> Any:
         peers = _peers(kw.get("agent"), hook, record) if hook in ORDERED else None
         if peers is None:
@@ -234,7 +328,9 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple) -> Callab
         if hook == "pre_tool_call":
             for rec in peers:  # hermes runs every tool_request middleware before the hooks
                 _tool_request_middleware(rec, kw)
-        hkw = _hermes_kwargs(hook, kw, spec_args)
+        hkw = _hermes_kwargs(hook, kw, spec_args, kernel_hook)
+        if hkw is None:
+            return None  # not the event this hermes hook means
         outcomes = []  # (record, results, failures) in load order
         for rec in peers:
             results, failures = [], []
@@ -333,6 +429,7 @@ class HermesPluginAdapter:
 
 # hermes-agent hooks whose spec a built-in plugin brings (register_hookspecs), by owner
 PLUGIN_SPECS = {
+    "on_slash_command": "plugins.terminal.hookspecs",
     "transform_terminal_output": "plugins.core_tools_hookspecs",
     "subagent_start": "plugins.agent_tools_hookspecs",
     "subagent_stop": "plugins.agent_tools_hookspecs",
@@ -349,6 +446,23 @@ def kernel_spec(hook: str):
     return spec if hasattr(spec, "hermes_spec") else None
 
 
+def _first_answer(bodies: list) -> Callable[[dict], Any]:
+    """One kernel hook standing for several hermes hooks: run each; the first
+    answer counts (only hooks of the same name answer)."""
+    if len(bodies) == 1:
+        return bodies[0]
+
+    def body(kw: dict) -> Any:
+        answer = None
+        for each in bodies:
+            value = each(kw)
+            if answer is None:
+                answer = value
+        return answer
+
+    return body
+
+
 def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
     from kernel import hookspecs
 
@@ -360,15 +474,20 @@ def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
         names.add("pre_tool_call")
     if record.context_engines:
         names.add("on_session_finalize")
+    bodies: dict = {}  # kernel hook -> [(hermes hook, body)]
     for hook in sorted(names):
-        spec = kernel_spec(hook)
-        if spec is None:
+        kernel_hooks = [k for k in DERIVED.get(hook, (hook,)) if kernel_spec(k) is not None]
+        if not kernel_hooks:
             log.warning("hermes plugin %s: hook %r is stored but the kernel never fires it", record.name, hook)
             continue
-        params = tuple(inspect.signature(spec).parameters)
-        opts = {} if hook in vars(hookspecs) else {"optionalhook": True}  # its owner plugin may be blocked
-        setattr(adapter, hook, _impl(hook, params, hook_body(record, hook, params), **opts))
-        adapter.hermes_hooks.add(hook)
+        for kernel_hook in kernel_hooks:
+            params = tuple(inspect.signature(kernel_spec(kernel_hook)).parameters)
+            bodies.setdefault(kernel_hook, []).append((hook, hook_body(record, hook, params, kernel_hook)))
+    for kernel_hook, hermes in bodies.items():
+        params = tuple(inspect.signature(kernel_spec(kernel_hook)).parameters)
+        opts = {} if kernel_hook in vars(hookspecs) else {"optionalhook": True}  # its owner plugin may be blocked
+        setattr(adapter, kernel_hook, _impl(kernel_hook, params, _first_answer([b for _h, b in hermes]), **opts))
+        adapter.hermes_hooks.update([kernel_hook] + [h for h, _b in hermes])
     for hook, params, body, opts in adapters.registration_impls(record):
         setattr(adapter, hook, _impl(hook, params, body, **opts))
     return adapter

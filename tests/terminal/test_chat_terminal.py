@@ -158,3 +158,31 @@ def test_the_built_in_plugins_chat_commands(terminal):
     chat.line("/quit")
     assert chat.close() == 0
     assert "failed" not in chat.seen
+
+
+def test_on_slash_command_fires_before_every_chat_command(make_agent, capsys):
+    import plugins.terminal as terminal_plugin
+    from kernel import hookimpl
+    from plugins.terminal.chat import Chat
+
+    seen = []
+
+    class Observer:
+        __name__ = "observer"
+
+        @hookimpl
+        def on_slash_command(self, name, args, agent):
+            seen.append((name, args, agent.session_id))
+
+        @hookimpl
+        def register_slash_commands(self, register):
+            register("echo", lambda args, agent: f"echo {args}", "say it back")
+
+    agent = make_agent(terminal_plugin, Observer(), script=["ok"])
+    chat = Chat(None, agent, console=None)
+    for line in ("/echo  hi there ", "/tools", "/nope x"):
+        chat.slash(line)
+    out = capsys.readouterr()
+    assert seen == [("echo", "hi there", agent.session_id), ("tools", "", agent.session_id),
+                    ("nope", "x", agent.session_id)]  # unknown commands too: an observer sees what was typed
+    assert "echo hi there" in out.out and "unknown command /nope" in out.err

@@ -1,0 +1,70 @@
+"""The hook table of plugins/hermes_compat/README.md, from the code: which of
+hermes-agent's hook names fire here, when, and with which keywords.
+
+    python scripts/compat_hook_table.py   # prints it; a test checks the README holds it
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from plugins.hermes_compat.bridge import DERIVED, HERMES_KWARGS, kernel_spec  # noqa: E402
+from plugins.hermes_compat.context import HERMES_HOOKS  # noqa: E402
+
+OF_019 = set(HERMES_HOOKS[:23])  # the rest came with 0.22
+_STREAM = "turn_id, iteration, session_id, model, provider, surface"
+# hooks fired from a kernel event of another name: (keywords, when)
+DERIVED_ROWS = {
+    "on_stream_start": (_STREAM, "a streamed model call starts (`pre_api_request` with streaming on)"),
+    "on_stream_delta": (f"{_STREAM}, delta, kind", "each streamed piece of text (`on_stream_delta`); `kind` is `text`"),
+    "on_stream_end": (f"{_STREAM}, final_text, finished, error",
+                      "a streamed call ends (`post_api_request`, or `api_request_error` with `finished=False`)"),
+    "agent_loop_stopped": ("session_key, platform, reason, invalidation_reason",
+                           "a turn ends interrupted (`on_session_end` with `interrupted`)"),
+    "on_session_reset": ("session_id, reason, platform, old_session_id, new_session_id",
+                         "chat's `/new` (`on_session_finalize` with `reason=new_session`)"),
+    "pre_command": ("surface, command, alias_used, args_raw, session_key, platform",
+                    "a chat command, before it runs (`on_slash_command` of the terminal plugin)"),
+}
+WHY_NOT = {
+    "pre_verify": "no verify step in the kernel's loop",
+    "pre_gateway_dispatch": "no gateway",
+    "post_gateway_admission": "no gateway",
+    "gateway_platform_event": "no gateway",
+    "on_room_member_activity": "no hosted group chat",
+    "pre_approval_request": "the approval plugin has no hook for it yet",
+    "post_approval_response": "the approval plugin has no hook for it yet",
+    "on_interim_message": "not yet: the kernel has no event for text beside tool calls",
+    "pre_auxiliary_call": "not yet: auxiliary calls fire the kernel's API hooks",
+    "post_auxiliary_call": "not yet: auxiliary calls fire the kernel's API hooks",
+    "transform_api_error_classification": "not yet: the providers classify errors themselves",
+    "on_skill_lifecycle": "no skills yet (the prompt and skills issue)",
+    "on_human_input_request": "not yet: `clarify` asks through the front end",
+    "on_human_input_resolved": "not yet: `clarify` asks through the front end",
+    "pre_transcription": "no transcription",
+}
+
+
+def fires(hook: str) -> bool:
+    return any(kernel_spec(k) is not None for k in DERIVED.get(hook, (hook,)))
+
+
+def table() -> str:
+    rows = ["| hook | since | fired here | when (kernel event) | keywords (plus `telemetry_schema_version`) |",
+            "|---|---|---|---|---|"]
+    for hook in HERMES_HOOKS:
+        since = "0.19" if hook in OF_019 else "0.22"
+        if fires(hook):
+            keywords, when = DERIVED_ROWS.get(hook) or (", ".join(HERMES_KWARGS[hook]), f"`{hook}`")
+            rows.append(f"| `{hook}` | {since} | yes | {when} | {keywords} |")
+        else:
+            why = "no kanban board" if "kanban" in hook else WHY_NOT[hook]
+            rows.append(f"| `{hook}` | {since} | no | {why} | stored, never called |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(table(), end="")
