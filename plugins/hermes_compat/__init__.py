@@ -28,6 +28,15 @@ def discover_plugins(config):
 
 
 @hookimpl
+def register_config(declare):
+    """The config_schema of every loaded hermes plugin (manifest v2)."""
+    from plugins.hermes_compat import state
+    from plugins.hermes_compat.manifests import declare_schemas
+
+    declare_schemas(declare, state.records())
+
+
+@hookimpl
 def register_commands(cli, config):
     from plugins.hermes_compat.manage import add_commands
 

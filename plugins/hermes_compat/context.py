@@ -59,6 +59,8 @@ class PluginManifest:
     path: str = ""
     key: str = ""
     manifest_version: int = 1
+    requires_plugins: list = field(default_factory=list)  # [{"id": ..., "version_range": ...}] (v2)
+    config_schema: dict = field(default_factory=dict)  # key -> {type, default, description, required} (v2)
 
 
 def parse_manifest(path: Path, default_name: str, key: str, source: str) -> PluginManifest:
@@ -89,11 +91,19 @@ def parse_manifest(path: Path, default_name: str, key: str, source: str) -> Plug
     name = text("name").strip()
     if not name or name.startswith(".") or "/" in name or "\\" in name:
         name = default_name  # a plugin's name is a key and a folder name, never a path
+    from plugins.hermes_compat.manifests import config_schema, requirements
+
+    try:
+        version = int(data.get("manifest_version", 1))
+    except (TypeError, ValueError):
+        version = 1
     return PluginManifest(
         name=name, version=text("version"), description=text("description"), author=text("author"),
         requires_env=items("requires_env"), provides_tools=items("provides_tools"),
         provides_hooks=items("provides_hooks"), kind=text("kind") or "standalone", source=source,
-        path=str(path), key=key or name,
+        path=str(path), key=key or name, manifest_version=version,
+        requires_plugins=requirements(data.get("requires_plugins"), key or name),
+        config_schema=config_schema(data.get("config_schema"), key or name),
     )
 
 

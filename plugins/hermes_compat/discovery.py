@@ -60,6 +60,7 @@ def candidates(config: Any) -> list:
 
     chosen_memory = str(config.get("memory.provider") or "") if config is not None else ""
     found: dict = {}
+    manifests: dict = {}  # candidate name -> PluginManifest (requires_plugins, config_schema)
 
     def add(cand: Candidate) -> None:
         if cand.name in found:
@@ -78,6 +79,7 @@ def candidates(config: Any) -> list:
                              description=manifest.description or f"{source} plugin folder")
             where = (path, loader.slug_of(key))
             cand.load = (lambda c=cand, w=where, m=manifest: loader.load(c, "dir", w, m, config))
+            manifests[key] = manifest
             add(cand)
     for group in GROUPS:
         for ep in entry_points(group):
@@ -87,4 +89,33 @@ def candidates(config: Any) -> list:
                              default_enabled=False, distribution=ep.dist)
             cand.load = (lambda c=cand, v=value, m=manifest: loader.load(c, "entrypoint", v, m, config))
             add(cand)
-    return list(found.values())
+    return _with_dependencies(list(found.values()), manifests)
+
+
+def _with_dependencies(found: list, manifests: dict) -> list:
+    """In dependency order, each load first checking that what it requires is enabled."""
+    from plugins.hermes_compat import manifests as v2
+
+    if not any(getattr(m, "requires_plugins", None) for m in manifests.values()):
+        return found
+    ordered = v2.dependency_order(found, manifests)
+    for cand in ordered:
+        if v2.requires(manifests, cand.name):
+            cand.load = _checked(cand, cand.load, ordered, manifests)
+    return ordered
+
+
+def _checked(cand: Any, load, siblings: list, manifests: dict):
+    def load_if_complete():
+        from plugins.hermes_compat import manifests as v2
+        from plugins.hermes_compat.bridge import HermesPluginAdapter
+        from plugins.hermes_compat.state import PluginRecord
+
+        why = v2.missing_dependency(cand, siblings, manifests)
+        if why is None:
+            return load()
+        cand.status, cand.error = "error", why
+        log.warning("hermes plugin %s: %s; not loaded", cand.name, why)
+        return HermesPluginAdapter(PluginRecord(name=cand.name, source="dir", manifest=manifests.get(cand.name)))
+
+    return load_if_complete

@@ -102,3 +102,23 @@ def test_half_registered_plugin_shows_error_after_a_run(hermes, tmp_path):
     assert tools == [{"early": True}]
     row = rows(hermes("plugins", "list", "--json", env=env))["halfway"]
     assert row["status"] == "error" and "config file missing" in row["error"]
+
+
+def test_a_manifest_config_schema_becomes_config_declarations(hermes, hermes_home):
+    folder = hermes_home / "plugins" / "painter"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("def register(ctx):\n    pass\n")
+    (folder / "plugin.yaml").write_text(
+        "name: painter\nmanifest_version: 2\nconfig_schema:\n"
+        "  colour: {type: string, default: teal, description: the colour to paint with}\n"
+        "  coats: {type: integer, default: 2}\n")
+    assert hermes("plugins", "enable", "painter").returncode == 0
+    got = hermes("config", "get", "plugins.entries.painter.settings.colour")
+    assert got.returncode == 0 and got.stdout.strip() == "teal", got.stderr  # the schema's default
+    shown = hermes("config", "show")
+    assert "plugins.entries.painter.settings.colour" in shown.stdout and "the colour to paint with" in shown.stdout
+    (hermes_home / "config.yaml").write_text(
+        "plugins:\n  enabled: [painter]\n  entries:\n    painter:\n      settings:\n        coats: lots\n")
+    checked = hermes("config", "check")
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert "plugins.entries.painter.settings.coats" in checked.stderr and "integer" in checked.stderr

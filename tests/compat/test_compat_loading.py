@@ -225,3 +225,32 @@ def test_every_host_name_plugins_import_is_served(compat_site, hermes_home):
         with pytest.raises(RuntimeError, match="Refusing to overwrite"):
             save_config({"model": "x"})
     assert (hermes_home / "config.yaml").read_text() == "model: [unclosed\n"
+
+
+def _folder_plugin(home, name: str, manifest: str, body: str = "") -> None:
+    folder = home / "plugins" / name
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text(manifest)
+    (folder / "__init__.py").write_text(
+        "import builtins\n" + body + "\ndef register(ctx):\n"
+        "    builtins.LOAD_ORDER = getattr(builtins, 'LOAD_ORDER', []) + [" + repr(name) + "]\n")
+
+
+def test_requires_plugins_orders_the_loading_and_names_what_is_missing(compat_site, hermes_home):
+    import builtins
+
+    from kernel.config import Config
+
+    _folder_plugin(hermes_home, "alpha", "name: alpha\nmanifest_version: 2\nrequires_plugins: [zeta]\n")
+    _folder_plugin(hermes_home, "zeta", "name: zeta\nmanifest_version: 2\n")
+    _folder_plugin(hermes_home, "lonely", "name: lonely\nrequires_plugins: [{id: nowhere, version_range: '>=1'}]\n")
+    builtins.LOAD_ORDER = []
+    cands, _ = load_compat(Config({"plugins": {"enabled": ["alpha", "zeta", "lonely"]}}))
+    assert builtins.LOAD_ORDER == ["zeta", "alpha"]  # alphabetically first, but it needs zeta
+    assert cands["lonely"].status == "error"
+    assert cands["lonely"].error == "requires the plugin 'nowhere', which is not installed"
+    builtins.LOAD_ORDER = []
+    cands, _ = load_compat(Config({"plugins": {"enabled": ["alpha"]}}))
+    assert builtins.LOAD_ORDER == [] and cands["alpha"].status == "error"
+    assert cands["alpha"].error == ("requires the plugin 'zeta', which is not enabled: "
+                                    "run `hermes plugins enable zeta`")
