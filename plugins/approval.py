@@ -245,11 +245,23 @@ def pre_tool_call(tool_name, args, agent):
         }
 
 
+@hookimpl
+def register_hookspecs(add):
+    from plugins import approval_hookspecs
+
+    add(approval_hookspecs)
+
+
 @hookimpl(wrapper=True)
-def approve_tool_call(rule_key, agent):
-    """Remember the user's choice: ``session`` for this agent, ``always`` in
-    config.yaml's ``command_allowlist``."""
+def approve_tool_call(tool_name, args, message, rule_key, agent):
+    """Tell the observers, then remember the user's choice: ``session`` for
+    this agent, ``always`` in config.yaml's ``command_allowlist``."""
+    command = args.get("command") if isinstance(args, dict) and isinstance(args.get("command"), str) else ""
+    facts = dict(tool_name=tool_name, command=command, message=message, rule_key=rule_key)
+    agent.emit("on_approval_request", **facts)
     answer = yield
+    choice = "once" if answer is True else "deny" if answer is False else answer if isinstance(answer, str) else "nobody"
+    agent.emit("on_approval_response", **facts, choice=choice)
     if rule_key and answer == "session":
         agent.state.setdefault(SESSION_KEY, set()).add(rule_key)
     elif rule_key and answer == "always" and _config(agent) is not None:

@@ -28,6 +28,10 @@ DERIVED_ROWS = {
                          "chat's `/new` (`on_session_finalize` with `reason=new_session`)"),
     "pre_command": ("surface, command, alias_used, args_raw, session_key, platform",
                     "a chat command, before it runs (`on_slash_command` of the terminal plugin)"),
+    "pre_approval_request": ("command, description, pattern_key, pattern_keys, session_key, surface",
+                             "a flagged command is put to the person (`on_approval_request` of the approval plugin)"),
+    "post_approval_response": ("command, description, pattern_key, pattern_keys, session_key, surface, choice",
+                               "the answer, or `nobody` (`on_approval_response` of the approval plugin)"),
 }
 WHY_NOT = {
     "pre_verify": "no verify step in the kernel's loop",
@@ -35,8 +39,6 @@ WHY_NOT = {
     "post_gateway_admission": "no gateway",
     "gateway_platform_event": "no gateway",
     "on_room_member_activity": "no hosted group chat",
-    "pre_approval_request": "the approval plugin has no hook for it yet",
-    "post_approval_response": "the approval plugin has no hook for it yet",
     "on_interim_message": "not yet: the kernel has no event for text beside tool calls",
     "pre_auxiliary_call": "not yet: auxiliary calls fire the kernel's API hooks",
     "post_auxiliary_call": "not yet: auxiliary calls fire the kernel's API hooks",

@@ -84,6 +84,8 @@ DERIVED = {
     "agent_loop_stopped": ("on_session_end",),
     "on_session_reset": ("on_session_finalize",),
     "pre_command": ("on_slash_command",),
+    "pre_approval_request": ("on_approval_request",),
+    "post_approval_response": ("on_approval_response",),
 }
 
 
@@ -213,6 +215,11 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
         new = getattr(agent, "session_id", "") or ""
         return {"session_id": new, "reason": "new_session", "platform": kw.get("platform"),
                 "old_session_id": kw.get("session_id"), "new_session_id": new}
+    if hook in ("pre_approval_request", "post_approval_response"):
+        out = {"command": kw.get("command") or kw.get("tool_name"), "description": kw.get("message"),
+               "pattern_key": kw.get("rule_key"), "pattern_keys": [kw.get("rule_key")] if kw.get("rule_key") else [],
+               "session_key": getattr(agent, "session_id", None), "surface": "cli"}
+        return {**out, "choice": kw["choice"]} if hook == "post_approval_response" else out
     if hook == "pre_command":
         return {"surface": "cli", "command": kw.get("name"), "alias_used": kw.get("name"),
                 "args_raw": kw.get("args", ""), "session_key": getattr(agent, "session_id", None),
@@ -430,6 +437,8 @@ class HermesPluginAdapter:
 # hermes-agent hooks whose spec a built-in plugin brings (register_hookspecs), by owner
 PLUGIN_SPECS = {
     "on_slash_command": "plugins.terminal.hookspecs",
+    "on_approval_request": "plugins.approval_hookspecs",
+    "on_approval_response": "plugins.approval_hookspecs",
     "transform_terminal_output": "plugins.core_tools_hookspecs",
     "subagent_start": "plugins.agent_tools_hookspecs",
     "subagent_stop": "plugins.agent_tools_hookspecs",

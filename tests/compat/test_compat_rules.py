@@ -13,6 +13,7 @@ from tests.conftest import Approver
 from kernel.config import Config
 from kernel.types import ProviderError, Retry
 from plugins import agent_tools, core_tools
+from plugins import approval as approval_plugin
 
 from .conftest import write_dist
 from .test_compat_agent import load_compat, tool_results
@@ -264,6 +265,17 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
     new = agent.new_session()
     assert [e for k, e in hxfix_newest.EVENTS if k == "on_session_reset"] == [
         {"session_id": new, "reason": "new_session", "old": old, "new": new}]
+    hxfix_newest.EVENTS.clear()
+    command = "python3 -c 'print(6 * 7)'"
+    asking = make_agent(*adapters, agent_tools, core_tools, approval_plugin, config=cfg, toolsets=["terminal"],
+                        callbacks=[Approver(answer="once")],
+                        script=[{"tool_calls": [["terminal", {"command": command}]]}, "done"])
+    asking.run_conversation("run it")
+    approvals = [(k, e) for k, e in hxfix_newest.EVENTS if "approval" in k]
+    assert approvals == [
+        ("pre_approval_request", {"command": command, "pattern_key": "inline_code", "pattern_keys": ["inline_code"],
+                                  "surface": "cli", "described": True}),
+        ("post_approval_response", {"command": command, "choice": "once"})]
     assert not [k for k, _ in hxfix_newest.EVENTS if k == "on_room_member_activity"]  # stored, never fired
     assert "on_room_member_activity" in caplog.text and "never fires it" in caplog.text
 

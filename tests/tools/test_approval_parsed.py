@@ -225,3 +225,33 @@ def test_smart_mode_never_approves(make_agent, review, asked):
         assert "Reviewer: " + review in person.asked[0][1]
     if not asked:
         assert "Refused by the approval reviewer: destroys the home folder" in error
+
+
+def test_observers_hear_every_approval_question_and_its_answer(make_agent):
+    from kernel import hookimpl
+    from plugins import approval as approval_plugin
+    from plugins import core_tools
+    from tests.conftest import Approver
+
+    heard = []
+
+    class Audit:
+        __name__ = "audit"
+
+        @hookimpl
+        def on_approval_request(self, tool_name, command, message, rule_key, agent):
+            heard.append(("asked", tool_name, command, rule_key, "inline" in message.lower() or bool(message)))
+
+        @hookimpl
+        def on_approval_response(self, tool_name, command, message, rule_key, choice, agent):
+            heard.append(("answered", choice))
+
+    command = "python3 -c 'print(6 * 7)'"
+    script = [{"tool_calls": [["terminal", {"command": command}]]}, "done"]
+    for answer, choice in (("session", "session"), (False, "deny"), (None, "nobody")):
+        heard.clear()
+        callbacks = [Approver(answer=answer)] if answer is not None else []
+        agent = make_agent(approval_plugin, core_tools, Audit(), callbacks=callbacks, script=list(script),
+                           toolsets=["terminal"])
+        agent.run_conversation("go")
+        assert heard == [("asked", "terminal", command, "inline_code", True), ("answered", choice)], answer
