@@ -458,8 +458,6 @@ def test_console_prints_a_rewritten_answer_after_the_stream():
 
 
 def test_a_refresh_that_changes_nothing_asks_the_policy_again_instead_of_calling(make_agent):
-    from kernel.types import ModelResponse
-
     calls = []
 
     class SameKey:

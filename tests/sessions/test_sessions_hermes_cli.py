@@ -309,8 +309,8 @@ def test_one_writer_per_session(hermes_sessions, tmp_path, wire_server):
     assert len(json.loads(hermes_sessions("sessions", "list", "--json").stdout)) == 4
 
 
-def test_killed_during_a_real_sdk_tool_call_the_resumed_request_says_so(hermes, hermes_home, tmp_path, wire_server,  # noqa: F811
-                                                                        cli_env):
+def test_killed_during_a_real_sdk_tool_call_the_resumed_request_says_so(hermes, hermes_home, tmp_path, wire_server,
+                                                                        cli_env):  # noqa: F811
     """The same crash with the openai SDK over the wire: the assistant message
     with the call reached the store before `sleep` started, and the request
     after the resume carries the call and a tool result saying it never
