@@ -115,13 +115,14 @@ class ModelCalls:
 
     # ------------------------------------------------------- the model call
     def complete_once(self, messages: list, *, max_tokens: Optional[int] = None,
-                      provider_config: Optional[ProviderConfig] = None) -> str:
+                      provider_config: Optional[ProviderConfig] = None, task: str = "auxiliary") -> str:
         """One model call outside the conversation (summaries for the context
         engine): no tools, nothing streamed or stored, but the same single
         call path, so the API hooks and the fallback policy apply. By default
         it uses the conversation's current provider; ``provider_config``
         names another (an auxiliary model). The conversation's provider is
-        left as it was."""
+        left as it was. ``task`` names the work (``compression``,
+        ``approval``) for the API hooks (``ApiCall.aux_task``)."""
         from kernel.agent import Turn
 
         turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
@@ -130,7 +131,7 @@ class ModelCalls:
             self.provider_config = provider_config
         try:
             response = self._call_model(turn, messages, tool_choice="none", offer_tools=False,
-                                        max_tokens=max_tokens, stream=False)
+                                        max_tokens=max_tokens, stream=False, aux_task=task or "auxiliary")
         finally:
             self.provider_config = saved
         if isinstance(response, GiveUp):
@@ -138,7 +139,8 @@ class ModelCalls:
         return response.content or ""
 
     def _call_model(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
-                    offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None):
+                    offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None,
+                    aux_task: str = ""):
         """Call the current provider; on failure ask the policy and execute
         its decision. Returns a ModelResponse or a GiveUp."""
         attempt, compressed, refreshed = 0, False, set()
@@ -155,7 +157,7 @@ class ModelCalls:
                 session_id=self.session_id,
             )
             emitter = _Emitter(self, request)
-            call = self._api_call(turn, pconf, request)
+            call = self._api_call(turn, pconf, request, aux_task)
             try:
                 provider = self.provider_for(pconf)
                 turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
@@ -284,7 +286,7 @@ class ModelCalls:
             self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
             self._caller = None
 
-    def _api_call(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest) -> ApiCall:
+    def _api_call(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, aux_task: str = "") -> ApiCall:
         """The record the API hooks get. The provider is named by its name,
         else by the API mode it resolved to (as hermes-agent does)."""
         mode = self._modes.get(pconf, pconf.api_mode)
@@ -292,7 +294,7 @@ class ModelCalls:
             request=request, session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
             api_request_id=turn.api_request_id, platform=self.platform, provider=pconf.provider or mode,
             api_mode=mode, base_url=pconf.base_url, number=turn.api_calls + 1, user_message=turn.user_message,
-            started_at=time.time(),
+            started_at=time.time(), aux_task=aux_task,
         )
 
     def _after_success(self, turn: Turn, call: ApiCall, response: ModelResponse) -> None:

@@ -121,7 +121,9 @@ class ApiCall:
 
     ``number`` counts the calls of this turn from 1 (retries, fallbacks and
     the grace call included). ``ended_at`` is set before ``post_api_request``
-    or ``api_request_error`` fires.
+    or ``api_request_error`` fires. ``aux_task`` is empty for the
+    conversation's own calls and names the work of a call made beside it
+    (``Agent.complete_once``: ``compression``, ``approval``, ...).
     """
 
     request: ModelRequest
@@ -137,6 +139,7 @@ class ApiCall:
     user_message: str = ""
     started_at: float = 0.0
     ended_at: float = 0.0
+    aux_task: str = ""
 
     @property
     def model(self) -> str:

@@ -298,7 +298,7 @@ def _review(agent, command: str, verdict: dict) -> dict:
     person with its opinion. A failed review asks the person."""
     from plugins import auxiliary
 
-    call = auxiliary.caller(agent, auxiliary.provider_config(_config(agent), "approval"))
+    call = auxiliary.caller(agent, auxiliary.provider_config(_config(agent), "approval"), "approval")
     if call is None:
         return verdict
     question = f"Flagged because: {verdict['message']}\n\nCommand (between the markers):\n<<<\n{command}\n>>>"

@@ -45,19 +45,20 @@ def provider_config(config: Any, task: str) -> Optional[Any]:
     return ProviderConfig(**fields, extra=extra)
 
 
-def caller(agent: Any, aux: Any = None) -> Optional[Callable[..., str]]:
+def caller(agent: Any, aux: Any = None, task: str = "auxiliary") -> Optional[Callable[..., str]]:
     """``call(messages, max_tokens=None) -> str`` on the auxiliary model
     ``aux`` (None: the conversation's model), or None when the agent cannot
-    make model calls."""
+    make model calls. ``task`` names the work for the API hooks."""
     complete_once = getattr(agent, "complete_once", None)
     if complete_once is None:
         return None
     if aux is None:
-        return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens)
+        return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, task=task)
     main = getattr(agent, "provider_config", None)
     if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
         # only a model named: the same endpoint and key as the conversation
         pconf = main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
     else:  # another endpoint; without a model of its own it serves the conversation's model name
         pconf = aux if aux.model or main is None else aux.with_(model=main.model)
-    return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, provider_config=pconf)
+    return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, provider_config=pconf,
+                                                           task=task)

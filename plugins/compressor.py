@@ -435,7 +435,7 @@ def _summarizer(agent: Any, aux: Any, context_length: int) -> Optional[Callable[
     ``aux`` is None), through the agent's one model-call path: the API hooks
     see it, an interrupt stops it, and a failure means the deterministic
     summary."""
-    call = auxiliary.caller(agent, aux)
+    call = auxiliary.caller(agent, aux, "compression")
     if call is None:
         return None
     max_tokens = _summary_max_tokens(context_length)

@@ -28,6 +28,16 @@ DERIVED_ROWS = {
                          "chat's `/new` (`on_session_finalize` with `reason=new_session`)"),
     "pre_command": ("surface, command, alias_used, args_raw, session_key, platform",
                     "a chat command, before it runs (`on_slash_command` of the terminal plugin)"),
+    "pre_auxiliary_call": ("session_id, task_id, turn_id, platform, api_request_id, api_call_count, model, provider, "
+                           "base_url, api_mode, started_at, message_count, aux_task, retry_count, streaming, "
+                           "request_messages, tool_count, approx_input_tokens, request_char_count, max_tokens, request, "
+                           "system_prompt",
+                           "a call beside the conversation (compression, approval review: `pre_api_request` with "
+                           "`ApiCall.aux_task`); hermes' `*_api_request` hooks no longer see those"),
+    "post_auxiliary_call": ("the same, without the request fields, plus ended_at, api_duration, finish_reason, "
+                            "response_model, usage, response, assistant_content_chars, assistant_tool_call_count, "
+                            "error, error_type",
+                            "its end (`post_api_request`, or `api_request_error` with `error`)"),
     "pre_approval_request": ("command, description, pattern_key, pattern_keys, session_key, surface",
                              "a flagged command is put to the person (`on_approval_request` of the approval plugin)"),
     "post_approval_response": ("command, description, pattern_key, pattern_keys, session_key, surface, choice",
@@ -40,8 +50,6 @@ WHY_NOT = {
     "gateway_platform_event": "no gateway",
     "on_room_member_activity": "no hosted group chat",
     "on_interim_message": "not yet: the kernel has no event for text beside tool calls",
-    "pre_auxiliary_call": "not yet: auxiliary calls fire the kernel's API hooks",
-    "post_auxiliary_call": "not yet: auxiliary calls fire the kernel's API hooks",
     "transform_api_error_classification": "not yet: the providers classify errors themselves",
     "on_skill_lifecycle": "no skills yet (the prompt and skills issue)",
     "on_human_input_request": "not yet: `clarify` asks through the front end",

@@ -86,7 +86,15 @@ DERIVED = {
     "pre_command": ("on_slash_command",),
     "pre_approval_request": ("on_approval_request",),
     "post_approval_response": ("on_approval_response",),
+    "pre_auxiliary_call": ("pre_api_request",),
+    "post_auxiliary_call": ("post_api_request", "api_request_error"),
 }
+_API_HOOKS = ("pre_api_request", "post_api_request", "api_request_error")  # the conversation's calls only
+_AUX_BASE = ("session_id", "task_id", "turn_id", "platform", "api_request_id", "api_call_count", "model", "provider",
+             "base_url", "api_mode", "started_at", "message_count")
+_AUX_PRE = ("request_messages", "tool_count", "approx_input_tokens", "request_char_count", "max_tokens", "request")
+_AUX_POST = ("ended_at", "api_duration", "finish_reason", "response_model", "usage", "response",
+             "assistant_content_chars", "assistant_tool_call_count")
 
 
 # --------------------------------------------------------------------------
@@ -220,6 +228,20 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
                "pattern_key": kw.get("rule_key"), "pattern_keys": [kw.get("rule_key")] if kw.get("rule_key") else [],
                "session_key": getattr(agent, "session_id", None), "surface": "cli"}
         return {**out, "choice": kw["choice"]} if hook == "post_approval_response" else out
+    if hook in ("pre_auxiliary_call", "post_auxiliary_call"):
+        if not getattr(call, "aux_task", ""):
+            return None  # the conversation's own call: hermes' *_api_request hooks have it
+        api = _api_kwargs(kernel_hook, kw)
+        first = (call.request.messages or [{}])[0]
+        out = {**{k: api.get(k) for k in _AUX_BASE}, "aux_task": call.aux_task, "retry_count": 0,
+               "streaming": streaming}
+        if hook == "pre_auxiliary_call":
+            return {**out, **{k: api.get(k) for k in _AUX_PRE},
+                    "system_prompt": first.get("content") if first.get("role") == "system" else ""}
+        error = kw.get("error")
+        return {**out, **{k: api.get(k) for k in _AUX_POST},
+                "error": None if error is None else f"{error.reason}: {error.message}",
+                "error_type": None if error is None else error.reason}
     if hook == "pre_command":
         return {"surface": "cli", "command": kw.get("name"), "alias_used": kw.get("name"),
                 "args_raw": kw.get("args", ""), "session_key": getattr(agent, "session_id", None),
@@ -228,6 +250,8 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
 
 
 def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple, kernel_hook: str = ""):
+    if hook in _API_HOOKS and getattr(kw.get("call"), "aux_task", ""):
+        return None  # hermes-agent 0.22 tells auxiliary calls apart (pre/post_auxiliary_call)
     if hook in DERIVED or hook == "on_stream_delta":
         derived = _derived_kwargs(hook, kernel_hook or hook, kw)
         return None if derived is None else {**derived, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}

@@ -276,6 +276,17 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
         ("pre_approval_request", {"command": command, "pattern_key": "inline_code", "pattern_keys": ["inline_code"],
                                   "surface": "cli", "described": True}),
         ("post_approval_response", {"command": command, "choice": "once"})]
+    hxfix_newest.EVENTS.clear()
+    beside = make_agent(*adapters, config=cfg, script=["a summary", "answered"])
+    prompt = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "the chat so far"}]
+    assert beside.complete_once(prompt, task="compression") == "a summary"  # as the compressor calls it
+    assert hxfix_newest.EVENTS == [
+        ("pre_auxiliary_call", {"aux_task": "compression", "system_prompt": "Summarize.", "messages": 2,
+                                "streaming": False}),
+        ("post_auxiliary_call", {"aux_task": "compression", "input_tokens": 10, "error": None})]
+    beside.run_conversation("and the chat itself")
+    assert ("pre_api_request", {}) in hxfix_newest.EVENTS and not [
+        k for k, _ in hxfix_newest.EVENTS[2:] if "auxiliary" in k]
     assert not [k for k, _ in hxfix_newest.EVENTS if k == "on_room_member_activity"]  # stored, never fired
     assert "on_room_member_activity" in caplog.text and "never fires it" in caplog.text
 

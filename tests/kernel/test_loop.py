@@ -310,8 +310,9 @@ def test_resume_loads_through_the_hook(make_agent):
 def test_complete_once_uses_the_same_hooks_and_stores_nothing(make_agent, recorder):
     rec = recorder("pre_api_request", "append_messages", "on_stream_delta")
     agent = make_agent(script=["summary text"], callbacks=[rec])
-    text = agent.complete_once([{"role": "user", "content": "summarise"}])
+    text = agent.complete_once([{"role": "user", "content": "summarise"}], task="compression")
     assert text == "summary text" and len(rec.of("pre_api_request")) == 1
+    assert rec.of("pre_api_request")[0]["call"].aux_task == "compression"  # the hooks can tell it from the chat
     assert rec.of("append_messages") == [] and agent.messages == []
     assert rec.of("on_stream_delta") == [] and agent.scripted.requests[0].stream is False  # never shown to the user
     assert agent.scripted.requests[0].tools == []
