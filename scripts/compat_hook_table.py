@@ -28,6 +28,8 @@ DERIVED_ROWS = {
                          "chat's `/new` (`on_session_finalize` with `reason=new_session`)"),
     "pre_command": ("surface, command, alias_used, args_raw, session_key, platform",
                     "a chat command, before it runs (`on_slash_command` of the terminal plugin)"),
+    "on_interim_message": (f"{_STREAM}, text, already_streamed",
+                           "the model said something beside the tool calls it asked for (`on_step`)"),
     "pre_auxiliary_call": ("session_id, task_id, turn_id, platform, api_request_id, api_call_count, model, provider, "
                            "base_url, api_mode, started_at, message_count, aux_task, retry_count, streaming, "
                            "request_messages, tool_count, approx_input_tokens, request_char_count, max_tokens, request, "
@@ -49,7 +51,6 @@ WHY_NOT = {
     "post_gateway_admission": "no gateway",
     "gateway_platform_event": "no gateway",
     "on_room_member_activity": "no hosted group chat",
-    "on_interim_message": "not yet: the kernel has no event for text beside tool calls",
     "transform_api_error_classification": "not yet: the providers classify errors themselves",
     "on_skill_lifecycle": "no skills yet (the prompt and skills issue)",
     "on_human_input_request": "not yet: `clarify` asks through the front end",

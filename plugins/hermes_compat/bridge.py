@@ -86,6 +86,7 @@ DERIVED = {
     "pre_command": ("on_slash_command",),
     "pre_approval_request": ("on_approval_request",),
     "post_approval_response": ("on_approval_response",),
+    "on_interim_message": ("on_step",),
     "pre_auxiliary_call": ("pre_api_request",),
     "post_auxiliary_call": ("post_api_request", "api_request_error"),
 }
@@ -228,6 +229,12 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
                "pattern_key": kw.get("rule_key"), "pattern_keys": [kw.get("rule_key")] if kw.get("rule_key") else [],
                "session_key": getattr(agent, "session_id", None), "surface": "cli"}
         return {**out, "choice": kw["choice"]} if hook == "post_approval_response" else out
+    if hook == "on_interim_message":  # what the model said beside the tool calls it asked for
+        said = [m for m in kw.get("messages") or [] if m.get("role") == "assistant" and m.get("tool_calls")]
+        text = " ".join(str(m.get("content") or "").strip() for m in said).strip()
+        if not text:
+            return None
+        return {**_stream_base(kw), "text": text, "already_streamed": bool(getattr(agent, "stream", False))}
     if hook in ("pre_auxiliary_call", "post_auxiliary_call"):
         if not getattr(call, "aux_task", ""):
             return None  # the conversation's own call: hermes' *_api_request hooks have it

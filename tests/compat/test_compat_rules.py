@@ -271,6 +271,7 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
                         callbacks=[Approver(answer="once")],
                         script=[{"tool_calls": [["terminal", {"command": command}]]}, "done"])
     asking.run_conversation("run it")
+    assert [e for k, e in hxfix_newest.EVENTS if k == "on_interim_message"] == []  # the call came without words
     approvals = [(k, e) for k, e in hxfix_newest.EVENTS if "approval" in k]
     assert approvals == [
         ("pre_approval_request", {"command": command, "pattern_key": "inline_code", "pattern_keys": ["inline_code"],
@@ -285,6 +286,12 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
                                 "streaming": False}),
         ("post_auxiliary_call", {"aux_task": "compression", "input_tokens": 10, "error": None})]
     beside.run_conversation("and the chat itself")
+    hxfix_newest.EVENTS.clear()
+    talking = make_agent(*adapters, core_tools, config=cfg, toolsets=["file"], script=[
+        {"content": "Let me look at the file first.", "tool_calls": [["read_file", {"path": "nope"}]]}, "done"])
+    talking.run_conversation("check it")
+    assert [e for k, e in hxfix_newest.EVENTS if k == "on_interim_message"] == [
+        {"text": "Let me look at the file first.", "already_streamed": True, "iteration": 1}]  # streamed by default
     assert ("pre_api_request", {}) in hxfix_newest.EVENTS and not [
         k for k, _ in hxfix_newest.EVENTS[2:] if "auxiliary" in k]
     assert not [k for k, _ in hxfix_newest.EVENTS if k == "on_room_member_activity"]  # stored, never fired
