@@ -143,8 +143,11 @@ def clarify(args, ctx):
     choices = [str(c).strip() for c in choices if str(c).strip()]
     if len(choices) > MAX_CHOICES:
         raise ToolError(f"clarify: at most {MAX_CHOICES} choices; the user can always type another answer")
+    ctx.agent.emit("on_clarify_request", question=question, choices=choices)
     answer = ctx.agent.ask("clarify", question=question, choices=choices)
-    if answer is None or (isinstance(answer, str) and not answer.strip()):
+    answered = not (answer is None or (isinstance(answer, str) and not answer.strip()))
+    ctx.agent.emit("on_clarify_response", question=question, answered=answered)
+    if not answered:
         return {"question": question, "answer": None, "note": NO_ANSWER}
     return {"question": question, "answer": str(answer)}
 

@@ -55,3 +55,25 @@ def subagent_stop(parent_session_id: str, parent_turn_id: str, child_session_id:
     :param agent: the parent :class:`kernel.agent.Agent`.
     :return: ignored.
     """
+
+
+@hookspec
+def on_clarify_request(question: str, choices: list, agent: Any) -> None:
+    """The ``clarify`` tool is about to ask the user (through ``clarify``).
+
+    :param question: the model's question.
+    :param choices: the answers it offers (may be empty).
+    :param agent: the :class:`kernel.agent.Agent` whose tool it is.
+    :return: ignored (an observer).
+    """
+
+
+@hookspec
+def on_clarify_response(question: str, answered: bool, agent: Any) -> None:
+    """The ``clarify`` question ended. What the user typed is not passed.
+
+    :param question: the model's question.
+    :param answered: ``False`` when nobody could be asked or the answer was empty.
+    :param agent: the agent.
+    :return: ignored.
+    """

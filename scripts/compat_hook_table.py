@@ -40,6 +40,12 @@ DERIVED_ROWS = {
                             "response_model, usage, response, assistant_content_chars, assistant_tool_call_count, "
                             "error, error_type",
                             "its end (`post_api_request`, or `api_request_error` with `error`)"),
+    "on_human_input_request": ("kind, request_id, session_id, session_key, platform, prompt",
+                               "the approval or the clarify question is about to be asked (`on_approval_request`, "
+                               "`on_clarify_request`); `prompt` is masked"),
+    "on_human_input_resolved": ("kind, request_id, session_id, session_key, platform, prompt, outcome",
+                                "it ended (`on_approval_response`, `on_clarify_response`); `outcome` is the "
+                                "approval choice, or `answered`/`unanswered`"),
     "pre_approval_request": ("command, description, pattern_key, pattern_keys, session_key, surface",
                              "a flagged command is put to the person (`on_approval_request` of the approval plugin)"),
     "post_approval_response": ("command, description, pattern_key, pattern_keys, session_key, surface, choice",
@@ -53,8 +59,6 @@ WHY_NOT = {
     "on_room_member_activity": "no hosted group chat",
     "transform_api_error_classification": "not yet: the providers classify errors themselves",
     "on_skill_lifecycle": "no skills yet (the prompt and skills issue)",
-    "on_human_input_request": "not yet: `clarify` asks through the front end",
-    "on_human_input_resolved": "not yet: `clarify` asks through the front end",
     "pre_transcription": "no transcription",
 }
 

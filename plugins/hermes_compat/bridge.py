@@ -87,6 +87,8 @@ DERIVED = {
     "pre_approval_request": ("on_approval_request",),
     "post_approval_response": ("on_approval_response",),
     "on_interim_message": ("on_step",),
+    "on_human_input_request": ("on_approval_request", "on_clarify_request"),
+    "on_human_input_resolved": ("on_approval_response", "on_clarify_response"),
     "pre_auxiliary_call": ("pre_api_request",),
     "post_auxiliary_call": ("post_api_request", "api_request_error"),
 }
@@ -229,6 +231,8 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
                "pattern_key": kw.get("rule_key"), "pattern_keys": [kw.get("rule_key")] if kw.get("rule_key") else [],
                "session_key": getattr(agent, "session_id", None), "surface": "cli"}
         return {**out, "choice": kw["choice"]} if hook == "post_approval_response" else out
+    if hook in ("on_human_input_request", "on_human_input_resolved"):
+        return _human_input(hook, kernel_hook, kw)
     if hook == "on_interim_message":  # what the model said beside the tool calls it asked for
         said = [m for m in kw.get("messages") or [] if m.get("role") == "assistant" and m.get("tool_calls")]
         text = " ".join(str(m.get("content") or "").strip() for m in said).strip()
@@ -254,6 +258,32 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
                 "args_raw": kw.get("args", ""), "session_key": getattr(agent, "session_id", None),
                 "platform": getattr(agent, "platform", "cli")}
     return None
+
+
+_HUMAN_INPUT = "hermes_compat.human_input"  # agent.state: the request id of the question being asked
+
+
+def _human_input(hook: str, kernel_hook: str, kw: dict) -> dict:
+    """hermes-agent 0.22's human-input observers, from the approval and the
+    clarify questions: one ``request_id`` for the question and its end; the
+    prompt is masked and what the person typed is never passed."""
+    import uuid
+
+    agent = kw.get("agent")
+    state = getattr(agent, "state", {})
+    kind = "approval" if "approval" in kernel_hook else "clarify"
+    if hook == "on_human_input_request":
+        request_id = state[_HUMAN_INPUT] = uuid.uuid4().hex
+    else:
+        request_id = state.pop(_HUMAN_INPUT, None) or uuid.uuid4().hex
+    prompt = str(kw.get("command") or kw.get("question") or kw.get("tool_name") or "")
+    secrets = getattr(agent, "secrets", None)
+    out = {"kind": kind, "request_id": request_id, "session_id": getattr(agent, "session_id", ""),
+           "session_key": getattr(agent, "session_id", ""), "platform": getattr(agent, "platform", "cli"),
+           "prompt": secrets.mask(prompt) if secrets is not None else prompt}
+    if hook == "on_human_input_resolved":
+        out["outcome"] = kw["choice"] if kind == "approval" else ("answered" if kw.get("answered") else "unanswered")
+    return out
 
 
 def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple, kernel_hook: str = ""):
@@ -468,6 +498,8 @@ class HermesPluginAdapter:
 # hermes-agent hooks whose spec a built-in plugin brings (register_hookspecs), by owner
 PLUGIN_SPECS = {
     "on_slash_command": "plugins.terminal.hookspecs",
+    "on_clarify_request": "plugins.agent_tools_hookspecs",
+    "on_clarify_response": "plugins.agent_tools_hookspecs",
     "on_approval_request": "plugins.approval_hookspecs",
     "on_approval_response": "plugins.approval_hookspecs",
     "transform_terminal_output": "plugins.core_tools_hookspecs",

@@ -272,6 +272,9 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
                         script=[{"tool_calls": [["terminal", {"command": command}]]}, "done"])
     asking.run_conversation("run it")
     assert [e for k, e in hxfix_newest.EVENTS if k == "on_interim_message"] == []  # the call came without words
+    human = [e for k, e in hxfix_newest.EVENTS if k.startswith("on_human_input")]
+    assert [(e["kind"], e.get("outcome")) for e in human] == [("approval", None), ("approval", "once")]
+    assert human[0]["request_id"] == human[1]["request_id"] and human[0]["prompt"] == command
     approvals = [(k, e) for k, e in hxfix_newest.EVENTS if "approval" in k]
     assert approvals == [
         ("pre_approval_request", {"command": command, "pattern_key": "inline_code", "pattern_keys": ["inline_code"],

@@ -102,6 +102,29 @@ def test_clarify_without_a_user_tells_the_model_to_proceed(make_agent):
     assert answer["answer"] is None and "No user is available" in answer["note"] and "best judgement" in answer["note"]
 
 
+def test_clarify_observers_hear_the_question_and_whether_it_was_answered(make_agent):
+    from kernel import hookimpl
+
+    heard = []
+
+    class Observer:
+        __name__ = "observer"
+
+        @hookimpl
+        def on_clarify_request(self, question, choices, agent):
+            heard.append(("asked", question, choices))
+
+        @hookimpl
+        def on_clarify_response(self, question, answered, agent):
+            heard.append(("ended", question, answered))
+
+    ask = {"tool_calls": [("clarify", {"question": "Which database?", "choices": ["sqlite"]})]}
+    for callbacks, answered in (([Answerer("sqlite")], True), ([Answerer("  ")], False), ([], False)):
+        heard.clear()
+        make_agent(agent_tools, Observer(), callbacks=callbacks, script=[ask, "ok"]).run_conversation("go")
+        assert heard == [("asked", "Which database?", ["sqlite"]), ("ended", "Which database?", answered)]
+
+
 def test_clarify_bad_input_is_an_error_result(make_agent):
     agent = make_agent(agent_tools, script=[{"tool_calls": [
         ("clarify", {"question": "?", "choices": ["a", "b", "c", "d", "e"]}),
