@@ -200,16 +200,16 @@ def hermes_command() -> list:
 
 @pytest.fixture
 def hermes(hermes_home):
-    """``hermes(*args, env={}, input=None, timeout=60)`` runs the CLI as a subprocess."""
+    """``hermes(*args, env={}, input=None, timeout=60, cwd=None)`` runs the CLI as a subprocess."""
     import subprocess
 
-    def run(*args, env=None, input=None, timeout=60):
+    def run(*args, env=None, input=None, timeout=60, cwd=None):
         full_env = dict(os.environ)
         full_env["HERMES_HOME"] = str(hermes_home)
         full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), full_env.get("PYTHONPATH", "")]))
         full_env.update(env or {})
         return subprocess.run(hermes_command() + [str(a) for a in args], capture_output=True, text=True,
-                              env=full_env, input=input, timeout=timeout)
+                              env=full_env, input=input, timeout=timeout, cwd=cwd)
 
     return run
 

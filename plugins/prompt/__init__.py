@@ -1,0 +1,53 @@
+"""Built-in plugin prompt: assembles the system prompt in named layers
+(identity, tool guidance, the other plugins' parts such as the memory block,
+the project's context files, platform hints); see :mod:`plugins.prompt.layers`.
+
+It wraps the kernel's ``system_prompt`` hook: the other plugins' parts come
+in, one prompt goes out, so a distro that blocks this plugin gets just the
+parts (and its ``agent.system_prompt``). Plugins add named layers of their
+own with ``prompt_layer`` (the skills index is one). ``hermes prompt show [--json]``
+prints what a session here would send, layer by layer.
+
+Config: ``prompt.identity`` (replaces SOUL.md and the default identity),
+``prompt.disabled_layers``, ``prompt.context_files`` (more files to read),
+``prompt.max_layer_chars``.
+"""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+
+LAYERS_KEY = "prompt.layers"  # agent.state: the layers of the last assembly, for `hermes prompt show`
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.prompt import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl
+def register_config(declare):
+    declare("prompt.identity", str, "", "the agent's identity text; empty: SOUL.md in HERMES_HOME, else the default")
+    declare("prompt.disabled_layers", list, [], "layers left out: identity, tools, plugins, context, platform")
+    declare("prompt.context_files", list, [], "more files for the context layer, relative to the working folder")
+    declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)")
+
+
+@hookimpl(wrapper=True)
+def system_prompt(agent, session_id, model, platform):
+    from plugins.prompt.layers import assemble
+
+    parts = yield
+    added = [layer for layer in agent.hook.prompt_layer(agent=agent) if isinstance(layer, dict)]
+    layers = assemble(agent, parts or [], added=added)
+    agent.state[LAYERS_KEY] = layers
+    return ["\n\n".join(layer.text for layer in layers)]
+
+
+@hookimpl
+def register_commands(cli, config):
+    from plugins.prompt.command import prompt
+
+    cli.add_command(prompt)

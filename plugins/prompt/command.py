@@ -1,0 +1,46 @@
+"""``hermes prompt show``: the system prompt a session started here would
+send, layer by layer, with where each came from and its size."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group()
+def prompt():
+    """Show the system prompt, layer by layer."""
+
+
+@prompt.command("show")
+@click.option("-t", "--toolsets", help="Comma-separated toolsets, as for run and chat.")
+@click.option("--platform", default="cli", show_default=True, help="cli (hermes chat) or run (hermes run).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the layers and the whole prompt.")
+@click.pass_obj
+def show(app, toolsets, platform, as_json):
+    """Print the assembled system prompt for this folder and config."""
+    from kernel.agent import Agent, AgentError
+    from kernel.cli import Fail, echo_json
+    from plugins.prompt import LAYERS_KEY
+
+    chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None
+    try:
+        agent = Agent(config=app.config, host=app.host, toolsets=chosen, platform=platform)
+    except AgentError as exc:
+        raise Fail(str(exc)) from None
+    try:
+        parts = agent.hook.system_prompt(agent=agent, session_id=agent.session_id,
+                                         model=agent.provider_config.model, platform=agent.platform)
+        text = "\n\n".join(p.strip() for p in [agent.config.get("agent.system_prompt"), *parts]
+                           if isinstance(p, str) and p.strip())
+        layers = agent.state.get(LAYERS_KEY) or []
+    finally:
+        agent.close()
+    if as_json:
+        echo_json({"chars": len(text), "layers": [layer.to_dict() for layer in layers], "prompt": text})
+        return
+    for layer in layers:
+        cut = ", truncated" if layer.truncated else ""
+        click.echo(click.style(f"── {layer.name} ({layer.source}; {layer.chars} chars{cut})", dim=True))
+        click.echo(layer.text)
+        click.echo("")
+    click.echo(click.style(f"{len(text)} characters in all", dim=True))

@@ -1,0 +1,156 @@
+"""The system prompt's layers, in order: identity, tool guidance, what other
+plugins contribute (the memory block), the project's context files and the
+platform's hints. Each layer is capped (``prompt.max_layer_chars``) with a
+visible marker. Nothing time-varying goes in: within a session the prompt is
+byte-identical from turn to turn, so provider prompt caches hit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from plugins.prompt import project
+
+ORDER = ("identity", "tools", "plugins", "context", "platform")  # plugins' own layers go in between
+
+DEFAULT_IDENTITY = """You are hermes, an agent that works on the user's computer through the tools it is given.
+
+Work in small, checked steps: look before you change, run what you wrote, and read the output before you go on. \
+Say plainly what you did and what you found; when something failed, say so and why. Ask the user (the clarify \
+tool, when you have it) only when a decision is theirs to make. Never invent file contents, command output or \
+facts you have not seen."""
+
+TOOL_GUIDANCE = ("Call a tool when it gets you a fact or does the work; answer directly when neither is needed. "
+                 "Several independent calls may go in one step. A tool result that starts with an error says what "
+                 "went wrong: fix the call rather than repeating it.")
+
+PLATFORM_HINTS = {
+    "cli": "You are talking to a person in a terminal: plain text, short paragraphs, code in fenced blocks; no "
+           "tables wider than 80 columns.",
+    "run": "This is a one-shot command: there is no follow-up turn, so finish the task in this answer and end "
+           "with the result. Plain text; your output may be read by a script.",
+}
+
+
+@dataclass
+class Layer:
+    name: str
+    source: str  # where the text came from: a file, a plugin, "built-in"
+    text: str
+    chars: int = 0  # before the cap
+    truncated: bool = False
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "source": self.source, "chars": self.chars, "truncated": self.truncated,
+                "text": self.text}
+
+
+def cap(text: str, limit: int, source: str) -> tuple:
+    """``(text, truncated)``: at most ``limit`` characters, with a marker saying what was left out."""
+    if limit <= 0 or len(text) <= limit:
+        return text, False
+    head = text[: max(0, limit - 200)].rstrip()
+    return f"{head}\n\n[... truncated: {len(text) - len(head)} of {len(text)} characters of {source} left out]", True
+
+
+def _setting(config: Any, key: str, default: Any) -> Any:
+    value = config.get(key, default) if config is not None else default
+    return default if value is None else value
+
+
+def identity(config: Any) -> Layer:
+    """The distro's or config's text (``prompt.identity``), else ``SOUL.md``
+    in HERMES_HOME (as in hermes-agent), else the default."""
+    from kernel.paths import config_dir
+
+    text = str(_setting(config, "prompt.identity", "") or "").strip()
+    if text:
+        return Layer("identity", "prompt.identity", text)
+    soul = config_dir() / "SOUL.md"
+    try:
+        soul_text = soul.read_text(encoding="utf-8", errors="replace").strip() if soul.is_file() else ""
+    except OSError:
+        soul_text = ""
+    if soul_text:
+        return Layer("identity", str(soul), soul_text)
+    return Layer("identity", "built-in", DEFAULT_IDENTITY)
+
+
+def tools(agent: Any) -> Optional[Layer]:
+    offered = getattr(agent, "tools", None) or {}
+    if not offered:
+        return None
+    lines = [TOOL_GUIDANCE, "", "Tools offered in this session:"]
+    for name, tool in sorted(offered.items()):
+        summary = _first_sentence(getattr(tool, "description", "") or "")
+        lines.append(f"- {name}: {summary}" if summary else f"- {name}")
+    return Layer("tools", "the tools offered", "\n".join(lines))
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    """The description's first sentence (the rest is in the tool's schema)."""
+    text = " ".join(text.split())
+    end = text.find(". ")
+    text = text if end < 0 else text[: end + 1]
+    return text if len(text) <= limit else text[: limit - 3].rsplit(" ", 1)[0] + "..."
+
+
+def context(config: Any, cwd: Path) -> Optional[Layer]:
+    files = project.context_files(cwd, _setting(config, "prompt.context_files", []) or [])
+    if not files:
+        return None
+    body = "\n\n".join(project.render(f) for f in files)
+    text = ("# Project context\n\nThese files come with the project you are working in. Follow their conventions "
+            "where they do not conflict with the user.\n\n" + body)
+    return Layer("context", ", ".join(f.label for f in files), text)
+
+
+def platform(agent: Any) -> Optional[Layer]:
+    hint = PLATFORM_HINTS.get(getattr(agent, "platform", "") or "")
+    return Layer("platform", f"platform {agent.platform}", hint) if hint else None
+
+
+def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added: list = ()) -> list:
+    """The layers for ``agent``'s session; ``contributions`` are the other
+    plugins' ``system_prompt`` parts (the memory block among them), ``added``
+    the layers plugins gave through ``prompt_layer``."""
+    config = getattr(agent, "config", None)
+    off = set(_setting(config, "prompt.disabled_layers", []) or [])
+    limit = int(_setting(config, "prompt.max_layer_chars", 20_000))
+    plugins_text = "\n\n".join(c.strip() for c in contributions if isinstance(c, str) and c.strip())
+    built = {
+        "identity": lambda: identity(config),
+        "tools": lambda: tools(agent),
+        "plugins": lambda: Layer("plugins", "other plugins (system_prompt)", plugins_text) if plugins_text else None,
+        "context": lambda: context(config, cwd or Path.cwd()),
+        "platform": lambda: platform(agent),
+    }
+    followers: dict = {}  # a plugin's layer goes after the one it names (default: the plugins' parts)
+    for extra in added:
+        name = str(extra.get("name") or "").strip()
+        if not name or name in built or not str(extra.get("text") or "").strip():
+            continue
+        built[name] = (lambda e=extra, n=name: Layer(n, str(e.get("source") or n), str(e["text"])))
+        after = str(extra.get("after") or "plugins")
+        followers.setdefault(after if after in ORDER or after in built else "plugins", []).append(name)
+    order: list = []
+
+    def place(name: str) -> None:
+        order.append(name)
+        for follower in followers.get(name, ()):
+            place(follower)
+
+    for name in ORDER:
+        place(name)
+    layers = []
+    for name in order:
+        if name in off:
+            continue
+        layer = built[name]()
+        if layer is None or not layer.text.strip():
+            continue
+        layer.chars = len(layer.text)
+        layer.text, layer.truncated = cap(layer.text, limit, layer.source)
+        layers.append(layer)
+    return layers
