@@ -1,12 +1,10 @@
 """Prompt assembly: the prompt plugin building a session's system prompt for
-a project with three context files (a HERMES.md is not used: the AGENTS.md
-chain of a repository root and two subfolders), every built-in tool offered
-and a memory block, against the same call with the plugin's assembly left
-out (only the other plugins' parts joined), alternating, in one process.
+a project with three context files (the AGENTS.md chain of a repository
+root and two subfolders) and 20 skills, every built-in tool offered and a
+memory block, alternating with the memory block alone, in one process.
 
     python bench/bench_prompt.py [--runs 200]
 
-Skills (the issue's 20) are not built yet; this measures the layers that are.
 The issue's limit is 5 ms per assembly.
 """
 
@@ -38,12 +36,17 @@ def main() -> None:
     (repo / ".git").mkdir()
     for folder in (repo, repo / "src", deep):
         (folder / "AGENTS.md").write_text("# Conventions\n" + "Keep functions short and named for what they do.\n" * 60)
+    for i in range(20):
+        folder = home / "skills" / f"skill-{i:02d}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: skill-{i:02d}\ndescription: What to do for task {i}.\n---\n\n"
+                                         + "A step of the procedure.\n" * 40)
+        (folder / "notes.md").write_text("more")
     os.chdir(deep)
 
     from kernel.agent import Agent
     from kernel.config import load_config
     from kernel.plugins import PluginHost
-    from plugins.prompt.layers import assemble
 
     config = load_config()
     host = PluginHost.discover(config)
@@ -67,7 +70,8 @@ def main() -> None:
             started = time.perf_counter()
             fn()
             out.append(time.perf_counter() - started)
-    layers = assemble(agent, [])
+    with_plugin()
+    layers = agent.state["prompt.layers"]
     agent.close()
     print(f"layers: {', '.join(f'{layer.name} {layer.chars}' for layer in layers)} characters")
     print(f"{'assembly':40} {'median':>9} {'max':>9}")

@@ -151,6 +151,17 @@ def plan(messages: list, first_n: int, last_n: int) -> Optional[tuple]:
     return head_end, tail_start
 
 
+def usage_tokens(usage: Optional[dict]) -> tuple:
+    """``(prompt, completion, total)`` tokens of a response's usage, in either
+    spelling (the kernel's ``input_tokens`` and cache counts, or ``prompt_tokens``)."""
+    usage = usage or {}
+    prompt = usage.get("prompt_tokens")
+    if prompt is None:
+        prompt = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    completion = int(usage.get("output_tokens") or usage.get("completion_tokens") or 0)
+    return int(prompt or 0), completion, int(usage.get("total_tokens") or int(prompt or 0) + completion)
+
+
 def _tool_names(messages: list) -> dict:
     names = {}
     for msg in messages:
@@ -282,13 +293,7 @@ class Compressor:
         self.threshold_tokens = int(self.context_length * self.threshold_percent)
 
     def update_from_response(self, usage: dict) -> None:
-        usage = usage or {}
-        prompt = usage.get("prompt_tokens")
-        if prompt is None:
-            prompt = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
-        self.last_prompt_tokens = int(prompt or 0)
-        self.last_completion_tokens = int(usage.get("output_tokens") or usage.get("completion_tokens") or 0)
-        self.last_total_tokens = int(usage.get("total_tokens") or self.last_prompt_tokens + self.last_completion_tokens)
+        self.last_prompt_tokens, self.last_completion_tokens, self.last_total_tokens = usage_tokens(usage)
 
     def current_tokens(self, messages: list) -> int:
         return max(estimate_tokens(messages), self.last_prompt_tokens)

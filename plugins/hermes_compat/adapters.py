@@ -8,14 +8,17 @@ from plugins.hermes_compat import state
 from plugins.hermes_compat.engines import register_engine
 from plugins.hermes_compat.memory import register_memory
 from plugins.hermes_compat.profiles import register_profiles, resolve_mode
-from plugins.hermes_compat.tools_commands import register_cli, register_slash, register_tools
+from plugins.hermes_compat.tools_commands import register_cli, register_skills, register_slash, register_tools
 
 
 def registration_impls(record: state.PluginRecord):
     """``(hook, params, body(kwargs), hookimpl options)`` for what ``record`` registered."""
-    if record.tools or record.memory_providers or record.skills:
+    if record.tools or record.memory_providers:
         opts = {"trylast": True} if any(s.override for s in record.tools.values()) else {}
         yield "register_tools", ("register",), lambda kw: register_tools(record, kw["register"]), opts
+    if record.skills:
+        yield "register_skills", ("register",), lambda kw: register_skills(record, kw["register"]), {
+            "optionalhook": True}  # brought by the skills plugin
     if record.commands:
         yield "register_slash_commands", ("register",), lambda kw: register_slash(record, kw["register"]), {}
     if record.cli_commands:

@@ -55,51 +55,16 @@ def register_tools(record: state.PluginRecord, register: Callable) -> None:
     for provider in record.memory_providers:
         for tool in memory_proxy_tools(record, provider):
             register(tool)
-    if record.skills:
-        register(skill_view_tool())
 
 
 # --------------------------------------------------------------------------
-# Skills (``ctx.register_skill``): read-only, through a ``skill_view`` tool
-
-SKILL_MAX_CHARS = 20_000
+# Skills (``ctx.register_skill``): into the skills plugin's ``register_skills``
 
 
-def find_skill(ref: str):
-    """``(plugin, name, path)`` for ``"plugin:name"`` or a bare ``"name"``."""
-    plugin, _, name = ref.rpartition(":")
-    for rec in state.records():
-        if plugin and rec.name != plugin:
-            continue
-        if name in rec.skills:
-            return rec.name, name, rec.skills[name][0]
-    return None
-
-
-def skill_view_tool():
-    from kernel.types import Tool, ToolError
-
-    def handler(args: dict, ctx: Any) -> dict:
-        ref = str(args.get("name") or "")
-        found = find_skill(ref)
-        if found is None:
-            known = sorted(f"{r.name}:{n}" for r in state.records() for n in r.skills)
-            raise ToolError(f"no skill {ref!r}; available: {', '.join(known) or 'none'}")
-        plugin, name, path = found
-        if path.is_dir():
-            candidates = [path / "SKILL.md", path / "README.md", *sorted(path.glob("*.md"))]
-            path = next((p for p in candidates if p.is_file()), None)
-            if path is None:
-                raise ToolError(f"skill {plugin}:{name} has no SKILL.md")
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if len(text) > SKILL_MAX_CHARS:
-            text = text[:SKILL_MAX_CHARS] + "\n[... truncated ...]"
-        return {"name": f"{plugin}:{name}", "content": text}
-
-    return Tool(name="skill_view", description="Read a skill (instructions a plugin provides) by name, "
-                "as 'plugin:skill' or 'skill'.",
-                parameters={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-                handler=handler, toolset="skills", parallel_safe=True, plugin="hermes-compat")
+def register_skills(record: state.PluginRecord, register: Callable) -> None:
+    """Each as ``plugin:skill`` (hermes-agent 0.22 namespaces plugin skills so)."""
+    for name, (path, description) in list(record.skills.items()):
+        register(f"{record.name}:{name}", path, description)
 
 
 # --------------------------------------------------------------------------

@@ -28,13 +28,17 @@ def test_lazy_host_imports_async_handlers_and_skills(compat_site, hermes_home, m
     assert hxfix_lazy.RESULTS["built"] == 1  # plugins.plugin_utils.lazy_singleton
     for name in ("tools", "hermes_cli", "hermes_constants"):
         assert name not in sys.modules
-    agent = make_agent(*adapters, config=cfg, script=[
+    import plugins.skills as skills_plugin
+
+    agent = make_agent(skills_plugin, *adapters, config=cfg, script=[
         {"tool_calls": [("aecho", {"text": "hi"}), ("skill_view", {"name": "lazy:lazy-notes"}),
-                        ("skill_view", {"name": "nope"})]}, "ok"])
-    echo, skill, missing = [json.loads(r) for r in tool_results(agent.run_conversation("go"))]
+                        ("skill_view", {"name": "lazy-notes"}), ("skill_view", {"name": "nope"})]}, "ok"])
+    echo, skill, short, missing = [json.loads(r) for r in tool_results(agent.run_conversation("go"))]
     assert echo == {"echo": "hi", "kwargs": ["session_id", "task_id", "user_task"]}
-    assert skill["name"] == "lazy:lazy-notes" and "Imports host modules lazily" in skill["content"]
-    assert "available: lazy:lazy-notes" in missing["error"]
+    # ctx.register_skill feeds the skills plugin: the same skill_view as the user's own skills
+    assert skill["name"] == "lazy:lazy-notes" and "Imports host modules lazily" in skill["body"]
+    assert skill["source"] == "lazy" and short["name"] == "lazy:lazy-notes"
+    assert "no skill named 'nope'" in missing["error"] and "lazy:lazy-notes" in missing["error"]
     (hermes_home / "config.yaml").write_text("model: from-file\n")
     assert agent.host.registry.slash_commands["later"].factory("", agent) == "model is from-file"
     # a thread of the plugin importing a host module after loading still gets it

@@ -54,3 +54,36 @@ def test_cursor_rules_and_claude_md_in_the_working_folder(tmp_path):
     (tmp_path / ".cursor" / "rules").mkdir(parents=True)
     (tmp_path / ".cursor" / "rules" / "style.mdc").write_text("style rules")
     assert [f.label for f in project.context_files(tmp_path)] == [".cursorrules", ".cursor/rules/style.mdc"]
+
+
+def test_a_plugin_adds_a_layer_through_prompt_layer(make_agent, tmp_path, monkeypatch):
+    import plugins.prompt as prompt_plugin
+    from kernel import hookimpl
+    from plugins.prompt import LAYERS_KEY
+
+    monkeypatch.chdir(tmp_path)
+
+    class Glossary:
+        __name__ = "glossary"
+
+        @hookimpl
+        def prompt_layer(self, agent):
+            return {"name": "glossary", "text": "hive: where bees live", "source": "glossary plugin",
+                    "after": "identity"}
+
+    class Late:
+        __name__ = "late"
+
+        @hookimpl
+        def prompt_layer(self, agent):
+            return {"name": "late", "text": "said last among the plugins' layers"}  # default: after the parts
+
+    agent = make_agent(prompt_plugin, Glossary(), Late(), script=["ok"])
+    agent.run_conversation("hi")
+    names = [layer.name for layer in agent.state[LAYERS_KEY]]
+    assert names == ["identity", "glossary", "late", "platform"]
+    system = agent.scripted.requests[0].messages[0]["content"]
+    assert system.index("You are hermes") < system.index("hive: where bees live") < system.index("said last")
+    off = make_agent(prompt_plugin, Glossary(), config={"prompt": {"disabled_layers": ["glossary"]}}, script=["ok"])
+    off.run_conversation("hi")
+    assert "glossary" not in [layer.name for layer in off.state[LAYERS_KEY]]

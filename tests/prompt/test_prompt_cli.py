@@ -97,3 +97,16 @@ def test_a_distro_blocking_the_prompt_plugin_sends_only_what_it_sets(hermes, wir
                  env={**cli_env, "OPENAI_API_KEY": "sk"}, cwd=folder)
     assert out.returncode == 0, out.stderr
     assert system_of(wire_server.requests[0]) == "Be terse."
+
+
+def test_a_distro_sets_the_identity_turns_layers_off_and_adds_context_files(hermes, tmp_path):
+    folder = project(tmp_path, "Project rules.\n")
+    (folder / "STYLE.md").write_text("Write short sentences.\n")
+    distro = tmp_path / "support.yaml"
+    distro.write_text("name: support\nconfig:\n  prompt:\n    identity: You are the support desk of Acme.\n"
+                      "    disabled_layers: [tools]\n    context_files: [STYLE.md]\n")
+    shown = json.loads(hermes("--distro", distro, "prompt", "show", "--json", cwd=folder).stdout)
+    layers = {layer["name"]: layer for layer in shown["layers"]}
+    assert list(layers) == ["identity", "context", "platform"]
+    assert layers["identity"]["text"] == "You are the support desk of Acme."
+    assert layers["context"]["source"] == "AGENTS.md, STYLE.md" and "Write short sentences." in shown["prompt"]

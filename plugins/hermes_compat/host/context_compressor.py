@@ -97,13 +97,9 @@ class ContextCompressor(ContextEngine):
             self.max_tokens = max_tokens
 
     def update_from_response(self, usage: Dict[str, Any]) -> None:
-        usage = usage or {}
-        prompt = usage.get("prompt_tokens")
-        if prompt is None:
-            prompt = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
-        self.last_prompt_tokens = int(prompt or 0)
-        self.last_completion_tokens = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
-        self.last_total_tokens = int(usage.get("total_tokens") or self.last_prompt_tokens + self.last_completion_tokens)
+        from plugins.compressor import usage_tokens
+
+        self.last_prompt_tokens, self.last_completion_tokens, self.last_total_tokens = usage_tokens(usage)
 
     def should_compress(self, prompt_tokens: Optional[int] = None) -> bool:
         tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens

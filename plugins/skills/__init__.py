@@ -1,0 +1,112 @@
+"""Built-in plugin skills: instructions the agent loads when a task calls for
+them (the agentskills.io ``SKILL.md`` format; see :mod:`plugins.skills.catalog`
+for where they are found).
+
+Progressive disclosure: only the index (names and one-line descriptions)
+goes into the system prompt (a ``prompt_layer``, after the memory block);
+the tools ``skills_list``, ``skill_view`` and ``skill_manage`` load the rest
+and let the agent keep what it learns in ``$HERMES_HOME/skills``. In chat,
+``/skill-name`` loads a skill into the next message. ``hermes skills
+list|show|install|remove`` manage them from the shell. Plugins ship skills
+with ``register_skills``; hermes-compat's ``ctx.register_skill`` feeds it.
+"""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+
+PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
+# chat's own commands and the built-in plugins': a skill of the same name is not a command
+RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
+            "context", "memory", "search", "title"}
+
+
+def skills_of(agent_or_config, host=None, cwd=None) -> dict:
+    """Every skill this agent (or config and host) can use, by name."""
+    from plugins.skills import catalog
+
+    config = getattr(agent_or_config, "config", agent_or_config)
+    host = host or getattr(agent_or_config, "host", None)
+    registered = []
+    for name, entry in (host.registry.table("skills") if host is not None else {}).items():
+        skill = catalog.load(entry.factory, entry.plugin, name)
+        if skill is not None:
+            skill.description = entry.description or skill.description
+            registered.append(skill)
+    return catalog.find(config, registered, cwd)
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.skills import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl
+def register_config(declare):
+    declare("skills.paths", list, [], "more folders of skills (each holding <name>/SKILL.md)")
+
+
+@hookimpl
+def register_tools(register, config):
+    from plugins.skills.tools import TOOLS
+
+    for tool in TOOLS:
+        register(tool)
+
+
+@hookimpl
+def register_toolsets(register):
+    register("skills", ["skills_list", "skill_view", "skill_manage"], description="Find, read and write skills")
+
+
+@hookimpl(optionalhook=True)  # brought by the prompt plugin
+def prompt_layer(agent):
+    skills = skills_of(agent)
+    if not skills:
+        return None
+    lines = ["# Skills", "", "Instructions for particular tasks. When one fits, load it with skill_view "
+             "before you start; skill_manage keeps what you learn as a new skill.", ""]
+    lines += [f"- {s.name}: {s.description or '(no description)'}" for s in sorted(skills.values(), key=lambda s: s.name)]
+    return {"name": "skills", "text": "\n".join(lines), "source": f"{len(skills)} skills", "after": "plugins"}
+
+
+@hookimpl
+def register_slash_commands(register, config):
+    from pathlib import Path
+
+    for name, skill in sorted(skills_of(config, cwd=Path.cwd()).items()):
+        if name in RESERVED or ":" in name:
+            continue
+
+        def load(raw_args, agent, name=name):
+            agent.state.setdefault(PENDING, []).append(name)
+            return f"skill {name} loaded: it goes with your next message"
+
+        register(name, load, f"skill: {skill.description[:60]}")
+
+
+@hookimpl
+def pre_llm_call(agent):
+    from plugins.skills import catalog
+
+    names = agent.state.pop(PENDING, None)
+    if not names:
+        return None
+    skills = skills_of(agent)
+    parts = []
+    for name in dict.fromkeys(names):
+        try:
+            skill = catalog.lookup(skills, name)
+            parts.append(f"The user loaded the skill {skill.name} for this message:\n\n{skill.body()}")
+        except catalog.SkillError as exc:
+            parts.append(f"(the skill {name} could not be loaded: {exc})")
+    return {"context": "\n\n".join(parts)}
+
+
+@hookimpl
+def register_commands(cli, config):
+    from plugins.skills.command import skills
+
+    cli.add_command(skills)

@@ -1,0 +1,81 @@
+"""``hermes skills list|show|install|remove``."""
+
+from __future__ import annotations
+
+import click
+
+
+def _fail(message: str):
+    from kernel.cli import Fail
+
+    return Fail(message)
+
+
+@click.group()
+def skills():
+    """List, show, install and remove skills."""
+
+
+@skills.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def list_cmd(app, as_json):
+    """Every skill, with where it comes from."""
+    from kernel.cli import echo_json
+    from plugins.skills import skills_of
+
+    found = sorted(skills_of(app.config, app.host).values(), key=lambda s: s.name)
+    if as_json:
+        echo_json([s.to_dict() for s in found])
+        return
+    if not found:
+        click.echo("No skills yet. Add one with `hermes skills install PATH`, or let the agent write one.")
+        return
+    width = max(len(s.name) for s in found)
+    for s in found:
+        click.echo(f"{s.name:<{width}}  {s.source:<8}  {s.description}")
+
+
+@skills.command("show")
+@click.argument("name")
+@click.pass_obj
+def show_cmd(app, name):
+    """A skill's description, files and instructions."""
+    from plugins.skills import catalog, skills_of
+
+    try:
+        skill = catalog.lookup(skills_of(app.config, app.host), name)
+        click.echo(f"{skill.name} ({skill.source}, {skill.path})\n{skill.description}\n")
+        for f in skill.files():
+            click.echo(f"  file: {f}")
+        click.echo(skill.body())
+    except catalog.SkillError as exc:
+        raise _fail(str(exc)) from None
+
+
+@skills.command("install")
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--name", help="Install it under another name.")
+def install_cmd(path, name):
+    """Copy a skill folder (or a SKILL.md) into $HERMES_HOME/skills."""
+    from pathlib import Path
+
+    from plugins.skills import catalog
+
+    try:
+        skill = catalog.install(Path(path), name)
+    except catalog.SkillError as exc:
+        raise _fail(str(exc)) from None
+    click.echo(f"installed {skill.name} ({skill.folder})")
+
+
+@skills.command("remove")
+@click.argument("name")
+def remove_cmd(name):
+    """Delete a skill from $HERMES_HOME/skills."""
+    from plugins.skills import catalog
+
+    try:
+        click.echo(f"removed {name} ({catalog.remove(name)})")
+    except catalog.SkillError as exc:
+        raise _fail(str(exc)) from None

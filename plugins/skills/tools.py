@@ -1,0 +1,74 @@
+"""The skills tools the model calls: ``skills_list``, ``skill_view``, ``skill_manage``."""
+
+from __future__ import annotations
+
+from kernel.types import Tool, ToolError
+
+
+def _skills(ctx) -> dict:
+    from plugins.skills import skills_of
+
+    return skills_of(ctx.agent)
+
+
+def skills_list(args, ctx):
+    return {"skills": [{"name": s.name, "description": s.description, "source": s.source}
+                       for s in sorted(_skills(ctx).values(), key=lambda s: s.name)]}
+
+
+def skill_view(args, ctx):
+    from plugins.skills import catalog
+
+    name = args.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ToolError("skill_view: give the skill's 'name' (see skills_list)")
+    try:
+        skill = catalog.lookup(_skills(ctx), name.strip())
+        wanted = args.get("file")
+        if wanted:
+            path = (skill.folder / str(wanted)).resolve()
+            if not path.is_relative_to(skill.folder.resolve()) or not path.is_file():
+                raise ToolError(f"skill_view: {skill.name} has no file {wanted!r}; it has: "
+                                f"{', '.join(skill.files()) or 'none'}")
+            return {"name": skill.name, "file": str(wanted), "content": catalog.read_text(path)[:catalog.MAX_BODY_CHARS]}
+        return {"name": skill.name, "description": skill.description, "source": skill.source,
+                "body": skill.body()[:catalog.MAX_BODY_CHARS], "files": skill.files()}
+    except catalog.SkillError as exc:
+        raise ToolError(f"skill_view: {exc}") from None
+
+
+def skill_manage(args, ctx):
+    from plugins.skills import catalog
+
+    action, name = args.get("action"), str(args.get("name") or "").strip()
+    try:
+        if action in ("create", "edit"):
+            skill = catalog.write(name, str(args.get("description") or ""), str(args.get("body") or ""),
+                                  replace=action == "edit")
+            return {"ok": True, "action": action, "name": skill.name, "path": str(skill.path),
+                    "note": "the skills index lists it from the next session on"}
+        if action == "delete":
+            return {"ok": True, "action": "delete", "name": name, "removed": str(catalog.remove(name))}
+    except catalog.SkillError as exc:
+        raise ToolError(f"skill_manage: {exc}") from None
+    raise ToolError("skill_manage: 'action' is create, edit or delete")
+
+
+TOOLS = [
+    Tool(name="skills_list", description="List the skills: name, one-line description, where it comes from.",
+         parameters={"type": "object", "properties": {}}, handler=skills_list, toolset="skills", parallel_safe=True),
+    Tool(name="skill_view",
+         description="Load a skill's instructions by name, and the list of its other files; with 'file', read "
+                     "one of those files instead.",
+         parameters={"type": "object", "properties": {"name": {"type": "string"}, "file": {"type": "string"}},
+                     "required": ["name"]},
+         handler=skill_view, toolset="skills", parallel_safe=True),
+    Tool(name="skill_manage",
+         description="Keep what you learned as a skill in the user's skills folder: action 'create' (name, "
+                     "one-line description, body of instructions), 'edit' (the same, replacing it) or 'delete'.",
+         parameters={"type": "object", "properties": {
+             "action": {"type": "string", "enum": ["create", "edit", "delete"]},
+             "name": {"type": "string"}, "description": {"type": "string"}, "body": {"type": "string"}},
+             "required": ["action", "name"]},
+         handler=skill_manage, toolset="skills"),
+]

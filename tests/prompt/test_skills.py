@@ -1,0 +1,62 @@
+"""Skills in the agent loop: a plugin ships one with register_skills, the
+tools read and write them, bad input is an error result the model reads."""
+
+from __future__ import annotations
+
+import json
+
+import plugins.prompt as prompt_plugin
+import plugins.skills as skills_plugin
+from kernel import hookimpl
+
+
+def results(result) -> list:
+    return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+
+
+class Shipper:
+    """A plugin shipping a skill folder through register_skills."""
+
+    __name__ = "shipper"
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    @hookimpl
+    def register_skills(self, register):
+        register("shipper:pack", self.folder, "How to pack an order.")
+
+
+def test_a_plugin_ships_a_skill_with_register_skills(make_agent, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: pack\ndescription: from the file\n---\nBox, tape, label.\n")
+    agent = make_agent(prompt_plugin, skills_plugin, Shipper(folder), toolsets=["skills"], script=[
+        {"tool_calls": [("skills_list", {}), ("skill_view", {"name": "pack"})]}, "ok"])
+    listed, viewed = results(agent.run_conversation("pack it"))
+    assert listed == {"skills": [{"name": "shipper:pack", "description": "How to pack an order.",
+                                  "source": "shipper"}]}  # the registered description wins over the file's
+    assert viewed["name"] == "shipper:pack" and viewed["body"] == "Box, tape, label."
+    assert "- shipper:pack: How to pack an order." in agent.scripted.requests[0].messages[0]["content"]
+
+
+def test_skill_tools_refuse_bad_input_with_a_message(make_agent, tmp_path, monkeypatch, hermes_home):
+    monkeypatch.chdir(tmp_path)
+    calls = [("skill_view", {}), ("skill_view", {"name": "ghost"}),
+             ("skill_manage", {"action": "create", "name": "../escape", "description": "x", "body": "y"}),
+             ("skill_manage", {"action": "create", "name": "ok-name", "description": "", "body": "y"}),
+             ("skill_manage", {"action": "edit", "name": "never-made", "description": "d", "body": "b"}),
+             ("skill_manage", {"action": "create", "name": "kept", "description": "d", "body": "b"}),
+             ("skill_manage", {"action": "create", "name": "kept", "description": "d", "body": "b"}),
+             ("skill_view", {"name": "kept", "file": "../../config.yaml"}),
+             ("skill_manage", {"action": "explode", "name": "kept"}),
+             ("skill_manage", {"action": "delete", "name": "kept"})]
+    agent = make_agent(skills_plugin, toolsets=["skills"], script=[{"tool_calls": calls}, "ok"])
+    out = results(agent.run_conversation("go"))
+    errors = [r.get("error", "") for r in out]
+    assert "give the skill's 'name'" in errors[0] and "no skill named 'ghost'" in errors[1]
+    assert "letters, digits" in errors[2] and "one-line description" in errors[3]
+    assert "no skill 'never-made'" in errors[4] and out[5]["ok"] is True and "exists already" in errors[6]
+    assert "has no file '../../config.yaml'" in errors[7] and "create, edit or delete" in errors[8]
+    assert out[9]["ok"] is True and not (hermes_home / "skills" / "kept").exists()

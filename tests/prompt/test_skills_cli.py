@@ -1,0 +1,111 @@
+"""Skills through the command line and the wire-protocol server (openai SDK):
+the index in the system prompt, skill_view loading a body, skill_manage
+writing a skill the next session lists, /skill-name in chat, a distro's
+skill folder, and hermes skills install/list/show/remove."""
+
+from __future__ import annotations
+
+import json
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+MODEL = ("--api-mode", "chat_completions", "-m", "gpt-test")
+
+
+def skill(folder, name, description, body, **files):
+    (folder / name).mkdir(parents=True)
+    (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n{body}\n")
+    for fname, text in files.items():
+        (folder / name / fname).write_text(text)
+    return folder / name
+
+
+def tool_call(name, args):
+    return reply(tool_calls=[(name, args)])
+
+
+def sent_tool_results(request) -> list:
+    return [json.loads(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def test_the_index_and_skill_view(hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
+    skill(hermes_home / "skills", "bee-care", "How to check a beehive in spring.",
+          "Open the hive on a warm day. Look for eggs.", **{"checklist.txt": "smoker, veil, hive tool"})
+    wire_server.script([tool_call("skill_view", {"name": "bee-care"}),
+                        tool_call("skill_view", {"name": "bee-care", "file": "checklist.txt"}), reply("done")])
+    env = {**cli_env, "OPENAI_API_KEY": "sk"}
+    out = hermes("run", "--base-url", wire_server.openai_url, *MODEL, "-t", "skills", "check my bees", env=env,
+                 cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    first = wire_server.requests[0].body["messages"][0]["content"]
+    assert "# Skills" in first and "- bee-care: How to check a beehive in spring." in first
+    assert "Open the hive" not in first  # only the index: the body loads on demand
+    viewed = sent_tool_results(wire_server.requests[1])[0]
+    assert viewed["body"] == "Open the hive on a warm day. Look for eggs." and viewed["files"] == ["checklist.txt"]
+    assert sent_tool_results(wire_server.requests[2])[1]["content"].strip() == "smoker, veil, hive tool"
+
+
+def test_skill_manage_writes_a_skill_the_next_session_lists(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
+                                                           tmp_path):
+    body = "Run `make check` before every commit; it lints and tests."
+    wire_server.script([tool_call("skill_manage", {"action": "create", "name": "release-check",
+                                                   "description": "What to run before a commit here.",
+                                                   "body": body}),
+                        reply("kept it"), reply("second session")])
+    env = {**cli_env, "OPENAI_API_KEY": "sk"}
+    out = hermes("run", "--base-url", wire_server.openai_url, *MODEL, "-t", "skills", "remember how we release",
+                 env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    made = sent_tool_results(wire_server.requests[1])[0]
+    assert made["ok"] is True and made["name"] == "release-check"
+    assert "release-check" not in wire_server.requests[1].body["messages"][0]["content"]  # this session's prompt stays
+    assert (hermes_home / "skills" / "release-check" / "SKILL.md").read_text().count(body) == 1
+    out = hermes("run", "--base-url", wire_server.openai_url, *MODEL, "-t", "skills", "again", env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "- release-check: What to run before a commit here." in wire_server.requests[2].body["messages"][0]["content"]
+
+
+def test_slash_skill_name_loads_it_into_the_next_message(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
+                                                         tmp_path):
+    skill(hermes_home / "skills", "haiku", "Answer in a haiku.", "Reply with exactly three lines: 5, 7, 5 syllables.")
+    wire_server.script([reply("Bees hum in the sun")])
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
+                 cwd=tmp_path, input="/help\n/haiku\nwrite about bees\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert "/haiku" in out.stdout and "skill: Answer in a haiku." in out.stdout  # listed by /help
+    assert "skill haiku loaded" in out.stdout
+    (request,) = wire_server.requests
+    user = request.body["messages"][-1]["content"]
+    assert "write about bees" in user and "Reply with exactly three lines" in user
+
+
+def test_a_distros_skill_folder_and_project_skills(hermes, hermes_home, tmp_path):
+    shipped = tmp_path / "distro-skills"
+    skill(shipped, "triage", "Sort incoming bugs.", "Label, then assign.")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    skill(project / ".agents" / "skills", "deploy", "How this project deploys.", "Tag, then push.")
+    distro = tmp_path / "team.yaml"
+    distro.write_text(f"name: team\nconfig:\n  skills:\n    paths: [{shipped}]\n")
+    listed = json.loads(hermes("--distro", distro, "skills", "list", "--json", cwd=project).stdout)
+    assert {(s["name"], s["source"]) for s in listed} == {("triage", str(shipped)), ("deploy", "project")}
+
+
+def test_hermes_skills_install_list_show_remove(hermes, hermes_home, tmp_path):
+    source = skill(tmp_path / "src", "bee-care", "Check a hive.", "Open it on a warm day.",
+                   **{"notes.md": "more"})
+    assert hermes("skills", "list").stdout.startswith("No skills yet.")
+    out = hermes("skills", "install", source)
+    assert out.returncode == 0 and "installed bee-care" in out.stdout, out.stderr
+    again = hermes("skills", "install", source)
+    assert again.returncode == 1 and "installed already" in again.stderr and "Traceback" not in again.stderr
+    assert "bee-care  user      Check a hive." in hermes("skills", "list").stdout
+    shown = hermes("skills", "show", "bee-care").stdout
+    assert "file: notes.md" in shown and "Open it on a warm day." in shown
+    missing = hermes("skills", "show", "bee-cair")
+    assert missing.returncode == 1 and "did you mean bee-care?" in missing.stderr
+    assert hermes("skills", "remove", "bee-care").returncode == 0
+    gone = hermes("skills", "remove", "bee-care")
+    assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no skill 'bee-care'")
+    assert not (hermes_home / "skills" / "bee-care").exists()
