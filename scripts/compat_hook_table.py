@@ -40,6 +40,10 @@ DERIVED_ROWS = {
                             "response_model, usage, response, assistant_content_chars, assistant_tool_call_count, "
                             "error, error_type",
                             "its end (`post_api_request`, or `api_request_error` with `error`)"),
+    "on_skill_lifecycle": ("action, skill_name, provenance, task_id, session_id, use_count, reused, "
+                           "reuse_after_patch",
+                           "a skill loaded, created, edited or deleted (`on_skill_event` of the skills plugin); the "
+                           "usage counts are None"),
     "on_human_input_request": ("kind, request_id, session_id, session_key, platform, prompt",
                                "the approval or the clarify question is about to be asked (`on_approval_request`, "
                                "`on_clarify_request`); `prompt` is masked"),
@@ -58,7 +62,6 @@ WHY_NOT = {
     "gateway_platform_event": "no gateway",
     "on_room_member_activity": "no hosted group chat",
     "transform_api_error_classification": "not yet: the providers classify errors themselves",
-    "on_skill_lifecycle": "no skills yet (the prompt and skills issue)",
     "pre_transcription": "no transcription",
 }
 

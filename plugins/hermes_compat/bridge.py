@@ -87,6 +87,7 @@ DERIVED = {
     "pre_approval_request": ("on_approval_request",),
     "post_approval_response": ("on_approval_response",),
     "on_interim_message": ("on_step",),
+    "on_skill_lifecycle": ("on_skill_event",),
     "on_human_input_request": ("on_approval_request", "on_clarify_request"),
     "on_human_input_resolved": ("on_approval_response", "on_clarify_response"),
     "pre_auxiliary_call": ("pre_api_request",),
@@ -233,6 +234,13 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
         return {**out, "choice": kw["choice"]} if hook == "post_approval_response" else out
     if hook in ("on_human_input_request", "on_human_input_resolved"):
         return _human_input(hook, kernel_hook, kw)
+    if hook == "on_skill_lifecycle":
+        source = kw.get("source")
+        provenance = "local" if source == "user" else "installed" if source not in ("project",) else "external"
+        turn = getattr(agent, "turn", None)
+        return {"action": kw.get("action"), "skill_name": kw.get("name"), "provenance": provenance,
+                "task_id": getattr(turn, "task_id", "") or "", "session_id": getattr(agent, "session_id", "") or "",
+                "use_count": None, "reused": None, "reuse_after_patch": None}
     if hook == "on_interim_message":  # what the model said beside the tool calls it asked for
         said = [m for m in kw.get("messages") or [] if m.get("role") == "assistant" and m.get("tool_calls")]
         text = " ".join(str(m.get("content") or "").strip() for m in said).strip()
@@ -498,6 +506,7 @@ class HermesPluginAdapter:
 # hermes-agent hooks whose spec a built-in plugin brings (register_hookspecs), by owner
 PLUGIN_SPECS = {
     "on_slash_command": "plugins.terminal.hookspecs",
+    "on_skill_event": "plugins.skills.hookspecs",
     "on_clarify_request": "plugins.agent_tools_hookspecs",
     "on_clarify_response": "plugins.agent_tools_hookspecs",
     "on_approval_request": "plugins.approval_hookspecs",

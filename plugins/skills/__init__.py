@@ -100,6 +100,7 @@ def pre_llm_call(agent):
         try:
             skill = catalog.lookup(skills, name)
             parts.append(f"The user loaded the skill {skill.name} for this message:\n\n{skill.body()}")
+            agent.emit("on_skill_event", action="loaded", name=skill.name, source=skill.source)
         except catalog.SkillError as exc:
             parts.append(f"(the skill {name} could not be loaded: {exc})")
     return {"context": "\n\n".join(parts)}

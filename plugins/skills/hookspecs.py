@@ -19,3 +19,16 @@ def register_skills(register: Callable[..., None], config: Any) -> None:
     :param config: the loaded :class:`kernel.config.Config`.
     :return: ignored.
     """
+
+
+@hookspec
+def on_skill_event(action: str, name: str, source: str, agent: Any) -> None:
+    """A skill was loaded or changed by the agent's tools or by ``/name``.
+
+    :param action: ``loaded`` (``skill_view`` or ``/name``), ``created``,
+        ``edited`` or ``deleted`` (``skill_manage``).
+    :param name: the skill.
+    :param source: where it lives: ``user``, ``project``, a folder, a plugin.
+    :param agent: the :class:`kernel.agent.Agent`.
+    :return: ignored (an observer).
+    """

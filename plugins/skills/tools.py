@@ -16,6 +16,10 @@ def skills_list(args, ctx):
                        for s in sorted(_skills(ctx).values(), key=lambda s: s.name)]}
 
 
+def _event(ctx, action: str, name: str, source: str) -> None:
+    ctx.agent.emit("on_skill_event", action=action, name=name, source=source)
+
+
 def skill_view(args, ctx):
     from plugins.skills import catalog
 
@@ -31,6 +35,7 @@ def skill_view(args, ctx):
                 raise ToolError(f"skill_view: {skill.name} has no file {wanted!r}; it has: "
                                 f"{', '.join(skill.files()) or 'none'}")
             return {"name": skill.name, "file": str(wanted), "content": catalog.read_text(path)[:catalog.MAX_BODY_CHARS]}
+        _event(ctx, "loaded", skill.name, skill.source)
         return {"name": skill.name, "description": skill.description, "source": skill.source,
                 "body": skill.body()[:catalog.MAX_BODY_CHARS], "files": skill.files()}
     except catalog.SkillError as exc:
@@ -45,10 +50,13 @@ def skill_manage(args, ctx):
         if action in ("create", "edit"):
             skill = catalog.write(name, str(args.get("description") or ""), str(args.get("body") or ""),
                                   replace=action == "edit")
+            _event(ctx, "created" if action == "create" else "edited", skill.name, "user")
             return {"ok": True, "action": action, "name": skill.name, "path": str(skill.path),
                     "note": "the skills index lists it from the next session on"}
         if action == "delete":
-            return {"ok": True, "action": "delete", "name": name, "removed": str(catalog.remove(name))}
+            removed = catalog.remove(name)
+            _event(ctx, "deleted", name, "user")
+            return {"ok": True, "action": "delete", "name": name, "removed": str(removed)}
     except catalog.SkillError as exc:
         raise ToolError(f"skill_manage: {exc}") from None
     raise ToolError("skill_manage: 'action' is create, edit or delete")

@@ -297,6 +297,16 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
         {"text": "Let me look at the file first.", "already_streamed": True, "iteration": 1}]  # streamed by default
     assert ("pre_api_request", {}) in hxfix_newest.EVENTS and not [
         k for k, _ in hxfix_newest.EVENTS[2:] if "auxiliary" in k]
+    import plugins.skills as skills_plugin
+
+    hxfix_newest.EVENTS.clear()
+    learning = make_agent(skills_plugin, *adapters, config=cfg, toolsets=["skills"], script=[{"tool_calls": [
+        ["skill_manage", {"action": "create", "name": "brew", "description": "Make tea.", "body": "Boil."}],
+        ["skill_view", {"name": "brew"}]]}, "ok"])
+    learning.run_conversation("learn")
+    assert [e for k, e in hxfix_newest.EVENTS if k == "on_skill_lifecycle"] == [
+        {"action": "created", "skill_name": "brew", "provenance": "local"},
+        {"action": "loaded", "skill_name": "brew", "provenance": "local"}]
     assert not [k for k, _ in hxfix_newest.EVENTS if k == "on_room_member_activity"]  # stored, never fired
     assert "on_room_member_activity" in caplog.text and "never fires it" in caplog.text
 

@@ -60,3 +60,24 @@ def test_skill_tools_refuse_bad_input_with_a_message(make_agent, tmp_path, monke
     assert "no skill 'never-made'" in errors[4] and out[5]["ok"] is True and "exists already" in errors[6]
     assert "has no file '../../config.yaml'" in errors[7] and "create, edit or delete" in errors[8]
     assert out[9]["ok"] is True and not (hermes_home / "skills" / "kept").exists()
+
+
+def test_skill_events_for_observers(make_agent, tmp_path, monkeypatch, hermes_home):
+    monkeypatch.chdir(tmp_path)
+    seen = []
+
+    class Observer:
+        __name__ = "observer"
+
+        @hookimpl
+        def on_skill_event(self, action, name, source, agent):
+            seen.append((action, name, source))
+
+    calls = [("skill_manage", {"action": "create", "name": "brew", "description": "Make tea.", "body": "Boil."}),
+             ("skill_view", {"name": "brew"}),
+             ("skill_manage", {"action": "edit", "name": "brew", "description": "Make tea.", "body": "Boil, steep."}),
+             ("skill_manage", {"action": "delete", "name": "brew"})]
+    agent = make_agent(skills_plugin, Observer(), toolsets=["skills"], script=[{"tool_calls": calls}, "ok"])
+    agent.run_conversation("go")
+    assert seen == [("created", "brew", "user"), ("loaded", "brew", "user"), ("edited", "brew", "user"),
+                    ("deleted", "brew", "user")]
