@@ -119,11 +119,13 @@ def register_commands(cli: click.Group, config: Config) -> None:
 @hookspec
 def register_slash_commands(register: Callable[..., None], config: Config) -> None:
     """Add in-chat commands; once per plugin host. ``hermes chat`` runs the
-    handler when the user types ``/name args``; the model is not called.
+    handler when the user types ``/name args``; the model is not called,
+    unless the handler asks for it.
 
     :param register: ``register(name, handler, description="")``;
-        ``handler(raw_args: str, agent) -> str | None``, a returned string is
-        printed.
+        ``handler(raw_args: str, agent) -> str | dict | None``: a returned
+        string is printed; ``{"reply": str, "send": str}`` prints the reply,
+        then sends ``send`` to the model as the user's next message.
     :param config: the loaded configuration.
     :return: ignored.
     """

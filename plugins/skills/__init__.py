@@ -6,7 +6,8 @@ Progressive disclosure: only the index (names and one-line descriptions)
 goes into the system prompt (a ``prompt_layer``, after the memory block);
 the tools ``skills_list``, ``skill_view`` and ``skill_manage`` load the rest
 and let the agent keep what it learns in ``$HERMES_HOME/skills``. In chat,
-``/skill-name`` loads a skill into the next message. ``hermes skills
+``/skill-name`` loads a skill into the next message (``/skill-name task``
+sends the task with it). ``hermes skills
 list|show|install|remove`` manage them from the shell. Plugins ship skills
 with ``register_skills``; hermes-compat's ``ctx.register_skill`` feeds it.
 """
@@ -82,6 +83,8 @@ def register_slash_commands(register, config):
 
         def load(raw_args, agent, name=name):
             agent.state.setdefault(PENDING, []).append(name)
+            if raw_args.strip():  # /name do this: the skill and its task in one message
+                return {"reply": f"skill {name} loaded", "send": raw_args.strip()}
             return f"skill {name} loaded: it goes with your next message"
 
         register(name, load, f"skill: {skill.description[:60]}")

@@ -109,8 +109,13 @@ class Chat:
         except Exception as exc:  # a plugin's command must not end the chat
             self.say(f"/{name} failed: {type(exc).__name__}: {exc}", "error")
             return
+        send = reply.get("send") if isinstance(reply, dict) else None
+        if isinstance(reply, dict):
+            reply = reply.get("reply")
         if reply:
             click.echo(str(reply))
+        if isinstance(send, str) and send.strip():  # the command asked for a turn (a skill and its task)
+            self.turn(send)
 
     def close(self) -> None:
         agent = self.agent

@@ -69,15 +69,18 @@ def test_skill_manage_writes_a_skill_the_next_session_lists(hermes, wire_server,
 def test_slash_skill_name_loads_it_into_the_next_message(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
                                                          tmp_path):
     skill(hermes_home / "skills", "haiku", "Answer in a haiku.", "Reply with exactly three lines: 5, 7, 5 syllables.")
-    wire_server.script([reply("Bees hum in the sun")])
+    wire_server.script([reply("Bees hum in the sun"), reply("Moths at the lamp"), reply("plain")])
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
-                 cwd=tmp_path, input="/help\n/haiku\nwrite about bees\n/exit\n")
+                 cwd=tmp_path, input="/help\n/haiku\nwrite about bees\n/haiku now about moths\nplain again\n/exit\n")
     assert out.returncode == 0, out.stderr
     assert "/haiku" in out.stdout and "skill: Answer in a haiku." in out.stdout  # listed by /help
     assert "skill haiku loaded" in out.stdout
-    (request,) = wire_server.requests
-    user = request.body["messages"][-1]["content"]
+    first, second, third = wire_server.requests
+    user = first.body["messages"][-1]["content"]
     assert "write about bees" in user and "Reply with exactly three lines" in user
+    user = second.body["messages"][-1]["content"]  # /haiku TASK: loaded and sent in one go
+    assert user.startswith("now about moths") and "Reply with exactly three lines" in user
+    assert third.body["messages"][-1]["content"] == "plain again"  # loaded for one message only
 
 
 def test_a_distros_skill_folder_and_project_skills(hermes, hermes_home, tmp_path):
