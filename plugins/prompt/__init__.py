@@ -8,7 +8,8 @@ parts (and its ``agent.system_prompt``). Plugins add named layers of their
 own with ``prompt_layer`` (the skills index is one). ``hermes prompt show [--json]``
 prints what a session here would send, layer by layer.
 
-Config: ``prompt.identity`` (replaces SOUL.md and the default identity),
+Config: ``prompt.identity`` (replaces SOUL.md and the default identity; the
+kernel's ``agent.system_prompt``, when set, is the identity instead),
 ``prompt.disabled_layers``, ``prompt.context_files`` (more files to read),
 ``prompt.max_layer_chars``.
 """

@@ -38,6 +38,10 @@ def show(app, toolsets, platform, as_json):
     if as_json:
         echo_json({"chars": len(text), "layers": [layer.to_dict() for layer in layers], "prompt": text})
         return
+    own = str(agent.config.get("agent.system_prompt") or "").strip()
+    if own:  # the kernel puts it before the layers
+        click.echo(click.style(f"── agent.system_prompt ({len(own)} chars)", dim=True))
+        click.echo(own + "\n")
     for layer in layers:
         cut = ", truncated" if layer.truncated else ""
         click.echo(click.style(f"── {layer.name} ({layer.source}; {layer.chars} chars{cut})", dim=True))

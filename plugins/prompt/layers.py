@@ -59,11 +59,15 @@ def _setting(config: Any, key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def identity(config: Any) -> Layer:
+def identity(config: Any) -> Optional[Layer]:
     """The distro's or config's text (``prompt.identity``), else ``SOUL.md``
-    in HERMES_HOME (as in hermes-agent), else the default."""
+    in HERMES_HOME (as in hermes-agent), else the default. None when the
+    kernel's ``agent.system_prompt`` is set: the kernel puts that first, and
+    it is the identity then."""
     from kernel.paths import config_dir
 
+    if str(_setting(config, "agent.system_prompt", "") or "").strip():
+        return None
     text = str(_setting(config, "prompt.identity", "") or "").strip()
     if text:
         return Layer("identity", "prompt.identity", text)

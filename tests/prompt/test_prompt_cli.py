@@ -110,3 +110,12 @@ def test_a_distro_sets_the_identity_turns_layers_off_and_adds_context_files(herm
     assert list(layers) == ["identity", "context", "platform"]
     assert layers["identity"]["text"] == "You are the support desk of Acme."
     assert layers["context"]["source"] == "AGENTS.md, STYLE.md" and "Write short sentences." in shown["prompt"]
+
+
+def test_agent_system_prompt_is_the_identity_when_it_is_set(hermes, hermes_home, tmp_path):
+    folder = project(tmp_path, "Rules.\n")
+    (hermes_home / "config.yaml").write_text("agent:\n  system_prompt: You are the build bot.\n")
+    shown = json.loads(hermes("prompt", "show", "--json", cwd=folder).stdout)
+    assert shown["prompt"].startswith("You are the build bot.") and "You are hermes" not in shown["prompt"]
+    assert "identity" not in [layer["name"] for layer in shown["layers"]]
+    assert "── agent.system_prompt (" in hermes("prompt", "show", cwd=folder).stdout
