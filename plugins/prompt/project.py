@@ -77,9 +77,13 @@ def scan(text: str) -> tuple:
     return tuple(dict.fromkeys(found))
 
 
+READ_LIMIT = 1_000_000  # characters read of one file: the layer keeps far fewer (prompt.max_layer_chars)
+
+
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff").strip()
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return fh.read(READ_LIMIT).removeprefix("\ufeff").strip()
     except OSError:
         return ""
 
