@@ -64,6 +64,8 @@ def register_toolsets(register):
 
 @hookimpl(optionalhook=True)  # brought by the prompt plugin
 def prompt_layer(agent):
+    if "skill_view" not in (getattr(agent, "tools", None) or {}):
+        return None  # an index the model cannot open is noise (-t without skills)
     skills = skills_of(agent)
     if not skills:
         return None

@@ -81,3 +81,15 @@ def test_skill_events_for_observers(make_agent, tmp_path, monkeypatch, hermes_ho
     agent.run_conversation("go")
     assert seen == [("created", "brew", "user"), ("loaded", "brew", "user"), ("edited", "brew", "user"),
                     ("deleted", "brew", "user")]
+
+
+def test_no_index_when_the_skill_tools_are_not_offered(make_agent, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: pack\ndescription: Pack.\n---\nBox.\n")
+    from plugins import core_tools
+
+    agent = make_agent(prompt_plugin, skills_plugin, core_tools, Shipper(folder), toolsets=["file"], script=["ok"])
+    agent.run_conversation("hi")
+    assert "# Skills" not in agent.scripted.requests[0].messages[0]["content"]
