@@ -44,6 +44,11 @@ DERIVED_ROWS = {
                            "reuse_after_patch",
                            "a skill loaded, created, edited or deleted (`on_skill_event` of the skills plugin); the "
                            "usage counts are None"),
+    "transform_api_error_classification": (
+        "provider, model, status_code, error_type, error_code, error_message, error_body, error, approx_tokens, "
+        "context_length, num_messages",
+        "a model call failed, before the fallback policy decides (`on_provider_error`, tried first); the first valid "
+        "answer reclassifies the error: `should_compress` compresses, `should_fallback` moves on, `retryable` retries"),
     "on_human_input_request": ("kind, request_id, session_id, session_key, platform, prompt",
                                "the approval or the clarify question is about to be asked (`on_approval_request`, "
                                "`on_clarify_request`); `prompt` is masked"),
@@ -61,7 +66,6 @@ WHY_NOT = {
     "post_gateway_admission": "no gateway",
     "gateway_platform_event": "no gateway",
     "on_room_member_activity": "no hosted group chat",
-    "transform_api_error_classification": "not yet: the providers classify errors themselves",
     "pre_transcription": "no transcription",
 }
 

@@ -88,6 +88,7 @@ DERIVED = {
     "post_approval_response": ("on_approval_response",),
     "on_interim_message": ("on_step",),
     "on_skill_lifecycle": ("on_skill_event",),
+    "transform_api_error_classification": ("on_provider_error",),
     "on_human_input_request": ("on_approval_request", "on_clarify_request"),
     "on_human_input_resolved": ("on_approval_response", "on_clarify_response"),
     "pre_auxiliary_call": ("pre_api_request",),
@@ -234,6 +235,16 @@ def _derived_kwargs(hook: str, kernel_hook: str, kw: dict):
         return {**out, "choice": kw["choice"]} if hook == "post_approval_response" else out
     if hook in ("on_human_input_request", "on_human_input_resolved"):
         return _human_input(hook, kernel_hook, kw)
+    if hook == "transform_api_error_classification":
+        error = kw["failure"].error
+        messages = list(getattr(agent, "messages", []) or [])
+        return {"provider": error.provider or getattr(getattr(agent, "provider_config", None), "provider", ""),
+                "model": getattr(getattr(agent, "provider_config", None), "model", ""),
+                "status_code": error.status_code, "error_type": error.reason, "error_code": None,
+                "error_message": error.message, "error_body": None, "error": error,
+                "approx_tokens": sum(len(str(m.get("content") or "")) for m in messages) // 4,
+                "context_length": getattr(getattr(agent, "context_engine", None), "context_length", None),
+                "num_messages": len(messages)}
     if hook == "on_skill_lifecycle":
         source = kw.get("source")
         provenance = "local" if source == "user" else "installed" if source not in ("project",) else "external"
@@ -422,6 +433,9 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple, kernel_ho
                 for value in results:
                     if isinstance(value, str) and (value or hook != "transform_llm_output"):
                         return value
+        if hook == "transform_api_error_classification":
+            _reclassify(outcomes, kw["failure"].error)
+            return None  # the fallback policy decides, on the new classification
         if hook == "on_session_finalize" and record.context_engines:
             _engine_session_end(record, kw)
         if hook == "pre_tool_call":
@@ -437,6 +451,35 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple, kernel_ho
         return None
 
     return body
+
+
+# hermes-agent's FailoverReason names -> the kernel's error reasons
+_REASONS = {"auth": "auth", "auth_permanent": "auth", "billing": "billing", "rate_limit": "rate_limit",
+            "upstream_rate_limit": "rate_limit", "overloaded": "server", "server_error": "server",
+            "unknown": "server", "timeout": "transport", "context_overflow": "context_overflow",
+            "payload_too_large": "context_overflow"}
+
+
+def _reclassify(outcomes: list, error: Any) -> None:
+    """The first valid answer of hermes' ``transform_api_error_classification``
+    becomes the error's classification, in the kernel's terms: what to
+    compress, retry or fall back from (other reasons: a bad request)."""
+    for _rec, results, _failures in outcomes:
+        for value in results:
+            if not (isinstance(value, dict) and isinstance(value.get("reason"), str) and value["reason"]):
+                continue
+            if value.get("should_compress"):
+                reason = "context_overflow"
+            elif value.get("should_fallback"):
+                reason = "rate_limit" if value.get("retryable") else "billing"  # try the next provider
+            elif value.get("retryable"):
+                reason = "server"
+            else:
+                reason = _REASONS.get(value["reason"], "bad_request")
+            error.reason = reason
+            if isinstance(value.get("message"), str) and value["message"].strip():
+                error.message = value["message"].strip()
+            return
 
 
 def _engine_session_end(record, kw: dict) -> None:
@@ -567,6 +610,8 @@ def build_adapter(record: state.PluginRecord) -> HermesPluginAdapter:
     for kernel_hook, hermes in bodies.items():
         params = tuple(inspect.signature(kernel_spec(kernel_hook)).parameters)
         opts = {} if kernel_hook in vars(hookspecs) else {"optionalhook": True}  # its owner plugin may be blocked
+        if kernel_hook == "on_provider_error":
+            opts["tryfirst"] = True  # reclassify before the fallback policy decides
         setattr(adapter, kernel_hook, _impl(kernel_hook, params, _first_answer([b for _h, b in hermes]), **opts))
         adapter.hermes_hooks.update([kernel_hook] + [h for h, _b in hermes])
     for hook, params, body, opts in adapters.registration_impls(record):

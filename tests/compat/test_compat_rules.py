@@ -307,6 +307,18 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
     assert [e for k, e in hxfix_newest.EVENTS if k == "on_skill_lifecycle"] == [
         {"action": "created", "skill_name": "brew", "provenance": "local"},
         {"action": "loaded", "skill_name": "brew", "provenance": "local"}]
+    from plugins import fallback
+
+    busy = {"error": {"reason": "bad_request", "message": "server busy, try later", "status_code": 400}}
+    retry_fast = {"plugins": {"enabled": ["newest"]}, "agent": {"retry_base_delay": 0}}
+    plain = make_agent(fallback, config=Config(retry_fast), script=[busy, "answered after a retry"])
+    assert plain.run_conversation("hello").exit_reason == "error"  # a bad request is not retried
+    hxfix_newest.EVENTS.clear()
+    failing = make_agent(fallback, *adapters, config=Config(retry_fast), script=[busy, "answered after a retry"])
+    result = failing.run_conversation("hello")
+    assert [e for k, e in hxfix_newest.EVENTS if k == "transform_api_error_classification"] == [
+        {"error_type": "bad_request", "status_code": 400, "error_message": "server busy, try later"}]
+    assert result.final_response == "answered after a retry"  # reclassified as retryable: retried
     assert not [k for k, _ in hxfix_newest.EVENTS if k == "on_room_member_activity"]  # stored, never fired
     assert "on_room_member_activity" in caplog.text and "never fires it" in caplog.text
 
