@@ -287,6 +287,11 @@ class Agent(ModelCalls):
 
     def _build_system_prompt(self, system_message: Optional[str]) -> str:
         self._system_message = system_message
+        return self.system_prompt_text(system_message)
+
+    def system_prompt_text(self, system_message: Optional[str] = None) -> str:
+        """The system prompt a session started now would get: ``system_message``
+        (else ``agent.system_prompt``), then the plugins' ``system_prompt`` parts."""
         parts = [system_message if system_message is not None else self.config.get("agent.system_prompt")]
         for part in self.hook.system_prompt(agent=self, session_id=self.session_id,
                                             model=self.provider_config.model, platform=self.platform):

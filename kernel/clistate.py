@@ -77,7 +77,7 @@ def listing_stamp(distro: Optional[str]) -> list:
     (folder plugins) and each ``plugin.yaml`` in it, ``config.yaml`` (the
     selection), the distro file, and the selecting variables."""
     from kernel import __version__
-    from kernel.paths import config_dir, data_dir
+    from kernel.paths import config_dir, data_dir, stamp
 
     folder = data_dir() / "plugins"
     paths = [*sys.path, str(folder), str(config_dir() / "config.yaml"), *([distro] if distro else [])]
@@ -87,11 +87,8 @@ def listing_stamp(distro: Optional[str]) -> list:
         pass
     rows = [__version__, *(f"{var}={os.environ.get(var, '')}" for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE"))]
     for path in filter(None, paths):
-        try:
-            st = os.stat(path)
-            rows.append(f"{path}|{st.st_mtime_ns}|{st.st_size}")
-        except OSError:
-            rows.append(f"{path}|-")
+        found = stamp(path)
+        rows.append(f"{path}|{found[0]}|{found[1]}" if found else f"{path}|-")
     return rows
 
 

@@ -30,3 +30,13 @@ def data_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("hermes"))
+
+
+def stamp(path: str) -> Optional[tuple]:
+    """``(mtime_ns, size)`` of a file or folder, or None when it is not there:
+    what the start-up caches compare to notice an install or an edit."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size

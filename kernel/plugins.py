@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from kernel.isolation import WATCHDOG, Failures, contain, describe, guard_plugin
+from kernel.paths import stamp
 
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
@@ -100,7 +101,7 @@ def entry_points(group: str, path: Optional[Iterable[str]] = None) -> list:
     from importlib import metadata
 
     if path is None:
-        key = tuple(_stamp(entry) for entry in sys.path)
+        key = tuple((entry, stamp(entry or ".")) for entry in sys.path)
         if key not in _installed:
             _installed.clear()
             _installed[key] = metadata.entry_points()
@@ -119,13 +120,6 @@ def forget_entry_points() -> None:
     """What is installed changed in this process (``pip`` ran): read it again,
     even if a folder's time did not move (coarse timestamps)."""
     _installed.clear()
-
-
-def _stamp(path: str) -> tuple:
-    try:
-        return path, os.stat(path or ".").st_mtime_ns
-    except OSError:
-        return path, None
 
 
 def _installed_at(dist: Any) -> Optional[Path]:
@@ -222,11 +216,8 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
     for c in sorted(candidates, key=lambda c: (c.name, c.source)):
         path = _installed_at(c.distribution) if c.distribution is not None else (
             Path(c.target) if c.target and os.sep in c.target else None)
-        try:
-            stamp = os.stat(path).st_mtime_ns if path is not None else 0
-        except OSError:
-            stamp = 0
-        rows.append(f"{c.name}|{c.source}|{c.dist}|{c.version}|{c.target}|{c.status}|{stamp}")
+        found = stamp(str(path)) if path is not None else None
+        rows.append(f"{c.name}|{c.source}|{c.dist}|{c.version}|{c.target}|{c.status}|{found[0] if found else 0}")
     return rows
 
 

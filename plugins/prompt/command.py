@@ -28,10 +28,7 @@ def show(app, toolsets, platform, as_json):
     except AgentError as exc:
         raise Fail(str(exc)) from None
     try:
-        parts = agent.hook.system_prompt(agent=agent, session_id=agent.session_id,
-                                         model=agent.provider_config.model, platform=agent.platform)
-        text = "\n\n".join(p.strip() for p in [agent.config.get("agent.system_prompt"), *parts]
-                           if isinstance(p, str) and p.strip())
+        text = agent.system_prompt_text()
         layers = agent.state.get(LAYERS_KEY) or []
     finally:
         agent.close()

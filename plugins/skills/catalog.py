@@ -56,9 +56,15 @@ class Skill:
         return {"name": self.name, "description": self.description, "source": self.source, "path": str(self.path)}
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, missing_ok: bool = False) -> Optional[str]:
+    """The file's text; None for a missing file when ``missing_ok``; a
+    SkillError for any other failure."""
     try:
         return path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        if missing_ok:
+            return None
+        raise SkillError(f"{path}: no such file") from None
     except OSError as exc:
         raise SkillError(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
@@ -107,12 +113,9 @@ def load(path: Path, source: str, name: Optional[str] = None) -> Optional[Skill]
 
 
 def _parse(path: Path, source: str, name: Optional[str] = None) -> Optional[Skill]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    text = read_text(path, missing_ok=True)
+    if text is None:
         return None
-    except OSError as exc:
-        raise SkillError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     meta, _ = split(text)
     own = str(meta.get("name") or "").strip()
     name = name or (own if NAME.match(own) else path.parent.name)
@@ -163,9 +166,9 @@ def lookup(skills: dict, name: str) -> Skill:
     matches = [s for key, s in skills.items() if key.split(":")[-1] == name]
     if len(matches) == 1:
         return matches[0]
-    import difflib
+    from kernel.plugins import close_matches
 
-    near = difflib.get_close_matches(name, list(skills), n=3, cutoff=0.6)
+    near = close_matches(name, skills)
     hint = f"; did you mean {', '.join(near)}?" if near else f"; known: {', '.join(sorted(skills)) or 'none'}"
     raise SkillError(f"no skill named {name!r}{hint}")
 

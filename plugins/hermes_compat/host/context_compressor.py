@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from kernel.messages import text_of
 from plugins.hermes_compat import state
 from plugins.hermes_compat.host.context_engine import ContextEngine
 
@@ -28,12 +29,6 @@ __all__ = ["ContextCompressor", "MINIMUM_CONTEXT_LENGTH", "_retire_stale_tool_re
 MINIMUM_CONTEXT_LENGTH = 64_000
 _PRUNE_MIN_CHARS = 200
 _IMAGE_NOTE = "[image from an earlier tool result removed to save context]"
-
-
-def _text_of(content: Any) -> str:
-    from kernel.messages import text_of
-
-    return text_of(content)
 
 
 def _is_image(part: Any) -> bool:
@@ -151,7 +146,7 @@ class ContextCompressor(ContextEngine):
             msg = out[i]
             if not isinstance(msg, dict) or msg.get("role") != "tool":
                 continue
-            text = _text_of(msg.get("content"))
+            text = text_of(msg.get("content"))
             if len(text) <= min_prune_chars:
                 continue
             first = " ".join(text.split())[:120]
