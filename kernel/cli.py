@@ -17,7 +17,6 @@ import click
 
 from kernel import __version__
 from kernel import clistate as state
-from kernel.isolation import Interrupted
 
 EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
 
@@ -310,7 +309,9 @@ class CtrlC:
     """First Ctrl+C interrupts the turn cleanly; a second one exits at once."""
 
     def __init__(self, agent):
-        self.agent, self.hits = agent, 0
+        from kernel.isolation import Interrupted  # here, never in the handler: imports and signals do not mix
+
+        self.agent, self.hits, self.interrupted = agent, 0, Interrupted
 
     def __enter__(self):
         self.previous = signal.signal(signal.SIGINT, self._handle)
@@ -319,7 +320,7 @@ class CtrlC:
     def _handle(self, signum, frame):
         self.hits += 1
         if self.hits > 1:
-            raise Interrupted()
+            raise self.interrupted()
         self.agent.interrupt()  # raises here when the turn is inside a plugin's hook: never wait for it
 
     def __exit__(self, *exc):
@@ -394,8 +395,11 @@ def distro_main(distro: str, prog_name: Optional[str] = None):
 
 def _interrupt(signum, frame):
     """Ctrl+C outside a turn: the user's interrupt, which plugin code cannot
-    contain (a plugin raising KeyboardInterrupt itself is just a failing plugin)."""
-    raise Interrupted()
+    contain (a plugin raising KeyboardInterrupt itself is just a failing plugin).
+    Before any plugin code was loaded (``--help``), a plain KeyboardInterrupt:
+    the isolation module is not imported for what does not need it."""
+    isolation = sys.modules.get("kernel.isolation")
+    raise isolation.Interrupted() if isolation is not None else KeyboardInterrupt()
 
 
 def _machine_output(args: list) -> bool:
@@ -443,14 +447,18 @@ def _invoke(args: list, prog_name: str) -> int:
 def main(argv=None, prog_name: str = "hermes") -> None:
     import contextlib
 
-    from kernel.isolation import reserved_stdout
-
     args = list(sys.argv[1:] if argv is None else argv)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     code = EXIT_INTERRUPTED
+    if _machine_output(args):
+        from kernel.isolation import reserved_stdout
+
+        document = reserved_stdout()
+    else:
+        document = contextlib.nullcontext()
     try:
-        with reserved_stdout() if _machine_output(args) else contextlib.nullcontext():
+        with document:
             code = _invoke(args, prog_name)
     finally:
         app = App.current
@@ -462,9 +470,8 @@ def main(argv=None, prog_name: str = "hermes") -> None:
 def _end(code: int) -> None:
     """Exit. After an interrupt, or when plugin code was abandoned (its thread
     may still hang), skip the interpreter's teardown: it would wait for them."""
-    from kernel.isolation import WATCHDOG
-
-    if code == EXIT_INTERRUPTED or WATCHDOG.abandoned:
+    isolation = sys.modules.get("kernel.isolation")  # not imported: no plugin code ran, none was abandoned
+    if code == EXIT_INTERRUPTED or (isolation is not None and isolation.WATCHDOG.abandoned):
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
