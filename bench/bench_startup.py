@@ -1,7 +1,7 @@
 """Start-up cost of the hermes command, as whole processes.
 
 Runs every command once per round, alternating, for N rounds (after one
-warm-up round) in this interpreter's environment, with an empty HERMES_HOME,
+warm-up round) in this interpreter's environment, under an empty temporary HOME,
 and prints each median wall time and its ratios to a bare ``python -c pass``
 and to ``python -c "import click"`` run beside it (the median of the
 per-round ratios); the limits
@@ -9,7 +9,11 @@ are the start-up issue's, against ``import click``. ``plugins list`` is timed
 twice: as it usually runs (nothing installed or configured since the last
 listing: printed from the remembered listing) and "re-derived" (the
 remembered listing dropped before every run, as after a ``pip install``:
-entry-point metadata is read and the built-ins are imported).
+entry-point metadata is read and the built-ins are imported). ``--help`` is
+timed twice the same way: printed from the help click rendered last time,
+and "re-rendered" (that help dropped before every run, as after a change of
+the plugins' commands). Commands run without HERMES_HOME, as users run them
+(the folders come from platformdirs), under a temporary HOME.
 Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
 in a throwaway venv) to time the original's ``plugins list`` in the same run.
 
@@ -55,14 +59,14 @@ def run_once(cmd: list, env: dict, before=None) -> float:
     return took
 
 
-def alternating(cases: list, env: dict, runs: int) -> dict:
+def alternating(cases: list, runs: int) -> dict:
     """One sample of every command per round, ``runs`` rounds (A B C A B C ...),
     after one warm-up round (page cache, .pyc): load on the machine hits all alike."""
-    for _label, cmd, _limit, before in cases:
+    for _label, cmd, _limit, before, env in cases:
         run_once(cmd, env, before)
-    samples: dict = {label: [] for label, _cmd, _limit, _before in cases}
+    samples: dict = {label: [] for label, *_ in cases}
     for _ in range(runs):
-        for label, cmd, _limit, before in cases:
+        for label, cmd, _limit, before, env in cases:
             samples[label].append(run_once(cmd, env, before))
     return samples
 
@@ -95,6 +99,11 @@ def forget_listing(home: str):
     return forget
 
 
+def forget_help(home: str):
+    """Drop the remembered help, as a change of the plugins' commands does."""
+    return lambda: (Path(home) / "output-help.txt").unlink(missing_ok=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
@@ -107,38 +116,44 @@ def main() -> None:
         except OSError as exc:
             raise SystemExit(f"--cold needs to write /proc/sys/vm/drop_caches (root on Linux): {exc}")
         COLD.append(True)
-    home = tempfile.mkdtemp(prefix="hermes-bench-home-")
-    env = dict(os.environ, HERMES_HOME=home, HOME=home)
+    root = tempfile.mkdtemp(prefix="hermes-bench-home-")
+    # no HERMES_HOME, as users run it: the folders come from platformdirs
+    env = dict(os.environ, HOME=root, XDG_DATA_HOME=f"{root}/data", XDG_CONFIG_HOME=f"{root}/config")
+    env.pop("HERMES_HOME", None)
+    # what the "re-" cases drop must not be dropped for the others: their own data folder
+    changed_env = dict(env, XDG_DATA_HOME=f"{root}/changed")
+    changed_home = f"{root}/changed/hermes"
     # users run from byte-compiled modules (pip compiles them at install); the
     # warm-up run writes them for an editable install too
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     bindir = Path(sys.executable).parent
     hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
-    cases = [
-        ("python -c pass", [sys.executable, "-c", "pass"], None, None),
-        ("python -c 'import click'", [sys.executable, "-c", "import click"], None, None),
-        ("python -c 'import kernel'", [sys.executable, "-c", "import kernel"], None, None),
+    cases = [  # label, command, limit, what to do before each run, environment
+        ("python -c pass", [sys.executable, "-c", "pass"], None, None, env),
+        ("python -c 'import click'", [sys.executable, "-c", "import click"], None, None, env),
+        ("python -c 'import kernel'", [sys.executable, "-c", "import kernel"], None, None, env),
         # the floor for any --help: click rendering the help of a two-command group
-        ("a minimal click app --help", [sys.executable, "-c", MINIMAL_CLICK_APP], None, None),
-        ("hermes --help", [hermes, "--help"], 1.15, None),
-        ("hermes plugins list", [hermes, "plugins", "list"], 1.3, None),
-        ("hermes plugins list --json", [hermes, "plugins", "list", "--json"], 1.3, None),
-        ("plugins list, re-derived", [hermes, "plugins", "list"], 1.3, forget_listing(home)),
+        ("a minimal click app --help", [sys.executable, "-c", MINIMAL_CLICK_APP], None, None, env),
+        ("hermes --help", [hermes, "--help"], 1.15, None, env),
+        ("hermes --help, re-rendered", [hermes, "--help"], 1.15, forget_help(changed_home), changed_env),
+        ("hermes plugins list", [hermes, "plugins", "list"], 1.3, None, env),
+        ("hermes plugins list --json", [hermes, "plugins", "list", "--json"], 1.3, None, env),
+        ("plugins list, re-derived", [hermes, "plugins", "list"], 1.3, forget_listing(changed_home), changed_env),
     ]
     if args.hermes_agent:
-        cases.append(("hermes-agent plugins list", [args.hermes_agent, "plugins", "list"], None, None))
-    samples = alternating(cases, env, args.runs)
+        cases.append(("hermes-agent plugins list", [args.hermes_agent, "plugins", "list"], None, None, env))
+    samples = alternating(cases, args.runs)
     medians = {label: statistics.median(times) for label, times in samples.items()}
     bare, click_only = samples["python -c pass"], samples["python -c 'import click'"]
     # each round's ratio to the reference timed beside it, then the median: a
     # busy moment slows both sides of a pair alike
     paired = lambda times, ref: statistics.median(t / r for t, r in zip(times, ref))  # noqa: E731
     print(f"{'command':32} {'median':>9} {'/bare':>7} {'/click':>7}  limit (vs import click)")
-    for label, _cmd, limit, _before in cases:
+    for label, _cmd, limit, *_ in cases:
         ratio = paired(samples[label], click_only)
         verdict = "" if limit is None else (f"<= {limit:g}x ok" if ratio <= limit else f"> {limit:g}x OVER")
         print(f"{label:32} {medians[label] * 1000:7.1f}ms {paired(samples[label], bare):6.2f}x {ratio:6.2f}x  {verdict}")
-    shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import click
 
 from kernel import __version__
 from kernel import clistate as state
+from kernel.entry import REMEMBERED, remembered_key, terminal_width
 
 EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
 
@@ -32,6 +33,7 @@ class Fail(click.ClickException):
         click.echo(f"{program()}: error: {self.format_message()}", err=True)
 
 
+_args: list = []  # main()'s command line, for remember_output
 _program = ["hermes"]  # main()'s prog_name, for messages printed after click's context ended
 
 
@@ -41,16 +43,27 @@ def program() -> str:
     return ctx.find_root().info_name if ctx is not None and ctx.find_root().info_name else _program[0]
 
 
-def echo_json(data) -> None:
-    """Print a machine-readable document. Under ``--json`` it is the only thing
-    on stdout: everything else written there goes to stderr (see main)."""
+def echo_json(data) -> str:
+    """Print a machine-readable document (and return it). Under ``--json`` it
+    is the only thing on stdout: everything else written there goes to
+    stderr (see main)."""
     import json
 
     from kernel.isolation import document_stream
 
+    text = json.dumps(data, indent=2, default=str, ensure_ascii=False)
     stream = document_stream()
-    stream.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+    stream.write(text + "\n")
     stream.flush()
+    return text
+
+
+def remember_output(name: str, text: str) -> None:
+    """What this command printed (without the final newline), for
+    :mod:`kernel.entry` to print again next time, when the command line is
+    one it prints again (a distro's never is)."""
+    if REMEMBERED.get(tuple(_args)) == name and _program[0] == "hermes" and not os.environ.get("HERMES_DISTRO"):
+        state.remember_output(name, remembered_key(name), text)
 
 
 class App:
@@ -142,6 +155,14 @@ class HermesGroup(click.Group):
             self._load_plugin_commands(ctx)
             command = super().get_command(ctx, name)
         return command
+
+    def get_help(self, ctx):
+        """Remember the top-level help (not a distro's) for ``kernel.entry``
+        to print next time without importing click."""
+        text = super().get_help(ctx)
+        if ctx.parent is None:
+            remember_output("help", text)
+        return text
 
     def format_help_text(self, ctx, formatter):
         """A distro's command introduces itself: its name, the distro and its description."""
@@ -406,24 +427,10 @@ def _machine_output(args: list) -> bool:
     return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
-def _terminal_width() -> int:
-    """The width click's help formatter would pick (the terminal's, at most
-    80, less 2), without its import of shutil: a few milliseconds of every
-    ``--help``."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        try:
-            columns = os.get_terminal_size(sys.stdout.fileno()).columns or 80
-        except (AttributeError, OSError, ValueError):
-            columns = 80
-    return max(min(columns, 80) - 2, 50)
-
-
 def _invoke(args: list, prog_name: str) -> int:
     _program[0] = prog_name
     try:
-        code = cli.main(args=args, prog_name=prog_name, standalone_mode=False, terminal_width=_terminal_width())
+        code = cli.main(args=args, prog_name=prog_name, standalone_mode=False, terminal_width=terminal_width())
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -448,6 +455,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     import contextlib
 
     args = list(sys.argv[1:] if argv is None else argv)
+    _args[:] = args
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     code = EXIT_INTERRUPTED

@@ -20,10 +20,10 @@ def _fail(message: str, *code: int):
     return Fail(message, *code)
 
 
-def _echo_json(data) -> None:
+def _echo_json(data) -> str:
     from kernel.cli import echo_json
 
-    echo_json(data)
+    return echo_json(data)
 
 
 class _PluginsGroup(click.Group):
@@ -97,25 +97,27 @@ def _failures() -> dict:
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
+    from kernel.cli import remember_output
+
     records = [r.as_dict(with_hooks=True) for r in _listing(app, load=True)] if hooks else _listed(app)
     failures = _failures()
     if as_json:
-        _echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records])
+        remember_output("listing-json", _echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records]))
         return
-    if not records:
-        click.echo("No plugins found. Install one with pip; see CONTRIBUTING.md.")
-        return
-    width = max(len(r["name"]) for r in records)
-    swidth = max(10, *(len(r["source"]) for r in records))  # "hermes-compat" is wider than "entrypoint"
+    lines = ["No plugins found. Install one with pip; see CONTRIBUTING.md."] if not records else []
+    width = max((len(r["name"]) for r in records), default=0)
+    swidth = max([10, *(len(r["source"]) for r in records)])  # "hermes-compat" is wider than "entrypoint"
     for r in sorted(records, key=lambda r: (r["source"] != "builtin", r["name"])):
         detail = r["error"] or r["description"]
         failed = failures.get(r["name"])
         if failed and not r["error"]:
             detail += (f" [failed in an earlier run: {', '.join(failed)}; see `hermes plugins info {r['name']}`]")
-        click.echo(f"{r['name']:<{width}}  {r['status']:<11}  {r['version'] or '-':<8}  {r['source']:<{swidth}}  "
-                   f"{detail}")
+        lines.append(f"{r['name']:<{width}}  {r['status']:<11}  {r['version'] or '-':<8}  {r['source']:<{swidth}}  "
+                     f"{detail}")
         if hooks and r["hooks"]:
-            click.echo(f"{'':<{width}}  hooks: {', '.join(r['hooks'])}")
+            lines.append(f"{'':<{width}}  hooks: {', '.join(r['hooks'])}")
+    click.echo("\n".join(lines))
+    remember_output("listing", "\n".join(lines))
 
 
 def _find(app: App, name: str):

@@ -6,16 +6,18 @@ hooks) keyed by a fingerprint of what was installed and selected, so
 of plugin code in earlier runs; and the last listing, keyed by a stamp of the
 files it depends on, so an unchanged listing is printed without reading any
 package metadata. ``plugin-commands.txt``: the plugins' commands, for
-``hermes --help`` without loading them.
+``hermes --help`` without loading them. ``help.txt``: the last ``hermes
+--help`` as click rendered it, for :mod:`kernel.entry` to print without
+importing click.
+
+Imported before click by ``hermes --help``: it imports nothing beyond ``os``
+and ``sys`` at the top.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
-
-import click
 
 COMMANDS_CACHE = "plugin-commands.txt"
 LOAD_STATE = "plugin-state.json"
@@ -57,20 +59,23 @@ def write_state(state: dict) -> None:
 
 def remember_load(host) -> None:
     """Cache what loading found (errors, hooks), keyed by what was installed and
-    selected, so listing stays import-free until that changes."""
+    selected, so listing stays import-free until that changes. A load that
+    found what the last one did writes nothing: the remembered listing stays."""
     state = read_state()
+    found = {c.name: {"version": c.version, "error": c.error, "hooks": list(c.hooks), "description": c.description}
+             for c in host.records if c.status in ("enabled", "error")}
+    if state.get("fingerprint") == list(host.fingerprint) and state.get("plugins") == found:
+        return
     changed = {row.split("|", 1)[0] for row in set(host.fingerprint) ^ set(state.get("fingerprint") or [])}
     for name in changed & set(state.get("failures") or {}):
         del state["failures"][name]  # reinstalled or reselected: its earlier failures say nothing now
     state.pop("listing", None)  # what loading found may change it
-    state["fingerprint"] = host.fingerprint
-    state["plugins"] = {c.name: {"version": c.version, "error": c.error, "hooks": c.hooks,
-                                 "description": c.description} for c in host.records
-                        if c.status in ("enabled", "error")}
+    state["fingerprint"] = list(host.fingerprint)
+    state["plugins"] = found
     write_state(state)
 
 
-def listing_stamp(distro: Optional[str]) -> list:
+def listing_stamp(distro: "str | None") -> list:
     """What a listing depends on, found with a few ``stat`` calls: every folder
     on ``sys.path`` (an install or uninstall adds or removes a metadata folder
     there, which changes the folder's time), the data folder's ``plugins``
@@ -92,7 +97,7 @@ def listing_stamp(distro: Optional[str]) -> list:
     return rows
 
 
-def cached_listing(stamp: list) -> Optional[list]:
+def cached_listing(stamp: list) -> "list | None":
     """The plugin records (dicts) of the last listing, if nothing it depends on changed."""
     listing = read_state().get("listing") or {}
     return listing.get("records") if listing.get("stamp") == stamp else None
@@ -116,14 +121,18 @@ def remember_failures(host) -> None:
     write_state(state)
 
 
-def save_command_cache(group: click.Group, builtin: set) -> None:
+def save_command_cache(group, builtin: set) -> None:
+    """Remember the plugin commands of the click group. Written only when they
+    changed: the remembered ``--help`` is keyed by this file's stamp."""
+    text = "".join(f"{n}\t{' '.join((group.commands[n].get_short_help_str(60) or '').split())}\n"
+                   for n in sorted(group.commands) if n not in builtin)
+    path = state_file(COMMANDS_CACHE)
     try:
-        rows = (f"{n}\t{' '.join((group.commands[n].get_short_help_str(60) or '').split())}\n"
-                for n in sorted(group.commands) if n not in builtin)
-        path = state_file(COMMANDS_CACHE)
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(rows), encoding="utf-8")
-    except OSError:
+        path.write_text(text, encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         pass
 
 
@@ -137,3 +146,45 @@ def cached_commands():
     except (OSError, UnicodeDecodeError):
         return {}
     return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+
+
+def help_key(prog: str, width: int) -> str:
+    """What the top-level help depends on: the kernel's version and the
+    modules that define its commands (an edit in a checkout), the plugins'
+    commands (their cache file), the program's name and the width."""
+    from kernel import __version__
+    from kernel.paths import stamp
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, "cli.py"), os.path.join(here, "cli_plugins.py"), str(state_file(COMMANDS_CACHE))]
+    return "|".join([__version__, prog, str(width), *(f"{stamp(f)}" for f in files)])
+
+
+def listing_key() -> str:
+    """What a printed listing depends on: :func:`listing_stamp` and the load
+    state (errors, descriptions, earlier failures)."""
+    from kernel.paths import stamp
+
+    return "\t".join([*listing_stamp(None), f"{stamp(str(state_file(LOAD_STATE)))}"])
+
+
+def remembered_output(name: str, key: str) -> "str | None":
+    """What a command printed last time (``output-NAME.txt``), if its key is ``key``."""
+    try:
+        found, _, text = state_file(f"output-{name}.txt").read_text(encoding="utf-8").partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if found == key else None
+
+
+def remember_output(name: str, key: str, text: str) -> None:
+    """Remember what a command printed, for :mod:`kernel.entry` to print again
+    while ``key`` (computed after the command wrote its state) stays the same."""
+    path = state_file(f"output-{name}.txt")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}")
+        part.write_text(f"{key}\n{text}", encoding="utf-8")
+        os.replace(part, path)  # never a key with half an output behind it
+    except OSError:
+        pass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Union
 
@@ -12,6 +11,8 @@ def atomic_write(path: Union[str, Path], data: Union[bytes, str]) -> None:
     """Write ``data`` to ``path``: a crash leaves either the old file or the
     new one, never a mix. Parent folders are created; an existing file keeps
     its permissions, a new one gets the usual umask-based mode."""
+    import tempfile  # here: config loading imports this module, and tempfile costs start-up time
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 
-def hermes_home() -> Optional[Path]:
+def hermes_home() -> "Path | None":
     home = os.environ.get("HERMES_HOME")
     return Path(home).expanduser() if home else None
 
@@ -32,7 +31,7 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("hermes"))
 
 
-def stamp(path: str) -> Optional[tuple]:
+def stamp(path: str) -> "tuple | None":
     """``(mtime_ns, size)`` of a file or folder, or None when it is not there:
     what the start-up caches compare to notice an install or an edit."""
     try:

@@ -75,3 +75,92 @@ def test_a_listing_found_again_imports_only_the_plugin_sources(hermes_home):
     assert again == first and "task list, questions to the user" in again  # agent-tools' description, remembered
     imported = {m.split(".")[1] for m in mods if m.startswith(("plugins.", "plugins_memory.", "plugins_providers."))}
     assert imported == {"hermes_compat"}, imported  # the one built-in with discover_plugins
+
+
+def _help(env: dict, *args: str) -> tuple:
+    """What the ``hermes`` console script printed for ``--help`` and which modules it imported."""
+    probe = ("import sys, atexit; atexit.register(lambda: sys.stderr.write('MODULES ' + ' '.join(sorted(sys.modules))));"
+             " sys.argv = ['hermes', *sys.argv[1:]]; from kernel.entry import main; main()")
+    out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), **env}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout, set(out.stderr.rsplit("MODULES ", 1)[1].split())
+
+
+def test_help_is_printed_from_the_last_rendering_until_its_commands_change(hermes_home, tmp_path):
+    from tests.kernel.fakedist import make_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    env = {"HERMES_HOME": str(hermes_home), "PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "COLUMNS": "80"}
+    rendered, mods = _help(env, "--help")
+    assert "click" in mods and "Commands:" in rendered and "plugins" in rendered
+    again, mods = _help(env, "--help")
+    assert again == rendered and "click" not in mods and "kernel.cli" not in mods
+    assert _help(env, "-h")[0] == rendered
+    narrow, mods = _help({**env, "COLUMNS": "60"}, "--help")  # another width is rendered again
+    assert "click" in mods and narrow != rendered and max(map(len, narrow.splitlines())) <= 58
+    # a plugin that brings a command: once plugins load, the help shows it
+    make_dist(site, "hermes-greeter", "1.0", {"greeter": ("hermes_greeter_mod", '''
+        import click
+        from kernel import hookimpl
+
+        @hookimpl
+        def register_commands(cli, config):
+            @cli.command()
+            def greet():
+                """Say hello from a plugin."""
+                click.echo("hello")
+        ''')})
+    subprocess.run([sys.executable, "-c", "from kernel.cli import main; main(['greet'])"], cwd=ROOT,
+                   env={**os.environ, **env}, check=True, capture_output=True, timeout=60)
+    updated, mods = _help(env, "--help")
+    assert "click" in mods and "greet" in updated and "Say hello from a plugin. (plugin)" in updated
+    cached, mods = _help(env, "--help")
+    assert cached == updated and "click" not in mods
+    # a distro introduces itself: never printed from the plain help
+    distro = tmp_path / "mine.yaml"
+    distro.write_text("name: mine\ndescription: my own agent\nplugins:\n  only: [core-tools]\n")
+    own, mods = _help({**env, "HERMES_DISTRO": str(distro)}, "--help")
+    assert "my own agent" in own and "click" in mods
+    assert _help(env, "--help")[0] == updated
+
+
+def test_an_unchanged_listing_is_printed_again_without_click(hermes_home, tmp_path):
+    from tests.kernel.fakedist import make_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    env = {"HERMES_HOME": str(hermes_home), "PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+    made, mods = _help(env, "plugins", "list")
+    assert "core-tools" in made and "click" in mods
+    again, mods = _help(env, "plugins", "list")
+    assert again == made and not {"click", "json", "kernel.cli", "kernel.plugins"} & mods
+    as_json, _ = _help(env, "plugins", "list", "--json")
+    json_again, mods = _help(env, "plugins", "list", "--json")
+    assert json_again == as_json and "json" not in mods
+    assert {r["name"] for r in json.loads(json_again)} >= {"core-tools", "memory"}
+    # an install, a config change and a failure recorded by a run are each seen at once
+    make_dist(site, "hermes-newcomer", "0.3", {"newcomer": ("hermes_newcomer_mod", "")}, summary="just installed")
+    listed, mods = _help(env, "plugins", "list")
+    assert "just installed" in listed and "click" in mods
+    (hermes_home / "config.yaml").write_text("plugins:\n  disabled: [newcomer]\n")
+    listed, _ = _help(env, "plugins", "list")
+    assert [line.split()[1] for line in listed.splitlines() if line.startswith("newcomer ")] == ["disabled"]
+    state = hermes_home / "plugin-state.json"
+    data = json.loads(state.read_text())
+    data["failures"] = {"core-tools": {"pre_tool_call": "RuntimeError: boom"}}
+    state.write_text(json.dumps(data))
+    listed, _ = _help(env, "plugins", "list")
+    assert "failed in an earlier run: pre_tool_call" in listed
+
+
+def test_a_run_that_loads_what_the_last_load_found_keeps_the_listing(hermes_home):
+    env = {"HERMES_HOME": str(hermes_home)}
+    _help(env, "plugins", "list")
+    state = (hermes_home / "plugin-state.json").read_text()
+    subprocess.run([sys.executable, "-c", "from kernel.cli import main; main(['skills', 'list'])"], cwd=ROOT,
+                   env={**os.environ, **env}, check=True, capture_output=True, timeout=60)
+    assert (hermes_home / "plugin-state.json").read_text() == state  # a load, but nothing new to remember
+    _, mods = _help(env, "plugins", "list")
+    assert "click" not in mods
