@@ -29,14 +29,26 @@ def test_cli_help_imports_no_pluggy_or_yaml():
     assert "pluggy" not in mods and "yaml" not in mods and "importlib.metadata" not in mods
 
 
-def _listing_imports(env: dict, *args: str) -> tuple:
-    """What ``hermes plugins list`` printed and which modules it imported."""
+def _printed_and_imported(env: dict, entry: str, *args: str) -> tuple:
+    """What ``hermes ARGS`` printed and which modules it imported, run
+    through ``entry`` (``kernel.cli``: the command line itself;
+    ``kernel.entry``: the console script, which may print a remembered output)."""
     probe = ("import sys, atexit; atexit.register(lambda: sys.stderr.write('MODULES ' + ' '.join(sorted(sys.modules))));"
-             " from kernel.cli import main; main(['plugins', 'list', *sys.argv[1:]])")
+             f" sys.argv = ['hermes', *sys.argv[1:]]; from {entry} import main; main()")
     out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT), **env}, timeout=60)
     assert out.returncode == 0, out.stderr
     return out.stdout, set(out.stderr.rsplit("MODULES ", 1)[1].split())
+
+
+def _listing_imports(env: dict, *args: str) -> tuple:
+    """``hermes plugins list ARGS`` made by the command line (never a remembered output)."""
+    return _printed_and_imported(env, "kernel.cli", "plugins", "list", *args)
+
+
+def _help(env: dict, *args: str) -> tuple:
+    """``hermes ARGS`` through the console script."""
+    return _printed_and_imported(env, "kernel.entry", *args)
 
 
 def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_home, tmp_path):
@@ -75,16 +87,6 @@ def test_a_listing_found_again_imports_only_the_plugin_sources(hermes_home):
     assert again == first and "task list, questions to the user" in again  # agent-tools' description, remembered
     imported = {m.split(".")[1] for m in mods if m.startswith(("plugins.", "plugins_memory.", "plugins_providers."))}
     assert imported == {"hermes_compat"}, imported  # the one built-in with discover_plugins
-
-
-def _help(env: dict, *args: str) -> tuple:
-    """What the ``hermes`` console script printed for ``--help`` and which modules it imported."""
-    probe = ("import sys, atexit; atexit.register(lambda: sys.stderr.write('MODULES ' + ' '.join(sorted(sys.modules))));"
-             " sys.argv = ['hermes', *sys.argv[1:]]; from kernel.entry import main; main()")
-    out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT), **env}, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout, set(out.stderr.rsplit("MODULES ", 1)[1].split())
 
 
 def test_help_is_printed_from_the_last_rendering_until_its_commands_change(hermes_home, tmp_path):
