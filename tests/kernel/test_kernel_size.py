@@ -1,0 +1,26 @@
+"""The kernel's size limits from the contract issue that hold, kept holding."""
+
+import importlib.util
+
+from tests.conftest import ROOT
+
+
+def _report():
+    spec = importlib.util.spec_from_file_location("kernel_size", ROOT / "scripts" / "kernel_size.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, module.report()
+
+
+def test_no_kernel_file_is_over_600_lines():
+    module, found = _report()
+    over = {name: size["lines"] for name, size in found["files"].items() if size["lines"] > module.MAX_FILE_LINES}
+    assert not over, f"kernel files over {module.MAX_FILE_LINES} lines: {over}"
+
+
+def test_every_kernel_module_belongs_to_a_concern_of_the_size_report():
+    _, found = _report()
+    assert all(size["concern"] for size in found["files"].values()), \
+        [name for name, size in found["files"].items() if not size["concern"]]
+    assert found["total"]["lines"] == sum(size["lines"] for size in found["concerns"].values())
+    assert 0 < found["total"]["code"] < found["total"]["lines"]
