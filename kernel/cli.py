@@ -67,7 +67,13 @@ def remember_output(name: str, text: str) -> None:
 
 
 class App:
-    """What the commands share: config, plugin host (both lazy)."""
+    """What the commands share: config, plugin host (both lazy).
+
+    A wrong type in config.yaml does not stop the command line before it
+    knows the command: it stops every command except those that inspect or
+    repair config (``repairs_config = True`` on the click command, as on
+    ``hermes config`` and ``hermes plugins``), so ``hermes config set`` can
+    fix what it would otherwise refuse to read."""
 
     current: Optional["App"] = None  # the command's, for what main() saves at the end
 
@@ -77,6 +83,15 @@ class App:
         self._config = None
         self._host = None
         self._distro = None
+        self.strict = False  # set once the command is known (HermesGroup.resolve_command)
+
+    def _checked(self, value):
+        problems = self._config.problems if self._config is not None else None
+        if self.strict and problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise Fail(f"{problems[0]}{more}; fix it with `{program()} config set KEY VALUE` "
+                       f"(`{program()} config check` lists every problem)", EXIT_USAGE)
+        return value
 
     @property
     def distro(self):
@@ -104,10 +119,11 @@ class App:
                 self._config = load_config(
                     overrides=distro.config_overrides() if distro else None,
                     defaults=distro.config_defaults() if distro else None,
+                    lenient=True,
                 )
             except ConfigError as exc:
                 raise Fail(str(exc), EXIT_USAGE) from None
-        return self._config
+        return self._checked(self._config)
 
     @property
     def host(self):
@@ -121,7 +137,7 @@ class App:
                 raise Fail(str(exc), EXIT_USAGE) from None
             self._host.registry  # collect registrations now, so a plugin failing there is recorded too
             state.remember_load(self._host)
-        return self._host
+        return self._checked(self._host)
 
 
 class HermesGroup(click.Group):
@@ -155,6 +171,17 @@ class HermesGroup(click.Group):
             self._load_plugin_commands(ctx)
             command = super().get_command(ctx, name)
         return command
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if not isinstance(ctx.obj, App):  # as in _load_plugin_commands: the group's callback keeps it
+            ctx.obj = App(ctx.params.get("distro_path"))
+        # from here on, config problems stop all but the repairing commands (and
+        # asking for help), also those that read the config given to register_commands
+        ctx.obj.strict = not getattr(command, "repairs_config", False)
+        if ctx.obj.strict and not set(ctx.help_option_names) & set(_before_separator(rest)):
+            ctx.obj.config  # noqa: B018 - raises the first problem
+        return name, command, rest
 
     def get_help(self, ctx):
         """Remember the top-level help (not a distro's) for ``kernel.entry``
@@ -423,8 +450,13 @@ def _interrupt(signum, frame):
     raise isolation.Interrupted() if isolation is not None else KeyboardInterrupt()
 
 
+def _before_separator(args: list) -> list:
+    """The arguments before ``--`` (after it nothing is an option)."""
+    return args[: args.index("--")] if "--" in args else args
+
+
 def _machine_output(args: list) -> bool:
-    return "--json" in (args[: args.index("--")] if "--" in args else args)
+    return "--json" in _before_separator(args)
 
 
 def _invoke(args: list, prog_name: str) -> int:

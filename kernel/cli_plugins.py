@@ -49,6 +49,9 @@ def plugins():
     """List, inspect, enable and disable plugins."""
 
 
+plugins.repairs_config = True  # runs while config.yaml has a wrong type: disabling a plugin may be the fix
+
+
 def _listing(app: App, load: bool) -> list:
     """The plugins with their status. Without ``load``, from metadata and the
     state cached at the last load; when what is installed or selected changed
@@ -171,10 +174,13 @@ def plugins_info(app: App, name: str, as_json: bool):
 
 
 def _set_plugin_state(app: App, name: str, enable: bool) -> None:
+    from kernel.plugins import plugin_names
+
     _find(app, name)
     config = app.config
-    enabled = [n for n in (config.data.get("plugins") or {}).get("enabled") or [] if n != name]
-    disabled = [n for n in (config.data.get("plugins") or {}).get("disabled") or [] if n != name]
+    section = config.data.get("plugins") if isinstance(config.data.get("plugins"), dict) else {}
+    enabled = [n for n in plugin_names(section.get("enabled")) if n != name]
+    disabled = [n for n in plugin_names(section.get("disabled")) if n != name]
     (enabled if enable else disabled).append(name)
     config.set_value("plugins.enabled", enabled)
     config.set_value("plugins.disabled", disabled)

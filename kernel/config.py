@@ -120,6 +120,7 @@ class Config:
         path: Optional[Path] = None,
         overrides: Optional[dict] = None,
         defaults: Optional[dict] = None,
+        lenient: bool = False,
     ):
         self.path = path
         self.data = data if data is not None else {}
@@ -129,20 +130,26 @@ class Config:
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
         _normalize_yaml_words(self.data)
-        self.validate()
+        # lenient: a wrong type is kept in ``problems`` instead of raised, so the
+        # command line can still run the commands that inspect and repair config
+        self.problems: Optional[list] = [] if lenient else None
+        self._found(self.check())
 
     # -- reading
     def get(self, dotted: str, default: Any = _MISSING) -> Any:
-        """The value of a dotted key: override > file > distro default > known default > ``default``."""
-        if dotted in self.overrides:
+        """The value of a dotted key: override > file > distro default > known default > ``default``.
+        A lenient config skips a value of the wrong type (it is in ``problems``):
+        plugin code never reads one."""
+        known = self.keys.get(dotted)
+        screen = known if known is not None and self.problems else None  # only while something is wrong
+        if dotted in self.overrides and (screen is None or screen.accepts(self.overrides[dotted])):
             return self.overrides[dotted]
         for layer in (self.data, self.defaults):
             value = _lookup(layer, dotted)
-            if value is not _MISSING and value is not None:
+            if value is not _MISSING and value is not None and (screen is None or screen.accepts(value)):
                 return value
         if default is not _MISSING:
             return default
-        known = self.keys.get(dotted)
         return known.default if known else None
 
     def section(self, name: str) -> dict:
@@ -160,10 +167,12 @@ class Config:
     def where(self) -> str:
         return str(self.path) if self.path else "config"
 
-    def validate(self, keys: Optional[Iterable[Key]] = None) -> None:
-        """Check the types of ``keys`` (default: every declared key) in the
-        file, the distro's defaults and the overrides: a wrong one is one
-        ConfigError naming where, the key and what was expected."""
+    def check(self, keys: Optional[Iterable[Key]] = None) -> list:
+        """What is wrong with the types of ``keys`` (default: every declared
+        key, and the lists the kernel reads) in the file, the distro's
+        defaults and the overrides: one line each, naming where, the key and
+        what was expected."""
+        problems = []
         for key in (self.keys.values() if keys is None else keys):
             for source, value in (
                 ("file", _lookup(self.data, key.name)),
@@ -172,24 +181,38 @@ class Config:
             ):
                 if value is not _MISSING and not key.accepts(value):
                     where = self.where() if source == "file" else f"{source} settings"
-                    raise ConfigError(f"{where}: {key.name}: expected {key.kind}, got {_describe(value)}")
+                    problems.append(f"{where}: {key.name}: expected {key.kind}, got {_describe(value)}")
         if keys is not None:
-            return
+            return problems
         for i, entry in enumerate(self.get("fallback_providers") or []):
             if not isinstance(entry, dict):
-                raise ConfigError(f"{self.where()}: fallback_providers[{i}]: expected a mapping, got {_describe(entry)}")
+                problems.append(f"{self.where()}: fallback_providers[{i}]: expected a mapping, got {_describe(entry)}")
         for key in ("plugins.enabled", "plugins.disabled", "toolsets"):
             for item in self.get(key) or []:
                 if not isinstance(item, str):
-                    raise ConfigError(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
+                    problems.append(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
+        return problems
+
+    def validate(self, keys: Optional[Iterable[Key]] = None) -> None:
+        """:meth:`check`, raising the first problem as a ConfigError."""
+        problems = self.check(keys)
+        if problems:
+            raise ConfigError(problems[0])
+
+    def _found(self, problems: list) -> None:
+        if self.problems is None:
+            if problems:
+                raise ConfigError(problems[0])
+        else:
+            self.problems += [p for p in problems if p not in self.problems]
 
     def declare(self, keys: Iterable[Key]) -> None:
         """Add plugins' keys (the first declaration of a name wins) and check
-        their values."""
+        their values (a wrong one is raised, or kept in ``problems``)."""
         added = [k for k in keys if k.name not in self.keys]
         for key in added:
             self.keys[key.name] = key
-        self.validate(added)
+        self._found(self.check(added))
 
     def unknown(self, layer: Optional[dict] = None) -> list:
         """``(dotted key, close matches)`` for every key of ``layer`` (the
@@ -301,8 +324,11 @@ def _normalize_model_block(data: dict) -> None:
                 data[key] = block[key]
 
 
-def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None, defaults: Optional[dict] = None) -> Config:
-    """Load ``config.yaml`` (a missing file is an empty config)."""
+def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None, defaults: Optional[dict] = None,
+                lenient: bool = False) -> Config:
+    """Load ``config.yaml`` (a missing file is an empty config). Unreadable
+    or invalid YAML is always a ConfigError; a wrong type is one unless
+    ``lenient`` (then it is in ``Config.problems``)."""
     path = Path(path) if path else config_dir() / "config.yaml"
     data: Any = {}
     if path.exists():
@@ -323,4 +349,4 @@ def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None, d
             data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of keys at the top level, got {_describe(data)}")
-    return Config(data, path=path, overrides=overrides, defaults=defaults)
+    return Config(data, path=path, overrides=overrides, defaults=defaults, lenient=lenient)

@@ -28,6 +28,12 @@ def _fail(message: str) -> click.ClickException:
     return Fail(message)
 
 
+def _program() -> str:
+    from kernel.cli import program
+
+    return program()
+
+
 def _declared(app) -> dict:
     """name -> Key of every declared key (loading the plugins declares theirs)."""
     app.host  # noqa: B018 - building the host runs register_config
@@ -89,6 +95,9 @@ def config_group(ctx):
         ctx.invoke(config_show)
 
 
+config_group.repairs_config = True  # runs while config.yaml has a wrong type: it is how one fixes it
+
+
 @config_group.command("path")
 def config_path():
     """Print where config.yaml is (it may not exist yet)."""
@@ -105,7 +114,9 @@ def config_show(app, as_json):
     keys = _declared(app)
     config = app.config
     rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": config.source(k.name),
-             "type": k.kind, "owner": k.owner, "help": k.help} for k in sorted(keys.values(), key=lambda k: k.name)]
+             "type": k.kind, "owner": k.owner, "help": k.help,
+             # a value of the wrong type is skipped by get(): the default applies until it is fixed
+             "problem": (config.check([k]) or [None])[0]} for k in sorted(keys.values(), key=lambda k: k.name)]
     if as_json:
         from kernel.cli import echo_json
 
@@ -114,6 +125,8 @@ def config_show(app, as_json):
     click.echo(f"# {config.where()}")
     for row in rows:
         mark = "" if row["source"] == "default" else f"  [{row['source']}]"
+        if row["problem"]:
+            mark = f"  [ignored: {row['problem']}]"
         click.echo(f"{row['key']} = {_show_value(row['value'])}{mark}")
         click.echo(f"    {row['help']} ({row['type']}; {row['owner']})")
 
@@ -128,6 +141,9 @@ def config_get(app, key, as_json):
     if app.config.key_for(key) is None and not app.config.is_set(key):
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; `hermes config show` lists them")
     value = app.config.get(key)
+    declared = app.config.key_for(key)
+    for problem in app.config.check([declared]) if declared is not None and declared.name == key else []:
+        click.echo(f"{_program()}: note: ignored, the default applies: {problem}", err=True)
     if as_json:
         from kernel.cli import echo_json
 
@@ -143,7 +159,6 @@ def config_get(app, key, as_json):
 @click.pass_obj
 def config_set(app, key, value, force):
     """Set KEY to VALUE in config.yaml (hermes config set agent.max_turns 40)."""
-    from kernel.config import ConfigError
 
     if _SECRET_NAME.search(key.rsplit(".", 1)[-1]):
         raise _fail(f"'{key}' looks like a secret: hermes never stores keys in config.yaml; export "
@@ -158,13 +173,17 @@ def config_set(app, key, value, force):
     except ValueError as exc:
         raise _fail(f"{key}: {exc}") from None
     config = app.config
+    before = config.check()
     config.set_value(key, parsed)
-    try:
-        config.validate()  # the new value against its key's type; nothing is written when it fails
-    except ConfigError as exc:
-        raise _fail(str(exc)) from None
+    added = [problem for problem in config.check() if problem not in before]
+    if added:  # the new value against its key's type; nothing is written when it fails
+        raise _fail(added[0])
     path = config.save()
     click.echo(f"set {key} = {_show_value(parsed)} in {path}")
+    left = config.check()
+    if left:
+        more = f" (and {len(left) - 1} more: `{_program()} config check`)" if len(left) > 1 else ""
+        click.echo(f"{_program()}: note: still wrong: {left[0]}{more}", err=True)
 
 
 @config_group.command("unset")
@@ -193,7 +212,8 @@ def config_check(app, as_json):
         config = app.config
         path = config.where()
         config.quiet_unknown = True  # reported below, not as a warning as well
-        app.host  # noqa: B018 - declares the plugins' keys and checks their types
+        app.host  # noqa: B018 - declares the plugins' keys
+        problems += config.check()
         for where, name, near in config.unknown_keys():
             hint = f"; did you mean '{near[0]}'?" if near else ""
             problems.append(f"{where}: unknown key '{name}'{hint}")

@@ -96,10 +96,53 @@ def test_run_error_exit_code(hermes, tmp_path):
 )
 def test_bad_config_is_one_clear_line(hermes, hermes_home, text, expected):
     (hermes_home / "config.yaml").write_text(text)
-    out = hermes("plugins", "list")
+    out = hermes("sessions", "list")
     assert out.returncode == 2
     assert expected in out.stderr and str(hermes_home / "config.yaml") in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    # a wrong type still lets the commands that inspect and repair config run; invalid YAML does not
+    unreadable = "YAML" in expected or "top level" in expected
+    assert (hermes("plugins", "list").returncode == 2) == unreadable
+    assert (hermes("config", "check").returncode == 2) == unreadable
+
+
+def test_a_wrong_type_stops_every_command_but_those_that_repair_it(hermes, hermes_home):
+    """A value of the wrong type (a kernel key, a plugin's key) stops run,
+    chat and the plugins' commands with one line that says how to fix it;
+    `hermes config check` lists every problem, `config set` fixes one without
+    touching the others, `plugins disable` still works, and --help is shown."""
+    folder = hermes_home / "plugins" / "painter"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("def register(ctx):\n    pass\n")
+    (folder / "plugin.yaml").write_text("name: painter\nmanifest_version: 2\nconfig_schema:\n  coats: {type: integer}\n")
+    config = hermes_home / "config.yaml"
+    config.write_text("agent:\n  max_turns: lots\nplugins:\n  enabled: [painter]\n"
+                      "  entries:\n    painter:\n      settings:\n        coats: many\n")
+    for command in (("run", "--api-mode", "scripted", "hi"), ("sessions", "list"), ("chat",)):
+        out = hermes(*command, input="")
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert "agent.max_turns: expected an integer, got 'lots' (str)" in out.stderr
+        assert "hermes config set KEY VALUE" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert hermes("run", "--help").returncode == 0
+    checked = hermes("config", "check")
+    assert checked.returncode == 1 and "agent.max_turns" in checked.stdout
+    assert "plugins.entries.painter.settings.coats" in checked.stdout
+    assert "painter" in hermes("plugins", "list").stdout
+    shown = hermes("config", "show")
+    assert shown.returncode == 0 and "agent.max_turns = 90  [ignored: " in shown.stdout  # the default applies
+    got = hermes("config", "get", "agent.max_turns")
+    assert got.stdout.strip() == "90" and "note: ignored, the default applies" in got.stderr
+    refused = hermes("config", "set", "agent.max_turns", "plenty")
+    assert refused.returncode == 1 and "expected an integer" in refused.stderr
+    fixed = hermes("config", "set", "agent.max_turns", "5")
+    assert fixed.returncode == 0 and "note: still wrong:" in fixed.stderr and "settings.coats" in fixed.stderr
+    text = config.read_text()
+    assert "max_turns: 5" in text and "coats: many" in text  # the other values are kept as they were
+    assert hermes("plugins", "disable", "painter").returncode == 0
+    assert "disabled" in (text := config.read_text()) and "- painter" in text
+    assert hermes("config", "check").returncode == 0
+    out = hermes("sessions", "list")
+    assert out.returncode == 0, out.stderr
 
 
 def test_bad_cli_arguments(hermes):

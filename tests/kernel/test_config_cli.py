@@ -11,6 +11,8 @@ from kernel import hookimpl
 from kernel.config import Config, ConfigError, Key
 from kernel.plugins import PluginHost
 
+FIX_HINT = "; fix it with `hermes config set KEY VALUE` (`hermes config check` lists every problem)"
+
 
 def test_a_plugin_declares_its_keys_with_type_default_and_help(caplog):
     class Weather:
@@ -104,7 +106,7 @@ def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_erro
     path.write_text("memory:\n  prefetch_timeout: soon\n")  # a plugin's key
     out = hermes("run", "hi")
     assert out.returncode == 2
-    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number, got 'soon' (str)"
+    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number, got 'soon' (str)" + FIX_HINT
 
 
 WEATHER = """
@@ -134,3 +136,19 @@ def test_an_installed_plugins_keys_are_known_and_a_listing_never_calls_them_unkn
     assert hermes("config", "check", env=env).returncode == 0
     out = hermes("config", "check", env={"HERMES_PLUGINS": "config-command"})  # weather not loaded: its key is unknown
     assert out.returncode == 1 and "unknown key 'weather'" in out.stdout  # the whole section
+
+
+def test_a_lenient_config_keeps_its_problems_and_never_hands_out_a_wrong_type():
+    config = Config({"agent": {"max_turns": "lots"}, "plugins": {"enabled": [3]}}, lenient=True)
+    assert config.get("agent.max_turns") == 90  # the declared default, not "lots"
+    assert [p.split(": ", 1)[1] for p in config.problems] == [
+        "agent.max_turns: expected an integer, got 'lots' (str)", "plugins.enabled: expected a list of strings, got 3 (int)"]
+    config.declare([Key("painter.coats", int, 2, "coats of paint")])
+    config.data["painter"] = {"coats": "many"}
+    assert config.get("painter.coats") == 2 and config.check([config.keys["painter.coats"]])
+    try:
+        Config({"agent": {"max_turns": "lots"}})
+    except ConfigError as exc:  # not lenient (a library's Agent): the first problem is raised
+        assert "agent.max_turns" in str(exc)
+    else:
+        raise AssertionError("a strict config accepted a wrong type")
