@@ -10,6 +10,11 @@ and let the agent keep what it learns in ``$HERMES_HOME/skills``. In chat,
 sends the task with it). ``hermes skills
 list|show|install|remove`` manage them from the shell. Plugins ship skills
 with ``register_skills``; hermes-compat's ``ctx.register_skill`` feeds it.
+
+Skills outlive a session and their descriptions enter every later prompt,
+so the prompt plugin's injection scan guards both ways in: ``skill_manage``
+refuses a skill that reads like an instruction to the agent itself, and the
+index names (does not quote) such a description from any source.
 """
 
 from __future__ import annotations
@@ -62,6 +67,18 @@ def register_toolsets(register):
     register("skills", ["skills_list", "skill_view", "skill_manage"], description="Find, read and write skills")
 
 
+def _indexed(skill) -> str:
+    """A skill's description as the index shows it. Skills also come from a
+    cloned project's folders: one whose description reads like an injected
+    instruction is named, not quoted (the same scan as the context files)."""
+    from plugins.prompt.project import scan
+
+    findings = scan(skill.description or "")
+    if findings:
+        return f"(description withheld: it reads like an instruction to the agent: {', '.join(findings)})"
+    return skill.description or "(no description)"
+
+
 @hookimpl(optionalhook=True)  # brought by the prompt plugin
 def prompt_layer(agent):
     if "skill_view" not in (getattr(agent, "tools", None) or {}):
@@ -71,7 +88,7 @@ def prompt_layer(agent):
         return None
     lines = ["# Skills", "", "Instructions for particular tasks. When one fits, load it with skill_view "
              "before you start; skill_manage keeps what you learn as a new skill.", ""]
-    lines += [f"- {s.name}: {s.description or '(no description)'}" for s in sorted(skills.values(), key=lambda s: s.name)]
+    lines += [f"- {s.name}: {_indexed(s)}" for s in sorted(skills.values(), key=lambda s: s.name)]
     return {"name": "skills", "text": "\n".join(lines), "source": f"{len(skills)} skills", "after": "plugins"}
 
 

@@ -42,14 +42,28 @@ def skill_view(args, ctx):
         raise ToolError(f"skill_view: {exc}") from None
 
 
+def refuse_takeover(text: str) -> None:
+    """A skill the model writes outlives the session, and its description
+    enters every later system prompt (the index): text that reads like an
+    attempt to take over the agent (the scan of the project's context files)
+    is refused, so an instruction injected into one session cannot settle in."""
+    from plugins.prompt.project import scan
+
+    findings = scan(text)
+    if findings:
+        raise ToolError(f"skill_manage: refused: the skill reads like an instruction to the agent itself "
+                        f"({', '.join(findings)}); a skill says how to do a task")
+
+
 def skill_manage(args, ctx):
     from plugins.skills import catalog
 
     action, name = args.get("action"), str(args.get("name") or "").strip()
     try:
         if action in ("create", "edit"):
-            skill = catalog.write(name, str(args.get("description") or ""), str(args.get("body") or ""),
-                                  replace=action == "edit")
+            description, body = str(args.get("description") or ""), str(args.get("body") or "")
+            refuse_takeover(f"{description}\n{body}")
+            skill = catalog.write(name, description, body, replace=action == "edit")
             _event(ctx, "created" if action == "create" else "edited", skill.name, "user")
             return {"ok": True, "action": action, "name": skill.name, "path": str(skill.path),
                     "note": "the skills index lists it from the next session on"}
