@@ -61,9 +61,9 @@ def echo_json(data) -> str:
 def remember_output(name: str, text: str) -> None:
     """What this command printed (without the final newline), for
     :mod:`kernel.entry` to print again next time, when the command line is
-    one it prints again (a distro's never is)."""
-    if REMEMBERED.get(tuple(_args)) == name and _program[0] == "hermes" and not os.environ.get("HERMES_DISTRO"):
-        state.remember_output(name, remembered_key(name), text)
+    one it prints again."""
+    if REMEMBERED.get(tuple(_args)) == name:
+        state.remember_output(name, remembered_key(name, _program[0]), text)
 
 
 class App:
@@ -79,7 +79,9 @@ class App:
 
     def __init__(self, distro_path: Optional[str] = None):
         App.current = self
-        self.distro_path = distro_path
+        # before click parsed --distro (an eager --help), the variable is all there is
+        self.distro_path = distro_path or os.environ.get("HERMES_DISTRO") or None
+        state.use_distro(self.distro_path)  # its own load state, commands and remembered outputs
         self._config = None
         self._host = None
         self._distro = None
@@ -430,13 +432,9 @@ def _finish(result, quiet: bool = False) -> None:
 
 
 def distro_main(distro: str, prog_name: Optional[str] = None):
-    """The console script of a distro package: ``hermes`` fixed to one distro.
-
-    In the distro's pyproject.toml::
-
-        [project.scripts]
-        my-agent = "my_distro:main"     # def main(): kernel.cli.distro_main("my-distro")
-    """
+    """``hermes`` fixed to one distro, for distro packages written before
+    :func:`kernel.entry.distro_main` (use that one: it prints a remembered
+    ``--help`` or listing without importing click)."""
     os.environ["HERMES_DISTRO"] = distro
     main(prog_name=prog_name or os.path.basename(sys.argv[0]) or "hermes")
 
@@ -488,6 +486,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     _args[:] = args
+    state.use_distro(os.environ.get("HERMES_DISTRO"))  # --distro, once parsed, makes the App with it
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     code = EXIT_INTERRUPTED

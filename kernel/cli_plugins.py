@@ -81,7 +81,7 @@ def _listed(app: App) -> list:
     """What ``plugins list`` shows, as dicts: printed from the last listing
     when none of the files it depends on changed (no package metadata read,
     no plugin imported), else found again and remembered."""
-    stamp = state.listing_stamp(app.distro_path)
+    stamp = state.listing_stamp()
     records = state.cached_listing(stamp)
     if records is None:
         records = [r.as_dict() for r in _listing(app, load=False)]

@@ -23,10 +23,27 @@ COMMANDS_CACHE = "plugin-commands.txt"
 LOAD_STATE = "plugin-state.json"
 
 
+_distro: list = [None]  # the distro this process runs as: it has its own load state, commands and outputs
+
+
+def use_distro(distro: "str | None") -> None:
+    _distro[0] = distro or None
+
+
+def variant() -> str:
+    """The suffix of the files kept per distro (a distro selects other plugins,
+    so it has other commands, another listing, another load): ``""`` for plain hermes."""
+    if not _distro[0]:
+        return ""
+    return "-" + "".join(c if c.isalnum() or c in "._-" else "_" for c in _distro[0])[-100:]
+
+
 def state_file(name: str):
+    """``name`` in the data folder, with this process's distro variant before its extension."""
     from kernel.paths import data_dir
 
-    return data_dir() / name
+    stem, dot, suffix = name.rpartition(".")
+    return data_dir() / f"{stem}{variant()}{dot}{suffix}"
 
 
 _state_read: dict = {}  # path -> the state file as this process last read or wrote it
@@ -75,7 +92,7 @@ def remember_load(host) -> None:
     write_state(state)
 
 
-def listing_stamp(distro: "str | None") -> list:
+def listing_stamp() -> list:
     """What a listing depends on, found with a few ``stat`` calls: every folder
     on ``sys.path`` (an install or uninstall adds or removes a metadata folder
     there, which changes the folder's time), the data folder's ``plugins``
@@ -85,6 +102,7 @@ def listing_stamp(distro: "str | None") -> list:
     from kernel.paths import config_dir, data_dir, stamp
 
     folder = data_dir() / "plugins"
+    distro = _distro[0]
     paths = [*sys.path, str(folder), str(config_dir() / "config.yaml"), *([distro] if distro else [])]
     try:
         paths += sorted(os.path.join(e.path, "plugin.yaml") for e in os.scandir(folder) if e.is_dir())
@@ -151,13 +169,15 @@ def cached_commands():
 def help_key(prog: str, width: int) -> str:
     """What the top-level help depends on: the kernel's version and the
     modules that define its commands (an edit in a checkout), the plugins'
-    commands (their cache file), the program's name and the width."""
+    commands (their cache file), the program's name and the width; for a
+    distro, also what :func:`listing_stamp` covers (its file, its install)."""
     from kernel import __version__
     from kernel.paths import stamp
 
     here = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(here, "cli.py"), os.path.join(here, "cli_plugins.py"), str(state_file(COMMANDS_CACHE))]
-    return "|".join([__version__, prog, str(width), *(f"{stamp(f)}" for f in files)])
+    rows = [__version__, prog, str(width), *(f"{stamp(f)}" for f in files)]
+    return "|".join([*rows, *(listing_stamp() if _distro[0] else [])])
 
 
 def listing_key() -> str:
@@ -165,7 +185,7 @@ def listing_key() -> str:
     state (errors, descriptions, earlier failures)."""
     from kernel.paths import stamp
 
-    return "\t".join([*listing_stamp(None), f"{stamp(str(state_file(LOAD_STATE)))}"])
+    return "\t".join([*listing_stamp(), f"{stamp(str(state_file(LOAD_STATE)))}"])
 
 
 def remembered_output(name: str, key: str) -> "str | None":

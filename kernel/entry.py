@@ -1,10 +1,10 @@
 """The ``hermes`` console script.
 
-``hermes --help`` and ``hermes plugins list [--json]`` are printed as they
-were printed the last time while nothing they depend on changed (the keys in
-:mod:`kernel.clistate`): they then cost no import of click, of json or of
-the plugin host. Everything else, and an output that must be made again,
-goes to :func:`kernel.cli.main`.
+``hermes --help`` and ``hermes plugins list [--json]`` (and a distro's
+command's) are printed as they were printed the last time while nothing they
+depend on changed (the keys in :mod:`kernel.clistate`): they then cost no
+import of click, of json or of the plugin host. Everything else, and an
+output that must be made again, goes to :func:`kernel.cli.main`.
 """
 
 import os
@@ -29,22 +29,46 @@ REMEMBERED = {("--help",): "help", ("-h",): "help",
               ("plugins", "list"): "listing", ("plugins", "list", "--json"): "listing-json"}
 
 
-def remembered_key(name: str) -> str:
+def remembered_key(name: str, prog: str) -> str:
     from kernel import clistate
 
-    return clistate.help_key("hermes", terminal_width()) if name == "help" else clistate.listing_key()
+    return clistate.help_key(prog, terminal_width()) if name == "help" else clistate.listing_key()
+
+
+def _printed_again(prog: str) -> bool:
+    """Print what this command line printed last time, if nothing it depends on changed."""
+    name = REMEMBERED.get(tuple(sys.argv[1:]))
+    if name is None:
+        return False
+    from kernel import clistate
+
+    clistate.use_distro(os.environ.get("HERMES_DISTRO"))
+    text = clistate.remembered_output(name, remembered_key(name, prog))
+    if text is None:
+        return False
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    return True
 
 
 def main() -> None:
-    name = REMEMBERED.get(tuple(sys.argv[1:]))
-    if name and not os.environ.get("HERMES_DISTRO"):  # a distro's output is made every time
-        from kernel import clistate
+    if not _printed_again("hermes"):
+        from kernel.cli import main as cli_main
 
-        text = clistate.remembered_output(name, remembered_key(name))
-        if text is not None:
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
-            return
-    from kernel.cli import main as cli_main
+        cli_main()
 
-    cli_main()
+
+def distro_main(distro: str, prog_name: "str | None" = None) -> None:
+    """The console script of a distro package: ``hermes`` fixed to one distro.
+
+    In the distro's pyproject.toml::
+
+        [project.scripts]
+        my-agent = "my_distro:main"     # def main(): kernel.entry.distro_main("my-distro")
+    """
+    os.environ["HERMES_DISTRO"] = distro
+    prog = prog_name or os.path.basename(sys.argv[0]) or "hermes"
+    if not _printed_again(prog):
+        from kernel.cli import main as cli_main
+
+        cli_main(prog_name=prog)

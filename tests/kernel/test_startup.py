@@ -120,12 +120,18 @@ def test_help_is_printed_from_the_last_rendering_until_its_commands_change(herme
     assert "click" in mods and "greet" in updated and "Say hello from a plugin. (plugin)" in updated
     cached, mods = _help(env, "--help")
     assert cached == updated and "click" not in mods
-    # a distro introduces itself: never printed from the plain help
+    # a distro's help is its own (its description, its plugins' commands), remembered apart
     distro = tmp_path / "mine.yaml"
     distro.write_text("name: mine\ndescription: my own agent\nplugins:\n  only: [core-tools]\n")
-    own, mods = _help({**env, "HERMES_DISTRO": str(distro)}, "--help")
-    assert "my own agent" in own and "click" in mods
+    as_distro = {**env, "HERMES_DISTRO": str(distro)}
+    own, mods = _help(as_distro, "--help")
+    assert "my own agent" in own and "greet" not in own and "click" in mods
+    again, mods = _help(as_distro, "--help")
+    assert again == own and "click" not in mods
     assert _help(env, "--help")[0] == updated
+    distro.write_text("name: mine\ndescription: my agent, renamed\nplugins:\n  only: [core-tools]\n")
+    renamed, mods = _help(as_distro, "--help")
+    assert "my agent, renamed" in renamed and "click" in mods
 
 
 def test_an_unchanged_listing_is_printed_again_without_click(hermes_home, tmp_path):
@@ -155,6 +161,16 @@ def test_an_unchanged_listing_is_printed_again_without_click(hermes_home, tmp_pa
     state.write_text(json.dumps(data))
     listed, _ = _help(env, "plugins", "list")
     assert "failed in an earlier run: pre_tool_call" in listed
+    # a distro's listing is remembered apart from plain hermes's
+    distro = tmp_path / "mine.yaml"
+    distro.write_text("name: mine\nplugins:\n  only: [core-tools]\n")
+    as_distro = {**env, "HERMES_DISTRO": str(distro)}
+    own, _ = _help(as_distro, "plugins", "list")
+    again, mods = _help(as_distro, "plugins", "list")
+    assert again == own and "click" not in mods
+    assert [line.split()[1] for line in own.splitlines() if line.startswith(("core-tools ", "memory "))] == [
+        "enabled", "not"]
+    assert _help(env, "plugins", "list")[0] == listed
 
 
 def test_a_run_that_loads_what_the_last_load_found_keeps_the_listing(hermes_home):
