@@ -79,6 +79,8 @@ KERNEL_KEYS = [
     Key("plugins.disabled", list, [], "plugins never to load"),
     Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>"),
     Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned"),
+    Key("plugins.hook_callback_timeout", float, None, "hermes-agent's name for plugins.hook_timeout (read when "
+        "that is not set)"),
     Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}"),
     Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
 ]

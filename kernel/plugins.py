@@ -231,8 +231,11 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
 
 
 def _hook_timeout(config) -> float:
+    value = config.get("plugins.hook_timeout", None)
+    if value is None:  # a config written for hermes-agent spells it so
+        value = config.get("plugins.hook_callback_timeout", None)
     try:
-        return max(0.0, float(config.get("plugins.hook_timeout", 30)))
+        return max(0.0, float(30 if value is None else value))
     except (TypeError, ValueError):
         return 30.0
 

@@ -185,9 +185,10 @@ class Sleeper:
         setattr(self, hook, hookimpl(specname=hook)(sleep))
 
 
-def test_a_hook_past_its_deadline_is_abandoned_and_not_called_again(make_agent):
+@pytest.mark.parametrize("key", ["hook_timeout", "hook_callback_timeout"])  # the second is hermes-agent's name
+def test_a_hook_past_its_deadline_is_abandoned_and_not_called_again(make_agent, key):
     hung = Sleeper("pre_llm_call", 60, answer={"context": "too late"})
-    agent = make_agent(hung, script=["one", "two"], config={"plugins": {"hook_timeout": 0.5}})
+    agent = make_agent(hung, script=["one", "two"], config={"plugins": {key: 0.5}})
     started = time.monotonic()
     result = agent.run_conversation("hi")
     assert time.monotonic() - started < 5
