@@ -77,8 +77,9 @@ def test_server_errors_retried_then_fallback(chain_agent):
 
 
 def test_timeout_retried_then_fallback(chain_agent, monkeypatch):
-    agent, primary, (fb,) = chain_agent(agent_cfg={"api_max_retries": 1, "api_timeout": 0.3})
-    primary.push(reply("late", delay=1.0), reply("late", delay=1.0))
+    # the deadline holds for the fallback too: wide enough that a loaded machine answers it in time
+    agent, primary, (fb,) = chain_agent(agent_cfg={"api_max_retries": 1, "api_timeout": 1.0})
+    primary.push(reply("late", delay=3.0), reply("late", delay=3.0))
     fb.push(reply("on time"))
     assert agent.run_conversation("hello")["final_response"] == "on time"
     assert len(primary.requests) == 2
