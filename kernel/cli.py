@@ -186,8 +186,8 @@ class HermesGroup(click.Group):
         return name, command, rest
 
     def get_help(self, ctx):
-        """Remember the top-level help (not a distro's) for ``kernel.entry``
-        to print next time without importing click."""
+        """Remember the top-level help (a distro's as its own) for
+        ``kernel.entry`` to print next time without importing click."""
         text = super().get_help(ctx)
         if ctx.parent is None:
             remember_output("help", text)

@@ -6,9 +6,10 @@ hooks) keyed by a fingerprint of what was installed and selected, so
 of plugin code in earlier runs; and the last listing, keyed by a stamp of the
 files it depends on, so an unchanged listing is printed without reading any
 package metadata. ``plugin-commands.txt``: the plugins' commands, for
-``hermes --help`` without loading them. ``help.txt``: the last ``hermes
---help`` as click rendered it, for :mod:`kernel.entry` to print without
-importing click.
+``hermes --help`` without loading them. ``output-*.txt``: what ``hermes
+--help`` and ``hermes plugins list [--json]`` printed last, behind the key
+of what it depended on, for :mod:`kernel.entry` to print again without
+importing click. A distro has its own of each (:func:`use_distro`).
 
 Imported before click by ``hermes --help``: it imports nothing beyond ``os``
 and ``sys`` at the top.

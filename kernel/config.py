@@ -195,13 +195,8 @@ class Config:
                     problems.append(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
         return problems
 
-    def validate(self, keys: Optional[Iterable[Key]] = None) -> None:
-        """:meth:`check`, raising the first problem as a ConfigError."""
-        problems = self.check(keys)
-        if problems:
-            raise ConfigError(problems[0])
-
     def _found(self, problems: list) -> None:
+        """Raise the first of ``problems``, or keep them all when lenient."""
         if self.problems is None:
             if problems:
                 raise ConfigError(problems[0])
