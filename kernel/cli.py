@@ -175,7 +175,12 @@ class HermesGroup(click.Group):
         return command
 
     def resolve_command(self, ctx, args):
-        name, command, rest = super().resolve_command(ctx, args)
+        try:
+            name, command, rest = super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            if exc.message.startswith("No such command"):  # it may belong to a plugin the selection left out
+                exc.message += self._selection_hint(ctx)
+            raise
         if not isinstance(ctx.obj, App):  # as in _load_plugin_commands: the group's callback keeps it
             ctx.obj = App(ctx.params.get("distro_path"))
         # from here on, config problems stop all but the repairing commands (and
@@ -184,6 +189,21 @@ class HermesGroup(click.Group):
         if ctx.obj.strict and not set(ctx.help_option_names) & set(_before_separator(rest)):
             ctx.obj.config  # noqa: B018 - raises the first problem
         return name, command, rest
+
+    @staticmethod
+    def _selection_hint(ctx) -> str:
+        app = ctx.obj if isinstance(ctx.obj, App) else None
+        try:
+            distro = app.distro if app is not None else None
+        except Fail:
+            distro = None
+        if distro is not None and (distro.only is not None or distro.blocked):
+            return (f" The distro '{distro.name}' selects the plugins, and commands come from plugins: "
+                    f"`{program()} plugins list` shows what it leaves out.")
+        if os.environ.get("HERMES_PLUGINS") is not None:
+            return (" HERMES_PLUGINS is set: only the plugins it names are loaded, and commands come from "
+                    f"plugins (`{program()} plugins list` shows what is left out).")
+        return ""
 
     def get_help(self, ctx):
         """Remember the top-level help (a distro's as its own) for

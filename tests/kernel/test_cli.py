@@ -176,6 +176,17 @@ def test_every_builtin_blocked_gives_a_clear_message(hermes):
     assert out.stderr.strip().startswith("hermes: error: no model provider is enabled")
 
 
+def test_a_command_left_out_by_the_selection_says_why(hermes, tmp_path):
+    out = hermes("chat", env={"HERMES_PLUGINS": "core-tools"}, input="")
+    assert out.returncode == 2 and "No such command 'chat'. HERMES_PLUGINS is set" in out.stderr
+    distro = tmp_path / "lean.yaml"
+    distro.write_text("name: lean\nplugins: {only: [core-tools]}\n")
+    out = hermes("--distro", distro, "skills", "list")
+    assert out.returncode == 2 and "The distro 'lean' selects the plugins" in out.stderr
+    out = hermes("chatt")  # nothing left out: click's own did-you-mean, nothing more
+    assert out.returncode == 2 and out.stderr.strip().endswith("No such command 'chatt'. Did you mean 'chat'?")
+
+
 def test_ctrl_c_interrupts_the_turn_cleanly(hermes_home, tmp_path):
     s = script(tmp_path, [{"content": "too slow", "delay": 20}])
     env = dict(os.environ, HERMES_HOME=str(hermes_home), PYTHONPATH=str(ROOT))
