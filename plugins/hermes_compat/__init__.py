@@ -14,7 +14,8 @@ uses: ``tools_commands.py``, ``memory.py``, ``engines.py``, ``profiles.py``).
 
 It also adds ``hermes plugins install`` and ``hermes plugins uninstall``.
 
-Listing imports nothing but this package's small discovery module.
+Listing imports nothing of it but this package, its discovery module and its
+manifest reader.
 """
 
 from kernel import hookimpl
@@ -30,10 +31,13 @@ def discover_plugins(config):
 @hookimpl
 def register_config(declare):
     """The config_schema of every loaded hermes plugin (manifest v2)."""
-    from plugins.hermes_compat import state
-    from plugins.hermes_compat.manifests import declare_schemas
+    import sys
 
-    declare_schemas(declare, state.records())
+    state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
+    if state is not None:
+        from plugins.hermes_compat.manifests import declare_schemas
+
+        declare_schemas(declare, state.records())
 
 
 @hookimpl

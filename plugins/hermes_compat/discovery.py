@@ -16,8 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from plugins.hermes_compat.context import PluginManifest, parse_manifest
-from plugins.hermes_compat.state import log
+from plugins.hermes_compat.manifests import PluginManifest, log, parse_manifest
 
 SOURCE = "hermes-compat"
 GROUPS = ("hermes_agent.plugins", "hermes_agent.memory_providers", "hermes_agent.model_providers",
@@ -56,8 +55,6 @@ def candidates(config: Any) -> list:
     from kernel.config import data_dir
     from kernel.plugins import Candidate, entry_points
 
-    from plugins.hermes_compat import loader
-
     chosen_memory = str(config.get("memory.provider") or "") if config is not None else ""
     found: dict = {}
     manifests: dict = {}  # candidate name -> PluginManifest (requires_plugins, config_schema)
@@ -77,8 +74,7 @@ def candidates(config: Any) -> list:
             cand = Candidate(name=key, source=SOURCE, target=str(path), version=manifest.version,
                              default_enabled=model_provider,
                              description=manifest.description or f"{source} plugin folder")
-            where = (path, loader.slug_of(key))
-            cand.load = (lambda c=cand, w=where, m=manifest: loader.load(c, "dir", w, m, config))
+            cand.load = (lambda c=cand, p=path, m=manifest: _load(c, "dir", p, m, config))
             manifests[key] = manifest
             add(cand)
     for group in GROUPS:
@@ -87,9 +83,19 @@ def candidates(config: Any) -> list:
             manifest = PluginManifest(name=name, version=version, source="entrypoint", path=value, key=name)
             cand = Candidate(name=name, source=SOURCE, target=value, version=version, dist=ep.dist.name,
                              default_enabled=False, distribution=ep.dist)
-            cand.load = (lambda c=cand, v=value, m=manifest: loader.load(c, "entrypoint", v, m, config))
+            cand.load = (lambda c=cand, v=value, m=manifest: _load(c, "entrypoint", v, m, config))
             add(cand)
     return _with_dependencies(list(found.values()), manifests)
+
+
+def _load(cand: Any, kind: str, where: Any, manifest: Any, config: Any) -> Any:
+    """Load one candidate. The loader (and the runtime it imports) is imported
+    here, when a plugin loads: a listing reads manifests and nothing more."""
+    from plugins.hermes_compat import loader
+
+    if kind == "dir":
+        where = (where, loader.slug_of(cand.name))
+    return loader.load(cand, kind, where, manifest, config)
 
 
 def _with_dependencies(found: list, manifests: dict) -> list:

@@ -1,4 +1,4 @@
-"""hermes-agent's manifest v2 (``plugin.yaml``): ``requires_plugins`` orders
+"""hermes-agent's ``plugin.yaml`` (:func:`parse_manifest`) and its manifest v2: ``requires_plugins`` orders
 the loading and names what is missing, ``config_schema`` becomes config
 declarations (so ``hermes config`` shows and checks the plugin's settings).
 
@@ -9,9 +9,77 @@ that needs another one would otherwise fail later, in the middle of a turn.
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
-from plugins.hermes_compat.state import log
+# hermes-compat's logger (plugins.hermes_compat.state.log), without importing the
+# runtime state: listing reads manifests and nothing else of this package
+log = logging.getLogger("hermes.compat")
+
+
+@dataclass
+class PluginManifest:
+    """``plugin.yaml`` (optional, advisory) or what an entry point tells us."""
+
+    name: str
+    version: str = ""
+    description: str = ""
+    author: str = ""
+    requires_env: list = field(default_factory=list)
+    provides_tools: list = field(default_factory=list)
+    provides_hooks: list = field(default_factory=list)
+    kind: str = "standalone"
+    source: str = ""
+    path: str = ""
+    key: str = ""
+    manifest_version: int = 1
+    requires_plugins: list = field(default_factory=list)  # [{"id": ..., "version_range": ...}] (v2)
+    config_schema: dict = field(default_factory=dict)  # key -> {type, default, description, required} (v2)
+
+
+def parse_manifest(path: Path, default_name: str, key: str, source: str) -> PluginManifest:
+    """Read ``plugin.yaml``/``plugin.yml`` if present; keys vary a lot between
+    plugins, so anything odd is ignored rather than fatal."""
+    data: Any = {}
+    for fname in ("plugin.yaml", "plugin.yml"):
+        if (path / fname).is_file():
+            try:
+                import yaml
+
+                data = yaml.safe_load((path / fname).read_text(encoding="utf-8")) or {}
+            except Exception as exc:  # a broken manifest is advisory metadata lost, not an error
+                log.warning("%s: unreadable manifest (%s); using defaults", path / fname, exc)
+                data = {}
+            break
+    if not isinstance(data, dict):
+        data = {}
+
+    def text(k):
+        v = data.get(k)
+        return "" if v is None else str(v)
+
+    def items(k):
+        v = data.get(k)
+        return list(v) if isinstance(v, (list, tuple)) else []
+
+    name = text("name").strip()
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        name = default_name  # a plugin's name is a key and a folder name, never a path
+    try:
+        version = int(data.get("manifest_version", 1))
+    except (TypeError, ValueError):
+        version = 1
+    return PluginManifest(
+        name=name, version=text("version"), description=text("description"), author=text("author"),
+        requires_env=items("requires_env"), provides_tools=items("provides_tools"),
+        provides_hooks=items("provides_hooks"), kind=text("kind") or "standalone", source=source,
+        path=str(path), key=key or name, manifest_version=version,
+        requires_plugins=requirements(data.get("requires_plugins"), key or name),
+        config_schema=config_schema(data.get("config_schema"), key or name),
+    )
+
 
 # config_schema types, as hermes-agent 0.22 spells them -> ours
 SCHEMA_TYPES = {"str": str, "string": str, "secret": str, "int": int, "integer": int, "float": float,

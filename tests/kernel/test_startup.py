@@ -87,6 +87,8 @@ def test_a_listing_found_again_imports_only_the_plugin_sources(hermes_home):
     assert again == first and "task list, questions to the user" in again  # agent-tools' description, remembered
     imported = {m.split(".")[1] for m in mods if m.startswith(("plugins.", "plugins_memory.", "plugins_providers."))}
     assert imported == {"hermes_compat"}, imported  # the one built-in with discover_plugins
+    compat = {m for m in mods if m.startswith("plugins.hermes_compat.")}
+    assert compat == {"plugins.hermes_compat.discovery", "plugins.hermes_compat.manifests"}, compat  # no runtime
 
 
 def test_help_is_printed_from_the_last_rendering_until_its_commands_change(hermes_home, tmp_path):
