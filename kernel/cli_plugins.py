@@ -173,14 +173,20 @@ def plugins_info(app: App, name: str, as_json: bool):
             click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
 
 
-def _set_plugin_state(app: App, name: str, enable: bool) -> None:
-    from kernel.plugins import plugin_names
+def _names(value) -> list:
+    """The names written in ``plugins.enabled``/``disabled``: a bare name (a
+    type problem) counts as that name, so enable/disable write a list back."""
+    if isinstance(value, str):
+        return [value]
+    return [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
 
+
+def _set_plugin_state(app: App, name: str, enable: bool) -> None:
     _find(app, name)
     config = app.config
     section = config.data.get("plugins") if isinstance(config.data.get("plugins"), dict) else {}
-    enabled = [n for n in plugin_names(section.get("enabled")) if n != name]
-    disabled = [n for n in plugin_names(section.get("disabled")) if n != name]
+    enabled = [n for n in _names(section.get("enabled")) if n != name]
+    disabled = [n for n in _names(section.get("disabled")) if n != name]
     (enabled if enable else disabled).append(name)
     config.set_value("plugins.enabled", enabled)
     config.set_value("plugins.disabled", disabled)

@@ -176,8 +176,8 @@ class Selection:
     def from_config(cls, config, environ=None, distro=None) -> "Selection":
         env = os.environ if environ is None else environ
         sel = cls(
-            enabled=set(plugin_names(config.get("plugins.enabled"))),
-            disabled=set(plugin_names(config.get("plugins.disabled"))),
+            enabled=set(config.get("plugins.enabled") or []),
+            disabled=set(config.get("plugins.disabled") or []),
             safe_mode=env.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"),
         )
         raw = env.get("HERMES_PLUGINS")
@@ -186,15 +186,6 @@ class Selection:
         if distro is not None:
             distro.apply_to(sel)
         return sel
-
-
-def plugin_names(value: Any) -> list:
-    """The names in ``plugins.enabled``/``disabled``. One name written
-    without a list counts as that name (the type problem is reported, and
-    ``plugins enable|disable`` writes a list back)."""
-    if isinstance(value, str):
-        return [value]
-    return [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
 
 
 def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
