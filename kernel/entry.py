@@ -24,8 +24,9 @@ def terminal_width() -> int:
     return max(min(columns, 80) - 2, 50)
 
 
-# the command lines printed again, and the name of what they printed
-REMEMBERED = {("--help",): "help", ("-h",): "help",
+# the command lines printed again, and the name of what they printed (a bare
+# `hermes` prints the help too, on stderr, and exits 2, as click does)
+REMEMBERED = {(): "help", ("--help",): "help", ("-h",): "help",
               ("plugins", "list"): "listing", ("plugins", "list", "--json"): "listing-json"}
 
 
@@ -46,8 +47,11 @@ def _printed_again(prog: str) -> bool:
     text = clistate.remembered_output(name, remembered_key(name, prog))
     if text is None:
         return False
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    stream = sys.stderr if not sys.argv[1:] else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+    if not sys.argv[1:]:
+        sys.exit(2)
     return True
 
 

@@ -184,3 +184,14 @@ def test_a_run_that_loads_what_the_last_load_found_keeps_the_listing(hermes_home
     assert (hermes_home / "plugin-state.json").read_text() == state  # a load, but nothing new to remember
     _, mods = _help(env, "plugins", "list")
     assert "click" not in mods
+
+
+def test_a_bare_hermes_prints_the_remembered_help_on_stderr_and_exits_2(hermes_home):
+    probe = ("import sys, atexit; atexit.register(lambda: sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules))));"
+             " sys.argv = ['hermes']; from kernel.entry import main; main()")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HERMES_HOME": str(hermes_home), "COLUMNS": "80"}
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=env,
+                           timeout=60) for _ in range(2)]
+    assert [r.returncode for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr
+    assert runs[0].stderr.startswith("Usage: hermes [OPTIONS] COMMAND [ARGS]...") and "Commands:" in runs[0].stderr
+    assert "click" in runs[0].stdout.split() and "click" not in runs[1].stdout.split()  # the second one: remembered
