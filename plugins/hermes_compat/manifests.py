@@ -140,7 +140,38 @@ def missing_dependency(cand: Any, siblings: list, manifests: dict) -> Optional[s
             return f"requires the plugin '{dep['id']}', which is not installed"
         if by_name[name].status != "enabled":
             return f"requires the plugin '{name}', which is {by_name[name].status}: run `hermes plugins enable {name}`"
+        wrong = _outside(dep.get("version_range"), by_name[name].version, cand.name, name)
+        if wrong:
+            return wrong
     return None
+
+
+def _outside(version_range: Any, version: str, plugin: str, dependency: str) -> Optional[str]:
+    """Why ``version`` of ``dependency`` is outside the range ``plugin`` asks
+    for (a PEP 440 specifier such as ``>=1.2,<2``), or None. hermes-agent
+    treats the range as advisory; here a dependency that is there but of the
+    wrong version is as much an error as one that is missing. A range or a
+    version that cannot be read is warned about and not enforced."""
+    if not version_range:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        wanted = SpecifierSet(str(version_range))
+    except InvalidSpecifier:
+        log.warning("hermes plugin %s: requires_plugins version_range %r of '%s' is not a version specifier "
+                    "(such as '>=1.2,<2'); not checked", plugin, version_range, dependency)
+        return None
+    try:
+        found = Version(str(version or ""))
+    except InvalidVersion:
+        log.warning("hermes plugin %s: needs '%s' %s, whose version %r cannot be read; not checked",
+                    plugin, dependency, wanted, version)
+        return None
+    if wanted.contains(found, prereleases=True):
+        return None
+    return f"requires the plugin '{dependency}' {wanted}, and {found} is installed"
 
 
 def declare_schemas(declare, records: list) -> None:

@@ -258,3 +258,21 @@ def test_requires_plugins_orders_the_loading_and_names_what_is_missing(compat_si
     assert builtins.LOAD_ORDER == [] and cands["alpha"].status == "error"
     assert cands["alpha"].error == ("requires the plugin 'zeta', which is not enabled: "
                                     "run `hermes plugins enable zeta`")
+
+
+def test_a_required_plugin_of_the_wrong_version_is_an_error_naming_both(compat_site, hermes_home, caplog):
+    from kernel.config import Config
+
+    _folder_plugin(hermes_home, "base", "name: base\nversion: 1.4.0\n")
+    _folder_plugin(hermes_home, "needs-new", "name: needs-new\nmanifest_version: 2\n"
+                                             "requires_plugins: [{id: base, version_range: '>=2,<3'}]\n")
+    _folder_plugin(hermes_home, "needs-old", "name: needs-old\nmanifest_version: 2\n"
+                                             "requires_plugins: [{id: base, version_range: '~=1.2'}]\n")
+    _folder_plugin(hermes_home, "odd-range", "name: odd-range\nmanifest_version: 2\n"
+                                             "requires_plugins: [{id: base, version_range: 'newest please'}]\n")
+    cands, _ = load_compat(Config({"plugins": {"enabled": ["base", "needs-new", "needs-old", "odd-range"]}}))
+    assert cands["needs-new"].status == "error"
+    assert cands["needs-new"].error == "requires the plugin 'base' <3,>=2, and 1.4.0 is installed"
+    assert cands["needs-old"].status == "enabled" and cands["base"].status == "enabled"
+    assert cands["odd-range"].status == "enabled"  # an unreadable range is warned about, not enforced
+    assert "'newest please' of 'base' is not a version specifier" in caplog.text
