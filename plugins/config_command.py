@@ -141,8 +141,7 @@ def config_get(app, key, as_json):
     if app.config.key_for(key) is None and not app.config.is_set(key):
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; `hermes config show` lists them")
     value = app.config.get(key)
-    declared = app.config.key_for(key)
-    for problem in app.config.check([declared]) if declared is not None and declared.name == key else []:
+    for problem in app.config.check([keys[key]]) if key in keys else []:  # the key itself, not a mapping over it
         click.echo(f"{_program()}: note: ignored, the default applies: {problem}", err=True)
     if as_json:
         from kernel.cli import echo_json
@@ -175,12 +174,12 @@ def config_set(app, key, value, force):
     config = app.config
     before = config.check()
     config.set_value(key, parsed)
-    added = [problem for problem in config.check() if problem not in before]
+    left = config.check()
+    added = [problem for problem in left if problem not in before]
     if added:  # the new value against its key's type; nothing is written when it fails
         raise _fail(added[0])
     path = config.save()
     click.echo(f"set {key} = {_show_value(parsed)} in {path}")
-    left = config.check()
     if left:
         more = f" (and {len(left) - 1} more: `{_program()} config check`)" if len(left) > 1 else ""
         click.echo(f"{_program()}: note: still wrong: {left[0]}{more}", err=True)
