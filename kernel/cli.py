@@ -91,8 +91,10 @@ class App:
         problems = self._config.problems if self._config is not None else None
         if self.strict and problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise Fail(f"{problems[0]}{more}; fix it with `{program()} config set KEY VALUE` "
-                       f"(`{program()} config check` lists every problem)", EXIT_USAGE)
+            fix = (f"fix it with `{program()} config set KEY VALUE` (`{program()} config check` lists every problem)"
+                   if problems[0].startswith(f"{self._config.where()}:") or self.distro is None
+                   else f"the distro sets it ({self.distro.source}): fix it there")  # config.yaml cannot
+            raise Fail(f"{problems[0]}{more}; {fix}", EXIT_USAGE)
         return value
 
     @property

@@ -29,18 +29,21 @@ class Key:
     The kernel declares its own (:data:`KERNEL_KEYS`); plugins declare theirs
     through the ``register_config`` hook. ``type`` is ``int``, ``float`` (an
     integer is accepted), ``str``, ``bool``, ``list`` or ``dict``; a ``dict``
-    or ``list`` key is free-form below it."""
+    or ``list`` key is free-form below it. ``minimum`` is the least number
+    that makes sense (a budget of -5 is as wrong as one of "lots")."""
 
     name: str
     type: type
     default: Any = None
     help: str = ""
     owner: str = "kernel"
+    minimum: Optional[float] = None
 
     @property
     def kind(self) -> str:
         types = self.type if isinstance(self.type, tuple) else (self.type,)
-        return " or ".join(_KINDS.get(t, t.__name__) for t in types)
+        kind = " or ".join(_KINDS.get(t, t.__name__) for t in types)
+        return kind if self.minimum is None else f"{kind} of at least {self.minimum:g}"
 
     def accepts(self, value: Any) -> bool:
         if value is None:
@@ -50,6 +53,8 @@ class Key:
             return bool in types
         if float in types:
             types = types + (int,)
+        if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
+            return False
         return isinstance(value, types)
 
 
@@ -66,21 +71,23 @@ KERNEL_KEYS = [
     Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
     Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
     Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset"),
-    Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)"),
-    Key("agent.api_max_retries", int, 3, "retries of one model call on a retryable failure"),
-    Key("agent.api_timeout", float, 600, "seconds one model call may take in all"),
-    Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried"),
+    Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)", minimum=1),
+    Key("agent.api_max_retries", int, 3, "retries of one model call on a retryable failure", minimum=0),
+    Key("agent.api_timeout", float, 600, "seconds one model call may take in all", minimum=0),
+    Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried",
+        minimum=0),
     Key("agent.system_prompt", str, "", "the identity text at the start of the system prompt"),
     Key("agent.stream", bool, True, "stream answers as they arrive"),
-    Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)"),
+    Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)",
+        minimum=1),
     Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
     Key("context.engine", str, "compressor", "the context engine that keeps the history within the window"),
     Key("plugins.enabled", list, None, "opt-in plugins to load"),
     Key("plugins.disabled", list, [], "plugins never to load"),
     Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>"),
-    Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned"),
+    Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned", minimum=0),
     Key("plugins.hook_callback_timeout", float, None, "hermes-agent's name for plugins.hook_timeout (read when "
-        "that is not set)"),
+        "that is not set)", minimum=0),
     Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}"),
     Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
 ]

@@ -405,17 +405,18 @@ class PluginHost:
         the plugin) and, when every plugin loaded, warn once about keys nobody
         declares."""
         import builtins
+        import dataclasses
 
         from kernel.config import Key
 
         keys = []
 
-        def declare(key, type=None, default=None, help=""):  # noqa: A002 - the spec's names
+        def declare(key, type=None, default=None, help="", minimum=None):  # noqa: A002 - the spec's names
             owner = WATCHDOG.current_plugin() or "?"
             if isinstance(key, Key):
-                keys.append(Key(key.name, key.type, key.default, key.help, owner))
+                keys.append(dataclasses.replace(key, owner=owner))
             elif isinstance(type, (tuple, builtins.type)):
-                keys.append(Key(str(key), type, default, str(help), owner))
+                keys.append(Key(str(key), type, default, str(help), owner, minimum))
             else:
                 raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
 

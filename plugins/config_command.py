@@ -151,7 +151,7 @@ def config_get(app, key, as_json):
         click.echo("" if value is None else _show_value(value))
 
 
-@config_group.command("set")
+@config_group.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be -5
 @click.argument("key")
 @click.argument("value")
 @click.option("--force", is_flag=True, help="Write a key no loaded plugin declares.")

@@ -182,7 +182,7 @@ def _start_cooldown(failure: Any, agent: Any) -> None:
 @hookimpl
 def register_config(declare):
     for key, text in HELP.items():  # agent.api_max_retries is the kernel's
-        declare(key, float, SETTINGS[key], text)
+        declare(key, float, SETTINGS[key], text, minimum=0)
 
 
 @hookimpl(trylast=True)

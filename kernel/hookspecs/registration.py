@@ -41,10 +41,11 @@ def register_config(declare: Callable[..., None]) -> None:
     in config.yaml is a one-line error naming the file and key, and a key no
     plugin declares is a warning with a did-you-mean.
 
-    :param declare: ``declare(key, type, default=None, help="")``: a dotted
-        key, its type (``int``, ``float``, ``str``, ``bool``, ``list``,
-        ``dict``, or a tuple of them; below a ``dict`` key anything goes),
-        the default ``config.get`` returns, and one line of help; or
+    :param declare: ``declare(key, type, default=None, help="",
+        minimum=None)``: a dotted key, its type (``int``, ``float``, ``str``,
+        ``bool``, ``list``, ``dict``, or a tuple of them; below a ``dict`` key
+        anything goes), the default ``config.get`` returns, one line of help,
+        and for a number the least value that makes sense; or
         ``declare(kernel.config.Key(...))``.
     :return: ignored.
     """

@@ -89,7 +89,7 @@ def test_run_error_exit_code(hermes, tmp_path):
     "text, expected",
     [
         ("agent: [\n", "invalid YAML (line 2, column 1)"),
-        ("agent:\n  max_turns: lots\n", "agent.max_turns: expected an integer, got 'lots' (str)"),
+        ("agent:\n  max_turns: lots\n", "agent.max_turns: expected an integer of at least 1, got 'lots' (str)"),
         ("- just\n- a list\n", "expected a mapping of keys at the top level"),
         ("plugins:\n  disabled: [1]\n", "plugins.disabled: expected a list of strings"),
     ],
@@ -121,7 +121,7 @@ def test_a_wrong_type_stops_every_command_but_those_that_repair_it(hermes, herme
     for command in (("run", "--api-mode", "scripted", "hi"), ("sessions", "list"), ("chat",)):
         out = hermes(*command, input="")
         assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
-        assert "agent.max_turns: expected an integer, got 'lots' (str)" in out.stderr
+        assert "agent.max_turns: expected an integer of at least 1, got 'lots' (str)" in out.stderr
         assert "hermes config set KEY VALUE" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert hermes("run", "--help").returncode == 0
     checked = hermes("config", "check")

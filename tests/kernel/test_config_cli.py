@@ -26,6 +26,7 @@ def test_a_plugin_declares_its_keys_with_type_default_and_help(caplog):
     config = Config({"weather": {"days": 5}, "agent": {"max_turn": 4}})
     host = PluginHost.from_objects([Weather()], config)
     assert config.get("weather.city") == "Oslo" and config.get("weather.days") == 5
+    assert config.keys["weather.days"].owner == "weather"  # a Key declared whole is its declarer's too
     key = config.keys["weather.city"]
     assert (key.owner, key.help, key.kind) == ("weather", "the city to forecast", "a string")
     assert "model" in config.keys and "memory.provider" not in config.keys  # the kernel's table holds its own only
@@ -83,6 +84,10 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("toolsets", "terminal"), "toolsets: expected a YAML list like [a, b], got 'terminal'"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
+        # below the least value that makes sense (a negative VALUE is a value, not an option)
+        (("agent.max_turns", "-5"), "agent.max_turns: expected an integer of at least 1, got -5 (int)"),
+        (("agent.max_turns", "0"), "agent.max_turns: expected an integer of at least 1, got 0 (int)"),
+        (("terminal.timeout", "-1.5"), "terminal.timeout: expected a number of at least 0, got -1.5 (float)"),
     ]
     for args, message in cases:
         out = hermes("config", "set", *args)
@@ -90,6 +95,25 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         assert path.read_text() == before
     out = hermes("config", "set", "--force", "display.skin", "mono")  # a hermes-agent key we do not read
     assert out.returncode == 0 and yaml.safe_load(path.read_text())["display"] == {"skin": "mono"}
+    out = hermes("config", "set", "--force", "display.offset", "-3")
+    assert out.returncode == 0 and yaml.safe_load(path.read_text())["display"]["offset"] == -3, out.stderr
+
+
+def test_a_number_below_its_keys_minimum_is_a_one_line_error_not_a_traceback(hermes, hermes_home):
+    """A budget of -5 used to reach the loop and end `hermes run` in a ValueError
+    traceback; 0 silently became 90. Now both are config problems like a wrong type."""
+    path = hermes_home / "config.yaml"
+    for text, key in (("agent:\n  max_turns: -5\n", "agent.max_turns: expected an integer of at least 1, got -5"),
+                      ("agent:\n  max_turns: 0\n", "agent.max_turns: expected an integer of at least 1, got 0"),
+                      ("delegation:\n  max_concurrent_children: 0\n",  # a plugin's key, declared with minimum=
+                       "delegation.max_concurrent_children: expected an integer of at least 1, got 0")):
+        path.write_text("model: gpt-test\n" + text)
+        out = hermes("run", "hi")
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert out.stderr.strip() == f"hermes: error: {path}: {key} (int)" + FIX_HINT
+    shown = hermes("config", "show")
+    assert shown.returncode == 0 and "(an integer of at least 1; agent-tools)" in shown.stdout
+    assert "delegation.max_concurrent_children = 3  [ignored:" in shown.stdout
 
 
 def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_errors(hermes, hermes_home):
@@ -106,7 +130,7 @@ def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_erro
     path.write_text("memory:\n  prefetch_timeout: soon\n")  # a plugin's key
     out = hermes("run", "hi")
     assert out.returncode == 2
-    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number, got 'soon' (str)" + FIX_HINT
+    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number of at least 0, got 'soon' (str)" + FIX_HINT
 
 
 WEATHER = """
@@ -142,7 +166,7 @@ def test_a_lenient_config_keeps_its_problems_and_never_hands_out_a_wrong_type():
     config = Config({"agent": {"max_turns": "lots"}, "plugins": {"enabled": [3]}}, lenient=True)
     assert config.get("agent.max_turns") == 90  # the declared default, not "lots"
     assert [p.split(": ", 1)[1] for p in config.problems] == [
-        "agent.max_turns: expected an integer, got 'lots' (str)", "plugins.enabled: expected a list of strings, got 3 (int)"]
+        "agent.max_turns: expected an integer of at least 1, got 'lots' (str)", "plugins.enabled: expected a list of strings, got 3 (int)"]
     config.declare([Key("painter.coats", int, 2, "coats of paint")])
     config.data["painter"] = {"coats": "many"}
     assert config.get("painter.coats") == 2 and config.check([config.keys["painter.coats"]])
@@ -152,3 +176,14 @@ def test_a_lenient_config_keeps_its_problems_and_never_hands_out_a_wrong_type():
         assert "agent.max_turns" in str(exc)
     else:
         raise AssertionError("a strict config accepted a wrong type")
+
+
+def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_set(hermes, hermes_home, tmp_path):
+    """`hermes config set` writes config.yaml, which cannot repair a distro's own
+    defaults (they are checked whatever config.yaml says): the error says where to fix it."""
+    distro = tmp_path / "d.yaml"
+    distro.write_text("name: d\nconfig:\n  agent:\n    max_turns: -1\n")
+    out = hermes("--distro", str(distro), "run", "hi")
+    assert out.returncode == 2 and out.stderr.strip() == (
+        "hermes: error: distro settings: agent.max_turns: expected an integer of at least 1, got -1 (int); "
+        f"the distro sets it ({distro}): fix it there")
