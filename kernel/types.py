@@ -390,6 +390,9 @@ class Tool:
     always run alone. A tool with ``path_arg`` is path-scoped: it runs in
     parallel only when its path does not overlap the others in the batch.
     ``check`` hides the tool when it returns False (missing binary, no key).
+
+    A tool every provider cannot offer raises ``ValueError`` here: offered,
+    it would make every model call of the conversation fail.
     """
 
     name: str
@@ -402,6 +405,27 @@ class Tool:
     path_arg: Optional[str] = None
     check: Optional[Callable[[], bool]] = None
     plugin: str = ""
+
+    def __post_init__(self):
+        import json
+        import re
+
+        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
+            why = "its name must be 1-64 letters, digits, '_' or '-' (what the providers accept)"
+        elif not isinstance(self.description, str):
+            why = f"its description must be a string, not {type(self.description).__name__}"
+        elif not isinstance(self.parameters, dict):
+            why = f"its parameters must be a JSON Schema mapping, not {type(self.parameters).__name__}"
+        elif not callable(self.handler):
+            why = "its handler is not callable"
+        else:
+            try:
+                json.dumps(self.parameters)
+            except (TypeError, ValueError) as exc:
+                why = f"its parameters are not JSON ({exc})"
+            else:
+                return
+        raise ValueError(f"tool {self.name!r}: {why}")
 
     def schema(self) -> dict:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}

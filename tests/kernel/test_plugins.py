@@ -5,6 +5,7 @@ import pytest
 
 from kernel.config import Config
 from kernel.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, entry_points
+from kernel.types import Tool
 
 from .fakedist import make_dist
 
@@ -182,6 +183,36 @@ def test_a_plugin_failing_in_registration_is_dropped_whole(site, tmp_path, make_
     assert rec.status == ERROR and rec.error == "register_tools failed: RuntimeError: registration blew up half way"
     assert "half" not in [name for name, _ in host.objects]
     assert not any(i.plugin_name == "half" for i in host.pm.hook.pre_tool_call.get_hookimpls())
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda h: Tool("read file", "Read", {"type": "object"}, h),
+     "its name must be 1-64 letters, digits, '_' or '-' (what the providers accept)"),
+    (lambda h: Tool("x" * 65, "Long", {"type": "object"}, h), "its name must be 1-64 letters"),
+    (lambda h: Tool("odd", None, {"type": "object"}, h), "its description must be a string, not NoneType"),
+    (lambda h: Tool("odd", "Odd", "object", h), "its parameters must be a JSON Schema mapping, not str"),
+    (lambda h: Tool("odd", "Odd", {"type": "object", "enum": {1, 2}}, h), "its parameters are not JSON"),
+    (lambda h: Tool("odd", "Odd", {"type": "object"}, "not a function"), "its handler is not callable"),
+])
+def test_a_tool_no_provider_could_offer_drops_its_plugin_and_the_turn_goes_on(make, why, make_agent, echo_plugin):
+    """Offered, such a tool makes every model call of the conversation fail (a
+    provider refuses the whole request), so a plugin registering one is
+    broken: it is dropped at registration with the reason, the rest work."""
+    from kernel import hookimpl
+
+    class Odd:
+        __name__ = "odd-tools"
+
+        @hookimpl
+        def register_tools(self, register):
+            register(make(lambda args, ctx: "ok"))
+
+    agent = make_agent(echo_plugin, Odd(), script=[{"tool_calls": [["echo", {"text": "hi"}]]}, "done"])
+    rec = agent.host.record("odd-tools")
+    assert rec.status == ERROR and rec.error.startswith("register_tools failed: ValueError: tool ") and why in rec.error
+    assert "echo" in agent.tools and agent.run_conversation("go").final_response == "done"
+    offered = [t["name"] for t in agent.scripted.requests[0].tools]
+    assert "echo" in offered and len(offered) == len(agent.tools)
 
 
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
