@@ -528,17 +528,21 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     _end(code)
 
 
+EXIT_GRACE = 2.0  # seconds the interpreter's teardown may take once plugin code ran
+
+
 def _end(code: int) -> None:
     """Exit. After an interrupt, or when plugin code was abandoned (its thread
-    may still hang), skip the interpreter's teardown: it would wait for them."""
+    may still hang), skip the interpreter's teardown: it would wait for them.
+    Otherwise the teardown gets :data:`EXIT_GRACE` (threads and ``atexit``
+    handlers plugin code left behind)."""
     isolation = sys.modules.get("kernel.isolation")  # not imported: no plugin code ran, none was abandoned
     if code == EXIT_INTERRUPTED or (isolation is not None and isolation.WATCHDOG.abandoned):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
+        from kernel.isolation import hard_exit
+
+        hard_exit(code)
+    if isolation is not None:
+        isolation.exit_within(EXIT_GRACE, code, lambda text: click.echo(f"{_program[0]}: warning: {text}", err=True))
     sys.exit(code)
 
 

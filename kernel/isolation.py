@@ -26,6 +26,7 @@ by their code object, so a hook call pays only for a ``try`` and two checks.
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
 import threading
@@ -454,6 +455,34 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
 
 
 WATCHDOG.codes.add(contain.__code__)
+
+
+def exit_within(grace: float, code: int, warn: Callable[[str], None]) -> None:
+    """Make the process end within ``grace`` seconds of now, with ``code``.
+    Python's exit waits for every non-daemon thread and every ``atexit``
+    handler, for ever if plugin code left one that never ends (the kernel
+    leaves none running): past the grace, the threads still running are
+    named through ``warn`` and the process ends without them."""
+
+    def expire():
+        time.sleep(grace)
+        left = sorted(t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon)
+        warn(f"exiting without waiting for {len(left)} thread(s) that plugin code left running: {', '.join(left)}"
+             if left else "exiting without waiting for plugin code still running at exit (an atexit handler)")
+        hard_exit(code)
+
+    threading.Thread(target=expire, name="hermes-exit-deadline", daemon=True).start()
+
+
+def hard_exit(code: int) -> None:
+    """End the process now, without the interpreter's teardown (which waits
+    for threads and ``atexit`` handlers), what was printed flushed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 # ---------------------------------------------------------------- machine output

@@ -57,6 +57,17 @@ def on_session_start(session_id, platform="(default)", *, reason="(default)", **
         {"session_id": bool(session_id), "platform": platform, "reason": reason, "rest": sorted(rest)}))
 ''',
     "slow-import": "import time\ntime.sleep(120)\n",
+    "thread-left": '''
+import threading, time
+from kernel import hookimpl
+
+@hookimpl
+def on_session_start():
+    threading.Thread(target=time.sleep, args=(300,), name="left-behind").start()  # not a daemon
+    threading.Thread(target=time.sleep, args=(0.3,), name="ends-soon").start()
+''',
+    "atexit-hang": "import atexit, time\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
+                   "    atexit.register(time.sleep, 300)\n",
     "clash-a": None,
     "clash-b": None,
 }
@@ -180,6 +191,31 @@ def test_a_hanging_hook_is_abandoned_at_its_deadline(run, script):
     assert "plugin hang: hook pre_llm_call raised HookTimeout: timed out after 1s" in out.stderr
     info = json.loads(run("plugins", "info", "hang", "--json", enable=["hang"]).stdout)
     assert "timed out" in info["failures"]["pre_llm_call"]
+
+
+@pytest.mark.parametrize("plugin, warning", [
+    ("thread-left", "exiting without waiting for 1 thread(s) that plugin code left running: left-behind"),
+    ("atexit-hang", "exiting without waiting for plugin code still running at exit (an atexit handler)"),
+])
+def test_what_plugin_code_leaves_running_does_not_keep_the_command_alive(run, script, plugin, warning):
+    """Python's exit waits for every non-daemon thread and atexit handler: one
+    that never ends kept `hermes run` alive for ever after its answer. The
+    teardown gets EXIT_GRACE (2 s); then what still runs is named (a thread
+    that ended within the grace is not) and the exit code stays."""
+    for args in ((), ("--json",)):
+        started = time.monotonic()
+        out = run("run", *args, "--api-mode", "scripted", "--base-url", script("answered"), "hi",
+                  enable=[plugin], timeout=30)
+        took = time.monotonic() - started
+        assert out.returncode == 0, out.stderr
+        assert (json.loads(out.stdout)["final_response"] if args else out.stdout.strip()) == "answered"
+        assert 2 <= took < 20, took
+        assert f"hermes: warning: {warning}\n" in out.stderr, out.stderr
+
+
+def test_a_command_whose_plugin_code_left_nothing_behind_exits_without_a_word(run, script):
+    out = run("run", "--api-mode", "scripted", "--base-url", script("answered"), "hi", enable=["styles"])
+    assert out.returncode == 0 and out.stdout.strip() == "answered" and "warning" not in out.stderr  # never fired
 
 
 def test_a_printing_plugin_cannot_corrupt_json(run, script):
