@@ -411,6 +411,10 @@ class Agent(ModelCalls):
                 self.compress("preflight")
             context = self._pre_llm_context(turn, first_turn, before)
             chosen = self.hook.choose_provider(primary=self.primary, agent=self)
+            if chosen is not None and not isinstance(chosen, ProviderConfig):  # a broken policy: not the turn's end
+                log.warning("choose_provider answered %s, not a ProviderConfig; the turn starts on %s",
+                            type(chosen).__name__, self.primary.label())
+                chosen = None
             self.provider_config = chosen or self.primary
             exit_reason, error, final = self._loop(turn, context)
         except Interrupted:

@@ -151,6 +151,37 @@ def test_a_plugin_raising_keyboard_interrupt_is_not_the_user(make_agent, monkeyp
     assert ("raises-KeyboardInterrupt", "pre_llm_call") in agent.host.hook_errors
 
 
+WRONG_ANSWERS = {  # hook -> an answer of the wrong type
+    "choose_provider": "openai", "on_provider_error": "retry", "pre_llm_call": 42, "system_prompt": {"x": 1},
+    "transform_tool_result": 5, "transform_llm_output": 7, "pre_tool_call": "block", "approve_tool_call": "yes",
+    "resolve_api_mode": 42,
+}
+
+
+@pytest.mark.parametrize("hook", sorted(WRONG_ANSWERS))
+def test_an_answer_of_the_wrong_type_does_not_end_the_turn(make_agent, echo_plugin, hook, caplog):
+    """choose_provider answering a string used to end run_conversation itself
+    in an AttributeError. Every answer the loop reads is checked: a wrong one
+    counts as no answer."""
+    import inspect
+
+    params = ", ".join(inspect.signature(getattr(hookspecs, hook)).parameters)
+    scope: dict = {"ANSWER": WRONG_ANSWERS[hook]}
+    exec(f"def {hook}(self, {params}):\n    return ANSWER\n", scope)  # noqa: S102
+    wrong = type("Wrong", (), {"__name__": "wrong", hook: hookimpl(scope[hook])})()
+    failing = hook == "on_provider_error"
+    script = [{"error": {"reason": "server", "status_code": 500}}] if failing else \
+        [{"tool_calls": [["echo", {"text": "hi"}]]}, "done"]
+    agent = make_agent(echo_plugin, wrong, script=script)
+    result = agent.run_conversation("go")
+    if failing:  # no decision: the call's failure is the turn's error, said in one line
+        assert result.exit_reason == "error" and result.error == "scripted:test-model: server (500): scripted failure"
+    else:
+        assert result.exit_reason == "completed" and result.final_response == "done", result.error
+        assert json.loads(result.messages[2]["content"]) == {"echo": "hi"}
+    assert not any(r.exc_info for r in caplog.records)  # nothing reached the turn's last-resort handler
+
+
 def test_the_users_interrupt_passes_every_guard(make_agent):
     class Swallower:
         __name__ = "swallower"
