@@ -414,6 +414,8 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         opts["resume"] = check_session(app, opts["resume"])
     # the display is a plugin's (built-in: terminal); without one only the answer is printed
     console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
+    if not callable(getattr(console, "end_answer", None)):  # none, or not what the spec asks for
+        console = None
     # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
     agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
     try:
@@ -423,11 +425,18 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         agent.close()
     if as_json:
         echo_json(result.to_dict())
-    elif console is not None:
-        console.end_answer(result.final_response)
-    elif result.final_response:
+    elif not _shown(app, console, result.final_response) and result.final_response:
         click.echo(result.final_response)
     _finish(result, quiet=as_json)
+
+
+def _shown(app: App, console, answer) -> bool:
+    """Did a front end show the answer? One that fails has it printed plainly: it is never lost."""
+    from kernel.isolation import contain
+
+    failed = object()
+    return console is not None and contain(app.host.failures, type(console).__module__, "end_answer",
+                                           console.end_answer, answer, default=failed) is not failed
 
 
 def _finish(result, quiet: bool = False) -> None:

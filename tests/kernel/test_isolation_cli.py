@@ -66,6 +66,19 @@ def on_session_start():
     threading.Thread(target=time.sleep, args=(300,), name="left-behind").start()  # not a daemon
     threading.Thread(target=time.sleep, args=(0.3,), name="ends-soon").start()
 ''',
+    "front-end-raises": '''
+from kernel import hookimpl
+
+class Display:
+    def end_answer(self, text):
+        raise RuntimeError("display broke")
+
+@hookimpl(tryfirst=True)  # before the built-in terminal's
+def terminal_front_end():
+    return Display()
+''',
+    "front-end-wrong": "from kernel import hookimpl\n\n@hookimpl(tryfirst=True)\ndef terminal_front_end():\n"
+                       "    return 'a string'\n",
     "atexit-hang": "import atexit, time\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
                    "    atexit.register(time.sleep, 300)\n",
     "clash-a": None,
@@ -216,6 +229,18 @@ def test_what_plugin_code_leaves_running_does_not_keep_the_command_alive(run, sc
 def test_a_command_whose_plugin_code_left_nothing_behind_exits_without_a_word(run, script):
     out = run("run", "--api-mode", "scripted", "--base-url", script("answered"), "hi", enable=["styles"])
     assert out.returncode == 0 and out.stdout.strip() == "answered" and "warning" not in out.stderr  # never fired
+
+
+@pytest.mark.parametrize("plugin", ["front-end-raises", "front-end-wrong"])
+def test_a_front_end_that_fails_to_show_the_answer_does_not_lose_it(run, script, plugin):
+    """`hermes run` hands the answer to the display terminal_front_end gave; a
+    display that raises (or is not one) used to end the command in a traceback
+    with the answer unshown."""
+    out = run("run", "--api-mode", "scripted", "--base-url", script("the answer"), "hi", enable=[plugin])
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout.strip() == "the answer"
+    if plugin == "front-end-raises":
+        assert "hook end_answer raised RuntimeError: display broke" in out.stderr
 
 
 def test_a_printing_plugin_cannot_corrupt_json(run, script):
