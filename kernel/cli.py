@@ -148,6 +148,31 @@ class HermesGroup(click.Group):
     """Built-in commands plus those of the plugins, loaded on demand."""
 
     _plugins_loaded = False
+    owners: dict = {}  # command name -> the plugin whose register_commands added it
+
+    def add_command(self, cmd, name=None):
+        super().add_command(cmd, name)
+        if self._plugins_loaded:  # from a plugin's register_commands (the guard knows whose)
+            from kernel.isolation import WATCHDOG
+
+            self.owners[name or cmd.name] = WATCHDOG.current_plugin()
+
+    def invoke(self, ctx):
+        """A plugin's command that fails is one line naming the plugin and where
+        it failed, not a traceback (a failure in the kernel's own stays one)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            owner = self.owners.get(ctx.invoked_subcommand or "")
+            if not owner:
+                raise
+            import traceback
+
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            raise Fail(f"`{program()} {ctx.invoked_subcommand}` (plugin {owner}) failed: "
+                       f"{type(exc).__name__}: {exc} (at {os.path.basename(frame.filename)}:{frame.lineno})") from None
 
     def _load_plugin_commands(self, ctx: click.Context) -> None:
         if self._plugins_loaded:

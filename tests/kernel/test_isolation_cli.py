@@ -79,6 +79,29 @@ def terminal_front_end():
 ''',
     "front-end-wrong": "from kernel import hookimpl\n\n@hookimpl(tryfirst=True)\ndef terminal_front_end():\n"
                        "    return 'a string'\n",
+    "command-raises": '''
+import click
+from kernel import hookimpl
+
+@click.group("weather")
+def weather():
+    """Weather commands."""
+
+@weather.command("today")
+def today():
+    """Today's weather."""
+    raise RuntimeError("no forecast")
+
+@click.command("quit-three")
+def quit_three():
+    """Exit with 3."""
+    raise SystemExit(3)
+
+@hookimpl
+def register_commands(cli):
+    cli.add_command(weather)
+    cli.add_command(quit_three)
+''',
     "atexit-hang": "import atexit, time\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
                    "    atexit.register(time.sleep, 300)\n",
     "clash-a": None,
@@ -241,6 +264,15 @@ def test_a_front_end_that_fails_to_show_the_answer_does_not_lose_it(run, script,
     assert out.stdout.strip() == "the answer"
     if plugin == "front-end-raises":
         assert "hook end_answer raised RuntimeError: display broke" in out.stderr
+
+
+def test_a_plugin_command_that_fails_is_one_line_naming_the_plugin(run):
+    out = run("weather", "today", enable=["command-raises"])
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.strip() == ("hermes: error: `hermes weather` (plugin command-raises) failed: "
+                                  "RuntimeError: no forecast (at hx_command_raises.py:12)")
+    assert run("quit-three", enable=["command-raises"]).returncode == 3  # a command may choose its exit code
+    assert "Today's weather." in run("weather", "today", "--help", enable=["command-raises"]).stdout
 
 
 def test_a_printing_plugin_cannot_corrupt_json(run, script):
