@@ -434,6 +434,8 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     text = " ".join(prompt)
     if text == "-":
         text = sys.stdin.read()
+    if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
+        raise Fail("the prompt is empty" + (" (nothing on stdin)" if prompt == ("-",) else ""), EXIT_USAGE)
     prepare_store(app, opts)
     if opts.get("resume"):
         opts["resume"] = check_session(app, opts["resume"])

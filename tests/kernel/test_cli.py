@@ -145,13 +145,19 @@ def test_a_wrong_type_stops_every_command_but_those_that_repair_it(hermes, herme
     assert out.returncode == 0, out.stderr
 
 
-def test_bad_cli_arguments(hermes):
+def test_bad_cli_arguments(hermes, tmp_path):
     out = hermes("run", "--max-turns", "0", "hi")
     assert out.returncode == 2 and "max-turns" in out.stderr
     out = hermes("run")
     assert out.returncode == 2 and "Missing argument" in out.stderr
     out = hermes("run", "-t", "nosuchset", "--api-mode", "scripted", "hi")
     assert out.returncode == 1 and "unknown toolset 'nosuchset'" in out.stderr
+    # an empty prompt is refused before any call (Anthropic refuses an empty message)
+    for args, stdin, said in ((" ",), None, "the prompt is empty"), (("-",), "\n", "the prompt is empty (nothing on stdin)"):
+        out = hermes("run", "--api-mode", "scripted", *args, input=stdin)
+        assert out.returncode == 2 and out.stderr.strip() == f"hermes: error: {said}", out.stderr
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, ["read it"]), "-", input="a question\n")
+    assert out.returncode == 0 and out.stdout.strip() == "read it", out.stderr
 
 
 def test_a_broken_plugin_never_locks_the_user_out(hermes, tmp_path):
