@@ -93,5 +93,6 @@ def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, cap
     agent = Agent(config=config, host=host, api_mode="scripted", model="m")
     assert agent.ask("choose_voice", text="hello") == "calm"
     assert config.get("weather.city") == "Oslo" and config.get("weather.days") == 5
+    assert config.keys["weather.days"].kind == "an integer of at least 1"
     for mod in ("voices", "voices.hookspecs", "weather"):
         sys.modules.pop(mod, None)
