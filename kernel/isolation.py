@@ -492,8 +492,6 @@ _document: list = []  # the real stdout while it is reserved
 
 def document_stream():
     """Where a machine-readable document goes: the real stdout."""
-    import sys
-
     return _document[-1] if _document else sys.stdout
 
 
@@ -504,9 +502,6 @@ class reserved_stdout:
     stdout."""
 
     def __enter__(self):
-        import os
-        import sys
-
         self._saved = None
         try:
             fd = sys.stdout.fileno()
@@ -525,13 +520,13 @@ class reserved_stdout:
         return stream
 
     def __exit__(self, *exc):
-        import os
-        import sys
-
         stream = _document.pop()
-        stream.flush()
+        for out in (stream, sys.stdout):
+            try:
+                out.flush()
+            except (OSError, ValueError):  # plugin code closed it
+                pass
         if self._saved is not None:
-            sys.stdout.flush()
             os.dup2(self._saved, 1)
             os.close(self._saved)
         else:

@@ -102,6 +102,8 @@ def register_commands(cli):
     cli.add_command(weather)
     cli.add_command(quit_three)
 ''',
+    "closes-stdout": "import sys\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
+                     "    sys.stdout.close()\n",
     "atexit-hang": "import atexit, time\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
                    "    atexit.register(time.sleep, 300)\n",
     "clash-a": None,
@@ -273,6 +275,14 @@ def test_a_plugin_command_that_fails_is_one_line_naming_the_plugin(run):
                                   "RuntimeError: no forecast (at hx_command_raises.py:12)")
     assert run("quit-three", enable=["command-raises"]).returncode == 3  # a command may choose its exit code
     assert "Today's weather." in run("weather", "today", "--help", enable=["command-raises"]).stdout
+
+
+def test_a_plugin_closing_sys_stdout_does_not_break_the_json_document(run, script):
+    """The document goes to the real stdout, kept aside; putting stdout back
+    at the end flushed the closed sys.stdout and ended in a traceback."""
+    out = run("run", "--json", "--api-mode", "scripted", "--base-url", script("fine"), "hi", enable=["closes-stdout"])
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert json.loads(out.stdout)["final_response"] == "fine"
 
 
 def test_a_printing_plugin_cannot_corrupt_json(run, script):
