@@ -101,9 +101,20 @@ class SDKProvider:
         the whole call's limit is the kernel's (``agent.api_timeout``)."""
         import httpx2  # the SDKs' HTTP client, imported with them
 
-        whole = float(self.options.get("timeout") or DEFAULT_TIMEOUT)
-        idle = min(whole, float(self.options.get("idle_timeout") or whole))
+        whole = self._seconds("timeout", DEFAULT_TIMEOUT)
+        idle = min(whole, self._seconds("idle_timeout", whole))
         return httpx2.Timeout(idle, connect=min(10.0, idle))
+
+    def _seconds(self, option: str, default: float) -> float:
+        value = self.options.get(option)
+        try:
+            seconds = default if value in (None, "") else float(value)
+        except (TypeError, ValueError):
+            seconds = -1.0
+        if seconds <= 0:
+            raise ProviderError(f"the provider option '{option}' must be a number of seconds above 0, got {value!r}",
+                                reason=CONFIG, provider=self.label)
+        return seconds
 
     def model(self, request: ModelRequest) -> str:
         return self.target.model_for(request.model or self.target.model)

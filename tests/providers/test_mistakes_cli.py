@@ -31,6 +31,21 @@ def test_a_mistake_is_one_line_before_any_request(hermes, wire_server, cli_env, 
     assert wire_server.requests == []
 
 
+@pytest.mark.parametrize("options, message", [
+    ("timeout: abc", "the provider option 'timeout' must be a number of seconds above 0, got 'abc'"),
+    ("idle_timeout: -3", "the provider option 'idle_timeout' must be a number of seconds above 0, got -3"),
+])
+def test_a_provider_option_that_is_not_seconds_is_one_line_naming_it(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
+                                                                      options, message):
+    """It was `ValueError: could not convert string to float: 'abc'`, naming nothing."""
+    (hermes_home / "config.yaml").write_text(f"provider_options:\n  {options}\n")
+    for mode, url in (("chat_completions", wire_server.openai_url), ("anthropic_messages", wire_server.url)):
+        out = hermes("run", "--api-mode", mode, "--base-url", url, "-m", "m", "hi",
+                     env={**cli_env, "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"})
+        assert out.returncode == 1 and out.stderr.strip() == f"hermes: error: {message}", out.stderr
+    assert wire_server.requests == []
+
+
 def test_an_unreachable_url_is_named_and_api_calls_count_calls_made(hermes, cli_env, hermes_home):  # noqa: F811
     import socket
 
