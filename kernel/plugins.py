@@ -528,7 +528,6 @@ def _tracer(target: str):
     any other value is a file to append them to. On a terminal the lines of a
     model call wait until it ended, so they never land inside a streamed
     answer line."""
-    import sys
     import threading
 
     out, terminal = sys.stderr, sys.stderr.isatty() and sys.stdout.isatty()

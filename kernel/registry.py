@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from kernel.plugins import PluginHost
 
 log = logging.getLogger("hermes.plugins")
+_CALLED = ("register_model_providers", "register_context_engines")  # tables whose factories the kernel calls
 
 
 class Registry:
@@ -67,11 +68,16 @@ class Registry:
             offered.setdefault(tool.name, []).append(tool)
 
         def add_toolset(name, tools, description=""):
+            if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
+                raise TypeError(f"register_toolsets: register({name!r}, tools): tools must be a list of names")
             reg.toolsets[name] = (list(tools), description)
             toolset_owner[name] = WATCHDOG.current_plugin()
 
         def named(hook, target, kind):
             def add(name, factory, description=""):
+                if not isinstance(name, str) or not name or (hook in _CALLED and not callable(factory)):
+                    raise TypeError(f"{hook}: register({name!r}, factory): a name and a callable factory, "
+                                    f"got {type(factory).__name__}")
                 entry = kind(name=name, factory=factory, description=description, plugin=WATCHDOG.current_plugin())
                 if name in target:
                     log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", hook, name,

@@ -215,6 +215,27 @@ def test_a_tool_no_provider_could_offer_drops_its_plugin_and_the_turn_goes_on(ma
     assert "echo" in offered and len(offered) == len(agent.tools)
 
 
+@pytest.mark.parametrize("hook, args, error", [
+    ("register_model_providers", ("weird", "not callable"),
+     "register_model_providers: register('weird', factory): a name and a callable factory, got str"),
+    ("register_context_engines", ("eng", 42),
+     "register_context_engines: register('eng', factory): a name and a callable factory, got int"),
+    ("register_toolsets", ("mine", "echo"),  # a string: its letters became the members, the agent had no tools
+     "register_toolsets: register('mine', tools): tools must be a list of names"),
+])
+def test_a_registration_that_could_not_work_drops_its_plugin_at_once(make_agent, echo_plugin, hook, args, error):
+    from kernel import hookimpl
+
+    def register_hook(self, register):
+        register(*args)
+
+    wrong = type("Wrong", (), {"__name__": "wrong", hook: hookimpl(specname=hook)(register_hook)})()
+    agent = make_agent(echo_plugin, wrong, script=["done"])
+    rec = agent.host.record("wrong")
+    assert rec.status == ERROR and rec.error == f"{hook} failed: TypeError: {error}"
+    assert agent.run_conversation("go").final_response == "done" and "echo" in agent.tools
+
+
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
     from tests.conftest import ROOT
 
