@@ -137,6 +137,10 @@ def load_target(target: str) -> Any:
 
 
 def entry_point_candidates(group: str = GROUP) -> list:
+    """Every plugin of ``group``, in load order: the built-ins by name, then
+    the other packages by distribution and name (``importlib.metadata``
+    yields them in ``sys.path`` and folder order, which would make who runs
+    first, and who keeps a tool's name, depend on the machine)."""
     found, named = [], {}  # id(distribution) -> (name, version): each METADATA read parses the whole file
     for ep in entry_points(group):
         dist = ep.dist
@@ -155,7 +159,7 @@ def entry_point_candidates(group: str = GROUP) -> list:
                 distribution=dist,
             )
         )
-    return found
+    return sorted(found, key=lambda c: (c.source != "builtin", "" if c.source == "builtin" else _norm(c.dist), c.name))
 
 
 # --------------------------------------------------------------------------

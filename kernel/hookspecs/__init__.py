@@ -9,9 +9,10 @@ Plugins add hooks of their own with ``register_hookspecs``; the built-ins do
 with ``memory``). ``docs/hooks.md`` is generated from all of them
 (``python scripts/hook_reference.py``).
 
-Order: implementations run LIFO by load order within a tier;
-``tryfirst``/``trylast`` move them between tiers. For ``firstresult`` hooks the
-first non-``None`` answer wins.
+Order: plugins load built-ins first, then installed packages by distribution
+name; implementations run LIFO by load order within a tier (an installed
+plugin's before a built-in's); ``tryfirst``/``trylast`` move them between
+tiers. For ``firstresult`` hooks the first non-``None`` answer wins.
 
 Every spec takes ``agent`` where the kernel has one: the
 :class:`kernel.agent.Agent` the event belongs to (read ``agent.session_id``,

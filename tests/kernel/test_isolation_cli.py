@@ -73,11 +73,11 @@ class Display:
     def end_answer(self, text):
         raise RuntimeError("display broke")
 
-@hookimpl(tryfirst=True)  # before the built-in terminal's
+@hookimpl  # loaded after the built-in terminal, so asked before it
 def terminal_front_end():
     return Display()
 ''',
-    "front-end-wrong": "from kernel import hookimpl\n\n@hookimpl(tryfirst=True)\ndef terminal_front_end():\n"
+    "front-end-wrong": "from kernel import hookimpl\n\n@hookimpl\ndef terminal_front_end():\n"
                        "    return 'a string'\n",
     "command-raises": '''
 import click

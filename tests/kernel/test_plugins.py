@@ -236,6 +236,24 @@ def test_a_registration_that_could_not_work_drops_its_plugin_at_once(make_agent,
     assert agent.run_conversation("go").final_response == "done" and "echo" in agent.tools
 
 
+def test_built_ins_load_first_then_packages_by_distribution_name(site):
+    """The site folder comes first on sys.path, so importlib.metadata yields
+    its packages before the built-ins: they used to load first, their
+    firstresult answers came last and a built-in kept a tool name the
+    documentation gives to the first loaded. Now the order is the same on
+    every machine."""
+    from kernel.plugins import entry_point_candidates
+
+    found = entry_point_candidates()
+    kinds = [c.source for c in found]
+    assert kinds == sorted(kinds, key=lambda k: k != "builtin")  # every built-in before any package
+    builtins = [c.name for c in found if c.source == "builtin"]
+    assert builtins == sorted(builtins) and {"core-tools", "terminal", "openai-chat"} <= set(builtins)
+    packages = [(c.dist, c.name) for c in found if c.source != "builtin"]
+    assert packages == sorted(packages, key=lambda p: (p[0].replace("-", "_").lower(), p[1]))
+    assert {"broken", "good"} <= {name for _, name in packages}
+
+
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
     from tests.conftest import ROOT
 
