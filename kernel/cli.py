@@ -162,7 +162,7 @@ class HermesGroup(click.Group):
         it failed, not a traceback (a failure in the kernel's own stays one)."""
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):  # click's own
             raise
         except Exception as exc:
             owner = self.owners.get(ctx.invoked_subcommand or "")

@@ -277,6 +277,17 @@ def test_a_plugin_command_that_fails_is_one_line_naming_the_plugin(run):
     assert "Today's weather." in run("weather", "today", "--help", enable=["command-raises"]).stdout
 
 
+def test_a_plugin_command_whose_reader_left_stops_quietly(site, hermes_home):
+    """`hermes prompt show | head -1`: the pipe closes under the command. That
+    is click's to end quietly (exit 1), not a plugin command's failure."""
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"plugins": {"disabled": list(PLUGINS)}}))
+    proc = subprocess.Popen(hermes_command() + ["prompt", "show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=_env(site, hermes_home))
+    proc.stdout.close()  # the reader is gone before the first line
+    assert proc.wait(timeout=60) == 1
+    assert proc.stderr.read() == ""
+
+
 def test_a_plugin_closing_sys_stdout_does_not_break_the_json_document(run, script):
     """The document goes to the real stdout, kept aside; putting stdout back
     at the end flushed the closed sys.stdout and ended in a traceback."""
