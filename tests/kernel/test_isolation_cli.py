@@ -280,7 +280,7 @@ def test_a_plugin_command_that_fails_is_one_line_naming_the_plugin(run):
 def test_a_plugin_command_whose_reader_left_stops_quietly(site, hermes_home):
     """`hermes prompt show | head -1`: the pipe closes under the command. That
     is click's to end quietly (exit 1), not a plugin command's failure."""
-    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"plugins": {"disabled": list(PLUGINS)}}))
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"plugins": {"disabled": [*PLUGINS, "late-broken"]}}))
     proc = subprocess.Popen(hermes_command() + ["prompt", "show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=_env(site, hermes_home))
     proc.stdout.close()  # the reader is gone before the first line
