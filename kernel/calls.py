@@ -247,16 +247,17 @@ class ModelCalls:
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
         try:
-            while not done.is_set():
-                if self._interrupt.is_set():
-                    raise Interrupted()
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ProviderError(f"no response within {timeout:g}s (agent.api_timeout)", reason=TRANSPORT,
-                                        silent=True)
-                wake.wait(remaining)
-                wake.clear()
-                self._fire_events()
+            with WATCHDOG.waiting():  # a plugin's clock stops while the kernel waits for a model
+                while not done.is_set():
+                    if self._interrupt.is_set():
+                        raise Interrupted()
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ProviderError(f"no response within {timeout:g}s (agent.api_timeout)",
+                                            reason=TRANSPORT, silent=True)
+                    wake.wait(remaining)
+                    wake.clear()
+                    self._fire_events()
         except BaseException:  # interrupted, timed out, or the interrupt raised in here by a signal
             if not done.is_set():
                 self._abandon(request)
@@ -307,7 +308,6 @@ class ModelCalls:
             self.hook.post_api_request(call=call, response=response, agent=self)
 
 
-WATCHDOG.waits.add(ModelCalls._interruptible.__code__)  # a plugin's clock stops while the kernel waits for a model
 
 
 class _CallThread:

@@ -18,14 +18,16 @@ and by a guard that:
 * awaits an implementation that is a coroutine function, under the same
   deadline.
 
-Deadlines cost nothing per call: the watchdog thread samples the threads'
-stacks a few times a second (``sys._current_frames``) and finds guarded calls
-by their code object, so a hook call pays only for a ``try`` and two checks.
+Deadlines cost little per call: a guarded call puts itself in a table while
+it runs (a token, a dict entry), and the watchdog thread reads the table a few
+times a second; it never walks another thread's stack.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import os
 import signal
 import sys
@@ -95,15 +97,19 @@ class Failures:
 
 class Watchdog:
     """Deadlines for plugin code and the user's interrupt inside it. One per
-    process; a guarded call is a frame whose code is one of ``codes`` (see
-    :func:`_identity` for how it says whose it is)."""
+    process. Every guarded call is in :attr:`calls` while it runs, under a
+    token that grows with each call (so a thread's outermost call has its
+    smallest token); a kernel wait (a model call) is there too, with no
+    identity. The watchdog thread reads only this table, never another
+    thread's stack: walking those (``sys._current_frames``) can crash
+    CPython 3.11 (it did, in our test run)."""
 
     def __init__(self):
         self.timeout = 30.0
         self.abandoned = False  # some plugin code overran its deadline in this process
-        self.codes: set = set()  # code objects of guarded calls
-        self.waits: set = set()  # code objects of kernel waits (a model call) that stop a plugin's clock
-        self.marks: dict = {}  # id(frame) -> (FIRED | INTERRUPT, thread ident): read by the guards
+        self.calls: dict = {}  # token -> (thread ident, ((plugin, hook), failures)), or None for a kernel wait
+        self.marks: dict = {}  # token -> (FIRED | INTERRUPT, thread ident): read by the guards
+        self.tokens = itertools.count()
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         self._main = threading.main_thread().ident
@@ -128,41 +134,48 @@ class Watchdog:
             self._thread.start()
 
     # -- what a thread is doing
-    def _guarded_frames(self, frame) -> list:
-        """The guarded calls on a stack, innermost first."""
-        found = []
-        while frame is not None:
-            if frame.f_code in self.codes:
-                found.append(frame)
-            frame = frame.f_back
-        return found
+    def _guarded(self, ident: int) -> list:
+        """(token, identity) of the guarded calls thread ``ident`` is in, outermost first."""
+        return sorted((token, entry[1]) for token, entry in list(self.calls.items())
+                      if entry[0] == ident and entry[1] is not None)
 
     def current_plugin(self) -> str:
         """The plugin whose guarded code this thread runs (innermost)."""
-        frames = self._guarded_frames(sys._getframe(1))
-        return _identity(frames[0])[0][0] if frames else ""
+        calls = self._guarded(threading.get_ident())
+        return calls[-1][1][0][0] if calls else ""
+
+    @contextlib.contextmanager
+    def waiting(self):
+        """The kernel waits (for a model call) inside plugin code: the clocks
+        of the guarded calls around it stop until it is done."""
+        token = next(self.tokens)
+        self.calls[token] = (threading.get_ident(), None)
+        try:
+            yield
+        finally:
+            self.calls.pop(token, None)
 
     # -- getting a thread out
     def interrupt_thread(self, ident: int) -> bool:
         """The user interrupted: if thread ``ident`` is inside plugin code, get
         it out now. True when it was (the caller need not wait for it)."""
         if ident == threading.get_ident():  # a signal handler on that very thread
-            frames = self._guarded_frames(sys._getframe(1))
-            if frames:
-                self.marks[id(frames[-1])] = (INTERRUPT, ident)
+            calls = self._guarded(ident)
+            if calls:
+                self.marks[calls[0][0]] = (INTERRUPT, ident)
                 raise Interrupted()
             return False
         with self._lock:
-            frames = self._guarded_frames(sys._current_frames().get(ident))
-            if not frames:
+            calls = self._guarded(ident)
+            if not calls:
                 return False
-            self.marks[id(frames[-1])] = (INTERRUPT, ident)
+            self.marks[calls[0][0]] = (INTERRUPT, ident)
             self._raise_in(ident, Interrupted)
         return True
 
     def _alarm(self, signum, frame) -> None:
-        for guarded in reversed(self._guarded_frames(frame)):  # the outermost marked call is the one to leave
-            mark = self.marks.get(id(guarded))
+        for token, _ in self._guarded(threading.get_ident()):  # the outermost marked call is the one to leave
+            mark = self.marks.get(token)
             if mark is not None:
                 raise Interrupted() if mark[0] == INTERRUPT else HookTimeout(f"past {self.timeout:g}s")
 
@@ -178,12 +191,12 @@ class Watchdog:
 
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
 
-    def left(self, frame_id: int) -> Optional[str]:
-        """A guarded call whose frame was marked is done: forget the mark and
-        cancel an abandonment still pending for this thread, so it never lands
-        in the kernel's own code. Returns the mark."""
+    def left(self, token: int) -> Optional[str]:
+        """A guarded call that was marked is done: forget the mark and cancel
+        an abandonment still pending for this thread, so it never lands in
+        the kernel's own code. Returns the mark."""
         with self._lock:
-            mark = self.marks.pop(frame_id, None)
+            mark = self.marks.pop(token, None)
             ident = threading.get_ident()
             if mark is not None and (ident != self._main or not self._alarm_ours):
                 import ctypes
@@ -192,59 +205,52 @@ class Watchdog:
         return mark[0] if mark else None
 
     def _watch(self) -> None:
-        seen: dict = {}  # id(frame) -> (frame, first seen): a guarded call seen across samples
+        seen: dict = {}  # token -> when the watchdog first saw the call running
         while True:
             timeout = self.timeout
             time.sleep(min(0.25, timeout / 5) if timeout > 0 else 0.5)
             try:
                 seen = self._sample(seen, timeout) if timeout > 0 else {}
-            except Exception:  # never let the watchdog die of one odd stack
+            except Exception:  # never let the watchdog die of one odd entry
                 seen = {}
 
     def _sample(self, seen: dict, timeout: float) -> dict:
-        """One look at every thread: fire at the outermost guarded call past
-        its deadline; return what was seen, for the next look."""
-        own = threading.get_ident()
-        now, current = time.monotonic(), {}
-        for ident, top in sys._current_frames().items():
-            if ident == own:
-                continue
-            overdue, waiting, frame = None, False, top
-            while frame is not None:  # innermost first
-                if frame.f_code in self.waits:
-                    waiting = True  # plugin code below waits on the kernel (a model call): its clock stops
-                elif frame.f_code in self.codes:
-                    untimed = waiting or _identity(frame)[0][1] in UNTIMED
-                    first = now if untimed else seen.get(id(frame), (frame, now))[1]
-                    current[id(frame)] = (frame, first)
-                    if now - first >= timeout:
-                        overdue = frame  # keep going: the outermost overdue call is the one to abandon
-                frame = frame.f_back
+        """One look at the table: in each thread, fire at the outermost
+        guarded call past its deadline; return what was seen, for the next look."""
+        now, current, threads = time.monotonic(), {}, {}
+        for token, (ident, identity) in sorted(list(self.calls.items())):  # outermost first in each thread
+            threads.setdefault(ident, []).append((token, identity))
+        for ident, calls in threads.items():
+            last_wait = max((token for token, identity in calls if identity is None), default=-1)
+            overdue = None
+            for token, identity in calls:
+                if identity is None:
+                    continue
+                # a call around a kernel wait (a model call), or one waiting for a person: its clock stops
+                untimed = token < last_wait or identity[0][1] in UNTIMED
+                first = now if untimed else seen.get(token, now)
+                current[token] = first
+                if overdue is None and now - first >= timeout:
+                    overdue = token
             if overdue is not None:
                 self._fire(ident, overdue, timeout)
-        return current  # frames are held between samples only through this
+        return current
 
-    def _fire(self, ident: int, frame, timeout: float) -> None:
+    def _fire(self, ident: int, token: int, timeout: float) -> None:
         with self._lock:
-            if frame not in self._guarded_frames(sys._current_frames().get(ident)):
+            entry = self.calls.get(token)
+            if entry is None:
                 return  # it finished meanwhile
-            first = id(frame) not in self.marks
-            self.marks[id(frame)] = (FIRED, ident)
+            first = token not in self.marks
+            self.marks[token] = (FIRED, ident)
             self.abandoned = True
             if first:  # marked now, though the thread may never come back
-                (plugin, hook), failures = _identity(frame)
+                (plugin, hook), failures = entry[1]
                 failures.timed_out(plugin, hook, timeout)
             self._raise_in(ident, HookTimeout)  # again each round if the plugin swallows it
 
 
 WATCHDOG = Watchdog()
-
-
-def _identity(frame) -> tuple:
-    """((plugin, hook), failures) of a guarded call's frame: a hook guard's
-    ``failed`` closure carries it, :func:`contain` has it as a local."""
-    local = frame.f_locals
-    return local["identity"] if "identity" in local else local["failed"].identity
 
 
 def run_awaitable(awaitable) -> Any:
@@ -279,11 +285,11 @@ def _blocked(plugin: str, hook: str, why: str) -> dict:
     return {"action": "block", "message": f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})"}
 
 
-def _outcome(identity: tuple, frame_id: int, exc: Optional[BaseException]) -> Optional[BaseException]:
+def _outcome(identity: tuple, token: int, exc: Optional[BaseException]) -> Optional[BaseException]:
     """After a guarded call that raised or was marked: the exception that
     stands for what happened (None: it went well), recorded as the plugin's."""
     (plugin, hook), failures = identity
-    mark = WATCHDOG.left(frame_id) if frame_id in WATCHDOG.marks else None
+    mark = WATCHDOG.left(token) if token in WATCHDOG.marks else None
     if mark == INTERRUPT or (exc is not None and is_user_interrupt(exc)):
         raise Interrupted() from None
     if mark == FIRED or isinstance(exc, HookTimeout):
@@ -302,7 +308,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
 
     original, key = fn, (plugin, hook)
     fallback = _blocked(plugin, hook, "it timed out earlier") if hook in FAIL_CLOSED else None
-    marks = WATCHDOG.marks
+    calls, marks, tokens, thread = WATCHDOG.calls, WATCHDOG.marks, WATCHDOG.tokens, threading.get_ident
     identity = (key, failures)
     if inspect.iscoroutinefunction(fn):  # awaited here, inside the guard and its deadline
         fn = functools.partial(_awaited, fn)
@@ -313,40 +319,44 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
 
     failures.on_abandon(key, stand_down)
 
-    def failed(exc: Optional[BaseException], frame_id: int, result: Any = None) -> Any:
-        why = _outcome(identity, frame_id, exc)
+    def failed(exc: Optional[BaseException], token: int, result: Any = None) -> Any:
+        calls.pop(token, None)
+        why = _outcome(identity, token, exc)
         if why is None:
             return result
         return _blocked(plugin, hook, describe(why)) if fallback else None
 
-    failed.identity = identity  # what the watchdog reads off a guarded frame (``failed`` is in its locals)
-
     # Two bodies, one per calling convention: pluggy passes keyword arguments
     # only to defaulted parameters, and an unused **kwargs costs a dict per
-    # call. Past the call, one check: was this call marked (late, interrupted)?
+    # call. The call is in the watchdog's table while it runs; past it, one
+    # check: was it marked (late, interrupted)?
     def positional(*args):
+        token = next(tokens)
         try:
+            calls[token] = (thread(), identity)
             result = fn(*args)
+            del calls[token]
         except BaseException as exc:
-            return failed(exc, id(sys._getframe()))
+            return failed(exc, token)
         if marks:
-            return failed(None, id(sys._getframe()), result)
+            return failed(None, token, result)
         return result
 
     def keywords(*args, **kwargs):
+        token = next(tokens)
         try:
+            calls[token] = (thread(), identity)
             result = fn(*args, **kwargs)
+            del calls[token]
         except BaseException as exc:
-            return failed(exc, id(sys._getframe()))
+            return failed(exc, token)
         if marks:
-            return failed(None, id(sys._getframe()), result)
+            return failed(None, token, result)
         return result
 
     target = getattr(original, "__func__", original)
     plain = hasattr(target, "__code__") and not getattr(target, "__defaults__", None) and fn is original
-    guarded = positional if plain else keywords
-    WATCHDOG.codes.add(guarded.__code__)
-    return functools.wraps(original)(guarded)
+    return functools.wraps(original)(positional if plain else keywords)
 
 
 def _awaited(coroutine_function: Callable, *args, **kwargs) -> Any:
@@ -443,18 +453,19 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
     """Call plugin code that is not a hook (a context engine's method, a
     factory, an import) under the same rules: contained, attributed, given
     the deadline; interrupts pass."""
-    identity = ((plugin, what), failures)
+    identity, calls = ((plugin, what), failures), WATCHDOG.calls
+    token = next(WATCHDOG.tokens)
     try:
+        calls[token] = (threading.get_ident(), identity)
         result = fn(*args, **kwargs)
+        del calls[token]
     except BaseException as exc:
-        _outcome(identity, id(sys._getframe()), exc)
+        calls.pop(token, None)
+        _outcome(identity, token, exc)
         return default
-    if WATCHDOG.marks and _outcome(identity, id(sys._getframe()), None) is not None:
+    if WATCHDOG.marks and _outcome(identity, token, None) is not None:
         return default
     return result
-
-
-WATCHDOG.codes.add(contain.__code__)
 
 
 def exit_within(grace: float, code: int, warn: Callable[[str], None]) -> None:

@@ -231,6 +231,34 @@ def test_a_hook_past_its_deadline_is_abandoned_and_not_called_again(make_agent, 
     assert len(hung.entered) == 1  # abandoned: not called again in this process
 
 
+def test_the_watchdog_never_walks_another_threads_stack(make_agent, monkeypatch):
+    """Walking other threads' frames (sys._current_frames, f_back) crashed
+    CPython 3.11 with a SIGSEGV in the watchdog thread during our test run.
+    Deadlines come from the table of guarded calls alone: a hook hung on a
+    worker thread is still abandoned, and the table is empty afterwards."""
+    import sys
+
+    walked = []
+    monkeypatch.setattr(sys, "_current_frames", lambda: walked.append(1) or {})
+    hung = Sleeper("pre_llm_call", 0.0)
+
+    def spin(agent):  # Python work: off the main thread an abandonment lands at the next line, not in a sleep
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            pass
+        return {"context": "too late"}
+
+    hung.pre_llm_call = hookimpl(specname="pre_llm_call")(spin)
+    agent = make_agent(hung, script=["one"], config={"plugins": {"hook_timeout": 0.5}})
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(result=agent.run_conversation("hi")))
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and box["result"]["final_response"] == "one"
+    assert "timed out after 0.5s" in agent.host.hook_errors[(hung.__name__, "pre_llm_call")][1]
+    assert walked == [] and WATCHDOG.calls == {} and WATCHDOG.marks == {}
+
+
 def test_a_hook_that_finishes_late_has_its_answer_ignored(make_agent):
     late = Sleeper("pre_llm_call", 0.0, answer={"context": "late context"})
 
