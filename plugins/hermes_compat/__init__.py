@@ -54,6 +54,13 @@ def adapt_plugin(candidate, error, config):
     from plugins.hermes_compat.context import PluginManifest
     from plugins.hermes_compat.loader import load
 
+    from kernel.isolation import HookTimeout, is_user_interrupt
+
     manifest = PluginManifest(name=candidate.name, version=candidate.version, source="entrypoint",
                               path=candidate.target, key=candidate.name)
-    return load(candidate, "entrypoint", candidate.target, manifest, config)
+    try:
+        return load(candidate, "entrypoint", candidate.target, manifest, config)
+    except BaseException as exc:  # it does not import here either: its failure (already recorded), not ours
+        if is_user_interrupt(exc) or isinstance(exc, HookTimeout):
+            raise
+        return None

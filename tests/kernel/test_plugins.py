@@ -254,6 +254,17 @@ def test_built_ins_load_first_then_packages_by_distribution_name(site):
     assert {"broken", "good"} <= {name for _, name in packages}
 
 
+def test_a_plugin_that_fails_to_import_is_not_blamed_on_hermes_compat(site):
+    """hermes-compat's adapt_plugin tries a failed entry point again under its
+    loader; when that import fails too, the failure stays the plugin's. It used
+    to leave hermes-compat marked as failed in adapt_plugin."""
+    host = PluginHost.discover(Config({"plugins": {"disabled": ["typo", "badargs"]}}))
+    rec = host.record("broken")
+    assert rec.status == ERROR and "definitely_not_a_module_xyz" in rec.error
+    assert not [key for key in host.hook_errors if key[0] == "hermes-compat"], host.hook_errors
+    assert host.record("hermes-compat").status == ENABLED
+
+
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
     from tests.conftest import ROOT
 
