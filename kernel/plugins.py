@@ -349,8 +349,14 @@ class PluginHost:
         return host
 
     def _load_all(self, candidates: list) -> None:
+        from importlib.metadata import EntryPoint
+
         for cand in candidates:
             if cand.status != ENABLED:
+                continue
+            if cand.distribution is not None and not EntryPoint.pattern.match(cand.target or ""):
+                cand.status, cand.error = ERROR, f"its entry point's value {cand.target!r} is not 'module' or 'module:attr'"
+                log.warning("plugin %s: %s", cand.name, cand.error)
                 continue
             failed: list = []  # an import that raises, exits or hangs past the deadline
             obj = contain(Failures(lambda plugin, what, exc: failed.append(exc)), cand.name, "import", cand.load)

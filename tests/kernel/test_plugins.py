@@ -265,6 +265,19 @@ def test_a_plugin_that_fails_to_import_is_not_blamed_on_hermes_compat(site):
     assert host.record("hermes-compat").status == ENABLED
 
 
+def test_an_entry_point_whose_value_is_not_a_module_says_so(site):
+    (site / "hermes_empty-0.1.dist-info").mkdir()
+    (site / "hermes_empty-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-empty\nVersion: 0.1\n")
+    (site / "hermes_empty-0.1.dist-info" / "entry_points.txt").write_text("[hermes.plugins]\nempty =\nspaced = a b\n")
+    from kernel.plugins import forget_entry_points
+
+    forget_entry_points()
+    host = PluginHost.discover(Config({"plugins": {"disabled": ["typo", "badargs", "broken"]}}))
+    assert host.record("empty").error == "its entry point's value '' is not 'module' or 'module:attr'"
+    assert host.record("spaced").error == "its entry point's value 'a b' is not 'module' or 'module:attr'"
+    assert host.record("good").status == ENABLED  # it was AttributeError: 'NoneType' object has no attribute 'group'
+
+
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
     from tests.conftest import ROOT
 
