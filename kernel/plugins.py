@@ -23,7 +23,6 @@ import difflib
 import logging
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -397,7 +396,8 @@ class PluginHost:
         """Once every plugin is registered (and has added its specs): a plugin
         implementing a hook nobody specifies is unloaded with a did-you-mean,
         unless it marked the implementation ``optionalhook``; then the plugins'
-        config keys are declared and checked."""
+        config keys are declared and checked. A plugin whose
+        ``register_hookspecs`` or ``register_config`` failed is unloaded."""
         for name, why in self._unfit:
             self.drop(name, why)
         self._unfit = []
@@ -408,6 +408,9 @@ class PluginHost:
                 hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
             self.drop(self.pm.get_name(plugin), "unknown hook " + ", ".join(hints))
         self._declare_config(warn=everything_loaded)
+        for (plugin, hook), (_, text) in list(self.hook_errors.items()):  # broken, as in the registry's hooks
+            if hook in ("register_hookspecs", "register_config") and self.pm.get_plugin(plugin) is not None:
+                self.drop(plugin, f"{hook} failed: {text}")
 
     def _declare_config(self, warn: bool = True) -> None:
         """Collect ``register_config`` declarations, then check the values
@@ -470,7 +473,9 @@ class PluginHost:
 
     @staticmethod
     def _trace(pm) -> None:
-        pm.add_hookcall_monitoring(*_tracer(os.environ.get("HERMES_TRACE_HOOKS", "").strip()))
+        from kernel.tracing import tracer
+
+        pm.add_hookcall_monitoring(*tracer(os.environ.get("HERMES_TRACE_HOOKS", "").strip()))
 
     # -- what the plugins registered
     @property
@@ -531,53 +536,6 @@ def warn_unknown_keys(config) -> None:
     for where, listed in by_place.items():
         log.warning("%s: unknown key%s %s; no loaded plugin reads %s (see `hermes config show`)", where,
                     "s" if len(listed) > 1 else "", ", ".join(listed), "them" if len(listed) > 1 else "it")
-
-
-def _tracer(target: str):
-    """``HERMES_TRACE_HOOKS``: ``1`` writes a line per hook call to stderr,
-    any other value is a file to append them to. On a terminal the lines of a
-    model call wait until it ended, so they never land inside a streamed
-    answer line."""
-    import threading
-
-    out, terminal = sys.stderr, sys.stderr.isatty() and sys.stdout.isatty()
-    if target != "1":
-        try:
-            out, terminal = open(target, "a", encoding="utf-8", buffering=1), False  # noqa: SIM115 - lives as long as the process
-        except OSError as exc:
-            log.warning("HERMES_TRACE_HOOKS: cannot write %s (%s); tracing to stderr", target, exc.strerror or exc)
-    lock, local = threading.Lock(), threading.local()  # hooks fire from tool threads too: a stack per thread
-    held: list = []  # lines of the running model call (terminal only)
-    state = {"calling": False, "streamed": False}
-
-    def write(line: str) -> None:
-        with lock:
-            if terminal and state["calling"]:
-                held.append(line)
-                return
-            out.write(line)
-            out.flush()
-
-    def before(hook_name, impls, kwargs):
-        local.__dict__.setdefault("starts", []).append(time.perf_counter())
-        if hook_name == "on_thinking" and kwargs.get("active"):
-            state.update(calling=True, streamed=False)
-        elif hook_name == "on_stream_delta":
-            state["streamed"] = True
-
-    def after(outcome, hook_name, impls, kwargs):
-        starts = local.__dict__.get("starts") or []
-        took = (time.perf_counter() - starts.pop()) * 1000 if starts else 0.0
-        write(f"hermes-trace: hook {hook_name}: {len(impls)} impl(s), {took:.3f} ms\n")
-        if hook_name == "on_thinking" and not kwargs.get("active"):
-            with lock:
-                lines, held[:] = list(held), []
-                state["calling"] = False
-                if lines:
-                    out.write(("\n" if state["streamed"] else "") + "".join(lines))  # below the answer's line
-                    out.flush()
-
-    return before, after
 
 
 def _one_line(exc: BaseException) -> str:

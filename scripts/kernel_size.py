@@ -32,7 +32,7 @@ CONCERNS = {
     "the loop and the budget": ["agent.py", "calls.py", "tools.py", "budget.py"],
     "the message schema and types": ["messages.py", "types.py"],
     "hook specs": ["hookspecs/"],
-    "the plugin host": ["plugins.py", "registry.py", "isolation.py", "distro.py"],
+    "the plugin host": ["plugins.py", "registry.py", "isolation.py", "distro.py", "tracing.py"],
     "config and files": ["config.py", "paths.py", "files.py", "secrets.py"],
     "the command line": ["cli.py", "cli_plugins.py", "clistate.py", "entry.py", "__init__.py"],
 }
@@ -41,12 +41,13 @@ CONCERNS = {
 # code lines a concern may have (measured 2026-12-01: 998, 426, 130, 1,005, 336, 718), and raises:
 # the command line +25 for a plugin command's failure as one line naming the plugin; the loop +10
 # for checking the type of choose_provider's answer; the plugin host +15 for the watchdog's table of
-# guarded calls, which replaced walking other threads' stacks (that crashed CPython 3.11 once)
+# guarded calls, which replaced walking other threads' stacks (that crashed CPython 3.11 once), then
+# +10 for checking entry-point values and unloading a plugin whose register_hookspecs/register_config failed
 BUDGET = {
     "the loop and the budget": 1010,
     "the message schema and types": 450,
     "hook specs": 150,
-    "the plugin host": 1040,
+    "the plugin host": 1050,
     "config and files": 350,
     "the command line": 750,
 }

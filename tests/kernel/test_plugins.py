@@ -278,6 +278,41 @@ def test_an_entry_point_whose_value_is_not_a_module_says_so(site):
     assert host.record("good").status == ENABLED  # it was AttributeError: 'NoneType' object has no attribute 'group'
 
 
+def test_a_plugin_whose_specs_or_config_declarations_fail_is_unloaded(make_agent):
+    """Like a failure in register_tools: the plugin is broken, none of it stays
+    loaded. It used to stay enabled with only a warning."""
+    import types
+
+    from kernel import hookimpl, hookspec
+
+    specs = types.ModuleType("dup_specs")
+    specs.on_status = hookspec(lambda status: None)  # the kernel's own name again
+
+    class Dup:
+        __name__ = "dup"
+
+        @hookimpl
+        def register_hookspecs(self, add):
+            add(specs)
+
+        @hookimpl
+        def pre_tool_call(self, tool_name):
+            return {"action": "block", "message": "never"}
+
+    class BadKey:
+        __name__ = "bad-key"
+
+        @hookimpl
+        def register_config(self, declare):
+            declare("weather.days", "an integer")
+
+    agent = make_agent(Dup(), BadKey(), script=["fine"])
+    dup, bad = agent.host.record("dup"), agent.host.record("bad-key")
+    assert dup.status == ERROR and dup.error.startswith("register_hookspecs failed: ValueError: Hook 'on_status'")
+    assert bad.status == ERROR and bad.error.startswith("register_config failed: TypeError: declare('weather.days')")
+    assert not agent.hook.pre_tool_call.get_hookimpls() and agent.run_conversation("go").final_response == "fine"
+
+
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
     from tests.conftest import ROOT
 
