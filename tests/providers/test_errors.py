@@ -26,8 +26,8 @@ def catch(fn):
 
 @pytest.fixture
 def clients(wire_server):
-    o = openai.OpenAI(base_url=wire_server.openai_url, api_key="sk-secretsecret123", max_retries=0, timeout=0.3)
-    a = anthropic.Anthropic(base_url=wire_server.url, api_key="sk-ant-secret", max_retries=0, timeout=0.3)
+    o = openai.OpenAI(base_url=wire_server.openai_url, api_key="sk-secretsecret123", max_retries=0, timeout=0.8)
+    a = anthropic.Anthropic(base_url=wire_server.url, api_key="sk-ant-secret", max_retries=0, timeout=0.8)
     chat = lambda: list(o.chat.completions.create(model="m", messages=USER, stream=True))  # noqa: E731
     resp = lambda: o.responses.create(model="m", input="x")  # noqa: E731
     msgs = lambda: list(a.messages.create(model="m", max_tokens=5, messages=USER, stream=True))  # noqa: E731
@@ -49,7 +49,7 @@ CASES = [
     (error(529), "server", 529, None),
     (error(408), "transport", 408, None),
     (drop(), "transport", None, None),
-    (reply("late", delay=1.0), "transport", None, None),
+    (reply("late", delay=2.0), "transport", None, None),  # past the clients' 0.8 s timeout
 ]
 
 
