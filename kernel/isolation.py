@@ -488,12 +488,16 @@ def exit_within(grace: float, code: int, warn: Callable[[str], None]) -> None:
 def hard_exit(code: int) -> None:
     """End the process now, without the interpreter's teardown (which waits
     for threads and ``atexit`` handlers), what was printed flushed."""
-    for stream in (sys.stdout, sys.stderr):
+    _flush(sys.stdout, sys.stderr)
+    os._exit(code)
+
+
+def _flush(*streams) -> None:
+    for stream in streams:
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # closed, by plugin code or a reader that left
             pass
-    os._exit(code)
 
 
 # ---------------------------------------------------------------- machine output
@@ -532,11 +536,7 @@ class reserved_stdout:
 
     def __exit__(self, *exc):
         stream = _document.pop()
-        for out in (stream, sys.stdout):
-            try:
-                out.flush()
-            except (OSError, ValueError):  # plugin code closed it
-                pass
+        _flush(stream, sys.stdout)
         if self._saved is not None:
             os.dup2(self._saved, 1)
             os.close(self._saved)
