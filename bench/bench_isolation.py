@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = r'''
 import json, sys, time
 import pluggy
+from hermes.host.config import Config
+from hermes.host.plugins import PluginHost
 from kernel import hookimpl, hookspecs
-from kernel.config import Config
-from kernel.plugins import PluginHost
 
 def plugin(i):
     def on_status(status, detail):
@@ -101,7 +101,7 @@ def listing(tree: Path, home: str) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree), HERMES_HOME=home)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run byte-compiled modules
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", "import sys, kernel.cli as c; c.main(sys.argv[1:])", "plugins", "list"],
+    out = subprocess.run([sys.executable, "-c", "import sys, hermes.cli.app as c; c.main(sys.argv[1:])", "plugins", "list"],
                          env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     took = time.perf_counter() - started
     if out.returncode != 0:

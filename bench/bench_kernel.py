@@ -20,10 +20,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from hermes.host.config import Config  # noqa: E402
+from hermes.host.plugins import PluginHost  # noqa: E402
 from kernel import hookimpl, hookspecs  # noqa: E402
 from kernel.agent import Agent  # noqa: E402
-from kernel.config import Config  # noqa: E402
-from kernel.plugins import PluginHost  # noqa: E402
 from kernel.types import Tool  # noqa: E402
 from plugins_providers.scripted import scripted_plugin  # noqa: E402
 

@@ -101,7 +101,7 @@ def make_site(folder: Path) -> Path:
 
 def hermes_command() -> list:
     script = Path(sys.executable).parent / "hermes"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "kernel.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
 
 
 def script(server: WireServer, iterations: int) -> None:

@@ -44,9 +44,9 @@ def main() -> None:
         (folder / "notes.md").write_text("more")
     os.chdir(deep)
 
+    from hermes.host.config import load_config
+    from hermes.host.plugins import PluginHost
     from kernel.agent import Agent
-    from kernel.config import load_config
-    from kernel.plugins import PluginHost
 
     config = load_config()
     host = PluginHost.discover(config)

@@ -90,7 +90,7 @@ def bench_append(folder: Path, rng: random.Random, rounds: int = 200) -> None:
 def bench_search(folder: Path, rng: random.Random, rounds: int = 50) -> None:
     from types import SimpleNamespace
 
-    from kernel.config import Config
+    from hermes.host.config import Config
     from kernel.types import ToolContext
     from plugins.sessions import close_stores, get_store
     from plugins.sessions.tool import search_handler

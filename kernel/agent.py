@@ -24,15 +24,8 @@ from typing import Any, Iterable, Optional
 from kernel import messages as schema
 from kernel.budget import IterationBudget
 from kernel.calls import ModelCalls, _CallThread
-from kernel.config import Config, load_config
-from kernel.isolation import WATCHDOG, Interrupted, contain
 from kernel.secrets import Secrets
-from kernel.types import (
-    GiveUp,
-    ProviderConfig,
-    _hashable,
-    TurnResult,
-)
+from kernel.types import GiveUp, Host, Interrupted, ProviderConfig, Settings, TurnResult, _hashable
 
 log = logging.getLogger("hermes.agent")
 
@@ -68,8 +61,8 @@ class Agent(ModelCalls):
     def __init__(
         self,
         *,
-        config: Optional[Config] = None,
-        host=None,
+        host: Host,
+        config: Optional[Settings] = None,
         model: Optional[str] = None,
         provider: Optional[str] = None,
         base_url: Optional[str] = None,
@@ -85,11 +78,7 @@ class Agent(ModelCalls):
         parent: Optional["Agent"] = None,
         budget: Optional[IterationBudget] = None,
     ):
-        self.config = config or (host.config if host is not None else load_config())
-        if host is None:
-            from kernel.plugins import PluginHost
-
-            host = PluginHost.discover(self.config)
+        self.config = config or host.config
         self.host = host
         registry = host.registry  # first: a plugin that fails to register is dropped before we copy the set
         try:
@@ -169,8 +158,8 @@ class Agent(ModelCalls):
         chosen = {}
         for name in sorted(names - blocked):
             tool = registry.tools[name]
-            if tool.check is not None and not contain(self.host.failures, tool.plugin or name,
-                                                      f"availability check of tool {name}", tool.check, default=False):
+            if tool.check is not None and not self.host.contain(tool.plugin or name, f"availability check of tool {name}",
+                                                                tool.check, default=False):
                 continue
             chosen[name] = tool
         return chosen
@@ -183,7 +172,7 @@ class Agent(ModelCalls):
                 log.warning("context engine %r is not registered; running without one", name)
             return None
         self._engine_plugin = entry.plugin
-        return contain(self.host.failures, entry.plugin, "context engine factory", entry.factory, self)
+        return self.host.contain(entry.plugin, "context engine factory", entry.factory, self)
 
     def emit(self, hook_name: str, **kwargs) -> None:
         """Fire an observer hook on this agent's plugins and callbacks
@@ -214,7 +203,7 @@ class Agent(ModelCalls):
         for child in children:
             child.interrupt()
         if self._thread is not None:  # never wait for a hook: get the turn's thread out of plugin code
-            WATCHDOG.interrupt_thread(self._thread)
+            self.host.interrupt_thread(self._thread)
 
     def redirect(self, message: str) -> None:
         """Queue a user message sent while the agent works; it enters the
@@ -343,7 +332,7 @@ class Agent(ModelCalls):
         self.emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
         notes = [n.strip() for n in self.hook.on_pre_compress(session_id=self.session_id, messages=list(self.messages),
                                                                  agent=self) if isinstance(n, str) and n.strip()]
-        new = contain(self.host.failures, self._engine_plugin, "compress", engine.compress, list(self.messages),
+        new = self.host.contain(self._engine_plugin, "compress", engine.compress, list(self.messages),
                       agent=self, reason=reason, notes=notes)
         if self.interrupted:  # the summary call was interrupted: history and session stay as they were
             raise Interrupted()
@@ -456,7 +445,7 @@ class Agent(ModelCalls):
         )
 
     def _should_compress(self) -> bool:
-        return bool(contain(self.host.failures, self._engine_plugin, "should_compress",
+        return bool(self.host.contain(self._engine_plugin, "should_compress",
                             self.context_engine.should_compress, self.messages))
 
     def _pre_llm_context(self, turn: Turn, first_turn: bool, before: int) -> str:
@@ -558,10 +547,6 @@ class Agent(ModelCalls):
 
     def __exit__(self, *exc):
         self.close()
-
-
-# A hook or context engine waiting on a model call (a summary) is not
-# overrunning: the watchdog stops its clock while this runs below it.
 
 
 def _with_note(content: str, note: str) -> str:

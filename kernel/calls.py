@@ -14,7 +14,6 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Optional
 
-from kernel.isolation import WATCHDOG, Interrupted, contain, describe, is_user_interrupt
 from kernel.types import (
     CONFIG,
     TRANSPORT,
@@ -26,10 +25,13 @@ from kernel.types import (
     ProviderConfig,
     ProviderError,
     ProviderFailure,
+    Interrupted,
     RefreshCredentials,
     Retry,
     SwitchProvider,
     add_usage,
+    describe,
+    is_user_interrupt,
 )
 
 if TYPE_CHECKING:
@@ -247,7 +249,7 @@ class ModelCalls:
         timeout = float(self.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
         try:
-            with WATCHDOG.waiting():  # a plugin's clock stops while the kernel waits for a model
+            with self.host.waiting():  # a plugin's clock stops while the kernel waits for a model
                 while not done.is_set():
                     if self._interrupt.is_set():
                         raise Interrupted()
@@ -301,7 +303,7 @@ class ModelCalls:
     def _after_success(self, turn: Turn, call: ApiCall, response: ModelResponse) -> None:
         turn.usage = add_usage(turn.usage, response.usage)
         if self.context_engine is not None:
-            contain(self.host.failures, self._engine_plugin, "update_from_response",
+            self.host.contain(self._engine_plugin, "update_from_response",
                     self.context_engine.update_from_response, dict(response.usage))
         call.ended_at = time.time()
         if self.hook.post_api_request.get_hookimpls():

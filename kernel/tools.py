@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kernel.isolation import Interrupted, describe, is_user_interrupt
 from kernel.messages import tool_message
+from kernel.types import Interrupted, describe, is_user_interrupt
 from kernel.types import Tool, ToolContext, ToolError
 
 MAX_WORKERS = 8
@@ -204,7 +204,7 @@ def _decide(agent, call: Call, turn) -> Optional[Outcome]:
     if agent.interrupted:
         return _interrupted()
     if call.name not in agent.tools:
-        from kernel.plugins import close_matches
+        from kernel.hints import close_matches
 
         near = close_matches(call.name, agent.tools)
         hint = f" Did you mean {', '.join(near)}?" if near else ""

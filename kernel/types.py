@@ -9,7 +9,42 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, ContextManager, Iterable, Optional, Protocol
+
+# --------------------------------------------------------------------------
+# The user's interrupt
+
+
+class Interrupted(KeyboardInterrupt):
+    """The user's interrupt. Not an ``Exception``: a plugin's ``except
+    Exception`` cannot swallow it, and the host's guard never contains it."""
+
+
+def is_user_interrupt(exc: BaseException) -> bool:
+    """Is ``exc`` the user's interrupt (not a plugin raising KeyboardInterrupt)?
+
+    Under the ``hermes`` command a real Ctrl+C arrives as :class:`Interrupted`.
+    Embedded with Python's own SIGINT handler, a KeyboardInterrupt can only be
+    taken as real."""
+    if isinstance(exc, Interrupted):
+        return True
+    if isinstance(exc, KeyboardInterrupt):
+        import signal
+
+        try:
+            return signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        except (ValueError, TypeError):
+            return True
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """One line for what plugin code raised."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}): the plugin tried to end the process"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
 
 # --------------------------------------------------------------------------
 # Providers
@@ -454,24 +489,50 @@ class ToolContext:
 
 
 # --------------------------------------------------------------------------
-# Registration records
+# What the loop is given by the plugin host (hermes.host implements these)
 
 
-@dataclass
-class ModelProviderEntry:
-    """A provider registered through ``register_model_providers``."""
+class Settings(Protocol):
+    """The configuration the loop reads: values by dotted key
+    (``agent.max_turns``), with their declared defaults."""
 
-    name: str
-    factory: Callable[[ProviderConfig], Provider]
-    description: str = ""
-    plugin: str = ""
+    def get(self, dotted: str, default: Any = ...) -> Any: ...
+    def section(self, name: str) -> dict: ...
 
 
-@dataclass
-class NamedFactory:
-    """A memory backend or context engine registered by name."""
+class Registrations(Protocol):
+    """What the loaded plugins registered: tools by name, toolsets, and the
+    registered providers and context engines (entries with ``factory`` and
+    ``plugin``) by name."""
 
-    name: str
-    factory: Callable[..., Any]
-    description: str = ""
-    plugin: str = ""
+    tools: dict
+    providers: dict
+    context_engines: dict
+
+    def expand_toolsets(self, names: Iterable[str]) -> set: ...
+
+
+class Host(Protocol):
+    """The plugin host an :class:`~kernel.agent.Agent` runs in: its settings,
+    what the plugins registered, a pluggy manager per agent, and the services
+    that run plugin code safely (the loop never runs plugin code any other way)."""
+
+    config: Settings
+    registry: Registrations
+
+    def manager_with(self, callbacks: Iterable[Any]) -> Any:
+        """The hook caller of one agent: the plugins plus that agent's callbacks."""
+
+    def contain(self, plugin: str, what: str, fn: Callable[..., Any], *args: Any, default: Any = None,
+                **kwargs: Any) -> Any:
+        """Call plugin code that is not a hook (a factory, a context engine's
+        method) contained and attributed to ``plugin``, under the hook
+        deadline; ``default`` when it failed. The user's interrupt passes."""
+
+    def waiting(self) -> ContextManager[None]:
+        """While this holds, the thread waits for a model on the kernel's
+        behalf: the deadline of the plugin code around it stands still."""
+
+    def interrupt_thread(self, ident: int) -> bool:
+        """The user interrupted: get thread ``ident`` out of plugin code now.
+        True when it was inside plugin code."""

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from kernel import hookimpl
-from kernel.config import Key
+from kernel.keys import Key
 
 log = logging.getLogger("hermes.plugins.approval")
 

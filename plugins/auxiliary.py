@@ -19,7 +19,7 @@ def provider_config(config: Any, task: str) -> Optional[Any]:
     """The ``auxiliary.<task>`` block as a partial ProviderConfig, or None
     when it names nothing of its own. A malformed block is a ConfigError, not
     a silent fall back to the expensive model."""
-    from kernel.config import ConfigError
+    from hermes.host.config import ConfigError
     from kernel.types import ProviderConfig
 
     raw = config.get(f"auxiliary.{task}", None) if config is not None else None

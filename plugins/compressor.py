@@ -34,7 +34,7 @@ import logging
 from typing import Any, Callable, Optional
 
 from kernel import hookimpl
-from kernel.config import Key
+from kernel.keys import Key
 from kernel.messages import problems, repair
 from plugins import auxiliary
 
@@ -266,7 +266,7 @@ class Compressor:
         self.protect_last_n = _count(setting("compression.protect_last_n"), "compression.protect_last_n")
         override = config.get("model_context_length")
         if override is not None and (not isinstance(override, int) or isinstance(override, bool) or override < 1024):
-            from kernel.config import ConfigError
+            from hermes.host.config import ConfigError
 
             raise ConfigError(f"model_context_length: expected an integer of at least 1024 tokens, got {override!r}")
         self.context_override = override
@@ -460,7 +460,7 @@ def _without_system(messages: list) -> tuple:
 
 
 def _fraction(value: Any, key: str) -> float:
-    from kernel.config import ConfigError
+    from hermes.host.config import ConfigError
 
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1:
         raise ConfigError(f"{key}: expected a number above 0 and at most 1 (a share of the context window), got {value!r}")
@@ -468,7 +468,7 @@ def _fraction(value: Any, key: str) -> float:
 
 
 def _count(value: Any, key: str) -> int:
-    from kernel.config import ConfigError
+    from hermes.host.config import ConfigError
 
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ConfigError(f"{key}: expected a whole number of messages (0 or more), got {value!r}")

@@ -23,13 +23,13 @@ _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 
 
 def _fail(message: str) -> click.ClickException:
-    from kernel.cli import Fail
+    from hermes.cli.app import Fail
 
     return Fail(message)
 
 
 def _program() -> str:
-    from kernel.cli import program
+    from hermes.cli.app import program
 
     return program()
 
@@ -101,7 +101,7 @@ config_group.repairs_config = True  # runs while config.yaml has a wrong type: i
 @config_group.command("path")
 def config_path():
     """Print where config.yaml is (it may not exist yet)."""
-    from kernel.config import config_dir
+    from hermes.host.paths import config_dir
 
     click.echo(str(config_dir() / "config.yaml"))
 
@@ -118,7 +118,7 @@ def config_show(app, as_json):
              # a value of the wrong type is skipped by get(): the default applies until it is fixed
              "problem": (config.check([k]) or [None])[0]} for k in sorted(keys.values(), key=lambda k: k.name)]
     if as_json:
-        from kernel.cli import echo_json
+        from hermes.cli.app import echo_json
 
         echo_json({"path": config.where(), "keys": rows})
         return
@@ -144,7 +144,7 @@ def config_get(app, key, as_json):
     for problem in app.config.check([keys[key]]) if key in keys else []:  # the key itself, not a mapping over it
         click.echo(f"{_program()}: note: ignored, the default applies: {problem}", err=True)
     if as_json:
-        from kernel.cli import echo_json
+        from hermes.cli.app import echo_json
 
         echo_json({"key": key, "value": value, "source": app.config.source(key)})
     else:
@@ -203,8 +203,8 @@ def config_unset(app, key):
 @click.pass_obj
 def config_check(app, as_json):
     """Check config.yaml: YAML, types, and keys no loaded plugin declares (exit 1 on a problem)."""
-    from kernel.cli import Fail
-    from kernel.config import ConfigError
+    from hermes.cli.app import Fail
+    from hermes.host.config import ConfigError
 
     problems, path = [], None
     try:
@@ -219,7 +219,7 @@ def config_check(app, as_json):
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
     if as_json:
-        from kernel.cli import echo_json
+        from hermes.cli.app import echo_json
 
         echo_json({"path": path, "ok": not problems, "problems": problems})
     else:

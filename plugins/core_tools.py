@@ -24,10 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from hermes.host.files import atomic_write
 from kernel import hookimpl
 from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
-from kernel.files import atomic_write
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
 
 # ==========================================================================

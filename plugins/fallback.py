@@ -63,6 +63,7 @@ SETTINGS = {
 }
 TRANSIENT = (SERVER, TRANSPORT)
 HELP = {
+    "agent.api_max_retries": "retries of one model call on a retryable failure",
     "agent.retry_base_delay": "seconds before the first retry; doubles per attempt",
     "agent.retry_max_delay": "the longest wait between retries, in seconds",
     "agent.fallback_cooldown": "seconds a rate-limited primary rests before turns start on it again; doubles",
@@ -181,8 +182,8 @@ def _start_cooldown(failure: Any, agent: Any) -> None:
 
 @hookimpl
 def register_config(declare):
-    for key, text in HELP.items():  # agent.api_max_retries is the kernel's
-        declare(key, float, SETTINGS[key], text, minimum=0)
+    for key, text in HELP.items():
+        declare(key, int if key == "agent.api_max_retries" else float, SETTINGS[key], text, minimum=0)
 
 
 @hookimpl(trylast=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from kernel.files import atomic_write
+from hermes.host.files import atomic_write
 from kernel.types import ToolError
 from plugins_memory import settings
 
@@ -111,7 +111,7 @@ class FileMemory:
         for target, key in (("memory", "memory.memory_char_limit"), ("user", "memory.user_char_limit")):
             value = settings.get(config, key)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                from kernel.config import ConfigError
+                from hermes.host.config import ConfigError
 
                 raise ConfigError(f"{key}: expected a positive integer, got {value!r}")
             limits[target] = value

@@ -15,6 +15,6 @@ def register_memory_backends(register: Callable[..., None], config: Any) -> None
     :param register: ``register(name, factory, description="")``;
         ``factory(config)`` returns a :class:`MemoryBackend`. The memory
         plugin builds the one ``memory.provider`` names.
-    :param config: the loaded :class:`kernel.config.Config`.
+    :param config: the loaded :class:`hermes.host.config.Config`.
     :return: ignored.
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.config import Key
+from kernel.keys import Key
 
 CONFIG_KEYS = [
     Key("memory.provider", str, "", "the external memory backend to use (hermes plugins list shows them)"),

@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from hermes.host.config import Config  # noqa: E402
+from hermes.host.plugins import PluginHost  # noqa: E402
 from kernel.agent import Agent  # noqa: E402
-from kernel.config import Config  # noqa: E402
-from kernel.plugins import PluginHost  # noqa: E402
 from plugins_providers.scripted import scripted_plugin  # noqa: E402
 
 
@@ -196,7 +196,7 @@ def hermes_command() -> list:
     script = Path(sys.executable).parent / "hermes"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "kernel.cli"]
+    return [sys.executable, "-m", "hermes.cli"]
 
 
 @pytest.fixture

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Union
 
 from kernel import hookspec
 
 if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from kernel.agent import Agent
-    from kernel.config import Config
 
 
 # ==========================================================================
@@ -114,20 +113,6 @@ def on_tool_call_generated(tool_name: str, tool_call_id: str, agent: Agent) -> N
     :param tool_call_id: the call's id.
     :param agent: the agent.
     :return: ignored.
-    """
-
-
-@hookspec(firstresult=True)
-def terminal_front_end(quiet: bool, config: Config) -> Optional[Any]:
-    """``hermes run`` builds the display of its agent (the built-in
-    ``terminal`` plugin answers). The object's hook implementations
-    (``on_stream_delta``, ``approve_tool_call`` ...) become that agent's
-    callbacks, so other agents of the process never see them.
-
-    :param quiet: show nothing but the answer.
-    :param config: the loaded configuration.
-    :return: an object with hook implementations and ``end_answer(text)``
-        (called with the final answer after the turn), or ``None``.
     """
 
 

@@ -54,7 +54,8 @@ def adapt_plugin(candidate, error, config):
     from plugins.hermes_compat.context import PluginManifest
     from plugins.hermes_compat.loader import load
 
-    from kernel.isolation import HookTimeout, is_user_interrupt
+    from hermes.host.isolation import HookTimeout
+    from kernel.types import is_user_interrupt
 
     manifest = PluginManifest(name=candidate.name, version=candidate.version, source="entrypoint",
                               path=candidate.target, key=candidate.name)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from kernel.isolation import run_awaitable
+from hermes.host.isolation import run_awaitable
 from plugins.hermes_compat import standins, state
 from plugins.hermes_compat.state import TELEMETRY_SCHEMA_VERSION, log
 

@@ -130,7 +130,7 @@ class PluginContext:
         """Save ``plugins.entries.<plugin_id>.settings.<key>`` in config.yaml, as
         hermes-agent 0.22 does. Returns False (with a warning) when the value
         cannot be stored as YAML or the file is bad."""
-        from kernel.config import ConfigError, load_config, set_nested
+        from hermes.host.config import ConfigError, load_config, set_nested
 
         if not isinstance(key, str) or not key:
             log.warning("plugin %s: set_config needs a non-empty str key, got %r; ignored", self._record.name, key)

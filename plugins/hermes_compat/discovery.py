@@ -52,8 +52,8 @@ def scan_directory(root: Path, source: str) -> Iterator[tuple]:
 
 
 def candidates(config: Any) -> list:
-    from kernel.config import data_dir
-    from kernel.plugins import Candidate, entry_points
+    from hermes.host.paths import data_dir
+    from hermes.host.plugins import Candidate, entry_points
 
     chosen_memory = str(config.get("memory.provider") or "") if config is not None else ""
     found: dict = {}

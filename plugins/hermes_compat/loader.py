@@ -154,7 +154,7 @@ def _import(kind: str, where: Any) -> tuple:
         path, slug = where
         module = import_directory(path, slug)
         return module, module.__name__
-    from kernel.plugins import load_target
+    from hermes.host.plugins import load_target
 
     module_name = where.partition(":")[0].strip()
     return load_target(where), module_name

@@ -37,7 +37,7 @@ import click
 PLUGIN_GROUPS = ("hermes.plugins", "hermes_agent.plugins", "hermes_agent.memory_providers",
                  "hermes_agent.model_providers", "hermes.memory_provider")
 PROTECTED = {"hermes_kernel", "pip", "setuptools", "pluggy", "click", "platformdirs", "pyyaml"}
-HEALTH_CHECK = "import kernel.cli, kernel.agent, kernel.plugins, pluggy, click, yaml"
+HEALTH_CHECK = "import hermes.cli.app, kernel.agent, hermes.host.plugins, pluggy, click, yaml"
 
 
 def _norm(name: str) -> str:
@@ -59,7 +59,7 @@ def installed() -> dict:
 
 def plugin_entry_points() -> dict:
     """norm dist name -> [(group, plugin name), ...]."""
-    from kernel.plugins import entry_points
+    from hermes.host.plugins import entry_points
 
     out: dict = {}
     for group in PLUGIN_GROUPS:
@@ -85,14 +85,14 @@ def _required_by_hermes() -> set:
 
 
 def _provides_distro(dist: str) -> bool:
-    from kernel.distro import GROUP
-    from kernel.plugins import entry_points
+    from hermes.host.distro import GROUP
+    from hermes.host.plugins import entry_points
 
     return any(_norm(ep.dist.name) == dist for ep in entry_points(GROUP))
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:
-    from kernel.plugins import forget_entry_points
+    from hermes.host.plugins import forget_entry_points
 
     cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
     try:
@@ -136,7 +136,7 @@ def _healthy() -> Optional[str]:
 
 
 def _save_enabled(names: list, enable: bool) -> Optional[Path]:
-    from kernel.config import ConfigError, load_config
+    from hermes.host.config import ConfigError, load_config
 
     try:
         cfg = load_config()
@@ -153,7 +153,7 @@ def _save_enabled(names: list, enable: bool) -> Optional[Path]:
 
 
 def _fail(message: str) -> None:
-    from kernel.cli import Fail
+    from hermes.cli.app import Fail
 
     raise Fail(message)
 
@@ -166,7 +166,7 @@ def _folder_plugin(name: str) -> Optional[tuple]:
     ``plugins list`` shows it, or its path under the plugins folder), found by
     the same scan that discovers them: never a path the name merely points at
     (``..``, ``/x``, ``""``)."""
-    from kernel.config import data_dir
+    from hermes.host.paths import data_dir
 
     from plugins.hermes_compat.discovery import scan_directory
 
@@ -183,7 +183,7 @@ def _is_directory_plugin(path: Path) -> bool:
 
 
 def _install_directory(path: Path, enable: bool) -> None:
-    from kernel.config import data_dir
+    from hermes.host.paths import data_dir
 
     from plugins.hermes_compat.context import parse_manifest
 
@@ -221,7 +221,7 @@ def install_command(target: str, enable: bool, pip_args: tuple):
     try:
         res = _pip("install", "--no-input", target, *pip_args)
     except KeyboardInterrupt:  # pip may have stopped half way: undo what it did, then stop
-        from kernel.cli import EXIT_INTERRUPTED, Fail
+        from hermes.cli.app import EXIT_INTERRUPTED, Fail
 
         left = _rollback(before, pip_args)
         raise Fail(f"interrupted; rolled back, except: {', '.join(left)}" if left else

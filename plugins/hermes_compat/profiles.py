@@ -33,7 +33,7 @@ def profile_config(profile: Any, pconf: Any):
 
 def profile_factory(profile: Any) -> Callable:
     def factory(pconf: Any):
-        from kernel.plugins import load_target
+        from hermes.host.plugins import load_target
         from kernel.types import CONFIG, ProviderError
 
         inner = profile_config(profile, pconf)

@@ -90,7 +90,7 @@ def register_cli(record: state.PluginRecord, cli: Any) -> None:
 
 def _plugin_step(record: state.PluginRecord, name: str, doing: str, fn: Callable, *args: Any) -> Any:
     """Run the plugin's code; a crash is one clear line (the traceback goes to the debug log)."""
-    from kernel.cli import Fail
+    from hermes.cli.app import Fail
 
     try:
         return call_plugin_callable(fn, *args)

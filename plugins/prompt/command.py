@@ -18,8 +18,8 @@ def prompt():
 @click.pass_obj
 def show(app, toolsets, platform, as_json):
     """Print the assembled system prompt for this folder and config."""
+    from hermes.cli.app import Fail, echo_json
     from kernel.agent import Agent, AgentError
-    from kernel.cli import Fail, echo_json
     from plugins.prompt import LAYERS_KEY
 
     chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None

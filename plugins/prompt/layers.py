@@ -64,7 +64,7 @@ def identity(config: Any) -> Optional[Layer]:
     in HERMES_HOME (as in hermes-agent), else the default. None when the
     kernel's ``agent.system_prompt`` is set: the kernel puts that first, and
     it is the identity then."""
-    from kernel.paths import config_dir
+    from hermes.host.paths import config_dir
 
     if str(_setting(config, "agent.system_prompt", "") or "").strip():
         return None

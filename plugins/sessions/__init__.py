@@ -44,7 +44,7 @@ def _store_for(agent=None, config=None):
     cfg = config if config is not None else getattr(agent, "config", None)
     if cfg is not None:
         return get_store(cfg.data_dir)
-    from kernel.config import data_dir
+    from hermes.host.paths import data_dir
 
     return get_store(data_dir())
 

@@ -20,7 +20,7 @@ def _one_line(text, width: int) -> str:
 def _fail(message: str) -> click.ClickException:
     """One line on stderr, exit code 1, in the kernel CLI's style."""
     try:
-        from kernel.cli import Fail
+        from hermes.cli.app import Fail
     except ImportError:  # pragma: no cover - a kernel without the CLI module
         return click.ClickException(message)
     return Fail(message)
@@ -42,7 +42,7 @@ def _errors_as_clicks(fn):
 
 
 def _print_json(value) -> None:
-    from kernel.cli import echo_json  # under --json the document alone reaches stdout
+    from hermes.cli.app import echo_json  # under --json the document alone reaches stdout
 
     echo_json(value)
 

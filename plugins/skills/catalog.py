@@ -124,7 +124,7 @@ def _parse(path: Path, source: str, name: Optional[str] = None) -> Optional[Skil
 
 
 def user_dir() -> Path:
-    from kernel.paths import data_dir
+    from hermes.host.paths import data_dir
 
     return data_dir() / "skills"
 
@@ -166,7 +166,7 @@ def lookup(skills: dict, name: str) -> Skill:
     matches = [s for key, s in skills.items() if key.split(":")[-1] == name]
     if len(matches) == 1:
         return matches[0]
-    from kernel.plugins import close_matches
+    from kernel.hints import close_matches
 
     near = close_matches(name, skills)
     hint = f"; did you mean {', '.join(near)}?" if near else f"; known: {', '.join(sorted(skills)) or 'none'}"
@@ -182,7 +182,7 @@ def _document(name: str, description: str, body: str) -> str:
 
 def write(name: str, description: str, body: str, *, replace: bool) -> Skill:
     """Create (or, with ``replace``, rewrite) ``$HERMES_HOME/skills/<name>/SKILL.md``."""
-    from kernel.files import atomic_write
+    from hermes.host.files import atomic_write
 
     if not NAME.match(name or ""):
         raise SkillError(f"a skill's name is letters, digits, - and _ (at most 64), not {name!r}")

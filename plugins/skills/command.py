@@ -6,7 +6,7 @@ import click
 
 
 def _fail(message: str):
-    from kernel.cli import Fail
+    from hermes.cli.app import Fail
 
     return Fail(message)
 
@@ -21,7 +21,7 @@ def skills():
 @click.pass_obj
 def list_cmd(app, as_json):
     """Every skill, with where it comes from."""
-    from kernel.cli import echo_json
+    from hermes.cli.app import echo_json
     from plugins.skills import skills_of
 
     found = sorted(skills_of(app.config, app.host).values(), key=lambda s: s.name)

@@ -16,7 +16,7 @@ def register_skills(register: Callable[..., None], config: Any) -> None:
         skill folder holding ``SKILL.md`` (or the file itself); the
         description, when given, wins over the file's front matter. Name them
         ``plugin:skill`` to keep them apart from the user's.
-    :param config: the loaded :class:`kernel.config.Config`.
+    :param config: the loaded :class:`hermes.host.config.Config`.
     :return: ignored.
     """
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kernel import __version__
-from kernel.cli import EXIT_USAGE, CtrlC, Fail, ask_store, build_agent, check_session, claim, prepare_store, \
+from hermes.cli.app import EXIT_USAGE, CtrlC, Fail, ask_store, build_agent, check_session, claim, prepare_store, \
     program, provider_options
 from kernel.types import add_usage
 

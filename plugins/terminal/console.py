@@ -70,7 +70,7 @@ class Console:
         if status in ("retrying", "fallback", "compressing", "budget"):  # the front end says "interrupted" itself
             self._line(f"[{status}] {detail}", "status")
             if status in ("retrying", "fallback") and not self.show_status and not self.quiet:
-                from kernel.cli import program
+                from hermes.cli.app import program
 
                 self.err.write(f"{program()}: {status}: {detail}\n")  # no terminal: still say it, as one line
                 self.err.flush()

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from kernel.config import Config
-from kernel.plugins import Selection, resolve
+from hermes.host.config import Config
+from hermes.host.plugins import Selection, resolve
 
 from .conftest import install_dir_plugin
 
@@ -146,7 +146,7 @@ def test_register_raising_half_way_keeps_earlier_registrations_and_marks_error(c
 def test_directory_plugin_with_relative_imports_and_config(compat_site, hermes_home, make_agent):
     install_dir_plugin(hermes_home)
     (hermes_home / "config.yaml").write_text("plugins:\n  enabled: [greeter]\n")
-    from kernel.config import load_config
+    from hermes.host.config import load_config
 
     cfg = load_config()
     cands, adapters = load_compat(cfg)

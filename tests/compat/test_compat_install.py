@@ -21,7 +21,7 @@ from .conftest import FIXTURES, kernel_entry_points, write_dist
 
 PIP_OFFLINE = ("--", "--no-index", "--no-deps")
 # hermes run by the interpreter under test (the throwaway venv's, or ours)
-RUNNER = "import sys, kernel.cli as c\nc.main(sys.argv[1:])\n"
+RUNNER = "import sys, hermes.cli.app as c\nc.main(sys.argv[1:])\n"
 
 
 def wheel_from_fixture(out: Path, folder: Path) -> Path:

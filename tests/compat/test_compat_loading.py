@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from kernel.config import Config
+from hermes.host.config import Config
 
 from .conftest import FIXTURES
 from .test_compat_agent import load_compat, tool_results
@@ -105,7 +105,7 @@ def test_a_broken_directory_plugin_is_an_error_not_a_crash(compat_site, hermes_h
     no_init = hermes_home / "plugins" / "manifest-only"
     no_init.mkdir()
     (no_init / "plugin.yaml").write_text(": not yaml : [\n")
-    from kernel.plugins import PluginHost
+    from hermes.host.plugins import PluginHost
 
     cfg = Config({"plugins": {"enabled": ["broken", "manifest-only", "kitchen"]}})
     host = PluginHost(cfg)
@@ -133,7 +133,7 @@ def test_no_stand_ins_when_hermes_agent_is_installed(compat_site, monkeypatch):
         else:
             raise AssertionError("a stand-in was served although hermes-agent is installed")
     # a plugin that needs the host modules then fails to import, cleanly (the real ones are absent here)
-    from kernel.plugins import PluginHost
+    from hermes.host.plugins import PluginHost
 
     from plugins.hermes_compat.discovery import candidates
 
@@ -155,7 +155,7 @@ def register(ctx):
 
 
 def test_hermes_plugin_published_under_the_kernel_group_is_adapted(compat_site, make_agent):
-    from kernel.plugins import PluginHost
+    from hermes.host.plugins import PluginHost
 
     from .conftest import write_dist
 
@@ -207,7 +207,7 @@ def test_every_host_name_plugins_import_is_served(compat_site, hermes_home):
     (hermes_home / "config.yaml").write_text("model: kept-model\nplugins:\n  enabled: [names]\n")
     (compat_site / "hxfix_names.py").write_text(HOST_NAMES_PLUGIN)
     write_dist(compat_site, "hermes-names", "0.1", {"hermes_agent.plugins": {"names": "hxfix_names"}})
-    from kernel.config import load_config
+    from hermes.host.config import load_config
 
     cands, _ = load_compat(load_config())
     assert cands["names"].status == "enabled", cands["names"].error
@@ -243,7 +243,7 @@ def _folder_plugin(home, name: str, manifest: str, body: str = "") -> None:
 def test_requires_plugins_orders_the_loading_and_names_what_is_missing(compat_site, hermes_home):
     import builtins
 
-    from kernel.config import Config
+    from hermes.host.config import Config
 
     _folder_plugin(hermes_home, "alpha", "name: alpha\nmanifest_version: 2\nrequires_plugins: [zeta]\n")
     _folder_plugin(hermes_home, "zeta", "name: zeta\nmanifest_version: 2\n")
@@ -261,7 +261,7 @@ def test_requires_plugins_orders_the_loading_and_names_what_is_missing(compat_si
 
 
 def test_a_required_plugin_of_the_wrong_version_is_an_error_naming_both(compat_site, hermes_home, caplog):
-    from kernel.config import Config
+    from hermes.host.config import Config
 
     _folder_plugin(hermes_home, "base", "name: base\nversion: 1.4.0\n")
     _folder_plugin(hermes_home, "needs-new", "name: needs-new\nmanifest_version: 2\n"

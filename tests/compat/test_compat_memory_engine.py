@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from kernel.config import Config
+from hermes.host.config import Config
 
 from .test_compat_agent import load_compat, tool_results
 

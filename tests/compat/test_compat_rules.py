@@ -10,7 +10,7 @@ import logging
 
 from kernel import hookimpl
 from tests.conftest import Approver
-from kernel.config import Config
+from hermes.host.config import Config
 from kernel.types import ProviderError, Retry
 from plugins import agent_tools, core_tools
 from plugins import approval as approval_plugin

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from hermes.host.config import Config
+from hermes.host.plugins import PluginHost
 from kernel.agent import Agent
-from kernel.config import Config
-from kernel.plugins import PluginHost
 
 from .test_compat_agent import load_compat
 

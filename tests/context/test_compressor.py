@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernel.config import Config, ConfigError
+from hermes.host.config import Config, ConfigError
 from kernel.messages import validate
 from plugins.compressor import (
     SUMMARY_PREFIX,

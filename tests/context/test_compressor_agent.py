@@ -303,7 +303,7 @@ def test_an_interrupt_does_not_wait_for_a_slow_auxiliary_model(make_agent, recor
     summarize = _summarizer(agent, aux, 128_000)
     threading.Timer(0.1, agent.interrupt).start()
     started = time.monotonic()
-    from kernel.isolation import Interrupted
+    from kernel.types import Interrupted
 
     with pytest.raises(Interrupted):  # not an Exception: the compressor's own handlers cannot swallow it
         summarize("text")

@@ -7,9 +7,10 @@ import json
 
 import yaml
 
+from hermes.host.config import Config, ConfigError
+from hermes.host.plugins import PluginHost
 from kernel import hookimpl
-from kernel.config import Config, ConfigError, Key
-from kernel.plugins import PluginHost
+from kernel.keys import Key
 
 FIX_HINT = "; fix it with `hermes config set KEY VALUE` (`hermes config check` lists every problem)"
 

@@ -65,9 +65,9 @@ def _files(snippet: str) -> dict:
 
 
 def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, caplog):
+    from hermes.host.config import Config
+    from hermes.host.plugins import PluginHost
     from kernel.agent import Agent
-    from kernel.config import Config
-    from kernel.plugins import PluginHost
     from plugins_providers.scripted import scripted_plugin
 
     for snippet in (_block("# voices/hookspecs.py"), _block("# weather/__init__.py")):

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from kernel.config import Config
-from kernel.distro import DistroError, from_mapping, load_distro
-from kernel.plugins import PluginHost
+from hermes.host.config import Config
+from hermes.host.distro import DistroError, from_mapping, load_distro
+from hermes.host.plugins import PluginHost
 
 
 def write(tmp_path, text, name="distro.yaml"):
@@ -49,7 +49,7 @@ def test_user_config_overrides_distro_defaults_but_not_blocks(tmp_path):
                  overrides=distro.config_overrides(), defaults=distro.config_defaults())
     assert cfg.get("model") == "user-model" and cfg.get("agent.max_turns") == 5
     assert cfg.get("agent.disabled_tools") == ["terminal"]
-    from kernel.plugins import Selection
+    from hermes.host.plugins import Selection
 
     sel = Selection.from_config(Config({"plugins": {"enabled": ["x"]}}), environ={}, distro=distro)
     assert "x" in sel.disabled

@@ -14,10 +14,11 @@ import time
 import pluggy
 import pytest
 
+from hermes.host.config import Config
+from hermes.host.isolation import WATCHDOG
+from hermes.host.plugins import PluginHost
 from kernel import hookimpl, hookspecs
-from kernel.config import Config
-from kernel.isolation import WATCHDOG, Interrupted
-from kernel.plugins import PluginHost
+from kernel.types import Interrupted
 from kernel.types import Tool
 
 from tests.conftest import Approver

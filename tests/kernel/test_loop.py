@@ -3,11 +3,11 @@ import time
 
 import pytest
 
+from hermes.host.config import Config
+from hermes.host.plugins import PluginHost
 from kernel import hookimpl
 from kernel.agent import Agent, AgentError
-from kernel.config import Config
 from kernel.messages import validate
-from kernel.plugins import PluginHost
 from kernel.types import (
     Compress,
     GiveUp,

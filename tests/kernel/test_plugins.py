@@ -3,8 +3,8 @@ import sys
 
 import pytest
 
-from kernel.config import Config
-from kernel.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, entry_points
+from hermes.host.config import Config
+from hermes.host.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, entry_points
 from kernel.types import Tool
 
 from .fakedist import make_dist
@@ -242,7 +242,7 @@ def test_built_ins_load_first_then_packages_by_distribution_name(site):
     firstresult answers came last and a built-in kept a tool name the
     documentation gives to the first loaded. Now the order is the same on
     every machine."""
-    from kernel.plugins import entry_point_candidates
+    from hermes.host.plugins import entry_point_candidates
 
     found = entry_point_candidates()
     kinds = [c.source for c in found]
@@ -269,7 +269,7 @@ def test_an_entry_point_whose_value_is_not_a_module_says_so(site):
     (site / "hermes_empty-0.1.dist-info").mkdir()
     (site / "hermes_empty-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-empty\nVersion: 0.1\n")
     (site / "hermes_empty-0.1.dist-info" / "entry_points.txt").write_text("[hermes.plugins]\nempty =\nspaced = a b\n")
-    from kernel.plugins import forget_entry_points
+    from hermes.host.plugins import forget_entry_points
 
     forget_entry_points()
     host = PluginHost.discover(Config({"plugins": {"disabled": ["typo", "badargs", "broken"]}}))

@@ -20,19 +20,19 @@ def test_import_kernel_is_light():
 
 
 def test_the_loop_imports_no_sdk():
-    mods = imported_after("import kernel.agent, kernel.plugins, kernel.tools, kernel.cli")
+    mods = imported_after("import kernel.agent, hermes.host.plugins, kernel.tools, hermes.cli.app")
     assert "openai" not in mods and "anthropic" not in mods
 
 
 def test_cli_help_imports_no_pluggy_or_yaml():
-    mods = imported_after("import kernel.cli")
+    mods = imported_after("import hermes.cli.app")
     assert "pluggy" not in mods and "yaml" not in mods and "importlib.metadata" not in mods
 
 
 def _printed_and_imported(env: dict, entry: str, *args: str) -> tuple:
     """What ``hermes ARGS`` printed and which modules it imported, run
-    through ``entry`` (``kernel.cli``: the command line itself;
-    ``kernel.entry``: the console script, which may print a remembered output)."""
+    through ``entry`` (``hermes.cli.app``: the command line itself;
+    ``hermes.cli.entry``: the console script, which may print a remembered output)."""
     probe = ("import sys, atexit; atexit.register(lambda: sys.stderr.write('MODULES ' + ' '.join(sorted(sys.modules))));"
              f" sys.argv = ['hermes', *sys.argv[1:]]; from {entry} import main; main()")
     out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
@@ -43,12 +43,12 @@ def _printed_and_imported(env: dict, entry: str, *args: str) -> tuple:
 
 def _listing_imports(env: dict, *args: str) -> tuple:
     """``hermes plugins list ARGS`` made by the command line (never a remembered output)."""
-    return _printed_and_imported(env, "kernel.cli", "plugins", "list", *args)
+    return _printed_and_imported(env, "hermes.cli.app", "plugins", "list", *args)
 
 
 def _help(env: dict, *args: str) -> tuple:
     """``hermes ARGS`` through the console script."""
-    return _printed_and_imported(env, "kernel.entry", *args)
+    return _printed_and_imported(env, "hermes.cli.entry", *args)
 
 
 def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_home, tmp_path):
@@ -60,7 +60,7 @@ def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_hom
     first, _ = _listing_imports(env)
     second, mods = _listing_imports(env)
     assert second == first and "core-tools" in second
-    heavy = {"importlib.metadata", "pluggy", "yaml", "kernel.plugins", "kernel.config", "logging", "sqlite3"}
+    heavy = {"importlib.metadata", "pluggy", "yaml", "hermes.host.plugins", "hermes.host.config", "logging", "sqlite3"}
     assert not heavy & mods and not {m for m in mods if m.split(".")[0] in ("plugins", "plugins_memory",
                                                                              "plugins_providers")}
     # each thing the listing depends on, changed, is seen at once
@@ -100,7 +100,7 @@ def test_help_is_printed_from_the_last_rendering_until_its_commands_change(herme
     rendered, mods = _help(env, "--help")
     assert "click" in mods and "Commands:" in rendered and "plugins" in rendered
     again, mods = _help(env, "--help")
-    assert again == rendered and "click" not in mods and "kernel.cli" not in mods
+    assert again == rendered and "click" not in mods and "hermes.cli.app" not in mods
     assert _help(env, "-h")[0] == rendered
     narrow, mods = _help({**env, "COLUMNS": "60"}, "--help")  # another width is rendered again
     assert "click" in mods and narrow != rendered and max(map(len, narrow.splitlines())) <= 58
@@ -116,7 +116,7 @@ def test_help_is_printed_from_the_last_rendering_until_its_commands_change(herme
                 """Say hello from a plugin."""
                 click.echo("hello")
         ''')})
-    subprocess.run([sys.executable, "-c", "from kernel.cli import main; main(['greet'])"], cwd=ROOT,
+    subprocess.run([sys.executable, "-c", "from hermes.cli.app import main; main(['greet'])"], cwd=ROOT,
                    env={**os.environ, **env}, check=True, capture_output=True, timeout=60)
     updated, mods = _help(env, "--help")
     assert "click" in mods and "greet" in updated and "Say hello from a plugin. (plugin)" in updated
@@ -145,7 +145,7 @@ def test_an_unchanged_listing_is_printed_again_without_click(hermes_home, tmp_pa
     made, mods = _help(env, "plugins", "list")
     assert "core-tools" in made and "click" in mods
     again, mods = _help(env, "plugins", "list")
-    assert again == made and not {"click", "json", "kernel.cli", "kernel.plugins"} & mods
+    assert again == made and not {"click", "json", "hermes.cli.app", "hermes.host.plugins"} & mods
     as_json, _ = _help(env, "plugins", "list", "--json")
     json_again, mods = _help(env, "plugins", "list", "--json")
     assert json_again == as_json and "json" not in mods
@@ -179,7 +179,7 @@ def test_a_run_that_loads_what_the_last_load_found_keeps_the_listing(hermes_home
     env = {"HERMES_HOME": str(hermes_home)}
     _help(env, "plugins", "list")
     state = (hermes_home / "plugin-state.json").read_text()
-    subprocess.run([sys.executable, "-c", "from kernel.cli import main; main(['skills', 'list'])"], cwd=ROOT,
+    subprocess.run([sys.executable, "-c", "from hermes.cli.app import main; main(['skills', 'list'])"], cwd=ROOT,
                    env={**os.environ, **env}, check=True, capture_output=True, timeout=60)
     assert (hermes_home / "plugin-state.json").read_text() == state  # a load, but nothing new to remember
     _, mods = _help(env, "plugins", "list")
@@ -188,7 +188,7 @@ def test_a_run_that_loads_what_the_last_load_found_keeps_the_listing(hermes_home
 
 def test_a_bare_hermes_prints_the_remembered_help_on_stderr_and_exits_2(hermes_home):
     probe = ("import sys, atexit; atexit.register(lambda: sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules))));"
-             " sys.argv = ['hermes']; from kernel.entry import main; main()")
+             " sys.argv = ['hermes']; from hermes.cli.entry import main; main()")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HERMES_HOME": str(hermes_home), "COLUMNS": "80"}
     runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=env,
                            timeout=60) for _ in range(2)]

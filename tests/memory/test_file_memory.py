@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.config import Config, ConfigError
+from hermes.host.config import Config, ConfigError
 from kernel.types import ToolError
 from plugins_memory.file_memory import FileMemory, parse_entries, run_memory_tool
 

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from kernel.config import Config
+from hermes.host.config import Config
 from kernel.types import ToolError
 from plugins_memory import fts_memory, manager
 from plugins_memory.fts_memory import FtsMemory, fts_query

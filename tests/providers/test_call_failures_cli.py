@@ -35,7 +35,7 @@ def test_a_silent_provider_is_left_for_the_fallback(hermes, wire_server, make_wi
 
 
 def test_the_idle_timeout_is_in_config_and_the_default_reaches_the_fallback_in_two_minutes():
-    from kernel.config import Config
+    from hermes.host.config import Config
     from plugins.fallback import SETTINGS
 
     defaults = Config({})

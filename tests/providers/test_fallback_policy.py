@@ -4,7 +4,7 @@ import time
 from types import SimpleNamespace
 
 
-from kernel.config import Config
+from hermes.host.config import Config
 from kernel.types import Compress, GiveUp, ProviderConfig, ProviderError, ProviderFailure, RefreshCredentials, Retry, SwitchProvider
 from plugins import fallback
 

@@ -228,8 +228,8 @@ def test_resolve_session_and_claim_session(home, make_agent, tmp_path):
     # the real lock: another process that resumed the session holds it
     first.close()  # this process lets go of the session
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from kernel.config import Config; from kernel.agent import Agent; "
-        "from kernel.plugins import PluginHost; import plugins.sessions as s; "
+        "import sys, time; from hermes.host.config import Config; from kernel.agent import Agent; "
+        "from hermes.host.plugins import PluginHost; import plugins.sessions as s; "
         "from plugins_providers.scripted import scripted_plugin; "
         "host = PluginHost.from_objects([scripted_plugin(['x']), s], Config({})); "
         f"a = Agent(config=host.config, host=host, api_mode='scripted', model='m', session_id={sid!r}); "

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import plugins.sessions as plugin
-from kernel.config import Config
+from hermes.host.config import Config
 
 
 @pytest.fixture

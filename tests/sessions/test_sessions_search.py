@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernel.config import Config
+from hermes.host.config import Config
 from kernel.types import ToolContext, ToolError
 from plugins.sessions import schema
 from plugins.sessions.codec import fts_query

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernel.config import Config
+from hermes.host.config import Config
 from kernel import hookimpl
 from kernel.types import Tool, ToolContext, ToolError
 from plugins import agent_tools, core_tools

@@ -89,7 +89,7 @@ def test_the_table_is_big_enough():
 
 
 def test_deny_rules_match_the_parsed_command(workspace):
-    from kernel.config import Config
+    from hermes.host.config import Config
 
     class Agent:
         config = Config({"approvals": {"deny": ["rm -rf *"]}})
@@ -138,7 +138,7 @@ def test_choices_once_session_always_deny(make_agent, hermes_home):
 
     import yaml
 
-    from kernel.config import load_config
+    from hermes.host.config import load_config
     from plugins import approval as approval_plugin
     from plugins import core_tools
     from tests.conftest import Approver

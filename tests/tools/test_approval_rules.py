@@ -201,7 +201,7 @@ def test_every_rule_has_a_key_description_and_an_example():
 
 class _Agent:
     def __init__(self, data=None):
-        from kernel.config import Config
+        from hermes.host.config import Config
 
         self.config = Config(data or {})
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernel.config import Config
+from hermes.host.config import Config
 from kernel.tools import Call, plan
 from kernel.types import ToolContext, ToolError
 from plugins import core_tools

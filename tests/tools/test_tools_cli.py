@@ -39,7 +39,7 @@ def hermes(tmp_path, hermes_home):
         if script is not None:
             (tmp_path / "script.json").write_text(json.dumps(script))
             args = ("run", "--api-mode", "scripted", "--base-url", str(tmp_path / "script.json"), "--json", *args)
-        proc = subprocess.run([sys.executable, "-c", "from kernel.cli import main; main()", *args], cwd=work, env=env,
+        proc = subprocess.run([sys.executable, "-c", "from hermes.cli.app import main; main()", *args], cwd=work, env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         return proc
 

@@ -7,6 +7,6 @@ DISTRO = str(Path(__file__).with_name("distro.yaml"))
 
 
 def main() -> None:
-    from kernel.entry import distro_main  # not kernel.cli: --help and plugins list start faster
+    from hermes.cli.entry import distro_main  # not hermes.cli.app: --help and plugins list start faster
 
     distro_main("anthropic-only", prog_name="hermes-anthropic")

@@ -17,7 +17,7 @@ _MISSING = object()
 
 def load_config() -> dict:
     """The user's config as a dict (a copy: changing it changes nothing on disk)."""
-    from kernel.config import ConfigError, load_config as kernel_load
+    from hermes.host.config import ConfigError, load_config as kernel_load
 
     try:
         return copy.deepcopy(kernel_load().data)
@@ -49,11 +49,11 @@ def save_config(config: dict, *, strip_defaults: bool = True, preserve_keys: Any
     ``merge_existing`` the file's sections the dict leaves out are kept.
     ``strip_defaults`` and ``preserve_keys`` are accepted for hermes' signature;
     the kernel writes only what the dict holds anyway."""
-    from kernel.config import Config
+    from hermes.host.config import Config
 
     if not isinstance(config, dict):
         raise TypeError(f"save_config expects a dict, got {type(config).__name__}")
-    from kernel.config import ConfigError, load_config as kernel_load
+    from hermes.host.config import ConfigError, load_config as kernel_load
 
     path = Path(get_config_path())
     try:

@@ -14,7 +14,7 @@ VALID_REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
 def get_hermes_home() -> Path:
     """``$HERMES_HOME`` if set, else the kernel's data folder."""
-    from kernel.config import data_dir
+    from hermes.host.paths import data_dir
 
     return data_dir()
 
@@ -42,7 +42,7 @@ def get_hermes_dir(new_subpath: str, old_name: str = "") -> Path:
 
 
 def get_config_path() -> Path:
-    from kernel.config import config_dir
+    from hermes.host.paths import config_dir
 
     return config_dir() / "config.yaml"
 

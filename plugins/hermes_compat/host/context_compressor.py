@@ -184,7 +184,7 @@ class ContextCompressor(ContextEngine):
     def _kernel(self):
         """The kernel's compressor with this engine's settings (built per call:
         the agent, model and window may have changed)."""
-        from kernel.config import Config
+        from hermes.host.config import Config
         from plugins.compressor import Compressor
 
         agent = state.ENGINE_AGENT.get()

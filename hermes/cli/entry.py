@@ -2,9 +2,9 @@
 
 ``hermes --help`` and ``hermes plugins list [--json]`` (and a distro's
 command's) are printed as they were printed the last time while nothing they
-depend on changed (the keys in :mod:`kernel.clistate`): they then cost no
+depend on changed (the keys in :mod:`hermes.cli.clistate`): they then cost no
 import of click, of json or of the plugin host. Everything else, and an
-output that must be made again, goes to :func:`kernel.cli.main`.
+output that must be made again, goes to :func:`hermes.cli.app.main`.
 """
 
 import os
@@ -31,7 +31,7 @@ REMEMBERED = {(): "help", ("--help",): "help", ("-h",): "help",
 
 
 def remembered_key(name: str, prog: str) -> str:
-    from kernel import clistate
+    from hermes.cli import clistate
 
     return clistate.help_key(prog, terminal_width()) if name == "help" else clistate.listing_key()
 
@@ -41,7 +41,7 @@ def _printed_again(prog: str) -> bool:
     name = REMEMBERED.get(tuple(sys.argv[1:]))
     if name is None:
         return False
-    from kernel import clistate
+    from hermes.cli import clistate
 
     clistate.use_distro(os.environ.get("HERMES_DISTRO"))
     text = clistate.remembered_output(name, remembered_key(name, prog))
@@ -57,7 +57,7 @@ def _printed_again(prog: str) -> bool:
 
 def main() -> None:
     if not _printed_again("hermes"):
-        from kernel.cli import main as cli_main
+        from hermes.cli.app import main as cli_main
 
         cli_main()
 
@@ -68,11 +68,11 @@ def distro_main(distro: str, prog_name: "str | None" = None) -> None:
     In the distro's pyproject.toml::
 
         [project.scripts]
-        my-agent = "my_distro:main"     # def main(): kernel.entry.distro_main("my-distro")
+        my-agent = "my_distro:main"     # def main(): hermes.cli.entry.distro_main("my-distro")
     """
     os.environ["HERMES_DISTRO"] = distro
     prog = prog_name or os.path.basename(sys.argv[0]) or "hermes"
     if not _printed_again(prog):
-        from kernel.cli import main as cli_main
+        from hermes.cli.app import main as cli_main
 
         cli_main(prog_name=prog)

@@ -1,6 +1,6 @@
 """``hermes plugins list|info|enable|disable``: what is installed, what loaded,
 what failed. Listing reads entry-point metadata and the state remembered from
-the last load (:mod:`kernel.clistate`); it imports no third-party plugin."""
+the last load (:mod:`hermes.cli.clistate`); it imports no third-party plugin."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kernel import clistate as state
+from hermes.cli import clistate as state
 
 if TYPE_CHECKING:
-    from kernel.cli import App
+    from hermes.cli.app import App
 
 
 def _fail(message: str, *code: int):
-    from kernel.cli import Fail  # at call time: kernel.cli imports this module
+    from hermes.cli.app import Fail  # at call time: hermes.cli.app imports this module
 
     return Fail(message, *code)
 
 
 def _echo_json(data) -> str:
-    from kernel.cli import echo_json
+    from hermes.cli.app import echo_json
 
     return echo_json(data)
 
@@ -56,7 +56,7 @@ def _listing(app: App, load: bool) -> list:
     """The plugins with their status. Without ``load``, from metadata and the
     state cached at the last load; when what is installed or selected changed
     since then (a fresh ``pip install``), the plugins load once to find out."""
-    from kernel.plugins import PluginHost
+    from hermes.host.plugins import PluginHost
 
     if load:
         return app.host.records
@@ -100,7 +100,7 @@ def _failures() -> dict:
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
-    from kernel.cli import remember_output
+    from hermes.cli.app import remember_output
 
     records = [r.as_dict(with_hooks=True) for r in _listing(app, load=True)] if hooks else _listed(app)
     failures = _failures()
@@ -124,7 +124,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
 
 
 def _find(app: App, name: str):
-    from kernel.plugins import close_matches
+    from kernel.hints import close_matches
 
     records = _listing(app, load=False)
     for rec in records:
@@ -141,7 +141,7 @@ def _find(app: App, name: str):
 @click.pass_obj
 def plugins_info(app: App, name: str, as_json: bool):
     """Details of one plugin: what it registers, what it shadows, what failed."""
-    from kernel.plugins import ENABLED, ERROR
+    from hermes.host.plugins import ENABLED, ERROR
 
     rec, _ = _find(app, name)
     if rec.status in (ENABLED, ERROR):

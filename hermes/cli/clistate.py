@@ -8,7 +8,7 @@ files it depends on, so an unchanged listing is printed without reading any
 package metadata. ``plugin-commands.txt``: the plugins' commands, for
 ``hermes --help`` without loading them. ``output-*.txt``: what ``hermes
 --help`` and ``hermes plugins list [--json]`` printed last, behind the key
-of what it depended on, for :mod:`kernel.entry` to print again without
+of what it depended on, for :mod:`hermes.cli.entry` to print again without
 importing click. A distro has its own of each (:func:`use_distro`).
 
 Imported before click by ``hermes --help``: it imports nothing beyond ``os``
@@ -41,7 +41,7 @@ def variant() -> str:
 
 def state_file(name: str):
     """``name`` in the data folder, with this process's distro variant before its extension."""
-    from kernel.paths import data_dir
+    from hermes.host.paths import data_dir
 
     stem, dot, suffix = name.rpartition(".")
     return data_dir() / f"{stem}{variant()}{dot}{suffix}"
@@ -99,8 +99,8 @@ def listing_stamp() -> list:
     there, which changes the folder's time), the data folder's ``plugins``
     (folder plugins) and each ``plugin.yaml`` in it, ``config.yaml`` (the
     selection), the distro file, and the selecting variables."""
+    from hermes.host.paths import config_dir, data_dir, stamp
     from kernel import __version__
-    from kernel.paths import config_dir, data_dir, stamp
 
     folder = data_dir() / "plugins"
     distro = _distro[0]
@@ -172,8 +172,8 @@ def help_key(prog: str, width: int) -> str:
     modules that define its commands (an edit in a checkout), the plugins'
     commands (their cache file), the program's name and the width; for a
     distro, also what :func:`listing_stamp` covers (its file, its install)."""
+    from hermes.host.paths import stamp
     from kernel import __version__
-    from kernel.paths import stamp
 
     here = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(here, "cli.py"), os.path.join(here, "cli_plugins.py"), str(state_file(COMMANDS_CACHE))]
@@ -184,7 +184,7 @@ def help_key(prog: str, width: int) -> str:
 def listing_key() -> str:
     """What a printed listing depends on: :func:`listing_stamp` and the load
     state (errors, descriptions, earlier failures)."""
-    from kernel.paths import stamp
+    from hermes.host.paths import stamp
 
     return "\t".join([*listing_stamp(), f"{stamp(str(state_file(LOAD_STATE)))}"])
 
@@ -199,7 +199,7 @@ def remembered_output(name: str, key: str) -> "str | None":
 
 
 def remember_output(name: str, key: str, text: str) -> None:
-    """Remember what a command printed, for :mod:`kernel.entry` to print again
+    """Remember what a command printed, for :mod:`hermes.cli.entry` to print again
     while ``key`` (computed after the command wrote its state) stays the same."""
     path = state_file(f"output-{name}.txt")
     try:

@@ -8,15 +8,36 @@ registration hooks through pluggy; the guard says which plugin is calling
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Iterable, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
-from kernel.isolation import WATCHDOG
+from hermes.host.isolation import WATCHDOG
 
 if TYPE_CHECKING:
-    from kernel.plugins import PluginHost
+    from hermes.host.plugins import PluginHost
 
 log = logging.getLogger("hermes.plugins")
 _CALLED = ("register_model_providers", "register_context_engines")  # tables whose factories the kernel calls
+
+
+@dataclass
+class ModelProviderEntry:
+    """A provider registered through ``register_model_providers``."""
+
+    name: str
+    factory: Callable[..., Any]  # factory(ProviderConfig) -> kernel.types.Provider
+    description: str = ""
+    plugin: str = ""
+
+
+@dataclass
+class NamedFactory:
+    """A memory backend or context engine registered by name."""
+
+    name: str
+    factory: Callable[..., Any]
+    description: str = ""
+    plugin: str = ""
 
 
 class Registry:
@@ -53,7 +74,7 @@ class Registry:
 
     @classmethod
     def collect(cls, host: PluginHost) -> "Registry":
-        from kernel.types import ModelProviderEntry, NamedFactory, Tool
+        from kernel.types import Tool
 
         reg = cls()
         config = host.config
@@ -144,7 +165,7 @@ class Registry:
                 # a member of a composite toolset whose plugin is not loaded
                 log.info("toolset %s: member %s is not available", parent, name)
             else:
-                from kernel.plugins import close_matches
+                from kernel.hints import close_matches
 
                 known = sorted(set(self.toolsets) | set(by_own))
                 near = close_matches(name, known)

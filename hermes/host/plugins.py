@@ -19,7 +19,6 @@ Listing reads entry-point metadata only; nothing is imported until loaded.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import sys
@@ -27,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from kernel.isolation import WATCHDOG, Failures, contain, describe, guard_plugin
-from kernel.paths import stamp
+from hermes.host.isolation import WATCHDOG, Failures, contain, guard_plugin
+from hermes.host.paths import stamp
+from kernel.hints import close_matches
+from kernel.types import describe
 
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
@@ -234,10 +235,6 @@ def _hook_timeout(config) -> float:
         return 30.0
 
 
-def close_matches(name: str, names: Iterable[str]) -> list:
-    return difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
-
-
 class PluginHost:
     """Owns the pluggy manager, the loaded plugins and what they registered."""
 
@@ -264,10 +261,13 @@ class PluginHost:
         it when the plugin registers (``register_hookspecs`` is historic)."""
         import pluggy
 
+        from hermes.cli import hookspecs as program_specs
+        from hermes.host import hookspecs as host_specs
         from kernel import hookspecs
 
         pm = pluggy.PluginManager("hermes")
-        pm.add_hookspecs(hookspecs)
+        for specs in (hookspecs, host_specs, program_specs):  # the program's too: see hermes.cli.hookspecs
+            pm.add_hookspecs(specs)
 
         def add(namespace: Any) -> None:
             self.spec_owners.setdefault(getattr(namespace, "__name__", repr(namespace)), WATCHDOG.current_plugin())
@@ -420,7 +420,7 @@ class PluginHost:
         import builtins
         import dataclasses
 
-        from kernel.config import Key
+        from kernel.keys import Key
 
         keys = []
 
@@ -473,16 +473,26 @@ class PluginHost:
 
     @staticmethod
     def _trace(pm) -> None:
-        from kernel.tracing import tracer
+        from hermes.host.tracing import tracer
 
         pm.add_hookcall_monitoring(*tracer(os.environ.get("HERMES_TRACE_HOOKS", "").strip()))
+
+    # -- the services the loop runs plugin code with (kernel.types.Host)
+    def contain(self, plugin: str, what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: Any) -> Any:
+        return contain(self.failures, plugin, what, fn, *args, default=default, **kwargs)
+
+    def waiting(self):
+        return WATCHDOG.waiting()
+
+    def interrupt_thread(self, ident: int) -> bool:
+        return WATCHDOG.interrupt_thread(ident)
 
     # -- what the plugins registered
     @property
     def registry(self):
-        """The :class:`kernel.registry.Registry` of the loaded plugins (collected once)."""
+        """The :class:`hermes.host.registry.Registry` of the loaded plugins (collected once)."""
         if self._registry is None:
-            from kernel.registry import Registry
+            from hermes.host.registry import Registry
 
             self._registry = Registry.collect(self)
         return self._registry

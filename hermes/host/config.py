@@ -14,82 +14,24 @@ one declares is a warning with a did-you-mean (:meth:`Config.unknown`).
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from kernel.files import atomic_write
-from kernel.paths import config_dir, data_dir, hermes_home  # noqa: F401 - where config.yaml and the data live
+from hermes.host.files import atomic_write
+from hermes.host.paths import config_dir, data_dir, hermes_home  # noqa: F401 - where config.yaml and the data live
+from kernel.keys import KERNEL_KEYS, Key
 
 
-@dataclass(frozen=True)
-class Key:
-    """A config key: its dotted name, type, default and one line of help.
-
-    The kernel declares its own (:data:`KERNEL_KEYS`); plugins declare theirs
-    through the ``register_config`` hook. ``type`` is ``int``, ``float`` (an
-    integer is accepted), ``str``, ``bool``, ``list`` or ``dict``; a ``dict``
-    or ``list`` key is free-form below it. ``minimum`` is the least number
-    that makes sense (a budget of -5 is as wrong as one of "lots")."""
-
-    name: str
-    type: type
-    default: Any = None
-    help: str = ""
-    owner: str = "kernel"
-    minimum: Optional[float] = None
-
-    @property
-    def kind(self) -> str:
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        kind = " or ".join(_KINDS.get(t, t.__name__) for t in types)
-        return kind if self.minimum is None else f"{kind} of at least {self.minimum:g}"
-
-    def accepts(self, value: Any) -> bool:
-        if value is None:
-            return True  # an empty key means "use the default"
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        if isinstance(value, bool):
-            return bool in types
-        if float in types:
-            types = types + (int,)
-        if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
-            return False
-        return isinstance(value, types)
-
-
-_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
-          dict: "a mapping"}
-
-# the keys the kernel itself reads (names follow hermes-agent where it has them)
-KERNEL_KEYS = [
-    Key("model", str, "", "the model to talk to (`-m`)"),
-    Key("provider", str, "", "the provider: openai, anthropic, openrouter, ... (`--provider`)"),
-    Key("base_url", str, "", "the provider's API base URL (`--base-url`)"),
-    Key("api_mode", str, "", "the wire protocol: chat_completions, codex_responses, anthropic_messages"),
-    Key("api_key_env", str, "", "the environment variable that holds the API key (`--api-key-env`)"),
-    Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
-    Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
-    Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset"),
-    Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)", minimum=1),
-    Key("agent.api_max_retries", int, 3, "retries of one model call on a retryable failure", minimum=0),
-    Key("agent.api_timeout", float, 600, "seconds one model call may take in all", minimum=0),
-    Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried",
+# the keys the plugin host reads (the loop's are kernel.keys.KERNEL_KEYS)
+HOST_KEYS = [
+    Key("plugins.enabled", list, None, "opt-in plugins to load", owner="host"),
+    Key("plugins.disabled", list, [], "plugins never to load", owner="host"),
+    Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>", owner="host"),
+    Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned", owner="host",
         minimum=0),
-    Key("agent.system_prompt", str, "", "the identity text at the start of the system prompt"),
-    Key("agent.stream", bool, True, "stream answers as they arrive"),
-    Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)",
-        minimum=1),
-    Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
-    Key("context.engine", str, "compressor", "the context engine that keeps the history within the window"),
-    Key("plugins.enabled", list, None, "opt-in plugins to load"),
-    Key("plugins.disabled", list, [], "plugins never to load"),
-    Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>"),
-    Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned", minimum=0),
     Key("plugins.hook_callback_timeout", float, None, "hermes-agent's name for plugins.hook_timeout (read when "
-        "that is not set)", minimum=0),
-    Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}"),
-    Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
+        "that is not set)", owner="host", minimum=0),
+    Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}", owner="host"),
 ]
 
 
@@ -135,7 +77,7 @@ class Config:
         self.data = data if data is not None else {}
         self.overrides = dict(overrides or {})  # dotted keys that win over the file (a distro's blocks)
         self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
-        self.keys: dict = _known_mapping(KERNEL_KEYS)  # plugins add theirs (declare)
+        self.keys: dict = _known_mapping(KERNEL_KEYS + HOST_KEYS)  # plugins add theirs (declare)
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
         _normalize_yaml_words(self.data)

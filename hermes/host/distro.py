@@ -3,7 +3,7 @@
 A distro is a YAML file (``hermes --distro FILE``) or a mapping published by a
 package under the entry-point group ``hermes.distros`` (``hermes --distro
 NAME``), which may also ship its own console script through
-:func:`kernel.cli.distro_main`::
+:func:`hermes.cli.app.distro_main`::
 
     name: anthropic-only
     description: Anthropic models, no shell
@@ -48,7 +48,7 @@ class Distro:
     source: str = ""
 
     def apply_to(self, selection) -> None:
-        """Narrow a plugin selection (kernel.plugins.Selection) to this distro."""
+        """Narrow a plugin selection (hermes.host.plugins.Selection) to this distro."""
         selection.enabled |= self.enabled
         selection.disabled |= self.blocked
         if self.only is not None:
@@ -59,7 +59,7 @@ class Distro:
         """Names this distro selects or blocks that no plugin source found, each
         with close matches (a typo in ``only`` would otherwise just leave a
         plugin out)."""
-        from kernel.plugins import close_matches
+        from kernel.hints import close_matches
 
         known = set(known)
         named = (self.only or set()) | self.enabled | self.blocked
@@ -143,7 +143,7 @@ def load_distro(name_or_path: str) -> Distro:
         except (OSError, yaml.YAMLError) as exc:
             raise DistroError(f"{path}: cannot read distro: {str(exc).splitlines()[0]}") from None
         return from_mapping(data, str(path))
-    from kernel.plugins import entry_points
+    from hermes.host.plugins import entry_points
 
     found = {ep.name: ep for ep in entry_points(GROUP)}
     if name_or_path not in found:

@@ -15,9 +15,9 @@ from typing import Optional
 
 import click
 
+from hermes.cli import clistate as state
+from hermes.cli.entry import REMEMBERED, remembered_key, terminal_width
 from kernel import __version__
-from kernel import clistate as state
-from kernel.entry import REMEMBERED, remembered_key, terminal_width
 
 EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
 
@@ -49,7 +49,7 @@ def echo_json(data) -> str:
     stderr (see main)."""
     import json
 
-    from kernel.isolation import document_stream
+    from hermes.cli.output import document_stream
 
     text = json.dumps(data, indent=2, default=str, ensure_ascii=False)
     stream = document_stream()
@@ -60,7 +60,7 @@ def echo_json(data) -> str:
 
 def remember_output(name: str, text: str) -> None:
     """What this command printed (without the final newline), for
-    :mod:`kernel.entry` to print again next time, when the command line is
+    :mod:`hermes.cli.entry` to print again next time, when the command line is
     one it prints again."""
     if REMEMBERED.get(tuple(_args)) == name:
         state.remember_output(name, remembered_key(name, _program[0]), text)
@@ -100,7 +100,7 @@ class App:
     @property
     def distro(self):
         if self._distro is None and self.distro_path:
-            from kernel.distro import DistroError, load_distro
+            from hermes.host.distro import DistroError, load_distro
 
             try:
                 self._distro = load_distro(self.distro_path)
@@ -113,7 +113,7 @@ class App:
         if self._config is None:
             import logging
 
-            from kernel.config import ConfigError, load_config
+            from hermes.host.config import ConfigError, load_config
 
             # warnings of the kernel and of plugin code, once there is config to act on (not for --help)
             logging.basicConfig(format=f"{_program[0]}: %(levelname)s: %(message)s", level=logging.WARNING)
@@ -132,8 +132,8 @@ class App:
     @property
     def host(self):
         if self._host is None:
-            from kernel.config import ConfigError
-            from kernel.plugins import PluginHost
+            from hermes.host.config import ConfigError
+            from hermes.host.plugins import PluginHost
 
             try:
                 self._host = PluginHost.discover(self.config, distro=self.distro)
@@ -153,7 +153,7 @@ class HermesGroup(click.Group):
     def add_command(self, cmd, name=None):
         super().add_command(cmd, name)
         if self._plugins_loaded:  # from a plugin's register_commands (the guard knows whose)
-            from kernel.isolation import WATCHDOG
+            from hermes.host.isolation import WATCHDOG
 
             self.owners[name or cmd.name] = WATCHDOG.current_plugin()
 
@@ -234,7 +234,7 @@ class HermesGroup(click.Group):
 
     def get_help(self, ctx):
         """Remember the top-level help (a distro's as its own) for
-        ``kernel.entry`` to print next time without importing click."""
+        ``hermes.cli.entry`` to print next time without importing click."""
         text = super().get_help(ctx)
         if ctx.parent is None:
             remember_output("help", text)
@@ -245,7 +245,7 @@ class HermesGroup(click.Group):
         name = ctx.params.get("distro_path") or os.environ.get("HERMES_DISTRO")
         if not name:
             return super().format_help_text(ctx, formatter)
-        from kernel.distro import DistroError, load_distro
+        from hermes.host.distro import DistroError, load_distro
 
         try:
             distro = load_distro(name)
@@ -406,7 +406,7 @@ class CtrlC:
     """First Ctrl+C interrupts the turn cleanly; a second one exits at once."""
 
     def __init__(self, agent):
-        from kernel.isolation import Interrupted  # here, never in the handler: imports and signals do not mix
+        from kernel.types import Interrupted  # here, never in the handler: imports and signals do not mix
 
         self.agent, self.hits, self.interrupted = agent, 0, Interrupted
 
@@ -459,7 +459,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
 
 def _shown(app: App, console, answer) -> bool:
     """Did a front end show the answer? One that fails has it printed plainly: it is never lost."""
-    from kernel.isolation import contain
+    from hermes.host.isolation import contain
 
     failed = object()
     return console is not None and contain(app.host.failures, type(console).__module__, "end_answer",
@@ -491,7 +491,7 @@ def _finish(result, quiet: bool = False) -> None:
 
 def distro_main(distro: str, prog_name: Optional[str] = None):
     """``hermes`` fixed to one distro, for distro packages written before
-    :func:`kernel.entry.distro_main` (use that one: it prints a remembered
+    :func:`hermes.cli.entry.distro_main` (use that one: it prints a remembered
     ``--help`` or listing without importing click)."""
     os.environ["HERMES_DISTRO"] = distro
     main(prog_name=prog_name or os.path.basename(sys.argv[0]) or "hermes")
@@ -502,8 +502,8 @@ def _interrupt(signum, frame):
     contain (a plugin raising KeyboardInterrupt itself is just a failing plugin).
     Before any plugin code was loaded (``--help``), a plain KeyboardInterrupt:
     the isolation module is not imported for what does not need it."""
-    isolation = sys.modules.get("kernel.isolation")
-    raise isolation.Interrupted() if isolation is not None else KeyboardInterrupt()
+    isolation = sys.modules.get("hermes.host.isolation")
+    raise isolation.Interrupted() if isolation is not None else KeyboardInterrupt()  # kernel.types' Interrupted
 
 
 def _before_separator(args: list) -> list:
@@ -549,7 +549,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
         signal.signal(signal.SIGINT, _interrupt)
     code = EXIT_INTERRUPTED
     if _machine_output(args):
-        from kernel.isolation import reserved_stdout
+        from hermes.cli.output import reserved_stdout
 
         document = reserved_stdout()
     else:
@@ -572,17 +572,19 @@ def _end(code: int) -> None:
     may still hang), skip the interpreter's teardown: it would wait for them.
     Otherwise the teardown gets :data:`EXIT_GRACE` (threads and ``atexit``
     handlers plugin code left behind)."""
-    isolation = sys.modules.get("kernel.isolation")  # not imported: no plugin code ran, none was abandoned
+    isolation = sys.modules.get("hermes.host.isolation")  # not imported: no plugin code ran, none was abandoned
     if code == EXIT_INTERRUPTED or (isolation is not None and isolation.WATCHDOG.abandoned):
-        from kernel.isolation import hard_exit
+        from hermes.cli.output import hard_exit
 
         hard_exit(code)
     if isolation is not None:
-        isolation.exit_within(EXIT_GRACE, code, lambda text: click.echo(f"{_program[0]}: warning: {text}", err=True))
+        from hermes.cli.output import exit_within
+
+        exit_within(EXIT_GRACE, code, lambda text: click.echo(f"{_program[0]}: warning: {text}", err=True))
     sys.exit(code)
 
 
-from kernel.cli_plugins import plugins  # noqa: E402 - the `hermes plugins` group, in its own module
+from hermes.cli.plugins_group import plugins  # noqa: E402 - the `hermes plugins` group, in its own module
 
 cli.add_command(plugins)
 

@@ -1,0 +1,5 @@
+"""``python -m hermes.cli``: the ``hermes`` command."""
+
+from hermes.cli.app import main
+
+main()

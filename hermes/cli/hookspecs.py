@@ -1,0 +1,50 @@
+"""The program's hooks: what the ``hermes`` command asks plugins for (its
+subcommands, the display of ``hermes run``). The plugin host adds these specs
+to every manager with its own, so a plugin that adds a command stays valid in
+a host the program does not drive (a server's, a worker's); the module
+imports nothing of the program."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from kernel import hookspec
+
+if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
+    import click
+
+    from hermes.host.config import Config
+
+
+# ==========================================================================
+# The hermes program
+
+
+@hookspec
+def register_commands(cli: click.Group, config: Config) -> None:
+    """Add subcommands to the ``hermes`` command line. Fires when the command
+    line names a command the kernel does not know, and when help is shown, so
+    keep heavy imports inside the command functions. While config.yaml holds
+    a value of the wrong type, only commands marked ``repairs_config = True``
+    (a command that inspects or fixes config) run; every other one stops
+    with that problem before its function is called.
+
+    :param cli: the ``hermes`` click group.
+    :param config: the loaded configuration (its values may still have a
+        wrong type here: read them in the command, not at registration).
+    :return: ignored.
+    """
+
+
+@hookspec(firstresult=True)
+def terminal_front_end(quiet: bool, config: Config) -> Optional[Any]:
+    """``hermes run`` builds the display of its agent (the built-in
+    ``terminal`` plugin answers). The object's hook implementations
+    (``on_stream_delta``, ``approve_tool_call`` ...) become that agent's
+    callbacks, so other agents of the process never see them.
+
+    :param quiet: show nothing but the answer.
+    :param config: the loaded configuration.
+    :return: an object with hook implementations and ``end_answer(text)``
+        (called with the final answer after the turn), or ``None``.
+    """

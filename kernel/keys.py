@@ -1,0 +1,75 @@
+"""Config keys: the record every part declares its keys with, and the loop's own.
+
+Each key is declared by the part that reads it: the loop's here
+(:data:`KERNEL_KEYS`), the plugin host's in the host, a plugin's through the
+``register_config`` hook. The kernel reads values through the
+:class:`kernel.types.Settings` it is given; loading and checking files is the
+host's work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Key:
+    """A config key: its dotted name, type, default and one line of help.
+
+    ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``,
+    ``list`` or ``dict`` (or a tuple of them); a ``dict`` or ``list`` key is
+    free-form below it. ``minimum`` is the least number that makes sense (a
+    budget of -5 is as wrong as one of "lots")."""
+
+    name: str
+    type: type
+    default: Any = None
+    help: str = ""
+    owner: str = "kernel"
+    minimum: Optional[float] = None
+
+    @property
+    def kind(self) -> str:
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        kind = " or ".join(_KINDS.get(t, t.__name__) for t in types)
+        return kind if self.minimum is None else f"{kind} of at least {self.minimum:g}"
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return True  # an empty key means "use the default"
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        if isinstance(value, bool):
+            return bool in types
+        if float in types:
+            types = types + (int,)
+        if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
+            return False
+        return isinstance(value, types)
+
+
+_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+          dict: "a mapping"}
+
+# the keys the loop reads (names follow hermes-agent where it has them)
+KERNEL_KEYS = [
+    Key("model", str, "", "the model to talk to (`-m`)"),
+    Key("provider", str, "", "the provider: openai, anthropic, openrouter, ... (`--provider`)"),
+    Key("base_url", str, "", "the provider's API base URL (`--base-url`)"),
+    Key("api_mode", str, "", "the wire protocol: chat_completions, codex_responses, anthropic_messages"),
+    Key("api_key_env", str, "", "the environment variable that holds the API key (`--api-key-env`)"),
+    Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
+    Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
+    Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset"),
+    Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)", minimum=1),
+    Key("agent.api_timeout", float, 600, "seconds one model call may take in all", minimum=0),
+    Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried",
+        minimum=0),
+    Key("agent.system_prompt", str, "", "the identity text at the start of the system prompt"),
+    Key("agent.stream", bool, True, "stream answers as they arrive"),
+    Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)",
+        minimum=1),
+    Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
+    Key("context.engine", str, "compressor", "the context engine that keeps the history within the window"),
+    Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
+]
