@@ -20,6 +20,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from kernel.secrets import Secrets  # noqa: E402
+from kernel.types import ToolCall  # noqa: E402
 
 
 def main() -> None:
@@ -37,12 +38,12 @@ def main() -> None:
         config = None
 
     for command in commands:  # warm-up: the parser's tables and the rules compile once
-        approval.pre_tool_call(tool_name="terminal", args={"command": command}, agent=Agent())
+        approval.pre_tool_call(call=ToolCall("terminal", {"command": command}, "c1"), agent=Agent())
     runs = []
     for _ in range(max(1, args.repeats // 10)):
         for command in commands:
             started = time.perf_counter()
-            approval.pre_tool_call(tool_name="terminal", args={"command": command}, agent=Agent())
+            approval.pre_tool_call(call=ToolCall("terminal", {"command": command}, "c1"), agent=Agent())
             runs.append(time.perf_counter() - started)
     print(f"approval check per terminal call ({len(commands)} commands): median {statistics.median(runs) * 1000:.3f} ms "
           f"(max {max(runs) * 1000:.3f} ms; target < 1 ms)")

@@ -17,37 +17,39 @@ import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Optional
 
+from kernel.hints import close_matches
 from kernel.messages import tool_message
-from kernel.types import Interrupted, describe, is_user_interrupt
-from kernel.types import Tool, ToolContext, ToolError
+from kernel.types import (
+    Approve,
+    Block,
+    Interrupted,
+    Rewrite,
+    Tool,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolOutcome,
+    describe,
+    is_user_interrupt,
+)
 
 MAX_WORKERS = 8
+APPROVED = ("once", "session", "always")  # what approve_tool_call may answer besides True
+INTERRUPTED = "not run: the user interrupted the turn"
 
 
-@dataclass
-class Call:
-    """One tool call of the model, parsed."""
-
-    index: int
-    id: str
-    name: str
-    raw_arguments: str
-    args: Optional[dict] = None
-    parse_error: str = ""
-
-
-def parse_calls(tool_calls: list) -> list:
+def parse_calls(tool_calls: list, agent, turn) -> list:
+    """The model's tool calls as :class:`~kernel.types.ToolCall` records, arguments parsed."""
     calls = []
     for i, tc in enumerate(tool_calls):
         fn = tc.get("function") or {}
-        raw = fn.get("arguments")
-        call = Call(index=i, id=tc.get("id") or f"call_{i}", name=fn.get("name") or "", raw_arguments=raw or "")
-        if raw in (None, ""):
-            call.args = {}
-        else:
+        raw, name = fn.get("arguments"), fn.get("name") or ""
+        call = ToolCall(name=name, args={}, id=tc.get("id") or f"call_{i}", session_id=agent.session_id,
+                        task_id=turn.task_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id,
+                        tool=agent.tools.get(name), index=i, raw_arguments=raw if isinstance(raw, str) else "")
+        if raw not in (None, ""):
             try:
                 value = json.loads(raw) if isinstance(raw, str) else raw
             except (TypeError, ValueError) as exc:
@@ -61,10 +63,8 @@ def parse_calls(tool_calls: list) -> list:
     return calls
 
 
-def _scope(tool: Tool, call: Call) -> Optional[str]:
-    if not tool.path_arg or not call.args:
-        return None
-    value = call.args.get(tool.path_arg)
+def _scope(call: ToolCall) -> Optional[str]:
+    value = call.args.get(call.tool.path_arg)
     if not isinstance(value, str) or not value:
         return None
     return os.path.normpath(os.path.abspath(os.path.expanduser(value)))
@@ -74,8 +74,8 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or a.startswith(b.rstrip(os.sep) + os.sep) or b.startswith(a.rstrip(os.sep) + os.sep)
 
 
-def plan(calls: list, tools: dict) -> list:
-    """Split calls into ``[("parallel"|"sequential", [Call, ...]), ...]``.
+def plan(calls: list) -> list:
+    """Split calls into ``[("parallel"|"sequential", [ToolCall, ...]), ...]``.
 
     A call joins the current parallel run when its tool is parallel-safe, not
     interactive, and (for path-scoped tools) its path overlaps no path already
@@ -92,9 +92,9 @@ def plan(calls: list, tools: dict) -> list:
             paths.clear()
 
     for call in calls:
-        tool = tools.get(call.name)
-        safe = tool is not None and call.args is not None and tool.parallel_safe and not tool.interactive
-        scope = _scope(tool, call) if safe and tool.path_arg else None
+        tool = call.tool
+        safe = tool is not None and not call.parse_error and tool.parallel_safe and not tool.interactive
+        scope = _scope(call) if safe and tool.path_arg else None
         if safe and tool.path_arg and scope is None:
             safe = False  # a path-scoped call without a path: nothing to prove it is independent
         if safe and scope is not None and any(_overlaps(scope, p) for p in paths):
@@ -110,24 +110,12 @@ def plan(calls: list, tools: dict) -> list:
     return segments
 
 
-@dataclass
-class Outcome:
-    """What became of one call: its result text and how it ended."""
-
-    result: str
-    status: str = "ok"  # ok / error / blocked / interrupted
-    error_type: Optional[str] = None
-    error_message: Optional[str] = None
-    duration_ms: float = 0.0
+def _failed(status: str, error_type: str, message: str) -> ToolOutcome:
+    return ToolOutcome(_error(message), status, error_type, message)
 
 
-INTERRUPTED = "not run: the user interrupted the turn"
-
-
-def _interrupted() -> Outcome:
-    return Outcome(_error(INTERRUPTED), "interrupted", "interrupted", INTERRUPTED)
-
-APPROVED = ("once", "session", "always")  # what approve_tool_call may answer besides True
+def _interrupted() -> ToolOutcome:
+    return _failed("interrupted", "interrupted", INTERRUPTED)
 
 
 def execute_batch(agent, tool_calls: list, turn) -> list:
@@ -140,37 +128,33 @@ def execute_batch(agent, tool_calls: list, turn) -> list:
     on the agent's thread in call order, exactly once per call, whatever the
     outcome. An interrupt leaves every call not yet run with a result saying
     so, so the history stays whole."""
-    calls = parse_calls(tool_calls)
+    calls = parse_calls(tool_calls, agent, turn)
     outcomes: list = [None] * len(calls)
     try:
         runnable = []
         for call in calls:
-            early = _decide(agent, call, turn)
+            early = _decide(agent, call)
             if early is None:
                 runnable.append(call)
             else:
                 outcomes[call.index] = early
-        for kind, segment in plan(runnable, agent.tools):
+        for kind, segment in plan(runnable):
             if agent.interrupted:
                 break
             for call in segment:
                 agent.emit("on_tool_start", tool_name=call.name, args=call.args, tool_call_id=call.id)
             if kind == "parallel" and len(segment) > 1:
                 with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(segment)), thread_name_prefix="hermes-tool") as pool:
-                    futures = [(call, pool.submit(_run, agent, call, turn)) for call in segment]
+                    futures = [(call, pool.submit(_run, agent, call)) for call in segment]
                     for call, future in futures:
                         outcomes[call.index] = future.result()
             else:
                 for call in segment:
-                    outcomes[call.index] = _run(agent, call, turn)
+                    outcomes[call.index] = _run(agent, call)
     except Interrupted:
         agent.interrupt()
-    results = []
-    for call, outcome in zip(calls, outcomes):
-        if outcome is None:
-            outcome = _interrupted()
-        results.append(tool_message(call.id, _after(agent, call, turn, outcome)))
-    return results
+    return [tool_message(call.id, _after(agent, call, outcome or _interrupted()))
+            for call, outcome in zip(calls, outcomes)]
 
 
 def _as_text(value: Any) -> str:
@@ -194,62 +178,47 @@ def _run_handler(tool: Tool, args: dict, ctx: ToolContext) -> Any:
     return result
 
 
-def _common(agent, call: Call, turn) -> dict:
-    return dict(tool_name=call.name, task_id=turn.task_id, session_id=agent.session_id, tool_call_id=call.id,
-                turn_id=turn.turn_id, api_request_id=turn.api_request_id, agent=agent)
-
-
-def _decide(agent, call: Call, turn) -> Optional[Outcome]:
+def _decide(agent, call: ToolCall) -> Optional[ToolOutcome]:
     """Phase 1 for one call: None to run it, else why it will not run."""
     if agent.interrupted:
         return _interrupted()
-    if call.name not in agent.tools:
-        from kernel.hints import close_matches
-
+    if call.tool is None:
         near = close_matches(call.name, agent.tools)
         hint = f" Did you mean {', '.join(near)}?" if near else ""
-        message = f"unknown tool '{call.name}'.{hint} Available tools: {', '.join(sorted(agent.tools)) or 'none'}"
-        return Outcome(_error(message), "error", "unknown_tool", message)
+        return _failed("error", "unknown_tool", f"unknown tool '{call.name}'.{hint} Available tools: "
+                                                f"{', '.join(sorted(agent.tools)) or 'none'}")
     if call.parse_error:
-        message = f"{call.name}: {call.parse_error}"
-        return Outcome(_error(message), "error", "invalid_arguments", message)
-    blocked = _pre_tool_call(agent, agent.hook, call.args, _common(agent, call, turn))
-    if blocked is not None:
-        return Outcome(_error(blocked), "blocked", "plugin_block", blocked)
-    return None
+        return _failed("error", "invalid_arguments", f"{call.name}: {call.parse_error}")
+    blocked = _pre_tool_call(agent, call)
+    return None if blocked is None else _failed("blocked", "plugin_block", blocked)
 
 
-def _run(agent, call: Call, turn) -> Outcome:
+def _run(agent, call: ToolCall) -> ToolOutcome:
     """Phase 3 for one call: the handler alone (on a pool thread for parallel runs)."""
-    tool = agent.tools[call.name]
-    ctx = ToolContext(agent=agent, tool_name=call.name, tool_call_id=call.id, task_id=turn.task_id,
-                      session_id=agent.session_id, turn_id=turn.turn_id, api_request_id=turn.api_request_id)
+    ctx = ToolContext(agent=agent, tool_name=call.name, tool_call_id=call.id, task_id=call.task_id,
+                      session_id=call.session_id, turn_id=call.turn_id, api_request_id=call.api_request_id)
     started = time.perf_counter()
     try:
-        outcome = Outcome(_as_text(_run_handler(tool, call.args, ctx)))
+        outcome = ToolOutcome(_as_text(_run_handler(call.tool, call.args, ctx)))
     except ToolError as exc:
-        outcome = Outcome(_error(str(exc)), "error", "tool_error", str(exc))
+        outcome = _failed("error", "tool_error", str(exc))
     except BaseException as exc:  # SystemExit in a tool too: the model reads it, the agent goes on
-        if is_user_interrupt(exc):
-            outcome = _interrupted()
-        else:
-            message = f"{call.name} failed: {describe(exc)}"
-            outcome = Outcome(_error(message), "error", "exception", message)
+        outcome = _interrupted() if is_user_interrupt(exc) else \
+            _failed("error", "exception", f"{call.name} failed: {describe(exc)}")
     outcome.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     return outcome
 
 
-def _after(agent, call: Call, turn, outcome: Outcome) -> str:
+def _after(agent, call: ToolCall, outcome: ToolOutcome) -> str:
     """The after-hooks of one call, on the agent's thread; the final result text."""
-    hook = agent.hook
-    result = agent.secrets.mask(outcome.result)  # a key a tool printed reaches no hook, model or store
-    info = dict(_common(agent, call, turn), args=call.args if call.args is not None else {}, result=result,
-                duration_ms=outcome.duration_ms, status=outcome.status, error_type=outcome.error_type,
-                error_message=agent.secrets.mask(outcome.error_message))
+    hook, mask = agent.hook, agent.secrets.mask
+    # a key a tool printed reaches no hook, model or store
+    outcome.result, outcome.error_message = mask(outcome.result), mask(outcome.error_message)
     if hook.post_tool_call.get_hookimpls():
-        hook.post_tool_call(**info)
+        hook.post_tool_call(call=call, outcome=outcome, agent=agent)
+    result = outcome.result
     if hook.transform_tool_result.get_hookimpls():
-        for replaced in hook.transform_tool_result(**info):
+        for replaced in hook.transform_tool_result(call=call, outcome=outcome, agent=agent):
             if isinstance(replaced, str):
                 result = replaced
                 break
@@ -258,37 +227,37 @@ def _after(agent, call: Call, turn, outcome: Outcome) -> str:
     return result
 
 
-def _pre_tool_call(agent, hook, args: dict, common: dict) -> Optional[str]:
+def _pre_tool_call(agent, call: ToolCall) -> Optional[str]:
     """Fire ``pre_tool_call``; return a block message, or None to run the tool.
 
-    When a plugin rewrites the arguments with ``{"action": "rewrite"}``, the
-    hook fires once more with the final arguments, so that guards judge what
-    will actually run (in-place rewrites are seen by guards called later)."""
+    When a plugin answers :class:`~kernel.types.Rewrite`, the hook fires once
+    more with the final arguments, so that guards judge what will actually run
+    (in-place rewrites are seen by guards called later)."""
+    hook = agent.hook
     if not hook.pre_tool_call.get_hookimpls():
         return None
     for _pass in range(2):
         approvals, rewritten = [], False
-        for directive in hook.pre_tool_call(args=args, **common):
-            if not isinstance(directive, dict):
-                continue
-            action = directive.get("action")
-            if action == "block":
-                return str(directive.get("message") or f"blocked by a plugin: {common['tool_name']}")
-            if action == "approve":
-                approvals.append(directive)
-            elif action == "rewrite" and isinstance(directive.get("args"), dict) and directive["args"] != args:
-                new_args = dict(directive["args"])
-                args.clear()  # the same dict object goes on to the tool
-                args.update(new_args)
-                rewritten = True
+        for decision in hook.pre_tool_call(call=call, agent=agent):
+            if isinstance(decision, Block):
+                return decision.message or f"blocked by a plugin: {call.name}"
+            if isinstance(decision, Approve):
+                approvals.append(decision)
+            elif isinstance(decision, Rewrite) and isinstance(decision.args, dict):
+                if decision.args != call.args:
+                    new_args = dict(decision.args)
+                    call.args.clear()  # the same dict object goes on to the tool
+                    call.args.update(new_args)
+                    rewritten = True
+            elif decision is not None:  # a guard whose answer cannot be read: fail closed
+                return (f"blocked: a pre_tool_call implementation answered {type(decision).__name__}, "
+                        "not Block, Approve or Rewrite")
         if not rewritten:
             break
-    for directive in approvals:
-        message = str(directive.get("message") or f"{common['tool_name']} needs approval")
-        answer = hook.approve_tool_call(
-            tool_name=common["tool_name"], args=args, message=message,
-            rule_key=str(directive.get("rule_key") or ""), agent=agent,
-        )
+    for decision in approvals:
+        message = decision.message or f"{call.name} needs approval"
+        answer = hook.approve_tool_call(tool_name=call.name, args=call.args, message=message,
+                                        rule_key=decision.rule_key, agent=agent)
         if not (answer is True or answer in APPROVED):
             why = "denied by the user" if answer is False or answer == "deny" else "nobody was available to approve it"
             return f"not run: {message} ({why})"

@@ -467,6 +467,63 @@ class Tool:
 
 
 @dataclass
+class ToolCall:
+    """One call of a tool by the model, as the tool hooks see it: what it
+    calls (``name``, ``args``: the very dict the handler gets, so changing it
+    in place rewrites the call), who asked (the ids), and the tool that runs
+    it (``None`` for a name no tool has)."""
+
+    name: str
+    args: dict
+    id: str  # the call's id from the model
+    session_id: str = ""
+    task_id: str = ""
+    turn_id: str = ""
+    api_request_id: str = ""  # the model call that asked for the tool
+    tool: Optional[Tool] = None
+    index: int = 0  # its place in the model's batch
+    raw_arguments: str = ""
+    parse_error: str = ""  # why the arguments could not be read (``args`` is then ``{}``)
+
+
+@dataclass
+class ToolOutcome:
+    """What became of one tool call: the result the model reads (secrets
+    masked) and how it ended."""
+
+    result: str
+    status: str = "ok"  # ok / error / blocked / interrupted
+    error_type: Optional[str] = None  # plugin_block, unknown_tool, invalid_arguments, tool_error, exception ...
+    error_message: Optional[str] = None
+    duration_ms: float = 0.0  # how long the handler ran (0 when it did not)
+
+
+# What ``pre_tool_call`` may answer
+
+
+@dataclass(frozen=True)
+class Block:
+    """Do not run the call; the model reads ``message``. The first block wins."""
+
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Approve:
+    """Run the call only if ``approve_tool_call`` says yes (nobody answering is no)."""
+
+    message: str = ""
+    rule_key: str = ""  # the rule that flagged it (``inline_code``, ...)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Run the call with these arguments instead (the guards then judge them again)."""
+
+    args: dict = field(default_factory=dict)
+
+
+@dataclass
 class ToolContext:
     """Passed to every tool handler: who is calling and a way to report progress."""
 

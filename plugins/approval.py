@@ -1,8 +1,8 @@
 """Built-in plugin approval: ask before a dangerous shell command runs.
 
 A ``pre_tool_call`` implementation looks at every ``terminal`` call. When the
-command matches a rule of :data:`RULES` it answers ``{"action": "approve",
-"message": ..., "rule_key": ...}``; the kernel then asks ``approve_tool_call``
+command matches a rule of :data:`RULES` it answers ``Approve(message,
+rule_key)``; the kernel then asks ``approve_tool_call``
 (a UI, a gateway) and denies the call when nobody answers (fails closed).
 
 Config:
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from kernel import hookimpl
 from kernel.keys import Key
+from kernel.types import Approve, Block
 
 log = logging.getLogger("hermes.plugins.approval")
 
@@ -220,8 +221,9 @@ def register_config(declare):
 
 
 @hookimpl(trylast=True)  # after other plugins, so it judges arguments they rewrote in place
-def pre_tool_call(tool_name, args, agent):
-    if tool_name not in SHELL_TOOLS or not isinstance(args, dict):
+def pre_tool_call(call, agent):
+    args = call.args
+    if call.name not in SHELL_TOOLS or not isinstance(args, dict):
         return None
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -230,19 +232,15 @@ def pre_tool_call(tool_name, args, agent):
     try:
         verdict = _check(command, _config(agent), os.path.abspath(os.path.expanduser(workdir)) if workdir else None,
                          frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ())))
-        if verdict is not None and verdict["action"] == "approve" and _mode(_config(agent)) == "smart":
+        if isinstance(verdict, Approve) and _mode(_config(agent)) == "smart":
             verdict = _review(agent, command, verdict)
         return verdict
     except Exception as exc:
         # The host would log a raising hook and run the command: a broken
         # check must ask instead (and so fail closed when nobody answers).
         log.exception("approval check failed for %r", command[:200])
-        return {
-            "action": "approve",
-            "message": f"The safety check of this command failed ({type(exc).__name__}: {exc}). "
-                       f"Command: {command.strip()[:500]}",
-            "rule_key": "approval_check_failed",
-        }
+        return Approve(f"The safety check of this command failed ({type(exc).__name__}: {exc}). "
+                       f"Command: {command.strip()[:500]}", "approval_check_failed")
 
 
 @hookimpl
@@ -301,7 +299,7 @@ def _review(agent, command: str, verdict: dict) -> dict:
     call = auxiliary.caller(agent, auxiliary.provider_config(_config(agent), "approval"), "approval")
     if call is None:
         return verdict
-    question = f"Flagged because: {verdict['message']}\n\nCommand (between the markers):\n<<<\n{command}\n>>>"
+    question = f"Flagged because: {verdict.message}\n\nCommand (between the markers):\n<<<\n{command}\n>>>"
     try:
         answer = call([{"role": "system", "content": REVIEW_INSTRUCTIONS}, {"role": "user", "content": question}],
                       max_tokens=200)
@@ -311,8 +309,8 @@ def _review(agent, command: str, verdict: dict) -> dict:
     word, _, reason = (answer or "").strip().partition(":")
     reason = " ".join(reason.split())[:300] or "no reason given"
     if word.strip().strip("*").upper() == "DENY":
-        return {"action": "block", "message": f"Refused by the approval reviewer: {reason} Do not retry this command."}
-    return {**verdict, "message": f"{verdict['message']}\nReviewer: {' '.join((answer or '').split())[:300]}"}
+        return Block(f"Refused by the approval reviewer: {reason} Do not retry this command.")
+    return Approve(f"{verdict.message}\nReviewer: {' '.join((answer or '').split())[:300]}", verdict.rule_key)
 
 
 def _check(command: str, config, workdir: str = None, session: frozenset = frozenset()):
@@ -321,7 +319,7 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
     analysis = analyse(command, cwd=workdir)
     for glob in _strings(config, "approvals.deny"):  # the raw text and each command as parsed
         if any(fnmatch.fnmatchcase(text, glob) for text in [command.strip(), *analysis.normalized]):
-            return {"action": "block", "message": f"This command is denied by the approvals.deny rule {glob!r}; do not retry it."}
+            return Block(f"This command is denied by the approvals.deny rule {glob!r}; do not retry it.")
     if _mode(config) == "off":
         return None
     allowed = set(_strings(config, "command_allowlist")) | set(session)
@@ -340,8 +338,4 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
     if not pending:
         return None
     why = "; ".join(dict.fromkeys(why for _, why in pending))
-    return {
-        "action": "approve",
-        "message": f"Dangerous command: {why}. Command: {command.strip()[:500]}",
-        "rule_key": pending[0][0],
-    }
+    return Approve(f"Dangerous command: {why}. Command: {command.strip()[:500]}", pending[0][0])

@@ -128,7 +128,7 @@ def render(specs: list) -> str:
         "program (`hermes/cli/hookspecs.py`) and those the built-in plugins add with",
         "`register_hookspecs`; do not edit by hand.",
         "An implementation declares only the arguments it uses:",
-        "`@hookimpl def pre_tool_call(tool_name, args): ...`.",
+        "`@hookimpl def post_tool_call(outcome): ...`.",
         "",
     ]
     section = None

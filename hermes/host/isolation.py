@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from kernel.types import Interrupted, describe, is_user_interrupt
+from kernel.types import Block, Interrupted, describe, is_user_interrupt
 
 FAIL_CLOSED = frozenset({"pre_tool_call"})
 UNTIMED = frozenset({"approve_tool_call", "clarify"})  # they wait for a person, who may take a while
@@ -253,8 +253,8 @@ def run_awaitable(awaitable) -> Any:
     return box.get("value")
 
 
-def _blocked(plugin: str, hook: str, why: str) -> dict:
-    return {"action": "block", "message": f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})"}
+def _blocked(plugin: str, hook: str, why: str) -> Block:
+    return Block(f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})")
 
 
 def _outcome(identity: tuple, token: int, exc: Optional[BaseException]) -> Optional[BaseException]:
@@ -287,7 +287,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
 
     def stand_down() -> None:  # abandoned: later calls answer at once, without the plugin
         nonlocal fn
-        fn = lambda *args, **kwargs: dict(fallback) if fallback else None  # noqa: E731
+        fn = lambda *args, **kwargs: fallback  # noqa: E731
 
     failures.on_abandon(key, stand_down)
 

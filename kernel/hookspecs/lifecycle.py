@@ -8,7 +8,7 @@ from kernel import hookspec
 
 if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from kernel.agent import Agent
-    from kernel.types import ApiCall, ModelResponse, ProviderError
+    from kernel.types import ApiCall, Approve, Block, ModelResponse, ProviderError, Rewrite, ToolCall, ToolOutcome
 
 
 # ==========================================================================
@@ -152,70 +152,46 @@ def api_request_error(call: ApiCall, error: ProviderError, attempt: int, agent: 
 
 
 @hookspec
-def pre_tool_call(tool_name: str, args: dict, task_id: str, session_id: str, tool_call_id: str, turn_id: str,
-                  api_request_id: str, agent: Agent) -> Optional[dict]:
+def pre_tool_call(call: ToolCall, agent: Agent) -> Union[Block, Approve, Rewrite, None]:
     """Before every tool call runs, exactly once per call, on the agent's
-    thread. When a ``rewrite`` answer changed the arguments the hook fires
-    once more with the final ones, so guards judge what will run (guards
-    should be ``trylast`` to see in-place rewrites too). An implementation
-    that raises or overruns its deadline blocks the call (fails closed).
+    thread. When a ``Rewrite`` changed the arguments the hook fires once more
+    with the final ones, so guards judge what will run (guards should be
+    ``trylast`` to see in-place rewrites too). An implementation that raises
+    or overruns its deadline blocks the call (fails closed).
 
-    :param tool_name: the tool the model called.
-    :param args: the very dict the tool will receive: changing it in place rewrites the call.
-    :param task_id: the turn's task id.
-    :param session_id: the session.
-    :param tool_call_id: the call's id from the model.
-    :param turn_id: the turn's id.
-    :param api_request_id: the model call that asked for the tool.
+    :param call: the call: ``name``, ``args`` (the very dict the tool will
+        receive: changing it in place rewrites the call), the ids, and
+        ``tool`` (the :class:`kernel.types.Tool` that will run it).
     :param agent: the agent.
-    :return: ``{"action": "block", "message": str}`` (the model reads the
-        message; the first block wins), ``{"action": "approve", "message":
-        str, "rule_key": str}`` (ask ``approve_tool_call``; nobody answering
-        means no), ``{"action": "rewrite", "args": dict}``, or ``None``.
+    :return: ``Block(message)`` (the model reads the message; the first block
+        wins), ``Approve(message, rule_key)`` (ask ``approve_tool_call``;
+        nobody answering means no), ``Rewrite(args)``, or ``None`` (all from
+        :mod:`kernel.types`).
     """
 
 
 @hookspec
-def post_tool_call(tool_name: str, args: dict, result: str, task_id: str, session_id: str, tool_call_id: str,
-                   turn_id: str, api_request_id: str, duration_ms: int, status: str, error_type: Optional[str],
-                   error_message: Optional[str], agent: Agent) -> None:
-    """After every tool call, once, on the agent's thread, on every outcome.
+def post_tool_call(call: ToolCall, outcome: ToolOutcome, agent: Agent) -> None:
+    """After every tool call, once, on the agent's thread, on every outcome
+    (run, blocked, failed, unknown tool, interrupted).
 
-    :param tool_name: the tool the model called.
-    :param args: the arguments it ran with (``{}`` when they did not parse).
-    :param result: the result the model will read (secrets masked).
-    :param task_id: the turn's task id.
-    :param session_id: the session.
-    :param tool_call_id: the call's id from the model.
-    :param turn_id: the turn's id.
-    :param api_request_id: the model call that asked for the tool.
-    :param duration_ms: how long the handler ran (0 when it did not run).
-    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
-    :param error_type: for failures: ``plugin_block``, ``unknown_tool``, ``invalid_arguments``, ``exception`` ...
-    :param error_message: for failures, the message the model reads.
+    :param call: the call, with the arguments it ran with (``{}`` when they did not parse).
+    :param outcome: what became of it: ``result`` (what the model will read,
+        secrets masked), ``status`` (``ok``, ``error``, ``blocked`` or
+        ``interrupted``), ``error_type`` (``plugin_block``, ``unknown_tool``,
+        ``invalid_arguments``, ``tool_error``, ``exception`` ...),
+        ``error_message`` and ``duration_ms`` (0 when the handler did not run).
     :param agent: the agent.
     :return: ignored.
     """
 
 
 @hookspec
-def transform_tool_result(tool_name: str, args: dict, result: str, task_id: str, session_id: str,
-                          tool_call_id: str, turn_id: str, api_request_id: str, duration_ms: int, status: str,
-                          error_type: Optional[str], error_message: Optional[str], agent: Agent) -> Optional[str]:
+def transform_tool_result(call: ToolCall, outcome: ToolOutcome, agent: Agent) -> Optional[str]:
     """After ``post_tool_call``: the last chance to change what the model reads.
 
-    :param tool_name: the tool the model called.
-    :param args: the arguments it ran with.
-    :param result: the result the model would read.
-    :param task_id: the turn's task id.
-    :param session_id: the session.
-    :param tool_call_id: the call's id from the model.
-    :param turn_id: the turn's id.
-    :param api_request_id: the model call that asked for the tool.
-    :param duration_ms: how long the handler ran.
-    :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
-    :param error_type: for failures, as in ``post_tool_call``.
-    :param error_message: for failures, the message.
+    :param call: the call.
+    :param outcome: what became of it (``outcome.result`` is what the model would read).
     :param agent: the agent.
     :return: a ``str`` to replace the result (the first wins), or ``None``.
     """

@@ -312,7 +312,7 @@ def _hermes_kwargs(hook: str, kw: dict, spec_args: tuple, kernel_hook: str = "")
         derived = _derived_kwargs(hook, kernel_hook or hook, kw)
         return None if derived is None else {**derived, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
     names = HERMES_KWARGS.get(hook) or tuple(a for a in spec_args if a != "agent")
-    if "call" in kw:
+    if hook in _API_HOOKS:
         kw = {**kw, **_api_kwargs(hook, kw)}
     kw = {**_newer_values(hook, kw), **kw}
     out = {name: kw[name] if name in kw else (_EMPTY[name]() if name in _EMPTY else None) for name in names}
@@ -366,6 +366,21 @@ def _fill_endpoint(out: dict, agent: Any) -> None:
             pass
 
 
+_TOOL_HOOKS = ("pre_tool_call", "post_tool_call", "transform_tool_result")
+
+
+def _tool_kwargs(kw: dict) -> dict:
+    """hermes-agent's loose keywords for a tool hook, from our ``ToolCall``
+    (and, after the call, its ``ToolOutcome``)."""
+    call, outcome = kw["call"], kw.get("outcome")
+    out = dict(tool_name=call.name, args=call.args, task_id=call.task_id, session_id=call.session_id,
+               tool_call_id=call.id, turn_id=call.turn_id, api_request_id=call.api_request_id)
+    if outcome is not None:
+        out.update(result=outcome.result, duration_ms=outcome.duration_ms, status=outcome.status,
+                   error_type=outcome.error_type, error_message=outcome.error_message)
+    return out
+
+
 def _tool_request_middleware(record, kw: dict) -> None:
     args = kw.get("args")
     if not isinstance(args, dict):
@@ -407,6 +422,8 @@ def hook_body(record: state.PluginRecord, hook: str, spec_args: tuple, kernel_ho
     does for the hermes hook ``hook`` of this plugin."""
 
     def body(kw: dict) -> Any:
+        if (kernel_hook or hook) in _TOOL_HOOKS:
+            kw = {**kw, **_tool_kwargs(kw)}
         peers = _peers(kw.get("agent"), hook, record) if hook in ORDERED else None
         if peers is None:
             peers = [record]
@@ -496,22 +513,23 @@ def _engine_session_end(record, kw: dict) -> None:
 
 
 def _directive(outcomes: list, kw: dict):
-    """The first block wins; then a failed callback blocks (fails closed); then the first approve."""
+    """hermes-agent's ``{"action": ...}`` answers as the kernel's decisions: the
+    first block wins; then a failed callback blocks (fails closed); then the first approve."""
+    from kernel.types import Approve, Block
+
     for rec, results, _failures in outcomes:
         for value in results:
             if isinstance(value, dict) and value.get("action") == "block":
-                return {"action": "block",
-                        "message": str(value.get("message") or f"blocked by plugin {rec.name}: {kw.get('tool_name')}")}
+                return Block(str(value.get("message") or f"blocked by plugin {rec.name}: {kw.get('tool_name')}"))
     for rec, _results, failures in outcomes:
         if failures:
             exc = failures[0]
-            return {"action": "block", "message": f"blocked: the pre_tool_call hook of hermes plugin '{rec.name}' "
-                                                  f"failed ({type(exc).__name__}: {exc})"}
+            return Block(f"blocked: the pre_tool_call hook of hermes plugin '{rec.name}' failed "
+                         f"({type(exc).__name__}: {exc})")
     for _rec, results, _failures in outcomes:
         for value in results:
             if isinstance(value, dict) and value.get("action") == "approve":
-                return {"action": "approve", "message": str(value.get("message") or ""),
-                        "rule_key": str(value.get("rule_key") or "")}
+                return Approve(str(value.get("message") or ""), str(value.get("rule_key") or ""))
     return None
 
 

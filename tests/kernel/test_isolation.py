@@ -18,8 +18,7 @@ from hermes.host.config import Config
 from hermes.host.isolation import WATCHDOG
 from hermes.host.plugins import PluginHost
 from kernel import hookimpl, hookspecs
-from kernel.types import Interrupted
-from kernel.types import Tool
+from kernel.types import Approve, Block, Interrupted, Rewrite, Tool
 
 from tests.conftest import Approver
 
@@ -179,7 +178,10 @@ def test_an_answer_of_the_wrong_type_does_not_end_the_turn(make_agent, echo_plug
         assert result.exit_reason == "error" and result.error == "scripted:test-model: server (500): scripted failure"
     else:
         assert result.exit_reason == "completed" and result.final_response == "done", result.error
-        assert json.loads(result.messages[2]["content"]) == {"echo": "hi"}
+        ran = json.loads(result.messages[2]["content"])
+        # a guard's answer that cannot be read blocks the call (fails closed); the others are ignored
+        assert ran == ({"error": "blocked: a pre_tool_call implementation answered str, not Block, Approve or Rewrite"}
+                       if hook == "pre_tool_call" else {"echo": "hi"})
     assert not any(r.exc_info for r in caplog.records)  # nothing reached the turn's last-resort handler
 
 
@@ -388,10 +390,10 @@ def test_decisions_are_serial_and_the_plan_uses_the_rewritten_arguments(make_age
         __name__ = "rewriter"
 
         @hookimpl
-        def pre_tool_call(self, tool_name, args, tool_call_id):
-            decided.append((tool_call_id, threading.current_thread() is threading.main_thread()))
-            if tool_name == "write":
-                return {"action": "rewrite", "args": {"path": "same.txt"}}
+        def pre_tool_call(self, call):
+            decided.append((call.id, threading.current_thread() is threading.main_thread()))
+            if call.name == "write":
+                return Rewrite({"path": "same.txt"})
 
     calls = [["write", {"path": "a.txt"}, "c1"], ["write", {"path": "b.txt"}, "c2"], ["echo", {"text": "x"}, "c3"]]
     agent = make_agent(echo_plugin, Rewriter(), script=[{"tool_calls": calls}, "done"])
@@ -424,8 +426,8 @@ def test_approval_questions_are_never_asked_at_once(make_agent, echo_plugin):
         __name__ = "ask-first"
 
         @hookimpl
-        def pre_tool_call(self, tool_name):
-            return {"action": "approve", "message": "may I?"} if tool_name == "echo" else None
+        def pre_tool_call(self, call):
+            return Approve("may I?") if call.name == "echo" else None
 
     calls = [["echo", {"text": t}] for t in ("one", "two", "three")]
     agent = make_agent(echo_plugin, AskFirst(), callbacks=[Careful(answer=True)],
@@ -443,14 +445,14 @@ def test_post_tool_call_fires_once_per_call_on_every_outcome(make_agent, echo_pl
         __name__ = "blocker"
 
         @hookimpl
-        def pre_tool_call(self, tool_name):
-            return {"action": "block", "message": "no"} if tool_name == "sleep" else None
+        def pre_tool_call(self, call):
+            return Block("no") if call.name == "sleep" else None
 
     calls = [["echo", {"text": "a"}, "ok"], ["boom", {}, "raises"], ["nope", {}, "unknown"],
              ["sleep", {"id": 1}, "blocked"], {"id": "badjson", "function": {"name": "echo", "arguments": "{"}}]
     agent = make_agent(echo_plugin, Blocker(), callbacks=[rec], script=[{"tool_calls": calls}, "done"])
     agent.run_conversation("go")
-    seen = [(c["tool_call_id"], c["status"]) for c in rec.of("post_tool_call")]
+    seen = [(c["call"].id, c["outcome"].status) for c in rec.of("post_tool_call")]
     assert seen == [("ok", "ok"), ("raises", "error"), ("unknown", "error"), ("blocked", "blocked"),
                     ("badjson", "error")]
 
@@ -460,8 +462,8 @@ def test_an_interrupt_during_a_batch_leaves_every_call_answered(make_agent, echo
         __name__ = "interrupter"
 
         @hookimpl
-        def pre_tool_call(self, tool_name, agent):
-            if tool_name == "sleep":
+        def pre_tool_call(self, call, agent):
+            if call.name == "sleep":
                 agent.interrupt()
 
     calls = [["echo", {"text": "a"}, "c1"], ["sleep", {"id": 1}, "c2"], ["echo", {"text": "b"}, "c3"]]
@@ -568,8 +570,8 @@ def test_waiting_for_a_person_or_a_model_call_is_not_overrunning(make_agent, ech
         __name__ = "ask-first"
 
         @hookimpl
-        def pre_tool_call(self, tool_name):
-            return {"action": "approve", "message": "may I?"}
+        def pre_tool_call(self):
+            return Approve("may I?")
 
     class Summarizer:
         __name__ = "summarizer"

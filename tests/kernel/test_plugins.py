@@ -5,7 +5,7 @@ import pytest
 
 from hermes.host.config import Config
 from hermes.host.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, entry_points
-from kernel.types import Tool
+from kernel.types import Block, Tool
 
 from .fakedist import make_dist
 
@@ -29,7 +29,7 @@ BAD_ARGS = """
 from kernel import hookimpl
 
 @hookimpl
-def pre_tool_call(tool_name, argz):
+def pre_tool_call(call, argz):
     return None
 """
 
@@ -168,8 +168,10 @@ def register_tools(register):
     raise RuntimeError("registration blew up half way")
 
 @hookimpl
-def pre_tool_call(tool_name):
-    return {"action": "block", "message": "should never run"}
+def pre_tool_call(call):
+    from kernel.types import Block
+
+    return Block("should never run")
 """
 
 
@@ -296,8 +298,8 @@ def test_a_plugin_whose_specs_or_config_declarations_fail_is_unloaded(make_agent
             add(specs)
 
         @hookimpl
-        def pre_tool_call(self, tool_name):
-            return {"action": "block", "message": "never"}
+        def pre_tool_call(self, call):
+            return Block("never")
 
     class BadKey:
         __name__ = "bad-key"

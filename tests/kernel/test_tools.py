@@ -1,9 +1,12 @@
 import json
 import time
 
+from types import SimpleNamespace
+
 from kernel import hookimpl
-from tests.conftest import Approver
 from kernel.tools import parse_calls, plan
+from kernel.types import Approve, Block, Rewrite
+from tests.conftest import Approver
 
 
 def calls_step(*calls):
@@ -39,7 +42,8 @@ def test_plan_barriers_interactive_and_overlapping_paths(echo_plugin, make_agent
         {"id": "7", "function": {"name": "nope", "arguments": "{}"}},
         {"id": "8", "function": {"name": "echo", "arguments": "{bad"}},
     ]
-    segments = [(kind, [c.id for c in seg]) for kind, seg in plan(parse_calls(raw), agent.tools)]
+    turn = SimpleNamespace(task_id="t", turn_id="u", api_request_id="r")
+    segments = [(kind, [c.id for c in seg]) for kind, seg in plan(parse_calls(raw, agent, turn))]
     assert segments == [
         ("parallel", ["1", "2", "3"]),
         ("sequential", ["4"]),  # /tmp/x overlaps the files under it
@@ -75,16 +79,17 @@ class Guard:
         self.seen_args = []
 
     @hookimpl
-    def pre_tool_call(self, tool_name, args):
+    def pre_tool_call(self, call):
+        args = call.args
         self.seen_args.append(args)
         if args.get("text") == "block me":
-            return {"action": "block", "message": "nope, blocked"}
+            return Block("nope, blocked")
         if args.get("text") == "rewrite in place":
             args["text"] = "rewritten in place"
         if args.get("text") == "rewrite by action":
-            return {"action": "rewrite", "args": {"text": "rewritten by action"}}
+            return Rewrite({"text": "rewritten by action"})
         if args.get("text") == "needs approval":
-            return {"action": "approve", "message": "echoing this needs a human", "rule_key": "echo-approval"}
+            return Approve("echoing this needs a human", "echo-approval")
         return None
 
 
@@ -97,10 +102,14 @@ def test_pre_tool_call_block_and_rewrite(make_agent, echo_plugin, recorder):
     results = tool_results(agent.run_conversation("go"))
     assert results == [{"error": "nope, blocked"}, {"echo": "rewritten in place"}, {"echo": "rewritten by action"}]
     posts = rec.of("post_tool_call")
-    assert [p["status"] for p in posts] == ["blocked", "ok", "ok"]
-    assert posts[0]["error_type"] == "plugin_block"
-    assert set(posts[0]) >= {"tool_name", "args", "result", "task_id", "session_id", "tool_call_id", "turn_id",
-                             "api_request_id", "duration_ms", "status", "error_type", "error_message"}
+    assert [p["outcome"].status for p in posts] == ["blocked", "ok", "ok"]
+    assert posts[0]["outcome"].error_type == "plugin_block" and posts[0]["outcome"].error_message == "nope, blocked"
+    call = posts[2]["call"]
+    assert (call.name, call.args, call.tool.name) == ("echo", {"text": "rewritten by action"}, "echo")
+    assert call.session_id == agent.session_id and call.id and call.task_id and call.turn_id and call.api_request_id
+    transformed = rec.of("transform_tool_result")
+    assert [t["call"] for t in transformed] == [p["call"] for p in posts]
+    assert json.loads(transformed[1]["outcome"].result) == {"echo": "rewritten in place"}
 
 
 def test_approval_allowed_denied_and_nobody_fails_closed(make_agent, echo_plugin):
@@ -121,9 +130,9 @@ class Transformer:
     __name__ = "transformer"
 
     @hookimpl
-    def transform_tool_result(self, tool_name, result):
-        if tool_name == "echo":
-            return result.upper()
+    def transform_tool_result(self, call, outcome):
+        if call.name == "echo":
+            return outcome.result.upper()
         return None
 
 
@@ -136,7 +145,7 @@ class BrokenGuard:
     __name__ = "broken-guard"
 
     @hookimpl
-    def pre_tool_call(self, tool_name):
+    def pre_tool_call(self, call):
         raise ValueError("guard bug")
 
 
@@ -157,17 +166,17 @@ def test_tool_hooks_fire_on_every_path_with_ids(make_agent, echo_plugin, recorde
     pre = rec.of("pre_tool_call")
     assert len(pre) == 3 and len(rec.of("on_tool_complete")) == 3
     ids = [tc["id"] for m in result["messages"] if m.get("tool_calls") for tc in m["tool_calls"]]
-    assert sorted(p["tool_call_id"] for p in pre) == sorted(ids)
-    assert all(p["session_id"] == agent.session_id and p["task_id"] == result["task_id"] for p in pre)
+    assert sorted(p["call"].id for p in pre) == sorted(ids)
+    assert all(p["call"].session_id == agent.session_id and p["call"].task_id == result["task_id"] for p in pre)
 
 
 class Sneaky:
     __name__ = "sneaky"
 
     @hookimpl(tryfirst=True)
-    def pre_tool_call(self, tool_name, args):
-        if args.get("text") == "harmless":
-            return {"action": "rewrite", "args": {"text": "dangerous"}}
+    def pre_tool_call(self, call):
+        if call.args.get("text") == "harmless":
+            return Rewrite({"text": "dangerous"})
         return None
 
 
@@ -178,10 +187,10 @@ class DangerGuard:
         self.judged = []
 
     @hookimpl
-    def pre_tool_call(self, tool_name, args):
-        self.judged.append(args.get("text"))
-        if args.get("text") == "dangerous":
-            return {"action": "block", "message": "dangerous text"}
+    def pre_tool_call(self, call):
+        self.judged.append(call.args.get("text"))
+        if call.args.get("text") == "dangerous":
+            return Block("dangerous text")
         return None
 
 

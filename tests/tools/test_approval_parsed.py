@@ -7,8 +7,14 @@ import base64
 
 import pytest
 
+from kernel.types import Approve, Block, ToolCall
 from plugins import approval
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+
+def _call(name, args):
+    return ToolCall(name=name, args=args, id="c1")
+
 
 B64 = base64.b64encode(b"rm -rf ~").decode()
 
@@ -76,10 +82,10 @@ class _Agent:
 
 @pytest.mark.parametrize("command,needs_approval", TABLE, ids=[c for c, _ in TABLE])
 def test_parsed_command_table(workspace, command, needs_approval):
-    answer = approval.pre_tool_call(tool_name="terminal", args={"command": command}, agent=_Agent())
+    answer = approval.pre_tool_call(call=_call("terminal", {"command": command}), agent=_Agent())
     if needs_approval:
-        assert answer is not None and answer["action"] == "approve", command
-        assert answer["rule_key"] and command.strip()[:40] in answer["message"]
+        assert isinstance(answer, Approve), command
+        assert answer.rule_key and command.strip()[:40] in answer.message
     else:
         assert answer is None, answer
 
@@ -95,11 +101,11 @@ def test_deny_rules_match_the_parsed_command(workspace):
         config = Config({"approvals": {"deny": ["rm -rf *"]}})
 
     for command in ("sudo rm -rf /opt", "nohup   rm  -rf  ~", "env A=1 rm -rf build"):
-        answer = approval.pre_tool_call(tool_name="terminal", args={"command": command}, agent=Agent())
-        assert answer["action"] == "block" and "rm -rf *" in answer["message"], command
+        answer = approval.pre_tool_call(call=_call("terminal", {"command": command}), agent=Agent())
+        assert isinstance(answer, Block) and "rm -rf *" in answer.message, command
     # a command word built at run time cannot match a rule, but it still needs approval
-    assert approval.pre_tool_call(tool_name="terminal", args={"command": "$(echo rm) -rf ~"},
-                                  agent=Agent())["action"] == "approve"
+    assert isinstance(approval.pre_tool_call(call=_call("terminal", {"command": "$(echo rm) -rf ~"}), agent=Agent()),
+                      Approve)
 
 
 def test_through_the_cli_with_nobody_to_approve(hermes, tmp_path, wire_server, cli_env):  # noqa: F811

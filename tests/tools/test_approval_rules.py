@@ -3,7 +3,12 @@ commands that must not (a guard that cries wolf gets turned off)."""
 
 import pytest
 
+from kernel.types import Approve, Block, ToolCall
 from plugins import approval
+
+
+def _call(name, args):
+    return ToolCall(name=name, args=args, id="c1")
 
 DANGEROUS = [
     # recursive deletes of important paths
@@ -207,25 +212,25 @@ class _Agent:
 
 
 def _ask(command, data=None, tool="terminal"):
-    return approval.pre_tool_call(tool_name=tool, args={"command": command}, agent=_Agent(data))
+    return approval.pre_tool_call(call=_call(tool, {"command": command}), agent=_Agent(data))
 
 
 def test_hook_asks_for_a_dangerous_command_with_reason_and_key():
     answer = _ask("rm -rf ~")
-    assert answer["action"] == "approve"
-    assert answer["rule_key"] == "recursive_delete_important"
-    assert "home folder" in answer["message"] and "rm -rf ~" in answer["message"]
+    assert isinstance(answer, Approve)
+    assert answer.rule_key == "recursive_delete_important"
+    assert "home folder" in answer.message and "rm -rf ~" in answer.message
 
 
 def test_hook_has_no_opinion_on_safe_commands_and_other_tools():
     assert _ask("ls -la") is None
     assert _ask("rm -rf /", tool="read_file") is None
-    assert approval.pre_tool_call(tool_name="terminal", args={"command": 5}, agent=_Agent()) is None
+    assert approval.pre_tool_call(call=_call("terminal", {"command": 5}), agent=_Agent()) is None
 
 
 def test_mode_off_allows_everything_and_unknown_mode_still_asks():
     assert _ask("rm -rf /", {"approvals": {"mode": "off"}}) is None
-    assert _ask("rm -rf /", {"approvals": {"mode": "smart"}})["action"] == "approve"
+    assert isinstance(_ask("rm -rf /", {"approvals": {"mode": "smart"}}), Approve)
 
 
 def test_allowlist_by_rule_key_or_exact_command():
@@ -233,19 +238,19 @@ def test_allowlist_by_rule_key_or_exact_command():
     assert _ask("  git clean -fdx ", {"command_allowlist": ["git clean -fdx"]}) is None
     # allowing one rule does not allow another one in the same command
     answer = _ask("git reset --hard && rm -rf ~", {"command_allowlist": ["git_reset_hard"]})
-    assert answer["rule_key"] == "recursive_delete_important"
+    assert answer.rule_key == "recursive_delete_important"
 
 
 def test_extra_patterns_from_config_and_bad_ones_are_skipped():
     data = {"approvals": {"extra_patterns": {"kubectl_delete": r"\bkubectl\s+delete\b", "broken": "("}}}
     answer = _ask("kubectl delete ns prod", data)
-    assert answer["rule_key"] == "kubectl_delete"
+    assert answer.rule_key == "kubectl_delete"
     listed = {"approvals": {"extra_patterns": [{"key": "deploy", "pattern": "deploy\\.sh", "description": "deploys"}]}}
-    assert _ask("./deploy.sh prod", listed)["message"].startswith("Dangerous command: deploys")
+    assert _ask("./deploy.sh prod", listed).message.startswith("Dangerous command: deploys")
     assert _ask("ls", data) is None
 
 
 def test_deny_globs_block_outright_even_with_mode_off():
     data = {"approvals": {"mode": "off", "deny": ["*terraform destroy*"]}}
     answer = _ask("cd infra && terraform destroy -auto-approve", data)
-    assert answer["action"] == "block" and "approvals.deny" in answer["message"]
+    assert isinstance(answer, Block) and "approvals.deny" in answer.message

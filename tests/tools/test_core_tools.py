@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from hermes.host.config import Config
-from kernel.tools import Call, plan
+from kernel.tools import plan
+from kernel.types import ToolCall
 from kernel.types import ToolContext, ToolError
 from plugins import core_tools
 
@@ -368,11 +369,11 @@ def test_tool_flags_and_path_scoping(tools, tmp_path):
     a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
 
     def calls(*specs):
-        return [Call(index=i, id=f"c{i}", name=name, raw_arguments="", args=args) for i, (name, args) in enumerate(specs)]
+        return [ToolCall(name=name, args=args, id=f"c{i}", tool=tools[name], index=i) for i, (name, args) in enumerate(specs)]
 
     # different paths: one parallel run; the same path twice: split; terminal is a barrier
     segments = plan(calls(("write_file", {"path": a, "content": ""}), ("patch", {"path": b}), ("read_file", {"path": a}),
-                          ("terminal", {"command": "ls"}), ("search_files", {"pattern": "x"})), tools)
+                          ("terminal", {"command": "ls"}), ("search_files", {"pattern": "x"})))
     assert [(kind, [c.name for c in seg]) for kind, seg in segments] == [
         ("parallel", ["write_file", "patch"]),
         ("sequential", ["read_file"]),

@@ -3,7 +3,7 @@
 import json
 
 from kernel import hookimpl
-from kernel.types import Tool, ToolError
+from kernel.types import Block, Tool, ToolError
 
 
 def word_count(args, ctx):
@@ -32,9 +32,9 @@ def register_tools(register):
 
 
 @hookimpl
-def pre_tool_call(tool_name, args):
-    if tool_name == "word_count" and "FORBIDDEN" in str(args.get("text", "")):
-        return {"action": "block", "message": "the example plugin refuses to count forbidden text"}
+def pre_tool_call(call):
+    if call.name == "word_count" and "FORBIDDEN" in str(call.args.get("text", "")):
+        return Block("the example plugin refuses to count forbidden text")
     return None
 
 
