@@ -25,14 +25,11 @@ from kernel import messages as schema
 from kernel.budget import IterationBudget
 from kernel.calls import ModelCalls, _CallThread
 from kernel.secrets import Secrets
-from kernel.types import GiveUp, Host, Interrupted, ProviderConfig, Settings, TurnResult, _hashable
+from kernel.protocols import Host, Settings
+from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, TurnResult, _hashable
 
 log = logging.getLogger("hermes.agent")
 
-EXIT_COMPLETED = "completed"
-EXIT_INTERRUPTED = "interrupted_by_user"
-EXIT_BUDGET = "budget_exhausted"
-EXIT_ERROR = "error"
 
 
 class AgentError(Exception):
@@ -382,7 +379,7 @@ class Agent(ModelCalls):
         elif not self._loaded:
             refused = self._load_history()
             if refused:  # another process writes this session: nothing of this turn is run or stored
-                return self._result(turn, EXIT_ERROR, refused, None)
+                return self._result(turn, ExitReason.ERROR, refused, None)
 
         first_turn = not self._session_started
         if first_turn:
@@ -394,7 +391,7 @@ class Agent(ModelCalls):
         schema.append_user(self.messages, user_message)
         self._persist([{"role": "user", "content": user_message}])
 
-        exit_reason, error, final = EXIT_COMPLETED, None, None
+        exit_reason, error, final = ExitReason.COMPLETED, None, None
         try:
             if self.context_engine is not None and self._should_compress():
                 self.compress("preflight")
@@ -407,14 +404,14 @@ class Agent(ModelCalls):
             self.provider_config = chosen or self.primary
             exit_reason, error, final = self._loop(turn, context)
         except Interrupted:
-            exit_reason = EXIT_INTERRUPTED
+            exit_reason = ExitReason.INTERRUPTED
         except Exception as exc:  # a bug in the kernel or a plugin: end the turn, keep the history
             log.exception("turn failed")
-            exit_reason, error = EXIT_ERROR, f"{type(exc).__name__}: {exc}"
-        if exit_reason == EXIT_INTERRUPTED:
+            exit_reason, error = ExitReason.ERROR, f"{type(exc).__name__}: {exc}"
+        if exit_reason == ExitReason.INTERRUPTED:
             self.emit("on_status", status="interrupted", detail="interrupted by the user")
 
-        if final is not None and exit_reason in (EXIT_COMPLETED, EXIT_BUDGET):
+        if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
             for replaced in self.hook.transform_llm_output(
                 response_text=final, session_id=self.session_id, model=self.provider_config.model,
                 platform=self.platform, agent=self,
@@ -431,7 +428,7 @@ class Agent(ModelCalls):
             )
         self.emit(
             "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            completed=exit_reason == EXIT_COMPLETED, interrupted=exit_reason == EXIT_INTERRUPTED,
+            completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
             model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
         )
         return self._result(turn, exit_reason, error, final)
@@ -487,13 +484,13 @@ class Agent(ModelCalls):
                 raise Interrupted()
             if not self.budget.consume():
                 if grace:
-                    return EXIT_BUDGET, None, None
+                    return ExitReason.BUDGET, None, None
                 grace = True  # one last call to summarise; no tools may run
                 self.emit("on_status", status="budget", detail="iteration budget exhausted: asking for a summary")
             step_start = len(self.messages)
             response = self._call_model(turn, self._request_messages(context), tool_choice="none" if grace else "auto")
             if isinstance(response, GiveUp):
-                return EXIT_ERROR, response.message, None
+                return ExitReason.ERROR, response.message, None
             message = response.to_message()
             if response.tool_calls and not grace:
                 self.messages.append(message)
@@ -511,7 +508,7 @@ class Agent(ModelCalls):
                 message["content"] = ""
             self.messages.append(message)
             self.emit("on_step", step=turn.api_calls, messages=[message])
-            return (EXIT_BUDGET if grace else EXIT_COMPLETED), None, message["content"]
+            return (ExitReason.BUDGET if grace else ExitReason.COMPLETED), None, message["content"]
 
     def _run_tools(self, turn: Turn, tool_calls: list) -> list:
         from kernel.tools import execute_batch

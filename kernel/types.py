@@ -1,15 +1,16 @@
 """The kernel's data types: what flows between the loop and its plugins.
 
-Everything here is plain data (dataclasses) plus two exception types. Plugins
-import these names from ``kernel.types``; nothing in this module imports an SDK,
-a provider or a tool.
+Records (dataclasses), the decisions hooks answer with, and the exceptions
+(the user's :class:`Interrupted`, :class:`ProviderError`, :class:`ToolError`).
+Plugins import these names from ``kernel.types``; the Protocols they implement
+are in :mod:`kernel.protocols`. Nothing here imports an SDK, a provider or a tool.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ContextManager, Iterable, Optional, Protocol
+from typing import Any, Callable, Optional
 
 # --------------------------------------------------------------------------
 # The user's interrupt
@@ -200,6 +201,15 @@ class ApiCall:
                 "stream": r.stream}
 
 
+class ExitReason:
+    """Why a turn ended (``TurnResult.exit_reason``)."""
+
+    COMPLETED = "completed"  # the model answered
+    INTERRUPTED = "interrupted_by_user"
+    BUDGET = "budget_exhausted"  # the iteration budget ran out (the grace call's answer, if any, is final)
+    ERROR = "error"  # the providers failed, or a bug in the loop or a plugin
+
+
 @dataclass
 class TurnResult:
     """What one turn (``Agent.run_conversation``) produced.
@@ -224,7 +234,7 @@ class TurnResult:
 
     @property
     def interrupted(self) -> bool:
-        return self.exit_reason == "interrupted_by_user"
+        return self.exit_reason == ExitReason.INTERRUPTED
 
     def to_dict(self) -> dict:
         return {
@@ -239,43 +249,6 @@ class TurnResult:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.to_dict().get(key, default)
-
-
-class Emitter(Protocol):
-    """Given to ``Provider.complete``; forwards streaming events to the hooks."""
-
-    def delta(self, text: str) -> None: ...
-    def reasoning(self, text: str) -> None: ...
-    def tool_call(self, name: str, call_id: str) -> None: ...
-
-
-class Provider(Protocol):
-    """A model provider, built by the factory registered through
-    ``register_model_providers``. Only ``complete`` is required."""
-
-    def complete(self, request: ModelRequest, emit: Emitter) -> ModelResponse: ...
-
-    # optional: def refresh_credentials(self) -> bool  (re-read the key; True if it changed)
-    # optional: def close(self) -> None
-
-
-class ContextEngine(Protocol):
-    """What manages the history's size, built by the factory registered
-    through ``register_context_engines`` (``factory(agent)``). Every call is
-    contained: an engine that raises never breaks a turn."""
-
-    def update_from_response(self, usage: dict) -> None:
-        """The normalized usage of each successful model call."""
-
-    def should_compress(self, messages: list) -> bool:
-        """Before each model call: is the history too big?"""
-
-    def compress(self, messages: list, *, agent: Any, reason: str, notes: list) -> list:
-        """The history to continue with (``reason``: ``preflight``,
-        ``overflow``, ``manual``; ``notes``: what ``on_pre_compress``
-        implementations asked to keep, such as memory's notes)."""
-
-    # optional: def tools(self) -> list[Tool]  (tools the model may call, e.g. to search the history)
 
 
 USAGE_KEYS = (
@@ -543,53 +516,3 @@ class ToolContext:
             tool_call_id=self.tool_call_id,
             message=str(message),
         )
-
-
-# --------------------------------------------------------------------------
-# What the loop is given by the plugin host (hermes.host implements these)
-
-
-class Settings(Protocol):
-    """The configuration the loop reads: values by dotted key
-    (``agent.max_turns``), with their declared defaults."""
-
-    def get(self, dotted: str, default: Any = ...) -> Any: ...
-    def section(self, name: str) -> dict: ...
-
-
-class Registrations(Protocol):
-    """What the loaded plugins registered: tools by name, toolsets, and the
-    registered providers and context engines (entries with ``factory`` and
-    ``plugin``) by name."""
-
-    tools: dict
-    providers: dict
-    context_engines: dict
-
-    def expand_toolsets(self, names: Iterable[str]) -> set: ...
-
-
-class Host(Protocol):
-    """The plugin host an :class:`~kernel.agent.Agent` runs in: its settings,
-    what the plugins registered, a pluggy manager per agent, and the services
-    that run plugin code safely (the loop never runs plugin code any other way)."""
-
-    config: Settings
-    registry: Registrations
-
-    def manager_with(self, callbacks: Iterable[Any]) -> Any:
-        """The hook caller of one agent: the plugins plus that agent's callbacks."""
-
-    def contain(self, plugin: str, what: str, fn: Callable[..., Any], *args: Any, default: Any = None,
-                **kwargs: Any) -> Any:
-        """Call plugin code that is not a hook (a factory, a context engine's
-        method) contained and attributed to ``plugin``, under the hook
-        deadline; ``default`` when it failed. The user's interrupt passes."""
-
-    def waiting(self) -> ContextManager[None]:
-        """While this holds, the thread waits for a model on the kernel's
-        behalf: the deadline of the plugin code around it stands still."""
-
-    def interrupt_thread(self, ident: int) -> bool:
-        """The user interrupted: get thread ``ident`` out of plugin code now.
-        True when it was inside plugin code."""

@@ -232,5 +232,5 @@ def config_check(app, as_json):
 
 
 @hookimpl
-def register_commands(cli, config):
+def register_commands(cli):
     cli.add_command(config_group)

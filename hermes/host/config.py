@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from hermes.host.files import atomic_write
+from hermes.host.essential import ESSENTIAL
 from hermes.host.paths import config_dir, data_dir, hermes_home  # noqa: F401 - where config.yaml and the data live
 from kernel.keys import KERNEL_KEYS, Key
 
@@ -142,6 +143,9 @@ class Config:
             for item in self.get(key) or []:
                 if not isinstance(item, str):
                     problems.append(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
+        for name in sorted(set(_strings(self.get("plugins.disabled"))) & ESSENTIAL.keys()):
+            problems.append(f"{self.where()}: plugins.disabled: {name} is essential and cannot be disabled "
+                            "(it always loads)")
         return problems
 
     def _found(self, problems: list) -> None:
@@ -240,6 +244,10 @@ class Config:
         atomic_write(path, yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True))
         self.path = path
         return path
+
+
+def _strings(value: Any) -> list:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def set_nested(data: dict, parts: list, value: Any) -> None:

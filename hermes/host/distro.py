@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from hermes.host.essential import ESSENTIAL
+
 GROUP = "hermes.distros"
 
 
@@ -118,6 +120,10 @@ def from_mapping(data: Any, where: str) -> Distro:
     _no_unknown(plugins, {"only", "enabled", "blocked"}, f"{where}: plugins")
     _no_unknown(tools, {"blocked"}, f"{where}: tools")
     blocked_tools = _names(tools, "blocked", f"{where}: tools") or set()
+    essential = sorted((_names(plugins, "blocked", where) or set()) & ESSENTIAL.keys())
+    if essential:
+        raise DistroError(f"{where}: plugins: blocked: {', '.join(essential)} is essential and cannot be blocked "
+                          "(it always loads; a distro's only: need not name it)")
     return Distro(
         name=name.strip(),
         description=str(data.get("description") or ""),

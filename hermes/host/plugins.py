@@ -7,7 +7,9 @@ adds (the hermes-agent compatibility plugin adds its directories and groups).
 One resolver (:func:`resolve`) decides the status of every candidate, and both
 ``hermes plugins list`` and the runtime read it:
 
-* ``disabled``: named in ``plugins.disabled`` (or blocked by the distro); always wins;
+* ``enabled``, always: the essential built-ins (:data:`ESSENTIAL`); naming one in
+  ``plugins.disabled`` or a distro's ``blocked`` is an error, a selection need not name it;
+* ``disabled``: named in ``plugins.disabled`` (or blocked by the distro); wins over the rest;
 * ``not enabled``: opt-in plugins not named in ``plugins.enabled``, anything
   outside ``HERMES_PLUGINS`` when it is set, non-built-ins under ``HERMES_SAFE_MODE=1``;
 * ``enabled``: everything else (native plugins are on once installed, like pytest's);
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from hermes.host.essential import ESSENTIAL
 from hermes.host.isolation import WATCHDOG, Failures, contain, guard_plugin
 from hermes.host.paths import stamp
 from kernel.hints import close_matches
@@ -196,7 +199,9 @@ def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
     """Set ``status`` and ``reason`` of every candidate. The single source of
     truth for what is listed and what is loaded."""
     for c in candidates:
-        if c.name in selection.disabled:
+        if c.name in ESSENTIAL and c.source == "builtin":
+            c.status, c.reason = ENABLED, "essential"
+        elif c.name in selection.disabled:
             c.status, c.reason = DISABLED, "disabled in config"
         elif selection.safe_mode and c.source != "builtin":
             c.status, c.reason = NOT_ENABLED, "safe mode (HERMES_SAFE_MODE) loads built-ins only"

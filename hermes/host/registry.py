@@ -25,7 +25,7 @@ class ModelProviderEntry:
     """A provider registered through ``register_model_providers``."""
 
     name: str
-    factory: Callable[..., Any]  # factory(ProviderConfig) -> kernel.types.Provider
+    factory: Callable[..., Any]  # factory(ProviderConfig) -> kernel.protocols.Provider
     description: str = ""
     plugin: str = ""
 

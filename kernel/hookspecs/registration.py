@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from kernel import hookspec
 
 if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
-    from kernel.types import ProviderConfig, Settings
+    from kernel.protocols import Settings
+    from kernel.types import ProviderConfig
 
 
 # ==========================================================================
@@ -48,7 +49,7 @@ def register_model_providers(register: Callable[..., None], config: Settings) ->
     plugin host. Import SDKs inside the factory, not at module level.
 
     :param register: ``register(name, factory, description="")``;
-        ``factory(ProviderConfig)`` returns a :class:`kernel.types.Provider`
+        ``factory(ProviderConfig)`` returns a :class:`kernel.protocols.Provider`
         and may raise :class:`kernel.types.ProviderError` with reason
         ``config`` (a missing key, say).
     :param config: the loaded configuration.
@@ -62,7 +63,7 @@ def register_context_engines(register: Callable[..., None], config: Settings) ->
     the one ``context.engine`` names (default ``compressor``).
 
     :param register: ``register(name, factory, description="")``;
-        ``factory(agent)`` returns a :class:`kernel.types.ContextEngine`.
+        ``factory(agent)`` returns a :class:`kernel.protocols.ContextEngine`.
     :param config: the loaded configuration.
     :return: ignored.
     """

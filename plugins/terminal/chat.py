@@ -6,10 +6,10 @@ import sys
 
 import click
 
+from hermes.cli.app import EXIT_USAGE, Fail, program
 from kernel import __version__
-from hermes.cli.app import EXIT_USAGE, CtrlC, Fail, ask_store, build_agent, check_session, claim, prepare_store, \
-    program, provider_options
 from kernel.types import add_usage
+from plugins.commands.front import CtrlC, ask_store, build_agent, check_session, claim, prepare_store, provider_options
 
 
 @click.command()

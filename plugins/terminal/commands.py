@@ -94,7 +94,8 @@ def _retry(chat, args):
 
 
 def _resume(chat, args):
-    from hermes.cli.app import Fail, check_session
+    from hermes.cli.app import Fail
+    from plugins.commands.front import check_session
 
     if not args:
         return "usage: /resume ID (a unique start of it will do; `hermes sessions list` shows them)"
@@ -110,7 +111,7 @@ def _resume(chat, args):
 
 def recap_of(app, session_id: str) -> list:
     """The recap of a stored session, with its title when the store has one."""
-    from hermes.cli.app import ask_store
+    from plugins.commands.front import ask_store
 
     title = ask_store(app, "session_title", session_id=session_id) \
         if app.host.pm.hook.session_title.get_hookimpls() else None

@@ -31,10 +31,11 @@ def test_distro_file_limits_plugins_and_sets_defaults(hermes, tmp_path):
     d = write(tmp_path, DISTRO)
     rows = {r["name"]: r for r in json.loads(hermes("--distro", d, "plugins", "list", "--json").stdout)}
     enabled = sorted(n for n, r in rows.items() if r["status"] == "enabled")
-    assert enabled == ["scripted-provider"]
+    assert enabled == ["commands", "config-command", "scripted-provider"]  # the essential built-ins always load
     for name, row in rows.items():
-        if name != "scripted-provider":
+        if name not in enabled:
             assert row["reason"] == "not listed in distro 'tiny'"
+    assert rows["commands"]["reason"] == rows["config-command"]["reason"] == "essential"
     script = tmp_path / "s.json"
     script.write_text(json.dumps(["hi from the distro"]))
     out = hermes("--distro", d, "run", "--api-mode", "scripted", "--base-url", script, "--json", "x")
@@ -87,7 +88,7 @@ def test_unknown_distro_name(hermes):
 def test_list_candidates_with_distro_only_set(tmp_path):
     distro = from_mapping({"name": "d", "plugins": {"only": ["scripted-provider"]}}, "test")
     recs = PluginHost.list_candidates(Config({}), distro=distro)
-    assert [r.name for r in recs if r.status == "enabled"] == ["scripted-provider"]
+    assert [r.name for r in recs if r.status == "enabled"] == ["commands", "config-command", "scripted-provider"]
 
 
 def test_a_distro_naming_an_unknown_plugin_warns_with_close_matches(hermes, tmp_path):
@@ -98,7 +99,7 @@ def test_a_distro_naming_an_unknown_plugin_warns_with_close_matches(hermes, tmp_
         in out.stderr
     assert "names plugin 'nothing-like-it', which is not found (not installed?)" in out.stderr
     rows = json.loads(out.stdout)
-    assert [r["name"] for r in rows if r["status"] == "enabled"] == ["scripted-provider"]
+    assert [r["name"] for r in rows if r["status"] == "enabled"] == ["commands", "config-command", "scripted-provider"]
     out = hermes("--distro", write(tmp_path, DISTRO, "ok.yaml"), "plugins", "list")
     assert "WARNING" not in out.stderr
 
@@ -112,7 +113,7 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
     import subprocess
 
     expected = {"anthropic-messages", "provider-resolve", "fallback", "sessions-sqlite", "memory", "compressor",
-                "core-tools", "agent-tools", "approval", "terminal"}
+                "core-tools", "agent-tools", "approval", "terminal", "commands", "config-command"}  # + the essentials
     listed = hermes("--distro", "anthropic-only", "plugins", "list", "--json")
     assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr  # every name it uses exists
     rows = json.loads(listed.stdout)
@@ -158,7 +159,7 @@ def test_distro_selects_hermes_agent_plugins_through_the_same_resolver(hermes, t
                         "tools:\n  blocked: [lookup]\n")
     rows = {r["name"]: r for r in json.loads(hermes("--distro", d, "plugins", "list", "--json", env=env).stdout)}
     assert sorted(n for n, r in rows.items() if r["status"] == "enabled") == [
-        "hermes-compat", "kitchen", "scripted-provider", "side"]
+        "commands", "config-command", "hermes-compat", "kitchen", "scripted-provider", "side"]
     assert rows["counter"]["status"] == "not enabled" and rows["counter"]["source"] == "hermes-compat"
     assert rows["counter"]["reason"] == "not listed in distro 'kitchen-only'"
     script = tmp_path / "s.json"
@@ -241,3 +242,66 @@ def test_a_provider_the_distro_cannot_serve_is_named_in_the_error(hermes):
     assert out.returncode == 1
     assert "provider 'nope' needs the API mode 'chat_completions', and no enabled plugin serves it " \
            "(enabled: anthropic_messages)" in out.stderr, out.stderr
+
+
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "hermes-distro-anthropic" \
+    / "hermes_distro_anthropic" / "distro.yaml"
+
+
+def test_the_essential_built_ins_always_load_and_cannot_be_left_out(hermes, tmp_path, hermes_home):
+    """run, plugins and config come from the essential built-ins: a selection
+    need not name them, and disabling or blocking one is one line."""
+    rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json",
+                                                    env={"HERMES_PLUGINS": "scripted-provider"}).stdout)}
+    assert {n: (rows[n]["status"], rows[n]["reason"]) for n in ("commands", "config-command")} == dict.fromkeys(
+        ("commands", "config-command"), ("enabled", "essential"))
+    out = hermes("plugins", "disable", "commands")
+    assert out.returncode == 1 and out.stderr == "hermes: error: plugin commands is essential and cannot be " \
+                                                 "disabled (it always loads)\n"
+    assert not (hermes_home / "config.yaml").exists()  # nothing was written
+    blocked = hermes("--distro", write(tmp_path, "name: b\nplugins:\n  blocked: [config-command]\n"), "run", "x")
+    assert blocked.returncode == 2 and blocked.stderr.count("\n") == 1
+    assert "plugins: blocked: config-command is essential and cannot be blocked" in blocked.stderr
+    (hermes_home / "config.yaml").write_text("plugins:\n  disabled: [commands]\n")
+    refused = hermes("run", "x")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "plugins.disabled: commands is essential and cannot be disabled" in refused.stderr
+    assert hermes("config", "unset", "plugins.disabled").returncode == 0  # the repair command is there
+    assert hermes("config", "check").returncode == 0
+
+
+def test_a_distro_that_leaves_config_command_out_can_still_repair_config(hermes, hermes_home):
+    """The example distro's only: does not name config-command; the error tells
+    the user to run `config set`, and that command exists."""
+    (hermes_home / "config.yaml").write_text("agent:\n  max_turns: lots\n")
+    failed = hermes("--distro", EXAMPLE, "run", "hello", env={"ANTHROPIC_API_KEY": "test-key"})
+    assert failed.returncode == 2 and "fix it with `hermes config set KEY VALUE`" in failed.stderr
+    fixed = hermes("--distro", EXAMPLE, "config", "set", "agent.max_turns", "5")
+    assert fixed.returncode == 0, fixed.stderr
+    assert hermes("--distro", EXAMPLE, "config", "get", "agent.max_turns").stdout.strip() == "5"
+
+
+def test_distro_help_lists_its_commands_only_and_keeps_its_own_caches(hermes, hermes_home):
+    """`--help` is eager: it used to run before --distro was read, listing plain
+    hermes' commands and writing plain hermes' caches."""
+    for args in (("--distro", EXAMPLE, "--help"), ("--help", "--distro", EXAMPLE)):
+        out = hermes(*args)
+        assert out.returncode == 0, out.stderr
+        commands = {line.split()[0] for line in out.stdout.split("Commands:")[1].splitlines() if line[:3].strip()}
+        assert commands == {"run", "plugins", "config", "chat", "sessions"}, out.stdout  # no prompt, no skills
+        assert "the 'anthropic-only' distro of hermes" in " ".join(out.stdout.split())
+    assert not (hermes_home / "plugin-commands.txt").exists() and not (hermes_home / "plugin-state.json").exists()
+    assert len(list(hermes_home.glob("plugin-commands-*.txt"))) == 1
+    plain = hermes("--help").stdout
+    assert {"prompt", "skills"} <= {line.split()[0] for line in plain.split("Commands:")[1].splitlines()
+                                    if line[:3].strip()}
+
+
+def test_the_essential_built_ins_are_the_entry_points_of_pyproject():
+    import tomllib
+
+    from hermes.host.essential import ESSENTIAL
+    from tests.conftest import ROOT
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["hermes.plugins"]
+    assert {name: declared.get(name) for name in ESSENTIAL} == ESSENTIAL

@@ -4,26 +4,10 @@ the last load (:mod:`hermes.cli.clistate`); it imports no third-party plugin."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from hermes.cli import clistate as state
-
-if TYPE_CHECKING:
-    from hermes.cli.app import App
-
-
-def _fail(message: str, *code: int):
-    from hermes.cli.app import Fail  # at call time: hermes.cli.app imports this module
-
-    return Fail(message, *code)
-
-
-def _echo_json(data) -> str:
-    from hermes.cli.app import echo_json
-
-    return echo_json(data)
+from hermes.cli.app import App, Fail, echo_json, remember_output
 
 
 class _PluginsGroup(click.Group):
@@ -100,12 +84,10 @@ def _failures() -> dict:
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
-    from hermes.cli.app import remember_output
-
     records = [r.as_dict(with_hooks=True) for r in _listing(app, load=True)] if hooks else _listed(app)
     failures = _failures()
     if as_json:
-        remember_output("listing-json", _echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records]))
+        remember_output("listing-json", echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records]))
         return
     lines = ["No plugins found. Install one with pip; see CONTRIBUTING.md."] if not records else []
     width = max((len(r["name"]) for r in records), default=0)
@@ -132,7 +114,7 @@ def _find(app: App, name: str):
             return rec, records
     near = close_matches(name, [r.name for r in records])
     hint = f"; did you mean {', '.join(near)}?" if near else "; see `hermes plugins list`"
-    raise _fail(f"no plugin named '{name}'{hint}")
+    raise Fail(f"no plugin named '{name}'{hint}")
 
 
 @plugins.command("info")
@@ -163,7 +145,7 @@ def plugins_info(app: App, name: str, as_json: bool):
                     if app._host is not None else {})
     info["failures"] = failures
     if as_json:
-        _echo_json(info)
+        echo_json(info)
         return
     for key, value in info.items():
         if isinstance(value, dict):
@@ -182,7 +164,11 @@ def _names(value) -> list:
 
 
 def _set_plugin_state(app: App, name: str, enable: bool) -> None:
+    from hermes.host.essential import ESSENTIAL
+
     _find(app, name)
+    if not enable and name in ESSENTIAL:
+        raise Fail(f"plugin {name} is essential and cannot be disabled (it always loads)")
     config = app.config
     section = config.data.get("plugins") if isinstance(config.data.get("plugins"), dict) else {}
     enabled = [n for n in _names(section.get("enabled")) if n != name]

@@ -1,0 +1,187 @@
+"""What ``hermes run``, ``hermes chat`` and the coming ``hermes serve`` share:
+the provider options, building the agent, the session store's questions,
+Ctrl+C, and the end of a turn as an exit code."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Optional
+
+import click
+
+from hermes.cli.app import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, program
+
+
+def provider_options(f):
+    options = [
+        click.option("-m", "--model", help="Model name."),
+        click.option("--provider", help="Provider name (openai, anthropic, openrouter, ...)."),
+        click.option("--base-url", help="API base URL."),
+        click.option("--api-mode", help="chat_completions, codex_responses, anthropic_messages, ..."),
+        click.option("--api-key-env", help="Environment variable holding the API key."),
+        click.option("--max-turns", type=click.IntRange(min=1), help="Iteration budget for a turn."),
+        click.option("-t", "--toolsets", help="Comma-separated toolsets to offer."),
+        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session."),
+        click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
+        click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                     help="Give up on a provider that sends nothing for this long (agent.stream_idle_timeout, 60)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None, platform: str = "cli"):
+    from kernel.agent import Agent, AgentError
+
+    toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
+    if opts.get("timeout"):
+        app.config.overrides["agent.stream_idle_timeout"] = opts["timeout"]
+    if opts.get("yolo"):
+        app.config.overrides["approvals.mode"] = "off"
+    try:
+        agent = Agent(
+            config=app.config, host=app.host, model=opts.get("model"), provider=opts.get("provider"),
+            base_url=opts.get("base_url"), api_mode=opts.get("api_mode"), api_key_env=opts.get("api_key_env"),
+            max_turns=opts.get("max_turns"), toolsets=toolsets, callbacks=[console] if console else (),
+            session_id=session_id, platform=platform,
+        )
+    except AgentError as exc:
+        raise Fail(str(exc)) from None
+    _preflight(agent)
+    return agent
+
+
+def _preflight(agent) -> None:
+    """A provider that cannot be built (no model, an unknown provider, a URL
+    without a scheme, no key ...) is one line now, before any request. With
+    fallback providers configured the loop tries them instead."""
+    from kernel.types import CONFIG, ProviderError
+
+    if agent.config.get("fallback_providers"):
+        return
+    try:
+        agent.provider_for(agent.provider_config)
+    except ProviderError as exc:
+        if exc.reason != CONFIG:
+            raise
+        agent.close()
+        raise Fail(exc.message) from None
+
+
+def ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
+    """Ask the session store a question; a store that fails is an error, not
+    an empty answer (a broken state.db must not look like a missing session)."""
+    host = app.host
+    caller = getattr(host.pm.hook, hook_name)
+    if not caller.get_hookimpls():
+        raise Fail("no session store plugin is enabled")
+    import logging
+
+    before = {key: count for key, (count, _) in host.hook_errors.items()}
+    quiet = logging.getLogger("hermes.plugins")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # a failure is said once, by the error line below
+    try:
+        answer = caller(agent=None, **kwargs)
+    finally:
+        quiet.setLevel(level)
+    if answer is None:
+        failed = [text for key, (count, text) in host.hook_errors.items()
+                  if key[1] == hook_name and count > before.get(key, 0)]
+        if failed:
+            raise Fail(f"the session store failed: {failed[-1].rstrip('.')}{hint}")
+    return answer
+
+
+def prepare_store(app: App, opts: dict) -> None:
+    """Before the first model call: with ``--no-save`` the store plugins are
+    set aside (said on stderr); otherwise a store that cannot be used stops
+    the command here, with one line naming the file, instead of answering
+    and losing the turn."""
+    host = app.host
+    if opts.pop("no_save", False):
+        if opts.get("resume"):
+            raise Fail("--no-save starts a conversation that is not stored; it cannot --resume one", EXIT_USAGE)
+        for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
+            host.set_aside(rec.name, "--no-save")
+        click.echo(f"{program()}: note: --no-save: this conversation will not be stored", err=True)
+    elif host.pm.hook.latest_session.get_hookimpls():
+        ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
+                   platform="cli")
+
+
+def check_session(app: App, session_id: str) -> str:
+    """The full id of the session to resume (``session_id`` may be a unique prefix)."""
+    full = ask_store(app, "resolve_session", session_id=session_id) if app.host.pm.hook.resolve_session.get_hookimpls() \
+        else session_id
+    if not full or ask_store(app, "load_session", session_id=full) is None:
+        raise Fail(f"no session '{session_id}' (see `hermes sessions list`; a shortened id must be unique)")
+    claim(app, full)
+    return full
+
+
+def claim(app: App, session_id: str) -> None:
+    """One writer per session: refuse now, before any model call, when another
+    process is writing it."""
+    if app.host.pm.hook.claim_session.get_hookimpls():
+        refused = ask_store(app, "claim_session", session_id=session_id)
+        if isinstance(refused, str) and refused:
+            raise Fail(refused)
+
+
+class CtrlC:
+    """First Ctrl+C interrupts the turn cleanly; a second one exits at once."""
+
+    def __init__(self, agent):
+        from kernel.types import Interrupted  # here, never in the handler: imports and signals do not mix
+
+        self.agent, self.hits, self.interrupted = agent, 0, Interrupted
+
+    def __enter__(self):
+        self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.hits += 1
+        if self.hits > 1:
+            raise self.interrupted()
+        self.agent.interrupt()  # raises here when the turn is inside a plugin's hook: never wait for it
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGINT, self.previous)
+
+
+def shown(app: App, console, answer) -> bool:
+    """Did a front end show the answer? One that fails has it printed plainly: it is never lost."""
+    failed = object()
+    return console is not None and app.host.contain(type(console).__module__, "end_answer", console.end_answer,
+                                                    answer, default=failed) is not failed
+
+
+def finish(result, quiet: bool = False) -> None:
+    """Say how the turn ended (on stderr, unless ``quiet``) and exit with its code."""
+    from kernel.types import ExitReason
+
+    reason = result.exit_reason
+    if reason == ExitReason.ERROR:
+        if not quiet:
+            click.echo(f"{program()}: error: {result.error}", err=True)
+        sys.exit(EXIT_ERROR)
+    if reason == ExitReason.INTERRUPTED:
+        if not quiet:
+            click.echo(f"{program()}: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if reason == ExitReason.BUDGET:
+        if not result.final_response:
+            if not quiet:
+                click.echo(f"{program()}: the iteration budget ran out before a final answer "
+                           "(raise it with --max-turns)", err=True)
+            sys.exit(EXIT_BUDGET)
+        if not quiet:
+            click.echo(f"{program()}: the iteration budget ran out; the answer above is the model's last word "
+                       "(raise it with --max-turns)", err=True)
+    elif not (result.final_response or "").strip() and not quiet:
+        click.echo(f"{program()}: the model returned an empty answer", err=True)

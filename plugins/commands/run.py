@@ -1,0 +1,43 @@
+"""``hermes run``: one turn, its answer on stdout (or the result as JSON)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
+from plugins.commands.front import CtrlC, build_agent, check_session, finish, prepare_store, provider_options, shown
+
+
+@click.command()
+@provider_options
+@click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
+@click.argument("prompt", nargs=-1, required=True)
+@click.pass_obj
+def run(app: App, as_json: bool, prompt: tuple, **opts):
+    """Run one turn and print the answer."""
+    text = " ".join(prompt)
+    if text == "-":
+        text = sys.stdin.read()
+    if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
+        raise Fail("the prompt is empty" + (" (nothing on stdin)" if prompt == ("-",) else ""), EXIT_USAGE)
+    prepare_store(app, opts)
+    if opts.get("resume"):
+        opts["resume"] = check_session(app, opts["resume"])
+    # the display is a plugin's (built-in: terminal); without one only the answer is printed
+    console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
+    if not callable(getattr(console, "end_answer", None)):  # none, or not what the spec asks for
+        console = None
+    # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
+    agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
+    try:
+        with CtrlC(agent):
+            result = agent.run_conversation(text)
+    finally:
+        agent.close()
+    if as_json:
+        echo_json(result.to_dict())
+    elif not shown(app, console, result.final_response) and result.final_response:
+        click.echo(result.final_response)
+    finish(result, quiet=as_json)
