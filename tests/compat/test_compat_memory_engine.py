@@ -166,3 +166,33 @@ def test_a_folder_memory_provider_answers_to_its_folder_name(compat_site, hermes
     assert json.loads(tool_results(agent.run_conversation("note it"))[0]) == {"lines": 1}  # active, so it runs
     assert "You keep a ledger." in agent.scripted.requests[0].messages[0]["content"]
     agent.close()
+
+
+def test_the_compressor_stand_in_calls_its_seams_with_hermes_agents_arguments():
+    """hermes-agent's compress prunes with the tail's token budget
+    (``protect_tail_tokens=self.tail_token_budget``, a share of the trigger),
+    and its proactive prune by count alone, both by keyword: an engine that
+    overrides the prune and acts only when given a budget acted here never."""
+    from plugins.hermes_compat.host.context_compressor import ContextCompressor
+
+    seen = []
+
+    class BudgetPruner(ContextCompressor):  # as a published engine overrides the seam: hermes-agent's signature
+        def _prune_old_tool_results(self, messages, protect_tail_count, protect_tail_tokens=None, **rest):
+            seen.append((protect_tail_count, protect_tail_tokens, rest))
+            if not protect_tail_tokens:
+                return messages, 0
+            return [dict(m, content="[pruned]") if m["role"] == "tool" else m for m in messages], 1
+
+    engine = BudgetPruner(model="m", protect_last_n=2, config_context_length=100_000, threshold_percent=0.5,
+                          summary_target_ratio=0.25, proactive_prune_tokens=10, proactive_prune_min_result_chars=50)
+    assert engine.tail_token_budget == int(50_000 * 0.25) == 12_500
+    history = [{"role": "user", "content": "go"}, {"role": "tool", "tool_call_id": "c", "content": "x" * 900},
+               {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    out = engine.compress(history)  # pruned, and small enough now: no summary call
+    assert seen[-1] == (2, 12_500, {}) and out[1]["content"] == "[pruned]"
+    engine.prune_tool_results_only(history, current_tokens=20)
+    assert seen[-1] == (2, None, {"min_prune_chars": 50})
+    engine.update_model("m", context_length=10_000)
+    assert engine.tail_token_budget == int(5_000 * 0.25)
+    assert ContextCompressor(model="m", summary_target_ratio=0.99).summary_target_ratio == 0.80  # hermes' bounds

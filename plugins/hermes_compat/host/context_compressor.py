@@ -59,7 +59,8 @@ class ContextCompressor(ContextEngine):
         self.model, self.base_url, self.api_key, self.provider, self.api_mode = model, base_url, api_key, provider, api_mode
         self.threshold_percent = float(threshold_percent)
         self.protect_first_n, self.protect_last_n = int(protect_first_n), int(protect_last_n)
-        self.summary_target_ratio, self.quiet_mode = summary_target_ratio, bool(quiet_mode)
+        self.summary_target_ratio = max(0.10, min(float(summary_target_ratio), 0.80))  # hermes-agent's bounds
+        self.quiet_mode = bool(quiet_mode)
         self.summary_model_override, self.abort_on_summary_failure = summary_model_override, abort_on_summary_failure
         self.max_tokens, self.config_context_length = max_tokens, config_context_length
         self.proactive_prune_tokens = int(proactive_prune_tokens or 0)
@@ -69,7 +70,7 @@ class ContextCompressor(ContextEngine):
         self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
         self.compression_count = 0
         self.context_length = int(config_context_length or 0) or self._window(model)
-        self.threshold_tokens = int(self.context_length * self.threshold_percent)
+        self._set_threshold()
         self._session_id = ""
 
     @property
@@ -87,9 +88,15 @@ class ContextCompressor(ContextEngine):
                      provider: str = "", api_mode: str = "", max_tokens: Optional[int] = None) -> None:
         self.model, self.base_url, self.api_key, self.provider, self.api_mode = model, base_url, api_key, provider, api_mode
         self.context_length = int(context_length or self.config_context_length or 0) or self._window(model)
-        self.threshold_tokens = int(self.context_length * self.threshold_percent)
+        self._set_threshold()
         if max_tokens is not None:
             self.max_tokens = max_tokens
+
+    def _set_threshold(self) -> None:
+        """The trigger and, as hermes-agent derives it, the tail's token budget
+        (a share of the trigger) that ``compress`` protects from the prune."""
+        self.threshold_tokens = int(self.context_length * self.threshold_percent)
+        self.tail_token_budget = int(self.threshold_tokens * self.summary_target_ratio)
 
     def update_from_response(self, usage: Dict[str, Any]) -> None:
         from plugins.compressor import usage_tokens
@@ -161,7 +168,7 @@ class ContextCompressor(ContextEngine):
         tokens = current_tokens if current_tokens is not None else estimate_tokens(messages)
         if self.proactive_prune_tokens <= 0 or tokens < self.proactive_prune_tokens:
             return messages, 0
-        return self._prune_old_tool_results(messages, self.protect_last_n,
+        return self._prune_old_tool_results(messages, protect_tail_count=self.protect_last_n, protect_tail_tokens=None,
                                             min_prune_chars=self.proactive_prune_min_result_chars)
 
     # -- phase 2: the kernel's summary of the middle
@@ -170,7 +177,8 @@ class ContextCompressor(ContextEngine):
                  **kwargs: Any) -> List[Dict[str, Any]]:
         from plugins.compressor import estimate_tokens
 
-        pruned, count = self._prune_old_tool_results(list(messages), self.protect_last_n)
+        pruned, count = self._prune_old_tool_results(list(messages), protect_tail_count=self.protect_last_n,
+                                                     protect_tail_tokens=self.tail_token_budget)
         if count and not force and self.threshold_tokens and estimate_tokens(pruned) < self.threshold_tokens:
             out = pruned  # the prune was enough: no summary call
         else:
