@@ -24,7 +24,7 @@ from hermes.host.config import Config  # noqa: E402
 from hermes.host.plugins import PluginHost  # noqa: E402
 from kernel import hookimpl, hookspecs  # noqa: E402
 from kernel.agent import Agent  # noqa: E402
-from kernel.types import Tool  # noqa: E402
+from kernel.types import ProviderConfig, Tool  # noqa: E402
 from plugins_providers.scripted import scripted_plugin  # noqa: E402
 
 SKIP = {"register_commands", "discover_plugins", "register_tools", "register_model_providers", "resolve_api_mode",
@@ -57,7 +57,8 @@ def one_run(iterations: int, plugins: int, stream: bool) -> float:
     steps = [{"tool_calls": [["echo", {"i": i}]]} for i in range(iterations - 1)] + ["done"]
     config = Config({"agent": {"max_turns": iterations + 5}})
     host = PluginHost.from_objects([scripted_plugin(steps), Tools(), *[noop_plugin(i) for i in range(plugins)]], config)
-    agent = Agent(config=config, host=host, api_mode="scripted", model="m", stream=stream)
+    agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
+    agent.stream = stream
     started = time.perf_counter()
     result = agent.run_conversation("go")
     took = time.perf_counter() - started

@@ -47,11 +47,11 @@ def main() -> None:
     from hermes.host.config import load_config
     from hermes.host.plugins import PluginHost
     from kernel.agent import Agent
+    from kernel.types import ProviderConfig
 
     config = load_config()
     host = PluginHost.discover(config)
-    agent = Agent(config=config, host=host, model="bench-model", api_mode="chat_completions",
-                  toolsets=None, platform="cli")
+    agent = Agent(host, ProviderConfig(model="bench-model", api_mode="chat_completions"), platform="cli")
     parts = [agent.hook.system_prompt]  # the hook as the kernel calls it, wrapper included
 
     def with_plugin() -> None:

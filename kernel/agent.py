@@ -25,8 +25,8 @@ from kernel import messages as schema
 from kernel.budget import IterationBudget
 from kernel.calls import ModelCalls, _CallThread
 from kernel.secrets import Secrets
-from kernel.protocols import Host, Settings
-from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, TurnResult, _hashable
+from kernel.protocols import Host
+from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, TurnResult
 
 log = logging.getLogger("hermes.agent")
 
@@ -55,27 +55,26 @@ class Turn:
 
 
 class Agent(ModelCalls):
+    """One conversation of the loop, in the plugin host ``host``, on
+    ``provider`` (default: the configured one, :meth:`ProviderConfig.configured`).
+    ``budget`` is the iteration budget: a number of model calls per turn (reset
+    every turn; default ``agent.max_turns``) or an :class:`IterationBudget`
+    shared with others. ``callbacks`` are objects with hook implementations that
+    this agent alone calls. Resume a stored session with :meth:`new_session`."""
+
     def __init__(
         self,
-        *,
         host: Host,
-        config: Optional[Settings] = None,
-        model: Optional[str] = None,
-        provider: Optional[str] = None,
-        base_url: Optional[str] = None,
-        api_mode: Optional[str] = None,
-        api_key_env: Optional[str] = None,
-        callbacks: Iterable[Any] = (),
+        provider: Optional[ProviderConfig] = None,
+        *,
         toolsets: Optional[list] = None,
         blocked_tools: Iterable[str] = (),
-        max_turns: Optional[int] = None,
-        session_id: Optional[str] = None,
+        budget: "int | IterationBudget | None" = None,
+        callbacks: Iterable[Any] = (),
         platform: str = "cli",
-        stream: Optional[bool] = None,
         parent: Optional["Agent"] = None,
-        budget: Optional[IterationBudget] = None,
     ):
-        self.config = config or host.config
+        self.config = cfg = host.config
         self.host = host
         registry = host.registry  # first: a plugin that fails to register is dropped before we copy the set
         try:
@@ -87,16 +86,8 @@ class Agent(ModelCalls):
         self.parent = parent
         self.depth = parent.depth + 1 if parent else 0
         self.state: dict = {}
-        self.stream = self.config.get("agent.stream") if stream is None else bool(stream)
-
-        cfg = self.config
-        given = {"model": model, "provider": provider, "base_url": base_url, "api_mode": api_mode,
-                 "api_key_env": api_key_env}
-        options = cfg.section("provider_options")  # timeout, prompt_cache, thinking budget ...
-        self.primary = ProviderConfig(
-            **{key: str(value if value is not None else cfg.get(key) or "") for key, value in given.items()},
-            extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))),
-        )
+        self.stream = bool(cfg.get("agent.stream")) and parent is None  # a child's answer is its parent's to show
+        self.primary = provider or ProviderConfig.configured(cfg)
         self.provider_config = self.primary
         fallbacks = [e for e in cfg.get("fallback_providers") or [] if isinstance(e, dict)]
         self.secrets = Secrets(key_envs=[self.primary.api_key_env] + [str(e.get("api_key_env") or "") for e in fallbacks],
@@ -109,8 +100,9 @@ class Agent(ModelCalls):
                 "(see `hermes plugins list`)"
             )
 
-        self._owns_budget = budget is None
-        self.budget = budget or IterationBudget(int(max_turns or cfg.get("agent.max_turns") or 90))
+        self._owns_budget = not isinstance(budget, IterationBudget)
+        self.budget = budget if isinstance(budget, IterationBudget) else \
+            IterationBudget(int(budget or cfg.get("agent.max_turns") or 90))
         blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
         self.tools = self._select_tools(toolsets, blocked)
         self._engine_plugin = "context engine"
@@ -119,8 +111,8 @@ class Agent(ModelCalls):
             for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
                 self.tools.setdefault(tool.name, tool)
 
-        self.session_id = session_id or new_session_id()
-        self._resume = session_id is not None
+        self.session_id = new_session_id()
+        self._resume = False
         self._loaded = False
         self._session_started = False
         self.parent_session_id = parent.session_id if parent else None
@@ -222,17 +214,13 @@ class Agent(ModelCalls):
         max_iterations: Optional[int] = None,
         callbacks: Iterable[Any] = (),
     ) -> "Agent":
-        """A child agent on the current provider with its own budget
-        (``max_iterations``, default 50). Interrupting this agent interrupts it.
-        Call :meth:`release_child` when it is done."""
-        budget = IterationBudget(int(max_iterations or 50))
-        pconf = self.provider_config
-        child = Agent(
-            config=self.config, host=self.host, model=pconf.model, provider=pconf.provider,
-            base_url=pconf.base_url, api_mode=pconf.api_mode, api_key_env=pconf.api_key_env,
-            callbacks=callbacks, toolsets=toolsets, blocked_tools=blocked_tools, platform=self.platform,
-            stream=False, parent=self, budget=budget,
-        )
+        """A child agent on the current provider (a fallback entry's own
+        options included) with its own budget (``max_iterations``, default
+        50). Interrupting this agent interrupts it. Call :meth:`release_child`
+        when it is done."""
+        child = Agent(self.host, self.provider_config, toolsets=toolsets, blocked_tools=blocked_tools,
+                      budget=IterationBudget(int(max_iterations or 50)), callbacks=callbacks, platform=self.platform,
+                      parent=self)
         with self._children_lock:
             self._children.append(child)
         if self.interrupted:

@@ -80,6 +80,16 @@ class ProviderConfig:
         return f"{who}:{self.model}" if self.model else who
 
     @classmethod
+    def configured(cls, settings: Any, **given: Optional[str]) -> "ProviderConfig":
+        """The primary provider: each field from ``given`` (a front end's
+        ``-m``, ``--provider`` ...) unless it is None, else from the config key
+        of its name; ``provider_options`` become the provider's options."""
+        fields = {key: str(given.get(key) if given.get(key) is not None else settings.get(key) or "")
+                  for key in ("model", "provider", "base_url", "api_mode", "api_key_env")}
+        options = settings.section("provider_options")  # timeout, prompt_cache, thinking budget ...
+        return cls(extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))), **fields)
+
+    @classmethod
     def from_mapping(cls, data: dict) -> "ProviderConfig":
         known = {"model", "provider", "base_url", "api_mode", "api_key_env"}
         kwargs = {k: str(data.get(k) or "") for k in known}

@@ -15,7 +15,10 @@ if str(ROOT) not in sys.path:
 from hermes.host.config import Config  # noqa: E402
 from hermes.host.plugins import PluginHost  # noqa: E402
 from kernel.agent import Agent  # noqa: E402
+from kernel.types import ProviderConfig  # noqa: E402
 from plugins_providers.scripted import scripted_plugin  # noqa: E402
+
+PROVIDER_FIELDS = ("model", "provider", "base_url", "api_mode", "api_key_env")
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +49,15 @@ def make_agent():
         host = PluginHost.from_objects([scripted, *plugins], cfg)
         kwargs.setdefault("api_mode", "scripted")
         kwargs.setdefault("model", "test-model")
-        agent = Agent(config=cfg, host=host, callbacks=callbacks, **kwargs)
+        provider = ProviderConfig.configured(cfg, **{k: kwargs.pop(k) for k in PROVIDER_FIELDS if k in kwargs})
+        stream, session_id = kwargs.pop("stream", None), kwargs.pop("session_id", None)
+        if "max_turns" in kwargs:
+            kwargs["budget"] = kwargs.pop("max_turns")
+        agent = Agent(host, provider, callbacks=callbacks, **kwargs)
+        if stream is not None:
+            agent.stream = stream
+        if session_id is not None:
+            agent.new_session(resume=session_id)
         agent.scripted = scripted.provider
         agents.append(agent)
         return agent

@@ -13,6 +13,9 @@ import click
 from hermes.cli.app import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, program
 
 
+PROVIDER_OPTIONS = ("model", "provider", "base_url", "api_mode", "api_key_env")  # ProviderConfig's fields
+
+
 def provider_options(f):
     options = [
         click.option("-m", "--model", help="Model name."),
@@ -35,6 +38,7 @@ def provider_options(f):
 
 def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None, platform: str = "cli"):
     from kernel.agent import Agent, AgentError
+    from kernel.types import ProviderConfig
 
     toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
     if opts.get("timeout"):
@@ -42,14 +46,13 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None,
     if opts.get("yolo"):
         app.config.overrides["approvals.mode"] = "off"
     try:
-        agent = Agent(
-            config=app.config, host=app.host, model=opts.get("model"), provider=opts.get("provider"),
-            base_url=opts.get("base_url"), api_mode=opts.get("api_mode"), api_key_env=opts.get("api_key_env"),
-            max_turns=opts.get("max_turns"), toolsets=toolsets, callbacks=[console] if console else (),
-            session_id=session_id, platform=platform,
-        )
+        provider = ProviderConfig.configured(app.config, **{key: opts.get(key) for key in PROVIDER_OPTIONS})
+        agent = Agent(app.host, provider, toolsets=toolsets, budget=opts.get("max_turns"),
+                      callbacks=[console] if console else (), platform=platform)
     except AgentError as exc:
         raise Fail(str(exc)) from None
+    if session_id:
+        agent.new_session(resume=session_id)
     _preflight(agent)
     return agent
 

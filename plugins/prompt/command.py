@@ -24,7 +24,7 @@ def show(app, toolsets, platform, as_json):
 
     chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None
     try:
-        agent = Agent(config=app.config, host=app.host, toolsets=chosen, platform=platform)
+        agent = Agent(app.host, toolsets=chosen, platform=platform)
     except AgentError as exc:
         raise Fail(str(exc)) from None
     try:

@@ -12,6 +12,7 @@ import pytest
 from hermes.host.config import Config
 from hermes.host.plugins import PluginHost
 from kernel.agent import Agent
+from kernel.types import ProviderConfig
 
 from .test_compat_agent import load_compat
 
@@ -36,7 +37,7 @@ def test_hermes_plugins_against_the_wire_server(compat_site, monkeypatch):
                     reply("all done", usage={"input": 50, "output": 3}))
         # provider "acme-ai" is an alias of the plugin's profile: it picks the
         # profile's base URL, key variable and chat_completions mode
-        agent = Agent(config=cfg, host=host, provider="acme-ai", model="acme-large")
+        agent = Agent(host, ProviderConfig(provider="acme-ai", model="acme-large"))
         try:
             result = agent.run_conversation("shout hi")
         finally:
@@ -114,7 +115,7 @@ def test_every_fixture_shape_against_the_wire_server(compat_site, hermes_home, m
         server.push(reply(tool_calls=calls, usage={"input": 20, "output": 5}),
                     reply("done", usage={"input": 40, "output": 2}),
                     reply("tea, I recall", usage={"input": 45, "output": 3}))
-        agent = Agent(config=cfg, host=host, provider="acme", model="acme-large")
+        agent = Agent(host, ProviderConfig(provider="acme", model="acme-large"))
         url = server.openai_url
         try:
             result = agent.run_conversation("do everything")

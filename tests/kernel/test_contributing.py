@@ -68,6 +68,7 @@ def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, cap
     from hermes.host.config import Config
     from hermes.host.plugins import PluginHost
     from kernel.agent import Agent
+    from kernel.types import ProviderConfig
     from plugins_providers.scripted import scripted_plugin
 
     for snippet in (_block("# voices/hookspecs.py"), _block("# weather/__init__.py")):
@@ -90,7 +91,7 @@ def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, cap
     host = PluginHost.from_objects([scripted_plugin([]), voices, weather, Voice()], config)
     assert {r.name: r.status for r in host.records} == {"scripted": "enabled", "voices": "enabled",
                                                          "weather": "enabled", "Voice": "enabled"}
-    agent = Agent(config=config, host=host, api_mode="scripted", model="m")
+    agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
     assert agent.ask("choose_voice", text="hello") == "calm"
     assert config.get("weather.city") == "Oslo" and config.get("weather.days") == 5
     assert config.keys["weather.days"].kind == "an integer of at least 1"

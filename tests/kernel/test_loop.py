@@ -270,7 +270,7 @@ def test_a_raising_hook_is_isolated_and_attributed(make_agent, recorder):
 def test_callbacks_of_one_agent_never_fire_for_another(make_agent, recorder):
     mine, theirs = recorder("on_stream_delta"), recorder("on_stream_delta")
     a = make_agent(script=["for a"], callbacks=[mine])
-    b = Agent(config=a.config, host=a.host, api_mode="scripted", model="m", callbacks=[theirs])
+    b = Agent(a.host, ProviderConfig(api_mode="scripted", model="m"), callbacks=[theirs])
     a.scripted.steps.append("for b")
     a.run_conversation("x")
     b.run_conversation("y")
@@ -321,7 +321,7 @@ def test_complete_once_uses_the_same_hooks_and_stores_nothing(make_agent, record
 def test_no_provider_enabled_is_a_clear_error():
     host = PluginHost.from_objects([], Config({}))
     with pytest.raises(AgentError, match="no model provider is enabled"):
-        Agent(config=host.config, host=host)
+        Agent(host)
 
 
 def test_unknown_toolset_is_a_clear_error(make_agent, echo_plugin):

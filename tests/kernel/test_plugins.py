@@ -5,7 +5,7 @@ import pytest
 
 from hermes.host.config import Config
 from hermes.host.plugins import DISABLED, ENABLED, ERROR, NOT_ENABLED, PluginHost, entry_points
-from kernel.types import Block, Tool
+from kernel.types import Block, ProviderConfig, Tool
 
 from .fakedist import make_dist
 
@@ -390,10 +390,10 @@ def test_plugins_bring_their_own_hook_specs():
     assert status["answer"] == (ENABLED, "") and status["optional"] == (ENABLED, "") and status["owner"] == (ENABLED, "")
     assert status["typo"] == (ERROR, "unknown hook 'forcast_for' (did you mean 'forecast_for'?)")
     assert status["misfit"][0] == ERROR and "town" in status["misfit"][1] and "\n" not in status["misfit"][1]
-    agent = Agent(config=Config({}), host=host, api_mode="scripted", model="m")
+    agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
     assert agent.ask("forecast_for", city="Oslo") == "sun in Oslo"
     # a per-agent manager (callbacks) gets the plugin's specs too
-    listener = Agent(config=Config({}), host=host, api_mode="scripted", model="m", callbacks=[Answer()])
+    listener = Agent(host, ProviderConfig(api_mode="scripted", model="m"), callbacks=[Answer()])
     assert listener.ask("forecast_for", city="Rome") == "sun in Rome"
 
 

@@ -312,3 +312,39 @@ def test_history_of_one_mode_carried_to_another(chain_agent, primary_mode, fallb
     assert '\\"echoed\\": \\"two\\"' in json.dumps(second)
     agent.run_conversation("third")
     assert len(primary.requests) == 6  # the next turn is back on the primary
+
+
+def test_a_child_spawned_on_a_fallback_keeps_that_entrys_provider_and_options(chain_agent):
+    """A child agent runs on its parent's current provider: here the fallback
+    entry the turn moved to, with that entry's own options (they used to be
+    rebuilt from provider_options, so the entry's were lost)."""
+    from kernel.types import Tool
+
+    seen = {}
+
+    class Spawner:
+        __name__ = "spawner"
+
+        @hookimpl
+        def register_tools(self, register):
+            def spawn(args, ctx):
+                child = ctx.agent.spawn_child(toolsets=[])
+                try:
+                    seen["parent"], seen["child"] = ctx.agent.provider_config, child.primary
+                    return child.run_conversation("say something").final_response
+                finally:
+                    ctx.agent.release_child(child)
+
+            register(Tool("spawn", "Spawn a child.", {"type": "object", "properties": {}}, spawn))
+
+    entry = {"api_mode": "chat_completions", "temperature": 0.25}
+    agent, primary, (fb,) = chain_agent("anthropic_messages", entries=[entry], plugins=(Spawner(),))
+    primary.push(error(429, retry_after=20))
+    fb.push(reply("", tool_calls=[("spawn", {})]), reply("from the child"), reply("done"))
+    result = agent.run_conversation("go")
+    assert result.final_response == "done", result.error
+    parent, child = seen["parent"], seen["child"]
+    assert parent.model == "fallback-0" and parent.api_mode == "chat_completions"
+    assert child == parent and child.options()["temperature"] == 0.25 and child.options()["strict_response_validation"]
+    assert len(primary.requests) == 1 and len(fb.requests) == 3  # the child's call went to the fallback too
+    assert result.messages[2]["content"] == "from the child"

@@ -228,11 +228,11 @@ def test_resolve_session_and_claim_session(home, make_agent, tmp_path):
     # the real lock: another process that resumed the session holds it
     first.close()  # this process lets go of the session
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from hermes.host.config import Config; from kernel.agent import Agent; "
+        "import sys, time; from hermes.host.config import Config; from kernel.agent import Agent; from kernel.types import ProviderConfig; "
         "from hermes.host.plugins import PluginHost; import plugins.sessions as s; "
         "from plugins_providers.scripted import scripted_plugin; "
         "host = PluginHost.from_objects([scripted_plugin(['x']), s], Config({})); "
-        f"a = Agent(config=host.config, host=host, api_mode='scripted', model='m', session_id={sid!r}); "
+        f"a = Agent(host, ProviderConfig(api_mode='scripted', model='m')); a.new_session(resume={sid!r}); "
         "print(a.run_conversation('hold it')['exit_reason'], flush=True); time.sleep(30)")],
         cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
