@@ -12,8 +12,7 @@ WARNING = 0.9  # urgent: answer now
 class IterationBudget:
     """A thread-safe counter of model calls.
 
-    ``consume()`` takes one iteration and says whether it was available;
-    ``refund()`` gives one back (for calls that should not count).
+    ``consume()`` takes one iteration and says whether it was available.
     """
 
     def __init__(self, max_total: int):
@@ -29,11 +28,6 @@ class IterationBudget:
                 return False
             self._used += 1
             return True
-
-    def refund(self) -> None:
-        with self._lock:
-            if self._used > 0:
-                self._used -= 1
 
     def reset(self) -> None:
         with self._lock:

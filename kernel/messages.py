@@ -165,6 +165,7 @@ def repair(messages: Iterable[Any]) -> list:
     """
     out: list = []
     pending: list = []  # call ids of the last assistant message still waiting for results
+    spoken = False  # a user or assistant message is in ``out`` already
 
     def close_pending():
         for call_id in pending:
@@ -196,10 +197,10 @@ def repair(messages: Iterable[Any]) -> list:
             else:
                 msg.pop("tool_calls", None)
         prev = out[-1] if out else None
-        speakers = [m for m in out if m["role"] in ("user", "assistant")]
-        if not speakers and role == "assistant":
+        if not spoken and role == "assistant":  # a history must start with the user
             out.append({"role": "user", "content": CONTINUATION})
             prev = out[-1]
+        spoken = True
         if prev is not None and prev["role"] == role and not prev.get("tool_calls"):
             prev["content"] = _merge_content(prev.get("content"), msg.get("content"))
             if role == "assistant":

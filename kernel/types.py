@@ -309,7 +309,6 @@ TRANSPORT = "transport"  # timeout, dropped connection, cut stream
 CONTEXT_OVERFLOW = "context_overflow"
 BAD_REQUEST = "bad_request"
 CONFIG = "config"  # the provider cannot be built: missing key, unknown mode
-REASONS = (RATE_LIMIT, BILLING, AUTH, SERVER, TRANSPORT, CONTEXT_OVERFLOW, BAD_REQUEST, CONFIG)
 
 
 class ProviderError(Exception):
@@ -338,7 +337,7 @@ class ProviderError(Exception):
     @property
     def retryable(self) -> bool:
         """A failure that may pass on its own (rate limit, server, transport)."""
-        return self.reason in ("rate_limit", "server", "transport")
+        return self.reason in (RATE_LIMIT, SERVER, TRANSPORT)
 
     def __str__(self) -> str:  # "rate_limit (429): too many requests"
         code = f" ({self.status_code})" if self.status_code else ""

@@ -206,7 +206,8 @@ def _strings(config, key) -> list:
 
 
 CONFIG_KEYS = [
-    Key("approvals.mode", str, "manual", "manual (ask), smart (a reviewer model may refuse first) or off"),
+    # YAML 1.1 reads a bare `off` as false (and `on` as true): those mean off and manual
+    Key("approvals.mode", (str, bool), "manual", "manual (ask), smart (a reviewer model may refuse first) or off"),
     Key("approvals.deny", list, [], "shell globs matched against each parsed command; refused outright"),
     Key("approvals.extra_patterns", (dict, list), None, "more rules: {key: regex} or [{key, pattern, description}]"),
     Key("command_allowlist", list, [], "rule keys or exact commands that run without asking"),
@@ -277,8 +278,8 @@ def approve_tool_call(tool_name, args, message, rule_key, agent):
 def _mode(config) -> str:
     """off, smart or manual; anything else is manual."""
     mode = config.get("approvals.mode", "manual") if config is not None else "manual"
-    if mode is False:  # YAML turns a bare off into False
-        return "off"
+    if isinstance(mode, bool):  # YAML turns a bare off into False, on into True
+        return "manual" if mode else "off"
     mode = mode.strip().lower() if isinstance(mode, str) else ""
     return mode if mode in ("off", "smart") else "manual"
 

@@ -81,7 +81,6 @@ class Config:
         self.keys: dict = _known_mapping(KERNEL_KEYS + HOST_KEYS)  # plugins add theirs (declare)
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
-        _normalize_yaml_words(self.data)
         # lenient: a wrong type is kept in ``problems`` instead of raised, so the
         # command line can still run the commands that inspect and repair config
         self.problems: Optional[list] = [] if lenient else None
@@ -259,13 +258,6 @@ def set_nested(data: dict, parts: list, value: Any) -> None:
             child = node[part] = {}
         node = child
     node[parts[-1]] = value
-
-
-def _normalize_yaml_words(data: dict) -> None:
-    """YAML 1.1 reads ``off`` as false: ``approvals: {mode: off}`` means "off"."""
-    approvals = data.get("approvals")
-    if isinstance(approvals, dict) and isinstance(approvals.get("mode"), bool):
-        approvals["mode"] = "manual" if approvals["mode"] else "off"
 
 
 def _normalize_model_block(data: dict) -> None:

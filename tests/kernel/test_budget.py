@@ -6,12 +6,12 @@ import pytest
 from kernel.budget import IterationBudget
 
 
-def test_consume_refund_remaining_used():
+def test_consume_remaining_used():
     b = IterationBudget(3)
     assert [b.consume() for _ in range(4)] == [True, True, True, False]
     assert b.used == 3 and b.remaining == 0
-    b.refund()
-    assert b.used == 2 and b.remaining == 1
+    b.reset()
+    assert b.used == 0 and b.remaining == 3
     with pytest.raises(ValueError):
         IterationBudget(0)
 
