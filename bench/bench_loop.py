@@ -7,7 +7,11 @@ final text answer. Runs alternate (hermes, minimal, hermes, ...) so machine
 noise hits both alike. Prints the medians and the ratio; the target is
 hermes <= 1.3x minimal.
 
-    python bench/bench_loop.py [--iterations 50] [--repeats 5]
+    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
+
+With ``--vs``, another checkout's ``hermes run`` (its own venv's console
+script, its own tree first on the path) runs in the same rotation, and the
+ratio of the two is printed: how a change moved the loop's cost.
 
 The ``echo`` tool reaches hermes the way any third-party plugin does: an
 entry point in a (temporary) installed distribution. hermes is given only that
@@ -121,6 +125,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--vs", help="the python of another checkout's venv (its hermes runs beside this one)")
+    parser.add_argument("--vs-root", help="that checkout's folder")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
@@ -136,12 +142,16 @@ def main() -> None:
         hermes_cmd = hermes_command() + ["run", "--base-url", server.openai_url, "--api-mode", "chat_completions",
                                          "-m", "bench", "--max-turns", str(args.iterations + 10), "-t", "bench", "loop"]
         minimal_cmd = [sys.executable, str(loop_file), server.openai_url]
-        results: dict = {"hermes run": [], "minimal SDK loop": []}
+        contenders = [("hermes run", hermes_cmd, env), ("minimal SDK loop", minimal_cmd, env)]
+        if args.vs:
+            other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]))
+            contenders.insert(1, ("other hermes run", [str(Path(args.vs).parent / "hermes"), *hermes_cmd[1:]], other_env))
+        results: dict = {name: [] for name, _, _ in contenders}
         for _ in range(args.repeats):
-            for name, cmd in (("hermes run", hermes_cmd), ("minimal SDK loop", minimal_cmd)):
+            for name, cmd, run_env in contenders:
                 script(server, args.iterations)
                 before = len(server.requests)
-                results[name].append(timed(cmd, env))
+                results[name].append(timed(cmd, run_env))
                 made = len(server.requests) - before
                 if made != args.iterations + 1:
                     raise SystemExit(f"{name}: expected {args.iterations + 1} model calls, saw {made}")
@@ -153,6 +163,8 @@ def main() -> None:
             print(f"{name:18s} median {medians[name]:.3f}s  runs " + " ".join(f"{t:.3f}" for t in times))
         ratio = medians["hermes run"] / medians["minimal SDK loop"]
         print(f"ratio hermes/minimal: {ratio:.2f}x (target <= 1.30x) over {args.iterations} tool iterations")
+        if args.vs:
+            print(f"ratio hermes/other hermes: {medians['hermes run'] / medians['other hermes run']:.3f}x")
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -91,7 +91,8 @@ def _recording(hook_name):
 
 
 # the kernel's specs and those the built-in plugins add through register_hookspecs
-SPEC_MODULES = ("kernel.hookspecs", "plugins.core_tools_hookspecs", "plugins.agent_tools_hookspecs",
+SPEC_MODULES = ("kernel.hookspecs", "hermes.host.hookspecs", "hermes.cli.hookspecs", "plugins.commands.hookspecs",
+                "plugins.core_tools_hookspecs", "plugins.agent_tools_hookspecs",
                 "plugins_memory.hookspecs", "plugins.approval_hookspecs", "plugins.terminal.hookspecs",
                 "plugins.prompt.hookspecs", "plugins.skills.hookspecs")
 

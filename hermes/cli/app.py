@@ -33,14 +33,12 @@ class Fail(click.ClickException):
         click.echo(f"{program()}: error: {self.format_message()}", err=True)
 
 
-_args: list = []  # main()'s command line, for remember_output
-_program = ["hermes"]  # main()'s prog_name, for messages printed after click's context ended
-
-
 def program() -> str:
     """The command's name as the user typed it: ``hermes``, or a distro's own command."""
     ctx = click.get_current_context(silent=True)
-    return ctx.find_root().info_name if ctx is not None and ctx.find_root().info_name else _program[0]
+    if ctx is not None and ctx.find_root().info_name:
+        return ctx.find_root().info_name
+    return App.current.prog if App.current is not None else "hermes"  # after click's context ended
 
 
 def echo_json(data) -> str:
@@ -62,8 +60,9 @@ def remember_output(name: str, text: str) -> None:
     """What this command printed (without the final newline), for
     :mod:`hermes.cli.entry` to print again next time, when the command line is
     one it prints again."""
-    if REMEMBERED.get(tuple(_args)) == name:
-        state.remember_output(name, remembered_key(name, _program[0]), text)
+    app = App.current
+    if app is not None and REMEMBERED.get(tuple(app.args)) == name:
+        state.remember_output(name, remembered_key(name, app.prog), text)
 
 
 def distro_argument(args: list) -> Optional[str]:
@@ -91,9 +90,9 @@ class App:
 
     current: Optional["App"] = None  # the command's, for what main() saves at the end
 
-    def __init__(self, distro_path: Optional[str] = None):
+    def __init__(self, distro_path: Optional[str] = None, args: tuple = (), prog: str = "hermes"):
         App.current = self
-        self.distro_path = distro_path
+        self.distro_path, self.args, self.prog = distro_path, tuple(args), prog  # the command line, as main() got it
         state.use_distro(distro_path)  # its own load state, commands and remembered outputs
         self._config = None
         self._host = None
@@ -129,7 +128,7 @@ class App:
             from hermes.host.config import ConfigError, load_config
 
             # warnings of the kernel and of plugin code, once there is config to act on (not for --help)
-            logging.basicConfig(format=f"{_program[0]}: %(levelname)s: %(message)s", level=logging.WARNING)
+            logging.basicConfig(format=f"{self.prog}: %(levelname)s: %(message)s", level=logging.WARNING)
 
             distro = self.distro
             try:
@@ -353,7 +352,6 @@ def _machine_output(args: list) -> bool:
 
 
 def _invoke(args: list, prog_name: str, app: App) -> int:
-    _program[0] = prog_name
     try:
         code = cli.main(args=args, prog_name=prog_name, standalone_mode=False, terminal_width=terminal_width(),
                         obj=app)
@@ -381,8 +379,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     import contextlib
 
     args = list(sys.argv[1:] if argv is None else argv)
-    _args[:] = args
-    app = App(distro_argument(args))
+    app = App(distro_argument(args), args, prog_name)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     code = EXIT_INTERRUPTED
@@ -417,5 +414,5 @@ def _end(code: int) -> None:
     if isolation is not None:
         from hermes.cli.output import exit_within
 
-        exit_within(EXIT_GRACE, code, lambda text: click.echo(f"{_program[0]}: warning: {text}", err=True))
+        exit_within(EXIT_GRACE, code, lambda text: click.echo(f"{program()}: warning: {text}", err=True))
     sys.exit(code)

@@ -172,11 +172,16 @@ def help_key(prog: str, width: int) -> str:
     modules that define its commands (an edit in a checkout), the plugins'
     commands (their cache file), the program's name and the width; for a
     distro, also what :func:`listing_stamp` covers (its file, its install)."""
+    from hermes.host.essential import ESSENTIAL
     from hermes.host.paths import stamp
     from kernel import __version__
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(here, "cli.py"), os.path.join(here, "cli_plugins.py"), str(state_file(COMMANDS_CACHE))]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    files = [os.path.join(root, "hermes", "cli", "app.py"), str(state_file(COMMANDS_CACHE))]
+    for module in ESSENTIAL.values():  # the essential commands' help is in their modules
+        where = os.path.join(root, *module.split("."))
+        files += [os.path.join(where, name) for name in sorted(os.listdir(where)) if name.endswith(".py")] \
+            if os.path.isdir(where) else [where + ".py"]
     rows = [__version__, prog, str(width), *(f"{stamp(f)}" for f in files)]
     return "|".join([*rows, *(listing_stamp() if _distro[0] else [])])
 

@@ -1,12 +1,11 @@
-"""The program's hooks: what the ``hermes`` command asks plugins for (its
-subcommands, the display of ``hermes run``). The plugin host adds these specs
-to every manager with its own, so a plugin that adds a command stays valid in
-a host the program does not drive (a server's, a worker's); the module
-imports nothing of the program."""
+"""The program's hook: the ``hermes`` command asks plugins for its
+subcommands. The plugin host adds this spec to every manager with its own,
+so a plugin that adds a command stays valid in a host the program does not
+drive (a server's, a worker's); the module imports nothing of the program."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING
 
 from kernel import hookspec
 
@@ -33,18 +32,4 @@ def register_commands(cli: click.Group, config: Config) -> None:
     :param config: the loaded configuration (its values may still have a
         wrong type here: read them in the command, not at registration).
     :return: ignored.
-    """
-
-
-@hookspec(firstresult=True)
-def terminal_front_end(quiet: bool, config: Config) -> Optional[Any]:
-    """``hermes run`` builds the display of its agent (the built-in
-    ``terminal`` plugin answers). The object's hook implementations
-    (``on_stream_delta``, ``approve_tool_call`` ...) become that agent's
-    callbacks, so other agents of the process never see them.
-
-    :param quiet: show nothing but the answer.
-    :param config: the loaded configuration.
-    :return: an object with hook implementations and ``end_answer(text)``
-        (called with the final answer after the turn), or ``None``.
     """

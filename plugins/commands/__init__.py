@@ -8,6 +8,13 @@ be disabled or blocked. Its helpers (:mod:`plugins.commands.front`) are what
 from kernel import hookimpl
 
 
+@hookimpl
+def register_hookspecs(add):
+    from plugins.commands import hookspecs
+
+    add(hookspecs)
+
+
 @hookimpl(tryfirst=True)  # before other plugins add subcommands to `hermes plugins` (hermes-compat's install)
 def register_commands(cli):
     from plugins.commands.plugins_group import plugins
