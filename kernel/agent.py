@@ -18,15 +18,14 @@ import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from kernel import messages as schema
 from kernel.budget import IterationBudget
-from kernel.calls import ModelCalls, _CallThread
+from kernel.calls import ModelCaller
 from kernel.secrets import Secrets
 from kernel.protocols import Host
-from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, TurnResult
+from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Turn, TurnResult
 
 log = logging.getLogger("hermes.agent")
 
@@ -40,21 +39,7 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d_%H%M%S") + "_" + uuid.uuid4().hex[:6]
 
 
-@dataclass
-class Turn:
-    """Per-turn state the loop and the tools share."""
-
-    task_id: str
-    turn_id: str
-    user_message: str
-    api_request_id: str = ""
-    api_calls: int = 0
-    usage: dict = field(default_factory=dict)
-    failures: list = field(default_factory=list)
-    policy_state: dict = field(default_factory=dict)
-
-
-class Agent(ModelCalls):
+class Agent:
     """One conversation of the loop, in the plugin host ``host``, on
     ``provider`` (default: the configured one, :meth:`ProviderConfig.configured`).
     ``budget`` is the iteration budget: a number of model calls per turn (reset
@@ -92,8 +77,6 @@ class Agent(ModelCalls):
         fallbacks = [e for e in cfg.get("fallback_providers") or [] if isinstance(e, dict)]
         self.secrets = Secrets(key_envs=[self.primary.api_key_env] + [str(e.get("api_key_env") or "") for e in fallbacks],
                                passthrough=cfg.get("tools.env_passthrough") or [])
-        self._providers: dict = {}
-        self._modes: dict = {}  # ProviderConfig -> the API mode it resolved to
         if not registry.providers:
             raise AgentError(
                 "no model provider is enabled: install or enable a provider plugin "
@@ -105,7 +88,7 @@ class Agent(ModelCalls):
             IterationBudget(int(budget or cfg.get("agent.max_turns") or 90))
         blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
         self.tools = self._select_tools(toolsets, blocked)
-        self._engine_plugin = "context engine"
+        self.context_engine_plugin = "context engine"  # whose code the engine is (failures are the plugin's)
         self.context_engine = self._select_context_engine()
         if self.context_engine is not None:
             for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
@@ -120,16 +103,13 @@ class Agent(ModelCalls):
         self._system_prompt: Optional[str] = None
         self._system_message: Optional[str] = None
         self._interrupt = threading.Event()
-        self._wake = threading.Event()
+        self.caller = ModelCaller(self)  # the one model-call path
         self._redirects: list = []
         self._redirect_lock = threading.Lock()
         self.interrupt_message: Optional[str] = None
         self._children: list = []
         self._children_lock = threading.Lock()
         self._closed = False
-        self._caller: Optional["_CallThread"] = None
-        self._events: list = []  # (request, hook name, kwargs) streamed by the call in flight
-        self._events_lock = threading.Lock()
         self._thread: Optional[int] = None  # the thread running the turn
         self.turn: Optional[Turn] = None
 
@@ -160,7 +140,7 @@ class Agent(ModelCalls):
             if name and name != "compressor":
                 log.warning("context engine %r is not registered; running without one", name)
             return None
-        self._engine_plugin = entry.plugin
+        self.context_engine_plugin = entry.plugin
         return self.host.contain(entry.plugin, "context engine factory", entry.factory, self)
 
     def emit(self, hook_name: str, **kwargs) -> None:
@@ -175,10 +155,23 @@ class Agent(ModelCalls):
         agent's plugins and callbacks; ``None`` if nobody answered."""
         return getattr(self.hook, hook_name)(agent=self, **kwargs)
 
+    # ----------------------------------------------------------- the model
+    def provider_for(self, pconf: ProviderConfig):
+        """The provider object for a config (built once, then kept)."""
+        return self.caller.provider_for(pconf)
+
+    def complete_once(self, messages: list, **options: Any) -> str:
+        """One model call beside the conversation (see :meth:`ModelCaller.complete_once`)."""
+        return self.caller.complete_once(messages, **options)
+
     # ----------------------------------------------------------- interrupts
     @property
     def interrupted(self) -> bool:
         return self._interrupt.is_set()
+
+    def wait_for_interrupt(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; True when the user interrupted meanwhile."""
+        return self._interrupt.wait(seconds)
 
     def interrupt(self, message: Optional[str] = None) -> None:
         """Stop the running turn now (from any thread). The model call in
@@ -186,7 +179,7 @@ class Agent(ModelCalls):
         ``interrupt_message`` for the caller to send next. Children stop too."""
         self.interrupt_message = message
         self._interrupt.set()
-        self._wake.set()
+        self.caller.wake.set()
         with self._children_lock:
             children = list(self._children)
         for child in children:
@@ -317,7 +310,7 @@ class Agent(ModelCalls):
         self.emit("on_status", status="compressing", detail=f"compressing the conversation ({reason})")
         notes = [n.strip() for n in self.hook.on_pre_compress(session_id=self.session_id, messages=list(self.messages),
                                                                  agent=self) if isinstance(n, str) and n.strip()]
-        new = self.host.contain(self._engine_plugin, "compress", engine.compress, list(self.messages),
+        new = self.host.contain(self.context_engine_plugin, "compress", engine.compress, list(self.messages),
                       agent=self, reason=reason, notes=notes)
         if self.interrupted:  # the summary call was interrupted: history and session stay as they were
             raise Interrupted()
@@ -430,7 +423,7 @@ class Agent(ModelCalls):
         )
 
     def _should_compress(self) -> bool:
-        return bool(self.host.contain(self._engine_plugin, "should_compress",
+        return bool(self.host.contain(self.context_engine_plugin, "should_compress",
                             self.context_engine.should_compress, self.messages))
 
     def _pre_llm_context(self, turn: Turn, first_turn: bool, before: int) -> str:
@@ -448,7 +441,7 @@ class Agent(ModelCalls):
                 pieces.append(answer.strip())
         return "\n\n".join(pieces)
 
-    def _request_messages(self, context: str) -> list:
+    def request_messages(self, context: str) -> list:
         """The messages sent to the model: system prompt, history, and this
         turn's ephemeral context added to a copy of the current user message."""
         out = [{"role": "system", "content": self._system_prompt}] if self._system_prompt else []
@@ -476,7 +469,7 @@ class Agent(ModelCalls):
                 grace = True  # one last call to summarise; no tools may run
                 self.emit("on_status", status="budget", detail="iteration budget exhausted: asking for a summary")
             step_start = len(self.messages)
-            response = self._call_model(turn, self._request_messages(context), tool_choice="none" if grace else "auto")
+            response = self.caller.call(turn, self.request_messages(context), tool_choice="none" if grace else "auto")
             if isinstance(response, GiveUp):
                 return ExitReason.ERROR, response.message, None
             message = response.to_message()
@@ -516,16 +509,7 @@ class Agent(ModelCalls):
         self._closed = True
         if self._session_started:
             self.emit("on_session_finalize", session_id=self.session_id, platform=self.platform, reason="shutdown")
-        if self._caller is not None:
-            self._caller.retire()
-            self._caller = None
-        for provider in self._providers.values():
-            closer = getattr(provider, "close", None)
-            if closer is not None:
-                try:
-                    closer()
-                except Exception:
-                    pass
+        self.caller.close()
 
     def __enter__(self):
         return self

@@ -1,9 +1,10 @@
 """The model call: the one place the agent calls a model.
 
-:class:`ModelCalls` is the part of :class:`kernel.agent.Agent` that builds
-providers, makes each call interruptible (it runs on a helper thread while
-the agent's thread fires the streamed events and waits for an interrupt),
-fires the API hooks and executes the fallback policy's decisions.
+A :class:`ModelCaller` is held by each :class:`kernel.agent.Agent`. It builds
+and keeps the providers, makes each call interruptible (the call runs on a
+helper thread while the agent's thread fires the streamed events and waits
+for an interrupt), fires the API hooks and executes the fallback policy's
+decisions.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ from kernel.types import (
     RefreshCredentials,
     Retry,
     SwitchProvider,
+    Turn,
     add_usage,
     describe,
     is_user_interrupt,
 )
 
 if TYPE_CHECKING:
-    from kernel.agent import Agent, Turn  # noqa: F401
+    from kernel.agent import Agent
 
 log = logging.getLogger("hermes.agent")
 
@@ -47,20 +49,17 @@ class _Emitter:
     its deadline). Events of an abandoned call are dropped; events no plugin
     listens to are not kept at all."""
 
-    def __init__(self, agent: "Agent", request: ModelRequest):
-        self.agent, self.request = agent, request
+    def __init__(self, caller: "ModelCaller", request: ModelRequest):
+        self.caller, self.request = caller, request
         self.delta_shown = False
-        hook = agent.hook
+        hook = caller.agent.hook
         self._heard = {name for name in ("on_stream_delta", "on_reasoning", "on_tool_call_generated")
                        if getattr(hook, name).get_hookimpls()}
 
     def _send(self, hook_name: str, **kwargs) -> None:
         if self.request.cancelled or hook_name not in self._heard:
             return
-        agent = self.agent
-        with agent._events_lock:
-            agent._events.append((self.request, hook_name, kwargs))
-        agent._wake.set()
+        self.caller.post(self.request, hook_name, kwargs)
 
     def delta(self, text: str) -> None:
         if text and not self.request.cancelled and "on_stream_delta" in self._heard:
@@ -75,16 +74,31 @@ class _Emitter:
         self._send("on_tool_call_generated", tool_name=name, tool_call_id=call_id)
 
 
-class ModelCalls:
-    """Providers and model calls of an :class:`~kernel.agent.Agent`."""
+class ModelCaller:
+    """The providers and model calls of one :class:`~kernel.agent.Agent`."""
+
+    def __init__(self, agent: "Agent"):
+        self.agent = agent
+        self.providers: dict = {}  # ProviderConfig -> the provider built for it
+        self.modes: dict = {}  # ProviderConfig -> the API mode it resolved to
+        self.wake = threading.Event()  # set by a streamed event, the call's end, or an interrupt
+        self._events: list = []  # (request, hook name, kwargs) streamed by the call in flight
+        self._events_lock = threading.Lock()
+        self._thread: Optional["_CallThread"] = None
+
+    def post(self, request: ModelRequest, hook_name: str, kwargs: dict) -> None:
+        """A streamed event, from the call's thread: the agent's thread fires it."""
+        with self._events_lock:
+            self._events.append((request, hook_name, kwargs))
+        self.wake.set()
 
     # ----------------------------------------------------------- providers
     def provider_for(self, pconf: ProviderConfig):
         """The provider object for a config (built once, then cached)."""
-        if pconf in self._providers:
-            return self._providers[pconf]
-        registry = self.host.registry
-        mode = pconf.api_mode or self.hook.resolve_api_mode(config=pconf)
+        if pconf in self.providers:
+            return self.providers[pconf]
+        registry = self.agent.host.registry
+        mode = pconf.api_mode or self.agent.hook.resolve_api_mode(config=pconf)
         if not mode and len(registry.providers) == 1:
             mode = next(iter(registry.providers))
         entry = registry.providers.get(mode) if mode else None
@@ -98,9 +112,9 @@ class ModelCalls:
         options = build.options()
         added = []  # fallback entries too: an abandoned call must not linger, a silent one must end
         if "timeout" not in options:
-            added.append(("timeout", float(self.config.get("agent.api_timeout") or 600)))
+            added.append(("timeout", float(self.agent.config.get("agent.api_timeout") or 600)))
         if "idle_timeout" not in options:
-            added.append(("idle_timeout", float(self.config.get("agent.stream_idle_timeout") or 60)))
+            added.append(("idle_timeout", float(self.agent.config.get("agent.stream_idle_timeout") or 60)))
         if added:
             build = build.with_(extra=tuple(sorted(build.extra + tuple(added))))
         try:
@@ -111,8 +125,8 @@ class ModelCalls:
             if is_user_interrupt(exc):
                 raise Interrupted() from None
             raise ProviderError(describe(exc), reason=CONFIG, provider=pconf.label()) from exc
-        self._providers[pconf] = provider
-        self._modes[pconf] = build.api_mode
+        self.providers[pconf] = provider
+        self.modes[pconf] = build.api_mode
         return provider
 
     # ------------------------------------------------------- the model call
@@ -125,51 +139,49 @@ class ModelCalls:
         names another (an auxiliary model). The conversation's provider is
         left as it was. ``task`` names the work (``compression``,
         ``approval``) for the API hooks (``ApiCall.aux_task``)."""
-        from kernel.agent import Turn
-
-        turn = self.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
-        saved = self.provider_config
+        turn = self.agent.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
+        saved = self.agent.provider_config
         if provider_config is not None:
-            self.provider_config = provider_config
+            self.agent.provider_config = provider_config
         try:
-            response = self._call_model(turn, messages, tool_choice="none", offer_tools=False,
+            response = self.call(turn, messages, tool_choice="none", offer_tools=False,
                                         max_tokens=max_tokens, stream=False, aux_task=task or "auxiliary")
         finally:
-            self.provider_config = saved
+            self.agent.provider_config = saved
         if isinstance(response, GiveUp):
             raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
         return response.content or ""
 
-    def _call_model(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
+    def call(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
                     offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None,
                     aux_task: str = ""):
         """Call the current provider; on failure ask the policy and execute
         its decision. Returns a ModelResponse or a GiveUp."""
         attempt, compressed, refreshed = 0, False, set()
         while True:
-            if self.interrupted:
+            if self.agent.interrupted:
                 raise Interrupted()
-            pconf = self.provider_config
+            pconf = self.agent.provider_config
             turn.api_request_id = uuid.uuid4().hex
-            tools = [t.schema() for t in self.tools.values()] if offer_tools else []
+            tools = [t.schema() for t in self.agent.tools.values()] if offer_tools else []
             request = ModelRequest(
                 model=pconf.model, messages=request_messages, tools=tools, tool_choice=tool_choice,
-                stream=bool(self.stream if stream is None else stream),
-                max_tokens=max_tokens or self.config.get("agent.max_tokens"),
-                session_id=self.session_id,
+                stream=bool(self.agent.stream if stream is None else stream),
+                max_tokens=max_tokens or self.agent.config.get("agent.max_tokens"),
+                session_id=self.agent.session_id,
             )
             emitter = _Emitter(self, request)
             call = self._api_call(turn, pconf, request, aux_task)
             try:
                 provider = self.provider_for(pconf)
                 turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
-                if self.hook.pre_api_request.get_hookimpls():
-                    self.hook.pre_api_request(call=call, agent=self)
-                self.emit("on_thinking", active=True)
+                if self.agent.hook.pre_api_request.get_hookimpls():
+                    self.agent.hook.pre_api_request(call=call, agent=self.agent)
+                self.agent.emit("on_thinking", active=True)
                 try:
                     response = self._interruptible(provider, request, emitter)
                 finally:
-                    self.emit("on_thinking", active=False)
+                    self.agent.emit("on_thinking", active=False)
             except ProviderError as exc:
                 error = exc
             else:
@@ -179,16 +191,16 @@ class ModelCalls:
             attempt += 1
             turn.failures.append((pconf.label(), str(error)))
             call.ended_at = time.time()
-            if self.hook.api_request_error.get_hookimpls():
-                self.hook.api_request_error(call=call, error=error, attempt=attempt, agent=self)
+            if self.agent.hook.api_request_error.get_hookimpls():
+                self.agent.hook.api_request_error(call=call, error=error, attempt=attempt, agent=self.agent)
             refreshed_now = False
             while True:
-                decision = self.hook.on_provider_error(
+                decision = self.agent.hook.on_provider_error(
                     failure=ProviderFailure(
-                        error=error, config=pconf, primary=self.primary, attempt=attempt,
+                        error=error, config=pconf, primary=self.agent.primary, attempt=attempt,
                         delta_shown=emitter.delta_shown, history=list(turn.failures), turn_state=turn.policy_state,
                     ),
-                    agent=self,
+                    agent=self.agent,
                 )
                 if not (isinstance(decision, RefreshCredentials) and pconf not in refreshed):
                     break
@@ -198,17 +210,17 @@ class ModelCalls:
                     break
                 attempt += 1  # the key did not change: ask again rather than repeat a call bound to fail
             if isinstance(decision, Retry):
-                self.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
-                if self._interrupt.wait(max(0.0, decision.delay)):
+                self.agent.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
+                if self.agent.wait_for_interrupt(max(0.0, decision.delay)):
                     raise Interrupted()
             elif isinstance(decision, SwitchProvider):
-                self.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
-                self.provider_config, attempt = decision.config, 0
+                self.agent.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
+                self.agent.provider_config, attempt = decision.config, 0
             elif refreshed_now:
                 pass
-            elif isinstance(decision, Compress) and not compressed and offer_tools and self.compress("overflow"):
+            elif isinstance(decision, Compress) and not compressed and offer_tools and self.agent.compress("overflow"):
                 compressed = True
-                request_messages = self._request_messages("")
+                request_messages = self.agent.request_messages("")
             else:
                 message = decision.message if isinstance(decision, GiveUp) and decision.message else _summary(turn.failures)
                 return GiveUp(message)
@@ -216,7 +228,7 @@ class ModelCalls:
     def _refresh(self, pconf: ProviderConfig):
         """Ask the provider to re-read its key: True/None if it may have
         changed, False if the provider says it did not."""
-        refresh = getattr(self._providers.get(pconf), "refresh_credentials", None)
+        refresh = getattr(self.providers.get(pconf), "refresh_credentials", None)
         if refresh is None:
             return None
         try:
@@ -231,7 +243,7 @@ class ModelCalls:
         dropped, and its thread is left to finish alone."""
         box: dict = {}
         done = threading.Event()
-        wake = self._wake
+        wake = self.wake
 
         def work():
             try:
@@ -243,15 +255,15 @@ class ModelCalls:
                 wake.set()
 
         wake.clear()
-        if self._caller is None:
-            self._caller = _CallThread()
-        self._caller.submit(work)
-        timeout = float(self.config.get("agent.api_timeout") or 600)
+        if self._thread is None:
+            self._thread = _CallThread()
+        self._thread.submit(work)
+        timeout = float(self.agent.config.get("agent.api_timeout") or 600)
         deadline = time.monotonic() + timeout
         try:
-            with self.host.waiting():  # a plugin's clock stops while the kernel waits for a model
+            with self.agent.host.waiting():  # a plugin's clock stops while the kernel waits for a model
                 while not done.is_set():
-                    if self._interrupt.is_set():
+                    if self.agent.interrupted:
                         raise Interrupted()
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
@@ -281,35 +293,49 @@ class ModelCalls:
             batch, self._events = self._events, []
         for request, hook_name, kwargs in batch:
             if not request.cancelled:
-                self.emit(hook_name, **kwargs)
+                self.agent.emit(hook_name, **kwargs)
 
     def _abandon(self, request: ModelRequest) -> None:
         request.cancel_event.set()
-        if self._caller is not None:
-            self._caller.retire()  # busy with the abandoned call: the next call gets a fresh thread
-            self._caller = None
+        if self._thread is not None:
+            self._thread.retire()  # busy with the abandoned call: the next call gets a fresh thread
+            self._thread = None
 
     def _api_call(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, aux_task: str = "") -> ApiCall:
         """The record the API hooks get. The provider is named by its name,
         else by the API mode it resolved to (as hermes-agent does)."""
-        mode = self._modes.get(pconf, pconf.api_mode)
+        mode = self.modes.get(pconf, pconf.api_mode)
         return ApiCall(
-            request=request, session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            api_request_id=turn.api_request_id, platform=self.platform, provider=pconf.provider or mode,
+            request=request, session_id=self.agent.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            api_request_id=turn.api_request_id, platform=self.agent.platform, provider=pconf.provider or mode,
             api_mode=mode, base_url=pconf.base_url, number=turn.api_calls + 1, user_message=turn.user_message,
             started_at=time.time(), aux_task=aux_task,
         )
 
     def _after_success(self, turn: Turn, call: ApiCall, response: ModelResponse) -> None:
         turn.usage = add_usage(turn.usage, response.usage)
-        if self.context_engine is not None:
-            self.host.contain(self._engine_plugin, "update_from_response",
-                    self.context_engine.update_from_response, dict(response.usage))
+        if self.agent.context_engine is not None:
+            self.agent.host.contain(self.agent.context_engine_plugin, "update_from_response",
+                    self.agent.context_engine.update_from_response, dict(response.usage))
         call.ended_at = time.time()
-        if self.hook.post_api_request.get_hookimpls():
-            self.hook.post_api_request(call=call, response=response, agent=self)
+        if self.agent.hook.post_api_request.get_hookimpls():
+            self.agent.hook.post_api_request(call=call, response=response, agent=self.agent)
 
 
+
+
+    def close(self) -> None:
+        """Let the call thread go and close the providers that say how."""
+        if self._thread is not None:
+            self._thread.retire()
+            self._thread = None
+        for provider in self.providers.values():
+            closer = getattr(provider, "close", None)
+            if closer is not None:
+                try:
+                    closer()
+                except Exception:
+                    pass
 
 
 class _CallThread:

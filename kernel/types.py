@@ -211,6 +211,20 @@ class ApiCall:
                 "stream": r.stream}
 
 
+@dataclass
+class Turn:
+    """Per-turn state the loop and the tools share."""
+
+    task_id: str
+    turn_id: str
+    user_message: str
+    api_request_id: str = ""
+    api_calls: int = 0
+    usage: dict = field(default_factory=dict)
+    failures: list = field(default_factory=list)
+    policy_state: dict = field(default_factory=dict)
+
+
 class ExitReason:
     """Why a turn ended (``TurnResult.exit_reason``)."""
 
