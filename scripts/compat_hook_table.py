@@ -11,7 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from plugins.hermes_compat.bridge import DERIVED, HERMES_KWARGS, kernel_spec  # noqa: E402
+from plugins.hermes_compat.bridge import kernel_spec  # noqa: E402
+from plugins.hermes_compat.keywords import DERIVED, HERMES_KWARGS  # noqa: E402
 from plugins.hermes_compat.context import HERMES_HOOKS  # noqa: E402
 
 OF_019 = set(HERMES_HOOKS[:23])  # the rest came with 0.22

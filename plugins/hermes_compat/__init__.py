@@ -9,7 +9,7 @@ go through the kernel's one resolver: opt-in as in hermes-agent (listed in
 ``plugins.enabled``; ``plugins.disabled`` wins), shown with source
 ``hermes-compat``. When one loads, its ``register(ctx)`` runs against a
 hermes-style context and an adapter turns what it registered into kernel
-hooks and registrations (see ``bridge.py``, ``adapters.py`` and the modules it
+hooks and registrations (see ``bridge.py`` with ``keywords.py``, ``adapters.py`` and the modules it
 uses: ``tools_commands.py``, ``memory.py``, ``engines.py``, ``profiles.py``).
 
 It also adds ``hermes plugins install`` and ``hermes plugins uninstall``.
