@@ -30,7 +30,6 @@ from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Turn, 
 log = logging.getLogger("hermes.agent")
 
 
-
 class AgentError(Exception):
     """The agent cannot be built as asked (no provider, unknown toolset ...)."""
 

@@ -1,9 +1,10 @@
 """The ``hermes`` command line (click).
 
-Start-up is kept cheap: this module imports click and nothing else heavy;
-config, pluggy and the plugins load only when a command needs them. Plugin
-commands (``register_commands``) load when their name is used; ``--help``
-lists them from a small cache written whenever plugins were loaded.
+Every command comes from a plugin's ``register_commands``. Start-up is kept
+cheap: this module imports click and nothing else heavy; the essential
+built-ins' commands are added without the plugin host, the other plugins load
+when a name of theirs is used, and ``--help`` lists their commands from a
+small cache written whenever plugins were loaded.
 """
 
 from __future__ import annotations
