@@ -1,0 +1,57 @@
+"""Built-in plugin core-tools: shell and file tools for real work on this machine.
+
+* ``terminal``: run a shell command in its own process group, with a timeout
+  that kills the whole group, output clipped head+tail;
+* ``read_file``, ``write_file``, ``patch``, ``search_files``: files, path-scoped
+  so the kernel can run them in parallel when their paths do not overlap.
+
+Settings (all optional): ``terminal.timeout`` (default 120 s),
+``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
+``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
+``file.max_search_files`` (50,000 files per search).
+"""
+
+
+from __future__ import annotations
+
+from kernel import hookimpl
+from plugins.core_tools.files import (MAX_FILES_SCANNED, MAX_READ_BYTES, MAX_READ_CHARS, make_patch, make_read_file,
+                                      make_search_files, make_write_file)
+from plugins.core_tools.terminal import DEFAULT_TIMEOUT, MAX_OUTPUT_CHARS, MAX_TIMEOUT, live_group_members, make_terminal
+
+__all__ = ["live_group_members", "make_patch", "make_read_file", "make_search_files", "make_terminal", "make_tools",
+           "make_write_file"]
+
+
+
+def make_tools(config=None) -> list:
+    return [make_terminal(config), make_read_file(config), make_write_file(config), make_patch(config), make_search_files(config)]
+
+
+@hookimpl
+def register_config(declare):
+    declare("terminal.timeout", float, DEFAULT_TIMEOUT, "seconds a terminal command may run unless it asks for more", minimum=0)
+    declare("terminal.max_timeout", float, MAX_TIMEOUT, "the most seconds a terminal command may ask for", minimum=0)
+    declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1)
+    declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1)
+    declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
+    declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins import core_tools_hookspecs
+
+    add(core_tools_hookspecs)
+
+
+@hookimpl
+def register_tools(register, config):
+    for tool in make_tools(config):
+        register(tool)
+
+
+@hookimpl
+def register_toolsets(register):
+    register("core", ["terminal", "file"], description="Shell and files: terminal, read/write/patch/search files")
+    register("safe", ["read_file", "search_files"], description="Read-only: read and search files, no shell, no writes")

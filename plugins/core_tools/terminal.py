@@ -1,0 +1,208 @@
+"""The ``terminal`` tool: a shell command in its own process group, with a
+timeout that kills the whole group, output clipped head+tail."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from kernel.secrets import Secrets
+from kernel.types import Tool, ToolError
+from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
+
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+MAX_OUTPUT_CHARS = 50_000
+
+# Non-interactive environment: a pager or a credential prompt would otherwise
+# wait for input that never comes until the timeout.
+_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "DEBIAN_FRONTEND": "noninteractive"}
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is left in the group.
+
+    ``killpg(pgid, 0)`` also counts zombies waiting for init to reap them, which
+    would make every kill wait out its grace period; on Linux /proc tells them apart.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member changed uid; it exists
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    return bool(live_group_members(pgid))
+
+
+def live_group_members(pgid: int) -> list:
+    """PIDs of the group's processes that are not zombies (Linux /proc)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after its ')'
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            members.append(int(entry))
+    return members
+
+
+def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
+    """SIGTERM the whole group, give it ``grace`` seconds, then SIGKILL."""
+    pgid = proc.pid  # start_new_session: the shell leads its own group
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        proc.poll()  # reap the shell so it does not keep the group alive as a zombie
+        if not _group_alive(pgid):
+            break
+        time.sleep(0.02)
+    else:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def _read_output(fh, limit: int) -> str:
+    """Decode the captured output; for huge output read only the head and the tail."""
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(0)
+    if size <= limit * 4:  # at most 4 bytes a character: the whole text is small enough
+        return clip(fh.read().decode("utf-8", errors="replace"), limit)
+    head_n = int(limit * 0.4)
+    tail_n = limit - head_n
+    head = fh.read(head_n).decode("utf-8", errors="replace")[:head_n]
+    fh.seek(size - tail_n)
+    tail = fh.read().decode("utf-8", errors="replace")[-tail_n:]
+    return f"{head}\n\n[... about {size - head_n - tail_n} bytes omitted ...]\n\n{tail}"
+
+
+def make_terminal(config=None) -> Tool:
+    default_timeout = setting(config, "terminal.timeout", DEFAULT_TIMEOUT, float, 1)
+    max_timeout = setting(config, "terminal.max_timeout", MAX_TIMEOUT, float, 1)
+    max_chars = setting(config, "terminal.max_output_chars", MAX_OUTPUT_CHARS, int, 1000)
+    shell = shutil.which("bash") or "/bin/sh"
+
+    def terminal(args, ctx):
+        args = check_args(args, "terminal")
+        command = arg(args, "command", str, tool="terminal")
+        if not command.strip():
+            raise ToolError("terminal: 'command' is empty")
+        timeout = arg(args, "timeout", float, tool="terminal", default=default_timeout)
+        if timeout <= 0:
+            raise ToolError("terminal: 'timeout' must be a positive number of seconds")
+        notes = []
+        if timeout > max_timeout:
+            notes.append(f"timeout capped at {max_timeout:g} s")
+            timeout = max_timeout
+        workdir = arg(args, "workdir", str, tool="terminal", default=None)
+        cwd = None
+        if workdir:
+            path = resolve_path(workdir, "terminal")
+            if not path.is_dir():
+                raise ToolError(f"terminal: workdir {workdir!r} is not an existing directory")
+            cwd = str(path)
+
+        agent = getattr(ctx, "agent", None)
+        secrets = getattr(agent, "secrets", None) or Secrets()  # the model never reads a provider key via `env`
+        env = secrets.tool_environment(_QUIET_ENV)
+        # Output goes to an unnamed temp file, not a pipe: a background job
+        # (``server &``) that keeps the pipe open cannot make us wait, and a
+        # flood of output costs disk, not memory.
+        with tempfile.TemporaryFile() as out:
+            started = time.monotonic()
+            try:
+                proc = subprocess.Popen(
+                    [shell, "-c", command],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise ToolError(f"terminal: cannot start the shell: {exc}") from None
+            stopped = None
+            try:
+                while True:
+                    left = started + timeout - time.monotonic()
+                    if left <= 0:
+                        stopped = "timeout"
+                        break
+                    try:
+                        proc.wait(timeout=min(0.1, left))
+                        break
+                    except subprocess.TimeoutExpired:
+                        if is_interrupted(agent):
+                            stopped = "interrupted"
+                            break
+            finally:
+                if stopped or proc.returncode is None:
+                    _kill_group(proc)
+            output = _read_output(out, max_chars)
+
+        hook = getattr(agent, "hook", None)
+        if hook is not None and hook.transform_terminal_output.get_hookimpls():
+            for replaced in hook.transform_terminal_output(
+                command=command, output=output, returncode=proc.returncode,
+                task_id=getattr(ctx, "task_id", ""), env_type="local", agent=agent,
+            ):
+                if isinstance(replaced, str):
+                    output = replaced
+                    break
+        result = {"exit_code": proc.returncode, "output": output}
+        if stopped == "timeout":
+            result["timed_out"] = True
+            notes.append(
+                f"command timed out after {timeout:g} s; its whole process group was killed. "
+                f"For long jobs raise 'timeout' (max {max_timeout:g} s) or run them in the background "
+                "with output to a file (nohup CMD > log 2>&1 &)"
+            )
+        elif stopped == "interrupted":
+            result["interrupted"] = True
+            notes.append("interrupted by the user; the command's process group was killed")
+        if notes:
+            result["note"] = "; ".join(notes)
+        return result
+
+    return Tool(
+        name="terminal",
+        description=(
+            "Run a shell command (bash) on this machine and return its combined stdout+stderr and exit code. "
+            "No input can be typed: use non-interactive flags (-y, --no-pager). "
+            f"'timeout' in seconds (default {default_timeout:g}, max {max_timeout:g}); on timeout the command "
+            "and everything it started are killed. 'workdir' sets the directory to run in. "
+            f"Output over {max_chars} characters keeps its beginning and end. "
+            "Prefer read_file/search_files/patch for reading and editing files."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command to run."},
+                "timeout": {"type": "number", "description": f"Seconds before the command is killed (max {max_timeout:g})."},
+                "workdir": {"type": "string", "description": "Directory to run in (default: the current directory)."},
+            },
+            "required": ["command"],
+        },
+        handler=terminal,
+        toolset="terminal",
+        parallel_safe=False,
+    )
