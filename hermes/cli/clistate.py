@@ -131,12 +131,12 @@ def remember_listing(stamp: list, records: list) -> None:
 def remember_failures(host) -> None:
     """What plugin code did wrong in this run (a hook that raised, exited or
     timed out), for ``plugins list`` and ``info`` to show afterwards."""
-    if not host.hook_errors:
+    if not host.failures.seen:
         return
     state = read_state() or {"plugins": {}}
     failures = state.setdefault("failures", {})
-    for (plugin, hook), (count, text) in host.hook_errors.items():
-        failures.setdefault(plugin, {})[hook] = text
+    for failure in host.failures.seen:
+        failures.setdefault(failure.plugin, {})[failure.hook] = failure.error
     write_state(state)
 
 

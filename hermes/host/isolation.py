@@ -25,12 +25,14 @@ times a second; it never walks another thread's stack.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import itertools
 import signal
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from kernel.types import Block, Interrupted, describe, is_user_interrupt
@@ -44,27 +46,87 @@ class HookTimeout(BaseException):
     """Raised into a hook implementation that overran its deadline."""
 
 
-class Failures:
-    """Where guards report: ``record(plugin, hook, exc)``, and the (plugin,
-    hook) pairs that timed out and are not called again."""
+@dataclass(frozen=True)
+class Failure:
+    """Plugin code that raised, exited or timed out."""
 
-    def __init__(self, record: Callable[[str, str, BaseException], None]):
-        self.record = record
+    plugin: str
+    hook: str  # the hook, or what else of the plugin's was called ("import", a method)
+    error: str  # one line: the exception's type and message
+
+
+class Watch:
+    """The failures recorded on one thread while a :meth:`Failures.watch` is open."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.failures: list = []
+
+    @property
+    def plugins(self) -> dict:
+        """plugin -> its first failure seen here."""
+        found: dict = {}
+        for failure in self.failures:
+            found.setdefault(failure.plugin, failure)
+        return found
+
+
+class Failures:
+    """Where guards report plugin failures, and the outcome callers read: every
+    failure is kept in :attr:`seen` and passed to ``report``; a caller that
+    needs to know what failed during its own call opens a :meth:`watch`.
+    Also the (plugin, hook) pairs that timed out and are not called again."""
+
+    KEPT = 1000  # a long-lived host (a server) keeps the latest failures, not all of them
+
+    def __init__(self, report: Optional[Callable[[Failure, BaseException], None]] = None):
+        self.report = report
+        self.seen: collections.deque = collections.deque(maxlen=self.KEPT)
         self.abandoned: set = set()
         self._stand_down: dict = {}  # (plugin, hook) -> [callbacks that stop its guards calling the plugin]
+        self._watches: dict = {}  # thread ident -> the watches open on it, innermost last
+
+    def record(self, plugin: str, hook: str, exc: BaseException, thread: Optional[int] = None) -> Failure:
+        """``thread``: the thread the call ran on (the watchdog records timeouts for others)."""
+        failure = Failure(plugin, hook, describe(exc))
+        self.seen.append(failure)
+        watches = self._watches.get(thread or threading.get_ident(), ())
+        for watch in watches:
+            watch.failures.append(failure)
+        if self.report is not None and not any(w.quiet for w in watches):
+            self.report(failure, exc)
+        return failure
+
+    @contextlib.contextmanager
+    def watch(self, quiet: bool = False):
+        """``with failures.watch() as seen: hook(...)``, then ``seen.failures``:
+        what failed on this thread meanwhile. ``quiet``: the caller says it
+        itself, so it is not reported (still kept)."""
+        watch, ident = Watch(quiet), threading.get_ident()
+        self._watches.setdefault(ident, []).append(watch)
+        try:
+            yield watch
+        finally:
+            self._watches[ident].remove(watch)
+            if not self._watches[ident]:
+                del self._watches[ident]
+
+    def of(self, plugin: str, hook: Optional[str] = None) -> list:
+        """The kept failures of a plugin (in one hook), oldest first."""
+        return [f for f in self.seen if f.plugin == plugin and hook in (None, f.hook)]
 
     def on_abandon(self, key: tuple, stand_down: Callable[[], None]) -> None:
         self._stand_down.setdefault(key, []).append(stand_down)
         if key in self.abandoned:
             stand_down()
 
-    def timed_out(self, plugin: str, hook: str, seconds: float) -> None:
+    def timed_out(self, plugin: str, hook: str, seconds: float, thread: Optional[int] = None) -> None:
         key = (plugin, hook)
         if key not in self.abandoned:
             self.abandoned.add(key)
             for stand_down in self._stand_down.get(key, ()):
                 stand_down()
-            self.record(plugin, hook, HookTimeout(f"timed out after {seconds:g}s"))
+            self.record(plugin, hook, HookTimeout(f"timed out after {seconds:g}s"), thread)
 
 
 class Watchdog:
@@ -218,7 +280,7 @@ class Watchdog:
             self.abandoned = True
             if first:  # marked now, though the thread may never come back
                 (plugin, hook), failures = entry[1]
-                failures.timed_out(plugin, hook, timeout)
+                failures.timed_out(plugin, hook, timeout, ident)
             self._raise_in(ident, HookTimeout)  # again each round if the plugin swallows it
 
 

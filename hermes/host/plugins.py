@@ -32,7 +32,6 @@ from hermes.host.essential import ESSENTIAL
 from hermes.host.isolation import WATCHDOG, Failures, contain, guard_plugin
 from hermes.host.paths import stamp
 from kernel.hints import close_matches
-from kernel.types import describe
 
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
@@ -247,14 +246,13 @@ class PluginHost:
         self.config = config
         self.records: list = []
         self._proxies: list = []  # (name, guarded stand-in) of every loaded plugin, in load order
-        self.hook_errors: dict = {}
         self._unusable: list = []  # (candidate, why) for the adapt_plugin hook
         self._warned: set = set()
         self._registry = None
         self._unfit: list = []  # (plugin, why): implementations a later plugin's specs rejected
         self.spec_owners: dict = {}  # spec namespace name -> the plugin that added it
         self.fingerprint: list = []  # what was installed and selected when this host was built
-        self.failures = Failures(self.record_hook_error)
+        self.failures = Failures(self._report)  # every failure of plugin code through this host
         self.pm = self._manager()
         WATCHDOG.timeout = _hook_timeout(config)
         WATCHDOG.start()
@@ -362,11 +360,10 @@ class PluginHost:
                 cand.status, cand.error = ERROR, f"its entry point's value {cand.target!r} is not 'module' or 'module:attr'"
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 continue
-            failed: list = []  # an import that raises, exits or hangs past the deadline
-            obj = contain(Failures(lambda plugin, what, exc: failed.append(exc)), cand.name, "import", cand.load)
-            if failed:
-                why = describe(failed[0])
-                cand.status, cand.error = ERROR, f"import failed: {why}"
+            with self.failures.watch(quiet=True) as seen:  # an import that raises, exits or hangs past the deadline
+                obj = self.contain(cand.name, "import", cand.load)
+            if seen.failures:
+                cand.status, cand.error = ERROR, f"import failed: {seen.failures[0].error}"
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 if cand.source == "entrypoint":
                     self._unusable.append((cand, cand.error))
@@ -385,9 +382,15 @@ class PluginHost:
 
         try:
             proxy = guard_plugin(self.pm, obj, cand.name, self.failures)
-            self.pm.register(proxy, name=cand.name)
+            with self.failures.watch() as seen:  # its register_hookspecs runs now (the hook is historic)
+                self.pm.register(proxy, name=cand.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
             cand.status, cand.error = ERROR, f"registration failed: {_one_line(exc)}"
+            log.warning("plugin %s: %s", cand.name, cand.error)
+            return
+        if cand.name in seen.plugins:
+            self.pm.unregister(name=cand.name)
+            cand.status, cand.error = ERROR, f"register_hookspecs failed: {seen.plugins[cand.name].error}"
             log.warning("plugin %s: %s", cand.name, cand.error)
             return
         if not cand.description and cand.source != "entrypoint":
@@ -413,9 +416,6 @@ class PluginHost:
                 hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
             self.drop(self.pm.get_name(plugin), "unknown hook " + ", ".join(hints))
         self._declare_config(warn=everything_loaded)
-        for (plugin, hook), (_, text) in list(self.hook_errors.items()):  # broken, as in the registry's hooks
-            if hook in ("register_hookspecs", "register_config") and self.pm.get_plugin(plugin) is not None:
-                self.drop(plugin, f"{hook} failed: {text}")
 
     def _declare_config(self, warn: bool = True) -> None:
         """Collect ``register_config`` declarations, then check the values
@@ -438,7 +438,11 @@ class PluginHost:
             else:
                 raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
 
-        self.pm.hook.register_config(declare=declare)
+        with self.failures.watch() as seen:
+            self.pm.hook.register_config(declare=declare)
+        for plugin, failure in seen.plugins.items():  # broken, as in the registry's hooks
+            if self.pm.get_plugin(plugin) is not None:
+                self.drop(plugin, f"register_config failed: {failure.error}")
         self.config.declare(keys)
         if warn:  # with third-party plugins not imported (a listing) their keys are not known
             warn_unknown_keys(self.config)
@@ -446,15 +450,11 @@ class PluginHost:
     def _spec_names(self) -> list:
         return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
 
-    def record_hook_error(self, plugin: str, hook: str, exc: BaseException) -> None:
-        key = (plugin, hook)
-        count, _ = self.hook_errors.get(key, (0, ""))
-        text = describe(exc)
-        self.hook_errors[key] = (count + 1, text)
+    def _report(self, failure, exc: BaseException) -> None:
         # the same failure from several hooks (a broken store) is one warning, repeats go to debug
-        level = logging.DEBUG if (plugin, text) in self._warned else logging.WARNING
-        self._warned.add((plugin, text))
-        log.log(level, "plugin %s: hook %s raised %s", plugin, hook, text,
+        level = logging.DEBUG if (failure.plugin, failure.error) in self._warned else logging.WARNING
+        self._warned.add((failure.plugin, failure.error))
+        log.log(level, "plugin %s: hook %s raised %s", failure.plugin, failure.hook, failure.error,
                 exc_info=exc if log.isEnabledFor(logging.DEBUG) else None)
 
     # -- per-agent managers: callbacks of one Agent never reach another

@@ -114,11 +114,10 @@ class Registry:
             hooks.append((hook, named(hook, table, kind)))
         failed: dict = {}  # plugin -> why
         for hook, register in hooks:
-            before = dict(host.hook_errors)
-            getattr(host.pm.hook, hook)(register=register, config=config)
-            for (plugin, name), (count, text) in host.hook_errors.items():
-                if name == hook and count > before.get((plugin, name), (0, ""))[0]:
-                    failed.setdefault(plugin, f"{hook} failed: {text}")
+            with host.failures.watch() as seen:
+                getattr(host.pm.hook, hook)(register=register, config=config)
+            for plugin, failure in seen.plugins.items():
+                failed.setdefault(plugin, f"{hook} failed: {failure.error}")
         # A plugin that fails while registering is broken: none of it stays half-loaded.
         for plugin, why in failed.items():
             for table in reg.named.values():

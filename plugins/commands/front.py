@@ -81,21 +81,10 @@ def ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
     caller = getattr(host.pm.hook, hook_name)
     if not caller.get_hookimpls():
         raise Fail("no session store plugin is enabled")
-    import logging
-
-    before = {key: count for key, (count, _) in host.hook_errors.items()}
-    quiet = logging.getLogger("hermes.plugins")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # a failure is said once, by the error line below
-    try:
+    with host.failures.watch(quiet=True) as seen:  # a failure is said once, by the error line below
         answer = caller(agent=None, **kwargs)
-    finally:
-        quiet.setLevel(level)
-    if answer is None:
-        failed = [text for key, (count, text) in host.hook_errors.items()
-                  if key[1] == hook_name and count > before.get(key, 0)]
-        if failed:
-            raise Fail(f"the session store failed: {failed[-1].rstrip('.')}{hint}")
+    if answer is None and seen.failures:
+        raise Fail(f"the session store failed: {seen.failures[-1].error.rstrip('.')}{hint}")
     return answer
 
 

@@ -141,8 +141,7 @@ def plugins_info(app: App, name: str, as_json: bool):
                     **{table: mine(entries) for table, entries in sorted(reg.named.items())
                        if table not in ("model_providers", "slash_commands")})
     failures = dict(_failures().get(name) or {})
-    failures.update({hook: text for (plugin, hook), (_, text) in app.host.hook_errors.items() if plugin == name}
-                    if app._host is not None else {})
+    failures.update({f.hook: f.error for f in app.host.failures.of(name)} if app._host is not None else {})
     info["failures"] = failures
     if as_json:
         echo_json(info)

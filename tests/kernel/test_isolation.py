@@ -130,10 +130,46 @@ def test_base_exceptions_in_hooks_are_contained_and_attributed(make_agent, exc, 
     with caplog.at_level(logging.WARNING, "hermes.plugins"):
         result = agent.run_conversation("hi")
     assert result["exit_reason"] == "completed" and result["final_response"] == "fine"
-    errors = agent.host.hook_errors
-    assert set(errors) == {(plugin.__name__, "pre_llm_call"), (plugin.__name__, "on_session_start")}
-    assert type(exc).__name__ in errors[(plugin.__name__, "pre_llm_call")][1]
+    failures = agent.host.failures
+    assert {(f.plugin, f.hook) for f in failures.seen} == {(plugin.__name__, "pre_llm_call"),
+                                                          (plugin.__name__, "on_session_start")}
+    assert type(exc).__name__ in failures.of(plugin.__name__, "pre_llm_call")[-1].error
     assert plugin.__name__ in caplog.text
+
+
+def test_a_watch_sees_the_failures_of_its_own_thread_and_quiet_ones_are_not_logged(caplog):
+    class Broken:
+        __name__ = "broken-watch"
+
+        @hookimpl
+        def session_title(self, session_id, agent):
+            raise RuntimeError(f"no title for {session_id}")
+
+    host = PluginHost.from_objects([Broken()], Config({}))
+    other: list = []
+    with host.failures.watch(quiet=True) as seen:
+        worker = threading.Thread(target=lambda: other.append(host.pm.hook.session_title(session_id="b", agent=None)))
+        worker.start()
+        worker.join()
+        assert host.pm.hook.session_title(session_id="a", agent=None) is None
+    assert [f.error for f in seen.failures] == ["RuntimeError: no title for a"]  # not the other thread's
+    assert list(seen.plugins) == ["broken-watch"]
+    assert [f.error for f in host.failures.of("broken-watch", "session_title")] == [
+        "RuntimeError: no title for b", "RuntimeError: no title for a"]  # both kept
+    assert "no title for b" in caplog.text and "no title for a" not in caplog.text  # the quiet one: the caller says it
+
+
+def test_a_plugin_whose_register_hookspecs_fails_is_not_loaded():
+    class Specs:
+        __name__ = "bad-specs"
+
+        @hookimpl
+        def register_hookspecs(self, add):
+            raise ValueError("spec bug")
+
+    host = PluginHost.from_objects([Specs()], Config({}))
+    assert host.pm.get_plugin("bad-specs") is None
+    assert host.record("bad-specs").error == "register_hookspecs failed: ValueError: spec bug"
 
 
 def test_a_plugin_raising_keyboard_interrupt_is_not_the_user(make_agent, monkeypatch):
@@ -148,7 +184,7 @@ def test_a_plugin_raising_keyboard_interrupt_is_not_the_user(make_agent, monkeyp
     finally:
         signal.signal(signal.SIGINT, previous)
     assert result["exit_reason"] == "completed"
-    assert ("raises-KeyboardInterrupt", "pre_llm_call") in agent.host.hook_errors
+    assert agent.host.failures.of("raises-KeyboardInterrupt", "pre_llm_call")
 
 
 WRONG_ANSWERS = {  # hook -> an answer of the wrong type
@@ -201,7 +237,7 @@ def test_the_users_interrupt_passes_every_guard(make_agent):
     result = agent.run_conversation("hi")
     assert result["exit_reason"] == "interrupted_by_user"
     assert agent.scripted.requests == []
-    assert agent.host.hook_errors == {}  # an interrupt is not the plugin's failure
+    assert not agent.host.failures.seen  # an interrupt is not the plugin's failure
 
 
 class Sleeper:
@@ -228,8 +264,8 @@ def test_a_hook_past_its_deadline_is_abandoned_and_not_called_again(make_agent, 
     assert time.monotonic() - started < 5
     assert result["exit_reason"] == "completed" and result["final_response"] == "one"
     assert "too late" not in json.dumps(agent.scripted.requests[0].messages)
-    count, text = agent.host.hook_errors[(hung.__name__, "pre_llm_call")]
-    assert "timed out after 0.5s" in text
+    [failure] = agent.host.failures.of(hung.__name__, "pre_llm_call")
+    assert "timed out after 0.5s" in failure.error
     agent.run_conversation("again")
     assert len(hung.entered) == 1  # abandoned: not called again in this process
 
@@ -258,7 +294,7 @@ def test_the_watchdog_never_walks_another_threads_stack(make_agent, monkeypatch)
     worker.start()
     worker.join(10)
     assert not worker.is_alive() and box["result"]["final_response"] == "one"
-    assert "timed out after 0.5s" in agent.host.hook_errors[(hung.__name__, "pre_llm_call")][1]
+    assert "timed out after 0.5s" in agent.host.failures.of(hung.__name__, "pre_llm_call")[-1].error
     assert walked == [] and WATCHDOG.calls == {} and WATCHDOG.marks == {}
 
 
@@ -280,7 +316,7 @@ def test_a_hook_that_finishes_late_has_its_answer_ignored(make_agent):
     result = agent.run_conversation("hi")
     assert result["final_response"] == "ok"
     assert "late context" not in json.dumps(agent.scripted.requests[0].messages)
-    assert "timed out" in agent.host.hook_errors[(late.__name__, "pre_llm_call")][1]
+    assert "timed out" in agent.host.failures.of(late.__name__, "pre_llm_call")[-1].error
 
 
 def test_a_guard_past_its_deadline_blocks_the_call(make_agent, echo_plugin):
@@ -315,7 +351,7 @@ def test_a_hung_streaming_hook_does_not_hold_the_model_call(make_agent, recorder
     assert time.monotonic() - started < 5
     assert result["exit_reason"] == "completed" and result["final_response"] == "the whole answer"
     assert result["api_calls"] == 1 and Stuck.calls == 1
-    assert "timed out" in agent.host.hook_errors[("stuck-stream", "on_stream_delta")][1]
+    assert "timed out" in agent.host.failures.of("stuck-stream", "on_stream_delta")[-1].error
     assert agent.run_conversation("again")["final_response"] == "next"
     assert Stuck.calls == 1  # abandoned for good
     assert "".join(c["text"] for c in rec.of("on_stream_delta")).endswith("next")  # the others still stream
@@ -329,7 +365,7 @@ def test_an_interrupt_never_waits_for_a_hook(make_agent):
     result = agent.run_conversation("hi")
     assert time.monotonic() - started < 2
     assert result["exit_reason"] == "interrupted_by_user" and agent.scripted.requests == []
-    assert agent.host.hook_errors == {}
+    assert not agent.host.failures.seen
 
 
 def test_async_hooks_are_awaited_under_the_same_deadline(make_agent):
@@ -352,7 +388,7 @@ def test_async_hooks_are_awaited_under_the_same_deadline(make_agent):
     result = agent.run_conversation("hi")
     assert time.monotonic() - started < 5 and result["final_response"] == "ok"
     assert "from a coroutine" in json.dumps(agent.scripted.requests[0].messages)
-    assert "timed out" in agent.host.hook_errors[("async-plugin", "on_session_start")][1]
+    assert "timed out" in agent.host.failures.of("async-plugin", "on_session_start")[-1].error
 
 
 def test_a_wrapper_that_fails_before_yielding_does_not_break_the_hook(make_agent):
@@ -375,7 +411,7 @@ def test_a_wrapper_that_fails_before_yielding_does_not_break_the_hook(make_agent
     result = agent.run_conversation("hi")
     assert result["final_response"] == "ok"
     assert "still here" in json.dumps(agent.scripted.requests[0].messages)
-    assert "wrapper bug" in agent.host.hook_errors[("bad-wrapper", "pre_llm_call")][1]
+    assert "wrapper bug" in agent.host.failures.of("bad-wrapper", "pre_llm_call")[-1].error
 
 
 # ------------------------------------------------------------ tool batches
@@ -587,6 +623,6 @@ def test_waiting_for_a_person_or_a_model_call_is_not_overrunning(make_agent, ech
                        script=script, config=config)
     result = agent.run_conversation("go")
     assert result["final_response"] == "done"
-    assert agent.host.hook_errors == {}
+    assert not agent.host.failures.seen
     assert "note: a slow summary" in json.dumps(agent.scripted.requests[1].messages)
     assert json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool")) == {"echo": "a"}

@@ -264,7 +264,7 @@ def test_a_raising_hook_is_isolated_and_attributed(make_agent, recorder):
     result = agent.run_conversation("x")
     assert result["final_response"] == "fine"
     assert len(rec.of("on_session_start")) == 1 and len(rec.of("post_api_request")) == 1
-    assert agent.host.hook_errors[("raising", "on_session_start")][1] == "RuntimeError: observer bug"
+    assert agent.host.failures.of("raising", "on_session_start")[-1].error == "RuntimeError: observer bug"
 
 
 def test_callbacks_of_one_agent_never_fire_for_another(make_agent, recorder):

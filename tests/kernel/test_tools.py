@@ -155,7 +155,7 @@ def test_a_raising_pre_tool_call_blocks_the_call(make_agent, echo_plugin):
     error = tool_results(result)[0]["error"]
     assert "broken-guard" in error and "guard bug" in error
     assert result["exit_reason"] == "completed"
-    assert agent.host.hook_errors[("broken-guard", "pre_tool_call")][0] == 1
+    assert len(agent.host.failures.of("broken-guard", "pre_tool_call")) == 1
 
 
 def test_tool_hooks_fire_on_every_path_with_ids(make_agent, echo_plugin, recorder):
