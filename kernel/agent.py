@@ -23,8 +23,9 @@ from typing import Any, Iterable, Optional
 from kernel import messages as schema
 from kernel.budget import IterationBudget
 from kernel.calls import ModelCaller
-from kernel.secrets import Secrets
+from kernel.hookspecs import CONTEXT_ENGINES, MODEL_PROVIDERS
 from kernel.protocols import Host
+from kernel.secrets import Secrets
 from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Turn, TurnResult
 
 log = logging.getLogger("hermes.agent")
@@ -76,7 +77,7 @@ class Agent:
         fallbacks = [e for e in cfg.get("fallback_providers") or [] if isinstance(e, dict)]
         self.secrets = Secrets(key_envs=[self.primary.api_key_env] + [str(e.get("api_key_env") or "") for e in fallbacks],
                                passthrough=cfg.get("tools.env_passthrough") or [])
-        if not registry.providers:
+        if not registry[MODEL_PROVIDERS]:
             raise AgentError(
                 "no model provider is enabled: install or enable a provider plugin "
                 "(see `hermes plugins list`)"
@@ -134,13 +135,13 @@ class Agent:
 
     def _select_context_engine(self):
         name = self.config.get("context.engine")
-        entry = self.host.registry.context_engines.get(name) if name else None
+        entry = self.host.registry[CONTEXT_ENGINES].get(name) if name else None
         if entry is None:
             if name and name != "compressor":
                 log.warning("context engine %r is not registered; running without one", name)
             return None
         self.context_engine_plugin = entry.plugin
-        return self.host.contain(entry.plugin, "context engine factory", entry.factory, self)
+        return self.host.contain(entry.plugin, "context engine factory", entry.value, self)
 
     def emit(self, hook_name: str, **kwargs) -> None:
         """Fire an observer hook on this agent's plugins and callbacks

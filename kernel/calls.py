@@ -15,26 +15,10 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Optional
 
-from kernel.types import (
-    CONFIG,
-    TRANSPORT,
-    ApiCall,
-    Compress,
-    GiveUp,
-    ModelRequest,
-    ModelResponse,
-    ProviderConfig,
-    ProviderError,
-    ProviderFailure,
-    Interrupted,
-    RefreshCredentials,
-    Retry,
-    SwitchProvider,
-    Turn,
-    add_usage,
-    describe,
-    is_user_interrupt,
-)
+from kernel.hookspecs import MODEL_PROVIDERS
+from kernel.types import (CONFIG, TRANSPORT, ApiCall, Compress, GiveUp, Interrupted, ModelRequest, ModelResponse,
+                          ProviderConfig, ProviderError, ProviderFailure, RefreshCredentials, Retry, SwitchProvider,
+                          Turn, add_usage, describe, is_user_interrupt)
 
 if TYPE_CHECKING:
     from kernel.agent import Agent
@@ -97,13 +81,13 @@ class ModelCaller:
         """The provider object for a config (built once, then cached)."""
         if pconf in self.providers:
             return self.providers[pconf]
-        registry = self.agent.host.registry
+        providers = self.agent.host.registry[MODEL_PROVIDERS]
         mode = pconf.api_mode or self.agent.hook.resolve_api_mode(config=pconf)
-        if not mode and len(registry.providers) == 1:
-            mode = next(iter(registry.providers))
-        entry = registry.providers.get(mode) if mode else None
+        if not mode and len(providers) == 1:
+            mode = next(iter(providers))
+        entry = providers.get(mode) if mode else None
         if entry is None:
-            known = ", ".join(sorted(registry.providers)) or "none"
+            known = ", ".join(sorted(providers)) or "none"
             what = f"no model provider named '{mode}' is enabled" if mode else f"cannot tell which provider serves {pconf.label()}"
             if mode and pconf.provider and not pconf.api_mode:  # the user named a provider, not a mode: say so
                 what = f"provider '{pconf.provider}' needs the API mode '{mode}', and no enabled plugin serves it"
@@ -118,7 +102,7 @@ class ModelCaller:
         if added:
             build = build.with_(extra=tuple(sorted(build.extra + tuple(added))))
         try:
-            provider = entry.factory(build)
+            provider = entry.value(build)
         except ProviderError:
             raise
         except BaseException as exc:  # SystemExit in a provider plugin too

@@ -19,21 +19,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from kernel.hints import close_matches
+from kernel.hints import did_you_mean
 from kernel.messages import tool_message
-from kernel.types import (
-    Approve,
-    Block,
-    Interrupted,
-    Rewrite,
-    Tool,
-    ToolCall,
-    ToolContext,
-    ToolError,
-    ToolOutcome,
-    describe,
-    is_user_interrupt,
-)
+from kernel.types import (Approve, Block, Interrupted, Rewrite, Tool, ToolCall, ToolContext, ToolError, ToolOutcome,
+                          describe, is_user_interrupt)
 
 MAX_WORKERS = 8
 APPROVED = ("once", "session", "always")  # what approve_tool_call may answer besides True
@@ -183,10 +172,8 @@ def _decide(agent, call: ToolCall) -> Optional[ToolOutcome]:
     if agent.interrupted:
         return _interrupted()
     if call.tool is None:
-        near = close_matches(call.name, agent.tools)
-        hint = f" Did you mean {', '.join(near)}?" if near else ""
-        return _failed("error", "unknown_tool", f"unknown tool '{call.name}'.{hint} Available tools: "
-                                                f"{', '.join(sorted(agent.tools)) or 'none'}")
+        return _failed("error", "unknown_tool", f"unknown tool '{call.name}'{did_you_mean(call.name, agent.tools)}. "
+                                                f"Available tools: {', '.join(sorted(agent.tools)) or 'none'}")
     if call.parse_error:
         return _failed("error", "invalid_arguments", f"{call.name}: {call.parse_error}")
     blocked = _pre_tool_call(agent, call)

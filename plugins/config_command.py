@@ -41,10 +41,9 @@ def _declared(app) -> dict:
 
 
 def _suggest(keys: dict, name: str) -> str:
-    import difflib
+    from kernel.hints import did_you_mean
 
-    near = difflib.get_close_matches(name, sorted(keys), n=1, cutoff=0.6)
-    return f" (did you mean '{near[0]}'?)" if near else ""
+    return did_you_mean(name, keys, n=1)
 
 
 def parse_value(text: str, key) -> Any:
@@ -93,9 +92,6 @@ def config_group(ctx):
     """Show, check and change config.yaml (every key a plugin declares)."""
     if ctx.invoked_subcommand is None:  # `hermes config` alone shows it, as in hermes-agent
         ctx.invoke(config_show)
-
-
-config_group.repairs_config = True  # runs while config.yaml has a wrong type: it is how one fixes it
 
 
 @config_group.command("path")
@@ -210,11 +206,9 @@ def config_check(app, as_json):
     try:
         config = app.config
         path = config.where()
-        config.quiet_unknown = True  # reported below, not as a warning as well
-        app.host  # noqa: B018 - declares the plugins' keys
+        app.load_host(warn_unknown=False)  # declares the plugins' keys; unknown ones are reported below
         problems += config.check()
-        for where, name, near in config.unknown_keys():
-            hint = f"; did you mean '{near[0]}'?" if near else ""
+        for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
@@ -233,4 +227,4 @@ def config_check(app, as_json):
 
 @hookimpl
 def register_commands(cli):
-    cli.add_command(config_group)
+    cli.add_command(config_group, repairs_config=True)  # it is how one fixes a wrong type in config.yaml

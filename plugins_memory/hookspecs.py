@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kernel import hookspec
+from kernel.hookspecs import Table
+
+MEMORY_BACKENDS = Table("register_memory_backends", callable=True)  # registry[MEMORY_BACKENDS]: name -> factory
 
 
 @hookspec

@@ -39,7 +39,6 @@ from typing import Any, Callable, Optional
 from kernel import hookimpl
 from kernel.messages import text_of
 from kernel.types import Tool
-
 from plugins_memory import settings
 from plugins_memory.file_memory import (
     MEMORY_TOOL_SCHEMA,
@@ -48,6 +47,7 @@ from plugins_memory.file_memory import (
     render_entries,
     run_memory_tool,
 )
+from plugins_memory.hookspecs import MEMORY_BACKENDS
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +116,8 @@ def _guard(what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: A
 def _registered_backends(agent: Any) -> dict:
     """name -> factory of the memory backends the plugin host collected."""
     registry = getattr(getattr(agent, "host", None), "registry", None)
-    entries = registry.table("memory_backends") if registry is not None else {}
-    return {name: getattr(entry, "factory", entry) for name, entry in entries.items()}
+    entries = registry[MEMORY_BACKENDS] if registry is not None else {}
+    return {name: entry.value for name, entry in entries.items()}
 
 
 class MemoryRuntime:

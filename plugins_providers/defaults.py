@@ -130,13 +130,11 @@ FAMILIES = (("claude-", "anthropic", "anthropic_messages"), ("gpt-", "openai", "
 def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
     """A configuration that cannot work, said in one line with what to do,
     before any key is read or request made; None when it may work."""
-    import difflib
+    from kernel.hints import did_you_mean
 
     name = provider_name(config.provider)
     if name and name not in PROVIDERS and not config.base_url:
-        near = difflib.get_close_matches(name, sorted(PROVIDERS), n=1, cutoff=0.6)
-        hint = f" (did you mean '{near[0]}'?)" if near else ""
-        return (f"unknown provider '{config.provider}'{hint}; known: {', '.join(sorted(PROVIDERS))} "
+        return (f"unknown provider '{config.provider}'{did_you_mean(name, PROVIDERS, n=1)}; known: {', '.join(sorted(PROVIDERS))} "
                 f"(or give --base-url for another endpoint)")
     if config.base_url and "://" not in config.base_url:
         return f"the base URL '{config.base_url}' has no scheme: use http://{config.base_url} (or https://)"

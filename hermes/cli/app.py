@@ -85,8 +85,8 @@ class App:
 
     A wrong type in config.yaml does not stop the command line before it
     knows the command: it stops every command except those that inspect or
-    repair config (``repairs_config = True`` on the click command, as on
-    ``hermes config`` and ``hermes plugins``), so ``hermes config set`` can
+    repair config (added with ``repairs_config=True``, as ``hermes config``
+    and ``hermes plugins`` are), so ``hermes config set`` can
     fix what it would otherwise refuse to read."""
 
     current: Optional["App"] = None  # the command's, for what main() saves at the end
@@ -154,8 +154,13 @@ class App:
     @property
     def host(self):
         """Every plugin the selection enables, loaded."""
+        return self.load_host()
+
+    def load_host(self, warn_unknown: bool = True):
+        """:attr:`host`; ``warn_unknown=False`` when the command reports the
+        config keys nobody declares itself (``hermes config check``)."""
         if self._host is None:
-            self._host = self._discover()
+            self._host = self._discover(warn_unknown=warn_unknown)
             self._host.registry  # collect registrations now, so a plugin failing there is recorded too
             state.remember_load(self._host)
         return self._checked(self._host)
@@ -173,12 +178,19 @@ class HermesGroup(click.Group):
     The essential built-ins' (``run``, ``plugins``, ``config``) load without
     the other plugins; the others load when their name is used or help is shown."""
 
-    _loaded = None  # None, "essential" or "all"
-    _loading = None  # while plugins add commands: the essential plugin adding, or "" (the guard knows whose)
-    owners: dict = {}  # command name -> the plugin whose register_commands added it
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._loaded = None  # None, "essential" or "all"
+        self._loading = None  # while plugins add commands: the essential plugin adding, or "" (the guard knows whose)
+        self.owners: dict = {}  # command name -> the plugin whose register_commands added it
+        self.repairing: set = set()  # the commands that run while config.yaml has a wrong type
 
-    def add_command(self, cmd, name=None):
+    def add_command(self, cmd, name=None, *, repairs_config: bool = False):
+        """``repairs_config``: the command inspects or fixes config, so it runs
+        while config.yaml holds a value of the wrong type."""
         super().add_command(cmd, name)
+        if repairs_config:
+            self.repairing.add(name or cmd.name)
         if self._loading == "":
             from hermes.host.isolation import WATCHDOG
 
@@ -270,7 +282,7 @@ class HermesGroup(click.Group):
         app = _app(ctx)
         # from here on, config problems stop all but the repairing commands (and
         # asking for help), also those that read the config given to register_commands
-        app.strict = not getattr(command, "repairs_config", False)
+        app.strict = name not in self.repairing
         if app.strict and not set(ctx.help_option_names) & set(_before_separator(rest)):
             app.config  # noqa: B018 - raises the first problem
         return name, command, rest

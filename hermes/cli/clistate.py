@@ -128,6 +128,46 @@ def remember_listing(stamp: list, records: list) -> None:
     write_state(state)
 
 
+def listing(app) -> list:
+    """The plugin records, from metadata and the state remembered at the last
+    load; when what is installed or selected changed since then (a fresh
+    ``pip install``), the plugins load once to find out."""
+    from hermes.host.plugins import PluginHost
+
+    remembered = read_state()
+    seen = remembered.get("plugins") or {}
+    # of the built-ins only the plugin sources are imported (their candidates
+    # are found by code); the others' descriptions were remembered
+    sources = {name for name, was in seen.items() if "discover_plugins" in (was.get("hooks") or [])}
+    listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False, builtins=sources)
+    if remembered.get("fingerprint") != listed.fingerprint:
+        return app.host.records
+    for rec in listed.records:
+        was = seen.get(rec.name) or {}
+        if not rec.description and was.get("version") == rec.version:
+            rec.description = was.get("description") or ""
+        if rec.status == "enabled" and was.get("error") and was.get("version") == rec.version:
+            rec.status, rec.error = "error", was["error"]
+    return listed.records
+
+
+def listed(app) -> list:
+    """What ``plugins list`` shows, as dicts: printed from the last listing
+    when none of the files it depends on changed (no package metadata read,
+    no plugin imported), else found again and remembered."""
+    stamp = listing_stamp()
+    records = cached_listing(stamp)
+    if records is None:
+        records = [r.as_dict() for r in listing(app)]
+        remember_listing(stamp, records)
+    return records
+
+
+def failures() -> dict:
+    """What plugin code did wrong in earlier runs: plugin -> {hook: why}."""
+    return read_state().get("failures") or {}
+
+
 def remember_failures(host) -> None:
     """What plugin code did wrong in this run (a hook that raised, exited or
     timed out), for ``plugins list`` and ``info`` to show afterwards."""

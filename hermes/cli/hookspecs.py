@@ -24,9 +24,10 @@ def register_commands(cli: click.Group, config: Config) -> None:
     """Add subcommands to the ``hermes`` command line. Fires when the command
     line names a command the kernel does not know, and when help is shown, so
     keep heavy imports inside the command functions. While config.yaml holds
-    a value of the wrong type, only commands marked ``repairs_config = True``
-    (a command that inspects or fixes config) run; every other one stops
-    with that problem before its function is called.
+    a value of the wrong type, only commands added with
+    ``cli.add_command(command, repairs_config=True)`` (a command that
+    inspects or fixes config) run; every other one stops with that problem
+    before its function is called.
 
     :param cli: the ``hermes`` click group.
     :param config: the loaded configuration (its values may still have a

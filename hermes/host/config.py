@@ -13,13 +13,13 @@ one declares is a warning with a did-you-mean (:meth:`Config.unknown`).
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from hermes.host.files import atomic_write
 from hermes.host.essential import ESSENTIAL
 from hermes.host.paths import config_dir, data_dir, hermes_home  # noqa: F401 - where config.yaml and the data live
+from kernel.hints import did_you_mean
 from kernel.keys import KERNEL_KEYS, Key
 
 
@@ -164,7 +164,7 @@ class Config:
         self._found(self.check(added))
 
     def unknown(self, layer: Optional[dict] = None) -> list:
-        """``(dotted key, close matches)`` for every key of ``layer`` (the
+        """``(dotted key, its did-you-mean)`` for every key of ``layer`` (the
         file by default) that no declared key covers; below a ``dict`` or
         ``list`` key anything goes."""
         names = set(self.keys)
@@ -179,15 +179,15 @@ class Config:
                 if dotted in sections and isinstance(value, dict):
                     walk(value, dotted + ".")
                 else:
-                    found.append((dotted, difflib.get_close_matches(dotted, sorted(names), n=1, cutoff=0.6)))
+                    found.append((dotted, did_you_mean(dotted, names, n=1)))
 
         walk(self.data if layer is None else layer, "")
         return found
 
     def unknown_keys(self) -> list:
-        """``(where, dotted key, close matches)`` of config.yaml's and the distro's defaults' unknown keys."""
-        return [(where, name, near) for where, layer in ((self.where(), self.data), ("distro config", self.defaults))
-                for name, near in self.unknown(layer)]
+        """``(where, dotted key, its did-you-mean)`` of config.yaml's and the distro's defaults' unknown keys."""
+        return [(where, name, hint) for where, layer in ((self.where(), self.data), ("distro config", self.defaults))
+                for name, hint in self.unknown(layer)]
 
     def key_for(self, name: str) -> Optional[Key]:
         """The declared key ``name`` is, or the mapping or list key it lies below; None if nobody declares it."""

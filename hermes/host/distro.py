@@ -61,19 +61,18 @@ class Distro:
         """Names this distro selects or blocks that no plugin source found, each
         with close matches (a typo in ``only`` would otherwise just leave a
         plugin out)."""
-        from kernel.hints import close_matches
+        from kernel.hints import did_you_mean
 
         known = set(known)
         named = (self.only or set()) | self.enabled | self.blocked
-        return [(name, close_matches(name, known)) for name in sorted(named - known)]
+        return [(name, did_you_mean(name, known)) for name in sorted(named - known)]
 
     def warn_unknown(self, known) -> None:
         import logging
 
-        for name, near in self.unknown_plugins(known):
-            hint = f" (did you mean {', '.join(near)}?)" if near else " (not installed?)"
+        for name, hint in self.unknown_plugins(known):
             logging.getLogger("hermes.distro").warning("distro '%s' names plugin '%s', which is not found%s",
-                                                       self.name, name, hint)
+                                                       self.name, name, hint or " (not installed?)")
 
     def config_overrides(self) -> dict:
         return {"agent.disabled_tools": list(self.blocked_tools)} if self.blocked_tools else {}
@@ -95,12 +94,11 @@ def _no_unknown(data: dict, allowed: set, where: str) -> None:
     """A distro decides what loads: a misspelt key (``onl:``) would silently
     load more, so it is an error, not a warning. (Unknown keys of its
     ``config`` block are warnings, as in config.yaml.)"""
-    import difflib
+    from kernel.hints import did_you_mean
 
     unknown = sorted(set(data) - allowed)
     if unknown:
-        hints = [k + (f" (did you mean '{near[0]}'?)" if near else "")
-                 for k in unknown for near in [difflib.get_close_matches(k, sorted(allowed), n=1, cutoff=0.6)]]
+        hints = [k + did_you_mean(k, allowed, n=1) for k in unknown]
         raise DistroError(f"{where}: unknown key(s) {', '.join(hints)}")
 
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Optional
 from hermes.host.essential import ESSENTIAL
 from hermes.host.isolation import WATCHDOG, Failures, contain, guard_plugin
 from hermes.host.paths import stamp
-from kernel.hints import close_matches
+from kernel.hints import did_you_mean
 
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
@@ -289,10 +289,11 @@ class PluginHost:
     # -- building
     @classmethod
     def discover(cls, config, *, distro=None, environ=None, import_third_party: bool = True,
-                 builtins: Optional[set] = None) -> "PluginHost":
+                 builtins: Optional[set] = None, warn_unknown: bool = True) -> "PluginHost":
         """Find, select and load the plugins. ``import_third_party=False``
         loads the built-ins only (all of them, or the ``builtins`` named):
-        what listing needs to see every candidate."""
+        what listing needs to see every candidate. ``warn_unknown=False``:
+        the caller reports config keys nobody declares itself."""
         host = cls(config)
         selection = Selection.from_config(config, environ, distro)
         candidates = entry_point_candidates()
@@ -313,7 +314,7 @@ class PluginHost:
                 host._load_all(extra)
         host._adapt_unusable(config)
         host.records = candidates + extra
-        host._verify(everything_loaded=import_third_party)
+        host._verify(warn_unknown=import_third_party and warn_unknown)
         if distro is not None:
             distro.warn_unknown(c.name for c in host.records)
         return host
@@ -340,11 +341,17 @@ class PluginHost:
 
     @classmethod
     def from_objects(cls, objects: Iterable[Any], config) -> "PluginHost":
-        """A host from plugin objects given in-process (tests, embedding)."""
+        """A host from plugin objects given in-process (tests, embedding),
+        after the essential built-ins, which every host loads."""
+        import importlib
+
         host = cls(config)
+        given = [(name, importlib.import_module(module), "essential") for name, module in ESSENTIAL.items()]
         for obj in objects:
             name = getattr(obj, "__name__", None) or type(obj).__name__
-            cand = Candidate(name=name, source="object", target=name, status=ENABLED, reason="given")
+            given.append((name, obj, "given"))
+        for name, obj, why in given:
+            cand = Candidate(name=name, source="object", target=name, status=ENABLED, reason=why)
             host._register(cand, obj)
             host.records.append(cand)
         host._verify()
@@ -400,7 +407,7 @@ class PluginHost:
         self._proxies.append((cand.name, proxy))
         self._registry = None
 
-    def _verify(self, everything_loaded: bool = True) -> None:
+    def _verify(self, warn_unknown: bool = True) -> None:
         """Once every plugin is registered (and has added its specs): a plugin
         implementing a hook nobody specifies is unloaded with a did-you-mean,
         unless it marked the implementation ``optionalhook``; then the plugins'
@@ -412,10 +419,9 @@ class PluginHost:
         for plugin in _pending(self.pm):
             hints = []
             for hook in _unknown_hooks(self.pm, plugin):
-                near = close_matches(hook, self._spec_names())
-                hints.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+                hints.append(f"'{hook}'{did_you_mean(hook, self._spec_names(), n=1)}")
             self.drop(self.pm.get_name(plugin), "unknown hook " + ", ".join(hints))
-        self._declare_config(warn=everything_loaded)
+        self._declare_config(warn=warn_unknown)
 
     def _declare_config(self, warn: bool = True) -> None:
         """Collect ``register_config`` declarations, then check the values
@@ -541,13 +547,11 @@ _warned_keys: set = set()  # one warning per unknown key and process
 def warn_unknown_keys(config) -> None:
     """One warning for the keys of config.yaml and the distro's defaults that
     no loaded part declares, each with a did-you-mean."""
-    if getattr(config, "quiet_unknown", False):  # `hermes config check` reports them itself
-        return
     by_place: dict = {}
-    for where, name, near in config.unknown_keys():
+    for where, name, hint in config.unknown_keys():
         if (where, name) not in _warned_keys:
             _warned_keys.add((where, name))
-            by_place.setdefault(where, []).append(f"'{name}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+            by_place.setdefault(where, []).append(f"'{name}'{hint}")
     for where, listed in by_place.items():
         log.warning("%s: unknown key%s %s; no loaded plugin reads %s (see `hermes config show`)", where,
                     "s" if len(listed) > 1 else "", ", ".join(listed), "them" if len(listed) > 1 else "it")

@@ -12,40 +12,32 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from hermes.host.isolation import WATCHDOG
+from kernel.hookspecs import Table
+from kernel.types import Tool
 
 if TYPE_CHECKING:
     from hermes.host.plugins import PluginHost
 
 log = logging.getLogger("hermes.plugins")
-_CALLED = ("register_model_providers", "register_context_engines")  # tables whose factories the kernel calls
 
 
 @dataclass
-class ModelProviderEntry:
-    """A provider registered through ``register_model_providers``."""
+class Entry:
+    """One name registered through a named registration hook (a
+    :class:`kernel.hookspecs.Table`): a provider's or a context engine's
+    factory, a slash command's handler, a skill's folder."""
 
     name: str
-    factory: Callable[..., Any]  # factory(ProviderConfig) -> kernel.protocols.Provider
-    description: str = ""
-    plugin: str = ""
-
-
-@dataclass
-class NamedFactory:
-    """A memory backend or context engine registered by name."""
-
-    name: str
-    factory: Callable[..., Any]
+    value: Any
     description: str = ""
     plugin: str = ""
 
 
 class Registry:
-    """What the loaded plugins registered: tools, toolsets, and a table per
-    named registration hook (``register_X(register, config)`` with
-    ``register(name, factory, description="")``): ``named["model_providers"]``,
-    ``named["context_engines"]``, ``named["slash_commands"]``, and the tables
-    of hooks plugins bring (``named["memory_backends"]``).
+    """What the loaded plugins registered: tools, toolsets, and one table per
+    named registration hook, read as ``registry[MODEL_PROVIDERS]`` with the
+    :class:`~kernel.hookspecs.Table` its spec's module exports (a string is
+    a TypeError, so a misspelt table cannot read as empty).
 
     The registration hooks are called through pluggy like any other; the
     guard says which plugin is calling ``register`` and contains its errors.
@@ -54,86 +46,75 @@ class Registry:
     def __init__(self):
         self.tools: dict = {}
         self.toolsets: dict = {}  # name -> (members, description)
-        self.named: dict = {}  # table -> {name: NamedFactory}
+        self.named: dict = {}  # table name -> {name: Entry}
         self.shadowed: dict = {}  # tool name -> [Tool, ...] that lost to the one in ``tools``
+        self._owners: dict = {}  # toolset -> the plugin that registered it
+        self._offered: dict = {}  # tool name -> [Tool, ...] in the order the plugins registered them
 
-    def table(self, name: str) -> dict:
-        return self.named.get(name, {})
-
-    @property
-    def providers(self) -> dict:
-        return self.table("model_providers")
-
-    @property
-    def context_engines(self) -> dict:
-        return self.table("context_engines")
-
-    @property
-    def slash_commands(self) -> dict:
-        return self.table("slash_commands")
+    def __getitem__(self, table: Table) -> dict:
+        if not isinstance(table, Table):
+            raise TypeError(f"registry[...] takes a kernel.hookspecs.Table, got {type(table).__name__}")
+        return self.named.get(table.name, {})  # its spec's plugin is not loaded: nothing registered
 
     @classmethod
     def collect(cls, host: PluginHost) -> "Registry":
-        from kernel.types import Tool
-
         reg = cls()
-        config = host.config
-        toolset_owner: dict = {}
-        offered: dict = {}  # tool name -> [Tool, ...] in the order the plugins registered them
-
-        def add_tool(tool):
-            if not isinstance(tool, Tool):
-                raise TypeError(f"register() expects a kernel.types.Tool, got {type(tool).__name__}")
-            if not tool.plugin:
-                tool.plugin = WATCHDOG.current_plugin()
-            offered.setdefault(tool.name, []).append(tool)
-
-        def add_toolset(name, tools, description=""):
-            if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
-                raise TypeError(f"register_toolsets: register({name!r}, tools): tools must be a list of names")
-            reg.toolsets[name] = (list(tools), description)
-            toolset_owner[name] = WATCHDOG.current_plugin()
-
-        def named(hook, target, kind):
-            def add(name, factory, description=""):
-                if not isinstance(name, str) or not name or (hook in _CALLED and not callable(factory)):
-                    raise TypeError(f"{hook}: register({name!r}, factory): a name and a callable factory, "
-                                    f"got {type(factory).__name__}")
-                entry = kind(name=name, factory=factory, description=description, plugin=WATCHDOG.current_plugin())
-                if name in target:
-                    log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", hook, name,
-                                target[name].plugin, entry.plugin)
-                target[name] = entry
-
-            return add
-
-        hooks = [("register_tools", add_tool), ("register_toolsets", add_toolset)]
-        for hook in sorted(_named_registration_hooks(host.pm)):
-            table = reg.named.setdefault(hook[len("register_"):], {})
-            kind = ModelProviderEntry if hook == "register_model_providers" else NamedFactory
-            hooks.append((hook, named(hook, table, kind)))
+        registrars = [("register_tools", reg._add_tool), ("register_toolsets", reg._add_toolset)]
+        registrars += [(table.hook, reg._adder(table)) for table in _tables(host.pm)]
         failed: dict = {}  # plugin -> why
-        for hook, register in hooks:
+        for hook, register in registrars:
             with host.failures.watch() as seen:
-                getattr(host.pm.hook, hook)(register=register, config=config)
+                getattr(host.pm.hook, hook)(register=register, config=host.config)
             for plugin, failure in seen.plugins.items():
                 failed.setdefault(plugin, f"{hook} failed: {failure.error}")
-        # A plugin that fails while registering is broken: none of it stays half-loaded.
-        for plugin, why in failed.items():
-            for table in reg.named.values():
-                for name in [n for n, entry in table.items() if entry.plugin == plugin]:
-                    del table[name]
-            for name in [n for n, owner in toolset_owner.items() if owner == plugin]:
-                reg.toolsets.pop(name, None)
+        for plugin, why in failed.items():  # broken: none of it stays half-loaded
+            reg._forget(plugin)
             host.drop(plugin, why)
-        prefer = config.section("tools.prefer")
-        for name, tools in offered.items():
+        reg._choose_tools(host.config.section("tools.prefer"), set(failed))
+        return reg
+
+    def _add_tool(self, tool) -> None:
+        if not isinstance(tool, Tool):
+            raise TypeError(f"register() expects a kernel.types.Tool, got {type(tool).__name__}")
+        if not tool.plugin:
+            tool.plugin = WATCHDOG.current_plugin()
+        self._offered.setdefault(tool.name, []).append(tool)
+
+    def _add_toolset(self, name, tools, description="") -> None:
+        if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
+            raise TypeError(f"register_toolsets: register({name!r}, tools): tools must be a list of names")
+        self.toolsets[name] = (list(tools), description)
+        self._owners[name] = WATCHDOG.current_plugin()
+
+    def _adder(self, table: Table) -> Callable:
+        target = self.named.setdefault(table.name, {})
+
+        def register(name, value, description=""):
+            if not isinstance(name, str) or not name or (table.callable and not callable(value)):
+                raise TypeError(f"{table.hook}: register({name!r}, factory): a name and a callable factory, "
+                                f"got {type(value).__name__}")
+            entry = Entry(name=name, value=value, description=description, plugin=WATCHDOG.current_plugin())
+            if name in target:
+                log.warning("%s: %s of plugin %s replaced by plugin %s (loaded earlier)", table.hook, name,
+                            target[name].plugin, entry.plugin)
+            target[name] = entry
+
+        return register
+
+    def _forget(self, plugin: str) -> None:
+        for table in self.named.values():
+            for name in [n for n, entry in table.items() if entry.plugin == plugin]:
+                del table[name]
+        for name in [n for n, owner in self._owners.items() if owner == plugin]:
+            self.toolsets.pop(name, None)
+
+    def _choose_tools(self, prefer: dict, failed: set) -> None:
+        for name, tools in self._offered.items():
             tools = [t for t in tools if t.plugin not in failed]
             if tools:
-                reg.tools[name], shadowed = _tool_winner(name, tools, prefer.get(name))
+                self.tools[name], shadowed = _tool_winner(name, tools, prefer.get(name))
                 if shadowed:
-                    reg.shadowed[name] = shadowed
-        return reg
+                    self.shadowed[name] = shadowed
 
     def expand_toolsets(self, names: Iterable[str]) -> set:
         """Tool names in the given toolsets (a toolset may include toolsets).
@@ -164,25 +145,25 @@ class Registry:
                 # a member of a composite toolset whose plugin is not loaded
                 log.info("toolset %s: member %s is not available", parent, name)
             else:
-                from kernel.hints import close_matches
+                from kernel.hints import did_you_mean
 
                 known = sorted(set(self.toolsets) | set(by_own))
-                near = close_matches(name, known)
-                hint = f" (did you mean {', '.join(near)}?)" if near else ""
-                raise KeyError(f"unknown toolset '{name}'{hint}; known: {', '.join(known) or 'none'}")
+                raise KeyError(f"unknown toolset '{name}'{did_you_mean(name, known)}; known: {', '.join(known) or 'none'}")
         return chosen
 
 
-def _named_registration_hooks(pm) -> list:
-    """The specified hooks shaped ``register_X(register, config)`` (besides
-    tools and toolsets): each fills a table of named factories."""
+def _tables(pm) -> list:
+    """A :class:`Table` per specified hook shaped ``register_X(register,
+    config)`` (besides tools and toolsets): the one its spec's module exports,
+    else a plain one (a hook another host's plugin brought)."""
     found = []
-    for name, hc in vars(pm.hook).items():
+    for name, hc in sorted(vars(pm.hook).items()):
         spec = getattr(hc, "spec", None)
         if spec is None or not name.startswith("register_") or name in ("register_tools", "register_toolsets"):
             continue
         if tuple(spec.argnames) in (("register", "config"), ("register",)):
-            found.append(name)
+            exported = [v for v in vars(spec.namespace).values() if isinstance(v, Table) and v.hook == name]
+            found.append(exported[0] if exported else Table(name))
     return found
 
 

@@ -23,6 +23,7 @@ one Agent never fire for another Agent.
 from kernel.hookspecs import callbacks, lifecycle, policy, registration
 
 hookspec = registration.hookspec
+Table, MODEL_PROVIDERS, CONTEXT_ENGINES = registration.Table, registration.MODEL_PROVIDERS, registration.CONTEXT_ENGINES
 
 #: the spec modules, in the order the reference lists them
 MODULES = (registration, lifecycle, callbacks, policy)

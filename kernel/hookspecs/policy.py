@@ -66,37 +66,6 @@ def load_session(session_id: str, agent: Agent) -> Optional[list]:
 
 
 @hookspec(firstresult=True)
-def resolve_session(session_id: str, agent: Agent) -> Optional[str]:
-    """Turn what the user typed (an id, a unique prefix) into a session id.
-
-    :param session_id: what was typed.
-    :param agent: the agent.
-    :return: the full id, or ``None`` if it names none or several.
-    """
-
-
-@hookspec(firstresult=True)
-def latest_session(platform: str, agent: Agent) -> Optional[str]:
-    """The most recent session, for ``--continue``.
-
-    :param platform: where the agent runs.
-    :param agent: the agent.
-    :return: its id, or ``None``.
-    """
-
-
-@hookspec(firstresult=True)
-def session_title(session_id: str, agent: Agent) -> Optional[str]:
-    """The name a user gave a stored session (or the session it continues),
-    for a front end that resumes it.
-
-    :param session_id: the full session id.
-    :param agent: the agent.
-    :return: the title, or ``None`` when it has none or you do not know it.
-    """
-
-
-@hookspec(firstresult=True)
 def claim_session(session_id: str, agent: Agent) -> Optional[str]:
     """Before a stored session is resumed, so that one process at a time
     writes it (a store takes a writer lock held until the session ends).

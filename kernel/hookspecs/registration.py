@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kernel import hookspec
@@ -13,6 +14,25 @@ if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
 
 # ==========================================================================
 # Registration
+
+
+@dataclass(frozen=True)
+class Table:
+    """What a named registration hook fills (``register_X(register, config)``
+    with ``register(name, value, description="")``), exported beside its
+    spec: ``host.registry[TABLE]`` is ``{name: Entry}``, so a misspelt table
+    is an ImportError, never an empty dict."""
+
+    hook: str
+    callable: bool = False  # the registered value must be callable (a factory)
+
+    @property
+    def name(self) -> str:
+        return self.hook[len("register_"):]
+
+
+MODEL_PROVIDERS = Table("register_model_providers", callable=True)  # name -> factory(ProviderConfig) -> Provider
+CONTEXT_ENGINES = Table("register_context_engines", callable=True)  # name -> factory(agent) -> ContextEngine
 
 
 @hookspec
@@ -64,21 +84,6 @@ def register_context_engines(register: Callable[..., None], config: Settings) ->
 
     :param register: ``register(name, factory, description="")``;
         ``factory(agent)`` returns a :class:`kernel.protocols.ContextEngine`.
-    :param config: the loaded configuration.
-    :return: ignored.
-    """
-
-
-@hookspec
-def register_slash_commands(register: Callable[..., None], config: Settings) -> None:
-    """Add in-chat commands; once per plugin host. ``hermes chat`` runs the
-    handler when the user types ``/name args``; the model is not called,
-    unless the handler asks for it.
-
-    :param register: ``register(name, handler, description="")``;
-        ``handler(raw_args: str, agent) -> str | dict | None``: a returned
-        string is printed; ``{"reply": str, "send": str}`` prints the reply,
-        then sends ``send`` to the model as the user's next message.
     :param config: the loaded configuration.
     :return: ignored.
     """

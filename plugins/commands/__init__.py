@@ -21,4 +21,4 @@ def register_commands(cli):
     from plugins.commands.run import run
 
     cli.add_command(run)
-    cli.add_command(plugins)
+    cli.add_command(plugins, repairs_config=True)  # disabling a plugin may fix config.yaml

@@ -12,7 +12,6 @@ import click
 
 from hermes.cli.app import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, program
 
-
 PROVIDER_OPTIONS = ("model", "provider", "base_url", "api_mode", "api_key_env")  # ProviderConfig's fields
 
 
@@ -74,13 +73,16 @@ def _preflight(agent) -> None:
         raise Fail(exc.message) from None
 
 
-def ask_store(app: App, hook_name: str, hint: str = "", **kwargs):
+def ask_store(app: App, hook_name: str, hint: str = "", needed: bool = True, **kwargs):
     """Ask the session store a question; a store that fails is an error, not
-    an empty answer (a broken state.db must not look like a missing session)."""
+    an empty answer (a broken state.db must not look like a missing session).
+    With no store: an error, or ``None`` when the answer is not ``needed``."""
     host = app.host
     caller = getattr(host.pm.hook, hook_name)
     if not caller.get_hookimpls():
-        raise Fail("no session store plugin is enabled")
+        if needed:
+            raise Fail("no session store plugin is enabled")
+        return None
     with host.failures.watch(quiet=True) as seen:  # a failure is said once, by the error line below
         answer = caller(agent=None, **kwargs)
     if answer is None and seen.failures:
@@ -100,9 +102,9 @@ def prepare_store(app: App, opts: dict) -> None:
         for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
             host.set_aside(rec.name, "--no-save")
         click.echo(f"{program()}: note: --no-save: this conversation will not be stored", err=True)
-    elif host.pm.hook.latest_session.get_hookimpls():
+    else:
         ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
-                   platform="cli")
+                  needed=False, platform="cli")
 
 
 def check_session(app: App, session_id: str) -> str:
@@ -118,10 +120,9 @@ def check_session(app: App, session_id: str) -> str:
 def claim(app: App, session_id: str) -> None:
     """One writer per session: refuse now, before any model call, when another
     process is writing it."""
-    if app.host.pm.hook.claim_session.get_hookimpls():
-        refused = ask_store(app, "claim_session", session_id=session_id)
-        if isinstance(refused, str) and refused:
-            raise Fail(refused)
+    refused = ask_store(app, "claim_session", needed=False, session_id=session_id)
+    if isinstance(refused, str) and refused:
+        raise Fail(refused)
 
 
 class CtrlC:
@@ -157,23 +158,14 @@ def finish(result, quiet: bool = False) -> None:
     """Say how the turn ended (on stderr, unless ``quiet``) and exit with its code."""
     from kernel.types import ExitReason
 
-    reason = result.exit_reason
-    if reason == ExitReason.ERROR:
-        if not quiet:
-            click.echo(f"{program()}: error: {result.error}", err=True)
-        sys.exit(EXIT_ERROR)
-    if reason == ExitReason.INTERRUPTED:
-        if not quiet:
-            click.echo(f"{program()}: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    if reason == ExitReason.BUDGET:
-        if not result.final_response:
-            if not quiet:
-                click.echo(f"{program()}: the iteration budget ran out before a final answer "
-                           "(raise it with --max-turns)", err=True)
-            sys.exit(EXIT_BUDGET)
-        if not quiet:
-            click.echo(f"{program()}: the iteration budget ran out; the answer above is the model's last word "
-                       "(raise it with --max-turns)", err=True)
-    elif not (result.final_response or "").strip() and not quiet:
-        click.echo(f"{program()}: the model returned an empty answer", err=True)
+    budget = ("the iteration budget ran out" + ("; the answer above is the model's last word" if result.final_response
+                                                 else " before a final answer") + " (raise it with --max-turns)")
+    said, code = {
+        ExitReason.ERROR: (f"error: {result.error}", EXIT_ERROR),
+        ExitReason.INTERRUPTED: ("interrupted", EXIT_INTERRUPTED),
+        ExitReason.BUDGET: (budget, 0 if result.final_response else EXIT_BUDGET),
+    }.get(result.exit_reason, ("" if (result.final_response or "").strip() else "the model returned an empty answer", 0))
+    if said and not quiet:
+        click.echo(f"{program()}: {said}", err=True)
+    if code:
+        sys.exit(code)

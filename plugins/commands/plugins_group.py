@@ -33,50 +33,6 @@ def plugins():
     """List, inspect, enable and disable plugins."""
 
 
-plugins.repairs_config = True  # runs while config.yaml has a wrong type: disabling a plugin may be the fix
-
-
-def _listing(app: App, load: bool) -> list:
-    """The plugins with their status. Without ``load``, from metadata and the
-    state cached at the last load; when what is installed or selected changed
-    since then (a fresh ``pip install``), the plugins load once to find out."""
-    from hermes.host.plugins import PluginHost
-
-    if load:
-        return app.host.records
-    remembered = state.read_state()
-    seen = remembered.get("plugins") or {}
-    # of the built-ins only the plugin sources are imported (their candidates
-    # are found by code); the others' descriptions were remembered
-    sources = {name for name, was in seen.items() if "discover_plugins" in (was.get("hooks") or [])}
-    listed = PluginHost.discover(app.config, distro=app.distro, import_third_party=False, builtins=sources)
-    if remembered.get("fingerprint") != listed.fingerprint:
-        return app.host.records
-    for rec in listed.records:
-        was = seen.get(rec.name) or {}
-        if not rec.description and was.get("version") == rec.version:
-            rec.description = was.get("description") or ""
-        if rec.status == "enabled" and was.get("error") and was.get("version") == rec.version:
-            rec.status, rec.error = "error", was["error"]
-    return listed.records
-
-
-def _listed(app: App) -> list:
-    """What ``plugins list`` shows, as dicts: printed from the last listing
-    when none of the files it depends on changed (no package metadata read,
-    no plugin imported), else found again and remembered."""
-    stamp = state.listing_stamp()
-    records = state.cached_listing(stamp)
-    if records is None:
-        records = [r.as_dict() for r in _listing(app, load=False)]
-        state.remember_listing(stamp, records)
-    return records
-
-
-def _failures() -> dict:
-    """What plugin code did wrong in earlier runs: plugin -> {hook: why}."""
-    return state.read_state().get("failures") or {}
-
 
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
@@ -84,8 +40,8 @@ def _failures() -> dict:
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
-    records = [r.as_dict(with_hooks=True) for r in _listing(app, load=True)] if hooks else _listed(app)
-    failures = _failures()
+    records = [r.as_dict(with_hooks=True) for r in app.host.records] if hooks else state.listed(app)
+    failures = state.failures()
     if as_json:
         remember_output("listing-json", echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records]))
         return
@@ -106,15 +62,13 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
 
 
 def _find(app: App, name: str):
-    from kernel.hints import close_matches
+    from kernel.hints import did_you_mean
 
-    records = _listing(app, load=False)
+    records = state.listing(app)
     for rec in records:
         if rec.name == name:
-            return rec, records
-    near = close_matches(name, [r.name for r in records])
-    hint = f"; did you mean {', '.join(near)}?" if near else "; see `hermes plugins list`"
-    raise Fail(f"no plugin named '{name}'{hint}")
+            return rec
+    raise Fail(f"no plugin named '{name}'{did_you_mean(name, [r.name for r in records]) or '; see `hermes plugins list`'}")
 
 
 @plugins.command("info")
@@ -125,11 +79,14 @@ def plugins_info(app: App, name: str, as_json: bool):
     """Details of one plugin: what it registers, what it shadows, what failed."""
     from hermes.host.plugins import ENABLED, ERROR
 
-    rec, _ = _find(app, name)
-    if rec.status in (ENABLED, ERROR):
-        rec = app.host.record(name) or rec  # loaded with the others: a clash is only seen beside them
+    rec = _find(app, name)
+    loaded = rec.status in (ENABLED, ERROR)
+    rec = (app.host.record(name) or rec) if loaded else rec  # loaded with the others: a clash is seen beside them
     info = rec.as_dict()
-    if rec.status in (ENABLED, ERROR):
+    if loaded:
+        from kernel.hookspecs import MODEL_PROVIDERS
+        from plugins.commands.hookspecs import SLASH_COMMANDS
+
         reg = app.host.registry
         mine = lambda table: sorted(n for n, entry in table.items() if entry.plugin == name)  # noqa: E731
         lost = sorted(f"{tool} (shadowed by '{reg.tools[tool].plugin}')" for tool, losers in reg.shadowed.items()
@@ -137,10 +94,10 @@ def plugins_info(app: App, name: str, as_json: bool):
         won = sorted(f"{tool} (over {', '.join(repr(t.plugin) for t in losers)})" for tool, losers in reg.shadowed.items()
                      if reg.tools[tool].plugin == name)
         info.update(hooks=rec.hooks, tools=mine(reg.tools), shadowed_tools=lost, shadows=won,
-                    providers=mine(reg.providers),
+                    providers=mine(reg[MODEL_PROVIDERS]),
                     **{table: mine(entries) for table, entries in sorted(reg.named.items())
-                       if table not in ("model_providers", "slash_commands")})
-    failures = dict(_failures().get(name) or {})
+                       if table not in (MODEL_PROVIDERS.name, SLASH_COMMANDS.name)})
+    failures = dict(state.failures().get(name) or {})
     failures.update({f.hook: f.error for f in app.host.failures.of(name)} if app._host is not None else {})
     info["failures"] = failures
     if as_json:

@@ -25,10 +25,11 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     prepare_store(app, opts)
     if opts.get("resume"):
         opts["resume"] = check_session(app, opts["resume"])
+    from plugins.commands.hookspecs import Display
+
     # the display is a plugin's (built-in: terminal); without one only the answer is printed
     console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
-    if not callable(getattr(console, "end_answer", None)):  # none, or not what the spec asks for
-        console = None
+    console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
     # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
     agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
     try:

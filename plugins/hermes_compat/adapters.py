@@ -20,7 +20,8 @@ def registration_impls(record: state.PluginRecord):
         yield "register_skills", ("register",), lambda kw: register_skills(record, kw["register"]), {
             "optionalhook": True}  # brought by the skills plugin
     if record.commands:
-        yield "register_slash_commands", ("register",), lambda kw: register_slash(record, kw["register"]), {}
+        yield "register_slash_commands", ("register",), lambda kw: register_slash(record, kw["register"]), {
+            "optionalhook": True}  # brought by the commands plugin
     if record.cli_commands:
         yield "register_commands", ("cli",), lambda kw: register_cli(record, kw["cli"]), {}
     if record.memory_providers:

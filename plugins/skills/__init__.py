@@ -20,6 +20,7 @@ index names (does not quote) such a description from any source.
 from __future__ import annotations
 
 from kernel import hookimpl
+from plugins.skills.hookspecs import SKILLS
 
 PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
 # chat's own commands and the built-in plugins': a skill of the same name is not a command
@@ -34,8 +35,8 @@ def skills_of(agent_or_config, host=None, cwd=None) -> dict:
     config = getattr(agent_or_config, "config", agent_or_config)
     host = host or getattr(agent_or_config, "host", None)
     registered = []
-    for name, entry in (host.registry.table("skills") if host is not None else {}).items():
-        skill = catalog.load(entry.factory, entry.plugin, name)
+    for name, entry in (host.registry[SKILLS] if host is not None else {}).items():
+        skill = catalog.load(entry.value, entry.plugin, name)
         if skill is not None:
             skill.description = entry.description or skill.description
             registered.append(skill)

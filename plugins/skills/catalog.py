@@ -166,10 +166,9 @@ def lookup(skills: dict, name: str) -> Skill:
     matches = [s for key, s in skills.items() if key.split(":")[-1] == name]
     if len(matches) == 1:
         return matches[0]
-    from kernel.hints import close_matches
+    from kernel.hints import did_you_mean
 
-    near = close_matches(name, skills)
-    hint = f"; did you mean {', '.join(near)}?" if near else f"; known: {', '.join(sorted(skills)) or 'none'}"
+    hint = did_you_mean(name, skills) or f"; known: {', '.join(sorted(skills)) or 'none'}"
     raise SkillError(f"no skill named {name!r}{hint}")
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kernel import hookspec
+from kernel.hookspecs import Table
+
+SKILLS = Table("register_skills")  # registry[SKILLS]: name -> the skill's folder
 
 
 @hookspec

@@ -10,6 +10,7 @@ from hermes.cli.app import EXIT_USAGE, Fail, program
 from kernel import __version__
 from kernel.types import add_usage
 from plugins.commands.front import CtrlC, ask_store, build_agent, check_session, claim, prepare_store, provider_options
+from plugins.commands.hookspecs import SLASH_COMMANDS
 
 
 @click.command()
@@ -45,7 +46,7 @@ def chat(app, cont: bool, **opts):
         for line in recap_of(app, session_id):
             click.echo(line, err=True)
     commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
-                        **{n: e.description for n, e in agent.host.registry.slash_commands.items()}}
+                        **{n: e.description for n, e in agent.host.registry[SLASH_COMMANDS].items()}}
     editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
     try:
         while True:
@@ -100,12 +101,12 @@ class Chat:
             if reply:
                 click.echo(reply)
             return
-        entry = self.agent.host.registry.slash_commands.get(name)
+        entry = self.agent.host.registry[SLASH_COMMANDS].get(name)
         if entry is None:
             self.say(f"unknown command /{name} (try /help)", "error")
             return
         try:
-            reply = entry.factory(args.strip(), self.agent)
+            reply = entry.value(args.strip(), self.agent)
         except Exception as exc:  # a plugin's command must not end the chat
             self.say(f"/{name} failed: {type(exc).__name__}: {exc}", "error")
             return

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from kernel.messages import text_of
+from plugins.commands.hookspecs import SLASH_COMMANDS
 
 
 def _text(content) -> str:
@@ -38,7 +39,7 @@ def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> lis
 
 def _help(chat, args):
     rows = [(f"/{name}", text) for name, (text, _) in BUILTIN.items()]
-    rows += [(f"/{name}", entry.description) for name, entry in sorted(chat.agent.host.registry.slash_commands.items())
+    rows += [(f"/{name}", entry.description) for name, entry in sorted(chat.agent.host.registry[SLASH_COMMANDS].items())
              if name not in BUILTIN]
     rows.append(("/exit, /quit", "leave (Ctrl+D too)"))
     width = max(len(name) for name, _ in rows)

@@ -12,6 +12,8 @@ from hermes.host.config import Config
 from hermes.host.plugins import Selection, resolve
 
 from .conftest import install_dir_plugin
+from kernel.hookspecs import MODEL_PROVIDERS
+from plugins.commands.hookspecs import SLASH_COMMANDS
 
 
 def load_compat(config: Config) -> tuple:
@@ -109,8 +111,8 @@ def test_slash_command_and_rewrite_in_place(compat_site, make_agent):
     result = agent.run_conversation("count")
     payload = json.loads(tool_results(result)[0])
     assert payload == {"count": 5, "user_task": "count"}  # "abc!!": rewritten in place before the tool ran
-    slash = agent.host.registry.slash_commands
-    assert slash["soup"].factory("leek", agent) == "soup of leek"
+    slash = agent.host.registry[SLASH_COMMANDS]
+    assert slash["soup"].value("leek", agent) == "soup of leek"
 
 
 def test_tool_request_middleware_replaces_arguments(compat_site, make_agent):
@@ -129,7 +131,7 @@ def test_side_effect_module_zero_arg_provider_and_function_targets(compat_site, 
     result = agent.run_conversation("look")
     assert [json.loads(r) for r in tool_results(result)] == [{"key": "abcd", "value": 4}, {"error": "key is required"}]
     registry = agent.host.registry
-    assert "acme" in registry.providers
+    assert "acme" in registry[MODEL_PROVIDERS]
     assert agent.hook.resolve_api_mode(config=agent.primary.with_(provider="acme-ai", api_mode="")) == "acme"
 
 

@@ -11,6 +11,8 @@ import sys
 import pytest
 
 from hermes.host.config import Config
+from kernel.hookspecs import MODEL_PROVIDERS
+from plugins.commands.hookspecs import SLASH_COMMANDS
 
 from .conftest import FIXTURES
 from .test_compat_agent import load_compat, tool_results
@@ -40,7 +42,7 @@ def test_lazy_host_imports_async_handlers_and_skills(compat_site, hermes_home, m
     assert skill["source"] == "lazy" and short["name"] == "lazy:lazy-notes"
     assert "no skill named 'nope'" in missing["error"] and "lazy:lazy-notes" in missing["error"]
     (hermes_home / "config.yaml").write_text("model: from-file\n")
-    assert agent.host.registry.slash_commands["later"].factory("", agent) == "model is from-file"
+    assert agent.host.registry[SLASH_COMMANDS]["later"].value("", agent) == "model is from-file"
     # a thread of the plugin importing a host module after loading still gets it
     hxfix_lazy.start_background()
     assert hxfix_lazy.RESULTS["home"] == str(hermes_home)
@@ -89,7 +91,7 @@ def test_model_provider_folders_load_without_opt_in(compat_site, hermes_home, ma
     cands, adapters = load_compat(cfg)
     assert cands["model-providers/zeta"].status == "enabled"
     agent = make_agent(*adapters, config=cfg, script=["hi"])
-    assert "zeta" in agent.host.registry.providers
+    assert "zeta" in agent.host.registry[MODEL_PROVIDERS]
     from plugins.hermes_compat.profiles import profile_config
     from plugins.hermes_compat.host.providers import get_provider_profile
 

@@ -8,6 +8,7 @@ import json
 from hermes.host.config import Config
 
 from .test_compat_agent import load_compat, tool_results
+from plugins_memory.hookspecs import MEMORY_BACKENDS
 
 
 def test_memory_provider_class_entry_point_is_a_memory_backend(compat_site, make_agent):
@@ -21,7 +22,7 @@ def test_memory_provider_class_entry_point_is_a_memory_backend(compat_site, make
 
     agent = make_agent(memory_plugin, *adapters, config=cfg, script=[
         {"tool_calls": [("notebook_write", {"note": "likes tea"})]}, "noted", "you like tea"])
-    assert "notebook" in agent.host.registry.table("memory_backends")
+    assert "notebook" in agent.host.registry[MEMORY_BACKENDS]
     first = agent.run_conversation("remember that I like tea")
     assert json.loads(tool_results(first)[0]) == {"saved": 1}
     agent.run_conversation("what do I like?")
@@ -45,9 +46,9 @@ def test_memory_provider_from_the_hermes_memory_provider_group(compat_site, make
     assert cands["jotter"].status == "enabled", cands["jotter"].error
     assert cands["jotter"].dist == "hermes-jotter"
     agent = make_agent(memory_plugin, *adapters, config=cfg, script=["ok"])
-    assert "notebook" in agent.host.registry.table("memory_backends")  # named by the provider's own .name
+    assert "notebook" in agent.host.registry[MEMORY_BACKENDS]  # named by the provider's own .name
     # without the memory plugin there is no memory-backend hook: the adapter's implementation is optional
-    assert make_agent(*adapters, config=cfg, script=["ok"]).host.registry.table("memory_backends") == {}
+    assert make_agent(*adapters, config=cfg, script=["ok"]).host.registry[MEMORY_BACKENDS] == {}
 
 
 def test_memory_tool_without_the_provider_active_is_an_error_the_model_reads(compat_site, make_agent):
@@ -161,7 +162,7 @@ def test_a_folder_memory_provider_answers_to_its_folder_name(compat_site, hermes
     assert cands["ledger"].status == "enabled", cands["ledger"].error
     agent = make_agent(memory_plugin, *adapters, config=cfg,
                        script=[{"tool_calls": [("ledger_add", {"line": "paid rent"})]}, "noted"])
-    backends = agent.host.registry.table("memory_backends")
+    backends = agent.host.registry[MEMORY_BACKENDS]
     assert {"ledger", "ledger-v2"} <= set(backends)  # the folder and the provider's own name
     assert json.loads(tool_results(agent.run_conversation("note it"))[0]) == {"lines": 1}  # active, so it runs
     assert "You keep a ledger." in agent.scripted.requests[0].messages[0]["content"]

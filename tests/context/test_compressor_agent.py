@@ -11,6 +11,7 @@ from plugins import compressor
 from plugins.compressor import SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX
 from plugins_memory import manager
 from plugins_memory.base import MemoryBackend
+from plugins.commands.hookspecs import SLASH_COMMANDS
 
 SMALL = {"model_context_length": 1024, "compression": {"threshold": 0.5, "protect_first_n": 1, "protect_last_n": 2}}
 
@@ -162,15 +163,15 @@ def test_memory_notes_reach_the_summary_and_the_old_session_ends(make_agent):
 def test_slash_compress_and_context(make_agent):
     model = Model()
     agent = make_agent(compressor, script=script(model))
-    commands = agent.host.registry.slash_commands
-    assert "nothing to compress" in commands["compress"].factory("", agent)
+    commands = agent.host.registry[SLASH_COMMANDS]
+    assert "nothing to compress" in commands["compress"].value("", agent)
     for i in range(3):
         agent.chat(f"question {i}")
     old = agent.session_id
-    reply = commands["compress"].factory("", agent)
+    reply = commands["compress"].value("", agent)
     assert reply.startswith("compressed 6 messages to ") and agent.parent_session_id == old and old in reply
     validate(agent.messages)
-    assert "compressions so far: 1" in commands["context"].factory("", agent)
+    assert "compressions so far: 1" in commands["context"].value("", agent)
 
 
 class AuxProviders:

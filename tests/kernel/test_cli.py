@@ -55,7 +55,7 @@ def test_enable_disable_persist_and_unknown_name(hermes, hermes_home):
     assert hermes("plugins", "enable", "scripted-provider").returncode == 0
     out = hermes("plugins", "enable", "scripted-provdier")
     assert out.returncode == 1
-    assert out.stderr.strip() == "hermes: error: no plugin named 'scripted-provdier'; did you mean scripted-provider?"
+    assert out.stderr.strip() == "hermes: error: no plugin named 'scripted-provdier' (did you mean 'scripted-provider'?)"
 
 
 def test_plugins_info(hermes):

@@ -123,8 +123,8 @@ def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_erro
     out = hermes("config", "check", "--json")
     report = json.loads(out.stdout)
     assert out.returncode == 1 and report["ok"] is False
-    assert report["problems"] == [f"{path}: unknown key 'modle'; did you mean 'model'?",
-                                  f"{path}: unknown key 'agent.max_turn'; did you mean 'agent.max_turns'?"]
+    assert report["problems"] == [f"{path}: unknown key 'modle' (did you mean 'model'?)",
+                                  f"{path}: unknown key 'agent.max_turn' (did you mean 'agent.max_turns'?)"]
     out = hermes("plugins", "info", "core-tools")  # any command that loads the plugins warns, once
     warnings = [line for line in out.stderr.splitlines() if "unknown key" in line]
     assert len(warnings) == 1 and "'modle' (did you mean 'model'?)" in warnings[0], out.stderr

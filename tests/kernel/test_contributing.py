@@ -89,7 +89,8 @@ def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, cap
     Voice.choose_voice = hookimpl(Voice.choose_voice)
     config = Config({"weather": {"days": 5}})
     host = PluginHost.from_objects([scripted_plugin([]), voices, weather, Voice()], config)
-    assert {r.name: r.status for r in host.records} == {"scripted": "enabled", "voices": "enabled",
+    assert {r.name: r.status for r in host.records} == {"commands": "enabled", "config-command": "enabled",
+                                                         "scripted": "enabled", "voices": "enabled",
                                                          "weather": "enabled", "Voice": "enabled"}
     agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
     assert agent.ask("choose_voice", text="hello") == "calm"

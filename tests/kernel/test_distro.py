@@ -95,7 +95,7 @@ def test_a_distro_naming_an_unknown_plugin_warns_with_close_matches(hermes, tmp_
     d = write(tmp_path, "name: typo\nplugins:\n  only: [scripted-provider, scripted-provder]\n  blocked: [nothing-like-it]\n")
     out = hermes("--distro", d, "plugins", "list", "--json")
     assert out.returncode == 0, out.stderr
-    assert "distro 'typo' names plugin 'scripted-provder', which is not found (did you mean scripted-provider?)" \
+    assert "distro 'typo' names plugin 'scripted-provder', which is not found (did you mean 'scripted-provider'?)" \
         in out.stderr
     assert "names plugin 'nothing-like-it', which is not found (not installed?)" in out.stderr
     rows = json.loads(out.stdout)
@@ -209,7 +209,7 @@ def test_a_misspelt_selection_key_is_an_error_with_a_did_you_mean(hermes, tmp_pa
 def test_unknown_keys_of_a_distros_config_block_are_a_warning(hermes, tmp_path):
     d = write(tmp_path, "name: x\nconfig: {agent: {max_turn: 5}}\n")
     out = hermes("--distro", d, "config", "check")
-    assert out.returncode == 1 and "distro config: unknown key 'agent.max_turn'; did you mean 'agent.max_turns'?" \
+    assert out.returncode == 1 and "distro config: unknown key 'agent.max_turn' (did you mean 'agent.max_turns'?)" \
         in out.stdout
 
 

@@ -325,7 +325,7 @@ def test_no_provider_enabled_is_a_clear_error():
 
 
 def test_unknown_toolset_is_a_clear_error(make_agent, echo_plugin):
-    with pytest.raises(AgentError, match="unknown toolset 'tset'.*did you mean test"):
+    with pytest.raises(AgentError, match="unknown toolset 'tset' \\(did you mean 'test'"):
         make_agent(echo_plugin, toolsets=["tset"])
     agent = make_agent(echo_plugin, toolsets=["test"], blocked_tools=["boom"])
     assert "boom" not in agent.tools and "echo" in agent.tools

@@ -61,7 +61,7 @@ def test_unknown_tool_bad_json_and_handler_exception_become_results(make_agent, 
     result = agent.run_conversation("go")
     assert result["exit_reason"] == "completed" and result["final_response"] == "recovered"
     errors = [r["error"] for r in tool_results(result)]
-    assert "unknown tool 'ecko'" in errors[0] and "Did you mean echo" in errors[0]
+    assert "unknown tool 'ecko'" in errors[0] and "(did you mean 'echo', 'aecho'?)" in errors[0]
     assert "not valid JSON" in errors[1]
     assert errors[2] == "boom failed: RuntimeError: kaboom"
     assert "must be a JSON object" in errors[3]

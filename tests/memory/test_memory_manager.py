@@ -13,6 +13,7 @@ from kernel import hookimpl
 from plugins_memory import manager
 from plugins_memory.base import MemoryBackend
 from plugins_memory.file_memory import parse_entries
+from plugins.commands.hookspecs import SLASH_COMMANDS
 
 
 def system_of(request) -> str:
@@ -300,7 +301,7 @@ def test_slash_memory_shows_files_and_backend(make_agent, hermes_home):
         manager, script=[{"tool_calls": [("memory", {"action": "add", "target": "user", "content": "name: Ada"})]}, "ok"]
     )
     agent.chat("I am Ada")
-    reply = agent.host.registry.slash_commands["memory"].factory("", agent)
+    reply = agent.host.registry[SLASH_COMMANDS]["memory"].value("", agent)
     assert "USER.md (1 entries, 9/1375 chars)" in reply and "  - name: Ada" in reply
     assert "MEMORY.md (0 entries, 0/2200 chars)" in reply and "external backend: none" in reply
 

@@ -107,7 +107,7 @@ def test_hermes_skills_install_list_show_remove(hermes, hermes_home, tmp_path):
     shown = hermes("skills", "show", "bee-care").stdout
     assert "file: notes.md" in shown and "Open it on a warm day." in shown
     missing = hermes("skills", "show", "bee-cair")
-    assert missing.returncode == 1 and "did you mean bee-care?" in missing.stderr
+    assert missing.returncode == 1 and "(did you mean 'bee-care'?)" in missing.stderr
     assert hermes("skills", "remove", "bee-care").returncode == 0
     gone = hermes("skills", "remove", "bee-care")
     assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no skill 'bee-care'")
