@@ -91,7 +91,8 @@ class Agent:
         self.context_engine_plugin = "context engine"  # whose code the engine is (failures are the plugin's)
         self.context_engine = self._select_context_engine()
         if self.context_engine is not None:
-            for tool in getattr(self.context_engine, "tools", lambda: [])() or []:
+            engine = self.context_engine  # one that does not subclass ContextEngine may lack tools(): its failure
+            for tool in self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) or []:
                 self.tools.setdefault(tool.name, tool)
 
         self.session_id = new_session_id()
@@ -350,29 +351,42 @@ class Agent:
         if self._owns_budget:
             self.budget.reset()
         if conversation_history is not None:
-            history = schema.repair(conversation_history)
-            if history and history[0].get("role") == "system":
-                if system_message is None and self._system_prompt is None:
-                    system_message = history[0].get("content") or ""
-                history = history[1:]
-            self.messages = history
-            self._loaded = True
+            system_message = self._take_history(conversation_history, system_message)
         elif not self._loaded:
             refused = self._load_history()
             if refused:  # another process writes this session: nothing of this turn is run or stored
                 return self._result(turn, ExitReason.ERROR, refused, None)
-
         first_turn = not self._session_started
         if first_turn:
             self._start_session(reason="resume" if self.messages else "new")
         if self._system_prompt is None or (system_message is not None and first_turn):
             self._system_prompt = self._build_system_prompt(system_message)
-
         before = len(self.messages)
         schema.append_user(self.messages, user_message)
         self._persist([{"role": "user", "content": user_message}])
+        exit_reason, error, final = self._work(turn, first_turn, before)
+        if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
+            final = self._answer(turn, final)
+        self.emit(
+            "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
+            model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
+        )
+        return self._result(turn, exit_reason, error, final)
 
-        exit_reason, error, final = ExitReason.COMPLETED, None, None
+    def _take_history(self, history: list, system_message: Optional[str]) -> Optional[str]:
+        """A history the caller passed replaces this agent's; its system
+        message becomes the system prompt unless one is given or built."""
+        history = schema.repair(history)
+        if history and history[0].get("role") == "system":
+            if system_message is None and self._system_prompt is None:
+                system_message = history[0].get("content") or ""
+            history = history[1:]
+        self.messages, self._loaded = history, True
+        return system_message
+
+    def _work(self, turn: Turn, first_turn: bool, before: int) -> tuple:
+        """Model and tool calls until the turn ends: (exit reason, error, final answer)."""
         try:
             if self.context_engine is not None and self._should_compress():
                 self.compress("preflight")
@@ -383,36 +397,30 @@ class Agent:
                             type(chosen).__name__, self.primary.label())
                 chosen = None
             self.provider_config = chosen or self.primary
-            exit_reason, error, final = self._loop(turn, context)
+            return self._loop(turn, context)
         except Interrupted:
-            exit_reason = ExitReason.INTERRUPTED
+            self.emit("on_status", status="interrupted", detail="interrupted by the user")
+            return ExitReason.INTERRUPTED, None, None
         except Exception as exc:  # a bug in the kernel or a plugin: end the turn, keep the history
             log.exception("turn failed")
-            exit_reason, error = ExitReason.ERROR, f"{type(exc).__name__}: {exc}"
-        if exit_reason == ExitReason.INTERRUPTED:
-            self.emit("on_status", status="interrupted", detail="interrupted by the user")
+            return ExitReason.ERROR, f"{type(exc).__name__}: {exc}", None
 
-        if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
-            for replaced in self.hook.transform_llm_output(
-                response_text=final, session_id=self.session_id, model=self.provider_config.model,
-                platform=self.platform, agent=self,
-            ):
-                if isinstance(replaced, str) and replaced:
-                    final = replaced
-                    self.messages[-1]["content"] = final
-                    break
-            self._persist([self.messages[-1]])
-            self.emit(
-                "post_llm_call", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-                user_message=user_message, assistant_response=final, conversation_history=list(self.messages),
-                model=self.provider_config.model, platform=self.platform,
-            )
+    def _answer(self, turn: Turn, final: str) -> str:
+        """The final answer, as ``transform_llm_output`` leaves it: stored, then ``post_llm_call``."""
+        for replaced in self.hook.transform_llm_output(
+            response_text=final, session_id=self.session_id, model=self.provider_config.model,
+            platform=self.platform, agent=self,
+        ):
+            if isinstance(replaced, str) and replaced:
+                self.messages[-1]["content"] = final = replaced
+                break
+        self._persist([self.messages[-1]])
         self.emit(
-            "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
-            model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
+            "post_llm_call", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+            user_message=turn.user_message, assistant_response=final, conversation_history=list(self.messages),
+            model=self.provider_config.model, platform=self.platform,
         )
-        return self._result(turn, exit_reason, error, final)
+        return final
 
     def _result(self, turn: Turn, exit_reason: str, error: Optional[str], final: Optional[str]) -> TurnResult:
         return TurnResult(

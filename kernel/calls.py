@@ -136,9 +136,8 @@ class ModelCaller:
             raise ProviderError(response.message or "the model call failed", reason=TRANSPORT)
         return response.content or ""
 
-    def call(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto",
-                    offer_tools: bool = True, max_tokens: Optional[int] = None, stream: Optional[bool] = None,
-                    aux_task: str = ""):
+    def call(self, turn: Turn, request_messages: list, *, tool_choice: str = "auto", offer_tools: bool = True,
+             max_tokens: Optional[int] = None, stream: Optional[bool] = None, aux_task: str = ""):
         """Call the current provider; on failure ask the policy and execute
         its decision. Returns a ModelResponse or a GiveUp."""
         attempt, compressed, refreshed = 0, False, set()
@@ -146,53 +145,18 @@ class ModelCaller:
             if self.agent.interrupted:
                 raise Interrupted()
             pconf = self.agent.provider_config
-            turn.api_request_id = uuid.uuid4().hex
-            tools = [t.schema() for t in self.agent.tools.values()] if offer_tools else []
-            request = ModelRequest(
-                model=pconf.model, messages=request_messages, tools=tools, tool_choice=tool_choice,
-                stream=bool(self.agent.stream if stream is None else stream),
-                max_tokens=max_tokens or self.agent.config.get("agent.max_tokens"),
-                session_id=self.agent.session_id,
-            )
+            request = self._request(turn, pconf, request_messages, tool_choice, offer_tools, max_tokens, stream)
             emitter = _Emitter(self, request)
             call = self._api_call(turn, pconf, request, aux_task)
             try:
-                provider = self.provider_for(pconf)
-                turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
-                if self.agent.hook.pre_api_request.get_hookimpls():
-                    self.agent.hook.pre_api_request(call=call, agent=self.agent)
-                self.agent.emit("on_thinking", active=True)
-                try:
-                    response = self._interruptible(provider, request, emitter)
-                finally:
-                    self.agent.emit("on_thinking", active=False)
+                return self._attempt(turn, pconf, call, request, emitter)
             except ProviderError as exc:
                 error = exc
-            else:
-                self._after_success(turn, call, response)
-                return response
-            # failed: tell the observers, then ask the policy
             attempt += 1
-            turn.failures.append((pconf.label(), str(error)))
-            call.ended_at = time.time()
-            if self.agent.hook.api_request_error.get_hookimpls():
-                self.agent.hook.api_request_error(call=call, error=error, attempt=attempt, agent=self.agent)
-            refreshed_now = False
-            while True:
-                decision = self.agent.hook.on_provider_error(
-                    failure=ProviderFailure(
-                        error=error, config=pconf, primary=self.agent.primary, attempt=attempt,
-                        delta_shown=emitter.delta_shown, history=list(turn.failures), turn_state=turn.policy_state,
-                    ),
-                    agent=self.agent,
-                )
-                if not (isinstance(decision, RefreshCredentials) and pconf not in refreshed):
-                    break
-                refreshed.add(pconf)
-                if self._refresh(pconf) is not False:
-                    refreshed_now = True  # call again with the re-read key
-                    break
-                attempt += 1  # the key did not change: ask again rather than repeat a call bound to fail
+            self._observe_failure(turn, pconf, call, error, attempt)
+            decision, attempt, refreshed_now = self._decide(turn, pconf, error, attempt, emitter.delta_shown, refreshed)
+            if refreshed_now:
+                continue  # call again with the re-read key
             if isinstance(decision, Retry):
                 self.agent.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
                 if self.agent.wait_for_interrupt(max(0.0, decision.delay)):
@@ -200,23 +164,69 @@ class ModelCaller:
             elif isinstance(decision, SwitchProvider):
                 self.agent.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
                 self.agent.provider_config, attempt = decision.config, 0
-            elif refreshed_now:
-                pass
             elif isinstance(decision, Compress) and not compressed and offer_tools and self.agent.compress("overflow"):
-                compressed = True
-                request_messages = self.agent.request_messages("")
+                compressed, request_messages = True, self.agent.request_messages("")
             else:
-                message = decision.message if isinstance(decision, GiveUp) and decision.message else _summary(turn.failures)
-                return GiveUp(message)
+                return GiveUp(decision.message if isinstance(decision, GiveUp) and decision.message
+                              else _summary(turn.failures))
+
+    def _request(self, turn: Turn, pconf: ProviderConfig, messages: list, tool_choice: str, offer_tools: bool,
+                 max_tokens: Optional[int], stream: Optional[bool]) -> ModelRequest:
+        turn.api_request_id = uuid.uuid4().hex
+        return ModelRequest(
+            model=pconf.model, messages=messages, tool_choice=tool_choice,
+            tools=[t.schema() for t in self.agent.tools.values()] if offer_tools else [],
+            stream=bool(self.agent.stream if stream is None else stream),
+            max_tokens=max_tokens or self.agent.config.get("agent.max_tokens"), session_id=self.agent.session_id,
+        )
+
+    def _attempt(self, turn: Turn, pconf: ProviderConfig, call: ApiCall, request: ModelRequest,
+                 emitter: _Emitter) -> ModelResponse:
+        """One call of the provider, with the API hooks around it."""
+        provider = self.provider_for(pconf)
+        turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
+        if self.agent.hook.pre_api_request.get_hookimpls():
+            self.agent.hook.pre_api_request(call=call, agent=self.agent)
+        self.agent.emit("on_thinking", active=True)
+        try:
+            response = self._interruptible(provider, request, emitter)
+        finally:
+            self.agent.emit("on_thinking", active=False)
+        self._after_success(turn, call, response)
+        return response
+
+    def _observe_failure(self, turn: Turn, pconf: ProviderConfig, call: ApiCall, error: ProviderError,
+                         attempt: int) -> None:
+        turn.failures.append((pconf.label(), str(error)))
+        call.ended_at = time.time()
+        if self.agent.hook.api_request_error.get_hookimpls():
+            self.agent.hook.api_request_error(call=call, error=error, attempt=attempt, agent=self.agent)
+
+    def _decide(self, turn: Turn, pconf: ProviderConfig, error: ProviderError, attempt: int, delta_shown: bool,
+                refreshed: set) -> tuple:
+        """Ask the policy what to do about ``error``. A RefreshCredentials is
+        carried out here, once per provider config: when the key did not
+        change the policy is asked again rather than repeat a call bound to
+        fail. Returns (decision, attempt, whether to call again now)."""
+        while True:
+            decision = self.agent.hook.on_provider_error(
+                failure=ProviderFailure(error=error, config=pconf, primary=self.agent.primary, attempt=attempt,
+                                        delta_shown=delta_shown, history=list(turn.failures),
+                                        turn_state=turn.turn_state),
+                agent=self.agent,
+            )
+            if not (isinstance(decision, RefreshCredentials) and pconf not in refreshed):
+                return decision, attempt, False
+            refreshed.add(pconf)
+            if self._refresh(pconf) is not False:
+                return decision, attempt, True
+            attempt += 1
 
     def _refresh(self, pconf: ProviderConfig):
         """Ask the provider to re-read its key: True/None if it may have
         changed, False if the provider says it did not."""
-        refresh = getattr(self.providers.get(pconf), "refresh_credentials", None)
-        if refresh is None:
-            return None
         try:
-            return refresh()
+            return self.providers[pconf].refresh_credentials()
         except Exception as exc:
             log.warning("refreshing credentials of %s failed: %s", pconf.label(), exc)
             return None
@@ -305,21 +315,16 @@ class ModelCaller:
         if self.agent.hook.post_api_request.get_hookimpls():
             self.agent.hook.post_api_request(call=call, response=response, agent=self.agent)
 
-
-
-
     def close(self) -> None:
         """Let the call thread go and close the providers that say how."""
         if self._thread is not None:
             self._thread.retire()
             self._thread = None
         for provider in self.providers.values():
-            closer = getattr(provider, "close", None)
-            if closer is not None:
-                try:
-                    closer()
-                except Exception:
-                    pass
+            try:
+                provider.close()
+            except Exception:  # closing is best effort: the answer is already in
+                pass
 
 
 class _CallThread:

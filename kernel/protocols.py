@@ -23,18 +23,24 @@ class Emitter(Protocol):
 
 class Provider(Protocol):
     """A model provider, built by the factory registered through
-    ``register_model_providers``. Only ``complete`` is required."""
+    ``register_model_providers``. Subclass it for the optional methods'
+    defaults (the kernel calls them all)."""
 
     def complete(self, request: ModelRequest, emit: Emitter) -> ModelResponse: ...
 
-    # optional: def refresh_credentials(self) -> bool  (re-read the key; True if it changed)
-    # optional: def close(self) -> None
+    def refresh_credentials(self) -> bool:
+        """Re-read the key (the fallback policy asked): True if it changed."""
+        return False
+
+    def close(self) -> None:
+        """The agent is done with this provider."""
 
 
 class ContextEngine(Protocol):
     """What manages the history's size, built by the factory registered
     through ``register_context_engines`` (``factory(agent)``). Every call is
-    contained: an engine that raises never breaks a turn."""
+    contained: an engine that raises never breaks a turn. Subclass it for
+    the default of ``tools``."""
 
     def update_from_response(self, usage: dict) -> None:
         """The normalized usage of each successful model call."""
@@ -47,7 +53,9 @@ class ContextEngine(Protocol):
         ``overflow``, ``manual``; ``notes``: what ``on_pre_compress``
         implementations asked to keep, such as memory's notes)."""
 
-    # optional: def tools(self) -> list[Tool]  (tools the model may call, e.g. to search the history)
+    def tools(self) -> list:
+        """Tools the model may call (``kernel.types.Tool``), e.g. to search the history."""
+        return []
 
 
 # --------------------------------------------------------------------------

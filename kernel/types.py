@@ -222,7 +222,7 @@ class Turn:
     api_calls: int = 0
     usage: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
-    policy_state: dict = field(default_factory=dict)
+    turn_state: dict = field(default_factory=dict)  # the fallback policy's, as ProviderFailure.turn_state
 
 
 class ExitReason:

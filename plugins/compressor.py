@@ -35,6 +35,7 @@ from typing import Any, Callable, Optional
 
 from kernel import hookimpl
 from kernel.keys import Key
+from kernel.protocols import ContextEngine
 from kernel.messages import problems, repair
 from plugins import auxiliary
 
@@ -242,7 +243,7 @@ def join(head: list, summary: dict, tail: list) -> list:
     return out + rest
 
 
-class Compressor:
+class Compressor(ContextEngine):
     """One per agent (``factory(agent)``); counters follow hermes-agent's names."""
 
     name = NAME

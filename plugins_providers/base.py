@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
+from kernel.protocols import Provider
 from kernel.types import CONFIG, ModelRequest, ModelResponse, ProviderConfig, ProviderError
 from plugins_providers import defaults
 from plugins_providers.errors import classify, missing_key
@@ -19,7 +20,7 @@ DEFAULT_TIMEOUT = 600.0
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
 
 
-class SDKProvider:
+class SDKProvider(Provider):
     api_mode = ""
 
     def __init__(self, config: ProviderConfig):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kernel import hookimpl
+from kernel.protocols import Provider
 from kernel.types import CONFIG, ModelRequest, ModelResponse, ProviderError, normalize_usage
 
 NAME = "scripted"
@@ -82,7 +83,7 @@ def to_response(step: Any, request: ModelRequest) -> ModelResponse:
     )
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """Plays a script; records every request in ``requests``."""
 
     def __init__(self, steps: Iterable[Any] = ()):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
+from kernel.protocols import ContextEngine
 from plugins.hermes_compat import state
 from plugins.hermes_compat.bridge import call_plugin_callable
 from plugins.hermes_compat.state import log
 from plugins.hermes_compat.tools_commands import tool_text
 
 
-class ContextEngineAdapter:
+class ContextEngineAdapter(ContextEngine):
     """A hermes ``ContextEngine`` as the kernel's context engine
     (``update_from_response``, ``should_compress``, ``compress``, ``tools``)."""
 

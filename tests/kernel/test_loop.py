@@ -6,6 +6,7 @@ import pytest
 from hermes.host.config import Config
 from hermes.host.plugins import PluginHost
 from kernel import hookimpl
+from kernel.protocols import ContextEngine
 from kernel.agent import Agent, AgentError
 from kernel.messages import validate
 from kernel.types import (
@@ -208,8 +209,45 @@ def test_refresh_credentials_then_retry(make_agent):
     assert calls == ["call", "refresh", "call"]
 
 
+def test_optional_methods_come_from_the_protocols_and_a_provider_without_them_is_contained(make_agent, caplog):
+    from kernel.protocols import Provider
+    from kernel.types import ModelResponse
+
+    calls = []
+
+    class Plain(Provider):  # only complete(): refresh_credentials and close are the Protocol's defaults
+        def complete(self, request, emit):
+            calls.append("call")
+            if len(calls) == 1:
+                raise ProviderError("expired", reason="auth", status_code=401)
+            return ModelResponse(content="second try")
+
+    class Bare:  # no base class, no optional method
+        def complete(self, request, emit):
+            raise ProviderError("expired", reason="auth", status_code=401)
+
+    class Providers:
+        __name__ = "providers"
+
+        @hookimpl
+        def register_model_providers(self, register):
+            register("plain", lambda cfg: Plain())
+            register("bare", lambda cfg: Bare())
+
+    assert Provider.refresh_credentials(Plain()) is False and ContextEngine.tools(None) == []
+    # the default says the key did not change: the policy is asked again instead of repeating the call
+    agent = make_agent(Providers(), Policy([RefreshCredentials(), Retry(0)]), api_mode="plain")
+    assert agent.run_conversation("x")["final_response"] == "second try" and calls == ["call", "call"]
+    agent.close()  # Provider.close: nothing to do, nothing raised
+    bare = make_agent(Providers(), Policy([RefreshCredentials(), GiveUp("gave up")]), api_mode="bare")
+    result = bare.run_conversation("x")
+    assert result["exit_reason"] == "error" and result["error"] == "gave up"
+    assert "refreshing credentials of bare" in caplog.text  # its missing method is a warning, not a crash
+    bare.close()
+
+
 def test_context_overflow_compresses_once_and_retries(make_agent):
-    class Engine:
+    class Engine(ContextEngine):
         def __init__(self, agent):
             self.compressed = 0
 

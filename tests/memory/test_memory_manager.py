@@ -10,6 +10,7 @@ import time
 import pytest
 
 from kernel import hookimpl
+from kernel.protocols import ContextEngine
 from plugins_memory import manager
 from plugins_memory.base import MemoryBackend
 from plugins_memory.file_memory import parse_entries
@@ -280,7 +281,7 @@ def test_pre_compress_returns_the_backends_notes_and_the_engine_gets_them(make_a
     assert manager.on_pre_compress(messages=list(agent.messages), agent=agent) == "remember: the user is called Ada"
     got = []
 
-    class Engine:
+    class Engine(ContextEngine):
         def update_from_response(self, usage):
             pass
 

@@ -11,6 +11,7 @@ import pytest
 
 from hermes.host.config import Config
 from kernel import hookimpl
+from kernel.protocols import ContextEngine
 from kernel.types import Tool, ToolContext, ToolError
 from plugins import agent_tools, core_tools
 
@@ -357,7 +358,7 @@ def test_children_start_when_the_parent_has_context_engine_tools(make_agent):
     from kernel import hookimpl
     from kernel.types import Tool
 
-    class Engine:
+    class Engine(ContextEngine):
         def update_from_response(self, usage):
             pass
 
