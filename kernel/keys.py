@@ -20,7 +20,8 @@ class Key:
     ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``,
     ``list`` or ``dict`` (or a tuple of them); a ``dict`` or ``list`` key is
     free-form below it. ``minimum`` is the least number that makes sense (a
-    budget of -5 is as wrong as one of "lots")."""
+    budget of -5 is as wrong as one of "lots"). ``alias_for`` names the key
+    this one is another name for: read when that one is not set."""
 
     name: str
     type: type
@@ -28,6 +29,7 @@ class Key:
     help: str = ""
     owner: str = "kernel"
     minimum: Optional[float] = None
+    alias_for: str = ""
 
     @property
     def kind(self) -> str:

@@ -30,8 +30,6 @@ HOST_KEYS = [
     Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>", owner="host"),
     Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned", owner="host",
         minimum=0),
-    Key("plugins.hook_callback_timeout", float, None, "hermes-agent's name for plugins.hook_timeout (read when "
-        "that is not set)", owner="host", minimum=0),
     Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}", owner="host"),
 ]
 
@@ -79,6 +77,7 @@ class Config:
         self.overrides = dict(overrides or {})  # dotted keys that win over the file (a distro's blocks)
         self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
         self.keys: dict = _known_mapping(KERNEL_KEYS + HOST_KEYS)  # plugins add theirs (declare)
+        self._aliases: dict = {}  # key -> the declared key that is another name for it
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
         # lenient: a wrong type is kept in ``problems`` instead of raised, so the
@@ -99,6 +98,9 @@ class Config:
             value = _lookup(layer, dotted)
             if value is not _MISSING and value is not None and (screen is None or screen.accepts(value)):
                 return value
+        alias = self._aliases.get(dotted)  # another part's name for this key (hermes-agent's, say)
+        if alias is not None and self.get(alias, None) is not None:
+            return self.get(alias)
         if default is not _MISSING:
             return default
         return known.default if known else None
@@ -161,6 +163,8 @@ class Config:
         added = [k for k in keys if k.name not in self.keys]
         for key in added:
             self.keys[key.name] = key
+            if key.alias_for:
+                self._aliases.setdefault(key.alias_for, key.name)
         self._found(self.check(added))
 
     def unknown(self, layer: Optional[dict] = None) -> list:

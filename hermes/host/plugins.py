@@ -231,8 +231,6 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
 
 def _hook_timeout(config) -> float:
     value = config.get("plugins.hook_timeout", None)
-    if value is None:  # a config written for hermes-agent spells it so
-        value = config.get("plugins.hook_callback_timeout", None)
     try:
         return max(0.0, float(30 if value is None else value))
     except (TypeError, ValueError):
@@ -450,6 +448,7 @@ class PluginHost:
             if self.pm.get_plugin(plugin) is not None:
                 self.drop(plugin, f"register_config failed: {failure.error}")
         self.config.declare(keys)
+        WATCHDOG.timeout = _hook_timeout(self.config)  # a plugin may declare another name for it
         if warn:  # with third-party plugins not imported (a listing) their keys are not known
             warn_unknown_keys(self.config)
 

@@ -30,9 +30,14 @@ def discover_plugins(config):
 
 @hookimpl
 def register_config(declare):
-    """The config_schema of every loaded hermes plugin (manifest v2)."""
+    """hermes-agent's name for the hook deadline, and the config_schema of
+    every loaded hermes plugin (manifest v2)."""
     import sys
 
+    from kernel.keys import Key
+
+    declare(Key("plugins.hook_callback_timeout", float, None, "hermes-agent's name for plugins.hook_timeout (read "
+                "when that is not set)", minimum=0, alias_for="plugins.hook_timeout"))
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:
         from plugins.hermes_compat.manifests import declare_schemas

@@ -257,8 +257,11 @@ class Sleeper:
 
 @pytest.mark.parametrize("key", ["hook_timeout", "hook_callback_timeout"])  # the second is hermes-agent's name
 def test_a_hook_past_its_deadline_is_abandoned_and_not_called_again(make_agent, key):
+    import plugins.hermes_compat  # declares hermes-agent's name (the host knows only its own)
+
     hung = Sleeper("pre_llm_call", 60, answer={"context": "too late"})
-    agent = make_agent(hung, script=["one", "two"], config={"plugins": {key: 0.5}})
+    compat = [plugins.hermes_compat] if key == "hook_callback_timeout" else []
+    agent = make_agent(hung, *compat, script=["one", "two"], config={"plugins": {key: 0.5}})
     started = time.monotonic()
     result = agent.run_conversation("hi")
     assert time.monotonic() - started < 5
