@@ -315,6 +315,54 @@ def test_a_plugin_whose_specs_or_config_declarations_fail_is_unloaded(make_agent
     assert not agent.hook.pre_tool_call.get_hookimpls() and agent.run_conversation("go").final_response == "fine"
 
 
+def test_a_plugins_registration_table_is_read_with_the_table_its_spec_module_exports():
+    import types
+
+    from kernel import hookimpl, hookspec
+    from kernel.hookspecs import Table
+
+    specs = types.ModuleType("voice_specs")
+    specs.VOICES = Table("register_voices", callable=True)
+
+    def register_voices(register, config):
+        """Voices by name. :param register: register(name, speak). :param config: the config. :return: ignored."""
+
+    specs.register_voices = hookspec(register_voices)
+    specs.register_accents = hookspec(lambda register: None)  # a table nobody exports a Table for
+    specs.register_accents.__name__ = "register_accents"
+
+    class Owner:
+        __name__ = "voices"
+
+        @hookimpl
+        def register_hookspecs(self, add):
+            add(specs)
+
+        @hookimpl
+        def register_voices(self, register):
+            register("calm", lambda text: text.lower(), "a quiet voice")
+
+        @hookimpl
+        def register_accents(self, register):
+            register("plain", "not callable, and need not be")
+
+    class NotCallable:
+        __name__ = "bad-voice"
+
+        @hookimpl
+        def register_voices(self, register):
+            register("loud", "SHOUT")
+
+    host = PluginHost.from_objects([Owner(), NotCallable()], Config({}))
+    registry = host.registry
+    assert registry[specs.VOICES]["calm"].value("HI") == "hi" and registry[specs.VOICES]["calm"].plugin == "voices"
+    assert registry[Table("register_accents")]["plain"].value == "not callable, and need not be"
+    assert host.record("bad-voice").error.startswith("register_voices failed: TypeError")
+    assert registry[Table("register_nothing")] == {}  # no loaded plugin specifies it
+    with pytest.raises(TypeError, match="takes a kernel.hookspecs.Table"):
+        registry["voices"]  # noqa: B018 - a string is a mistake, not an empty table
+
+
 def test_cli_shows_a_plugin_that_failed_in_registration(hermes, tmp_path):
     from tests.conftest import ROOT
 
