@@ -196,20 +196,6 @@ class ApiCall:
         """Seconds from sending to the answer or the failure (0 before either)."""
         return max(0.0, self.ended_at - self.started_at) if self.ended_at else 0.0
 
-    @property
-    def char_count(self) -> int:
-        return sum(len(m["content"]) for m in self.request.messages if isinstance(m.get("content"), str))
-
-    @property
-    def approx_input_tokens(self) -> int:
-        return self.char_count // 4
-
-    def body(self) -> dict:
-        """The request body in OpenAI chat form (what hermes-agent hooks call ``request["body"]``)."""
-        r = self.request
-        return {"model": r.model, "messages": r.messages, "tools": r.tools, "tool_choice": r.tool_choice,
-                "stream": r.stream}
-
 
 @dataclass
 class Turn:

@@ -93,11 +93,14 @@ def _api_kwargs(hook: str, kw: dict) -> dict:
                base_url=call.base_url, api_mode=call.api_mode, api_call_count=call.number,
                started_at=call.started_at, message_count=len(call.request.messages))
     if hook == "pre_api_request":
+        r = call.request
+        chars = sum(len(m["content"]) for m in r.messages if isinstance(m.get("content"), str))
+        body = {"model": r.model, "messages": r.messages, "tools": r.tools, "tool_choice": r.tool_choice,
+                "stream": r.stream}  # the request body in OpenAI chat form, as hermes-agent's hooks get it
         out.update(user_message=call.user_message, conversation_history=list(getattr(agent, "messages", []) or []),
-                   request_messages=list(call.request.messages), tool_count=len(call.request.tools),
-                   approx_input_tokens=call.approx_input_tokens, request_char_count=call.char_count,
-                   max_tokens=call.request.max_tokens, middleware_trace=[],
-                   request={"method": "POST", "body": call.body()})
+                   request_messages=list(r.messages), tool_count=len(r.tools), approx_input_tokens=chars // 4,
+                   request_char_count=chars, max_tokens=r.max_tokens, middleware_trace=[],
+                   request={"method": "POST", "body": body})
     elif hook == "post_api_request":
         response = kw["response"]
         message = response.to_message()

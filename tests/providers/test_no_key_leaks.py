@@ -25,7 +25,7 @@ class Everything:
 
     @hookimpl
     def pre_api_request(self, call):
-        self._keep(call=call, body=call.body(), extra=call.request.extra)
+        self._keep(call=call, request=call.request, extra=call.request.extra)
 
     @hookimpl
     def post_api_request(self, call, response):
