@@ -31,27 +31,6 @@ class Key:
     minimum: Optional[float] = None
     alias_for: str = ""
 
-    @property
-    def kind(self) -> str:
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        kind = " or ".join(_KINDS.get(t, t.__name__) for t in types)
-        return kind if self.minimum is None else f"{kind} of at least {self.minimum:g}"
-
-    def accepts(self, value: Any) -> bool:
-        if value is None:
-            return True  # an empty key means "use the default"
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        if isinstance(value, bool):
-            return bool in types
-        if float in types:
-            types = types + (int,)
-        if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
-            return False
-        return isinstance(value, types)
-
-
-_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
-          dict: "a mapping"}
 
 # the keys the loop reads (names follow hermes-agent where it has them)
 KERNEL_KEYS = [

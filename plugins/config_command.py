@@ -107,10 +107,12 @@ def config_path():
 @click.pass_obj
 def config_show(app, as_json):
     """Every declared key with its value, where the value comes from, and its help."""
+    from hermes.host.config import kind
+
     keys = _declared(app)
     config = app.config
     rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": config.source(k.name),
-             "type": k.kind, "owner": k.owner, "help": k.help,
+             "type": kind(k), "owner": k.owner, "help": k.help,
              # a value of the wrong type is skipped by get(): the default applies until it is fixed
              "problem": (config.check([k]) or [None])[0]} for k in sorted(keys.values(), key=lambda k: k.name)]
     if as_json:

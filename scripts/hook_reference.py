@@ -158,6 +158,8 @@ def render(specs: list) -> str:
 def render_config(host=None) -> str:
     import json
 
+    from hermes.host.config import kind
+
     keys = sorted((host or _builtin_host()).config.keys.values(), key=lambda k: (k.owner not in LAYER_NAMES, LAYER_NAMES.index(k.owner) if k.owner in LAYER_NAMES else 0, k.owner, k.name))
     out = [
         "# Config keys",
@@ -171,7 +173,7 @@ def render_config(host=None) -> str:
     ]
     for k in keys:
         default = "" if k.default is None else json.dumps(k.default)
-        out.append(f"| `{k.name}` | {k.kind} | {f'`{default}`' if default else ''} | {k.owner} | "
+        out.append(f"| `{k.name}` | {kind(k)} | {f'`{default}`' if default else ''} | {k.owner} | "
                    f"{k.help.replace('|', '/')} |")
     return "\n".join(out) + "\n"
 

@@ -34,6 +34,31 @@ HOST_KEYS = [
 ]
 
 
+_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
+          dict: "a mapping"}
+
+
+def kind(key: Key) -> str:
+    """What a key's values must be, in words (``an integer of at least 1``)."""
+    types = key.type if isinstance(key.type, tuple) else (key.type,)
+    words = " or ".join(_KINDS.get(t, t.__name__) for t in types)
+    return words if key.minimum is None else f"{words} of at least {key.minimum:g}"
+
+
+def accepts(key: Key, value: Any) -> bool:
+    """Is ``value`` one the key takes? An empty value means "use the default"."""
+    if value is None:
+        return True
+    types = key.type if isinstance(key.type, tuple) else (key.type,)
+    if isinstance(value, bool):
+        return bool in types
+    if float in types:
+        types = types + (int,)
+    if key.minimum is not None and isinstance(value, (int, float)) and value < key.minimum:
+        return False
+    return isinstance(value, types)
+
+
 def _known_mapping(keys: list) -> dict:
     return {k.name: k for k in keys}
 
@@ -92,11 +117,11 @@ class Config:
         plugin code never reads one."""
         known = self.keys.get(dotted)
         screen = known if known is not None and self.problems else None  # only while something is wrong
-        if dotted in self.overrides and (screen is None or screen.accepts(self.overrides[dotted])):
+        if dotted in self.overrides and (screen is None or accepts(screen, self.overrides[dotted])):
             return self.overrides[dotted]
         for layer in (self.data, self.defaults):
             value = _lookup(layer, dotted)
-            if value is not _MISSING and value is not None and (screen is None or screen.accepts(value)):
+            if value is not _MISSING and value is not None and (screen is None or accepts(screen, value)):
                 return value
         alias = self._aliases.get(dotted)  # another part's name for this key (hermes-agent's, say)
         if alias is not None and self.get(alias, None) is not None:
@@ -132,9 +157,9 @@ class Config:
                 ("distro", _lookup(self.defaults, key.name)),
                 ("override", self.overrides.get(key.name, _MISSING)),
             ):
-                if value is not _MISSING and not key.accepts(value):
+                if value is not _MISSING and not accepts(key, value):
                     where = self.where() if source == "file" else f"{source} settings"
-                    problems.append(f"{where}: {key.name}: expected {key.kind}, got {_describe(value)}")
+                    problems.append(f"{where}: {key.name}: expected {kind(key)}, got {_describe(value)}")
         if keys is not None:
             return problems
         for i, entry in enumerate(self.get("fallback_providers") or []):

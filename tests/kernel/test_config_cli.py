@@ -7,7 +7,7 @@ import json
 
 import yaml
 
-from hermes.host.config import Config, ConfigError
+from hermes.host.config import Config, ConfigError, kind
 from hermes.host.plugins import PluginHost
 from kernel import hookimpl
 from kernel.keys import Key
@@ -29,7 +29,7 @@ def test_a_plugin_declares_its_keys_with_type_default_and_help(caplog):
     assert config.get("weather.city") == "Oslo" and config.get("weather.days") == 5
     assert config.keys["weather.days"].owner == "weather"  # a Key declared whole is its declarer's too
     key = config.keys["weather.city"]
-    assert (key.owner, key.help, key.kind) == ("weather", "the city to forecast", "a string")
+    assert (key.owner, key.help, kind(key)) == ("weather", "the city to forecast", "a string")
     assert "model" in config.keys and "memory.provider" not in config.keys  # the kernel's table holds its own only
     assert any("unknown key 'agent.max_turn' (did you mean 'agent.max_turns'?)" in r.getMessage()
                for r in caplog.records)

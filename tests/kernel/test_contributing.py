@@ -65,7 +65,7 @@ def _files(snippet: str) -> dict:
 
 
 def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, caplog):
-    from hermes.host.config import Config
+    from hermes.host.config import Config, kind
     from hermes.host.plugins import PluginHost
     from kernel.agent import Agent
     from kernel.types import ProviderConfig
@@ -95,6 +95,6 @@ def test_the_spec_and_config_snippets_work_as_written(tmp_path, monkeypatch, cap
     agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
     assert agent.ask("choose_voice", text="hello") == "calm"
     assert config.get("weather.city") == "Oslo" and config.get("weather.days") == 5
-    assert config.keys["weather.days"].kind == "an integer of at least 1"
+    assert kind(config.keys["weather.days"]) == "an integer of at least 1"
     for mod in ("voices", "voices.hookspecs", "weather"):
         sys.modules.pop(mod, None)
