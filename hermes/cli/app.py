@@ -240,16 +240,16 @@ class HermesGroup(click.Group):
 
     def _add_essential_commands(self) -> None:
         """The essential built-ins' commands, without the plugin host: they are
-        our own modules, always loaded, and their ``register_commands`` take
-        only ``cli`` (the host calls them again with the others)."""
+        our own modules, always loaded (the host adds them again with the
+        others, through their ``register_commands``)."""
         import importlib
 
-        from hermes.host.essential import ESSENTIAL
+        from hermes.host.essential import ESSENTIAL, commands_module
 
-        for name, module in ESSENTIAL.items():
+        for name in ESSENTIAL:
             self._loading = name
             try:
-                importlib.import_module(module).register_commands(cli=self)
+                importlib.import_module(commands_module(name)).add_commands(cli=self)
             finally:
                 self._loading = None
 

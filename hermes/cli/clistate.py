@@ -218,10 +218,9 @@ def help_key(prog: str, width: int) -> str:
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     files = [os.path.join(root, "hermes", "cli", "app.py"), str(state_file(COMMANDS_CACHE))]
-    for module in ESSENTIAL.values():  # the essential commands' help is in their modules
-        where = os.path.join(root, *module.split("."))
-        files += [os.path.join(where, name) for name in sorted(os.listdir(where)) if name.endswith(".py")] \
-            if os.path.isdir(where) else [where + ".py"]
+    for module in ESSENTIAL.values():  # the essential commands' help is in their packages
+        where = os.path.join(root, *module.split(".")[:-1])
+        files += [os.path.join(where, name) for name in sorted(os.listdir(where)) if name.endswith(".py")]
     rows = [__version__, prog, str(width), *(f"{stamp(f)}" for f in files)]
     return "|".join([*rows, *(listing_stamp() if _distro[0] else [])])
 

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from kernel.types import Block, Interrupted, describe, is_user_interrupt
+from kernel.exceptions import Interrupted, describe, is_user_interrupt
 
 FAIL_CLOSED = frozenset({"pre_tool_call"})
 UNTIMED = frozenset({"approve_tool_call", "clarify"})  # they wait for a person, who may take a while
@@ -315,7 +315,9 @@ def run_awaitable(awaitable) -> Any:
     return box.get("value")
 
 
-def _blocked(plugin: str, hook: str, why: str) -> Block:
+def _blocked(plugin: str, hook: str, why: str):
+    from kernel.types import Block  # only a guarding hook's failure needs it
+
     return Block(f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})")
 
 

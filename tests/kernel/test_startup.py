@@ -62,8 +62,9 @@ def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_hom
     assert second == first and "core-tools" in second
     heavy = {"importlib.metadata", "yaml", "hermes.host.plugins", "hermes.host.config", "logging", "sqlite3"}
     # of the plugins only the essential built-ins' modules, for their commands (`plugins` is one)
-    essential = {"plugins", "plugins.commands", "plugins.commands.front", "plugins.commands.plugins_group",
-                 "plugins.commands.run", "plugins.config_command"}
+    essential = {"plugins", "plugins.commands", "plugins.commands.cli", "plugins.commands.front",
+                 "plugins.commands.plugins_group", "plugins.commands.run", "plugins.config_command",
+                 "plugins.config_command.cli"}
     assert not heavy & mods and {m for m in mods if m.split(".")[0] in ("plugins", "plugins_memory",
                                                                          "plugins_providers")} == essential
     # each thing the listing depends on, changed, is seen at once

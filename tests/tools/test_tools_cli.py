@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY_POINTS = """[hermes.plugins]
-commands = plugins.commands
+commands = plugins.commands.plugin
 scripted-provider = plugins_providers.scripted
 core-tools = plugins.core_tools
 agent-tools = plugins.agent_tools

@@ -1,13 +1,5 @@
-"""Built-in plugin config-command: ``hermes config show|get|set|unset|path|check``.
-
-Every key it knows is declared: the kernel's own and those the loaded plugins
-declare through ``register_config``. ``set`` takes the form hermes-agent's
-CLI takes (``hermes config set KEY VALUE``, a dotted key; ``true``/``false``,
-numbers and YAML lists are typed), checks the value against the key's type
-before it writes, and writes config.yaml atomically. A key nobody declares
-needs ``--force`` (below a mapping key such as ``plugins.entries`` anything
-goes). Secrets are refused: hermes reads keys from the environment only.
-"""
+"""``hermes config``: the click group and its commands (no plugin machinery:
+``hermes --help`` adds them without loading plugins)."""
 
 from __future__ import annotations
 
@@ -15,8 +7,6 @@ import re
 from typing import Any
 
 import click
-
-from kernel import hookimpl
 
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
@@ -227,6 +217,5 @@ def config_check(app, as_json):
         raise SystemExit(1)
 
 
-@hookimpl
-def register_commands(cli):
+def add_commands(cli) -> None:
     cli.add_command(config_group, repairs_config=True)  # it is how one fixes a wrong type in config.yaml
