@@ -126,25 +126,35 @@ def claim(app: App, session_id: str) -> None:
 
 
 class CtrlC:
-    """First Ctrl+C interrupts the turn cleanly; a second one exits at once."""
+    """First Ctrl+C interrupts the turn cleanly; a second one exits at once.
+    SIGTERM and SIGHUP (``timeout``, a closed terminal, a service stopping)
+    stop the turn the same way, so the tools' process groups are killed and
+    the turn is stored before hermes exits; :attr:`stopped_by` then names the
+    signal, for an exit code of 128 + it."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self, agent):
         from kernel.types import Interrupted  # here, never in the handler: imports and signals do not mix
 
         self.agent, self.hits, self.interrupted = agent, 0, Interrupted
+        self.stopped_by: Optional[signal.Signals] = None
 
     def __enter__(self):
-        self.previous = signal.signal(signal.SIGINT, self._handle)
+        self.previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS}
         return self
 
     def _handle(self, signum, frame):
         self.hits += 1
+        if signum != signal.SIGINT and self.stopped_by is None:
+            self.stopped_by = signal.Signals(signum)
         if self.hits > 1:
             raise self.interrupted()
         self.agent.interrupt()  # raises here when the turn is inside a plugin's hook: never wait for it
 
     def __exit__(self, *exc):
-        signal.signal(signal.SIGINT, self.previous)
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
 
 
 def shown(app: App, console, answer) -> bool:
@@ -154,15 +164,17 @@ def shown(app: App, console, answer) -> bool:
                                                     answer, default=failed) is not failed
 
 
-def finish(result, quiet: bool = False) -> None:
-    """Say how the turn ended (on stderr, unless ``quiet``) and exit with its code."""
+def finish(result, quiet: bool = False, stopped_by: Optional[signal.Signals] = None) -> None:
+    """Say how the turn ended (on stderr, unless ``quiet``) and exit with its
+    code; a turn a signal stopped (``stopped_by``) exits with 128 + it."""
     from kernel.types import ExitReason
 
     budget = ("the iteration budget ran out" + ("; the answer above is the model's last word" if result.final_response
                                                  else " before a final answer") + " (raise it with --max-turns)")
     said, code = {
         ExitReason.ERROR: (f"error: {result.error}", EXIT_ERROR),
-        ExitReason.INTERRUPTED: ("interrupted", EXIT_INTERRUPTED),
+        ExitReason.INTERRUPTED: (f"stopped by {stopped_by.name}" if stopped_by else "interrupted",
+                                 128 + stopped_by if stopped_by else EXIT_INTERRUPTED),
         ExitReason.BUDGET: (budget, 0 if result.final_response else EXIT_BUDGET),
     }.get(result.exit_reason, ("" if (result.final_response or "").strip() else "the model returned an empty answer", 0))
     if said and not quiet:

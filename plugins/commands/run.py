@@ -33,7 +33,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
     agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
     try:
-        with CtrlC(agent):
+        with CtrlC(agent) as stop:
             result = agent.run_conversation(text)
     finally:
         agent.close()
@@ -41,4 +41,4 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         echo_json(result.to_dict())
     elif not shown(app, console, result.final_response) and result.final_response:
         click.echo(result.final_response)
-    finish(result, quiet=as_json)
+    finish(result, quiet=as_json, stopped_by=stop.stopped_by)

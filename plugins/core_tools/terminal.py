@@ -178,7 +178,8 @@ def make_terminal(config=None) -> Tool:
             )
         elif stopped == "interrupted":
             result["interrupted"] = True
-            notes.append("interrupted by the user; the command's process group was killed")
+            notes.append("interrupted before it finished (Ctrl+C, or hermes was told to stop); the command's process group "
+                         "was killed")
         if notes:
             result["note"] = "; ".join(notes)
         return result

@@ -74,12 +74,15 @@ class Chat:
         self.usage: dict = {}
 
     def turn(self, text: str) -> None:
-        with CtrlC(self.agent):
+        with CtrlC(self.agent) as stop:
             result = self.agent.run_conversation(text)
         self.usage = add_usage(self.usage, result.usage)
         self.console.end_answer(result.final_response)
         if result.exit_reason == "error":
             self.say(f"{program()}: error: {result.error}", "error")
+        elif stop.stopped_by:  # hermes is asked to end: the turn is stored, the chat ends with it
+            self.say(f"(stopped by {stop.stopped_by.name})", "status")
+            raise SystemExit(128 + stop.stopped_by)
         elif result.interrupted:
             self.say("(interrupted)", "status")
         elif result.exit_reason == "budget_exhausted" and not result.final_response:

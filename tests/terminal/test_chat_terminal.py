@@ -186,3 +186,23 @@ def test_on_slash_command_fires_before_every_chat_command(make_agent, capsys):
     assert seen == [("echo", "hi there", agent.session_id), ("tools", "", agent.session_id),
                     ("nope", "x", agent.session_id)]  # unknown commands too: an observer sees what was typed
     assert "echo hi there" in out.out and "unknown command /nope" in out.err
+
+
+def test_a_stop_signal_during_a_tool_ends_the_chat_after_killing_the_tool(terminal, tmp_path):
+    import signal
+    import time
+
+    started, victim = tmp_path / "started", tmp_path / "victim"
+    chat, _ = terminal([{"tool_calls": [["terminal", {"command": f"touch {started}; sleep 4; touch {victim}"}]]},
+                        "never reached"], "--yolo")
+    chat.expect("hermes> ")
+    chat.line("go")
+    deadline = time.monotonic() + 20
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), chat.seen
+    chat.child.kill(signal.SIGTERM)
+    assert chat.close() == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM" in chat.seen
+    time.sleep(4.5)  # past the moment the command would have touched the victim
+    assert not victim.exists()
