@@ -11,6 +11,7 @@ from typing import Optional
 import click
 
 from hermes.cli.app import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, program
+from hermes.cli.output import printable
 
 PROVIDER_OPTIONS = ("model", "provider", "base_url", "api_mode", "api_key_env")  # ProviderConfig's fields
 
@@ -126,11 +127,9 @@ def claim(app: App, session_id: str) -> None:
 
 
 class CtrlC:
-    """First Ctrl+C interrupts the turn cleanly; a second one exits at once.
-    SIGTERM and SIGHUP (``timeout``, a closed terminal, a service stopping)
-    stop the turn the same way, so the tools' process groups are killed and
-    the turn is stored before hermes exits; :attr:`stopped_by` then names the
-    signal, for an exit code of 128 + it."""
+    """First Ctrl+C interrupts the turn cleanly; a second one exits at once. SIGTERM
+    and SIGHUP (``timeout``, a closed terminal) stop it alike, so the tools' process
+    groups die and the turn is stored first; :attr:`stopped_by` names the signal."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -178,6 +177,6 @@ def finish(result, quiet: bool = False, stopped_by: Optional[signal.Signals] = N
         ExitReason.BUDGET: (budget, 0 if result.final_response else EXIT_BUDGET),
     }.get(result.exit_reason, ("" if (result.final_response or "").strip() else "the model returned an empty answer", 0))
     if said and not quiet:
-        click.echo(f"{program()}: {said}", err=True)
+        click.echo(printable(f"{program()}: {said}", sys.stderr), err=True)  # an error may quote a server
     if code:
         sys.exit(code)

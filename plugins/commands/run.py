@@ -7,6 +7,7 @@ import sys
 import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
+from hermes.cli.output import printable
 from plugins.commands.front import CtrlC, build_agent, check_session, finish, prepare_store, provider_options, shown
 
 
@@ -40,5 +41,5 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     if as_json:
         echo_json(result.to_dict())
     elif not shown(app, console, result.final_response) and result.final_response:
-        click.echo(result.final_response)
+        click.echo(printable(result.final_response, sys.stdout))
     finish(result, quiet=as_json, stopped_by=stop.stopped_by)

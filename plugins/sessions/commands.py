@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import time
 
 import click
@@ -15,6 +16,13 @@ def _when(ts) -> str:
 def _one_line(text, width: int) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _echo(text: str) -> None:
+    """A line of stored text: on a terminal its escape sequences are shown, not obeyed."""
+    from hermes.cli.output import printable
+
+    click.echo(printable(text, sys.stdout))
 
 
 def _fail(message: str) -> click.ClickException:
@@ -86,11 +94,11 @@ def sessions_group(config) -> click.Group:
             _print_json(rows)
             return
         if not rows:
-            click.echo("No sessions yet.")
+            _echo("No sessions yet.")
             return
         for r in rows:
             label = r["title"] or r["preview"] or ""
-            click.echo(
+            _echo(
                 f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} {r['model'] or '-':<16} "
                 f"{r['message_count']:>5} msgs  {_one_line(label, 60)}"
             )
@@ -107,20 +115,20 @@ def sessions_group(config) -> click.Group:
         if as_json:
             _print_json({"session": meta, "messages": messages})
             return
-        click.echo(f"session {sid}" + (f"  \"{meta['title']}\"" if meta["title"] else ""))
-        click.echo(
+        _echo(f"session {sid}" + (f"  \"{meta['title']}\"" if meta["title"] else ""))
+        _echo(
             f"  model {meta['model'] or '-'}  provider {meta['provider'] or '-'}  platform {meta['platform'] or '-'}"
         )
-        click.echo(f"  started {_when(meta['started_at'])}  last ended {_when(meta['ended_at'])}"
+        _echo(f"  started {_when(meta['started_at'])}  last ended {_when(meta['ended_at'])}"
                    f" ({meta['end_reason'] or '-'})")
         if meta["parent_session_id"]:
-            click.echo(f"  parent {meta['parent_session_id']} ({meta['start_reason'] or '-'})")
-        click.echo(
+            _echo(f"  parent {meta['parent_session_id']} ({meta['start_reason'] or '-'})")
+        _echo(
             f"  tokens in {meta['input_tokens']} out {meta['output_tokens']} cache read "
             f"{meta['cache_read_tokens']} write {meta['cache_write_tokens']}  api calls {meta['api_call_count']}"
         )
         for i, msg in enumerate(messages):
-            click.echo(_format_message(i, msg))
+            _echo(_format_message(i, msg))
 
     @group.command("search")
     @click.argument("query")
@@ -134,10 +142,10 @@ def sessions_group(config) -> click.Group:
             _print_json(hits)
             return
         if not hits:
-            click.echo("No matches.")
+            _echo("No matches.")
             return
         for h in hits:
-            click.echo(f"{h['session_id']}  [{h['seq']}] {h['role']:<9} {_one_line(h['snippet'], 100)}")
+            _echo(f"{h['session_id']}  [{h['seq']}] {h['role']:<9} {_one_line(h['snippet'], 100)}")
 
     @group.command("title")
     @click.argument("session_id")

@@ -7,6 +7,7 @@ import sys
 import click
 
 from hermes.cli.app import EXIT_USAGE, Fail, program
+from hermes.cli.output import printable
 from kernel import __version__
 from kernel.types import add_usage
 from plugins.commands.front import CtrlC, ask_store, build_agent, check_session, claim, prepare_store, provider_options
@@ -44,7 +45,7 @@ def chat(app, cont: bool, **opts):
                      "dim", sys.stderr), err=True)
     if session_id:
         for line in recap_of(app, session_id):
-            click.echo(line, err=True)
+            click.echo(printable(line, sys.stderr), err=True)
     commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
                         **{n: e.description for n, e in agent.host.registry[SLASH_COMMANDS].items()}}
     editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
@@ -91,7 +92,7 @@ class Chat:
     def say(self, text: str, role: str = "dim") -> None:
         from plugins.terminal.style import paint
 
-        click.echo(paint(text, role, sys.stderr), err=True)
+        click.echo(paint(printable(text, sys.stderr), role, sys.stderr), err=True)
 
     def slash(self, text: str) -> None:
         """Run an in-chat command: the chat's own, or one a plugin registered (``/name args``)."""
@@ -102,7 +103,7 @@ class Chat:
         if name in BUILTIN:
             reply = BUILTIN[name][1](self, args.strip())
             if reply:
-                click.echo(reply)
+                click.echo(printable(reply, sys.stdout))  # may quote stored text (/history, /resume)
             return
         entry = self.agent.host.registry[SLASH_COMMANDS].get(name)
         if entry is None:
@@ -117,7 +118,7 @@ class Chat:
         if isinstance(reply, dict):
             reply = reply.get("reply")
         if reply:
-            click.echo(str(reply))
+            click.echo(printable(str(reply), sys.stdout))  # a plugin's reply may quote the model or a file
         if isinstance(send, str) and send.strip():  # the command asked for a turn (a skill and its task)
             self.turn(send)
 

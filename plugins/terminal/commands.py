@@ -114,8 +114,7 @@ def recap_of(app, session_id: str) -> list:
     """The recap of a stored session, with its title when the store has one."""
     from plugins.commands.front import ask_store
 
-    title = ask_store(app, "session_title", session_id=session_id) \
-        if app.host.pm.hook.session_title.get_hookimpls() else None
+    title = ask_store(app, "session_title", needed=False, session_id=session_id)
     return recap(ask_store(app, "load_session", session_id=session_id) or [], title=title)
 
 

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Optional
 
+from hermes.cli.output import printable
 from kernel import hookimpl
 from plugins.terminal.style import paint
 
@@ -50,7 +51,7 @@ class Console:
             self._clear()
             self.streamed_any = True
             self.last_stream += text
-            self.out.write(text)
+            self.out.write(printable(text, self.out))  # the model's text never drives the terminal
             self.out.flush()
             self._mid_line = not text.endswith("\n")
 
@@ -113,7 +114,7 @@ class Console:
         shown = isinstance(command, str) and command.strip()[:200] in (message or "")
         text = message if shown else f"{message}\n  {tool_name} {json.dumps(args, ensure_ascii=False)[:500]}"
         ask = paint("Run it? [o]nce, [s]ession, [a]lways, [d]eny", "question", self.err)
-        self.err.write(f"\n{text}\n{ask} (Enter: deny, Ctrl+C: stop the turn) ")
+        self.err.write(f"\n{printable(text, self.err)}\n{ask} (Enter: deny, Ctrl+C: stop the turn) ")
         self.err.flush()
         answer = sys.stdin.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
         return CHOICES.get(answer.strip().lower(), "deny")
@@ -123,9 +124,9 @@ class Console:
         if not self.interactive:
             return None
         self._stop_spinner()
-        self.err.write(f"\n{question}\n")
+        self.err.write(f"\n{printable(str(question), self.err)}\n")
         for i, choice in enumerate(choices or [], 1):
-            self.err.write(f"  {i}. {choice}\n")
+            self.err.write(f"  {i}. {printable(str(choice), self.err)}\n")
         self.err.write("> ")
         self.err.flush()
         answer = sys.stdin.readline().strip()
@@ -141,7 +142,7 @@ class Console:
         with self._lock:
             self._clear()
             self._end_line()
-            self.err.write(paint(text, role, self.err) + "\n")
+            self.err.write(paint(printable(text, self.err), role, self.err) + "\n")
             self.err.flush()
 
     def _end_line(self) -> None:
@@ -195,6 +196,6 @@ class Console:
             if final and final.strip() != self.last_stream.strip():
                 if self.streamed_any and not self.quiet:
                     self.err.write("(the answer as finally given:)\n")
-                self.out.write(final.rstrip("\n") + "\n")
+                self.out.write(printable(final.rstrip("\n"), self.out) + "\n")
                 self.out.flush()
             self.streamed_any, self.last_stream = False, ""
