@@ -74,8 +74,7 @@ class Agent:
         self.stream = bool(cfg.get("agent.stream")) and parent is None  # a child's answer is its parent's to show
         self.primary = provider or ProviderConfig.configured(cfg)
         self.provider_config = self.primary
-        fallbacks = [e for e in cfg.get("fallback_providers") or [] if isinstance(e, dict)]
-        self.secrets = Secrets(key_envs=[self.primary.api_key_env] + [str(e.get("api_key_env") or "") for e in fallbacks],
+        self.secrets = Secrets(key_envs={self.primary.api_key_env, *cfg.key_envs()},
                                passthrough=cfg.get("tools.env_passthrough") or [])
         if not registry[MODEL_PROVIDERS]:
             raise AgentError(
@@ -481,6 +480,8 @@ class Agent:
             if isinstance(response, GiveUp):
                 return ExitReason.ERROR, response.message, None
             message = response.to_message()
+            if isinstance(message.get("content"), str):  # a key the model repeats is masked as in a tool result
+                message["content"] = self.secrets.mask(message["content"])
             if response.tool_calls and not grace:
                 self.messages.append(message)
                 # stored before any handler starts: after a crash or kill -9 the resumed

@@ -69,6 +69,11 @@ class Settings(Protocol):
     def get(self, dotted: str, default: Any = ...) -> Any: ...
     def section(self, name: str) -> dict: ...
 
+    def key_envs(self) -> set:
+        """Every variable a provider setting names as holding a key (each
+        ``api_key_env`` at any depth: the primary, fallbacks, auxiliary
+        models, a plugin's own), so tools never see one and it is masked."""
+
 
 class Registrations(Protocol):
     """What the loaded plugins registered: tools by name, toolsets, and the

@@ -1,8 +1,8 @@
 """Secrets: which environment variables hold keys, the environment a tool's
 process gets without them, and masking of key values that still turn up.
 
-A variable is a secret when a provider in use names it (``api_key_env`` of the
-primary and of every ``fallback_providers`` entry), when it is one of the
+A variable is a secret when a provider setting names it (every ``api_key_env``
+of the config: the primary, fallbacks, auxiliary models), when it is one of the
 well-known provider variables, or when its name ends in ``_API_KEY``,
 ``_TOKEN``, ``_SECRET`` (or ``_PASSWORD``). ``tools.env_passthrough`` names
 variables the user wants tools to see anyway.

@@ -134,6 +134,18 @@ class Config:
         value = self.get(name, {})
         return value if isinstance(value, dict) else {}
 
+    def key_envs(self) -> set:
+        """The variables every ``api_key_env`` names, at any depth of the file,
+        the distro's defaults and the overrides (fallback entries included)."""
+        found, stack = set(), [self.data, self.defaults, self.overrides]
+        while stack:
+            node = stack.pop()
+            for key, value in node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ():
+                if str(key).endswith("api_key_env") and isinstance(value, str) and value:
+                    found.add(value)
+                stack.append(value)
+        return found
+
     @property
     def data_dir(self) -> Path:
         return data_dir()

@@ -65,10 +65,7 @@ class Watch:
     @property
     def plugins(self) -> dict:
         """plugin -> its first failure seen here."""
-        found: dict = {}
-        for failure in self.failures:
-            found.setdefault(failure.plugin, failure)
-        return found
+        return {f.plugin: f for f in reversed(self.failures)}  # reversed: the first one wins
 
 
 class Failures:

@@ -39,3 +39,29 @@ def test_a_tool_cannot_read_provider_keys(hermes, wire_server, cli_env, hermes_h
         assert secret not in sent and secret not in out.stdout
         assert secret.encode() not in stored
     assert wire_server.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the provider itself still has it
+
+
+AUX = "aux-key-of-the-summariser-0123456789"  # a name no rule calls secret: only the config says it is a key
+ANSWER = "fb-key-the-model-repeats-0123456789"
+
+
+def test_every_key_the_config_names_is_hidden_and_a_key_in_the_answer_is_masked(hermes, wire_server,  # noqa: F811
+                                                                                  cli_env, hermes_home):
+    (hermes_home / "config.yaml").write_text(json.dumps({
+        "auxiliary": {"compression": {"model": "small", "api_key_env": "AUXK"}},
+        "fallback_providers": [{"model": "other", "base_url": wire_server.openai_url, "api_key_env": "FALLBACK"}],
+    }))
+    wire_server.push(reply("", tool_calls=[("terminal", {"command": "echo A=$AUXK B=$FALLBACK; env | grep -c KEY"})]))
+    wire_server.push(reply(f"the fallback key is {ANSWER}, the other {AUX}"))
+    env = dict(cli_env, MY_KEY=KEY, AUXK=AUX, FALLBACK=ANSWER)
+    out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
+                 "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    tool_output = json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool"))["output"]
+    assert "A= B=" in tool_output  # auxiliary.*.api_key_env and a fallback's: not in the tool's environment
+    assert result["final_response"] == ("the fallback key is [hermes: the value of $FALLBACK was masked], "
+                                        "the other [hermes: the value of $AUXK was masked]")
+    stored = (hermes_home / "state.db").read_bytes() + b"".join(p.read_bytes() for p in hermes_home.glob("state.db-*"))
+    for secret in (AUX, ANSWER):
+        assert secret not in out.stdout and secret.encode() not in stored
