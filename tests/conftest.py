@@ -203,6 +203,15 @@ def echo_plugin():
     return EchoTools()
 
 
+def sandboxed() -> bool:
+    """Can a sandbox start on this machine (the README's test command installs bubblewrap)?"""
+    import shutil
+
+    from plugins.core_tools.sandbox import unavailable
+
+    return unavailable(shutil.which("bwrap")) is None
+
+
 def hermes_command() -> list:
     """How users run hermes: the console script next to this interpreter."""
     script = Path(sys.executable).parent / "hermes"

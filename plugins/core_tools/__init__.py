@@ -36,6 +36,11 @@ def register_config(declare):
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
     declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
+    declare("sandbox.mode", str, "workspace-write", "where terminal commands may write: workspace-write (the working "
+            "folder and a private /tmp), read-only (only the private /tmp) or off (no sandbox)")
+    declare("sandbox.network", bool, True, "whether sandboxed commands have the network")
+    declare("sandbox.writable", list, [], "more folders sandboxed commands may write to")
+    declare("sandbox.required", bool, False, "refuse to run commands when no sandbox can start (no bwrap)")
 
 
 @hookimpl

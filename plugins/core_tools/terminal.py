@@ -12,6 +12,7 @@ import time
 
 from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
+from plugins.core_tools.sandbox import Sandbox
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
 
 
@@ -126,11 +127,13 @@ def make_terminal(config=None) -> Tool:
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
         # flood of output costs disk, not memory.
+        box = Sandbox.from_config(config)
+        argv, sandboxed = box.wrap([shell, "-c", command], cwd)
         with tempfile.TemporaryFile() as out:
             started = time.monotonic()
             try:
                 proc = subprocess.Popen(
-                    [shell, "-c", command],
+                    argv,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -169,12 +172,14 @@ def make_terminal(config=None) -> Tool:
                     output = replaced
                     break
         result = {"exit_code": proc.returncode, "output": output}
+        if sandboxed:  # the model learns why a write outside the working folder failed
+            result["sandbox"] = box.mode
         if stopped == "timeout":
             result["timed_out"] = True
             notes.append(
                 f"command timed out after {timeout:g} s; its whole process group was killed. "
-                f"For long jobs raise 'timeout' (max {max_timeout:g} s) or run them in the background "
-                "with output to a file (nohup CMD > log 2>&1 &)"
+                f"For long jobs raise 'timeout' (max {max_timeout:g} s)"
+                + ("" if sandboxed else " or run them in the background with output to a file (nohup CMD > log 2>&1 &)")
             )
         elif stopped == "interrupted":
             result["interrupted"] = True
@@ -192,6 +197,8 @@ def make_terminal(config=None) -> Tool:
             f"'timeout' in seconds (default {default_timeout:g}, max {max_timeout:g}); on timeout the command "
             "and everything it started are killed. 'workdir' sets the directory to run in. "
             f"Output over {max_chars} characters keeps its beginning and end. "
+            "Where the machine offers a sandbox (result field 'sandbox'), only the working folder and a private "
+            "/tmp are writable and background jobs end with the command. "
             "Prefer read_file/search_files/patch for reading and editing files."
         ),
         parameters={

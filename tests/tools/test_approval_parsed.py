@@ -9,6 +9,7 @@ import pytest
 
 from kernel.types import Approve, Block, ToolCall
 from plugins import approval
+from tests.conftest import sandboxed
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 
@@ -125,16 +126,16 @@ def test_through_the_cli_with_nobody_to_approve(hermes, tmp_path, wire_server, c
     for _ in range(2):
         wire_server.push(reply("", tool_calls=calls), reply("done"))
     model = ("--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test")
-    out = hermes("run", "--json", *model, "-t", "terminal", "go", env=cli_env)
+    out = hermes("run", "--json", *model, "-t", "terminal", "go", env=cli_env, cwd=work)
     assert out.returncode == 0, out.stderr
     results = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
     assert "nobody was available to approve it" in results[0]["error"] and "built at run time" in results[0]["error"]
     assert (outside / "keep.txt").read_text() == "precious"
     assert results[1]["exit_code"] == 0 and not (work / "build").exists()
     (work / "build").mkdir()
-    out = hermes("run", "--json", "--yolo", *model, "-t", "terminal", "go", env=cli_env)
+    out = hermes("run", "--json", "--yolo", *model, "-t", "terminal", "go", env=cli_env, cwd=work)
     assert out.returncode == 0, out.stderr
-    assert not outside.exists()  # approvals off: the user said so
+    assert outside.exists() == sandboxed()  # approvals off: only the sandbox still stands in the way
 
 
 def test_choices_once_session_always_deny(make_agent, hermes_home):

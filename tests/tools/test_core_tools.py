@@ -71,11 +71,18 @@ def test_terminal_bad_arguments_are_tool_errors(run, tmp_path):
         run("terminal", command="   ")
 
 
-def test_terminal_timeout_kills_the_whole_process_group(run, tmp_path):
+@pytest.fixture
+def plain_run(ctx):
+    """The terminal without a sandbox: what runs where none can start."""
+    tools = {tool.name: tool for tool in core_tools.make_tools(Config({"sandbox": {"mode": "off"}}))}
+    return lambda name, **args: tools[name].handler(args, ctx)
+
+
+def test_terminal_timeout_kills_the_whole_process_group(plain_run, tmp_path):
     pidfile = tmp_path / "pid"
     started = time.monotonic()
     # the shell leads the group; a background child and a foreground child both must die
-    result = run("terminal", command=f"echo $$ > {pidfile}; sleep 30 & sleep 30", timeout=1)
+    result = plain_run("terminal", command=f"echo $$ > {pidfile}; sleep 30 & sleep 30", timeout=1)
     elapsed = time.monotonic() - started
     assert 0.9 <= elapsed < 1.8
     assert result["timed_out"] is True
@@ -96,10 +103,10 @@ def test_terminal_timeout_kills_the_whole_process_group(run, tmp_path):
             pytest.fail(f"process group {pgid} still exists")
 
 
-def test_terminal_timeout_kills_what_ignores_sigterm(run, tmp_path):
+def test_terminal_timeout_kills_what_ignores_sigterm(plain_run, tmp_path):
     pidfile = tmp_path / "pid"
     started = time.monotonic()
-    result = run("terminal", command=f"trap '' TERM; echo $$ > {pidfile}; sleep 30", timeout=0.5)
+    result = plain_run("terminal", command=f"trap '' TERM; echo $$ > {pidfile}; sleep 30", timeout=0.5)
     assert result["timed_out"] is True and time.monotonic() - started < 2.5  # 0.5 s + 1 s grace, then SIGKILL
     if os.path.isdir("/proc/self"):
         assert core_tools.live_group_members(int(pidfile.read_text())) == []

@@ -24,7 +24,7 @@ def test_a_tool_cannot_read_provider_keys(hermes, wire_server, cli_env, hermes_h
     wire_server.push(reply("done"))
     env = dict(cli_env, MY_KEY=KEY, OPENAI_API_KEY=OPENAI, SOME_TOKEN=TOKEN, PASSME_TOKEN=PASSED)
     out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
-                 "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=env)
+                 "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=env, cwd=tmp_path)  # the keyfile's folder
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     tool_output = json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool"))["output"]

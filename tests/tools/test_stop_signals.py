@@ -27,7 +27,7 @@ def _start(tmp_path, hermes_home, *wrapper: str):
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
     proc = subprocess.Popen([*wrapper, *hermes_command(), "run", "--yolo", "--api-mode", "scripted", "--base-url",
                              str(script), "do it"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=env, cwd=tmp_path)  # the working folder: a sandboxed command writes there
     deadline = time.monotonic() + 30
     while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)

@@ -3,8 +3,16 @@ the hooks around every call, errors as results, the approval question."""
 
 import json
 
+import pytest
+
 from kernel import hookimpl
 from plugins import agent_tools, approval, core_tools
+
+
+@pytest.fixture(autouse=True)
+def in_workspace(tmp_path, monkeypatch):
+    """The tests' files are in the working folder, as a user's project is (a sandboxed command writes only there)."""
+    monkeypatch.chdir(tmp_path)
 
 
 def _results(result):
@@ -55,7 +63,7 @@ def test_terminal_through_the_loop(make_agent, tmp_path):
     agent = make_agent(core_tools, script=[
         {"tool_calls": [("terminal", {"command": "echo hello > f.txt && cat f.txt", "workdir": str(tmp_path)})]}, "ok"])
     [out] = _results(agent.run_conversation("go"))
-    assert out == {"exit_code": 0, "output": "hello\n"}
+    assert {k: v for k, v in out.items() if k != "sandbox"} == {"exit_code": 0, "output": "hello\n"}
 
 
 SCRIPT_TOUCH = lambda marker: [{"tool_calls": [("terminal", {"command": f"touch {marker}"})]}, "ok"]  # noqa: E731

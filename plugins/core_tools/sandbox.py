@@ -1,0 +1,97 @@
+"""The OS sandbox the terminal tool's commands run in: bubblewrap (``bwrap``)
+on Linux, so what the approval check misses the kernel of the machine refuses.
+
+``sandbox.mode`` (Codex's names): ``workspace-write`` (the default) leaves
+writable only the workspace (the folder hermes runs in), a private temporary
+folder and the folders ``sandbox.writable`` names; ``read-only`` only the
+private temporary folder; ``off`` runs commands as they are. In a sandbox a
+command has its own PID namespace (hermes' process and its ``/proc``, so its
+environment, are out of sight), hermes' config and data folders are hidden,
+``sandbox.network: false`` takes the network away, and the sandbox dies with
+hermes. Where none can start (no ``bwrap``, namespaces refused) commands run
+without one and hermes says so once; ``sandbox.required: true`` refuses them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Optional
+
+from kernel.types import ToolError
+
+log = logging.getLogger("hermes.sandbox")
+MODES = ("workspace-write", "read-only", "off")
+_said: set = set()  # why no sandbox could start, said once per process
+
+
+@functools.lru_cache(maxsize=None)
+def unavailable(bwrap: Optional[str]) -> Optional[str]:
+    """Why no sandbox can start on this machine (one line), or None when one can."""
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
+    try:
+        done = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--dev", "/dev", "--proc", "/proc",
+                               "--", "true"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{bwrap} does not run: {exc}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return f"bwrap cannot create a sandbox here ({last}); user namespaces may be disabled"
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    mode: str
+    network: bool
+    required: bool
+    writable: tuple  # folders writable besides the workspace
+    hidden: tuple  # hermes' own folders: a command never sees them
+
+    @classmethod
+    def from_config(cls, config) -> "Sandbox":
+        from hermes.host.paths import config_dir, data_dir
+
+        get = (lambda key, default: config.get(key, default)) if config is not None else (lambda key, default: default)
+        mode = str(get("sandbox.mode", "workspace-write"))
+        if mode not in MODES:
+            raise ToolError(f"sandbox.mode is {mode!r}; use one of {', '.join(MODES)}")
+        writable = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in get("sandbox.writable", []) or [])
+        hidden = tuple(dict.fromkeys(os.path.realpath(str(p)) for p in (config_dir(), data_dir())))
+        return cls(mode, bool(get("sandbox.network", True)), bool(get("sandbox.required", False)), writable, hidden)
+
+    def wrap(self, argv: list, cwd: Optional[str]) -> tuple:
+        """``(argv to run, whether it runs sandboxed)``. A sandbox that cannot
+        start is said once, or refused when ``sandbox.required``."""
+        if self.mode == "off":
+            return argv, False
+        bwrap = shutil.which("bwrap")
+        why = unavailable(bwrap)
+        if why is not None:
+            if self.required:
+                raise ToolError(f"sandbox.required is set and no sandbox can start: {why}")
+            if why not in _said:
+                _said.add(why)
+                log.warning("tools run without a sandbox: %s (sandbox.mode: off says you know)", why)
+            return argv, False
+        workspace = os.path.realpath(os.getcwd())
+        args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                *([] if self.network else ["--unshare-net"]),
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                # the workspace is there even below /tmp; writable unless read-only
+                "--bind" if self.mode == "workspace-write" else "--ro-bind", workspace, workspace]
+        for path in (p for p in self.writable if os.path.isdir(p)):
+            args += ["--bind", path, path]
+        for path in self.hidden:  # unless the workspace lies inside it: then it is the workspace the user chose
+            if os.path.isdir(path) and not _inside(workspace, path):
+                args += ["--tmpfs", path]
+        return [*args, "--chdir", os.path.realpath(cwd or workspace), "--", *argv], True
