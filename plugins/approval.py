@@ -235,6 +235,8 @@ def pre_tool_call(call, agent):
                          frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ())))
         if isinstance(verdict, Approve) and _mode(_config(agent)) == "smart":
             verdict = _review(agent, command, verdict)
+        if isinstance(verdict, Approve):  # the person deciding learns what still stands in the way
+            verdict = Approve(f"{verdict.message}\n{_sandbox_line(agent)}".rstrip(), verdict.rule_key)
         return verdict
     except Exception as exc:
         # The host would log a raising hook and run the command: a broken
@@ -290,6 +292,15 @@ REVIEW_INSTRUCTIONS = (
     "DENY or ASK, then a colon and one short sentence. DENY when running it would destroy or leak data, harm the "
     "system, or it hides what it does; ASK when a person should decide."
 )
+
+
+def _sandbox_line(agent) -> str:
+    try:
+        from plugins.core_tools.sandbox import Sandbox
+
+        return Sandbox.from_config(_config(agent)).describe()
+    except Exception as exc:  # core-tools' sandbox settings are wrong: the tool will say so when it runs
+        return f"Whether it will run in a sandbox is unknown ({exc})."
 
 
 def _review(agent, command: str, verdict: dict) -> dict:

@@ -127,9 +127,9 @@ def claim(app: App, session_id: str) -> None:
 
 
 class CtrlC:
-    """First Ctrl+C interrupts the turn cleanly; a second one exits at once. SIGTERM
-    and SIGHUP (``timeout``, a closed terminal) stop it alike, so the tools' process
-    groups die and the turn is stored first; :attr:`stopped_by` names the signal."""
+    """First Ctrl+C interrupts the turn cleanly; a second one exits at once. SIGTERM and
+    SIGHUP (``timeout``, a closed terminal) stop it as the first does, so the tools'
+    process groups die and the turn is stored first; :attr:`stopped_by` names it."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -144,11 +144,11 @@ class CtrlC:
         return self
 
     def _handle(self, signum, frame):
-        self.hits += 1
-        if signum != signal.SIGINT and self.stopped_by is None:
-            self.stopped_by = signal.Signals(signum)
-        if self.hits > 1:
+        if signum == signal.SIGINT and self.hits:
             raise self.interrupted()
+        if self.hits:  # already stopping: `timeout` sends SIGTERM twice (to hermes, then to its group)
+            return
+        self.hits, self.stopped_by = 1, None if signum == signal.SIGINT else signal.Signals(signum)
         self.agent.interrupt()  # raises here when the turn is inside a plugin's hook: never wait for it
 
     def __exit__(self, *exc):

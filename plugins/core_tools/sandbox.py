@@ -69,6 +69,17 @@ class Sandbox:
         hidden = tuple(dict.fromkeys(os.path.realpath(str(p)) for p in (config_dir(), data_dir())))
         return cls(mode, bool(get("sandbox.network", True)), bool(get("sandbox.required", False)), writable, hidden)
 
+    def describe(self) -> str:
+        """One line for a person approving a command: what it may touch if it runs."""
+        if self.mode == "off":
+            return "It will run without a sandbox (sandbox.mode: off)."
+        why = unavailable(shutil.which("bwrap"))
+        if why is not None:
+            return f"It will {'not run' if self.required else 'run without a sandbox'}: {why}."
+        where = "the working folder and a private /tmp" if self.mode == "workspace-write" else "only a private /tmp"
+        extra = " (and sandbox.writable)" if self.writable else ""
+        return f"It will run in the sandbox: it can write {where}{extra}{'' if self.network else ', with no network'}."
+
     def wrap(self, argv: list, cwd: Optional[str]) -> tuple:
         """``(argv to run, whether it runs sandboxed)``. A sandbox that cannot
         start is said once, or refused when ``sandbox.required``."""

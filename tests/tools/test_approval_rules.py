@@ -222,6 +222,28 @@ def test_hook_asks_for_a_dangerous_command_with_reason_and_key():
     assert "home folder" in answer.message and "rm -rf ~" in answer.message
 
 
+def test_the_question_says_what_stands_in_the_way_if_it_runs(monkeypatch):
+    import shutil
+
+    from plugins.core_tools import sandbox
+    from tests.conftest import sandboxed
+
+    if sandboxed():
+        assert _ask("rm -rf ~").message.endswith(
+            "It will run in the sandbox: it can write the working folder and a private /tmp.")
+        assert _ask("rm -rf ~", {"sandbox": {"mode": "read-only", "network": False}}).message.endswith(
+            "it can write only a private /tmp, with no network.")
+    assert _ask("rm -rf ~", {"sandbox": {"mode": "off"}}).message.endswith(
+        "It will run without a sandbox (sandbox.mode: off).")
+    which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k))
+    assert _ask("rm -rf ~").message.endswith("It will run without a sandbox: bubblewrap (bwrap) is not installed "
+                                             "(Debian and Ubuntu: apt-get install bubblewrap).")
+    assert "It will not run: bubblewrap" in _ask("rm -rf ~", {"sandbox": {"required": True}}).message
+    assert "Whether it will run in a sandbox is unknown" in _ask("rm -rf ~", {"sandbox": {"mode": "x"}}).message
+    assert sandbox.unavailable(None)  # the probe is per bwrap path: the real one is untouched
+
+
 def test_hook_has_no_opinion_on_safe_commands_and_other_tools():
     assert _ask("ls -la") is None
     assert _ask("rm -rf /", tool="read_file") is None

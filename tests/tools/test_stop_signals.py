@@ -61,7 +61,8 @@ def test_a_wrappers_timeout_leaves_no_side_effect(tmp_path, hermes_home, hermes)
     assert proc.returncode == 124, err  # timeout's own code for "I stopped it"
     time.sleep(4.5)
     assert not victim.exists()
-    assert _stored_tool_result(hermes)["interrupted"] is True
+    stored = _stored_tool_result(hermes)
+    assert stored.get("interrupted") is True, (stored, err)
 
 
 def test_ctrl_c_still_exits_130(tmp_path, hermes_home):
@@ -69,3 +70,12 @@ def test_ctrl_c_still_exits_130(tmp_path, hermes_home):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=15)
     assert proc.returncode == 130 and "interrupted" in err and "stopped by" not in err, err
+
+
+def test_a_repeated_stop_signal_does_not_cut_the_store_short(tmp_path, hermes_home, hermes):
+    proc, victim = _start(tmp_path, hermes_home)
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)  # as `timeout` does: to hermes, then to its process group
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert _stored_tool_result(hermes).get("interrupted") is True
