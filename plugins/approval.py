@@ -106,7 +106,7 @@ RULES = [
          "dd writing to a device"),
     Rule("write_raw_disk", r"(?:(?<![<>&0-9])>{1,2}|\btee\b(?:\s+-\S+)*|\bshred\b" + _REST + r")\s*[\"']?" + _DEVICE,
          "writing directly to a raw disk device"),
-    Rule("fork_bomb", r"(?P<f>[\w:.]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*\}\s*;?\s*(?P=f)\b|:\(\)\s*\{\s*:\|:&\s*\};:",
+    Rule("fork_bomb", r"(?<![\w:.])(?P<f>[\w:.]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*\}\s*;?\s*(?P=f)\b|:\(\)\s*\{\s*:\|:&\s*\};:",
          "a fork bomb (spawns processes until the machine stops)"),
     Rule("pipe_to_shell", r"\b(?:curl|wget|fetch)\b[^;&\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:\S*/)?(?:" + _SHELLS + r")\b",
          "piping a download straight into a shell or interpreter"),

@@ -244,6 +244,17 @@ def test_the_question_says_what_stands_in_the_way_if_it_runs(monkeypatch):
     assert sandbox.unavailable(None)  # the probe is per bwrap path: the real one is untouched
 
 
+def test_a_long_word_is_judged_in_linear_time():
+    import time
+
+    from hermes.host.config import Config
+
+    approval._check("echo warm", Config({}))
+    started = time.perf_counter()
+    approval._check("a" * 100_000, Config({}))  # the fork-bomb rule backtracked over it: 80 s before
+    assert time.perf_counter() - started < 3, "the approval check is no longer linear in a long word"
+
+
 def test_hook_has_no_opinion_on_safe_commands_and_other_tools():
     assert _ask("ls -la") is None
     assert _ask("rm -rf /", tool="read_file") is None
