@@ -8,7 +8,10 @@
 Settings (all optional): ``terminal.timeout`` (default 120 s),
 ``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
 ``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
-``file.max_search_files`` (50,000 files per search).
+``file.max_search_files`` (50,000 files per search); the sandbox's
+``sandbox.mode``, ``sandbox.network``, ``sandbox.writable`` and
+``sandbox.required`` (:mod:`plugins.core_tools.sandbox`; ``hermes sandbox``
+says whether one can start here).
 """
 
 
@@ -48,6 +51,13 @@ def register_hookspecs(add):
     from plugins import core_tools_hookspecs
 
     add(core_tools_hookspecs)
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.core_tools.command import sandbox_command
+
+    cli.add_command(sandbox_command)
 
 
 @hookimpl

@@ -92,7 +92,7 @@ class Sandbox:
                 raise ToolError(f"sandbox.required is set and no sandbox can start: {why}")
             if why not in _said:
                 _said.add(why)
-                log.warning("tools run without a sandbox: %s (sandbox.mode: off says you know)", why)
+                log.warning("tools run without a sandbox: %s (`hermes sandbox` shows it; sandbox.mode: off says you know)", why)
             return argv, False
         workspace = os.path.realpath(os.getcwd())
         args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",

@@ -181,3 +181,19 @@ def test_a_sandboxed_command_dies_with_hermes_even_on_kill_9(tmp_path, hermes_ho
     proc.wait(10)
     time.sleep(3.5)  # past the moment the command would have touched the victim
     assert not victim.exists()
+
+
+def test_hermes_sandbox_says_whether_one_can_start_and_why_not(hermes, hermes_home, tmp_path):
+    shown = hermes("sandbox", "--json")
+    info = json.loads(shown.stdout)
+    assert info["mode"] == "workspace-write" and info["sandboxed"] is sandboxed() and shown.returncode == (not sandboxed())
+    assert str(hermes_home) in info["hidden"]
+    plain = hermes("sandbox", env={"PATH": str(tmp_path)})  # no bwrap on this PATH
+    assert plain.returncode == 1 and "Tool commands run without a sandbox: bubblewrap (bwrap) is not installed" \
+        in plain.stdout
+    (hermes_home / "config.yaml").write_text("sandbox:\n  mode: 'off'\n")
+    off = hermes("sandbox", "--json")
+    assert off.returncode == 0 and json.loads(off.stdout)["sandboxed"] is False
+    (hermes_home / "config.yaml").write_text("sandbox:\n  mode: strict\n")
+    wrong = hermes("sandbox")
+    assert wrong.returncode == 2 and "sandbox.mode is 'strict'; use one of" in wrong.stderr

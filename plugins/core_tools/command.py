@@ -1,0 +1,38 @@
+"""``hermes sandbox``: whether the terminal tool's commands run in a sandbox on
+this machine, and if not, why (exit 1 when one is wanted and cannot start)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("sandbox")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def sandbox_command(app, as_json: bool):
+    """Whether tool commands run in a sandbox here, and if not, why."""
+    import shutil
+
+    from hermes.cli.app import Fail, echo_json
+    from kernel.types import ToolError
+    from plugins.core_tools.sandbox import Sandbox, unavailable
+
+    try:
+        box = Sandbox.from_config(app.config)
+    except ToolError as exc:
+        raise Fail(str(exc), 2) from None
+    bwrap = shutil.which("bwrap")
+    why = None if box.mode == "off" else unavailable(bwrap)
+    info = {"mode": box.mode, "sandboxed": box.mode != "off" and why is None, "why_not": why, "bwrap": bwrap,
+            "network": box.network, "required": box.required, "writable": list(box.writable),
+            "hidden": list(box.hidden)}
+    if as_json:
+        echo_json(info)
+    else:
+        click.echo(box.describe().replace("It will run", "Tool commands run", 1).replace("It will not run",
+                                                                                       "Tool commands do not run", 1))
+        for key in ("bwrap", "writable", "hidden") if info["sandboxed"] else ():
+            if info[key]:
+                click.echo(f"  {key}: {', '.join(info[key]) if isinstance(info[key], list) else info[key]}")
+    if why is not None:
+        raise SystemExit(1)
