@@ -227,11 +227,13 @@ class Agent:
         child.close()
 
     # ----------------------------------------------------------- sessions
-    def _load_history(self) -> Optional[str]:
-        """Load a resumed session's history; a reason if it may not be written here."""
-        self._loaded = True
-        if not self._resume:
+    def load_history(self) -> Optional[str]:
+        """Load a resumed session's stored history, once (a turn does it first
+        thing); a one-line reason instead when another process writes it."""
+        if self._loaded or not self._resume:
+            self._loaded = True
             return None
+        self._loaded = True
         refused = self.hook.claim_session(session_id=self.session_id, agent=self)
         if isinstance(refused, str) and refused:
             self._loaded = False
@@ -277,24 +279,10 @@ class Agent:
         self.messages, self._system_prompt = [], None
         return self.session_id
 
-    def undo(self) -> Optional[str]:
-        """Take back the last exchange (chat's ``/undo`` and ``/retry``): the
-        history loses its last user message and everything after it, and
-        continues in a new session linked to the old one (``reason="undo"``),
-        so the stored transcript keeps what was said. Returns the user's text
-        taken back, or None when there is nothing to undo."""
-        if not self._loaded and self._load_history():
-            return None  # another process writes it
-        last = next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i].get("role") == "user"), None)
-        if last is None:
-            return None
-        text = schema.text_of(self.messages[last].get("content"))
-        self.messages = self.messages[:last]
-        self._rotate_session("undo")
-        return text
-
-    def _rotate_session(self, reason: str) -> None:
-        """Continue in a new session linked to the current one (after compression or an undo)."""
+    def rotate_session(self, reason: str) -> None:
+        """Continue in a new session linked to the current one, with the history
+        as it is now (after compression, or a front end's undo): the old one
+        is finalized with ``reason``, the new one started and stored."""
         old = self.session_id
         self.emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
@@ -318,7 +306,7 @@ class Agent:
         if not new or new == self.messages:
             return False
         self.messages = new
-        self._rotate_session("compression")
+        self.rotate_session("compression")
         return True
 
     # ----------------------------------------------------------- the turn
@@ -352,7 +340,7 @@ class Agent:
         if conversation_history is not None:
             system_message = self._take_history(conversation_history, system_message)
         elif not self._loaded:
-            refused = self._load_history()
+            refused = self.load_history()
             if refused:  # another process writes this session: nothing of this turn is run or stored
                 return self._result(turn, ExitReason.ERROR, refused, None)
         first_turn = not self._session_started

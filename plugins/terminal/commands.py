@@ -79,15 +79,33 @@ def _usage(chat, args):
     return "tokens in this chat: " + ", ".join(f"{k.replace('_tokens', '')} {v}" for k, v in chat.usage.items() if v)
 
 
+def take_back(agent) -> Optional[str]:
+    """Take back the last exchange (``/undo`` and ``/retry``): the history loses
+    its last user message and everything after it, and continues in a new
+    session linked to the old one (``reason="undo"``), so the stored transcript
+    keeps what was said. The user's text taken back, or None (nothing to undo,
+    or another process writes the session)."""
+    if agent.load_history():
+        return None
+    messages = agent.messages
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if last is None:
+        return None
+    text = text_of(messages[last].get("content"))
+    agent.messages = messages[:last]
+    agent.rotate_session("undo")
+    return text
+
+
 def _undo(chat, args):
-    taken = chat.agent.undo()
+    taken = take_back(chat.agent)
     if taken is None:
         return "nothing to undo"
     return f"took back: {_clip(_text(taken), 70)} (the chat goes on in session {chat.agent.session_id})"
 
 
 def _retry(chat, args):
-    taken = chat.agent.undo()
+    taken = take_back(chat.agent)
     if taken is None:
         return "nothing to retry"
     chat.say(f"again: {_clip(_text(taken), 70)}")

@@ -246,13 +246,15 @@ def test_resolve_session_and_claim_session(home, make_agent, tmp_path):
 
 
 def test_undo_continues_in_a_linked_session_that_keeps_the_title(home, make_agent):
+    from plugins.terminal.commands import take_back
+
     agent = make_agent(sessions_plugin, script=["one", "two"])
     agent.run_conversation("first")
     agent.run_conversation("second")
     first = agent.session_id
     store = sessions_plugin.get_store(home)
     store.set_title(first, "Bean plans")
-    assert agent.undo() == "second"
+    assert take_back(agent) == "second"
     assert agent.session_id != first and [m["content"] for m in agent.messages] == ["first", "one"]
     meta = store.get_session(agent.session_id)
     assert (meta["parent_session_id"], meta["start_reason"]) == (first, "undo")
@@ -261,4 +263,4 @@ def test_undo_continues_in_a_linked_session_that_keeps_the_title(home, make_agen
     assert store.latest_session_id("cli") == agent.session_id  # --continue follows the continuation
     assert sessions_plugin.session_title(session_id=agent.session_id, agent=agent) == "Bean plans"
     assert sessions_plugin.session_title(session_id="no-such", agent=agent) is None
-    assert agent.undo() == "first" and agent.messages == [] and agent.undo() is None
+    assert take_back(agent) == "first" and agent.messages == [] and take_back(agent) is None
