@@ -15,15 +15,14 @@ def sandbox_command(app, as_json: bool):
 
     from hermes.cli.app import Fail, echo_json
     from kernel.types import ToolError
-    from plugins.core_tools.sandbox import Sandbox, unavailable
+    from plugins.core_tools.sandbox import Sandbox
 
     try:
         box = Sandbox.from_config(app.config)
     except ToolError as exc:
         raise Fail(str(exc), 2) from None
-    bwrap = shutil.which("bwrap")
-    why = None if box.mode == "off" else unavailable(bwrap)
-    info = {"mode": box.mode, "sandboxed": box.mode != "off" and why is None, "why_not": why, "bwrap": bwrap,
+    why = box.why_not()
+    info = {"mode": box.mode, "sandboxed": box.mode != "off" and why is None, "why_not": why, "bwrap": shutil.which("bwrap"),
             "network": box.network, "required": box.required, "writable": list(box.writable),
             "hidden": list(box.hidden)}
     if as_json:

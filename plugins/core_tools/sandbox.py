@@ -69,11 +69,15 @@ class Sandbox:
         hidden = tuple(dict.fromkeys(os.path.realpath(str(p)) for p in (config_dir(), data_dir())))
         return cls(mode, bool(get("sandbox.network", True)), bool(get("sandbox.required", False)), writable, hidden)
 
+    def why_not(self) -> Optional[str]:
+        """Why commands will run without a sandbox (None: they run in one, or mode is off)."""
+        return None if self.mode == "off" else unavailable(shutil.which("bwrap"))
+
     def describe(self) -> str:
         """One line for a person approving a command: what it may touch if it runs."""
         if self.mode == "off":
             return "It will run without a sandbox (sandbox.mode: off)."
-        why = unavailable(shutil.which("bwrap"))
+        why = self.why_not()
         if why is not None:
             return f"It will {'not run' if self.required else 'run without a sandbox'}: {why}."
         where = "the working folder and a private /tmp" if self.mode == "workspace-write" else "only a private /tmp"
@@ -83,10 +87,9 @@ class Sandbox:
     def wrap(self, argv: list, cwd: Optional[str]) -> tuple:
         """``(argv to run, whether it runs sandboxed)``. A sandbox that cannot
         start is said once, or refused when ``sandbox.required``."""
+        why = self.why_not()
         if self.mode == "off":
             return argv, False
-        bwrap = shutil.which("bwrap")
-        why = unavailable(bwrap)
         if why is not None:
             if self.required:
                 raise ToolError(f"sandbox.required is set and no sandbox can start: {why}")
@@ -95,7 +98,7 @@ class Sandbox:
                 log.warning("tools run without a sandbox: %s (`hermes sandbox` shows it; sandbox.mode: off says you know)", why)
             return argv, False
         workspace = os.path.realpath(os.getcwd())
-        args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        args = [shutil.which("bwrap"), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 *([] if self.network else ["--unshare-net"]),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                 # the workspace is there even below /tmp; writable unless read-only
