@@ -1,15 +1,9 @@
-"""The agent loop.
-
-One :class:`Agent` holds a conversation. ``run_conversation`` runs one turn
-per the original's lifecycle: task id, the user message, the (cached) system
-prompt, the pre-flight context check, ephemeral context, then model calls and
-tool calls until the model answers, the budget runs out (after one grace call),
-the user interrupts, or the providers fail.
-
-The model is called in exactly one place (:mod:`kernel.calls`), which fires
-the API hooks and asks the fallback policy what to do on failure; tools run
-in exactly one place (:mod:`kernel.tools`).
-"""
+"""The agent loop. One :class:`Agent` holds a conversation; each turn goes
+as hermes-agent's does: the user message, the (cached) system prompt, the
+pre-flight context check, ephemeral context, then model and tool calls until
+the model answers, the budget runs out (after one grace call), the user
+interrupts or the providers fail. Models are called only in
+:mod:`kernel.calls`, tools run only in :mod:`kernel.tools`."""
 
 from __future__ import annotations
 
@@ -47,18 +41,9 @@ class Agent:
     shared with others. ``callbacks`` are objects with hook implementations that
     this agent alone calls. Resume a stored session with :meth:`new_session`."""
 
-    def __init__(
-        self,
-        host: Host,
-        provider: Optional[ProviderConfig] = None,
-        *,
-        toolsets: Optional[list] = None,
-        blocked_tools: Iterable[str] = (),
-        budget: "int | IterationBudget | None" = None,
-        callbacks: Iterable[Any] = (),
-        platform: str = "cli",
-        parent: Optional["Agent"] = None,
-    ):
+    def __init__(self, host: Host, provider: Optional[ProviderConfig] = None, *, toolsets: Optional[list] = None,
+                 blocked_tools: Iterable[str] = (), budget: "int | IterationBudget | None" = None,
+                 callbacks: Iterable[Any] = (), platform: str = "cli", parent: Optional["Agent"] = None):
         self.config = cfg = host.config
         self.host = host
         registry = host.registry  # first: a plugin that fails to register is dropped before we copy the set
@@ -199,14 +184,8 @@ class Agent:
         return pending
 
     # ----------------------------------------------------------- children
-    def spawn_child(
-        self,
-        *,
-        toolsets: Optional[list] = None,
-        blocked_tools: Iterable[str] = (),
-        max_iterations: Optional[int] = None,
-        callbacks: Iterable[Any] = (),
-    ) -> "Agent":
+    def spawn_child(self, *, toolsets: Optional[list] = None, blocked_tools: Iterable[str] = (),
+                    max_iterations: Optional[int] = None, callbacks: Iterable[Any] = ()) -> "Agent":
         """A child agent on the current provider (a fallback entry's own
         options included) with its own budget (``max_iterations``, default
         50). Interrupting this agent interrupts it. Call :meth:`release_child`
@@ -254,10 +233,6 @@ class Agent:
             parent_session_id=self.parent_session_id, reason=reason,
         )
 
-    def _build_system_prompt(self, system_message: Optional[str]) -> str:
-        self._system_message = system_message
-        return self.system_prompt_text(system_message)
-
     def system_prompt_text(self, system_message: Optional[str] = None) -> str:
         """The system prompt a session started now would get: ``system_message``
         (else ``agent.system_prompt``), then the plugins' ``system_prompt`` parts."""
@@ -287,7 +262,7 @@ class Agent:
         self.emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
         self._start_session(reason=reason)
-        self._system_prompt = self._build_system_prompt(self._system_message)  # a new session, a fresh snapshot
+        self._system_prompt = self.system_prompt_text(self._system_message)  # a new session, a fresh snapshot
         self._persist(self.messages)
 
     def compress(self, reason: str = "preflight") -> bool:
@@ -311,16 +286,15 @@ class Agent:
 
     # ----------------------------------------------------------- the turn
     def chat(self, message: str) -> str:
-        """Run one turn and return the final answer text ("" if none)."""
+        """One turn; the final answer text ("" if none), as hermes-agent's ``chat``."""
         return self.run_conversation(message).final_response or ""
 
-    def run_conversation(
-        self,
-        user_message: str,
-        system_message: Optional[str] = None,
-        conversation_history: Optional[list] = None,
-        task_id: Optional[str] = None,
-    ) -> TurnResult:
+    def run_conversation(self, user_message: str, system_message: Optional[str] = None,
+                         conversation_history: Optional[list] = None, task_id: Optional[str] = None) -> TurnResult:
+        """One turn: the user's message, then model and tool calls until the
+        model answers, the budget runs out, the user interrupts or the
+        providers fail (``TurnResult.exit_reason`` says which). A passed
+        ``conversation_history`` replaces this agent's (hermes-agent's call)."""
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
         self._thread = threading.get_ident()
@@ -347,7 +321,7 @@ class Agent:
         if first_turn:
             self._start_session(reason="resume" if self.messages else "new")
         if self._system_prompt is None or (system_message is not None and first_turn):
-            self._system_prompt = self._build_system_prompt(system_message)
+            self._system_message, self._system_prompt = system_message, self.system_prompt_text(system_message)
         before = len(self.messages)
         schema.append_user(self.messages, user_message)
         self._persist([{"role": "user", "content": user_message}])

@@ -10,10 +10,7 @@ WARNING = 0.9  # urgent: answer now
 
 
 class IterationBudget:
-    """A thread-safe counter of model calls.
-
-    ``consume()`` takes one iteration and says whether it was available.
-    """
+    """A thread-safe counter of model calls: ``consume()`` takes one, if there is one left."""
 
     def __init__(self, max_total: int):
         if max_total < 1:

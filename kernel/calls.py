@@ -1,11 +1,7 @@
-"""The model call: the one place the agent calls a model.
-
-A :class:`ModelCaller` is held by each :class:`kernel.agent.Agent`. It builds
-and keeps the providers, makes each call interruptible (the call runs on a
-helper thread while the agent's thread fires the streamed events and waits
-for an interrupt), fires the API hooks and executes the fallback policy's
-decisions.
-"""
+"""The one place the agent calls a model. Each agent's :class:`ModelCaller`
+builds and keeps its providers, runs each call on a helper thread (the
+agent's thread fires the streamed events and waits for an interrupt), fires
+the API hooks and executes the fallback policy's decisions."""
 
 from __future__ import annotations
 
@@ -27,11 +23,10 @@ log = logging.getLogger("hermes.agent")
 
 
 class _Emitter:
-    """Collects a provider's streaming events for the agent's thread, which
-    fires the hooks while it waits for the call (so a slow or hung hook never
-    holds the model call, and every hook of a turn runs on one thread under
-    its deadline). Events of an abandoned call are dropped; events no plugin
-    listens to are not kept at all."""
+    """Hands a provider's streamed events to the agent's thread, which fires
+    them while it waits (a hung hook never holds the model call; every hook
+    of a turn runs on one thread). Events of an abandoned call, or that no
+    plugin listens to, are dropped."""
 
     def __init__(self, caller: "ModelCaller", request: ModelRequest):
         self.caller, self.request = caller, request
@@ -116,13 +111,10 @@ class ModelCaller:
     # ------------------------------------------------------- the model call
     def complete_once(self, messages: list, *, max_tokens: Optional[int] = None,
                       provider_config: Optional[ProviderConfig] = None, task: str = "auxiliary") -> str:
-        """One model call outside the conversation (summaries for the context
-        engine): no tools, nothing streamed or stored, but the same single
-        call path, so the API hooks and the fallback policy apply. By default
-        it uses the conversation's current provider; ``provider_config``
-        names another (an auxiliary model). The conversation's provider is
-        left as it was. ``task`` names the work (``compression``,
-        ``approval``) for the API hooks (``ApiCall.aux_task``)."""
+        """One model call beside the conversation (a summary, an approval): no
+        tools, nothing streamed or stored, but the API hooks and the fallback
+        policy apply. On the current provider unless ``provider_config`` names
+        another (an auxiliary model); ``task`` is ``ApiCall.aux_task``."""
         turn = self.agent.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
         saved = self.agent.provider_config
         if provider_config is not None:
@@ -204,10 +196,9 @@ class ModelCaller:
 
     def _decide(self, turn: Turn, pconf: ProviderConfig, error: ProviderError, attempt: int, delta_shown: bool,
                 refreshed: set) -> tuple:
-        """Ask the policy what to do about ``error``. A RefreshCredentials is
-        carried out here, once per provider config: when the key did not
-        change the policy is asked again rather than repeat a call bound to
-        fail. Returns (decision, attempt, whether to call again now)."""
+        """(decision, attempt, call again now?) for ``error``. A
+        RefreshCredentials is carried out here, once per provider config; when
+        the key did not change the policy is asked again."""
         while True:
             decision = self.agent.hook.on_provider_error(
                 failure=ProviderFailure(error=error, config=pconf, primary=self.agent.primary, attempt=attempt,
@@ -223,8 +214,7 @@ class ModelCaller:
             attempt += 1
 
     def _refresh(self, pconf: ProviderConfig):
-        """Ask the provider to re-read its key: True/None if it may have
-        changed, False if the provider says it did not."""
+        """The provider's re-read key: False if unchanged, True/None if it may have changed."""
         try:
             return self.providers[pconf].refresh_credentials()
         except Exception as exc:
@@ -232,9 +222,8 @@ class ModelCaller:
             return None
 
     def _interruptible(self, provider, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
-        """Run the provider call on the agent's model-call thread; wait for
-        the answer, an interrupt or the timeout. An abandoned call's answer is
-        dropped, and its thread is left to finish alone."""
+        """The provider's answer, from the model-call thread, unless an
+        interrupt or the timeout comes first (the call is then abandoned)."""
         box: dict = {}
         done = threading.Event()
         wake = self.wake
@@ -296,8 +285,7 @@ class ModelCaller:
             self._thread = None
 
     def _api_call(self, turn: Turn, pconf: ProviderConfig, request: ModelRequest, aux_task: str = "") -> ApiCall:
-        """The record the API hooks get. The provider is named by its name,
-        else by the API mode it resolved to (as hermes-agent does)."""
+        """The API hooks' record; the provider named by its name, else its API mode (as hermes-agent does)."""
         mode = self.modes.get(pconf, pconf.api_mode)
         return ApiCall(
             request=request, session_id=self.agent.session_id, task_id=turn.task_id, turn_id=turn.turn_id,

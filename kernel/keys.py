@@ -1,11 +1,6 @@
-"""Config keys: the record every part declares its keys with, and the loop's own.
-
-Each key is declared by the part that reads it: the loop's here
-(:data:`KERNEL_KEYS`), the plugin host's in the host, a plugin's through the
-``register_config`` hook. The kernel reads values through the
-:class:`kernel.types.Settings` it is given; loading and checking files is the
-host's work.
-"""
+"""Config keys: the record every part declares its keys with, and the loop's
+own (:data:`KERNEL_KEYS`); a plugin declares its through ``register_config``.
+The loop reads values through the :class:`kernel.protocols.Settings` it is given."""
 
 from __future__ import annotations
 

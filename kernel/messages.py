@@ -155,14 +155,10 @@ def _clean_tool_calls(calls: Any) -> list:
 
 
 def repair(messages: Iterable[Any]) -> list:
-    """A valid copy of a history loaded from disk; the input is not changed.
-
-    Merges consecutive user (and plain assistant) messages, adds an error
-    result for a tool call that has none, drops tool results that answer no
-    open call, replaces unreadable tool-call arguments with a marker, and
-    keeps a leading system message. Nothing the user or the model said is
-    dropped, except duplicate or orphan tool results.
-    """
+    """A valid copy of a history loaded from disk: consecutive user (and plain
+    assistant) messages merged, an error result for a call without one,
+    orphan results dropped, unreadable arguments replaced by a marker, a
+    leading system message kept. Nothing the user or the model said is lost."""
     out: list = []
     pending: list = []  # call ids of the last assistant message still waiting for results
     spoken = False  # a user or assistant message is in ``out`` already

@@ -9,10 +9,6 @@ from typing import Any, Callable, ContextManager, Iterable, Protocol
 
 from kernel.types import ModelRequest, ModelResponse
 
-# --------------------------------------------------------------------------
-# What plugins implement
-
-
 class Emitter(Protocol):
     """Given to ``Provider.complete``; forwards streaming events to the hooks."""
 
@@ -58,10 +54,7 @@ class ContextEngine(Protocol):
         return []
 
 
-# --------------------------------------------------------------------------
 # What the loop is given by the plugin host (hermes.host implements these)
-
-
 class Settings(Protocol):
     """The configuration the loop reads: values by dotted key
     (``agent.max_turns``), with their declared defaults."""
@@ -76,14 +69,12 @@ class Settings(Protocol):
 
 
 class Registrations(Protocol):
-    """What the loaded plugins registered: tools by name, toolsets, and the
-    registered providers and context engines (entries with ``factory`` and
-    ``plugin``) by name."""
+    """What the loaded plugins registered: tools by name, toolsets, and each
+    table (``registry[MODEL_PROVIDERS]``: name -> entry with ``value`` and ``plugin``)."""
 
     tools: dict
-    providers: dict
-    context_engines: dict
 
+    def __getitem__(self, table: Any) -> dict: ...
     def expand_toolsets(self, names: Iterable[str]) -> set: ...
 
 

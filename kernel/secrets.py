@@ -1,12 +1,7 @@
-"""Secrets: which environment variables hold keys, the environment a tool's
-process gets without them, and masking of key values that still turn up.
-
-A variable is a secret when a provider setting names it (every ``api_key_env``
-of the config: the primary, fallbacks, auxiliary models), when it is one of the
-well-known provider variables, or when its name ends in ``_API_KEY``,
-``_TOKEN``, ``_SECRET`` (or ``_PASSWORD``). ``tools.env_passthrough`` names
-variables the user wants tools to see anyway.
-"""
+"""Which variables hold keys, a tool's environment without them, and masking
+of key values that still turn up. A secret is a variable some ``api_key_env``
+names, a well-known provider variable, or one ending in ``_API_KEY``,
+``_TOKEN``, ``_SECRET`` or ``_PASSWORD``; tools see those ``tools.env_passthrough`` names."""
 
 from __future__ import annotations
 

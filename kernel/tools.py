@@ -1,13 +1,8 @@
-"""Tool execution: the one place where a tool runs.
-
-:func:`execute_batch` plans a batch of tool calls into maximal parallel runs
-separated by sequential barriers, runs them (parallel runs on a thread pool)
-and returns the tool messages in the original call order. Every call goes
-through the same three steps: the decision (``pre_tool_call`` with block /
-approve / rewrite, the approval question), the handler, and the after-hooks
-(``post_tool_call``, ``transform_tool_result``). Unknown tools, unreadable
-arguments and handler exceptions become error results the model can read.
-"""
+"""The one place a tool runs. :func:`execute_batch` takes each call through
+the decision (``pre_tool_call``, the approval question), the handler
+(parallel runs on a pool, barriers alone) and the after-hooks, and returns
+the results in call order. Unknown tools, unreadable arguments and handler
+exceptions become error results the model can read."""
 
 from __future__ import annotations
 
@@ -64,12 +59,9 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def plan(calls: list) -> list:
-    """Split calls into ``[("parallel"|"sequential", [ToolCall, ...]), ...]``.
-
-    A call joins the current parallel run when its tool is parallel-safe, not
-    interactive, and (for path-scoped tools) its path overlaps no path already
-    in the run. Anything else is a barrier that runs alone.
-    """
+    """``[("parallel"|"sequential", [ToolCall, ...]), ...]``: a call joins the
+    parallel run when its tool is parallel-safe, not interactive and (if
+    path-scoped) its path overlaps none in the run; any other runs alone."""
     segments: list = []
     run: list = []
     paths: list = []
@@ -108,15 +100,11 @@ def _interrupted() -> ToolOutcome:
 
 
 def execute_batch(agent, tool_calls: list, turn) -> list:
-    """Run the model's tool calls; return tool messages in call order.
-
-    Three phases: (1) decide, serially in call order on the agent's thread
-    (``pre_tool_call``, rewrites, the approval question: never two at once);
-    (2) plan the parallel runs on the final arguments; (3) run the handlers,
-    parallel runs on a pool. ``post_tool_call`` and the other after-hooks fire
-    on the agent's thread in call order, exactly once per call, whatever the
-    outcome. An interrupt leaves every call not yet run with a result saying
-    so, so the history stays whole."""
+    """The tool messages of the model's calls, in call order. (1) Decide, in
+    call order on the agent's thread (never two questions at once); (2) plan
+    parallel runs on the final arguments; (3) run the handlers. The
+    after-hooks fire once per call on the agent's thread whatever the outcome;
+    a call an interrupt left unrun gets a result saying so."""
     calls = parse_calls(tool_calls, agent, turn)
     outcomes: list = [None] * len(calls)
     try:
@@ -215,11 +203,9 @@ def _after(agent, call: ToolCall, outcome: ToolOutcome) -> str:
 
 
 def _pre_tool_call(agent, call: ToolCall) -> Optional[str]:
-    """Fire ``pre_tool_call``; return a block message, or None to run the tool.
-
-    When a plugin answers :class:`~kernel.types.Rewrite`, the hook fires once
-    more with the final arguments, so that guards judge what will actually run
-    (in-place rewrites are seen by guards called later)."""
+    """Why the call may not run (``pre_tool_call``, then the approval
+    question), or None. After a Rewrite the hook fires once more, so guards
+    judge what will run."""
     hook = agent.hook
     if not hook.pre_tool_call.get_hookimpls():
         return None

@@ -1,10 +1,7 @@
-"""The kernel's data types: what flows between the loop and its plugins.
-
-Records (dataclasses), the decisions hooks answer with, and the exceptions
-(the user's :class:`Interrupted`, :class:`ProviderError`, :class:`ToolError`).
-Plugins import these names from ``kernel.types``; the Protocols they implement
-are in :mod:`kernel.protocols`. Nothing here imports an SDK, a provider or a tool.
-"""
+"""The kernel's records: what flows between the loop and its plugins, the
+decisions hooks answer with, and the exceptions (:class:`Interrupted`,
+:class:`ProviderError`, :class:`ToolError`). The Protocols plugins implement
+are in :mod:`kernel.protocols`."""
 
 from __future__ import annotations
 
@@ -14,19 +11,12 @@ from typing import Any, Callable, Optional
 
 from kernel.exceptions import Interrupted, describe, is_user_interrupt  # noqa: F401 - exported here too
 
-# --------------------------------------------------------------------------
-# Providers
-
-
 @dataclass(frozen=True)
 class ProviderConfig:
     """One way to reach a model: the primary from config, or a fallback entry.
-
     ``api_mode`` names a registered model provider (``chat_completions``,
-    ``codex_responses``, ``anthropic_messages``, ``scripted``, ...). When it is
-    empty, the ``resolve_api_mode`` hook picks one. ``api_key_env`` names the
-    environment variable that holds the key; keys themselves never live here.
-    """
+    ``anthropic_messages``, ...; empty: the ``resolve_api_mode`` hook picks).
+    ``api_key_env`` names the variable that holds the key: keys never live here."""
 
     model: str = ""
     provider: str = ""
@@ -75,12 +65,9 @@ def _hashable(value: Any) -> bool:
 @dataclass
 class ModelRequest:
     """What the loop asks a provider for. ``messages`` are internal OpenAI-style
-    dicts (system first); the provider converts them at its edge.
-
-    ``tools`` are neutral schemas ``{"name", "description", "parameters"}``.
-    ``tool_choice`` is ``"auto"`` or ``"none"`` (the grace call after the
-    budget ran out offers the tools but forbids calling them).
-    """
+    dicts (system first), converted by the provider at its edge; ``tools`` are
+    neutral schemas ``{"name", "description", "parameters"}``; ``tool_choice``
+    is ``"auto"`` or ``"none"`` (the grace call offers tools but forbids them)."""
 
     model: str
     messages: list
@@ -101,13 +88,10 @@ class ModelRequest:
 
 @dataclass
 class ModelResponse:
-    """One assistant turn as the provider saw it, already in internal form.
-
-    ``tool_calls`` use the OpenAI shape ``{"id", "type": "function",
-    "function": {"name", "arguments": <str>}}``. ``extra`` holds keys to keep on
-    the stored assistant message (for example reasoning items a provider must
-    echo back on the next request).
-    """
+    """One assistant turn, in internal form: ``tool_calls`` in the OpenAI shape
+    ``{"id", "type": "function", "function": {"name", "arguments": <str>}}``;
+    ``extra`` holds keys to keep on the stored message (reasoning items a
+    provider must echo back next time)."""
 
     content: Optional[str] = None
     tool_calls: list = field(default_factory=list)
@@ -129,15 +113,12 @@ class ModelResponse:
 
 @dataclass
 class ApiCall:
-    """One model call as the API hooks see it: who made it, where it goes,
-    and the request as sent (credentials are never part of it).
-
-    ``number`` counts the calls of this turn from 1 (retries, fallbacks and
-    the grace call included). ``ended_at`` is set before ``post_api_request``
-    or ``api_request_error`` fires. ``aux_task`` is empty for the
-    conversation's own calls and names the work of a call made beside it
-    (``Agent.complete_once``: ``compression``, ``approval``, ...).
-    """
+    """One model call as the API hooks see it: who made it, where it goes, and
+    the request as sent (never a credential). ``number`` counts the turn's
+    calls from 1 (retries, fallbacks, the grace call too); ``ended_at`` is set
+    before ``post_api_request`` or ``api_request_error``; ``aux_task`` names
+    the work of a call beside the conversation (``Agent.complete_once``:
+    ``compression``, ``approval``, ...)."""
 
     request: ModelRequest
     session_id: str
@@ -189,13 +170,10 @@ class ExitReason:
 
 @dataclass
 class TurnResult:
-    """What one turn (``Agent.run_conversation``) produced.
-
-    ``exit_reason`` is ``completed``, ``interrupted_by_user``,
-    ``budget_exhausted`` or ``error``; ``final_response`` is the answer (None
-    when there is none); ``messages`` the whole history after the turn.
-    ``to_dict()`` is the ``--json`` document; ``result["key"]`` reads the
-    same keys, the shape hermes-agent's ``run_conversation`` returns."""
+    """What one turn produced: ``exit_reason`` (an :class:`ExitReason`), the
+    answer (``final_response``, None without one) and the whole history.
+    ``to_dict()`` is the ``--json`` document; ``result["key"]`` reads the same
+    keys, as hermes-agent's ``run_conversation`` returns them."""
 
     final_response: Optional[str]
     messages: list
@@ -228,23 +206,11 @@ class TurnResult:
         return self.to_dict().get(key, default)
 
 
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-)
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
-def normalize_usage(
-    input_tokens: int = 0,
-    output_tokens: int = 0,
-    cache_read_tokens: int = 0,
-    cache_write_tokens: int = 0,
-    reasoning_tokens: int = 0,
-    request_count: int = 1,
-) -> dict:
+def normalize_usage(input_tokens: int = 0, output_tokens: int = 0, cache_read_tokens: int = 0,
+                    cache_write_tokens: int = 0, reasoning_tokens: int = 0, request_count: int = 1) -> dict:
     """The one usage shape of the kernel, with the ecosystem's two extra
     spellings: ``prompt_tokens`` (input + cache read + cache write) and
     ``total_tokens`` (prompt + output)."""
@@ -265,9 +231,7 @@ def add_usage(total: dict, more: dict) -> dict:
     return out
 
 
-# --------------------------------------------------------------------------
-# Provider failures and the decisions the fallback hook can return
-
+# Provider failures (``ProviderError.reason``) and the decisions of ``on_provider_error``
 RATE_LIMIT = "rate_limit"
 BILLING = "billing"
 AUTH = "auth"
@@ -279,20 +243,11 @@ CONFIG = "config"  # the provider cannot be built: missing key, unknown mode
 
 
 class ProviderError(Exception):
-    """A classified provider failure. Providers raise it (one table per
-    provider maps SDK exceptions to ``reason``); the loop hands it to the
-    ``on_provider_error`` hook and executes the decision."""
+    """A classified provider failure: providers raise it, the loop hands it to
+    ``on_provider_error`` and executes the decision."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        reason: str,
-        status_code: Optional[int] = None,
-        retry_after: Optional[float] = None,
-        provider: str = "",
-        silent: bool = False,
-    ):
+    def __init__(self, message: str, *, reason: str, status_code: Optional[int] = None,
+                 retry_after: Optional[float] = None, provider: str = "", silent: bool = False):
         super().__init__(message)
         self.message = message
         self.reason = reason
@@ -355,10 +310,6 @@ class GiveUp:
     message: str = ""
 
 
-# --------------------------------------------------------------------------
-# Tools
-
-
 class ToolError(Exception):
     """Raise from a tool handler for an error the model should read and act
     on; the result becomes ``{"error": message}``."""
@@ -366,18 +317,13 @@ class ToolError(Exception):
 
 @dataclass
 class Tool:
-    """A tool offered to the model.
-
-    ``handler(args: dict, ctx: ToolContext)`` returns a str (usually JSON) or a
-    JSON-able value; it may be ``async def``. ``parallel_safe`` lets it run in a
-    thread pool beside other calls; ``interactive`` tools (they ask the user)
-    always run alone. A tool with ``path_arg`` is path-scoped: it runs in
-    parallel only when its path does not overlap the others in the batch.
-    ``check`` hides the tool when it returns False (missing binary, no key).
-
-    A tool every provider cannot offer raises ``ValueError`` here: offered,
-    it would make every model call of the conversation fail.
-    """
+    """A tool offered to the model. ``handler(args: dict, ctx: ToolContext)``
+    returns a str (usually JSON) or a JSON-able value, and may be ``async``.
+    ``parallel_safe`` tools run in a pool beside others, ``interactive`` ones
+    (they ask the user) alone; a ``path_arg`` tool runs in parallel only when
+    its path overlaps no other in the batch. ``check`` hides the tool when it
+    returns False (missing binary, no key). A tool the providers cannot offer
+    is a ``ValueError`` here: offered, it would fail every model call."""
 
     name: str
     description: str
@@ -447,11 +393,8 @@ class ToolOutcome:
     duration_ms: float = 0.0  # how long the handler ran (0 when it did not)
 
 
-# What ``pre_tool_call`` may answer
-
-
 @dataclass(frozen=True)
-class Block:
+class Block:  # the decisions of ``pre_tool_call``
     """Do not run the call; the model reads ``message``. The first block wins."""
 
     message: str = ""

@@ -36,7 +36,6 @@ def subagent_start(parent_session_id: str, parent_turn_id: str, parent_subagent_
     :param child_role: ``leaf`` (cannot delegate further) or ``orchestrator``.
     :param child_goal: the task's goal as the parent wrote it.
     :param agent: the parent :class:`kernel.agent.Agent`.
-    :return: ignored.
     """
 
 
@@ -53,7 +52,6 @@ def subagent_stop(parent_session_id: str, parent_turn_id: str, child_session_id:
     :param child_status: ``completed``, ``error``, ``interrupted``, ``timed_out`` or ``budget_exhausted``.
     :param duration_ms: how long the child ran.
     :param agent: the parent :class:`kernel.agent.Agent`.
-    :return: ignored.
     """
 
 
@@ -74,6 +72,4 @@ def on_clarify_response(question: str, answered: bool, agent: Any) -> None:
 
     :param question: the model's question.
     :param answered: ``False`` when nobody could be asked or the answer was empty.
-    :param agent: the agent.
-    :return: ignored.
     """

@@ -32,6 +32,4 @@ def on_approval_response(tool_name: str, command: str, message: str, rule_key: s
     :param rule_key: the rule that flagged it.
     :param choice: ``once``, ``session``, ``always``, ``deny``, or ``nobody``
         (no front end could ask: the call is refused).
-    :param agent: the agent.
-    :return: ignored.
     """

@@ -19,5 +19,4 @@ def register_memory_backends(register: Callable[..., None], config: Any) -> None
         ``factory(config)`` returns a :class:`MemoryBackend`. The memory
         plugin builds the one ``memory.provider`` names.
     :param config: the loaded :class:`hermes.host.config.Config`.
-    :return: ignored.
     """

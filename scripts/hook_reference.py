@@ -90,9 +90,24 @@ def collect(host=None) -> list:
     return specs
 
 
-def parse_doc(doc: str) -> tuple:
-    """(prose, {param: text}, return text) of a docstring with ``:param:`` lines."""
-    prose, params, returns, current = [], {}, "", None
+# the parameters many specs share, documented once (here and in ``kernel.hookspecs``) and filled in
+# where a spec does not say more of them
+SHARED = {
+    "agent": "the :class:`kernel.agent.Agent` the event belongs to.",
+    "session_id": "the session.",
+    "task_id": "the turn's task id.",
+    "turn_id": "the turn's id.",
+    "platform": "where the agent runs (``cli`` for ``hermes chat``, ``run`` for ``hermes run``, a gateway's name).",
+    "tool_name": "the tool.",
+    "tool_call_id": "the tool call's id.",
+}
+
+
+def parse_doc(doc: str, returns_annotation: str = "") -> tuple:
+    """(prose, {param: text}, return text) of a docstring with ``:param:``
+    lines; a :data:`SHARED` parameter without one gets the shared text, and a
+    hook annotated ``-> None`` without a ``:return:`` line returns nothing read."""
+    prose, params, returns, current = [], dict(SHARED), "", None
     for line in doc.splitlines():
         param = re.match(r":param (\w+):\s*(.*)", line)
         ret = re.match(r":returns?:\s*(.*)", line)
@@ -110,6 +125,8 @@ def parse_doc(doc: str) -> tuple:
         else:
             current = None
             prose.append(line)
+    if not returns.strip() and returns_annotation == "None":
+        returns = "ignored."
     return "\n".join(prose).strip(), params, returns.strip()
 
 
@@ -145,7 +162,7 @@ def render(specs: list) -> str:
             out += ["; ".join(f"{flag}: {meaning[flag.strip('*')]}" for flag in flags), ""]
         if spec.owner != "kernel":
             out += [f"Spec in `{spec.module}`.", ""]
-        prose, params, returns = parse_doc(spec.doc)
+        prose, params, returns = parse_doc(spec.doc, spec.returns)
         out += [_md(prose), ""]
         for name, _annotation in spec.params:
             out.append(f"- `{name}`: {_md(params.get(name, ''))}")

@@ -32,5 +32,4 @@ def register_commands(cli: click.Group, config: Config) -> None:
     :param cli: the ``hermes`` click group.
     :param config: the loaded configuration (its values may still have a
         wrong type here: read them in the command, not at registration).
-    :return: ignored.
     """

@@ -30,7 +30,6 @@ def register_hookspecs(add: Callable[[Any], None]) -> None:
 
     :param add: ``add(namespace)`` takes a module whose functions are marked
         ``@kernel.hookspec``.
-    :return: ignored.
     """
 
 
@@ -47,7 +46,6 @@ def register_config(declare: Callable[..., None]) -> None:
         anything goes), the default ``config.get`` returns, one line of help,
         and for a number the least value that makes sense; or
         ``declare(hermes.host.config.Key(...))``.
-    :return: ignored.
     """
 
 

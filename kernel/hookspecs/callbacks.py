@@ -19,8 +19,6 @@ def on_stream_delta(text: str, agent: Agent) -> None:
     """A piece of the answer streamed from the model, on the agent's thread.
 
     :param text: the new text.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -29,8 +27,6 @@ def on_reasoning(text: str, agent: Agent) -> None:
     """A piece of the model's reasoning (extended thinking) streamed.
 
     :param text: the new reasoning text.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -39,8 +35,6 @@ def on_thinking(active: bool, agent: Agent) -> None:
     """The agent started or stopped waiting on the model.
 
     :param active: ``True`` when the wait starts, ``False`` when it ends.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -50,8 +44,6 @@ def on_status(status: str, detail: str, agent: Agent) -> None:
 
     :param status: ``thinking``, ``tools``, ``retrying``, ``fallback``, ``compressing``, ``budget``, ``interrupted``.
     :param detail: a short sentence for a person.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -61,8 +53,6 @@ def on_step(step: int, messages: list, agent: Agent) -> None:
 
     :param step: the iteration's number in this turn, from 1.
     :param messages: the messages this step added.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -70,11 +60,7 @@ def on_step(step: int, messages: list, agent: Agent) -> None:
 def on_tool_start(tool_name: str, args: dict, tool_call_id: str, agent: Agent) -> None:
     """A tool is about to run (``pre_tool_call`` allowed it).
 
-    :param tool_name: the tool.
     :param args: its final arguments.
-    :param tool_call_id: the call's id.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -82,11 +68,7 @@ def on_tool_start(tool_name: str, args: dict, tool_call_id: str, agent: Agent) -
 def on_tool_progress(tool_name: str, tool_call_id: str, message: str, agent: Agent) -> None:
     """A running tool reported progress (``ToolContext.progress``).
 
-    :param tool_name: the tool.
-    :param tool_call_id: the call's id.
     :param message: what the tool said.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -95,13 +77,9 @@ def on_tool_complete(tool_name: str, tool_call_id: str, result: str, duration_ms
                      agent: Agent) -> None:
     """A tool call finished, whatever the outcome.
 
-    :param tool_name: the tool.
-    :param tool_call_id: the call's id.
     :param result: the result the model reads.
     :param duration_ms: how long it ran.
     :param status: ``ok``, ``error``, ``blocked`` or ``interrupted``.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -109,10 +87,6 @@ def on_tool_complete(tool_name: str, tool_call_id: str, result: str, duration_ms
 def on_tool_call_generated(tool_name: str, tool_call_id: str, agent: Agent) -> None:
     """A tool call was parsed from the model's stream, before it runs.
 
-    :param tool_name: the tool.
-    :param tool_call_id: the call's id.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -127,11 +101,9 @@ def approve_tool_call(tool_name: str, args: dict, message: str, rule_key: str,
     person does not count against ``plugins.hook_timeout``. Nobody answering
     means no (fails closed).
 
-    :param tool_name: the tool.
     :param args: its arguments.
     :param message: why it was flagged, for a person.
     :param rule_key: the rule that flagged it (``inline_code``, ...).
-    :param agent: the agent.
     :return: ``True``/``"once"`` (this call), ``"session"`` (this rule for
         the rest of the session), ``"always"`` (saved in
         ``command_allowlist``), ``False``/``"deny"``, or ``None`` when you

@@ -11,10 +11,6 @@ if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from kernel.types import ApiCall, Approve, Block, ModelResponse, ProviderError, Rewrite, ToolCall, ToolOutcome
 
 
-# ==========================================================================
-# Lifecycle
-
-
 @hookspec
 def on_session_start(session_id: str, model: str, platform: str, provider: str, parent_session_id: Optional[str],
                      reason: str, agent: Agent) -> None:
@@ -27,8 +23,6 @@ def on_session_start(session_id: str, model: str, platform: str, provider: str, 
     :param provider: the current provider's label.
     :param parent_session_id: the session it continues after compression or an undo, else ``None``.
     :param reason: ``new``, ``resume``, ``compression`` or ``undo`` (a continuation without the last exchange).
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -37,17 +31,11 @@ def on_session_end(session_id: str, task_id: str, turn_id: str, completed: bool,
                    platform: str, exit_reason: str, usage: dict, agent: Agent) -> None:
     """A turn ended (every ``run_conversation`` call), as hermes-agent names it.
 
-    :param session_id: the session.
-    :param task_id: the turn's task id.
-    :param turn_id: the turn's id.
     :param completed: the turn produced a final answer.
     :param interrupted: the user interrupted it.
     :param model: the model that answered last.
-    :param platform: where the agent runs.
     :param exit_reason: ``completed``, ``interrupted_by_user``, ``budget_exhausted`` or ``error``.
     :param usage: the turn's summed, normalized usage (:func:`kernel.types.normalize_usage`).
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -56,10 +44,7 @@ def on_session_finalize(session_id: str, platform: str, reason: str, agent: Agen
     """A true session boundary: the agent is closed or the session replaced.
 
     :param session_id: the session that ends.
-    :param platform: where the agent runs.
     :param reason: ``shutdown``, ``new_session``, ``compression`` or ``undo``.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -70,15 +55,10 @@ def pre_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str,
     into this turn's request only: never into the stored history or the
     system prompt, so prompt caching holds. All answers are joined.
 
-    :param session_id: the session.
-    :param task_id: the turn's task id.
-    :param turn_id: the turn's id.
     :param user_message: the user's message of this turn.
     :param conversation_history: the history before this turn (a copy).
     :param is_first_turn: the session has no earlier turn.
     :param model: the current model.
-    :param platform: where the agent runs.
-    :param agent: the agent.
     :return: ``{"context": str}``, a non-empty ``str``, or ``None``.
     """
 
@@ -89,16 +69,10 @@ def post_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str
     """Once per turn, after the final answer (not when the turn was
     interrupted or failed).
 
-    :param session_id: the session.
-    :param task_id: the turn's task id.
-    :param turn_id: the turn's id.
     :param user_message: the user's message of this turn.
     :param assistant_response: the final answer, as stored.
     :param conversation_history: the whole history, this turn included (a copy).
     :param model: the model that answered.
-    :param platform: where the agent runs.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -109,10 +83,7 @@ def transform_llm_output(response_text: str, session_id: str, model: str, platfo
     ``post_llm_call``.
 
     :param response_text: the model's final answer.
-    :param session_id: the session.
     :param model: the model that answered.
-    :param platform: where the agent runs.
-    :param agent: the agent.
     :return: a non-empty ``str`` to replace the answer (the first wins), or ``None``.
     """
 
@@ -123,8 +94,6 @@ def pre_api_request(call: ApiCall, agent: Agent) -> None:
     fallbacks, the grace call, auxiliary calls of plugins).
 
     :param call: the call: ids, provider, and the request as sent (``call.request``, ``call.body()``).
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -134,8 +103,6 @@ def post_api_request(call: ApiCall, response: ModelResponse, agent: Agent) -> No
 
     :param call: the call, with ``ended_at`` and ``duration`` set.
     :param response: the answer (``content``, ``tool_calls``, normalized ``usage``, ``finish_reason``).
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -146,8 +113,6 @@ def api_request_error(call: ApiCall, error: ProviderError, attempt: int, agent: 
     :param call: the call, with ``ended_at`` and ``duration`` set.
     :param error: the classified failure (``reason``, ``status_code``, ``message``, ``retryable``).
     :param attempt: consecutive failed attempts on this provider, from 1.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -162,7 +127,6 @@ def pre_tool_call(call: ToolCall, agent: Agent) -> Union[Block, Approve, Rewrite
     :param call: the call: ``name``, ``args`` (the very dict the tool will
         receive: changing it in place rewrites the call), the ids, and
         ``tool`` (the :class:`kernel.types.Tool` that will run it).
-    :param agent: the agent.
     :return: ``Block(message)`` (the model reads the message; the first block
         wins), ``Approve(message, rule_key)`` (ask ``approve_tool_call``;
         nobody answering means no), ``Rewrite(args)``, or ``None`` (all from
@@ -181,8 +145,6 @@ def post_tool_call(call: ToolCall, outcome: ToolOutcome, agent: Agent) -> None:
         ``interrupted``), ``error_type`` (``plugin_block``, ``unknown_tool``,
         ``invalid_arguments``, ``tool_error``, ``exception`` ...),
         ``error_message`` and ``duration_ms`` (0 when the handler did not run).
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -192,7 +154,6 @@ def transform_tool_result(call: ToolCall, outcome: ToolOutcome, agent: Agent) ->
 
     :param call: the call.
     :param outcome: what became of it (``outcome.result`` is what the model would read).
-    :param agent: the agent.
     :return: a ``str`` to replace the result (the first wins), or ``None``.
     """
 
@@ -204,7 +165,6 @@ def on_pre_compress(session_id: str, messages: list, agent: Agent) -> Optional[s
 
     :param session_id: the session about to be compressed.
     :param messages: the history as it is (a copy).
-    :param agent: the agent.
     :return: notes for the summary (every answer goes to the engine's
         ``compress(..., notes=[...])``), or ``None``.
     """
@@ -216,9 +176,7 @@ def system_prompt(agent: Agent, session_id: str, model: str, platform: str) -> O
     prompt is then kept as it is so provider prompt caches hit. Parts are
     joined with blank lines in hook order, after the configured identity.
 
-    :param agent: the agent.
     :param session_id: the session the prompt is for.
     :param model: the current model.
-    :param platform: where the agent runs.
     :return: a ``str``, or ``None``.
     """

@@ -21,7 +21,6 @@ def choose_provider(primary: ProviderConfig, agent: Agent) -> Optional[ProviderC
     fallback plugin picks a fallback while the primary cools down).
 
     :param primary: the configured primary provider.
-    :param agent: the agent.
     :return: a provider config, or ``None`` for the primary.
     """
 
@@ -31,7 +30,6 @@ def on_provider_error(failure: ProviderFailure, agent: Agent) -> Optional[Any]:
     """A model call failed: decide what happens next.
 
     :param failure: the error, the provider, the attempt and the turn's history of failures.
-    :param agent: the agent.
     :return: ``Retry(delay)``, ``SwitchProvider(config)``,
         ``RefreshCredentials()``, ``Compress()`` or ``GiveUp(message)``;
         ``None`` from every plugin means give up.
@@ -50,8 +48,6 @@ def append_messages(session_id: str, messages: list, agent: Agent) -> None:
 
     :param session_id: the session they belong to.
     :param messages: the new message dicts.
-    :param agent: the agent.
-    :return: ignored.
     """
 
 
@@ -60,7 +56,6 @@ def load_session(session_id: str, agent: Agent) -> Optional[list]:
     """Load a stored history to resume it. The kernel repairs what it gets.
 
     :param session_id: the full session id.
-    :param agent: the agent.
     :return: the stored message dicts, or ``None`` if you do not know the session.
     """
 
@@ -71,7 +66,6 @@ def claim_session(session_id: str, agent: Agent) -> Optional[str]:
     writes it (a store takes a writer lock held until the session ends).
 
     :param session_id: the session to resume.
-    :param agent: the agent.
     :return: ``None`` when this process may write it, or a one-line reason
         when another process is writing it (the turn is then refused).
     """

@@ -12,10 +12,6 @@ if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from kernel.types import ProviderConfig
 
 
-# ==========================================================================
-# Registration
-
-
 @dataclass(frozen=True)
 class Table:
     """What a named registration hook fills (``register_X(register, config)``
@@ -44,7 +40,6 @@ def register_tools(register: Callable[[Any], None], config: Settings) -> None:
 
     :param register: ``register(tool)`` takes a :class:`kernel.types.Tool`.
     :param config: the loaded configuration.
-    :return: ignored.
     """
 
 
@@ -59,7 +54,6 @@ def register_toolsets(register: Callable[..., None], config: Settings) -> None:
     :param register: ``register(name, tools, description="")``; ``tools``
         lists tool names and/or other toolset names.
     :param config: the loaded configuration.
-    :return: ignored.
     """
 
 
@@ -73,7 +67,6 @@ def register_model_providers(register: Callable[..., None], config: Settings) ->
         and may raise :class:`kernel.types.ProviderError` with reason
         ``config`` (a missing key, say).
     :param config: the loaded configuration.
-    :return: ignored.
     """
 
 
@@ -85,7 +78,6 @@ def register_context_engines(register: Callable[..., None], config: Settings) ->
     :param register: ``register(name, factory, description="")``;
         ``factory(agent)`` returns a :class:`kernel.protocols.ContextEngine`.
     :param config: the loaded configuration.
-    :return: ignored.
     """
 
 

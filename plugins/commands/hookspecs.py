@@ -50,7 +50,6 @@ def register_slash_commands(register: Callable[..., None], config: Settings) -> 
         string is printed; ``{"reply": str, "send": str}`` prints the reply,
         then sends ``send`` to the model as the user's next message.
     :param config: the loaded configuration.
-    :return: ignored.
     """
 
 
@@ -59,7 +58,6 @@ def resolve_session(session_id: str, agent: Agent) -> Optional[str]:
     """Turn what the user typed (an id, a unique prefix) into a session id.
 
     :param session_id: what was typed.
-    :param agent: the agent.
     :return: the full id, or ``None`` if it names none or several.
     """
 
@@ -69,7 +67,6 @@ def latest_session(platform: str, agent: Agent) -> Optional[str]:
     """The most recent session, for ``--continue``.
 
     :param platform: where the agent runs.
-    :param agent: the agent.
     :return: its id, or ``None``.
     """
 
@@ -80,6 +77,5 @@ def session_title(session_id: str, agent: Agent) -> Optional[str]:
     for a front end that resumes it.
 
     :param session_id: the full session id.
-    :param agent: the agent.
     :return: the title, or ``None`` when it has none or you do not know it.
     """

@@ -20,7 +20,6 @@ def register_skills(register: Callable[..., None], config: Any) -> None:
         description, when given, wins over the file's front matter. Name them
         ``plugin:skill`` to keep them apart from the user's.
     :param config: the loaded :class:`hermes.host.config.Config`.
-    :return: ignored.
     """
 
 
