@@ -126,7 +126,7 @@ RULES = [
          "force-pushing main or master (rewrites shared history)"),
     Rule("git_reset_hard", _START + r"git\b" + _REST + r"\breset\b" + _REST + r"--hard\b",
          "git reset --hard (discards uncommitted changes)"),
-    Rule("git_clean_force", _START + r"git\b" + _REST + r"\bclean\b(?=" + _REST + r"\s-[a-zA-Z]*f)(?!" + _REST
+    Rule("git_clean_force", _START + r"git\b" + _REST + r"\bclean\b(?=" + _REST + r"\s(?:-[a-zA-Z]*f|--force))(?!" + _REST
          + r"\s(?:-[a-zA-Z]*n|--dry-run)\b)",
          "git clean -f (deletes untracked files)"),
     Rule("shutdown_reboot", _START + r"(?:shutdown|reboot|halt|poweroff)\b(?!\s*\()"
@@ -326,7 +326,7 @@ def _review(agent, command: str, verdict: dict) -> dict:
 
 
 def _check(command: str, config, workdir: str = None, session: frozenset = frozenset()):
-    from plugins.shell_analysis import analyse
+    from plugins.shell_analysis import MAX_PARSED, analyse
 
     analysis = analyse(command, cwd=workdir)
     for glob in _strings(config, "approvals.deny"):  # the raw text and each command as parsed
@@ -341,9 +341,9 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
     # rules read each simple command as parsed (a quoted argument is not a command), or the
     # raw text when it could not be parsed
     texts = analysis.normalized if analysis.commands else [command]
-    if any(f.key == "unparsed" for f in analysis.findings):
-        texts = [command]
-    rules = {rule.key: rule for text in texts for rule in matches(text, config)}
+    if any(f.key in ("unparsed", "too_long") for f in analysis.findings):
+        texts = [command] if len(command) <= MAX_PARSED else []  # it needs approval: no rule need take long
+    rules = {rule.key: rule for rule in matches("\n".join(texts), config)} if texts else {}  # one line a command
     found = [(rule.key, rule.description) for rule in rules.values()]
     found += [(f.key, f.description) for f in analysis.findings]
     pending = [(key, why) for key, why in found if key not in allowed]
