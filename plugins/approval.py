@@ -43,6 +43,7 @@ from kernel.types import Approve, Block
 log = logging.getLogger("hermes.plugins.approval")
 
 SHELL_TOOLS = {"terminal"}
+RAW_TEXT_RULES = {"fork_bomb"}  # matched against the command as written, not only as parsed
 SESSION_KEY = "approvals_for_session"  # agent.state: rule keys the user allowed for this session
 
 # Where a command word may start: line start, after a separator or an opening
@@ -344,6 +345,8 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
     if any(f.key in ("unparsed", "too_long") for f in analysis.findings):
         texts = [command] if len(command) <= MAX_PARSED else []  # it needs approval: no rule need take long
     rules = {rule.key: rule for rule in matches("\n".join(texts), config)} if texts else {}  # one line a command
+    if len(command) <= MAX_PARSED:  # the shapes a parse does not keep (a function that spawns itself)
+        rules.update((rule.key, rule) for rule in matches(command) if rule.key in RAW_TEXT_RULES)
     found = [(rule.key, rule.description) for rule in rules.values()]
     found += [(f.key, f.description) for f in analysis.findings]
     pending = [(key, why) for key, why in found if key not in allowed]

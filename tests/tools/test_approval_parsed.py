@@ -64,6 +64,10 @@ TABLE = [
     ("echo ~ | xargs ls", False), ("cat /etc/os-release", False), ("tar czf backup.tgz src", False),
     ("cd src && rm -rf __pycache__", False), ("echo done >> build/log.txt", False), ("ls $(pwd)", False),
     ("sort data.txt | uniq -c | head", False), ("wc -l $(git ls-files)", False),
+    # shapes the parse tree loses, here-documents, links that lead out only later
+    (":(){ :|:& };:", True), ("cat > f <<EOF\n$(rm -rf ~)\nEOF", True),
+    ("cat > notes.md <<'EOF'\nnever run rm -rf ~\nEOF", False), ("ln -s /usr/bin/python3 py", False),
+    ("rm -rf /tmp/hermes-build-x", False), ("ln -s ~ h && rm -rf h/", True),
 ]
 
 
