@@ -519,7 +519,7 @@ def _writes(name: str, args: list, state: _State, result: Analysis, text: str) -
         flag("overwrite_outside", "ln changes files", operands[-1:])  # the link itself, before it leads elsewhere
         symbolic = any(o in ("-s", "--symbolic") for o, _ in options)
         if symbolic and len(operands) >= 2 and operands[-1] is not None and operands[0] is not None:
-            state.links[os.path.normpath(os.path.join(state.cwd, operands[-1]))] = os.path.join(state.cwd, operands[0])
+            state.links[os.path.normpath(os.path.join(state.cwd, operands[-1]))] = operands[0]  # from the link's folder
     elif name == "dd":
         targets = [a[3:] if a is not None else None for a in args if a is None or a.startswith("of=")]
         flag("overwrite_outside", "dd writes", targets)
