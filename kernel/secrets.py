@@ -34,7 +34,7 @@ class Secrets:
         self.names = {name for name in self.environ if name in self.key_envs or is_secret_name(name)}
         # every known key value, longest first (a key that contains another is masked whole)
         values = {(self.environ[name], name) for name in self.names | self.key_envs if name in self.environ}
-        self._values = sorted(((v, n) for v, n in values if len(v) >= MIN_MASKED), key=lambda p: -len(p[0]))
+        self.values = sorted(((v, n) for v, n in values if len(v) >= MIN_MASKED), key=lambda p: -len(p[0]))
 
     def tool_environment(self, extra: Optional[Mapping[str, str]] = None) -> dict:
         """The environment for a process a tool starts: everything but the secrets
@@ -45,9 +45,9 @@ class Secrets:
 
     def mask(self, text: str) -> str:
         """``text`` with every known key value replaced by a marker naming its variable."""
-        if not self._values or not isinstance(text, str):
+        if not self.values or not isinstance(text, str):
             return text
-        for value, name in self._values:
+        for value, name in self.values:
             if value in text:
                 text = text.replace(value, f"[hermes: the value of ${name} was masked]")
         return text

@@ -12,6 +12,7 @@ import time
 
 from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
+from plugins.core_tools.environ import hide_from_proc
 from plugins.core_tools.sandbox import Sandbox
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
 
@@ -124,6 +125,7 @@ def make_terminal(config=None) -> Tool:
         agent = getattr(ctx, "agent", None)
         secrets = getattr(agent, "secrets", None) or Secrets()  # the model never reads a provider key via `env`
         env = secrets.tool_environment(_QUIET_ENV)
+        hide_from_proc(secrets.names | secrets.key_envs)  # ... nor via /proc/$PPID/environ
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
         # flood of output costs disk, not memory.

@@ -22,6 +22,17 @@ CHOICES = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "sessio
 RESTART_MARKER = "[hermes: the answer above was cut off; it starts again below]"
 
 
+def held_back(secrets, text: str) -> tuple:
+    """(what may be shown now, key values masked; the tail that could be the
+    start of a key value, held back until the next piece of the stream)."""
+    text = secrets.mask(text)
+    longest = max(len(value) for value, _ in secrets.values)
+    for start in range(max(0, len(text) - longest + 1), len(text)):
+        if any(value.startswith(text[start:]) for value, _ in secrets.values):
+            return text[:start], text[start:]
+    return text, ""
+
+
 class Console:
     """Callbacks for ``hermes run`` and ``hermes chat``."""
 
@@ -41,12 +52,20 @@ class Console:
         self._spin: Optional[threading.Thread] = None
         self._spinning = threading.Event()
         self._label = "working"
+        self._held = ""  # the streamed tail that could be the start of a key value
 
     # -- answer
     @hookimpl
-    def on_stream_delta(self, text):
+    def on_stream_delta(self, text, agent):
         if self.quiet:
             return
+        secrets = getattr(agent, "secrets", None)
+        if secrets is not None and secrets.values:  # a key the model repeats is masked here as in the stored answer
+            text, self._held = held_back(secrets, self._held + text)
+        if text:
+            self._write_stream(text)
+
+    def _write_stream(self, text: str) -> None:
         with self._lock:
             self._clear()
             self.streamed_any = True
@@ -63,6 +82,9 @@ class Console:
             self._start_spinner("thinking")
         else:
             self._stop_spinner()
+            held, self._held = self._held, ""
+            if held:  # the call ended: what was held back is not a key
+                self._write_stream(held)
 
     @hookimpl
     def on_status(self, status, detail):

@@ -403,7 +403,7 @@ def test_console_shows_a_working_indicator_on_a_terminal():
     console.on_tool_start(tool_name="terminal", args={"command": "ls"})
     console.on_tool_complete(tool_name="terminal", result="exit 2: ls: cannot open\ndetails", duration_ms=3.0,
                              status="error")
-    console.on_stream_delta(text="answer")
+    console.on_stream_delta(agent=None, text="answer")
     console.end_answer()
     assert "-> terminal(command='ls')" in err.getvalue() and "terminal error (3 ms): exit 2: ls: cannot open details" in err.getvalue()
     assert out.getvalue() == "answer\n"
@@ -425,11 +425,11 @@ def test_console_never_erases_streamed_text(monkeypatch):
     console = Console(stream_to=screen, status_to=screen, interactive=False)
     console.on_thinking(active=True)
     time.sleep(0.15)  # the spinner draws
-    console.on_stream_delta(text="Let me look.")
+    console.on_stream_delta(agent=None, text="Let me look.")
     console.on_thinking(active=False)
     console.on_tool_start(tool_name="read_file", args={"path": "x"})
     console.on_tool_complete(tool_name="read_file", result="x", duration_ms=1.0, status="ok")
-    console.on_stream_delta(text="Done.")
+    console.on_stream_delta(agent=None, text="Done.")
     console.on_thinking(active=False)
     console.end_answer()
     text = screen.getvalue()
@@ -484,12 +484,12 @@ def test_console_prints_a_rewritten_answer_after_the_stream():
     out, err = io.StringIO(), io.StringIO()
     console = Console(stream_to=out, status_to=err, interactive=False)
     console.on_thinking(active=True)
-    console.on_stream_delta(text="quiet")
+    console.on_stream_delta(agent=None, text="quiet")
     console.on_thinking(active=False)
     console.end_answer("QUIET")  # transform_llm_output changed it
     assert out.getvalue() == "quiet\nQUIET\n"
     console.on_thinking(active=True)
-    console.on_stream_delta(text="same")
+    console.on_stream_delta(agent=None, text="same")
     console.end_answer("same")
     assert out.getvalue().endswith("QUIET\nsame\n")
     console.end_answer("not streamed at all")

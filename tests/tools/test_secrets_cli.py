@@ -65,3 +65,38 @@ def test_every_key_the_config_names_is_hidden_and_a_key_in_the_answer_is_masked(
     stored = (hermes_home / "state.db").read_bytes() + b"".join(p.read_bytes() for p in hermes_home.glob("state.db-*"))
     for secret in (AUX, ANSWER):
         assert secret not in out.stdout and secret.encode() not in stored
+
+
+def test_without_the_sandbox_no_key_is_readable_in_hermes_exec_time_environment(hermes, wire_server, cli_env,  # noqa: F811
+                                                                                 hermes_home, tmp_path):
+    import base64
+
+    (hermes_home / "config.yaml").write_text(json.dumps({"sandbox": {"mode": "off"}}))
+    # what /proc shows of every process this user can read, the key's line reversed, hex and base64
+    command = ("for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f 2>/dev/null; done "
+               "| grep -a '^MY_KEY=' | sort -u | tee /dev/stderr | while read line; do echo \"$line\" | rev; "
+               "echo \"$line\" | base64; echo \"$line\" | od -An -tx1 | tr -d ' \\n'; echo; done; echo checked")
+    wire_server.push(reply("", tool_calls=[("terminal", {"command": command})]))
+    wire_server.push(reply("done"))
+    env = dict(cli_env, MY_KEY=KEY)
+    out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
+                 "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    tool_output = json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool"))["output"]
+    assert "checked" in tool_output and "MY_KEY=*****" in tool_output, tool_output  # hermes' block was found
+    line = f"MY_KEY={KEY}"
+    for encoded in (KEY, KEY[::-1], base64.b64encode(f"{line}\n".encode()).decode(), line.encode().hex()):
+        assert encoded not in tool_output, tool_output
+    assert wire_server.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the provider still has it
+
+
+def test_a_key_the_model_streams_is_masked_on_the_terminal(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
+    pieces = ["Your key is ", KEY[:5], KEY[5:17], KEY[17:], " as you asked."]  # split across streamed deltas
+    wire_server.push(reply(pieces))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
+                 "--api-key-env", "MY_KEY", "tell me", env=dict(cli_env, MY_KEY=KEY))
+    assert out.returncode == 0, out.stderr
+    assert KEY not in out.stdout and KEY[:17] not in out.stdout, out.stdout
+    assert "Your key is [hermes: the value of $MY_KEY was masked] as you asked." in out.stdout, out.stdout
+    assert out.stdout.count("as you asked.") == 1  # streamed once, not printed again at the end
