@@ -136,8 +136,8 @@ class Config:
 
     def key_envs(self) -> set:
         """The variables every ``api_key_env`` names, at any depth of the file,
-        the distro's defaults and the overrides (fallback entries included)."""
-        found, stack = set(), [self.data, self.defaults, self.overrides]
+        the distro's defaults, the overrides (fallbacks too) and what plugins declare."""
+        found, stack = set(), [self.data, self.defaults, self.overrides, {k: v.default for k, v in self.keys.items()}]
         while stack:
             node = stack.pop()
             for key, value in node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ():

@@ -38,7 +38,8 @@ def register_config(declare: Callable[..., None]) -> None:
     """Declare the config keys your plugin reads; once per plugin host.
     ``hermes config`` shows, checks and sets them; a value of the wrong type
     in config.yaml is a one-line error naming the file and key, and a key no
-    plugin declares is a warning with a did-you-mean.
+    plugin declares is a warning with a did-you-mean. A key named
+    ``*api_key_env`` names a variable that holds a secret: tools never see it.
 
     :param declare: ``declare(key, type, default=None, help="",
         minimum=None)``: a dotted key, its type (``int``, ``float``, ``str``,

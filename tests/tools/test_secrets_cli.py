@@ -100,3 +100,32 @@ def test_a_key_the_model_streams_is_masked_on_the_terminal(hermes, wire_server, 
     assert KEY not in out.stdout and KEY[:17] not in out.stdout, out.stdout
     assert "Your key is [hermes: the value of $MY_KEY was masked] as you asked." in out.stdout, out.stdout
     assert out.stdout.count("as you asked.") == 1  # streamed once, not printed again at the end
+
+
+def test_a_variable_a_plugin_declares_as_a_key_is_hidden_from_tools_and_masked(monkeypatch, tmp_path):
+    from hermes.host.config import Config
+    from hermes.host.plugins import PluginHost
+    from kernel import hookimpl
+    from kernel.agent import Agent
+    from kernel.types import ToolContext
+    from plugins import core_tools
+    from plugins_providers import scripted
+
+    secret = "svc-credential-0123456789"  # a name no rule calls secret: only the declaration says so
+    monkeypatch.setenv("SVC_CREDENTIAL", secret)
+    monkeypatch.chdir(tmp_path)
+
+    class Service:
+        __name__ = "service"
+
+        @hookimpl
+        def register_config(self, declare):
+            declare("service.api_key_env", str, "SVC_CREDENTIAL", "the variable holding the service's key")
+
+    host = PluginHost.from_objects([Service(), core_tools, scripted], Config({"sandbox": {"mode": "off"}}))
+    agent = Agent(host)
+    assert "SVC_CREDENTIAL" in agent.secrets.key_envs
+    ctx = ToolContext(agent=agent, tool_name="terminal", tool_call_id="c", task_id="t", session_id="s", turn_id="u")
+    result = agent.tools["terminal"].handler({"command": "echo A=$SVC_CREDENTIAL; echo " + secret}, ctx)
+    assert "A=\n" in result["output"]  # the tool's environment does not hold it
+    assert agent.secrets.mask(result["output"]).count("[hermes: the value of $SVC_CREDENTIAL was masked]") == 1
