@@ -22,6 +22,8 @@ import sys
 
 COMMANDS_CACHE = "plugin-commands.txt"
 LOAD_STATE = "plugin-state.json"
+SOURCES = "plugin-sources.txt"  # the files of the third-party plugins the last load imported
+MAX_SOURCES = 500
 
 
 _distro: list = [None]  # the distro this process runs as: it has its own load state, commands and outputs
@@ -68,11 +70,7 @@ def write_state(state: dict) -> None:
 
     path = state_file(LOAD_STATE)
     _state_read[path] = state
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(state, indent=1), encoding="utf-8")
-    except OSError:
-        pass
+    _write_text(path, json.dumps(state, indent=1))
 
 
 def remember_load(host) -> None:
@@ -82,15 +80,68 @@ def remember_load(host) -> None:
     state = read_state()
     found = {c.name: {"version": c.version, "error": c.error, "hooks": list(c.hooks), "description": c.description}
              for c in host.records if c.status in ("enabled", "error")}
-    if state.get("fingerprint") == list(host.fingerprint) and state.get("plugins") == found:
+    _write_text(state_file(SOURCES), "".join(f"{path}\n" for path in _source_files(host.records)))
+    sources = _stamps(_remembered_sources())
+    if state.get("fingerprint") == list(host.fingerprint) and state.get("plugins") == found \
+            and state.get("sources") == sources:
         return
     changed = {row.split("|", 1)[0] for row in set(host.fingerprint) ^ set(state.get("fingerprint") or [])}
     for name in changed & set(state.get("failures") or {}):
         del state["failures"][name]  # reinstalled or reselected: its earlier failures say nothing now
     state.pop("listing", None)  # what loading found may change it
     state["fingerprint"] = list(host.fingerprint)
-    state["plugins"] = found
+    state["plugins"], state["sources"] = found, sources
     write_state(state)
+
+
+def _source_files(records) -> list:
+    """The Python files of the third-party plugins that loaded (or failed to):
+    an edit in one changes what loading finds."""
+    import importlib.util
+
+    files: list = []
+    for rec in records:
+        if rec.source == "builtin" or rec.status not in ("enabled", "error") or not rec.target:
+            continue
+        folders = [rec.target] if os.path.isdir(rec.target) else []
+        if not folders:
+            try:
+                spec = importlib.util.find_spec(rec.target.split(":")[0].split(".")[0])
+            except (ImportError, ValueError):
+                spec = None
+            folders = list(spec.submodule_search_locations or []) if spec is not None else []
+            if spec is not None and not folders and spec.origin:
+                files.append(spec.origin)
+        for folder in folders:
+            for root, _, names in os.walk(folder):
+                files += [os.path.join(root, n) for n in sorted(names) if n.endswith(".py")]
+    return files[:MAX_SOURCES]
+
+
+def _remembered_sources() -> list:
+    try:
+        return state_file(SOURCES).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def _stamps(paths: list) -> list:
+    from hermes.host.paths import stamp
+
+    return [f"{path}|{'|'.join(map(str, stamp(path) or ('-',)))}" for path in paths]
+
+
+def _write_text(path, text: str) -> None:
+    """Write a file of the data folder whole or not at all (a reader never sees half of it), if it changed."""
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}")
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+    except (OSError, UnicodeDecodeError):
+        pass
 
 
 def listing_stamp() -> list:
@@ -98,8 +149,9 @@ def listing_stamp() -> list:
     on ``sys.path`` (an install or uninstall adds or removes a metadata folder
     there, which changes the folder's time), the data folder's ``plugins``
     (folder plugins) and each ``plugin.yaml`` in it, ``config.yaml`` (the
-    selection), the distro file, and the selecting variables."""
-    from hermes.host.paths import config_dir, data_dir, stamp
+    selection), the distro file, the selecting variables, and the files of
+    the third-party plugins the last load imported."""
+    from hermes.host.paths import config_dir, data_dir
     from kernel import __version__
 
     folder = data_dir() / "plugins"
@@ -110,10 +162,7 @@ def listing_stamp() -> list:
     except OSError:
         pass
     rows = [__version__, *(f"{var}={os.environ.get(var, '')}" for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE"))]
-    for path in filter(None, paths):
-        found = stamp(path)
-        rows.append(f"{path}|{found[0]}|{found[1]}" if found else f"{path}|-")
-    return rows
+    return rows + _stamps([*filter(None, paths), *_remembered_sources()])
 
 
 def cached_listing(stamp: list) -> "list | None":
@@ -135,6 +184,8 @@ def listing(app) -> list:
     from hermes.host.plugins import PluginHost
 
     remembered = read_state()
+    if remembered.get("sources") != _stamps(_remembered_sources()):
+        return app.host.records  # a plugin's code changed since the last load: load to find out
     seen = remembered.get("plugins") or {}
     # of the built-ins only the plugin sources are imported (their candidates
     # are found by code); the others' descriptions were remembered
@@ -155,11 +206,10 @@ def listed(app) -> list:
     """What ``plugins list`` shows, as dicts: printed from the last listing
     when none of the files it depends on changed (no package metadata read,
     no plugin imported), else found again and remembered."""
-    stamp = listing_stamp()
-    records = cached_listing(stamp)
+    records = cached_listing(listing_stamp())
     if records is None:
         records = [r.as_dict() for r in listing(app)]
-        remember_listing(stamp, records)
+        remember_listing(listing_stamp(), records)  # after a load, which may have noted the plugins' files
     return records
 
 
@@ -181,37 +231,32 @@ def remember_failures(host) -> None:
 
 
 def save_command_cache(group, builtin: set) -> None:
-    """Remember the plugin commands of the click group. Written only when they
-    changed: the remembered ``--help`` is keyed by this file's stamp."""
+    """Remember the plugin commands of the click group, behind what they
+    depend on (:func:`listing_stamp`). Written only when that or they changed:
+    the remembered ``--help`` is keyed by this file's stamp."""
     text = "".join(f"{n}\t{' '.join((group.commands[n].get_short_help_str(60) or '').split())}\n"
                    for n in sorted(group.commands) if n not in builtin)
-    path = state_file(COMMANDS_CACHE)
-    try:
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        pass
+    _write_text(state_file(COMMANDS_CACHE), "\v".join(listing_stamp()) + "\n" + text)
 
 
 def cached_commands():
-    """Plugin commands seen at the last plugin load (``None``: never loaded here).
-    One ``name<TAB>help`` line each: ``--help`` reads it without importing json."""
+    """Plugin commands seen at the last plugin load, while nothing they depend
+    on changed (``None``: load the plugins to learn them). One ``name<TAB>help``
+    line each: ``--help`` reads it without importing json."""
     try:
-        text = state_file(COMMANDS_CACHE).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+        key, _, text = state_file(COMMANDS_CACHE).read_text(encoding="utf-8").partition("\n")
     except (OSError, UnicodeDecodeError):
-        return {}
+        return None
+    if key != "\v".join(listing_stamp()):
+        return None
     return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
 
 
 def help_key(prog: str, width: int) -> str:
     """What the top-level help depends on: the kernel's version and the
     modules that define its commands (an edit in a checkout), the plugins'
-    commands (their cache file), the program's name and the width; for a
-    distro, also what :func:`listing_stamp` covers (its file, its install)."""
+    commands (their cache file), the program's name and the width, and what
+    :func:`listing_stamp` covers (an install, the selection, a distro's file)."""
     from hermes.host.essential import ESSENTIAL
     from hermes.host.paths import stamp
     from kernel import __version__
@@ -222,7 +267,7 @@ def help_key(prog: str, width: int) -> str:
         where = os.path.join(root, *module.split(".")[:-1])
         files += [os.path.join(where, name) for name in sorted(os.listdir(where)) if name.endswith(".py")]
     rows = [__version__, prog, str(width), *(f"{stamp(f)}" for f in files)]
-    return "|".join([*rows, *(listing_stamp() if _distro[0] else [])])
+    return "|".join([*rows, *listing_stamp()])
 
 
 def listing_key() -> str:
@@ -245,11 +290,4 @@ def remembered_output(name: str, key: str) -> "str | None":
 def remember_output(name: str, key: str, text: str) -> None:
     """Remember what a command printed, for :mod:`hermes.cli.entry` to print again
     while ``key`` (computed after the command wrote its state) stays the same."""
-    path = state_file(f"output-{name}.txt")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(f".{path.name}.{os.getpid()}")
-        part.write_text(f"{key}\n{text}", encoding="utf-8")
-        os.replace(part, path)  # never a key with half an output behind it
-    except OSError:
-        pass
+    _write_text(state_file(f"output-{name}.txt"), f"{key}\n{text}")  # never a key with half an output behind it

@@ -32,10 +32,11 @@ def data_dir() -> Path:
 
 
 def stamp(path: str) -> "tuple | None":
-    """``(mtime_ns, size)`` of a file or folder, or None when it is not there:
-    what the start-up caches compare to notice an install or an edit."""
+    """``(mtime_ns, ctime_ns, size, inode)`` of a file or folder (None: not there), for the start-up
+    caches to notice an install or an edit: the change time and the inode see a file replaced with its
+    old time and size (``cp -p``, ``rsync -t``, ``tar x``)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_mtime_ns, st.st_size
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
