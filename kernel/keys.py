@@ -15,8 +15,8 @@ class Key:
     ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``,
     ``list`` or ``dict`` (or a tuple of them); a ``dict`` or ``list`` key is
     free-form below it. ``minimum`` is the least number that makes sense (a
-    budget of -5 is as wrong as one of "lots"). ``alias_for`` names the key
-    this one is another name for: read when that one is not set."""
+    budget of -5 is as wrong as one of "lots"); ``choices``, the only values it takes (text without case).
+    ``alias_for`` names the key this one is another name for: read when that one is not set."""
 
     name: str
     type: type
@@ -25,6 +25,7 @@ class Key:
     owner: str = "kernel"
     minimum: Optional[float] = None
     alias_for: str = ""
+    choices: tuple = ()
 
 
 # the keys the loop reads (names follow hermes-agent where it has them)

@@ -208,7 +208,8 @@ def _strings(config, key) -> list:
 
 CONFIG_KEYS = [
     # YAML 1.1 reads a bare `off` as false (and `on` as true): those mean off and manual
-    Key("approvals.mode", (str, bool), "manual", "manual (ask), smart (a reviewer model may refuse first) or off"),
+    Key("approvals.mode", (str, bool), "manual", "manual (ask), smart (a reviewer model may refuse first) or off",
+        choices=("manual", "smart", "off", False, True)),  # YAML reads a bare off as false, on as true
     Key("approvals.deny", list, [], "shell globs matched against each parsed command; refused outright"),
     Key("approvals.extra_patterns", (dict, list), None, "more rules: {key: regex} or [{key, pattern, description}]"),
     Key("command_allowlist", list, [], "rule keys or exact commands that run without asking"),
@@ -267,13 +268,15 @@ def approve_tool_call(tool_name, args, message, rule_key, agent):
     if rule_key and answer == "session":
         agent.state.setdefault(SESSION_KEY, set()).add(rule_key)
     elif rule_key and answer == "always" and _config(agent) is not None:
+        from plugins.config_command.edit import EditError, add_to_list, edit, path_of
+
         config = _config(agent)
         allowed = _strings(config, "command_allowlist")
         if rule_key not in allowed:
             config.set_value("command_allowlist", allowed + [rule_key])
             try:
-                config.save()
-            except OSError as exc:
+                edit(path_of(config), lambda document: add_to_list(document, "command_allowlist", rule_key))
+            except (OSError, EditError) as exc:
                 log.warning("could not save %s in command_allowlist: %s", rule_key, exc)
     return answer
 

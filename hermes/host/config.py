@@ -13,10 +13,10 @@ one declares is a warning with a did-you-mean (:meth:`Config.unknown`).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from hermes.host.files import atomic_write
 from hermes.host.essential import ESSENTIAL
 from hermes.host.paths import config_dir, data_dir, hermes_home  # noqa: F401 - where config.yaml and the data live
 from kernel.hints import did_you_mean
@@ -42,6 +42,8 @@ def kind(key: Key) -> str:
     """What a key's values must be, in words (``an integer of at least 1``)."""
     types = key.type if isinstance(key.type, tuple) else (key.type,)
     words = " or ".join(_KINDS.get(t, t.__name__) for t in types)
+    if key.choices:
+        return "one of " + ", ".join(str(c) for c in key.choices if isinstance(c, str))
     return words if key.minimum is None else f"{words} of at least {key.minimum:g}"
 
 
@@ -55,6 +57,10 @@ def accepts(key: Key, value: Any) -> bool:
     if float in types:
         types = types + (int,)
     if key.minimum is not None and isinstance(value, (int, float)) and value < key.minimum:
+        return False
+    if isinstance(value, float) and not math.isfinite(value):  # nan and inf are no timeout, delay or budget
+        return False
+    if key.choices and (value.strip().lower() if isinstance(value, str) else value) not in key.choices:
         return False
     return isinstance(value, types)
 
@@ -254,36 +260,9 @@ class Config:
     def is_set(self, name: str) -> bool:
         return _lookup(self.data, name) is not _MISSING
 
-    # -- writing (``hermes config set``, ``hermes plugins enable/disable``)
     def set_value(self, dotted: str, value: Any) -> None:
+        """Change the loaded value (to check it); ``plugins.config_command.edit`` writes config.yaml."""
         set_nested(self.data, dotted.split("."), value)
-
-    def unset_value(self, dotted: str) -> bool:
-        """Remove a key from the file's data (and sections it leaves empty); False if it was not there."""
-        parts = dotted.split(".")
-        trail, node = [], self.data
-        for part in parts[:-1]:
-            if not isinstance(node, dict) or not isinstance(node.get(part), dict):
-                return False
-            trail.append((node, part))
-            node = node[part]
-        if not isinstance(node, dict) or parts[-1] not in node:
-            return False
-        del node[parts[-1]]
-        for parent, part in reversed(trail):
-            if parent[part]:
-                break
-            del parent[part]
-        return True
-
-    def save(self) -> Path:
-        """Write ``config.yaml`` atomically (a crash leaves the old file whole)."""
-        import yaml
-
-        path = self.path or (config_dir() / "config.yaml")
-        atomic_write(path, yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True))
-        self.path = path
-        return path
 
 
 def _strings(value: Any) -> list:

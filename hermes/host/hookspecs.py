@@ -42,10 +42,10 @@ def register_config(declare: Callable[..., None]) -> None:
     ``*api_key_env`` names a variable that holds a secret: tools never see it.
 
     :param declare: ``declare(key, type, default=None, help="",
-        minimum=None)``: a dotted key, its type (``int``, ``float``, ``str``,
+        minimum=None, choices=())``: a dotted key, its type (``int``, ``float``, ``str``,
         ``bool``, ``list``, ``dict``, or a tuple of them; below a ``dict`` key
         anything goes), the default ``config.get`` returns, one line of help,
-        and for a number the least value that makes sense; or
+        for a number the least value that makes sense, and the only values it takes; or
         ``declare(hermes.host.config.Key(...))``.
     """
 

@@ -433,12 +433,12 @@ class PluginHost:
 
         keys = []
 
-        def declare(key, type=None, default=None, help="", minimum=None):  # noqa: A002 - the spec's names
+        def declare(key, type=None, default=None, help="", minimum=None, choices=()):  # noqa: A002 - the spec's names
             owner = WATCHDOG.current_plugin() or "?"
             if isinstance(key, Key):
                 keys.append(dataclasses.replace(key, owner=owner))
             elif isinstance(type, (tuple, builtins.type)):
-                keys.append(Key(str(key), type, default, str(help), owner, minimum))
+                keys.append(Key(str(key), type, default, str(help), owner, minimum, choices=tuple(choices)))
             else:
                 raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
 

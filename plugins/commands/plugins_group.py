@@ -111,28 +111,19 @@ def plugins_info(app: App, name: str, as_json: bool):
             click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
 
 
-def _names(value) -> list:
-    """The names written in ``plugins.enabled``/``disabled``: a bare name (a
-    type problem) counts as that name, so enable/disable write a list back."""
-    if isinstance(value, str):
-        return [value]
-    return [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
-
-
 def _set_plugin_state(app: App, name: str, enable: bool) -> None:
     from hermes.host.essential import ESSENTIAL
 
     _find(app, name)
     if not enable and name in ESSENTIAL:
         raise Fail(f"plugin {name} is essential and cannot be disabled (it always loads)")
-    config = app.config
-    section = config.data.get("plugins") if isinstance(config.data.get("plugins"), dict) else {}
-    enabled = [n for n in _names(section.get("enabled")) if n != name]
-    disabled = [n for n in _names(section.get("disabled")) if n != name]
-    (enabled if enable else disabled).append(name)
-    config.set_value("plugins.enabled", enabled)
-    config.set_value("plugins.disabled", disabled)
-    path = config.save()
+    from plugins.config_command.edit import EditError, add_to_list, edit, path_of
+
+    wanted, other = ("plugins.enabled", "plugins.disabled") if enable else ("plugins.disabled", "plugins.enabled")
+    try:
+        edit(path := path_of(app.config), lambda document: add_to_list(document, wanted, name, remove_from=other))
+    except (OSError, EditError) as exc:
+        raise Fail(str(exc)) from None
     click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path})")
 
 

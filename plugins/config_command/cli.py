@@ -43,6 +43,8 @@ def parse_value(text: str, key) -> Any:
 
     kind = key.type if key is not None and key.name else None
     lowered = text.strip().lower()
+    if key is not None and lowered in [c for c in key.choices if isinstance(c, str)]:
+        return lowered  # `off` stays the word, not YAML's false
     if kind is bool:
         if lowered in _TRUE or lowered in _FALSE:
             return lowered in _TRUE
@@ -166,8 +168,18 @@ def config_set(app, key, value, force):
     added = [problem for problem in left if problem not in before]
     if added:  # the new value against its key's type; nothing is written when it fails
         raise _fail(added[0])
-    path = config.save()
+    from plugins.config_command.edit import MISSING, EditError, edit, path_of, set_key
+
+    try:  # the file as it is now (another terminal may have changed it), comments kept
+        replaced = edit(path := path_of(config), lambda document: set_key(document, key, parsed))
+    except (OSError, EditError) as exc:
+        raise _fail(str(exc)) from None
     click.echo(f"set {key} = {_show_value(parsed)} in {path}")
+    if isinstance(replaced, dict) and replaced and not isinstance(parsed, dict):
+        click.echo(f"{_program()}: note: this replaced the section {key} and the {len(replaced)} key(s) it held: "
+                   f"{', '.join(map(str, replaced))}", err=True)
+    elif replaced is not MISSING and replaced != parsed and isinstance(replaced, (list, dict)) and replaced:
+        click.echo(f"{_program()}: note: it was {_show_value(replaced)}", err=True)
     if left:
         more = f" (and {len(left) - 1} more: `{_program()} config check`)" if len(left) > 1 else ""
         click.echo(f"{_program()}: note: still wrong: {left[0]}{more}", err=True)
@@ -178,11 +190,15 @@ def config_set(app, key, value, force):
 @click.pass_obj
 def config_unset(app, key):
     """Remove KEY from config.yaml (its default applies again)."""
-    config = app.config
-    if not config.unset_value(key):
-        click.echo(f"{key} is not set in {config.where()}", err=True)
+    from plugins.config_command.edit import EditError, edit, path_of, unset_key
+
+    try:
+        removed = edit(path := path_of(app.config), lambda document: unset_key(document, key))
+    except (OSError, EditError) as exc:
+        raise _fail(str(exc)) from None
+    if not removed:
+        click.echo(f"{key} is not set in {app.config.where()}", err=True)
         return
-    path = config.save()
     click.echo(f"removed {key} from {path}")
 
 

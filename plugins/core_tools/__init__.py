@@ -18,6 +18,7 @@ says whether one can start here).
 from __future__ import annotations
 
 from kernel import hookimpl
+from plugins.core_tools import sandbox
 from plugins.core_tools.files import (MAX_FILES_SCANNED, MAX_READ_BYTES, MAX_READ_CHARS, make_patch, make_read_file,
                                       make_search_files, make_write_file)
 from plugins.core_tools.terminal import DEFAULT_TIMEOUT, MAX_OUTPUT_CHARS, MAX_TIMEOUT, live_group_members, make_terminal
@@ -39,8 +40,9 @@ def register_config(declare):
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
     declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
-    declare("sandbox.mode", str, "workspace-write", "where terminal commands may write: workspace-write (the working "
-            "folder and a private /tmp), read-only (only the private /tmp) or off (no sandbox)")
+    declare("sandbox.mode", (str, bool), "workspace-write", "where terminal commands may write: workspace-write (the "
+            "working folder and a private /tmp), read-only (only the private /tmp) or off (no sandbox)",
+            choices=(*sandbox.MODES, False))  # YAML reads a bare off as false
     declare("sandbox.network", bool, True, "whether sandboxed commands have the network")
     declare("sandbox.writable", list, [], "more folders sandboxed commands may write to")
     declare("sandbox.required", bool, False, "refuse to run commands when no sandbox can start (no bwrap)")

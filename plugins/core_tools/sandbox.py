@@ -62,7 +62,8 @@ class Sandbox:
         from hermes.host.paths import config_dir, data_dir
 
         get = (lambda key, default: config.get(key, default)) if config is not None else (lambda key, default: default)
-        mode = str(get("sandbox.mode", "workspace-write"))
+        mode = get("sandbox.mode", "workspace-write")
+        mode = "off" if mode is False else str(mode).strip().lower()  # YAML reads a bare off as false
         if mode not in MODES:
             raise ToolError(f"sandbox.mode is {mode!r}; use one of {', '.join(MODES)}")
         writable = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in get("sandbox.writable", []) or [])

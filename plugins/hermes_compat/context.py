@@ -131,6 +131,7 @@ class PluginContext:
         hermes-agent 0.22 does. Returns False (with a warning) when the value
         cannot be stored as YAML or the file is bad."""
         from hermes.host.config import ConfigError, load_config, set_nested
+        from plugins.config_command.edit import EditError, edit, path_of, set_key
 
         if not isinstance(key, str) or not key:
             log.warning("plugin %s: set_config needs a non-empty str key, got %r; ignored", self._record.name, key)
@@ -139,10 +140,9 @@ class PluginContext:
 
         try:
             yaml.safe_dump(value)
-            cfg = load_config()
-            set_nested(cfg.data, ["plugins", "entries", self.plugin_id, "settings", *key.split(".")], value)
-            cfg.save()
-        except (ConfigError, OSError, yaml.YAMLError) as exc:
+            parts = ["plugins", "entries", self.plugin_id, "settings", *key.split(".")]
+            edit(path_of(load_config()), lambda document: set_key(document, parts, value))
+        except (ConfigError, OSError, yaml.YAMLError, EditError) as exc:
             log.warning("plugin %s: set_config(%r) not saved: %s", self._record.name, key, exc)
             return False
         set_nested(self._config_data(), ["plugins", "entries", self.plugin_id, "settings", *key.split(".")], value)

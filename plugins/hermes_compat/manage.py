@@ -137,19 +137,26 @@ def _healthy() -> Optional[str]:
 
 def _save_enabled(names: list, enable: bool) -> Optional[Path]:
     from hermes.host.config import ConfigError, load_config
+    from plugins.config_command.edit import EditError, add_to_list, edit, get, path_of
 
     try:
         cfg = load_config()
     except ConfigError as exc:
         _fail(f"{exc} (plugins.enabled not changed)")
-    section = cfg.data.get("plugins") if isinstance(cfg.data.get("plugins"), dict) else {}
-    enabled = [n for n in (section.get("enabled") or []) if n not in names]
-    disabled = [n for n in (section.get("disabled") or []) if not (enable and n in names)]
-    if enable:
-        enabled += names
-    cfg.set_value("plugins.enabled", enabled)
-    cfg.set_value("plugins.disabled", disabled)
-    return cfg.save()
+
+    def change(document):
+        for name in names:
+            if enable:
+                add_to_list(document, "plugins.enabled", name, remove_from="plugins.disabled")
+            elif isinstance(get(document, "plugins.enabled"), list):
+                while name in get(document, "plugins.enabled"):
+                    get(document, "plugins.enabled").remove(name)
+
+    try:
+        edit(path := path_of(cfg), change)
+    except (OSError, EditError) as exc:
+        _fail(f"{exc} (plugins.enabled not changed)")
+    return path
 
 
 def _fail(message: str) -> None:

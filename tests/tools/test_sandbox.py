@@ -196,4 +196,5 @@ def test_hermes_sandbox_says_whether_one_can_start_and_why_not(hermes, hermes_ho
     assert off.returncode == 0 and json.loads(off.stdout)["sandboxed"] is False
     (hermes_home / "config.yaml").write_text("sandbox:\n  mode: strict\n")
     wrong = hermes("sandbox")
-    assert wrong.returncode == 2 and "sandbox.mode is 'strict'; use one of" in wrong.stderr
+    assert wrong.returncode == 2 and "sandbox.mode: expected one of workspace-write, read-only, off, got 'strict'" \
+        in wrong.stderr  # the config's own check, before any command runs

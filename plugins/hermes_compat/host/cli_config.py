@@ -49,8 +49,6 @@ def save_config(config: dict, *, strip_defaults: bool = True, preserve_keys: Any
     ``merge_existing`` the file's sections the dict leaves out are kept.
     ``strip_defaults`` and ``preserve_keys`` are accepted for hermes' signature;
     the kernel writes only what the dict holds anyway."""
-    from hermes.host.config import Config
-
     if not isinstance(config, dict):
         raise TypeError(f"save_config expects a dict, got {type(config).__name__}")
     from hermes.host.config import ConfigError, load_config as kernel_load
@@ -63,7 +61,9 @@ def save_config(config: dict, *, strip_defaults: bool = True, preserve_keys: Any
     data = copy.deepcopy(config)
     if merge_existing:
         data = _merged(copy.deepcopy(existing), data)
-    Config(data, path=path).save()
+    from plugins.config_command.edit import write
+
+    write(path, data)
 
 
 def cfg_get(config: Any, *keys: str, default: Any = None) -> Any:
