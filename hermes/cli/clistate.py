@@ -59,10 +59,31 @@ def read_state() -> dict:
     if path not in _state_read:
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             state = {}
-        _state_read[path] = state if isinstance(state, dict) and isinstance(state.get("plugins"), dict) else {}
+        except (OSError, ValueError):
+            state = None
+        if state is None or not _whole(state):  # rebuilt by the next load; nothing in it is a user's
+            sys.stderr.write(f"hermes: note: {path} is damaged; it is ignored and made again\n")
+            state = {}
+        _state_read[path] = state
     return _state_read[path]
+
+
+def _whole(state) -> bool:
+    """Does the state file hold what this module writes (a hand edit or a crash may leave anything)?"""
+    def table(value) -> bool:
+        return isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+
+    if not isinstance(state, dict):
+        return False
+    plugins, listing = state.get("plugins", {}), state.get("listing", {})
+    return table(plugins) and table(state.get("failures", {})) \
+        and all(isinstance(state.get(k, []), list) for k in ("fingerprint", "sources")) \
+        and all(isinstance(was.get("hooks", []), list) and all(isinstance(was.get(k) or "", str) for k in
+                ("version", "error", "description")) for was in plugins.values()) \
+        and isinstance(listing, dict) and isinstance(listing.get("records", []), list) \
+        and all(isinstance(r, dict) for r in listing.get("records", []))
 
 
 def write_state(state: dict) -> None:

@@ -144,7 +144,7 @@ def load_distro(name_or_path: str) -> Distro:
 
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:  # not UTF-8: one line too
             raise DistroError(f"{path}: cannot read distro: {str(exc).splitlines()[0]}") from None
         return from_mapping(data, str(path))
     from hermes.host.plugins import entry_points

@@ -39,6 +39,7 @@ OWN_DISTRIBUTION = "hermes_kernel"
 ENABLED, DISABLED, NOT_ENABLED, ERROR = "enabled", "disabled", "not enabled", "error"
 
 log = logging.getLogger("hermes.plugins")
+_said: set = set()  # HERMES_PLUGINS names already warned about in this process
 
 
 @dataclass
@@ -315,6 +316,12 @@ class PluginHost:
         host._verify(warn_unknown=import_third_party and warn_unknown)
         if distro is not None:
             distro.warn_unknown(c.name for c in host.records)
+        elif selection.only is not None and warn_unknown:  # a typo would just leave a plugin out
+            known = [c.name for c in host.records]
+            for name in sorted(selection.only - set(known) - _said):
+                _said.add(name)
+                log.warning("HERMES_PLUGINS names '%s', which is no plugin here%s", name,
+                            did_you_mean(name, known) or " (not installed?)")
         return host
 
     def _adapt_unusable(self, config) -> None:

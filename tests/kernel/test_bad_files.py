@@ -1,0 +1,48 @@
+"""Selections and files that say what is wrong (issue 22, item 2), through the
+CLI: a typo in HERMES_PLUGINS, a distro file that is not UTF-8, and a damaged
+plugin-state.json, which is ignored with a note and made again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_a_typo_in_hermes_plugins_is_named_with_what_was_meant(hermes):
+    done = hermes("plugins", "list", env={"HERMES_PLUGINS": "core-tols,approval"})
+    assert done.returncode == 0
+    assert "HERMES_PLUGINS names 'core-tols', which is no plugin here (did you mean 'core-tools'" in done.stderr
+    assert done.stderr.count("core-tols") == 1 and "Traceback" not in done.stderr
+    assert "HERMES_PLUGINS" not in hermes("plugins", "list", env={"HERMES_PLUGINS": "core-tools"}).stderr
+
+
+def test_a_distro_file_that_is_not_utf8_is_one_line(hermes, tmp_path):
+    distro = tmp_path / "latin.yaml"
+    distro.write_bytes("name: caf\xe9\nplugins:\n  only: [core-tools]\n".encode("latin-1"))
+    done = hermes("--distro", str(distro), "plugins", "list")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"hermes: error: {distro}: cannot read distro: 'utf-8' codec can't decode")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("damage", [
+    {"plugins": {"core-tools": {"hooks": 5}}},
+    {"plugins": {"core-tools": "enabled"}},
+    {"plugins": {}, "failures": ["x"]},
+    {"plugins": {}, "listing": {"stamp": [], "records": "all"}},
+    [1, 2, 3],
+    "not json at all {",
+], ids=["hooks", "record", "failures", "listing", "list", "text"])
+def test_a_damaged_plugin_state_is_ignored_with_a_note_and_made_again(hermes, hermes_home, damage):
+    assert hermes("plugins", "list").returncode == 0
+    state = hermes_home / "plugin-state.json"
+    state.write_text(damage if isinstance(damage, str) else json.dumps(damage))
+    first = hermes("plugins", "list")
+    assert first.returncode == 0 and "plugin-state.json is damaged; it is ignored and made again" in first.stderr
+    for args in (("plugins", "list", "--json"), ("plugins", "info", "core-tools")):
+        state.write_text(damage if isinstance(damage, str) else json.dumps(damage))
+        done = hermes(*args)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert isinstance(json.loads(state.read_text())["plugins"]["core-tools"], dict)  # made again, whole
+    assert "damaged" not in hermes("plugins", "list").stderr
