@@ -11,8 +11,12 @@ repository root, else the working folder).
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -21,6 +25,10 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 PLUGIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # plugin:skill
 MAX_BODY_CHARS = 40_000
 MAX_DESCRIPTION_CHARS = 300
+MAX_FILE_BYTES = 1_000_000  # a SKILL.md or a file of a skill read at most
+MAX_FRONT_MATTER = 16_000  # characters of front matter parsed
+MAX_INSTALL_BYTES, MAX_INSTALL_FILES = 50_000_000, 2_000  # a skill folder copied by `skills install`
+log = logging.getLogger("hermes.plugins.skills")
 
 
 class SkillError(ValueError):
@@ -58,9 +66,16 @@ class Skill:
 
 def read_text(path: Path, missing_ok: bool = False) -> Optional[str]:
     """The file's text; None for a missing file when ``missing_ok``; a
-    SkillError for any other failure."""
+    SkillError for any other failure, for what is not a regular file (a link
+    to ``/dev/zero``, a pipe) and for a file over :data:`MAX_FILE_BYTES`."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+        with open(path, "rb") as handle:  # opened first: what is checked is what is read
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise SkillError(f"{path}: not a regular file; it is not read")
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise SkillError(f"{path}: larger than {MAX_FILE_BYTES // 1000} kB; it is not read")
+        return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         if missing_ok:
             return None
@@ -85,13 +100,27 @@ def _front_matter(block: str) -> dict:
         if not match or value[:1] in ("|", ">", "[", "{", "'", '"', "&", "*", "!") or " #" in value:
             import yaml
 
-            try:
-                data = yaml.safe_load(block) or {}
+            try:  # without aliases: a few lines of them can expand to gigabytes
+                data = yaml.load(block[:MAX_FRONT_MATTER], Loader=_no_aliases_loader()) or {}
             except yaml.YAMLError:
                 return {}
             return data if isinstance(data, dict) else {}
         meta[match.group(1)] = value
     return meta
+
+
+@functools.lru_cache(maxsize=1)
+def _no_aliases_loader():
+    """YAML's safe loader without aliases (made when YAML is first needed: most front matter never is)."""
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("aliases are not read in a skill's front matter")
+            return super().compose_node(parent, index)
+
+    return NoAliases
 
 
 def split(text: str) -> tuple:
@@ -137,13 +166,20 @@ def project_dirs(cwd: Path) -> list:
 
 
 def _folder(root: Path, source: str) -> list:
-    import os
-
     try:  # scandir: the entry types come with the listing, no stat per skill
         names = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
     except OSError:
         return []
-    return [s for s in (_parse(root / n / "SKILL.md", source) for n in names) if s is not None]
+    found = []
+    for n in names:
+        try:
+            skill = _parse(root / n / "SKILL.md", source)
+        except SkillError as exc:  # one bad skill is left out, never the others
+            log.warning("skill %s left out: %s", n, exc)
+            continue
+        if skill is not None:
+            found.append(skill)
+    return found
 
 
 def find(config: Any, registered: Iterable[Skill] = (), cwd: Optional[Path] = None) -> dict:
@@ -204,22 +240,48 @@ def write(name: str, description: str, body: str, *, replace: bool) -> Skill:
 
 def install(source: Path, name: Optional[str] = None) -> Skill:
     """Copy a skill folder (or a lone SKILL.md) into ``$HERMES_HOME/skills/``."""
+    import tempfile
+
     source = Path(source).expanduser()
     skill = load(source, "user")
     if skill is None:
         raise SkillError(f"{source}: no SKILL.md there")
+    if not NAME.match(name or skill.name):  # the name itself: `--name ../plugins` would leave the folder
+        raise SkillError(f"{name or skill.name!r} is not a skill name (letters, digits, - and _)")
     target = user_dir() / (name or skill.name)
-    if not NAME.match(target.name):
-        raise SkillError(f"{target.name!r} is not a skill name (letters, digits, - and _)")
     if target.exists():
         raise SkillError(f"the skill {target.name!r} is installed already ({target}); remove it first")
-    target.parent.mkdir(parents=True, exist_ok=True)
     if source.is_dir():
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "__pycache__"))
-    else:
-        target.mkdir()
-        shutil.copy2(source, target / "SKILL.md")
+        _check_tree(source)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))  # whole, or nothing installed
+    try:
+        if source.is_dir():
+            shutil.copytree(source, part, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+        else:
+            shutil.copy2(source, part / "SKILL.md")
+        os.replace(part, target)
+    except OSError as exc:
+        shutil.rmtree(part, ignore_errors=True)
+        raise SkillError(f"{source}: cannot copy it ({exc.strerror or exc}); nothing was installed") from None
     return load(target, "user", target.name)
+
+
+def _check_tree(source: Path) -> None:
+    """A skill folder to copy holds regular files and folders only, within the limits."""
+    count = size = 0
+    for root, dirs, files in os.walk(source):
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
+        for entry in [*dirs, *files]:
+            path = os.path.join(root, entry)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode) or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+                kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+                raise SkillError(f"{path} is {kind}; a skill to install holds files and folders only")
+            count, size = count + 1, size + info.st_size
+        if count > MAX_INSTALL_FILES or size > MAX_INSTALL_BYTES:
+            raise SkillError(f"{source} holds more than {MAX_INSTALL_FILES} files or {MAX_INSTALL_BYTES // 10**6} MB; "
+                             "is it a skill folder?")
 
 
 def remove(name: str) -> Path:
