@@ -148,7 +148,7 @@ def _clean_tool_calls(calls: Any) -> list:
         try:
             if not isinstance(json.loads(args), dict):
                 raise ValueError
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             args = json.dumps({"_invalid_arguments": CORRUPT_ARGUMENTS_MARKER})
         cleaned.append({**call, "id": call_id, "type": "function", "function": {**fn, "arguments": args}})
     return cleaned

@@ -36,7 +36,7 @@ def parse_calls(tool_calls: list, agent, turn) -> list:
         if raw not in (None, ""):
             try:
                 value = json.loads(raw) if isinstance(raw, str) else raw
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, RecursionError) as exc:  # nested past the parser's depth: not arguments
                 call.parse_error = f"the arguments are not valid JSON ({exc}); send a JSON object"
             else:
                 if isinstance(value, dict):

@@ -26,7 +26,7 @@ from typing import Any
 
 from kernel import hookimpl
 from kernel.types import ModelRequest, ModelResponse, normalize_usage
-from plugins_providers.base import SDKProvider, dump, emit_safe, get, parse_args, text_of
+from plugins_providers.base import SDKProvider, counts, dump, emit_safe, get, parse_args, text_of
 from plugins_providers.defaults import host_of
 from plugins_providers.errors import truncated
 
@@ -121,6 +121,7 @@ def convert_tools(tools: list) -> list:
     ]
 
 
+@counts
 def usage_of(usage: Any, output: Any = None) -> dict:
     if usage is None:
         return normalize_usage()
@@ -219,7 +220,7 @@ class AnthropicMessagesProvider(SDKProvider):
         model = None
         done = False
         with stream:
-            for event in stream:
+            for event in self.events(stream):
                 if request.cancelled:
                     return ModelResponse(content=None, finish_reason="cancelled")
                 kind = event.type
@@ -266,8 +267,13 @@ class AnthropicMessagesProvider(SDKProvider):
         thinking = get(get(delta_usage, "output_tokens_details"), "thinking_tokens")
         if thinking:
             usage["reasoning_tokens"] = thinking
-        usage = normalize_usage(**{k: usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")})
-        return response_of([blocks[i] for i in sorted(blocks)], usage, stop_reason, model)
+        return response_of([blocks[i] for i in sorted(blocks)], _final_usage(usage), stop_reason, model)
+
+
+@counts
+def _final_usage(usage: dict) -> dict:
+    return normalize_usage(**{k: usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                     "cache_write_tokens", "reasoning_tokens")})
 
 
 def factory(config):

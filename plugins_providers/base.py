@@ -8,11 +8,15 @@ SDK there, so nothing is imported before a provider is first built) and
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, Optional
+import logging
+import threading
+import time
+from typing import Any, Iterator, Optional
 
 from kernel.protocols import Provider
-from kernel.types import CONFIG, ModelRequest, ModelResponse, ProviderConfig, ProviderError
+from kernel.types import CONFIG, TRANSPORT, USAGE_KEYS, ModelRequest, ModelResponse, ProviderConfig, ProviderError, normalize_usage
 from plugins_providers import defaults
 from plugins_providers.errors import classify, missing_key
 
@@ -106,6 +110,26 @@ class SDKProvider(Provider):
         idle = min(whole, self._seconds("idle_timeout", whole))
         return httpx2.Timeout(idle, connect=min(10.0, idle))
 
+    def events(self, stream: Any) -> Iterator:
+        """The stream's events. When none comes for ``idle_timeout`` seconds the
+        stream is closed and the call fails as a silent one: keep-alive
+        comments are bytes, so the read timeout alone never fires on them."""
+        whole = self._seconds("timeout", DEFAULT_TIMEOUT)
+        entry = IDLE.watch(stream, min(whole, self._seconds("idle_timeout", whole)))
+        try:
+            for event in stream:
+                entry[0] = time.monotonic()
+                yield event
+        except Exception:
+            if not entry[3]:
+                raise
+        finally:
+            IDLE.done(entry)
+        if entry[3]:
+            raise ProviderError(f"no event within {entry[1]:g}s (agent.stream_idle_timeout, --timeout): the provider "
+                                "sent nothing, or only keep-alive comments", reason=TRANSPORT, silent=True,
+                                provider=self.label)
+
     def _seconds(self, option: str, default: float) -> float:
         value = self.options.get(option)
         try:
@@ -119,6 +143,69 @@ class SDKProvider(Provider):
 
     def model(self, request: ModelRequest) -> str:
         return self.target.model_for(request.model or self.target.model)
+
+
+class _IdleWatch:
+    """One thread for every stream in flight: a stream with no event for its
+    idle seconds is closed (its reader then fails). An event costs the reader
+    one clock read; a stream costs no thread of its own."""
+
+    TICK = 0.25
+
+    def __init__(self):
+        self.active: dict = {}  # id -> [last event, idle seconds, stream, closed for idleness]
+        self.lock = threading.Lock()
+        self.thread: Optional[threading.Thread] = None
+
+    def watch(self, stream: Any, seconds: float) -> list:
+        entry = [time.monotonic(), seconds, stream, False]
+        with self.lock:
+            self.active[id(entry)] = entry
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="hermes-stream-idle", daemon=True)
+                self.thread.start()
+        return entry
+
+    def done(self, entry: list) -> None:
+        with self.lock:
+            self.active.pop(id(entry), None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.TICK)
+            now = time.monotonic()
+            with self.lock:
+                expired = [e for e in self.active.values() if now - e[0] >= e[1]]
+                for entry in expired:
+                    entry[3] = True
+                    del self.active[id(entry)]
+            for entry in expired:
+                _close(entry[2])
+
+
+IDLE = _IdleWatch()
+log = logging.getLogger("hermes.providers")
+
+
+def counts(usage_of):
+    """A provider's usage reader that never costs the answer: a usage block
+    whose counts are not numbers is not counted, a negative count is 0 (each
+    with a warning); the answer is kept either way."""
+
+    @functools.wraps(usage_of)
+    def read(*args: Any) -> dict:
+        try:
+            usage = usage_of(*args)
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            log.warning("the provider's usage block is not numbers (%s); this call's usage is not counted", exc)
+            return normalize_usage()
+        if any(isinstance(usage.get(k), (int, float)) and usage[k] < 0 for k in USAGE_KEYS):
+            log.warning("the provider's usage block has a negative count; it counts as 0")
+            usage = normalize_usage(**{k: max(0, usage.get(k) or 0) for k in USAGE_KEYS},
+                                    request_count=usage.get("request_count", 1))
+        return usage
+
+    return read
 
 
 def _close(client: Any) -> None:

@@ -156,6 +156,8 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
         return make(TRANSPORT, f"connection failed: {type(detail).__name__}: {detail}")
     if isinstance(exc, json.JSONDecodeError):
         return make(TRANSPORT, f"malformed JSON from the provider: {exc.msg}")
+    if isinstance(exc, UnicodeDecodeError):  # bytes damaged on the way: another attempt may get them whole
+        return make(TRANSPORT, f"the provider sent text that is not UTF-8 ({exc.reason} at byte {exc.start})")
     if "APIResponseValidationError" in names:
         return make(BAD_REQUEST, f"response did not match the API schema: {exc}")
     if "APIError" in names:  # an error payload inside a stream (OpenAI), no status

@@ -13,7 +13,7 @@ from typing import Any
 
 from kernel import hookimpl
 from kernel.types import ModelRequest, ModelResponse, normalize_usage
-from plugins_providers.base import SDKProvider, emit_safe, get
+from plugins_providers.base import SDKProvider, counts, emit_safe, get
 from plugins_providers.defaults import host_of
 from plugins_providers.errors import truncated
 
@@ -55,6 +55,7 @@ def convert_tools(tools: list) -> list:
     ]
 
 
+@counts
 def usage_of(usage: Any) -> dict:
     if usage is None:
         return normalize_usage()
@@ -132,7 +133,7 @@ class ChatCompletionsProvider(SDKProvider):
         usage = None
         model = None
         with stream:
-            for chunk in stream:
+            for chunk in self.events(stream):
                 if request.cancelled:
                     finish = "cancelled"
                     break

@@ -20,7 +20,7 @@ from typing import Any
 
 from kernel import hookimpl
 from kernel.types import ModelRequest, ModelResponse, ProviderError, normalize_usage
-from plugins_providers.base import SDKProvider, dump, emit_safe, get, text_of
+from plugins_providers.base import SDKProvider, counts, dump, emit_safe, get, text_of
 from plugins_providers.errors import stream_event_error, truncated
 
 NAME = "codex_responses"
@@ -81,6 +81,7 @@ def convert_tools(tools: list) -> list:
     ]
 
 
+@counts
 def usage_of(usage: Any) -> dict:
     if usage is None:
         return normalize_usage()
@@ -166,7 +167,7 @@ class ResponsesProvider(SDKProvider):
 
     def _from_stream(self, stream: Any, request: ModelRequest, emit: Any) -> ModelResponse:
         with stream:
-            for event in stream:
+            for event in self.events(stream):
                 if request.cancelled:
                     return ModelResponse(content=None, finish_reason="cancelled")
                 kind = event.type

@@ -55,11 +55,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional, Union
 
 from plugins_providers.testserver.script import (CHAT, MESSAGES, PATHS, RESPONSES, RecordedRequest, Step, cut, drop,
-                                                 error, garbage, reply, stream_error)
+                                                 bad_bytes, error, garbage, keepalive, reply, stream_error)
 from plugins_providers.testserver.wire import RENDER, error_body
 
 __all__ = ["CHAT", "MESSAGES", "RESPONSES", "RecordedRequest", "Step", "WireServer", "cut", "drop", "error",
-           "garbage", "reply", "stream_error"]
+           "garbage", "reply", "stream_error", "bad_bytes", "keepalive"]
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -184,6 +184,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         owner = self.server.owner
         deltas = 0
+        quiet_until = time.monotonic() + step.keepalive_for
+        while time.monotonic() < quiet_until:  # a proxy or a busy provider: comments, no event
+            self._write_chunk(b": keep-alive\n\n", chunked)
+            if owner._stopping.wait(0.2):
+                return
         for frame in frames:
             if step.frame_delay and owner._stopping.wait(step.frame_delay):
                 return
@@ -201,7 +206,15 @@ class _Handler(BaseHTTPRequestHandler):
                 event = f"event: {frame.event}\n" if frame.event else ""
                 self._write_chunk(f"{event}data: {{not json\n\n".encode(), chunked)
                 break
-            self._write_chunk(frame.encode(), chunked)
+            data = frame.encode()
+            if step.bad_bytes_after is not None and frame.delta and deltas >= step.bad_bytes_after:
+                for marker in (b'"content": "', b'"text": "', b'"delta": "'):  # chat, messages, responses
+                    if marker in data:
+                        data = data.replace(marker, marker + b"\xff\xfe", 1)
+                        break
+                self._write_chunk(data, chunked)
+                break
+            self._write_chunk(data, chunked)
             deltas += frame.delta
         if chunked:
             self.wfile.write(b"0\r\n\r\n")

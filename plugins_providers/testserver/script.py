@@ -38,6 +38,8 @@ class Step:
     error_after: Optional[int] = None
     error_kind: str = "overloaded_error"
     garbage_after: Optional[int] = None
+    bad_bytes_after: Optional[int] = None  # a delta frame whose text is not UTF-8, after N delta frames
+    keepalive_for: float = 0.0  # seconds of SSE keep-alive comments (and nothing else) before the first frame
     delay: float = 0.0
     frame_delay: float = 0.0
     finish_reason: Optional[str] = None
@@ -66,6 +68,16 @@ def cut(after: int = 1, chunked: bool = False, text: Union[str, list, None] = "p
 def stream_error(after: int = 1, kind: str = "overloaded_error", text: Union[str, list, None] = "partial answer", **kw: Any) -> Step:
     """An in-stream error event after ``after`` delta frames."""
     return Step(text=text, error_after=after, error_kind=kind, **kw)
+
+
+def bad_bytes(after: int = 1, text: Union[str, list, None] = "partial answer", **kw: Any) -> Step:
+    """A delta frame whose text holds bytes that are not UTF-8, after ``after`` delta frames."""
+    return Step(text=text, bad_bytes_after=after, **kw)
+
+
+def keepalive(seconds: float, **kw: Any) -> Step:
+    """SSE keep-alive comments for ``seconds`` (no event at all), then the answer."""
+    return Step(keepalive_for=seconds, **kw)
 
 
 def garbage(after: int = 1, text: Union[str, list, None] = "partial answer", **kw: Any) -> Step:

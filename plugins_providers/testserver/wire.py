@@ -50,10 +50,16 @@ def _arg_pieces(text: str) -> list:
     return [text[:mid], text[mid:]]
 
 
+def _total(*counts: Any) -> Any:
+    """The sum of usage counts; a count that is no number is sent as it is (a provider's odd usage block)."""
+    odd = [c for c in counts if not isinstance(c, int)]
+    return odd[0] if odd else sum(counts)
+
+
 def _usage(step: Step) -> dict:
     u = {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0, "reasoning": 0}
     u.update(step.usage or {})
-    return {k: int(v) for k, v in u.items()}
+    return {k: int(v) if isinstance(v, (int, float)) else v for k, v in u.items()}  # text is sent as it is
 
 
 class _Frame:
@@ -94,11 +100,11 @@ class _Chat:
 
     @staticmethod
     def usage(u: dict) -> dict:
-        prompt = u["input"] + u["cache_read"] + u["cache_write"]
+        prompt = _total(u["input"], u["cache_read"], u["cache_write"])
         return {
             "prompt_tokens": prompt,
             "completion_tokens": u["output"],
-            "total_tokens": prompt + u["output"],
+            "total_tokens": _total(prompt, u["output"]),
             "prompt_tokens_details": {"cached_tokens": u["cache_read"], "cache_write_tokens": u["cache_write"]},
             "completion_tokens_details": {"reasoning_tokens": u["reasoning"]},
         }
@@ -134,13 +140,13 @@ class _Chat:
 class _Responses:
     @staticmethod
     def usage(u: dict) -> dict:
-        inp = u["input"] + u["cache_read"] + u["cache_write"]
+        inp = _total(u["input"], u["cache_read"], u["cache_write"])
         return {
             "input_tokens": inp,
             "input_tokens_details": {"cached_tokens": u["cache_read"], "cache_write_tokens": u["cache_write"]},
             "output_tokens": u["output"],
             "output_tokens_details": {"reasoning_tokens": u["reasoning"]},
-            "total_tokens": inp + u["output"],
+            "total_tokens": _total(inp, u["output"]),
         }
 
     @staticmethod
