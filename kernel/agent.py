@@ -20,6 +20,7 @@ from kernel.calls import ModelCaller
 from kernel.hookspecs import CONTEXT_ENGINES, MODEL_PROVIDERS
 from kernel.protocols import Host
 from kernel.secrets import Secrets
+from kernel.exceptions import StopTurn
 from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Turn, TurnResult
 
 log = logging.getLogger("hermes.agent")
@@ -140,7 +141,6 @@ class Agent:
         agent's plugins and callbacks; ``None`` if nobody answered."""
         return getattr(self.hook, hook_name)(agent=self, **kwargs)
 
-    # ----------------------------------------------------------- the model
     def provider_for(self, pconf: ProviderConfig):
         """The provider object for a config (built once, then kept)."""
         return self.caller.provider_for(pconf)
@@ -154,14 +154,9 @@ class Agent:
     def interrupted(self) -> bool:
         return self._interrupt.is_set()
 
-    def wait_for_interrupt(self, seconds: float) -> bool:
-        """Wait up to ``seconds``; True when the user interrupted meanwhile."""
-        return self._interrupt.wait(seconds)
-
     def interrupt(self, message: Optional[str] = None) -> None:
-        """Stop the running turn now (from any thread). The model call in
-        flight is abandoned; ``message`` (a new user message) is kept in
-        ``interrupt_message`` for the caller to send next. Children stop too."""
+        """Stop the running turn now, from any thread, its children too (the model call in flight is
+        abandoned); ``message``, a new user message, is kept in ``interrupt_message`` to send next."""
         self.interrupt_message = message
         self._interrupt.set()
         self.caller.wake.set()
@@ -173,8 +168,7 @@ class Agent:
             self.host.interrupt_thread(self._thread)
 
     def redirect(self, message: str) -> None:
-        """Queue a user message sent while the agent works; it enters the
-        history at the top of the next iteration without stopping the turn."""
+        """Queue a user message sent mid-turn: it enters the history at the next iteration."""
         with self._redirect_lock:
             self._redirects.append(message)
 
@@ -186,10 +180,8 @@ class Agent:
     # ----------------------------------------------------------- children
     def spawn_child(self, *, toolsets: Optional[list] = None, blocked_tools: Iterable[str] = (),
                     max_iterations: Optional[int] = None, callbacks: Iterable[Any] = ()) -> "Agent":
-        """A child agent on the current provider (a fallback entry's own
-        options included) with its own budget (``max_iterations``, default
-        50). Interrupting this agent interrupts it. Call :meth:`release_child`
-        when it is done."""
+        """A child agent on the current provider (a fallback entry's options included) with its own
+        budget (``max_iterations``, default 50), interrupted with this one; :meth:`release_child` it."""
         child = Agent(self.host, self.provider_config, toolsets=toolsets, blocked_tools=blocked_tools,
                       budget=IterationBudget(int(max_iterations or 50)), callbacks=callbacks, platform=self.platform,
                       parent=self)
@@ -324,10 +316,12 @@ class Agent:
             self._system_message, self._system_prompt = system_message, self.system_prompt_text(system_message)
         before = len(self.messages)
         schema.append_user(self.messages, user_message)
-        self._persist([{"role": "user", "content": user_message}])
         exit_reason, error, final = self._work(turn, first_turn, before)
         if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
-            final = self._answer(turn, final)
+            try:
+                final = self._answer(turn, final)
+            except StopTurn as exc:  # the store failed: the answer stands, the failure is said
+                exit_reason, error = ExitReason.ERROR, str(exc)
         self.emit(
             "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
             completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
@@ -349,6 +343,7 @@ class Agent:
     def _work(self, turn: Turn, first_turn: bool, before: int) -> tuple:
         """Model and tool calls until the turn ends: (exit reason, error, final answer)."""
         try:
+            self._persist([{"role": "user", "content": turn.user_message}])
             if self.context_engine is not None and self._should_compress():
                 self.compress("preflight")
             context = self._pre_llm_context(turn, first_turn, before)
@@ -362,6 +357,8 @@ class Agent:
         except Interrupted:
             self.emit("on_status", status="interrupted", detail="interrupted by the user")
             return ExitReason.INTERRUPTED, None, None
+        except StopTurn as exc:  # a plugin's reason (a store that cannot write), said already
+            return ExitReason.ERROR, str(exc), None
         except Exception as exc:  # a bug in the kernel or a plugin: end the turn, keep the history
             log.exception("turn failed")
             return ExitReason.ERROR, f"{type(exc).__name__}: {exc}", None
@@ -472,7 +469,6 @@ class Agent:
             results[-1]["content"] = _with_note(results[-1]["content"], note)
         return results
 
-    # ----------------------------------------------------------- shutdown
     def close(self) -> None:
         """End the session for good: ``on_session_finalize`` fires once."""
         if self._closed:

@@ -151,7 +151,7 @@ class ModelCaller:
                 continue  # call again with the re-read key
             if isinstance(decision, Retry):
                 self.agent.emit("on_status", status="retrying", detail=f"{pconf.label()}: {error} (retrying in {decision.delay:.1f}s)")
-                if self.agent.wait_for_interrupt(max(0.0, decision.delay)):
+                if self.agent._interrupt.wait(max(0.0, decision.delay)):  # True: the user interrupted
                     raise Interrupted()
             elif isinstance(decision, SwitchProvider):
                 self.agent.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")

@@ -11,6 +11,10 @@ class Interrupted(KeyboardInterrupt):
     Exception`` cannot swallow it, and the host's guard never contains it."""
 
 
+class StopTurn(Exception):
+    """Plugin code's reason to end the turn (a store that cannot write): one line, no traceback."""
+
+
 def is_user_interrupt(exc: BaseException) -> bool:
     """Is ``exc`` the user's interrupt (not a plugin raising KeyboardInterrupt)?
 

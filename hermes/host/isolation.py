@@ -35,15 +35,20 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from kernel.exceptions import Interrupted, describe, is_user_interrupt
+from kernel.exceptions import Interrupted, StopTurn, describe, is_user_interrupt
 
 FAIL_CLOSED = frozenset({"pre_tool_call"})
+MUST_SUCCEED = frozenset({"append_messages"})  # failing, they stop the turn: nothing may happen unrecorded
 UNTIMED = frozenset({"approve_tool_call", "clarify"})  # they wait for a person, who may take a while
 FIRED, INTERRUPT = "fired", "interrupt"
 
 
 class HookTimeout(BaseException):
     """Raised into a hook implementation that overran its deadline."""
+
+
+class NotStored(StopTurn):
+    """A hook of :data:`MUST_SUCCEED` failed: what the turn did next could not be recorded."""
 
 
 @dataclass(frozen=True)
@@ -312,6 +317,12 @@ def run_awaitable(awaitable) -> Any:
     return box.get("value")
 
 
+def _must(plugin: str, hook: str, why: str) -> None:
+    if hook in MUST_SUCCEED:
+        raise NotStored(f"plugin '{plugin}' could not store the session ({why}); the turn stops here, so that "
+                        "nothing more happens unrecorded")
+
+
 def _blocked(plugin: str, hook: str, why: str):
     from kernel.types import Block  # only a guarding hook's failure needs it
 
@@ -348,7 +359,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
 
     def stand_down() -> None:  # abandoned: later calls answer at once, without the plugin
         nonlocal fn
-        fn = lambda *args, **kwargs: fallback  # noqa: E731
+        fn = lambda *args, **kwargs: _must(plugin, hook, "it timed out earlier") or fallback  # noqa: E731
 
     failures.on_abandon(key, stand_down)
 
@@ -357,6 +368,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
         why = _outcome(identity, token, exc)
         if why is None:
             return result
+        _must(plugin, hook, describe(why))
         return _blocked(plugin, hook, describe(why)) if fallback else None
 
     # Two bodies, one per calling convention: pluggy passes keyword arguments

@@ -63,13 +63,17 @@ _claims_lock = threading.Lock()
 
 def _claim(agent, session_id: str):
     """None if this process now holds the writer lock of ``session_id``, else why not."""
+    return claim_in(Path(_store_for(agent).path).parent / "locks", session_id)
+
+
+def claim_in(folder: Path, session_id: str):
+    """:func:`_claim` in the locks folder of a store (``hermes sessions delete`` takes it too)."""
     try:
         import fcntl
     except ImportError:  # no flock on this platform: no cross-process guard
         return None
     import os
 
-    folder = Path(_store_for(agent).path).parent / "locks"
     key = (folder, session_id)
     with _claims_lock:
         if key in _claims:

@@ -164,8 +164,15 @@ def sessions_group(config) -> click.Group:
     @_errors_as_clicks
     def delete_cmd(session_id, yes):
         """Delete a session and its messages."""
+        from pathlib import Path
+
+        from plugins.sessions import claim_in
+
         s = store()
         sid = s.resolve_id(session_id)
+        busy = claim_in(Path(s.path).parent / "locks", sid)  # held until the delete is done (this process ends)
+        if busy:  # a run still writes it: deleting now would lose what it writes next, or leave a fragment
+            raise click.ClickException(busy.replace("resume it when", "delete it when"))
         if not yes:
             meta = s.get_session(sid)
             click.confirm(f"Delete session {sid} ({meta['message_count']} messages)?", abort=True)

@@ -140,11 +140,12 @@ def test_session_search_tool_through_the_loop(home, make_agent):
     assert result["final_response"] == "It was teal."
 
 
-def test_store_failure_does_not_break_the_turn(home, make_agent):
+def test_a_store_that_cannot_write_stops_the_turn_before_anything_happens_unrecorded(home, make_agent):
     (home / "state.db").write_bytes(b"not a database at all" * 10)
-    agent = make_agent(sessions_plugin, script=["still answering"])
+    agent = make_agent(sessions_plugin, script=["never asked"])
     result = agent.run_conversation("hi")
-    assert result["final_response"] == "still answering"
+    assert result["exit_reason"] == "error" and result["final_response"] is None and result["api_calls"] == 0
+    assert "could not store the session" in result["error"] and "hermes sessions repair" in result["error"]
     text = next(f.error for f in agent.host.failures.seen if f.hook == "append_messages")
     assert "state.db" in text and "hermes sessions repair" in text
     assert (home / "state.db").read_bytes() == b"not a database at all" * 10
