@@ -172,11 +172,6 @@ class Agent:
         with self._redirect_lock:
             self._redirects.append(message)
 
-    def _drain_redirects(self) -> list:
-        with self._redirect_lock:
-            pending, self._redirects = self._redirects, []
-        return pending
-
     # ----------------------------------------------------------- children
     def spawn_child(self, *, toolsets: Optional[list] = None, blocked_tools: Iterable[str] = (),
                     max_iterations: Optional[int] = None, callbacks: Iterable[Any] = ()) -> "Agent":
@@ -424,7 +419,9 @@ class Agent:
     def _loop(self, turn: Turn, context: str):
         grace = False
         while True:
-            for text in self._drain_redirects():
+            with self._redirect_lock:
+                pending, self._redirects = self._redirects, []
+            for text in pending:
                 schema.append_user(self.messages, text)
                 self._persist([{"role": "user", "content": text}])
             if self.interrupted:

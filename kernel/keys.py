@@ -49,4 +49,5 @@ KERNEL_KEYS = [
     Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
     Key("context.engine", str, "compressor", "the context engine that keeps the history within the window"),
     Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
+    Key("tools.max_result_chars", int, 100_000, "the characters of a tool result that are kept", minimum=1000),
 ]

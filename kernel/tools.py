@@ -22,6 +22,7 @@ from kernel.types import (Approve, Block, Interrupted, Rewrite, Tool, ToolCall, 
 MAX_WORKERS = 8
 APPROVED = ("once", "session", "always")  # what approve_tool_call may answer besides True
 INTERRUPTED = "not run: the user interrupted the turn"
+CUT = "\n[hermes: the result was {size} characters; only the first {limit} are kept (tools.max_result_chars)]"
 
 
 def parse_calls(tool_calls: list, agent, turn) -> list:
@@ -134,10 +135,11 @@ def execute_batch(agent, tool_calls: list, turn) -> list:
             for call, outcome in zip(calls, outcomes)]
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+def _as_text(value: Any, agent) -> str:
+    """A handler's result as the text the model reads and the store keeps (at most ``tools.max_result_chars``)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    limit = agent.config.get("tools.max_result_chars")
+    return text[:limit] + CUT.format(size=len(text), limit=limit) if limit and len(text) > limit else text
 
 
 def _error(message: str) -> str:
@@ -174,7 +176,7 @@ def _run(agent, call: ToolCall) -> ToolOutcome:
                       session_id=call.session_id, turn_id=call.turn_id, api_request_id=call.api_request_id)
     started = time.perf_counter()
     try:
-        outcome = ToolOutcome(_as_text(_run_handler(call.tool, call.args, ctx)))
+        outcome = ToolOutcome(_as_text(_run_handler(call.tool, call.args, ctx), agent))
     except ToolError as exc:
         outcome = _failed("error", "tool_error", str(exc))
     except BaseException as exc:  # SystemExit in a tool too: the model reads it, the agent goes on

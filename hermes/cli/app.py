@@ -396,6 +396,9 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     code = EXIT_INTERRUPTED
+    closed = sys.stdout is None  # started with `>&-`: the work is done and stored, then this is said
+    if closed:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # takes descriptor 1, the lowest free one
     if _machine_output(args):
         from hermes.cli.output import reserved_stdout
 
@@ -408,6 +411,10 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     finally:
         if app._host is not None:
             state.remember_failures(app._host)
+    if closed:
+        click.echo(f"{prog_name}: error: standard output was closed; what this command printed did not reach it",
+                   err=True)
+        code = code or EXIT_ERROR
     _end(code)
 
 
