@@ -1,9 +1,6 @@
 """Configuration: where hermes keeps its files, and ``config.yaml``.
 
-``$HERMES_HOME`` (if set) holds everything: ``config.yaml`` and the data
-(sessions, memories). Otherwise platformdirs' user config folder holds
-``config.yaml`` and the user data folder holds the data.
-
+Where the files are: :mod:`hermes.host.paths`.
 Key names follow hermes-agent where it has them. Each key is declared by the
 part that reads it: the kernel's in :data:`KERNEL_KEYS`, a plugin's through
 the ``register_config`` hook. A wrong type or invalid YAML is one

@@ -1,26 +1,8 @@
-"""Distros: a named selection of plugins plus default config.
-
-A distro is a YAML file (``hermes --distro FILE``) or a mapping published by a
-package under the entry-point group ``hermes.distros`` (``hermes --distro
-NAME``), which may also ship its own console script through
-:func:`hermes.cli.app.distro_main`::
-
-    name: anthropic-only
-    description: Anthropic models, no shell
-    plugins:
-      only: [anthropic-messages, provider-resolution, core-tools]  # exactly these (optional)
-      enabled: [some-opt-in-plugin]                                 # opt-in plugins to turn on
-      blocked: [terminal-tools]                                     # never load these
-    tools:
-      blocked: [terminal]                                           # never offer these tools
-    config:                                                         # defaults; config.yaml may override
-      provider: anthropic
-      model: claude-sonnet-4-5
-      toolsets: [file]
-      agent: {system_prompt: "You are ..."}
-
-Blocks (plugins and tools) cannot be undone by the user's config; the
-``config`` block only supplies defaults.
+"""Distros: a named selection of plugins plus default config, from a YAML file
+(``hermes --distro FILE``) or a package's ``hermes.distros`` entry point
+(``hermes --distro NAME``); the format is in ``docs/distros.md``. Blocks
+(plugins and tools) cannot be undone by the user's config; the ``config``
+block only supplies defaults.
 """
 
 from __future__ import annotations

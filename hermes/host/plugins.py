@@ -4,8 +4,7 @@ Sources: the ``hermes.plugins`` entry-point group (built-ins and third-party
 packages alike), plus whatever the ``discover_plugins`` hook of a loaded plugin
 adds (the hermes-agent compatibility plugin adds its directories and groups).
 
-One resolver (:func:`resolve`) decides the status of every candidate, and both
-``hermes plugins list`` and the runtime read it:
+One resolver (:func:`resolve`) decides every candidate's status; listing and the runtime read it:
 
 * ``enabled``, always: the essential built-ins (:data:`ESSENTIAL`); naming one in
   ``plugins.disabled`` or a distro's ``blocked`` is an error, a selection need not name it;
@@ -14,16 +13,16 @@ One resolver (:func:`resolve`) decides the status of every candidate, and both
   outside ``HERMES_PLUGINS`` when it is set, non-built-ins under ``HERMES_SAFE_MODE=1``;
 * ``enabled``: everything else (native plugins are on once installed, like pytest's);
 * ``error``: it was enabled but failed to import, to register, or implements a
-  hook name that does not exist. The rest keep working.
-
-Listing reads entry-point metadata only; nothing is imported until loaded.
+  hook name that does not exist. The rest keep working. Listing imports nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -372,8 +371,10 @@ class PluginHost:
                 cand.status, cand.error = ERROR, f"its entry point's value {cand.target!r} is not 'module' or 'module:attr'"
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 continue
+            pid, handlers = os.getpid(), _handlers()
             with self.failures.watch(quiet=True) as seen:  # an import that raises, exits or hangs past the deadline
                 obj = self.contain(cand.name, "import", cand.load)
+            _after_import(cand.name, pid, handlers)
             if seen.failures:
                 cand.status, cand.error = ERROR, f"import failed: {seen.failures[0].error}"
                 log.warning("plugin %s: %s", cand.name, cand.error)
@@ -548,6 +549,21 @@ class PluginHost:
 
 
 _warned_keys: set = set()  # one warning per unknown key and process
+
+
+def _handlers() -> dict:
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+
+def _after_import(name: str, pid: int, handlers: dict) -> None:
+    """A plugin's import changes nothing of the process: a child it forked ends (it would run the
+    turn a second time), and a signal handler it set (SIGTERM ignored) is hermes' own again."""
+    if os.getpid() != pid:
+        os._exit(0)
+    for sig, handler in handlers.items():
+        if signal.getsignal(sig) is not handler and threading.current_thread() is threading.main_thread():
+            signal.signal(sig, handler)
+            log.warning("plugin %s: its import changed how %s is handled; hermes' own handler is back", name, sig.name)
 
 
 def warn_unknown_keys(config) -> None:

@@ -59,3 +59,53 @@ def test_a_tool_result_of_50_mb_is_cut_with_a_marker_before_the_model_and_the_st
     sent = next(m for m in wire_server.requests[1].body["messages"] if m["role"] == "tool")
     assert sent["content"] == tool["content"]
     assert (hermes_home / "state.db").stat().st_size < 5_000_000
+
+
+IGNORES_SIGTERM = '''
+import signal
+
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+'''
+
+FORKS = '''
+import os
+
+os.fork()  # both processes go on importing: the child must not run the turn too
+'''
+
+
+def test_a_plugin_that_ignores_sigterm_at_import_does_not_make_hermes_ignore_it(wire_server, cli_env,  # noqa: F811
+                                                                              hermes_home, tmp_path):
+    import signal
+    import time
+
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-deaf", "1.0", {"deaf": ("hermes_deaf_mod", IGNORES_SIGTERM)})
+    wire_server.push(reply("slow", delay=20))
+    run = subprocess.Popen([*hermes_command(), "run", "--base-url", wire_server.openai_url, "--api-mode",
+                            "chat_completions", "-m", "m", "go"], env=_env(cli_env, hermes_home, path=str(site)),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(200):  # until the model call is in flight
+        if wire_server.requests:
+            break
+        time.sleep(0.05)
+    assert wire_server.requests, "the run never called the model"
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=15)  # ignored, it would wait for the 20 s answer and more
+    assert run.returncode == 128 + signal.SIGTERM, err
+    assert "plugin deaf: its import changed how SIGTERM is handled; hermes' own handler is back" in err
+
+
+def test_a_plugin_that_forks_at_import_does_not_run_the_turn_twice(wire_server, cli_env, hermes_home,  # noqa: F811
+                                                                 tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "hermes-forker", "1.0", {"forker": ("hermes_forker_mod", FORKS)})
+    wire_server.script([reply("once"), reply("twice")])
+    done = subprocess.run([*hermes_command(), "run", "--base-url", wire_server.openai_url, "--api-mode",
+                           "chat_completions", "-m", "m", "go"], env=_env(cli_env, hermes_home, path=str(site)),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "once" and len(wire_server.requests) == 1
