@@ -29,6 +29,8 @@ import collections
 import contextlib
 import functools
 import itertools
+import logging
+import os
 import signal
 import threading
 import time
@@ -511,3 +513,19 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
     if WATCHDOG.marks and _outcome(identity, token, None) is not None:
         return default
     return result
+
+
+def signal_handlers() -> dict:
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+
+def after_import(name: str, pid: int, handlers: dict) -> None:
+    """A plugin's import changes nothing of the process: a child it forked ends (it would run the
+    turn a second time), and a signal handler it set (SIGTERM ignored) is hermes' own again."""
+    if os.getpid() != pid:
+        os._exit(0)
+    for sig, handler in handlers.items():
+        if signal.getsignal(sig) is not handler and threading.current_thread() is threading.main_thread():
+            signal.signal(sig, handler)
+            logging.getLogger("hermes.plugins").warning(
+                "plugin %s: its import changed how %s is handled; hermes' own handler is back", name, sig.name)

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from hermes.host.essential import ESSENTIAL
-from hermes.host.isolation import WATCHDOG, Failures, contain, guard_plugin
+from hermes.host.isolation import WATCHDOG, Failures, after_import, contain, guard_plugin, signal_handlers
 from hermes.host.paths import stamp
 from kernel.hints import did_you_mean
 
@@ -371,10 +369,10 @@ class PluginHost:
                 cand.status, cand.error = ERROR, f"its entry point's value {cand.target!r} is not 'module' or 'module:attr'"
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 continue
-            pid, handlers = os.getpid(), _handlers()
+            pid, handlers = os.getpid(), signal_handlers()
             with self.failures.watch(quiet=True) as seen:  # an import that raises, exits or hangs past the deadline
                 obj = self.contain(cand.name, "import", cand.load)
-            _after_import(cand.name, pid, handlers)
+            after_import(cand.name, pid, handlers)
             if seen.failures:
                 cand.status, cand.error = ERROR, f"import failed: {seen.failures[0].error}"
                 log.warning("plugin %s: %s", cand.name, cand.error)
@@ -549,21 +547,6 @@ class PluginHost:
 
 
 _warned_keys: set = set()  # one warning per unknown key and process
-
-
-def _handlers() -> dict:
-    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-
-
-def _after_import(name: str, pid: int, handlers: dict) -> None:
-    """A plugin's import changes nothing of the process: a child it forked ends (it would run the
-    turn a second time), and a signal handler it set (SIGTERM ignored) is hermes' own again."""
-    if os.getpid() != pid:
-        os._exit(0)
-    for sig, handler in handlers.items():
-        if signal.getsignal(sig) is not handler and threading.current_thread() is threading.main_thread():
-            signal.signal(sig, handler)
-            log.warning("plugin %s: its import changed how %s is handled; hermes' own handler is back", name, sig.name)
 
 
 def warn_unknown_keys(config) -> None:
