@@ -120,11 +120,20 @@ class Target:
         return None
 
 
-# model name families whose provider is not the API mode's default
+# model name families and their provider: a model name alone is enough (as llm and hermes-agent read it)
 FAMILIES = (("claude-", "anthropic", "anthropic_messages"), ("gpt-", "openai", "codex_responses"),
             ("o1", "openai", "codex_responses"), ("o3", "openai", "codex_responses"),
             ("o4-", "openai", "codex_responses"), ("gemini-", "gemini", "chat_completions"),
             ("grok-", "xai", "codex_responses"))
+
+
+SDK_BASE_URL = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}  # honoured as the SDKs honour them
+
+
+def family_of(model: str) -> str:
+    """The provider whose models are named like ``model`` (``gpt-4.1``: openai), or ""."""
+    lowered = (model or "").strip().lower()
+    return next((family for prefix, family, _ in FAMILIES if lowered.startswith(prefix)), "")
 
 
 def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
@@ -141,11 +150,6 @@ def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
     model = (config.model or "").strip()
     if not model:
         return "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"
-    if not name and not config.base_url and "/" not in model:
-        for prefix, family, mode in FAMILIES:
-            if model.lower().startswith(prefix) and mode != api_mode:
-                return (f"'{model}' is a model of {family}: pass --provider {family} "
-                        f"(or -m {family}/{model})")
     return None
 
 
@@ -160,8 +164,10 @@ def target(config: ProviderConfig, api_mode: str) -> Target:
             provider = prefix_provider
             if stripped != config.model:
                 model, prefix = stripped, config.model.split("/", 1)[0]
+    if not provider and not config.base_url:  # a model name alone: its family's provider
+        provider = family_of(model)
     info = PROVIDERS.get(provider)
-    base_url = config.base_url or (info.base_url if info else "")
+    base_url = config.base_url or os.environ.get(SDK_BASE_URL.get(provider, ""), "") or (info.base_url if info else "")
     env_var = config.api_key_env or (info.env_var if info else MODE_ENV.get(api_mode, "OPENAI_API_KEY"))
     local = is_local(base_url) if base_url else bool(info and info.local)
     return Target(provider, base_url, env_var, bool(config.api_key_env), model, local, prefix)

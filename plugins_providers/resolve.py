@@ -10,7 +10,9 @@ the seeds' order:
    ``/anthropic`` (or ``/anthropic/v1``) or ``api.kimi.com/coding`` ->
    ``anthropic_messages``; the OpenAI (or xAI) API host -> ``codex_responses``;
 3. a model string naming its provider (``anthropic/claude-...``,
-   ``openrouter/vendor/model``), when no custom base URL says otherwise;
+   ``openrouter/vendor/model``), or a model name of a known family
+   (``gpt-4.1``: openai, ``claude-...``: anthropic; ``defaults.FAMILIES``),
+   when no custom base URL says otherwise;
 4. ``chat_completions``, the mode most endpoints speak.
 
 The hook runs last (``trylast``) so another plugin can claim a config first.

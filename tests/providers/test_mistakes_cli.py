@@ -17,13 +17,12 @@ from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
      "the base URL '127.0.0.1:8000/v1' has no scheme: use http://127.0.0.1:8000/v1 (or https://)"),
     (("--api-mode", "chat_completions", "--base-url", "{url}"),
      "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"),
-    (("-m", "claude-sonnet-4"), "'claude-sonnet-4' is a model of anthropic: pass --provider anthropic "
-                                "(or -m anthropic/claude-sonnet-4)"),
+    (("-m", "claude-sonnet-4"), "no API key: set the environment variable ANTHROPIC_API_KEY"),  # its family's
 ])
 def test_a_mistake_is_one_line_before_any_request(hermes, wire_server, cli_env, args, message):  # noqa: F811
     args = [a.replace("{url}", wire_server.openai_url) for a in args]
     for json_flag in ((), ("--json",)):
-        out = hermes("run", *json_flag, *args, "hi", env={**cli_env, "OPENAI_API_KEY": "sk-test"})
+        out = hermes("run", *json_flag, *args, "hi", env={**cli_env, "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": ""})
         assert out.returncode == 1, out.stderr
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"hermes: error: {message}"), out.stderr

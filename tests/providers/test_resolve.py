@@ -21,7 +21,8 @@ CASES = [
     (dict(model="anthropic/claude-sonnet-4"), "anthropic_messages"),
     (dict(model="openrouter/anthropic/claude-x"), "chat_completions"),
     (dict(model="openai/gpt-5"), "codex_responses"),
-    (dict(model="gpt-4o"), "chat_completions"),
+    (dict(model="gpt-4o"), "codex_responses"),  # a model name alone: its family's provider (openai)
+    (dict(model="claude-sonnet-4-5"), "anthropic_messages"), (dict(model="gemini-2.0-flash"), "chat_completions"),
     (dict(provider="some-unknown", model="m"), "chat_completions"),
 ]
 
