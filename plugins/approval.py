@@ -190,11 +190,12 @@ def _extra_rules(config) -> list:
     return out
 
 
-def matches(command: str, config=None) -> list:
-    """Every rule the command matches, built-in rules first."""
+def matches(command: str, config=None, only: "set | None" = None) -> list:
+    """Every rule the command matches, built-in rules first (of the rules ``only`` names, if given)."""
     text = normalize(command)
     variants = {text, unquoted(text)}
-    return [rule for rule, rx in _compiled() + _extra_rules(config) if any(rx.search(v) for v in variants)]
+    rules = _compiled() + _extra_rules(config) if only is None else [(r, rx) for r, rx in _compiled() if r.key in only]
+    return [rule for rule, rx in rules if any(rx.search(v) for v in variants)]
 
 
 def _config(agent):
@@ -349,7 +350,7 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
         texts = [command] if len(command) <= MAX_PARSED else []  # it needs approval: no rule need take long
     rules = {rule.key: rule for rule in matches("\n".join(texts), config)} if texts else {}  # one line a command
     if len(command) <= MAX_PARSED:  # the shapes a parse does not keep (a function that spawns itself)
-        rules.update((rule.key, rule) for rule in matches(command) if rule.key in RAW_TEXT_RULES)
+        rules.update((rule.key, rule) for rule in matches(command, only=RAW_TEXT_RULES))
     found = [(rule.key, rule.description) for rule in rules.values()]
     found += [(f.key, f.description) for f in analysis.findings]
     pending = [(key, why) for key, why in found if key not in allowed]
