@@ -16,8 +16,9 @@ from typing import Optional
 
 import click
 
-from hermes.cli import clistate as state
+from hermes.cli import remembered
 from hermes.cli.entry import REMEMBERED, remembered_key, terminal_width
+from hermes.host import loadstate
 from kernel import __version__
 
 EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -43,9 +44,7 @@ def program() -> str:
 
 
 def echo_json(data) -> str:
-    """Print a machine-readable document (and return it). Under ``--json`` it
-    is the only thing on stdout: everything else written there goes to
-    stderr (see main)."""
+    """Print a machine-readable document (and return it): under ``--json`` the only thing on stdout."""
     import json
 
     from hermes.cli.output import document_stream
@@ -58,12 +57,10 @@ def echo_json(data) -> str:
 
 
 def remember_output(name: str, text: str) -> None:
-    """What this command printed (without the final newline), for
-    :mod:`hermes.cli.entry` to print again next time, when the command line is
-    one it prints again."""
+    """What this command printed (no final newline), for :mod:`hermes.cli.entry` to print again."""
     app = App.current
     if app is not None and REMEMBERED.get(tuple(app.args)) == name:
-        state.remember_output(name, remembered_key(name, app.prog), text)
+        remembered.remember_output(name, remembered_key(name, app.prog), text)
 
 
 def distro_argument(args: list) -> Optional[str]:
@@ -81,20 +78,16 @@ def distro_argument(args: list) -> Optional[str]:
 
 
 class App:
-    """What the commands share: config, the plugin host, the distro (all lazy).
-
-    A wrong type in config.yaml does not stop the command line before it
-    knows the command: it stops every command except those that inspect or
-    repair config (added with ``repairs_config=True``, as ``hermes config``
-    and ``hermes plugins`` are), so ``hermes config set`` can
-    fix what it would otherwise refuse to read."""
+    """What the commands share: config, the plugin host, the distro (all lazy). A wrong type in
+    config.yaml stops every command but those added with ``repairs_config=True`` (``hermes config``,
+    ``hermes plugins``), so ``hermes config set`` can fix what it would otherwise refuse to read."""
 
     current: Optional["App"] = None  # the command's, for what main() saves at the end
 
     def __init__(self, distro_path: Optional[str] = None, args: tuple = (), prog: str = "hermes"):
         App.current = self
         self.distro_path, self.args, self.prog = distro_path, tuple(args), prog  # the command line, as main() got it
-        state.use_distro(distro_path)  # its own load state, commands and remembered outputs
+        loadstate.use_distro(distro_path)  # its own load state, commands and remembered outputs
         self._config = None
         self._host = None
         self._distro = None
@@ -162,7 +155,7 @@ class App:
         if self._host is None:
             self._host = self._discover(warn_unknown=warn_unknown)
             self._host.registry  # collect registrations now, so a plugin failing there is recorded too
-            state.remember_load(self._host)
+            loadstate.remember_load(self._host)
         return self._checked(self._host)
 
 
@@ -174,9 +167,8 @@ def _app(ctx: click.Context) -> App:
 
 
 class HermesGroup(click.Group):
-    """The root group: every command comes from a plugin's ``register_commands``.
-    The essential built-ins' (``run``, ``plugins``, ``config``) load without
-    the other plugins; the others load when their name is used or help is shown."""
+    """The root group: every command is a plugin's. The essential built-ins' (``run``, ``plugins``,
+    ``config``) load without the others, which load when their name is used or help is shown."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -236,7 +228,7 @@ class HermesGroup(click.Group):
             return
         finally:
             self._loading = None
-        state.save_command_cache(self, self._essential())
+        remembered.save_command_cache(self, self._essential())
 
     def _add_essential_commands(self) -> None:
         """The essential built-ins' commands, without the plugin host: they are
@@ -259,7 +251,7 @@ class HermesGroup(click.Group):
 
         return {name for name, owner in self.owners.items() if owner in ESSENTIAL and name in self.commands}
 
-    def _load_plugin_commands(self, ctx: click.Context) -> None:
+    def load_plugin_commands(self, ctx: click.Context) -> None:
         """Every plugin's commands (a group of a plugin's may hold another's: ``plugins install``)."""
         self._load(ctx, everything=True)
 
@@ -324,7 +316,7 @@ class HermesGroup(click.Group):
 
     def format_commands(self, ctx, formatter):
         self._load(ctx, everything=False)
-        cached = state.cached_commands()
+        cached = remembered.cached_commands()
         if cached is None:  # first run: load the plugins once to learn their commands
             self._load(ctx, everything=True)
             cached = {n: self.commands[n].get_short_help_str(60) for n in self.commands}
@@ -347,10 +339,8 @@ def cli(ctx, distro_path):
 
 
 def _interrupt(signum, frame):
-    """Ctrl+C outside a turn: the user's interrupt, which plugin code cannot
-    contain (a plugin raising KeyboardInterrupt itself is just a failing plugin).
-    Before any plugin code was loaded (``--help``), a plain KeyboardInterrupt:
-    the isolation module is not imported for what does not need it."""
+    """Ctrl+C outside a turn: the user's interrupt, which plugin code cannot contain (a plugin raising
+    KeyboardInterrupt is a failing plugin); a plain KeyboardInterrupt before any plugin loaded (``--help``)."""
     isolation = sys.modules.get("hermes.host.isolation")
     raise isolation.Interrupted() if isolation is not None else KeyboardInterrupt()  # kernel.types' Interrupted
 
@@ -410,7 +400,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
             code = _invoke(args, prog_name, app)
     finally:
         if app._host is not None:
-            state.remember_failures(app._host)
+            loadstate.remember_failures(app._host)
     if closed:
         click.echo(f"{prog_name}: error: standard output was closed; what this command printed did not reach it",
                    err=True)
@@ -422,10 +412,8 @@ EXIT_GRACE = 2.0  # seconds the interpreter's teardown may take once plugin code
 
 
 def _end(code: int) -> None:
-    """Exit. After an interrupt, or when plugin code was abandoned (its thread
-    may still hang), skip the interpreter's teardown: it would wait for them.
-    Otherwise the teardown gets :data:`EXIT_GRACE` (threads and ``atexit``
-    handlers plugin code left behind)."""
+    """Exit. After an interrupt, or with plugin code abandoned (its thread may hang), skip the
+    interpreter's teardown, which would wait for it; else the teardown gets :data:`EXIT_GRACE`."""
     isolation = sys.modules.get("hermes.host.isolation")  # not imported: no plugin code ran, none was abandoned
     if code == EXIT_INTERRUPTED or (isolation is not None and isolation.WATCHDOG.abandoned):
         from hermes.cli.output import hard_exit

@@ -2,7 +2,7 @@
 
 ``hermes --help`` and ``hermes plugins list [--json]`` (and a distro's
 command's) are printed as they were printed the last time while nothing they
-depend on changed (the keys in :mod:`hermes.cli.clistate`): they then cost no
+depend on changed (the keys in :mod:`hermes.cli.remembered`): they then cost no
 import of click, of json or of the plugin host. Everything else, and an
 output that must be made again, goes to :func:`hermes.cli.app.main`.
 """
@@ -31,9 +31,9 @@ REMEMBERED = {(): "help", ("--help",): "help", ("-h",): "help",
 
 
 def remembered_key(name: str, prog: str) -> str:
-    from hermes.cli import clistate
+    from hermes.cli import remembered
 
-    return clistate.help_key(prog, terminal_width()) if name == "help" else clistate.listing_key()
+    return remembered.help_key(prog, terminal_width()) if name == "help" else remembered.listing_key()
 
 
 def _printed_again(prog: str) -> bool:
@@ -41,10 +41,11 @@ def _printed_again(prog: str) -> bool:
     name = REMEMBERED.get(tuple(sys.argv[1:]))
     if name is None:
         return False
-    from hermes.cli import clistate
+    from hermes.cli import remembered
+    from hermes.host import loadstate
 
-    clistate.use_distro(os.environ.get("HERMES_DISTRO"))
-    text = clistate.remembered_output(name, remembered_key(name, prog))
+    loadstate.use_distro(os.environ.get("HERMES_DISTRO"))
+    text = remembered.remembered_output(name, remembered_key(name, prog))
     if text is None:
         return False
     stream = sys.stderr if not sys.argv[1:] else sys.stdout

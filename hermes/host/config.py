@@ -1,11 +1,8 @@
-"""Configuration: where hermes keeps its files, and ``config.yaml``.
-
-Where the files are: :mod:`hermes.host.paths`.
-Key names follow hermes-agent where it has them. Each key is declared by the
-part that reads it: the kernel's in :data:`KERNEL_KEYS`, a plugin's through
-the ``register_config`` hook. A wrong type or invalid YAML is one
-:class:`ConfigError` naming the file, the key and what was expected; a key no
-one declares is a warning with a did-you-mean (:meth:`Config.unknown`).
+"""``config.yaml`` (found through :mod:`hermes.host.paths`). Key names follow
+hermes-agent where it has them; each is declared by the part that reads it
+(the kernel's :data:`KERNEL_KEYS`, a plugin's ``register_config``). A wrong
+type or invalid YAML is one :class:`ConfigError` naming file, key and what was
+expected; a key no one declares warns with a did-you-mean (:meth:`Config.unknown`).
 """
 
 from __future__ import annotations
@@ -62,19 +59,13 @@ def accepts(key: Key, value: Any) -> bool:
     return isinstance(value, types)
 
 
-def _known_mapping(keys: list) -> dict:
-    return {k.name: k for k in keys}
-
-
 class ConfigError(Exception):
     """A config problem, already phrased for the user (one line)."""
 
 
 def _describe(value: Any) -> str:
     text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{text} ({type(value).__name__})"
+    return f"{text if len(text) <= 40 else text[:37] + '...'} ({type(value).__name__})"
 
 
 _MISSING = object()
@@ -92,19 +83,13 @@ def _lookup(data: dict, dotted: str) -> Any:
 class Config:
     """The loaded configuration. Read with ``get("agent.max_turns")``."""
 
-    def __init__(
-        self,
-        data: Optional[dict] = None,
-        path: Optional[Path] = None,
-        overrides: Optional[dict] = None,
-        defaults: Optional[dict] = None,
-        lenient: bool = False,
-    ):
+    def __init__(self, data: Optional[dict] = None, path: Optional[Path] = None, overrides: Optional[dict] = None,
+                 defaults: Optional[dict] = None, lenient: bool = False):
         self.path = path
         self.data = data if data is not None else {}
         self.overrides = dict(overrides or {})  # dotted keys that win over the file (a distro's blocks)
         self.defaults = defaults or {}  # nested keys the file may override (a distro's defaults)
-        self.keys: dict = _known_mapping(KERNEL_KEYS + HOST_KEYS)  # plugins add theirs (declare)
+        self.keys: dict = {k.name: k for k in KERNEL_KEYS + HOST_KEYS}  # plugins add theirs (declare)
         self._aliases: dict = {}  # key -> the declared key that is another name for it
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
@@ -115,9 +100,8 @@ class Config:
 
     # -- reading
     def get(self, dotted: str, default: Any = _MISSING) -> Any:
-        """The value of a dotted key: override > file > distro default > known default > ``default``.
-        A lenient config skips a value of the wrong type (it is in ``problems``):
-        plugin code never reads one."""
+        """The value of a dotted key: override > file > distro default > known default > ``default``;
+        a lenient config skips a value of the wrong type (in ``problems``): plugin code never reads one."""
         known = self.keys.get(dotted)
         screen = known if known is not None and self.problems else None  # only while something is wrong
         if dotted in self.overrides and (screen is None or accepts(screen, self.overrides[dotted])):
@@ -161,17 +145,12 @@ class Config:
         return str(self.path) if self.path else "config"
 
     def check(self, keys: Optional[Iterable[Key]] = None) -> list:
-        """What is wrong with the types of ``keys`` (default: every declared
-        key, and the lists the kernel reads) in the file, the distro's
-        defaults and the overrides: one line each, naming where, the key and
-        what was expected."""
+        """What is wrong in the file, the distro's defaults and the overrides with ``keys`` (default:
+        every declared key, and the lists the kernel reads): a line each, naming where, the key, what is expected."""
         problems = []
         for key in (self.keys.values() if keys is None else keys):
-            for source, value in (
-                ("file", _lookup(self.data, key.name)),
-                ("distro", _lookup(self.defaults, key.name)),
-                ("override", self.overrides.get(key.name, _MISSING)),
-            ):
+            for source, value in (("file", _lookup(self.data, key.name)), ("distro", _lookup(self.defaults, key.name)),
+                                  ("override", self.overrides.get(key.name, _MISSING))):
                 if value is not _MISSING and not accepts(key, value):
                     where = self.where() if source == "file" else f"{source} settings"
                     problems.append(f"{where}: {key.name}: expected {kind(key)}, got {_describe(value)}")
@@ -232,27 +211,6 @@ class Config:
         """``(where, dotted key, its did-you-mean)`` of config.yaml's and the distro's defaults' unknown keys."""
         return [(where, name, hint) for where, layer in ((self.where(), self.data), ("distro config", self.defaults))
                 for name, hint in self.unknown(layer)]
-
-    def key_for(self, name: str) -> Optional[Key]:
-        """The declared key ``name`` is, or the mapping or list key it lies below; None if nobody declares it."""
-        if name in self.keys:
-            return self.keys[name]
-        parts = name.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            key = self.keys.get(".".join(parts[:i]))
-            if key is not None:
-                free_form = key.type in (dict, list) or isinstance(key.type, tuple)
-                return key if free_form else None
-        return None
-
-    def source(self, name: str) -> str:
-        """Where the value of ``name`` comes from: override, file, distro or default."""
-        if name in self.overrides:
-            return "override"
-        for source, layer in (("file", self.data), ("distro", self.defaults)):
-            if _lookup(layer, name) not in (_MISSING, None):
-                return source
-        return "default"
 
     def is_set(self, name: str) -> bool:
         return _lookup(self.data, name) is not _MISSING

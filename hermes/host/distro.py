@@ -73,9 +73,8 @@ def _names(data: dict, key: str, where: str) -> Optional[set]:
 
 
 def _no_unknown(data: dict, allowed: set, where: str) -> None:
-    """A distro decides what loads: a misspelt key (``onl:``) would silently
-    load more, so it is an error, not a warning. (Unknown keys of its
-    ``config`` block are warnings, as in config.yaml.)"""
+    """A misspelt key (``onl:``) would silently load more: an error, not a
+    warning (unknown keys of the ``config`` block warn, as in config.yaml)."""
     from kernel.hints import did_you_mean
 
     unknown = sorted(set(data) - allowed)
@@ -91,9 +90,7 @@ def from_mapping(data: Any, where: str) -> Distro:
     if not isinstance(name, str) or not name.strip():
         raise DistroError(f"{where}: name: expected a non-empty string")
     _no_unknown(data, {"name", "description", "plugins", "tools", "config"}, where)
-    plugins = data.get("plugins") or {}
-    tools = data.get("tools") or {}
-    config = data.get("config") or {}
+    plugins, tools, config = (data.get(key) or {} for key in ("plugins", "tools", "config"))
     for key, value in (("plugins", plugins), ("tools", tools), ("config", config)):
         if not isinstance(value, dict):
             raise DistroError(f"{where}: {key}: expected a mapping")
@@ -104,16 +101,11 @@ def from_mapping(data: Any, where: str) -> Distro:
     if essential:
         raise DistroError(f"{where}: plugins: blocked: {', '.join(essential)} is essential and cannot be blocked "
                           "(it always loads; a distro's only: need not name it)")
-    return Distro(
-        name=name.strip(),
-        description=str(data.get("description") or ""),
-        only=_names(plugins, "only", f"{where}: plugins"),
-        enabled=_names(plugins, "enabled", f"{where}: plugins") or set(),
-        blocked=_names(plugins, "blocked", f"{where}: plugins") or set(),
-        blocked_tools=sorted(blocked_tools),
-        config=config,
-        source=where,
-    )
+    return Distro(name=name.strip(), description=str(data.get("description") or ""),
+                  only=_names(plugins, "only", f"{where}: plugins"),
+                  enabled=_names(plugins, "enabled", f"{where}: plugins") or set(),
+                  blocked=_names(plugins, "blocked", f"{where}: plugins") or set(),
+                  blocked_tools=sorted(blocked_tools), config=config, source=where)
 
 
 def load_distro(name_or_path: str) -> Distro:

@@ -8,9 +8,8 @@ from typing import Union
 
 
 def atomic_write(path: Union[str, Path], data: Union[bytes, str]) -> None:
-    """Write ``data`` to ``path``: a crash leaves either the old file or the
-    new one, never a mix. Parent folders are created; an existing file keeps
-    its permissions, a new one gets the usual umask-based mode."""
+    """Write ``data`` to ``path``: a crash leaves the old file or the new one, never a mix. Parent
+    folders are created; an existing file keeps its permissions, a new one gets the umask's."""
     import tempfile  # here: config loading imports this module, and tempfile costs start-up time
 
     path = Path(path)

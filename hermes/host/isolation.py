@@ -1,26 +1,20 @@
 """Isolation: plugin code runs behind a guard on our side of pluggy.
 
-A plugin object is never registered as it is. :func:`guard_plugin` builds a
-stand-in object whose hook implementations are the plugin's, each wrapped by
-``functools.wraps`` (so pluggy reads the real signature and passes positional,
-defaulted, keyword-only and ``**kwargs`` parameters exactly as it documents)
-and by a guard that:
+A plugin is never registered as it is: :func:`guard_plugin` registers a
+stand-in whose hook implementations are the plugin's, each behind
+``functools.wraps`` (pluggy reads the real signature) and a guard that
 
-* contains anything the implementation raises, ``SystemExit`` and other
-  ``BaseException``\\ s included, and attributes it to the plugin; a guarding
-  hook (``pre_tool_call``) that fails blocks the call instead (fails closed);
-* lets the user's interrupt (:class:`Interrupted`) through, and re-raises it
-  when the plugin swallowed it;
-* gives the implementation a deadline (``plugins.hook_timeout``): past it the
-  watchdog abandons the call (a signal on the main thread, an asynchronous
-  exception elsewhere), the answer is ignored and that hook of that plugin is
-  not called again in this process;
-* awaits an implementation that is a coroutine function, under the same
-  deadline.
+* contains what the implementation raises (``SystemExit`` and every other
+  ``BaseException``) and blames the plugin; a guarding hook (``pre_tool_call``)
+  that fails blocks the call instead (fails closed);
+* lets the user's interrupt (:class:`Interrupted`) through, also when the plugin swallowed it;
+* gives it a deadline (``plugins.hook_timeout``): past it the watchdog gets
+  the thread out (a signal on the main thread, an asynchronous exception
+  elsewhere), the answer is ignored and that hook of that plugin is not
+  called again in this process; a coroutine function is awaited under it.
 
-Deadlines cost little per call: a guarded call puts itself in a table while
-it runs (a token, a dict entry), and the watchdog thread reads the table a few
-times a second; it never walks another thread's stack.
+A guarded call costs a token and a dict entry in a table the watchdog
+thread reads a few times a second; it never walks another thread's stack.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from kernel.exceptions import Interrupted, StopTurn, describe, is_user_interrupt
@@ -62,12 +56,12 @@ class Failure:
     error: str  # one line: the exception's type and message
 
 
+@dataclass
 class Watch:
     """The failures recorded on one thread while a :meth:`Failures.watch` is open."""
 
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
-        self.failures: list = []
+    quiet: bool
+    failures: list = field(default_factory=list)
 
     @property
     def plugins(self) -> dict:
@@ -76,10 +70,8 @@ class Watch:
 
 
 class Failures:
-    """Where guards report plugin failures, and the outcome callers read: every
-    failure is kept in :attr:`seen` and passed to ``report``; a caller that
-    needs to know what failed during its own call opens a :meth:`watch`.
-    Also the (plugin, hook) pairs that timed out and are not called again."""
+    """Where guards report plugin failures: each is kept in :attr:`seen` and passed to ``report``; a
+    caller that needs what failed in its own call opens a :meth:`watch`. Also the timed-out (plugin, hook)s."""
 
     KEPT = 1000  # a long-lived host (a server) keeps the latest failures, not all of them
 
@@ -91,7 +83,7 @@ class Failures:
         self._watches: dict = {}  # thread ident -> the watches open on it, innermost last
 
     def record(self, plugin: str, hook: str, exc: BaseException, thread: Optional[int] = None) -> Failure:
-        """``thread``: the thread the call ran on (the watchdog records timeouts for others)."""
+        # thread: the one the call ran on (the watchdog records timeouts for others)
         failure = Failure(plugin, hook, describe(exc))
         self.seen.append(failure)
         watches = self._watches.get(thread or threading.get_ident(), ())
@@ -134,13 +126,10 @@ class Failures:
 
 
 class Watchdog:
-    """Deadlines for plugin code and the user's interrupt inside it. One per
-    process. Every guarded call is in :attr:`calls` while it runs, under a
-    token that grows with each call (so a thread's outermost call has its
-    smallest token); a kernel wait (a model call) is there too, with no
-    identity. The watchdog thread reads only this table, never another
-    thread's stack: walking those (``sys._current_frames``) can crash
-    CPython 3.11."""
+    """Deadlines for plugin code and the user's interrupt inside it, one per process. Every guarded
+    call is in :attr:`calls` while it runs, under a token that grows with each call (a thread's
+    outermost call has its smallest); a kernel wait (a model call) is there too, with no identity.
+    Only this table is read: walking other threads' stacks (``sys._current_frames``) can crash 3.11."""
 
     def __init__(self):
         self.timeout = 30.0
@@ -154,8 +143,7 @@ class Watchdog:
         self._alarm_ours = False
 
     def start(self) -> None:
-        """Start watching (once; from the main thread it also installs the
-        SIGALRM handler that gets the main thread out of a hook)."""
+        """Start watching, once (from the main thread: with the SIGALRM handler that gets it out of a hook)."""
         if self._thread is not None or self.timeout <= 0:
             return
         with self._lock:
@@ -230,9 +218,8 @@ class Watchdog:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
 
     def left(self, token: int) -> Optional[str]:
-        """A guarded call that was marked is done: forget the mark and cancel
-        an abandonment still pending for this thread, so it never lands in
-        the kernel's own code. Returns the mark."""
+        """A marked guarded call is done: forget (and return) the mark and cancel an abandonment still
+        pending for this thread, so it never lands in the kernel's own code."""
         with self._lock:
             mark = self.marks.pop(token, None)
             ident = threading.get_ident()
@@ -253,8 +240,7 @@ class Watchdog:
                 seen = {}
 
     def _sample(self, seen: dict, timeout: float) -> dict:
-        """One look at the table: in each thread, fire at the outermost
-        guarded call past its deadline; return what was seen, for the next look."""
+        """One look: in each thread, fire at the outermost call past its deadline; return what was seen."""
         now, current, threads = time.monotonic(), {}, {}
         for token, (ident, identity) in sorted(list(self.calls.items())):  # outermost first in each thread
             threads.setdefault(ident, []).append((token, identity))
@@ -292,8 +278,7 @@ WATCHDOG = Watchdog()
 
 
 def run_awaitable(awaitable) -> Any:
-    """Await a coroutine from synchronous code (a hook call): ``asyncio.run``
-    when this thread has no running loop, otherwise on a helper thread."""
+    """Await from synchronous code (a hook call): ``asyncio.run``, on a helper thread if a loop runs here."""
     import asyncio
 
     async def wait():
@@ -332,8 +317,8 @@ def _blocked(plugin: str, hook: str, why: str):
 
 
 def _outcome(identity: tuple, token: int, exc: Optional[BaseException]) -> Optional[BaseException]:
-    """After a guarded call that raised or was marked: the exception that
-    stands for what happened (None: it went well), recorded as the plugin's."""
+    """After a guarded call that raised or was marked: the exception that stands for it (None: it went
+    well), recorded as the plugin's."""
     (plugin, hook), failures = identity
     mark = WATCHDOG.left(token) if token in WATCHDOG.marks else None
     if mark == INTERRUPT or (exc is not None and is_user_interrupt(exc)):
@@ -411,9 +396,8 @@ def _awaited(coroutine_function: Callable, *args, **kwargs) -> Any:
 
 
 def guard_wrapper(fn: Callable, plugin: str, hook: str, failures: Failures, old_style: bool) -> Callable:
-    """A hook wrapper (a generator) behind the guard: an error in the wrapper's
-    own code is contained and the wrapped call goes on as if it had no
-    wrapper; what the inner implementations raise still reaches it."""
+    """A hook wrapper (a generator) behind the guard: an error of its own is contained and the call goes
+    on as if it had no wrapper; what the inner implementations raise still reaches it."""
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
@@ -458,8 +442,7 @@ def guard_wrapper(fn: Callable, plugin: str, hook: str, failures: Failures, old_
 
 
 class Guarded:
-    """Registered with pluggy in place of a plugin object: its hook
-    implementations, each behind the guard."""
+    """Registered with pluggy in place of a plugin object: its hook implementations, each behind the guard."""
 
     def __init__(self, plugin: Any, name: str):
         self.__wrapped_plugin__ = plugin
@@ -475,8 +458,7 @@ class Guarded:
 
 
 def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
-    """The object to register with ``pm`` for ``plugin``: every attribute that
-    ``pm`` takes for a hook implementation, behind the guard."""
+    """What to register with ``pm`` for ``plugin``: each attribute ``pm`` takes for a hook, guarded."""
     proxy = Guarded(plugin, name)
     for attr in dir(plugin):
         try:
@@ -497,9 +479,8 @@ def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
 
 
 def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, default: Any = None, **kwargs) -> Any:
-    """Call plugin code that is not a hook (a context engine's method, a
-    factory, an import) under the same rules: contained, attributed, given
-    the deadline; interrupts pass."""
+    """Call plugin code that is not a hook (a context engine's method, a factory, an import) under the
+    same rules: contained, attributed, given the deadline; interrupts pass."""
     identity, calls = ((plugin, what), failures), WATCHDOG.calls
     token = next(WATCHDOG.tokens)
     try:

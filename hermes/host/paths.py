@@ -14,21 +14,17 @@ def hermes_home() -> "Path | None":
 
 
 def config_dir() -> Path:
-    home = hermes_home()
-    if home:
-        return home
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("hermes"))
+    return hermes_home() or _user_dir("user_config_dir")
 
 
 def data_dir() -> Path:
-    home = hermes_home()
-    if home:
-        return home
+    return hermes_home() or _user_dir("user_data_dir")
+
+
+def _user_dir(which: str) -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("hermes"))
+    return Path(getattr(platformdirs, which)("hermes"))
 
 
 def stamp(path: str) -> "tuple | None":

@@ -1,10 +1,7 @@
-"""The plugin host: find plugins, decide which load, load each in isolation.
-
-Sources: the ``hermes.plugins`` entry-point group (built-ins and third-party
-packages alike), plus whatever the ``discover_plugins`` hook of a loaded plugin
-adds (the hermes-agent compatibility plugin adds its directories and groups).
-
-One resolver (:func:`resolve`) decides every candidate's status; listing and the runtime read it:
+"""The plugin host: find plugins (the ``hermes.plugins`` entry points, built-in
+or not, and what a loaded plugin's ``discover_plugins`` adds), decide which
+load, load each in isolation. One resolver (:func:`resolve`) decides every
+candidate's status, for listing and the runtime alike:
 
 * ``enabled``, always: the essential built-ins (:data:`ESSENTIAL`); naming one in
   ``plugins.disabled`` or a distro's ``blocked`` is an error, a selection need not name it;
@@ -22,7 +19,6 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from hermes.host.essential import ESSENTIAL
@@ -65,20 +61,10 @@ class Candidate:
         return self.description
 
     def as_dict(self, with_hooks: bool = False) -> dict:
-        data = {
-            "name": self.name,
-            "version": self.version,
-            "source": self.source,
-            "status": self.status,
-            "description": self.summary(),
-            "target": self.target,
-            "distribution": self.dist,
-            "reason": self.reason,
-            "error": self.error or None,
-        }
-        if with_hooks:
-            data["hooks"] = list(self.hooks)
-        return data
+        data = {"name": self.name, "version": self.version, "source": self.source, "status": self.status,
+                "description": self.summary(), "target": self.target, "distribution": self.dist,
+                "reason": self.reason, "error": self.error or None}
+        return {**data, "hooks": list(self.hooks)} if with_hooks else data
 
 
 # --------------------------------------------------------------------------
@@ -92,41 +78,21 @@ def _norm(name: str) -> str:
 _installed: dict = {}  # what sys.path held (each folder and its time) -> every entry point on it
 
 
-def entry_points(group: str, path: Optional[Iterable[str]] = None) -> list:
-    """The ``importlib.metadata`` entry points of ``group`` (on ``path``, or
-    ``sys.path``); one distribution per name, the first on the path wins.
-    ``sys.path``'s are read once for every group while its folders stay as
-    they are (an install or uninstall changes a folder's time); each read
-    parses every installed distribution's metadata."""
+def entry_points(group: str) -> list:
+    """The ``importlib.metadata`` entry points of ``group``, read (every installed distribution's
+    metadata parsed) once while the folders of ``sys.path`` keep their times (an install changes one)."""
     from importlib import metadata
 
-    if path is None:
-        key = tuple((entry, stamp(entry or ".")) for entry in sys.path)
-        if key not in _installed:
-            _installed.clear()
-            _installed[key] = metadata.entry_points()
-        return list(_installed[key].select(group=group))
-    found, seen = [], set()
-    for dist in metadata.distributions(path=list(path)):
-        name = _norm(dist.metadata["Name"] or "")
-        if name in seen:
-            continue
-        seen.add(name)
-        found.extend(ep for ep in dist.entry_points if ep.group == group)
-    return found
+    key = tuple((entry, stamp(entry or ".")) for entry in sys.path)
+    if key not in _installed:
+        _installed.clear()
+        _installed[key] = metadata.entry_points()
+    return list(_installed[key].select(group=group))
 
 
 def forget_entry_points() -> None:
-    """What is installed changed in this process (``pip`` ran): read it again,
-    even if a folder's time did not move (coarse timestamps)."""
+    """``pip`` ran in this process: read what is installed again, even if no folder's time moved."""
     _installed.clear()
-
-
-def _installed_at(dist: Any) -> Optional[Path]:
-    """The metadata folder of a distribution (its time changes on every
-    install), when the finder tells it."""
-    where = getattr(dist, "_path", None)  # PathDistribution; other finders may not say
-    return Path(where) if where is not None else None
 
 
 def load_target(target: str) -> Any:
@@ -148,17 +114,8 @@ def entry_point_candidates(group: str = GROUP) -> list:
             meta = dist.metadata
             named[id(dist)] = (meta["Name"] or "", meta["Version"] or "")
         name, version = named[id(dist)]
-        found.append(
-            Candidate(
-                name=ep.name,
-                source="builtin" if _norm(name) == OWN_DISTRIBUTION else "entrypoint",
-                target=ep.value,
-                version=version,
-                dist=name,
-                load=ep.load,
-                distribution=dist,
-            )
-        )
+        found.append(Candidate(name=ep.name, source="builtin" if _norm(name) == OWN_DISTRIBUTION else "entrypoint",
+                               target=ep.value, version=version, dist=name, load=ep.load, distribution=dist))
     return sorted(found, key=lambda c: (c.source != "builtin", "" if c.source == "builtin" else _norm(c.dist), c.name))
 
 
@@ -179,11 +136,8 @@ class Selection:
     @classmethod
     def from_config(cls, config, environ=None, distro=None) -> "Selection":
         env = os.environ if environ is None else environ
-        sel = cls(
-            enabled=set(config.get("plugins.enabled") or []),
-            disabled=set(config.get("plugins.disabled") or []),
-            safe_mode=env.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"),
-        )
+        sel = cls(enabled=set(config.get("plugins.enabled") or []), disabled=set(config.get("plugins.disabled") or []),
+                  safe_mode=env.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"))
         raw = env.get("HERMES_PLUGINS")
         if raw is not None:
             sel.only = {p.strip() for p in raw.split(",") if p.strip()}
@@ -220,8 +174,8 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
     metadata folder's or file's time changes on every install) and selected."""
     rows = []
     for c in sorted(candidates, key=lambda c: (c.name, c.source)):
-        path = _installed_at(c.distribution) if c.distribution is not None else (
-            Path(c.target) if c.target and os.sep in c.target else None)
+        where = getattr(c.distribution, "_path", None)  # a PathDistribution's metadata folder; other finders may not say
+        path = where if c.distribution is not None else c.target if c.target and os.sep in c.target else None
         found = stamp(str(path)) if path is not None else None
         rows.append(f"{c.name}|{c.source}|{c.dist}|{c.version}|{c.target}|{c.status}|{found[0] if found else 0}")
     return rows
@@ -252,8 +206,7 @@ class PluginHost:
         self.pm = self._manager()
         WATCHDOG.timeout = _hook_timeout(config)
         WATCHDOG.start()
-        if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
-            self._trace(self.pm)
+        _trace(self.pm)
 
     def _manager(self):
         """A pluggy manager with the kernel's specs; a plugin's own specs join
@@ -335,13 +288,6 @@ class PluginHost:
                     cand.status, cand.error = ERROR, failed  # the adapter kept what it could
 
     @classmethod
-    def list_candidates(cls, config, *, distro=None, environ=None) -> list:
-        """What ``hermes plugins list`` shows. Third-party plugins are not
-        imported; enabled built-ins are, so that plugin sources among them
-        (``discover_plugins``) can add their candidates."""
-        return cls.discover(config, distro=distro, environ=environ, import_third_party=False).records
-
-    @classmethod
     def from_objects(cls, objects: Iterable[Any], config) -> "PluginHost":
         """A host from plugin objects given in-process (tests, embedding),
         after the essential built-ins, which every host loads."""
@@ -412,11 +358,8 @@ class PluginHost:
         self._registry = None
 
     def _verify(self, warn_unknown: bool = True) -> None:
-        """Once every plugin is registered (and has added its specs): a plugin
-        implementing a hook nobody specifies is unloaded with a did-you-mean,
-        unless it marked the implementation ``optionalhook``; then the plugins'
-        config keys are declared and checked. A plugin whose
-        ``register_hookspecs`` or ``register_config`` failed is unloaded."""
+        """Once every plugin registered its specs: unload a plugin implementing a hook nobody specifies
+        (not marked ``optionalhook``) with a did-you-mean, then declare and check the config keys."""
         for name, why in self._unfit:
             self.drop(name, why)
         self._unfit = []
@@ -428,10 +371,8 @@ class PluginHost:
         self._declare_config(warn=warn_unknown)
 
     def _declare_config(self, warn: bool = True) -> None:
-        """Collect ``register_config`` declarations, then check the values
-        (a wrong type is the user's ConfigError, raised here and not blamed on
-        the plugin) and, when every plugin loaded, warn once about keys nobody
-        declares."""
+        """Collect ``register_config`` declarations and check the values (a wrong type is the user's
+        ConfigError, not the plugin's failure); with every plugin loaded, warn once of keys nobody declares."""
         import builtins
         import dataclasses
 
@@ -483,15 +424,8 @@ class PluginHost:
         for proxy in _pending(pm):  # the plugins were checked when the host was built: a callback
             raise ValueError(f"callback object {type(proxy.__wrapped_plugin__).__name__}: unknown hook(s) "
                              f"{', '.join(_unknown_hooks(pm, proxy))}")
-        if os.environ.get("HERMES_TRACE_HOOKS", "").strip() not in ("", "0"):
-            self._trace(pm)
+        _trace(pm)
         return pm
-
-    @staticmethod
-    def _trace(pm) -> None:
-        from hermes.host.tracing import tracer
-
-        pm.add_hookcall_monitoring(*tracer(os.environ.get("HERMES_TRACE_HOOKS", "").strip()))
 
     # -- the services the loop runs plugin code with (kernel.types.Host)
     def contain(self, plugin: str, what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: Any) -> Any:
@@ -540,18 +474,14 @@ class PluginHost:
         log.warning("plugin %s: %s", name, why)
 
     def record(self, name: str) -> Optional[Candidate]:
-        for c in self.records:
-            if c.name == name:
-                return c
-        return None
+        return next((c for c in self.records if c.name == name), None)
 
 
 _warned_keys: set = set()  # one warning per unknown key and process
 
 
 def warn_unknown_keys(config) -> None:
-    """One warning for the keys of config.yaml and the distro's defaults that
-    no loaded part declares, each with a did-you-mean."""
+    """One warning for the keys of config.yaml and the distro's defaults no loaded part declares."""
     by_place: dict = {}
     for where, name, hint in config.unknown_keys():
         if (where, name) not in _warned_keys:
@@ -562,14 +492,21 @@ def warn_unknown_keys(config) -> None:
                     "s" if len(listed) > 1 else "", ", ".join(listed), "them" if len(listed) > 1 else "it")
 
 
+def _trace(pm) -> None:
+    target = os.environ.get("HERMES_TRACE_HOOKS", "").strip()
+    if target not in ("", "0"):
+        from hermes.host.tracing import tracer
+
+        pm.add_hookcall_monitoring(*tracer(target))
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())  # pluggy's validation messages span lines
 
 
 def _pending(pm):
-    """Each plugin pluggy's ``check_pending`` finds implementing a hook no
-    spec defines (``optionalhook`` implementations pass: their spec's owner
-    may not be loaded). The caller must unregister it before the next."""
+    """Each plugin ``check_pending`` finds implementing a hook no spec defines (``optionalhook`` passes:
+    its spec's owner may not be loaded); the caller unregisters it before the next."""
     import pluggy
 
     while True:

@@ -1,9 +1,5 @@
-"""What the loaded plugins registered: tools, toolsets and named factories.
-
-Built once per plugin host (``PluginHost.registry``) by calling the
-registration hooks through pluggy; the guard says which plugin is calling
-``register``.
-"""
+"""What the loaded plugins registered: tools, toolsets and named factories,
+collected once per plugin host (``PluginHost.registry``)."""
 
 from __future__ import annotations
 
@@ -23,9 +19,7 @@ log = logging.getLogger("hermes.plugins")
 
 @dataclass
 class Entry:
-    """One name registered through a named registration hook (a
-    :class:`kernel.hookspecs.Table`): a provider's or a context engine's
-    factory, a slash command's handler, a skill's folder."""
+    """A name registered through a :class:`kernel.hookspecs.Table`'s hook (a provider's factory, a skill's folder)."""
 
     name: str
     value: Any
@@ -34,14 +28,11 @@ class Entry:
 
 
 class Registry:
-    """What the loaded plugins registered: tools, toolsets, and one table per
-    named registration hook, read as ``registry[MODEL_PROVIDERS]`` with the
-    :class:`~kernel.hookspecs.Table` its spec's module exports (a string is
-    a TypeError, so a misspelt table cannot read as empty).
-
-    The registration hooks are called through pluggy like any other; the
-    guard says which plugin is calling ``register`` and contains its errors.
-    A plugin that fails while registering is dropped whole."""
+    """Tools, toolsets, and a table per named registration hook, read as
+    ``registry[MODEL_PROVIDERS]`` with the :class:`~kernel.hookspecs.Table`
+    its spec's module exports (a string is a TypeError: a misspelt table
+    cannot read as empty). The guard says which plugin calls ``register``;
+    a plugin that fails while registering is dropped whole."""
 
     def __init__(self):
         self.tools: dict = {}
@@ -119,30 +110,22 @@ class Registry:
     def expand_toolsets(self, names: Iterable[str]) -> set:
         """Tool names in the given toolsets (a toolset may include toolsets).
         Raises ``KeyError`` naming an unknown toolset."""
-        by_own = {}
+        by_own: dict = {}
         for tool in self.tools.values():
             by_own.setdefault(tool.toolset, set()).add(tool.name)
-        chosen: set = set()
-        stack, seen = [(n, None) for n in names], set()
+        chosen, seen, stack = set(), set(), [(n, None) for n in names]
         while stack:
             name, parent = stack.pop()
             if name in seen:
                 continue
             seen.add(name)
-            if name == "all":
-                chosen |= set(self.tools)
-            elif name in self.toolsets:
-                for member in self.toolsets[name][0]:
-                    if member in self.tools:
-                        chosen.add(member)
-                    else:
-                        stack.append((member, name))
-            elif name in by_own:
-                chosen |= by_own[name]
-            elif name in self.tools:
-                chosen.add(name)
-            elif parent is not None:
-                # a member of a composite toolset whose plugin is not loaded
+            if name in self.toolsets and name != "all":
+                members = self.toolsets[name][0]
+                chosen |= {m for m in members if m in self.tools}
+                stack += [(m, name) for m in members if m not in self.tools]
+            elif name == "all" or name in by_own or name in self.tools:
+                chosen |= set(self.tools) if name == "all" else by_own.get(name) or {name}
+            elif parent is not None:  # a member of a composite toolset whose plugin is not loaded
                 log.info("toolset %s: member %s is not available", parent, name)
             else:
                 from kernel.hints import did_you_mean

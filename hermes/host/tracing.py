@@ -1,5 +1,4 @@
-"""``HERMES_TRACE_HOOKS``: a line per hook call with its duration, for
-finding which plugin makes a command slow."""
+"""``HERMES_TRACE_HOOKS``: a line per hook call with its duration (which plugin makes it slow?)."""
 
 from __future__ import annotations
 
@@ -12,10 +11,8 @@ log = logging.getLogger("hermes.plugins")
 
 
 def tracer(target: str):
-    """``HERMES_TRACE_HOOKS``: ``1`` writes a line per hook call to stderr,
-    any other value is a file to append them to. On a terminal the lines of a
-    model call wait until it ended, so they never land inside a streamed
-    answer line."""
+    """``1`` traces to stderr, another value names a file to append to. On a terminal a model call's
+    lines wait until it ended, so they never land inside a streamed answer line."""
     out, terminal = sys.stderr, sys.stderr.isatty() and sys.stdout.isatty()
     if target != "1":
         try:

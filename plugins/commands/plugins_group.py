@@ -1,13 +1,14 @@
 """``hermes plugins list|info|enable|disable``: what is installed, what loaded,
 what failed. Listing reads entry-point metadata and the state remembered from
-the last load (:mod:`hermes.cli.clistate`); it imports no third-party plugin."""
+the last load (:mod:`hermes.host.loadstate`); it imports no third-party plugin."""
 
 from __future__ import annotations
 
 import click
 
-from hermes.cli import clistate as state
+from hermes.cli import remembered
 from hermes.cli.app import App, Fail, echo_json, remember_output
+from hermes.host import loadstate
 
 
 class _PluginsGroup(click.Group):
@@ -18,13 +19,13 @@ class _PluginsGroup(click.Group):
         command = super().get_command(ctx, name)
         if command is None and not name.startswith("-"):
             root = ctx.find_root()
-            root.command._load_plugin_commands(root)
+            root.command.load_plugin_commands(root)
             command = super().get_command(ctx, name)
         return command
 
     def list_commands(self, ctx):
         root = ctx.find_root()
-        root.command._load_plugin_commands(root)  # `hermes plugins --help` shows install/uninstall too
+        root.command.load_plugin_commands(root)  # `hermes plugins --help` shows install/uninstall too
         return super().list_commands(ctx)
 
 
@@ -40,8 +41,8 @@ def plugins():
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
-    records = [r.as_dict(with_hooks=True) for r in app.host.records] if hooks else state.listed(app)
-    failures = state.failures()
+    records = [r.as_dict(with_hooks=True) for r in app.host.records] if hooks else remembered.listed(app)
+    failures = loadstate.failures()
     if as_json:
         remember_output("listing-json", echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records]))
         return
@@ -64,7 +65,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
 def _find(app: App, name: str):
     from kernel.hints import did_you_mean
 
-    records = state.listing(app)
+    records = remembered.listing(app)
     for rec in records:
         if rec.name == name:
             return rec
@@ -97,7 +98,7 @@ def plugins_info(app: App, name: str, as_json: bool):
                     providers=mine(reg[MODEL_PROVIDERS]),
                     **{table: mine(entries) for table, entries in sorted(reg.named.items())
                        if table not in (MODEL_PROVIDERS.name, SLASH_COMMANDS.name)})
-    failures = dict(state.failures().get(name) or {})
+    failures = dict(loadstate.failures().get(name) or {})
     failures.update({f.hook: f.error for f in app.host.failures.of(name)} if app._host is not None else {})
     info["failures"] = failures
     if as_json:

@@ -30,6 +30,30 @@ def _declared(app) -> dict:
     return app.config.keys
 
 
+def key_for(config, name: str):
+    """The declared key ``name`` is, or the mapping or list key it lies below; None if nobody declares it."""
+    if name in config.keys:
+        return config.keys[name]
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        key = config.keys.get(".".join(parts[:i]))
+        if key is not None:
+            return key if key.type in (dict, list) or isinstance(key.type, tuple) else None
+    return None
+
+
+def source_of(config, name: str) -> str:
+    """Where the value of ``name`` comes from: override, file, distro or default."""
+    if name in config.overrides:
+        return "override"
+    for where, node in (("file", config.data), ("distro", config.defaults)):
+        for part in name.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            return where
+    return "default"
+
+
 def _suggest(keys: dict, name: str) -> str:
     from kernel.hints import did_you_mean
 
@@ -103,7 +127,7 @@ def config_show(app, as_json):
 
     keys = _declared(app)
     config = app.config
-    rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": config.source(k.name),
+    rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": source_of(config, k.name),
              "type": kind(k), "owner": k.owner, "help": k.help,
              # a value of the wrong type is skipped by get(): the default applies until it is fixed
              "problem": (config.check([k]) or [None])[0]} for k in sorted(keys.values(), key=lambda k: k.name)]
@@ -128,7 +152,7 @@ def config_show(app, as_json):
 def config_get(app, key, as_json):
     """Print the value of KEY (a dotted name such as agent.max_turns)."""
     keys = _declared(app)
-    if app.config.key_for(key) is None and not app.config.is_set(key):
+    if key_for(app.config, key) is None and not app.config.is_set(key):
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; `hermes config show` lists them")
     value = app.config.get(key)
     for problem in app.config.check([keys[key]]) if key in keys else []:  # the key itself, not a mapping over it
@@ -136,7 +160,7 @@ def config_get(app, key, as_json):
     if as_json:
         from hermes.cli.app import echo_json
 
-        echo_json({"key": key, "value": value, "source": app.config.source(key)})
+        echo_json({"key": key, "value": value, "source": source_of(app.config, key)})
     else:
         click.echo("" if value is None else _show_value(value))
 
@@ -153,7 +177,7 @@ def config_set(app, key, value, force):
         raise _fail(f"'{key}' looks like a secret: hermes never stores keys in config.yaml; export "
                     f"{key.rsplit('.', 1)[-1].upper()}=... in your shell (and name it with api_key_env)")
     keys = _declared(app)
-    declared = app.config.key_for(key)
+    declared = key_for(app.config, key)
     if declared is None and not force:
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; no loaded plugin reads it "
                     f"(use --force to write it anyway)")

@@ -85,9 +85,9 @@ def test_unknown_distro_name(hermes):
     assert out.returncode == 2 and "no distro named 'no-such-distro'" in out.stderr
 
 
-def test_list_candidates_with_distro_only_set(tmp_path):
+def test_listing_with_distro_only_set(tmp_path):
     distro = from_mapping({"name": "d", "plugins": {"only": ["scripted-provider"]}}, "test")
-    recs = PluginHost.list_candidates(Config({}), distro=distro)
+    recs = PluginHost.discover(Config({}), distro=distro, import_third_party=False).records
     assert [r.name for r in recs if r.status == "enabled"] == ["commands", "config-command", "scripted-provider"]
 
 
