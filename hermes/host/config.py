@@ -25,6 +25,8 @@ HOST_KEYS = [
     Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned", owner="host",
         minimum=0),
     Key("tools.prefer", dict, {}, "which plugin's tool wins a name clash: {tool: plugin}", owner="host"),
+    Key("tools.timeout", float, 300, "seconds a third-party plugin's tool may run before it is stopped (0: no limit)",
+        owner="host", minimum=0),
 ]
 
 
@@ -122,8 +124,7 @@ class Config:
         return value if isinstance(value, dict) else {}
 
     def key_envs(self) -> set:
-        """The variables every ``api_key_env`` names, at any depth of the file,
-        the distro's defaults, the overrides (fallbacks too) and what plugins declare."""
+        """The variables every ``api_key_env`` names, at any depth of file, distro, overrides and declared keys."""
         found, stack = set(), [self.data, self.defaults, self.overrides, {k: v.default for k, v in self.keys.items()}]
         while stack:
             node = stack.pop()
@@ -136,10 +137,6 @@ class Config:
     @property
     def data_dir(self) -> Path:
         return data_dir()
-
-    @property
-    def home(self) -> Path:
-        return config_dir()
 
     def where(self) -> str:
         return str(self.path) if self.path else "config"
@@ -177,8 +174,7 @@ class Config:
             self.problems += [p for p in problems if p not in self.problems]
 
     def declare(self, keys: Iterable[Key]) -> None:
-        """Add plugins' keys (the first declaration of a name wins) and check
-        their values (a wrong one is raised, or kept in ``problems``)."""
+        """Add plugins' keys (the first of a name wins) and check their values (raised, or in ``problems``)."""
         added = [k for k in keys if k.name not in self.keys]
         for key in added:
             self.keys[key.name] = key
@@ -187,9 +183,8 @@ class Config:
         self._found(self.check(added))
 
     def unknown(self, layer: Optional[dict] = None) -> list:
-        """``(dotted key, its did-you-mean)`` for every key of ``layer`` (the
-        file by default) that no declared key covers; below a ``dict`` or
-        ``list`` key anything goes."""
+        """``(dotted key, its did-you-mean)`` for each key of ``layer`` (the file) no declared key covers
+        (below a ``dict`` or ``list`` key anything goes)."""
         names = set(self.keys)
         sections = {".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)}
         found = []
@@ -247,9 +242,8 @@ def _normalize_model_block(data: dict) -> None:
 
 def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None, defaults: Optional[dict] = None,
                 lenient: bool = False) -> Config:
-    """Load ``config.yaml`` (a missing file is an empty config). Unreadable
-    or invalid YAML is always a ConfigError; a wrong type is one unless
-    ``lenient`` (then it is in ``Config.problems``)."""
+    """Load ``config.yaml`` (missing: empty). Unreadable or invalid YAML is a ConfigError; a wrong type too,
+    unless ``lenient`` (then it is in ``Config.problems``)."""
     path = Path(path) if path else config_dir() / "config.yaml"
     data: Any = {}
     if path.exists():

@@ -39,22 +39,17 @@ class Distro:
             selection.only = self.only if selection.only is None else selection.only & self.only
             selection.only_label = f"distro '{self.name}'"
 
-    def unknown_plugins(self, known) -> list:
-        """Names this distro selects or blocks that no plugin source found, each
-        with close matches (a typo in ``only`` would otherwise just leave a
+    def warn_unknown(self, known) -> None:
+        """Warn of names this distro selects or blocks that no source found (a typo in ``only`` would leave a
         plugin out)."""
+        import logging
+
         from kernel.hints import did_you_mean
 
         known = set(known)
-        named = (self.only or set()) | self.enabled | self.blocked
-        return [(name, did_you_mean(name, known)) for name in sorted(named - known)]
-
-    def warn_unknown(self, known) -> None:
-        import logging
-
-        for name, hint in self.unknown_plugins(known):
+        for name in sorted(((self.only or set()) | self.enabled | self.blocked) - known):
             logging.getLogger("hermes.distro").warning("distro '%s' names plugin '%s', which is not found%s",
-                                                       self.name, name, hint or " (not installed?)")
+                                                       self.name, name, did_you_mean(name, known) or " (not installed?)")
 
     def config_overrides(self) -> dict:
         return {"agent.disabled_tools": list(self.blocked_tools)} if self.blocked_tools else {}

@@ -95,9 +95,8 @@ class Failures:
 
     @contextlib.contextmanager
     def watch(self, quiet: bool = False):
-        """``with failures.watch() as seen: hook(...)``, then ``seen.failures``:
-        what failed on this thread meanwhile. ``quiet``: the caller says it
-        itself, so it is not reported (still kept)."""
+        """``with failures.watch() as seen: hook(...)``, then ``seen.failures``: what failed on this thread
+        meanwhile; ``quiet``: the caller says it itself (kept, not reported)."""
         watch, ident = Watch(quiet), threading.get_ident()
         self._watches.setdefault(ident, []).append(watch)
         try:
@@ -136,6 +135,7 @@ class Watchdog:
         self.abandoned = False  # some plugin code overran its deadline in this process
         self.calls: dict = {}  # token -> (thread ident, ((plugin, hook), failures)), or None for a kernel wait
         self.marks: dict = {}  # token -> (FIRED | INTERRUPT, thread ident): read by the guards
+        self.deadlines: dict = {}  # token -> seconds, for a call with a deadline of its own (a tool)
         self.tokens = itertools.count()
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
@@ -172,8 +172,7 @@ class Watchdog:
 
     @contextlib.contextmanager
     def waiting(self):
-        """The kernel waits (for a model call) inside plugin code: the clocks
-        of the guarded calls around it stop until it is done."""
+        """The kernel waits (a model call) inside plugin code: the clocks of the calls around it stop."""
         token = next(self.tokens)
         self.calls[token] = (threading.get_ident(), None)
         try:
@@ -183,9 +182,8 @@ class Watchdog:
 
     # -- getting a thread out
     def interrupt_thread(self, ident: int) -> bool:
-        """The user interrupted: if thread ``ident`` is inside plugin code, get
-        it out now. True when it was (the caller need not wait for it)."""
-        if ident == threading.get_ident():  # a signal handler on that very thread
+        """The user interrupted: get thread ``ident`` out of plugin code now; True if it was in it."""
+        if ident == threading.get_ident():  # a signal handler on that very thread: no lock (it may be held)
             calls = self._guarded(ident)
             if calls:
                 self.marks[calls[0][0]] = (INTERRUPT, ident)
@@ -193,11 +191,10 @@ class Watchdog:
             return False
         with self._lock:
             calls = self._guarded(ident)
-            if not calls:
-                return False
-            self.marks[calls[0][0]] = (INTERRUPT, ident)
-            self._raise_in(ident, Interrupted)
-        return True
+            if calls:
+                self.marks[calls[0][0]] = (INTERRUPT, ident)
+                self._raise_in(ident, Interrupted)
+        return bool(calls)
 
     def _alarm(self, signum, frame) -> None:
         for token, _ in self._guarded(threading.get_ident()):  # the outermost marked call is the one to leave
@@ -254,10 +251,10 @@ class Watchdog:
                 untimed = token < last_wait or identity[0][1] in UNTIMED
                 first = now if untimed else seen.get(token, now)
                 current[token] = first
-                if overdue is None and now - first >= timeout:
+                if overdue is None and now - first >= self.deadlines.get(token, timeout):
                     overdue = token
             if overdue is not None:
-                self._fire(ident, overdue, timeout)
+                self._fire(ident, overdue, self.deadlines.get(overdue, timeout))
         return current
 
     def _fire(self, ident: int, token: int, timeout: float) -> None:
@@ -478,11 +475,14 @@ def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
     return proxy
 
 
-def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, default: Any = None, **kwargs) -> Any:
+def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, default: Any = None,
+            seconds: Optional[float] = None, **kwargs) -> Any:
     """Call plugin code that is not a hook (a context engine's method, a factory, an import) under the
-    same rules: contained, attributed, given the deadline; interrupts pass."""
+    same rules: contained, attributed, given the deadline (or ``seconds``, 0: none); interrupts pass."""
     identity, calls = ((plugin, what), failures), WATCHDOG.calls
     token = next(WATCHDOG.tokens)
+    if seconds is not None:
+        WATCHDOG.deadlines[token] = seconds or float("inf")
     try:
         calls[token] = (threading.get_ident(), identity)
         result = fn(*args, **kwargs)
@@ -491,6 +491,8 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
         calls.pop(token, None)
         _outcome(identity, token, exc)
         return default
+    finally:
+        WATCHDOG.deadlines.pop(token, None)
     if WATCHDOG.marks and _outcome(identity, token, None) is not None:
         return default
     return result

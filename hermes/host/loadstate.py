@@ -1,13 +1,9 @@
-"""What the host remembers of its plugin loads, in the data folder.
-
-``plugin-state.json`` holds what the last load found (status, errors, hooks)
-behind a fingerprint of what was installed and selected, and the failures of
-plugin code in earlier runs (and, for the program, its last listing), so
-``plugins list`` needs no import until that changes. A distro keeps its own
-files (:func:`use_distro`). Any host records here (the command line's, a
-server's); it imports only ``os`` and ``sys``: the program's fast path reads it.
+"""What the host remembers of its plugin loads, in the data folder: in
+``plugin-state.json`` what the last load found (status, errors, hooks) behind
+a fingerprint of what was installed and selected, the failures of plugin code
+in earlier runs and (for the program) its last listing. A distro keeps its own
+(:func:`use_distro`). Imports only ``os`` and ``sys``: the fast path reads it.
 """
-
 from __future__ import annotations
 
 import os
@@ -30,8 +26,7 @@ def distro() -> "str | None":
 
 
 def state_file(name: str):
-    """``name`` in the data folder, a distro's suffix before its extension
-    (a distro selects other plugins: it has its own load, commands, outputs)."""
+    """``name`` in the data folder, with a distro's suffix (it selects other plugins: its own load, outputs)."""
     from hermes.host.paths import data_dir
 
     suffix = "-" + "".join(c if c.isalnum() or c in "._-" else "_" for c in _distro[0])[-100:] if _distro[0] else ""
@@ -137,8 +132,7 @@ def stamps(paths: list) -> list:
 
 
 def write_text(path, text: str) -> None:
-    """Write a file of the data folder whole (:func:`atomic_write`) if it changed; one that cannot be
-    written is no error: what it remembers is found again."""
+    """Write a file of the data folder whole, if it changed; one that cannot be written is found again."""
     from hermes.host.files import atomic_write
 
     try:
@@ -154,8 +148,7 @@ def failures() -> dict:
 
 
 def remember_failures(host) -> None:
-    """What plugin code did wrong in this run (a hook that raised, exited or
-    timed out), for ``plugins list`` and ``info`` to show afterwards."""
+    """What plugin code did wrong in this run, for ``plugins list`` and ``info`` to show afterwards."""
     if not host.failures.seen:
         return
     state = read_state() or {"plugins": {}}

@@ -103,10 +103,8 @@ def load_target(target: str) -> Any:
 
 
 def entry_point_candidates(group: str = GROUP) -> list:
-    """Every plugin of ``group``, in load order: the built-ins by name, then
-    the other packages by distribution and name (``importlib.metadata``
-    yields them in ``sys.path`` and folder order, which would make who runs
-    first, and who keeps a tool's name, depend on the machine)."""
+    """Every plugin of ``group`` in load order: built-ins by name, then the others by distribution and name
+    (``importlib.metadata``'s order, by path and folder, would make who runs first depend on the machine)."""
     found, named = [], {}  # id(distribution) -> (name, version): each METADATA read parses the whole file
     for ep in entry_points(group):
         dist = ep.dist
@@ -147,8 +145,7 @@ class Selection:
 
 
 def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
-    """Set ``status`` and ``reason`` of every candidate. The single source of
-    truth for what is listed and what is loaded."""
+    """Set ``status`` and ``reason`` of every candidate: the one truth of what is listed and loaded."""
     for c in candidates:
         if c.name in ESSENTIAL and c.source == "builtin":
             c.status, c.reason = ENABLED, "essential"
@@ -170,8 +167,7 @@ def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
 
 
 def _fingerprint(candidates: Iterable[Candidate]) -> list:
-    """What decides the outcome of loading: each candidate as installed (its
-    metadata folder's or file's time changes on every install) and selected."""
+    """What decides loading: each candidate as installed (its metadata's time moves on install) and selected."""
     rows = []
     for c in sorted(candidates, key=lambda c: (c.name, c.source)):
         where = getattr(c.distribution, "_path", None)  # a PathDistribution's metadata folder; other finders may not say
@@ -182,11 +178,7 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
 
 
 def _hook_timeout(config) -> float:
-    value = config.get("plugins.hook_timeout", None)
-    try:
-        return max(0.0, float(30 if value is None else value))
-    except (TypeError, ValueError):
-        return 30.0
+    return float(config.get("plugins.hook_timeout") or 0)  # checked (a wrong type is skipped) and declared
 
 
 class PluginHost:
@@ -209,8 +201,7 @@ class PluginHost:
         _trace(self.pm)
 
     def _manager(self):
-        """A pluggy manager with the kernel's specs; a plugin's own specs join
-        it when the plugin registers (``register_hookspecs`` is historic)."""
+        """A pluggy manager with the specs; a plugin's own join as it registers (``register_hookspecs``)."""
         import pluggy
 
         from hermes.cli import hookspecs as program_specs
@@ -239,10 +230,8 @@ class PluginHost:
     @classmethod
     def discover(cls, config, *, distro=None, environ=None, import_third_party: bool = True,
                  builtins: Optional[set] = None, warn_unknown: bool = True) -> "PluginHost":
-        """Find, select and load the plugins. ``import_third_party=False``
-        loads the built-ins only (all of them, or the ``builtins`` named):
-        what listing needs to see every candidate. ``warn_unknown=False``:
-        the caller reports config keys nobody declares itself."""
+        """Find, select and load the plugins; with ``import_third_party=False`` the built-ins only (or the
+        ``builtins`` named), as listing needs; ``warn_unknown=False``: the caller reports unknown keys."""
         host = cls(config)
         selection = Selection.from_config(config, environ, distro)
         candidates = entry_point_candidates()
@@ -275,8 +264,7 @@ class PluginHost:
         return host
 
     def _adapt_unusable(self, config) -> None:
-        """Offer the entry points that could not be used as they are to the
-        ``adapt_plugin`` hook (foreign plugin shapes published in our group)."""
+        """Offer entry points unusable as they are (foreign plugin shapes) to the ``adapt_plugin`` hook."""
         pending, self._unusable = self._unusable, []
         for cand, error in pending:
             adapter = self.pm.hook.adapt_plugin(candidate=cand, error=error, config=config)
@@ -289,8 +277,7 @@ class PluginHost:
 
     @classmethod
     def from_objects(cls, objects: Iterable[Any], config) -> "PluginHost":
-        """A host from plugin objects given in-process (tests, embedding),
-        after the essential built-ins, which every host loads."""
+        """A host from plugin objects given in-process (tests, embedding), after the essential built-ins."""
         import importlib
 
         host = cls(config)
@@ -440,7 +427,7 @@ class PluginHost:
     # -- what the plugins registered
     @property
     def registry(self):
-        """The :class:`hermes.host.registry.Registry` of the loaded plugins (collected once)."""
+        """The :class:`~hermes.host.registry.Registry` of the loaded plugins (collected once)."""
         if self._registry is None:
             from hermes.host.registry import Registry
 

@@ -3,13 +3,16 @@ collected once per plugin host (``PluginHost.registry``)."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
-from hermes.host.isolation import WATCHDOG
+from hermes.host.isolation import WATCHDOG, HookTimeout, run_awaitable
+from kernel.exceptions import is_user_interrupt
 from kernel.hookspecs import Table
-from kernel.types import Tool
+from kernel.types import Tool, ToolError
 
 if TYPE_CHECKING:
     from hermes.host.plugins import PluginHost
@@ -62,6 +65,10 @@ class Registry:
             reg._forget(plugin)
             host.drop(plugin, why)
         reg._choose_tools(host.config.section("tools.prefer"), set(failed))
+        for name, tool in reg.tools.items():  # built-ins keep their own limits (the shell's, a sub-agent's);
+            record = host.record(tool.plugin)  # objects given in-process are the embedder's own
+            if record is not None and record.source not in ("builtin", "object"):
+                reg.tools[name] = dataclasses.replace(tool, handler=_timed(host, tool))
         return reg
 
     def _add_tool(self, tool) -> None:
@@ -108,8 +115,7 @@ class Registry:
                     self.shadowed[name] = shadowed
 
     def expand_toolsets(self, names: Iterable[str]) -> set:
-        """Tool names in the given toolsets (a toolset may include toolsets).
-        Raises ``KeyError`` naming an unknown toolset."""
+        """Tool names in the given toolsets (which may include toolsets); ``KeyError`` names an unknown one."""
         by_own: dict = {}
         for tool in self.tools.values():
             by_own.setdefault(tool.toolset, set()).add(tool.name)
@@ -135,10 +141,35 @@ class Registry:
         return chosen
 
 
+def _timed(host: PluginHost, tool: Tool) -> Callable:
+    """A third-party tool's handler under ``tools.timeout``, which Ctrl+C gets out of as out of a hook;
+    what the tool raises is still the model's to read."""
+    def handler(args, ctx):
+        box: dict = {}
+
+        def call():
+            try:
+                result = tool.handler(args, ctx)
+                box["value"] = run_awaitable(result) if inspect.isawaitable(result) else result
+            except BaseException as exc:
+                if isinstance(exc, HookTimeout) or is_user_interrupt(exc):
+                    raise
+                box["error"] = exc
+
+        seconds = float(host.config.get("tools.timeout") or 0)
+        host.contain(tool.plugin, f"tool {tool.name}", call, seconds=seconds)
+        if "error" in box:
+            raise box["error"]
+        if "value" not in box:
+            raise ToolError(f"{tool.name} did not finish within tools.timeout ({seconds:g} s) and was stopped")
+        return box["value"]
+
+    return handler
+
+
 def _tables(pm) -> list:
-    """A :class:`Table` per specified hook shaped ``register_X(register,
-    config)`` (besides tools and toolsets): the one its spec's module exports,
-    else a plain one (a hook another host's plugin brought)."""
+    """A :class:`Table` per hook shaped ``register_X(register, config)`` but tools and toolsets: the one its
+    spec's module exports, else a plain one (a hook another host's plugin brought)."""
     found = []
     for name, hc in sorted(vars(pm.hook).items()):
         spec = getattr(hc, "spec", None)
@@ -151,9 +182,8 @@ def _tables(pm) -> list:
 
 
 def _tool_winner(name: str, tools: list, preferred: Optional[str]) -> tuple:
-    """Two plugins registered one tool name: the one ``tools.prefer`` names,
-    else the plugin loaded first (pluggy calls it last). Unless the user
-    chose, the clash is one warning on stderr."""
+    """Two plugins registered one tool name: the one ``tools.prefer`` names, else the plugin loaded first
+    (pluggy calls it last); unless the user chose, the clash is one warning."""
     if len(tools) == 1:
         return tools[0], []
     chosen = next((t for t in tools if t.plugin == preferred), None)

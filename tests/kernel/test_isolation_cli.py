@@ -108,6 +108,22 @@ def register_commands(cli):
                    "    atexit.register(time.sleep, 300)\n",
     "clash-a": None,
     "clash-b": None,
+    "stuck-tool": '''
+import os, time
+from pathlib import Path
+from kernel import hookimpl
+from kernel.types import Tool
+
+def stuck(args, ctx):
+    Path(os.environ["HERMES_HOME"], "tool-entered").write_text("yes")
+    for _ in range(1200):  # stuck in Python, never answering
+        time.sleep(0.1)
+    return "finished"
+
+@hookimpl
+def register_tools(register):
+    register(Tool("stuck", "never ends", {"type": "object", "properties": {}}, stuck))
+''',
 }
 CLASH = '''
 from kernel import hookimpl
@@ -324,6 +340,41 @@ def test_ctrl_c_inside_a_hook_is_the_users_interrupt(site, hermes_home, script):
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err and "Aborted!" not in err
     assert out.strip() == ""
+
+
+def test_a_plugin_tool_that_never_ends_is_stopped_at_tools_timeout(run, script):
+    started = time.monotonic()
+    out = run("run", "--json", "--api-mode", "scripted", "--base-url", script({"tool_calls": [["stuck", {}]]}, "done"),
+              "go", enable=["stuck-tool"], config={"tools": {"timeout": 1}})
+    assert time.monotonic() - started < 20
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["final_response"] == "done"
+    tool = [m for m in result["messages"] if m["role"] == "tool"][0]
+    assert json.loads(tool["content"]) == {"error": "stuck did not finish within tools.timeout (1 s) and was stopped"}
+    assert "Traceback" not in out.stderr
+
+
+def test_the_first_ctrl_c_stops_a_stuck_plugin_tool(site, hermes_home, script):
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump(
+        {"plugins": {"disabled": [n for n in PLUGINS if n != "stuck-tool"]}, "tools": {"timeout": 0}}))
+    steps = script({"tool_calls": [["stuck", {}]]}, "never")
+    proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(steps), "go"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site, hermes_home))
+    marker = hermes_home / "tool-entered"
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the tool never ran"
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 3
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    listed = subprocess.run(hermes_command() + ["sessions", "list", "--json"], capture_output=True, text=True,
+                            env=_env(site, hermes_home), timeout=60)
+    assert json.loads(listed.stdout)[0]["message_count"] >= 2  # the prompt and the tool call were stored
 
 
 def test_every_parameter_style_through_the_cli(run, script, hermes_home):
