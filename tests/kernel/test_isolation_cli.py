@@ -323,21 +323,27 @@ def test_a_printing_plugin_cannot_corrupt_json(run, script):
     assert json.loads(sessions.stdout)[0]["message_count"] == 2 and "import noise" in sessions.stderr
 
 
-def test_ctrl_c_inside_a_hook_is_the_users_interrupt(site, hermes_home, script):
-    (hermes_home / "config.yaml").write_text(yaml.safe_dump(
-        {"plugins": {"disabled": [n for n in PLUGINS if n != "hang"], "hook_timeout": 60}}))
-    proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(script("never")), "hi"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site, hermes_home))
-    marker = hermes_home / "hang-entered"
+def _interrupted_once_inside(site, home, steps, marker) -> tuple:
+    """``hermes run`` with a plugin that writes ``marker`` once inside its code, then one Ctrl+C:
+    it must end with 130 within 3 s. Its (stdout, stderr)."""
+    proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(steps), "go"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site, home))
     deadline = time.monotonic() + 20
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert marker.exists(), "the hook never ran"
+    assert marker.exists(), "the plugin code never ran"
     proc.send_signal(signal.SIGINT)
     sent = time.monotonic()
     out, err = proc.communicate(timeout=10)
     assert time.monotonic() - sent < 3
     assert proc.returncode == 130, err
+    return out, err
+
+
+def test_ctrl_c_inside_a_hook_is_the_users_interrupt(site, hermes_home, script):
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump(
+        {"plugins": {"disabled": [n for n in PLUGINS if n != "hang"], "hook_timeout": 60}}))
+    out, err = _interrupted_once_inside(site, hermes_home, script("never"), hermes_home / "hang-entered")
     assert "interrupted" in err and "Traceback" not in err and "Aborted!" not in err
     assert out.strip() == ""
 
@@ -359,18 +365,7 @@ def test_the_first_ctrl_c_stops_a_stuck_plugin_tool(site, hermes_home, script):
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(
         {"plugins": {"disabled": [n for n in PLUGINS if n != "stuck-tool"]}, "tools": {"timeout": 0}}))
     steps = script({"tool_calls": [["stuck", {}]]}, "never")
-    proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(steps), "go"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(site, hermes_home))
-    marker = hermes_home / "tool-entered"
-    deadline = time.monotonic() + 20
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the tool never ran"
-    proc.send_signal(signal.SIGINT)
-    sent = time.monotonic()
-    out, err = proc.communicate(timeout=10)
-    assert time.monotonic() - sent < 3
-    assert proc.returncode == 130, err
+    out, err = _interrupted_once_inside(site, hermes_home, steps, hermes_home / "tool-entered")
     assert "interrupted" in err and "Traceback" not in err
     listed = subprocess.run(hermes_command() + ["sessions", "list", "--json"], capture_output=True, text=True,
                             env=_env(site, hermes_home), timeout=60)
