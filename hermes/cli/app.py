@@ -350,10 +350,6 @@ def _before_separator(args: list) -> list:
     return args[: args.index("--")] if "--" in args else args
 
 
-def _machine_output(args: list) -> bool:
-    return "--json" in _before_separator(args)
-
-
 def _invoke(args: list, prog_name: str, app: App) -> int:
     try:
         code = cli.main(args=args, prog_name=prog_name, standalone_mode=False, terminal_width=terminal_width(),
@@ -389,12 +385,10 @@ def main(argv=None, prog_name: str = "hermes") -> None:
     closed = sys.stdout is None  # started with `>&-`: the work is done and stored, then this is said
     if closed:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # takes descriptor 1, the lowest free one
-    if _machine_output(args):
-        from hermes.cli.output import reserved_stdout
+    from hermes.cli.output import reserved_stdout
 
-        document = reserved_stdout()
-    else:
-        document = contextlib.nullcontext()
+    machine = "--json" in _before_separator(args)  # stdout for the document alone
+    document = reserved_stdout(machine) if machine or not sys.stdout.isatty() else contextlib.nullcontext()
     try:
         with document:
             code = _invoke(args, prog_name, app)

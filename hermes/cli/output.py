@@ -75,35 +75,37 @@ def document_stream():
 
 
 class reserved_stdout:
-    """While this holds, stdout belongs to the document alone: whatever else
-    writes to it (a plugin's ``print``, a library, a child process sharing
-    file descriptor 1) goes to stderr. :func:`document_stream` is the real
-    stdout."""
+    """While this holds, descriptor 1 is stderr and the real stdout a descriptor no child inherits,
+    so a child of plugin code (a helper left running) cannot hold a reader of the pipe
+    (``$(hermes run ...)``) past hermes' end. ``sys.stdout`` writes to the real stdout; under
+    ``--json`` (``document``) only :func:`document_stream` does, and all else printed goes to stderr."""
+
+    def __init__(self, document: bool = True):
+        self.document = document
 
     def __enter__(self):
-        self._saved = None
+        self._saved, self._swapped = None, sys.stdout
         try:
             fd = sys.stdout.fileno()
         except (AttributeError, OSError, ValueError):
             fd = -1
         sys.stdout.flush()
+        stream = sys.stdout
         if fd == 1:
             self._saved = os.dup(1)
             os.dup2(2, 1)
-            stream = open(self._saved, "w", encoding="utf-8", closefd=False)
-        else:  # not a real descriptor (embedded, captured): swap the objects only
-            stream = sys.stdout
-            self._swapped = sys.stdout
+            stream = open(self._saved, "w", encoding="utf-8" if self.document else sys.stdout.encoding,
+                          errors=sys.stdout.errors, closefd=False)
+            sys.stdout = sys.stdout if self.document else stream
+        elif self.document:  # not a real descriptor (embedded, captured): swap the objects only
             sys.stdout = sys.stderr
         _document.append(stream)
         return stream
 
     def __exit__(self, *exc):
-        stream = _document.pop()
-        _flush(stream, sys.stdout)
+        _flush(_document.pop(), sys.stdout)
+        sys.stdout = self._swapped
         if self._saved is not None:
             os.dup2(self._saved, 1)
             os.close(self._saved)
-        else:
-            sys.stdout = self._swapped
         return False
