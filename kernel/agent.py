@@ -63,10 +63,8 @@ class Agent:
         self.secrets = Secrets(key_envs={self.primary.api_key_env, *cfg.key_envs()},
                                passthrough=cfg.get("tools.env_passthrough") or [])
         if not registry[MODEL_PROVIDERS]:
-            raise AgentError(
-                "no model provider is enabled: install or enable a provider plugin "
-                "(see `hermes plugins list`)"
-            )
+            raise AgentError("no model provider is enabled: install or enable a provider plugin "
+                             "(see `hermes plugins list`)")
 
         self._owns_budget = not isinstance(budget, IterationBudget)
         self.budget = budget if isinstance(budget, IterationBudget) else \
@@ -81,9 +79,7 @@ class Agent:
                 self.tools.setdefault(tool.name, tool)
 
         self.session_id = new_session_id()
-        self._resume = False
-        self._loaded = False
-        self._session_started = False
+        self._resume = self._loaded = self._session_started = False
         self.parent_session_id = parent.session_id if parent else None
         self.messages: list = []
         self._system_prompt: Optional[str] = None
@@ -96,7 +92,7 @@ class Agent:
         self._children: list = []
         self._children_lock = threading.Lock()
         self._closed = False
-        self._thread: Optional[int] = None  # the thread running the turn
+        self.threads: set = set()  # the turn's thread and its parallel tools' (an interrupt gets each out of plugins)
         self.turn: Optional[Turn] = None
 
     # ------------------------------------------------------------------ setup
@@ -164,8 +160,8 @@ class Agent:
             children = list(self._children)
         for child in children:
             child.interrupt()
-        if self._thread is not None:  # never wait for a hook: get the turn's thread out of plugin code
-            self.host.interrupt_thread(self._thread)
+        for ident in sorted(self.threads, key=threading.get_ident().__eq__):  # never wait for a hook; this one last:
+            self.host.interrupt_thread(ident)  # on its own thread, it raises
 
     def redirect(self, message: str) -> None:
         """Queue a user message sent mid-turn: it enters the history at the next iteration."""
@@ -284,11 +280,11 @@ class Agent:
         ``conversation_history`` replaces this agent's (hermes-agent's call)."""
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
-        self._thread = threading.get_ident()
+        self.threads = {threading.get_ident()}
         try:
             return self._run_turn(turn, user_message, system_message, conversation_history)
         finally:
-            self._thread = None
+            self.threads = set()
             self.turn = None
 
     def _run_turn(self, turn: Turn, user_message: str, system_message: Optional[str],

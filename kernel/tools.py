@@ -10,6 +10,7 @@ import asyncio
 import inspect
 import json
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
@@ -122,10 +123,12 @@ def execute_batch(agent, tool_calls: list, turn) -> list:
             for call in segment:
                 agent.emit("on_tool_start", tool_name=call.name, args=call.args, tool_call_id=call.id)
             if kind == "parallel" and len(segment) > 1:
-                with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(segment)), thread_name_prefix="hermes-tool") as pool:
+                with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(segment)), thread_name_prefix="hermes-tool",
+                                        initializer=lambda: agent.threads.add(threading.get_ident())) as pool:
                     futures = [(call, pool.submit(_run, agent, call)) for call in segment]
                     for call, future in futures:
                         outcomes[call.index] = future.result()
+                agent.threads &= {threading.get_ident()}  # the pool's threads ended
             else:
                 for call in segment:
                     outcomes[call.index] = _run(agent, call)

@@ -106,6 +106,16 @@ def register_commands(cli):
                      "    sys.stdout.close()\n",
     "atexit-hang": "import atexit, time\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
                    "    atexit.register(time.sleep, 300)\n",
+    "helper-child": '''
+import os, subprocess, sys
+from pathlib import Path
+from kernel import hookimpl
+
+@hookimpl
+def on_session_start():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # inherits 0, 1 and 2
+    Path(os.environ["HERMES_HOME"], "helper.pid").write_text(str(child.pid))
+''',
     "clash-a": None,
     "clash-b": None,
     "stuck-tool": '''
@@ -123,6 +133,8 @@ def stuck(args, ctx):
 @hookimpl
 def register_tools(register):
     register(Tool("stuck", "never ends", {"type": "object", "properties": {}}, stuck))
+    register(Tool("stuck_beside", "never ends, beside others", {"type": "object", "properties": {}}, stuck,
+                  parallel_safe=True))
 ''',
 }
 CLASH = '''
@@ -361,15 +373,37 @@ def test_a_plugin_tool_that_never_ends_is_stopped_at_tools_timeout(run, script):
     assert "Traceback" not in out.stderr
 
 
-def test_the_first_ctrl_c_stops_a_stuck_plugin_tool(site, hermes_home, script):
+@pytest.mark.parametrize("calls", [[["stuck", {}]], [["stuck_beside", {}]] * 2], ids=["alone", "in-parallel"])
+def test_the_first_ctrl_c_stops_a_stuck_plugin_tool(site, hermes_home, script, calls):
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(
         {"plugins": {"disabled": [n for n in PLUGINS if n != "stuck-tool"]}, "tools": {"timeout": 0}}))
-    steps = script({"tool_calls": [["stuck", {}]]}, "never")
+    steps = script({"tool_calls": calls}, "never")
     out, err = _interrupted_once_inside(site, hermes_home, steps, hermes_home / "tool-entered")
     assert "interrupted" in err and "Traceback" not in err
     listed = subprocess.run(hermes_command() + ["sessions", "list", "--json"], capture_output=True, text=True,
                             env=_env(site, hermes_home), timeout=60)
     assert json.loads(listed.stdout)[0]["message_count"] >= 2  # the prompt and the tool call were stored
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_helper_child_left_running_does_not_keep_the_reader_of_stdout_waiting(site, hermes_home, script, tmp_path,
+                                                                                 as_json):
+    """``$(hermes run ...)`` reads stdout to its end (stderr is the terminal's): a plugin's child holding
+    descriptor 1 kept it waiting until the child ended. The child gets stderr there; stdout is a
+    descriptor no child inherits."""
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump(
+        {"plugins": {"disabled": [n for n in PLUGINS if n != "helper-child"]}}))
+    started = time.monotonic()
+    with open(tmp_path / "stderr", "w") as stderr:
+        out = subprocess.run(hermes_command() + ["run", *["--json"] * as_json, "--api-mode", "scripted",
+                                                 "--base-url", str(script("fine")), "hi"],
+                             stdout=subprocess.PIPE, stderr=stderr, text=True, env=_env(site, hermes_home), timeout=90)
+    try:
+        assert time.monotonic() - started < 30, "the reader waited for the helper"
+        assert out.returncode == 0, (tmp_path / "stderr").read_text()
+        assert (json.loads(out.stdout)["final_response"] if as_json else out.stdout) == ("fine" if as_json else "fine\n")
+    finally:
+        os.kill(int((hermes_home / "helper.pid").read_text()), signal.SIGKILL)
 
 
 def test_every_parameter_style_through_the_cli(run, script, hermes_home):
