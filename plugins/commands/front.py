@@ -25,7 +25,7 @@ def provider_options(f):
         click.option("--api-key-env", help="Environment variable holding the API key."),
         click.option("--max-turns", type=click.IntRange(min=1), help="Iteration budget for a turn."),
         click.option("-t", "--toolsets", help="Comma-separated toolsets to offer."),
-        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session."),
+        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session (its model too)."),
         click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
         click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
@@ -45,8 +45,13 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None,
         app.config.overrides["agent.stream_idle_timeout"] = opts["timeout"]
     if opts.get("yolo"):
         app.config.overrides["approvals.mode"] = "off"
+    given = {key: opts.get(key) for key in PROVIDER_OPTIONS}
+    if session_id and not any(given[key] for key in PROVIDER_OPTIONS[1:]):  # as it was started (-m: another model)
+        started = ask_store(app, "session_info", needed=False, session_id=session_id)
+        if isinstance(started, dict):
+            given = {key: given[key] or str(started.get(key) or "") for key in PROVIDER_OPTIONS}
     try:
-        provider = ProviderConfig.configured(app.config, **{key: opts.get(key) for key in PROVIDER_OPTIONS})
+        provider = ProviderConfig.configured(app.config, **given)
         agent = Agent(app.host, provider, toolsets=toolsets, budget=opts.get("max_turns"),
                       callbacks=[console] if console else (), platform=platform)
     except AgentError as exc:
@@ -112,6 +117,8 @@ def check_session(app: App, session_id: str) -> str:
     """The full id of the session to resume (``session_id`` may be a unique prefix)."""
     full = ask_store(app, "resolve_session", session_id=session_id) if app.host.pm.hook.resolve_session.get_hookimpls() \
         else session_id
+    if isinstance(full, list):
+        raise Fail(f"session id '{session_id}' is ambiguous (matches {', '.join(map(str, full[:2]))}, ...)")
     if not full or ask_store(app, "load_session", session_id=full) is None:
         raise Fail(f"no session '{session_id}' (see `hermes sessions list`; a shortened id must be unique)")
     claim(app, full)

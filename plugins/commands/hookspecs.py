@@ -58,7 +58,7 @@ def resolve_session(session_id: str, agent: Agent) -> Optional[str]:
     """Turn what the user typed (an id, a unique prefix) into a session id.
 
     :param session_id: what was typed.
-    :return: the full id, or ``None`` if it names none or several.
+    :return: the full id; when it starts several, a list of some of them; ``None`` if it names none.
     """
 
 
@@ -72,10 +72,11 @@ def latest_session(platform: str, agent: Agent) -> Optional[str]:
 
 
 @hookspec(firstresult=True)
-def session_title(session_id: str, agent: Agent) -> Optional[str]:
-    """The name a user gave a stored session (or the session it continues),
-    for a front end that resumes it.
+def session_info(session_id: str, agent: Agent) -> Optional[dict]:
+    """What a front end that resumes a stored session needs of it.
 
     :param session_id: the full session id.
-    :return: the title, or ``None`` when it has none or you do not know it.
+    :return: ``title`` (the session's, or that of the session it continues) and how it was started,
+        ``model``, ``provider``, ``api_mode``, ``base_url``, ``api_key_env`` (those you know; never
+        a key), or ``None`` when you know none of them.
     """

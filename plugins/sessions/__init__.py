@@ -133,7 +133,28 @@ def on_session_start(session_id, model, platform, provider, parent_session_id, r
         platform=platform or "",
         parent_session_id=parent_session_id,
         reason=reason or "",
+        provider_config=started_with(agent),
     )
+
+
+STARTED_WITH = ("model", "provider", "api_mode", "base_url", "api_key_env")  # what -m, --provider ... set
+
+
+def started_with(agent) -> dict:
+    """The agent's provider as a resume should set it again: a base URL without a user and password in
+    it, a local file (a scripted provider's) by its whole path; never a key (``api_key_env`` names one)."""
+    import os
+    from urllib.parse import urlsplit
+
+    config = getattr(agent, "provider_config", None)
+    fields = {key: str(getattr(config, key, "") or "") for key in STARTED_WITH}
+    url = fields["base_url"]
+    if "://" in url and "@" in urlsplit(url).netloc:
+        parts = urlsplit(url)
+        fields["base_url"] = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    elif url and "://" not in url and os.path.exists(url):
+        fields["base_url"] = os.path.abspath(url)
+    return {key: value for key, value in fields.items() if value}
 
 
 @hookimpl
@@ -149,12 +170,8 @@ def load_session(session_id, agent):
 
 @hookimpl
 def resolve_session(session_id, agent):
-    from plugins.sessions.store import UnknownSession
-
-    try:
-        return _store_for(agent).resolve_id(session_id)
-    except UnknownSession:
-        return None  # unknown or ambiguous: the command line says so
+    ids = _store_for(agent).matching_ids(session_id)
+    return ids[0] if len(ids) == 1 else ids or None
 
 
 @hookimpl
@@ -163,18 +180,19 @@ def latest_session(platform, agent):
 
 
 @hookimpl
-def session_title(session_id, agent):
+def session_info(session_id, agent):
     store = _store_for(agent)
+    info = store.provider_config(session_id)
     for _ in range(50):  # up the chain of continuations (compression, undo) to the one the user named
         meta = store.get_session(session_id)
         if not meta:
-            return None
+            break
         if meta.get("title"):
-            return meta["title"]
+            return {**info, "title": meta["title"]}
         session_id = meta.get("parent_session_id")
         if not session_id or meta.get("start_reason") not in ("compression", "undo"):
-            return None
-    return None
+            break
+    return info or None
 
 
 @hookimpl

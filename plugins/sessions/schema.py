@@ -53,6 +53,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
+    # how the session was started (model, provider, api_mode, base_url, api_key_env: never a key),
+    # as JSON, for a resume to go on with
+    (2, ["ALTER TABLE sessions ADD COLUMN provider_config TEXT"]),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

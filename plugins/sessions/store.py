@@ -12,6 +12,7 @@ credentials.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -92,6 +93,11 @@ _SESSION_FIELDS = (
     "reasoning_tokens",
     "api_call_count",
 )
+
+
+def ambiguous(prefix: str, ids: list) -> str:
+    """The one line for an id prefix that starts several sessions' ids (``ids``: some of them)."""
+    return f"session id {str(prefix).strip()!r} is ambiguous (matches {', '.join(ids[:2])}, ...)"
 
 
 class SessionStore:
@@ -279,29 +285,44 @@ class SessionStore:
         platform: str = "",
         parent_session_id: Optional[str] = None,
         reason: str = "",
+        provider_config: Optional[dict] = None,
     ) -> bool:
         """Create the session row if it does not exist (True if created).
         An existing session keeps its start data; an empty model/provider is
-        filled in (a session created by ``append`` before its start hook)."""
+        filled in (a session created by ``append`` before its start hook).
+        ``provider_config``: how it was started, for :meth:`provider_config` (no key in it)."""
         session_id = _check_id(session_id)
         now = time.time()
+        started = json.dumps(provider_config, sort_keys=True) if provider_config else None
         with self._write() as conn:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO sessions (id, parent_session_id, start_reason, model, provider, platform,"
-                " started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " provider_config, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, parent_session_id or None, reason or None, model or None, provider or None,
-                 platform or None, now, now),
+                 platform or None, started, now, now),
             )
             created = cur.rowcount == 1
             if not created:
                 conn.execute(
                     "UPDATE sessions SET model = COALESCE(model, ?), provider = COALESCE(provider, ?),"
                     " platform = COALESCE(platform, ?), parent_session_id = COALESCE(parent_session_id, ?),"
-                    " start_reason = COALESCE(start_reason, ?) WHERE id = ?",
+                    " start_reason = COALESCE(start_reason, ?), provider_config = COALESCE(provider_config, ?)"
+                    " WHERE id = ?",
                     (model or None, provider or None, platform or None, parent_session_id or None,
-                     reason or None, session_id),
+                     reason or None, started, session_id),
                 )
         return created
+
+    def provider_config(self, session_id: str) -> dict:
+        """How the session was started (``model``, ``provider``, ``api_mode``, ``base_url``,
+        ``api_key_env``), as :meth:`ensure_session` got it; ``{}`` when unknown (an older session)."""
+        with self._connection() as conn:
+            row = conn.execute("SELECT provider_config FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        try:
+            started = json.loads(row[0]) if row and row[0] else {}
+        except ValueError:
+            return {}
+        return {k: v for k, v in started.items() if isinstance(v, str) and v} if isinstance(started, dict) else {}
 
     create_session = ensure_session
 
@@ -345,24 +366,29 @@ class SessionStore:
             ).fetchone()
         return dict(row) if row else None
 
-    def resolve_id(self, prefix: str) -> str:
-        """An exact id, or a unique prefix of one (for the command line)."""
+    def matching_ids(self, prefix: str) -> list:
+        """``[prefix]`` when it is an id, else (at most 3 of) the ids it starts."""
         prefix = str(prefix).strip()
         if not prefix:
-            raise UnknownSession("no session id given")
+            return []
         with self._connection() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (prefix,)).fetchone():
-                return prefix
+                return [prefix]
             escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             rows = conn.execute(
                 "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 3", (escaped + "%",)
             ).fetchall()
-        if not rows:
-            raise UnknownSession(f"no session with id {prefix!r}")
-        if len(rows) > 1:
-            shown = ", ".join(r[0] for r in rows[:2])
-            raise UnknownSession(f"session id {prefix!r} is ambiguous (matches {shown}, ...)")
-        return rows[0][0]
+        return [r[0] for r in rows]
+
+    def resolve_id(self, prefix: str) -> str:
+        """An exact id, or a unique prefix of one (for the command line)."""
+        ids = self.matching_ids(prefix)
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise UnknownSession(ambiguous(prefix, ids))
+        prefix = str(prefix).strip()
+        raise UnknownSession(f"no session with id {prefix!r}" if prefix else "no session id given")
 
     def list_sessions(
         self,

@@ -132,7 +132,8 @@ def recap_of(app, session_id: str) -> list:
     """The recap of a stored session, with its title when the store has one."""
     from plugins.commands.front import ask_store
 
-    title = ask_store(app, "session_title", needed=False, session_id=session_id)
+    info = ask_store(app, "session_info", needed=False, session_id=session_id)
+    title = info.get("title") if isinstance(info, dict) else None
     return recap(ask_store(app, "load_session", session_id=session_id) or [], title=title)
 
 

@@ -142,19 +142,19 @@ def test_a_watch_sees_the_failures_of_its_own_thread_and_quiet_ones_are_not_logg
         __name__ = "broken-watch"
 
         @hookimpl
-        def session_title(self, session_id, agent):
+        def session_info(self, session_id, agent):
             raise RuntimeError(f"no title for {session_id}")
 
     host = PluginHost.from_objects([Broken()], Config({}))
     other: list = []
     with host.failures.watch(quiet=True) as seen:
-        worker = threading.Thread(target=lambda: other.append(host.pm.hook.session_title(session_id="b", agent=None)))
+        worker = threading.Thread(target=lambda: other.append(host.pm.hook.session_info(session_id="b", agent=None)))
         worker.start()
         worker.join()
-        assert host.pm.hook.session_title(session_id="a", agent=None) is None
+        assert host.pm.hook.session_info(session_id="a", agent=None) is None
     assert [f.error for f in seen.failures] == ["RuntimeError: no title for a"]  # not the other thread's
     assert list(seen.plugins) == ["broken-watch"]
-    assert [f.error for f in host.failures.of("broken-watch", "session_title")] == [
+    assert [f.error for f in host.failures.of("broken-watch", "session_info")] == [
         "RuntimeError: no title for b", "RuntimeError: no title for a"]  # both kept
     assert "no title for b" in caplog.text and "no title for a" not in caplog.text  # the quiet one: the caller says it
 

@@ -262,6 +262,6 @@ def test_undo_continues_in_a_linked_session_that_keeps_the_title(home, make_agen
     assert [m["content"] for m in store.load(agent.session_id)] == ["first", "one"]
     assert len(store.load(first)) == 4  # the transcript keeps what was said
     assert store.latest_session_id("cli") == agent.session_id  # --continue follows the continuation
-    assert sessions_plugin.session_title(session_id=agent.session_id, agent=agent) == "Bean plans"
-    assert sessions_plugin.session_title(session_id="no-such", agent=agent) is None
+    assert sessions_plugin.session_info(session_id=agent.session_id, agent=agent)["title"] == "Bean plans"
+    assert sessions_plugin.session_info(session_id="no-such", agent=agent) is None
     assert take_back(agent) == "first" and agent.messages == [] and take_back(agent) is None

@@ -76,8 +76,10 @@ def test_unknown_ids_are_one_clear_line(hermes_sessions, tmp_path):
                     "no session 'nope'")
     _run_json(hermes_sessions, tmp_path, ["a"])
     _run_json(hermes_sessions, tmp_path, ["b"])
-    _one_line_error(hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--resume", "2", "x"),
-                    "no session '2'", "must be unique")  # a prefix of both sessions' ids
+    for command in (["run", "--api-mode", "scripted", "--base-url", script, "--resume", "2", "x"],
+                    ["chat", "--api-mode", "scripted", "--base-url", script, "--resume", "2"],
+                    ["sessions", "show", "2"], ["sessions", "delete", "2", "--yes"]):  # a prefix of both sessions' ids
+        _one_line_error(hermes_sessions(*command, input=""), "session id '2' is ambiguous (matches 2")
     _one_line_error(hermes_sessions("sessions", "search", '""'), "empty")
 
 
@@ -92,6 +94,37 @@ def test_chat_continue_resumes_the_latest_session(hermes_sessions, tmp_path):
     assert "You said the hint is blue." in res.stdout
     shown = json.loads(hermes_sessions("sessions", "show", first["session_id"], "--json").stdout)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_resumed_session_goes_on_with_the_model_and_provider_it_was_started_with(hermes_sessions, tmp_path):
+    """Started with --api-mode scripted --base-url FILE -m M, resumed with no provider flags at all
+    (``run --resume``, the printed ``chat --resume ID``, ``chat --continue``): before, "no model"."""
+    script = _script(tmp_path, "garden.json", ["Beans like sun."])
+    started = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script, "-m", "garden-1",
+                              input="Where do beans go?\n")
+    assert started.returncode == 0, started.stderr
+    sid = started.stderr.split("resume it with: hermes chat --resume ", 1)[1].split()[0]
+    resumed = hermes_sessions("run", "--resume", sid, "--json", "And peas?")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["final_response"] == "Beans like sun."
+    for how in (["--resume", sid], ["--continue"]):
+        res = hermes_sessions("chat", *how, input="And carrots?\n")
+        assert res.returncode == 0 and "Beans like sun." in res.stdout, res.stderr
+    assert len(json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"]) == 8
+    # a connection flag starts over from the config: the stored provider is not mixed with it
+    other = hermes_sessions("run", "--resume", sid, "--api-mode", "chat_completions", "x")
+    _one_line_error(other, "model")
+
+
+def test_the_stored_start_holds_no_user_or_password_of_a_base_url(home):
+    from types import SimpleNamespace
+
+    from plugins.sessions import started_with
+
+    agent = SimpleNamespace(provider_config=SimpleNamespace(
+        model="m", provider="openai", api_mode="", base_url="https://ann:s3cret@llm.example/v1", api_key_env="MY_KEY"))
+    assert started_with(agent) == {"model": "m", "provider": "openai", "base_url": "https://llm.example/v1",
+                                   "api_key_env": "MY_KEY"}
 
 
 def test_corrupt_database_through_the_cli(hermes_sessions, tmp_path, home):

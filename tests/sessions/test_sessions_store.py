@@ -269,3 +269,21 @@ def test_threads_share_one_store(store):
     assert errors == []
     for n in range(4):
         assert store.load(f"t{n}") == [m for i in range(20) for m in step(i)]
+
+
+def test_a_version_1_database_gains_how_its_sessions_started(home, monkeypatch):
+    with monkeypatch.context() as patch:  # a state.db written before the start was recorded
+        patch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+        patch.setattr(schema, "SCHEMA_VERSION", 1)
+        old = SessionStore.for_data_dir(home)
+        old.load("nothing-yet")
+        with old._write() as conn:
+            conn.execute("INSERT INTO sessions (id, model, started_at, updated_at) VALUES ('old', 'm', 1, 1)")
+        old.close()
+    store = SessionStore.for_data_dir(home)
+    assert store.provider_config("old") == {}  # unknown, not an error
+    store.ensure_session("new", model="m", provider_config={"model": "m", "api_mode": "scripted"})
+    store.ensure_session("new", provider_config={"model": "other"})  # a resume keeps the start
+    assert store.provider_config("new") == {"model": "m", "api_mode": "scripted"}
+    assert store.matching_ids("o") == ["old"] and store.matching_ids("") == []
+    store.close()
