@@ -267,12 +267,26 @@ def install_command(target: str, enable: bool, pip_args: tuple):
             if fresh or enable:
                 new_plugins.append(name)
                 click.echo(f"{'new plugin' if fresh else 'plugin'}: {name} ({group})")
-    if not new_plugins and (added or changed):
-        click.echo("no hermes plugins in the new distributions")
+    if (added or changed) and not any(after_eps.get(d) or _provides_distro(d) for d in list(added) + list(changed)):
+        left = _rollback(before, pip_args)  # left installed, `uninstall` would refuse it: pip's to manage
+        _fail(f"{target} holds no hermes plugin or distro; " + (f"rolled back, except: {', '.join(left)}" if left
+              else "the environment is unchanged (install other packages with pip)"))
     if enable and new_plugins:
         click.echo(f"enabled: {', '.join(new_plugins)} (saved in {_save_enabled(new_plugins, True)})")
     elif new_plugins:
-        click.echo(f"enable with: hermes plugins enable {new_plugins[0]}")
+        off = [name for name in new_plugins if _statuses().get(name) != "enabled"]
+        click.echo(f"enable with: hermes plugins enable {off[0]}" if off else
+                   f"enabled: {', '.join(new_plugins)} (installed plugins are on)")
+
+
+def _statuses() -> dict:
+    """Plugin name -> the status ``plugins list`` gives it now (the new plugins not imported)."""
+    from hermes.cli.app import App
+    from hermes.host.plugins import PluginHost
+
+    app = click.get_current_context().find_object(App) or App()
+    host = PluginHost.discover(app.config, distro=app.distro, import_third_party=False, warn_unknown=False)
+    return {rec.name: rec.status for rec in host.records}
 
 
 @click.command("uninstall")

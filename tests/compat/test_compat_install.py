@@ -94,13 +94,20 @@ def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
 
     out = hermes("plugins", "uninstall", "hermes-kernel")
     assert out.returncode == 1 and "part of hermes itself" in out.stderr
-    # a package that is no hermes plugin: installed on request, but uninstall leaves it to pip
+    # a package that is no hermes plugin is not left behind (uninstall would leave it to pip)
     helper = build_wheel(wheels, "hermes-helper-lib", "1.0", {"hermes_helper_lib.py": "X = 1\n"})
     out = hermes("plugins", "install", helper, *PIP_OFFLINE)
-    assert out.returncode == 0 and "no hermes plugins in the new distributions" in out.stdout, out.stderr
+    assert out.returncode == 1 and "holds no hermes plugin or distro; the environment is unchanged" in out.stderr
+    assert not any(p.name.startswith("hermes_helper_lib") for p in site.iterdir())
     out = hermes("plugins", "uninstall", "hermes-helper-lib")
-    assert out.returncode == 1 and "provides no hermes plugin or distro; use pip" in out.stderr
-    assert any(p.name.startswith("hermes_helper_lib-1.0") for p in site.iterdir())
+    assert out.returncode == 1 and "no installed plugin or distribution named 'hermes-helper-lib'" in out.stderr
+    # a native plugin is on once installed: nothing to enable
+    native = build_wheel(wheels, "hermes-native-hi", "1.0", {"hermes_native_hi.py": "X = 1\n"},
+                         {"hermes.plugins": {"native-hi": "hermes_native_hi"}})
+    out = hermes("plugins", "install", native, *PIP_OFFLINE)
+    assert out.returncode == 0 and "enabled: native-hi (installed plugins are on)" in out.stdout, out.stderr
+    assert "enable with" not in out.stdout
+    assert hermes("plugins", "uninstall", "native-hi").returncode == 0
     out = hermes("plugins", "uninstall", "tally")
     assert out.returncode == 0, out.stderr
     assert "removed plugin: tally" in out.stdout
