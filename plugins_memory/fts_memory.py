@@ -26,6 +26,7 @@ from kernel.types import Tool, ToolError
 from plugins_memory.base import MemoryBackend, backend_proxy_tools
 
 NAME = "fts"
+requires_plugins = ["memory"]  # a backend of its memory_backends: without it, not loaded (and listed so)
 MAX_FACT_CHARS = 2000
 PREFETCH_LIMIT = 5
 

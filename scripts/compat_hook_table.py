@@ -28,7 +28,7 @@ DERIVED_ROWS = {
     "on_session_reset": ("session_id, reason, platform, old_session_id, new_session_id",
                          "chat's `/new` (`on_session_finalize` with `reason=new_session`)"),
     "pre_command": ("surface, command, alias_used, args_raw, session_key, platform",
-                    "a chat command, before it runs (`on_slash_command` of the terminal plugin)"),
+                    "a chat command, before it runs (`on_slash_command` of the terminal-ui plugin)"),
     "on_interim_message": (f"{_STREAM}, text, already_streamed",
                            "the model said something beside the tool calls it asked for (`on_step`)"),
     "pre_auxiliary_call": ("session_id, task_id, turn_id, platform, api_request_id, api_call_count, model, provider, "

@@ -160,7 +160,7 @@ class Config:
             for item in self.get(key) or []:
                 if not isinstance(item, str):
                     problems.append(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
-        for name in sorted(set(_strings(self.get("plugins.disabled"))) & ESSENTIAL.keys()):
+        for name in sorted({n for n in self.get("plugins.disabled") or [] if isinstance(n, str)} & ESSENTIAL.keys()):
             problems.append(f"{self.where()}: plugins.disabled: {name} is essential and cannot be disabled "
                             "(it always loads)")
         return problems
@@ -213,10 +213,6 @@ class Config:
     def set_value(self, dotted: str, value: Any) -> None:
         """Change the loaded value (to check it); ``plugins.config_command.edit`` writes config.yaml."""
         set_nested(self.data, dotted.split("."), value)
-
-
-def _strings(value: Any) -> list:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def set_nested(data: dict, parts: list, value: Any) -> None:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Optional
 from hermes.host.essential import ESSENTIAL
 from hermes.host.isolation import WATCHDOG, Failures, after_import, contain, guard_plugin, signal_handlers
 from hermes.host.paths import stamp
-from kernel.hints import did_you_mean
+from kernel.hints import close_matches, did_you_mean
 
 GROUP = "hermes.plugins"
 OWN_DISTRIBUTION = "hermes_kernel"
@@ -177,10 +177,6 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
     return rows
 
 
-def _hook_timeout(config) -> float:
-    return float(config.get("plugins.hook_timeout") or 0)  # checked (a wrong type is skipped) and declared
-
-
 class PluginHost:
     """Owns the pluggy manager, the loaded plugins and what they registered."""
 
@@ -196,7 +192,7 @@ class PluginHost:
         self.fingerprint: list = []  # what was installed and selected when this host was built
         self.failures = Failures(self._report)  # every failure of plugin code through this host
         self.pm = self._manager()
-        WATCHDOG.timeout = _hook_timeout(config)
+        WATCHDOG.timeout = float(config.get("plugins.hook_timeout") or 0)  # checked (a wrong type is skipped)
         WATCHDOG.start()
         _trace(self.pm)
 
@@ -351,10 +347,14 @@ class PluginHost:
             self.drop(name, why)
         self._unfit = []
         for plugin in _pending(self.pm):
-            hints = []
-            for hook in _unknown_hooks(self.pm, plugin):
-                hints.append(f"'{hook}'{did_you_mean(hook, self._spec_names(), n=1)}")
-            self.drop(self.pm.get_name(plugin), "unknown hook " + ", ".join(hints))
+            name, loaded = self.pm.get_name(plugin), {c.name for c in self.records if c.status == ENABLED}
+            absent = [n for n in getattr(plugin.__wrapped_plugin__, "requires_plugins", ()) if n not in loaded]
+            if absent:  # the plugin it extends brings the specs: said by `plugins list`, not on every command
+                self.drop(name, f"not loaded: needs {', '.join(absent)} (`hermes plugins enable {absent[0]}`)", True)
+                continue
+            specs = [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
+            hints = [f"'{hook}'{_hint(hook, specs)}" for hook in _unknown_hooks(self.pm, plugin)]
+            self.drop(name, "unknown hook " + ", ".join(hints))
         self._declare_config(warn=warn_unknown)
 
     def _declare_config(self, warn: bool = True) -> None:
@@ -382,12 +382,9 @@ class PluginHost:
             if self.pm.get_plugin(plugin) is not None:
                 self.drop(plugin, f"register_config failed: {failure.error}")
         self.config.declare(keys)
-        WATCHDOG.timeout = _hook_timeout(self.config)  # a plugin may declare another name for it
+        WATCHDOG.timeout = float(self.config.get("plugins.hook_timeout") or 0)  # a plugin may declare another
         if warn:  # with third-party plugins not imported (a listing) their keys are not known
             warn_unknown_keys(self.config)
-
-    def _spec_names(self) -> list:
-        return [n for n, hc in vars(self.pm.hook).items() if getattr(hc, "spec", None) is not None]
 
     def _report(self, failure, exc: BaseException) -> None:
         # the same failure from several hooks (a broken store) is one warning, repeats go to debug
@@ -448,17 +445,15 @@ class PluginHost:
     def set_aside(self, name: str, why: str) -> None:
         """Unload a plugin for this run on the user's word (``--no-save``)."""
         self._unregister(name)
-        rec = self.record(name)
-        if rec is not None:
-            rec.status, rec.reason = DISABLED, why
+        rec = self.record(name) or Candidate(name, "")
+        rec.status, rec.reason = DISABLED, why
 
-    def drop(self, name: str, why: str) -> None:
-        """Unload a plugin that turned out broken after it was registered."""
+    def drop(self, name: str, why: str, quiet: bool = False) -> None:
+        """Unload a plugin that turned out broken after it was registered (``quiet``: said by the listing alone)."""
         self._unregister(name)
-        rec = self.record(name)
-        if rec is not None:
-            rec.status, rec.error = ERROR, why
-        log.warning("plugin %s: %s", name, why)
+        rec = self.record(name) or Candidate(name, "")
+        rec.status, rec.error = ERROR, why
+        log.log(logging.DEBUG if quiet else logging.WARNING, "plugin %s: %s", name, why)
 
     def record(self, name: str) -> Optional[Candidate]:
         return next((c for c in self.records if c.name == name), None)
@@ -502,6 +497,14 @@ def _pending(pm):
             return
         except pluggy.PluginValidationError as exc:
             yield exc.plugin
+
+
+def _hint(hook: str, specs: list) -> str:
+    """A did-you-mean among the hooks of the same kind (``register_``, ``on_`` ...) whose rest is close."""
+    kind = next((k for k in ("register_", "on_", "pre_", "post_", "transform_") if hook.startswith(k)), "")
+    same = {n[len(kind):]: n for n in specs if n.startswith(kind)}
+    near = close_matches(hook[len(kind):], same, n=1)
+    return f" (did you mean '{same[near[0]]}'?)" if near else ""
 
 
 def _unknown_hooks(pm, plugin) -> list:

@@ -28,7 +28,7 @@ class Display(Protocol):
 @hookspec(firstresult=True)
 def terminal_front_end(quiet: bool, config: Any) -> Optional[Display]:
     """``hermes run`` builds the display of its agent (the built-in
-    ``terminal`` plugin answers).
+    ``terminal-ui`` plugin answers).
 
     :param quiet: show nothing but the answer.
     :param config: the loaded configuration.

@@ -1,4 +1,4 @@
-"""The commands plugin's hook implementations (its entry point)."""
+"""The essential commands, ``hermes run`` and ``hermes plugins``, and the hooks the front ends share."""
 
 from kernel import hookimpl
 

@@ -1,4 +1,4 @@
-"""The config-command plugin's hook implementations (its entry point)."""
+"""The essential ``hermes config`` commands: show, get, set, unset, path and check."""
 
 from kernel import hookimpl
 

@@ -1,6 +1,7 @@
-"""Built-in plugin prompt: assembles the system prompt in named layers
-(identity, tool guidance, the other plugins' parts such as the memory block,
-the project's context files, platform hints); see :mod:`plugins.prompt.layers`.
+"""Built-in plugin prompt: the system prompt, assembled in named layers.
+
+The layers: identity, tool guidance, the other plugins' parts such as the memory block,
+the project's context files, platform hints; see :mod:`plugins.prompt.layers`.
 
 It wraps the kernel's ``system_prompt`` hook: the other plugins' parts come
 in, one prompt goes out, so a distro that blocks this plugin gets just the

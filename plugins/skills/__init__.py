@@ -1,6 +1,7 @@
-"""Built-in plugin skills: instructions the agent loads when a task calls for
-them (the agentskills.io ``SKILL.md`` format; see :mod:`plugins.skills.catalog`
-for where they are found).
+"""Built-in plugin skills: instructions the agent loads when a task calls for them.
+
+They are in the agentskills.io ``SKILL.md`` format; see :mod:`plugins.skills.catalog`
+for where they are found.
 
 Progressive disclosure: only the index (names and one-line descriptions)
 goes into the system prompt (a ``prompt_layer``, after the memory block);

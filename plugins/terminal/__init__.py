@@ -1,5 +1,4 @@
-"""Built-in plugin terminal: the terminal front end of ``hermes run`` and
-``hermes chat``.
+"""Built-in plugin terminal-ui: the terminal front end of ``hermes run`` and ``hermes chat``.
 
 * ``terminal_front_end``: the :class:`~plugins.terminal.console.Console`
   that streams the answer, shows tool progress and asks for approvals, as the

@@ -263,7 +263,7 @@ def test_a_failing_store_is_reported_not_taken_for_a_missing_session(hermes, tmp
     site = tmp_path / "site"
     site.mkdir()
     make_dist(site, "hermes-badstore", "0.1", {"badstore": ("hermes_badstore_mod", BROKEN_STORE)})
-    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "HERMES_PLUGINS": "badstore,scripted-provider,terminal"}
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}", "HERMES_PLUGINS": "badstore,scripted-provider,terminal-ui"}
     out = hermes("run", "--resume", "abc", "--api-mode", "scripted", "hi", env=env)
     assert out.returncode == 1 and "hermes: error: the session store failed: OSError: disk on fire" in out.stderr
     out = hermes("chat", "--continue", "--api-mode", "scripted", env=env, input="")
@@ -312,8 +312,23 @@ def test_the_terminal_front_end_is_a_plugin_a_distro_can_replace_or_block(hermes
     out = hermes(*run, env={"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"})
     assert out.returncode == 0 and out.stdout.startswith("[plain front end, ") and out.stdout.endswith("the answer\n")
     distro = tmp_path / "no-terminal.yaml"
-    distro.write_text("name: no-terminal\nplugins: {blocked: [terminal]}\n")
+    distro.write_text("name: no-terminal\nplugins: {blocked: [terminal-ui]}\n")
     out = hermes("--distro", distro, *run)
     assert out.returncode == 0 and out.stdout == "the answer\n"
     out = hermes("--distro", distro, "chat", input="")
     assert out.returncode == 2 and "No such command 'chat'" in out.stderr
+
+
+def test_a_builtin_without_the_builtin_it_extends_is_one_line_in_the_listing(hermes):
+    """`plugins disable memory`: fts-memory (a backend of memory) is "not loaded: needs memory", and no
+    command warns about its hook; the chat front end is `terminal-ui`, apart from the `terminal` tool."""
+    assert hermes("plugins", "disable", "memory").returncode == 0
+    out = hermes("plugins", "list", "--json")
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["fts-memory"]["error"] == "not loaded: needs memory (`hermes plugins enable memory`)"
+    assert "fts-memory" not in out.stderr and "unknown hook" not in out.stderr
+    assert hermes("config", "show").stderr == ""
+    assert hermes("plugins", "disable", "terminal-ui").returncode == 0
+    assert "No such command 'chat'" in hermes("chat").stderr
+    tools = hermes("plugins", "info", "core-tools", "--json")
+    assert "terminal" in json.loads(tools.stdout)["tools"]

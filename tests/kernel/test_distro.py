@@ -113,7 +113,7 @@ def test_example_distro_package_and_its_command(hermes, wire_server, tmp_path):
     import subprocess
 
     expected = {"anthropic-messages", "provider-resolve", "fallback", "sessions-sqlite", "memory", "compressor",
-                "core-tools", "agent-tools", "approval", "terminal", "commands", "config-command"}  # + the essentials
+                "core-tools", "agent-tools", "approval", "terminal-ui", "commands", "config-command"}  # + the essentials
     listed = hermes("--distro", "anthropic-only", "plugins", "list", "--json")
     assert listed.returncode == 0 and "WARNING" not in listed.stderr, listed.stderr  # every name it uses exists
     rows = json.loads(listed.stdout)

@@ -251,7 +251,7 @@ def test_built_ins_load_first_then_packages_by_distribution_name(site):
     kinds = [c.source for c in found]
     assert kinds == sorted(kinds, key=lambda k: k != "builtin")  # every built-in before any package
     builtins = [c.name for c in found if c.source == "builtin"]
-    assert builtins == sorted(builtins) and {"core-tools", "terminal", "openai-chat"} <= set(builtins)
+    assert builtins == sorted(builtins) and {"core-tools", "terminal-ui", "openai-chat"} <= set(builtins)
     packages = [(c.dist, c.name) for c in found if c.source != "builtin"]
     assert packages == sorted(packages, key=lambda p: (p[0].replace("-", "_").lower(), p[1]))
     assert {"broken", "good"} <= {name for _, name in packages}
@@ -494,3 +494,36 @@ def test_adapt_plugin_turns_a_foreign_shape_into_a_plugin(tmp_path, monkeypatch)
     finally:
         for mod in ("hermes_foreign_mod", "hermes_adapter_mod"):
             sys.modules.pop(mod, None)
+
+
+def test_a_plugin_whose_owner_is_absent_is_not_loaded_and_says_so_quietly(caplog):
+    from kernel import hookimpl
+
+    """``requires_plugins`` names the plugin whose specs it implements; without it: one line in the
+    listing, no warning; and a did-you-mean proposes only a hook of the same kind."""
+    class Backend:
+        __name__ = "backend"
+        requires_plugins = ["memory-owner"]
+
+        @hookimpl
+        def register_widget_backends(self, register):
+            pass
+
+    class Stray:
+        __name__ = "stray"
+
+        @hookimpl
+        def register_widget_backends(self, register):  # no requires_plugins: an unknown hook
+            pass
+
+        @hookimpl
+        def on_sesion_start(self):
+            pass
+
+    with caplog.at_level("WARNING", logger="hermes.plugins"):
+        host = PluginHost.from_objects([Backend(), Stray()], Config({}))
+    status = {r.name: (r.status, r.error) for r in host.records}
+    assert status["backend"] == (ERROR, "not loaded: needs memory-owner (`hermes plugins enable memory-owner`)")
+    assert status["stray"] == (ERROR, "unknown hook 'register_widget_backends', "  # never 'register_commands'
+                                      "'on_sesion_start' (did you mean 'on_session_start'?)")
+    assert "plugin backend:" not in caplog.text and "plugin stray:" in caplog.text
