@@ -11,12 +11,13 @@ import zipfile
 from pathlib import Path
 
 
-def build_wheel(out: Path, name: str, version: str, files: dict, entry_points: dict = None) -> Path:
-    """A minimal pure-Python wheel: ``files`` maps archive path -> text."""
+def build_wheel(out: Path, name: str, version: str, files: dict, entry_points: dict = None, summary: str = "") -> Path:
+    """A minimal pure-Python wheel: ``files`` maps archive path -> text; ``summary``, its one-line description."""
     stem = f"{name.replace('-', '_')}-{version}"
     info = f"{stem}.dist-info"
     files = dict(files)
-    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + (
+        f"Summary: {summary}\n" if summary else "")
     files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: hermes-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     if entry_points:
         files[f"{info}/entry_points.txt"] = "".join(

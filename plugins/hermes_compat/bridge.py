@@ -257,7 +257,7 @@ class HermesPluginAdapter:
         self.hermes_hooks: set = set()  # kernel hooks this adapter implements from hermes callbacks
         self.__name__ = record.name
         manifest = record.manifest
-        self.__doc__ = getattr(manifest, "description", "") or f"hermes plugin {record.name}"
+        self.__doc__ = getattr(manifest, "description", "") or ""  # else the listing reads the package's Summary
 
     def __repr__(self) -> str:
         return f"<hermes plugin {self.record.name}>"

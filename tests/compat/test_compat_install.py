@@ -27,7 +27,8 @@ RUNNER = "import sys, hermes.cli.app as c\nc.main(sys.argv[1:])\n"
 def wheel_from_fixture(out: Path, folder: Path) -> Path:
     project = tomllib.loads((folder / "pyproject.toml").read_text())["project"]
     files = {p.name: p.read_text() for p in folder.glob("*.py")}
-    return build_wheel(out, project["name"], project["version"], files, project.get("entry-points"))
+    return build_wheel(out, project["name"], project["version"], files, project.get("entry-points"),
+                       project.get("description", ""))
 
 
 def _venv(tmp_path: Path) -> tuple:
@@ -79,6 +80,7 @@ def test_install_enable_run_fail_cleanly_and_uninstall(tmp_path, hermes_home):
     assert "enabled: tally" in out.stdout
     rows = {r["name"]: r for r in json.loads(hermes("plugins", "list", "--json").stdout)}
     assert rows["tally"]["status"] == "enabled" and rows["tally"]["source"] == "hermes-compat"
+    assert rows["tally"]["description"] == "Count words (a fixture hermes-agent plugin package)"  # its own summary
     assert hermes("plugins", "disable", "tally").returncode == 0
     out = hermes("plugins", "install", tally, "--enable", *PIP_OFFLINE)  # again: nothing to install
     assert out.returncode == 0 and "nothing changed" in out.stdout and "enabled: tally" in out.stdout, out.stdout
