@@ -53,13 +53,11 @@ class Agent:
         except ValueError as exc:
             raise AgentError(str(exc)) from None
         self.hook = self._pm.hook
-        self.platform = platform
-        self.parent = parent
+        self.platform, self.parent = platform, parent
         self.depth = parent.depth + 1 if parent else 0
         self.state: dict = {}
         self.stream = bool(cfg.get("agent.stream")) and parent is None  # a child's answer is its parent's to show
-        self.primary = provider or ProviderConfig.configured(cfg)
-        self.provider_config = self.primary
+        self.provider_config = self.primary = provider or ProviderConfig.configured(cfg)
         self.secrets = Secrets(key_envs={self.primary.api_key_env, *cfg.key_envs()},
                                passthrough=cfg.get("tools.env_passthrough") or [])
         if not registry[MODEL_PROVIDERS]:
@@ -82,15 +80,13 @@ class Agent:
         self._resume = self._loaded = self._session_started = False
         self.parent_session_id = parent.session_id if parent else None
         self.messages: list = []
-        self._system_prompt: Optional[str] = None
-        self._system_message: Optional[str] = None
+        self._system_prompt = self._system_message = None  # Optional[str]s, set by the first turn
         self._interrupt = threading.Event()
         self.caller = ModelCaller(self)  # the one model-call path
         self._redirects: list = []
-        self._redirect_lock = threading.Lock()
         self.interrupt_message: Optional[str] = None
         self._children: list = []
-        self._children_lock = threading.Lock()
+        self._lock = threading.RLock()  # of the redirects and the children (a signal handler may re-enter)
         self._closed = False
         self.threads: set = set()  # the turn's thread and its parallel tools' (an interrupt gets each out of plugins)
         self.turn: Optional[Turn] = None
@@ -156,7 +152,7 @@ class Agent:
         self.interrupt_message = message
         self._interrupt.set()
         self.caller.wake.set()
-        with self._children_lock:
+        with self._lock:
             children = list(self._children)
         for child in children:
             child.interrupt()
@@ -165,7 +161,7 @@ class Agent:
 
     def redirect(self, message: str) -> None:
         """Queue a user message sent mid-turn: it enters the history at the next iteration."""
-        with self._redirect_lock:
+        with self._lock:
             self._redirects.append(message)
 
     # ----------------------------------------------------------- children
@@ -176,14 +172,14 @@ class Agent:
         child = Agent(self.host, self.provider_config, toolsets=toolsets, blocked_tools=blocked_tools,
                       budget=IterationBudget(int(max_iterations or 50)), callbacks=callbacks, platform=self.platform,
                       parent=self)
-        with self._children_lock:
+        with self._lock:
             self._children.append(child)
         if self.interrupted:
             child.interrupt()
         return child
 
     def release_child(self, child: "Agent") -> None:
-        with self._children_lock:
+        with self._lock:
             if child in self._children:
                 self._children.remove(child)
         child.close()
@@ -308,11 +304,14 @@ class Agent:
         before = len(self.messages)
         schema.append_user(self.messages, user_message)
         exit_reason, error, final = self._work(turn, first_turn, before)
-        if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
-            try:
+        try:
+            if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
                 final = self._answer(turn, final)
-            except StopTurn as exc:  # the store failed: the answer stands, the failure is said
-                exit_reason, error = ExitReason.ERROR, str(exc)
+            elif exit_reason == ExitReason.INTERRUPTED and self.messages[-1].get("role") == "user":
+                self.messages.append({"role": "assistant", "content": schema.UNANSWERED})  # next prompt not glued
+                self._persist(self.messages[-1:])
+        except StopTurn as exc:  # the store failed: the answer stands, the failure is said
+            exit_reason, error = ExitReason.ERROR, str(exc)
         self.emit(
             "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
             completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
@@ -321,8 +320,7 @@ class Agent:
         return self._result(turn, exit_reason, error, final)
 
     def _take_history(self, history: list, system_message: Optional[str]) -> Optional[str]:
-        """A history the caller passed replaces this agent's; its system
-        message becomes the system prompt unless one is given or built."""
+        """A history passed in replaces this agent's; its system message is the prompt unless one is given or built."""
         history = schema.repair(history)
         if history and history[0].get("role") == "system":
             if system_message is None and self._system_prompt is None:
@@ -415,7 +413,7 @@ class Agent:
     def _loop(self, turn: Turn, context: str):
         grace = False
         while True:
-            with self._redirect_lock:
+            with self._lock:
                 pending, self._redirects = self._redirects, []
             for text in pending:
                 schema.append_user(self.messages, text)

@@ -27,6 +27,7 @@ ROLES = ("system", "user", "assistant", "tool")
 CORRUPT_ARGUMENTS_MARKER = "[hermes: the arguments of this tool call were unreadable and were dropped]"
 MISSING_RESULT = "[hermes: no result was recorded for this tool call; it was probably interrupted]"
 CONTINUATION = "[hermes: the conversation continues from here]"
+UNANSWERED = "[hermes: interrupted by the user before an answer]"  # an unanswered prompt stays a turn of its own
 
 
 class MessageSchemaError(ValueError):
@@ -215,7 +216,7 @@ def repair(messages: Iterable[Any]) -> list:
 
 def append_user(messages: list, content: Any) -> dict:
     """Append a user message, merging into a trailing user message so the
-    alternation holds (a redirect, or a new turn after an interrupted one)."""
+    alternation holds (a redirect after the user's prompt, or a history loaded so)."""
     if messages and messages[-1].get("role") == "user":
         messages[-1]["content"] = _merge_content(messages[-1].get("content"), content)
         return messages[-1]

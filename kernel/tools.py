@@ -180,6 +180,8 @@ def _run(agent, call: ToolCall) -> ToolOutcome:
     started = time.perf_counter()
     try:
         outcome = ToolOutcome(_as_text(_run_handler(call.tool, call.args, ctx), agent))
+        if agent.interrupted:  # it returned because of the interrupt: its output may stop short
+            outcome.status = outcome.error_type = "interrupted"
     except ToolError as exc:
         outcome = _failed("error", "tool_error", str(exc))
     except BaseException as exc:  # SystemExit in a tool too: the model reads it, the agent goes on

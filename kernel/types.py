@@ -383,8 +383,7 @@ class ToolCall:
 
 @dataclass
 class ToolOutcome:
-    """What became of one tool call: the result the model reads (secrets
-    masked) and how it ended."""
+    """What became of one tool call: the result the model reads (secrets masked) and how it ended."""
 
     result: str
     status: str = "ok"  # ok / error / blocked / interrupted

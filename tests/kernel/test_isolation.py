@@ -17,6 +17,7 @@ import pytest
 from hermes.host.config import Config
 from hermes.host.isolation import WATCHDOG
 from hermes.host.plugins import PluginHost
+from kernel.messages import UNANSWERED
 from kernel import hookimpl, hookspecs
 from kernel.types import Approve, Block, Interrupted, Rewrite, Tool
 
@@ -557,7 +558,8 @@ def test_ctrl_c_during_the_summary_call_leaves_history_and_session_alone(make_ag
     assert time.monotonic() - started < 2
     assert result["exit_reason"] == "interrupted_by_user"
     assert agent.session_id == session and result["session_id"] == session
-    assert agent.messages[:-1] == before and agent.messages[-1]["content"].startswith("question 2")
+    assert agent.messages[:-2] == before and agent.messages[-2]["content"].startswith("question 2")
+    assert agent.messages[-1] == {"role": "assistant", "content": UNANSWERED}  # the unanswered prompt stays a turn of its own
     assert agent.context_engine.fallback_count == 0  # no fallback summary replaced the history
     holder["agent"] = None  # the next summary call is not interrupted
     agent.context_engine.summarize = lambda text: "SUMMARY"

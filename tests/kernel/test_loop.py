@@ -8,7 +8,7 @@ from hermes.host.plugins import PluginHost
 from kernel import hookimpl
 from kernel.protocols import ContextEngine
 from kernel.agent import Agent, AgentError
-from kernel.messages import validate
+from kernel.messages import UNANSWERED, validate
 from kernel.types import (
     Compress,
     GiveUp,
@@ -106,13 +106,14 @@ def test_interrupt_during_slow_model_call(make_agent, recorder):
     assert result["exit_reason"] == "interrupted_by_user"
     assert took - 0.2 < 0.1, took  # the wait ends at once, well within 100 ms
     assert result["interrupt_message"] == "stop, do this instead"
-    assert result["messages"] == [{"role": "user", "content": "slow please"}]  # nothing partial
+    assert result["messages"] == [{"role": "user", "content": "slow please"}, {"role": "assistant", "content": UNANSWERED}]  # nothing partial
     assert rec.of("on_stream_delta") == []
     assert rec.of("on_session_end")[0]["interrupted"] is True
     # the next turn works and the history stays valid
     agent.scripted.steps.append("fine")
     again = agent.run_conversation("stop, do this instead")
     assert again["final_response"] == "fine"
+    assert again["messages"][2] == {"role": "user", "content": "stop, do this instead"}  # on its own, not glued
     validate(again["messages"])
 
 
