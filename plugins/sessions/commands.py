@@ -97,10 +97,14 @@ def sessions_group(config) -> click.Group:
             _echo("No sessions yet.")
             return
         for r in rows:
-            label = r["title"] or r["preview"] or ""
+            label = _one_line(r["title"] or r["preview"] or "", 60)
+            if r["continued_in"]:  # /undo, /retry and compression go on in a new session: say which is current
+                label += f"  [continued in {r['continued_in']}]"
+            elif r["parent_session_id"] and r["start_reason"] in ("compression", "undo"):
+                label += f"  [current; after {r['start_reason']} of {r['parent_session_id']}]"
             _echo(
                 f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} {r['model'] or '-':<16} "
-                f"{r['message_count']:>5} msgs  {_one_line(label, 60)}"
+                f"{r['message_count']:>5} msgs  {label}"
             )
 
     @group.command("show")
@@ -123,6 +127,8 @@ def sessions_group(config) -> click.Group:
                    f" ({meta['end_reason'] or '-'})")
         if meta["parent_session_id"]:
             _echo(f"  parent {meta['parent_session_id']} ({meta['start_reason'] or '-'})")
+        if meta["continued_in"]:
+            _echo(f"  continued in {meta['continued_in']}: that session is the current one of this conversation")
         _echo(
             f"  tokens in {meta['input_tokens']} out {meta['output_tokens']} cache read "
             f"{meta['cache_read_tokens']} write {meta['cache_write_tokens']}  api calls {meta['api_call_count']}"

@@ -74,25 +74,15 @@ _USAGE_COLUMNS = {
 }
 
 _SESSION_FIELDS = (
-    "id",
-    "parent_session_id",
-    "start_reason",
-    "model",
-    "provider",
-    "platform",
-    "title",
-    "started_at",
-    "updated_at",
-    "ended_at",
-    "end_reason",
-    "message_count",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-    "api_call_count",
+    "id", "parent_session_id", "start_reason", "model", "provider", "platform", "title", "started_at", "updated_at",
+    "ended_at", "end_reason", "message_count", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "reasoning_tokens", "api_call_count",
 )
+# the newest session that goes on from ``s`` after a compression or an undo, unless ``s`` was written to after
+# it started (resumed): None when ``s`` is the current one of its conversation
+_CONTINUED_IN = ("(SELECT c.id FROM sessions c WHERE c.parent_session_id = s.id AND c.start_reason IN ('compression',"
+                 " 'undo') AND c.started_at >= s.updated_at ORDER BY c.started_at DESC, c.rowid DESC LIMIT 1)"
+                 " AS continued_in")
 
 
 def ambiguous(prefix: str, ids: list) -> str:
@@ -362,7 +352,7 @@ class SessionStore:
     def get_session(self, session_id: str) -> Optional[dict]:
         with self._connection() as conn:
             row = conn.execute(
-                f"SELECT {', '.join(_SESSION_FIELDS)} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT {', '.join(_SESSION_FIELDS)}, {_CONTINUED_IN} FROM sessions s WHERE id = ?", (session_id,)
             ).fetchone()
         return dict(row) if row else None
 
@@ -408,8 +398,8 @@ class SessionStore:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         cols = ", ".join(f"s.{f}" for f in _SESSION_FIELDS)
         sql = (
-            f"SELECT {cols}, (SELECT substr(m.content, 1, 120) FROM messages m WHERE m.session_id = s.id"
-            f" AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview FROM sessions s {clause}"
+            f"SELECT {cols}, {_CONTINUED_IN}, (SELECT substr(m.content, 1, 120) FROM messages m WHERE"
+            f" m.session_id = s.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview FROM sessions s {clause}"
             f" ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ? OFFSET ?"
         )
         with self._connection() as conn:
