@@ -6,7 +6,8 @@
 * ``register_commands``: ``hermes chat``, the interactive conversation with
   the plugins' slash commands;
 * ``register_hookspecs``: ``on_slash_command``, which chat fires before a
-  command runs.
+  command runs;
+* ``register_config``: ``display.show_reasoning`` (chat's ``/reasoning`` turns it on and off).
 
 A distro can block it (``hermes run`` then prints only the answer, and no
 approval can be asked, so flagged commands are refused) or replace it with a
@@ -16,13 +17,22 @@ plugin answering ``terminal_front_end`` first.
 from __future__ import annotations
 
 from kernel import hookimpl
+from kernel.keys import Key
+
+SHOW_REASONING = Key("display.show_reasoning", bool, False,
+                     "show the model's reasoning, dimmed, where it streams it (chat: /reasoning)")
 
 
 @hookimpl
 def terminal_front_end(quiet, config):
     from plugins.terminal.console import Console
 
-    return Console(quiet=quiet)
+    return Console(quiet=quiet, show_reasoning=bool(config.get(SHOW_REASONING.name)))
+
+
+@hookimpl
+def register_config(declare):
+    declare(SHOW_REASONING)
 
 
 @hookimpl

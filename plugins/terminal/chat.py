@@ -38,7 +38,7 @@ def chat(app, cont: bool, **opts):
         claim(app, session_id)
     elif session_id:
         session_id = check_session(app, session_id)
-    console = Console()
+    console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
     agent = build_agent(app, opts, console, session_id=session_id)
     chat = Chat(app, agent, console)
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",

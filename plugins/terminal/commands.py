@@ -76,7 +76,20 @@ def _model(chat, args):
 def _usage(chat, args):
     if not chat.usage:
         return "no model calls yet"
-    return "tokens in this chat: " + ", ".join(f"{k.replace('_tokens', '')} {v}" for k, v in chat.usage.items() if v)
+    from kernel.types import USAGE_KEYS
+
+    used = chat.usage
+    tokens = ", ".join(f"{k[:-7].replace('_', ' ')} {used[k]}" for k in USAGE_KEYS if used.get(k))
+    return f"tokens in this chat: {tokens or 'none reported'} (total {used.get('total_tokens', 0)}); " \
+        f"model requests: {used.get('request_count', 0)}"
+
+
+def _reasoning(chat, args):
+    console = chat.console
+    if args not in ("", "on", "off", "show", "hide"):
+        return "usage: /reasoning [on|off] (no argument: switch)"
+    console.show_reasoning = args in ("on", "show") if args else not console.show_reasoning
+    return "the model's reasoning is " + ("shown where it streams it" if console.show_reasoning else "hidden")
 
 
 def take_back(agent) -> Optional[str]:
@@ -146,4 +159,5 @@ BUILTIN = {
     "model": ("show the model, or /model NAME to switch", _model),
     "tools": ("the tools the model may call", _tools),
     "usage": ("tokens used in this chat", _usage),
+    "reasoning": ("show or hide the model's reasoning (/reasoning on|off)", _reasoning),
 }

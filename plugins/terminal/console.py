@@ -38,7 +38,8 @@ class Console:
 
     __name__ = "console"
 
-    def __init__(self, *, stream_to=None, status_to=None, interactive: Optional[bool] = None, quiet: bool = False):
+    def __init__(self, *, stream_to=None, status_to=None, interactive: Optional[bool] = None, quiet: bool = False,
+                 show_reasoning: bool = False):
         self.out = stream_to or sys.stdout
         self.err = status_to or sys.stderr
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
@@ -51,8 +52,12 @@ class Console:
         self._lock = threading.Lock()
         self._spin: Optional[threading.Thread] = None
         self._spinning = threading.Event()
+        self._spin_guard = threading.Lock()
         self._label = "working"
         self._held = ""  # the streamed tail that could be the start of a key value
+        self.show_reasoning = show_reasoning
+        self._reasoning_mid = False  # streamed reasoning without its newline yet (it goes to stderr)
+        self._held_reasoning = ""
 
     # -- answer
     @hookimpl
@@ -65,9 +70,28 @@ class Console:
         if text:
             self._write_stream(text)
 
+    @hookimpl
+    def on_reasoning(self, text, agent):
+        if self.quiet or not self.show_reasoning:
+            return
+        secrets = getattr(agent, "secrets", None)
+        if secrets is not None and secrets.values:
+            text, self._held_reasoning = held_back(secrets, self._held_reasoning + text)
+        with self._lock:
+            self._clear()
+            if self._mid_line:  # reasoning after answer text (a later model call): on a line of its own
+                self.out.write("\n")
+                self.out.flush()
+                self._mid_line = False
+            self.err.write(paint(printable(text, self.err), "dim", self.err))
+            self.err.flush()
+            if text:
+                self._reasoning_mid = not text.endswith("\n")
+
     def _write_stream(self, text: str) -> None:
         with self._lock:
             self._clear()
+            self._end_reasoning()
             self.streamed_any = True
             self.last_stream += text
             self.out.write(printable(text, self.out))  # the model's text never drives the terminal
@@ -167,7 +191,14 @@ class Console:
             self.err.write(paint(printable(text, self.err), role, self.err) + "\n")
             self.err.flush()
 
+    def _end_reasoning(self) -> None:
+        if self._reasoning_mid:
+            self.err.write("\n")
+            self.err.flush()
+            self._reasoning_mid = False
+
     def _end_line(self) -> None:
+        self._end_reasoning()
         if self._mid_line:
             self.out.write("\n")
             self.out.flush()
@@ -183,29 +214,29 @@ class Console:
         if not self.show_status:
             return
         self._label = label
-        if self._spinning.is_set():
-            return
-        self._spinning.set()
+        with self._spin_guard:  # tool starts and completes can come from different threads
+            if not self._spinning.is_set():
+                self._spinning.set()
+                self._spin = threading.Thread(target=self._spinner, daemon=True)
+                self._spin.start()
 
-        def spin():
-            i, started = 0, time.monotonic()
-            while self._spinning.is_set():
-                with self._lock:
-                    if self._spinning.is_set() and not self._mid_line:
-                        self.err.write(f"\r{SPINNER[i % 4]} {self._label} {time.monotonic() - started:4.1f}s")
-                        self.err.flush()
-                        self._drawn = True
-                i += 1
-                time.sleep(0.1)
-
-        self._spin = threading.Thread(target=spin, daemon=True)
-        self._spin.start()
+    def _spinner(self) -> None:
+        i, started = 0, time.monotonic()
+        while self._spinning.is_set():
+            with self._lock:
+                if self._spinning.is_set() and not (self._mid_line or self._reasoning_mid):
+                    self.err.write(f"\r{SPINNER[i % 4]} {self._label} {time.monotonic() - started:4.1f}s")
+                    self.err.flush()
+                    self._drawn = True
+            i += 1
+            time.sleep(0.1)
 
     def _stop_spinner(self) -> None:
-        if self._spinning.is_set():
-            self._spinning.clear()
-            if self._spin is not None:
-                self._spin.join(timeout=0.5)
+        with self._spin_guard:
+            if self._spinning.is_set():
+                self._spinning.clear()
+                if self._spin is not None:
+                    self._spin.join(timeout=0.5)
         with self._lock:
             self._clear()
 

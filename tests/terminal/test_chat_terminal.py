@@ -39,6 +39,7 @@ def test_editing_history_multiline_paste_and_completion(terminal, hermes):
     chat.keys("\t\r")  # Tab takes /usage, the first Enter closes the menu, the second sends it
     chat.keys("\r")
     chat.expect("tokens in this chat: input 30")
+    chat.expect("; model requests: 3")  # requests are not tokens
     chat.expect("hermes> ")
     chat.keys("\x04")  # Ctrl+D leaves
     assert chat.close() == 0
@@ -127,6 +128,15 @@ def test_retry_undo_resume_and_a_plugins_command(terminal, hermes):
     undone = [s for s in listed if s["parent_session_id"]]
     assert undone and all(s["start_reason"] == "undo" for s in undone)
     assert said(hermes, undone[0]["id"]) == ["alpha", "gamma"]  # the newest: after /retry and /undo
+    # the lineage: each continuation says which session goes on from it; the first, written to after, is current
+    by_id = {s["id"]: s for s in listed}
+    assert by_id[first_session]["continued_in"] is None
+    assert by_id[undone[1]["id"]]["continued_in"] == undone[0]["id"]
+    assert by_id[undone[0]["id"]]["continued_in"] is None
+    lines = hermes("sessions", "list").stdout
+    assert f"[continued in {undone[0]['id']}]" in lines and f"after undo of {undone[1]['id']}]" in lines
+    shown = hermes("sessions", "show", undone[1]["id"]).stdout
+    assert f"continued in {undone[0]['id']}: that session is the current one" in shown
 
 
 def test_continue_picks_the_latest_chat_not_a_later_run(hermes, tmp_path):
@@ -206,3 +216,57 @@ def test_a_stop_signal_during_a_tool_ends_the_chat_after_killing_the_tool(termin
     assert "stopped by SIGTERM" in chat.seen
     time.sleep(4.5)  # past the moment the command would have touched the victim
     assert not victim.exists()
+
+
+def test_ctrl_c_during_a_turn_keeps_it_a_turn_of_its_own_and_a_stopped_tool_shows_interrupted(terminal, hermes):
+    from kernel.messages import UNANSWERED
+
+    chat, _ = terminal([{"content": "never shown", "delay": 30}, "five answered",
+                        {"tool_calls": [["terminal", {"command": "sleep 30"}]]}, "after the tool"], "--yolo")
+    chat.expect("hermes> ")
+    chat.line("three")
+    chat.expect("thinking")
+    chat.ctrl_c()
+    chat.expect("(interrupted)")
+    chat.line("five")
+    chat.expect("five answered")
+    chat.line("run it")
+    chat.expect("-> terminal(")
+    chat.ctrl_c()
+    chat.expect("terminal interrupted")
+    chat.expect("(interrupted)")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert "terminal done" not in chat.seen
+    shown = json.loads(hermes("sessions", "show", resume_id(chat.seen), "--json").stdout)["messages"]
+    assert [(m["role"], m["content"]) for m in shown[:4]] == [
+        ("user", "three"), ("assistant", UNANSWERED), ("user", "five"), ("assistant", "five answered")]
+
+
+def test_reasoning_is_hidden_until_asked_for_and_the_config_key_shows_it_from_the_start(terminal, hermes_home):
+    steps = [{"content": "first answer", "reasoning": "secret plan one"},
+             {"content": "second answer", "reasoning": "secret plan two"}]
+    chat, _ = terminal(steps)
+    chat.expect("hermes> ")
+    chat.line("one")
+    chat.expect("first answer")
+    chat.line("/reasoning")
+    chat.expect("the model's reasoning is shown")
+    chat.line("two")
+    chat.expect("secret plan two")
+    chat.expect("second answer")
+    chat.line("/reasoning off")
+    chat.expect("the model's reasoning is hidden")
+    chat.line("/reasoning loud")
+    chat.expect("usage: /reasoning [on|off]")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert "secret plan one" not in chat.seen
+    (hermes_home / "config.yaml").write_text("display:\n  show_reasoning: true\n")
+    chat, _ = terminal([{"content": "third answer", "reasoning": "secret plan three"}], name="again.json")
+    chat.expect("hermes> ")
+    chat.line("three")
+    chat.expect("secret plan three")
+    chat.expect("third answer")
+    chat.line("/exit")
+    assert chat.close() == 0
