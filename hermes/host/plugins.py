@@ -272,15 +272,15 @@ class PluginHost:
                     cand.status, cand.error = ERROR, failed  # the adapter kept what it could
 
     @classmethod
-    def from_objects(cls, objects: Iterable[Any], config) -> "PluginHost":
-        """A host from plugin objects given in-process (tests, embedding), after the essential built-ins."""
-        import importlib
-
-        host = cls(config)
-        given = [(name, importlib.import_module(module), "essential") for name, module in ESSENTIAL.items()]
-        for obj in objects:
-            name = getattr(obj, "__name__", None) or type(obj).__name__
-            given.append((name, obj, "given"))
+    def from_objects(cls, objects: Iterable[Any], config, providers: Optional[bool] = None) -> "PluginHost":
+        """A host from plugin objects given in-process (tests, embedding), after the essential built-ins and,
+        when ``providers`` (by default: when no object given registers a model provider), the built-in ones."""
+        host, objects = cls(config), list(objects)
+        given = [(name, load_target(module), "essential") for name, module in ESSENTIAL.items()]
+        if providers or (providers is None and not any(hasattr(o, "register_model_providers") for o in objects)):
+            given += [(c.name, c.load(), "built-in provider") for c in entry_point_candidates()
+                      if c.source == "builtin" and c.target.startswith("plugins_providers.")]
+        given += [(getattr(obj, "__name__", None) or type(obj).__name__, obj, "given") for obj in objects]
         for name, obj, why in given:
             cand = Candidate(name=name, source="object", target=name, status=ENABLED, reason=why)
             host._register(cand, obj)

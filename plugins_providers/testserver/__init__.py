@@ -237,11 +237,13 @@ class _HTTPServer(ThreadingHTTPServer):
 class WireServer:
     """The scripted server. Thread-safe; start it once, push steps any time."""
 
-    def __init__(self, *, api_key: Optional[str] = None, default: Optional[Step] = None, model: str = "fake-model"):
-        self.api_key = api_key
+    def __init__(self, *, api_key: Optional[str] = None, default: Optional[Step] = None, model: str = "fake-model",
+                 port: int = 0):
+        self.api_key, self.wanted_port = api_key, port  # 0: any free port
         self.default = default or reply("ok")
         self.model = model
         self.requests: list = []
+        self.on_request: Optional[Callable] = None  # called with each RecordedRequest as it arrives
         self._queue: list = []
         self._lock = threading.Lock()
         self._count = 0
@@ -255,7 +257,7 @@ class WireServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _HTTPServer(("127.0.0.1", self.wanted_port), _Handler)
         self._httpd.owner = self
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="wire-server")
         self._thread.start()
@@ -332,6 +334,8 @@ class WireServer:
     def _record(self, record: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(record)
+        if self.on_request is not None:
+            self.on_request(record)
 
     def _next(self, record: RecordedRequest) -> tuple:
         with self._lock:

@@ -358,7 +358,7 @@ def test_complete_once_uses_the_same_hooks_and_stores_nothing(make_agent, record
 
 
 def test_no_provider_enabled_is_a_clear_error():
-    host = PluginHost.from_objects([], Config({}))
+    host = PluginHost.from_objects([], Config({}), providers=False)
     with pytest.raises(AgentError, match="no model provider is enabled"):
         Agent(host)
 

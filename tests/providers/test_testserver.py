@@ -206,3 +206,35 @@ def test_callable_step_and_records(wire_server):
     rec = wire_server.requests[0]
     assert rec.path == "/v1/chat/completions" and rec.headers["x-trace"] == "1" and rec.body["model"] == "m"
     assert wire_server.pending == 0
+
+
+def test_the_server_started_by_hand_answers_hermes_until_ctrl_c(tmp_path, hermes):
+    """``python -m plugins_providers.testserver``: prints where it listens, serves a script to
+    ``hermes run``, a line per request; Ctrl+C ends it with exit 0; a bad script is one line."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps([{"text": "first, scripted", "usage": {"input": 7, "output": 2}}]))
+    server = subprocess.Popen([sys.executable, "-m", "plugins_providers.testserver", "--script", str(steps),
+                               "--default", "later ones"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = server.stdout.readline()
+        assert banner.startswith("wire server on http://127.0.0.1:") and "1 steps queued" in banner, banner
+        try_line = server.stdout.readline()
+        command = try_line.removeprefix("try: hermes ").split()
+        out = hermes(*[c.strip('"') for c in command])
+        assert out.returncode == 0 and out.stdout.strip() == "first, scripted", out.stderr
+        assert hermes(*[c.strip('"') for c in command]).stdout.strip() == "later ones"
+        assert server.stdout.readline().strip() == "POST /v1/chat/completions"
+    finally:
+        server.send_signal(signal.SIGINT)
+        rest, err = server.communicate(timeout=10)
+    assert server.returncode == 0 and "Traceback" not in err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}')
+    done = subprocess.run([sys.executable, "-m", "plugins_providers.testserver", "--script", str(bad)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and done.stderr.strip() == f"wire server: {bad}: expected a JSON list of steps"
