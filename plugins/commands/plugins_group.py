@@ -95,7 +95,8 @@ def plugins_info(app: App, name: str, as_json: bool):
         won = sorted(f"{tool} (over {', '.join(repr(t.plugin) for t in losers)})" for tool, losers in reg.shadowed.items()
                      if reg.tools[tool].plugin == name)
         info.update(hooks=rec.hooks, tools=mine(reg.tools), shadowed_tools=lost, shadows=won,
-                    providers=mine(reg[MODEL_PROVIDERS]),
+                    providers=mine(reg[MODEL_PROVIDERS]), slash_commands=[f"/{n}" for n in mine(reg[SLASH_COMMANDS])],
+                    config_keys=sorted(k for k, key in app.config.keys.items() if key.owner == name),
                     **{table: mine(entries) for table, entries in sorted(reg.named.items())
                        if table not in (MODEL_PROVIDERS.name, SLASH_COMMANDS.name)})
     failures = dict(loadstate.failures().get(name) or {})

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tomllib
 
 from tests.conftest import ROOT
 
@@ -27,7 +29,9 @@ def test_the_guide_is_short():
     assert len(PAGE.splitlines()) <= 300
 
 
-def test_the_five_minute_plugin_installs_lists_and_runs(hermes, tmp_path):
+def test_the_five_minute_plugin_installs_lists_and_runs(hermes, tmp_path, wire_server):
+    from plugins_providers.testserver import reply
+
     package = tmp_path / "charcount"
     (package / "hermes_charcount").mkdir(parents=True)
     (package / "hermes_charcount" / "__init__.py").write_text(_block("# hermes_charcount/__init__.py"))
@@ -42,14 +46,17 @@ def test_the_five_minute_plugin_installs_lists_and_runs(hermes, tmp_path):
     assert listed["charcount"]["status"] == "enabled" and listed["charcount"]["description"] == "Counts characters."
     assert listed["charcount"]["distribution"] == "hermes-charcount"
 
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"tool_calls": [["char_count", {"text": "hello"}]]}, "It has 5 characters."]))
-    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "-t", "chars",
-                 "how long is 'hello'?", env=env)
+    # the page's run line, as printed, with the SDK's own OPENAI_BASE_URL pointing at the wire server
+    assert not tomllib.loads(_block("# pyproject.toml"))["project"].get("dependencies")  # hermes is not on the index
+    line = re.search(r"`OPENAI_API_KEY=sk-\.\.\. hermes (run [^`]+)` offers the tool", PAGE).group(1)
+    wire_server.push(reply(tool_calls=[("char_count", {"text": "hello"})]), reply("It has 5 characters."))
+    out = hermes(*shlex.split(line), env={**env, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": wire_server.openai_url})
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    tool = [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
-    assert tool == [{"chars": 5}] and result["final_response"] == "It has 5 characters."
+    assert out.stdout.strip() == "It has 5 characters."
+    first, second = wire_server.requests
+    assert first.path == "/v1/responses" and first.body["model"] == "gpt-4.1"  # OpenAI's own API: Responses
+    assert [t["name"] for t in first.body["tools"]] == ["char_count"]
+    assert json.loads(second.body["input"][-1]["output"]) == {"chars": 5}
 
     # "Testing a plugin": the page's test, run by pytest against the installed package
     (tmp_path / "test_page.py").write_text(_block("from kernel.agent import Agent"))
