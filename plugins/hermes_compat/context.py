@@ -255,7 +255,17 @@ class PluginContext:
         return registry.dispatch(tool_name, dict(args or {}), **kwargs)
 
     def inject_message(self, content: str, role: str = "user") -> bool:
-        log.warning("plugin %s: inject_message is not supported here; message dropped", self._record.name)
+        """Queue ``content`` as the chat's next user message (sent when the command or turn ends)."""
+        agent = state.CALLER_AGENT.get()
+        if role != "user":
+            why = f"role {role!r} is not supported (only 'user')"
+        elif agent is None or not hasattr(agent.hook, "queue_user_message"):
+            why = "no chat to send it to (outside a slash command or tool of hermes chat)"
+        elif agent.ask("queue_user_message", content=str(content)):
+            return True
+        else:
+            why = "no chat to send it to (hermes run takes no next message)"
+        log.warning("plugin %s: inject_message: %s; message dropped", self._record.name, why)
         return False
 
     def __getattr__(self, name: str) -> Any:

@@ -12,9 +12,11 @@ provider named by ``memory.provider``, and model-provider folders
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from plugins.hermes_compat.manifests import PluginManifest, log, parse_manifest
 
@@ -51,6 +53,32 @@ def scan_directory(root: Path, source: str) -> Iterator[tuple]:
                 yield child, key, parse_manifest(child, key, key, source)
 
 
+# hermes-agent's data folder named in a plugin's code ("~/.hermes", Path.home() / ".hermes"):
+# it reads its files there, not in hermes' data folder
+_AGENT_HOME = re.compile(r"""expanduser\(\s*f?["']~/\.hermes\b|home\(\)\s*/\s*["']\.hermes["']"""
+                         r"""|expanduser\(\s*["']~["']\s*\)\s*,\s*["']\.hermes["']"""
+                         r"""|Path\(\s*["']~/\.hermes\b[^"']*["']\s*\)\s*\.expanduser""")
+AGENT_HOME_NOTE = ("[reads ~/.hermes itself, hermes-agent's data folder: HERMES_HOME=~/.hermes makes it hermes' "
+                   "too]")
+
+
+def reads_agent_home(files: Iterable[Path], most: int = 200) -> bool:
+    """Whether a plugin's Python files name ``~/.hermes`` (read from the first 256 KB of at most ``most``)."""
+    for path in itertools.islice((f for f in files if f.suffix == ".py"), most):
+        try:
+            with open(path, "rb") as f:
+                if _AGENT_HOME.search(f.read(262144).decode("utf-8", "replace")):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _package_files(ep: Any) -> list:
+    top = ep.value.partition(":")[0].partition(".")[0]
+    return [Path(ep.dist.locate_file(f)) for f in ep.dist.files or () if f.parts and f.parts[0] in (top, top + ".py")]
+
+
 def candidates(config: Any) -> list:
     from hermes.host.paths import data_dir
     from hermes.host.plugins import Candidate, entry_points
@@ -74,6 +102,8 @@ def candidates(config: Any) -> list:
             cand = Candidate(name=key, source=SOURCE, target=str(path), version=manifest.version,
                              default_enabled=model_provider,
                              description=manifest.description or f"{source} plugin folder")
+            if reads_agent_home(path.rglob("*.py")):
+                cand.description += " " + AGENT_HOME_NOTE
             cand.load = (lambda c=cand, p=path, m=manifest: _load(c, "dir", p, m, config))
             manifests[key] = manifest
             add(cand)
@@ -83,6 +113,8 @@ def candidates(config: Any) -> list:
             manifest = PluginManifest(name=name, version=version, source="entrypoint", path=value, key=name)
             cand = Candidate(name=name, source=SOURCE, target=value, version=version, dist=ep.dist.name,
                              default_enabled=False, distribution=ep.dist)
+            if reads_agent_home(_package_files(ep)):
+                cand.description = f"{cand.summary()} {AGENT_HOME_NOTE}".strip()
             cand.load = (lambda c=cand, v=value, m=manifest: _load(c, "entrypoint", v, m, config))
             add(cand)
     return _with_dependencies(list(found.values()), manifests)

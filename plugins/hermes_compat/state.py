@@ -75,6 +75,17 @@ LOADING: contextvars.ContextVar = contextvars.ContextVar("hermes_compat_loading"
 # the agent whose hermes context engine is being called (a ContextCompressor
 # stand-in summarises through that agent's model)
 ENGINE_AGENT: contextvars.ContextVar = contextvars.ContextVar("hermes_compat_engine_agent", default=None)
+# the agent whose slash command or tool is running a plugin's code (ctx.inject_message goes to its chat)
+CALLER_AGENT: contextvars.ContextVar = contextvars.ContextVar("hermes_compat_caller_agent", default=None)
+
+
+def for_agent(agent: Any, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with ``agent`` as :data:`CALLER_AGENT`."""
+    token = CALLER_AGENT.set(agent)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        CALLER_AGENT.reset(token)
 
 
 def current() -> Optional[PluginRecord]:

@@ -35,7 +35,7 @@ def kernel_tool(record: state.PluginRecord, spec: state.ToolSpec):
     def handler(args: dict, ctx: Any) -> str:
         kwargs = {"task_id": getattr(ctx, "task_id", None), "session_id": getattr(ctx, "session_id", None),
                   "user_task": _user_task(ctx)}
-        return tool_text(call_plugin_callable(spec.handler, args, **kwargs))
+        return tool_text(state.for_agent(getattr(ctx, "agent", None), call_plugin_callable, spec.handler, args, **kwargs))
 
     def check() -> bool:
         return bool(call_plugin_callable(spec.check_fn))
@@ -74,7 +74,7 @@ def register_skills(record: state.PluginRecord, register: Callable) -> None:
 def register_slash(record: state.PluginRecord, register: Callable) -> None:
     for name, (handler, description, args_hint) in list(record.commands.items()):
         def run(raw_args: str, agent: Any, handler=handler) -> Any:
-            reply = call_plugin_callable(handler, raw_args)
+            reply = state.for_agent(agent, call_plugin_callable, handler, raw_args)
             return reply if reply is None or isinstance(reply, str) else str(reply)
 
         register(name, run, description + (f" {args_hint}" if args_hint else ""))

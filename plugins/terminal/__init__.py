@@ -6,7 +6,7 @@
 * ``register_commands``: ``hermes chat``, the interactive conversation with
   the plugins' slash commands;
 * ``register_hookspecs``: ``on_slash_command``, which chat fires before a
-  command runs;
+  command runs, and ``queue_user_message``, a plugin's next message for chat to send;
 * ``register_config``: ``display.show_reasoning`` (chat's ``/reasoning`` turns it on and off).
 
 A distro can block it (``hermes run`` then prints only the answer, and no

@@ -39,6 +39,7 @@ def chat(app, cont: bool, **opts):
     elif session_id:
         session_id = check_session(app, session_id)
     console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
+    console.inbox = []
     agent = build_agent(app, opts, console, session_id=session_id)
     chat = Chat(app, agent, console)
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
@@ -59,10 +60,8 @@ def chat(app, cont: bool, **opts):
                 continue
             if text.strip() in ("/quit", "/exit"):
                 break
-            if text.startswith("/"):
-                chat.slash(text)
-            else:
-                chat.turn(text)
+            chat.slash(text) if text.startswith("/") else chat.turn(text)
+            chat.send_queued()
     finally:
         chat.close()
 
@@ -88,6 +87,20 @@ class Chat:
             self.say("(interrupted)", "status")
         elif result.exit_reason == "budget_exhausted" and not result.final_response:
             self.say("(the iteration budget ran out before a final answer; raise it with --max-turns)", "status")
+
+    def send_queued(self, most: int = 5) -> None:
+        """Send what plugins queued (``queue_user_message``) as the user's next messages; a plugin
+        that queues one after every turn is stopped after ``most`` in a row."""
+        for _ in range(most):
+            if not self.console.inbox:
+                return
+            text = self.console.inbox.pop(0)
+            self.say(f"(a plugin sends) {text.splitlines()[0][:200] if text.strip() else repr(text)}", "status")
+            self.turn(text)
+        if self.console.inbox:
+            self.say(f"(dropped {len(self.console.inbox)} more messages plugins queued: {most} in a row is the most)",
+                     "error")
+            self.console.inbox.clear()
 
     def say(self, text: str, role: str = "dim") -> None:
         from plugins.terminal.style import paint

@@ -58,6 +58,14 @@ class Console:
         self.show_reasoning = show_reasoning
         self._reasoning_mid = False  # streamed reasoning without its newline yet (it goes to stderr)
         self._held_reasoning = ""
+        self.inbox: Optional[list] = None  # hermes chat: the messages plugins queued (queue_user_message)
+
+    @hookimpl
+    def queue_user_message(self, content, agent):
+        if self.inbox is None:  # hermes run: no next message to send
+            return None
+        self.inbox.append(str(content))
+        return True
 
     # -- answer
     @hookimpl

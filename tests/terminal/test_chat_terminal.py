@@ -270,3 +270,69 @@ def test_reasoning_is_hidden_until_asked_for_and_the_config_key_shows_it_from_th
     chat.expect("third answer")
     chat.line("/exit")
     assert chat.close() == 0
+
+
+REMINDER_PLUGIN = '''
+import json
+from pathlib import Path
+
+NOTES = Path.home() / ".hermes" / "reminders.txt"   # hard-coded, as some published plugins do
+
+def register(ctx):
+    def remind(raw_args):
+        return "queued" if ctx.inject_message("remind me: " + raw_args) else "not queued"
+
+    def nudge(args, **kwargs):
+        return json.dumps({"queued": ctx.inject_message("nudged by a tool")})
+
+    ctx.register_command("remind", remind, description="queue a reminder as the next message")
+    ctx.register_command("flood", lambda raw: [ctx.inject_message(f"flood {i}") for i in range(7)] and "flooding")
+    ctx.register_tool(name="nudge", toolset="reminder", handler=nudge,
+                      schema={"name": "nudge", "description": "queue a message", "parameters": {"type": "object"}})
+'''
+
+
+def test_a_hermes_plugins_inject_message_becomes_the_chats_next_turn(terminal, hermes, hermes_home):
+    """hermes-agent's ctx.inject_message (the terminal-ui's queue_user_message), from a slash command and from
+    a tool, is sent by chat as the user's
+    next message once the command or turn ends; hermes run has no chat, so it says False and why; the plugin
+    that names ~/.hermes in its code is listed with how to point hermes at that folder."""
+    folder = hermes_home / "plugins" / "reminder"
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text("name: reminder\nversion: 0.1.0\ndescription: reminders\n")
+    (folder / "__init__.py").write_text(REMINDER_PLUGIN)
+    assert hermes("plugins", "enable", "reminder").returncode == 0
+    listed = hermes("plugins", "list").stdout
+    assert "reminders [reads ~/.hermes itself, hermes-agent's data folder: HERMES_HOME=~/.hermes" in listed
+
+    chat, home = terminal(["first answer", {"tool_calls": [["nudge", {}]]}, "nudge done", "answer to the nudge",
+                           *[f"flood answer {i}" for i in range(5)]], "--yolo")
+    chat.expect("hermes> ")
+    chat.line("/remind milk")
+    chat.expect("queued")
+    chat.expect("(a plugin sends) remind me: milk")
+    chat.expect("first answer")
+    chat.expect("hermes> ")
+    chat.line("use the tool")
+    chat.expect("nudge done")
+    chat.expect("(a plugin sends) nudged by a tool")
+    chat.expect("answer to the nudge")
+    chat.expect("hermes> ")
+    chat.line("/flood")  # a plugin queueing without end is stopped after 5 in a row
+    chat.expect("flood answer 4")
+    chat.expect("(dropped 2 more messages plugins queued: 5 in a row is the most)")
+    chat.expect("hermes> ")
+    chat.line("/exit")
+    assert chat.close() == 0
+    sessions = json.loads(hermes("sessions", "list", "--json").stdout)
+    messages = json.loads(hermes("sessions", "show", sessions[0]["id"], "--json").stdout)["messages"]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    assert users == ["remind me: milk", "use the tool", "nudged by a tool", *[f"flood {i}" for i in range(5)]]
+
+    script = home / "run.json"
+    script.write_text(json.dumps([{"tool_calls": [["nudge", {}]]}, "done"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "go")
+    assert out.returncode == 0, out.stderr
+    tool = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert tool == [{"queued": False}]
+    assert "plugin reminder: inject_message: no chat to send it to (hermes run takes no next message)" in out.stderr
