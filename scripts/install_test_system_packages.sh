@@ -5,6 +5,7 @@
 # sandbox tests skip. Called by the README's test command before pytest.
 set -uo pipefail
 if command -v bwrap >/dev/null 2>&1; then
+  echo "test setup: bubblewrap (the tool sandbox) is installed" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -28,4 +28,4 @@ venv=$(mktemp -d)/venv
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e '.[test]'
 echo "compat on the newest Python: $("$venv/bin/python" --version)"
-"$venv/bin/python" -m pytest -q tests/compat
+"$venv/bin/python" -m pytest tests/compat  # addopts' -q: dots and the "N passed" line

@@ -212,6 +212,21 @@ def sandboxed() -> bool:
     return unavailable(shutil.which("bwrap")) is None
 
 
+def pip_from_index(*args, what: str, timeout: float = 300):
+    """``pip ARGS`` for a test that needs the package index (marked ``network``): no retries and a short
+    connect timeout, so an unreachable index is one clear failing line, not minutes of pip's retry noise."""
+    import re
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "pip", *args, "--quiet", "--disable-pip-version-check",
+                           "--retries", "0", "--timeout", "20"], capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if re.match(r"\s*(ERROR|error)\b", line)]
+        pytest.fail(f"{what} needs the package index and pip failed: {(lines or [done.stderr.strip()])[-1][:300]} "
+                    "(pytest -m 'not network' leaves such tests out)", pytrace=False)
+    return done
+
+
 def hermes_command() -> list:
     """How users run hermes: the console script next to this interpreter."""
     script = Path(sys.executable).parent / "hermes"

@@ -16,7 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, pip_from_index
+
+pytestmark = pytest.mark.network
 
 PUBLISHED = ["agentguard-hermes-plugin==0.4.0", "hermes-jev-compact==0.2.1", "hermes-context-tuner==0.3.3",
              "hermes-llmwiki==0.1.1", "hermes-dreaming==0.3.2", "filelock==3.16.1"]
@@ -27,11 +29,8 @@ def published(tmp_path_factory):
     """A site folder holding the pinned published plugins (wheels unpacked, as pip would install them)."""
     root = tmp_path_factory.mktemp("published")
     wheels, site = root / "wheels", root / "site"
-    got = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-                          "--disable-pip-version-check", "-d", str(wheels), *PUBLISHED],
-                         capture_output=True, text=True, timeout=300)
-    if got.returncode != 0:
-        pytest.fail(f"could not download the published plugins from the package index: {got.stderr[-800:]}")
+    pip_from_index("download", "--no-deps", "--only-binary", ":all:", "-d", str(wheels), *PUBLISHED,
+                   what="the published hermes-agent plugins")
     for wheel in wheels.glob("*.whl"):
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(site)

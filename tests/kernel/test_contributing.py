@@ -13,7 +13,9 @@ import subprocess
 import sys
 import tomllib
 
-from tests.conftest import ROOT
+import pytest
+
+from tests.conftest import ROOT, pip_from_index
 
 PAGE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
@@ -29,6 +31,7 @@ def test_the_guide_is_short():
     assert len(PAGE.splitlines()) <= 300
 
 
+@pytest.mark.network  # pip builds the package with setuptools from the index
 def test_the_five_minute_plugin_installs_lists_and_runs(hermes, tmp_path, wire_server):
     from plugins_providers.testserver import reply
 
@@ -37,9 +40,7 @@ def test_the_five_minute_plugin_installs_lists_and_runs(hermes, tmp_path, wire_s
     (package / "hermes_charcount" / "__init__.py").write_text(_block("# hermes_charcount/__init__.py"))
     (package / "pyproject.toml").write_text(_block("# pyproject.toml"))
     target = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-                           "--target", str(target), str(package)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    pip_from_index("install", "--no-deps", "--target", str(target), str(package), what="the five-minute plugin's build (setuptools)")
     env = {"PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
 
     listed = {p["name"]: p for p in json.loads(hermes("plugins", "list", "--json", env=env).stdout)}

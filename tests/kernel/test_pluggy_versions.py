@@ -13,7 +13,7 @@ import tomllib
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, pip_from_index
 
 
 def _requirement() -> str:
@@ -27,13 +27,11 @@ def _bounds() -> dict:
     return {"oldest": f"pluggy=={floor}", "newest": requirement.replace(" ", "")}
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("which", ["oldest", "newest"])
 def test_hook_tests_pass_under_pluggy(which, tmp_path):
     target = tmp_path / "pluggy"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                          "--no-deps", "--target", str(target), _bounds()[which]],
-                         capture_output=True, text=True, timeout=300)
-    assert pip.returncode == 0, pip.stderr
+    pip_from_index("install", "--no-deps", "--target", str(target), _bounds()[which], what=f"the {which} pluggy")
     version = next(p.name for p in target.iterdir() if p.name.startswith("pluggy-")).removesuffix(".dist-info").split("-")[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(target), str(ROOT)]))
     out = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider",

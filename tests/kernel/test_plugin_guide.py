@@ -11,7 +11,9 @@ import subprocess
 import sys
 import tomllib
 
-from tests.conftest import ROOT
+import pytest
+
+from tests.conftest import ROOT, pip_from_index
 
 PAGE = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
 
@@ -23,6 +25,7 @@ def _block(first_line: str) -> str:
     raise AssertionError(f"no snippet starting with {first_line!r} in docs/plugins.md")
 
 
+@pytest.mark.network  # pip builds the package with setuptools from the index
 def test_the_guides_plugin_installs_and_its_tests_pass(tmp_path):
     package = tmp_path / "notes"
     (package / "hermes_notes").mkdir(parents=True)
@@ -33,9 +36,7 @@ def test_the_guides_plugin_installs_and_its_tests_pass(tmp_path):
     # hermes itself is not on the package index: a plugin that depends on it could not be installed
     assert not tomllib.loads(_block("# pyproject.toml"))["project"].get("dependencies")
     target = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-                           "--target", str(target), str(package)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    pip_from_index("install", "--no-deps", "--target", str(target), str(package), what="the guide's plugin build (setuptools)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
     env.pop("HERMES_HOME", None)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
