@@ -112,13 +112,18 @@ def script(server: WireServer, iterations: int) -> None:
     server.script([reply(tool_calls=[("echo", {"text": f"step {i}"})]) for i in range(iterations)] + [reply("All done.")])
 
 
-def timed(cmd: list, env: dict) -> float:
+def timed(cmd: list, env: dict) -> tuple:
+    """(wall seconds, CPU seconds of the child: user + system)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 or "All done." not in proc.stdout:
         raise SystemExit(f"run failed ({' '.join(cmd[:3])} ...):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -127,6 +132,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--vs", help="the python of another checkout's venv (its hermes runs beside this one)")
     parser.add_argument("--vs-root", help="that checkout's folder")
+    parser.add_argument("--no-save-too", action="store_true",
+                        help="also run hermes with --no-save: what the session store costs (target <= 1.02x)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
@@ -143,6 +150,8 @@ def main() -> None:
                                          "-m", "bench", "--max-turns", str(args.iterations + 10), "-t", "bench", "loop"]
         minimal_cmd = [sys.executable, str(loop_file), server.openai_url]
         contenders = [("hermes run", hermes_cmd, env), ("minimal SDK loop", minimal_cmd, env)]
+        if args.no_save_too:
+            contenders.insert(1, ("hermes run --no-save", [*hermes_cmd[:-1], "--no-save", hermes_cmd[-1]], env))
         if args.vs:
             other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]))
             contenders.insert(1, ("other hermes run", [str(Path(args.vs).parent / "hermes"), *hermes_cmd[1:]], other_env))
@@ -158,13 +167,21 @@ def main() -> None:
                 offered = [t["function"]["name"] for t in server.requests[-1].body.get("tools", [])]
                 if offered != ["echo"]:  # same work on both sides: one tool schema per request
                     raise SystemExit(f"{name}: offered tools {offered}, expected ['echo']")
-        medians = {name: statistics.median(times) for name, times in results.items()}
+        medians = {name: statistics.median(w for w, _ in times) for name, times in results.items()}
         for name, times in results.items():
-            print(f"{name:18s} median {medians[name]:.3f}s  runs " + " ".join(f"{t:.3f}" for t in times))
-        ratio = medians["hermes run"] / medians["minimal SDK loop"]
-        print(f"ratio hermes/minimal: {ratio:.2f}x (target <= 1.30x) over {args.iterations} tool iterations")
+            print(f"{name:20s} median {medians[name]:.3f}s wall, {statistics.median(c for _, c in times):.3f}s CPU;"
+                  " runs " + " ".join(f"{w:.3f}" for w, _ in times))
+
+        def paired(a: str, b: str) -> str:  # the median of the per-round ratios, wall and CPU
+            wall = statistics.median(x[0] / y[0] for x, y in zip(results[a], results[b]))
+            cpu = statistics.median(x[1] / y[1] for x, y in zip(results[a], results[b]))
+            return f"{wall:.3f}x wall, {cpu:.3f}x CPU"
+
+        print(f"ratio hermes/minimal: {paired('hermes run', 'minimal SDK loop')} over {args.iterations} tool iterations")
+        if args.no_save_too:
+            print(f"ratio hermes/hermes --no-save: {paired('hermes run', 'hermes run --no-save')} (target <= 1.02x)")
         if args.vs:
-            print(f"ratio hermes/other hermes: {medians['hermes run'] / medians['other hermes run']:.3f}x")
+            print(f"ratio hermes/other hermes: {paired('hermes run', 'other hermes run')}")
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
