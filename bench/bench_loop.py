@@ -4,10 +4,14 @@ Both run as fresh subprocesses (so both pay interpreter start-up and SDK
 imports) against the same loopback wire server with the same script: 50
 streamed chat-completions answers that each call an ``echo`` tool, then a
 final text answer. Runs alternate (hermes, minimal, hermes, ...) so machine
-noise hits both alike. Prints the medians and the ratio; the target is
-hermes <= 1.3x minimal.
+noise hits both alike. Prints each side's medians (wall, and CPU of the child)
+and the median of the per-round ratios (issue 24's target: hermes <= 1.05x).
 
-    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
+    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--no-save-too]
+                               [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
+
+With ``--no-save-too``, ``hermes run --no-save`` runs in the rotation too: the
+session store's cost (target <= 1.02x).
 
 With ``--vs``, another checkout's ``hermes run`` (its own venv's console
 script, its own tree first on the path) runs in the same rotation, and the
