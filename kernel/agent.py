@@ -79,7 +79,7 @@ class Agent:
         self.session_id = new_session_id()
         self._resume = self._loaded = self._session_started = False
         self.parent_session_id = parent.session_id if parent else None
-        self.messages: list = []
+        self.messages, self._unsaved = [], []  # _unsaved: a step's tool results, stored with the next write
         self._system_prompt = self._system_message = None  # Optional[str]s, set by the first turn
         self._interrupt = threading.Event()
         self.caller = ModelCaller(self)  # the one model-call path
@@ -200,17 +200,18 @@ class Agent:
         if stored:
             self.messages = [m for m in schema.repair(stored) if m.get("role") != "system"]
 
-    def _persist(self, new_messages: list) -> None:
-        if new_messages and self.hook.append_messages.get_hookimpls():
-            self.hook.append_messages(session_id=self.session_id, messages=[dict(m) for m in new_messages], agent=self)
+    def _persist(self, new_messages: list, later: bool = False) -> None:
+        """Store ``new_messages`` with what waits (one write, one transaction); ``later``: with the next write."""
+        self._unsaved += [dict(m) for m in new_messages]
+        if self._unsaved and not later and self.hook.append_messages.get_hookimpls():
+            batch, self._unsaved = self._unsaved, []
+            self.hook.append_messages(session_id=self.session_id, messages=batch, agent=self)
 
     def _start_session(self, reason: str = "new") -> None:
         self._session_started = True
-        self.emit(
-            "on_session_start", session_id=self.session_id, model=self.provider_config.model,
-            platform=self.platform, provider=self.provider_config.label(),
-            parent_session_id=self.parent_session_id, reason=reason,
-        )
+        pconf = self.provider_config
+        self.emit("on_session_start", session_id=self.session_id, model=pconf.model, platform=self.platform,
+                  provider=pconf.label(), parent_session_id=self.parent_session_id, reason=reason)
 
     def system_prompt_text(self, system_message: Optional[str] = None) -> str:
         """The system prompt a session started now would get: ``system_message``
@@ -237,7 +238,7 @@ class Agent:
         """Continue in a new session linked to the current one, with the history
         as it is now (after compression, or a front end's undo): the old one
         is finalized with ``reason``, the new one started and stored."""
-        old = self.session_id
+        old, _ = self.session_id, self._persist([])  # the old session keeps all it had
         self.emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
         self._start_session(reason=reason)
@@ -309,14 +310,14 @@ class Agent:
                 final = self._answer(turn, final)
             elif exit_reason == ExitReason.INTERRUPTED and self.messages[-1].get("role") == "user":
                 self.messages.append({"role": "assistant", "content": schema.UNANSWERED})  # next prompt not glued
-                self._persist(self.messages[-1:])
+                self._persist(self.messages[-1:], later=True)
+            self._persist([])  # what still waits: the last step's results, the marker answer
         except StopTurn as exc:  # the store failed: the answer stands, the failure is said
             exit_reason, error = ExitReason.ERROR, str(exc)
-        self.emit(
-            "on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-            completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
-            model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason, usage=dict(turn.usage),
-        )
+        self.emit("on_session_end", session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+                  completed=exit_reason == ExitReason.COMPLETED, interrupted=exit_reason == ExitReason.INTERRUPTED,
+                  model=self.provider_config.model, platform=self.platform, exit_reason=exit_reason,
+                  usage=dict(turn.usage))
         return self._result(turn, exit_reason, error, final)
 
     def _take_history(self, history: list, system_message: Optional[str]) -> Optional[str]:
@@ -436,11 +437,11 @@ class Agent:
                 self.messages.append(message)
                 # stored before any handler starts: after a crash or kill -9 the resumed
                 # history shows the call (with a "no result was recorded" result), so the
-                # model knows it may have happened
+                # model knows it may have happened; the results go with the next write
                 self._persist(self.messages[step_start:])
                 results = self._run_tools(turn, response.tool_calls)
                 self.messages.extend(results)
-                self._persist(results)
+                self._persist(results, later=True)
                 self.emit("on_step", step=turn.api_calls, messages=list(self.messages[step_start:]))
                 continue
             message.pop("tool_calls", None)  # a grace answer may not start new work

@@ -42,9 +42,9 @@ def on_provider_error(failure: ProviderFailure, agent: Agent) -> Optional[Any]:
 
 @hookspec
 def append_messages(session_id: str, messages: list, agent: Agent) -> None:
-    """New messages entered the history, as they happen: the user message,
-    then each step's assistant message (before its tools run) and results.
-    Append them; never rewrite what was stored.
+    """New messages entered the history, one call per step: the user message, then each step's assistant
+    message (stored before its tools run) with the step before's results; the last results come with the
+    answer or at the turn's end. Append them; never rewrite what was stored.
 
     :param session_id: the session they belong to.
     :param messages: the new message dicts.

@@ -35,8 +35,8 @@ def test_turn_lifecycle_order_and_result(make_agent, echo_plugin, recorder):
     names = [n for n in rec.names() if n not in ("on_stream_delta", "on_thinking", "on_status")]
     assert names == [
         "on_session_start", "system_prompt", "append_messages", "pre_llm_call",
-        # the assistant message with its tool calls is stored before the tools run, the results after
-        "pre_api_request", "post_api_request", "append_messages", "append_messages", "on_step",
+        # the assistant message with its tool calls is stored before the tools run, the results with the answer
+        "pre_api_request", "post_api_request", "append_messages", "on_step",
         "pre_api_request", "post_api_request", "on_step",
         "transform_llm_output", "append_messages", "post_llm_call", "on_session_end",
     ]

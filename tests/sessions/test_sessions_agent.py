@@ -19,13 +19,16 @@ def _rows(home):
 
 
 def test_a_turn_is_stored_as_it_happens(home, make_agent, echo_plugin):
-    seen_after_step = []
+    seen_after_step, writes = [], []
 
     class Probe:
         @hookimpl
         def on_step(self, agent):
-            # the step is on disk by the time on_step fires
             seen_after_step.append(len(sessions_plugin.get_store(home).load(agent.session_id)))
+
+        @hookimpl
+        def append_messages(self, messages):
+            writes.append([m["role"] for m in messages])
 
     agent = make_agent(
         sessions_plugin, echo_plugin,
@@ -40,7 +43,8 @@ def test_a_turn_is_stored_as_it_happens(home, make_agent, echo_plugin):
     assert stored == result["messages"]
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
     assert stored[1]["reasoning"] == "use echo" and stored[1]["tool_calls"][0]["function"]["name"] == "echo"
-    assert seen_after_step[0] == 3  # user + the tool step, on disk before the next model call
+    # the call is on disk before its tool runs; its result is written with the answer (after on_step): a write per step
+    assert seen_after_step == [2, 2] and writes == [["user"], ["assistant"], ["tool", "assistant"]]
     meta = store.get_session(agent.session_id)
     assert (meta["model"], meta["platform"], meta["end_reason"]) == ("test-model", "cli", "completed")
     assert meta["message_count"] == 4

@@ -32,7 +32,8 @@ def test_a_full_disk_stops_the_run_and_says_what_was_not_stored(wire_server, cli
     assert "append_messages raised StoreError" in done.stderr and "Traceback" not in done.stderr, done.stderr
     result = json.loads(done.stdout)  # under --json the reason is the document's; on a terminal, stderr's
     assert result["exit_reason"] == "error" and "could not store the session" in result["error"]
-    assert len(wire_server.requests) == 1  # it stopped: nothing more happened unrecorded
+    # the big result is written with the next answer: that write failed, and the run stopped there
+    assert len(wire_server.requests) == 2
 
 
 def test_a_session_a_run_writes_cannot_be_deleted_until_it_ends(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
