@@ -22,6 +22,9 @@ _stores_lock = threading.Lock()
 
 def get_store(data_dir):
     """The shared store for a data folder (one per process and folder)."""
+    store = _stores.get(data_dir)  # as given: every append asks, and resolving a path costs a stat per part
+    if store is not None:
+        return store
     from plugins.sessions.store import SessionStore
 
     path = Path(data_dir).resolve()
@@ -29,13 +32,15 @@ def get_store(data_dir):
         store = _stores.get(path)
         if store is None:
             store = _stores[path] = SessionStore.for_data_dir(path)
+        if Path(data_dir).is_absolute():  # a relative one depends on the folder we are in
+            _stores[data_dir] = store
         return store
 
 
 def close_stores() -> None:
     """Close every open store (tests; a forked worker)."""
     with _stores_lock:
-        for store in _stores.values():
+        for store in set(_stores.values()):
             store.close()
         _stores.clear()
 
