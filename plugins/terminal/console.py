@@ -225,8 +225,12 @@ class Console:
         with self._spin_guard:  # tool starts and completes can come from different threads
             if not self._spinning.is_set():
                 self._spinning.set()
-                self._spin = threading.Thread(target=self._spinner, daemon=True)
-                self._spin.start()
+                try:
+                    self._spin = threading.Thread(target=self._spinner, daemon=True)
+                    self._spin.start()
+                except BaseException:  # an interrupt sent into this thread (Ctrl+C in plugin code): not spinning
+                    self._spinning.clear()
+                    raise
 
     def _spinner(self) -> None:
         i, started = 0, time.monotonic()
@@ -243,7 +247,7 @@ class Console:
         with self._spin_guard:
             if self._spinning.is_set():
                 self._spinning.clear()
-                if self._spin is not None:
+                if self._spin is not None and self._spin.is_alive():  # never started if an interrupt cut start()
                     self._spin.join(timeout=0.5)
         with self._lock:
             self._clear()
