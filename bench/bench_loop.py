@@ -1,17 +1,22 @@
-"""50-iteration tool loop: ``hermes run`` vs a minimal hand-written SDK loop.
+"""50-iteration tool loop: ``hermes run`` vs a minimal hand-written SDK loop (and the peers).
 
-Both run as fresh subprocesses (so both pay interpreter start-up and SDK
-imports) against the same loopback wire server with the same script: 50
-streamed chat-completions answers that each call an ``echo`` tool, then a
-final text answer. Runs alternate (hermes, minimal, hermes, ...) so machine
-noise hits both alike. Prints each side's medians (wall, and CPU of the child)
-and the median of the per-round ratios (issue 24's target: hermes <= 1.05x).
+Every contender runs as a fresh subprocess (so each pays interpreter start-up and SDK imports)
+against the same loopback wire server with the same script: 50 chat-completions answers that each
+call an ``echo`` tool, then a final text answer. Runs alternate (hermes, minimal, hermes, ...) so
+machine noise hits all alike, after one uncounted round. Prints each side's medians (wall, and CPU
+of the child), the median of the per-round ratios (issue 24's target: hermes <= 1.05x), and the same for the start: from the
+spawn to the first model request the server receives, wall and the child's CPU by then.
 
-    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--no-save-too]
+    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--no-save-too] [--peers]
                                [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
 
 With ``--no-save-too``, ``hermes run --no-save`` runs in the rotation too: the
 session store's cost (target <= 1.02x).
+
+With ``--peers``, the same conversation runs through pydantic-ai and the OpenAI Agents SDK (each
+with its own chat-completions model class over the openai SDK, a plain function tool, defaults
+otherwise), and the minimal loop again beside them, all in a throwaway venv the bench makes
+outside the project (``--peers-venv``, kept for the next run) with the versions pinned below.
 
 With ``--vs``, another checkout's ``hermes run`` (its own venv's console
 script, its own tree first on the path) runs in the same rotation, and the
@@ -19,7 +24,7 @@ ratio of the two is printed: how a change moved the loop's cost.
 
 The ``echo`` tool reaches hermes the way any third-party plugin does: an
 entry point in a (temporary) installed distribution. hermes is given only that
-tool (``-t bench``), so both loops send the same tool schema.
+tool (``-t bench``), so every loop sends the same tool schema.
 """
 
 from __future__ import annotations
@@ -89,6 +94,45 @@ while True:
         messages.append({"role": "tool", "tool_call_id": c["id"], "content": json.loads(c["args"])["text"]})
 '''
 
+PEER_PINS = ["pydantic-ai-slim[openai]==2.68.0", "openai-agents==0.24.0"]
+
+PYDANTIC_AI_LOOP = '''
+import sys
+from openai import AsyncOpenAI
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.usage import UsageLimits
+
+client = AsyncOpenAI(base_url=sys.argv[1], api_key="bench", max_retries=0)
+agent = Agent(OpenAIChatModel("bench", provider=OpenAIProvider(openai_client=client)), instructions="You are a benchmark.")
+
+@agent.tool_plain
+def echo(text: str) -> str:
+    """Echo the text back"""
+    return text
+
+print(agent.run_sync("loop", usage_limits=UsageLimits(request_limit=None)).output)
+'''
+
+AGENTS_SDK_LOOP = '''
+import sys
+from openai import AsyncOpenAI
+from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+
+set_tracing_disabled(True)  # nothing leaves the machine
+client = AsyncOpenAI(base_url=sys.argv[1], api_key="bench", max_retries=0)
+
+@function_tool
+def echo(text: str) -> str:
+    """Echo the text back"""
+    return text
+
+agent = Agent(name="bench", instructions="You are a benchmark.", tools=[echo],
+              model=OpenAIChatCompletionsModel(model="bench", openai_client=client))
+print(Runner.run_sync(agent, "loop", max_turns=1000).final_output)
+'''
+
 
 def make_site(folder: Path) -> Path:
     """A fake installed distribution with the echo tool (and the provider
@@ -112,22 +156,57 @@ def hermes_command() -> list:
     return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
 
 
-def script(server: WireServer, iterations: int) -> None:
-    server.script([reply(tool_calls=[("echo", {"text": f"step {i}"})]) for i in range(iterations)] + [reply("All done.")])
+def peers_python(venv: Path) -> str:
+    """The python of the peers' throwaway venv, made (and the pinned peers installed) on first use."""
+    python = venv / "bin" / "python"
+    marker = venv / "pins.txt"
+    if not (python.exists() and marker.exists() and marker.read_text() == " ".join(PEER_PINS)):
+        print(f"making the peers' venv in {venv} ({', '.join(PEER_PINS)}) ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PEER_PINS], check=True)
+        marker.write_text(" ".join(PEER_PINS))
+    return str(python)
 
 
-def timed(cmd: list, env: dict) -> tuple:
-    """(wall seconds, CPU seconds of the child: user + system)."""
-    import resource
+def cpu_of(pid: int) -> float:
+    """CPU seconds process ``pid`` has used so far, all its threads (schedstat: nanoseconds)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0 or "All done." not in proc.stdout:
-        raise SystemExit(f"run failed ({' '.join(cmd[:3])} ...):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+class Run:
+    """One contender's run: wall and CPU in all, and by the first model request the server saw."""
+
+    def __init__(self):
+        self.pid, self.started, self.first = 0, 0.0, None  # first: (wall, CPU) at the first request
+
+    def script(self, server: WireServer, iterations: int) -> None:
+        def first(request):
+            self.first = (time.perf_counter() - self.started, cpu_of(self.pid))
+            return steps[0]
+
+        steps = [reply(tool_calls=[("echo", {"text": f"step {i}"})]) for i in range(iterations)] + [reply("All done.")]
+        server.script([first, *steps[1:]])
+
+    def timed(self, cmd: list, env: dict) -> tuple:
+        """(wall seconds, CPU seconds of the child: user + system, first-request wall, first-request CPU)."""
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.pid = proc.pid
+        out, err = proc.communicate(timeout=300)
+        elapsed = time.perf_counter() - self.started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0 or "All done." not in out or self.first is None:
+            raise SystemExit(f"run failed ({' '.join(cmd[:3])} ...):\n{out[-2000:]}\n{err[-2000:]}")
+        return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), *self.first
 
 
 def main() -> None:
@@ -138,6 +217,9 @@ def main() -> None:
     parser.add_argument("--vs-root", help="that checkout's folder")
     parser.add_argument("--no-save-too", action="store_true",
                         help="also run hermes with --no-save: what the session store costs (target <= 1.02x)")
+    parser.add_argument("--peers", action="store_true", help="also run pydantic-ai and the OpenAI Agents SDK")
+    parser.add_argument("--peers-venv", default=str(Path(tempfile.gettempdir()) / "hermes-bench-peers"),
+                        help="where the peers' throwaway venv is made and kept (default: %(default)s)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
@@ -148,44 +230,59 @@ def main() -> None:
         home.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "HERMES_"))}
         env.update(HERMES_HOME=str(home), PYTHONPATH=os.pathsep.join([str(ROOT), str(site)]))
-        loop_file = tmp / "minimal_loop.py"
-        loop_file.write_text(MINIMAL_LOOP)
+        for name, text in (("minimal_loop", MINIMAL_LOOP), ("pydantic_ai_loop", PYDANTIC_AI_LOOP),
+                           ("agents_sdk_loop", AGENTS_SDK_LOOP)):
+            (tmp / f"{name}.py").write_text(text)
         hermes_cmd = hermes_command() + ["run", "--base-url", server.openai_url, "--api-mode", "chat_completions",
                                          "-m", "bench", "--max-turns", str(args.iterations + 10), "-t", "bench", "loop"]
-        minimal_cmd = [sys.executable, str(loop_file), server.openai_url]
-        contenders = [("hermes run", hermes_cmd, env), ("minimal SDK loop", minimal_cmd, env)]
+        contenders = [("hermes run", hermes_cmd, env),
+                      ("minimal SDK loop", [sys.executable, str(tmp / "minimal_loop.py"), server.openai_url], env)]
         if args.no_save_too:
             contenders.insert(1, ("hermes run --no-save", [*hermes_cmd[:-1], "--no-save", hermes_cmd[-1]], env))
         if args.vs:
             other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]))
             contenders.insert(1, ("other hermes run", [str(Path(args.vs).parent / "hermes"), *hermes_cmd[1:]], other_env))
+        if args.peers:
+            python = peers_python(Path(args.peers_venv))
+            bare = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+            contenders += [(name, [python, str(tmp / f"{file}.py"), server.openai_url], bare) for name, file in (
+                ("pydantic-ai", "pydantic_ai_loop"), ("OpenAI Agents SDK", "agents_sdk_loop"),
+                ("minimal (peers' venv)", "minimal_loop"))]
         results: dict = {name: [] for name, _, _ in contenders}
-        for _ in range(args.repeats):
+        for round_ in range(-1, args.repeats):  # round -1 warms up (byte-compiling, the page cache), uncounted
             for name, cmd, run_env in contenders:
-                script(server, args.iterations)
+                run = Run()
+                run.script(server, args.iterations)
                 before = len(server.requests)
-                results[name].append(timed(cmd, run_env))
+                timing = run.timed(cmd, run_env)
+                if round_ >= 0:
+                    results[name].append(timing)
                 made = len(server.requests) - before
                 if made != args.iterations + 1:
                     raise SystemExit(f"{name}: expected {args.iterations + 1} model calls, saw {made}")
                 offered = [t["function"]["name"] for t in server.requests[-1].body.get("tools", [])]
-                if offered != ["echo"]:  # same work on both sides: one tool schema per request
+                if offered != ["echo"]:  # same work on every side: one tool schema per request
                     raise SystemExit(f"{name}: offered tools {offered}, expected ['echo']")
-        medians = {name: statistics.median(w for w, _ in times) for name, times in results.items()}
         for name, times in results.items():
-            print(f"{name:20s} median {medians[name]:.3f}s wall, {statistics.median(c for _, c in times):.3f}s CPU;"
-                  " runs " + " ".join(f"{w:.3f}" for w, _ in times))
+            med = [statistics.median(t[i] for t in times) for i in range(4)]
+            print(f"{name:22s} median {med[0]:.3f}s wall, {med[1]:.3f}s CPU; first request {med[2] * 1e3:.0f} ms"
+                  f" wall, {med[3] * 1e3:.0f} ms CPU")
 
-        def paired(a: str, b: str) -> str:  # the median of the per-round ratios, wall and CPU
-            wall = statistics.median(x[0] / y[0] for x, y in zip(results[a], results[b]))
-            cpu = statistics.median(x[1] / y[1] for x, y in zip(results[a], results[b]))
-            return f"{wall:.3f}x wall, {cpu:.3f}x CPU"
+        def paired(a: str, b: str, wall: int = 0, cpu: int = 1) -> str:  # the median of the per-round ratios
+            w = statistics.median(x[wall] / y[wall] for x, y in zip(results[a], results[b]))
+            c = statistics.median(x[cpu] / y[cpu] for x, y in zip(results[a], results[b]))
+            return f"{w:.3f}x wall, {c:.3f}x CPU"
 
-        print(f"ratio hermes/minimal: {paired('hermes run', 'minimal SDK loop')} over {args.iterations} tool iterations")
+        print(f"rounds: {args.repeats}, {args.iterations} tool iterations; ratios are medians of per-round ratios")
+        pairs = [("hermes run", "minimal SDK loop", "(target <= 1.05x)")]
         if args.no_save_too:
-            print(f"ratio hermes/hermes --no-save: {paired('hermes run', 'hermes run --no-save')} (target <= 1.02x)")
+            pairs.append(("hermes run", "hermes run --no-save", "(target <= 1.02x)"))
         if args.vs:
-            print(f"ratio hermes/other hermes: {paired('hermes run', 'other hermes run')}")
+            pairs.append(("hermes run", "other hermes run", ""))
+        if args.peers:
+            pairs += [("pydantic-ai", "minimal (peers' venv)", ""), ("OpenAI Agents SDK", "minimal (peers' venv)", "")]
+        for a, b, target in pairs:
+            print(f"{a} / {b}: whole run {paired(a, b)}; to the first request {paired(a, b, 2, 3)} {target}".rstrip())
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
