@@ -240,7 +240,8 @@ def main() -> None:
         if args.no_save_too:
             contenders.insert(1, ("hermes run --no-save", [*hermes_cmd[:-1], "--no-save", hermes_cmd[-1]], env))
         if args.vs:
-            other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]))
+            other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]),
+                             HERMES_HOME=str(tmp / "home-other"))  # its own data folder: its state is not ours
             contenders.insert(1, ("other hermes run", [str(Path(args.vs).parent / "hermes"), *hermes_cmd[1:]], other_env))
         if args.peers:
             python = peers_python(Path(args.peers_venv))
