@@ -5,7 +5,12 @@ and P plugins that implement every hook of kernel.hookspecs with a no-op.
 Whatever the run costs beyond the trivial provider and tool is the kernel's
 overhead. Prints the median of several runs, per iteration.
 
-    python bench/bench_kernel.py [--iterations 200] [--plugins 20] [--runs 7]
+With ``--vs-pluggy`` it also records the hook calls one run makes (name and arguments, through
+pluggy's call monitoring) and replays them on a bare pluggy manager holding the same no-op plugins,
+unguarded: the kernel's cost per iteration against pluggy's own for the same calls (issue 24's
+target with 20 plugins: at most 1.8x). Kernel runs and replays alternate.
+
+    python bench/bench_kernel.py [--iterations 200] [--plugins 20] [--runs 7] [--vs-pluggy]
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -53,11 +59,14 @@ class Tools:
         register(Tool("echo", "echo", {"type": "object", "properties": {}}, lambda a, c: "ok", parallel_safe=True))
 
 
-def one_run(iterations: int, plugins: int, stream: bool) -> float:
+def one_run(iterations: int, plugins: int, stream: bool, record: Optional[list] = None) -> float:
     steps = [{"tool_calls": [["echo", {"i": i}]]} for i in range(iterations - 1)] + ["done"]
     config = Config({"agent": {"max_turns": iterations + 5}})
     host = PluginHost.from_objects([scripted_plugin(steps), Tools(), *[noop_plugin(i) for i in range(plugins)]], config)
     agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
+    if record is not None:
+        host.pm.add_hookcall_monitoring(lambda name, impls, kwargs: record.append((name, dict(kwargs))),
+                                        lambda outcome, name, impls, kwargs: None)
     agent.stream = stream
     started = time.perf_counter()
     result = agent.run_conversation("go")
@@ -66,13 +75,44 @@ def one_run(iterations: int, plugins: int, stream: bool) -> float:
     return took / iterations
 
 
+def replay(calls: list, plugins: int, iterations: int) -> float:
+    """The recorded hook calls on bare pluggy with the no-op plugins: seconds per iteration."""
+    import pluggy
+
+    bare = pluggy.PluginManager("hermes")
+    bare.add_hookspecs(hookspecs)
+    for i in range(plugins):
+        bare.register(noop_plugin(i), name=f"noop{i}")
+    bound = [(getattr(bare.hook, name), kwargs) for name, kwargs in calls if hasattr(bare.hook, name)]
+    started = time.perf_counter()
+    for hook, kwargs in bound:
+        hook(**kwargs)
+    return (time.perf_counter() - started) / iterations
+
+
+def vs_pluggy(args) -> None:
+    calls: list = []
+    one_run(args.iterations, args.plugins, False, record=calls)
+    kernel, bare = [], []
+    for _ in range(args.runs + 1):  # alternating; the first pair warms up
+        kernel.append(one_run(args.iterations, args.plugins, False))
+        bare.append(replay(calls, args.plugins, args.iterations))
+    ratio = statistics.median(k / b for k, b in zip(kernel[1:], bare[1:]))
+    print(f"{args.plugins} plugins x every hook: kernel {statistics.median(kernel[1:]) * 1000:.3f} ms per iteration, "
+          f"bare pluggy making the same {len(calls) / args.iterations:.0f} hook calls "
+          f"{statistics.median(bare[1:]) * 1000:.3f} ms; ratio {ratio:.2f}x (target <= 1.8x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--plugins", type=int, default=20)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--vs-pluggy", action="store_true", help="the kernel against bare pluggy making its calls")
     args = parser.parse_args()
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="hermes-bench-")
+    if args.vs_pluggy:
+        return vs_pluggy(args)
     for plugins in (0, args.plugins):
         for stream in (False, True):
             one_run(20, plugins, stream)  # warm-up

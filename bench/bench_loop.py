@@ -3,9 +3,11 @@
 Every contender runs as a fresh subprocess (so each pays interpreter start-up and SDK imports)
 against the same loopback wire server with the same script: 50 chat-completions answers that each
 call an ``echo`` tool, then a final text answer. Runs alternate (hermes, minimal, hermes, ...) so
-machine noise hits all alike, after one uncounted round. Prints each side's medians (wall, and CPU
-of the child), the median of the per-round ratios (issue 24's target: hermes <= 1.05x), and the same for the start: from the
-spawn to the first model request the server receives, wall and the child's CPU by then.
+machine noise hits all alike, after one uncounted round (which also byte-compiles every module, as a
+pip install leaves them: PYTHONDONTWRITEBYTECODE is dropped for the children). Prints each side's
+medians (wall, and CPU of the child), the median of the per-round ratios (issue 24's target: hermes
+<= 1.05x), and the same for the start: from the spawn to the first model request the server
+receives, wall and the child's CPU by then.
 
     python bench/bench_loop.py [--iterations 50] [--repeats 5] [--no-save-too] [--peers]
                                [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
@@ -229,6 +231,7 @@ def main() -> None:
         home = tmp / "home"
         home.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "HERMES_"))}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run byte-compiled modules (pip compiles the SDKs')
         env.update(HERMES_HOME=str(home), PYTHONPATH=os.pathsep.join([str(ROOT), str(site)]))
         for name, text in (("minimal_loop", MINIMAL_LOOP), ("pydantic_ai_loop", PYDANTIC_AI_LOOP),
                            ("agents_sdk_loop", AGENTS_SDK_LOOP)):
