@@ -12,7 +12,8 @@ remembered listing dropped before every run, as after a ``pip install``:
 entry-point metadata is read and the built-ins are imported). ``--help`` is
 timed twice the same way: printed from the help click rendered last time,
 and "re-rendered" (that help dropped before every run, as after a change of
-the plugins' commands). Commands run without HERMES_HOME, as users run them
+the plugins' commands). Both also run with no data folder at all ("fresh data folder", as the
+first run after an install). Commands run without HERMES_HOME, as users run them
 (the folders come from platformdirs), under a temporary HOME.
 Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
 in a throwaway venv) to time the original's ``plugins list`` in the same run.
@@ -104,6 +105,11 @@ def forget_help(home: str):
     return lambda: (Path(home) / "output-help.txt").unlink(missing_ok=True)
 
 
+def fresh(home: str):
+    """Drop the whole data folder, as the first run after an install finds it (issue 24: <= 2.5x)."""
+    return lambda: shutil.rmtree(home, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
@@ -123,6 +129,7 @@ def main() -> None:
     # what the "re-" cases drop must not be dropped for the others: their own data folder
     changed_env = dict(env, XDG_DATA_HOME=f"{root}/changed")
     changed_home = f"{root}/changed/hermes"
+    fresh_env, fresh_home = dict(env, XDG_DATA_HOME=f"{root}/fresh"), f"{root}/fresh/hermes"
     # users run from byte-compiled modules (pip compiles them at install); the
     # warm-up run writes them for an editable install too
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -139,6 +146,8 @@ def main() -> None:
         ("hermes plugins list", [hermes, "plugins", "list"], 1.3, None, env),
         ("hermes plugins list --json", [hermes, "plugins", "list", "--json"], 1.3, None, env),
         ("plugins list, re-derived", [hermes, "plugins", "list"], 1.3, forget_listing(changed_home), changed_env),
+        ("hermes --help, fresh data folder", [hermes, "--help"], 2.5, fresh(fresh_home), fresh_env),
+        ("plugins list, fresh data folder", [hermes, "plugins", "list"], 2.5, fresh(fresh_home), fresh_env),
     ]
     if args.hermes_agent:
         cases.append(("hermes-agent plugins list", [args.hermes_agent, "plugins", "list"], None, None, env))
