@@ -4,7 +4,6 @@ Ctrl+C, and the end of a turn as an exit code."""
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 from typing import Optional
@@ -60,7 +59,6 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None,
     if session_id:
         agent.new_session(resume=session_id)
     _preflight(agent)
-    gc.freeze()  # start-up's objects (SDK, plugins) live as long as the process: collections scan only the turn's
     return agent
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import click
@@ -33,6 +34,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
     # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
     agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
+    gc.freeze()  # what start-up made lives as long as this process: no collection of the turn scans it again
     try:
         with CtrlC(agent) as stop:
             result = agent.run_conversation(text)

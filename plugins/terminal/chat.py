@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import click
@@ -41,6 +42,7 @@ def chat(app, cont: bool, **opts):
     console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
     console.inbox = []
     agent = build_agent(app, opts, console, session_id=session_id)
+    gc.freeze()  # what start-up made lives as long as this process: no collection of a turn scans it again
     chat = Chat(app, agent, console)
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
                      "dim", sys.stderr), err=True)

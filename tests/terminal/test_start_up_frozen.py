@@ -1,0 +1,66 @@
+"""What start-up made is out of the collector's way during a turn (issue 24): ``hermes run`` and ``hermes chat``
+freeze it (``gc.freeze``) once the agent and its provider are built, so each collection scans only the turn's
+objects. A tool plugin reports what the collector sees from inside the turn."""
+
+import json
+import os
+import subprocess
+
+from tests.conftest import ROOT, hermes_command
+
+from tests.kernel.fakedist import make_dist
+
+PROBE = '''
+import gc
+from kernel import hookimpl
+from kernel.types import Tool
+
+def probe(args, ctx):
+    made_now = []
+    tracked = gc.get_objects()  # the permanent generation (frozen) is not in it
+    return {"frozen": gc.get_freeze_count(), "probe_tracked": any(o is probe for o in tracked),
+            "made_now_tracked": any(o is made_now for o in tracked)}
+
+@hookimpl
+def register_tools(register):
+    register(Tool("gc_probe", "what the collector sees", {"type": "object", "properties": {}}, probe))
+'''
+
+
+def probe_site(tmp_path) -> dict:
+    site = tmp_path / "site"
+    make_dist(site, "hermes-gc-probe", "1.0", {"gc-probe": ("hermes_gc_probe", PROBE)})
+    return {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+
+
+def frozen_as_expected(seen: dict) -> None:
+    assert seen["frozen"] > 10_000, seen  # the modules and classes of start-up
+    assert seen["probe_tracked"] is False  # the plugin's function, made at its import: frozen
+    assert seen["made_now_tracked"] is True  # what the turn makes is collected as usual
+
+
+def test_run_freezes_what_start_up_made(tmp_path, hermes):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["gc_probe", {}]]}, "done"]))
+    out = hermes("run", "--json", "--api-mode", "scripted", "--base-url", script, "go", env=probe_site(tmp_path))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    frozen_as_expected(json.loads([m for m in result["messages"] if m["role"] == "tool"][0]["content"]))
+
+
+def test_chat_freezes_what_start_up_made(tmp_path, terminal):
+    chat, home = terminal([{"tool_calls": [["gc_probe", {}]]}, "done"], env=probe_site(tmp_path))
+    chat.expect("hermes> ")
+    chat.line("go")
+    chat.expect("done")
+    chat.line("/exit")
+    assert chat.close() == 0
+    def hermes(*args):
+        done = subprocess.run(hermes_command() + list(args), capture_output=True, text=True,
+                              env={**os.environ, "HERMES_HOME": str(home)}, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    (session,) = hermes("sessions", "list", "--json")
+    tools = [m for m in hermes("sessions", "show", "--json", session["id"])["messages"] if m.get("role") == "tool"]
+    frozen_as_expected(json.loads(tools[0]["content"]))
