@@ -1,6 +1,7 @@
 """The wire-protocol test server, checked by the real SDKs in strict mode."""
 
 import json
+import socket
 
 import anthropic
 import httpx2
@@ -238,3 +239,21 @@ def test_the_server_started_by_hand_answers_hermes_until_ctrl_c(tmp_path, hermes
     done = subprocess.run([sys.executable, "-m", "plugins_providers.testserver", "--script", str(bad)],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and done.stderr.strip() == f"wire server: {bad}: expected a JSON list of steps"
+
+
+def test_a_non_streamed_answer_does_not_wait_for_the_clients_delayed_ack():
+    """Headers and body are two writes: with Nagle on, the body waited for the client's delayed ACK, 40 ms
+    on every non-streamed answer (the SDKs' default for most peers, and for `stream=False` here)."""
+    import time
+
+    with WireServer() as server:
+        client = openai.OpenAI(base_url=server.openai_url, api_key="k", max_retries=0)
+        took = []
+        for _ in range(9):
+            server.push(reply("hello there"))
+            started = time.perf_counter()
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            took.append(time.perf_counter() - started)
+        (conn,) = list(server._conns)  # the one kept-alive connection, server side
+        assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        assert sorted(took)[4] < 0.030, took  # was 0.040-0.048 every time
