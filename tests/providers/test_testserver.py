@@ -254,6 +254,6 @@ def test_a_non_streamed_answer_does_not_wait_for_the_clients_delayed_ack():
             started = time.perf_counter()
             client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
             took.append(time.perf_counter() - started)
-        (conn,) = list(server._conns)  # the one kept-alive connection, server side
-        assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        conns = list(server._conns)  # the kept-alive connection, server side
+        assert conns and all(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for c in conns)
         assert sorted(took)[4] < 0.030, took  # was 0.040-0.048 every time
