@@ -49,10 +49,11 @@ def test_run_freezes_what_start_up_made(tmp_path, hermes):
 
 
 def test_chat_freezes_what_start_up_made(tmp_path, terminal):
-    chat, home = terminal([{"tool_calls": [["gc_probe", {}]]}, "done"], env=probe_site(tmp_path))
+    chat, home = terminal([{"tool_calls": [["gc_probe", {}]]}, "probed it"], env=probe_site(tmp_path))
     chat.expect("hermes> ")
     chat.line("go")
-    chat.expect("done")
+    chat.expect("probed it")
+    chat.expect("hermes> ")
     chat.line("/exit")
     assert chat.close() == 0
     def hermes(*args):
