@@ -248,8 +248,8 @@ def main() -> None:
             contenders.insert(1, ("other hermes run", [str(Path(args.vs).parent / "hermes"), *hermes_cmd[1:]], other_env))
         if args.peers:
             python = peers_python(Path(args.peers_venv))
-            bare = {k: v for k, v in env.items() if k != "PYTHONPATH"}
-            contenders += [(name, [python, str(tmp / f"{file}.py"), server.openai_url], bare) for name, file in (
+            peer_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}  # nothing of this checkout
+            contenders += [(name, [python, str(tmp / f"{file}.py"), server.openai_url], peer_env) for name, file in (
                 ("pydantic-ai", "pydantic_ai_loop"), ("OpenAI Agents SDK", "agents_sdk_loop"),
                 ("minimal (peers' venv)", "minimal_loop"))]
         results: dict = {name: [] for name, _, _ in contenders}

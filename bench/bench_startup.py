@@ -126,13 +126,13 @@ def main() -> None:
     # no HERMES_HOME, as users run it: the folders come from platformdirs
     env = dict(os.environ, HOME=root, XDG_DATA_HOME=f"{root}/data", XDG_CONFIG_HOME=f"{root}/config")
     env.pop("HERMES_HOME", None)
+    # users run from byte-compiled modules (pip compiles them at install); the
+    # warm-up run writes them for an editable install too
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     # what the "re-" cases drop must not be dropped for the others: their own data folder
     changed_env = dict(env, XDG_DATA_HOME=f"{root}/changed")
     changed_home = f"{root}/changed/hermes"
     fresh_env, fresh_home = dict(env, XDG_DATA_HOME=f"{root}/fresh"), f"{root}/fresh/hermes"
-    # users run from byte-compiled modules (pip compiles them at install); the
-    # warm-up run writes them for an editable install too
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     bindir = Path(sys.executable).parent
     hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
     cases = [  # label, command, limit, what to do before each run, environment

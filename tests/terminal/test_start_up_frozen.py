@@ -4,10 +4,8 @@ objects. A tool plugin reports what the collector sees from inside the turn."""
 
 import json
 import os
-import subprocess
 
-from tests.conftest import ROOT, hermes_command
-
+from tests.conftest import ROOT
 from tests.kernel.fakedist import make_dist
 
 PROBE = '''
@@ -48,20 +46,15 @@ def test_run_freezes_what_start_up_made(tmp_path, hermes):
     frozen_as_expected(json.loads([m for m in result["messages"] if m["role"] == "tool"][0]["content"]))
 
 
-def test_chat_freezes_what_start_up_made(tmp_path, terminal):
-    chat, home = terminal([{"tool_calls": [["gc_probe", {}]]}, "probed it"], env=probe_site(tmp_path))
+def test_chat_freezes_what_start_up_made(tmp_path, terminal, hermes):
+    chat, _ = terminal([{"tool_calls": [["gc_probe", {}]]}, "probed it"], env=probe_site(tmp_path))
     chat.expect("hermes> ")
     chat.line("go")
     chat.expect("probed it")
     chat.expect("hermes> ")
     chat.line("/exit")
     assert chat.close() == 0
-    def hermes(*args):
-        done = subprocess.run(hermes_command() + list(args), capture_output=True, text=True,
-                              env={**os.environ, "HERMES_HOME": str(home)}, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    (session,) = hermes("sessions", "list", "--json")
-    tools = [m for m in hermes("sessions", "show", "--json", session["id"])["messages"] if m.get("role") == "tool"]
+    (session,) = json.loads(hermes("sessions", "list", "--json").stdout)  # the same HERMES_HOME as the chat's
+    shown = json.loads(hermes("sessions", "show", "--json", session["id"]).stdout)
+    tools = [m for m in shown["messages"] if m.get("role") == "tool"]
     frozen_as_expected(json.loads(tools[0]["content"]))
