@@ -21,7 +21,7 @@ from kernel.hookspecs import CONTEXT_ENGINES, MODEL_PROVIDERS
 from kernel.protocols import Host
 from kernel.secrets import Secrets
 from kernel.exceptions import StopTurn
-from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Turn, TurnResult
+from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Tool, Turn, TurnResult
 
 log = logging.getLogger("hermes.agent")
 
@@ -67,14 +67,10 @@ class Agent:
         self._owns_budget = not isinstance(budget, IterationBudget)
         self.budget = budget if isinstance(budget, IterationBudget) else \
             IterationBudget(int(budget or cfg.get("agent.max_turns") or 90))
-        blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
-        self.tools = self._select_tools(toolsets, blocked)
+        self._tool_choice = (toolsets if toolsets is not None else cfg.get("toolsets"),
+                             set(blocked_tools) | set(cfg.get("agent.disabled_tools") or []))
         self.context_engine_plugin = "context engine"  # whose code the engine is (failures are the plugin's)
         self.context_engine = self._select_context_engine()
-        if self.context_engine is not None:
-            engine = self.context_engine  # one that does not subclass ContextEngine may lack tools(): its failure
-            for tool in self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) or []:
-                self.tools.setdefault(tool.name, tool)
 
         self.session_id = new_session_id()
         self._resume = self._loaded = self._session_started = False
@@ -90,26 +86,33 @@ class Agent:
         self._closed = False
         self.threads: set = set()  # the turn's thread and its parallel tools' (an interrupt gets each out of plugins)
         self.turn: Optional[Turn] = None
+        self.refresh_tools(starting=True)
 
     # ------------------------------------------------------------------ setup
-    def _select_tools(self, toolsets: Optional[list], blocked: set) -> dict:
-        registry = self.host.registry
-        wanted = toolsets if toolsets is not None else self.config.get("toolsets")
-        if wanted:
-            try:
-                names = registry.expand_toolsets(wanted)
-            except KeyError as exc:
-                raise AgentError(exc.args[0]) from None
-        else:
-            names = set(registry.tools)
-        chosen = {}
-        for name in sorted(names - blocked):
-            tool = registry.tools[name]
-            if tool.check is not None and not self.host.contain(tool.plugin or name, f"availability check of tool {name}",
-                                                                tool.check, default=False):
-                continue
-            chosen[name] = tool
-        return chosen
+    def tools_changed(self) -> None:
+        """From any thread: a plugin's ``agent_tools`` changed; the next model call chooses the tools again."""
+        self._tools_stale = True
+
+    def refresh_tools(self, starting: bool = False) -> None:
+        """Choose the tools: the registry's by toolset and blocked names, the context engine's, then the plugins'
+        ``agent_tools`` of those toolsets; the first of a name wins, and one whose ``check`` says no is left out."""
+        (wanted, blocked), registry, self._tools_stale = self._tool_choice, self.host.registry, False
+        try:
+            names = registry.expand_toolsets(wanted) if wanted else set(registry.tools)
+        except KeyError as exc:
+            raise AgentError(exc.args[0]) from None
+        offered = [registry.tools[name] for name in sorted(names - blocked)]
+        engine = self.context_engine  # one that does not subclass ContextEngine may lack tools(): its failure
+        offered += (self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) if engine else 0) or []
+        for answer in self.hook.agent_tools(agent=self, starting=starting):
+            offered += [t for t in answer if isinstance(t, Tool) and t.name not in blocked
+                        and (not wanted or t.toolset in wanted)] if isinstance(answer, list) else []
+        tools: dict = {}
+        for tool in offered:
+            if tool.name not in tools and (tool.check is None or self.host.contain(
+                    tool.plugin or tool.name, f"availability check of tool {tool.name}", tool.check, default=False)):
+                tools[tool.name] = tool
+        self.tools = tools
 
     def _select_context_engine(self):
         name = self.config.get("context.engine")
@@ -188,10 +191,9 @@ class Agent:
     def load_history(self) -> Optional[str]:
         """Load a resumed session's stored history, once (a turn does it first
         thing); a one-line reason instead when another process writes it."""
-        if self._loaded or not self._resume:
-            self._loaded = True
+        done, self._loaded = self._loaded or not self._resume, True
+        if done:
             return None
-        self._loaded = True
         refused = self.hook.claim_session(session_id=self.session_id, agent=self)
         if isinstance(refused, str) and refused:
             self._loaded = False
@@ -217,9 +219,8 @@ class Agent:
         """The system prompt a session started now would get: ``system_message``
         (else ``agent.system_prompt``), then the plugins' ``system_prompt`` parts."""
         parts = [system_message if system_message is not None else self.config.get("agent.system_prompt")]
-        for part in self.hook.system_prompt(agent=self, session_id=self.session_id,
-                                            model=self.provider_config.model, platform=self.platform):
-            parts.append(part)
+        parts += self.hook.system_prompt(agent=self, session_id=self.session_id, model=self.provider_config.model,
+                                         platform=self.platform)
         return "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
 
     def new_session(self, resume: Optional[str] = None) -> str:

@@ -23,10 +23,9 @@ log = logging.getLogger("hermes.agent")
 
 
 class _Emitter:
-    """Hands a provider's streamed events to the agent's thread, which fires
-    them while it waits (a hung hook never holds the model call; every hook
-    of a turn runs on one thread). Events of an abandoned call, or that no
-    plugin listens to, are dropped."""
+    """Hands a provider's streamed events to the agent's thread, which fires them while it waits (a hung hook never
+    holds the model call; every hook of a turn runs on one thread). Events of an abandoned call, or that no plugin
+    listens to, are dropped."""
 
     def __init__(self, caller: "ModelCaller", request: ModelRequest):
         self.caller, self.request = caller, request
@@ -111,10 +110,9 @@ class ModelCaller:
     # ------------------------------------------------------- the model call
     def complete_once(self, messages: list, *, max_tokens: Optional[int] = None,
                       provider_config: Optional[ProviderConfig] = None, task: str = "auxiliary") -> str:
-        """One model call beside the conversation (a summary, an approval): no
-        tools, nothing streamed or stored, but the API hooks and the fallback
-        policy apply. On the current provider unless ``provider_config`` names
-        another (an auxiliary model); ``task`` is ``ApiCall.aux_task``."""
+        """One model call beside the conversation (a summary, an approval): no tools, nothing streamed or stored, but
+        the API hooks and the fallback policy apply. On the current provider unless ``provider_config`` names another
+        (an auxiliary model); ``task`` is ``ApiCall.aux_task``."""
         turn = self.agent.turn or Turn(task_id=uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message="")
         saved = self.agent.provider_config
         if provider_config is not None:
@@ -165,6 +163,8 @@ class ModelCaller:
     def _request(self, turn: Turn, pconf: ProviderConfig, messages: list, tool_choice: str, offer_tools: bool,
                  max_tokens: Optional[int], stream: Optional[bool]) -> ModelRequest:
         turn.api_request_id = uuid.uuid4().hex
+        if self.agent._tools_stale:
+            self.agent.refresh_tools()
         return ModelRequest(
             model=pconf.model, messages=messages, tool_choice=tool_choice,
             tools=[t.schema() for t in self.agent.tools.values()] if offer_tools else [],
@@ -196,9 +196,8 @@ class ModelCaller:
 
     def _decide(self, turn: Turn, pconf: ProviderConfig, error: ProviderError, attempt: int, delta_shown: bool,
                 refreshed: set) -> tuple:
-        """(decision, attempt, call again now?) for ``error``. A
-        RefreshCredentials is carried out here, once per provider config; when
-        the key did not change the policy is asked again."""
+        """(decision, attempt, call again now?) for ``error``. A RefreshCredentials is carried out here, once per
+        provider config; when the key did not change the policy is asked again."""
         while True:
             decision = self.agent.hook.on_provider_error(
                 failure=ProviderFailure(error=error, config=pconf, primary=self.agent.primary, attempt=attempt,

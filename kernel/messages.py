@@ -156,10 +156,9 @@ def _clean_tool_calls(calls: Any) -> list:
 
 
 def repair(messages: Iterable[Any]) -> list:
-    """A valid copy of a history loaded from disk: consecutive user (and plain
-    assistant) messages merged, an error result for a call without one,
-    orphan results dropped, unreadable arguments replaced by a marker, a
-    leading system message kept. Nothing the user or the model said is lost."""
+    """A valid copy of a history loaded from disk: consecutive user (and plain assistant) messages merged, an error
+    result for a call without one, orphan results dropped, unreadable arguments replaced by a marker, a leading system
+    message kept. Nothing the user or the model said is lost."""
     out: list = []
     pending: list = []  # call ids of the last assistant message still waiting for results
     spoken = False  # a user or assistant message is in ``out`` already

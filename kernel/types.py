@@ -6,6 +6,7 @@ are in :mod:`kernel.protocols`."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
@@ -44,22 +45,14 @@ class ProviderConfig:
         fields = {key: str(given.get(key) if given.get(key) is not None else settings.get(key) or "")
                   for key in ("model", "provider", "base_url", "api_mode", "api_key_env")}
         options = settings.section("provider_options")  # timeout, prompt_cache, thinking budget ...
-        return cls(extra=tuple(sorted((k, v) for k, v in options.items() if _hashable(v))), **fields)
+        return cls(extra=tuple(sorted((k, v) for k, v in options.items() if isinstance(v, Hashable))), **fields)
 
     @classmethod
     def from_mapping(cls, data: dict) -> "ProviderConfig":
         known = {"model", "provider", "base_url", "api_mode", "api_key_env"}
         kwargs = {k: str(data.get(k) or "") for k in known}
-        extra = tuple(sorted((k, v) for k, v in data.items() if k not in known and _hashable(v)))
+        extra = tuple(sorted((k, v) for k, v in data.items() if k not in known and isinstance(v, Hashable)))
         return cls(extra=extra, **kwargs)
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 @dataclass
@@ -170,10 +163,9 @@ class ExitReason:
 
 @dataclass
 class TurnResult:
-    """What one turn produced: ``exit_reason`` (an :class:`ExitReason`), the
-    answer (``final_response``, None without one) and the whole history.
-    ``to_dict()`` is the ``--json`` document; ``result["key"]`` reads the same
-    keys, as hermes-agent's ``run_conversation`` returns them."""
+    """What one turn produced: ``exit_reason`` (an :class:`ExitReason`), the answer (``final_response``, None without
+    one) and the whole history. ``to_dict()`` is the ``--json`` document; ``result["key"]`` reads the same keys, as
+    hermes-agent's ``run_conversation`` returns them."""
 
     final_response: Optional[str]
     messages: list
@@ -211,9 +203,8 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write
 
 def normalize_usage(input_tokens: int = 0, output_tokens: int = 0, cache_read_tokens: int = 0,
                     cache_write_tokens: int = 0, reasoning_tokens: int = 0, request_count: int = 1) -> dict:
-    """The one usage shape of the kernel, with the ecosystem's two extra
-    spellings: ``prompt_tokens`` (input + cache read + cache write) and
-    ``total_tokens`` (prompt + output)."""
+    """The one usage shape of the kernel, with the ecosystem's two extra spellings: ``prompt_tokens`` (input + cache
+    read + cache write) and ``total_tokens`` (prompt + output)."""
     vals = [int(v or 0) for v in (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)]
     usage = dict(zip(USAGE_KEYS, vals))
     usage["request_count"] = int(request_count or 0)
@@ -317,13 +308,11 @@ class ToolError(Exception):
 
 @dataclass
 class Tool:
-    """A tool offered to the model. ``handler(args: dict, ctx: ToolContext)``
-    returns a str (usually JSON) or a JSON-able value, and may be ``async``.
-    ``parallel_safe`` tools run in a pool beside others, ``interactive`` ones
-    (they ask the user) alone; a ``path_arg`` tool runs in parallel only when
-    its path overlaps no other in the batch. ``check`` hides the tool when it
-    returns False (missing binary, no key). A tool the providers cannot offer
-    is a ``ValueError`` here: offered, it would fail every model call."""
+    """A tool offered to the model. ``handler(args: dict, ctx: ToolContext)`` returns a str (usually JSON) or a
+    JSON-able value, and may be ``async``. ``parallel_safe`` tools run in a pool beside others, ``interactive`` ones
+    (they ask the user) alone; a ``path_arg`` tool runs in parallel only when its path overlaps no other in the batch.
+    ``check`` hides the tool when it returns False (missing binary, no key). A tool the providers cannot offer is a
+    ``ValueError`` here: offered, it would fail every model call."""
 
     name: str
     description: str
@@ -363,10 +352,9 @@ class Tool:
 
 @dataclass
 class ToolCall:
-    """One call of a tool by the model, as the tool hooks see it: what it
-    calls (``name``, ``args``: the very dict the handler gets, so changing it
-    in place rewrites the call), who asked (the ids), and the tool that runs
-    it (``None`` for a name no tool has)."""
+    """One call of a tool by the model, as the tool hooks see it: what it calls (``name``, ``args``: the very dict the
+    handler gets, so changing it in place rewrites the call), who asked (the ids), and the tool that runs it (``None``
+    for a name no tool has)."""
 
     name: str
     args: dict

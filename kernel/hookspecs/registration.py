@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from kernel import hookspec
 
 if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
+    from kernel.agent import Agent
     from kernel.protocols import Settings
     from kernel.types import ProviderConfig
 
@@ -54,6 +55,18 @@ def register_toolsets(register: Callable[..., None], config: Settings) -> None:
     :param register: ``register(name, tools, description="")``; ``tools``
         lists tool names and/or other toolset names.
     :param config: the loaded configuration.
+    """
+
+
+@hookspec
+def agent_tools(agent: Agent, starting: bool) -> Optional[list]:
+    """Tools known only at run time (an MCP server's), offered to this agent
+    beside the registry's when its toolsets include theirs (or it has none).
+
+    :param starting: asked while the agent is built: answer at once and start
+        what is slow in the background, then call ``agent.tools_changed()``
+        (from any thread); the next model call asks again (``False``).
+    :return: a list of :class:`kernel.types.Tool`, or ``None``.
     """
 
 

@@ -221,3 +221,66 @@ def test_a_tool_reports_progress_through_on_tool_progress(make_agent, recorder):
     assert [(p["tool_name"], p["message"]) for p in rec.of("on_tool_progress")] == [
         ("slow_job", "halfway"), ("slow_job", "almost done")]
     assert rec.of("on_tool_progress")[0]["tool_call_id"]
+
+
+class RuntimeTools:
+    """A plugin whose tools appear at run time (as an MCP server's do)."""
+
+    def __init__(self):
+        self.tools, self.asks, self.agents = [], [], []
+
+    @hookimpl
+    def register_toolsets(self, register):  # named before their tools exist, so `-t mcp-a` is known
+        for name in ("mcp-a", "mcp-b", "mcp-late"):
+            register(name, [], "run-time tools")
+
+    @hookimpl
+    def agent_tools(self, agent, starting):
+        self.asks.append(starting)
+        self.agents.append(agent)
+        return list(self.tools)
+
+
+def _offered(request):
+    return sorted(t["name"] for t in request.tools)
+
+
+def test_run_time_tools_are_offered_from_the_next_model_call_after_tools_changed(make_agent, echo_plugin):
+    from kernel.types import Tool
+
+    runtime = RuntimeTools()
+    late = Tool("late", "Appears later", {"type": "object", "properties": {}}, lambda args, ctx: "late ran",
+                toolset="mcp-late")
+    agent = make_agent(echo_plugin, runtime, script=[calls_step(("echo", {})), calls_step(("late", {})), "done"])
+    assert runtime.asks == [True] and "late" not in agent.tools  # asked once, while the agent was built
+
+    def arrive(step, messages, agent):  # the server connected during the first step
+        if step == 1:
+            runtime.tools.append(late)
+            agent.tools_changed()
+
+    watcher = type("Watcher", (), {"on_step": hookimpl(staticmethod(arrive))})()
+    agent.host.pm.register(watcher)
+    result = agent.run_conversation("go")
+    first, second = agent.scripted.requests[:2]
+    assert "late" not in _offered(first) and "late" in _offered(second)
+    assert runtime.asks == [True, False]  # asked again once, before the call after the change
+    assert [m["content"] for m in result["messages"] if m["role"] == "tool"][-1] == "late ran"
+
+
+def test_run_time_tools_keep_to_the_agents_toolsets_and_blocked_names(make_agent, echo_plugin):
+    from kernel.types import Tool
+
+    runtime = RuntimeTools()
+    schema = {"type": "object", "properties": {}}
+    runtime.tools = [Tool("a_one", "A", schema, lambda a, c: "a", toolset="mcp-a"),
+                     Tool("b_one", "B", schema, lambda a, c: "b", toolset="mcp-b"),
+                     Tool("echo", "Not the registered echo", schema, lambda a, c: "no", toolset="mcp-a"),
+                     "not a tool"]
+    everything = make_agent(echo_plugin, runtime, script=[])
+    assert {"a_one", "b_one", "echo"} <= set(everything.tools)
+    assert everything.tools["echo"].description != "Not the registered echo"  # a registered tool keeps its name
+    only_a = make_agent(echo_plugin, runtime, script=[], toolsets=["test", "mcp-a"], blocked_tools=["b_one"])
+    assert "a_one" in only_a.tools and "b_one" not in only_a.tools
+    blocked = make_agent(echo_plugin, runtime, script=[], blocked_tools=["a_one"])
+    assert "a_one" not in blocked.tools and "b_one" in blocked.tools
