@@ -34,7 +34,7 @@ def register_hookspecs(add: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_config(declare: Callable[..., None]) -> None:
+def register_config(declare: Callable[..., None], config: Config) -> None:
     """Declare the config keys your plugin reads; once per plugin host.
     ``hermes config`` shows, checks and sets them; a value of the wrong type
     in config.yaml is a one-line error naming the file and key, and a key no
@@ -47,6 +47,7 @@ def register_config(declare: Callable[..., None]) -> None:
         anything goes), the default ``config.get`` returns, one line of help,
         for a number the least value that makes sense, and the only values it takes; or
         ``declare(hermes.host.config.Key(...))``.
+    :param config: the loaded configuration (keys below a mapping of names, as ``mcp_servers``, are declared per name).
     """
 
 

@@ -377,7 +377,7 @@ class PluginHost:
                 raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
 
         with self.failures.watch() as seen:
-            self.pm.hook.register_config(declare=declare)
+            self.pm.hook.register_config(declare=declare, config=self.config)
         for plugin, failure in seen.plugins.items():  # broken, as in the registry's hooks
             if self.pm.get_plugin(plugin) is not None:
                 self.drop(plugin, f"register_config failed: {failure.error}")

@@ -235,6 +235,12 @@ class RuntimeTools:
             register(name, [], "run-time tools")
 
     @hookimpl
+    def on_step(self, step, agent):
+        if step == 1 and getattr(self, "arriving", None):
+            self.tools.append(self.arriving)
+            agent.tools_changed()
+
+    @hookimpl
     def agent_tools(self, agent, starting):
         self.asks.append(starting)
         self.agents.append(agent)
@@ -254,13 +260,7 @@ def test_run_time_tools_are_offered_from_the_next_model_call_after_tools_changed
     agent = make_agent(echo_plugin, runtime, script=[calls_step(("echo", {})), calls_step(("late", {})), "done"])
     assert runtime.asks == [True] and "late" not in agent.tools  # asked once, while the agent was built
 
-    def arrive(step, messages, agent):  # the server connected during the first step
-        if step == 1:
-            runtime.tools.append(late)
-            agent.tools_changed()
-
-    watcher = type("Watcher", (), {"on_step": hookimpl(staticmethod(arrive))})()
-    agent.host.pm.register(watcher)
+    runtime.arriving = late  # the server connects during the first step
     result = agent.run_conversation("go")
     first, second = agent.scripted.requests[:2]
     assert "late" not in _offered(first) and "late" in _offered(second)
