@@ -1,0 +1,125 @@
+"""MCP: the tools, resources and prompts of Model Context Protocol servers as
+hermes tools (``mcp__<server>__<tool>``, toolset ``mcp-<server>``).
+
+Servers come from ``mcp_servers`` in config.yaml (hermes-agent's format, see
+:mod:`plugins.mcp.config`) and from plugins (``register_mcp_servers``). They
+start in the background when the first agent is built (never for ``--help``,
+``plugins list`` or ``config``), and the first model call waits for those
+still connecting; the SDK is imported only then. ``hermes mcp`` lists, tests,
+adds and removes them; ``/reload-mcp`` in chat reads the config again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kernel import hookimpl
+
+_manager: Any = None  # plugins.mcp.servers.Manager, once an agent needs a server
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.mcp import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl
+def register_config(declare, config):
+    from plugins.mcp.config import declare_keys
+
+    declare_keys(declare, config)
+
+
+@hookimpl
+def register_toolsets(register, config):
+    servers = config.get("mcp_servers")
+    for name in servers if isinstance(servers, dict) else ():  # `-t mcp-NAME` is known before it connects
+        register(f"mcp-{name}", [], f"the tools of MCP server {name}")
+
+
+def all_servers(host, config: Any = None) -> dict:
+    """name -> :class:`plugins.mcp.config.Server` of every shipped and configured server (``config``: another
+    reading of config.yaml than the host's)."""
+    from plugins.mcp.config import configured
+    from plugins.mcp.hookspecs import MCP_SERVERS
+
+    shipped = {name: (entry.value, entry.plugin) for name, entry in host.registry[MCP_SERVERS].items()}
+    return configured(config or host.config, shipped)
+
+
+def manager(host):
+    """This process's servers (see :mod:`plugins.mcp.servers`), made the first time one is needed."""
+    global _manager
+    from hermes.host.config import data_dir
+    from kernel.secrets import Secrets
+    from plugins.mcp.sampling import Sampler
+    from plugins.mcp.servers import Manager
+
+    if _manager is None:
+        config = host.config
+        _manager = Manager(data_dir(), Secrets(key_envs=config.key_envs(),
+                                                passthrough=config.get("tools.env_passthrough") or []))
+        _manager.sampler = Sampler(host)
+    return _manager
+
+
+@hookimpl
+def agent_tools(agent, starting) -> Optional[list]:
+    host = agent.host
+    if _manager is None and not _any_server(host):
+        return None  # nothing configured: no SDK import, no thread
+    running = manager(host)
+    running.agents.add(agent)
+    if starting:  # start what is not running yet, answer at once with what is connected, and be asked again
+        running.update(all_servers(host))  # before the first model call if some are still connecting
+        if any(conn.state == "connecting" for conn in running.connections.values()):
+            agent.tools_changed()
+    else:  # before a model call: wait for the servers still connecting, within this hook's own deadline
+        limit = float(agent.config.get("plugins.hook_timeout") or 0) or 3600.0
+        running.wait_connecting(max(0.0, limit - 2.0), agent)
+    return running.tools(_cache())
+
+
+def _any_server(host) -> bool:
+    from plugins.mcp.hookspecs import MCP_SERVERS
+
+    configured = host.config.get("mcp_servers")
+    return bool(isinstance(configured, dict) and configured) or bool(host.registry[MCP_SERVERS])
+
+
+def _cache():
+    from hermes.host.config import data_dir
+
+    return data_dir() / "cache" / "mcp"
+
+
+@hookimpl
+def register_slash_commands(register):
+    register("reload-mcp", _reload, description="read mcp_servers in config.yaml again and reconnect")
+
+
+def _reload(raw_args: str, agent) -> str:
+    from hermes.host.config import ConfigError, load_config
+    from plugins.mcp.cli import status_lines
+
+    host = agent.host
+    try:
+        fresh = load_config(host.config.path, lenient=True)
+    except ConfigError as exc:
+        return f"config.yaml was not read again: {exc}"
+    running = manager(host)
+    running.shutdown()
+    running.update(all_servers(host, fresh))
+    running.agents.add(agent)
+    running.wait_connecting(float(agent.config.get("plugins.hook_timeout") or 30) - 2.0, agent)
+    agent.tools_changed()
+    return "\n".join(status_lines(running)) or "no MCP servers are configured"
+
+
+@hookimpl
+def register_commands(cli, config):
+    from plugins.mcp.cli import mcp_group
+
+    cli.add_command(mcp_group())

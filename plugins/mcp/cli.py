@@ -1,0 +1,192 @@
+"""``hermes mcp``: list, test, add, remove, enable and disable MCP servers.
+
+``list`` and ``test`` connect (``list`` all at once, each within its connect
+timeout); ``add``, ``remove``, ``enable`` and ``disable`` change ``mcp_servers``
+in config.yaml in a round trip that keeps its comments."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+
+def _fail(message: str, usage: bool = False) -> click.ClickException:
+    from hermes.cli.app import EXIT_USAGE, Fail
+
+    return Fail(message, EXIT_USAGE) if usage else Fail(message)
+
+
+def status_lines(running) -> list:
+    lines = []
+    for name, conn in sorted(running.connections.items()):
+        tools = len(_tools(conn)) if conn.state == "ready" else 0
+        took = f" in {conn.connect_seconds:.2f}s" if conn.connect_seconds is not None and conn.state == "ready" else ""
+        lines.append(f"{name}: {conn.state}{took}, {tools} tools" + (f" ({conn.error})" if conn.error else ""))
+    return lines
+
+
+def _tools(conn) -> list:
+    from plugins.mcp import _cache
+    from plugins.mcp.servers import tools_of
+
+    return tools_of(conn, _cache())
+
+
+def _connect(app, names=None, timeout=None) -> dict:
+    """name -> (Server, Connection or None when disabled), connected all at once."""
+    from plugins.mcp import all_servers, manager
+
+    found = all_servers(app.host)
+    if names is not None:
+        found = {n: s for n, s in found.items() if n in names}
+    running = manager(app.host)
+    running.quiet = True  # the command says what failed, once
+    running.update({n: s for n, s in found.items() if s.enabled})
+    wait = max((s.connect_timeout for s in found.values() if s.enabled), default=0.0)
+    running.wait_connecting(min(wait, timeout) if timeout else wait)
+    return {n: (s, running.connections.get(n)) for n, s in found.items()}
+
+
+def _row(server, conn) -> dict:
+    state = "disabled" if not server.enabled else conn.state if conn else "stopped"
+    return {"name": server.name, "transport": server.transport, "where": server.where(), "source": server.source,
+            "status": state, "tools": sorted(t.name for t in _tools(conn)) if state == "ready" else [],
+            "connect_seconds": round(conn.connect_seconds, 3) if conn and conn.connect_seconds and state == "ready"
+            else None, "last_error": conn.error if conn and conn.error else None}
+
+
+def _edit(app, change) -> None:
+    from plugins.config_command.edit import EditError, edit, path_of
+
+    try:
+        edit(path_of(app.config), change)
+    except (EditError, OSError) as exc:
+        raise _fail(f"config.yaml was not changed: {exc}") from None
+
+
+def _entry(app, name: str) -> dict:
+    servers = app.config.get("mcp_servers")
+    if not isinstance(servers, dict) or name not in servers:
+        known = ", ".join(sorted(servers)) if isinstance(servers, dict) and servers else "none"
+        raise _fail(f"no MCP server '{name}' in config.yaml (configured: {known})", usage=True)
+    return servers[name]
+
+
+def mcp_group() -> click.Group:
+    @click.group("mcp")
+    def group():
+        """MCP servers whose tools the agent may call: list, test, add, remove, enable, disable."""
+
+    @group.command("list")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                  help="Wait at most this long for the servers to connect (default: their connect_timeout).")
+    @click.pass_obj
+    def list_cmd(app, as_json, timeout):
+        """Each server: transport, status, tool count and its last error (connecting them all at once)."""
+        from hermes.cli.app import echo_json
+
+        rows = [_row(server, conn) for server, conn in _connect(app, timeout=timeout).values()]
+        if as_json:
+            echo_json(rows)
+            return
+        if not rows:
+            click.echo("No MCP servers are configured (add one with `hermes mcp add NAME -- COMMAND ARGS...`).")
+        for r in rows:
+            took = f" in {r['connect_seconds']:.2f}s" if r["connect_seconds"] is not None else ""
+            click.echo(f"{r['name']:<16} {r['transport']:<5} {r['status']:<10}{took:<9} {len(r['tools']):>3} tools  "
+                       f"{r['where']}" + (f"\n{'':<16} last error: {r['last_error']}" if r["last_error"] else ""))
+
+    @group.command("test")
+    @click.argument("name")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.pass_obj
+    def test_cmd(app, name, as_json):
+        """Connect to one server, list its tools and say how long it took."""
+        from hermes.cli.app import echo_json
+        from plugins.mcp import all_servers
+
+        known = all_servers(app.host)
+        if name not in known:
+            raise _fail(f"no MCP server '{name}' (configured: {', '.join(sorted(known)) or 'none'})", usage=True)
+        server = known[name]
+        if not server.enabled:
+            raise _fail(f"MCP server '{name}' is disabled (`hermes mcp enable {name}`)")
+        started = time.monotonic()
+        _, conn = _connect(app, {name})[name]
+        row = _row(server, conn)
+        row["seconds"] = round(time.monotonic() - started, 3)
+        if as_json:
+            echo_json(row)
+        elif row["status"] == "ready":
+            click.echo(f"{name}: connected in {row['seconds']:.2f}s, {len(row['tools'])} tools")
+            for tool in row["tools"]:
+                click.echo(f"  {tool}")
+        if row["status"] != "ready":
+            raise _fail(f"MCP server '{name}' did not connect: {row['last_error'] or row['status']}")
+
+    @group.command("add", context_settings={"ignore_unknown_options": True})
+    @click.argument("name")
+    @click.argument("command", nargs=-1, type=click.UNPROCESSED)
+    @click.option("--url", help="A remote server's endpoint (streamable HTTP).")
+    @click.option("--sse", is_flag=True, help="The url speaks the older SSE transport.")
+    @click.option("--header", "headers", multiple=True, metavar="K=V", help="An HTTP header (repeat for more).")
+    @click.option("--env", "envs", multiple=True, metavar="K=V", help="A variable for a stdio server (repeat).")
+    @click.pass_obj
+    def add_cmd(app, name, command, url, sse, headers, envs):
+        """Add a server: `hermes mcp add NAME -- COMMAND ARGS...` or `hermes mcp add NAME --url URL`."""
+        if bool(command) == bool(url):
+            raise _fail("give a command after `--`, or --url (one of them)", usage=True)
+        servers = app.config.get("mcp_servers")
+        if isinstance(servers, dict) and name in servers:
+            raise _fail(f"MCP server '{name}' is already configured (`hermes mcp remove {name}` first)", usage=True)
+
+        def pairs(items, what):
+            found = {}
+            for item in items:
+                key, sep, value = item.partition("=")
+                if not sep or not key.strip():
+                    raise _fail(f"{what} {item!r}: write it as KEY=VALUE", usage=True)
+                found[key.strip()] = value
+            return found
+
+        entry: dict = {"url": url, **({"transport": "sse"} if sse else {})} if url else \
+            {"command": command[0], "args": list(command[1:])}
+        if headers:
+            entry["headers"] = pairs(headers, "--header")
+        if envs:
+            entry["env"] = pairs(envs, "--env")
+        from plugins.config_command.edit import set_key
+
+        _edit(app, lambda doc: set_key(doc, ["mcp_servers", name], entry))
+        click.echo(f"added MCP server '{name}'; `hermes mcp test {name}` connects to it")
+
+    @group.command("remove")
+    @click.argument("name")
+    @click.pass_obj
+    def remove_cmd(app, name):
+        """Remove a server from config.yaml."""
+        from plugins.config_command.edit import unset_key
+
+        _entry(app, name)
+        _edit(app, lambda doc: unset_key(doc, ["mcp_servers", name]))
+        click.echo(f"removed MCP server '{name}'")
+
+    def switch(enabled: bool):
+        @click.argument("name")
+        @click.pass_obj
+        def command(app, name):
+            from plugins.config_command.edit import set_key
+            from plugins.mcp import all_servers
+
+            if name not in all_servers(app.host):  # a plugin's server is switched by an entry of its name
+                _entry(app, name)
+            _edit(app, lambda doc: set_key(doc, ["mcp_servers", name, "enabled"], enabled))
+            click.echo(f"MCP server '{name}' {'enabled' if enabled else 'disabled'}")
+        command.__doc__ = f"{'Enable' if enabled else 'Disable'} a server (mcp_servers.NAME.enabled)."
+        return command
+
+    group.command("enable")(switch(True))
+    group.command("disable")(switch(False))
+    return group

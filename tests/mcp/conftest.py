@@ -1,0 +1,71 @@
+"""Real MCP servers (tests/mcp/server.py on the `mcp` SDK) for the MCP plugin's tests."""
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SERVER = Path(__file__).with_name("server.py")
+
+
+def entry(mode: str = "normal", *extra, **settings) -> dict:
+    """A config.yaml entry for the test server in ``mode``."""
+    return {"command": sys.executable, "args": [str(SERVER), mode, *map(str, extra)], **settings}
+
+
+@pytest.fixture(autouse=True)
+def fresh_manager():
+    """Each test gets its own servers: the process's manager is shut down after it."""
+    import plugins.mcp
+
+    yield
+    if plugins.mcp._manager is not None:
+        plugins.mcp._manager.shutdown()
+        plugins.mcp._manager = None
+
+
+@pytest.fixture
+def mcp_agent(make_agent):
+    """``mcp_agent(servers={name: entry}, script=[...], plugins=(), **kwargs)``: an agent with the MCP plugin."""
+    import plugins.mcp as mcp_plugin
+
+    def build(servers, script=(), plugins=(), config=None, **kwargs):
+        return make_agent(mcp_plugin, *plugins, script=script, config={"mcp_servers": servers, **(config or {})},
+                          **kwargs)
+
+    return build
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server():
+    """The test server on streamable HTTP at 127.0.0.1 (a process of its own); its URL."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(SERVER), "normal", "--http", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    process.wait(10)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1].split()[0] != "Z"
+    except OSError:
+        return False

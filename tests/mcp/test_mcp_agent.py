@@ -1,0 +1,189 @@
+"""The MCP plugin through the real Agent loop (scripted provider) and real MCP servers (tests/mcp/server.py)."""
+
+import json
+import os
+import threading
+import time
+
+from kernel import hookimpl
+from tests.mcp.conftest import entry
+
+
+def calls(*pairs):
+    return {"tool_calls": [list(p) for p in pairs]}
+
+
+def results(result):
+    return [m["content"] for m in result["messages"] if m["role"] == "tool"]
+
+
+def offered(request):
+    return {t["name"]: t for t in request.tools}
+
+
+def test_a_servers_tools_are_ordinary_tools_with_its_schema_and_results_the_model_reads(mcp_agent, hermes_home):
+    agent = mcp_agent({"t": entry()}, script=[
+        calls(("mcp__t__add", {"a": 2, "b": 40}), ("mcp__t__picture", {}), ("mcp__t__echo", {"text": "hi"})),
+        calls(("mcp__t__read_resource", {"uri": "note://hello"}), ("mcp__t__get_prompt", {"name": "greet", "arguments": {"name": "Ann"}})),
+        "done"])
+    result = agent.run_conversation("go")
+    first = offered(agent.scripted.requests[0])
+    assert {"mcp__t__add", "mcp__t__echo", "mcp__t__list_resources", "mcp__t__read_resource", "mcp__t__list_prompts",
+            "mcp__t__get_prompt"} <= set(first)
+    assert first["mcp__t__add"]["parameters"]["required"] == ["a", "b"]
+    assert first["mcp__t__add"]["description"] == "Add two numbers."
+    add, picture, echo, resource, prompt = map(json.loads, results(result))
+    assert add == {"result": "42", "structuredContent": {"result": 42}}
+    assert picture["result"].startswith("a pixel\n[image: ") and "(image/png, 70 bytes)]" in picture["result"]
+    saved = picture["result"].split("[image: ")[1].split(" (")[0]
+    assert open(saved, "rb").read().startswith(b"\x89PNG") and saved.startswith(str(hermes_home))
+    assert echo["result"] == "echo: hi"
+    assert resource["contents"][0]["text"] == "hello from a resource"
+    assert prompt["messages"] == [{"role": "user", "content": "Please greet Ann warmly."}]
+    assert agent.tools["mcp__t__echo"].parallel_safe and not agent.tools["mcp__t__add"].parallel_safe  # read-only hint
+    assert agent.tools["mcp__t__add"].toolset == "mcp-t"
+
+
+def test_the_tools_policy_include_exclude_resources_prompts_and_parallel(mcp_agent):
+    agent = mcp_agent({"inc": entry(tools={"include": ["echo", "add"], "exclude": ["echo"], "prompts": False}),
+                       "exc": entry(tools={"exclude": "die", "resources": False}, supports_parallel_tool_calls=True)},
+                      script=[calls(("mcp__inc__echo", {"text": "x"})), "ok"])
+    agent.run_conversation("go")
+    names = set(offered(agent.scripted.requests[0]))
+    assert {"mcp__inc__echo", "mcp__inc__add", "mcp__inc__list_resources"} <= names  # include wins over exclude
+    assert "mcp__inc__env_of" not in names and "mcp__inc__get_prompt" not in names
+    assert "mcp__exc__die" not in names and "mcp__exc__env_of" in names and "mcp__exc__read_resource" not in names
+    assert agent.tools["mcp__exc__add"].parallel_safe  # the server allows parallel calls
+
+
+def test_toolsets_choose_servers_and_hooks_see_mcp_calls_as_any_other(mcp_agent):
+    seen = []
+
+    class Guard:
+        @hookimpl
+        def pre_tool_call(self, call):
+            seen.append(("pre", call.name, call.args))
+
+        @hookimpl
+        def post_tool_call(self, call, outcome):
+            seen.append(("post", call.name, outcome.status))
+
+    agent = mcp_agent({"a": entry(), "b": entry()}, plugins=[Guard()], toolsets=["mcp-a"],
+                      script=[calls(("mcp__a__echo", {"text": "x"}), ("mcp__b__echo", {"text": "y"})), "ok"])
+    result = agent.run_conversation("go")
+    names = set(offered(agent.scripted.requests[0]))
+    assert "mcp__a__echo" in names and not any(n.startswith("mcp__b__") for n in names)
+    assert json.loads(results(result)[0])["result"] == "echo: x"
+    assert "unknown tool 'mcp__b__echo'" in results(result)[1]
+    assert seen == [("pre", "mcp__a__echo", {"text": "x"}), ("post", "mcp__a__echo", "ok"),
+                    ("post", "mcp__b__echo", "error")]
+
+
+def test_a_server_that_dies_mid_call_is_an_error_naming_it_and_the_next_call_reconnects(mcp_agent, caplog):
+    agent = mcp_agent({"t": entry()}, script=[calls(("mcp__t__die", {})), calls(("mcp__t__echo", {"text": "back"})), "ok"])
+    result = agent.run_conversation("go")
+    died, back = results(result)
+    assert "MCP server 't' went away during the call" in json.loads(died)["error"]
+    assert json.loads(back)["result"] == "echo: back"
+    assert sum("MCP server 't'" in r.getMessage() for r in caplog.records) == 1  # said once
+
+
+def test_a_call_past_its_timeout_is_cancelled_and_said_so(mcp_agent):
+    agent = mcp_agent({"t": entry(timeout=1)}, script=[calls(("mcp__t__slow", {"seconds": 20})),
+                                                        calls(("mcp__t__echo", {"text": "still here"})), "ok"])
+    started = time.monotonic()
+    slow, echo = results(agent.run_conversation("go"))
+    assert time.monotonic() - started < 8
+    assert json.loads(slow)["error"] == "MCP server 't': no answer within 1s (its timeout); the call was cancelled"
+    assert json.loads(echo)["result"] == "echo: still here"
+
+
+def test_an_interrupt_cancels_the_call_in_flight(mcp_agent):
+    agent = mcp_agent({"t": entry()}, script=[calls(("mcp__t__slow", {"seconds": 30})), "never"])
+    agent.refresh_tools()  # connected before the turn starts
+    threading.Timer(1.5, agent.interrupt).start()
+    started = time.monotonic()
+    result = agent.run_conversation("go")
+    assert time.monotonic() - started < 6
+    assert result["exit_reason"] == "interrupted_by_user" or result["interrupted"]
+
+
+def test_servers_that_fail_to_start_are_reported_once_and_the_others_serve(mcp_agent, caplog, hermes_home):
+    agent = mcp_agent({"ok": entry(), "crash": entry("crash-start"), "hang": entry("hang-start", connect_timeout=2),
+                       "nocmd": {"args": ["x"]}},
+                      script=[calls(("mcp__ok__echo", {"text": "fine"})), "ok"])
+    started = time.monotonic()
+    result = agent.run_conversation("go")
+    assert time.monotonic() - started < 8  # all at once: about the slowest (2 s), not the sum
+    assert json.loads(results(result)[0])["result"] == "echo: fine"
+    said = [r.getMessage() for r in caplog.records if r.name == "hermes.mcp"]
+    assert len([m for m in said if "'crash'" in m]) == 1 and len([m for m in said if "'hang'" in m]) == 1
+    assert any("'hang'" in m and "connect_timeout (2s)" in m for m in said)
+    assert any("'nocmd'" in m and "needs a command" in m for m in said)
+    log = (hermes_home / "logs" / "mcp-stderr.log").read_text()
+    assert "crash-start: giving up before the handshake" in log  # its stderr went to the log
+
+
+def test_a_changed_tool_list_reaches_the_next_model_call(mcp_agent):
+    agent = mcp_agent({"t": entry("changing")}, script=[calls(("mcp__t__grow", {})), calls(("mcp__t__grown", {})), "ok"])
+    result = agent.run_conversation("go")
+    assert "mcp__t__grown" not in offered(agent.scripted.requests[0])
+    assert "mcp__t__grown" in offered(agent.scripted.requests[1])
+    assert json.loads(results(result)[1])["result"] == "grown ran"
+
+
+def test_a_stdio_server_gets_no_secrets_but_what_its_entry_grants(mcp_agent, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value-1234")
+    monkeypatch.setenv("GRANTED_TOKEN", "granted-value-5678")
+    agent = mcp_agent({"t": entry(env={"MY_TOKEN": "${GRANTED_TOKEN}", "PLAIN": "x"})}, script=[
+        calls(("mcp__t__env_of", {"name": "OPENAI_API_KEY"}), ("mcp__t__env_of", {"name": "MY_TOKEN"}),
+              ("mcp__t__env_of", {"name": "GRANTED_TOKEN"}), ("mcp__t__env_of", {"name": "PATH"})), "ok"])
+    key, granted, unnamed, path = [json.loads(r)["result"] for r in results(agent.run_conversation("go"))]
+    assert key == "[]" and unnamed == "[]" and path == f"[{os.environ['PATH']}]"
+    assert granted == "[[hermes: the value of $GRANTED_TOKEN was masked]]"  # it arrived; the model never sees it
+
+
+def test_sampling_is_off_unless_enabled_and_then_answered_by_the_agents_model(mcp_agent):
+    off = mcp_agent({"t": entry("sampling")}, script=[calls(("mcp__t__ask_model", {"question": "2+2?"})), "ok"])
+    assert "Sampling not supported" in results(off.run_conversation("go"))[0]
+    on = mcp_agent({"t": entry("sampling", sampling={"enabled": True, "max_tokens_cap": 20})}, max_turns=5,
+                   script=[calls(("mcp__t__ask_model", {"question": "2+2?"})), "four", "done"])
+    result = on.run_conversation("go")
+    assert json.loads(results(result)[0])["result"] == "the model said: four (test-model)"
+    assert on.scripted.requests[1].max_tokens == 20 and not on.scripted.requests[1].tools
+    assert on.budget.used == 3  # the sampling request counted against the budget
+    limited = mcp_agent({"t": entry("sampling", sampling={"enabled": True, "allowed_models": ["other"]})},
+                        script=[calls(("mcp__t__ask_model", {"question": "2+2?"})), "done"])
+    assert "not in this server's sampling.allowed_models" in results(limited.run_conversation("go"))[0]
+
+
+def test_streamable_http_servers(mcp_agent, http_server):
+    agent = mcp_agent({"web": {"url": http_server, "headers": {"X-Test": "1"}}},
+                      script=[calls(("mcp__web__add", {"a": 1, "b": 2})), "ok"])
+    assert json.loads(results(agent.run_conversation("go"))[0])["result"] == "3"
+
+
+class ShipsAServer:
+    @hookimpl
+    def register_mcp_servers(self, register):
+        register("shipped", entry(), "a plugin's own MCP server")
+
+
+def test_a_plugin_ships_a_server_and_config_can_turn_it_off(mcp_agent):
+    agent = mcp_agent({}, plugins=[ShipsAServer()], script=[calls(("mcp__shipped__echo", {"text": "hi"})), "ok"])
+    assert json.loads(results(agent.run_conversation("go"))[0])["result"] == "echo: hi"
+    off = mcp_agent({"shipped": {"enabled": False}}, plugins=[ShipsAServer()], script=["ok"])
+    off.run_conversation("go")
+    assert not any(n.startswith("mcp__") for n in offered(off.scripted.requests[0]))
+
+
+def test_no_servers_no_sdk_and_no_thread(make_agent):
+    import sys
+
+    import plugins.mcp
+
+    before, imported = {t.name for t in threading.enumerate()}, "mcp" in sys.modules
+    agent = make_agent(plugins.mcp, script=["ok"])
+    agent.run_conversation("go")
+    assert plugins.mcp._manager is None and "hermes-mcp" not in {t.name for t in threading.enumerate()} - before
+    assert imported or "mcp" not in sys.modules  # the SDK is not imported for nothing

@@ -1,0 +1,34 @@
+"""/reload-mcp in `hermes chat`, in a pseudo-terminal: config.yaml read again, servers reconnected, and the next
+model call offered the new server's tools."""
+
+import json
+import re
+
+import yaml
+
+from tests.mcp.conftest import entry
+from tests.terminal.conftest import terminal  # noqa: F401  (fixture)
+
+
+def test_reload_mcp_reads_the_config_again_and_the_next_call_has_the_new_servers_tools(terminal, hermes,  # noqa: F811
+                                                                                      hermes_home):
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"a": entry()}}))
+    chat, home = terminal([{"tool_calls": [["mcp__a__echo", {"text": "one"}]]}, "first done",
+                           {"tool_calls": [["mcp__b__echo", {"text": "two"}]]}, "second done"])
+    chat.expect("hermes> ", timeout=30)
+    chat.line("go")
+    chat.expect("first done", timeout=30)
+    chat.expect("hermes> ")
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"a": entry(), "b": entry()}}))
+    chat.line("/reload-mcp")
+    chat.expect("b: ready", timeout=30)
+    chat.expect("hermes> ")
+    chat.line("again")
+    chat.expect("second done", timeout=30)
+    chat.expect("hermes> ")
+    chat.keys("\x04")
+    assert chat.close() == 0
+    session = re.match(r"\w+", chat.seen.rsplit("resume it with: hermes chat --resume ", 1)[1]).group()
+    shown = json.loads(hermes("sessions", "show", session, "--json").stdout)
+    tools = [json.loads(m["content"]) for m in shown["messages"] if m["role"] == "tool"]
+    assert [t["result"] for t in tools] == ["echo: one", "echo: two"]

@@ -1,0 +1,163 @@
+"""MCP through the CLI as a user runs it: `hermes run` against the wire-protocol server with real MCP servers
+(tests/mcp/server.py, and mcp-server-time from the package index), `hermes mcp ...`, and the processes left."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import yaml
+
+from plugins_providers.testserver import reply
+from tests.conftest import hermes_command
+from tests.mcp.conftest import SERVER, alive, entry
+
+
+def write_config(home, servers, **more):
+    (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers, **more}))
+
+
+def run(hermes, wire_server, *extra, **kwargs):
+    return hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode",
+                  "chat_completions", "-m", "gpt-test", *extra, **kwargs)
+
+
+def tool_results(request):
+    return [m["content"] for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def test_a_published_server_from_the_package_index_answers_the_model(hermes, wire_server, hermes_home):
+    write_config(hermes_home, {"time": {"command": sys.executable, "args": ["-m", "mcp_server_time",
+                                                                            "--local-timezone", "UTC"]}})
+    wire_server.push(reply(tool_calls=[("mcp__time__get_current_time", {"timezone": "Europe/Paris"})]),
+                     reply("It is noon."))
+    out = run(hermes, wire_server, "What time is it in Paris?", timeout=90)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["final_response"] == "It is noon."  # stdout is the document alone
+    offered = [t["function"]["name"] for t in wire_server.requests[0].body["tools"]]
+    assert "mcp__time__get_current_time" in offered and "mcp__time__convert_time" in offered
+    result = json.loads(json.loads(tool_results(wire_server.requests[1])[0])["result"])
+    assert result["timezone"] == "Europe/Paris" and result["datetime"].startswith(time.strftime("%Y-"))
+    assert out.stderr == ""
+
+
+def test_servers_start_only_for_an_agent_and_config_check_names_a_typo(hermes, hermes_home, tmp_path):
+    marker = tmp_path / "started"
+    write_config(hermes_home, {"t": {"command": "sh", "args": ["-c", f"touch {marker}; exec {sys.executable} {SERVER}"],
+                                     "comand": "typo"}})
+    for args in (["--help"], ["plugins", "list"], ["config", "check"], ["mcp", "--help"]):
+        out = hermes(*args)
+        assert not marker.exists(), args
+    check = hermes("config", "check")
+    assert "unknown key 'mcp_servers.t.comand'" in check.stdout + check.stderr
+    assert "did you mean 'mcp_servers.t.command'" in check.stdout + check.stderr or \
+        "mcp_servers.t.command" in check.stdout + check.stderr
+    write_config(hermes_home, {"t": {"command": sys.executable, "timeout": "soon"}})
+    wrong = hermes("config", "check")
+    assert wrong.returncode != 0 and "mcp_servers.t.timeout: expected a number" in wrong.stdout + wrong.stderr
+
+
+def test_failing_servers_are_one_line_each_and_their_stderr_goes_to_the_log(hermes, wire_server, hermes_home):
+    write_config(hermes_home, {"ok": entry(), "crash": entry("crash-start"),
+                               "hang": entry("hang-start", connect_timeout=2)})
+    wire_server.push(reply(tool_calls=[("mcp__ok__echo", {"text": "still works"})]), reply("done"))
+    started = time.monotonic()
+    out = run(hermes, wire_server, "go", timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 12
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 2 and all("warning" in line.lower() for line in lines), out.stderr
+    assert any("MCP server 'crash'" in line for line in lines) and any("MCP server 'hang'" in line for line in lines)
+    assert "giving up before the handshake" not in out.stderr
+    assert "giving up before the handshake" in (hermes_home / "logs" / "mcp-stderr.log").read_text()
+    assert json.loads(tool_results(wire_server.requests[1])[0])["result"] == "echo: still works"
+
+
+def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, http_server):
+    write_config(hermes_home, {"ok": entry(), "crash": entry("crash-start"), "web": {"url": http_server}})
+    listed = hermes("mcp", "list", "--json", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["ok"]["status"] == "ready" and "mcp__ok__echo" in rows["ok"]["tools"] and rows["ok"]["transport"] == "stdio"
+    assert rows["web"]["status"] == "ready" and rows["web"]["transport"] == "http"
+    assert rows["crash"]["status"] == "failed" and rows["crash"]["last_error"]
+    text = hermes("mcp", "list", timeout=60).stdout
+    assert "ok" in text and "ready" in text and "last error:" in text
+    tested = hermes("mcp", "test", "ok", timeout=60)
+    assert tested.returncode == 0 and tested.stdout.startswith("ok: connected in ") and "mcp__ok__add" in tested.stdout
+    failed = hermes("mcp", "test", "crash", timeout=60)
+    assert failed.returncode == 1 and failed.stderr.startswith("hermes: error: MCP server 'crash' did not connect")
+    unknown = hermes("mcp", "test", "nope")
+    assert unknown.returncode == 2 and "no MCP server 'nope'" in unknown.stderr and "Traceback" not in unknown.stderr
+
+    (hermes_home / "config.yaml").write_text("# my servers\nmcp_servers:\n  ok:  # the test one\n"
+                                             f"    command: {sys.executable}\n    args: [{SERVER}]\n")
+    added = hermes("mcp", "add", "two", "--env", "A=1", "--", sys.executable, str(SERVER), "normal")
+    assert added.returncode == 0, added.stderr
+    assert hermes("mcp", "add", "remote", "--url", http_server, "--header", "Authorization=Bearer ${TOKEN}").returncode == 0
+    assert hermes("mcp", "add", "two", "--", "x").returncode == 2  # already there
+    assert hermes("mcp", "add", "bad", "--url", http_server, "--header", "novalue").returncode == 2
+    assert hermes("mcp", "disable", "ok").returncode == 0
+    text = (hermes_home / "config.yaml").read_text()
+    assert "# my servers" in text and "# the test one" in text  # a round trip keeps the comments
+    config = yaml.safe_load(text)["mcp_servers"]
+    assert config["two"] == {"command": sys.executable, "args": [str(SERVER), "normal"], "env": {"A": "1"}}
+    assert config["remote"] == {"url": http_server, "headers": {"Authorization": "Bearer ${TOKEN}"}}
+    assert config["ok"]["enabled"] is False
+    rows = {r["name"]: r for r in json.loads(hermes("mcp", "list", "--json", timeout=60).stdout)}
+    assert rows["ok"]["status"] == "disabled" and rows["two"]["status"] == "ready"
+    assert hermes("mcp", "enable", "ok").returncode == 0 and hermes("mcp", "remove", "two").returncode == 0
+    config = yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]
+    assert "two" not in config and config["ok"]["enabled"] is True
+    assert hermes("mcp", "remove", "two").returncode == 2
+
+
+def _pids(path, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return [int(p) for p in path.read_text().split()]
+        time.sleep(0.1)
+    raise AssertionError("the server did not write its pids")
+
+
+def _gone(pids, within=6.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if alive(p)]
+
+
+def test_no_process_a_server_started_outlives_hermes_even_one_that_ignores_sigterm(hermes, wire_server, hermes_home,
+                                                                                  tmp_path):
+    pids_file = tmp_path / "pids"
+    write_config(hermes_home, {"stubborn": entry("stubborn", pids_file)})
+    wire_server.push(reply(tool_calls=[("mcp__stubborn__echo", {"text": "x"})]), reply("done"))
+    started = time.monotonic()
+    out = run(hermes, wire_server, "go", timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 15
+    assert _gone(_pids(pids_file)) == []
+
+
+def test_a_killed_hermes_leaves_no_server_behind(wire_server, hermes_home, tmp_path):
+    pids_file = tmp_path / "pids"
+    write_config(hermes_home, {"stubborn": entry("stubborn", pids_file)})
+    wire_server.push(reply("too late", delay=60))
+    env = {**os.environ, "HERMES_HOME": str(hermes_home)}
+    process = subprocess.Popen(hermes_command() + ["run", "--json", "--no-save", "--base-url", wire_server.openai_url,
+                               "--api-mode", "chat_completions", "-m", "gpt-test", "go"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        pids = _pids(pids_file)
+        deadline = time.monotonic() + 30
+        while not wire_server.requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        assert _gone(pids) == []
+    finally:
+        if process.poll() is None:
+            process.kill()
