@@ -45,11 +45,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def http_server():
-    """The test server on streamable HTTP at 127.0.0.1 (a process of its own); its URL."""
+def _serve(flag: str, path: str):
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), "normal", "--http", str(port)],
+    process = subprocess.Popen([sys.executable, str(SERVER), "normal", flag, str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -58,9 +56,21 @@ def http_server():
             break
         except OSError:
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
+    yield f"http://127.0.0.1:{port}{path}"
     process.terminate()
     process.wait(10)
+
+
+@pytest.fixture
+def http_server():
+    """The test server on streamable HTTP at 127.0.0.1 (a process of its own); its URL."""
+    yield from _serve("--http", "/mcp")
+
+
+@pytest.fixture
+def sse_server():
+    """The test server on the older SSE transport at 127.0.0.1; its URL."""
+    yield from _serve("--sse", "/sse")
 
 
 def alive(pid: int) -> bool:

@@ -8,7 +8,7 @@
     slow-start    as normal, after waiting argv[2] seconds (a server that waits on its backend first)
     sampling      as normal, plus `ask_model`, which asks the client's model (sampling)
 
-Run over stdio, or streamable HTTP with `--http PORT`.
+Run over stdio, streamable HTTP with `--http PORT`, or SSE with `--sse PORT`.
 """
 
 import os
@@ -104,6 +104,19 @@ if mode == "sampling":
             [SamplingMessage(role="user", content=TextContent(type="text", text=question))], max_tokens=50)
         return f"the model said: {result.content.text} ({result.model})"
 
+    @server.tool()
+    async def ask_twice(ctx: Context) -> str:
+        """Ask the client's model twice; say what came back each time."""
+        said = []
+        for question in ("one?", "two?"):
+            try:
+                result = await ctx.session.create_message(
+                    [SamplingMessage(role="user", content=TextContent(type="text", text=question))], max_tokens=50)
+                said.append(result.content.text)
+            except Exception as exc:  # the client refused: its message
+                said.append(f"refused: {exc}")
+        return " | ".join(said)
+
 if mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
@@ -114,5 +127,7 @@ if mode == "stubborn":
 if __name__ == "__main__":
     if "--http" in sys.argv:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    elif "--sse" in sys.argv:
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--sse") + 1]))
     else:
         server.run()

@@ -157,10 +157,28 @@ def test_sampling_is_off_unless_enabled_and_then_answered_by_the_agents_model(mc
     assert "not in this server's sampling.allowed_models" in results(limited.run_conversation("go"))[0]
 
 
-def test_streamable_http_servers(mcp_agent, http_server):
-    agent = mcp_agent({"web": {"url": http_server, "headers": {"X-Test": "1"}}},
-                      script=[calls(("mcp__web__add", {"a": 1, "b": 2})), "ok"])
-    assert json.loads(results(agent.run_conversation("go"))[0])["result"] == "3"
+def test_remote_servers_streamable_http_and_sse(mcp_agent, http_server, sse_server):
+    agent = mcp_agent({"web": {"url": http_server, "headers": {"X-Test": "1"}}, "old": {"url": sse_server,
+                                                                                       "transport": "sse"}},
+                      script=[calls(("mcp__web__add", {"a": 1, "b": 2}), ("mcp__old__add", {"a": 3, "b": 4})), "ok"])
+    assert [json.loads(r)["result"] for r in results(agent.run_conversation("go"))] == ["3", "7"]
+
+
+def test_sampling_keeps_to_its_rate_and_timeout(mcp_agent):
+    rated = mcp_agent({"t": entry("sampling", sampling={"enabled": True, "max_rpm": 1})},
+                      script=[calls(("mcp__t__ask_twice", {})), "first", "done"])
+    said = json.loads(results(rated.run_conversation("go"))[0])["result"]
+    assert said.startswith("first | refused: ") and "more than 1 sampling requests a minute" in said
+
+    class SlowModel:  # the sampling call's model answers after the timeout
+        @hookimpl
+        def pre_api_request(self, call):
+            if call.aux_task.startswith("mcp_sampling"):
+                time.sleep(2)
+
+    slow = mcp_agent({"t": entry("sampling", sampling={"enabled": True, "timeout": 0.5})}, plugins=[SlowModel()],
+                     script=[calls(("mcp__t__ask_model", {"question": "?"})), "late", "done"])
+    assert "did not answer within 0.5s (sampling.timeout)" in results(slow.run_conversation("go"))[0]
 
 
 class ShipsAServer:
