@@ -103,7 +103,7 @@ class Agent:
             raise AgentError(exc.args[0]) from None
         offered = [registry.tools[name] for name in sorted(names - blocked)]
         engine = self.context_engine  # one that does not subclass ContextEngine may lack tools(): its failure
-        offered += (self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) if engine else 0) or []
+        offered += engine and self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) or []
         for answer in self.hook.agent_tools(agent=self, starting=starting):
             offered += [t for t in answer if isinstance(t, Tool) and t.name not in blocked
                         and (not wanted or t.toolset in wanted)] if isinstance(answer, list) else []

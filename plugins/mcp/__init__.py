@@ -27,7 +27,7 @@ def register_hookspecs(add):
 
 @hookimpl
 def register_config(declare, config):
-    from plugins.mcp.config import declare_keys
+    from plugins.mcp.keys import declare_keys
 
     declare_keys(declare, config)
 

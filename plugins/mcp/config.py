@@ -1,6 +1,5 @@
 """``mcp_servers`` in config.yaml, in hermes-agent's format, as :class:`Server`
-records; the keys of each entry are declared per server name, so ``hermes config
-check`` names a typo in one (``mcp_servers.github.comand``).
+records (their keys are declared in :mod:`plugins.mcp.keys`).
 
     mcp_servers:
       time:                               # stdio: a command hermes starts
@@ -22,44 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-DEFAULT_TIMEOUT = 300.0  # seconds a call may take (hermes-agent's default)
-DEFAULT_CONNECT_TIMEOUT = 60.0
-TRANSPORTS = ("stdio", "http", "streamable_http", "streamable-http", "sse")
-
-# key below mcp_servers.<name> -> (type, help); hermes-agent's names and meanings
-ENTRY_KEYS = {
-    "command": (str, "the program that runs a stdio server"),
-    "args": (list, "its arguments"),
-    "env": (dict, "variables for it, on top of the scrubbed base environment (${VAR} takes one of hermes')"),
-    "cwd": (str, "the folder it runs in"),
-    "url": (str, "a remote server's endpoint (streamable HTTP, or SSE with transport: sse)"),
-    "headers": (dict, "HTTP headers for a remote server (${VAR} takes a variable)"),
-    "transport": (str, "stdio, http or sse (default: stdio with a command, http with a url)"),
-    "enabled": (bool, "false: configured but not started"),
-    "timeout": (float, "seconds one call may take (default 300)"),
-    "connect_timeout": (float, "seconds to start and connect (default 60)"),
-    "supports_parallel_tool_calls": (bool, "its tools may run side by side (else only those annotated read-only)"),
-    "tools": (dict, "which of its tools to offer: include, exclude, resources, prompts"),
-    "tools.include": ((list, str), "only these tools (wins over exclude)"),
-    "tools.exclude": ((list, str), "every tool but these"),
-    "tools.resources": (bool, "offer list_resources and read_resource (default true, if the server has resources)"),
-    "tools.prompts": (bool, "offer list_prompts and get_prompt (default true, if the server has prompts)"),
-    "sampling": (dict, "model requests the server may make through hermes' provider (off unless enabled)"),
-    "sampling.enabled": (bool, "answer the server's sampling requests (default false)"),
-    "sampling.model": (str, "the model to answer with (default: the agent's)"),
-    "sampling.max_tokens_cap": (int, "most tokens one sampling answer may have (default 4096)"),
-    "sampling.timeout": (float, "seconds one sampling request may take (default 30)"),
-    "sampling.max_rpm": (int, "most sampling requests a minute (default 10)"),
-    "sampling.allowed_models": (list, "the models a server may ask for (empty: any)"),
-    "sampling.max_tool_rounds": (int, "hermes-agent's; read, not used (sampling never runs tools here)"),
-    "sampling.log_level": (str, "hermes-agent's; read, not used"),
-    # hermes-agent's keys this client reads but does not need (accepted so a copied block checks clean)
-    "keepalive_interval": (float, "hermes-agent's; read, not used"),
-    "skip_preflight": (bool, "hermes-agent's; read, not used"),
-    "idle_timeout_seconds": (float, "hermes-agent's; read, not used"),
-    "max_lifetime_seconds": (float, "hermes-agent's; read, not used"),
-}
-_SECTIONS = {"tools", "sampling"}  # mappings whose own keys are declared one by one
+from plugins.mcp.keys import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT
 
 
 @dataclass
@@ -97,24 +59,6 @@ class Server:
 
     def where(self) -> str:
         return self.url if self.transport != "stdio" else " ".join([self.command, *map(str, self.args)])
-
-
-def declare_keys(declare, config) -> None:
-    """``mcp_servers`` and, for each server named in config.yaml, the keys of its entry."""
-    servers = config.get("mcp_servers") if config is not None else None
-    if not isinstance(servers, dict) or not servers:
-        declare("mcp_servers", dict, {}, "MCP servers whose tools the agent may call (hermes-agent's format)")
-        return
-    for name, entry in servers.items():
-        base = f"mcp_servers.{name}"
-        if not isinstance(entry, dict):
-            declare(base, dict, None, f"MCP server {name}")  # a wrong type: config check says so
-            continue
-        for key, (kind, text) in ENTRY_KEYS.items():
-            if key in _SECTIONS and isinstance(entry.get(key), dict):
-                continue  # its keys are declared one by one, so a typo below it is found too
-            declare(f"{base}.{key}", kind, None, text, minimum=0 if kind in (int, float) else None,
-                    choices=TRANSPORTS if key == "transport" else ())
 
 
 def _names(value: Any) -> frozenset:

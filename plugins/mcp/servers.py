@@ -83,11 +83,12 @@ class Connection:
         from mcp import ClientSession
         from mcp_types import Implementation
 
-        started, error = time.monotonic(), ""
+        started, error, gone = time.monotonic(), "", asyncio.Event()
         try:
             async with AsyncExitStack() as stack:
                 async with asyncio.timeout(self.server.connect_timeout):
                     read, write = await stack.enter_async_context(self._transport())
+                    read = _watched(read, gone, stack)
                     session = await stack.enter_async_context(ClientSession(
                         read, write, message_handler=self._on_message, client_info=Implementation(
                             name="hermes", version=_version()), **self.manager.sampling_for(self.server)))
@@ -100,7 +101,9 @@ class Connection:
                 self.connect_seconds = time.monotonic() - started
                 self.ready.set()
                 self.manager.changed()
-                await stop.wait()
+                await _first(stop.wait(), gone.wait())
+                if gone.is_set() and not stop.is_set():
+                    raise EOFError("the server closed the connection")
         except asyncio.CancelledError:
             error = "stopped"
         except BaseException as exc:  # noqa: BLE001 - a server's failure is reported, never ours
@@ -163,7 +166,8 @@ class Connection:
 
     def call(self, work: Callable, timeout: float, agent: Any = None) -> Any:
         """Run ``work(session)`` on the loop and wait for its answer: connecting first if the server is not
-        connected, giving up past ``timeout`` or at the agent's interrupt (the request is cancelled, and the server told)."""
+        connected, giving up past ``timeout`` or at the agent's interrupt (the request is cancelled, the server
+        told)."""
         name = self.server.name
         if self.state != "ready":
             self.start()
@@ -350,6 +354,37 @@ def tools_of(conn: Connection, cache: Path) -> list:
     return made + mcp_tools.utility_tools(server, conn.capabilities, utility)
 
 
+def _watched(read, gone: asyncio.Event, stack: AsyncExitStack):
+    """``read`` relayed through a stream of our own, setting ``gone`` when the server's side ends (a stdio
+    server that died while idle, a remote one that hung up): the session alone would notice at the next call."""
+    import anyio
+
+    send, receive = anyio.create_memory_object_stream(0)
+
+    async def relay():
+        try:
+            async with send:
+                async for item in read:
+                    await send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            gone.set()
+
+    task = asyncio.get_running_loop().create_task(relay())
+    stack.callback(task.cancel)
+    return receive
+
+
+async def _first(*waits) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
 def _why(exc: BaseException, server: Server) -> str:
     """One line for a server's failure (an exception group's first cause; a missing program named)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -357,9 +392,9 @@ def _why(exc: BaseException, server: Server) -> str:
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return f"no answer within its connect_timeout ({server.connect_timeout:g}s)"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if type(exc).__name__ in ("ConnectionClosed", "ClosedResourceError", "EndOfStream", "BrokenResourceError") or \
-            "connection closed" in text.lower():
-        return "the server closed the connection" + (" (see logs/mcp-stderr.log)" if server.transport == "stdio" else "")
+    closed = ("ClosedResourceError", "EndOfStream", "BrokenResourceError")
+    if isinstance(exc, EOFError) or type(exc).__name__ in closed or "connection closed" in text.lower():
+        return "the server closed the connection" + (" (see logs/mcp-stderr.log)" * (server.transport == "stdio"))
     return text
 
 

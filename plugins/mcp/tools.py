@@ -76,7 +76,8 @@ def content_text(blocks: list, cache: Path) -> str:
             parts.append(text if text is not None else
                          f"[resource {resource.uri}: {_media_file(cache, resource.blob, resource.mime_type or '')}]")
         elif kind == "resource_link":
-            parts.append(f"[resource link: {block.uri}" + (f" ({block.description})" if block.description else "") + "]")
+            about = f" ({block.description})" if block.description else ""
+            parts.append(f"[resource link: {block.uri}{about}]")
         else:
             parts.append(f"[{kind or type(block).__name__} content]")
     return "\n".join(p for p in parts if p)

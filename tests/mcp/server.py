@@ -58,6 +58,12 @@ def slow(seconds: float) -> str:
 
 
 @server.tool()
+def pid() -> int:
+    """This server's process id."""
+    return os.getpid()
+
+
+@server.tool()
 def die() -> str:
     """The server exits in the middle of this call."""
     os._exit(7)

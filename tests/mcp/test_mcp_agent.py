@@ -88,6 +88,21 @@ def test_a_server_that_dies_mid_call_is_an_error_naming_it_and_the_next_call_rec
     assert sum("MCP server 't'" in r.getMessage() for r in caplog.records) == 1  # said once
 
 
+def test_a_server_that_dies_while_idle_is_reported_at_once_and_the_next_call_reconnects(mcp_agent, caplog):
+    import signal
+
+    agent = mcp_agent({"t": entry()}, script=[calls(("mcp__t__pid", {})), "ok", calls(("mcp__t__echo", {"text": "b"})),
+                                              "done"])
+    pid = int(json.loads(results(agent.run_conversation("go"))[0])["result"])
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("'t'" in r.getMessage() for r in caplog.records):
+        time.sleep(0.05)
+    said = [r.getMessage() for r in caplog.records if r.name == "hermes.mcp"]
+    assert said == ["MCP server 't' (config.yaml): the server closed the connection (see logs/mcp-stderr.log)"]
+    assert json.loads(results(agent.run_conversation("again"))[-1])["result"] == "echo: b"
+
+
 def test_a_call_past_its_timeout_is_cancelled_and_said_so(mcp_agent):
     agent = mcp_agent({"t": entry(timeout=1)}, script=[calls(("mcp__t__slow", {"seconds": 20})),
                                                         calls(("mcp__t__echo", {"text": "still here"})), "ok"])
