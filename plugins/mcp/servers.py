@@ -54,6 +54,7 @@ class Connection:
         self.reported = ""  # the last error said on stderr (each failure is said once)
         self._stop: Optional[asyncio.Event] = None
         self.attempt = 0  # each start is a new attempt; an older one's end changes nothing
+        self._starting = threading.Lock()
         self.task: Optional[asyncio.Task] = None
 
     # ------------------------------------------------------------ on the loop
@@ -156,13 +157,14 @@ class Connection:
 
     # ------------------------------------------------------- from any thread
     def start(self) -> None:
-        """Connect in the background (once at a time)."""
-        if self.state in ("connecting", "ready"):
-            return
-        self.ready.clear()
-        self.state, self.error, self.attempt = "connecting", "", self.attempt + 1
-        self._stop = asyncio.Event()
-        self.task = asyncio.run_coroutine_threadsafe(self.run(self.attempt, self._stop), self.manager.loop)
+        """Connect in the background (once at a time: parallel calls may all find it gone)."""
+        with self._starting:
+            if self.state in ("connecting", "ready"):
+                return
+            self.ready.clear()
+            self.state, self.error, self.attempt = "connecting", "", self.attempt + 1
+            self._stop = asyncio.Event()
+            self.task = asyncio.run_coroutine_threadsafe(self.run(self.attempt, self._stop), self.manager.loop)
 
     def call(self, work: Callable, timeout: float, agent: Any = None) -> Any:
         """Run ``work(session)`` on the loop and wait for its answer: connecting first if the server is not
