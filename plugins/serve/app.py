@@ -1,0 +1,286 @@
+"""The HTTP API as an ASGI application (Starlette), on a plugin host made
+without click: OpenAI's chat completions and models, as hermes-agent's API
+server answers them (``gateway/platforms/api_server.py`` in 0.19), its
+capabilities and health routes.
+
+Errors are OpenAI's envelope (``{"error": {"message", "type", "param", "code"}}``)
+with the right status, never a traceback. Each request gets its own agent on
+a worker thread; at most ``api_server.max_concurrent_runs`` run at once (more:
+429). A streamed answer whose client goes away interrupts its agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from plugins.serve.turns import Sink, TurnRequest, build_agent, run_turn
+
+log = logging.getLogger("hermes.serve")
+SESSION_HEADER = "X-Hermes-Session-Id"
+MAX_SESSION_ID = 256
+KEEPALIVE = 15.0  # seconds of silence before an SSE comment keeps a proxy from closing the stream
+
+
+def error(status: int, message: str, kind: str = "invalid_request_error", code: Optional[str] = None,
+          param: Optional[str] = None, headers: Optional[dict] = None) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}},
+                        status_code=status, headers=headers)
+
+
+class Server:
+    """The state one ``hermes serve`` process shares between requests."""
+
+    def __init__(self, host, *, key: str = "", model_name: str = "hermes-agent", max_concurrent: int = 8,
+                 max_body: int = 1_000_000):
+        from kernel import __version__
+
+        self.host, self.key, self.model_name = host, key, model_name
+        self.max_body, self.version = max_body, __version__
+        self.slots = asyncio.Semaphore(max_concurrent)
+        self.pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="hermes-serve")
+
+    # ------------------------------------------------------------ plumbing
+    def authorized(self, request: Request) -> bool:
+        if not self.key:
+            return True
+        given = request.headers.get("authorization", "")
+        scheme, _, token = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.key.encode())
+
+    async def body(self, request: Request) -> Any:
+        """The JSON body, or an error response (too large, not JSON, not an object)."""
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > self.max_body:
+            return error(413, f"the request body is over {self.max_body} bytes (api_server.max_body_bytes)")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > self.max_body:
+                return error(413, f"the request body is over {self.max_body} bytes (api_server.max_body_bytes)")
+        try:
+            data = json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError) as exc:
+            return error(400, f"the request body is not JSON: {exc}")
+        if not isinstance(data, dict):
+            return error(400, "the request body must be a JSON object")
+        return data
+
+    # ------------------------------------------------------------- routes
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "platform": "hermes", "version": self.version})
+
+    async def models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [
+            {"id": self.model_name, "object": "model", "created": int(time.time()), "owned_by": "hermes",
+             "permission": [], "root": self.model_name, "parent": None}]})
+
+    async def capabilities(self, request: Request) -> Response:
+        return JSONResponse({
+            "object": "hermes.api_server.capabilities", "platform": "hermes", "model": self.model_name,
+            "auth": {"type": "bearer", "required": bool(self.key)},
+            "runtime": {"mode": "server_agent", "tool_execution": "server", "split_runtime": False},
+            "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": False,
+                         "run_submission": False, "session_resources": False,
+                         "session_continuity_header": SESSION_HEADER},
+            "endpoints": {"health": {"method": "GET", "path": "/health"},
+                          "models": {"method": "GET", "path": "/v1/models"},
+                          "capabilities": {"method": "GET", "path": "/v1/capabilities"},
+                          "chat_completions": {"method": "POST", "path": "/v1/chat/completions"}}})
+
+    async def chat_completions(self, request: Request) -> Response:
+        body = await self.body(request)
+        if isinstance(body, Response):
+            return body
+        turn = self._chat_turn(request, body)
+        if isinstance(turn, Response):
+            return turn
+        if self.slots.locked():
+            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                         kind="rate_limit_error", code="too_many_runs")
+        model = str(body.get("model") or self.model_name)
+        completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:29]}", int(time.time())
+        if turn.stream:
+            return StreamingResponse(self._stream_chat(request, turn, completion_id, created, model),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        async with self.slots:
+            outcome = await self._run(request, turn, None)
+        if isinstance(outcome, Response):
+            return outcome
+        agent, result = outcome
+        headers = {SESSION_HEADER: result.session_id}
+        if not result.final_response and result.exit_reason != "completed":
+            return error(502, result.error or f"the agent ended without an answer ({result.exit_reason})",
+                         kind="server_error", code="agent_incomplete", headers=headers)
+        return JSONResponse({
+            "id": completion_id, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": result.final_response or ""},
+                         "finish_reason": _finish(result)}],
+            "usage": _usage(result)}, headers=headers)
+
+    # -------------------------------------------------------------- turns
+    def _chat_turn(self, request: Request, body: dict):
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return error(400, "'messages' must be a non-empty list", param="messages")
+        system, conversation = [], []
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict):
+                return error(400, f"messages[{i}] must be an object", param=f"messages[{i}]")
+            role, content = message.get("role"), _text(message.get("content"))
+            if content is None:
+                return error(400, f"messages[{i}].content must be a string or a list of text parts",
+                             param=f"messages[{i}].content")
+            if role in ("system", "developer"):
+                system.append(content)
+            elif role in ("user", "assistant"):
+                conversation.append({"role": role, "content": content})
+        if not conversation or conversation[-1]["role"] != "user" or not conversation[-1]["content"].strip():
+            return error(400, "the last message must be the user's, with text", param="messages")
+        stream = body.get("stream", False)
+        if not isinstance(stream, bool):
+            return error(400, "'stream' must be true or false", param="stream")
+        session_id = request.headers.get(SESSION_HEADER, "").strip() or None
+        if session_id is not None:
+            if not self.key:  # a session's history is the store's: only for an authenticated caller
+                return error(403, f"{SESSION_HEADER} needs the server to have a key (API_SERVER_KEY)",
+                             kind="permission_error")
+            if len(session_id) > MAX_SESSION_ID or any(c in session_id for c in "\r\n\x00/\\"):
+                return error(400, f"{SESSION_HEADER} is not a session id", param=SESSION_HEADER)
+        model = body.get("model")
+        return TurnRequest(user_message=conversation[-1]["content"], history=conversation[:-1],
+                           system_message="\n".join(system) if system else None, session_id=session_id,
+                           model=model if isinstance(model, str) and model and model != self.model_name else "",
+                           stream=stream)
+
+    async def _run(self, request: Request, turn: TurnRequest, sink: Optional[Sink]):
+        """(agent, result) of the turn on a worker thread, or an error response; a client that goes away
+        interrupts the agent."""
+        loop = asyncio.get_running_loop()
+        try:
+            agent = await loop.run_in_executor(self.pool, build_agent, self.host, turn, sink)
+        except Exception as exc:  # noqa: BLE001 - a configuration the server cannot run
+            return error(500, f"the agent could not be built: {exc}", kind="server_error", code="agent_config")
+        if sink is not None:
+            sink.agent = agent
+        future = loop.run_in_executor(self.pool, run_turn, agent, turn)
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=0.25)
+            if done:
+                break
+            if await request.is_disconnected():
+                agent.interrupt()
+        try:
+            return agent, future.result()
+        except Exception as exc:  # noqa: BLE001 - the loop's own failure: a server error, logged once
+            log.error("a turn failed: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
+            return error(500, f"the turn failed: {exc}", kind="server_error")
+
+    async def _stream_chat(self, request: Request, turn: TurnRequest, completion_id: str, created: int, model: str):
+        def chunk(delta: dict, finish: Optional[str] = None, **extra) -> str:
+            data = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+            return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+        async with self.slots:
+            sink = Sink(asyncio.get_running_loop())
+            task = asyncio.ensure_future(self._run(request, turn, sink))
+            yield chunk({"role": "assistant"})
+            try:
+                while True:
+                    getter = asyncio.ensure_future(sink.queue.get())
+                    done, _ = await asyncio.wait({getter, task}, timeout=KEEPALIVE, return_when="FIRST_COMPLETED")
+                    if getter in done:
+                        event = getter.result()
+                        if event.kind == "delta":
+                            sink.streamed = True
+                            yield chunk({"content": event.data["text"]})
+                        elif event.kind in ("tool_start", "tool_complete"):
+                            yield f"event: hermes.tool.progress\ndata: {json.dumps(event.data)}\n\n"
+                        continue
+                    getter.cancel()
+                    if task in done:
+                        break
+                    yield ": keepalive\n\n"
+                while not sink.queue.empty():
+                    event = sink.queue.get_nowait()
+                    if event.kind == "delta":
+                        yield chunk({"content": event.data["text"]})
+                outcome = task.result()
+                if isinstance(outcome, Response):
+                    yield chunk({}, "error", hermes={"error": json.loads(outcome.body)["error"]["message"]})
+                else:
+                    _, result = outcome
+                    if not sink.streamed and result.final_response:  # the provider did not stream: all at once
+                        yield chunk({"content": result.final_response})
+                    yield chunk({}, _finish(result), usage=_usage(result),
+                                hermes={"session_id": result.session_id, "exit_reason": result.exit_reason})
+                yield "data: [DONE]\n\n"
+            finally:
+                sink.closed = True
+                if not task.done() and sink.agent is not None:  # the client went away mid-stream
+                    sink.agent.interrupt()
+
+
+def _text(content: Any) -> Optional[str]:
+    """A message's content as text: a string, or the text parts of a list (other parts are dropped)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text")]
+        return "\n".join(str(p) for p in parts)
+    return None
+
+
+def _finish(result) -> str:
+    return "stop" if result.exit_reason == "completed" else "length" if result.exit_reason == "budget_exhausted" \
+        else "error"
+
+
+def _usage(result) -> dict:
+    usage = result.usage or {}
+    prompt, completion = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def make_app(server: Server) -> Starlette:
+    """The ASGI application of ``server``: its routes behind the bearer key (``/health`` is open)."""
+
+    def guarded(handler):
+        async def endpoint(request: Request) -> Response:
+            if not server.authorized(request):
+                return error(401, "a valid API key is required (Authorization: Bearer KEY)",
+                             kind="authentication_error", code="invalid_api_key")
+            try:
+                return await handler(request)
+            except Exception as exc:  # noqa: BLE001 - never a traceback to the client
+                log.error("%s %s failed: %s", request.method, request.url.path, exc,
+                          exc_info=log.isEnabledFor(logging.DEBUG))
+                return error(500, f"internal error: {type(exc).__name__}: {exc}", kind="server_error")
+        return endpoint
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error(404, f"no route {request.method} {request.url.path}", code="not_found")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error(405, f"{request.method} is not allowed on {request.url.path}", code="method_not_allowed")
+
+    return Starlette(routes=[
+        Route("/health", server.health, methods=["GET"]),
+        Route("/v1/models", guarded(server.models), methods=["GET"]),
+        Route("/v1/capabilities", guarded(server.capabilities), methods=["GET"]),
+        Route("/v1/chat/completions", guarded(server.chat_completions), methods=["POST"]),
+    ], exception_handlers={404: not_found, 405: not_allowed})

@@ -1,0 +1,55 @@
+"""``hermes serve``: the HTTP API on uvicorn (a well-kept ASGI server, already installed with the MCP SDK)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import click
+
+from plugins.serve import DEFAULT_PORT
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command()
+@click.option("--host", default=None, help="Address to listen on (api_server.host; default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help=f"Port to listen on (api_server.port; default {DEFAULT_PORT}; 0: any free one).")
+@click.pass_obj
+def serve(app, host, port):
+    """Serve the agent over an OpenAI-compatible HTTP API (key: API_SERVER_KEY)."""
+    from hermes.cli.app import EXIT_USAGE, Fail, program
+
+    config = app.config
+    host = host or str(config.get("api_server.host") or "127.0.0.1")
+    port = port if port is not None else int(config.get("api_server.port") or DEFAULT_PORT)
+    key = os.environ.get("API_SERVER_KEY") or str(config.get("api_server.key") or "")
+    if not key and not _loopback(host):
+        raise Fail(f"refusing to listen on {host} without a key: set API_SERVER_KEY (or api_server.key), "
+                   "or listen on 127.0.0.1", EXIT_USAGE)
+    import uvicorn
+
+    from plugins.serve.app import Server, make_app
+
+    server = Server(app.host, key=key, model_name=str(config.get("api_server.model_name") or "hermes-agent"),
+                    max_concurrent=int(config.get("api_server.max_concurrent_runs") or 8),
+                    max_body=int(config.get("api_server.max_body_bytes") or 1_000_000))
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise Fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    bound = sock.getsockname()[1]
+    guard = "key required" if key else "no key: loopback only"
+    click.echo(f"{program()}: serving on http://{host}:{bound}/v1 ({guard}); Ctrl+C stops", err=True)
+    uvicorn.Server(uvicorn.Config(make_app(server), log_level="warning", access_log=False)).run(sockets=[sock])

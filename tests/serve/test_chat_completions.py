@@ -1,0 +1,172 @@
+"""`hermes serve`'s OpenAI-compatible chat completions, driven by the real openai SDK and plain HTTP."""
+
+import json
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import openai
+import pytest
+
+from plugins_providers.testserver import reply
+from tests.conftest import hermes_command
+
+
+def post(served, path, body, headers=None, raw=False):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(served.url + path, data=data, method="POST",
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+            return response.status, dict(response.headers), text if raw else json.loads(text)
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), json.loads(exc.read().decode())
+
+
+def test_chat_completions_answer_as_openai_does_streamed_and_not(serve, wire_server):
+    served = serve()
+    client = served.client()
+    wire_server.push(reply("Hello from hermes."))
+    raw = client.chat.completions.with_raw_response.create(
+        model="hermes-agent", messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}])
+    completion = raw.parse()
+    assert completion.choices[0].message.content == "Hello from hermes."
+    assert completion.choices[0].finish_reason == "stop" and completion.object == "chat.completion"
+    assert raw.headers["x-hermes-session-id"]
+    sent = wire_server.requests[0].body["messages"]
+    assert sent[0]["role"] == "system" and "Be brief." in sent[0]["content"] and sent[-1]["content"] == "hi"
+
+    wire_server.push(reply("streamed answer"))
+    stream = client.chat.completions.create(model="hermes-agent", stream=True,
+                                            messages=[{"role": "user", "content": "stream it"}])
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "streamed answer"
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_a_stateless_request_brings_its_history_and_a_session_goes_on_with_the_header(serve, wire_server):
+    served = serve(key="k" * 32)
+    client = served.client()
+    wire_server.push(reply("Paris."), reply("About 2 million."), reply("Still Paris."), reply("Now too."))
+    history = [{"role": "user", "content": "Capital of France?"}, {"role": "assistant", "content": "Paris."},
+               {"role": "user", "content": "Its population?"}]
+    client.chat.completions.create(model="hermes-agent", messages=history[:1])
+    client.chat.completions.create(model="hermes-agent", messages=history)
+    assert [m["content"] for m in wire_server.requests[1].body["messages"] if m["role"] != "system"] == \
+        ["Capital of France?", "Paris.", "Its population?"]
+    first = client.chat.completions.with_raw_response.create(model="hermes-agent", messages=history[:1])
+    session = first.headers["x-hermes-session-id"]
+    again = client.chat.completions.with_raw_response.create(
+        model="hermes-agent", messages=[{"role": "user", "content": "And now?"}],
+        extra_headers={"X-Hermes-Session-Id": session})
+    assert again.headers["x-hermes-session-id"] == session
+    assert [m["content"] for m in wire_server.requests[3].body["messages"] if m["role"] != "system"] == \
+        ["Capital of France?", "Still Paris.", "And now?"]  # the stored session's history, not the body's
+
+
+def test_the_key_and_openai_shaped_errors(serve, wire_server):
+    served = serve(key="s3cret-key-of-some-length")
+    with pytest.raises(openai.AuthenticationError) as caught:
+        served.client(api_key="wrong").chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.body["type"] == "authentication_error"
+    auth = {"Authorization": f"Bearer {served.key}"}
+    status, _, body = post(served, "/v1/chat/completions", b"{not json", auth)
+    assert status == 400 and body["error"]["type"] == "invalid_request_error" and "not JSON" in body["error"]["message"]
+    status, _, body = post(served, "/v1/chat/completions", {"messages": []}, auth)
+    assert status == 400 and body["error"]["param"] == "messages"
+    status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "assistant", "content": "x"}]}, auth)
+    assert status == 400 and "the last message must be the user's" in body["error"]["message"]
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:  # refused before it is sent
+        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {served.key}\r\n"
+                     "Content-Type: application/json\r\nContent-Length: 2000000\r\n\r\n".encode())
+        answer = b""
+        while b"bytes" not in answer:
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            answer += piece
+        answer = answer.decode()
+    assert answer.startswith("HTTP/1.1 413") and "the request body is over 1000000 bytes" in answer
+    status, _, body = post(served, "/v1/nope", {}, auth)
+    assert status == 404 and body["error"]["code"] == "not_found"
+    models = served.client().models.list()
+    assert [m.id for m in models.data] == ["hermes-agent"]
+    caps = json.loads(urllib.request.urlopen(urllib.request.Request(served.url + "/v1/capabilities",
+                                                                    headers=auth)).read())
+    assert caps["auth"]["required"] is True and caps["features"]["chat_completions_streaming"] is True
+    assert json.loads(urllib.request.urlopen(served.url + "/health").read())["status"] == "ok"  # open
+
+
+def test_a_session_header_without_a_key_is_refused_and_no_key_means_loopback_only(serve, wire_server, hermes_home):
+    served = serve()
+    status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]},
+                           {"X-Hermes-Session-Id": "abc"})
+    assert status == 403 and "API_SERVER_KEY" in body["error"]["message"]
+    out = subprocess.run(hermes_command() + ["serve", "--host", "0.0.0.0", "--port", "0"], capture_output=True,
+                         text=True, timeout=60, env={**__import__("os").environ, "HERMES_HOME": str(hermes_home)})
+    assert out.returncode == 2 and out.stderr.startswith("hermes: error: refusing to listen on 0.0.0.0 without a key")
+
+
+def test_tool_calls_stream_as_progress_events_and_run_on_the_server(serve, wire_server, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("the secret word is tangerine\n")
+    served = serve()
+    wire_server.push(reply(tool_calls=[("read_file", {"path": str(note)})]), reply("It says tangerine."))
+    status, headers, text = post(served, "/v1/chat/completions",
+                                 {"stream": True, "messages": [{"role": "user", "content": "read it"}]}, raw=True)
+    assert status == 200 and headers["content-type"].startswith("text/event-stream")
+    events = [block for block in text.split("\n\n") if block.strip()]
+    progress = [json.loads(b.split("data: ", 1)[1]) for b in events if b.startswith("event: hermes.tool.progress")]
+    assert [(p["tool"], p["status"]) for p in progress] == [("read_file", "running"), ("read_file", "completed")]
+    assert events[-1] == "data: [DONE]"
+    tool_result = [m for m in wire_server.requests[1].body["messages"] if m["role"] == "tool"][0]["content"]
+    assert "tangerine" in tool_result
+
+
+def test_conversations_run_side_by_side_and_past_the_limit_is_429(serve, wire_server):
+    served = serve(config={"api_server": {"max_concurrent_runs": 4}})
+    for _ in range(4):
+        wire_server.push(reply("slow answer", delay=1.0))
+    client = served.client()
+    answers, errors = [], []
+
+    def ask():
+        try:
+            answers.append(client.chat.completions.create(
+                model="hermes-agent", messages=[{"role": "user", "content": "hi"}]).choices[0].message.content)
+        except openai.APIStatusError as exc:
+            errors.append(exc.status_code)
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "user", "content": "one more"}]})
+    for t in threads:
+        t.join(30)
+    assert answers == ["slow answer"] * 4 and not errors
+    assert time.monotonic() - started < 3.5  # side by side: about one model delay, not four
+    assert status == 429 and body["error"]["code"] == "too_many_runs"
+
+
+def test_a_client_that_goes_away_mid_stream_interrupts_its_agent(serve, wire_server):
+    served = serve()
+    wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 3"})]), reply("never read"))
+    request = urllib.request.Request(served.url + "/v1/chat/completions", method="POST",
+                                     data=json.dumps({"stream": True, "messages": [
+                                         {"role": "user", "content": "wait"}]}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    response = urllib.request.urlopen(request, timeout=30)
+    response.readline()  # the role chunk: the turn is running
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(wire_server.requests) < 1:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the tool is running
+    response.close()
+    time.sleep(5.0)  # past the tool's 3 s: a turn still running would have called the model again
+    assert len(wire_server.requests) == 1  # interrupted: no second model call after the tool
