@@ -1,6 +1,6 @@
 """The HTTP API as an ASGI application (Starlette), on a plugin host made
-without click: OpenAI's chat completions and models, as hermes-agent's API
-server answers them (``gateway/platforms/api_server.py`` in 0.19), its
+without click: OpenAI's chat completions, responses and models, as
+hermes-agent's API server answers them (``gateway/platforms/api_server.py`` in 0.19), its
 capabilities and health routes.
 
 Errors are OpenAI's envelope (``{"error": {"message", "type", "param", "code"}}``)
@@ -50,6 +50,7 @@ class Server:
         self.max_body, self.version = max_body, __version__
         self.slots = asyncio.Semaphore(max_concurrent)
         self.pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="hermes-serve")
+        self._responses: Any = None  # plugins.serve.responses.ResponseStore, opened by the first use
 
     # ------------------------------------------------------------ plumbing
     def authorized(self, request: Request) -> bool:
@@ -91,13 +92,17 @@ class Server:
             "object": "hermes.api_server.capabilities", "platform": "hermes", "model": self.model_name,
             "auth": {"type": "bearer", "required": bool(self.key)},
             "runtime": {"mode": "server_agent", "tool_execution": "server", "split_runtime": False},
-            "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": False,
+            "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": True,
+                         "responses_streaming": False,
                          "run_submission": False, "session_resources": False,
                          "session_continuity_header": SESSION_HEADER},
             "endpoints": {"health": {"method": "GET", "path": "/health"},
                           "models": {"method": "GET", "path": "/v1/models"},
                           "capabilities": {"method": "GET", "path": "/v1/capabilities"},
-                          "chat_completions": {"method": "POST", "path": "/v1/chat/completions"}}})
+                          "chat_completions": {"method": "POST", "path": "/v1/chat/completions"},
+                          "responses": {"method": "POST", "path": "/v1/responses"},
+                          "response": {"method": "GET", "path": "/v1/responses/{response_id}"},
+                          "response_delete": {"method": "DELETE", "path": "/v1/responses/{response_id}"}}})
 
     async def chat_completions(self, request: Request) -> Response:
         body = await self.body(request)
@@ -128,6 +133,83 @@ class Server:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": result.final_response or ""},
                          "finish_reason": _finish(result)}],
             "usage": _usage(result)}, headers=headers)
+
+    @property
+    def responses(self):
+        if self._responses is None:
+            from hermes.host.config import data_dir
+            from plugins.serve.responses import ResponseStore
+
+            self._responses = ResponseStore(data_dir() / "response_store.db")
+        return self._responses
+
+    async def create_response(self, request: Request) -> Response:
+        from plugins.serve.responses import input_messages, output_items
+
+        body = await self.body(request)
+        if isinstance(body, Response):
+            return body
+        messages = input_messages(body.get("input"))
+        if not messages:
+            return error(400, "'input' must be text or a list of messages", param="input")
+        if body.get("stream"):
+            return error(400, "streamed responses are not served yet: leave 'stream' out, or use "
+                              "/v1/chat/completions with stream", param="stream", code="unsupported")
+        history, instructions = [], body.get("instructions")
+        previous = body.get("previous_response_id")
+        if previous is not None:
+            stored = await asyncio.to_thread(self.responses.get, str(previous)) if isinstance(previous, str) else None
+            if stored is None:
+                return error(404, f"no stored response '{previous}'", param="previous_response_id", code="not_found")
+            history, instructions = list(stored["conversation_history"]), instructions or stored.get("instructions")
+        system = [m["content"] for m in messages if m["role"] == "system"]
+        messages = [m for m in messages if m["role"] != "system"]
+        if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
+            return error(400, "the input must end with the user's message, with text", param="input")
+        if system:
+            instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
+        if self.slots.locked():
+            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                         kind="rate_limit_error", code="too_many_runs")
+        model = body.get("model")
+        history += messages[:-1]
+        turn = TurnRequest(user_message=messages[-1]["content"], history=history,
+                           system_message=instructions if isinstance(instructions, str) else None,
+                           model=model if isinstance(model, str) and model != self.model_name else "")
+        async with self.slots:
+            outcome = await self._run(request, turn, None)
+        if isinstance(outcome, Response):
+            return outcome
+        _, result = outcome
+        status = "completed" if result.exit_reason == "completed" else \
+            "incomplete" if result.exit_reason in ("budget_exhausted", "interrupted_by_user") else "failed"
+        usage = _usage(result)
+        data = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
+                "status": status, "model": str(model or self.model_name), "previous_response_id": previous,
+                "instructions": instructions, "output": output_items(_this_turn(result.messages),
+                                                                      result.final_response, result.error),
+                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+                "error": None if status != "failed" else {"code": "server_error", "message": result.error or ""},
+                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
+                          "total_tokens": usage["total_tokens"]}}
+        if body.get("store", True) is not False:
+            await asyncio.to_thread(self.responses.put, data["id"], {
+                "response": data, "conversation_history": result.messages, "instructions": instructions,
+                "session_id": result.session_id})
+        return JSONResponse(data, headers={SESSION_HEADER: result.session_id})
+
+    async def get_response(self, request: Request) -> Response:
+        response_id = request.path_params["response_id"]
+        stored = await asyncio.to_thread(self.responses.get, response_id)
+        if stored is None:
+            return error(404, f"no stored response '{response_id}'", code="not_found")
+        return JSONResponse(stored["response"])
+
+    async def delete_response(self, request: Request) -> Response:
+        response_id = request.path_params["response_id"]
+        if not await asyncio.to_thread(self.responses.delete, response_id):
+            return error(404, f"no stored response '{response_id}'", code="not_found")
+        return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
     # -------------------------------------------------------------- turns
     def _chat_turn(self, request: Request, body: dict):
@@ -245,6 +327,12 @@ def _text(content: Any) -> Optional[str]:
     return None
 
 
+def _this_turn(messages: list) -> list:
+    """The messages after the turn's user message (the history before it came with the request)."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    return messages[users[-1] + 1:] if users else messages
+
+
 def _finish(result) -> str:
     return "stop" if result.exit_reason == "completed" else "length" if result.exit_reason == "budget_exhausted" \
         else "error"
@@ -283,4 +371,7 @@ def make_app(server: Server) -> Starlette:
         Route("/v1/models", guarded(server.models), methods=["GET"]),
         Route("/v1/capabilities", guarded(server.capabilities), methods=["GET"]),
         Route("/v1/chat/completions", guarded(server.chat_completions), methods=["POST"]),
+        Route("/v1/responses", guarded(server.create_response), methods=["POST"]),
+        Route("/v1/responses/{response_id}", guarded(server.get_response), methods=["GET"]),
+        Route("/v1/responses/{response_id}", guarded(server.delete_response), methods=["DELETE"]),
     ], exception_handlers={404: not_found, 405: not_allowed})

@@ -170,3 +170,33 @@ def test_a_client_that_goes_away_mid_stream_interrupts_its_agent(serve, wire_ser
     response.close()
     time.sleep(5.0)  # past the tool's 3 s: a turn still running would have called the model again
     assert len(wire_server.requests) == 1  # interrupted: no second model call after the tool
+
+
+def test_responses_chain_with_previous_response_id_and_are_kept_for_get_and_delete(serve, wire_server, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("blue\n")
+    served = serve()
+    client = served.client()
+    wire_server.push(reply(tool_calls=[("read_file", {"path": str(note)})]), reply("The note says blue."),
+                     reply("You asked about the note."), reply("A branch."))
+    first = client.responses.create(model="hermes-agent", input="What does the note say?", instructions="Be terse.")
+    assert first.output_text == "The note says blue." and first.status == "completed"
+    kinds = [item.type for item in first.output]
+    assert kinds == ["function_call", "function_call_output", "message"]
+    assert first.output[0].name == "read_file" and "blue" in first.output[1].output
+    second = client.responses.create(model="hermes-agent", input="What did I ask?", previous_response_id=first.id)
+    assert second.output_text == "You asked about the note." and second.previous_response_id == first.id
+    sent = wire_server.requests[2].body["messages"]
+    assert sent[0]["role"] == "system" and "Be terse." in sent[0]["content"]  # the instructions carry on
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "user"]
+    branch = client.responses.create(model="hermes-agent", input="Again?", previous_response_id=first.id)
+    assert [m["content"] for m in wire_server.requests[3].body["messages"] if m["role"] == "user"] == \
+        ["What does the note say?", "Again?"]  # a branch from the first, without the second
+    assert client.responses.retrieve(second.id).output_text == "You asked about the note."
+    client.responses.delete(branch.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(branch.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.create(model="hermes-agent", input="x", previous_response_id="resp_nope")
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(model="hermes-agent", input=42)
