@@ -19,6 +19,8 @@ def register_config(declare):
     declare("api_server.model_name", str, "hermes-agent", "the model name /v1/models shows clients")
     declare("api_server.max_concurrent_runs", int, 8, "conversations running at once (more: 429)", minimum=1)
     declare("api_server.max_body_bytes", int, 1_000_000, "the largest request body accepted (more: 413)", minimum=1)
+    declare("api_server.approval_timeout", float, 300, "seconds a run waits for its approval answer (then: deny)",
+            minimum=0)
 
 
 @hookimpl
@@ -52,4 +54,16 @@ def on_tool_complete(tool_name, tool_call_id, result, duration_ms, status, agent
     sink = _sink(agent)
     if sink is not None:
         sink.push("tool_complete", tool=tool_name, toolCallId=tool_call_id, duration_ms=duration_ms,
-                  status="completed" if status == "ok" else status)
+                  status="completed" if status == "ok" else status, result=result[:4000])
+
+
+@hookimpl
+def approve_tool_call(tool_name, args, message, agent):
+    """A run's approval question goes to its client (``POST /v1/runs/{id}/approval``); other turns: not ours."""
+    state = getattr(agent, "state", None)
+    run = state.get("serve.run") if isinstance(state, dict) else None
+    if run is None:
+        return None
+    command = args.get("command") if isinstance(args.get("command"), str) else str(args)
+    choice = run.ask(tool_name, command, message)
+    return False if choice == "deny" else choice

@@ -43,7 +43,7 @@ class Server:
     """The state one ``hermes serve`` process shares between requests."""
 
     def __init__(self, host, *, key: str = "", model_name: str = "hermes-agent", max_concurrent: int = 8,
-                 max_body: int = 1_000_000):
+                 max_body: int = 1_000_000, approval_timeout: float = 300.0):
         from kernel import __version__
 
         self.host, self.key, self.model_name = host, key, model_name
@@ -51,6 +51,8 @@ class Server:
         self.slots = asyncio.Semaphore(max_concurrent)
         self.pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="hermes-serve")
         self._responses: Any = None  # plugins.serve.responses.ResponseStore, opened by the first use
+        self.runs: dict = {}  # run id -> plugins.serve.runs.Run (this process's)
+        self.approval_timeout = approval_timeout
 
     # ------------------------------------------------------------ plumbing
     def authorized(self, request: Request) -> bool:
@@ -93,8 +95,9 @@ class Server:
             "auth": {"type": "bearer", "required": bool(self.key)},
             "runtime": {"mode": "server_agent", "tool_execution": "server", "split_runtime": False},
             "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": True,
-                         "responses_streaming": False,
-                         "run_submission": False, "session_resources": False,
+                         "responses_streaming": False, "run_submission": True, "run_status": True,
+                         "run_events_sse": True, "run_stop": True, "run_approval_response": True,
+                         "session_resources": False,
                          "session_continuity_header": SESSION_HEADER},
             "endpoints": {"health": {"method": "GET", "path": "/health"},
                           "models": {"method": "GET", "path": "/v1/models"},
@@ -102,7 +105,12 @@ class Server:
                           "chat_completions": {"method": "POST", "path": "/v1/chat/completions"},
                           "responses": {"method": "POST", "path": "/v1/responses"},
                           "response": {"method": "GET", "path": "/v1/responses/{response_id}"},
-                          "response_delete": {"method": "DELETE", "path": "/v1/responses/{response_id}"}}})
+                          "response_delete": {"method": "DELETE", "path": "/v1/responses/{response_id}"},
+                          "runs": {"method": "POST", "path": "/v1/runs"},
+                          "run_status": {"method": "GET", "path": "/v1/runs/{run_id}"},
+                          "run_events": {"method": "GET", "path": "/v1/runs/{run_id}/events"},
+                          "run_approval": {"method": "POST", "path": "/v1/runs/{run_id}/approval"},
+                          "run_stop": {"method": "POST", "path": "/v1/runs/{run_id}/stop"}}})
 
     async def chat_completions(self, request: Request) -> Response:
         body = await self.body(request)
@@ -211,6 +219,129 @@ class Server:
             return error(404, f"no stored response '{response_id}'", code="not_found")
         return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
+    async def start_run(self, request: Request) -> Response:
+        from plugins.serve.responses import input_messages
+        from plugins.serve.runs import Run
+
+        body = await self.body(request)
+        if isinstance(body, Response):
+            return body
+        messages = input_messages(body.get("input"))
+        if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
+            return error(400, "'input' must be text, or messages ending with the user's", param="input")
+        session_id = body.get("session_id") or request.headers.get(SESSION_HEADER, "").strip() or None
+        if session_id is not None and not self.key:
+            return error(403, "going on with a stored session needs the server to have a key (API_SERVER_KEY)",
+                         kind="permission_error")
+        if self.slots.locked():
+            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                         kind="rate_limit_error", code="too_many_runs")
+        model, instructions = body.get("model"), body.get("instructions")
+        system = [m["content"] for m in messages if m["role"] == "system"]
+        messages = [m for m in messages if m["role"] != "system"]
+        turn = TurnRequest(user_message=messages[-1]["content"], history=messages[:-1],
+                           system_message="\n".join(([instructions] if isinstance(instructions, str) else []) + system)
+                           or None, session_id=str(session_id) if session_id else None,
+                           model=model if isinstance(model, str) and model != self.model_name else "", stream=True)
+        run = Run(asyncio.get_running_loop(), model=str(model or self.model_name))
+        run.approval_timeout = self.approval_timeout
+        self.runs[run.id] = run
+        asyncio.ensure_future(self._drive(run, turn))
+        return JSONResponse({"run_id": run.id, "object": "hermes.run", "status": "started"}, status_code=202)
+
+    async def _drive(self, run, turn: TurnRequest) -> None:
+        """A run from its start to its last event (a task of the server's loop)."""
+        from plugins.serve.runs import RUN
+
+        loop = asyncio.get_running_loop()
+        async with self.slots:
+            sink = Sink(loop)
+            try:
+                agent = await loop.run_in_executor(self.pool, build_agent, self.host, turn, sink)
+            except Exception as exc:  # noqa: BLE001
+                run.status, run.error = "failed", f"the agent could not be built: {exc}"
+                run.emit("run.failed", error=run.error)
+                return
+            agent.state[RUN], run.agent, run.session_id = run, agent, agent.session_id
+            run.status = "running"
+            run.emit("run.started", session_id=agent.session_id)
+            relay = asyncio.ensure_future(_relay(sink, run))
+            try:
+                result = await loop.run_in_executor(self.pool, run_turn, agent, turn)
+            except Exception as exc:  # noqa: BLE001 - the loop's own failure
+                result, run.error = None, f"the turn failed: {exc}"
+            relay.cancel()
+            while not sink.queue.empty():
+                _relay_one(sink.queue.get_nowait(), run)
+            run.agent = None
+        if result is not None:
+            run.session_id, run.output, run.usage = result.session_id, result.final_response, result.usage
+            run.error = result.error
+        if result is not None and (result.interrupted or run.stopping):
+            run.status = "cancelled"
+            run.emit("run.cancelled", output=run.output)
+        elif result is not None and result.exit_reason in ("completed", "budget_exhausted"):
+            run.status = "completed"
+            run.emit("run.completed", output=run.output, usage=run.usage, exit_reason=result.exit_reason)
+        else:
+            run.status = "failed"
+            run.emit("run.failed", error=run.error or "the turn ended without an answer")
+
+    def _run_of(self, request: Request):
+        run = self.runs.get(request.path_params["run_id"])
+        return run if run is not None else error(404, f"no run '{request.path_params['run_id']}'",
+                                                 code="run_not_found")
+
+    async def get_run(self, request: Request) -> Response:
+        run = self._run_of(request)
+        return run if isinstance(run, Response) else JSONResponse(run.state())
+
+    async def run_events(self, request: Request) -> Response:
+        from plugins.serve.runs import sse
+
+        run = self._run_of(request)
+        if isinstance(run, Response):
+            return run
+
+        async def stream():
+            async for record in run.follow():
+                yield sse(record)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def run_approval(self, request: Request) -> Response:
+        from plugins.serve.runs import CHOICES
+
+        run = self._run_of(request)
+        if isinstance(run, Response):
+            return run
+        body = await self.body(request)
+        if isinstance(body, Response):
+            return body
+        choice = {"approve": "once", "approved": "once", "allow": "once"}.get(str(body.get("choice", "")).lower(),
+                                                                              str(body.get("choice", "")).lower())
+        if choice not in CHOICES:
+            return error(400, f"'choice' must be one of {', '.join(CHOICES)}", param="choice",
+                         code="invalid_approval_choice")
+        pending = run.pending
+        if pending is None or body.get("approval_id") not in (None, pending.id):
+            return error(409, f"run '{run.id}' is not waiting for that approval", code="approval_not_active")
+        pending.choice = choice
+        pending.answered.set()
+        run.emit("approval.responded", approval_id=pending.id, choice=choice)
+        return JSONResponse({"run_id": run.id, "approval_id": pending.id, "choice": choice})
+
+    async def stop_run(self, request: Request) -> Response:
+        run = self._run_of(request)
+        if isinstance(run, Response):
+            return run
+        if run.status not in ("completed", "failed", "cancelled"):
+            run.stopping = True
+            if run.agent is not None:
+                run.agent.interrupt()
+        return JSONResponse({"run_id": run.id, "status": "stopping" if run.stopping else run.status})
+
     # -------------------------------------------------------------- turns
     def _chat_turn(self, request: Request, body: dict):
         messages = body.get("messages")
@@ -315,6 +446,25 @@ class Server:
                     sink.agent.interrupt()
 
 
+def _relay_one(event, run) -> None:
+    if event.kind == "delta":
+        run.emit("message.delta", delta=event.data["text"])
+    elif event.kind == "tool_start":
+        preview = json.dumps(event.data.get("args"), ensure_ascii=False, default=str)
+        run.emit("tool.started", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
+                 preview=preview[:200])
+    elif event.kind == "tool_complete":
+        run.emit("tool.completed", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
+                 duration=round(event.data["duration_ms"] / 1000, 3), error=event.data["status"] != "completed",
+                 result=event.data.get("result", ""))
+
+
+async def _relay(sink: Sink, run) -> None:
+    """A run's agent events, as the run's lifecycle events."""
+    while True:
+        _relay_one(await sink.queue.get(), run)
+
+
 def _text(content: Any) -> Optional[str]:
     """A message's content as text: a string, or the text parts of a list (other parts are dropped)."""
     if content is None:
@@ -372,6 +522,11 @@ def make_app(server: Server) -> Starlette:
         Route("/v1/capabilities", guarded(server.capabilities), methods=["GET"]),
         Route("/v1/chat/completions", guarded(server.chat_completions), methods=["POST"]),
         Route("/v1/responses", guarded(server.create_response), methods=["POST"]),
+        Route("/v1/runs", guarded(server.start_run), methods=["POST"]),
+        Route("/v1/runs/{run_id}", guarded(server.get_run), methods=["GET"]),
+        Route("/v1/runs/{run_id}/events", guarded(server.run_events), methods=["GET"]),
+        Route("/v1/runs/{run_id}/approval", guarded(server.run_approval), methods=["POST"]),
+        Route("/v1/runs/{run_id}/stop", guarded(server.stop_run), methods=["POST"]),
         Route("/v1/responses/{response_id}", guarded(server.get_response), methods=["GET"]),
         Route("/v1/responses/{response_id}", guarded(server.delete_response), methods=["DELETE"]),
     ], exception_handlers={404: not_found, 405: not_allowed})

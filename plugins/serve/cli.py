@@ -42,7 +42,8 @@ def serve(app, host, port):
 
     server = Server(app.host, key=key, model_name=str(config.get("api_server.model_name") or "hermes-agent"),
                     max_concurrent=int(config.get("api_server.max_concurrent_runs") or 8),
-                    max_body=int(config.get("api_server.max_body_bytes") or 1_000_000))
+                    max_body=int(config.get("api_server.max_body_bytes") or 1_000_000),
+                    approval_timeout=float(config.get("api_server.approval_timeout") or 300))
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

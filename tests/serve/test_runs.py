@@ -1,0 +1,104 @@
+"""`hermes serve`'s runs API: a run started, its lifecycle events followed (SSE), its approval question
+answered over HTTP, a run stopped; the agent's model is the wire-protocol test server."""
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from plugins_providers.testserver import reply
+from tests.serve.test_chat_completions import post
+
+
+def events_of(served, run_id, into=None, timeout=60):
+    """Every event of a run, read from its SSE stream until its last (appended to ``into`` as they come)."""
+    into = [] if into is None else into
+    with urllib.request.urlopen(f"{served.url}/v1/runs/{run_id}/events", timeout=timeout) as response:
+        for line in response:
+            line = line.decode().strip()
+            if line.startswith("data: "):
+                into.append(json.loads(line[6:]))
+                if into[-1]["event"] in ("run.completed", "run.failed", "run.cancelled"):
+                    break
+    return into
+
+
+def get(served, path):
+    try:
+        with urllib.request.urlopen(served.url + path, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_a_run_answers_at_once_and_its_events_tell_the_turn(serve, wire_server, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("plum\n")
+    served = serve()
+    wire_server.push(reply(tool_calls=[("read_file", {"path": str(note)})]), reply("The note says plum."))
+    status, _, started = post(served, "/v1/runs", {"input": "read the note"})
+    assert status == 202 and started["run_id"].startswith("run_")
+    events = events_of(served, started["run_id"])
+    names = [e["event"] for e in events]
+    assert names[0] == "run.started" and names[-1] == "run.completed"
+    assert names.index("tool.started") < names.index("tool.completed") < names.index("message.delta")
+    done = events[names.index("tool.completed")]
+    assert done["tool"] == "read_file" and "plum" in done["result"] and done["error"] is False
+    assert "".join(e["delta"] for e in events if e["event"] == "message.delta") == "The note says plum."
+    assert events[-1]["output"] == "The note says plum."
+    status, state = get(served, f"/v1/runs/{started['run_id']}")
+    assert status == 200 and state["status"] == "completed" and state["output"] == "The note says plum."
+    late = events_of(served, started["run_id"])  # a watcher that comes later sees it all from the start
+    assert [e["event"] for e in late] == names
+
+
+def test_the_approval_question_waits_for_the_client_and_deny_or_approve_decide(serve, wire_server, tmp_path):
+    served = serve(config={"sandbox": {"mode": "off"}})
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It was refused."),
+                     reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
+    for choice, expected in (("deny", False), ("once", True)):
+        _, _, started = post(served, "/v1/runs", {"input": "run it"})
+        events = []
+        follower = threading.Thread(target=events_of, args=(served, started["run_id"], events))
+        follower.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(e["event"] == "approval.request" for e in events):
+            time.sleep(0.05)
+        asked = next(e for e in events if e["event"] == "approval.request")
+        assert asked["command"] == command and asked["choices"] == ["once", "session", "always", "deny"]
+        status, state = get(served, f"/v1/runs/{started['run_id']}")
+        assert state["status"] == "waiting_for_approval" and state["pending_approval"]["approval_id"] == asked["approval_id"]
+        status, _, answer = post(served, f"/v1/runs/{started['run_id']}/approval",
+                                 {"choice": choice, "approval_id": asked["approval_id"]})
+        assert status == 200 and answer["choice"] == choice
+        follower.join(30)
+        result = next(e for e in events if e["event"] == "tool.completed")
+        assert ("42" in result["result"]) is expected, result
+        assert events[-1]["event"] == "run.completed"
+    status, _, body = post(served, f"/v1/runs/{started['run_id']}/approval", {"choice": "once"})
+    assert status == 409 and body["error"]["code"] == "approval_not_active"
+    status, _, body = post(served, f"/v1/runs/{started['run_id']}/approval", {"choice": "maybe"})
+    assert status == 400 and body["error"]["code"] == "invalid_approval_choice"
+
+
+def test_a_run_is_stopped_and_unknown_runs_are_404(serve, wire_server):
+    served = serve()
+    wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 30"})]), reply("never"))
+    _, _, started = post(served, "/v1/runs", {"input": "wait"})
+    events = []
+    follower = threading.Thread(target=events_of, args=(served, started["run_id"], events))
+    follower.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(e["event"] == "tool.started" for e in events):
+        time.sleep(0.05)
+    stopped_at = time.monotonic()
+    status, _, body = post(served, f"/v1/runs/{started['run_id']}/stop", {})
+    assert status == 200 and body["status"] == "stopping"
+    follower.join(30)
+    assert events[-1]["event"] == "run.cancelled" and time.monotonic() - stopped_at < 10
+    assert get(served, f"/v1/runs/{started['run_id']}")[1]["status"] == "cancelled"
+    assert len(wire_server.requests) == 1
+    status, body = get(served, "/v1/runs/run_nope")
+    assert status == 404 and body["error"]["code"] == "run_not_found"
