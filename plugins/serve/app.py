@@ -97,7 +97,7 @@ class Server:
             "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": True,
                          "responses_streaming": False, "run_submission": True, "run_status": True,
                          "run_events_sse": True, "run_stop": True, "run_approval_response": True,
-                         "session_resources": False,
+                         "session_resources": True,
                          "session_continuity_header": SESSION_HEADER},
             "endpoints": {"health": {"method": "GET", "path": "/health"},
                           "models": {"method": "GET", "path": "/v1/models"},
@@ -496,6 +496,9 @@ def _usage(result) -> dict:
 
 def make_app(server: Server) -> Starlette:
     """The ASGI application of ``server``: its routes behind the bearer key (``/health`` is open)."""
+    from functools import partial
+
+    from plugins.serve import sessions
 
     def guarded(handler):
         async def endpoint(request: Request) -> Response:
@@ -522,6 +525,12 @@ def make_app(server: Server) -> Starlette:
         Route("/v1/capabilities", guarded(server.capabilities), methods=["GET"]),
         Route("/v1/chat/completions", guarded(server.chat_completions), methods=["POST"]),
         Route("/v1/responses", guarded(server.create_response), methods=["POST"]),
+        Route("/api/sessions", guarded(partial(sessions.list_sessions, server)), methods=["GET"]),
+        Route("/api/sessions/{session_id}", guarded(partial(sessions.get_session, server)), methods=["GET"]),
+        Route("/api/sessions/{session_id}", guarded(partial(sessions.patch_session, server)), methods=["PATCH"]),
+        Route("/api/sessions/{session_id}", guarded(partial(sessions.delete_session, server)), methods=["DELETE"]),
+        Route("/api/sessions/{session_id}/messages", guarded(partial(sessions.session_messages, server)),
+              methods=["GET"]),
         Route("/v1/runs", guarded(server.start_run), methods=["POST"]),
         Route("/v1/runs/{run_id}", guarded(server.get_run), methods=["GET"]),
         Route("/v1/runs/{run_id}/events", guarded(server.run_events), methods=["GET"]),

@@ -102,3 +102,40 @@ def test_a_run_is_stopped_and_unknown_runs_are_404(serve, wire_server):
     assert len(wire_server.requests) == 1
     status, body = get(served, "/v1/runs/run_nope")
     assert status == 404 and body["error"]["code"] == "run_not_found"
+
+
+def request(served, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(served.url + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_stored_sessions_are_listed_read_renamed_and_deleted(serve, wire_server):
+    served = serve()
+    wire_server.push(reply("First answer."), reply("Second answer."))
+    client = served.client()
+    first = client.chat.completions.with_raw_response.create(
+        model="hermes-agent", messages=[{"role": "user", "content": "first question"}])
+    client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "second question"}])
+    session = first.headers["x-hermes-session-id"]
+    status, listed = request(served, "GET", "/api/sessions?limit=10")
+    assert status == 200 and listed["object"] == "list"
+    assert [s["preview"] for s in listed["data"]] == ["second question", "first question"]
+    assert listed["data"][1]["id"] == session and listed["data"][1]["platform"] == "api"
+    status, messages = request(served, "GET", f"/api/sessions/{session}/messages")
+    assert [(m["role"], m["content"]) for m in messages["data"]] == [("user", "first question"),
+                                                                    ("assistant", "First answer.")]
+    status, renamed = request(served, "PATCH", f"/api/sessions/{session[:-1]}", {"title": "  My   first "})
+    assert status == 200 and renamed["session"]["title"] == "My first" and renamed["session"]["id"] == session
+    assert request(served, "PATCH", f"/api/sessions/{session}", {"title": ""})[0] == 400
+    assert request(served, "PATCH", f"/api/sessions/{session}", {"model": "x"})[1]["error"]["code"] == \
+        "unsupported_session_field"
+    status, deleted = request(served, "DELETE", f"/api/sessions/{session}")
+    assert status == 200 and deleted["deleted"] is True
+    status, gone = request(served, "GET", f"/api/sessions/{session}")
+    assert status == 404 and gone["error"]["code"] == "session_not_found"
