@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # What the tests need from the system, installed when it is missing: bubblewrap,
-# the sandbox the terminal tool runs in (tests/tools/test_sandbox.py). As root
-# (or with sudo) through apt-get; elsewhere it says what to install and the
-# sandbox tests skip. Called by the README's test command before pytest.
+# the sandbox the terminal tool runs in (tests/tools/test_sandbox.py), and the
+# distribution's Chromium with its driver, the headless browser that opens
+# hermes serve's page (tests/serve/test_page.py). As root (or with sudo) through
+# apt-get; elsewhere it says what to install and those tests skip. Called by the
+# README's test command before pytest.
 set -uo pipefail
-if command -v bwrap >/dev/null 2>&1; then
-  echo "test setup: bubblewrap (the tool sandbox) is installed" >&2
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "test setup: bubblewrap (the tool sandbox) and Chromium (the page's browser) are installed" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "test setup: bwrap is missing and there is no apt-get here: install bubblewrap to test the sandbox" >&2
+  echo "test setup: ${missing[*]} missing and there is no apt-get here: install them to run the tests that need them" >&2
   exit 0
 fi
 sudo=""
@@ -17,13 +23,13 @@ if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     sudo="sudo -n"
   else
-    echo "test setup: bwrap is missing and apt-get needs root: install bubblewrap to test the sandbox" >&2
+    echo "test setup: ${missing[*]} missing and apt-get needs root: install them to run the tests that need them" >&2
     exit 0
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get install -y -q bubblewrap >/dev/null 2>&1 \
-  || { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q bubblewrap >/dev/null 2>&1; } \
-  || echo "test setup: apt-get could not install bubblewrap: the sandbox tests skip" >&2
-command -v bwrap >/dev/null 2>&1 && echo "test setup: installed bubblewrap (the tool sandbox)" >&2
+$sudo apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 \
+  || { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; } \
+  || echo "test setup: apt-get could not install ${missing[*]}: the tests that need them skip" >&2
+echo "test setup: installed what was missing of: ${missing[*]}" >&2
 exit 0

@@ -31,6 +31,7 @@ log = logging.getLogger("hermes.serve")
 SESSION_HEADER = "X-Hermes-Session-Id"
 MAX_SESSION_ID = 256
 KEEPALIVE = 15.0  # seconds of silence before an SSE comment keeps a proxy from closing the stream
+RUNS_KEPT = 200  # ended runs this process remembers (GET /v1/runs, the page)
 
 
 def error(status: int, message: str, kind: str = "invalid_request_error", code: Optional[str] = None,
@@ -52,6 +53,9 @@ class Server:
         self.pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="hermes-serve")
         self._responses: Any = None  # plugins.serve.responses.ResponseStore, opened by the first use
         self.runs: dict = {}  # run id -> plugins.serve.runs.Run (this process's)
+        from plugins.serve.runs import trace_hooks
+
+        trace_hooks(host.pm)
         self.approval_timeout = approval_timeout
 
     # ------------------------------------------------------------ plumbing
@@ -243,9 +247,11 @@ class Server:
                            system_message="\n".join(([instructions] if isinstance(instructions, str) else []) + system)
                            or None, session_id=str(session_id) if session_id else None,
                            model=model if isinstance(model, str) and model != self.model_name else "", stream=True)
-        run = Run(asyncio.get_running_loop(), model=str(model or self.model_name))
+        run = Run(asyncio.get_running_loop(), model=str(model or self.model_name), input=messages[-1]["content"])
         run.approval_timeout = self.approval_timeout
         self.runs[run.id] = run
+        for old in [r for r in self.runs if self.runs[r].status in ("completed", "failed", "cancelled")][:-RUNS_KEPT]:
+            del self.runs[old]  # the oldest ended ones beyond what is kept
         asyncio.ensure_future(self._drive(run, turn))
         return JSONResponse({"run_id": run.id, "object": "hermes.run", "status": "started"}, status_code=202)
 
@@ -291,6 +297,19 @@ class Server:
         run = self.runs.get(request.path_params["run_id"])
         return run if run is not None else error(404, f"no run '{request.path_params['run_id']}'",
                                                  code="run_not_found")
+
+    async def list_runs(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [run.state() for run in reversed(self.runs.values())]})
+
+    async def run_trace(self, request: Request) -> Response:
+        run = self._run_of(request)
+        return run if isinstance(run, Response) else JSONResponse({"object": "list", "run_id": run.id,
+                                                                  "data": list(run.trace)})
+
+    async def page(self, request: Request) -> Response:
+        from pathlib import Path
+
+        return Response((Path(__file__).with_name("page.html")).read_text(encoding="utf-8"), media_type="text/html")
 
     async def get_run(self, request: Request) -> Response:
         run = self._run_of(request)
@@ -531,7 +550,10 @@ def make_app(server: Server) -> Starlette:
         Route("/api/sessions/{session_id}", guarded(partial(sessions.delete_session, server)), methods=["DELETE"]),
         Route("/api/sessions/{session_id}/messages", guarded(partial(sessions.session_messages, server)),
               methods=["GET"]),
+        Route("/", server.page, methods=["GET"]),
         Route("/v1/runs", guarded(server.start_run), methods=["POST"]),
+        Route("/v1/runs", guarded(server.list_runs), methods=["GET"]),
+        Route("/v1/runs/{run_id}/trace", guarded(server.run_trace), methods=["GET"]),
         Route("/v1/runs/{run_id}", guarded(server.get_run), methods=["GET"]),
         Route("/v1/runs/{run_id}/events", guarded(server.run_events), methods=["GET"]),
         Route("/v1/runs/{run_id}/approval", guarded(server.run_approval), methods=["POST"]),

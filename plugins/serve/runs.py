@@ -39,8 +39,9 @@ class Approval:
 
 
 class Run:
-    def __init__(self, loop: asyncio.AbstractEventLoop, session_id: str = "", model: str = ""):
-        self.id, self.loop = f"run_{uuid.uuid4().hex}", loop
+    def __init__(self, loop: asyncio.AbstractEventLoop, session_id: str = "", model: str = "", input: str = ""):
+        self.id, self.loop, self.input = f"run_{uuid.uuid4().hex}", loop, input
+        self.trace: list = []  # {"hook", "plugins", "ms", "at"} of every hook call of its agent (see trace_hooks)
         self.status, self.created_at, self.session_id, self.model = "queued", time.time(), session_id, model
         self.output: Optional[str] = None
         self.usage: dict = {}
@@ -80,6 +81,7 @@ class Run:
 
     def state(self) -> dict:
         return {"run_id": self.id, "object": "hermes.run", "status": self.status, "created_at": self.created_at,
+                "input": self.input,
                 "session_id": self.session_id, "model": self.model, "output": self.output, "usage": self.usage,
                 "error": self.error, "last_event": self.events[-1]["event"] if self.events else None,
                 "pending_approval": None if self.pending is None else {
@@ -102,6 +104,30 @@ class Run:
                 yield record
                 if record["event"] in LAST:
                     return
+
+
+TRACE_LIMIT = 2000  # hook calls kept per run
+
+
+def trace_hooks(pm) -> None:
+    """Record each hook call a run's agent makes (name, plugins, duration) in its run's ``trace``: the page
+    shows a turn's hooks. Other agents' calls cost a dictionary look-up."""
+    local = threading.local()
+
+    def before(hook_name, impls, kwargs):
+        agent = kwargs.get("agent")
+        state = getattr(agent, "state", None)
+        run = state.get(RUN) if isinstance(state, dict) else None
+        local.__dict__.setdefault("stack", []).append((run, time.perf_counter()))
+
+    def after(outcome, hook_name, impls, kwargs):
+        stack = local.__dict__.get("stack")
+        run, started = stack.pop() if stack else (None, 0.0)
+        if run is not None and len(run.trace) < TRACE_LIMIT:
+            run.trace.append({"hook": hook_name, "plugins": [i.plugin_name for i in impls],
+                              "ms": round((time.perf_counter() - started) * 1000, 3), "at": time.time()})
+
+    pm.add_hookcall_monitoring(before, after)
 
 
 def sse(record: Optional[dict]) -> str:

@@ -1,0 +1,70 @@
+"""hermes serve's page in a real headless browser (the distribution's Chromium, driven by selenium): a turn
+started through the API shows on the page with its tool call, live, then its result and the hook trace."""
+
+import shutil
+import time
+
+import pytest
+
+from plugins_providers.testserver import reply
+from tests.serve.test_chat_completions import post
+
+CHROMIUM, DRIVER = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="Chromium and chromedriver are not installed "
+                                "(scripts/install_test_system_packages.sh installs them)")
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 f"--user-data-dir={tmp_path / 'chromium'}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def wait_for(check, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("the page never showed it")
+
+
+def test_a_turn_started_through_the_api_shows_its_tool_call_live(serve, wire_server, browser):
+    from selenium.webdriver.common.by import By
+
+    served = serve()
+    browser.get(served.url + "/")
+    assert browser.title == "hermes"
+    wait_for(lambda: "none yet" in browser.find_element(By.ID, "runs").text)
+    wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 2; echo kiwi"})]),
+                     reply("The note says kiwi."))
+    status, _, started = post(served, "/v1/runs", {"input": "what does the note say?"})
+    assert status == 202
+    card = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".tool-call"))[0]  # while the tool runs
+    assert card.find_element(By.CSS_SELECTOR, ".name").text == "terminal"
+    assert "sleep 2" in card.find_element(By.CSS_SELECTOR, ".args").text
+    assert card.find_element(By.CSS_SELECTOR, ".status").text == "running"
+    wait_for(lambda: card.find_element(By.CSS_SELECTOR, ".status").text == "ok")
+    assert "kiwi" in card.find_element(By.CSS_SELECTOR, ".result").text
+    assert card.find_element(By.CSS_SELECTOR, ".duration").text.endswith(" ms")
+    wait_for(lambda: browser.find_element(By.ID, "run-status").text == "completed")
+    assert "The note says kiwi." in browser.find_element(By.ID, "run-body").text
+    trace = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#trace table tr"))
+    browser.find_element(By.CSS_SELECTOR, "#trace summary").click()
+    hooks = {row.find_elements(By.TAG_NAME, "td")[0].text for row in trace[1:]}
+    assert {"pre_tool_call", "on_tool_start", "on_tool_complete", "append_messages"} <= hooks  # the ones with plugins
+    session = wait_for(lambda: [li for li in browser.find_elements(By.CSS_SELECTOR, "#sessions li")
+                                if "what does the note say?" in li.text])[0]
+    session.click()  # the stored conversation, with its tool call and result
+    stored = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#view .tool-call"))[0]
+    assert "kiwi" in stored.find_element(By.CSS_SELECTOR, ".result").text
