@@ -86,7 +86,7 @@ class Server:
 
     # ------------------------------------------------------------- routes
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "platform": "hermes", "version": self.version})
+        return JSONResponse({"status": "ok", "platform": "hermes-agent", "server": "hermes", "version": self.version})
 
     async def models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [
@@ -95,7 +95,9 @@ class Server:
 
     async def capabilities(self, request: Request) -> Response:
         return JSONResponse({
-            "object": "hermes.api_server.capabilities", "platform": "hermes", "model": self.model_name,
+            # "hermes-agent": the API this speaks (its clients check it); "server" says which implementation
+            "object": "hermes.api_server.capabilities", "platform": "hermes-agent", "server": "hermes",
+            "version": self.version, "model": self.model_name,
             "auth": {"type": "bearer", "required": bool(self.key)},
             "runtime": {"mode": "server_agent", "tool_execution": "server", "split_runtime": False},
             "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": True,
@@ -128,9 +130,14 @@ class Server:
                          kind="rate_limit_error", code="too_many_runs")
         model = str(body.get("model") or self.model_name)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:29]}", int(time.time())
-        if turn.stream:
-            return StreamingResponse(self._stream_chat(request, turn, completion_id, created, model),
-                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        if turn.stream:  # the agent first: its session id is a header
+            sink = Sink(asyncio.get_running_loop())
+            agent = await self._build(turn, sink)
+            if isinstance(agent, Response):
+                return agent
+            return StreamingResponse(self._stream_chat(request, turn, sink, completion_id, created, model),
+                                     media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache", SESSION_HEADER: agent.session_id})
         async with self.slots:
             outcome = await self._run(request, turn, None)
         if isinstance(outcome, Response):
@@ -396,16 +403,23 @@ class Server:
                            model=model if isinstance(model, str) and model and model != self.model_name else "",
                            stream=stream)
 
-    async def _run(self, request: Request, turn: TurnRequest, sink: Optional[Sink]):
-        """(agent, result) of the turn on a worker thread, or an error response; a client that goes away
-        interrupts the agent."""
-        loop = asyncio.get_running_loop()
+    async def _build(self, turn: TurnRequest, sink: Optional[Sink]):
+        """The request's agent (built on a worker thread), or an error response."""
         try:
-            agent = await loop.run_in_executor(self.pool, build_agent, self.host, turn, sink)
+            agent = await asyncio.get_running_loop().run_in_executor(self.pool, build_agent, self.host, turn, sink)
         except Exception as exc:  # noqa: BLE001 - a configuration the server cannot run
             return error(500, f"the agent could not be built: {exc}", kind="server_error", code="agent_config")
         if sink is not None:
             sink.agent = agent
+        return agent
+
+    async def _run(self, request: Request, turn: TurnRequest, sink: Optional[Sink], agent: Any = None):
+        """(agent, result) of the turn on a worker thread, or an error response; a client that goes away
+        interrupts the agent."""
+        loop = asyncio.get_running_loop()
+        agent = agent or await self._build(turn, sink)
+        if isinstance(agent, Response):
+            return agent
         future = loop.run_in_executor(self.pool, run_turn, agent, turn)
         while True:
             done, _ = await asyncio.wait({future}, timeout=0.25)
@@ -419,15 +433,15 @@ class Server:
             log.error("a turn failed: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
             return error(500, f"the turn failed: {exc}", kind="server_error")
 
-    async def _stream_chat(self, request: Request, turn: TurnRequest, completion_id: str, created: int, model: str):
+    async def _stream_chat(self, request: Request, turn: TurnRequest, sink: Sink, completion_id: str, created: int,
+                           model: str):
         def chunk(delta: dict, finish: Optional[str] = None, **extra) -> str:
             data = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
             return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
         async with self.slots:
-            sink = Sink(asyncio.get_running_loop())
-            task = asyncio.ensure_future(self._run(request, turn, sink))
+            task = asyncio.ensure_future(self._run(request, turn, sink, sink.agent))
             yield chunk({"role": "assistant"})
             try:
                 while True:
@@ -450,14 +464,20 @@ class Server:
                     if event.kind == "delta":
                         yield chunk({"content": event.data["text"]})
                 outcome = task.result()
-                if isinstance(outcome, Response):
-                    yield chunk({}, "error", hermes={"error": json.loads(outcome.body)["error"]["message"]})
+                if isinstance(outcome, Response):  # hermes-agent's failure facts, and the reason
+                    yield chunk({}, "error", hermes={"completed": False, "failed": True, "partial": sink.streamed,
+                                                     "error_code": "agent_error",
+                                                     "error": json.loads(outcome.body)["error"]["message"]})
                 else:
                     _, result = outcome
                     if not sink.streamed and result.final_response:  # the provider did not stream: all at once
                         yield chunk({"content": result.final_response})
-                    yield chunk({}, _finish(result), usage=_usage(result),
-                                hermes={"session_id": result.session_id, "exit_reason": result.exit_reason})
+                    finish = _finish(result)
+                    extra = {} if finish == "stop" else {"hermes": {
+                        "completed": False, "failed": finish == "error", "partial": bool(result.final_response),
+                        "error_code": "output_truncated" if finish == "length" else "agent_error",
+                        "error": result.error or result.exit_reason}}
+                    yield chunk({}, finish, usage=_usage(result), **extra)
                 yield "data: [DONE]\n\n"
             finally:
                 sink.closed = True
