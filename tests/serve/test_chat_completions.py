@@ -200,3 +200,19 @@ def test_responses_chain_with_previous_response_id_and_are_kept_for_get_and_dele
         client.responses.create(model="hermes-agent", input="x", previous_response_id="resp_nope")
     with pytest.raises(openai.BadRequestError):
         client.responses.create(model="hermes-agent", input=42)
+
+
+def test_answers_on_a_kept_alive_connection_do_not_wait_for_a_delayed_ack(serve, wire_server):
+    import http.client
+
+    served = serve()
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
+    took = []
+    for _ in range(6):
+        started = time.perf_counter()
+        connection.request("GET", "/v1/models")
+        response = connection.getresponse()
+        response.read()
+        took.append(time.perf_counter() - started)
+    connection.close()
+    assert sorted(took[1:])[2] < 0.02, took  # 40 ms each when the listening socket did not say it was TCP
