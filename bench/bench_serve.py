@@ -158,6 +158,8 @@ def with_slow_model(args, home: Path) -> None:
                              "agent": {"stream": False}, "api_server": {"max_concurrent_runs": 32}})
     server, port = start_server(home, env)
     try:
+        wire.push(*[reply("ok", delay=args.delay) for _ in range(3)])
+        load(port, 1, 3)  # warm-up: the SDK's import and the first connection are not the steady state
         rows = {}
         for clients in (1, 8):
             count = max(8, args.delay_turns // clients)

@@ -21,6 +21,8 @@ from plugins_providers import defaults
 from plugins_providers.errors import classify, missing_key
 
 DEFAULT_TIMEOUT = 600.0
+_SHARED: dict = {}  # (provider class, client settings) -> SDK client (SDKProvider._shared_client)
+_SHARED_LOCK = threading.Lock()
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
 
 
@@ -37,7 +39,7 @@ class SDKProvider(Provider):
         self.label = config.label()
         self._key = self._read_key()
         try:
-            self.client = self._build_client(self._key)
+            self.client = self._shared_client(self._key)
         except ImportError as exc:  # the SDK is an optional dependency
             package = (exc.name or "the SDK").split(".")[0]
             raise ProviderError(
@@ -58,13 +60,21 @@ class SDKProvider(Provider):
         True when the key changed (a new key is worth another try)."""
         key = self._read_key()
         changed = key != self._key
-        old, self._key = self.client, key
-        self.client = self._build_client(key)
-        _close(old)
+        self._key, self.client = key, self._shared_client(key)
         return changed
 
     def close(self) -> None:
-        _close(self.client)
+        """Nothing: the SDK client is shared by every provider of this process with the same settings."""
+
+    def _shared_client(self, key: str) -> Any:
+        """The SDK client for these settings, built once per process: an agent per request (hermes serve)
+        pays neither an SDK client's construction (its TLS context, ~20 ms) nor new connections to the model."""
+        settings = (type(self), repr(sorted(self.client_kwargs(key).items(), key=lambda item: item[0])))
+        with _SHARED_LOCK:
+            client = _SHARED.get(settings)
+            if client is None:
+                client = _SHARED[settings] = self._build_client(key)
+        return client
 
     # -- calls
     def complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
@@ -208,12 +218,12 @@ def counts(usage_of):
     return read
 
 
-def _close(client: Any) -> None:
-    close = getattr(client, "close", None)
+def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
     if close:
         try:
             close()
-        except Exception:  # noqa: BLE001 - closing must not fail a refresh
+        except Exception:  # noqa: BLE001 - a stream already broken
             pass
 
 

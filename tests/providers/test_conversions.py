@@ -74,8 +74,11 @@ def test_missing_sdk_is_a_config_error(monkeypatch):
 
     from kernel.types import ProviderError
 
+    from plugins_providers import base
+
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic -> ImportError
+    monkeypatch.setattr(base, "_SHARED", {})  # no client an earlier test built for the same settings
     try:
         am.factory(ProviderConfig(model="claude-x"))
     except ProviderError as err:

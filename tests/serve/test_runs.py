@@ -139,3 +139,17 @@ def test_stored_sessions_are_listed_read_renamed_and_deleted(serve, wire_server)
     assert status == 200 and deleted["deleted"] is True
     status, gone = request(served, "GET", f"/api/sessions/{session}")
     assert status == 404 and gone["error"]["code"] == "session_not_found"
+
+
+def test_two_servers_on_one_data_folder_serve_the_same_sessions_and_responses(serve, wire_server):
+    first, second = serve(key="k" * 32), serve(key="k" * 32)
+    wire_server.push(reply("One."), reply("Two."), reply("Three."))
+    answer = first.client().chat.completions.with_raw_response.create(
+        model="hermes-agent", messages=[{"role": "user", "content": "count with me"}])
+    session = answer.headers["x-hermes-session-id"]
+    second.client().chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "next"}],
+                                            extra_headers={"X-Hermes-Session-Id": session})
+    assert [m["content"] for m in wire_server.requests[1].body["messages"] if m["role"] != "system"] == \
+        ["count with me", "One.", "next"]
+    response = first.client().responses.create(model="hermes-agent", input="remember three")
+    assert second.client().responses.retrieve(response.id).output_text == "Three."
