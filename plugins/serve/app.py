@@ -103,7 +103,8 @@ class Server:
             "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": True,
                          "responses_streaming": False, "run_submission": True, "run_status": True,
                          "run_events_sse": True, "run_stop": True, "run_approval_response": True,
-                         "session_resources": True,
+                         "session_resources": True, "session_chat": True, "session_chat_streaming": True,
+                         "session_fork": True,
                          "session_continuity_header": SESSION_HEADER},
             "endpoints": {"health": {"method": "GET", "path": "/health"},
                           "models": {"method": "GET", "path": "/v1/models"},
@@ -112,6 +113,15 @@ class Server:
                           "responses": {"method": "POST", "path": "/v1/responses"},
                           "response": {"method": "GET", "path": "/v1/responses/{response_id}"},
                           "response_delete": {"method": "DELETE", "path": "/v1/responses/{response_id}"},
+                          "sessions": {"method": "GET", "path": "/api/sessions"},
+                          "session_create": {"method": "POST", "path": "/api/sessions"},
+                          "session": {"method": "GET", "path": "/api/sessions/{session_id}"},
+                          "session_update": {"method": "PATCH", "path": "/api/sessions/{session_id}"},
+                          "session_delete": {"method": "DELETE", "path": "/api/sessions/{session_id}"},
+                          "session_messages": {"method": "GET", "path": "/api/sessions/{session_id}/messages"},
+                          "session_fork": {"method": "POST", "path": "/api/sessions/{session_id}/fork"},
+                          "session_chat": {"method": "POST", "path": "/api/sessions/{session_id}/chat"},
+                          "session_chat_stream": {"method": "POST", "path": "/api/sessions/{session_id}/chat/stream"},
                           "runs": {"method": "POST", "path": "/v1/runs"},
                           "run_status": {"method": "GET", "path": "/v1/runs/{run_id}"},
                           "run_events": {"method": "GET", "path": "/v1/runs/{run_id}/events"},
@@ -153,220 +163,10 @@ class Server:
                          "finish_reason": _finish(result)}],
             "usage": _usage(result)}, headers=headers)
 
-    @property
-    def responses(self):
-        if self._responses is None:
-            from hermes.host.config import data_dir
-            from plugins.serve.responses import ResponseStore
-
-            self._responses = ResponseStore(data_dir() / "response_store.db")
-        return self._responses
-
-    async def create_response(self, request: Request) -> Response:
-        from plugins.serve.responses import input_messages, output_items
-
-        body = await self.body(request)
-        if isinstance(body, Response):
-            return body
-        messages = input_messages(body.get("input"))
-        if not messages:
-            return error(400, "'input' must be text or a list of messages", param="input")
-        if body.get("stream"):
-            return error(400, "streamed responses are not served yet: leave 'stream' out, or use "
-                              "/v1/chat/completions with stream", param="stream", code="unsupported")
-        history, instructions = [], body.get("instructions")
-        previous = body.get("previous_response_id")
-        if previous is not None:
-            stored = await asyncio.to_thread(self.responses.get, str(previous)) if isinstance(previous, str) else None
-            if stored is None:
-                return error(404, f"no stored response '{previous}'", param="previous_response_id", code="not_found")
-            history, instructions = list(stored["conversation_history"]), instructions or stored.get("instructions")
-        system = [m["content"] for m in messages if m["role"] == "system"]
-        messages = [m for m in messages if m["role"] != "system"]
-        if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
-            return error(400, "the input must end with the user's message, with text", param="input")
-        if system:
-            instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
-        if self.slots.locked():
-            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
-                         kind="rate_limit_error", code="too_many_runs")
-        model = body.get("model")
-        history += messages[:-1]
-        turn = TurnRequest(user_message=messages[-1]["content"], history=history,
-                           system_message=instructions if isinstance(instructions, str) else None,
-                           model=model if isinstance(model, str) and model != self.model_name else "")
-        async with self.slots:
-            outcome = await self._run(request, turn, None)
-        if isinstance(outcome, Response):
-            return outcome
-        _, result = outcome
-        status = "completed" if result.exit_reason == "completed" else \
-            "incomplete" if result.exit_reason in ("budget_exhausted", "interrupted_by_user") else "failed"
-        usage = _usage(result)
-        data = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
-                "status": status, "model": str(model or self.model_name), "previous_response_id": previous,
-                "instructions": instructions, "output": output_items(_this_turn(result.messages),
-                                                                      result.final_response, result.error),
-                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-                "error": None if status != "failed" else {"code": "server_error", "message": result.error or ""},
-                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
-                          "total_tokens": usage["total_tokens"]}}
-        if body.get("store", True) is not False:
-            await asyncio.to_thread(self.responses.put, data["id"], {
-                "response": data, "conversation_history": result.messages, "instructions": instructions,
-                "session_id": result.session_id})
-        return JSONResponse(data, headers={SESSION_HEADER: result.session_id})
-
-    async def get_response(self, request: Request) -> Response:
-        response_id = request.path_params["response_id"]
-        stored = await asyncio.to_thread(self.responses.get, response_id)
-        if stored is None:
-            return error(404, f"no stored response '{response_id}'", code="not_found")
-        return JSONResponse(stored["response"])
-
-    async def delete_response(self, request: Request) -> Response:
-        response_id = request.path_params["response_id"]
-        if not await asyncio.to_thread(self.responses.delete, response_id):
-            return error(404, f"no stored response '{response_id}'", code="not_found")
-        return JSONResponse({"id": response_id, "object": "response", "deleted": True})
-
-    async def start_run(self, request: Request) -> Response:
-        from plugins.serve.responses import input_messages
-        from plugins.serve.runs import Run
-
-        body = await self.body(request)
-        if isinstance(body, Response):
-            return body
-        messages = input_messages(body.get("input"))
-        if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
-            return error(400, "'input' must be text, or messages ending with the user's", param="input")
-        session_id = body.get("session_id") or request.headers.get(SESSION_HEADER, "").strip() or None
-        if session_id is not None and not self.key:
-            return error(403, "going on with a stored session needs the server to have a key (API_SERVER_KEY)",
-                         kind="permission_error")
-        if self.slots.locked():
-            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
-                         kind="rate_limit_error", code="too_many_runs")
-        model, instructions = body.get("model"), body.get("instructions")
-        system = [m["content"] for m in messages if m["role"] == "system"]
-        messages = [m for m in messages if m["role"] != "system"]
-        turn = TurnRequest(user_message=messages[-1]["content"], history=messages[:-1],
-                           system_message="\n".join(([instructions] if isinstance(instructions, str) else []) + system)
-                           or None, session_id=str(session_id) if session_id else None,
-                           model=model if isinstance(model, str) and model != self.model_name else "", stream=True)
-        run = Run(asyncio.get_running_loop(), model=str(model or self.model_name), input=messages[-1]["content"])
-        run.approval_timeout = self.approval_timeout
-        self.runs[run.id] = run
-        for old in [r for r in self.runs if self.runs[r].status in ("completed", "failed", "cancelled")][:-RUNS_KEPT]:
-            del self.runs[old]  # the oldest ended ones beyond what is kept
-        asyncio.ensure_future(self._drive(run, turn))
-        return JSONResponse({"run_id": run.id, "object": "hermes.run", "status": "started"}, status_code=202)
-
-    async def _drive(self, run, turn: TurnRequest) -> None:
-        """A run from its start to its last event (a task of the server's loop)."""
-        from plugins.serve.runs import RUN
-
-        loop = asyncio.get_running_loop()
-        async with self.slots:
-            sink = Sink(loop)
-            try:
-                agent = await loop.run_in_executor(self.pool, build_agent, self.host, turn, sink)
-            except Exception as exc:  # noqa: BLE001
-                run.status, run.error = "failed", f"the agent could not be built: {exc}"
-                run.emit("run.failed", error=run.error)
-                return
-            agent.state[RUN], run.agent, run.session_id = run, agent, agent.session_id
-            run.status = "running"
-            run.emit("run.started", session_id=agent.session_id)
-            relay = asyncio.ensure_future(_relay(sink, run))
-            try:
-                result = await loop.run_in_executor(self.pool, run_turn, agent, turn)
-            except Exception as exc:  # noqa: BLE001 - the loop's own failure
-                result, run.error = None, f"the turn failed: {exc}"
-            relay.cancel()
-            while not sink.queue.empty():
-                _relay_one(sink.queue.get_nowait(), run)
-            run.agent = None
-        if result is not None:
-            run.session_id, run.output, run.usage = result.session_id, result.final_response, result.usage
-            run.error = result.error
-        if result is not None and (result.interrupted or run.stopping):
-            run.status = "cancelled"
-            run.emit("run.cancelled", output=run.output)
-        elif result is not None and result.exit_reason in ("completed", "budget_exhausted"):
-            run.status = "completed"
-            run.emit("run.completed", output=run.output, usage=run.usage, exit_reason=result.exit_reason)
-        else:
-            run.status = "failed"
-            run.emit("run.failed", error=run.error or "the turn ended without an answer")
-
-    def _run_of(self, request: Request):
-        run = self.runs.get(request.path_params["run_id"])
-        return run if run is not None else error(404, f"no run '{request.path_params['run_id']}'",
-                                                 code="run_not_found")
-
-    async def list_runs(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [run.state() for run in reversed(self.runs.values())]})
-
-    async def run_trace(self, request: Request) -> Response:
-        run = self._run_of(request)
-        return run if isinstance(run, Response) else JSONResponse({"object": "list", "run_id": run.id,
-                                                                  "data": list(run.trace)})
-
     async def page(self, request: Request) -> Response:
         from pathlib import Path
 
         return Response((Path(__file__).with_name("page.html")).read_text(encoding="utf-8"), media_type="text/html")
-
-    async def get_run(self, request: Request) -> Response:
-        run = self._run_of(request)
-        return run if isinstance(run, Response) else JSONResponse(run.state())
-
-    async def run_events(self, request: Request) -> Response:
-        from plugins.serve.runs import sse
-
-        run = self._run_of(request)
-        if isinstance(run, Response):
-            return run
-
-        async def stream():
-            async for record in run.follow():
-                yield sse(record)
-
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-    async def run_approval(self, request: Request) -> Response:
-        from plugins.serve.runs import CHOICES
-
-        run = self._run_of(request)
-        if isinstance(run, Response):
-            return run
-        body = await self.body(request)
-        if isinstance(body, Response):
-            return body
-        choice = {"approve": "once", "approved": "once", "allow": "once"}.get(str(body.get("choice", "")).lower(),
-                                                                              str(body.get("choice", "")).lower())
-        if choice not in CHOICES:
-            return error(400, f"'choice' must be one of {', '.join(CHOICES)}", param="choice",
-                         code="invalid_approval_choice")
-        pending = run.pending
-        if pending is None or body.get("approval_id") not in (None, pending.id):
-            return error(409, f"run '{run.id}' is not waiting for that approval", code="approval_not_active")
-        pending.choice = choice
-        pending.answered.set()
-        run.emit("approval.responded", approval_id=pending.id, choice=choice)
-        return JSONResponse({"run_id": run.id, "approval_id": pending.id, "choice": choice})
-
-    async def stop_run(self, request: Request) -> Response:
-        run = self._run_of(request)
-        if isinstance(run, Response):
-            return run
-        if run.status not in ("completed", "failed", "cancelled"):
-            run.stopping = True
-            if run.agent is not None:
-                run.agent.interrupt()
-        return JSONResponse({"run_id": run.id, "status": "stopping" if run.stopping else run.status})
 
     # -------------------------------------------------------------- turns
     def _chat_turn(self, request: Request, body: dict):
@@ -402,6 +202,52 @@ class Server:
                            system_message="\n".join(system) if system else None, session_id=session_id,
                            model=model if isinstance(model, str) and model and model != self.model_name else "",
                            stream=stream)
+
+    async def session_turn(self, request: Request, turn: TurnRequest) -> Response:
+        """A turn on a stored session: its answer, or (``turn.stream``) hermes-agent's session chat events."""
+        if self.slots.locked():
+            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                         kind="rate_limit_error", code="too_many_runs")
+        headers = {SESSION_HEADER: turn.session_id}
+        if not turn.stream:
+            async with self.slots:
+                outcome = await self._run(request, turn, None)
+            if isinstance(outcome, Response):
+                return outcome
+            _, result = outcome
+            return JSONResponse({"object": "hermes.session.chat.completion", "session_id": result.session_id,
+                                 "message": {"role": "assistant", "content": result.final_response or ""},
+                                 "exit_reason": result.exit_reason, "usage": result.usage}, headers=headers)
+        sink = Sink(asyncio.get_running_loop())
+
+        async def events():
+            async with self.slots:
+                task = asyncio.ensure_future(self._run(request, turn, sink))
+                while True:
+                    getter = asyncio.ensure_future(sink.queue.get())
+                    done, _ = await asyncio.wait({getter, task}, timeout=KEEPALIVE, return_when="FIRST_COMPLETED")
+                    if getter in done:
+                        event = getter.result()
+                        name = {"delta": "message.delta", "tool_start": "tool.started",
+                                "tool_complete": "tool.completed"}[event.kind]
+                        yield f"event: {name}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n"
+                        continue
+                    getter.cancel()
+                    if task in done:
+                        break
+                    yield ": keepalive\n\n"
+                outcome = task.result()
+                if isinstance(outcome, Response):
+                    yield f"event: error\ndata: {outcome.body.decode()}\n\n"
+                else:
+                    _, result = outcome
+                    done_data = {"session_id": result.session_id, "exit_reason": result.exit_reason,
+                                 "message": {"role": "assistant", "content": result.final_response or ""},
+                                 "usage": result.usage}
+                    yield f"event: done\ndata: {json.dumps(done_data, ensure_ascii=False)}\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers={**headers,
+                                                                                      "Cache-Control": "no-cache"})
 
     async def _build(self, turn: TurnRequest, sink: Optional[Sink]):
         """The request's agent (built on a worker thread), or an error response."""
@@ -485,25 +331,6 @@ class Server:
                     sink.agent.interrupt()
 
 
-def _relay_one(event, run) -> None:
-    if event.kind == "delta":
-        run.emit("message.delta", delta=event.data["text"])
-    elif event.kind == "tool_start":
-        preview = json.dumps(event.data.get("args"), ensure_ascii=False, default=str)
-        run.emit("tool.started", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
-                 preview=preview[:200])
-    elif event.kind == "tool_complete":
-        run.emit("tool.completed", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
-                 duration=round(event.data["duration_ms"] / 1000, 3), error=event.data["status"] != "completed",
-                 result=event.data.get("result", ""))
-
-
-async def _relay(sink: Sink, run) -> None:
-    """A run's agent events, as the run's lifecycle events."""
-    while True:
-        _relay_one(await sink.queue.get(), run)
-
-
 def _text(content: Any) -> Optional[str]:
     """A message's content as text: a string, or the text parts of a list (other parts are dropped)."""
     if content is None:
@@ -537,7 +364,7 @@ def make_app(server: Server) -> Starlette:
     """The ASGI application of ``server``: its routes behind the bearer key (``/health`` is open)."""
     from functools import partial
 
-    from plugins.serve import sessions
+    from plugins.serve import responses, runs, sessions
 
     def guarded(handler):
         async def endpoint(request: Request) -> Response:
@@ -563,21 +390,26 @@ def make_app(server: Server) -> Starlette:
         Route("/v1/models", guarded(server.models), methods=["GET"]),
         Route("/v1/capabilities", guarded(server.capabilities), methods=["GET"]),
         Route("/v1/chat/completions", guarded(server.chat_completions), methods=["POST"]),
-        Route("/v1/responses", guarded(server.create_response), methods=["POST"]),
+        Route("/v1/responses", guarded(partial(responses.create_response, server)), methods=["POST"]),
         Route("/api/sessions", guarded(partial(sessions.list_sessions, server)), methods=["GET"]),
         Route("/api/sessions/{session_id}", guarded(partial(sessions.get_session, server)), methods=["GET"]),
         Route("/api/sessions/{session_id}", guarded(partial(sessions.patch_session, server)), methods=["PATCH"]),
         Route("/api/sessions/{session_id}", guarded(partial(sessions.delete_session, server)), methods=["DELETE"]),
         Route("/api/sessions/{session_id}/messages", guarded(partial(sessions.session_messages, server)),
               methods=["GET"]),
+        Route("/api/sessions", guarded(partial(sessions.create_session, server)), methods=["POST"]),
+        Route("/api/sessions/{session_id}/fork", guarded(partial(sessions.fork_session, server)), methods=["POST"]),
+        Route("/api/sessions/{session_id}/chat", guarded(partial(sessions.chat, server)), methods=["POST"]),
+        Route("/api/sessions/{session_id}/chat/stream", guarded(partial(sessions.chat, server, stream=True)),
+              methods=["POST"]),
         Route("/", server.page, methods=["GET"]),
-        Route("/v1/runs", guarded(server.start_run), methods=["POST"]),
-        Route("/v1/runs", guarded(server.list_runs), methods=["GET"]),
-        Route("/v1/runs/{run_id}/trace", guarded(server.run_trace), methods=["GET"]),
-        Route("/v1/runs/{run_id}", guarded(server.get_run), methods=["GET"]),
-        Route("/v1/runs/{run_id}/events", guarded(server.run_events), methods=["GET"]),
-        Route("/v1/runs/{run_id}/approval", guarded(server.run_approval), methods=["POST"]),
-        Route("/v1/runs/{run_id}/stop", guarded(server.stop_run), methods=["POST"]),
-        Route("/v1/responses/{response_id}", guarded(server.get_response), methods=["GET"]),
-        Route("/v1/responses/{response_id}", guarded(server.delete_response), methods=["DELETE"]),
+        Route("/v1/runs", guarded(partial(runs.start_run, server)), methods=["POST"]),
+        Route("/v1/runs", guarded(partial(runs.list_runs, server)), methods=["GET"]),
+        Route("/v1/runs/{run_id}/trace", guarded(partial(runs.run_trace, server)), methods=["GET"]),
+        Route("/v1/runs/{run_id}", guarded(partial(runs.get_run, server)), methods=["GET"]),
+        Route("/v1/runs/{run_id}/events", guarded(partial(runs.run_events, server)), methods=["GET"]),
+        Route("/v1/runs/{run_id}/approval", guarded(partial(runs.run_approval, server)), methods=["POST"]),
+        Route("/v1/runs/{run_id}/stop", guarded(partial(runs.stop_run, server)), methods=["POST"]),
+        Route("/v1/responses/{response_id}", guarded(partial(responses.get_response, server)), methods=["GET"]),
+        Route("/v1/responses/{response_id}", guarded(partial(responses.delete_response, server)), methods=["DELETE"]),
     ], exception_handlers={404: not_found, 405: not_allowed})

@@ -10,6 +10,7 @@ process on the same data folder. The store keeps the latest
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -18,6 +19,12 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any, Optional
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from plugins.serve.app import SESSION_HEADER, _this_turn, _usage, error
+from plugins.serve.turns import TurnRequest
 
 MAX_STORED = 1000
 
@@ -78,7 +85,7 @@ def input_messages(value: Any) -> Optional[list]:
     return messages
 
 
-def output_items(messages: list, final: Optional[str], error: Optional[str]) -> list:
+def output_items(messages: list, final: Optional[str], failure: Optional[str]) -> list:
     """This turn's messages as Responses output items: its tool calls and their results, then the answer."""
     items = []
     for message in messages:
@@ -92,5 +99,83 @@ def output_items(messages: list, final: Optional[str], error: Optional[str]) -> 
             items.append({"type": "function_call_output", "call_id": message.get("tool_call_id", ""),
                           "output": message.get("content", "")})
     items.append({"type": "message", "id": f"msg_{uuid.uuid4().hex}", "status": "completed", "role": "assistant",
-                  "content": [{"type": "output_text", "text": final or error or "(no answer)", "annotations": []}]})
+                  "content": [{"type": "output_text", "text": final or failure or "(no answer)", "annotations": []}]})
     return items
+
+
+def store(server) -> ResponseStore:
+    """The server's response store, opened by the first use."""
+    if server._responses is None:
+        from hermes.host.config import data_dir
+
+        server._responses = ResponseStore(data_dir() / "response_store.db")
+    return server._responses
+
+
+async def create_response(server, request: Request) -> Response:
+    body = await server.body(request)
+    if isinstance(body, Response):
+        return body
+    messages = input_messages(body.get("input"))
+    if not messages:
+        return error(400, "'input' must be text or a list of messages", param="input")
+    if body.get("stream"):
+        return error(400, "streamed responses are not served yet: leave 'stream' out, or use "
+                          "/v1/chat/completions with stream", param="stream", code="unsupported")
+    history, instructions = [], body.get("instructions")
+    previous = body.get("previous_response_id")
+    if previous is not None:
+        stored = await asyncio.to_thread(store(server).get, str(previous)) if isinstance(previous, str) else None
+        if stored is None:
+            return error(404, f"no stored response '{previous}'", param="previous_response_id", code="not_found")
+        history, instructions = list(stored["conversation_history"]), instructions or stored.get("instructions")
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    messages = [m for m in messages if m["role"] != "system"]
+    if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
+        return error(400, "the input must end with the user's message, with text", param="input")
+    if system:
+        instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
+    if server.slots.locked():
+        return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                     kind="rate_limit_error", code="too_many_runs")
+    model = body.get("model")
+    history += messages[:-1]
+    turn = TurnRequest(user_message=messages[-1]["content"], history=history,
+                       system_message=instructions if isinstance(instructions, str) else None,
+                       model=model if isinstance(model, str) and model != server.model_name else "")
+    async with server.slots:
+        outcome = await server._run(request, turn, None)
+    if isinstance(outcome, Response):
+        return outcome
+    _, result = outcome
+    status = "completed" if result.exit_reason == "completed" else \
+        "incomplete" if result.exit_reason in ("budget_exhausted", "interrupted_by_user") else "failed"
+    usage = _usage(result)
+    data = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
+            "status": status, "model": str(model or server.model_name), "previous_response_id": previous,
+            "instructions": instructions, "output": output_items(_this_turn(result.messages),
+                                                                  result.final_response, result.error),
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "error": None if status != "failed" else {"code": "server_error", "message": result.error or ""},
+            "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
+                      "total_tokens": usage["total_tokens"]}}
+    if body.get("store", True) is not False:
+        await asyncio.to_thread(store(server).put, data["id"], {
+            "response": data, "conversation_history": result.messages, "instructions": instructions,
+            "session_id": result.session_id})
+    return JSONResponse(data, headers={SESSION_HEADER: result.session_id})
+
+
+async def get_response(server, request: Request) -> Response:
+    response_id = request.path_params["response_id"]
+    stored = await asyncio.to_thread(store(server).get, response_id)
+    if stored is None:
+        return error(404, f"no stored response '{response_id}'", code="not_found")
+    return JSONResponse(stored["response"])
+
+
+async def delete_response(server, request: Request) -> Response:
+    response_id = request.path_params["response_id"]
+    if not await asyncio.to_thread(store(server).delete, response_id):
+        return error(404, f"no stored response '{response_id}'", code="not_found")
+    return JSONResponse({"id": response_id, "object": "response", "deleted": True})

@@ -22,6 +22,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from plugins.serve.app import RUNS_KEPT, SESSION_HEADER, error
+from plugins.serve.responses import input_messages
+from plugins.serve.turns import Sink, TurnRequest, build_agent, run_turn
+
 RUN = "serve.run"  # agent.state key: the Run an agent works for
 CHOICES = ("once", "session", "always", "deny")
 ENDED = ("completed", "failed", "cancelled")
@@ -132,3 +139,158 @@ def trace_hooks(pm) -> None:
 
 def sse(record: Optional[dict]) -> str:
     return ": keepalive\n\n" if record is None else f"data: {json.dumps(record, ensure_ascii=False)}\n\n"
+
+
+# ------------------------------------------------------------------ the routes
+
+
+async def start_run(server, request: Request) -> Response:
+    body = await server.body(request)
+    if isinstance(body, Response):
+        return body
+    messages = input_messages(body.get("input"))
+    if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
+        return error(400, "'input' must be text, or messages ending with the user's", param="input")
+    session_id = body.get("session_id") or request.headers.get(SESSION_HEADER, "").strip() or None
+    if session_id is not None and not server.key:
+        return error(403, "going on with a stored session needs the server to have a key (API_SERVER_KEY)",
+                     kind="permission_error")
+    if server.slots.locked():
+        return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                     kind="rate_limit_error", code="too_many_runs")
+    model, instructions = body.get("model"), body.get("instructions")
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    messages = [m for m in messages if m["role"] != "system"]
+    turn = TurnRequest(user_message=messages[-1]["content"], history=messages[:-1],
+                       system_message="\n".join(([instructions] if isinstance(instructions, str) else []) + system)
+                       or None, session_id=str(session_id) if session_id else None,
+                       model=model if isinstance(model, str) and model != server.model_name else "", stream=True)
+    run = Run(asyncio.get_running_loop(), model=str(model or server.model_name), input=messages[-1]["content"])
+    run.approval_timeout = server.approval_timeout
+    server.runs[run.id] = run
+    for old in [r for r in server.runs if server.runs[r].status in ("completed", "failed", "cancelled")][:-RUNS_KEPT]:
+        del server.runs[old]  # the oldest ended ones beyond what is kept
+    asyncio.ensure_future(_drive(server, run, turn))
+    return JSONResponse({"run_id": run.id, "object": "hermes.run", "status": "started"}, status_code=202)
+
+
+async def _drive(server, run, turn: TurnRequest) -> None:
+    """A run from its start to its last event (a task of the server's loop)."""
+    loop = asyncio.get_running_loop()
+    async with server.slots:
+        sink = Sink(loop)
+        try:
+            agent = await loop.run_in_executor(server.pool, build_agent, server.host, turn, sink)
+        except Exception as exc:  # noqa: BLE001
+            run.status, run.error = "failed", f"the agent could not be built: {exc}"
+            run.emit("run.failed", error=run.error)
+            return
+        agent.state[RUN], run.agent, run.session_id = run, agent, agent.session_id
+        run.status = "running"
+        run.emit("run.started", session_id=agent.session_id)
+        relay = asyncio.ensure_future(_relay(sink, run))
+        try:
+            result = await loop.run_in_executor(server.pool, run_turn, agent, turn)
+        except Exception as exc:  # noqa: BLE001 - the loop's own failure
+            result, run.error = None, f"the turn failed: {exc}"
+        relay.cancel()
+        while not sink.queue.empty():
+            _relay_one(sink.queue.get_nowait(), run)
+        run.agent = None
+    if result is not None:
+        run.session_id, run.output, run.usage = result.session_id, result.final_response, result.usage
+        run.error = result.error
+    if result is not None and (result.interrupted or run.stopping):
+        run.status = "cancelled"
+        run.emit("run.cancelled", output=run.output)
+    elif result is not None and result.exit_reason in ("completed", "budget_exhausted"):
+        run.status = "completed"
+        run.emit("run.completed", output=run.output, usage=run.usage, exit_reason=result.exit_reason)
+    else:
+        run.status = "failed"
+        run.emit("run.failed", error=run.error or "the turn ended without an answer")
+
+
+def _run_of(server, request: Request):
+    run = server.runs.get(request.path_params["run_id"])
+    return run if run is not None else error(404, f"no run '{request.path_params['run_id']}'",
+                                             code="run_not_found")
+
+
+async def list_runs(server, request: Request) -> Response:
+    return JSONResponse({"object": "list", "data": [run.state() for run in reversed(server.runs.values())]})
+
+
+async def run_trace(server, request: Request) -> Response:
+    run = _run_of(server, request)
+    return run if isinstance(run, Response) else JSONResponse({"object": "list", "run_id": run.id,
+                                                              "data": list(run.trace)})
+
+
+async def get_run(server, request: Request) -> Response:
+    run = _run_of(server, request)
+    return run if isinstance(run, Response) else JSONResponse(run.state())
+
+
+async def run_events(server, request: Request) -> Response:
+    run = _run_of(server, request)
+    if isinstance(run, Response):
+        return run
+
+    async def stream():
+        async for record in run.follow():
+            yield sse(record)
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+async def run_approval(server, request: Request) -> Response:
+    run = _run_of(server, request)
+    if isinstance(run, Response):
+        return run
+    body = await server.body(request)
+    if isinstance(body, Response):
+        return body
+    choice = {"approve": "once", "approved": "once", "allow": "once"}.get(str(body.get("choice", "")).lower(),
+                                                                          str(body.get("choice", "")).lower())
+    if choice not in CHOICES:
+        return error(400, f"'choice' must be one of {', '.join(CHOICES)}", param="choice",
+                     code="invalid_approval_choice")
+    pending = run.pending
+    if pending is None or body.get("approval_id") not in (None, pending.id):
+        return error(409, f"run '{run.id}' is not waiting for that approval", code="approval_not_active")
+    pending.choice = choice
+    pending.answered.set()
+    run.emit("approval.responded", approval_id=pending.id, choice=choice)
+    return JSONResponse({"run_id": run.id, "approval_id": pending.id, "choice": choice})
+
+
+async def stop_run(server, request: Request) -> Response:
+    run = _run_of(server, request)
+    if isinstance(run, Response):
+        return run
+    if run.status not in ("completed", "failed", "cancelled"):
+        run.stopping = True
+        if run.agent is not None:
+            run.agent.interrupt()
+    return JSONResponse({"run_id": run.id, "status": "stopping" if run.stopping else run.status})
+
+
+def _relay_one(event, run) -> None:
+    if event.kind == "delta":
+        run.emit("message.delta", delta=event.data["text"])
+    elif event.kind == "tool_start":
+        preview = json.dumps(event.data.get("args"), ensure_ascii=False, default=str)
+        run.emit("tool.started", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
+                 preview=preview[:200])
+    elif event.kind == "tool_complete":
+        run.emit("tool.completed", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
+                 duration=round(event.data["duration_ms"] / 1000, 3), error=event.data["status"] != "completed",
+                 result=event.data.get("result", ""))
+
+
+async def _relay(sink: Sink, run) -> None:
+    """A run's agent events, as the run's lifecycle events."""
+    while True:
+        _relay_one(await sink.queue.get(), run)

@@ -106,3 +106,75 @@ async def delete_session(server, request: Request) -> Response:
         return JSONResponse({"object": "hermes.session.deleted", "id": session_id,
                              "deleted": bool(store.delete(session_id))})
     return await _call(server, request, work)
+
+
+def _new_id() -> str:
+    import time
+    import uuid
+
+    return f"api_{int(time.time())}_{uuid.uuid4().hex[:8]}"
+
+
+async def create_session(server, request: Request) -> Response:
+    from plugins.serve.app import error
+
+    body = await server.body(request)
+    if isinstance(body, Response):
+        return body
+    session_id = str(body.get("id") or body.get("session_id") or _new_id()).strip()
+    if not session_id or len(session_id) > 256 or any(c in session_id for c in "\r\n\x00/\\"):
+        return error(400, "not a session id", param="id", code="invalid_session_id")
+
+    def work(store, _):
+        if not store.ensure_session(session_id, model=str(body.get("model") or ""), platform="api"):
+            return error(409, f"session '{session_id}' exists", code="session_exists")
+        if isinstance(body.get("title"), str) and body["title"].strip():
+            store.set_title(session_id, body["title"])
+        return JSONResponse({"object": "hermes.session", "session": _session(store.get_session(session_id))},
+                            status_code=201)
+    return await _call(server, request, work)
+
+
+async def fork_session(server, request: Request) -> Response:
+    from plugins.serve.app import error
+
+    body = await server.body(request)
+    if isinstance(body, Response):
+        return body
+    fork_id = str(body.get("id") or _new_id()).strip()
+
+    def work(store, session_id):
+        meta = store.get_session(session_id)
+        if store.get_session(fork_id) is not None:
+            return error(409, f"session '{fork_id}' exists", code="session_exists")
+        store.ensure_session(fork_id, model=meta.get("model") or "", provider=meta.get("provider") or "",
+                             platform=meta.get("platform") or "api", parent_session_id=session_id, reason="fork")
+        store.append(fork_id, store.load(session_id) or [])
+        if isinstance(body.get("title"), str) and body["title"].strip():
+            store.set_title(fork_id, body["title"])
+        return JSONResponse({"object": "hermes.session", "session": _session(store.get_session(fork_id))},
+                            status_code=201)
+    return await _call(server, request, work)
+
+
+async def chat(server, request: Request, stream: bool = False) -> Response:
+    """One turn on a stored session (its history, stored after it as any turn is)."""
+    from plugins.serve.app import error
+    from plugins.serve.turns import TurnRequest
+
+    body = await server.body(request)
+    if isinstance(body, Response):
+        return body
+    message = body.get("message", body.get("input"))
+    if isinstance(message, dict):
+        message = message.get("content")
+    if not isinstance(message, str) or not message.strip():
+        return error(400, "'message' must be the user's text", param="message")
+    system = body.get("system_message", body.get("instructions"))
+    if system is not None and not isinstance(system, str):
+        return error(400, "'system_message' must be a string", param="system_message")
+    found = await _call(server, request, lambda store, session_id: session_id)
+    if isinstance(found, Response):
+        return found
+    turn = TurnRequest(user_message=message, system_message=system, session_id=found, stream=stream)
+    return await server.session_turn(request, turn)

@@ -153,3 +153,30 @@ def test_two_servers_on_one_data_folder_serve_the_same_sessions_and_responses(se
         ["count with me", "One.", "next"]
     response = first.client().responses.create(model="hermes-agent", input="remember three")
     assert second.client().responses.retrieve(response.id).output_text == "Three."
+
+
+def test_sessions_are_created_forked_and_chatted_with_plain_and_streamed(serve, wire_server):
+    served = serve()
+    wire_server.push(reply("Hello, Ann."), reply("You are Ann."), reply("A fork answers."))
+    status, created = request(served, "POST", "/api/sessions", {"id": "api_test_one", "title": "Ann's chat"})
+    assert status == 201 and created["session"]["title"] == "Ann's chat"
+    assert request(served, "POST", "/api/sessions", {"id": "api_test_one"})[0] == 409
+    status, answer = request(served, "POST", "/api/sessions/api_test_one/chat", {"message": "I am Ann."})
+    assert status == 200 and answer["message"]["content"] == "Hello, Ann." and answer["session_id"] == "api_test_one"
+    stream = urllib.request.urlopen(urllib.request.Request(
+        served.url + "/api/sessions/api_test_one/chat/stream", method="POST",
+        data=json.dumps({"message": "Who am I?"}).encode(), headers={"Content-Type": "application/json"}),
+        timeout=30).read().decode()
+    blocks = [b for b in stream.split("\n\n") if b.startswith("event: ")]
+    assert "".join(json.loads(b.split("data: ", 1)[1])["text"] for b in blocks if b.startswith("event: message.delta")) \
+        == "You are Ann."
+    assert blocks[-1].startswith("event: done") and json.loads(blocks[-1].split("data: ", 1)[1])["session_id"] == \
+        "api_test_one"
+    status, fork = request(served, "POST", "/api/sessions/api_test_one/fork", {"id": "api_test_fork"})
+    assert status == 201 and fork["session"]["parent_session_id"] == "api_test_one"
+    request(served, "POST", "/api/sessions/api_test_fork/chat", {"message": "And now?"})
+    assert [m["content"] for m in wire_server.requests[2].body["messages"] if m["role"] == "user"] == \
+        ["I am Ann.", "Who am I?", "And now?"]  # the fork goes on from the whole conversation
+    assert len(request(served, "GET", "/api/sessions/api_test_one/messages")[1]["data"]) == 4  # the fork's is its own
+    assert request(served, "POST", "/api/sessions/nope/chat", {"message": "x"})[0] == 404
+    assert request(served, "POST", "/api/sessions/api_test_one/chat", {"message": ""})[0] == 400
