@@ -101,7 +101,7 @@ class Server:
             "auth": {"type": "bearer", "required": bool(self.key)},
             "runtime": {"mode": "server_agent", "tool_execution": "server", "split_runtime": False},
             "features": {"chat_completions": True, "chat_completions_streaming": True, "responses_api": True,
-                         "responses_streaming": False, "run_submission": True, "run_status": True,
+                         "responses_streaming": True, "run_submission": True, "run_status": True,
                          "run_events_sse": True, "run_stop": True, "run_approval_response": True,
                          "session_resources": True, "session_chat": True, "session_chat_streaming": True,
                          "session_fork": True,

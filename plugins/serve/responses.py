@@ -1,4 +1,4 @@
-"""OpenAI's Responses API over the agent: ``POST /v1/responses`` (chained with
+"""OpenAI's Responses API over the agent: ``POST /v1/responses`` (streamed or not, chained with
 ``previous_response_id``), ``GET`` and ``DELETE /v1/responses/{id}``.
 
 Each stored response keeps the whole conversation up to it (tool calls and
@@ -11,6 +11,7 @@ process on the same data folder. The store keeps the latest
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sqlite3
@@ -21,10 +22,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from plugins.serve.app import SESSION_HEADER, _this_turn, _usage, error
-from plugins.serve.turns import TurnRequest
+from plugins.serve.turns import Sink, TurnRequest
 
 MAX_STORED = 1000
 
@@ -119,9 +120,8 @@ async def create_response(server, request: Request) -> Response:
     messages = input_messages(body.get("input"))
     if not messages:
         return error(400, "'input' must be text or a list of messages", param="input")
-    if body.get("stream"):
-        return error(400, "streamed responses are not served yet: leave 'stream' out, or use "
-                          "/v1/chat/completions with stream", param="stream", code="unsupported")
+    if not isinstance(body.get("stream", False), bool):
+        return error(400, "'stream' must be true or false", param="stream")
     history, instructions = [], body.get("instructions")
     previous = body.get("previous_response_id")
     if previous is not None:
@@ -143,27 +143,112 @@ async def create_response(server, request: Request) -> Response:
     turn = TurnRequest(user_message=messages[-1]["content"], history=history,
                        system_message=instructions if isinstance(instructions, str) else None,
                        model=model if isinstance(model, str) and model != server.model_name else "")
+    skeleton = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
+                "status": "in_progress", "model": str(model or server.model_name), "previous_response_id": previous,
+                "instructions": instructions, "output": [], "parallel_tool_calls": True, "tool_choice": "auto",
+                "tools": [], "error": None, "usage": None}
+    keep = body.get("store", True) is not False
+    if body.get("stream") is True:
+        turn.stream, sink = True, Sink(asyncio.get_running_loop())
+        agent = await server._build(turn, sink)
+        if isinstance(agent, Response):
+            return agent
+        return StreamingResponse(_stream(server, request, turn, sink, skeleton, keep), media_type="text/event-stream",
+                                 headers={SESSION_HEADER: agent.session_id, "Cache-Control": "no-cache"})
     async with server.slots:
         outcome = await server._run(request, turn, None)
     if isinstance(outcome, Response):
         return outcome
-    _, result = outcome
+    data = await _finished(server, skeleton, outcome[1], keep)
+    return JSONResponse(data, headers={SESSION_HEADER: outcome[1].session_id})
+
+
+async def _finished(server, skeleton: dict, result, keep: bool, text_id: str = "") -> dict:
+    """The response as it ended (stored when ``keep``: with the whole conversation, for ``previous_response_id``)."""
     status = "completed" if result.exit_reason == "completed" else \
         "incomplete" if result.exit_reason in ("budget_exhausted", "interrupted_by_user") else "failed"
     usage = _usage(result)
-    data = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
-            "status": status, "model": str(model or server.model_name), "previous_response_id": previous,
-            "instructions": instructions, "output": output_items(_this_turn(result.messages),
-                                                                  result.final_response, result.error),
-            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+    output = output_items(_this_turn(result.messages), result.final_response, result.error)
+    if text_id:
+        output[-1]["id"] = text_id  # the message item the stream announced
+    data = {**skeleton, "status": status, "output": output,
             "error": None if status != "failed" else {"code": "server_error", "message": result.error or ""},
             "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
                       "total_tokens": usage["total_tokens"]}}
-    if body.get("store", True) is not False:
+    if keep:
         await asyncio.to_thread(store(server).put, data["id"], {
-            "response": data, "conversation_history": result.messages, "instructions": instructions,
+            "response": data, "conversation_history": result.messages, "instructions": data["instructions"],
             "session_id": result.session_id})
-    return JSONResponse(data, headers={SESSION_HEADER: result.session_id})
+    return data
+
+
+async def _stream(server, request: Request, turn: TurnRequest, sink: Sink, skeleton: dict, keep: bool):
+    """The Responses API's server-sent events: the response created, its items as they come (text deltas; each
+    tool call and its output), then ``response.completed`` (or ``failed``/``incomplete``) with the whole response."""
+    numbers = itertools.count()
+
+    def event(kind: str, **data) -> str:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': next(numbers), **data})}\n\n"
+
+    yield event("response.created", response=skeleton)
+    yield event("response.in_progress", response=skeleton)
+    index, text, text_id, calls = 0, None, "", {}
+
+    def close_text():
+        nonlocal index, text
+        part = {"type": "output_text", "text": text, "annotations": []}
+        item = {"id": text_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        done = [event("response.output_text.done", item_id=text_id, output_index=index, content_index=0, text=text),
+                event("response.content_part.done", item_id=text_id, output_index=index, content_index=0, part=part),
+                event("response.output_item.done", output_index=index, item=item)]
+        index, text = index + 1, None
+        return done
+
+    async with server.slots:
+        task = asyncio.ensure_future(server._run(request, turn, sink, sink.agent))
+        while True:
+            getter = asyncio.ensure_future(sink.queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when="FIRST_COMPLETED")
+            if getter not in done:
+                getter.cancel()
+                if sink.queue.empty():
+                    break
+                continue
+            item = getter.result()
+            if item.kind == "delta":
+                if text is None:
+                    text, text_id = "", f"msg_{uuid.uuid4().hex}"
+                    yield event("response.output_item.added", output_index=index, item={
+                        "id": text_id, "type": "message", "status": "in_progress", "role": "assistant", "content": []})
+                    yield event("response.content_part.added", item_id=text_id, output_index=index, content_index=0,
+                                part={"type": "output_text", "text": "", "annotations": []})
+                text += item.data["text"]
+                yield event("response.output_text.delta", item_id=text_id, output_index=index, content_index=0,
+                            delta=item.data["text"])
+            elif item.kind == "tool_start":
+                for line in close_text() if text is not None else ():
+                    yield line
+                call_id = item.data["toolCallId"]
+                calls[call_id] = {"id": f"fc_{call_id}", "type": "function_call", "call_id": call_id,
+                                  "name": item.data["tool"], "status": "in_progress",
+                                  "arguments": json.dumps(item.data.get("args") or {}, ensure_ascii=False)}
+                yield event("response.output_item.added", output_index=index, item=calls[call_id])
+            elif item.kind == "tool_complete" and item.data["toolCallId"] in calls:
+                call = {**calls.pop(item.data["toolCallId"]), "status": "completed"}
+                yield event("response.output_item.done", output_index=index, item=call)
+                output = {"type": "function_call_output", "call_id": call["call_id"], "output": item.data["result"]}
+                yield event("response.output_item.added", output_index=index + 1, item=output)
+                yield event("response.output_item.done", output_index=index + 1, item=output)
+                index += 2
+        for line in close_text() if text is not None else ():
+            yield line
+        outcome = task.result()
+    if isinstance(outcome, Response):
+        failed = {**skeleton, "status": "failed", "error": json.loads(outcome.body)["error"]}
+        yield event("response.failed", response=failed)
+        return
+    data = await _finished(server, skeleton, outcome[1], keep, text_id)
+    yield event(f"response.{data['status']}", response=data)
 
 
 async def get_response(server, request: Request) -> Response:

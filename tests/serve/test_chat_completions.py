@@ -216,3 +216,21 @@ def test_answers_on_a_kept_alive_connection_do_not_wait_for_a_delayed_ack(serve,
         took.append(time.perf_counter() - started)
     connection.close()
     assert sorted(took[1:])[2] < 0.02, took  # 40 ms each when the listening socket did not say it was TCP
+
+
+def test_a_streamed_response_gives_its_text_tool_calls_and_the_whole_response(serve, wire_server):
+    served = serve()
+    client = served.client()
+    wire_server.push(reply("Let me look. ", tool_calls=[("terminal", {"command": "echo fig"})]), reply("It is fig."),
+                     reply("Still fig."))
+    events = list(client.responses.create(model="hermes-agent", input="what fruit?", stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Let me look. It is fig."
+    added = [e.item.type for e in events if e.type == "response.output_item.added"]
+    assert added == ["message", "function_call", "function_call_output", "message"]
+    final = events[-1].response
+    assert final.output_text == "It is fig." and final.status == "completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    follow = client.responses.create(model="hermes-agent", input="again?", previous_response_id=final.id)
+    assert follow.output_text == "Still fig."  # a streamed response is stored and continued like any other
