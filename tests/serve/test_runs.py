@@ -24,6 +24,17 @@ def events_of(served, run_id, into=None, timeout=60):
     return into
 
 
+def follow_until(served, run_id, name, timeout=30):
+    """A thread reading the run's events into a list, once one named ``name`` has come: (events, thread)."""
+    events = []
+    follower = threading.Thread(target=events_of, args=(served, run_id, events))
+    follower.start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not any(e["event"] == name for e in events):
+        time.sleep(0.05)
+    return events, follower
+
+
 def get(served, path):
     try:
         with urllib.request.urlopen(served.url + path, timeout=30) as response:
@@ -60,12 +71,7 @@ def test_the_approval_question_waits_for_the_client_and_deny_or_approve_decide(s
                      reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
     for choice, expected in (("deny", False), ("once", True)):
         _, _, started = post(served, "/v1/runs", {"input": "run it"})
-        events = []
-        follower = threading.Thread(target=events_of, args=(served, started["run_id"], events))
-        follower.start()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(e["event"] == "approval.request" for e in events):
-            time.sleep(0.05)
+        events, follower = follow_until(served, started["run_id"], "approval.request")
         asked = next(e for e in events if e["event"] == "approval.request")
         assert asked["command"] == command and asked["choices"] == ["once", "session", "always", "deny"]
         status, state = get(served, f"/v1/runs/{started['run_id']}")
@@ -87,12 +93,7 @@ def test_a_run_is_stopped_and_unknown_runs_are_404(serve, wire_server):
     served = serve()
     wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 30"})]), reply("never"))
     _, _, started = post(served, "/v1/runs", {"input": "wait"})
-    events = []
-    follower = threading.Thread(target=events_of, args=(served, started["run_id"], events))
-    follower.start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(e["event"] == "tool.started" for e in events):
-        time.sleep(0.05)
+    events, follower = follow_until(served, started["run_id"], "tool.started")
     stopped_at = time.monotonic()
     status, _, body = post(served, f"/v1/runs/{started['run_id']}/stop", {})
     assert status == 200 and body["status"] == "stopping"
