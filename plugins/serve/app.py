@@ -57,6 +57,7 @@ class Server:
 
         trace_hooks(host.pm)
         self.approval_timeout = approval_timeout
+        self.endpoints: dict = {}  # name -> {"method", "path"}, for /v1/capabilities (make_app fills it)
 
     # ------------------------------------------------------------ plumbing
     def authorized(self, request: Request) -> bool:
@@ -84,6 +85,13 @@ class Server:
             return error(400, "the request body must be a JSON object")
         return data
 
+    def busy(self) -> Optional[Response]:
+        """429 when ``api_server.max_concurrent_runs`` conversations are running, else None."""
+        if not self.slots.locked():
+            return None
+        return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
+                     kind="rate_limit_error", code="too_many_runs")
+
     # ------------------------------------------------------------- routes
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "platform": "hermes-agent", "server": "hermes", "version": self.version})
@@ -106,27 +114,7 @@ class Server:
                          "session_resources": True, "session_chat": True, "session_chat_streaming": True,
                          "session_fork": True,
                          "session_continuity_header": SESSION_HEADER},
-            "endpoints": {"health": {"method": "GET", "path": "/health"},
-                          "models": {"method": "GET", "path": "/v1/models"},
-                          "capabilities": {"method": "GET", "path": "/v1/capabilities"},
-                          "chat_completions": {"method": "POST", "path": "/v1/chat/completions"},
-                          "responses": {"method": "POST", "path": "/v1/responses"},
-                          "response": {"method": "GET", "path": "/v1/responses/{response_id}"},
-                          "response_delete": {"method": "DELETE", "path": "/v1/responses/{response_id}"},
-                          "sessions": {"method": "GET", "path": "/api/sessions"},
-                          "session_create": {"method": "POST", "path": "/api/sessions"},
-                          "session": {"method": "GET", "path": "/api/sessions/{session_id}"},
-                          "session_update": {"method": "PATCH", "path": "/api/sessions/{session_id}"},
-                          "session_delete": {"method": "DELETE", "path": "/api/sessions/{session_id}"},
-                          "session_messages": {"method": "GET", "path": "/api/sessions/{session_id}/messages"},
-                          "session_fork": {"method": "POST", "path": "/api/sessions/{session_id}/fork"},
-                          "session_chat": {"method": "POST", "path": "/api/sessions/{session_id}/chat"},
-                          "session_chat_stream": {"method": "POST", "path": "/api/sessions/{session_id}/chat/stream"},
-                          "runs": {"method": "POST", "path": "/v1/runs"},
-                          "run_status": {"method": "GET", "path": "/v1/runs/{run_id}"},
-                          "run_events": {"method": "GET", "path": "/v1/runs/{run_id}/events"},
-                          "run_approval": {"method": "POST", "path": "/v1/runs/{run_id}/approval"},
-                          "run_stop": {"method": "POST", "path": "/v1/runs/{run_id}/stop"}}})
+            "endpoints": self.endpoints})
 
     async def chat_completions(self, request: Request) -> Response:
         body = await self.body(request)
@@ -135,9 +123,8 @@ class Server:
         turn = self._chat_turn(request, body)
         if isinstance(turn, Response):
             return turn
-        if self.slots.locked():
-            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
-                         kind="rate_limit_error", code="too_many_runs")
+        if (busy := self.busy()) is not None:
+            return busy
         model = str(body.get("model") or self.model_name)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:29]}", int(time.time())
         if turn.stream:  # the agent first: its session id is a header
@@ -205,9 +192,8 @@ class Server:
 
     async def session_turn(self, request: Request, turn: TurnRequest) -> Response:
         """A turn on a stored session: its answer, or (``turn.stream``) hermes-agent's session chat events."""
-        if self.slots.locked():
-            return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
-                         kind="rate_limit_error", code="too_many_runs")
+        if (busy := self.busy()) is not None:
+            return busy
         headers = {SESSION_HEADER: turn.session_id}
         if not turn.stream:
             async with self.slots:
@@ -385,31 +371,35 @@ def make_app(server: Server) -> Starlette:
     async def not_allowed(request: Request, exc: Exception) -> Response:
         return error(405, f"{request.method} is not allowed on {request.url.path}", code="method_not_allowed")
 
+    table = [  # (name in /v1/capabilities, method, path, handler); the page and /health need no key
+        ("page", "GET", "/", server.page), ("health", "GET", "/health", server.health),
+        ("models", "GET", "/v1/models", server.models),
+        ("capabilities", "GET", "/v1/capabilities", server.capabilities),
+        ("chat_completions", "POST", "/v1/chat/completions", server.chat_completions),
+        ("responses", "POST", "/v1/responses", partial(responses.create_response, server)),
+        ("response", "GET", "/v1/responses/{response_id}", partial(responses.get_response, server)),
+        ("response_delete", "DELETE", "/v1/responses/{response_id}", partial(responses.delete_response, server)),
+        ("sessions", "GET", "/api/sessions", partial(sessions.list_sessions, server)),
+        ("session_create", "POST", "/api/sessions", partial(sessions.create_session, server)),
+        ("session", "GET", "/api/sessions/{session_id}", partial(sessions.get_session, server)),
+        ("session_update", "PATCH", "/api/sessions/{session_id}", partial(sessions.patch_session, server)),
+        ("session_delete", "DELETE", "/api/sessions/{session_id}", partial(sessions.delete_session, server)),
+        ("session_messages", "GET", "/api/sessions/{session_id}/messages",
+         partial(sessions.session_messages, server)),
+        ("session_fork", "POST", "/api/sessions/{session_id}/fork", partial(sessions.fork_session, server)),
+        ("session_chat", "POST", "/api/sessions/{session_id}/chat", partial(sessions.chat, server)),
+        ("session_chat_stream", "POST", "/api/sessions/{session_id}/chat/stream",
+         partial(sessions.chat, server, stream=True)),
+        ("runs", "POST", "/v1/runs", partial(runs.start_run, server)),
+        ("run_list", "GET", "/v1/runs", partial(runs.list_runs, server)),
+        ("run_status", "GET", "/v1/runs/{run_id}", partial(runs.get_run, server)),
+        ("run_events", "GET", "/v1/runs/{run_id}/events", partial(runs.run_events, server)),
+        ("run_trace", "GET", "/v1/runs/{run_id}/trace", partial(runs.run_trace, server)),
+        ("run_approval", "POST", "/v1/runs/{run_id}/approval", partial(runs.run_approval, server)),
+        ("run_stop", "POST", "/v1/runs/{run_id}/stop", partial(runs.stop_run, server)),
+    ]
+    server.endpoints = {name: {"method": method, "path": path} for name, method, path, _ in table}
     return Starlette(routes=[
-        Route("/health", server.health, methods=["GET"]),
-        Route("/v1/models", guarded(server.models), methods=["GET"]),
-        Route("/v1/capabilities", guarded(server.capabilities), methods=["GET"]),
-        Route("/v1/chat/completions", guarded(server.chat_completions), methods=["POST"]),
-        Route("/v1/responses", guarded(partial(responses.create_response, server)), methods=["POST"]),
-        Route("/api/sessions", guarded(partial(sessions.list_sessions, server)), methods=["GET"]),
-        Route("/api/sessions/{session_id}", guarded(partial(sessions.get_session, server)), methods=["GET"]),
-        Route("/api/sessions/{session_id}", guarded(partial(sessions.patch_session, server)), methods=["PATCH"]),
-        Route("/api/sessions/{session_id}", guarded(partial(sessions.delete_session, server)), methods=["DELETE"]),
-        Route("/api/sessions/{session_id}/messages", guarded(partial(sessions.session_messages, server)),
-              methods=["GET"]),
-        Route("/api/sessions", guarded(partial(sessions.create_session, server)), methods=["POST"]),
-        Route("/api/sessions/{session_id}/fork", guarded(partial(sessions.fork_session, server)), methods=["POST"]),
-        Route("/api/sessions/{session_id}/chat", guarded(partial(sessions.chat, server)), methods=["POST"]),
-        Route("/api/sessions/{session_id}/chat/stream", guarded(partial(sessions.chat, server, stream=True)),
-              methods=["POST"]),
-        Route("/", server.page, methods=["GET"]),
-        Route("/v1/runs", guarded(partial(runs.start_run, server)), methods=["POST"]),
-        Route("/v1/runs", guarded(partial(runs.list_runs, server)), methods=["GET"]),
-        Route("/v1/runs/{run_id}/trace", guarded(partial(runs.run_trace, server)), methods=["GET"]),
-        Route("/v1/runs/{run_id}", guarded(partial(runs.get_run, server)), methods=["GET"]),
-        Route("/v1/runs/{run_id}/events", guarded(partial(runs.run_events, server)), methods=["GET"]),
-        Route("/v1/runs/{run_id}/approval", guarded(partial(runs.run_approval, server)), methods=["POST"]),
-        Route("/v1/runs/{run_id}/stop", guarded(partial(runs.stop_run, server)), methods=["POST"]),
-        Route("/v1/responses/{response_id}", guarded(partial(responses.get_response, server)), methods=["GET"]),
-        Route("/v1/responses/{response_id}", guarded(partial(responses.delete_response, server)), methods=["DELETE"]),
+        Route(path, handler if name in ("page", "health") else guarded(handler), methods=[method])
+        for name, method, path, handler in table
     ], exception_handlers={404: not_found, 405: not_allowed})

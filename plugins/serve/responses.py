@@ -135,9 +135,8 @@ async def create_response(server, request: Request) -> Response:
         return error(400, "the input must end with the user's message, with text", param="input")
     if system:
         instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
-    if server.slots.locked():
-        return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
-                     kind="rate_limit_error", code="too_many_runs")
+    if (busy := server.busy()) is not None:
+        return busy
     model = body.get("model")
     history += messages[:-1]
     turn = TurnRequest(user_message=messages[-1]["content"], history=history,

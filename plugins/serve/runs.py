@@ -155,9 +155,8 @@ async def start_run(server, request: Request) -> Response:
     if session_id is not None and not server.key:
         return error(403, "going on with a stored session needs the server to have a key (API_SERVER_KEY)",
                      kind="permission_error")
-    if server.slots.locked():
-        return error(429, "too many conversations at once (api_server.max_concurrent_runs); try again",
-                     kind="rate_limit_error", code="too_many_runs")
+    if (busy := server.busy()) is not None:
+        return busy
     model, instructions = body.get("model"), body.get("instructions")
     system = [m["content"] for m in messages if m["role"] == "system"]
     messages = [m for m in messages if m["role"] != "system"]
