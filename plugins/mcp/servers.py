@@ -18,6 +18,7 @@ import atexit
 import concurrent.futures
 import logging
 import os
+import shutil
 import sys
 import threading
 import time
@@ -274,13 +275,23 @@ class Manager:
             for name, server in servers.items():
                 if server.enabled and name not in self.connections:
                     self.connections[name] = conn = Connection(server, self)
-                    wrong = problems(server)
+                    wrong = problems(server) or self._missing_program(server)
                     if wrong:
                         conn.state, conn.error = "failed", "; ".join(wrong)
                         conn.ready.set()
                         self.report(conn)
                     else:
                         conn.start()
+
+    def _missing_program(self, server: Server) -> list:
+        """A stdio server whose program is not there: said now, not as a connection that closed."""
+        if server.transport != "stdio":
+            return []
+        path = self.environment({k: resolve(v) for k, v in server.env.items()}).get("PATH")
+        found = shutil.which(server.command, path=path) if not os.path.isabs(server.command) else \
+            (server.command if os.access(server.command, os.X_OK) else None)
+        return [] if found else [f"its command {server.command!r} was not found"
+                                 + ("" if os.path.isabs(server.command) else " on PATH")]
 
     def wait_connecting(self, seconds: float, agent: Any = None) -> None:
         """Wait until no server is still connecting (each within its connect timeout), at most ``seconds``."""

@@ -125,7 +125,7 @@ def test_an_interrupt_cancels_the_call_in_flight(mcp_agent):
 
 def test_servers_that_fail_to_start_are_reported_once_and_the_others_serve(mcp_agent, caplog, hermes_home):
     agent = mcp_agent({"ok": entry(), "crash": entry("crash-start"), "hang": entry("hang-start", connect_timeout=2),
-                       "nocmd": {"args": ["x"]}},
+                       "nocmd": {"args": ["x"]}, "nosuch": {"command": "no-such-mcp-server-here"}},
                       script=[calls(("mcp__ok__echo", {"text": "fine"})), "ok"])
     started = time.monotonic()
     result = agent.run_conversation("go")
@@ -135,6 +135,7 @@ def test_servers_that_fail_to_start_are_reported_once_and_the_others_serve(mcp_a
     assert len([m for m in said if "'crash'" in m]) == 1 and len([m for m in said if "'hang'" in m]) == 1
     assert any("'hang'" in m and "connect_timeout (2s)" in m for m in said)
     assert any("'nocmd'" in m and "needs a command" in m for m in said)
+    assert any("'nosuch'" in m and "its command 'no-such-mcp-server-here' was not found on PATH" in m for m in said)
     log = (hermes_home / "logs" / "mcp-stderr.log").read_text()
     assert "crash-start: giving up before the handshake" in log  # its stderr went to the log
 
