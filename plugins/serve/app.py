@@ -15,6 +15,7 @@ import asyncio
 import hmac
 import json
 import logging
+import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -344,6 +345,29 @@ def _usage(result) -> dict:
     usage = result.usage or {}
     prompt, completion = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def server_for(host) -> Server:
+    """A :class:`Server` on ``host`` as its configuration says (``API_SERVER_KEY`` wins over ``api_server.key``)."""
+    config = host.config
+    return Server(host, key=os.environ.get("API_SERVER_KEY") or str(config.get("api_server.key") or ""),
+                  model_name=str(config.get("api_server.model_name") or "hermes-agent"),
+                  max_concurrent=int(config.get("api_server.max_concurrent_runs") or 8),
+                  max_body=int(config.get("api_server.max_body_bytes") or 1_000_000),
+                  approval_timeout=float(config.get("api_server.approval_timeout") or 300))
+
+
+def create_app() -> Starlette:
+    """The API for any ASGI server, without the command line (``uvicorn --factory
+    plugins.serve.app:create_app``): the plugins config.yaml (found through ``HERMES_HOME``) enables, loaded
+    here. It does not refuse a public address without a key as ``hermes serve`` does: that is the server's
+    command line, which this does not see."""
+    from hermes.host.config import load_config
+    from hermes.host.plugins import PluginHost
+
+    host = PluginHost.discover(load_config())
+    host.registry  # noqa: B018 - registrations collected now: a plugin failing there is dropped before requests
+    return make_app(server_for(host))
 
 
 def make_app(server: Server) -> Starlette:

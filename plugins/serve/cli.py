@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 
 import click
@@ -32,20 +31,14 @@ def serve(app, host, port):
     config = app.config
     host = host or str(config.get("api_server.host") or "127.0.0.1")
     port = port if port is not None else int(config.get("api_server.port") or DEFAULT_PORT)
-    key = os.environ.get("API_SERVER_KEY") or str(config.get("api_server.key") or "")
-    if not key and not _loopback(host):
+    from plugins.serve.app import make_app, server_for
+
+    server = server_for(app.host)
+    if not server.key and not _loopback(host):
         raise Fail(f"refusing to listen on {host} without a key: set API_SERVER_KEY (or api_server.key), "
                    "or listen on 127.0.0.1", EXIT_USAGE)
     import uvicorn
 
-    from plugins.serve.app import Server, make_app
-
-    server = Server(app.host, key=key, model_name=str(config.get("api_server.model_name") or "hermes-agent"),
-                    max_concurrent=int(config.get("api_server.max_concurrent_runs") or 8),
-                    max_body=int(config.get("api_server.max_body_bytes") or 1_000_000),
-                    approval_timeout=float(config.get("api_server.approval_timeout") or 300))
-    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it
-    # every answer on a kept-alive connection waited 40 ms for the client's delayed ACK
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -53,6 +46,6 @@ def serve(app, host, port):
     except OSError as exc:
         raise Fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
-    guard = "key required" if key else "no key: loopback only"
+    guard = "key required" if server.key else "no key: loopback only"
     click.echo(f"{program()}: serving on http://{host}:{bound}/v1 ({guard}); Ctrl+C stops", err=True)
     uvicorn.Server(uvicorn.Config(make_app(server), log_level="warning", access_log=False)).run(sockets=[sock])

@@ -234,3 +234,42 @@ def test_a_streamed_response_gives_its_text_tool_calls_and_the_whole_response(se
     assert [e.sequence_number for e in events] == list(range(len(events)))
     follow = client.responses.create(model="hermes-agent", input="again?", previous_response_id=final.id)
     assert follow.output_text == "Still fig."  # a streamed response is stored and continued like any other
+
+
+def test_the_api_embeds_in_any_asgi_server_without_the_command_line(hermes_home, wire_server):
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.conftest import ROOT
+    from tests.serve.conftest import free_port
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"model": "gpt-test", "base_url": wire_server.openai_url,
+                                                             "api_mode": "chat_completions"}))
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT)}
+    check = subprocess.run([sys.executable, "-c", "import sys; from plugins.serve.app import create_app; create_app(); "
+                            "print('click' in sys.modules)"], capture_output=True, text=True, env=env, timeout=60)
+    assert check.stdout.strip() == "False", check.stderr  # the host and the app, no command line
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "plugins.serve.app:create_app",
+                               "--port", str(port), "--log-level", "warning"], env=env)
+    try:
+        from tests.serve.conftest import Served
+
+        served = Served(server, port, "")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(served.url + "/health", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        wire_server.push(reply("embedded"))
+        answer = served.client().chat.completions.create(model="hermes-agent",
+                                                         messages=[{"role": "user", "content": "hi"}])
+        assert answer.choices[0].message.content == "embedded"
+    finally:
+        server.terminate()
+        server.wait(10)
