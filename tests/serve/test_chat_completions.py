@@ -145,7 +145,9 @@ def test_conversations_run_side_by_side_and_past_the_limit_is_429(serve, wire_se
     started = time.monotonic()
     for t in threads:
         t.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 20
+    while len(wire_server.requests) < 4 and time.monotonic() < deadline:  # all four are with the model
+        time.sleep(0.02)
     status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "user", "content": "one more"}]})
     for t in threads:
         t.join(30)
@@ -215,7 +217,7 @@ def test_answers_on_a_kept_alive_connection_do_not_wait_for_a_delayed_ack(serve,
         response.read()
         took.append(time.perf_counter() - started)
     connection.close()
-    assert sorted(took[1:])[2] < 0.02, took  # 40 ms each when the listening socket did not say it was TCP
+    assert sorted(took[1:])[2] < 0.03, took  # 40 ms each when the listening socket did not say it was TCP
 
 
 def test_a_streamed_response_gives_its_text_tool_calls_and_the_whole_response(serve, wire_server):
