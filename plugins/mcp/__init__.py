@@ -11,11 +11,13 @@ adds and removes them; ``/reload-mcp`` in chat reads the config again.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Optional
 
 from kernel import hookimpl
 
 _manager: Any = None  # plugins.mcp.servers.Manager, once an agent needs a server
+_making = threading.Lock()
 
 
 @hookimpl
@@ -57,7 +59,9 @@ def manager(host):
     from plugins.mcp.sampling import Sampler
     from plugins.mcp.servers import Manager
 
-    if _manager is None:
+    with _making:  # agents of a server are built on several threads
+        if _manager is not None:
+            return _manager
         config = host.config
         _manager = Manager(data_dir(), Secrets(key_envs=config.key_envs(),
                                                 passthrough=config.get("tools.env_passthrough") or []))
