@@ -55,7 +55,9 @@ class Server:
         self._responses: Any = None  # plugins.serve.responses.ResponseStore, opened by the first use
         self.runs: dict = {}  # run id -> plugins.serve.runs.Run (this process's)
         from plugins.serve.runs import trace_hooks
+        from plugins.serve.turns import Events
 
+        host.pm.register(Events(), name="serve-events")  # this server's agents' events (no other command's)
         trace_hooks(host.pm)
         self.approval_timeout = approval_timeout
         self.endpoints: dict = {}  # name -> {"method", "path"}, for /v1/capabilities (make_app fills it)

@@ -1,9 +1,10 @@
 """One conversation turn behind the HTTP API: its own agent, run on a worker
 thread, its events handed to the request's event loop.
 
-The serve plugin implements the event hooks once for every agent; an agent a
-request built carries its :class:`Sink` in ``agent.state`` (so no per-agent
-pluggy manager is made for it), and events of other agents are ignored."""
+:class:`Events` implements the event hooks once for every agent of a server
+(registered when the server starts, so ``hermes run`` and ``chat`` never call
+them); an agent a request built carries its :class:`Sink` in ``agent.state``
+(so no per-agent pluggy manager is made for it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
+
+from kernel import hookimpl
 
 SINK = "serve.sink"  # agent.state key
 
@@ -72,5 +75,39 @@ def run_turn(agent, request: TurnRequest):
         agent.close()
 
 
-def sink_of(agent) -> Optional[Sink]:
-    return agent.state.get(SINK) if agent is not None else None
+def _state(agent) -> dict:
+    state = getattr(agent, "state", None)
+    return state if isinstance(state, dict) else {}
+
+
+class Events:
+    """The server's agents' events, to their request's :class:`Sink`; a run's approval question, to its client."""
+
+    @hookimpl
+    def on_stream_delta(self, text, agent):
+        sink = _state(agent).get(SINK)
+        if sink is not None:
+            sink.push("delta", text=text)
+
+    @hookimpl
+    def on_tool_start(self, tool_name, args, tool_call_id, agent):
+        sink = _state(agent).get(SINK)
+        if sink is not None:
+            sink.push("tool_start", tool=tool_name, toolCallId=tool_call_id, status="running", args=args)
+
+    @hookimpl
+    def on_tool_complete(self, tool_name, tool_call_id, result, duration_ms, status, agent):
+        sink = _state(agent).get(SINK)
+        if sink is not None:
+            sink.push("tool_complete", tool=tool_name, toolCallId=tool_call_id, duration_ms=duration_ms,
+                      status="completed" if status == "ok" else status, result=result[:4000])
+
+    @hookimpl
+    def approve_tool_call(self, tool_name, args, message, agent):
+        """A run's approval question goes to its client (``POST /v1/runs/{id}/approval``); other turns: not ours."""
+        run = _state(agent).get("serve.run")
+        if run is None:
+            return None
+        command = args.get("command") if isinstance(args.get("command"), str) else str(args)
+        choice = run.ask(tool_name, command, message)
+        return False if choice == "deny" else choice

@@ -275,3 +275,15 @@ def test_the_api_embeds_in_any_asgi_server_without_the_command_line(hermes_home,
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_only_a_servers_agents_call_its_event_hooks(hermes_home):
+    from hermes.host.config import load_config
+    from hermes.host.plugins import PluginHost
+    from plugins.serve.app import Server
+
+    host = PluginHost.discover(load_config())
+    owners = lambda: {impl.plugin_name for impl in host.pm.hook.on_stream_delta.get_hookimpls()}  # noqa: E731
+    assert "serve-events" not in owners()  # hermes run and chat: a delta under --json is still shown to nobody
+    Server(host)
+    assert "serve-events" in owners()
