@@ -7,6 +7,8 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
+
 from plugins_providers.testserver import reply
 from tests.serve.test_chat_completions import post
 
@@ -181,3 +183,22 @@ def test_sessions_are_created_forked_and_chatted_with_plain_and_streamed(serve, 
     assert len(request(served, "GET", "/api/sessions/api_test_one/messages")[1]["data"]) == 4  # the fork's is its own
     assert request(served, "POST", "/api/sessions/nope/chat", {"message": "x"})[0] == 404
     assert request(served, "POST", "/api/sessions/api_test_one/chat", {"message": ""})[0] == 400
+
+
+@pytest.mark.parametrize("path,body,param", [
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": 42}]}, "messages[0].content"),
+    ("/v1/chat/completions", {"messages": ["hi"]}, "messages[0]"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}, "stream"),
+    ("/v1/responses", {"input": [{"role": "user", "content": 7}]}, "input"),
+    ("/v1/responses", {"input": "hi", "stream": 1}, "stream"),
+    ("/v1/runs", {}, "input"),
+    ("/v1/runs", {"input": [{"role": "assistant", "content": "x"}]}, "input"),
+    ("/api/sessions/x/chat", {"message": ["not", "text"]}, "message"),
+])
+def test_malformed_requests_are_400_naming_the_field(serve, wire_server, path, body, param):
+    served = serve()
+    if path.startswith("/api/sessions/x"):
+        request(served, "POST", "/api/sessions", {"id": "x"})
+    status, answer = request(served, "POST", path, body)
+    assert status == 400 and answer["error"]["param"] == param and answer["error"]["type"] == "invalid_request_error"
+    assert not wire_server.requests  # nothing reached the model
