@@ -40,6 +40,8 @@ def _connect(app, names=None, timeout=None) -> dict:
     found = all_servers(app.host)
     if names is not None:
         found = {n: s for n, s in found.items() if n in names}
+    if not found:
+        return {}  # no thread, no log file, for nothing
     running = manager(app.host)
     running.quiet = True  # the command says what failed, once
     running.update({n: s for n, s in found.items() if s.enabled})
