@@ -114,9 +114,9 @@ class Connection:
             return
         self.session, self.error = None, self.error or ("" if error == "stopped" else error)
         self.state = "failed" if self.error else "stopped"
-        self.ready.set()
         if self.error:
-            self.manager.report(self)
+            self.manager.report(self)  # before the waiters go on: said by the time the first call is made
+        self.ready.set()
         self.manager.changed()
 
     async def _list(self, session, capabilities: Any) -> list:
@@ -287,11 +287,13 @@ class Manager:
         """A stdio server whose program is not there: said now, not as a connection that closed."""
         if server.transport != "stdio":
             return []
+        command = server.command
+        if os.sep in command and not os.path.isabs(command):  # ./run.sh: where the server runs
+            command = os.path.join(server.cwd or os.getcwd(), command)
+        if os.path.isabs(command):
+            return [] if os.access(command, os.X_OK) else [f"its command {server.command!r} is not an executable file"]
         path = self.environment({k: resolve(v) for k, v in server.env.items()}).get("PATH")
-        found = shutil.which(server.command, path=path) if not os.path.isabs(server.command) else \
-            (server.command if os.access(server.command, os.X_OK) else None)
-        return [] if found else [f"its command {server.command!r} was not found"
-                                 + ("" if os.path.isabs(server.command) else " on PATH")]
+        return [] if shutil.which(command, path=path) else [f"its command {command!r} was not found on PATH"]
 
     def wait_connecting(self, seconds: float, agent: Any = None) -> None:
         """Wait until no server is still connecting (each within its connect timeout), at most ``seconds``."""

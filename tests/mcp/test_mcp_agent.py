@@ -6,7 +6,7 @@ import threading
 import time
 
 from kernel import hookimpl
-from tests.mcp.conftest import entry
+from tests.mcp.conftest import SERVER, entry
 
 
 def calls(*pairs):
@@ -123,9 +123,16 @@ def test_an_interrupt_cancels_the_call_in_flight(mcp_agent):
     assert result["exit_reason"] == "interrupted_by_user" or result["interrupted"]
 
 
-def test_servers_that_fail_to_start_are_reported_once_and_the_others_serve(mcp_agent, caplog, hermes_home):
+def test_servers_that_fail_to_start_are_reported_once_and_the_others_serve(mcp_agent, caplog, hermes_home, tmp_path):
+    import sys
+
+    launcher = tmp_path / "run.sh"
+    launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {SERVER} normal\n")
+    launcher.chmod(0o755)
     agent = mcp_agent({"ok": entry(), "crash": entry("crash-start"), "hang": entry("hang-start", connect_timeout=2),
-                       "nocmd": {"args": ["x"]}, "nosuch": {"command": "no-such-mcp-server-here"}},
+                       "nocmd": {"args": ["x"]}, "nosuch": {"command": "no-such-mcp-server-here"},
+                       "relative": {"command": "./run.sh", "cwd": str(tmp_path)},
+                       "notexec": {"command": str(SERVER.with_name("conftest.py"))}},
                       script=[calls(("mcp__ok__echo", {"text": "fine"})), "ok"])
     started = time.monotonic()
     result = agent.run_conversation("go")
@@ -136,6 +143,8 @@ def test_servers_that_fail_to_start_are_reported_once_and_the_others_serve(mcp_a
     assert any("'hang'" in m and "connect_timeout (2s)" in m for m in said)
     assert any("'nocmd'" in m and "needs a command" in m for m in said)
     assert any("'nosuch'" in m and "its command 'no-such-mcp-server-here' was not found on PATH" in m for m in said)
+    assert any("'notexec'" in m and "is not an executable file" in m for m in said)
+    assert not any("'relative'" in m for m in said)  # ./run.sh in its cwd is found, and serves
     log = (hermes_home / "logs" / "mcp-stderr.log").read_text()
     assert "crash-start: giving up before the handshake" in log  # its stderr went to the log
 
