@@ -61,6 +61,7 @@ class Server:
         trace_hooks(host.pm)
         self.approval_timeout = approval_timeout
         self.endpoints: dict = {}  # name -> {"method", "path"}, for /v1/capabilities (make_app fills it)
+        self.cors_origins: list = []  # web origins whose pages may call the API ("*": any)
 
     # ------------------------------------------------------------ plumbing
     def authorized(self, request: Request) -> bool:
@@ -116,7 +117,7 @@ class Server:
                          "run_events_sse": True, "run_stop": True, "run_approval_response": True,
                          "session_resources": True, "session_chat": True, "session_chat_streaming": True,
                          "session_fork": True,
-                         "session_continuity_header": SESSION_HEADER},
+                         "session_continuity_header": SESSION_HEADER, "cors": bool(self.cors_origins)},
             "endpoints": self.endpoints})
 
     async def chat_completions(self, request: Request) -> Response:
@@ -350,13 +351,18 @@ def _usage(result) -> dict:
 
 
 def server_for(host) -> Server:
-    """A :class:`Server` on ``host`` as its configuration says (``API_SERVER_KEY`` wins over ``api_server.key``)."""
+    """A :class:`Server` on ``host`` as its configuration says (``API_SERVER_KEY`` wins over ``api_server.key``,
+    ``API_SERVER_CORS_ORIGINS`` over ``api_server.cors_origins``)."""
     config = host.config
-    return Server(host, key=os.environ.get("API_SERVER_KEY") or str(config.get("api_server.key") or ""),
-                  model_name=str(config.get("api_server.model_name") or "hermes-agent"),
-                  max_concurrent=int(config.get("api_server.max_concurrent_runs") or 8),
-                  max_body=int(config.get("api_server.max_body_bytes") or 1_000_000),
-                  approval_timeout=float(config.get("api_server.approval_timeout") or 300))
+    origins = os.environ.get("API_SERVER_CORS_ORIGINS") or config.get("api_server.cors_origins") or []
+    server = Server(host, key=os.environ.get("API_SERVER_KEY") or str(config.get("api_server.key") or ""),
+                    model_name=str(config.get("api_server.model_name") or "hermes-agent"),
+                    max_concurrent=int(config.get("api_server.max_concurrent_runs") or 8),
+                    max_body=int(config.get("api_server.max_body_bytes") or 1_000_000),
+                    approval_timeout=float(config.get("api_server.approval_timeout") or 300))
+    server.cors_origins = [o.strip() for o in (origins.split(",") if isinstance(origins, str) else origins)
+                           if isinstance(o, str) and o.strip()]
+    return server
 
 
 def create_app() -> Starlette:
@@ -425,7 +431,16 @@ def make_app(server: Server) -> Starlette:
         ("run_stop", "POST", "/v1/runs/{run_id}/stop", partial(runs.stop_run, server)),
     ]
     server.endpoints = {name: {"method": method, "path": path} for name, method, path, _ in table}
+    middleware = []
+    if server.cors_origins:  # a browser page of another origin (a web chat client) may call it, with its key
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(Middleware(CORSMiddleware, allow_origins=server.cors_origins, max_age=600,
+                                     allow_methods=["GET", "POST", "PATCH", "DELETE"],
+                                     allow_headers=["Authorization", "Content-Type", SESSION_HEADER],
+                                     expose_headers=[SESSION_HEADER]))
     return Starlette(routes=[
         Route(path, handler if name in ("page", "health") else guarded(handler), methods=[method])
         for name, method, path, handler in table
-    ], exception_handlers={404: not_found, 405: not_allowed})
+    ], exception_handlers={404: not_found, 405: not_allowed}, middleware=middleware)

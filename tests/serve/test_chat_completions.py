@@ -287,3 +287,27 @@ def test_only_a_servers_agents_call_its_event_hooks(hermes_home):
     assert "serve-events" not in owners()  # hermes run and chat: a delta under --json is still shown to nobody
     Server(host)
     assert "serve-events" in owners()
+
+
+def test_pages_of_the_configured_origins_may_call_it_and_others_may_not(serve, wire_server):
+    served = serve(key="k" * 32, config={"api_server": {"cors_origins": ["https://chat.example"]}})
+
+    def preflight(origin):
+        request = urllib.request.Request(served.url + "/v1/chat/completions", method="OPTIONS", headers={
+            "Origin": origin, "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, dict(response.headers)
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers)
+
+    status, headers = preflight("https://chat.example")
+    assert status == 200 and headers["access-control-allow-origin"] == "https://chat.example"
+    status, headers = preflight("https://evil.example")
+    assert status == 400 and "access-control-allow-origin" not in {k.lower() for k in headers}
+    wire_server.push(reply("hi"))
+    answer = served.client(default_headers={"Origin": "https://chat.example"}).chat.completions.with_raw_response.create(
+        model="hermes-agent", messages=[{"role": "user", "content": "hi"}])
+    assert answer.headers["access-control-allow-origin"] == "https://chat.example"
+    assert "x-hermes-session-id" in answer.headers["access-control-expose-headers"].lower()
