@@ -272,3 +272,12 @@ def _hookimpl_approver():
 
 
 _hookimpl_approver()
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on at 127.0.0.1 now (for a server a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -213,19 +213,13 @@ class Server:
         async def events():
             async with self.slots:
                 task = asyncio.ensure_future(self._run(request, turn, sink))
-                while True:
-                    getter = asyncio.ensure_future(sink.queue.get())
-                    done, _ = await asyncio.wait({getter, task}, timeout=KEEPALIVE, return_when="FIRST_COMPLETED")
-                    if getter in done:
-                        event = getter.result()
-                        name = {"delta": "message.delta", "tool_start": "tool.started",
-                                "tool_complete": "tool.completed"}[event.kind]
-                        yield f"event: {name}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n"
+                async for event in sink.until(task, KEEPALIVE):
+                    if event is None:
+                        yield ": keepalive\n\n"
                         continue
-                    getter.cancel()
-                    if task in done:
-                        break
-                    yield ": keepalive\n\n"
+                    name = {"delta": "message.delta", "tool_start": "tool.started",
+                            "tool_complete": "tool.completed"}[event.kind]
+                    yield f"event: {name}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n"
                 outcome = task.result()
                 if isinstance(outcome, Response):
                     yield f"event: error\ndata: {outcome.body.decode()}\n\n"
@@ -280,25 +274,14 @@ class Server:
             task = asyncio.ensure_future(self._run(request, turn, sink, sink.agent))
             yield chunk({"role": "assistant"})
             try:
-                while True:
-                    getter = asyncio.ensure_future(sink.queue.get())
-                    done, _ = await asyncio.wait({getter, task}, timeout=KEEPALIVE, return_when="FIRST_COMPLETED")
-                    if getter in done:
-                        event = getter.result()
-                        if event.kind == "delta":
-                            sink.streamed = True
-                            yield chunk({"content": event.data["text"]})
-                        elif event.kind in ("tool_start", "tool_complete"):
-                            yield f"event: hermes.tool.progress\ndata: {json.dumps(event.data)}\n\n"
-                        continue
-                    getter.cancel()
-                    if task in done:
-                        break
-                    yield ": keepalive\n\n"
-                while not sink.queue.empty():
-                    event = sink.queue.get_nowait()
-                    if event.kind == "delta":
+                async for event in sink.until(task, KEEPALIVE):
+                    if event is None:
+                        yield ": keepalive\n\n"
+                    elif event.kind == "delta":
+                        sink.streamed = True
                         yield chunk({"content": event.data["text"]})
+                    elif event.kind in ("tool_start", "tool_complete"):
+                        yield f"event: hermes.tool.progress\ndata: {json.dumps(event.data)}\n\n"
                 outcome = task.result()
                 if isinstance(outcome, Response):  # hermes-agent's failure facts, and the reason
                     yield chunk({}, "error", hermes={"completed": False, "failed": True, "partial": sink.streamed,

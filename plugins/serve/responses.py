@@ -205,15 +205,7 @@ async def _stream(server, request: Request, turn: TurnRequest, sink: Sink, skele
 
     async with server.slots:
         task = asyncio.ensure_future(server._run(request, turn, sink, sink.agent))
-        while True:
-            getter = asyncio.ensure_future(sink.queue.get())
-            done, _ = await asyncio.wait({getter, task}, return_when="FIRST_COMPLETED")
-            if getter not in done:
-                getter.cancel()
-                if sink.queue.empty():
-                    break
-                continue
-            item = getter.result()
+        async for item in sink.until(task):
             if item.kind == "delta":
                 if text is None:
                     text, text_id = "", f"msg_{uuid.uuid4().hex}"

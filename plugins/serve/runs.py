@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from plugins.serve.app import RUNS_KEPT, SESSION_HEADER, error
 from plugins.serve.responses import input_messages
-from plugins.serve.turns import Sink, TurnRequest, build_agent, run_turn
+from plugins.serve.turns import Sink, TurnRequest, run_turn
 
 RUN = "serve.run"  # agent.state key: the Run an agent works for
 CHOICES = ("once", "session", "always", "deny")
@@ -178,23 +178,21 @@ async def _drive(server, run, turn: TurnRequest) -> None:
     loop = asyncio.get_running_loop()
     async with server.slots:
         sink = Sink(loop)
-        try:
-            agent = await loop.run_in_executor(server.pool, build_agent, server.host, turn, sink)
-        except Exception as exc:  # noqa: BLE001
-            run.status, run.error = "failed", f"the agent could not be built: {exc}"
+        agent = await server._build(turn, sink)
+        if isinstance(agent, Response):
+            run.status, run.error = "failed", json.loads(agent.body)["error"]["message"]
             run.emit("run.failed", error=run.error)
             return
         agent.state[RUN], run.agent, run.session_id = run, agent, agent.session_id
         run.status = "running"
         run.emit("run.started", session_id=agent.session_id)
-        relay = asyncio.ensure_future(_relay(sink, run))
+        turn_done = loop.run_in_executor(server.pool, run_turn, agent, turn)
+        async for event in sink.until(turn_done):
+            _relay(event, run)
         try:
-            result = await loop.run_in_executor(server.pool, run_turn, agent, turn)
+            result = turn_done.result()
         except Exception as exc:  # noqa: BLE001 - the loop's own failure
             result, run.error = None, f"the turn failed: {exc}"
-        relay.cancel()
-        while not sink.queue.empty():
-            _relay_one(sink.queue.get_nowait(), run)
         run.agent = None
     if result is not None:
         run.session_id, run.output, run.usage = result.session_id, result.final_response, result.usage
@@ -276,7 +274,8 @@ async def stop_run(server, request: Request) -> Response:
     return JSONResponse({"run_id": run.id, "status": "stopping" if run.stopping else run.status})
 
 
-def _relay_one(event, run) -> None:
+def _relay(event, run) -> None:
+    """An agent event of a run, as the run's lifecycle event."""
     if event.kind == "delta":
         run.emit("message.delta", delta=event.data["text"])
     elif event.kind == "tool_start":
@@ -287,9 +286,3 @@ def _relay_one(event, run) -> None:
         run.emit("tool.completed", tool=event.data["tool"], tool_call_id=event.data["toolCallId"],
                  duration=round(event.data["duration_ms"] / 1000, 3), error=event.data["status"] != "completed",
                  result=event.data.get("result", ""))
-
-
-async def _relay(sink: Sink, run) -> None:
-    """A run's agent events, as the run's lifecycle events."""
-    while True:
-        _relay_one(await sink.queue.get(), run)

@@ -37,6 +37,22 @@ class Sink:
         if not self.closed:
             self.loop.call_soon_threadsafe(self.queue.put_nowait, Event(kind, data))
 
+    async def until(self, task: asyncio.Future, keepalive: Optional[float] = None):
+        """Each event as it comes until ``task`` (the turn) is done, then those still queued; ``None`` after
+        ``keepalive`` seconds without one (a stream's cue to send a keep-alive comment)."""
+        while True:
+            getter = asyncio.ensure_future(self.queue.get())
+            done, _ = await asyncio.wait({getter, task}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            if task in done:
+                while not self.queue.empty():
+                    yield self.queue.get_nowait()
+                return
+            yield None
+
 
 @dataclass
 class TurnRequest:

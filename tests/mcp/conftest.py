@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
+
 SERVER = Path(__file__).with_name("server.py")
 
 
@@ -37,12 +39,6 @@ def mcp_agent(make_agent):
                           **kwargs)
 
     return build
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _serve(flag: str, path: str):

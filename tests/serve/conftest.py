@@ -1,7 +1,6 @@
 """`hermes serve` as a subprocess on 127.0.0.1, its agent's model the wire-protocol test server."""
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -9,19 +8,26 @@ import urllib.request
 import pytest
 import yaml
 
-from tests.conftest import ROOT, hermes_command
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.conftest import ROOT, free_port, hermes_command
 
 
 class Served:
     def __init__(self, process, port, key):
         self.process, self.port, self.key = process, port, key
         self.url = f"http://127.0.0.1:{port}"
+
+    def wait_healthy(self, timeout: float = 30) -> "Served":
+        """Wait until it answers /health (its process ending first is the test's failure)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the server exited: {self.process.stderr.read() if self.process.stderr else ''}")
+            try:
+                urllib.request.urlopen(f"{self.url}/health", timeout=1).read()
+                return self
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("the server did not answer /health")
 
     def client(self, **kwargs):
         from openai import OpenAI
@@ -49,16 +55,7 @@ def serve(hermes_home, wire_server):
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         served = Served(process, port, key)
         started.append(served)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise AssertionError(f"hermes serve exited: {process.stderr.read()}")
-            try:
-                urllib.request.urlopen(f"{served.url}/health", timeout=1).read()
-                return served
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError("hermes serve did not answer /health")
+        return served.wait_healthy()
 
     yield start
     for served in started:

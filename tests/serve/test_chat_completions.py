@@ -246,7 +246,7 @@ def test_the_api_embeds_in_any_asgi_server_without_the_command_line(hermes_home,
     import yaml
 
     from tests.conftest import ROOT
-    from tests.serve.conftest import free_port
+    from tests.conftest import free_port
 
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"model": "gpt-test", "base_url": wire_server.openai_url,
                                                              "api_mode": "chat_completions"}))
@@ -260,14 +260,7 @@ def test_the_api_embeds_in_any_asgi_server_without_the_command_line(hermes_home,
     try:
         from tests.serve.conftest import Served
 
-        served = Served(server, port, "")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(served.url + "/health", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
+        served = Served(server, port, "").wait_healthy()
         wire_server.push(reply("embedded"))
         answer = served.client().chat.completions.create(model="hermes-agent",
                                                          messages=[{"role": "user", "content": "hi"}])
