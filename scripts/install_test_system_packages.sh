@@ -2,7 +2,8 @@
 # What the tests need from the system, installed when it is missing: bubblewrap,
 # the sandbox the terminal tool runs in (tests/tools/test_sandbox.py), and the
 # distribution's Chromium with its driver, the headless browser that opens
-# hermes serve's page (tests/serve/test_page.py). As root (or with sudo) through
+# hermes serve's page (tests/serve/test_page.py), and PostgreSQL, the server the
+# PostgreSQL session store's tests start in a temporary folder. As root (or with sudo) through
 # apt-get; elsewhere it says what to install and those tests skip. Called by the
 # README's test command before pytest.
 set -uo pipefail
@@ -10,8 +11,9 @@ missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "test setup: bubblewrap (the tool sandbox) and Chromium (the page's browser) are installed" >&2
+  echo "test setup: bubblewrap (the tool sandbox), Chromium (the page's browser) and PostgreSQL are installed" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -281,3 +281,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server for this test session (see tests/postgres_server.py); with none installed,
+    a failure that says how to get it (never a skip: the README's test command installs it)."""
+    from tests.postgres_server import PostgresServer, bin_dir
+
+    if bin_dir() is None:
+        pytest.fail("PostgreSQL is not installed here (no initdb): run scripts/install_test_system_packages.sh")
+    server = PostgresServer(free_port()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server, request):
+    """The URL of a fresh, empty database on :func:`postgres_server`, for this test alone."""
+    import re
+
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40] + f"_{os.getpid()}"
+    return postgres_server.create_database(name)

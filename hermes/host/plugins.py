@@ -1,16 +1,15 @@
-"""The plugin host: find plugins (the ``hermes.plugins`` entry points, built-in
-or not, and what a loaded plugin's ``discover_plugins`` adds), decide which
-load, load each in isolation. One resolver (:func:`resolve`) decides every
-candidate's status, for listing and the runtime alike:
+"""The plugin host: find plugins (the ``hermes.plugins`` entry points, built-in or not, and what a loaded
+plugin's ``discover_plugins`` adds), decide which load, load each in isolation. One resolver
+(:func:`resolve`) decides every candidate's status, for listing and the runtime alike:
 
-* ``enabled``, always: the essential built-ins (:data:`ESSENTIAL`); naming one in
-  ``plugins.disabled`` or a distro's ``blocked`` is an error, a selection need not name it;
+* ``enabled``, always: the essential built-ins (:data:`ESSENTIAL`); naming one in ``plugins.disabled`` or a
+  distro's ``blocked`` is an error, a selection need not name it;
 * ``disabled``: named in ``plugins.disabled`` (or blocked by the distro); wins over the rest;
-* ``not enabled``: opt-in plugins not named in ``plugins.enabled``, anything
-  outside ``HERMES_PLUGINS`` when it is set, non-built-ins under ``HERMES_SAFE_MODE=1``;
+* ``not enabled``: opt-in plugins not named in ``plugins.enabled``, anything outside ``HERMES_PLUGINS``
+  when it is set, non-built-ins under ``HERMES_SAFE_MODE=1``;
 * ``enabled``: everything else (native plugins are on once installed, like pytest's);
-* ``error``: it was enabled but failed to import, to register, or implements a
-  hook name that does not exist. The rest keep working. Listing imports nothing.
+* ``error``: it was enabled but failed to import, to register, or implements a hook name that does not
+  exist. The rest keep working. Listing imports nothing.
 """
 
 from __future__ import annotations
@@ -443,10 +442,13 @@ class PluginHost:
         self._registry = None
 
     def set_aside(self, name: str, why: str) -> None:
-        """Unload a plugin for this run on the user's word (``--no-save``)."""
-        self._unregister(name)
-        rec = self.record(name) or Candidate(name, "")
-        rec.status, rec.reason = DISABLED, why
+        """Unload a plugin for this run on the user's word (``--no-save``), and the plugins that extend it
+        (``requires_plugins``: their hooks' specs may be its own)."""
+        extending = [n for n, p in self._proxies if name in getattr(p.__wrapped_plugin__, "requires_plugins", ())]
+        for each in [name, *extending]:
+            self._unregister(each)
+            rec = self.record(each) or Candidate(each, "")
+            rec.status, rec.reason = DISABLED, why if each == name else f"needs {name}, set aside: {why}"
 
     def drop(self, name: str, why: str, quiet: bool = False) -> None:
         """Unload a plugin that turned out broken after it was registered (``quiet``: said by the listing alone)."""

@@ -31,11 +31,10 @@ class Entry:
 
 
 class Registry:
-    """Tools, toolsets, and a table per named registration hook, read as
-    ``registry[MODEL_PROVIDERS]`` with the :class:`~kernel.hookspecs.Table`
-    its spec's module exports (a string is a TypeError: a misspelt table
-    cannot read as empty). The guard says which plugin calls ``register``;
-    a plugin that fails while registering is dropped whole."""
+    """Tools, toolsets, and a table per named registration hook, read as ``registry[MODEL_PROVIDERS]`` with
+    the :class:`~kernel.hookspecs.Table` its spec's module exports (a string is a TypeError: a misspelt
+    table cannot read as empty). The guard says which plugin calls ``register``; a plugin that fails while
+    registering is dropped whole."""
 
     def __init__(self):
         self.tools: dict = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from types import SimpleNamespace
 from typing import Optional
 
 import click
@@ -80,9 +81,9 @@ def _preflight(agent) -> None:
 
 
 def ask_store(app: App, hook_name: str, hint: str = "", needed: bool = True, **kwargs):
-    """Ask the session store a question; a store that fails is an error, not
-    an empty answer (a broken state.db must not look like a missing session).
-    With no store: an error, or ``None`` when the answer is not ``needed``."""
+    """Ask the session store a question; a store that fails is an error, not an empty answer (a broken
+    state.db must not look like a missing session). With no store: an error, or ``None`` when the answer
+    is not ``needed``. There is no agent yet: ``agent`` is a stand-in with its ``config`` and ``host``."""
     host = app.host
     caller = getattr(host.pm.hook, hook_name)
     if not caller.get_hookimpls():
@@ -90,7 +91,7 @@ def ask_store(app: App, hook_name: str, hint: str = "", needed: bool = True, **k
             raise Fail("no session store plugin is enabled")
         return None
     with host.failures.watch(quiet=True) as seen:  # a failure is said once, by the error line below
-        answer = caller(agent=None, **kwargs)
+        answer = caller(agent=SimpleNamespace(config=app.config, host=host), **kwargs)
     if answer is None and seen.failures:
         raise Fail(f"the session store failed: {seen.failures[-1].error.rstrip('.')}{hint}")
     return answer

@@ -23,7 +23,7 @@ def _store(server) -> Any:
         return None
     from plugins.sessions import get_store
 
-    return get_store(server.host.config.data_dir)
+    return get_store(server.host.config, server.host)
 
 
 def _session(row: dict) -> dict:

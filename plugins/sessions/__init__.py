@@ -1,9 +1,12 @@
-"""Built-in plugin: the SQLite session store.
+"""Built-in plugin: stored sessions, and the SQLite store.
 
 Persists every session's messages as they happen (``append_messages``),
 answers ``load_session`` / ``latest_session`` for ``--resume`` and
 ``--continue``, records turn ends and token counts, offers the
-``session_search`` tool and the ``hermes sessions`` commands.
+``session_search`` tool and the ``hermes sessions`` commands, all on the store
+``sessions.store`` names: ``sqlite`` (``state.db`` in the data folder, this
+plugin's) or one another plugin adds through ``register_session_stores``
+(``postgres``: :mod:`plugins.sessions_postgres`).
 
 The store module (and sqlite3) is imported on first use, and the database is
 opened on first use, so loading this plugin costs nothing.
@@ -11,30 +14,56 @@ opened on first use, so loading this plugin costs nothing.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
 from kernel import hookimpl
 
-_stores: dict = {}
+_stores: dict = {}  # (store name, what it is made from) -> the store, one per process
 _stores_lock = threading.Lock()
+DEFAULT_STORE = "sqlite"
 
 
-def get_store(data_dir):
-    """The shared store for a data folder (one per process and folder)."""
-    store = _stores.get(data_dir)  # as given: every append asks, and resolving a path costs a stat per part
+def get_store(config, host=None):
+    """The shared store ``sessions.store`` names (default ``sqlite``) for this config, made on first use
+    by the factory its plugin registered (``host`` is needed then, unless it is SQLite). ``config`` may be
+    a data folder's path instead: its SQLite store (tests, scripts)."""
+    if isinstance(config, (str, os.PathLike)):
+        name, folder, url = DEFAULT_STORE, os.fspath(config), ""
+    else:
+        name, folder, url = config.get("sessions.store") or DEFAULT_STORE, os.fspath(config.data_dir), \
+            config.get("sessions.database_url") or ""
+    key = (name, folder, url)  # as given: every append asks, and resolving a path costs a stat per part
+    store = _stores.get(key)
     if store is not None:
         return store
+    make = _sqlite if host is None and name == DEFAULT_STORE else _factory(name, host)
+    with _stores_lock:
+        if key not in _stores:
+            _stores[key] = make(folder if isinstance(config, (str, os.PathLike)) else config)
+        return _stores[key]
+
+
+def _factory(name: str, host):
+    from plugins.sessions.hookspecs import SESSION_STORES
+    from plugins.sessions.store import StoreError
+
+    table = host.registry[SESSION_STORES] if host is not None else {}
+    if name not in table:
+        from kernel.hints import did_you_mean
+
+        raise StoreError(f"sessions.store is {name!r}, which no enabled plugin registers"
+                         f"{did_you_mean(name, list(table))} (stores here: {', '.join(sorted(table)) or 'none'})")
+    return table[name].value
+
+
+def _sqlite(config):
+    """The SQLite store (``register_session_stores``' ``sqlite``): state.db in the data folder."""
     from plugins.sessions.store import SessionStore
 
-    path = Path(data_dir).resolve()
-    with _stores_lock:
-        store = _stores.get(path)
-        if store is None:
-            store = _stores[path] = SessionStore.for_data_dir(path)
-        if Path(data_dir).is_absolute():  # a relative one depends on the folder we are in
-            _stores[data_dir] = store
-        return store
+    folder = config if isinstance(config, str) else config.data_dir
+    return SessionStore.for_data_dir(Path(folder).resolve())
 
 
 def close_stores() -> None:
@@ -45,93 +74,48 @@ def close_stores() -> None:
         _stores.clear()
 
 
-def _store_for(agent=None, config=None):
-    cfg = config if config is not None else getattr(agent, "config", None)
-    if cfg is not None:
-        return get_store(cfg.data_dir)
-    from hermes.host.paths import data_dir
+def _store_for(agent):
+    if agent is None:  # a caller with nothing to go by: the data folder's SQLite store
+        from hermes.host.paths import data_dir
 
-    return get_store(data_dir())
+        return get_store(str(data_dir()))
+    return get_store(agent.config, getattr(agent, "host", None))
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.sessions import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl
+def register_session_stores(register):
+    register(DEFAULT_STORE, _sqlite, description="state.db in the data folder (SQLite, WAL)")
+
+
+@hookimpl
+def register_config(declare):
+    declare("sessions.store", str, DEFAULT_STORE, "where sessions are kept: a store a plugin registers "
+            "(sqlite, postgres)")
+    declare("sessions.database_url", str, "", "the database of a server store (postgres: postgresql://...)")
 
 
 # --------------------------------------------------------------------------
-# Persistence hooks
-
-
-# --------------------------------------------------------------------------
-# One writer per session: an flock on data_dir/locks/<id>.lock, held by the
-# process writing the session until it ends (a killed process drops it).
-
-_claims: dict = {}  # (data dir, session id) -> the open lock file
-_claims_lock = threading.Lock()
-
-
-def _claim(agent, session_id: str):
-    """None if this process now holds the writer lock of ``session_id``, else why not."""
-    return claim_in(Path(_store_for(agent).path).parent / "locks", session_id)
-
-
-def claim_in(folder: Path, session_id: str):
-    """:func:`_claim` in the locks folder of a store (``hermes sessions delete`` takes it too)."""
-    try:
-        import fcntl
-    except ImportError:  # no flock on this platform: no cross-process guard
-        return None
-    import os
-
-    key = (folder, session_id)
-    with _claims_lock:
-        if key in _claims:
-            return None
-        folder.mkdir(parents=True, exist_ok=True)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
-        fh = os.fdopen(os.open(folder / f"{safe}.lock", os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="utf-8")
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            pid = _owner(fh)
-            fh.close()
-            owner = f" (pid {pid})" if pid else ""
-            return (f"session {session_id} is being written by another hermes process{owner}; "
-                    "resume it when that one has finished")
-        fh.seek(0)
-        fh.write(str(os.getpid()))  # over the old pid, then cut: a reader never sees it empty
-        fh.truncate()
-        fh.flush()
-        _claims[key] = fh
-    return None
-
-
-def _owner(fh) -> str:
-    """The pid in a lock file (the owner writes it just after locking: wait a moment for it)."""
-    import time
-
-    for _ in range(20):
-        fh.seek(0)
-        pid = fh.read().strip()
-        if pid.isdigit():
-            return pid
-        time.sleep(0.01)
-    return ""
-
-
-def _release(agent, session_id: str) -> None:
-    folder = Path(_store_for(agent).path).parent / "locks"
-    with _claims_lock:
-        fh = _claims.pop((folder, session_id), None)
-    if fh is not None:
-        fh.close()  # closing the file drops the lock
+# Persistence hooks; one writer per session (the store's claim, held by the
+# process writing the session until it ends: a killed process drops it)
 
 
 @hookimpl
 def claim_session(session_id, agent):
-    return _claim(agent, session_id)
+    return _store_for(agent).claim(session_id)
 
 
 @hookimpl
 def on_session_start(session_id, model, platform, provider, parent_session_id, reason, agent):
-    _claim(agent, session_id)  # a new session is this process's to write too
-    _store_for(agent).ensure_session(
+    store = _store_for(agent)
+    store.claim(session_id)  # a new session is this process's to write too
+    store.ensure_session(
         session_id,
         model=model or "",
         provider=provider or "",
@@ -207,7 +191,7 @@ def on_session_end(session_id, exit_reason, usage, agent):
 
 @hookimpl
 def on_session_finalize(session_id, agent):
-    _release(agent, session_id)  # shut down, or continued in a new session after compression
+    _store_for(agent).release(session_id)  # shut down, or continued in a new session after compression
 
 
 # --------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def sessions_group(config) -> click.Group:
     def store():
         from plugins.sessions import get_store
 
-        return get_store(config.data_dir)
+        return get_store(config, getattr(click.get_current_context().obj, "host", None))
 
     @click.group("sessions")
     def group():
@@ -170,13 +170,9 @@ def sessions_group(config) -> click.Group:
     @_errors_as_clicks
     def delete_cmd(session_id, yes):
         """Delete a session and its messages."""
-        from pathlib import Path
-
-        from plugins.sessions import claim_in
-
         s = store()
         sid = s.resolve_id(session_id)
-        busy = claim_in(Path(s.path).parent / "locks", sid)  # held until the delete is done (this process ends)
+        busy = s.claim(sid)  # held until the delete is done (this process ends)
         if busy:  # a run still writes it: deleting now would lose what it writes next, or leave a fragment
             raise click.ClickException(busy.replace("resume it when", "delete it when"))
         if not yes:
@@ -188,9 +184,9 @@ def sessions_group(config) -> click.Group:
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")
     def repair_cmd(yes):
-        """Check the session database; if it is damaged, move it aside
-        (kept as state.db.corrupt-<time>), start a fresh one and copy into it
-        every session that is still readable."""
+        """Check the session database. A damaged state.db is moved aside (kept
+        as state.db.corrupt-<time>), a fresh one started and every session
+        still readable copied into it; a server's database is mended in place."""
         from plugins.sessions.store import StoreError, move_aside
 
         s = store()
@@ -199,9 +195,12 @@ def sessions_group(config) -> click.Group:
         except StoreError as exc:  # unreadable for another reason (permissions, ...)
             raise _fail(str(exc)) from None
         if not problems:
-            click.echo(f"{s.path}: ok (integrity check passed); nothing to do.")
+            click.echo(f"{s.where}: ok (integrity check passed); nothing to do.")
             return
-        click.echo(f"{s.path}: damaged: {_one_line('; '.join(problems), 200)}")
+        click.echo(f"{s.where}: damaged: {_one_line('; '.join(problems), 200)}")
+        if not hasattr(s, "path"):  # a server's database: its store mends it in place
+            click.echo(f"{s.where}: {s.repair()}.")
+            return
         if not yes:
             click.confirm("Move it aside and start a fresh session database?", abort=True)
         s.close()

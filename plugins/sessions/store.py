@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from plugins.sessions import schema
+from plugins.sessions import locks, schema
 from plugins.sessions.codec import decode_message, encode_message, fts_query
 
 log = logging.getLogger(__name__)
@@ -259,6 +259,17 @@ class SessionStore:
                 self._conn.close()
             self._conn = None
 
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def claim(self, session_id: str) -> Optional[str]:
+        """None if this process now writes ``session_id`` (until :meth:`release` or its end), else why not."""
+        return locks.claim_in(self.path.parent / "locks", session_id)
+
+    def release(self, session_id: str) -> None:
+        locks.release_in(self.path.parent / "locks", session_id)
+
     def __enter__(self) -> "SessionStore":
         return self
 
@@ -313,8 +324,6 @@ class SessionStore:
         except ValueError:
             return {}
         return {k: v for k, v in started.items() if isinstance(v, str) and v} if isinstance(started, dict) else {}
-
-    create_session = ensure_session
 
     def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
         """Record the end of a turn: ``ended_at``, ``end_reason`` and add

@@ -1,0 +1,113 @@
+"""``sessions.store: postgres`` through the real ``hermes`` command line, on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.sessions.test_sessions_hermes_cli import _one_line_error, _run_json, _script
+
+
+@pytest.fixture
+def on_postgres(home, postgres_url):
+    (home / "config.yaml").write_text(f"sessions:\n  store: postgres\n  database_url: {postgres_url}\n")
+    return postgres_url
+
+
+def _messages(url: str, session_id: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT count(*) FROM hermes_messages WHERE session_id = %s", (session_id,)).fetchone()[0]
+
+
+def test_run_list_show_search_resume_title_delete(hermes_sessions, tmp_path, home, on_postgres):
+    assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
+    first = _run_json(hermes_sessions, tmp_path, ["Use a trellis for the beans."], prompt="How do I grow beans?")
+    sid = first["session_id"]
+    assert not (home / "state.db").exists()  # nothing went to SQLite
+    assert _messages(on_postgres, sid) == 2
+
+    (row,) = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
+    assert (row["id"], row["end_reason"], row["platform"], row["preview"]) == (sid, "completed", "run", "How do I grow beans?")
+    assert json.loads(hermes_sessions("sessions", "show", sid[:-3], "--json").stdout)["messages"] == first["messages"]
+    hits = json.loads(hermes_sessions("sessions", "search", "trellis", "--json").stdout)
+    assert [(h["session_id"], h["role"]) for h in hits] == [(sid, "assistant")]
+
+    again = _run_json(hermes_sessions, tmp_path, ["Every two days."], "--resume", sid[:-2], prompt="How often?")
+    assert again["session_id"] == sid and len(again["messages"]) == 4
+    assert hermes_sessions("sessions", "title", sid, "Beans").returncode == 0
+    assert "Beans" in hermes_sessions("sessions", "list").stdout
+    assert hermes_sessions("sessions", "repair").stdout.strip().endswith("ok (integrity check passed); nothing to do.")
+    assert hermes_sessions("sessions", "delete", sid, "--yes").returncode == 0
+    assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
+    assert _messages(on_postgres, sid) == 0
+
+
+def test_killed_mid_tool_the_call_is_stored_and_a_second_writer_is_refused(hermes_sessions, tmp_path, on_postgres):
+    steps = [{"content": f"step {i}", "tool_calls": [["slow", {"step": i, "seconds": 0.03 if i < 2 else 30}]]}
+             for i in range(4)]
+    script = _script(tmp_path, "long.json", steps + ["finished"])
+    proc = subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", script, "--json",
+                             "-t", "slow", "do a long job"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline, sid = time.monotonic() + 60, None
+        while sid is None or _messages(on_postgres, sid) < 1 + 2 * 2 + 1:  # the user message, two steps, the third call
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+            listed = json.loads(hermes_sessions("sessions", "list", "--json").stdout or "[]")
+            sid = listed[0]["id"] if listed else None
+        # it writes the session: another process may not
+        refused = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--resume", sid, "x")
+        _one_line_error(refused, f"session {sid} is being written by another hermes process", f"pid {proc.pid}")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    history = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"]
+    assert history[0] == {"role": "user", "content": "do a long job"} and len(history) == 6
+    assert [m["content"] for m in history[1::2]] == ["step 0", "step 1", "step 2"]  # the third call stored before it ran
+    assert [json.loads(m["content"])["step"] for m in history[2::2]] == [0, 1]
+    # the killed process's lock went with its connection: the session resumes, the model told of the lost result
+    resumed = _run_json(hermes_sessions, tmp_path, ["Picking up."], "--resume", sid, prompt="continue")
+    assert resumed["messages"][: len(history)] == history
+    assert resumed["messages"][len(history)]["tool_call_id"] == history[-1]["tool_calls"][0]["id"]
+
+
+def test_processes_write_different_sessions_at_once(hermes_sessions, tmp_path, on_postgres):
+    steps = [{"tool_calls": [["slow", {"step": i, "seconds": 0.01}]]} for i in range(15)] + ["done"]
+    procs = [subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url",
+                               _script(tmp_path, f"s{n}.json", steps), "--json", "-t", "slow", f"job {n}"],
+                              env=hermes_sessions.env, cwd=hermes_sessions.cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for n in range(4)]
+    results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    for result in results:
+        stored = json.loads(hermes_sessions("sessions", "show", result["session_id"], "--json").stdout)["messages"]
+        assert stored == result["messages"] and len(stored) == 1 + 2 * 15 + 1
+
+
+@pytest.mark.parametrize("sessions, said", [
+    ("{store: postgress}", "sessions.store is 'postgress', which no enabled plugin registers (did you mean 'postgres'?)"),
+    ("{store: postgres}", "sessions.store is postgres: set sessions.database_url to postgresql://"),
+    ("{store: postgres, database_url: 'postgresql://u:hunter2@127.0.0.1:1/x'}",
+     "cannot reach the session database postgresql://u@127.0.0.1:1/x: connection failed"),
+    ("{store: postgres, database_url: 'postgresql://u:${HERMES_TEST_UNSET}@h/x'}",
+     "sessions.database_url names ${HERMES_TEST_UNSET}, which is not set"),
+])
+def test_a_store_that_cannot_be_used_is_one_line(hermes_sessions, tmp_path, home, sessions, said):
+    (home / "config.yaml").write_text(f"sessions: {sessions}\n")
+    script = _script(tmp_path, "s.json", ["hi"])
+    run = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "hello")
+    _one_line_error(run, said, "or pass --no-save")
+    assert "hunter2" not in run.stderr and run.stdout == ""  # no model call was made, no secret shown
+    _one_line_error(hermes_sessions("sessions", "list"), said)
+    assert hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--no-save", "hello").returncode == 0

@@ -1,0 +1,206 @@
+"""The session store contract, on both stores: SQLite in a temp folder and PostgreSQL on a real server
+(``postgres_url``: a fresh database on a server started for the test session)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from plugins.sessions.store import SessionStore, StoreError, UnknownSession
+from tests.sessions.test_sessions_store import ODD_MESSAGES, step
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request, home):
+    if request.param == "sqlite":
+        s = SessionStore.for_data_dir(home)
+    else:
+        from plugins.sessions_postgres.store import PostgresStore
+
+        s = PostgresStore(request.getfixturevalue("postgres_url"))
+    yield s
+    s.close()
+
+
+def _again(store):
+    """A second store object on the same data (what another process opens)."""
+    if isinstance(store, SessionStore):
+        return SessionStore(store.path)
+    from plugins.sessions_postgres.store import PostgresStore
+
+    return PostgresStore(store.url)
+
+
+def test_round_trip_exact_and_seen_by_another_connection(any_store):
+    assert any_store.ensure_session("s1", model="m", provider="p", platform="cli",
+                                    provider_config={"model": "m", "api_mode": "chat_completions"}) is True
+    assert any_store.ensure_session("s1", model="other") is False  # start data kept
+    any_store.append("s1", ODD_MESSAGES)
+    any_store.append("s1", step(1))
+    other = _again(any_store)
+    try:
+        assert other.load("s1") == ODD_MESSAGES + step(1)
+        assert other.get_session("s1")["model"] == "m"
+        assert other.provider_config("s1") == {"model": "m", "api_mode": "chat_completions"}
+        assert other.message_count("s1") == len(ODD_MESSAGES) + 2
+    finally:
+        other.close()
+    assert any_store.load("never") is None
+
+
+def test_a_bad_message_writes_nothing(any_store):
+    any_store.append("s", [{"role": "user", "content": "one"}])
+    with pytest.raises(ValueError, match="message 1"):
+        any_store.append("s", [{"role": "user", "content": "two"}, {"content": "no role"}])
+    with pytest.raises(ValueError):
+        any_store.append("s", {"role": "user"})
+    assert any_store.load("s") == [{"role": "user", "content": "one"}]
+    assert any_store.get_session("s")["message_count"] == 1
+
+
+def test_turn_ends_add_up_usage(any_store):
+    any_store.append("s", [{"role": "user", "content": "hi"}])
+    any_store.end_session("s", "completed", {"input_tokens": 10, "output_tokens": 3, "request_count": 2})
+    any_store.end_session("s", "interrupted", {"input_tokens": 5, "reasoning_tokens": True, "output_tokens": -1})
+    meta = any_store.get_session("s")
+    assert (meta["input_tokens"], meta["output_tokens"], meta["api_call_count"], meta["reasoning_tokens"]) == \
+        (15, 3, 2, 0)
+    assert meta["end_reason"] == "interrupted" and meta["ended_at"] >= meta["started_at"]
+
+
+def test_ids_prefixes_titles(any_store):
+    for sid in ("20261204_aaa", "20261204_aab", "20261205_b%_"):
+        any_store.append(sid, [{"role": "user", "content": sid}])
+    assert any_store.resolve_id("20261205") == "20261205_b%_"
+    assert any_store.resolve_id("20261204_aab") == "20261204_aab"
+    assert any_store.matching_ids("2026120_") == []  # _ and % are literal
+    with pytest.raises(UnknownSession, match="ambiguous"):
+        any_store.resolve_id("20261204_aa")
+    with pytest.raises(UnknownSession, match="no session with id 'zzz'"):
+        any_store.resolve_id("zzz")
+    any_store.set_title("20261204_aaa", "  a   title ")
+    assert any_store.get_session("20261204_aaa")["title"] == "a title"
+    for bad, why in (("", "empty"), ("x" * 201, "too long")):
+        with pytest.raises(StoreError, match=why):
+            any_store.set_title("20261204_aaa", bad)
+    with pytest.raises(UnknownSession):
+        any_store.set_title("nope", "t")
+
+
+def test_list_latest_children_and_continuations(any_store):
+    any_store.ensure_session("top", platform="cli")
+    any_store.append("top", [{"role": "user", "content": "first question"}])
+    any_store.ensure_session("child", platform="cli", parent_session_id="top", reason="delegation")
+    any_store.append("child", [{"role": "user", "content": "sub task"}])
+    assert any_store.latest_session_id("cli") == "top"  # a delegated child is never "the last conversation"
+    any_store.ensure_session("next", platform="cli", parent_session_id="top", reason="compression")
+    any_store.append("next", [{"role": "user", "content": "summary"}])
+    rows = {r["id"]: r for r in any_store.list_sessions(platform="cli")}
+    assert set(rows) == {"top", "child", "next"}
+    assert rows["top"]["preview"] == "first question" and rows["top"]["continued_in"] == "next"
+    assert rows["next"]["continued_in"] is None
+    assert any_store.latest_session_id("cli") == "next"
+    assert [r["id"] for r in any_store.list_sessions(limit=1, offset=0)] == ["next"]
+    assert any_store.list_sessions(platform="api") == []
+
+
+def test_search_every_word_literally(any_store):
+    any_store.append("a", [{"role": "user", "content": "the purple elephant dances"},
+                           {"role": "assistant", "content": "an elephant never forgets"}])
+    any_store.append("b", [{"role": "user", "content": "purple rain"}])
+    hits = any_store.search("purple elephant")
+    assert [(h["session_id"], h["seq"]) for h in hits] == [("a", 0)]
+    assert "[purple]" in hits[0]["snippet"] and "[elephant]" in hits[0]["snippet"]
+    assert {h["session_id"] for h in any_store.search("purple")} == {"a", "b"}
+    assert [h["session_id"] for h in any_store.search("purple", exclude_session="a")] == ["b"]
+    assert [h["seq"] for h in any_store.search("elephant", session_id="a", role="assistant")] == [1]
+    for syntax in ('"purple', "purple AND", "purple*", "NEAR(purple)", "purple:", "a & b | !c"):
+        any_store.search(syntax)  # taken as words, never as query syntax (no error)
+    with pytest.raises(ValueError):
+        any_store.search("   ")
+
+
+def test_delete_removes_the_session_and_its_messages(any_store):
+    any_store.append("gone", [{"role": "user", "content": "unique marmalade"}])
+    any_store.append("kept", [{"role": "user", "content": "kept marmalade"}])
+    assert any_store.delete("gone") is True and any_store.delete("gone") is False
+    assert any_store.load("gone") is None and any_store.message_count("gone") == 0
+    assert [h["session_id"] for h in any_store.search("marmalade")] == ["kept"]
+
+
+def test_threads_append_to_one_store(any_store):
+    def write(n):
+        for i in range(10):
+            any_store.append(f"t{n}", [{"role": "user", "content": f"{n}:{i}"}])
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for n in range(4):
+        assert [m["content"] for m in any_store.load(f"t{n}")] == [f"{n}:{i}" for i in range(10)]
+    assert any_store.check() == []
+
+
+HOLDER = """
+import sys, time
+sys.path[:0] = {path!r}
+{make}
+print(store.claim("held") or "claimed", flush=True)
+sys.stdin.read()  # until the test closes it
+"""
+
+
+def test_one_writer_per_session_across_processes(any_store, home):
+    if isinstance(any_store, SessionStore):
+        make = f"from plugins.sessions.store import SessionStore\nstore = SessionStore({str(any_store.path)!r})"
+    else:
+        make = f"from plugins.sessions_postgres.store import PostgresStore\nstore = PostgresStore({any_store.url!r})"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HOLDER.format(path=sys.path, make=make))],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "claimed"
+        refused = any_store.claim("held")
+        assert refused.startswith("session held is being written by another hermes process") \
+            and f"pid {holder.pid}" in refused, refused
+        assert any_store.claim("free") is None and any_store.claim("free") is None  # again: still ours
+        any_store.release("free")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert any_store.claim("held") is None  # the holder ended: its lock went with it
+
+
+def test_a_plugin_store_is_chosen_by_sessions_store(home, tmp_path, make_agent):
+    """``register_session_stores``: a plugin's store, picked by name, gets every session hook's work."""
+    import plugins.sessions as sessions_plugin
+    from kernel import hookimpl
+
+    made = []
+
+    class Elsewhere:
+        @hookimpl
+        def register_session_stores(self, register):
+            def factory(config):
+                made.append(config.get("sessions.store"))
+                return SessionStore(tmp_path / "elsewhere.db")
+
+            register("elsewhere", factory)
+
+    config = {"sessions": {"store": "elsewhere"}}
+    agent = make_agent(sessions_plugin, Elsewhere(), script=["stored elsewhere"], config=config)
+    assert agent.run_conversation("hello")["exit_reason"] == "completed"
+    assert made == ["elsewhere"]  # one store per process and config
+    assert not (home / "state.db").exists()
+    other = SessionStore(tmp_path / "elsewhere.db")
+    assert [m["content"] for m in other.load(agent.session_id)] == ["hello", "stored elsewhere"]
+    other.close()
+
+    typo = make_agent(sessions_plugin, Elsewhere(), script=["x"], config={"sessions": {"store": "elsewher"}})
+    with pytest.raises(StoreError, match="'elsewher', which no enabled plugin registers .*did you mean 'elsewhere'"):
+        sessions_plugin.get_store(typo.config, typo.host)
