@@ -187,7 +187,8 @@ def sessions_group(config) -> click.Group:
         """Check the session database. A damaged state.db is moved aside (kept
         as state.db.corrupt-<time>), a fresh one started and every session
         still readable copied into it; a server's database is mended in place."""
-        from plugins.sessions.store import StoreError, move_aside
+        from plugins.sessions.salvage import move_aside, salvage
+        from plugins.sessions.store import StoreError
 
         s = store()
         try:
@@ -206,8 +207,6 @@ def sessions_group(config) -> click.Group:
         s.close()
         target = move_aside(s.path)
         click.echo(f"Moved the damaged database to {target} (kept as it was).")
-        from plugins.sessions.salvage import salvage
-
         report = salvage(target, s)
         click.echo(f"Started a fresh {s.path.name}: {report.summary()}.")
 

@@ -7,8 +7,10 @@ opened read-only and never changed.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -177,3 +179,24 @@ def _copy(damaged: Path, store, report: SalvageReport) -> SalvageReport:
     finally:
         conn.close()
     return report
+
+
+def move_aside(path: Path | str) -> Path:
+    """Rename a database file (and its -wal/-shm companions) to
+    ``<name>.corrupt-<UTC time>`` so a fresh one can be started. Returns the
+    new path. Nothing is deleted."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            # Keep the WAL next to its database under the matching name, so
+            # opening the moved file with sqlite3 still sees its last commits.
+            os.replace(side, target.with_name(target.name + suffix))
+    return target

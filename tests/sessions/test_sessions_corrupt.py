@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 import plugins.sessions as plugin
 from hermes.host.config import Config
-from plugins.sessions.store import SessionStore, StoreCorrupt, move_aside
+from plugins.sessions.salvage import move_aside
+from plugins.sessions.store import SessionStore, StoreCorrupt
 
 
 def _garbage(path):
