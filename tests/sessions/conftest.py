@@ -51,9 +51,19 @@ def _slow(args, ctx):
     return {"step": args.get("step"), "pad": "p" * 5000}
 
 
+def _maybe_crash(args, ctx):
+    import os
+
+    if "CRASH" in ctx.agent.messages[0]["content"]:  # the process ends mid-turn, as a segfault would end it
+        os._exit(3)
+    return "fine"
+
+
 @hookimpl
 def register_tools(register):
     register(Tool("slow", "Wait a moment", {"type": "object", "properties": {}}, _slow, toolset="slow"))
+    register(Tool("maybe_crash", "End the process if the prompt says CRASH", {"type": "object", "properties": {}},
+                  _maybe_crash, toolset="crash"))
 '''
 
 

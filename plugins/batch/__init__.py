@@ -1,0 +1,15 @@
+"""``hermes batch``: run the prompts of a JSON-lines file, each as an independent run (its own agent,
+session and budget) on a pool of local worker processes, and write their trajectories in hermes-agent's
+batch-runner format (:mod:`plugins.batch.trajectory`). Rerunning the same command skips what is written.
+"""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.batch.cli import batch
+
+    cli.add_command(batch)

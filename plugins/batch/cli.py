@@ -1,0 +1,201 @@
+"""``hermes batch PROMPTS.jsonl --out TRAJECTORIES.jsonl [--workers N]``: many prompts, each an independent
+run, on a pool of local worker processes (:mod:`plugins.batch.worker`); trajectories in hermes-agent's
+batch-runner format, appended as each run ends. Running the same command again skips the prompts already
+written, so a batch that was stopped (Ctrl+C, kill -9, a crash) goes on where it was."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import click
+
+from hermes.cli.app import EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, echo_json, program
+from plugins.commands.front import build_agent, prepare_store, provider_options
+
+
+class Worker:
+    """One worker process and the thread that reads its answers into the pool's queue."""
+
+    def __init__(self, number: int, settings: dict, answers: queue.Queue, log):
+        env = dict(os.environ, HERMES_BATCH_PARENT=str(os.getpid()))
+        self.number, self.task = number, None
+        self.proc = subprocess.Popen([sys.executable, "-m", "plugins.batch.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=log, env=env, text=True, encoding="utf-8")
+        self.send(settings)
+        threading.Thread(target=self._read, args=(answers,), daemon=True, name=f"hermes-batch-{number}").start()
+
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write(json.dumps(message, ensure_ascii=False) + "\n")
+        self.proc.stdin.flush()
+
+    def _read(self, answers: queue.Queue) -> None:
+        for line in self.proc.stdout:
+            answers.put((self, json.loads(line)))
+        answers.put((self, None))  # it ended
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+class Progress:
+    """One line on stderr: done/total, rate, ETA, failures; redrawn on a terminal, a line every 10 s elsewhere."""
+
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.done, self.failed, self.quiet = total, 0, 0, quiet
+        self.started = self.last = time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def line(self) -> str:
+        took = time.monotonic() - self.started
+        rate = self.done / took if took > 0 else 0.0
+        eta = (self.total - self.done - self.failed) / rate if rate else 0
+        eta_text = f"{int(eta // 60)}m{int(eta % 60):02d}s" if rate else "-"
+        failed = f"  {self.failed} failed" if self.failed else ""
+        return (f"{program()} batch: {self.done}/{self.total} ({100 * self.done // max(self.total, 1)}%)  "
+                f"{rate:.2f} prompts/s  ETA {eta_text}{failed}")
+
+    def show(self, final: bool = False) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if self.tty:
+            click.echo("\r\x1b[K" + self.line() + ("\n" if final else ""), err=True, nl=False)
+        elif final or now - self.last >= 10:
+            click.echo(self.line(), err=True)
+            self.last = now
+
+    def say(self, text: str) -> None:
+        """A line of its own above the bar."""
+        if not self.quiet:
+            click.echo(("\r\x1b[K" if self.tty else "") + text, err=True)
+            self.show()
+
+
+@click.command("batch")
+@click.argument("prompts_file", metavar="PROMPTS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
+              help="Where the trajectories go (appended; what it holds is skipped).")
+@click.option("--workers", "-w", type=click.IntRange(min=1, max=256), default=1, show_default=True,
+              help="Worker processes running prompts at once.")
+@provider_options
+@click.option("--json", "as_json", is_flag=True, help="Print a summary as JSON on stdout (no progress line).")
+@click.pass_obj
+def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, **opts):
+    """Run every prompt of PROMPTS.jsonl (one JSON object per line with a "prompt", and optionally its own
+    "model", "toolsets" and "max_turns") as its own run, and append each run's trajectory to --out."""
+    from plugins.batch.dataset import DatasetError, append_line, read_prompts, written
+
+    if opts.get("resume"):
+        raise Fail("--resume: every prompt of a batch starts a session of its own", EXIT_USAGE)
+    try:
+        prompts, ignored = read_prompts(prompts_file)
+        done, cut = written(out, prompts)
+    except DatasetError as exc:
+        raise Fail(str(exc), EXIT_USAGE) from None
+    if ignored:
+        click.echo(f"{program()}: note: {prompts_file}: {', '.join(ignored)} ignored (a line may set "
+                   "prompt, model, toolsets, max_turns)", err=True)
+    if cut:
+        click.echo(f"{program()}: note: {out}: its last line was cut short (a stopped batch); it runs again",
+                   err=True)
+    todo = [p for p in prompts if p.index not in done]
+    summary = {"prompts": len(prompts), "already": len(done), "written": 0, "failed": 0, "errors": [],
+               "out": str(out)}
+    if todo:
+        no_save = bool(opts.get("no_save"))
+        prepare_store(app, opts)  # a store that cannot be used is one line now, before any worker starts
+        build_agent(app, dict(opts), None, platform="batch").close()  # and so is a provider that cannot be built
+        opts["no_save"] = no_save
+        summary.update(_run(app, todo, out, workers, opts, as_json, append_line))
+    if as_json:
+        echo_json(summary)
+    elif not todo:
+        click.echo(f"{program()}: all {len(prompts)} prompts are in {out} already", err=True)
+    else:
+        already = f" ({len(done)} were there already)" if done else ""
+        click.echo(f"{program()}: {summary['written']} trajectories written to {out}{already}", err=True)
+    if summary.get("interrupted"):
+        sys.exit(EXIT_INTERRUPTED)
+    if summary["failed"]:
+        sys.exit(1)
+
+
+def _run(app: App, todo: list, out: Path, workers: int, opts: dict, quiet: bool, append_line) -> dict:
+    settings = {"distro": app.distro_path, "opts": {k: v for k, v in opts.items() if k != "resume"}}
+    log_path = Path(app.config.data_dir) / "logs" / "batch-workers.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    answers: queue.Queue = queue.Queue()
+    progress, pending = Progress(len(todo), quiet), list(reversed(todo))
+    written, failed, errors = 0, 0, []
+    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - the workers' stderr, for the batch's length
+    pool = [Worker(n, settings, answers, log) for n in range(min(workers, len(todo)))]
+    deaths, started = 0, time.monotonic()
+
+    def give(worker: Worker) -> None:
+        worker.task = pending.pop() if pending else None
+        if worker.task is not None:
+            worker.send({"index": worker.task.index, "prompt": worker.task.text, "hash": worker.task.line_hash,
+                         "settings": worker.task.settings})
+
+    try:
+        for worker in pool:
+            give(worker)
+        busy = len([w for w in pool if w.task is not None])
+        while busy:
+            try:
+                worker, answer = answers.get(timeout=0.5)
+            except queue.Empty:
+                progress.show()
+                continue
+            if answer is not None and "fatal" in answer:
+                raise Fail(answer["fatal"])
+            if answer is None:  # the worker ended: its prompt failed; another takes its place
+                if worker.task is not None:
+                    code = worker.proc.wait()
+                    failed, deaths = failed + 1, deaths + 1
+                    errors.append({"prompt_index": worker.task.index, "error": f"its worker died (exit {code})"})
+                    progress.say(f"{program()}: prompt {worker.task.index}: its worker died (exit {code})")
+                    busy -= 1
+                    if deaths > 3 * workers:
+                        raise Fail(f"workers keep dying ({deaths}); see {log_path}")
+                    pool[pool.index(worker)] = replacement = Worker(worker.number, settings, answers, log)
+                    give(replacement)
+                    busy += replacement.task is not None
+                continue
+            if "entry" in answer:
+                append_line(fd, answer["entry"])
+                written += 1
+                progress.done += 1
+            else:
+                failed += 1
+                progress.failed += 1
+                errors.append({"prompt_index": answer["index"], "error": answer["error"]})
+                progress.say(f"{program()}: prompt {answer['index']} failed: {answer['error']}")
+            give(worker)
+            busy -= worker.task is None
+            progress.show()
+    except KeyboardInterrupt:
+        progress.say(f"{program()}: interrupted: {written} trajectories written; run the same command to go on")
+        return {"written": written, "failed": failed, "errors": errors, "interrupted": True}
+    finally:
+        for worker in pool:
+            worker.stop()
+        os.close(fd)
+        log.close()
+    progress.show(final=True)
+    seconds = time.monotonic() - started
+    if failed and not quiet:
+        click.echo(f"{program()}: {failed} prompt(s) failed (run the same command to try them again); "
+                   f"the workers' warnings are in {log_path}", err=True)
+    return {"written": written, "failed": failed, "errors": errors, "seconds": round(seconds, 3),
+            "per_second": round(written / seconds, 3) if seconds else None}

@@ -1,0 +1,85 @@
+"""A local batch worker: ``python -m plugins.batch.worker``, started by ``hermes batch``.
+
+Its first line on stdin is the batch's settings (the command's provider options), then one prompt per line
+(``{"index", "prompt", "hash", "settings"}``); for each it answers one line on stdout: ``{"index", "entry"}``
+(the trajectory) or ``{"index", "error"}``. The plugins load once per worker; each prompt gets its own agent,
+session and budget. What plugin code prints goes to stderr (fd 1 is the answers' alone), and the worker ends
+with the command that started it (its parent's death kills it; stdin closing ends it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before that took hold
+        os._exit(1)
+
+
+def run_one(app, opts: dict, task: dict) -> dict:
+    """One prompt's run, as its trajectory line (or its error, in one line)."""
+    from hermes.cli.app import Fail
+    from plugins.batch.trajectory import entry
+    from plugins.commands.front import build_agent
+
+    settings = task["settings"]
+    opts = dict(opts, model=settings.get("model") or opts.get("model"),
+                max_turns=settings.get("max_turns") or opts.get("max_turns"))
+    if settings.get("toolsets"):
+        opts["toolsets"] = ",".join(settings["toolsets"])
+    try:
+        agent = build_agent(app, opts, None, platform="batch")
+    except Fail as exc:
+        return {"index": task["index"], "error": exc.message}
+    try:
+        result = agent.run_conversation(task["prompt"]).to_dict()
+        tools = list(agent.tools.values())
+    finally:
+        agent.close()
+    if result["exit_reason"] in ("error", "interrupted"):
+        return {"index": task["index"], "error": result["error"] or result["exit_reason"]}
+    toolsets = sorted({t.toolset for t in tools if t.toolset})
+    return {"index": task["index"], "entry": entry(task["index"], task["prompt"], task["hash"], result, tools, toolsets)}
+
+
+def main() -> None:
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # print() in plugin code lands on stderr, never inside an answer
+    _die_with_parent(int(os.environ.get("HERMES_BATCH_PARENT", os.getppid())))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's Ctrl+C is the command's to handle
+    from hermes.cli.app import App, Fail
+
+    settings = json.loads(sys.stdin.readline())
+    app = App(settings.get("distro"))
+    opts = settings["opts"]
+    try:
+        host = app.host
+        if opts.get("no_save"):
+            for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
+                host.set_aside(rec.name, "--no-save")
+    except Fail as exc:
+        answers.write(json.dumps({"fatal": exc.message}) + "\n")
+        answers.flush()
+        return
+    for line in sys.stdin:
+        task = json.loads(line)
+        try:
+            answer = run_one(app, opts, task)
+        except Exception as exc:  # our bug, or a plugin's that got past the guard: this prompt fails, not the batch
+            answer = {"index": task["index"], "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+        answers.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""``hermes batch`` through the real command line: worker processes, trajectories on disk, reruns, kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.sessions.conftest import child_env, hermes_sessions, home  # noqa: F401  (fixtures)
+
+
+def _prompts(tmp_path, rows) -> Path:
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _script(tmp_path, steps) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(steps), encoding="utf-8")
+    return str(path)
+
+
+def _lines(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+TOOL_THEN_ANSWER = [{"reasoning": "look first", "tool_calls": [["slow", {"step": 1, "seconds": 0}]]}, "the answer"]
+
+
+def test_every_prompt_once_in_hermes_agents_format(hermes_sessions, tmp_path):
+    prompts = _prompts(tmp_path, [{"prompt": f"question {i}"} for i in range(20)])
+    out = tmp_path / "out.jsonl"
+    run = hermes_sessions("batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted",
+                          "--base-url", _script(tmp_path, TOOL_THEN_ANSWER), "-t", "slow", "--json", timeout=120)
+    assert run.returncode == 0 and run.stdout, (run.stdout, run.stderr)
+    summary = json.loads(run.stdout)
+    assert (summary["prompts"], summary["written"], summary["failed"], summary["already"]) == (20, 20, 0, 0)
+    entries = _lines(out)
+    assert sorted(e["prompt_index"] for e in entries) == list(range(20))
+    e = next(e for e in entries if e["prompt_index"] == 7)
+    turns = e["conversations"]
+    assert [t["from"] for t in turns] == ["system", "human", "gpt", "tool", "gpt"]
+    assert "<tools>" in turns[0]["value"] and '"name": "slow"' in turns[0]["value"]
+    assert turns[1]["value"] == "question 7"
+    assert turns[2]["value"].startswith("<think>\nlook first\n</think>") and "<tool_call>" in turns[2]["value"]
+    call = json.loads(turns[2]["value"].split("<tool_call>\n")[1].split("\n</tool_call>")[0])
+    assert call == {"name": "slow", "arguments": {"step": 1, "seconds": 0}}
+    response = json.loads(turns[3]["value"].split("<tool_response>\n")[1].split("\n</tool_response>")[0])
+    assert response["name"] == "slow" and response["content"]["step"] == 1
+    assert turns[4]["value"] == "<think>\n</think>\nthe answer"
+    assert (e["completed"], e["partial"], e["exit_reason"], e["api_calls"]) == (True, False, "completed", 2)
+    assert e["tool_stats"] == {"slow": {"count": 1, "success": 1, "failure": 0}} and e["tool_error_counts"] == {"slow": 0}
+    assert e["toolsets_used"] == ["slow"] and e["usage"]["request_count"] == 2
+    # each run is its own session, stored
+    listed = json.loads(hermes_sessions("sessions", "list", "--json", "--limit", "50").stdout)
+    assert len(listed) == 20 and {r["platform"] for r in listed} == {"batch"}
+    assert {r["id"] for r in listed} == {x["metadata"]["session_id"] for x in entries}
+
+
+def test_a_rerun_skips_what_is_written_and_runs_the_rest(hermes_sessions, tmp_path):
+    prompts = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(8)])
+    out, script = tmp_path / "out.jsonl", _script(tmp_path, ["ok"])
+    args = ["batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url", script, "--no-save"]
+    assert hermes_sessions(*args).returncode == 0
+    again = hermes_sessions(*args)
+    assert again.returncode == 0 and "all 8 prompts are in" in again.stderr
+    kept = out.read_text().splitlines()
+    out.write_text("\n".join(kept[:5]) + "\n" + kept[5][:40])  # three lost, the last one cut short mid-write
+    rerun = hermes_sessions(*args, "--json")
+    assert rerun.returncode == 0 and "its last line was cut short" in rerun.stderr
+    assert (json.loads(rerun.stdout)["already"], json.loads(rerun.stdout)["written"]) == (5, 3)
+    assert sorted(e["prompt_index"] for e in _lines(out)) == list(range(8))
+    assert json.loads(hermes_sessions("sessions", "list", "--json").stdout) == []  # --no-save: nothing stored
+
+    _prompts(tmp_path, [{"prompt": f"other {i}"} for i in range(8)])  # another dataset, the same --out
+    changed = hermes_sessions(*args)
+    assert changed.returncode == 2 and "is the trajectory of another prompt 0" in changed.stderr
+    assert len(changed.stderr.strip().splitlines()) == 1
+
+
+def test_per_line_settings_failures_and_a_dying_worker(hermes_sessions, tmp_path):
+    prompts = _prompts(tmp_path, [
+        {"prompt": "plain", "model": "model-a"},
+        {"prompt": "cut short", "max_turns": 1},
+        {"prompt": "unknown toolset", "toolsets": ["nope"]},
+        {"prompt": "please CRASH now", "toolsets": "crash"},
+        {"prompt": "after the crash", "toolsets": ["crash"]},
+    ])
+    out = tmp_path / "out.jsonl"
+    script = _script(tmp_path, [{"tool_calls": [["maybe_crash", {}]]}, {"tool_calls": [["maybe_crash", {}]]},
+                                "done"])
+    run = hermes_sessions("batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url", script,
+                          "-t", "crash", "--json", timeout=120)
+    assert run.returncode == 1, run.stderr
+    summary = json.loads(run.stdout)
+    assert (summary["written"], summary["failed"]) == (3, 2)
+    errors = {e["prompt_index"]: e["error"] for e in summary["errors"]}
+    assert "nope" in errors[2] and errors[3] == "its worker died (exit 3)"
+    entries = {e["prompt_index"]: e for e in _lines(out)}
+    assert set(entries) == {0, 1, 4}  # a failed prompt is not written: a rerun tries it again
+    assert entries[0]["metadata"]["model"] == "model-a" and entries[0]["completed"] is True
+    assert (entries[1]["exit_reason"], entries[1]["completed"], entries[1]["partial"]) == ("budget_exhausted", False, True)
+    assert entries[4]["tool_stats"]["maybe_crash"] == {"count": 2, "success": 2, "failure": 0}
+    rerun = hermes_sessions("batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url", script,
+                            "-t", "crash", timeout=120)  # the failed two run again, and fail again
+    assert rerun.returncode == 1 and len(_lines(out)) == 3
+    assert "prompt 2 failed: unknown toolset" in rerun.stderr and "prompt 3: its worker died (exit 3)" in rerun.stderr
+    assert "2 prompt(s) failed (run the same command to try them again)" in rerun.stderr
+
+
+@pytest.mark.parametrize("rows, said", [
+    (['{"prompt": "ok"}', "not json", '{"no": "prompt"}', '["a list"]', '{"prompt": "x", "max_turns": 0}'],
+     "line 2: not JSON (Expecting value); line 3: no \"prompt\" string; line 4: not a JSON object; "
+     "line 5: \"max_turns\" must be at least 1"),
+    (['{"prompt": "x", "toolsets": 3}'], "line 1: \"toolsets\" is int, not a list or string"),
+    ([""], "no prompts"),
+])
+def test_a_bad_prompts_file_is_named_line_by_line_before_any_run(hermes_sessions, tmp_path, rows, said):
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.jsonl"
+    run = hermes_sessions("batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url",
+                          _script(tmp_path, ["ok"]))
+    assert run.returncode == 2 and said in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert not out.exists()
+
+
+def _workers_of(parent: int) -> list:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if f"HERMES_BATCH_PARENT={parent}".encode() in (proc / "environ").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def test_kill_9_loses_nothing_written_and_the_rerun_finishes_each_prompt_once(hermes_sessions, tmp_path):
+    prompts = _prompts(tmp_path, [{"prompt": f"job {i}"} for i in range(24)])
+    out = tmp_path / "out.jsonl"
+    args = ["batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted", "--base-url",
+            _script(tmp_path, [{"tool_calls": [["slow", {"step": 1, "seconds": 0.15}]]}, "done"]), "-t", "slow"]
+    proc = subprocess.Popen([*hermes_sessions.argv, *args], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not out.exists() or out.read_text().count("\n") < 6:
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert len(_workers_of(proc.pid)) == 2
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while _workers_of(proc.pid):  # the workers die with the command that started them
+        assert time.monotonic() < deadline, "a worker outlived its batch"
+        time.sleep(0.05)
+    before = len(_lines(out)) if out.read_bytes().endswith(b"\n") else None
+    rerun = hermes_sessions(*args, "--json", timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    entries = _lines(out)
+    assert sorted(e["prompt_index"] for e in entries) == list(range(24))  # each once: none lost, none twice
+    if before is not None:
+        assert json.loads(rerun.stdout)["already"] == before
+
+
+def test_ctrl_c_stops_the_batch_and_says_how_to_go_on(hermes_sessions, tmp_path):
+    prompts = _prompts(tmp_path, [{"prompt": f"job {i}"} for i in range(30)])
+    out = tmp_path / "out.jsonl"
+    args = ["batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted", "--base-url",
+            _script(tmp_path, [{"tool_calls": [["slow", {"step": 1, "seconds": 0.2}]]}, "done"]), "-t", "slow"]
+    proc = subprocess.Popen([*hermes_sessions.argv, *args], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not out.exists() or out.read_text().count("\n") < 3:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 130, err
+    written = len(_lines(out))
+    assert f"interrupted: {written} trajectories written; run the same command to go on" in err
+    assert not _workers_of(proc.pid) and 3 <= written < 30
