@@ -120,10 +120,15 @@ class PostgresStore:
                 self._conn = self._locks = None
                 self._claimed = set()
                 self._pid = os.getpid()
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = self._connect()
-                self._migrate(self._conn)
             try:
+                if self._conn is None or self._conn.closed or self._conn.broken:
+                    conn = self._connect()
+                    try:
+                        self._migrate(conn)
+                    except BaseException:
+                        conn.close()
+                        raise
+                    self._conn = conn  # only once its schema is one this hermes knows
                 if write:
                     with self._conn.transaction():
                         yield self._conn

@@ -204,3 +204,29 @@ def test_a_plugin_store_is_chosen_by_sessions_store(home, tmp_path, make_agent):
     typo = make_agent(sessions_plugin, Elsewhere(), script=["x"], config={"sessions": {"store": "elsewher"}})
     with pytest.raises(StoreError, match="'elsewher', which no enabled plugin registers .*did you mean 'elsewhere'"):
         sessions_plugin.get_store(typo.config, typo.host)
+
+
+def test_postgres_makes_its_schema_once_and_refuses_a_newer_one(postgres_url):
+    import psycopg
+
+    from plugins.sessions_postgres.store import SCHEMA_VERSION, PostgresStore
+
+    stores = [PostgresStore(postgres_url) for _ in range(4)]
+    threads = [threading.Thread(target=s.append, args=(f"s{i}", [{"role": "user", "content": "hi"}]))
+               for i, s in enumerate(stores)]  # four first connections at once: one makes the tables
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r["id"] for r in stores[0].list_sessions()) == ["s0", "s1", "s2", "s3"]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM hermes_schema").fetchall() == [(SCHEMA_VERSION,)]
+        conn.execute("INSERT INTO hermes_schema (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    for s in stores:
+        s.close()
+    newer = PostgresStore(postgres_url)
+    with pytest.raises(StoreError, match=f"made by a newer hermes \\(schema {SCHEMA_VERSION + 1}"):
+        newer.load("s0")
+    with pytest.raises(StoreError, match="made by a newer hermes"):  # every time, not only the first
+        newer.load("s0")
+    newer.close()
