@@ -67,7 +67,8 @@ def _problem(line: str) -> Optional[str]:
     for key, kind in SETTINGS.items():
         value = row.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            return f"\"{key}\" is {type(value).__name__}, not {'a list or string' if key == 'toolsets' else kind.__name__}"
+            wanted = "a list or string" if key == "toolsets" else kind.__name__
+            return f"\"{key}\" is {type(value).__name__}, not {wanted}"
         if key == "max_turns" and value is not None and value < 1:
             return "\"max_turns\" must be at least 1"
         if key == "toolsets" and isinstance(value, list) and not all(isinstance(t, str) for t in value):

@@ -49,7 +49,8 @@ def run_one(app, opts: dict, task: dict) -> dict:
     if result["exit_reason"] in ("error", "interrupted"):
         return {"index": task["index"], "error": result["error"] or result["exit_reason"]}
     toolsets = sorted({t.toolset for t in tools if t.toolset})
-    return {"index": task["index"], "entry": entry(task["index"], task["prompt"], task["hash"], result, tools, toolsets)}
+    index = task["index"]
+    return {"index": index, "entry": entry(index, task["prompt"], task["hash"], result, tools, toolsets)}
 
 
 def main() -> None:

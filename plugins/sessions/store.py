@@ -64,7 +64,7 @@ def _is_corruption(exc: BaseException) -> bool:
     return "malformed" in text or "not a database" in text
 
 
-_USAGE_COLUMNS = {
+USAGE_COLUMNS = {  # the normalized usage's keys -> the session's totals' columns
     "input_tokens": "input_tokens",
     "output_tokens": "output_tokens",
     "cache_read_tokens": "cache_read_tokens",
@@ -73,7 +73,7 @@ _USAGE_COLUMNS = {
     "request_count": "api_call_count",
 }
 
-_SESSION_FIELDS = (
+SESSION_FIELDS = (
     "id", "parent_session_id", "start_reason", "model", "provider", "platform", "title", "started_at", "updated_at",
     "ended_at", "end_reason", "message_count", "input_tokens", "output_tokens", "cache_read_tokens",
     "cache_write_tokens", "reasoning_tokens", "api_call_count",
@@ -90,7 +90,49 @@ def ambiguous(prefix: str, ids: list) -> str:
     return f"session id {str(prefix).strip()!r} is ambiguous (matches {', '.join(ids[:2])}, ...)"
 
 
-class SessionStore:
+def usage_adds(usage: Optional[dict]) -> dict:
+    """column -> what a turn's ``usage`` (the normalized shape) adds to the session's totals."""
+    return {column: int(value) for key, column in USAGE_COLUMNS.items()
+            if isinstance(value := (usage or {}).get(key), (int, float)) and not isinstance(value, bool) and value > 0}
+
+
+def clean_title(title: Any) -> str:
+    title = " ".join(str(title).split())
+    if not title:
+        raise StoreError("the title is empty")
+    if len(title) > 200:
+        raise StoreError(f"the title is too long ({len(title)} characters, at most 200)")
+    return title
+
+
+def check_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValueError(f"a session id must be a non-empty string, got {session_id!r}")
+    return session_id
+
+
+class Store:
+    """What every store builds on its own answers (``matching_ids``, ``list_sessions``): the same for all."""
+
+    def resolve_id(self, prefix: str) -> str:
+        """An exact id, or a unique prefix of one (for the command line)."""
+        ids = self.matching_ids(prefix)
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise UnknownSession(ambiguous(prefix, ids))
+        prefix = str(prefix).strip()
+        raise UnknownSession(f"no session with id {prefix!r}" if prefix else "no session id given")
+
+    def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
+        """The most recently active top-level session (a delegated child is
+        never "the last conversation"; a continuation after compression or an
+        undo is)."""
+        rows = self.list_sessions(limit=1, platform=platform, include_children=False)
+        return rows[0]["id"] if rows else None
+
+
+class SessionStore(Store):
     """Sessions and their messages in ``<data_dir>/state.db``.
 
     The connection is opened on first use and shared by all threads behind a
@@ -296,7 +338,7 @@ class SessionStore:
         An existing session keeps its start data; an empty model/provider is
         filled in (a session created by ``append`` before its start hook).
         ``provider_config``: how it was started, for :meth:`provider_config` (no key in it)."""
-        session_id = _check_id(session_id)
+        session_id = check_id(session_id)
         now = time.time()
         started = json.dumps(provider_config, sort_keys=True) if provider_config else None
         with self._write() as conn:
@@ -332,13 +374,8 @@ class SessionStore:
     def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
         """Record the end of a turn: ``ended_at``, ``end_reason`` and add
         ``usage`` (the turn's token counts, normalized shape) to the totals."""
-        session_id = _check_id(session_id)
-        usage = usage or {}
-        adds = {}
-        for key, column in _USAGE_COLUMNS.items():
-            value = usage.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-                adds[column] = int(value)
+        session_id = check_id(session_id)
+        adds = usage_adds(usage)
         sets = ", ".join(f"{c} = {c} + ?" for c in adds)
         now = time.time()
         with self._write() as conn:
@@ -352,11 +389,7 @@ class SessionStore:
             )
 
     def set_title(self, session_id: str, title: str) -> None:
-        title = " ".join(str(title).split())
-        if not title:
-            raise StoreError("the title is empty")
-        if len(title) > 200:
-            raise StoreError(f"the title is too long ({len(title)} characters, at most 200)")
+        title = clean_title(title)
         with self._write() as conn:
             cur = conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
             if cur.rowcount == 0:
@@ -365,7 +398,7 @@ class SessionStore:
     def get_session(self, session_id: str) -> Optional[dict]:
         with self._connection() as conn:
             row = conn.execute(
-                f"SELECT {', '.join(_SESSION_FIELDS)}, {_CONTINUED_IN} FROM sessions s WHERE id = ?", (session_id,)
+                f"SELECT {', '.join(SESSION_FIELDS)}, {_CONTINUED_IN} FROM sessions s WHERE id = ?", (session_id,)
             ).fetchone()
         return dict(row) if row else None
 
@@ -383,16 +416,6 @@ class SessionStore:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def resolve_id(self, prefix: str) -> str:
-        """An exact id, or a unique prefix of one (for the command line)."""
-        ids = self.matching_ids(prefix)
-        if len(ids) == 1:
-            return ids[0]
-        if ids:
-            raise UnknownSession(ambiguous(prefix, ids))
-        prefix = str(prefix).strip()
-        raise UnknownSession(f"no session with id {prefix!r}" if prefix else "no session id given")
-
     def list_sessions(
         self,
         limit: int = 20,
@@ -409,7 +432,7 @@ class SessionStore:
         if not include_children:
             where.append("(s.parent_session_id IS NULL OR s.start_reason IN ('compression', 'undo'))")
         clause = f"WHERE {' AND '.join(where)}" if where else ""
-        cols = ", ".join(f"s.{f}" for f in _SESSION_FIELDS)
+        cols = ", ".join(f"s.{f}" for f in SESSION_FIELDS)
         sql = (
             f"SELECT {cols}, {_CONTINUED_IN}, (SELECT substr(m.content, 1, 120) FROM messages m WHERE"
             f" m.session_id = s.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS preview FROM sessions s {clause}"
@@ -418,13 +441,6 @@ class SessionStore:
         with self._connection() as conn:
             rows = conn.execute(sql, (*params, max(0, int(limit)), max(0, int(offset)))).fetchall()
         return [dict(r) for r in rows]
-
-    def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
-        """The most recently active top-level session (a delegated child is
-        never "the last conversation"; a continuation after compression or an
-        undo is)."""
-        rows = self.list_sessions(limit=1, platform=platform, include_children=False)
-        return rows[0]["id"] if rows else None
 
     def delete(self, session_id: str) -> bool:
         """Delete a session and its messages (True if it existed)."""
@@ -438,7 +454,7 @@ class SessionStore:
         """Append a batch of messages to a session (created if new), in one
         transaction: the new rows only, the history is never rewritten.
         Returns the number of messages written."""
-        session_id = _check_id(session_id)
+        session_id = check_id(session_id)
         if isinstance(messages, dict):
             raise ValueError("append() takes a list of messages, got one dict")
         # Encode before taking the lock: a bad message writes nothing.
@@ -528,9 +544,9 @@ class SessionStore:
         """Add a session recovered from another file: its metadata and its
         stored message rows (encoded columns, ``seq`` and ``created_at``
         kept). One transaction; an existing session of that id is left alone."""
-        session_id = _check_id(meta.get("id"))
+        session_id = check_id(meta.get("id"))
         now = time.time()
-        fields = {k: meta[k] for k in _SESSION_FIELDS if k in meta and meta[k] is not None}
+        fields = {k: meta[k] for k in SESSION_FIELDS if k in meta and meta[k] is not None}
         fields.setdefault("started_at", min((r["created_at"] for r in rows), default=now))
         fields.setdefault("updated_at", max((r["created_at"] for r in rows), default=fields["started_at"]))
         fields["message_count"] = len(rows)
@@ -579,8 +595,3 @@ def _taking_turns(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
             time.sleep(delay)
             delay = min(delay * 1.5, 0.005)
 
-
-def _check_id(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise ValueError(f"a session id must be a non-empty string, got {session_id!r}")
-    return session_id

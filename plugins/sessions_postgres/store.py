@@ -17,12 +17,12 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 from urllib.parse import urlsplit
 
 from plugins.sessions.codec import decode_message, encode_message
 from plugins.sessions.locks import busy
-from plugins.sessions.store import StoreError, UnknownSession, ambiguous
+from plugins.sessions.store import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
 
 SCHEMA_LOCK = 0x6865726D6573  # "hermes": the advisory lock the schema is made under
 
@@ -51,12 +51,6 @@ MIGRATIONS: list = [
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
-_USAGE_COLUMNS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
-                  "cache_read_tokens": "cache_read_tokens", "cache_write_tokens": "cache_write_tokens",
-                  "reasoning_tokens": "reasoning_tokens", "request_count": "api_call_count"}
-_FIELDS = ("id", "parent_session_id", "start_reason", "model", "provider", "platform", "title", "started_at",
-           "updated_at", "ended_at", "end_reason", "message_count", "input_tokens", "output_tokens",
-           "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "api_call_count")
 _CONTINUED_IN = ("(SELECT c.id FROM hermes_sessions c WHERE c.parent_session_id = s.id AND c.start_reason IN"
                  " ('compression', 'undo') AND c.started_at >= s.updated_at ORDER BY c.started_at DESC, c.id DESC"
                  " LIMIT 1) AS continued_in")
@@ -79,13 +73,7 @@ def _lock_key(session_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(session_id.encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def _check_id(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise ValueError(f"a session id must be a non-empty string, got {session_id!r}")
-    return session_id
-
-
-class PostgresStore:
+class PostgresStore(Store):
     """Sessions and their messages in a PostgreSQL database (``sessions.database_url``)."""
 
     def __init__(self, url: str):
@@ -164,7 +152,7 @@ class PostgresStore:
     # -- one writer per session
     def claim(self, session_id: str) -> Optional[str]:
         """None if this process now writes ``session_id`` (until :meth:`release` or its end), else why not."""
-        key = _lock_key(_check_id(session_id))
+        key = _lock_key(check_id(session_id))
         with self._connection():  # the pid check; the lock lives on a connection of its own
             if session_id in self._claimed:
                 return None
@@ -191,7 +179,7 @@ class PostgresStore:
                        parent_session_id: Optional[str] = None, reason: str = "",
                        provider_config: Optional[dict] = None) -> bool:
         """As :meth:`plugins.sessions.store.SessionStore.ensure_session`."""
-        session_id = _check_id(session_id)
+        session_id = check_id(session_id)
         now = time.time()
         started = json.dumps(provider_config, sort_keys=True) if provider_config else None
         values = (model or None, provider or None, platform or None, parent_session_id or None, reason or None, started)
@@ -218,9 +206,8 @@ class PostgresStore:
         return {k: v for k, v in started.items() if isinstance(v, str) and v} if isinstance(started, dict) else {}
 
     def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
-        session_id = _check_id(session_id)
-        adds = {column: int(value) for key, column in _USAGE_COLUMNS.items()
-                if isinstance(value := (usage or {}).get(key), (int, float)) and not isinstance(value, bool) and value > 0}
+        session_id = check_id(session_id)
+        adds = usage_adds(usage)
         sets = "".join(f", {c} = {c} + %s" for c in adds)
         now = time.time()
         with self._connection(write=True) as conn:
@@ -230,19 +217,15 @@ class PostgresStore:
                          (now, reason or None, *adds.values(), session_id))
 
     def set_title(self, session_id: str, title: str) -> None:
-        title = " ".join(str(title).split())
-        if not title:
-            raise StoreError("the title is empty")
-        if len(title) > 200:
-            raise StoreError(f"the title is too long ({len(title)} characters, at most 200)")
+        title = clean_title(title)
         with self._connection(write=True) as conn:
             if conn.execute("UPDATE hermes_sessions SET title = %s WHERE id = %s", (title, session_id)).rowcount == 0:
                 raise UnknownSession(f"no session with id {session_id!r}")
 
     def get_session(self, session_id: str) -> Optional[dict]:
         with self._connection() as conn:
-            return conn.execute(f"SELECT {', '.join(_FIELDS)}, {_CONTINUED_IN} FROM hermes_sessions s WHERE id = %s",
-                                (session_id,)).fetchone()
+            return conn.execute(f"SELECT {', '.join(SESSION_FIELDS)}, {_CONTINUED_IN} FROM hermes_sessions s"
+                                " WHERE id = %s", (session_id,)).fetchone()
 
     def matching_ids(self, prefix: str) -> list:
         prefix = str(prefix).strip()
@@ -255,15 +238,6 @@ class PostgresStore:
                                 (len(prefix), prefix)).fetchall()
         return [r["id"] for r in rows]
 
-    def resolve_id(self, prefix: str) -> str:
-        ids = self.matching_ids(prefix)
-        if len(ids) == 1:
-            return ids[0]
-        if ids:
-            raise UnknownSession(ambiguous(prefix, ids))
-        prefix = str(prefix).strip()
-        raise UnknownSession(f"no session with id {prefix!r}" if prefix else "no session id given")
-
     def list_sessions(self, limit: int = 20, offset: int = 0, platform: Optional[str] = None,
                       include_children: bool = True) -> list:
         where, params = [], []
@@ -275,13 +249,9 @@ class PostgresStore:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         with self._connection() as conn:
             return conn.execute(
-                f"SELECT {', '.join('s.' + f for f in _FIELDS)}, {_CONTINUED_IN}, {_PREVIEW} FROM hermes_sessions s"
-                f" {clause} ORDER BY s.updated_at DESC, s.id DESC LIMIT %s OFFSET %s",
+                f"SELECT {', '.join('s.' + f for f in SESSION_FIELDS)}, {_CONTINUED_IN}, {_PREVIEW}"
+                f" FROM hermes_sessions s {clause} ORDER BY s.updated_at DESC, s.id DESC LIMIT %s OFFSET %s",
                 (*params, max(0, int(limit)), max(0, int(offset)))).fetchall()
-
-    def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
-        rows = self.list_sessions(limit=1, platform=platform, include_children=False)
-        return rows[0]["id"] if rows else None
 
     def delete(self, session_id: str) -> bool:
         with self._connection(write=True) as conn:
@@ -291,7 +261,7 @@ class PostgresStore:
     def append(self, session_id: str, messages: Iterable[dict]) -> int:
         """As :meth:`plugins.sessions.store.SessionStore.append`: one transaction; the session's row is
         locked first, so two appends to one session never take the same ``seq``."""
-        session_id = _check_id(session_id)
+        session_id = check_id(session_id)
         if isinstance(messages, dict):
             raise ValueError("append() takes a list of messages, got one dict")
         rows = [encode_message(m, i) for i, m in enumerate(messages)]  # a bad message writes nothing

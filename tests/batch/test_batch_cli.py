@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -55,7 +54,8 @@ def test_every_prompt_once_in_hermes_agents_format(hermes_sessions, tmp_path):
     assert response["name"] == "slow" and response["content"]["step"] == 1
     assert turns[4]["value"] == "<think>\n</think>\nthe answer"
     assert (e["completed"], e["partial"], e["exit_reason"], e["api_calls"]) == (True, False, "completed", 2)
-    assert e["tool_stats"] == {"slow": {"count": 1, "success": 1, "failure": 0}} and e["tool_error_counts"] == {"slow": 0}
+    assert e["tool_stats"] == {"slow": {"count": 1, "success": 1, "failure": 0}}
+    assert e["tool_error_counts"] == {"slow": 0}
     assert e["toolsets_used"] == ["slow"] and e["usage"]["request_count"] == 2
     # each run is its own session, stored
     listed = json.loads(hermes_sessions("sessions", "list", "--json", "--limit", "50").stdout)
@@ -105,7 +105,8 @@ def test_per_line_settings_failures_and_a_dying_worker(hermes_sessions, tmp_path
     entries = {e["prompt_index"]: e for e in _lines(out)}
     assert set(entries) == {0, 1, 4}  # a failed prompt is not written: a rerun tries it again
     assert entries[0]["metadata"]["model"] == "model-a" and entries[0]["completed"] is True
-    assert (entries[1]["exit_reason"], entries[1]["completed"], entries[1]["partial"]) == ("budget_exhausted", False, True)
+    budget = entries[1]
+    assert (budget["exit_reason"], budget["completed"], budget["partial"]) == ("budget_exhausted", False, True)
     assert entries[4]["tool_stats"]["maybe_crash"] == {"count": 2, "success": 2, "failure": 0}
     rerun = hermes_sessions("batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url", script,
                             "-t", "crash", timeout=120)  # the failed two run again, and fail again

@@ -33,7 +33,8 @@ def test_run_list_show_search_resume_title_delete(hermes_sessions, tmp_path, hom
     assert _messages(on_postgres, sid) == 2
 
     (row,) = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
-    assert (row["id"], row["end_reason"], row["platform"], row["preview"]) == (sid, "completed", "run", "How do I grow beans?")
+    assert (row["id"], row["end_reason"], row["platform"]) == (sid, "completed", "run")
+    assert row["preview"] == "How do I grow beans?"
     assert json.loads(hermes_sessions("sessions", "show", sid[:-3], "--json").stdout)["messages"] == first["messages"]
     hits = json.loads(hermes_sessions("sessions", "search", "trellis", "--json").stdout)
     assert [(h["session_id"], h["role"]) for h in hits] == [(sid, "assistant")]
@@ -74,7 +75,8 @@ def test_killed_mid_tool_the_call_is_stored_and_a_second_writer_is_refused(herme
             proc.wait()
     history = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"]
     assert history[0] == {"role": "user", "content": "do a long job"} and len(history) == 6
-    assert [m["content"] for m in history[1::2]] == ["step 0", "step 1", "step 2"]  # the third call stored before it ran
+    # the third call was stored before it ran
+    assert [m["content"] for m in history[1::2]] == ["step 0", "step 1", "step 2"]
     assert [json.loads(m["content"])["step"] for m in history[2::2]] == [0, 1]
     # the killed process's lock went with its connection: the session resumes, the model told of the lost result
     resumed = _run_json(hermes_sessions, tmp_path, ["Picking up."], "--resume", sid, prompt="continue")
@@ -96,7 +98,8 @@ def test_processes_write_different_sessions_at_once(hermes_sessions, tmp_path, o
 
 
 @pytest.mark.parametrize("sessions, said", [
-    ("{store: postgress}", "sessions.store is 'postgress', which no enabled plugin registers (did you mean 'postgres'?)"),
+    ("{store: postgress}",
+     "sessions.store is 'postgress', which no enabled plugin registers (did you mean 'postgres'?)"),
     ("{store: postgres}", "sessions.store is postgres: set sessions.database_url to postgresql://"),
     ("{store: postgres, database_url: 'postgresql://u:hunter2@127.0.0.1:1/x'}",
      "cannot reach the session database postgresql://u@127.0.0.1:1/x: connection failed"),
