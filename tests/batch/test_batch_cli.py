@@ -193,3 +193,17 @@ def test_ctrl_c_stops_the_batch_and_says_how_to_go_on(hermes_sessions, tmp_path)
     written = len(_lines(out))
     assert f"interrupted: {written} trajectories written; run the same command to go on" in err
     assert not _workers_of(proc.pid) and 3 <= written < 30
+
+
+def test_a_distros_batch_runs_its_plugins_and_config_in_every_worker(hermes_sessions, tmp_path):
+    distro = tmp_path / "distro.yaml"
+    distro.write_text("name: batchy\nplugins:\n  only: [batch, scripted-provider, sessions-sqlite, sessions-test-tools]\n"
+                      "config:\n  agent:\n    max_turns: 1\n")
+    prompts = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(4)])
+    out = tmp_path / "out.jsonl"
+    run = hermes_sessions("--distro", str(distro), "batch", str(prompts), "--out", str(out), "--workers", "2",
+                          "--api-mode", "scripted", "--base-url", _script(tmp_path, TOOL_THEN_ANSWER))
+    assert run.returncode == 0, run.stderr
+    for e in _lines(out):
+        assert set(e["tool_stats"]) == {"slow", "maybe_crash", "session_search"}  # the distro's plugins' tools
+        assert e["exit_reason"] == "budget_exhausted"  # its config: one model call a turn
