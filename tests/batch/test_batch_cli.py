@@ -197,7 +197,8 @@ def test_ctrl_c_stops_the_batch_and_says_how_to_go_on(hermes_sessions, tmp_path)
 
 def test_a_distros_batch_runs_its_plugins_and_config_in_every_worker(hermes_sessions, tmp_path):
     distro = tmp_path / "distro.yaml"
-    distro.write_text("name: batchy\nplugins:\n  only: [batch, scripted-provider, sessions-sqlite, sessions-test-tools]\n"
+    distro.write_text("name: batchy\n"
+                      "plugins:\n  only: [batch, scripted-provider, sessions-sqlite, sessions-test-tools]\n"
                       "config:\n  agent:\n    max_turns: 1\n")
     prompts = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(4)])
     out = tmp_path / "out.jsonl"
