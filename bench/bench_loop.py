@@ -13,7 +13,9 @@ receives, wall and the child's CPU by then.
                                [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
 
 With ``--no-save-too``, ``hermes run --no-save`` runs in the rotation too: the
-session store's cost (target <= 1.02x).
+session store's cost (target <= 1.02x). With ``--postgres``, ``hermes run`` with
+``sessions.store: postgres`` too, on a PostgreSQL server the bench starts on 127.0.0.1
+(tests/postgres_server.py): what that store costs against SQLite's.
 
 With ``--peers``, the same conversation runs through pydantic-ai and the OpenAI Agents SDK (each
 with its own chat-completions model class over the openai SDK, a plain function tool, defaults
@@ -219,13 +221,14 @@ def main() -> None:
     parser.add_argument("--vs-root", help="that checkout's folder")
     parser.add_argument("--no-save-too", action="store_true",
                         help="also run hermes with --no-save: what the session store costs (target <= 1.02x)")
+    parser.add_argument("--postgres", action="store_true", help="also run hermes on the PostgreSQL session store")
     parser.add_argument("--peers", action="store_true", help="also run pydantic-ai and the OpenAI Agents SDK")
     parser.add_argument("--peers-venv", default=str(Path(tempfile.gettempdir()) / "hermes-bench-peers"),
                         help="where the peers' throwaway venv is made and kept (default: %(default)s)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
-    server = WireServer().start()
+    server, postgres = WireServer().start(), None
     try:
         site = make_site(tmp)
         home = tmp / "home"
@@ -242,6 +245,16 @@ def main() -> None:
                       ("minimal SDK loop", [sys.executable, str(tmp / "minimal_loop.py"), server.openai_url], env)]
         if args.no_save_too:
             contenders.insert(1, ("hermes run --no-save", [*hermes_cmd[:-1], "--no-save", hermes_cmd[-1]], env))
+        if args.postgres:
+            from tests.conftest import free_port
+            from tests.postgres_server import PostgresServer
+
+            postgres = PostgresServer(free_port()).start()
+            pg_home = tmp / "home-postgres"
+            pg_home.mkdir()
+            (pg_home / "config.yaml").write_text(f"sessions:\n  store: postgres\n  database_url: "
+                                                 f"{postgres.create_database('bench')}\n")
+            contenders.insert(1, ("hermes run (postgres)", hermes_cmd, dict(env, HERMES_HOME=str(pg_home))))
         if args.vs:
             other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]),
                              HERMES_HOME=str(tmp / "home-other"))  # its own data folder: its state is not ours
@@ -281,6 +294,8 @@ def main() -> None:
         pairs = [("hermes run", "minimal SDK loop", "(target <= 1.05x)")]
         if args.no_save_too:
             pairs.append(("hermes run", "hermes run --no-save", "(target <= 1.02x)"))
+        if args.postgres:
+            pairs.append(("hermes run (postgres)", "hermes run", ""))
         if args.vs:
             pairs.append(("hermes run", "other hermes run", ""))
         if args.peers:
@@ -289,6 +304,8 @@ def main() -> None:
             print(f"{a} / {b}: whole run {paired(a, b)}; to the first request {paired(a, b, 2, 3)} {target}".rstrip())
     finally:
         server.stop()
+        if postgres is not None:
+            postgres.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
