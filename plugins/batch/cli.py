@@ -129,6 +129,11 @@ def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, 
         sys.exit(1)
 
 
+for _param in batch.params:  # run's options, but a batch resumes no session
+    if _param.name == "resume":
+        _param.hidden = True
+
+
 def _run(app: App, todo: list, out: Path, workers: int, opts: dict, quiet: bool, append_line) -> dict:
     settings = {"distro": app.distro_path, "opts": {k: v for k, v in opts.items() if k != "resume"}}
     log_path = Path(app.config.data_dir) / "logs" / "batch-workers.log"
@@ -172,8 +177,8 @@ def _run(app: App, todo: list, out: Path, workers: int, opts: dict, quiet: bool,
                     give(replacement)
                     busy += replacement.task is not None
                 continue
-            if "entry" in answer:
-                append_line(fd, answer["entry"])
+            if "line" in answer:
+                append_line(fd, answer["line"])
                 written += 1
                 progress.done += 1
             else:

@@ -106,6 +106,7 @@ def written(out: Path, prompts: list) -> tuple:
     return done, cut
 
 
-def append_line(fd: int, record: dict) -> None:
-    """One trajectory, in one write (a kill leaves at most a cut-short last line, which a rerun cuts off)."""
-    os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+def append_line(fd: int, line: str) -> None:
+    """One trajectory's JSON line, in one write (a kill leaves at most a cut-short last line, which a rerun
+    cuts off)."""
+    os.write(fd, (line + "\n").encode("utf-8"))

@@ -1,8 +1,8 @@
 """A local batch worker: ``python -m plugins.batch.worker``, started by ``hermes batch``.
 
 Its first line on stdin is the batch's settings (the command's provider options), then one prompt per line
-(``{"index", "prompt", "hash", "settings"}``); for each it answers one line on stdout: ``{"index", "entry"}``
-(the trajectory) or ``{"index", "error"}``. The plugins load once per worker; each prompt gets its own agent,
+(``{"index", "prompt", "hash", "settings"}``); for each it answers one line on stdout: ``{"index", "line"}``
+(the trajectory's JSON line) or ``{"index", "error"}``. The plugins load once per worker; each prompt gets its own agent,
 session and budget. What plugin code prints goes to stderr (fd 1 is the answers' alone), and the worker ends
 with the command that started it (its parent's death kills it; stdin closing ends it).
 """
@@ -50,7 +50,8 @@ def run_one(app, opts: dict, task: dict) -> dict:
         return {"index": task["index"], "error": result["error"] or result["exit_reason"]}
     toolsets = sorted({t.toolset for t in tools if t.toolset})
     index = task["index"]
-    return {"index": index, "entry": entry(index, task["prompt"], task["hash"], result, tools, toolsets)}
+    line = json.dumps(entry(index, task["prompt"], task["hash"], result, tools, toolsets), ensure_ascii=False)
+    return {"index": index, "line": line}  # the command writes it as it is: no decoding and encoding again
 
 
 def main() -> None:

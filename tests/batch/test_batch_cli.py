@@ -208,3 +208,8 @@ def test_a_distros_batch_runs_its_plugins_and_config_in_every_worker(hermes_sess
     for e in _lines(out):
         assert set(e["tool_stats"]) == {"slow", "maybe_crash", "session_search"}  # the distro's plugins' tools
         assert e["exit_reason"] == "budget_exhausted"  # its config: one model call a turn
+
+
+def test_batch_help_offers_runs_options_but_resume(hermes_sessions):
+    shown = hermes_sessions("batch", "--help").stdout
+    assert "--workers" in shown and "--max-turns" in shown and "--no-save" in shown and "--resume" not in shown
