@@ -116,7 +116,9 @@ class PostgresStore(Store):
                     except BaseException:
                         conn.close()
                         raise
-                    self._conn = conn  # only once its schema is one this hermes knows
+                    reconnected, self._conn = self._conn is not None, conn  # only once its schema is one we know
+                    if reconnected:
+                        self._relock()
                 if write:
                     with self._conn.transaction():
                         yield self._conn
@@ -124,6 +126,25 @@ class PostgresStore(Store):
                     yield self._conn
             except psycopg.Error as exc:
                 raise StoreError(f"the session database {self.where} failed: {_first_line(exc)}") from None
+
+    def _relock(self) -> None:
+        """The server dropped our connection (a restart, a failover): take this process's writer locks again.
+        A session another process took meanwhile is lost to it, and writing it here stops, in one line."""
+        import psycopg
+
+        if not self._claimed:
+            return
+        try:
+            self._locks.execute("SELECT 1")
+            return  # its connection lived: the locks are held
+        except psycopg.Error:
+            self._locks = self._connect()
+        lost = sorted(sid for sid in self._claimed if not self._locks.execute(
+            "SELECT pg_try_advisory_lock(%s) AS got", (_lock_key(sid),)).fetchone()["got"])
+        self._claimed -= set(lost)
+        if lost:
+            raise StoreError(f"the connection to {self.where} dropped and another process writes session "
+                             f"{lost[0]} now; this one stops writing it")
 
     def _migrate(self, conn) -> None:
         with conn.transaction():

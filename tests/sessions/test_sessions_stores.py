@@ -230,3 +230,32 @@ def test_postgres_makes_its_schema_once_and_refuses_a_newer_one(postgres_url):
     with pytest.raises(StoreError, match="made by a newer hermes"):  # every time, not only the first
         newer.load("s0")
     newer.close()
+
+
+def _drop_connections(url, store) -> None:
+    """What a server restart does to one process: its connections end."""
+    import psycopg
+
+    pids = [c.info.backend_pid for c in (store._conn, store._locks) if c is not None]
+    with psycopg.connect(url, autocommit=True) as conn:
+        for pid in pids:
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_postgres_takes_its_writer_locks_again_after_the_server_dropped_them(postgres_url):
+    from plugins.sessions_postgres.store import PostgresStore
+
+    mine, other = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    assert mine.claim("kept") is None and mine.claim("taken") is None
+    mine.append("kept", [{"role": "user", "content": "one"}])
+    _drop_connections(postgres_url, mine)
+    assert other.claim("taken") is None  # its lock went with the connection: another process may take it now
+    with pytest.raises(StoreError, match="failed: terminating connection"):  # the write that finds it gone: one line
+        mine.append("kept", [{"role": "user", "content": "lost"}])
+    with pytest.raises(StoreError, match="another process writes session taken now; this one stops writing it"):
+        mine.append("kept", [{"role": "user", "content": "lost"}])  # reconnecting, it learns it lost "taken"
+    mine.append("kept", [{"role": "user", "content": "two"}])
+    assert [m["content"] for m in mine.load("kept")] == ["one", "two"]
+    assert other.claim("kept").startswith("session kept is being written by another hermes process")
+    mine.close()
+    other.close()
