@@ -92,7 +92,7 @@ class Progress:
 def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, **opts):
     """Run every prompt of PROMPTS.jsonl (one JSON object per line with a "prompt", and optionally its own
     "model", "toolsets" and "max_turns") as its own run, and append each run's trajectory to --out."""
-    from plugins.batch.dataset import DatasetError, append_line, read_prompts, written
+    from plugins.batch.dataset import DatasetError, read_prompts, written
 
     if opts.get("resume"):
         raise Fail("--resume: every prompt of a batch starts a session of its own", EXIT_USAGE)
@@ -111,11 +111,15 @@ def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, 
     summary = {"prompts": len(prompts), "already": len(done), "written": 0, "failed": 0, "errors": [],
                "out": str(out)}
     if todo:
+        try:  # before any run, so that no run is lost for want of a place to write it
+            fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise Fail(f"{out}: cannot write the trajectories there: {exc.strerror}") from None
         no_save = bool(opts.get("no_save"))
         prepare_store(app, opts)  # a store that cannot be used is one line now, before any worker starts
         build_agent(app, dict(opts), None, platform="batch").close()  # and so is a provider that cannot be built
         opts["no_save"] = no_save
-        summary.update(_run(app, todo, out, workers, opts, as_json, append_line))
+        summary.update(_run(app, todo, fd, workers, opts, as_json))
     if as_json:
         echo_json(summary)
     elif not todo:
@@ -134,14 +138,16 @@ for _param in batch.params:  # run's options, but a batch resumes no session
         _param.hidden = True
 
 
-def _run(app: App, todo: list, out: Path, workers: int, opts: dict, quiet: bool, append_line) -> dict:
+def _run(app: App, todo: list, fd: int, workers: int, opts: dict, quiet: bool) -> dict:
+    """Run ``todo`` on the workers, appending each trajectory to ``fd`` (closed at the end)."""
+    from plugins.batch.dataset import append_line
+
     settings = {"distro": app.distro_path, "opts": {k: v for k, v in opts.items() if k != "resume"}}
     log_path = Path(app.config.data_dir) / "logs" / "batch-workers.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     answers: queue.Queue = queue.Queue()
     progress, pending = Progress(len(todo), quiet), list(reversed(todo))
     written, failed, errors = 0, 0, []
-    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - the workers' stderr, for the batch's length
     pool = [Worker(n, settings, answers, log) for n in range(min(workers, len(todo)))]
     deaths, started = 0, time.monotonic()

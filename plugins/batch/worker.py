@@ -2,9 +2,9 @@
 
 Its first line on stdin is the batch's settings (the command's provider options), then one prompt per line
 (``{"index", "prompt", "hash", "settings"}``); for each it answers one line on stdout: ``{"index", "line"}``
-(the trajectory's JSON line) or ``{"index", "error"}``. The plugins load once per worker; each prompt gets its own agent,
-session and budget. What plugin code prints goes to stderr (fd 1 is the answers' alone), and the worker ends
-with the command that started it (its parent's death kills it; stdin closing ends it).
+(the trajectory's JSON line) or ``{"index", "error"}``. The plugins load once per worker; each prompt gets its
+own agent, session and budget. What plugin code prints goes to stderr (fd 1 is the answers' alone), and the
+worker ends with the command that started it (its parent's death kills it; stdin closing ends it).
 """
 
 from __future__ import annotations

@@ -213,3 +213,12 @@ def test_a_distros_batch_runs_its_plugins_and_config_in_every_worker(hermes_sess
 def test_batch_help_offers_runs_options_but_resume(hermes_sessions):
     shown = hermes_sessions("batch", "--help").stdout
     assert "--workers" in shown and "--max-turns" in shown and "--no-save" in shown and "--resume" not in shown
+
+
+def test_an_out_file_that_cannot_be_written_is_one_line_before_any_run(hermes_sessions, tmp_path):
+    prompts = _prompts(tmp_path, [{"prompt": "q"}])
+    run = hermes_sessions("batch", str(prompts), "--out", str(tmp_path / "missing" / "out.jsonl"), "--api-mode",
+                          "scripted", "--base-url", _script(tmp_path, ["ok"]))
+    assert run.returncode == 1 and "cannot write the trajectories there: No such file or directory" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert json.loads(hermes_sessions("sessions", "list", "--json").stdout) == []  # nothing ran
