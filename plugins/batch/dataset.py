@@ -30,7 +30,7 @@ def read_prompts(path: Path) -> tuple:
     """``(prompts, ignored keys)``; every bad line is named at once (up to five), before any model call."""
     prompts, problems, ignored = [], [], set()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM (an editor on Windows) is no JSON
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read the prompts: {getattr(exc, 'strerror', None) or exc}") from None
     for number, line in enumerate(lines, 1):

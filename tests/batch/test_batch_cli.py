@@ -65,6 +65,7 @@ def test_every_prompt_once_in_hermes_agents_format(hermes_sessions, tmp_path):
 
 def test_a_rerun_skips_what_is_written_and_runs_the_rest(hermes_sessions, tmp_path):
     prompts = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(8)])
+    prompts.write_bytes(b"\xef\xbb\xbf" + prompts.read_bytes())  # saved with a BOM: still its lines
     out, script = tmp_path / "out.jsonl", _script(tmp_path, ["ok"])
     args = ["batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url", script, "--no-save"]
     assert hermes_sessions(*args).returncode == 0
