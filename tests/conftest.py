@@ -303,3 +303,23 @@ def postgres_url(postgres_server, request):
 
     name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40] + f"_{os.getpid()}"
     return postgres_server.create_database(name)
+
+
+def wait_until(ready, proc=None, timeout: float = 60.0, every: float = 0.02) -> None:
+    """Poll ``ready()`` until it is true; ``proc`` ending first, or the timeout, fails the test."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc is None or proc.poll() is None, proc.stderr.read() if proc.stderr else "the process ended"
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(every)
+
+
+def kill_9(proc) -> None:
+    """``kill -9`` the process and reap it."""
+    import signal
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)

@@ -115,10 +115,8 @@ def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, 
             fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise Fail(f"{out}: cannot write the trajectories there: {exc.strerror}") from None
-        no_save = bool(opts.get("no_save"))
-        prepare_store(app, opts)  # a store that cannot be used is one line now, before any worker starts
+        prepare_store(app, dict(opts))  # a store that cannot be used is one line now, before any worker starts
         build_agent(app, dict(opts), None, platform="batch").close()  # and so is a provider that cannot be built
-        opts["no_save"] = no_save
         summary.update(_run(app, todo, fd, workers, opts, as_json))
     if as_json:
         echo_json(summary)

@@ -60,15 +60,13 @@ def main() -> None:
     _die_with_parent(int(os.environ.get("HERMES_BATCH_PARENT", os.getppid())))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's Ctrl+C is the command's to handle
     from hermes.cli.app import App, Fail
+    from plugins.commands.front import prepare_store
 
     settings = json.loads(sys.stdin.readline())
     app = App(settings.get("distro"))
     opts = settings["opts"]
     try:
-        host = app.host
-        if opts.get("no_save"):
-            for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
-                host.set_aside(rec.name, "--no-save")
+        prepare_store(app, dict(opts))  # as the command did: --no-save sets the stores aside here too
     except Fail as exc:
         answers.write(json.dumps({"fatal": exc.message}) + "\n")
         answers.flush()

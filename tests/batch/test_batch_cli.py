@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import kill_9, wait_until
 from tests.sessions.conftest import child_env, hermes_sessions, home  # noqa: F401  (fixtures)
 
 
@@ -133,6 +132,10 @@ def test_a_bad_prompts_file_is_named_line_by_line_before_any_run(hermes_sessions
     assert not out.exists()
 
 
+def _written(out: Path) -> int:
+    return out.read_text().count("\n") if out.exists() else 0
+
+
 def _workers_of(parent: int) -> list:
     found = []
     for proc in Path("/proc").iterdir():
@@ -144,30 +147,24 @@ def _workers_of(parent: int) -> list:
     return found
 
 
-def test_kill_9_loses_nothing_written_and_the_rerun_finishes_each_prompt_once(hermes_sessions, tmp_path):
-    prompts = _prompts(tmp_path, [{"prompt": f"job {i}"} for i in range(24)])
+def _slow_batch(tmp_path, jobs: int, seconds: float) -> tuple:
+    """(the batch's command line, its --out): ``jobs`` prompts on 2 workers, each one tool call this long."""
+    prompts = _prompts(tmp_path, [{"prompt": f"job {i}"} for i in range(jobs)])
     out = tmp_path / "out.jsonl"
-    args = ["batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted", "--base-url",
-            _script(tmp_path, [{"tool_calls": [["slow", {"step": 1, "seconds": 0.15}]]}, "done"]), "-t", "slow"]
-    proc = subprocess.Popen([*hermes_sessions.argv, *args], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    script = _script(tmp_path, [{"tool_calls": [["slow", {"step": 1, "seconds": seconds}]]}, "done"])
+    return ["batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted", "--base-url",
+            script, "-t", "slow"], out
+
+
+def test_kill_9_loses_nothing_written_and_the_rerun_finishes_each_prompt_once(hermes_sessions, tmp_path):
+    args, out = _slow_batch(tmp_path, 24, 0.15)
+    proc = hermes_sessions.start(*args)
     try:
-        deadline = time.monotonic() + 60
-        while not out.exists() or out.read_text().count("\n") < 6:
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(lambda: _written(out) >= 6, proc)
         assert len(_workers_of(proc.pid)) == 2
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    deadline = time.monotonic() + 10
-    while _workers_of(proc.pid):  # the workers die with the command that started them
-        assert time.monotonic() < deadline, "a worker outlived its batch"
-        time.sleep(0.05)
+        kill_9(proc)
+    wait_until(lambda: not _workers_of(proc.pid), timeout=10)  # the workers die with the command that started them
     before = len(_lines(out)) if out.read_bytes().endswith(b"\n") else None
     rerun = hermes_sessions(*args, "--json", timeout=120)
     assert rerun.returncode == 0, rerun.stderr
@@ -178,16 +175,9 @@ def test_kill_9_loses_nothing_written_and_the_rerun_finishes_each_prompt_once(he
 
 
 def test_ctrl_c_stops_the_batch_and_says_how_to_go_on(hermes_sessions, tmp_path):
-    prompts = _prompts(tmp_path, [{"prompt": f"job {i}"} for i in range(30)])
-    out = tmp_path / "out.jsonl"
-    args = ["batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted", "--base-url",
-            _script(tmp_path, [{"tool_calls": [["slow", {"step": 1, "seconds": 0.2}]]}, "done"]), "-t", "slow"]
-    proc = subprocess.Popen([*hermes_sessions.argv, *args], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not out.exists() or out.read_text().count("\n") < 3:
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
+    args, out = _slow_batch(tmp_path, 30, 0.2)
+    proc = hermes_sessions.start(*args)
+    wait_until(lambda: _written(out) >= 3, proc)
     proc.send_signal(signal.SIGINT)
     err = proc.communicate(timeout=30)[1]
     assert proc.returncode == 130, err

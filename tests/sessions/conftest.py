@@ -110,7 +110,13 @@ def hermes_sessions(home, tmp_path, child_env):
         return subprocess.run([*argv, *args], env=env, cwd=work, input=input,
                               capture_output=True, text=True, timeout=timeout)
 
+    def start(*args):
+        """The command in the background (stdout discarded), for a test that stops it."""
+        return subprocess.Popen([*argv, *args], env=env, cwd=work, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+
     run.env = env
     run.argv = argv
     run.cwd = work
+    run.start = start
     return run

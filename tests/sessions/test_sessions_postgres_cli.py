@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import time
 
 import pytest
 
+from tests.conftest import kill_9, wait_until
 from tests.sessions.test_sessions_hermes_cli import _one_line_error, _run_json, _script
 
 
@@ -53,26 +52,23 @@ def test_killed_mid_tool_the_call_is_stored_and_a_second_writer_is_refused(herme
     steps = [{"content": f"step {i}", "tool_calls": [["slow", {"step": i, "seconds": 0.03 if i < 2 else 30}]]}
              for i in range(4)]
     script = _script(tmp_path, "long.json", steps + ["finished"])
-    proc = subprocess.Popen([*hermes_sessions.argv, "run", "--api-mode", "scripted", "--base-url", script, "--json",
-                             "-t", "slow", "do a long job"], env=hermes_sessions.env, cwd=hermes_sessions.cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = hermes_sessions.start("run", "--api-mode", "scripted", "--base-url", script, "--json", "-t", "slow",
+                                 "do a long job")
+    found: list = []
+
+    def third_call_stored() -> bool:  # the user message, two steps, the third call
+        listed = json.loads(hermes_sessions("sessions", "list", "--json").stdout or "[]")
+        found[:] = [listed[0]["id"]] if listed else []
+        return bool(found) and _messages(on_postgres, found[0]) >= 1 + 2 * 2 + 1
+
     try:
-        deadline, sid = time.monotonic() + 60, None
-        while sid is None or _messages(on_postgres, sid) < 1 + 2 * 2 + 1:  # the user message, two steps, the third call
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-            listed = json.loads(hermes_sessions("sessions", "list", "--json").stdout or "[]")
-            sid = listed[0]["id"] if listed else None
+        wait_until(third_call_stored, proc, every=0.05)
+        (sid,) = found
         # it writes the session: another process may not
         refused = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--resume", sid, "x")
         _one_line_error(refused, f"session {sid} is being written by another hermes process", f"pid {proc.pid}")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_9(proc)
     history = json.loads(hermes_sessions("sessions", "show", sid, "--json").stdout)["messages"]
     assert history[0] == {"role": "user", "content": "do a long job"} and len(history) == 6
     # the third call was stored before it ran
