@@ -29,7 +29,8 @@ def get_store(config, host=None):
     """The shared store ``sessions.store`` names (default ``sqlite``) for this config, made on first use
     by the factory its plugin registered (``host`` is needed then, unless it is SQLite). ``config`` may be
     a data folder's path instead: its SQLite store (tests, scripts)."""
-    if isinstance(config, (str, os.PathLike)):
+    by_path = isinstance(config, (str, os.PathLike))
+    if by_path:
         name, folder, url = DEFAULT_STORE, os.fspath(config), ""
     else:
         name, folder, url = config.get("sessions.store") or DEFAULT_STORE, os.fspath(config.data_dir), \
@@ -41,7 +42,7 @@ def get_store(config, host=None):
     make = _sqlite if host is None and name == DEFAULT_STORE else _factory(name, host)
     with _stores_lock:
         if key not in _stores:
-            _stores[key] = make(folder if isinstance(config, (str, os.PathLike)) else config)
+            _stores[key] = make(folder if by_path else config)
         return _stores[key]
 
 
