@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from hermes.host.config import is_secret_name  # noqa: E402
 from kernel.secrets import Secrets  # noqa: E402
 from plugins.mcp.config import parse  # noqa: E402
 from plugins.mcp.servers import Manager, tools_of  # noqa: E402
@@ -56,7 +57,7 @@ def children_cpu() -> float:
 
 
 def start_up(servers: dict, home: Path, label: str) -> float:
-    manager, cpu = Manager(home, Secrets()), children_cpu()
+    manager, cpu = Manager(home, Secrets(filter(is_secret_name, os.environ))), children_cpu()
     try:
         started = time.perf_counter()
         manager.update(servers)
@@ -128,7 +129,7 @@ def bench_calls(rounds: int, calls: int, home: Path) -> None:
             await session.call_tool("echo", {"text": f"hi {i}"})
         return (time.perf_counter() - started) / calls
 
-    manager = Manager(home, Secrets())
+    manager = Manager(home, Secrets(filter(is_secret_name, os.environ)))
     manager.update({"t": server("t", "normal")})
     manager.wait_connecting(60)
     echo = next(t for t in tools_of(manager.connections["t"], home / "cache") if t.name == "mcp__t__echo")

@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from hermes.host.config import is_secret_name  # noqa: E402
 from kernel.secrets import Secrets  # noqa: E402
 from kernel.types import ToolCall  # noqa: E402
 
@@ -49,7 +50,7 @@ def main() -> None:
           f"(max {max(runs) * 1000:.3f} ms; target < 1 ms)")
     env = {f"SERVICE{i}_API_KEY": f"sk-{i:02d}-" + "x" * 40 for i in range(12)}
     env.update(PATH="/usr/bin", HOME="/home/user")
-    secrets = Secrets(environ=env)
+    secrets = Secrets(filter(is_secret_name, env), environ=env)
     line = "drwxr-xr-x 2 user user 4096 Dec  1 08:00 some-folder-name-here\n"
     clean = (line * (100_000 // len(line) + 1))[:100_000]
     leaky = clean[:50_000] + env["SERVICE3_API_KEY"] + clean[50_000 + 48:]

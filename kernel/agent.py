@@ -1,9 +1,7 @@
-"""The agent loop. One :class:`Agent` holds a conversation; each turn goes
-as hermes-agent's does: the user message, the (cached) system prompt, the
-pre-flight context check, ephemeral context, then model and tool calls until
-the model answers, the budget runs out (after one grace call), the user
-interrupts or the providers fail. Models are called only in
-:mod:`kernel.calls`, tools run only in :mod:`kernel.tools`."""
+"""The agent loop. One :class:`Agent` holds a conversation; each turn goes as hermes-agent's does: the user message,
+the (cached) system prompt, the pre-flight context check, ephemeral context, then model and tool calls until the
+model answers, the budget runs out (after one grace call), the user interrupts or the providers fail. Models are
+called only in :mod:`kernel.calls`, tools run only in :mod:`kernel.tools`."""
 
 from __future__ import annotations
 
@@ -12,7 +10,9 @@ import logging
 import threading
 import time
 import uuid
-from typing import Any, Iterable, Optional
+from functools import partial
+from operator import call
+from typing import Any, Callable, Iterable, Optional
 
 from kernel import messages as schema
 from kernel.budget import IterationBudget
@@ -21,7 +21,7 @@ from kernel.hookspecs import CONTEXT_ENGINES, MODEL_PROVIDERS
 from kernel.protocols import Host
 from kernel.secrets import Secrets
 from kernel.exceptions import StopTurn
-from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Tool, Turn, TurnResult
+from kernel.types import ExitReason, GiveUp, Interrupted, ProviderConfig, Step, Tool, Turn, TurnResult
 
 log = logging.getLogger("hermes.agent")
 
@@ -35,12 +35,11 @@ def new_session_id() -> str:
 
 
 class Agent:
-    """One conversation of the loop, in the plugin host ``host``, on
-    ``provider`` (default: the configured one, :meth:`ProviderConfig.configured`).
-    ``budget`` is the iteration budget: a number of model calls per turn (reset
-    every turn; default ``agent.max_turns``) or an :class:`IterationBudget`
-    shared with others. ``callbacks`` are objects with hook implementations that
-    this agent alone calls. Resume a stored session with :meth:`new_session`."""
+    """One conversation of the loop, in the plugin host ``host``, on ``provider`` (default: the configured one,
+    :meth:`ProviderConfig.configured`). ``budget`` is the iteration budget: a number of model calls per turn (reset
+    every turn; default ``agent.max_turns``) or an :class:`IterationBudget` shared with others. ``callbacks`` are
+    objects with hook implementations that this agent alone calls. Resume a stored session with
+    :meth:`new_session`."""
 
     def __init__(self, host: Host, provider: Optional[ProviderConfig] = None, *, toolsets: Optional[list] = None,
                  blocked_tools: Iterable[str] = (), budget: "int | IterationBudget | None" = None,
@@ -58,7 +57,7 @@ class Agent:
         self.state: dict = {}
         self.stream = bool(cfg.get("agent.stream")) and parent is None  # a child's answer is its parent's to show
         self.provider_config = self.primary = provider or ProviderConfig.configured(cfg)
-        self.secrets = Secrets(key_envs={self.primary.api_key_env, *cfg.key_envs()},
+        self.secrets = Secrets({self.primary.api_key_env, *cfg.key_envs()},
                                passthrough=cfg.get("tools.env_passthrough") or [])
         if not registry[MODEL_PROVIDERS]:
             raise AgentError("no model provider is enabled: install or enable a provider plugin "
@@ -207,7 +206,16 @@ class Agent:
         self._unsaved += [dict(m) for m in new_messages]
         if self._unsaved and not later and self.hook.append_messages.get_hookimpls():
             batch, self._unsaved = self._unsaved, []
-            self.hook.append_messages(session_id=self.session_id, messages=batch, agent=self)
+            self.step("store", batch)(partial(self.hook.append_messages, session_id=self.session_id,
+                                              messages=batch, agent=self))
+
+    def step(self, kind: str, record: Any) -> Callable[[Callable[[], Any]], Any]:
+        """The runner of one step of the running turn (:class:`~kernel.types.Step`, the ``durable_step`` hook):
+        call it with the work. Take it on the agent's thread in the turn's order; it may run on another. A
+        plugin's side effect that must happen once per turn, even when a crashed turn is resumed, goes here too."""
+        runner = self.hook.durable_step(step=Step(kind, record), agent=self) if self.turn and self.turn.durable \
+            else None
+        return call if runner is None else partial(_replayable, runner, record)
 
     def _start_session(self, reason: str = "new") -> None:
         self._session_started = True
@@ -236,9 +244,8 @@ class Agent:
         return self.session_id
 
     def rotate_session(self, reason: str) -> None:
-        """Continue in a new session linked to the current one, with the history
-        as it is now (after compression, or a front end's undo): the old one
-        is finalized with ``reason``, the new one started and stored."""
+        """Continue in a new session linked to the current one, with the history as it is now (after compression, or
+        a front end's undo): the old one is finalized with ``reason``, the new one started and stored."""
         old, _ = self.session_id, self._persist([])  # the old session keeps all it had
         self.emit("on_session_finalize", session_id=old, platform=self.platform, reason=reason)
         self.parent_session_id, self.session_id = old, new_session_id()
@@ -271,12 +278,13 @@ class Agent:
         return self.run_conversation(message).final_response or ""
 
     def run_conversation(self, user_message: str, system_message: Optional[str] = None,
-                         conversation_history: Optional[list] = None, task_id: Optional[str] = None) -> TurnResult:
-        """One turn: the user's message, then model and tool calls until the
-        model answers, the budget runs out, the user interrupts or the
-        providers fail (``TurnResult.exit_reason`` says which). A passed
-        ``conversation_history`` replaces this agent's (hermes-agent's call)."""
-        turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=uuid.uuid4().hex, user_message=user_message)
+                         conversation_history: Optional[list] = None, task_id: Optional[str] = None,
+                         turn_id: Optional[str] = None) -> TurnResult:
+        """One turn: the user's message, then model and tool calls until the model answers, the budget runs out,
+        the user interrupts or the providers fail (``TurnResult.exit_reason`` says which). A passed
+        ``conversation_history`` replaces this agent's (hermes-agent's call); a durable engine that replays
+        a turn passes its ids."""
+        turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=turn_id or uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
         self.threads = {threading.get_ident()}
         try:
@@ -298,6 +306,12 @@ class Agent:
             refused = self.load_history()
             if refused:  # another process writes this session: nothing of this turn is run or stored
                 return self._result(turn, ExitReason.ERROR, refused, None)
+        turn.durable = bool(self.hook.durable_step.get_hookimpls())  # an engine may take the turn
+        run = self.step("turn", turn)
+        turn.durable = run is not call
+        return run(partial(self._take_turn, turn, user_message, system_message))
+
+    def _take_turn(self, turn: Turn, user_message: str, system_message: Optional[str]) -> TurnResult:
         first_turn = not self._session_started
         if first_turn:
             self._start_session(reason="resume" if self.messages else "new")
@@ -405,10 +419,8 @@ class Agent:
         out.extend(self.messages)
         if context:
             for i in range(len(out) - 1, -1, -1):
-                if out[i].get("role") == "user":
-                    user = dict(out[i])
-                    user["content"] = schema._merge_content(user.get("content"), context)
-                    out[i] = user
+                if out[i].get("role") == "user":  # a copy: the history keeps the message as it was
+                    out[i] = {**out[i], "content": schema._merge_content(out[i].get("content"), context)}
                     break
         return out
 
@@ -476,6 +488,16 @@ class Agent:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _replayable(runner: Callable, record: Any, work: Callable[[], Any]) -> Any:
+    """``runner(work)``; when it answered without calling ``work`` (a replay) the record says so."""
+    ran = []
+    try:
+        return runner(lambda: ran.append(True) or work())
+    finally:
+        if not ran and hasattr(record, "replayed"):
+            record.replayed = True
 
 
 def _with_note(content: str, note: str) -> str:

@@ -1,7 +1,6 @@
-"""The one place the agent calls a model. Each agent's :class:`ModelCaller`
-builds and keeps its providers, runs each call on a helper thread (the
-agent's thread fires the streamed events and waits for an interrupt), fires
-the API hooks and executes the fallback policy's decisions."""
+"""The one place the agent calls a model. Each agent's :class:`ModelCaller` builds and keeps its providers, runs
+each call on a helper thread (the agent's thread fires the streamed events and waits for an interrupt), fires the
+API hooks and executes the fallback policy's decisions."""
 
 from __future__ import annotations
 
@@ -162,7 +161,7 @@ class ModelCaller:
 
     def _request(self, turn: Turn, pconf: ProviderConfig, messages: list, tool_choice: str, offer_tools: bool,
                  max_tokens: Optional[int], stream: Optional[bool]) -> ModelRequest:
-        turn.api_request_id = uuid.uuid4().hex
+        turn.api_request_id = f"{turn.turn_id}-{turn.api_calls + 1}"  # derived, not drawn: a replay gets the same
         if self.agent._tools_stale:
             self.agent.refresh_tools()
         return ModelRequest(
@@ -177,15 +176,18 @@ class ModelCaller:
         """One call of the provider, with the API hooks around it."""
         provider = self.provider_for(pconf)
         turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
+        response = self.agent.step("model", call)(lambda: self._send(provider, call, request, emitter))
+        self._after_success(turn, call, response)
+        return response
+
+    def _send(self, provider, call: ApiCall, request: ModelRequest, emitter: _Emitter) -> ModelResponse:
         if self.agent.hook.pre_api_request.get_hookimpls():
             self.agent.hook.pre_api_request(call=call, agent=self.agent)
         self.agent.emit("on_thinking", active=True)
         try:
-            response = self._interruptible(provider, request, emitter)
+            return self._interruptible(provider, request, emitter)
         finally:
             self.agent.emit("on_thinking", active=False)
-        self._after_success(turn, call, response)
-        return response
 
     def _observe_failure(self, turn: Turn, pconf: ProviderConfig, call: ApiCall, error: ProviderError,
                          attempt: int) -> None:
@@ -339,13 +341,7 @@ class _CallThread:
 
 
 def _summary(failures: list) -> str:
-    if not failures:
+    lines = list(dict.fromkeys(f"{label}: {why}" for label, why in failures))  # each failure once, in order
+    if not lines:
         return "the model call failed"
-    seen, lines = set(), []
-    for label, why in failures:
-        if (label, why) not in seen:
-            seen.add((label, why))
-            lines.append(f"{label}: {why}")
-    if len({label for label, _ in failures}) == 1:
-        return lines[-1]
-    return "every provider failed: " + "; ".join(lines)
+    return lines[-1] if len({label for label, _ in failures}) == 1 else "every provider failed: " + "; ".join(lines)

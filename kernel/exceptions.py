@@ -1,6 +1,5 @@
-"""The user's interrupt, and how a failure of plugin code is said in one
-line. Apart from :mod:`kernel.types` so that the plugin host's guard imports
-them without building the records (``hermes plugins list`` stays cheap);
+"""The user's interrupt, and how a failure of plugin code is said in one line. Apart from :mod:`kernel.types` so
+that the plugin host's guard imports them without building the records (``hermes plugins list`` stays cheap);
 ``kernel.types`` exports them too."""
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ class StopTurn(Exception):
 def is_user_interrupt(exc: BaseException) -> bool:
     """Is ``exc`` the user's interrupt (not a plugin raising KeyboardInterrupt)?
 
-    Under the ``hermes`` command a real Ctrl+C arrives as :class:`Interrupted`.
-    Embedded with Python's own SIGINT handler, a KeyboardInterrupt can only be
-    taken as real."""
+    Under the ``hermes`` command a real Ctrl+C arrives as :class:`Interrupted`. Embedded with Python's own SIGINT
+    handler, a KeyboardInterrupt can only be taken as real."""
     if isinstance(exc, Interrupted):
         return True
     if isinstance(exc, KeyboardInterrupt):

@@ -1,8 +1,7 @@
 """The message schema: OpenAI-style dicts, one validator, one repair function.
 
-Roles: ``system`` (only first), ``user``, ``assistant`` (may carry
-``tool_calls`` and ``reasoning``), ``tool`` (carries ``tool_call_id``).
-The alternation rules (from the original's loop):
+Roles: ``system`` (only first), ``user``, ``assistant`` (may carry ``tool_calls`` and ``reasoning``), ``tool``
+(carries ``tool_call_id``). The alternation rules (from the original's loop):
 
 * after the system message, user and assistant messages alternate, starting
   with a user message;

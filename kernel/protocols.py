@@ -1,7 +1,6 @@
-"""The Protocols of the kernel: what plugins implement for the loop (a model
-provider, a context engine) and what the plugin host gives it (settings, the
-registrations, the services that run plugin code). Plain typing: nothing here
-runs."""
+"""The Protocols of the kernel: what plugins implement for the loop (a model provider, a context engine) and what
+the plugin host gives it (settings, the registrations, the services that run plugin code). Plain typing: nothing
+here runs."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ class Emitter(Protocol):
 
 
 class Provider(Protocol):
-    """A model provider, built by the factory registered through
-    ``register_model_providers``. Subclass it for the optional methods'
-    defaults (the kernel calls them all)."""
+    """A model provider, built by the factory registered through ``register_model_providers``. Subclass it for the
+    optional methods' defaults (the kernel calls them all)."""
 
     def complete(self, request: ModelRequest, emit: Emitter) -> ModelResponse: ...
 
@@ -33,10 +31,9 @@ class Provider(Protocol):
 
 
 class ContextEngine(Protocol):
-    """What manages the history's size, built by the factory registered
-    through ``register_context_engines`` (``factory(agent)``). Every call is
-    contained: an engine that raises never breaks a turn. Subclass it for
-    the default of ``tools``."""
+    """What manages the history's size, built by the factory registered through ``register_context_engines``
+    (``factory(agent)``). Every call is contained: an engine that raises never breaks a turn. Subclass it for the
+    default of ``tools``."""
 
     def update_from_response(self, usage: dict) -> None:
         """The normalized usage of each successful model call."""
@@ -45,9 +42,8 @@ class ContextEngine(Protocol):
         """Before each model call: is the history too big?"""
 
     def compress(self, messages: list, *, agent: Any, reason: str, notes: list) -> list:
-        """The history to continue with (``reason``: ``preflight``,
-        ``overflow``, ``manual``; ``notes``: what ``on_pre_compress``
-        implementations asked to keep, such as memory's notes)."""
+        """The history to continue with (``reason``: ``preflight``, ``overflow``, ``manual``; ``notes``: what
+        ``on_pre_compress`` implementations asked to keep, such as memory's notes)."""
 
     def tools(self) -> list:
         """Tools the model may call (``kernel.types.Tool``), e.g. to search the history."""
@@ -63,9 +59,9 @@ class Settings(Protocol):
     def section(self, name: str) -> dict: ...
 
     def key_envs(self) -> set:
-        """Every variable a provider setting names as holding a key (each
-        ``api_key_env`` at any depth: the primary, fallbacks, auxiliary
-        models, a plugin's own), so tools never see one and it is masked."""
+        """Every variable that holds a key: each a provider setting names (``api_key_env`` at any depth: the
+        primary, fallbacks, auxiliary models, a plugin's own) and the environment's secret-looking ones, so
+        tools never see one and it is masked."""
 
 
 class Registrations(Protocol):
@@ -91,9 +87,8 @@ class Host(Protocol):
 
     def contain(self, plugin: str, what: str, fn: Callable[..., Any], *args: Any, default: Any = None,
                 **kwargs: Any) -> Any:
-        """Call plugin code that is not a hook (a factory, a context engine's
-        method) contained and attributed to ``plugin``, under the hook
-        deadline; ``default`` when it failed. The user's interrupt passes."""
+        """Call plugin code that is not a hook (a factory, a context engine's method) contained and attributed to
+        ``plugin``, under the hook deadline; ``default`` when it failed. The user's interrupt passes."""
 
     def waiting(self) -> ContextManager[None]:
         """While this holds, the thread waits for a model on the kernel's

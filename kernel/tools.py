@@ -1,8 +1,7 @@
-"""The one place a tool runs. :func:`execute_batch` takes each call through
-the decision (``pre_tool_call``, the approval question), the handler
-(parallel runs on a pool, barriers alone) and the after-hooks, and returns
-the results in call order. Unknown tools, unreadable arguments and handler
-exceptions become error results the model can read."""
+"""The one place a tool runs. :func:`execute_batch` takes each call through the decision (``pre_tool_call``, the
+approval question), the handler (parallel runs on a pool, barriers alone) and the after-hooks, and returns the
+results in call order. Unknown tools, unreadable arguments and handler exceptions become error results the model can
+read."""
 
 from __future__ import annotations
 
@@ -13,6 +12,8 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
+from functools import partial
 from typing import Any, Optional
 
 from kernel.hints import did_you_mean
@@ -61,9 +62,8 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def plan(calls: list) -> list:
-    """``[("parallel"|"sequential", [ToolCall, ...]), ...]``: a call joins the
-    parallel run when its tool is parallel-safe, not interactive and (if
-    path-scoped) its path overlaps none in the run; any other runs alone."""
+    """``[("parallel"|"sequential", [ToolCall, ...]), ...]``: a call joins the parallel run when its tool is
+    parallel-safe, not interactive and (if path-scoped) its path overlaps none in the run; any other runs alone."""
     segments: list = []
     run: list = []
     paths: list = []
@@ -94,7 +94,7 @@ def plan(calls: list) -> list:
 
 
 def _failed(status: str, error_type: str, message: str) -> ToolOutcome:
-    return ToolOutcome(_error(message), status, error_type, message)
+    return ToolOutcome(json.dumps({"error": message}, ensure_ascii=False), status, error_type, message)
 
 
 def _interrupted() -> ToolOutcome:
@@ -102,11 +102,10 @@ def _interrupted() -> ToolOutcome:
 
 
 def execute_batch(agent, tool_calls: list, turn) -> list:
-    """The tool messages of the model's calls, in call order. (1) Decide, in
-    call order on the agent's thread (never two questions at once); (2) plan
-    parallel runs on the final arguments; (3) run the handlers. The
-    after-hooks fire once per call on the agent's thread whatever the outcome;
-    a call an interrupt left unrun gets a result saying so."""
+    """The tool messages of the model's calls, in call order. (1) Decide, in call order on the agent's thread (never
+    two questions at once); (2) plan parallel runs on the final arguments; (3) run the handlers. The after-hooks
+    fire once per call on the agent's thread whatever the outcome; a call an interrupt left unrun gets a result
+    saying so."""
     calls = parse_calls(tool_calls, agent, turn)
     outcomes: list = [None] * len(calls)
     try:
@@ -122,16 +121,18 @@ def execute_batch(agent, tool_calls: list, turn) -> list:
                 break
             for call in segment:
                 agent.emit("on_tool_start", tool_name=call.name, args=call.args, tool_call_id=call.id)
+            runs = [(call, agent.step("tool", call), partial(_run, agent, call)) for call in segment]
             if kind == "parallel" and len(segment) > 1:
                 with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(segment)), thread_name_prefix="hermes-tool",
                                         initializer=lambda: agent.threads.add(threading.get_ident())) as pool:
-                    futures = [(call, pool.submit(_run, agent, call)) for call in segment]
+                    # each in a copy of this thread's context: an engine's step knows its turn there too
+                    futures = [(call, pool.submit(copy_context().run, step, work)) for call, step, work in runs]
                     for call, future in futures:
                         outcomes[call.index] = future.result()
                 agent.threads &= {threading.get_ident()}  # the pool's threads ended
             else:
-                for call in segment:
-                    outcomes[call.index] = _run(agent, call)
+                for call, step, work in runs:
+                    outcomes[call.index] = step(work)
     except Interrupted:
         agent.interrupt()
     return [tool_message(call.id, _after(agent, call, outcome or _interrupted()))
@@ -143,10 +144,6 @@ def _as_text(value: Any, agent) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     limit = agent.config.get("tools.max_result_chars")
     return text[:limit] + CUT.format(size=len(text), limit=limit) if limit and len(text) > limit else text
-
-
-def _error(message: str) -> str:
-    return json.dumps({"error": message}, ensure_ascii=False)
 
 
 def _run_handler(tool: Tool, args: dict, ctx: ToolContext) -> Any:
@@ -210,9 +207,8 @@ def _after(agent, call: ToolCall, outcome: ToolOutcome) -> str:
 
 
 def _pre_tool_call(agent, call: ToolCall) -> Optional[str]:
-    """Why the call may not run (``pre_tool_call``, then the approval
-    question), or None. After a Rewrite the hook fires once more, so guards
-    judge what will run."""
+    """Why the call may not run (``pre_tool_call``, then the approval question), or None. After a Rewrite the hook
+    fires once more, so guards judge what will run."""
     hook = agent.hook
     if not hook.pre_tool_call.get_hookimpls():
         return None
@@ -236,8 +232,8 @@ def _pre_tool_call(agent, call: ToolCall) -> Optional[str]:
             break
     for decision in approvals:
         message = decision.message or f"{call.name} needs approval"
-        answer = hook.approve_tool_call(tool_name=call.name, args=call.args, message=message,
-                                        rule_key=decision.rule_key, agent=agent)
+        answer = agent.step("approval", call)(partial(hook.approve_tool_call, tool_name=call.name, args=call.args,
+                                                      message=message, rule_key=decision.rule_key, agent=agent))
         if not (answer is True or answer in APPROVED):
             why = "denied by the user" if answer is False or answer == "deny" else "nobody was available to approve it"
             return f"not run: {message} ({why})"

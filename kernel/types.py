@@ -1,22 +1,20 @@
-"""The kernel's records: what flows between the loop and its plugins, the
-decisions hooks answer with, and the exceptions (:class:`Interrupted`,
-:class:`ProviderError`, :class:`ToolError`). The Protocols plugins implement
-are in :mod:`kernel.protocols`."""
+"""The kernel's records: what flows between the loop and its plugins, the decisions hooks answer with, and the
+exceptions (:class:`Interrupted`, :class:`ProviderError`, :class:`ToolError`). The Protocols plugins implement are
+in :mod:`kernel.protocols`."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Optional
 
 from kernel.exceptions import Interrupted, describe, is_user_interrupt  # noqa: F401 - exported here too
 
 @dataclass(frozen=True)
 class ProviderConfig:
-    """One way to reach a model: the primary from config, or a fallback entry.
-    ``api_mode`` names a registered model provider (``chat_completions``,
-    ``anthropic_messages``, ...; empty: the ``resolve_api_mode`` hook picks).
+    """One way to reach a model: the primary from config, or a fallback entry. ``api_mode`` names a registered model
+    provider (``chat_completions``, ``anthropic_messages``, ...; empty: the ``resolve_api_mode`` hook picks).
     ``api_key_env`` names the variable that holds the key: keys never live here."""
 
     model: str = ""
@@ -39,28 +37,19 @@ class ProviderConfig:
 
     @classmethod
     def configured(cls, settings: Any, **given: Optional[str]) -> "ProviderConfig":
-        """The primary provider: each field from ``given`` (a front end's
-        ``-m``, ``--provider`` ...) unless it is None, else from the config key
-        of its name; ``provider_options`` become the provider's options."""
+        """The primary provider: each field from ``given`` (a front end's ``-m``, ``--provider`` ...) unless it is
+        None, else from the config key of its name; ``provider_options`` become the provider's options."""
         fields = {key: str(given.get(key) if given.get(key) is not None else settings.get(key) or "")
                   for key in ("model", "provider", "base_url", "api_mode", "api_key_env")}
         options = settings.section("provider_options")  # timeout, prompt_cache, thinking budget ...
         return cls(extra=tuple(sorted((k, v) for k, v in options.items() if isinstance(v, Hashable))), **fields)
 
-    @classmethod
-    def from_mapping(cls, data: dict) -> "ProviderConfig":
-        known = {"model", "provider", "base_url", "api_mode", "api_key_env"}
-        kwargs = {k: str(data.get(k) or "") for k in known}
-        extra = tuple(sorted((k, v) for k, v in data.items() if k not in known and isinstance(v, Hashable)))
-        return cls(extra=extra, **kwargs)
-
 
 @dataclass
 class ModelRequest:
-    """What the loop asks a provider for. ``messages`` are internal OpenAI-style
-    dicts (system first), converted by the provider at its edge; ``tools`` are
-    neutral schemas ``{"name", "description", "parameters"}``; ``tool_choice``
-    is ``"auto"`` or ``"none"`` (the grace call offers tools but forbids them)."""
+    """What the loop asks a provider for. ``messages`` are internal OpenAI-style dicts (system first), converted by
+    the provider at its edge; ``tools`` are neutral schemas ``{"name", "description", "parameters"}``;
+    ``tool_choice`` is ``"auto"`` or ``"none"`` (the grace call offers tools but forbids them)."""
 
     model: str
     messages: list
@@ -81,10 +70,9 @@ class ModelRequest:
 
 @dataclass
 class ModelResponse:
-    """One assistant turn, in internal form: ``tool_calls`` in the OpenAI shape
-    ``{"id", "type": "function", "function": {"name", "arguments": <str>}}``;
-    ``extra`` holds keys to keep on the stored message (reasoning items a
-    provider must echo back next time)."""
+    """One assistant turn, in internal form: ``tool_calls`` in the OpenAI shape ``{"id", "type": "function",
+    "function": {"name", "arguments": <str>}}``; ``extra`` holds keys to keep on the stored message (reasoning items
+    a provider must echo back next time)."""
 
     content: Optional[str] = None
     tool_calls: list = field(default_factory=list)
@@ -106,12 +94,10 @@ class ModelResponse:
 
 @dataclass
 class ApiCall:
-    """One model call as the API hooks see it: who made it, where it goes, and
-    the request as sent (never a credential). ``number`` counts the turn's
-    calls from 1 (retries, fallbacks, the grace call too); ``ended_at`` is set
-    before ``post_api_request`` or ``api_request_error``; ``aux_task`` names
-    the work of a call beside the conversation (``Agent.complete_once``:
-    ``compression``, ``approval``, ...)."""
+    """One model call as the API hooks see it: who made it, where it goes, and the request as sent (never a
+    credential). ``number`` counts the turn's calls from 1 (retries, fallbacks, the grace call too); ``ended_at`` is
+    set before ``post_api_request`` or ``api_request_error``; ``aux_task`` names the work of a call beside the
+    conversation (``Agent.complete_once``: ``compression``, ``approval``, ...)."""
 
     request: ModelRequest
     session_id: str
@@ -127,6 +113,7 @@ class ApiCall:
     started_at: float = 0.0
     ended_at: float = 0.0
     aux_task: str = ""
+    replayed: bool = False  # a durable engine answered from its record: the provider was not called again
 
     @property
     def model(self) -> str:
@@ -150,6 +137,18 @@ class Turn:
     usage: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
     turn_state: dict = field(default_factory=dict)  # the fallback policy's, as ProviderFailure.turn_state
+    durable: bool = False  # a durable engine took the turn: its steps go through ``durable_step``
+
+
+@dataclass
+class Step:
+    """One step of a turn as a durable engine sees it (the ``durable_step`` hook): ``kind`` says what runs,
+    ``record`` is the kernel's record of it: ``turn`` (the :class:`Turn`), ``model`` (one model call, its
+    :class:`ApiCall`), ``tool`` (one handler run, its :class:`ToolCall`), ``approval`` (asking
+    ``approve_tool_call``, the ToolCall), ``store`` (one ``append_messages``, the messages), or a plugin's kind."""
+
+    kind: str
+    record: Any
 
 
 class ExitReason:
@@ -184,12 +183,7 @@ class TurnResult:
         return self.exit_reason == ExitReason.INTERRUPTED
 
     def to_dict(self) -> dict:
-        return {
-            "final_response": self.final_response, "messages": self.messages, "exit_reason": self.exit_reason,
-            "error": self.error, "interrupted": self.interrupted, "interrupt_message": self.interrupt_message,
-            "api_calls": self.api_calls, "usage": self.usage, "session_id": self.session_id,
-            "task_id": self.task_id, "model": self.model, "provider": self.provider,
-        }
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "interrupted": self.interrupted}
 
     def __getitem__(self, key: str) -> Any:
         return self.to_dict()[key]
@@ -237,7 +231,7 @@ class ProviderError(Exception):
     """A classified provider failure: providers raise it, the loop hands it to
     ``on_provider_error`` and executes the decision."""
 
-    def __init__(self, message: str, *, reason: str, status_code: Optional[int] = None,
+    def __init__(self, message: str, *, reason: str = TRANSPORT, status_code: Optional[int] = None,
                  retry_after: Optional[float] = None, provider: str = "", silent: bool = False):
         super().__init__(message)
         self.message = message
@@ -367,6 +361,7 @@ class ToolCall:
     index: int = 0  # its place in the model's batch
     raw_arguments: str = ""
     parse_error: str = ""  # why the arguments could not be read (``args`` is then ``{}``)
+    replayed: bool = False  # a durable engine answered from its record: the handler did not run again
 
 
 @dataclass

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Hashable
 from typing import Any, Optional
 
 from kernel import hookimpl
@@ -98,6 +99,13 @@ def _entry(i: int, entry: dict) -> dict:
     return entry
 
 
+def provider_config(entry: dict) -> ProviderConfig:
+    """A ``fallback_providers`` entry as a ProviderConfig: its other keys are the provider's options."""
+    fields = ("model", "provider", "base_url", "api_mode", "api_key_env")
+    extra = tuple(sorted((k, v) for k, v in entry.items() if k not in fields and isinstance(v, Hashable)))
+    return ProviderConfig(extra=extra, **{k: str(entry.get(k) or "") for k in fields})
+
+
 def chain(agent: Any, primary: ProviderConfig) -> list:
     """``[primary] + fallback_providers`` as ProviderConfigs, without repeats.
     Entries without a model are skipped (the original does the same)."""
@@ -108,7 +116,7 @@ def chain(agent: Any, primary: ProviderConfig) -> list:
         if not isinstance(entry, dict) or not entry.get("model"):
             log.warning("fallback_providers[%d] has no model; skipped", i)
             continue
-        pconf = ProviderConfig.from_mapping(_entry(i, entry))
+        pconf = provider_config(_entry(i, entry))
         if pconf not in out:
             out.append(pconf)
     return out

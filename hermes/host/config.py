@@ -7,6 +7,7 @@ was expected; a key no one declares warns with a did-you-mean (:meth:`Config.unk
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -15,6 +16,18 @@ from hermes.host.paths import config_dir, data_dir, hermes_home  # noqa: F401 - 
 from kernel.hints import did_you_mean
 from kernel.keys import KERNEL_KEYS, Key
 
+# a variable of these names, or ending so, holds a secret: tools never see it, its value is masked
+SECRET_NAMES = frozenset({
+    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY", "COHERE_API_KEY", "AZURE_OPENAI_API_KEY", "NOUS_API_KEY", "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "GH_TOKEN",
+})
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
+def is_secret_name(name: str) -> bool:
+    return name.upper() in SECRET_NAMES or name.upper().endswith(SECRET_SUFFIXES)
 
 # the keys the plugin host reads (the loop's are kernel.keys.KERNEL_KEYS)
 HOST_KEYS = [
@@ -123,8 +136,10 @@ class Config:
         return value if isinstance(value, dict) else {}
 
     def key_envs(self) -> set:
-        """The variables every ``api_key_env`` names, at any depth of file, distro, overrides and declared keys."""
-        found, stack = set(), [self.data, self.defaults, self.overrides, {k: v.default for k, v in self.keys.items()}]
+        """The variables every ``api_key_env`` names, at any depth of file, distro, overrides and declared keys,
+        and those of the environment whose names say they hold a secret (:func:`is_secret_name`)."""
+        found = {name for name in os.environ if is_secret_name(name)}
+        stack = [self.data, self.defaults, self.overrides, {k: v.default for k, v in self.keys.items()}]
         while stack:
             node = stack.pop()
             for key, value in node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ():

@@ -1,17 +1,15 @@
 """Isolation: plugin code runs behind a guard on our side of pluggy.
 
-A plugin is never registered as it is: :func:`guard_plugin` registers a
-stand-in whose hook implementations are the plugin's, each behind
-``functools.wraps`` (pluggy reads the real signature) and a guard that
+A plugin is never registered as it is: :func:`guard_plugin` registers a stand-in whose hook implementations are the
+plugin's, each behind ``functools.wraps`` (pluggy reads the real signature) and a guard that
 
 * contains what the implementation raises (``SystemExit`` and every other
   ``BaseException``) and blames the plugin; a guarding hook (``pre_tool_call``)
   that fails blocks the call instead (fails closed);
 * lets the user's interrupt (:class:`Interrupted`) through, also when the plugin swallowed it;
 * gives it a deadline (``plugins.hook_timeout``): past it the watchdog gets
-  the thread out (a signal on the main thread, an asynchronous exception
-  elsewhere), the answer is ignored and that hook of that plugin is not
-  called again in this process; a coroutine function is awaited under it.
+  the thread out (a signal on the main thread, an asynchronous exception elsewhere), the answer is ignored and that
+  hook of that plugin is not called again in this process; a coroutine function is awaited under it.
 
 A guarded call costs a token and a dict entry in a table the watchdog
 thread reads a few times a second; it never walks another thread's stack.

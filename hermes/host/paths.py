@@ -1,6 +1,5 @@
-"""Where hermes keeps its files: ``$HERMES_HOME`` (if set) holds everything;
-otherwise platformdirs' user config folder holds ``config.yaml`` and the user
-data folder the data. Read at start-up, so it imports nothing heavy."""
+"""Where hermes keeps its files: ``$HERMES_HOME`` (if set) holds everything; otherwise platformdirs' user config
+folder holds ``config.yaml`` and the user data folder the data. Read at start-up, so it imports nothing heavy."""
 
 from __future__ import annotations
 

@@ -97,15 +97,12 @@ def on_tool_call_generated(tool_name: str, tool_call_id: str, agent: Agent) -> N
 @hookspec(firstresult=True)
 def approve_tool_call(tool_name: str, args: dict, message: str, rule_key: str,
                       agent: Agent) -> Union[bool, str, None]:
-    """May a tool call that ``pre_tool_call`` flagged run? Waiting for the
-    person does not count against ``plugins.hook_timeout``. Nobody answering
-    means no (fails closed).
+    """May a tool call that ``pre_tool_call`` flagged run? Waiting for the person does not count against
+    ``plugins.hook_timeout``. Nobody answering means no (fails closed).
 
     :param args: its arguments.
     :param message: why it was flagged, for a person.
     :param rule_key: the rule that flagged it (``inline_code``, ...).
-    :return: ``True``/``"once"`` (this call), ``"session"`` (this rule for
-        the rest of the session), ``"always"`` (saved in
-        ``command_allowlist``), ``False``/``"deny"``, or ``None`` when you
-        cannot ask.
+    :return: ``True``/``"once"`` (this call), ``"session"`` (this rule for the rest of the session), ``"always"``
+        (saved in ``command_allowlist``), ``False``/``"deny"``, or ``None`` when you cannot ask.
     """

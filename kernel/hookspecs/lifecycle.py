@@ -51,9 +51,8 @@ def on_session_finalize(session_id: str, platform: str, reason: str, agent: Agen
 @hookspec
 def pre_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str, conversation_history: list,
                  is_first_turn: bool, model: str, platform: str, agent: Agent) -> Union[dict, str, None]:
-    """Once per turn, before the first model call. Context returned here goes
-    into this turn's request only: never into the stored history or the
-    system prompt, so prompt caching holds. All answers are joined.
+    """Once per turn, before the first model call. Context returned here goes into this turn's request only: never
+    into the stored history or the system prompt, so prompt caching holds. All answers are joined.
 
     :param user_message: the user's message of this turn.
     :param conversation_history: the history before this turn (a copy).
@@ -66,8 +65,7 @@ def pre_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str,
 @hookspec
 def post_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str, assistant_response: str,
                   conversation_history: list, model: str, platform: str, agent: Agent) -> None:
-    """Once per turn, after the final answer (not when the turn was
-    interrupted or failed).
+    """Once per turn, after the final answer (not when the turn was interrupted or failed).
 
     :param user_message: the user's message of this turn.
     :param assistant_response: the final answer, as stored.
@@ -79,8 +77,7 @@ def post_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str
 @hookspec
 def transform_llm_output(response_text: str, session_id: str, model: str, platform: str,
                          agent: Agent) -> Optional[str]:
-    """The final answer is about to be stored and returned; fires before
-    ``post_llm_call``.
+    """The final answer is about to be stored and returned; fires before ``post_llm_call``.
 
     :param response_text: the model's final answer.
     :param model: the model that answered.
@@ -118,18 +115,15 @@ def api_request_error(call: ApiCall, error: ProviderError, attempt: int, agent: 
 
 @hookspec
 def pre_tool_call(call: ToolCall, agent: Agent) -> Union[Block, Approve, Rewrite, None]:
-    """Before every tool call runs, exactly once per call, on the agent's
-    thread. When a ``Rewrite`` changed the arguments the hook fires once more
-    with the final ones, so guards judge what will run (guards should be
-    ``trylast`` to see in-place rewrites too). An implementation that raises
-    or overruns its deadline blocks the call (fails closed).
+    """Before every tool call runs, exactly once per call, on the agent's thread. When a ``Rewrite`` changed the
+    arguments the hook fires once more with the final ones, so guards judge what will run (guards should be
+    ``trylast`` to see in-place rewrites too). An implementation that raises or overruns its deadline blocks the
+    call (fails closed).
 
-    :param call: the call: ``name``, ``args`` (the very dict the tool will
-        receive: changing it in place rewrites the call), the ids, and
-        ``tool`` (the :class:`kernel.types.Tool` that will run it).
-    :return: ``Block(message)`` (the model reads the message; the first block
-        wins), ``Approve(message, rule_key)`` (ask ``approve_tool_call``;
-        nobody answering means no), ``Rewrite(args)``, or ``None`` (all from
+    :param call: the call: ``name``, ``args`` (the very dict the tool will receive: changing it in place rewrites
+        the call), the ids, and ``tool`` (the :class:`kernel.types.Tool` that will run it).
+    :return: ``Block(message)`` (the model reads the message; the first block wins), ``Approve(message, rule_key)``
+        (ask ``approve_tool_call``; nobody answering means no), ``Rewrite(args)``, or ``None`` (all from
         :mod:`kernel.types`).
     """
 
@@ -140,11 +134,10 @@ def post_tool_call(call: ToolCall, outcome: ToolOutcome, agent: Agent) -> None:
     (run, blocked, failed, unknown tool, interrupted).
 
     :param call: the call, with the arguments it ran with (``{}`` when they did not parse).
-    :param outcome: what became of it: ``result`` (what the model will read,
-        secrets masked), ``status`` (``ok``, ``error``, ``blocked`` or
-        ``interrupted``), ``error_type`` (``plugin_block``, ``unknown_tool``,
-        ``invalid_arguments``, ``tool_error``, ``exception`` ...),
-        ``error_message`` and ``duration_ms`` (0 when the handler did not run).
+    :param outcome: what became of it: ``result`` (what the model will read, secrets masked), ``status`` (``ok``,
+        ``error``, ``blocked`` or ``interrupted``), ``error_type`` (``plugin_block``, ``unknown_tool``,
+        ``invalid_arguments``, ``tool_error``, ``exception`` ...), ``error_message`` and ``duration_ms`` (0 when the
+        handler did not run).
     """
 
 
@@ -165,16 +158,14 @@ def on_pre_compress(session_id: str, messages: list, agent: Agent) -> Optional[s
 
     :param session_id: the session about to be compressed.
     :param messages: the history as it is (a copy).
-    :return: notes for the summary (every answer goes to the engine's
-        ``compress(..., notes=[...])``), or ``None``.
+    :return: notes for the summary (every answer goes to the engine's ``compress(..., notes=[...])``), or ``None``.
     """
 
 
 @hookspec
 def system_prompt(agent: Agent, session_id: str, model: str, platform: str) -> Optional[str]:
-    """Contribute a part of the system prompt. Fires once per session; the
-    prompt is then kept as it is so provider prompt caches hit. Parts are
-    joined with blank lines in hook order, after the configured identity.
+    """Contribute a part of the system prompt. Fires once per session; the prompt is then kept as it is so provider
+    prompt caches hit. Parts are joined with blank lines in hook order, after the configured identity.
 
     :param session_id: the session the prompt is for.
     :param model: the current model.

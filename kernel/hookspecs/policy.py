@@ -1,14 +1,14 @@
-"""Hook specs: fallback policy and persistence (see :mod:`kernel.hookspecs`)."""
+"""Hook specs: fallback policy, persistence and durable steps (see :mod:`kernel.hookspecs`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kernel import hookspec
 
 if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from kernel.agent import Agent
-    from kernel.types import ProviderConfig, ProviderFailure
+    from kernel.types import ProviderConfig, ProviderFailure, Step
 
 
 # ==========================================================================
@@ -30,9 +30,8 @@ def on_provider_error(failure: ProviderFailure, agent: Agent) -> Optional[Any]:
     """A model call failed: decide what happens next.
 
     :param failure: the error, the provider, the attempt and the turn's history of failures.
-    :return: ``Retry(delay)``, ``SwitchProvider(config)``,
-        ``RefreshCredentials()``, ``Compress()`` or ``GiveUp(message)``;
-        ``None`` from every plugin means give up.
+    :return: ``Retry(delay)``, ``SwitchProvider(config)``, ``RefreshCredentials()``, ``Compress()`` or
+        ``GiveUp(message)``; ``None`` from every plugin means give up.
     """
 
 
@@ -68,4 +67,24 @@ def claim_session(session_id: str, agent: Agent) -> Optional[str]:
     :param session_id: the session to resume.
     :return: ``None`` when this process may write it, or a one-line reason
         when another process is writing it (the turn is then refused).
+    """
+
+
+# ==========================================================================
+# Durable execution
+
+
+@hookspec(firstresult=True)
+def durable_step(step: Step, agent: Agent) -> Optional[Callable[[Callable[[], Any]], Any]]:
+    """A step of a turn is about to run; a durable engine may record it, replay it after a crash, or run it
+    elsewhere. First the turn itself (``step.kind == "turn"``, its history loaded); only a turn an engine takes
+    asks about its steps: each model call, tool handler, approval question and store write (``model``, ``tool``,
+    ``approval``, ``store``), on the agent's thread, in the order the turn takes them (a replay takes the same
+    order), before each runs (parallel tools then run on threads of their own). With no implementation the loop
+    runs as it would without this hook.
+
+    :param step: what runs (``kind``) and the kernel's record of it (``record``, see :class:`kernel.types.Step`).
+    :return: a runner ``run(work)``: it returns ``work()`` (a callable without arguments), or the result recorded
+        the first time without calling it (the kernel then sets ``record.replayed``, which observers read); or
+        ``None`` to let the step run as it is.
     """

@@ -15,9 +15,8 @@ if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
 
 @dataclass(frozen=True)
 class Table:
-    """What a named registration hook fills (``register_X(register, config)``
-    with ``register(name, value, description="")``), exported beside its
-    spec: ``host.registry[TABLE]`` is ``{name: Entry}``, so a misspelt table
+    """What a named registration hook fills (``register_X(register, config)`` with ``register(name, value,
+    description="")``), exported beside its spec: ``host.registry[TABLE]`` is ``{name: Entry}``, so a misspelt table
     is an ImportError, never an empty dict."""
 
     hook: str
@@ -48,9 +47,8 @@ def register_tools(register: Callable[[Any], None], config: Settings) -> None:
 def register_toolsets(register: Callable[..., None], config: Settings) -> None:
     """Register named groups of tools; once per plugin host.
 
-    Every tool also belongs to the toolset named by its ``Tool.toolset``. The
-    agent offers the tools of the toolsets chosen by ``toolsets`` in config or
-    ``-t`` (all tools when neither is set).
+    Every tool also belongs to the toolset named by its ``Tool.toolset``. The agent offers the tools of the toolsets
+    chosen by ``toolsets`` in config or ``-t`` (all tools when neither is set).
 
     :param register: ``register(name, tools, description="")``; ``tools``
         lists tool names and/or other toolset names.
@@ -63,9 +61,8 @@ def agent_tools(agent: Agent, starting: bool) -> Optional[list]:
     """Tools known only at run time (an MCP server's), offered to this agent
     beside the registry's when its toolsets include theirs (or it has none).
 
-    :param starting: asked while the agent is built: answer at once and start
-        what is slow in the background, then call ``agent.tools_changed()``
-        (from any thread); the next model call asks again (``False``).
+    :param starting: asked while the agent is built: answer at once and start what is slow in the background, then
+        call ``agent.tools_changed()`` (from any thread); the next model call asks again (``False``).
     :return: a list of :class:`kernel.types.Tool`, or ``None``.
     """
 
@@ -75,10 +72,9 @@ def register_model_providers(register: Callable[..., None], config: Settings) ->
     """Register model providers (one per API mode, or custom ones); once per
     plugin host. Import SDKs inside the factory, not at module level.
 
-    :param register: ``register(name, factory, description="")``;
-        ``factory(ProviderConfig)`` returns a :class:`kernel.protocols.Provider`
-        and may raise :class:`kernel.types.ProviderError` with reason
-        ``config`` (a missing key, say).
+    :param register: ``register(name, factory, description="")``; ``factory(ProviderConfig)`` returns a
+        :class:`kernel.protocols.Provider` and may raise :class:`kernel.types.ProviderError` with reason ``config``
+        (a missing key, say).
     :param config: the loaded configuration.
     """
 
@@ -96,9 +92,8 @@ def register_context_engines(register: Callable[..., None], config: Settings) ->
 
 @hookspec(firstresult=True)
 def resolve_api_mode(config: ProviderConfig) -> Optional[str]:
-    """Pick the provider (API mode) for a provider config whose ``api_mode``
-    is empty. Fires when an agent is built and whenever the loop switches
-    provider.
+    """Pick the provider (API mode) for a provider config whose ``api_mode`` is empty. Fires when an agent is built
+    and whenever the loop switches provider.
 
     :param config: the provider config to resolve (not the whole configuration).
     :return: a registered provider name, or ``None`` to let another plugin answer.

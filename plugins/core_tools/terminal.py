@@ -123,9 +123,12 @@ def make_terminal(config=None) -> Tool:
             cwd = str(path)
 
         agent = getattr(ctx, "agent", None)
-        secrets = getattr(agent, "secrets", None) or Secrets()  # the model never reads a provider key via `env`
+        from hermes.host.config import is_secret_name  # a handler called without an agent: the host's rule alone
+
+        secrets = getattr(agent, "secrets", None) or Secrets(  # the model never reads a key via `env`
+            config.key_envs() if config else filter(is_secret_name, os.environ))
         env = secrets.tool_environment(_QUIET_ENV)
-        hide_from_proc(secrets.names | secrets.key_envs)  # ... nor via /proc/$PPID/environ
+        hide_from_proc(secrets.names)  # ... nor via /proc/$PPID/environ
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
         # flood of output costs disk, not memory.

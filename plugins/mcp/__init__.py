@@ -63,7 +63,7 @@ def manager(host):
         if _manager is not None:
             return _manager
         config = host.config
-        _manager = Manager(data_dir(), Secrets(key_envs=config.key_envs(),
+        _manager = Manager(data_dir(), Secrets(config.key_envs(),
                                                 passthrough=config.get("tools.env_passthrough") or []))
         _manager.sampler = Sampler(host)
     return _manager

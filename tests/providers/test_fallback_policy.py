@@ -27,7 +27,7 @@ def test_transient_retries_with_backoff_then_moves_on():
     a, ts = agent(), {}
     assert [fallback.on_provider_error(failure("server", attempt=n, turn_state=ts), a) for n in (1, 2, 3)] == [Retry(0.5), Retry(1.0), Retry(2.0)]
     decision = fallback.on_provider_error(failure("transport", attempt=4, turn_state=ts), a)
-    assert decision == SwitchProvider(ProviderConfig.from_mapping(FB1))
+    assert decision == SwitchProvider(fallback.provider_config(FB1))
 
 
 def test_retry_after_honoured_and_capped():
@@ -39,8 +39,8 @@ def test_retry_after_honoured_and_capped():
 
 def test_rate_limit_and_billing_move_on_at_once():
     a = agent()
-    assert fallback.on_provider_error(failure("rate_limit"), a) == SwitchProvider(ProviderConfig.from_mapping(FB1))
-    assert fallback.on_provider_error(failure("billing"), agent()) == SwitchProvider(ProviderConfig.from_mapping(FB1))
+    assert fallback.on_provider_error(failure("rate_limit"), a) == SwitchProvider(fallback.provider_config(FB1))
+    assert fallback.on_provider_error(failure("billing"), agent()) == SwitchProvider(fallback.provider_config(FB1))
 
 
 def test_rate_limit_without_fallback_waits_billing_gives_up():
@@ -51,7 +51,7 @@ def test_rate_limit_without_fallback_waits_billing_gives_up():
 def test_auth_refreshes_once_then_moves_on():
     a, ts = agent(), {}
     assert fallback.on_provider_error(failure("auth", turn_state=ts), a) == RefreshCredentials()
-    assert fallback.on_provider_error(failure("auth", attempt=2, turn_state=ts), a) == SwitchProvider(ProviderConfig.from_mapping(FB1))
+    assert fallback.on_provider_error(failure("auth", attempt=2, turn_state=ts), a) == SwitchProvider(fallback.provider_config(FB1))
 
 
 def test_context_overflow_compresses():
@@ -60,7 +60,7 @@ def test_context_overflow_compresses():
 
 def test_chain_in_order_then_give_up_listing_each():
     a, ts = agent(), {}
-    fb1, fb2 = ProviderConfig.from_mapping(FB1), ProviderConfig.from_mapping(FB2)
+    fb1, fb2 = fallback.provider_config(FB1), fallback.provider_config(FB2)
     assert fallback.on_provider_error(failure("bad_request", turn_state=ts), a) == SwitchProvider(fb1)
     assert fallback.on_provider_error(failure("config", config=fb1, turn_state=ts), a) == SwitchProvider(fb2)
     history = [(PRIMARY.label(), "bad_request: nope"), (fb1.label(), "config: set FB_KEY"), (fb2.label(), "server (500): down")]
@@ -78,7 +78,7 @@ def test_a_stream_cut_after_text_was_shown_is_retried_like_any_failure():
 
 def test_cooldown_after_rate_limit_doubles_and_resets():
     a = agent(fallback_cooldown=10, fallback_cooldown_max=25)
-    fb1 = ProviderConfig.from_mapping(FB1)
+    fb1 = fallback.provider_config(FB1)
     assert fallback.choose_provider(PRIMARY, a) is None
     fallback.on_provider_error(failure("rate_limit"), a)
     assert fallback.choose_provider(PRIMARY, a) == fb1
@@ -99,20 +99,20 @@ def test_cooldown_after_rate_limit_doubles_and_resets():
 def test_during_cooldown_primary_is_skipped_in_chain():
     a = agent()
     fallback.on_provider_error(failure("rate_limit"), a)
-    fb1, fb2 = ProviderConfig.from_mapping(FB1), ProviderConfig.from_mapping(FB2)
+    fb1, fb2 = fallback.provider_config(FB1), fallback.provider_config(FB2)
     decision = fallback.on_provider_error(failure("bad_request", config=fb1), a)
     assert decision == SwitchProvider(fb2)
 
 
 def test_entries_without_model_are_skipped():
     a = agent(fallbacks=({"provider": "anthropic"}, FB2))
-    assert fallback.chain(a, PRIMARY) == [PRIMARY, ProviderConfig.from_mapping(FB2)]
+    assert fallback.chain(a, PRIMARY) == [PRIMARY, fallback.provider_config(FB2)]
 
 
 def test_cooling_primary_is_tried_when_every_fallback_failed():
     a, ts = agent(fallbacks=(FB1,)), {}
     fallback.on_provider_error(failure("rate_limit", turn_state={}), a)  # an earlier turn
-    fb1 = ProviderConfig.from_mapping(FB1)
+    fb1 = fallback.provider_config(FB1)
     assert fallback.choose_provider(PRIMARY, a) == fb1
     assert fallback.on_provider_error(failure("bad_request", config=fb1, turn_state=ts), a) == SwitchProvider(PRIMARY)
     assert isinstance(fallback.on_provider_error(failure("bad_request", turn_state=ts), a), GiveUp)

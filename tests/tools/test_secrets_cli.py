@@ -124,7 +124,7 @@ def test_a_variable_a_plugin_declares_as_a_key_is_hidden_from_tools_and_masked(m
 
     host = PluginHost.from_objects([Service(), core_tools, scripted], Config({"sandbox": {"mode": "off"}}))
     agent = Agent(host)
-    assert "SVC_CREDENTIAL" in agent.secrets.key_envs
+    assert "SVC_CREDENTIAL" in agent.secrets.names
     ctx = ToolContext(agent=agent, tool_name="terminal", tool_call_id="c", task_id="t", session_id="s", turn_id="u")
     result = agent.tools["terminal"].handler({"command": "echo A=$SVC_CREDENTIAL; echo " + secret}, ctx)
     assert "A=\n" in result["output"]  # the tool's environment does not hold it
