@@ -16,14 +16,14 @@ from kernel import hookimpl
 requires_plugins = ("sessions-sqlite",)  # its plugin brings the store hook and the session hooks that use it
 
 
-def expand(url: str) -> str:
-    """``${VAR}`` in the URL from the environment (unset: a one-line error naming it)."""
+def expand(url: str, key: str = "sessions.database_url") -> str:
+    """``${VAR}`` in the URL from the environment (unset: a one-line error naming it and the ``key``)."""
     from plugins.sessions.store import StoreError
 
     def value(match) -> str:
         name = match.group(1)
         if name not in os.environ:
-            raise StoreError(f"sessions.database_url names ${{{name}}}, which is not set")
+            raise StoreError(f"{key} names ${{{name}}}, which is not set")
         return os.environ[name]
 
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value, url)

@@ -197,7 +197,7 @@ def test_a_distros_batch_runs_its_plugins_and_config_in_every_worker(hermes_sess
                           "--api-mode", "scripted", "--base-url", _script(tmp_path, TOOL_THEN_ANSWER))
     assert run.returncode == 0, run.stderr
     for e in _lines(out):
-        assert set(e["tool_stats"]) == {"slow", "maybe_crash", "session_search"}  # the distro's plugins' tools
+        assert set(e["tool_stats"]) == {"slow", "maybe_crash", "append", "append_parallel", "session_search"}  # the distro's plugins' tools
         assert e["exit_reason"] == "budget_exhausted"  # its config: one model call a turn
 
 

@@ -59,8 +59,26 @@ def _maybe_crash(args, ctx):
     return "fine"
 
 
+def _append(args, ctx):
+    """Append a line to a file: the side effect a durable turn must not repeat. While ``hold`` exists it
+    waits first (a test kills the process meanwhile); ``started`` is appended to as it begins."""
+    import os
+
+    if args.get("started"):
+        with open(args["started"], "a") as f:
+            f.write(args["text"] + "\\n")
+    while args.get("hold") and os.path.exists(args["hold"]):
+        time.sleep(0.01)
+    with open(args["path"], "a") as f:
+        f.write(args["text"] + "\\n")
+    return "appended " + args["text"]
+
+
 @hookimpl
 def register_tools(register):
+    register(Tool("append", "Append a line to a file", {"type": "object", "properties": {}}, _append, toolset="effects"))
+    register(Tool("append_parallel", "Append a line to a file, beside others", {"type": "object", "properties": {}},
+                  _append, toolset="effects", parallel_safe=True))
     register(Tool("slow", "Wait a moment", {"type": "object", "properties": {}}, _slow, toolset="slow"))
     register(Tool("maybe_crash", "End the process if the prompt says CRASH", {"type": "object", "properties": {}},
                   _maybe_crash, toolset="crash"))

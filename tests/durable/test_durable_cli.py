@@ -1,0 +1,129 @@
+"""Durable turns (``durable.engine: dbos``) through the real command line, with the model on a loopback wire
+server: kill -9 in the middle of a tool batch, then ``hermes runs resume`` finishes the turn with each tool's side
+effect exactly once and without asking the model again; on SQLite (the data folder) and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plugins_providers.testserver import reply
+from tests.conftest import kill_9, wait_until
+from tests.sessions.conftest import child_env, hermes_sessions, home  # noqa: F401  (fixtures)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable(request, home, hermes_sessions, wire_server):  # noqa: F811
+    """The configured command (``durable(*args)``), the engine's database on SQLite or PostgreSQL."""
+    config = "durable:\n  engine: dbos\n"
+    if request.param == "postgres":  # the sessions too: nothing of the turn is on this host's disk
+        url = request.getfixturevalue("postgres_url")
+        config += f"  database_url: {url}\nsessions:\n  store: postgres\n  database_url: {url}\n"
+    (home / "config.yaml").write_text(config)
+    hermes_sessions.env["OPENAI_API_KEY"] = "k"
+    model = ("--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "test-model")
+
+    def run(*args, **kwargs):
+        return hermes_sessions(*args, **kwargs)
+
+    run.model = model
+    run.start = hermes_sessions.start
+    run.url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    run.home = home
+    return run
+
+
+def _tool_steps_done(durable) -> int:
+    """How many tool steps the engine has checkpointed (read from its system database)."""
+    query = "select count(*) from {}operation_outputs where function_name = 'hermes.tool'"
+    if durable.url is None:
+        import sqlite3
+
+        with sqlite3.connect(durable.home / "durable.sqlite") as db:
+            return db.execute(query.format("")).fetchone()[0]
+    import psycopg
+
+    with psycopg.connect(durable.url) as db:
+        return db.execute(query.format("dbos.")).fetchone()[0]
+
+
+def _appends(tmp_path, *texts, hold=(), tool="append") -> list:
+    effects, started = tmp_path / "effects.txt", tmp_path / "started.txt"
+    return [(tool, {"path": str(effects), "started": str(started), "text": text,
+                    **({"hold": str(tmp_path / "hold")} if text in hold else {})}) for text in texts]
+
+
+def _json(done):
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("tool", ["append", "append_parallel"])
+def test_killed_in_a_tool_batch_the_resumed_turn_runs_each_tool_once(durable, wire_server, tmp_path, tool):
+    (tmp_path / "hold").touch()  # the second tool waits on it: the process is killed there
+    calls = _appends(tmp_path, "a", "b", "c", hold=("b",), tool=tool)
+    wire_server.push(reply(tool_calls=calls), reply("all three appended"))
+    proc = durable.start("run", *durable.model, "-t", "effects", "append three lines")
+    started, effects = tmp_path / "started.txt", tmp_path / "effects.txt"
+    done_before = "a\n" if tool == "append" else "a\nc\n"  # in parallel, c finishes while b waits
+    try:
+        wait_until(lambda: started.exists() and "b" in started.read_text() and effects.exists()
+                   and sorted(effects.read_text().splitlines()) == done_before.split(), proc)
+        wait_until(lambda: _tool_steps_done(durable) == len(done_before.split()), proc)  # checkpointed as they end
+    finally:
+        kill_9(proc)
+    (tmp_path / "hold").unlink()
+    assert sorted(effects.read_text().splitlines()) == done_before.split()
+
+    (stopped,) = _json(durable("runs", "list", "--json"))
+    assert stopped["state"] == "stopped" and stopped["prompt"] == "append three lines"
+    resumed = _json(durable("runs", "resume", stopped["id"][:10], "--json"))
+    assert resumed["final_response"] == "all three appended" and resumed["exit_reason"] == "completed"
+    assert sorted(effects.read_text().splitlines()) == ["a", "b", "c"]  # each side effect once
+    assert len(wire_server.requests) == 2  # the answered call was not asked again
+    # the store holds the turn once: the user message, the calls, three results, the answer
+    history = _json(durable("sessions", "show", stopped["session_id"], "--json"))["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool", "tool", "assistant"]
+    assert [m["content"] for m in history[2:5]] == ["appended a", "appended b", "appended c"]
+    assert _json(durable("runs", "list", "--json")) == []
+    assert [r["state"] for r in _json(durable("runs", "list", "--all", "--json"))] == ["success"]
+    again = durable("runs", "resume", stopped["id"])
+    assert again.returncode == 1 and "finished already" in again.stderr
+
+
+def test_a_running_turn_is_not_resumed_or_cancelled_and_a_stopped_one_is_cancelled(durable, wire_server, tmp_path):
+    (tmp_path / "hold").touch()
+    wire_server.push(reply(tool_calls=_appends(tmp_path, "a", hold=("a",))), reply("never read"))
+    proc = durable.start("run", *durable.model, "-t", "effects", "hold on")
+    started = tmp_path / "started.txt"
+    try:
+        wait_until(started.exists, proc)
+        (running,) = _json(durable("runs", "list", "--json"))
+        assert running["state"] == "running" and running["pid"] == proc.pid
+        for command in ("resume", "cancel"):
+            refused = durable("runs", command, running["id"])
+            assert refused.returncode == 1 and f"still running (pid {proc.pid}" in refused.stderr
+            assert refused.stderr.count("\n") == 1
+    finally:
+        kill_9(proc)
+    done = durable("runs", "cancel", running["id"])
+    assert done.returncode == 0 and "Cancelled" in done.stdout
+    assert _json(durable("runs", "list", "--json")) == []
+    assert durable("runs", "resume", running["id"]).stderr.strip().endswith("was cancelled")
+
+
+def test_runs_say_in_one_line_what_is_wrong(hermes_sessions, home, tmp_path):  # noqa: F811
+    off = hermes_sessions("runs", "list")
+    assert off.returncode == 2 and "durable turns are off: set durable.engine: dbos" in off.stderr
+    (home / "config.yaml").write_text("durable:\n  engine: dbos\n  database_url: mysql://x\n")
+    bad = hermes_sessions("runs", "list")
+    assert bad.returncode == 1 and "durable.database_url must be postgresql://" in bad.stderr
+    script = tmp_path / "script.json"
+    script.write_text('["never asked"]')
+    turn = hermes_sessions("run", "--api-mode", "scripted", "--base-url", str(script), "hi")
+    assert turn.returncode == 1 and turn.stdout == "" and "durable.database_url must be" in turn.stderr
+    (home / "config.yaml").write_text("durable:\n  engine: dbos\n")
+    unknown = hermes_sessions("runs", "resume", "nope")
+    assert unknown.returncode == 1 and "no durable turn 'nope'" in unknown.stderr
+    assert all(len(r.stderr.strip().splitlines()) == 1 for r in (off, bad, turn, unknown))
