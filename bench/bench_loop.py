@@ -15,7 +15,10 @@ receives, wall and the child's CPU by then.
 With ``--no-save-too``, ``hermes run --no-save`` runs in the rotation too: the
 session store's cost (target <= 1.02x). With ``--postgres``, ``hermes run`` with
 ``sessions.store: postgres`` too, on a PostgreSQL server the bench starts on 127.0.0.1
-(tests/postgres_server.py): what that store costs against SQLite's.
+(tests/postgres_server.py): what that store costs against SQLite's. With ``--durable``, ``hermes run`` with
+``durable.engine: dbos`` too (its checkpoints in SQLite in the data folder; with ``--postgres`` also in
+PostgreSQL): what durable mode adds per step (the loop's part of the run, after the first request, over the
+iterations; the goal is under 2 ms on SQLite) and to the start.
 
 With ``--peers``, the same conversation runs through pydantic-ai and the OpenAI Agents SDK (each
 with its own chat-completions model class over the openai SDK, a plain function tool, defaults
@@ -184,21 +187,26 @@ def cpu_of(pid: int) -> float:
 
 
 class Run:
-    """One contender's run: wall and CPU in all, and by the first model request the server saw."""
+    """One contender's run: wall and CPU in all, and by the first and the last model request the server saw."""
 
     def __init__(self):
-        self.pid, self.started, self.first = 0, 0.0, None  # first: (wall, CPU) at the first request
+        self.pid, self.started, self.first, self.last = 0, 0.0, None, None  # (wall, CPU) at those requests
 
     def script(self, server: WireServer, iterations: int) -> None:
         def first(request):
             self.first = (time.perf_counter() - self.started, cpu_of(self.pid))
             return steps[0]
 
+        def last(request):
+            self.last = (time.perf_counter() - self.started, cpu_of(self.pid))
+            return steps[-1]
+
         steps = [reply(tool_calls=[("echo", {"text": f"step {i}"})]) for i in range(iterations)] + [reply("All done.")]
-        server.script([first, *steps[1:]])
+        server.script([first, *steps[1:-1], last])
 
     def timed(self, cmd: list, env: dict) -> tuple:
-        """(wall seconds, CPU seconds of the child: user + system, first-request wall, first-request CPU)."""
+        """(wall seconds, CPU seconds of the child: user + system, first-request wall and CPU, last-request
+        wall and CPU)."""
         import resource
 
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -208,9 +216,9 @@ class Run:
         out, err = proc.communicate(timeout=300)
         elapsed = time.perf_counter() - self.started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode != 0 or "All done." not in out or self.first is None:
+        if proc.returncode != 0 or "All done." not in out or self.first is None or self.last is None:
             raise SystemExit(f"run failed ({' '.join(cmd[:3])} ...):\n{out[-2000:]}\n{err[-2000:]}")
-        return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), *self.first
+        return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), *self.first, *self.last
 
 
 def main() -> None:
@@ -222,6 +230,7 @@ def main() -> None:
     parser.add_argument("--no-save-too", action="store_true",
                         help="also run hermes with --no-save: what the session store costs (target <= 1.02x)")
     parser.add_argument("--postgres", action="store_true", help="also run hermes on the PostgreSQL session store")
+    parser.add_argument("--durable", action="store_true", help="also run hermes with durable.engine: dbos")
     parser.add_argument("--peers", action="store_true", help="also run pydantic-ai and the OpenAI Agents SDK")
     parser.add_argument("--peers-venv", default=str(Path(tempfile.gettempdir()) / "hermes-bench-peers"),
                         help="where the peers' throwaway venv is made and kept (default: %(default)s)")
@@ -245,16 +254,23 @@ def main() -> None:
                       ("minimal SDK loop", [sys.executable, str(tmp / "minimal_loop.py"), server.openai_url], env)]
         if args.no_save_too:
             contenders.insert(1, ("hermes run --no-save", [*hermes_cmd[:-1], "--no-save", hermes_cmd[-1]], env))
+        homes = {}  # contender -> the config of a data folder of its own
         if args.postgres:
             from tests.conftest import free_port
             from tests.postgres_server import PostgresServer
 
             postgres = PostgresServer(free_port()).start()
-            pg_home = tmp / "home-postgres"
-            pg_home.mkdir()
-            (pg_home / "config.yaml").write_text(f"sessions:\n  store: postgres\n  database_url: "
-                                                 f"{postgres.create_database('bench')}\n")
-            contenders.insert(1, ("hermes run (postgres)", hermes_cmd, dict(env, HERMES_HOME=str(pg_home))))
+            homes["hermes run (postgres)"] = f"sessions:\n  store: postgres\n  database_url: {postgres.create_database('bench')}\n"
+        if args.durable:
+            homes["hermes run (durable, sqlite)"] = "durable:\n  engine: dbos\n"
+            if postgres is not None:
+                homes["hermes run (durable, postgres)"] = ("durable:\n  engine: dbos\n  database_url: "
+                                                           f"{postgres.create_database('durable')}\n")
+        for name, config in homes.items():
+            folder = tmp / f"home-{len(contenders)}"
+            folder.mkdir()
+            (folder / "config.yaml").write_text(config)
+            contenders.insert(1, (name, hermes_cmd, dict(env, HERMES_HOME=str(folder))))
         if args.vs:
             other_env = dict(env, PYTHONPATH=os.pathsep.join([str(Path(args.vs_root).resolve()), str(site)]),
                              HERMES_HOME=str(tmp / "home-other"))  # its own data folder: its state is not ours
@@ -296,12 +312,24 @@ def main() -> None:
             pairs.append(("hermes run", "hermes run --no-save", "(target <= 1.02x)"))
         if args.postgres:
             pairs.append(("hermes run (postgres)", "hermes run", ""))
+        durable = [name for name in homes if name.startswith("hermes run (durable")]
+        pairs += [(name, "hermes run", "") for name in durable]
         if args.vs:
             pairs.append(("hermes run", "other hermes run", ""))
         if args.peers:
             pairs += [("pydantic-ai", "minimal (peers' venv)", ""), ("OpenAI Agents SDK", "minimal (peers' venv)", "")]
         for a, b, target in pairs:
             print(f"{a} / {b}: whole run {paired(a, b)}; to the first request {paired(a, b, 2, 3)} {target}".rstrip())
+        for name in durable:  # the loop's part: from the first request to the last, per iteration
+            pairs_ = list(zip(results[name], results["hermes run"]))
+            step = [((x[4] - x[2]) - (y[4] - y[2])) / args.iterations * 1e3 for x, y in pairs_]
+            cpu = [((x[5] - x[3]) - (y[5] - y[3])) / args.iterations * 1e3 for x, y in pairs_]
+            start = [(x[2] - y[2]) * 1e3 for x, y in pairs_]
+            end = [((x[0] - x[4]) - (y[0] - y[4])) * 1e3 for x, y in pairs_]
+            print(f"{name}: adds {statistics.median(step):.2f} ms wall, {statistics.median(cpu):.2f} ms CPU per "
+                  f"iteration (a model call and a tool call: two durable steps; goal < 2 ms a step on SQLite); "
+                  f"{statistics.median(start):.0f} ms to the first request, {statistics.median(end):.0f} ms after "
+                  f"the last")
     finally:
         server.stop()
         if postgres is not None:

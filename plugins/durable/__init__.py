@@ -33,7 +33,7 @@ def durable_step(step, agent):
         return lambda work: refused(agent, step.record, why)
     if step.kind == "turn":
         return None if agent.parent is not None else engine.take_turn(agent, step.record)  # a child: in its parent's step
-    return engine.take_step(step)
+    return engine.take_step(step, agent)
 
 
 def refused(agent, turn, why: str):

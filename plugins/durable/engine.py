@@ -58,7 +58,7 @@ def launch(config) -> str:
             logging.getLogger("dbos").setLevel(logging.ERROR)  # its start-up notices are not the user's business
             DBOS(config={"name": "hermes", "system_database_url": url, "application_version": __version__,
                          "executor_id": f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}",
-                         "log_level": "ERROR"})
+                         "log_level": "ERROR", "system_database_engine": sqlite_engine(url)})
             try:
                 DBOS.launch()
             except Exception as exc:
@@ -68,6 +68,25 @@ def launch(config) -> str:
         elif _launched != url:
             raise EngineError(f"this process runs durable turns on {hidden(_launched)}, not {hidden(url)}")
     return url
+
+
+def sqlite_engine(url: str):
+    """For a SQLite system database, the engine DBOS would make, in WAL mode with ``synchronous=NORMAL``: a
+    checkpoint is an append to the log, not a journal file written, synced and deleted (a few ms a step), and
+    it still survives kill -9 and crashes of the process (a power cut may lose the last ones). ``None``: DBOS's."""
+    if not url.startswith("sqlite:"):
+        return None
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url)
+
+    @sqlalchemy.event.listens_for(engine, "connect")
+    def configure(connection, _record) -> None:
+        connection.isolation_level = "IMMEDIATE"  # as DBOS's own: writers take turns from the start
+        for pragma in ("busy_timeout=30000", "foreign_keys=ON", "journal_mode=WAL", "synchronous=NORMAL"):
+            connection.execute(f"PRAGMA {pragma}")
+
+    return engine
 
 
 def hidden(url: str) -> str:
@@ -86,11 +105,12 @@ def first_line(exc: BaseException) -> str:
 def take_turn(agent, turn) -> Optional[Callable]:
     """The runner of a turn: inside its workflow when it is being resumed, else the workflow started now."""
     if DBOS.workflow_id is not None:  # ``hermes runs resume`` rebuilt the agent inside the turn's workflow
-        before = agent.state.pop("durable.before", None)
+        spec = agent.state.pop("durable.spec", None)
 
         def go_on(work):
-            if before is not None:
-                del agent.messages[before:]  # the history as the turn found it: its steps replay from there
+            if spec is not None:
+                del agent.messages[spec["before"]:]  # the history as the turn found it: its steps replay from there
+                agent.state["durable.stored"] = stored(agent) - spec["stored"]  # what the turn wrote before it stopped
             return work()
 
         return go_on
@@ -117,6 +137,15 @@ def take_turn(agent, turn) -> Optional[Callable]:
     return run
 
 
+def stored(agent) -> int:
+    """How many messages the session store holds of the agent's session (0 with no store)."""
+    if not agent.hook.append_messages.get_hookimpls():
+        return 0
+    from plugins.sessions import get_store
+
+    return get_store(agent.config, agent.host).message_count(agent.session_id)
+
+
 def describe(agent, turn) -> dict:
     """The workflow's input: enough to build the agent again and replay the turn in another process."""
     from hermes.cli.app import App
@@ -127,7 +156,7 @@ def describe(agent, turn) -> dict:
         "turn_id": turn.turn_id, "before": len(agent.messages), "platform": agent.platform,
         "provider": {"model": provider.model, "provider": provider.provider, "base_url": provider.base_url,
                      "api_mode": provider.api_mode, "api_key_env": provider.api_key_env, "extra": provider.extra},
-        "tools": sorted(agent.tools), "budget": agent.budget.max_total,
+        "tools": sorted(agent.tools), "budget": agent.budget.max_total, "stored": stored(agent),
         "overrides": dict(getattr(agent.config, "overrides", {}) or {}),
         "distro": App.current.distro_path if App.current is not None else None,
         "cwd": os.getcwd(), "pid": os.getpid(), "host": socket.gethostname(),
@@ -162,19 +191,36 @@ def replay(spec: dict) -> TurnResult:
                   callbacks=_resuming.get("callbacks", ()), platform=spec["platform"])
     try:
         agent.new_session(resume=spec["session_id"])
-        agent.state["durable.before"] = spec["before"]
+        agent.state["durable.spec"] = spec
         return agent.run_conversation(spec["user_message"], task_id=spec["task_id"], turn_id=spec["turn_id"])
     finally:
         agent.close()
 
 
 # ---------------------------------------------------------------------------------------------------- the steps
-def take_step(step) -> Optional[Callable]:
+def take_step(step, agent) -> Optional[Callable]:
     """A step's runner: its place in the workflow drawn now (on the agent's thread, in the turn's order), run
     wherever the step runs. A step inside a step (a tool asking the model beside the conversation) is part of
-    the outer one: it runs as it is."""
+    the outer one: it runs as it is.
+
+    Store writes are not checkpointed (a checkpoint costs about what a write does): the store is the record of
+    them. A resumed turn counts what its session holds beyond what it held when the turn started, and its
+    replayed writes skip as many messages (a write is one transaction: all of it is there, or none)."""
+    if step.kind == "store":
+        return _skip_stored(agent, len(step.record)) if agent.state.get("durable.stored") else None
     if DBOS.workflow_id is None or DBOS.step_id is not None:
         return None
     place = DBOS.reserve_step()
     options: Any = {"name": f"hermes.{step.kind}"}
     return lambda work: place.run(options, work)
+
+
+def _skip_stored(agent, batch: int) -> Callable:
+    def write(work):
+        if agent.state["durable.stored"] >= batch:
+            agent.state["durable.stored"] -= batch
+            return None
+        agent.state["durable.stored"] = 0
+        return work()
+
+    return write
