@@ -9,6 +9,12 @@ from kernel import hookimpl
 
 
 @hookimpl
+def register_config(declare):
+    declare("batch.concurrency", int, None, "prompts of a batch on the DBOS queue running at once on all workers "
+                                            "together (none: each worker's --workers)", minimum=1)
+
+
+@hookimpl
 def register_commands(cli):
     from plugins.batch.cli import batch
 

@@ -80,18 +80,40 @@ class Progress:
             self.show()
 
 
-@click.command("batch")
+class BatchGroup(click.Group):
+    """``hermes batch PROMPTS.jsonl ...`` runs a batch (the ``run`` subcommand); ``hermes batch worker`` serves
+    a DBOS queue."""
+
+    def parse_args(self, ctx, args):
+        if not args or args[0] not in self.commands:  # --help too: the options a user looks for are run's
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("batch", cls=BatchGroup)
+def batch():
+    """Run the prompts of a JSON-lines file, each as its own run, and write their trajectories.
+
+    hermes batch PROMPTS.jsonl --out TRAJECTORIES.jsonl [--workers N] runs them (see `hermes batch run --help`);
+    with durable.engine: dbos on PostgreSQL they go on a DBOS queue that `hermes batch worker` on other hosts
+    takes prompts from too."""
+
+
+@batch.command("run")
 @click.argument("prompts_file", metavar="PROMPTS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
               help="Where the trajectories go (appended; what it holds is skipped).")
-@click.option("--workers", "-w", type=click.IntRange(min=1, max=256), default=1, show_default=True,
-              help="Worker processes running prompts at once.")
+@click.option("--workers", "-w", type=click.IntRange(min=0, max=256), default=1, show_default=True,
+              help="Prompts run at once by this command (worker processes; on a DBOS queue, 0: only the workers').")
 @provider_options
 @click.option("--json", "as_json", is_flag=True, help="Print a summary as JSON on stdout (no progress line).")
 @click.pass_obj
-def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, **opts):
+def run_batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, **opts):
     """Run every prompt of PROMPTS.jsonl (one JSON object per line with a "prompt", and optionally its own
-    "model", "toolsets" and "max_turns") as its own run, and append each run's trajectory to --out."""
+    "model", "toolsets" and "max_turns") as its own run, and append each run's trajectory to --out.
+
+    With durable.engine: dbos on PostgreSQL the prompts go on a DBOS queue: `hermes batch worker` on any host
+    that reaches the database runs them too."""
     from plugins.batch.dataset import DatasetError, read_prompts, written
 
     if opts.get("resume"):
@@ -117,7 +139,13 @@ def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, 
             raise Fail(f"{out}: cannot write the trajectories there: {exc.strerror}") from None
         prepare_store(app, dict(opts))  # a store that cannot be used is one line now, before any worker starts
         build_agent(app, dict(opts), None, platform="batch").close()  # and so is a provider that cannot be built
-        summary.update(_run(app, todo, fd, workers, opts, as_json))
+        if _on_queue(app):
+            summary.update(_run_on_queue(app, todo, prompts, fd, out, workers, opts, as_json))
+        elif not workers:
+            raise Fail("--workers 0 runs nothing here: it is for a batch on a DBOS queue (durable.engine: dbos on "
+                       "PostgreSQL), whose workers run the prompts", EXIT_USAGE)
+        else:
+            summary.update(_run(app, todo, fd, workers, opts, as_json))
     if as_json:
         echo_json(summary)
     elif not todo:
@@ -131,21 +159,117 @@ def batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bool, 
         sys.exit(1)
 
 
-for _param in batch.params:  # run's options, but a batch resumes no session
+for _param in run_batch.params:  # run's options, but a batch resumes no session
     if _param.name == "resume":
         _param.hidden = True
 
 
+class Outcomes:
+    """The answers of a batch's runs: each trajectory appended to ``fd`` as it comes, each failure said."""
+
+    def __init__(self, fd: int, progress: Progress):
+        self.fd, self.progress = fd, progress
+        self.written, self.failed, self.errors = 0, 0, []
+
+    def take(self, answer: dict) -> None:
+        from plugins.batch.dataset import append_line
+
+        if "line" in answer:
+            append_line(self.fd, answer["line"])
+            self.written += 1
+            self.progress.done += 1
+        else:
+            self.failed += 1
+            self.progress.failed += 1
+            self.errors.append({"prompt_index": answer["index"], "error": answer["error"]})
+            self.progress.say(f"{program()}: prompt {answer['index']} failed: {answer['error']}")
+        self.progress.show()
+
+    def summary(self, seconds: float, quiet: bool, log: str) -> dict:
+        self.progress.show(final=True)
+        if self.failed and not quiet:
+            click.echo(f"{program()}: {self.failed} prompt(s) failed (run the same command to try them again); "
+                       f"{log}", err=True)
+        return {"written": self.written, "failed": self.failed, "errors": self.errors, "seconds": round(seconds, 3),
+                "per_second": round(self.written / seconds, 3) if seconds else None}
+
+
+def _settings(app: App, opts: dict) -> dict:
+    return {"distro": app.distro_path, "opts": {k: v for k, v in opts.items() if k != "resume"}}
+
+
+def _on_queue(app: App) -> bool:
+    """``durable.engine: dbos`` on PostgreSQL: the batch goes on the DBOS queue (dbos is an extra)."""
+    if not (app.config.get("durable.engine") == "dbos" and
+            str(app.config.get("durable.database_url") or "").startswith(("postgresql://", "postgres://", "${"))):
+        return False
+    import importlib.util
+
+    if importlib.util.find_spec("dbos") is None:
+        raise Fail("durable.engine is dbos but dbos is not installed: pip install 'hermes-kernel[durable]'")
+    return True
+
+
+def _run_on_queue(app: App, todo: list, prompts: list, fd: int, out: Path, workers: int, opts: dict,
+                  quiet: bool) -> dict:
+    """Put ``todo`` on the DBOS queue and append each trajectory to ``fd`` as its workflow ends."""
+    from plugins.batch import dbos_queue as on_queue
+    from plugins.durable.engine import EngineError
+
+    try:
+        on_queue.start(app, workers)
+    except EngineError as exc:
+        raise Fail(str(exc)) from None
+    outcomes, started = Outcomes(fd, Progress(len(todo), quiet)), time.monotonic()
+    try:
+        ids = on_queue.enqueue(on_queue.batch_key(str(out), prompts), _settings(app, opts), todo)
+        on_queue.wait(ids, outcomes.take, tick=outcomes.progress.show)
+    except KeyboardInterrupt:
+        outcomes.progress.say(f"{program()}: interrupted: {outcomes.written} trajectories written; the prompts stay "
+                              "on the queue: run the same command to collect them")
+        return {"written": outcomes.written, "failed": outcomes.failed, "errors": outcomes.errors,
+                "interrupted": True}
+    finally:
+        os.close(fd)
+    return outcomes.summary(time.monotonic() - started, quiet, "see the workers' output")
+
+
+@batch.command("worker")
+@click.option("--workers", "-w", type=click.IntRange(min=1, max=256), default=1, show_default=True,
+              help="Prompts this worker runs at once.")
+@click.option("--name", help="A name that outlives this process: a worker started again with it takes back the "
+                             "prompts it was running.")
+@click.pass_obj
+def worker(app: App, workers: int, name: str):
+    """Take prompts of `hermes batch` from the DBOS queue (durable.engine: dbos on PostgreSQL) until stopped."""
+    import threading
+
+    from plugins.batch import dbos_queue as on_queue
+    from plugins.durable.engine import EngineError, hidden
+
+    if not _on_queue(app):
+        raise Fail("hermes batch worker takes prompts from a DBOS queue: set durable.engine: dbos and "
+                   "durable.database_url: postgresql://... in config.yaml", EXIT_USAGE)
+    try:
+        on_queue.start(app, workers, name)
+    except EngineError as exc:
+        raise Fail(str(exc)) from None
+    click.echo(f"{program()} batch worker: taking up to {workers} prompt(s) at once from "
+               f"{hidden(str(app.config.get('durable.database_url')))}; Ctrl+C stops", err=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+
+
 def _run(app: App, todo: list, fd: int, workers: int, opts: dict, quiet: bool) -> dict:
     """Run ``todo`` on the workers, appending each trajectory to ``fd`` (closed at the end)."""
-    from plugins.batch.dataset import append_line
-
-    settings = {"distro": app.distro_path, "opts": {k: v for k, v in opts.items() if k != "resume"}}
+    settings = _settings(app, opts)
     log_path = Path(app.config.data_dir) / "logs" / "batch-workers.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     answers: queue.Queue = queue.Queue()
-    progress, pending = Progress(len(todo), quiet), list(reversed(todo))
-    written, failed, errors = 0, 0, []
+    outcomes, pending = Outcomes(fd, Progress(len(todo), quiet)), list(reversed(todo))
+    progress = outcomes.progress
     log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - the workers' stderr, for the batch's length
     pool = [Worker(n, settings, answers, log) for n in range(min(workers, len(todo)))]
     deaths, started = 0, time.monotonic()
@@ -170,10 +294,8 @@ def _run(app: App, todo: list, fd: int, workers: int, opts: dict, quiet: bool) -
                 raise Fail(answer["fatal"])
             if answer is None:  # the worker ended: its prompt failed; another takes its place
                 if worker.task is not None:
-                    code = worker.proc.wait()
-                    failed, deaths = failed + 1, deaths + 1
-                    errors.append({"prompt_index": worker.task.index, "error": f"its worker died (exit {code})"})
-                    progress.say(f"{program()}: prompt {worker.task.index}: its worker died (exit {code})")
+                    code, deaths = worker.proc.wait(), deaths + 1
+                    outcomes.take({"index": worker.task.index, "error": f"its worker died (exit {code})"})
                     busy -= 1
                     if deaths > 3 * workers:
                         raise Fail(f"workers keep dying ({deaths}); see {log_path}")
@@ -181,30 +303,17 @@ def _run(app: App, todo: list, fd: int, workers: int, opts: dict, quiet: bool) -
                     give(replacement)
                     busy += replacement.task is not None
                 continue
-            if "line" in answer:
-                append_line(fd, answer["line"])
-                written += 1
-                progress.done += 1
-            else:
-                failed += 1
-                progress.failed += 1
-                errors.append({"prompt_index": answer["index"], "error": answer["error"]})
-                progress.say(f"{program()}: prompt {answer['index']} failed: {answer['error']}")
+            outcomes.take(answer)
             give(worker)
             busy -= worker.task is None
-            progress.show()
     except KeyboardInterrupt:
-        progress.say(f"{program()}: interrupted: {written} trajectories written; run the same command to go on")
-        return {"written": written, "failed": failed, "errors": errors, "interrupted": True}
+        progress.say(f"{program()}: interrupted: {outcomes.written} trajectories written; run the same command "
+                     "to go on")
+        return {"written": outcomes.written, "failed": outcomes.failed, "errors": outcomes.errors,
+                "interrupted": True}
     finally:
         for worker in pool:
             worker.stop()
         os.close(fd)
         log.close()
-    progress.show(final=True)
-    seconds = time.monotonic() - started
-    if failed and not quiet:
-        click.echo(f"{program()}: {failed} prompt(s) failed (run the same command to try them again); "
-                   f"the workers' warnings are in {log_path}", err=True)
-    return {"written": written, "failed": failed, "errors": errors, "seconds": round(seconds, 3),
-            "per_second": round(written / seconds, 3) if seconds else None}
+    return outcomes.summary(time.monotonic() - started, quiet, f"the workers' warnings are in {log_path}")

@@ -26,8 +26,9 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def run_one(app, opts: dict, task: dict) -> dict:
-    """One prompt's run, as its trajectory line (or its error, in one line)."""
+def run_one(app, opts: dict, task: dict, run_id: str = "") -> dict:
+    """One prompt's run, as its trajectory line (or its error, in one line). ``run_id`` (a queued prompt's
+    workflow) names its session and turn, so a run resumed in another process writes the same session."""
     from hermes.cli.app import Fail
     from plugins.batch.trajectory import entry
     from plugins.commands.front import build_agent
@@ -41,8 +42,13 @@ def run_one(app, opts: dict, task: dict) -> dict:
         agent = build_agent(app, opts, None, platform="batch")
     except Fail as exc:
         return {"index": task["index"], "error": exc.message}
+    if run_id:
+        from plugins.durable.engine import stored
+
+        agent.session_id = run_id.replace("-", "_")
+        agent.state["durable.stored"] = stored(agent)  # what a run of it that was cut short wrote
     try:
-        result = agent.run_conversation(task["prompt"]).to_dict()
+        result = agent.run_conversation(task["prompt"], task_id=run_id or None, turn_id=run_id or None).to_dict()
         tools = list(agent.tools.values())
     finally:
         agent.close()

@@ -49,16 +49,19 @@ def database_url(config) -> str:
     return url
 
 
-def launch(config) -> str:
-    """DBOS on the configured system database, launched once per process; the database's URL."""
+def launch(config, queues: Optional[list] = None, executor_id: Optional[str] = None) -> str:
+    """DBOS on the configured system database, launched once per process; the database's URL. ``queues``: the
+    DBOS queues this process takes work from (``hermes batch``'s; none by default); ``executor_id``: a name
+    that outlives the process (DBOS recovers what a process of that name left PENDING when it starts)."""
     global _launched
     url = database_url(config)
     with _launching:
         if _launched is None:
             logging.getLogger("dbos").setLevel(logging.ERROR)  # its start-up notices are not the user's business
             DBOS(config={"name": "hermes", "system_database_url": url, "application_version": __version__,
-                         "executor_id": f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}",
+                         "executor_id": executor_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}",
                          "log_level": "ERROR", "system_database_engine": sqlite_engine(url)})
+            DBOS.listen_queues(queues or [])
             try:
                 DBOS.launch()
             except Exception as exc:

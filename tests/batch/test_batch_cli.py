@@ -111,7 +111,7 @@ def test_per_line_settings_failures_and_a_dying_worker(hermes_sessions, tmp_path
     rerun = hermes_sessions("batch", str(prompts), "--out", str(out), "--api-mode", "scripted", "--base-url", script,
                             "-t", "crash", timeout=120)  # the failed two run again, and fail again
     assert rerun.returncode == 1 and len(_lines(out)) == 3
-    assert "prompt 2 failed: unknown toolset" in rerun.stderr and "prompt 3: its worker died (exit 3)" in rerun.stderr
+    assert "prompt 2 failed: unknown toolset" in rerun.stderr and "prompt 3 failed: its worker died (exit 3)" in rerun.stderr
     assert "2 prompt(s) failed (run the same command to try them again)" in rerun.stderr
 
 
