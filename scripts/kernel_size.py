@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_FILE_LINES = 600
 # layer -> (folder, most lines, most code lines or None)
 LAYERS = {
-    "kernel": ("kernel", 2600, 1600),
+    "kernel": ("kernel", 2590, 1600),
     "host": ("hermes/host", 2000, None),
     "program": ("hermes/cli", 800, None),
     "commands plugin": ("plugins/commands", 500, None),

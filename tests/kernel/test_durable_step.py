@@ -182,3 +182,24 @@ def test_a_replayed_approval_is_not_asked_again(make_agent):
     counted = Counted()
     make_agent(journal, second, counted, script=[]).run_conversation("go", turn_id="turn-3")
     assert second.asked == 0 and counted.ran == []
+
+
+def test_a_plugins_own_side_effect_is_a_step_that_a_replay_does_not_repeat(make_agent):
+    class Notifier:
+        """Sends a notification after each step: once, even when the turn is replayed."""
+
+        __name__ = "notifier"
+
+        def __init__(self):
+            self.sent: list = []
+
+        @hookimpl
+        def on_step(self, step, agent):
+            agent.step("notify", step)(lambda: self.sent.append(step))
+
+    journal, first = Journal(), Notifier()
+    make_agent(journal, first, Counted(), script=script()).run_conversation("go", turn_id="turn-4")
+    assert first.sent == [1, 2, 3] and "notify" in [kind for kind, _, _ in journal.seen]
+    again = Notifier()
+    make_agent(journal, again, Counted(), script=[]).run_conversation("go", turn_id="turn-4")
+    assert again.sent == []
