@@ -99,7 +99,7 @@ def wait(ids: dict, on_answer, tick=lambda: None, every: float = 0.25) -> None:
                 on_answer({"index": prompt.index, "error": f"{status.status.lower()}: {status.error or ''}".strip(": ")})
             elif status.status == "PENDING" and status.workflow_id not in handed_back and _dead(status.executor_id):
                 handed_back.add(status.workflow_id)  # its worker is gone: the queue's next taker goes on with it
-                DBOS.resume_workflow(status.workflow_id)
+                DBOS.resume_workflow(status.workflow_id, queue_name=QUEUE)
             elif status.status == "ENQUEUED":
                 handed_back.discard(status.workflow_id)
         if left:

@@ -12,8 +12,12 @@ from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
 UNFINISHED = ["PENDING", "ERROR"]
 
 
-def _engine(app: App):
-    """The engine module, launched on the configured database; one line when it cannot be."""
+RESUMING = "hermes-resume"  # the DBOS queue stopped turns go on to be resumed: only `hermes runs resume` takes them
+
+
+def _engine(app: App, queues: tuple = ()):
+    """The engine module, launched on the configured database (taking work from ``queues``); one line when
+    it cannot be."""
     if app.config.get("durable.engine") != "dbos":
         raise Fail("durable turns are off: set durable.engine: dbos in config.yaml (see `hermes config`)", EXIT_USAGE)
     try:
@@ -21,7 +25,7 @@ def _engine(app: App):
     except ImportError as exc:
         raise Fail(f"{exc.name or 'dbos'} is not installed: pip install 'hermes-kernel[durable]'") from None
     try:
-        engine.launch(app.config)
+        engine.launch(app.config, queues=list(queues))
     except Exception as exc:  # EngineError, or a store error from the URL's ${VAR}
         raise Fail(str(exc)) from None
     return engine
@@ -102,10 +106,7 @@ def list_runs(app: App, show_all: bool, limit: int, as_json: bool):
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
 @click.pass_obj
 def resume(app: App, run_id: str, as_json: bool):
-    """Finish a turn that stopped: its finished steps are not run again.
-
-    DBOS hands the turn to a process of this database that takes resumed turns (this one, as a rule); Ctrl+C
-    stops waiting and leaves the turn resumable."""
+    """Finish a turn that stopped: its finished steps are not run again. Ctrl+C leaves it resumable."""
     from types import SimpleNamespace
 
     from dbos import DBOS
@@ -113,7 +114,7 @@ def resume(app: App, run_id: str, as_json: bool):
     from plugins.commands.front import finish, shown
     from plugins.commands.hookspecs import Display
 
-    engine = _engine(app)
+    engine = _engine(app, queues=(RESUMING,))
     row = _row(_find(engine, run_id))
     if row["state"] != "stopped":
         raise Fail(f"turn {row['id']} " + {
@@ -124,7 +125,9 @@ def resume(app: App, run_id: str, as_json: bool):
     console = console if isinstance(console, Display) else None
     engine._resuming.update(app=app, callbacks=[console] if console else [])
     try:
-        result = SimpleNamespace(**DBOS.resume_workflow(f"turn-{row['id']}").get_result())
+        DBOS.register_queue(RESUMING, polling_interval_sec=0.05, on_conflict="never_update")
+        # on a queue only resume commands take from: the turn runs here, with its output on this terminal
+        result = SimpleNamespace(**DBOS.resume_workflow(f"turn-{row['id']}", queue_name=RESUMING).get_result())
     finally:
         engine._resuming.clear()
     if as_json:

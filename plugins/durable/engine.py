@@ -30,7 +30,7 @@ WORKFLOW = "hermes.turn"
 _launched: Optional[str] = None  # the system database this process launched DBOS on
 _launching = threading.Lock()
 _live: dict = {}  # workflow id -> [the turn's work, its TurnResult] of the turns this process runs
-_resuming: dict = {}  # what ``hermes runs resume`` lends a turn it resumes in this process: app, callbacks
+_resuming: dict = {}  # what ``hermes runs resume`` lends the turn it resumes: app, callbacks
 
 
 class EngineError(Exception):
