@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import threading
 import uuid
+from contextlib import contextmanager
+from functools import partial
 from typing import Any, Callable, Optional
 
 from dbos import DBOS, SetWorkflowID
@@ -126,10 +129,12 @@ def take_turn(agent, turn) -> Optional[Callable]:
     spec = describe(agent, turn)
 
     def run(work):
-        _live[workflow_id] = live = [work, None]
+        _live[workflow_id] = live = [work, None, agent]
         try:
-            with SetWorkflowID(workflow_id):
+            with SetWorkflowID(workflow_id), stopped_by_signal(agent):
                 hermes_turn(spec)
+        except CutShort:  # stopped by a signal: the workflow stays unfinished
+            pass
         except Exception as exc:  # DBOS failed around the turn (its database went away ...)
             if live[1] is None:
                 return refused(agent, turn, f"the durable engine failed: {first_line(exc)}")
@@ -171,6 +176,8 @@ def hermes_turn(spec: dict) -> dict:
     live = _live.get(DBOS.workflow_id)
     if live is not None:
         live[1] = result = live[0]()
+        if live[2].state.get("durable.stopping"):
+            raise CutShort(result)
     else:
         result = replay(spec)
     return {key: value for key, value in result.to_dict().items() if key != "messages"}  # those are in the store
@@ -210,20 +217,71 @@ def take_step(step, agent) -> Optional[Callable]:
     them. A resumed turn counts what its session holds beyond what it held when the turn started, and its
     replayed writes skip as many messages (a write is one transaction: all of it is there, or none)."""
     if step.kind == "store":
-        return _skip_stored(agent, len(step.record)) if agent.state.get("durable.stored") else None
+        return partial(_write, agent, len(step.record))
     if DBOS.workflow_id is None or DBOS.step_id is not None:
         return None
     place = DBOS.reserve_step()
     options: Any = {"name": f"hermes.{step.kind}"}
-    return lambda work: place.run(options, work)
+
+    def run(work):
+        try:
+            return place.run(options, partial(_unless_stopping, agent, work))
+        except CutShort as cut:
+            return cut.result
+
+    return run
 
 
-def _skip_stored(agent, batch: int) -> Callable:
-    def write(work):
-        if agent.state["durable.stored"] >= batch:
-            agent.state["durable.stored"] -= batch
-            return None
-        agent.state["durable.stored"] = 0
-        return work()
+class CutShort(BaseException):
+    """What a step or a turn that SIGTERM or SIGHUP cut short came to. Not an ``Exception``: DBOS records
+    neither the step nor the workflow, so the turn stays resumable where it was stopped."""
 
-    return write
+    def __init__(self, result: Any):
+        super().__init__()
+        self.result = result
+
+
+def _unless_stopping(agent, work: Callable) -> Any:
+    result = work()
+    if agent.state.get("durable.stopping"):  # a tool's "interrupted" is not what it would have done
+        raise CutShort(result)
+    return result
+
+
+def _write(agent, batch: int, work: Callable) -> Any:
+    """A store write: skipped while a resumed turn replays what it had stored, and once the process is being
+    stopped (the store then holds what kill -9 would have left, and the resumed turn writes the rest)."""
+    if agent.state.get("durable.stopping"):
+        return None
+    if agent.state.get("durable.stored", 0) >= batch:
+        agent.state["durable.stored"] -= batch
+        return None
+    agent.state["durable.stored"] = 0
+    return work()
+
+
+@contextmanager
+def stopped_by_signal(agent):
+    """While a turn runs on the main thread, SIGTERM and SIGHUP (a deploy, a closed terminal) mark it as being
+    stopped before the handler they had runs (``hermes run`` interrupts the agent): its cut-short steps are not
+    checkpointed and its workflow is left unfinished, for ``hermes runs resume``."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+
+    def mark(signum, frame):
+        agent.state["durable.stopping"] = signal.Signals(signum).name
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        else:  # the default: end the process, as kill -9 would (the turn is resumable either way)
+            os._exit(128 + signum)
+
+    for signum in previous:
+        signal.signal(signum, mark)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -127,3 +127,31 @@ def test_runs_say_in_one_line_what_is_wrong(hermes_sessions, home, tmp_path):  #
     unknown = hermes_sessions("runs", "resume", "nope")
     assert unknown.returncode == 1 and "no durable turn 'nope'" in unknown.stderr
     assert all(len(r.stderr.strip().splitlines()) == 1 for r in (off, bad, turn, unknown))
+
+
+def test_sigterm_leaves_the_turn_resumable_as_a_deploy_needs(durable, wire_server, tmp_path):
+    import signal
+
+    (tmp_path / "hold").touch()
+    wire_server.push(reply(tool_calls=_appends(tmp_path, "a", "b", hold=("b",))), reply("both appended"))
+    proc = durable.start("run", *durable.model, "-t", "effects", "append two lines")
+    started, effects = tmp_path / "started.txt", tmp_path / "effects.txt"
+    try:
+        wait_until(lambda: started.exists() and "b" in started.read_text().split(), proc)
+        wait_until(lambda: _tool_steps_done(durable) == 1, proc)
+        proc.send_signal(signal.SIGTERM)  # as a deploy stops a service
+        _, err = proc.communicate(timeout=30)
+    finally:
+        kill_9(proc)
+    assert proc.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in err
+    (tmp_path / "hold").unlink()
+    (stopped,) = _json(durable("runs", "list", "--json"))
+    assert stopped["state"] == "stopped"
+    # what was stored is what kill -9 would have left: nothing of the cut-short tool's "interrupted" result
+    history = _json(durable("sessions", "show", stopped["session_id"], "--json"))["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    resumed = _json(durable("runs", "resume", stopped["id"], "--json"))
+    assert resumed["final_response"] == "both appended"
+    assert effects.read_text().splitlines() == ["a", "b"]
+    history = _json(durable("sessions", "show", stopped["session_id"], "--json"))["messages"]
+    assert [m["content"] for m in history[2:4]] == ["appended a", "appended b"] and len(history) == 5

@@ -68,6 +68,8 @@ def _append(args, ctx):
         with open(args["started"], "a") as f:
             f.write(args["text"] + "\\n")
     while args.get("hold") and os.path.exists(args["hold"]):
+        if ctx.agent.interrupted:  # as a built-in tool does: an interrupt ends the wait, nothing appended
+            return "interrupted before appending " + args["text"]
         time.sleep(0.01)
     with open(args["path"], "a") as f:
         f.write(args["text"] + "\\n")
