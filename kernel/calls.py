@@ -176,7 +176,8 @@ class ModelCaller:
         """One call of the provider, with the API hooks around it."""
         provider = self.provider_for(pconf)
         turn.api_calls += 1  # counts the calls made: a provider that cannot be built made none
-        response = self.agent.step("model", call)(lambda: self._send(provider, call, request, emitter))
+        response, call.started_at, call.ended_at = self.agent.step("model", call)(  # a replay keeps the times too
+            lambda: (self._send(provider, call, request, emitter), call.started_at, time.time()))
         self._after_success(turn, call, response)
         return response
 
@@ -300,7 +301,6 @@ class ModelCaller:
         if self.agent.context_engine is not None:
             self.agent.host.contain(self.agent.context_engine_plugin, "update_from_response",
                     self.agent.context_engine.update_from_response, dict(response.usage))
-        call.ended_at = time.time()
         if self.agent.hook.post_api_request.get_hookimpls():
             self.agent.hook.post_api_request(call=call, response=response, agent=self.agent)
 

@@ -25,6 +25,7 @@ class Journal:
         self.turns: dict = {}  # turn id -> {place: result}
         self.seen: list = []  # (kind, thread of the hook, thread of the run)
         self.observed: list = []  # (hook, replayed) from the observer hooks
+        self.times: list = []  # (started_at, ended_at) of each model call post_api_request saw
 
     @hookimpl
     def durable_step(self, step, agent):
@@ -58,6 +59,7 @@ class Journal:
     @hookimpl
     def post_api_request(self, call):
         self.observed.append(("post_api_request", call.number, call.replayed))
+        self.times.append((call.started_at, call.ended_at))
 
 
 class Counted:
@@ -123,6 +125,7 @@ def test_a_replayed_turn_calls_no_model_and_no_tool_and_says_replayed(make_agent
     journal, first, store = Journal(), Counted(), Store()
     done = make_agent(journal, first, store, script=script()).run_conversation("go", task_id="t", turn_id="turn-1")
     journal.observed.clear()
+    first_times, journal.times = journal.times, []
     again = Counted()
     agent = make_agent(journal, again, store, script=[])  # a model with nothing to say: any call would show
     replay = agent.run_conversation("go", task_id="t", turn_id="turn-1")
@@ -133,6 +136,7 @@ def test_a_replayed_turn_calls_no_model_and_no_tool_and_says_replayed(make_agent
     assert {replayed for *_, replayed in journal.observed} == {True}
     assert [name for name, *_ in journal.observed].count("post_tool_call") == 3
     assert store.stored == done.messages  # stored once: the replay wrote nothing again
+    assert journal.times == first_times and all(0 < start <= end for start, end in first_times)  # recorded too
 
 
 @pytest.mark.parametrize("kept", [3, 5])
