@@ -96,7 +96,8 @@ def wait(ids: dict, on_answer, tick=lambda: None, every: float = 0.25) -> None:
                 on_answer(status.output)
             elif status.status in ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
                 left.pop(status.workflow_id)
-                on_answer({"index": prompt.index, "error": f"{status.status.lower()}: {status.error or ''}".strip(": ")})
+                why = f"{status.status.lower()}: {status.error or ''}".strip(": ")
+                on_answer({"index": prompt.index, "error": why})
             elif status.status == "PENDING" and status.workflow_id not in handed_back and _dead(status.executor_id):
                 handed_back.add(status.workflow_id)  # its worker is gone: the queue's next taker goes on with it
                 DBOS.resume_workflow(status.workflow_id, queue_name=QUEUE)

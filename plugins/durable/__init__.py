@@ -1,7 +1,7 @@
 """Built-in plugin: durable turns (``durable.engine: dbos``).
 
-With the engine on, every turn is a DBOS workflow and its model calls, tool calls, approvals and store writes
-are checkpointed steps (:mod:`plugins.durable.engine`): after kill -9, a crash or a deploy, ``hermes runs list``
+With the engine on, every turn is a DBOS workflow and its model calls, tool calls and approvals are
+checkpointed steps (:mod:`plugins.durable.engine`): after kill -9, a crash or a deploy, ``hermes runs list``
 shows the unfinished turns and ``hermes runs resume ID`` finishes one where it stopped, without asking the
 model again for what it answered or running a finished tool again. DBOS keeps its records in SQLite in the data
 folder, or in PostgreSQL (``durable.database_url``) for processes on several hosts. DBOS is imported only when
@@ -32,7 +32,8 @@ def durable_step(step, agent):
         why = f"durable.engine is dbos but {exc.name or 'dbos'} is not installed: pip install 'hermes-kernel[durable]'"
         return lambda work: refused(agent, step.record, why)
     if step.kind == "turn":
-        return None if agent.parent is not None else engine.take_turn(agent, step.record)  # a child: in its parent's step
+        # a child agent's turn runs inside its parent's tool step, checkpointed with it
+        return None if agent.parent is not None else engine.take_turn(agent, step.record)
     return engine.take_step(step, agent)
 
 

@@ -59,9 +59,7 @@ def _alive(spec: dict) -> bool:
 
 def _find(engine, run_id: str):
     """The turn's workflow status by its id or a unique prefix of it."""
-    from dbos import DBOS
-
-    found = DBOS.list_workflows(name=engine.WORKFLOW, workflow_id_prefix=f"turn-{run_id}", limit=2)
+    found = engine.DBOS.list_workflows(name=engine.WORKFLOW, workflow_id_prefix=f"turn-{run_id}", limit=2)
     if not found:
         raise Fail(f"no durable turn '{run_id}' (see `hermes runs list --all`)")
     if len(found) > 1:
@@ -81,10 +79,8 @@ def runs():
 @click.pass_obj
 def list_runs(app: App, show_all: bool, limit: int, as_json: bool):
     """The turns that did not finish (stopped: kill -9, a crash; running: still in their process)."""
-    from dbos import DBOS
-
     engine = _engine(app)
-    rows = [_row(s) for s in DBOS.list_workflows(name=engine.WORKFLOW, status=None if show_all else UNFINISHED,
+    rows = [_row(s) for s in engine.DBOS.list_workflows(name=engine.WORKFLOW, status=None if show_all else UNFINISHED,
                                                  sort_desc=True, limit=limit, load_output=False)]
     if as_json:
         echo_json(rows)
@@ -109,8 +105,6 @@ def resume(app: App, run_id: str, as_json: bool):
     """Finish a turn that stopped: its finished steps are not run again. Ctrl+C leaves it resumable."""
     from types import SimpleNamespace
 
-    from dbos import DBOS
-
     from plugins.commands.front import finish, shown
     from plugins.commands.hookspecs import Display
 
@@ -125,9 +119,9 @@ def resume(app: App, run_id: str, as_json: bool):
     console = console if isinstance(console, Display) else None
     engine._resuming.update(app=app, callbacks=[console] if console else [])
     try:
-        DBOS.register_queue(RESUMING, polling_interval_sec=0.05, on_conflict="never_update")
+        engine.DBOS.register_queue(RESUMING, polling_interval_sec=0.05, on_conflict="never_update")
         # on a queue only resume commands take from: the turn runs here, with its output on this terminal
-        result = SimpleNamespace(**DBOS.resume_workflow(f"turn-{row['id']}", queue_name=RESUMING).get_result())
+        result = SimpleNamespace(**engine.DBOS.resume_workflow(f"turn-{row['id']}", queue_name=RESUMING).get_result())
     finally:
         engine._resuming.clear()
     if as_json:
@@ -144,13 +138,11 @@ def resume(app: App, run_id: str, as_json: bool):
 @click.pass_obj
 def cancel(app: App, run_id: str):
     """Drop a turn that stopped: it is not resumed (what it stored stays in its session)."""
-    from dbos import DBOS
-
     engine = _engine(app)
     row = _row(_find(engine, run_id))
     if row["state"] == "running":
         raise Fail(f"turn {row['id']} is still running (pid {row['pid']} on {row['host']}): stop it first")
     if row["state"] not in ("stopped", "error"):
         raise Fail(f"turn {row['id']} is {row['state']} already")
-    DBOS.cancel_workflow(f"turn-{row['id']}")
+    engine.DBOS.cancel_workflow(f"turn-{row['id']}")
     click.echo(f"Cancelled turn {row['id']}.")

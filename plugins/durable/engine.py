@@ -1,11 +1,12 @@
 """The DBOS engine behind the kernel's ``durable_step`` hook.
 
-A turn is a DBOS workflow (``hermes.turn``, its id ``turn-<turn id>``); its model calls, tool handlers, approval
-questions and store writes are the workflow's steps, checkpointed in the DBOS system database as they finish.
-The workflow's input is what it takes to build the agent again (provider, tools, budget, session, the history's
-length at the turn's start, the ids), so a turn cut short by kill -9, a crash or a deploy is finished by
-``hermes runs resume`` in any process that reaches the same database: DBOS answers the finished steps from their
-checkpoints (no model asked again, no tool run again, nothing stored twice) and the turn goes on from there.
+A turn is a DBOS workflow (``hermes.turn``, its id ``turn-<turn id>``); its model calls, tool handlers and
+approval questions are the workflow's steps, checkpointed in the DBOS system database as they finish (store
+writes are not: see :func:`take_step`). The workflow's input is what it takes to build the agent again (provider,
+tools, budget, session, the history's length and the stored messages at the turn's start, the ids), so a turn cut
+short by kill -9, a crash or a deploy (:func:`stopped_by_signal`) is finished by ``hermes runs resume`` in any
+process that reaches the same database: DBOS answers the finished steps from their checkpoints (no model asked
+again, no tool run again, nothing stored twice) and the turn goes on from there.
 
 Each process launches DBOS once, with an executor id of its own: DBOS recovers only its own executor's workflows
 when it starts, so one command never takes over another's turns; resuming is always asked for.

@@ -155,3 +155,21 @@ def test_sigterm_leaves_the_turn_resumable_as_a_deploy_needs(durable, wire_serve
     assert effects.read_text().splitlines() == ["a", "b"]
     history = _json(durable("sessions", "show", stopped["session_id"], "--json"))["messages"]
     assert [m["content"] for m in history[2:4]] == ["appended a", "appended b"] and len(history) == 5
+
+
+def test_without_dbos_installed_a_durable_turn_is_one_line(hermes_sessions, home, tmp_path):  # noqa: F811
+    shadow = tmp_path / "no-dbos" / "dbos"
+    shadow.mkdir(parents=True)  # a dbos that cannot be imported, first on the path, as if it were not installed
+    (shadow / "__init__.py").write_text("raise ImportError(\"No module named 'dbos'\", name='dbos')\n")
+    env = dict(hermes_sessions.env, PYTHONPATH=str(shadow.parent) + ":" + hermes_sessions.env["PYTHONPATH"])
+    (home / "config.yaml").write_text("durable:\n  engine: dbos\n")
+    script = tmp_path / "script.json"
+    script.write_text('["never asked"]')
+    import subprocess
+
+    for args in (["run", "--api-mode", "scripted", "--base-url", str(script), "hi"], ["runs", "list"]):
+        done = subprocess.run([*hermes_sessions.argv, *args], env=env, cwd=hermes_sessions.cwd, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.strip().endswith("dbos is not installed: pip install 'hermes-kernel[durable]'")
+        assert len(done.stderr.strip().splitlines()) == 1
