@@ -173,3 +173,25 @@ def test_without_dbos_installed_a_durable_turn_is_one_line(hermes_sessions, home
         assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.strip().endswith("dbos is not installed: pip install 'hermes-kernel[durable]'")
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_each_chat_turn_is_a_durable_turn_of_one_session(hermes_sessions, home, tmp_path):  # noqa: F811
+    """``hermes chat`` in a pseudo-terminal, as a person types: two turns, two finished workflows, one session."""
+    import pexpect
+
+    script = tmp_path / "chat.json"
+    script.write_text('["first answer", "second answer"]')
+    (home / "config.yaml").write_text(f"durable:\n  engine: dbos\napi_mode: scripted\nbase_url: {script}\nmodel: m\n")
+    chat = pexpect.spawn(hermes_sessions.argv[0], [*hermes_sessions.argv[1:], "chat"], env=hermes_sessions.env,
+                         cwd=str(hermes_sessions.cwd), encoding="utf-8", timeout=30, dimensions=(40, 140))
+    try:
+        for said, answer in (("hello", "first answer"), ("again", "second answer")):
+            chat.sendline(said)
+            chat.expect_exact(answer)
+        chat.sendline("/exit")
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close(force=True)
+    turns = _json(hermes_sessions("runs", "list", "--all", "--json"))
+    assert sorted(t["prompt"] for t in turns) == ["again", "hello"] and {t["state"] for t in turns} == {"success"}
+    assert len({t["session_id"] for t in turns}) == 1
