@@ -245,7 +245,8 @@ def worker(app: App, workers: int, name: str):
     import threading
 
     from plugins.batch import dbos_queue as on_queue
-    from plugins.durable.engine import EngineError, hidden
+    from plugins.durable.engine import EngineError
+    from plugins.sessions_postgres import shown
 
     if not _on_queue(app):
         raise Fail("hermes batch worker takes prompts from a DBOS queue: set durable.engine: dbos and "
@@ -255,7 +256,7 @@ def worker(app: App, workers: int, name: str):
     except EngineError as exc:
         raise Fail(str(exc)) from None
     click.echo(f"{program()} batch worker: taking up to {workers} prompt(s) at once from "
-               f"{hidden(str(app.config.get('durable.database_url')))}; Ctrl+C stops", err=True)
+               f"{shown(str(app.config.get('durable.database_url')))}; Ctrl+C stops", err=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -21,20 +21,32 @@ import socket
 import threading
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Optional
 
 from dbos import DBOS, SetWorkflowID
 
 from kernel import __version__
+from kernel.exceptions import describe
 from kernel.types import ProviderConfig, TurnResult
 from plugins.durable import refused
+from plugins.sessions_postgres import shown
 
 WORKFLOW = "hermes.turn"
 _launched: Optional[str] = None  # the system database this process launched DBOS on
 _launching = threading.Lock()
-_live: dict = {}  # workflow id -> [the turn's work, its TurnResult] of the turns this process runs
+_live: dict = {}  # workflow id -> the Live turn, of the turns this process runs
 _resuming: dict = {}  # what ``hermes runs resume`` lends the turn it resumes: app, callbacks
+
+
+@dataclass
+class Live:
+    """A turn this process started: its work, the agent, and the TurnResult once the work ended."""
+
+    work: Callable
+    agent: Any
+    result: Optional[TurnResult] = None
 
 
 class EngineError(Exception):
@@ -70,10 +82,10 @@ def launch(config, queues: Optional[list] = None, executor_id: Optional[str] = N
                 DBOS.launch()
             except Exception as exc:
                 DBOS.destroy()
-                raise EngineError(f"the durable engine cannot use {hidden(url)}: {first_line(exc)}") from None
+                raise EngineError(f"the durable engine cannot use {shown(url)}: {first_line(exc)}") from None
             _launched = url
         elif _launched != url:
-            raise EngineError(f"this process runs durable turns on {hidden(_launched)}, not {hidden(url)}")
+            raise EngineError(f"this process runs durable turns on {shown(_launched)}, not {shown(url)}")
     return url
 
 
@@ -96,16 +108,8 @@ def sqlite_engine(url: str):
     return engine
 
 
-def hidden(url: str) -> str:
-    """The URL without its password."""
-    import re
-
-    return re.sub(r"://([^:/@]+):[^@/]*@", r"://\1:***@", url)
-
-
 def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return describe(exc).splitlines()[0]
 
 
 # ---------------------------------------------------------------------------------------------------- the turn
@@ -127,21 +131,21 @@ def take_turn(agent, turn) -> Optional[Callable]:
         why = str(exc)
         return lambda work: refused(agent, turn, why)
     workflow_id = f"turn-{turn.turn_id}"
-    spec = describe(agent, turn)
+    spec = spec_of(agent, turn)
 
     def run(work):
-        _live[workflow_id] = live = [work, None, agent]
+        _live[workflow_id] = live = Live(work, agent)
         try:
             with SetWorkflowID(workflow_id), stopped_by_signal(agent):
                 hermes_turn(spec)
         except CutShort:  # stopped by a signal: the workflow stays unfinished
             pass
         except Exception as exc:  # DBOS failed around the turn (its database went away ...)
-            if live[1] is None:
+            if live.result is None:
                 return refused(agent, turn, f"the durable engine failed: {first_line(exc)}")
         finally:
             _live.pop(workflow_id, None)
-        return live[1]
+        return live.result
 
     return run
 
@@ -155,7 +159,7 @@ def stored(agent) -> int:
     return get_store(agent.config, agent.host).message_count(agent.session_id)
 
 
-def describe(agent, turn) -> dict:
+def spec_of(agent, turn) -> dict:
     """The workflow's input: enough to build the agent again and replay the turn in another process."""
     from hermes.cli.app import App
 
@@ -176,8 +180,8 @@ def describe(agent, turn) -> dict:
 def hermes_turn(spec: dict) -> dict:
     live = _live.get(DBOS.workflow_id)
     if live is not None:
-        live[1] = result = live[0]()
-        if live[2].state.get("durable.stopping"):
+        live.result = result = live.work()
+        if live.agent.state.get("durable.stopping"):
             raise CutShort(result)
     else:
         result = replay(spec)

@@ -29,6 +29,17 @@ def expand(url: str, key: str = "sessions.database_url") -> str:
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value, url)
 
 
+def shown(url: str) -> str:
+    """The URL without its password, to name the database in a message."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = f"{parts.username}@" if parts.username else ""
+    return parts._replace(netloc=user + parts.netloc.rpartition("@")[2]).geturl()
+
+
 def make_store(config):
     from plugins.sessions.store import StoreError
     from plugins.sessions_postgres.store import PostgresStore

@@ -18,9 +18,9 @@ import threading
 import time
 from contextlib import contextmanager
 from typing import Iterable, Optional
-from urllib.parse import urlsplit
 
 from plugins.sessions.codec import decode_message, encode_message
+from plugins.sessions_postgres import shown
 from plugins.sessions.locks import busy
 from plugins.sessions.store import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
 
@@ -57,15 +57,6 @@ _CONTINUED_IN = ("(SELECT c.id FROM hermes_sessions c WHERE c.parent_session_id 
 _PREVIEW = ("(SELECT substr(m.content, 1, 120) FROM hermes_messages m WHERE m.session_id = s.id AND m.role = 'user'"
             " ORDER BY m.seq LIMIT 1) AS preview")
 _COLUMNS = "session_id, seq, role, content, content_json, tool_calls, tool_call_id, reasoning, extra, created_at"
-
-
-def shown(url: str) -> str:
-    """The URL without its password, to name the database in a message."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = f"{parts.username}@" if parts.username else ""
-    return parts._replace(netloc=user + parts.netloc.rpartition("@")[2]).geturl()
 
 
 def _lock_key(session_id: str) -> int:
