@@ -13,9 +13,6 @@ if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from hermes.host.plugins import Candidate
 
 
-# ==========================================================================
-# The plugin host
-
 
 @hookspec(historic=True)
 def register_hookspecs(add: Callable[[Any], None]) -> None:

@@ -11,7 +11,7 @@ plugin's, each behind ``functools.wraps`` (pluggy reads the real signature) and 
   the thread out (a signal on the main thread, an asynchronous exception elsewhere), the answer is ignored and that
   hook of that plugin is not called again in this process; a coroutine function is awaited under it.
 
-A guarded call costs a token and a dict entry in a table the watchdog
+A guarded call pushes an entry on its thread's own list, which the watchdog
 thread reads a few times a second; it never walks another thread's stack.
 """
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import itertools
 import logging
+import math
 import os
 import signal
 import threading
@@ -123,22 +123,28 @@ class Failures:
 
 
 class Watchdog:
-    """Deadlines for plugin code and the user's interrupt inside it, one per process. Every guarded
-    call is in :attr:`calls` while it runs, under a token that grows with each call (a thread's
-    outermost call has its smallest); a kernel wait (a model call) is there too, with no identity.
-    Only this table is read: walking other threads' stacks (``sys._current_frames``) can crash 3.11."""
+    """Deadlines for plugin code and the user's interrupt inside it, one per process. Each thread keeps a list of
+    the guarded calls it is in, outermost first, in :attr:`stacks` (an ended thread's is left empty, its ident
+    reused): a call pushes a new ``(identity,)`` and pops it (``(identity, seconds)`` with a deadline of its own,
+    ``(None,)`` a kernel wait), no lock. The watchdog thread reads the lists a few times a second, never the
+    frames (``sys._current_frames`` can crash 3.11)."""
 
     def __init__(self):
         self.timeout = 30.0
         self.abandoned = False  # some plugin code overran its deadline in this process
-        self.calls: dict = {}  # token -> (thread ident, ((plugin, hook), failures)), or None for a kernel wait
-        self.marks: dict = {}  # token -> (FIRED | INTERRUPT, thread ident): read by the guards
-        self.deadlines: dict = {}  # token -> seconds, for a call with a deadline of its own (a tool)
-        self.tokens = itertools.count()
+        self.stacks: dict = {}  # thread ident -> its guarded calls
+        self.marks: dict = {}  # id(entry) -> (FIRED | INTERRUPT, entry): read by the guards
+        self.local = threading.local()
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         self._main = threading.main_thread().ident
         self._alarm_ours = False
+
+    def stack(self) -> list:
+        """This thread's guarded calls (a list made on its first)."""
+        if not hasattr(self.local, "stack"):
+            self.local.stack = self.stacks[threading.get_ident()] = []
+        return self.local.stack
 
     def start(self) -> None:
         """Start watching, once (from the main thread: with the SIGALRM handler that gets it out of a hook)."""
@@ -159,44 +165,40 @@ class Watchdog:
 
     # -- what a thread is doing
     def _guarded(self, ident: int) -> list:
-        """(token, identity) of the guarded calls thread ``ident`` is in, outermost first."""
-        return sorted((token, entry[1]) for token, entry in list(self.calls.items())
-                      if entry[0] == ident and entry[1] is not None)
+        """The entries of the guarded calls thread ``ident`` is in, outermost first."""
+        return [entry for entry in list(self.stacks.get(ident) or ()) if entry[0] is not None]
 
     def current_plugin(self) -> str:
         """The plugin whose guarded code this thread runs (innermost)."""
         calls = self._guarded(threading.get_ident())
-        return calls[-1][1][0][0] if calls else ""
+        return calls[-1][0][0][0] if calls else ""
 
     @contextlib.contextmanager
     def waiting(self):
         """The kernel waits (a model call) inside plugin code: the clocks of the calls around it stop."""
-        token = next(self.tokens)
-        self.calls[token] = (threading.get_ident(), None)
+        stack, entry = self.stack(), (None,)
+        stack.append(entry)
         try:
             yield
         finally:
-            self.calls.pop(token, None)
+            unwind(stack, entry)
 
     # -- getting a thread out
     def interrupt_thread(self, ident: int) -> bool:
         """The user interrupted: get thread ``ident`` out of plugin code now; True if it was in it."""
-        if ident == threading.get_ident():  # a signal handler on that very thread: no lock (it may be held)
+        here = ident == threading.get_ident()  # a signal handler on that very thread: no lock (it may be held)
+        with contextlib.nullcontext() if here else self._lock:
             calls = self._guarded(ident)
             if calls:
-                self.marks[calls[0][0]] = (INTERRUPT, ident)
-                raise Interrupted()
-            return False
-        with self._lock:
-            calls = self._guarded(ident)
-            if calls:
-                self.marks[calls[0][0]] = (INTERRUPT, ident)
+                self.marks[id(calls[0])] = (INTERRUPT, calls[0])
+                if here:
+                    raise Interrupted()
                 self._raise_in(ident, Interrupted)
         return bool(calls)
 
     def _alarm(self, signum, frame) -> None:
-        for token, _ in self._guarded(threading.get_ident()):  # the outermost marked call is the one to leave
-            mark = self.marks.get(token)
+        for entry in self._guarded(threading.get_ident()):  # the outermost marked call is the one to leave
+            mark = self.marks.get(id(entry))
             if mark is not None:
                 raise Interrupted() if mark[0] == INTERRUPT else HookTimeout(f"past {self.timeout:g}s")
 
@@ -212,11 +214,11 @@ class Watchdog:
 
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
 
-    def left(self, token: int) -> Optional[str]:
+    def left(self, entry: tuple) -> Optional[str]:
         """A marked guarded call is done: forget (and return) the mark and cancel an abandonment still
         pending for this thread, so it never lands in the kernel's own code."""
         with self._lock:
-            mark = self.marks.pop(token, None)
+            mark = self.marks.pop(id(entry), None)
             ident = threading.get_ident()
             if mark is not None and (ident != self._main or not self._alarm_ours):
                 import ctypes
@@ -225,7 +227,7 @@ class Watchdog:
         return mark[0] if mark else None
 
     def _watch(self) -> None:
-        seen: dict = {}  # token -> when the watchdog first saw the call running
+        seen: dict = {}  # id(entry) -> (entry: held, so its id is not reused, when the watchdog first saw it)
         while True:
             timeout = self.timeout
             time.sleep(min(0.25, timeout / 5) if timeout > 0 else 0.5)
@@ -236,37 +238,40 @@ class Watchdog:
 
     def _sample(self, seen: dict, timeout: float) -> dict:
         """One look: in each thread, fire at the outermost call past its deadline; return what was seen."""
-        now, current, threads = time.monotonic(), {}, {}
-        for token, (ident, identity) in sorted(list(self.calls.items())):  # outermost first in each thread
-            threads.setdefault(ident, []).append((token, identity))
-        for ident, calls in threads.items():
-            last_wait = max((token for token, identity in calls if identity is None), default=-1)
-            overdue = None
-            for token, identity in calls:
-                if identity is None:
+        now, current = time.monotonic(), {}
+        for ident, stack in list(self.stacks.items()):
+            calls = list(stack)  # outermost first
+            last_wait = max((i for i, entry in enumerate(calls) if entry[0] is None), default=-1)
+            for i, entry in enumerate(calls):
+                if entry[0] is None:
                     continue
                 # a call around a kernel wait (a model call), or one waiting for a person: its clock stops
-                untimed = token < last_wait or identity[0][1] in UNTIMED
-                first = now if untimed else seen.get(token, now)
-                current[token] = first
-                if overdue is None and now - first >= self.deadlines.get(token, timeout):
-                    overdue = token
-            if overdue is not None:
-                self._fire(ident, overdue, self.deadlines.get(overdue, timeout))
+                untimed = i < last_wait or entry[0][0][1] in UNTIMED
+                first = now if untimed else seen.get(id(entry), (None, now))[1]
+                current[id(entry)] = (entry, first)
+                if now - first >= (deadline := entry[1] if len(entry) > 1 else timeout):
+                    self._fire(ident, entry, deadline)
+                    break
         return current
 
-    def _fire(self, ident: int, token: int, timeout: float) -> None:
+    def _fire(self, ident: int, entry: tuple, timeout: float) -> None:
         with self._lock:
-            entry = self.calls.get(token)
-            if entry is None:
+            if not any(e is entry for e in list(self.stacks.get(ident) or ())):
                 return  # it finished meanwhile
-            first = token not in self.marks
-            self.marks[token] = (FIRED, ident)
+            first = id(entry) not in self.marks
+            self.marks[id(entry)] = (FIRED, entry)
             self.abandoned = True
             if first:  # marked now, though the thread may never come back
-                (plugin, hook), failures = entry[1]
+                (plugin, hook), failures = entry[0]
                 failures.timed_out(plugin, hook, timeout, ident)
             self._raise_in(ident, HookTimeout)  # again each round if the plugin swallows it
+
+
+def unwind(stack: list, entry: tuple) -> None:
+    """Take ``entry`` off ``stack``, and what an interrupted inner call left above it."""
+    while stack:
+        if stack.pop() is entry:
+            return
 
 
 WATCHDOG = Watchdog()
@@ -311,11 +316,10 @@ def _blocked(plugin: str, hook: str, why: str):
     return Block(f"blocked: the {hook} hook of plugin '{plugin}' failed ({why})")
 
 
-def _outcome(identity: tuple, token: int, exc: Optional[BaseException]) -> Optional[BaseException]:
-    """After a guarded call that raised or was marked: the exception that stands for it (None: it went
-    well), recorded as the plugin's."""
-    (plugin, hook), failures = identity
-    mark = WATCHDOG.left(token) if token in WATCHDOG.marks else None
+def _outcome(entry: tuple, exc: Optional[BaseException]) -> Optional[BaseException]:
+    """After a guarded call that raised or was marked: what stands for it (None: it went well), the plugin's."""
+    (plugin, hook), failures = entry[0]
+    mark = WATCHDOG.left(entry) if id(entry) in WATCHDOG.marks else None
     if mark == INTERRUPT or (exc is not None and is_user_interrupt(exc)):
         raise Interrupted() from None
     if mark == FIRED or isinstance(exc, HookTimeout):
@@ -328,62 +332,66 @@ def _outcome(identity: tuple, token: int, exc: Optional[BaseException]) -> Optio
     return exc
 
 
+# The guard, made once per parameter list: pluggy passes a plain implementation its arguments by position (keywords
+# only to defaulted parameters), and as many parameters cost less than ``*args`` (no tuple packed and unpacked
+# each call). The call is on its thread's stack while it runs; past it, one check: was it marked (late, interrupted)?
+_GUARD = """
+def make(fn, identity, local, stack_of, marks, failed, unwind):
+    def stand_down(answer):
+        nonlocal fn
+        fn = answer
+    def guarded({params}):
+        try:
+            stack = local.stack
+        except AttributeError:
+            stack = stack_of()
+        entry = (identity,)
+        stack.append(entry)
+        try:
+            result = fn({params})
+        except BaseException as exc:
+            unwind(stack, entry)
+            return failed(exc, entry)
+        if stack.pop() is not entry:  # an inner call cut short left its entry (the plugin swallowed that)
+            unwind(stack, entry)
+        if marks:
+            return failed(None, entry, result)
+        return result
+    return guarded, stand_down
+"""
+_MAKERS: dict = {}  # parameter list -> the make() of _GUARD for it
+
+
 def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> Callable:
     """``fn`` behind the guard, with ``fn``'s signature for pluggy."""
     import inspect
 
     original, key = fn, (plugin, hook)
     fallback = _blocked(plugin, hook, "it timed out earlier") if hook in FAIL_CLOSED else None
-    calls, marks, tokens, thread = WATCHDOG.calls, WATCHDOG.marks, WATCHDOG.tokens, threading.get_ident
-    identity = (key, failures)
     if inspect.iscoroutinefunction(fn):  # awaited here, inside the guard and its deadline
         fn = functools.partial(_awaited, fn)
 
-    def stand_down() -> None:  # abandoned: later calls answer at once, without the plugin
-        nonlocal fn
-        fn = lambda *args, **kwargs: _must(plugin, hook, "it timed out earlier") or fallback  # noqa: E731
-
-    failures.on_abandon(key, stand_down)
-
-    def failed(exc: Optional[BaseException], token: int, result: Any = None) -> Any:
-        calls.pop(token, None)
-        why = _outcome(identity, token, exc)
+    def failed(exc: Optional[BaseException], entry: tuple, result: Any = None) -> Any:
+        why = _outcome(entry, exc)
         if why is None:
             return result
         _must(plugin, hook, describe(why))
         return _blocked(plugin, hook, describe(why)) if fallback else None
 
-    # Two bodies, one per calling convention: pluggy passes keyword arguments
-    # only to defaulted parameters, and an unused **kwargs costs a dict per
-    # call. The call is in the watchdog's table while it runs; past it, one
-    # check: was it marked (late, interrupted)?
-    def positional(*args):
-        token = next(tokens)
-        try:
-            calls[token] = (thread(), identity)
-            result = fn(*args)
-            del calls[token]
-        except BaseException as exc:
-            return failed(exc, token)
-        if marks:
-            return failed(None, token, result)
-        return result
-
-    def keywords(*args, **kwargs):
-        token = next(tokens)
-        try:
-            calls[token] = (thread(), identity)
-            result = fn(*args, **kwargs)
-            del calls[token]
-        except BaseException as exc:
-            return failed(exc, token)
-        if marks:
-            return failed(None, token, result)
-        return result
-
     target = getattr(original, "__func__", original)
-    plain = hasattr(target, "__code__") and not getattr(target, "__defaults__", None) and fn is original
-    return functools.wraps(original)(positional if plain else keywords)
+    params = "*args, **kwargs"
+    if hasattr(target, "__code__") and not getattr(target, "__defaults__", None) and fn is original:
+        kinds = [p.kind for p in inspect.signature(original).parameters.values()]
+        if all(kind == inspect.Parameter.POSITIONAL_OR_KEYWORD for kind in kinds):
+            params = ", ".join(f"a{i}" for i in range(len(kinds)))
+    if params not in _MAKERS:
+        exec(_GUARD.format(params=params), scope := {})  # noqa: S102 - our template, parameters a0, a1, ...
+        _MAKERS[params] = scope["make"]
+    guarded, stand_down = _MAKERS[params](fn, ((plugin, hook), failures), WATCHDOG.local, WATCHDOG.stack,
+                                          WATCHDOG.marks, failed, unwind)
+    late = lambda *args, **kwargs: _must(plugin, hook, "it timed out earlier") or fallback  # noqa: E731
+    failures.on_abandon(key, lambda: stand_down(late))  # abandoned: later calls answer at once, without the plugin
+    return functools.wraps(original)(guarded)
 
 
 def _awaited(coroutine_function: Callable, *args, **kwargs) -> Any:
@@ -477,21 +485,16 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
             seconds: Optional[float] = None, **kwargs) -> Any:
     """Call plugin code that is not a hook (a context engine's method, a factory, an import) under the
     same rules: contained, attributed, given the deadline (or ``seconds``, 0: none); interrupts pass."""
-    identity, calls = ((plugin, what), failures), WATCHDOG.calls
-    token = next(WATCHDOG.tokens)
-    if seconds is not None:
-        WATCHDOG.deadlines[token] = seconds or float("inf")
+    stack, entry = WATCHDOG.stack(), (((plugin, what), failures), *(() if seconds is None else (seconds or math.inf,)))
+    stack.append(entry)
     try:
-        calls[token] = (threading.get_ident(), identity)
         result = fn(*args, **kwargs)
-        del calls[token]
     except BaseException as exc:
-        calls.pop(token, None)
-        _outcome(identity, token, exc)
+        unwind(stack, entry)
+        _outcome(entry, exc)
         return default
-    finally:
-        WATCHDOG.deadlines.pop(token, None)
-    if WATCHDOG.marks and _outcome(identity, token, None) is not None:
+    unwind(stack, entry)
+    if WATCHDOG.marks and _outcome(entry, None) is not None:
         return default
     return result
 
