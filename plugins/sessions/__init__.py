@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from pathlib import Path
 
 from kernel import hookimpl
 
 _stores: dict = {}  # (store name, what it is made from) -> the store, one per process
 _stores_lock = threading.Lock()
+_by_config: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a Config -> its store (a hook's shortcut)
 DEFAULT_STORE = "sqlite"
 
 
@@ -73,6 +75,7 @@ def close_stores() -> None:
         for store in set(_stores.values()):
             store.close()
         _stores.clear()
+        _by_config.clear()
 
 
 def _store_for(agent):
@@ -80,7 +83,10 @@ def _store_for(agent):
         from hermes.host.paths import data_dir
 
         return get_store(str(data_dir()))
-    return get_store(agent.config, getattr(agent, "host", None))
+    store = _by_config.get(agent.config)  # every append asks: the data folder is resolved once per config
+    if store is None:
+        store = _by_config[agent.config] = get_store(agent.config, getattr(agent, "host", None))
+    return store
 
 
 @hookimpl

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 DB_NAME = "state.db"
 BUSY_TIMEOUT_S = 5.0
+BUSY_MS = int(BUSY_TIMEOUT_S * 1000)
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 _SQLITE_CORRUPT = 11
@@ -41,6 +42,11 @@ class StoreError(Exception):
 
 class UnknownSession(StoreError):
     """No session with that id (or id prefix)."""
+
+
+class _Stale(Exception):
+    """What this process remembered of a session (its row, its next ``seq``) is out of date: another
+    process wrote to it or deleted it since."""
 
 
 class StoreCorrupt(StoreError):
@@ -147,6 +153,8 @@ class SessionStore(Store):
         self._lock = threading.RLock()
         self.fts = False  # set on open: is the full-text index usable?
         self.journal_mode = ""
+        self._busy_ms = BUSY_MS  # the connection's busy_timeout: a pragma only when it changes
+        self._next_seq: dict = {}  # session id -> the seq of its next message, as this process last wrote it
 
     @classmethod
     def for_data_dir(cls, data_dir: Path | str) -> "SessionStore":
@@ -178,7 +186,8 @@ class SessionStore(Store):
         )
         conn.row_factory = sqlite3.Row
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            self._busy_ms = BUSY_MS
             mode = _set_wal(conn)
             self.journal_mode = str(mode).lower()
             if self.journal_mode != "wal":
@@ -265,8 +274,9 @@ class SessionStore(Store):
         return True
 
     @contextmanager
-    def _connection(self):
-        """The shared connection, under the lock; corruption becomes StoreCorrupt."""
+    def _connection(self, busy_ms: int = BUSY_MS):
+        """The shared connection, under the lock, waiting up to ``busy_ms`` for another process's lock;
+        corruption becomes StoreCorrupt."""
         with self._lock:
             if self._conn is not None and self._pid != os.getpid():
                 # A forked child must not use its parent's connection (SQLite
@@ -276,21 +286,29 @@ class SessionStore(Store):
                 self._conn = self._open()
                 self._pid = os.getpid()
             try:
+                self._busy(busy_ms)
                 yield self._conn
             except sqlite3.DatabaseError as exc:
                 if _is_corruption(exc):
                     raise StoreCorrupt(self.path, str(exc)) from None
                 raise StoreError(f"{self.path}: {exc}") from None
 
+    def _busy(self, busy_ms: int) -> None:
+        if self._busy_ms != busy_ms:
+            self._conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+            self._busy_ms = busy_ms
+
     @contextmanager
     def _write(self):
-        """One short write transaction, taken up front (BEGIN IMMEDIATE)."""
-        with self._connection() as conn:
-            conn.execute("PRAGMA busy_timeout = 0")  # the writers take turns in _taking_turns instead
+        """One short write transaction, taken up front (BEGIN IMMEDIATE). The writers take turns in
+        _taking_turns, not in SQLite's busy handler; in WAL mode nothing else in the transaction waits for
+        a lock, so the timeout stays 0 until a read needs it (two pragmas fewer per write)."""
+        with self._connection(busy_ms=0) as conn:
             try:
                 _taking_turns(conn, "BEGIN IMMEDIATE")
             finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                if self.journal_mode != "wal":  # the commit waits for the readers
+                    self._busy(BUSY_MS)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -444,6 +462,7 @@ class SessionStore(Store):
 
     def delete(self, session_id: str) -> bool:
         """Delete a session and its messages (True if it existed)."""
+        self._next_seq.pop(session_id, None)
         with self._write() as conn:
             conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -462,24 +481,33 @@ class SessionStore(Store):
         if not rows:
             return 0
         now = time.time()
-        with self._write() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO sessions (id, started_at, updated_at) VALUES (?, ?, ?)",
-                (session_id, now, now),
-            )
-            last = conn.execute(
-                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
-            ).fetchone()[0]
-            conn.executemany(
-                "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
-                " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(session_id, last + 1 + i, *row, now) for i, row in enumerate(rows)],
-            )
-            conn.execute(
-                "UPDATE sessions SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
-                (len(rows), now, session_id),
-            )
-        return len(rows)
+        # The session's next seq as this process last wrote it spares two statements; when another process
+        # wrote to the session or deleted it since, the insert conflicts and the transaction is made again.
+        for remembered in (self._next_seq.pop(session_id, None), None):
+            try:
+                with self._write() as conn:
+                    first = remembered
+                    if first is None:
+                        conn.execute("INSERT OR IGNORE INTO sessions (id, started_at, updated_at) VALUES (?, ?, ?)",
+                                     (session_id, now, now))
+                        first = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?",
+                                             (session_id,)).fetchone()[0]
+                    try:
+                        conn.executemany(
+                            "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, "
+                            "tool_call_id, reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            [(session_id, first + i, *row, now) for i, row in enumerate(rows)],
+                        )
+                    except sqlite3.IntegrityError:  # a seq taken, or no such session (foreign keys are on)
+                        if remembered is None:
+                            raise
+                        raise _Stale() from None
+                    conn.execute("UPDATE sessions SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
+                                 (len(rows), now, session_id))
+            except _Stale:
+                continue
+            self._next_seq[session_id] = first + len(rows)
+            return len(rows)
 
     def load(self, session_id: str) -> Optional[list[dict]]:
         """The messages of a session in order, or None for an unknown session."""

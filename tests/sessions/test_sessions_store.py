@@ -287,3 +287,31 @@ def test_a_version_1_database_gains_how_its_sessions_started(home, monkeypatch):
     assert store.provider_config("new") == {"model": "m", "api_mode": "scripted"}
     assert store.matching_ids("o") == ["old"] and store.matching_ids("") == []
     store.close()
+
+
+def test_another_writer_between_two_appends_is_seen(store):
+    """The store remembers a session's next seq between its own appends; another writer (another
+    process's store on the same file) appending or deleting meanwhile conflicts, and the append is made
+    again from the file: every message kept once, in order, the count right."""
+    other = SessionStore(store.path)
+    store.append("s", step(0))
+    other.append("s", [{"role": "user", "content": "from the other process"}])
+    store.append("s", step(1))
+    loaded = store.load("s")
+    assert [m.get("content") for m in loaded] == [None, "result 0", "from the other process", None, "result 1"]
+    assert store.get_session("s")["message_count"] == 5
+    other.delete("s")
+    store.append("s", [{"role": "user", "content": "after the delete"}])
+    assert [m["content"] for m in store.load("s")] == ["after the delete"]
+    other.close()
+
+
+def test_a_read_after_writes_waits_for_locks_again(store):
+    """Writes leave the connection's busy timeout at 0 in WAL mode (the writers take turns themselves, and
+    a pragma less per write); a read sets SQLite's wait back before it runs."""
+    store.append("s", step(0))
+    with store._write() as conn:
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 0
+    assert len(store.load("s")) == 2
+    with store._connection() as conn:
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
