@@ -26,6 +26,7 @@ import os
 import signal
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -137,8 +138,7 @@ class Watchdog:
         self.local = threading.local()
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
-        self._main = threading.main_thread().ident
-        self._alarm_ours = False
+        self._main, self._alarm_ours = threading.main_thread().ident, False  # is SIGALRM's handler ours?
 
     def stack(self) -> list:
         """This thread's guarded calls (a list made on its first)."""
@@ -378,12 +378,11 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
         _must(plugin, hook, describe(why))
         return _blocked(plugin, hook, describe(why)) if fallback else None
 
-    target = getattr(original, "__func__", original)
-    params = "*args, **kwargs"
-    if hasattr(target, "__code__") and not getattr(target, "__defaults__", None) and fn is original:
-        kinds = [p.kind for p in inspect.signature(original).parameters.values()]
-        if all(kind == inspect.Parameter.POSITIONAL_OR_KEYWORD for kind in kinds):
-            params = ", ".join(f"a{i}" for i in range(len(kinds)))
+    target = getattr(original, "__func__", original)  # a bound method's function: its code counts self
+    code, params = getattr(target, "__code__", None), "*args, **kwargs"
+    if code and fn is original and not target.__defaults__ and not code.co_kwonlyargcount \
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        params = ", ".join(f"a{i}" for i in range(code.co_argcount - (target is not original)))
     if params not in _MAKERS:
         exec(_GUARD.format(params=params), scope := {})  # noqa: S102 - our template, parameters a0, a1, ...
         _MAKERS[params] = scope["make"]
@@ -462,10 +461,11 @@ class Guarded:
 
 def guard_plugin(pm, plugin: Any, name: str, failures: Failures) -> Guarded:
     """What to register with ``pm`` for ``plugin``: each attribute ``pm`` takes for a hook, guarded."""
-    proxy = Guarded(plugin, name)
+    proxy, marker = Guarded(plugin, name), f"{pm.project_name}_impl"
+    module = vars(plugin) if isinstance(plugin, types.ModuleType) else {}
     for attr in dir(plugin):
-        try:
-            opts = pm.parse_hookimpl_opts(plugin, attr)
+        try:  # a module's attribute without pluggy's marker is no hook: spare pluggy's static lookup of it
+            opts = None if attr in module and not hasattr(module[attr], marker) else pm.parse_hookimpl_opts(plugin, attr)
         except Exception:
             opts = None
         if opts is None:
