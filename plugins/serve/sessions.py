@@ -91,7 +91,7 @@ async def patch_session(server, request: Request) -> Response:
                      code="unsupported_session_field")
 
     def work(store, session_id):
-        from plugins.sessions.store import StoreError
+        from plugins.sessions.base import StoreError
 
         try:
             store.set_title(session_id, body["title"])

@@ -50,7 +50,7 @@ def get_store(config, host=None):
 
 def _factory(name: str, host):
     from plugins.sessions.hookspecs import SESSION_STORES
-    from plugins.sessions.store import StoreError
+    from plugins.sessions.base import StoreError
 
     table = host.registry[SESSION_STORES] if host is not None else {}
     if name not in table:
@@ -213,7 +213,7 @@ def register_tools(register, config):
 
 
 def _slash_title(raw_args: str, agent) -> str:
-    from plugins.sessions.store import StoreError
+    from plugins.sessions.base import StoreError
 
     if not raw_args.strip():
         return "usage: /title TEXT  (names this session in `hermes sessions list`)"
@@ -227,7 +227,7 @@ def _slash_title(raw_args: str, agent) -> str:
 
 
 def _slash_search(raw_args: str, agent) -> str:
-    from plugins.sessions.store import StoreError
+    from plugins.sessions.base import StoreError
 
     try:
         hits = _store_for(agent).search(raw_args, 10)

@@ -39,7 +39,7 @@ def _errors_as_clicks(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from plugins.sessions.store import StoreError
+        from plugins.sessions.base import StoreError
 
         try:
             return fn(*args, **kwargs)
@@ -188,7 +188,7 @@ def sessions_group(config) -> click.Group:
         as state.db.corrupt-<time>), a fresh one started and every session
         still readable copied into it; a server's database is mended in place."""
         from plugins.sessions.salvage import move_aside, salvage
-        from plugins.sessions.store import StoreError
+        from plugins.sessions.base import StoreError
 
         s = store()
         try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from plugins.sessions.store import StoreError
+from plugins.sessions.base import StoreError
 
 MESSAGE_COLUMNS = ("seq", "role", "content", "content_json", "tool_calls", "tool_call_id", "reasoning", "extra",
                    "created_at")

@@ -46,7 +46,7 @@ def _when(ts) -> str:
 
 def search_handler(args: dict, ctx) -> str:
     from plugins.sessions import _store_for
-    from plugins.sessions.store import StoreError
+    from plugins.sessions.base import StoreError
 
     if not isinstance(args, dict):
         raise ToolError("arguments must be an object with a 'query' string")

@@ -18,7 +18,7 @@ requires_plugins = ("sessions-sqlite",)  # its plugin brings the store hook and 
 
 def expand(url: str, key: str = "sessions.database_url") -> str:
     """``${VAR}`` in the URL from the environment (unset: a one-line error naming it and the ``key``)."""
-    from plugins.sessions.store import StoreError
+    from plugins.sessions.base import StoreError
 
     def value(match) -> str:
         name = match.group(1)
@@ -41,7 +41,7 @@ def shown(url: str) -> str:
 
 
 def make_store(config):
-    from plugins.sessions.store import StoreError
+    from plugins.sessions.base import StoreError
     from plugins.sessions_postgres.store import PostgresStore
 
     url = expand(str(config.get("sessions.database_url") or "").strip())

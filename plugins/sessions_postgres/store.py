@@ -22,7 +22,7 @@ from typing import Iterable, Optional
 from plugins.sessions.codec import decode_message, encode_message
 from plugins.sessions_postgres import shown
 from plugins.sessions.locks import busy
-from plugins.sessions.store import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
+from plugins.sessions.base import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
 
 SCHEMA_LOCK = 0x6865726D6573  # "hermes": the advisory lock the schema is made under
 

@@ -1,0 +1,77 @@
+"""What every session store shares, whichever database it keeps (SQLite here, PostgreSQL in
+:mod:`plugins.sessions_postgres`): the errors, the session's fields, the checks of what a caller
+gives, and :class:`Store`, the answers built on a store's own."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class StoreError(Exception):
+    """A session store problem, already phrased for the user (one line)."""
+
+
+class UnknownSession(StoreError):
+    """No session with that id (or id prefix)."""
+
+
+USAGE_COLUMNS = {  # the normalized usage's keys -> the session's totals' columns
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_tokens": "cache_read_tokens",
+    "cache_write_tokens": "cache_write_tokens",
+    "reasoning_tokens": "reasoning_tokens",
+    "request_count": "api_call_count",
+}
+
+SESSION_FIELDS = (
+    "id", "parent_session_id", "start_reason", "model", "provider", "platform", "title", "started_at", "updated_at",
+    "ended_at", "end_reason", "message_count", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "reasoning_tokens", "api_call_count",
+)
+
+def ambiguous(prefix: str, ids: list) -> str:
+    """The one line for an id prefix that starts several sessions' ids (``ids``: some of them)."""
+    return f"session id {str(prefix).strip()!r} is ambiguous (matches {', '.join(ids[:2])}, ...)"
+
+
+def usage_adds(usage: Optional[dict]) -> dict:
+    """column -> what a turn's ``usage`` (the normalized shape) adds to the session's totals."""
+    return {column: int(value) for key, column in USAGE_COLUMNS.items()
+            if isinstance(value := (usage or {}).get(key), (int, float)) and not isinstance(value, bool) and value > 0}
+
+
+def clean_title(title: Any) -> str:
+    title = " ".join(str(title).split())
+    if not title:
+        raise StoreError("the title is empty")
+    if len(title) > 200:
+        raise StoreError(f"the title is too long ({len(title)} characters, at most 200)")
+    return title
+
+
+def check_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValueError(f"a session id must be a non-empty string, got {session_id!r}")
+    return session_id
+
+
+class Store:
+    """What every store builds on its own answers (``matching_ids``, ``list_sessions``): the same for all."""
+
+    def resolve_id(self, prefix: str) -> str:
+        """An exact id, or a unique prefix of one (for the command line)."""
+        ids = self.matching_ids(prefix)
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise UnknownSession(ambiguous(prefix, ids))
+        prefix = str(prefix).strip()
+        raise UnknownSession(f"no session with id {prefix!r}" if prefix else "no session id given")
+
+    def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
+        """The most recently active top-level session (a delegated child is
+        never "the last conversation"; a continuation after compression or an
+        undo is)."""
+        rows = self.list_sessions(limit=1, platform=platform, include_children=False)
+        return rows[0]["id"] if rows else None
