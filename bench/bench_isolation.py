@@ -43,7 +43,7 @@ from kernel import hookimpl, hookspecs
 def plugin(i):
     def on_status(status, detail):
         return None
-    def pre_tool_call(tool_name, args):
+    def pre_tool_call(call):
         return None
     ns = {"__name__": f"noop{i}", "on_status": staticmethod(hookimpl(on_status)),
           "pre_tool_call": staticmethod(hookimpl(pre_tool_call))}
@@ -72,8 +72,7 @@ def per_call(hook, name, kwargs):
     return best
 
 status = dict(status="s", detail="d", agent=None)
-tool = dict(tool_name="echo", args={}, task_id="t", session_id="s", tool_call_id="c", turn_id="u",
-            api_request_id="r", middleware_trace=[], agent=None)
+tool = dict(call=None, agent=None)  # the guard passes it on as it is
 print(json.dumps({"on_status": per_call(guarded, "on_status", status),
                   "pre_tool_call": per_call(guarded, "pre_tool_call", tool),
                   "bare_on_status": per_call(bare, "on_status", status),
