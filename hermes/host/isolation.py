@@ -268,10 +268,10 @@ class Watchdog:
 
 
 def unwind(stack: list, entry: tuple) -> None:
-    """Take ``entry`` off ``stack``, and what an interrupted inner call left above it."""
-    while stack:
-        if stack.pop() is entry:
-            return
+    """Take ``entry`` off ``stack`` if it is there, and what an interrupted inner call left above it."""
+    if any(e is entry for e in stack):
+        while stack.pop() is not entry:
+            pass
 
 
 WATCHDOG = Watchdog()
@@ -349,11 +349,11 @@ def make(fn, identity, local, stack_of, marks, failed, unwind):
         stack.append(entry)
         try:
             result = fn({params})
-        except BaseException as exc:
+            if stack.pop() is not entry:  # an inner call cut short left its entry (the plugin swallowed that)
+                unwind(stack, entry)
+        except BaseException as exc:  # also a deadline's exception landing as the call ends
             unwind(stack, entry)
             return failed(exc, entry)
-        if stack.pop() is not entry:  # an inner call cut short left its entry (the plugin swallowed that)
-            unwind(stack, entry)
         if marks:
             return failed(None, entry, result)
         return result
@@ -489,11 +489,11 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
     stack.append(entry)
     try:
         result = fn(*args, **kwargs)
+        unwind(stack, entry)
     except BaseException as exc:
         unwind(stack, entry)
         _outcome(entry, exc)
         return default
-    unwind(stack, entry)
     if WATCHDOG.marks and _outcome(entry, None) is not None:
         return default
     return result
