@@ -384,7 +384,7 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         params = ", ".join(f"a{i}" for i in range(code.co_argcount - (target is not original)))
     if params not in _MAKERS:
-        exec(_GUARD.format(params=params), scope := {})  # noqa: S102 - our template, parameters a0, a1, ...
+        exec(compile(_GUARD.format(params=params), "<hermes guard>", "exec"), scope := {})  # noqa: S102 - ours
         _MAKERS[params] = scope["make"]
     guarded, stand_down = _MAKERS[params](fn, ((plugin, hook), failures), WATCHDOG.local, WATCHDOG.stack,
                                           WATCHDOG.marks, failed, unwind)
