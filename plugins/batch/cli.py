@@ -185,6 +185,11 @@ class Outcomes:
             self.progress.say(f"{program()}: prompt {answer['index']} failed: {answer['error']}")
         self.progress.show()
 
+    def interrupted(self, what_next: str) -> dict:
+        """Ctrl+C: what was written, and ``what_next`` (how to go on) said."""
+        self.progress.say(f"{program()}: interrupted: {self.written} trajectories written; {what_next}")
+        return {"written": self.written, "failed": self.failed, "errors": self.errors, "interrupted": True}
+
     def summary(self, seconds: float, quiet: bool, log: str) -> dict:
         self.progress.show(final=True)
         if self.failed and not quiet:
@@ -225,10 +230,7 @@ def _run_on_queue(app: App, todo: list, prompts: list, fd: int, out: Path, worke
         ids = on_queue.enqueue(on_queue.batch_key(str(out), prompts), _settings(app, opts), todo)
         on_queue.wait(ids, outcomes.take, tick=outcomes.progress.show)
     except KeyboardInterrupt:
-        outcomes.progress.say(f"{program()}: interrupted: {outcomes.written} trajectories written; the prompts stay "
-                              "on the queue: run the same command to collect them")
-        return {"written": outcomes.written, "failed": outcomes.failed, "errors": outcomes.errors,
-                "interrupted": True}
+        return outcomes.interrupted("the prompts stay on the queue: run the same command to collect them")
     finally:
         os.close(fd)
     return outcomes.summary(time.monotonic() - started, quiet, "see the workers' output")
@@ -308,10 +310,7 @@ def _run(app: App, todo: list, fd: int, workers: int, opts: dict, quiet: bool) -
             give(worker)
             busy -= worker.task is None
     except KeyboardInterrupt:
-        progress.say(f"{program()}: interrupted: {outcomes.written} trajectories written; run the same command "
-                     "to go on")
-        return {"written": outcomes.written, "failed": outcomes.failed, "errors": outcomes.errors,
-                "interrupted": True}
+        return outcomes.interrupted("run the same command to go on")
     finally:
         for worker in pool:
             worker.stop()

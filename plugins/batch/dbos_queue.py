@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import time
 from typing import Optional
 
@@ -111,13 +110,7 @@ def wait(ids: dict, on_answer, tick=lambda: None, every: float = 0.25) -> None:
 def _dead(executor_id: Optional[str]) -> bool:
     """An executor of this host whose process is gone (named ``host-pid-...``; a named worker is never
     judged from here: restarting it with its name takes its prompts back)."""
-    host, _, rest = (executor_id or "").rpartition("-")[0].rpartition("-")
-    if host != socket.gethostname() or not rest.isdigit():
-        return False
-    try:
-        os.kill(int(rest), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    from plugins.durable.engine import running_here
+
+    host, _, pid = (executor_id or "").rpartition("-")[0].rpartition("-")
+    return running_here(host, pid) is False

@@ -42,19 +42,11 @@ def _row(status) -> dict:
 
 
 def _alive(spec: dict) -> bool:
-    """Is the process that started the turn still running it (as far as this host can tell)?"""
-    import os
-    import socket
+    """Is the process that started the turn still running it? Another host's is taken for gone: its turn is
+    resumable, and the store's claim on the session decides."""
+    from plugins.durable.engine import running_here
 
-    if spec.get("host") != socket.gethostname() or not spec.get("pid"):
-        return False  # another host's: its turn is resumable once that host is gone; the store's claim decides
-    try:
-        os.kill(int(spec["pid"]), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return running_here(spec.get("host"), spec.get("pid")) is True
 
 
 def _find(engine, run_id: str):

@@ -108,6 +108,19 @@ def sqlite_engine(url: str):
     return engine
 
 
+def running_here(host: Optional[str], pid: Any) -> Optional[bool]:
+    """Is process ``pid`` of ``host`` running? ``None``: this host cannot tell (another host's, no pid)."""
+    if host != socket.gethostname() or not str(pid or "").isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def first_line(exc: BaseException) -> str:
     return describe(exc).splitlines()[0]
 

@@ -23,7 +23,7 @@ from kernel import hookimpl
 
 _stores: dict = {}  # (store name, what it is made from) -> the store, one per process
 _stores_lock = threading.Lock()
-_by_config: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a Config -> its store (a hook's shortcut)
+_by_config: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a Config -> its store, found once
 DEFAULT_STORE = "sqlite"
 
 
@@ -32,20 +32,24 @@ def get_store(config, host=None):
     by the factory its plugin registered (``host`` is needed then, unless it is SQLite). ``config`` may be
     a data folder's path instead: its SQLite store (tests, scripts)."""
     by_path = isinstance(config, (str, os.PathLike))
+    if not by_path and config in _by_config:  # every append asks: the data folder is resolved once per config
+        return _by_config[config]
     if by_path:
         name, folder, url = DEFAULT_STORE, os.fspath(config), ""
     else:
         name, folder, url = config.get("sessions.store") or DEFAULT_STORE, os.fspath(config.data_dir), \
             config.get("sessions.database_url") or ""
-    key = (name, folder, url)  # as given: every append asks, and resolving a path costs a stat per part
+    key = (name, folder, url)  # as given: resolving a path costs a stat per part
     store = _stores.get(key)
-    if store is not None:
-        return store
-    make = _sqlite if host is None and name == DEFAULT_STORE else _factory(name, host)
-    with _stores_lock:
-        if key not in _stores:
-            _stores[key] = make(folder if by_path else config)
-        return _stores[key]
+    if store is None:
+        make = _sqlite if host is None and name == DEFAULT_STORE else _factory(name, host)
+        with _stores_lock:
+            if key not in _stores:
+                _stores[key] = make(folder if by_path else config)
+            store = _stores[key]
+    if not by_path:
+        _by_config[config] = store
+    return store
 
 
 def _factory(name: str, host):
@@ -83,10 +87,7 @@ def _store_for(agent):
         from hermes.host.paths import data_dir
 
         return get_store(str(data_dir()))
-    store = _by_config.get(agent.config)  # every append asks: the data folder is resolved once per config
-    if store is None:
-        store = _by_config[agent.config] = get_store(agent.config, getattr(agent, "host", None))
-    return store
+    return get_store(agent.config, getattr(agent, "host", None))
 
 
 @hookimpl

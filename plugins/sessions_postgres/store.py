@@ -19,10 +19,10 @@ import time
 from contextlib import contextmanager
 from typing import Iterable, Optional
 
-from plugins.sessions.codec import decode_message, encode_message
-from plugins.sessions_postgres import shown
-from plugins.sessions.locks import busy
 from plugins.sessions.base import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
+from plugins.sessions.codec import decode_message, encode_message
+from plugins.sessions.locks import busy
+from plugins.sessions_postgres import shown
 
 SCHEMA_LOCK = 0x6865726D6573  # "hermes": the advisory lock the schema is made under
 
