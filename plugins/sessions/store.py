@@ -146,8 +146,7 @@ class SessionStore(Store):
             return
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
         for version, statements in schema.MIGRATIONS:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with self._in_transaction(conn):
                 # Re-read inside the transaction: another process may have
                 # migrated between our check and our lock.
                 current = self._version(conn)
@@ -161,10 +160,6 @@ class SessionStore(Store):
                         conn.execute(sql)
                     conn.execute("DELETE FROM schema_version")
                     conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
 
     @staticmethod
     def _version(conn: sqlite3.Connection) -> int:
@@ -175,35 +170,44 @@ class SessionStore(Store):
 
     def _ensure_fts(self, conn: sqlite3.Connection) -> bool:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
-        have_table = "messages_fts" in names
-        have_triggers = all(t in names for t in schema.FTS_TRIGGERS)
+        if "fts_progress" not in names:  # a schema older than the index's (only a test opens one unmigrated)
+            return False
         if not schema.fts5_available():
             if any(t in names for t in schema.FTS_TRIGGERS):
-                # Triggers into an FTS5 table this SQLite cannot load would
-                # make every append fail: drop them; the index is rebuilt the
-                # next time a build with FTS5 opens the file.
-                conn.execute("BEGIN IMMEDIATE")
-                for trigger in schema.FTS_TRIGGERS:
-                    conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-                conn.execute("COMMIT")
+                # Triggers into an FTS5 table this SQLite cannot load would make every delete fail: drop them,
+                # and with them the index's claim to be in step; it is made again the next time a build with
+                # FTS5 opens the file.
+                with self._in_transaction(conn):
+                    for trigger in schema.FTS_TRIGGERS:
+                        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+                    conn.execute("UPDATE fts_progress SET upto = -1")
             log.warning("%s: this Python's SQLite has no FTS5; session search is unavailable", self.path)
             return False
-        if have_table and have_triggers:
+        if "messages_fts" in names and all(t in names for t in schema.FTS_TRIGGERS):
             return True
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._in_transaction(conn):
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
             if "messages_fts" not in names:
                 conn.execute(schema.FTS_TABLE)
             for trigger, sql in schema.FTS_TRIGGERS.items():
                 if trigger not in names:
                     conn.execute(sql)
-            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+            if conn.execute("SELECT upto FROM fts_progress").fetchone()[0] < 0:
+                # emptied, for the next search to index every message
+                conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('delete-all')")
+                conn.execute("UPDATE fts_progress SET upto = 0")
+        return True
+
+    @staticmethod
+    @contextmanager
+    def _in_transaction(conn: sqlite3.Connection):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return True
 
     @contextmanager
     def _connection(self, busy_ms: int = BUSY_MS):
@@ -478,6 +482,12 @@ class SessionStore(Store):
                 raise StoreError(
                     f"session search needs SQLite with FTS5; this Python's SQLite {sqlite3.sqlite_version} lacks it"
                 )
+            behind = conn.execute("SELECT (SELECT MAX(id) FROM messages) > (SELECT upto FROM fts_progress)").fetchone()
+        if behind[0]:
+            with self._write() as conn:
+                for sql in schema.CATCH_UP:
+                    conn.execute(sql)
+        with self._connection() as conn:
             where, params = ["messages_fts MATCH ?"], [match]
             if session_id:
                 where.append("m.session_id = ?")

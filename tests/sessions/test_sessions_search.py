@@ -99,9 +99,66 @@ def test_without_fts5_appends_work_and_the_index_is_rebuilt_later(home, monkeypa
     s.append("s", [{"role": "user", "content": "gamma"}])
     assert [h["seq"] for h in s.search("gamma")] == [2]
     s.close()
-    conn = sqlite3.connect(home / "state.db")
-    assert conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')").fetchall() == []
-    conn.close()
+    _assert_index_in_step(home / "state.db")
+
+
+def _assert_index_in_step(path, upto=None):
+    """The index holds exactly the messages up to fts_progress.upto (``upto``, else all of them)."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+        indexed = conn.execute("SELECT upto FROM fts_progress").fetchone()[0]
+        assert indexed == (conn.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0]
+                           if upto is None else upto)
+        in_index = [r[0] for r in conn.execute("SELECT id FROM messages_fts_docsize ORDER BY id")]
+        assert in_index == [r[0] for r in conn.execute("SELECT id FROM messages WHERE id <= ? ORDER BY id",
+                                                       (indexed,))]
+        if upto is None:  # every message indexed: its words are the table's (checked against it)
+            conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        conn.close()
+
+
+def test_an_append_leaves_the_index_to_the_next_search(store):
+    store.append("a", [{"role": "user", "content": "alpha one"}, {"role": "assistant", "content": "alpha two"}])
+    assert store.search("alpha") and store.search("one")[0]["seq"] == 0
+    _assert_index_in_step(store.path)
+    store.append("a", [{"role": "user", "content": "alpha three"}])
+    store.append("b", [{"role": "user", "content": "alpha four"}])
+    _assert_index_in_step(store.path, upto=2)  # not indexed yet
+    store.delete("a")  # an indexed message and one not yet indexed go: the triggers forget only the first
+    _assert_index_in_step(store.path, upto=2)
+    assert [h["session_id"] for h in store.search("alpha")] == ["b"]
+    _assert_index_in_step(store.path)
+    with store._write() as conn:  # an edited message is indexed again
+        conn.execute("UPDATE messages SET content = 'omega' WHERE session_id = 'b'")
+    assert store.search("alpha") == [] and [h["session_id"] for h in store.search("omega")] == ["b"]
+    _assert_index_in_step(store.path)
+
+
+def test_a_file_indexed_on_insert_by_an_older_hermes_is_taken_over_as_it_is(home, monkeypatch):
+    with monkeypatch.context() as patch:  # schema 2, with the insert trigger of the hermes that wrote it
+        patch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        patch.setattr(schema, "SCHEMA_VERSION", 2)
+        old = SessionStore.for_data_dir(home)
+        with old._write() as conn:
+            conn.execute(schema.FTS_TABLE)
+            conn.execute("CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN"
+                         " INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END")
+            conn.execute("CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN INSERT INTO"
+                         " messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content); END")
+        old.append("s", [{"role": "user", "content": "indexed by the old trigger"}])
+        old.close()
+    store = SessionStore.for_data_dir(home)
+    store.append("s", [{"role": "user", "content": "written after the upgrade"}])
+    _assert_index_in_step(home / "state.db", upto=1)  # the old messages count as indexed: no rebuild
+    triggers = [r[0] for r in sqlite3.connect(home / "state.db").execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")]
+    assert triggers == sorted(schema.FTS_TRIGGERS)
+    assert [h["seq"] for h in store.search("old trigger")] == [0]
+    assert [h["seq"] for h in store.search("upgrade")] == [1]
+    _assert_index_in_step(home / "state.db")
+    store.close()
 
 
 # --------------------------------------------------------------------------
