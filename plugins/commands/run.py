@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 
 import click
 
-from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
+from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json, starting
 from hermes.cli.output import printable
 from plugins.commands.front import CtrlC, build_agent, check_session, finish, prepare_store, provider_options, shown
 
@@ -24,17 +23,17 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         text = sys.stdin.read()
     if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
         raise Fail("the prompt is empty" + (" (nothing on stdin)" if prompt == ("-",) else ""), EXIT_USAGE)
-    prepare_store(app, opts)
-    if opts.get("resume"):
-        opts["resume"] = check_session(app, opts["resume"])
-    from plugins.commands.hookspecs import Display
+    with starting():
+        prepare_store(app, opts)
+        if opts.get("resume"):
+            opts["resume"] = check_session(app, opts["resume"])
+        from plugins.commands.hookspecs import Display
 
-    # the display is a plugin's (built-in: terminal); without one only the answer is printed
-    console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
-    console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
-    # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
-    agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
-    gc.freeze()  # what start-up made lives as long as this process: no collection of the turn scans it again
+        # the display is a plugin's (built-in: terminal); without one only the answer is printed
+        console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
+        console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
+        # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
+        agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
     try:
         with CtrlC(agent) as stop:
             result = agent.run_conversation(text)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 
 import click
 
-from hermes.cli.app import EXIT_USAGE, Fail, program
+from hermes.cli.app import EXIT_USAGE, Fail, program, starting
 from hermes.cli.output import printable
 from kernel import __version__
 from kernel.types import add_usage
@@ -31,18 +30,18 @@ def chat(app, cont: bool, **opts):
         raise Fail("use either --resume or --continue", EXIT_USAGE)
     if cont and opts.get("no_save"):
         raise Fail("--no-save starts a conversation that is not stored; it cannot --continue one", EXIT_USAGE)
-    prepare_store(app, opts)
-    if cont:
-        session_id = ask_store(app, "latest_session", platform="cli")
-        if not session_id:
-            raise Fail(f"no earlier chat to continue (start one with `{program()} chat`)")
-        claim(app, session_id)
-    elif session_id:
-        session_id = check_session(app, session_id)
-    console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
-    console.inbox = []
-    agent = build_agent(app, opts, console, session_id=session_id)
-    gc.freeze()  # what start-up made lives as long as this process: no collection of a turn scans it again
+    with starting():
+        prepare_store(app, opts)
+        if cont:
+            session_id = ask_store(app, "latest_session", platform="cli")
+            if not session_id:
+                raise Fail(f"no earlier chat to continue (start one with `{program()} chat`)")
+            claim(app, session_id)
+        elif session_id:
+            session_id = check_session(app, session_id)
+        console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
+        console.inbox = []
+        agent = build_agent(app, opts, console, session_id=session_id)
     chat = Chat(app, agent, console)
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
                      "dim", sys.stderr), err=True)
