@@ -53,7 +53,6 @@ SUSPICIOUS = [
     (("<!--",), r"<!--[^>]{0,400}\b(?:instruction|ignore|system|assistant|agent)\b[^>]{0,400}-->",
      "hides instructions in a comment"),
 ]
-_COMPILED = [(words, re.compile(pattern, re.IGNORECASE), finding) for words, pattern, finding in SUSPICIOUS]
 # zero-width characters, joiners and bidirectional controls: text a reader does not see
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069]")
 
@@ -70,8 +69,9 @@ def scan(text: str) -> tuple:
     """What in ``text`` reads like an attempt to take over the agent."""
     sample = text[:SCAN_LIMIT]
     lower = sample.lower()
-    found = [finding for words, regex, finding in _COMPILED
-             if any(word in lower for word in words) and regex.search(sample)]
+    # compiled on a file's first word that may start one (re's cache keeps it): not at every start
+    found = [finding for words, pattern, finding in SUSPICIOUS
+             if any(word in lower for word in words) and re.search(pattern, sample, re.IGNORECASE)]
     if _INVISIBLE.search(sample):
         found.append("contains invisible characters")
     return tuple(dict.fromkeys(found))
