@@ -484,9 +484,14 @@ class SessionStore(Store):
                 )
             behind = conn.execute("SELECT (SELECT MAX(id) FROM messages) > (SELECT upto FROM fts_progress)").fetchone()
         if behind[0]:
-            with self._write() as conn:
-                for sql in schema.CATCH_UP:
-                    conn.execute(sql)
+            try:
+                with self._write() as conn:
+                    for sql in schema.CATCH_UP:
+                        conn.execute(sql)
+            except StoreCorrupt:
+                raise
+            except StoreError as exc:  # held by another writer past the timeout, or a file we may only read
+                log.warning("%s: the newest messages are left out of this search: %s", self.path, exc)
         with self._connection() as conn:
             where, params = ["messages_fts MATCH ?"], [match]
             if session_id:

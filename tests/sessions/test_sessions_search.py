@@ -218,3 +218,22 @@ def test_tool_bad_arguments_are_tool_errors(home, args, message):
 
     with pytest.raises(ToolError, match=message):
         search_handler(args, _ctx(home))
+
+
+def test_a_search_while_another_writer_holds_the_file_searches_what_is_indexed(store, monkeypatch, caplog):
+    import plugins.sessions.store as module
+
+    store.append("s", [{"role": "user", "content": "alpha indexed"}])
+    assert store.search("alpha")  # indexed up to here
+    store.append("s", [{"role": "user", "content": "alpha newer"}])
+    other = sqlite3.connect(store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process in a long write
+    monkeypatch.setattr(module, "BUSY_TIMEOUT_S", 0.2)
+    try:
+        assert [h["seq"] for h in store.search("alpha")] == [0]
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert "the newest messages are left out of this search" in caplog.text
+    assert sorted(h["seq"] for h in store.search("alpha")) == [0, 1]  # caught up once the file is free
+    _assert_index_in_step(store.path)
