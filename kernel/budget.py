@@ -46,9 +46,7 @@ class IterationBudget:
         fraction = self._used / self.max_total
         if fraction >= WARNING:
             return "warning"
-        if fraction >= CAUTION:
-            return "caution"
-        return None
+        return "caution" if fraction >= CAUTION else None
 
     def note(self) -> Optional[str]:
         """The sentence the loop puts into the next tool result, if any."""

@@ -176,6 +176,8 @@ def _run(agent, call: ToolCall) -> ToolOutcome:
                       session_id=call.session_id, turn_id=call.turn_id, api_request_id=call.api_request_id)
     started = time.perf_counter()
     try:
+        if agent.interrupted:  # its pool thread began after the interrupt, which found no plugin code to stop there
+            raise Interrupted()
         outcome = ToolOutcome(_as_text(_run_handler(call.tool, call.args, ctx), agent))
         if agent.interrupted:  # it returned because of the interrupt: its output may stop short
             outcome.status = outcome.error_type = "interrupted"

@@ -535,3 +535,36 @@ def test_run_conversation_returns_a_turn_result(make_agent):
     assert data["final_response"] == result["final_response"] == "the answer"  # hermes-agent's dict shape too
     assert set(data) == {"final_response", "messages", "exit_reason", "error", "interrupted", "interrupt_message",
                          "api_calls", "usage", "session_id", "task_id", "model", "provider"}
+
+
+def test_a_parallel_call_whose_thread_begins_after_the_interrupt_never_runs(make_agent):
+    """The interrupt stops the tools inside plugin code; a call still queued for a pool thread (a ninth beside
+    eight, or a thread the machine started late) must not begin once the turn is interrupted."""
+    from kernel.tools import MAX_WORKERS
+    from kernel.types import Tool
+
+    ran = []
+
+    def handler(args, ctx):
+        if args["n"] == 0:
+            ctx.agent.interrupt()  # the first to run stops the turn; the others wait until it did
+            return "interrupted it"
+        ran.append(args["n"])
+        deadline = time.monotonic() + 5
+        while not ctx.agent.interrupted and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return "saw it"
+
+    class Parallel:
+        @hookimpl
+        def register_tools(self, register):
+            register(Tool("wait", "wait", {"type": "object", "properties": {"n": {"type": "integer"}}}, handler,
+                          parallel_safe=True))
+
+    calls = [["wait", {"n": n}] for n in range(MAX_WORKERS + 1)]
+    agent = make_agent(Parallel(), script=[{"tool_calls": calls}, "never asked"])
+    result = agent.run_conversation("go")
+    assert result["exit_reason"] == "interrupted_by_user"
+    assert MAX_WORKERS not in ran  # queued behind the eight: its thread reached it after the interrupt
+    last = [m for m in result["messages"] if m["role"] == "tool"][-1]
+    assert "interrupted" in last["content"]
