@@ -25,6 +25,8 @@ CONFIG_TARGET = ROOT / "docs" / "config.md"
 # the specs of the three layers (every host has them), before those plugins bring
 LAYERS = {"kernel.hookspecs": "kernel", "hermes.host.hookspecs": "host", "hermes.cli.hookspecs": "program"}
 LAYER_NAMES = tuple(LAYERS.values())
+# a layer's hooks above its first ``# ===`` section title (a module of one section needs none)
+LAYER_TITLES = {"kernel": "The kernel", "host": "The plugin host", "program": "The hermes program"}
 
 
 @dataclass
@@ -82,7 +84,8 @@ def collect(host=None) -> list:
             specs.append(Spec(
                 name=fn.__name__, function=fn, options={k: v for k, v in fn.hermes_spec.items() if v},
                 owner=owner, module=module_name,
-                section=sections.get(fn.__name__, "") if owner in LAYER_NAMES else f"Added by the {owner} plugin",
+                section=sections.get(fn.__name__) or LAYER_TITLES[owner] if owner in LAYER_NAMES
+                else f"Added by the {owner} plugin",
                 params=[(p.name, "" if p.annotation is inspect.Parameter.empty else str(p.annotation))
                         for p in sig.parameters.values()],
                 returns="" if sig.return_annotation is inspect.Signature.empty else str(sig.return_annotation),

@@ -13,7 +13,6 @@ if TYPE_CHECKING:  # annotations only: importing the specs stays cheap
     from hermes.host.plugins import Candidate
 
 
-
 @hookspec(historic=True)
 def register_hookspecs(add: Callable[[Any], None]) -> None:
     """Add hook specifications of your own (as pytest's ``pytest_addhooks``).
