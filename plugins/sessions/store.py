@@ -201,12 +201,14 @@ class SessionStore(Store):
     @staticmethod
     @contextmanager
     def _in_transaction(conn: sqlite3.Connection):
-        conn.execute("BEGIN IMMEDIATE")
+        """One write transaction, its lock taken up front (BEGIN IMMEDIATE) in turn with other writers."""
+        _taking_turns(conn, "BEGIN IMMEDIATE")
         try:
             yield
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     @contextmanager
@@ -239,19 +241,10 @@ class SessionStore(Store):
         """One short write transaction, taken up front (BEGIN IMMEDIATE). The writers take turns in
         _taking_turns, not in SQLite's busy handler; in WAL mode nothing else in the transaction waits for
         a lock, so the timeout stays 0 until a read needs it (two pragmas fewer per write)."""
-        with self._connection(busy_ms=0) as conn:
-            try:
-                _taking_turns(conn, "BEGIN IMMEDIATE")
-            finally:
-                if self.journal_mode != "wal":  # the commit waits for the readers
-                    self._busy(BUSY_MS)
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self._connection(busy_ms=0) as conn, self._in_transaction(conn):
+            if self.journal_mode != "wal":  # the commit waits for the readers
+                self._busy(BUSY_MS)
+            yield conn
 
     def close(self) -> None:
         with self._lock:
