@@ -62,9 +62,8 @@ def remember_output(name: str, text: str) -> None:
 
 
 def distro_argument(args: list) -> Optional[str]:
-    """The distro a command line runs as: the root's ``--distro``, read before
-    click parses anything (an eager ``--help`` runs before other options), else
-    ``HERMES_DISTRO``. The one place the choice is read."""
+    """The distro a command line runs as: the root's ``--distro``, read before click parses anything (an eager
+    ``--help`` runs before other options), else ``HERMES_DISTRO``. The one place the choice is read."""
     for i, arg in enumerate(args):
         if arg == "--distro" and i + 1 < len(args):
             return args[i + 1]
@@ -146,8 +145,8 @@ class App:
         return self.load_host()
 
     def load_host(self, warn_unknown: bool = True):
-        """:attr:`host`; ``warn_unknown=False`` when the command reports the
-        config keys nobody declares itself (``hermes config check``)."""
+        """:attr:`host`; ``warn_unknown=False`` when the command reports the config keys nobody declares
+        itself (``hermes config check``)."""
         if self._host is None:
             self._host = self._discover(warn_unknown=warn_unknown)
             self._host.registry  # collect registrations now, so a plugin failing there is recorded too
@@ -174,8 +173,8 @@ class HermesGroup(click.Group):
         self.repairing: set = set()  # the commands that run while config.yaml has a wrong type
 
     def add_command(self, cmd, name=None, *, repairs_config: bool = False):
-        """``repairs_config``: the command inspects or fixes config, so it runs
-        while config.yaml holds a value of the wrong type."""
+        """``repairs_config``: the command inspects or fixes config, so it runs while config.yaml holds a value
+        of the wrong type."""
         super().add_command(cmd, name)
         if repairs_config:
             self.repairing.add(name or cmd.name)
@@ -227,9 +226,8 @@ class HermesGroup(click.Group):
         remembered.save_command_cache(self, self._essential())
 
     def _add_essential_commands(self) -> None:
-        """The essential built-ins' commands, without the plugin host: they are
-        our own modules, always loaded (the host adds them again with the
-        others, through their ``register_commands``)."""
+        """The essential built-ins' commands, without the plugin host: they are our own modules, always loaded
+        (the host adds them again with the others, through their ``register_commands``)."""
         import importlib
 
         from hermes.host.essential import ESSENTIAL, commands_module
@@ -371,13 +369,15 @@ def _invoke(args: list, prog_name: str, app: App) -> int:
 @contextlib.contextmanager
 def starting():
     """While a front end starts (plugins loaded, its agent built, the SDK imported) nothing is collected: start-up
-    allocates much, frees little, and collecting it costs a tenth of it. After, no collection scans it again."""
+    allocates much, frees little, and collecting it costs a tenth of it. Then it is frozen, the collector as it was."""
+    collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         gc.freeze()
-        gc.enable()
+        if collecting:
+            gc.enable()
 
 
 def main(argv=None, prog_name: str = "hermes") -> None:

@@ -53,6 +53,19 @@ def test_a_start_that_fails_collects_again():
     assert gc.isenabled()
 
 
+def test_a_process_that_had_the_collector_off_keeps_it_off():
+    gc.disable()  # a process embedding hermes that manages the collector itself
+    try:
+        with starting():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with starting():
+        pass
+    assert gc.isenabled()
+
+
 def test_run_freezes_what_start_up_made(tmp_path, hermes):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [["gc_probe", {}]]}, "done"]))
