@@ -9,7 +9,7 @@ medians (wall, and CPU of the child), the median of the per-round ratios (issue 
 <= 1.05x), and the same for the start: from the spawn to the first model request the server
 receives, wall and the child's CPU by then.
 
-    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--no-save-too] [--peers]
+    python bench/bench_loop.py [--iterations 50] [--repeats 5] [--no-save-too] [--used-only-too] [--peers]
                                [--vs OTHER_VENV_PYTHON --vs-root OTHER_CHECKOUT]
 
 With ``--no-save-too``, ``hermes run --no-save`` runs in the rotation too: the
@@ -24,6 +24,10 @@ With ``--peers``, the same conversation runs through pydantic-ai and the OpenAI 
 with its own chat-completions model class over the openai SDK, a plain function tool, defaults
 otherwise), and the minimal loop again beside them, all in a throwaway venv the bench makes
 outside the project (``--peers-venv``, kept for the next run) with the versions pinned below.
+
+With ``--used-only-too``, ``hermes run`` also runs with ``HERMES_PLUGINS`` naming only the plugins this run
+calls (the echo tool, the chat-completions provider, its resolver, the SQLite store): the other built-ins are
+never imported. What it measures is how far a start that imports only what a command uses could go.
 
 With ``--vs``, another checkout's ``hermes run`` (its own venv's console
 script, its own tree first on the path) runs in the same rotation, and the
@@ -67,6 +71,7 @@ PROVIDER_ENTRY_POINTS = {
     "provider-resolve": "plugins_providers.resolve",
     "fallback": "plugins.fallback",
 }
+USED = "bench-echo,openai-chat,provider-resolve,sessions-sqlite"  # --used-only-too: what this run calls
 
 MINIMAL_LOOP = '''
 import json, sys
@@ -229,6 +234,8 @@ def main() -> None:
     parser.add_argument("--vs-root", help="that checkout's folder")
     parser.add_argument("--no-save-too", action="store_true",
                         help="also run hermes with --no-save: what the session store costs (target <= 1.02x)")
+    parser.add_argument("--used-only-too", action="store_true",
+                        help="also run hermes with only the plugins the run calls (the rest never imported)")
     parser.add_argument("--postgres", action="store_true", help="also run hermes on the PostgreSQL session store")
     parser.add_argument("--durable", action="store_true", help="also run hermes with durable.engine: dbos")
     parser.add_argument("--peers", action="store_true", help="also run pydantic-ai and the OpenAI Agents SDK")
@@ -254,6 +261,8 @@ def main() -> None:
                       ("minimal SDK loop", [sys.executable, str(tmp / "minimal_loop.py"), server.openai_url], env)]
         if args.no_save_too:
             contenders.insert(1, ("hermes run --no-save", [*hermes_cmd[:-1], "--no-save", hermes_cmd[-1]], env))
+        if args.used_only_too:
+            contenders.insert(1, ("hermes run, used only", hermes_cmd, dict(env, HERMES_PLUGINS=USED)))
         homes = {}  # contender -> the config of a data folder of its own
         if args.postgres:
             from tests.conftest import free_port
@@ -310,6 +319,8 @@ def main() -> None:
         pairs = [("hermes run", "minimal SDK loop", "(target <= 1.05x)")]
         if args.no_save_too:
             pairs.append(("hermes run", "hermes run --no-save", "(target <= 1.02x)"))
+        if args.used_only_too:
+            pairs.append(("hermes run, used only", "minimal SDK loop", "(the other built-ins never imported)"))
         if args.postgres:
             pairs.append(("hermes run (postgres)", "hermes run", ""))
         durable = [name for name in homes if name.startswith("hermes run (durable")]

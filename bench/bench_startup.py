@@ -13,7 +13,9 @@ entry-point metadata is read and the built-ins are imported). ``--help`` is
 timed twice the same way: printed from the help click rendered last time,
 and "re-rendered" (that help dropped before every run, as after a change of
 the plugins' commands). Both also run with no data folder at all ("fresh data folder", as the
-first run after an install). Commands run without HERMES_HOME, as users run them
+first run after an install), and ``--help`` so with only the essential built-ins selected (``HERMES_PLUGINS=``:
+no other built-in imported), beside ``import click`` plus reading the entry points: what a first run that imports
+only what it uses could reach, and the floor under any first run. Commands run without HERMES_HOME, as users run them
 (the folders come from platformdirs), under a temporary HOME.
 Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
 in a throwaway venv) to time the original's ``plugins list`` in the same run.
@@ -83,6 +85,8 @@ def hello():
     "Say hello."
 cli(["--help"])
 """
+# what any first run pays before a line of hermes: click, and reading the installed packages' entry points
+ENTRY_POINTS_READ = "import click; from importlib.metadata import entry_points; entry_points(group='hermes.plugins')"
 
 
 def forget_listing(home: str):
@@ -148,6 +152,10 @@ def main() -> None:
         ("plugins list, re-derived", [hermes, "plugins", "list"], 1.3, forget_listing(changed_home), changed_env),
         ("hermes --help, fresh data folder", [hermes, "--help"], 2.5, fresh(fresh_home), fresh_env),
         ("plugins list, fresh data folder", [hermes, "plugins", "list"], 2.5, fresh(fresh_home), fresh_env),
+        # how far a first run could go: no built-in imported but the essential ones, and the floor under it
+        ("--help, fresh, essentials only", [hermes, "--help"], None, fresh(fresh_home),
+         dict(fresh_env, HERMES_PLUGINS="")),
+        ("click + entry points read", [sys.executable, "-c", ENTRY_POINTS_READ], None, None, env),
     ]
     if args.hermes_agent:
         cases.append(("hermes-agent plugins list", [args.hermes_agent, "plugins", "list"], None, None, env))
