@@ -13,10 +13,10 @@ entry-point metadata is read and the built-ins are imported). ``--help`` is
 timed twice the same way: printed from the help click rendered last time,
 and "re-rendered" (that help dropped before every run, as after a change of
 the plugins' commands). Both also run with no data folder at all ("fresh data folder", as the
-first run after an install), and ``--help`` so with only the essential built-ins selected (``HERMES_PLUGINS=``:
-no other built-in imported), beside ``import click`` plus reading the entry points: what a first run that imports
-only what it uses could reach, and the floor under any first run. Commands run without HERMES_HOME, as users run them
-(the folders come from platformdirs), under a temporary HOME.
+first run after an install), ``--help`` there once more with only the essential built-ins selected
+(``HERMES_PLUGINS=``: no other built-in imported), and beside them ``import click`` plus reading the entry
+points: what a first run that imported only what it uses could reach, and the floor under any first run.
+Commands run without HERMES_HOME, as users run them (the folders come from platformdirs), under a temporary HOME.
 Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
 in a throwaway venv) to time the original's ``plugins list`` in the same run.
 
