@@ -8,7 +8,9 @@ overhead. Prints the median of several runs, per iteration.
 With ``--vs-pluggy`` it also records the hook calls one run makes (name and arguments, through
 pluggy's call monitoring) and replays them on a bare pluggy manager holding the same no-op plugins,
 unguarded: the kernel's cost per iteration against pluggy's own for the same calls (issue 24's
-target with 20 plugins: at most 1.8x). Kernel runs and replays alternate.
+target with 20 plugins: at most 1.8x). The same calls are also replayed on a plugin host holding the same plugins
+behind the guard, which splits what the plugins add into the guard's share and the kernel's own work for
+listeners (the records it builds, the answers it reads). Kernel runs and replays alternate.
 
     python bench/bench_kernel.py [--iterations 200] [--plugins 20] [--runs 7] [--vs-pluggy]
 """
@@ -75,14 +77,18 @@ def one_run(iterations: int, plugins: int, stream: bool, record: Optional[list] 
     return took / iterations
 
 
-def replay(calls: list, plugins: int, iterations: int) -> float:
-    """The recorded hook calls on bare pluggy with the no-op plugins: seconds per iteration."""
+def replay(calls: list, plugins: int, iterations: int, guarded: bool = False) -> float:
+    """The recorded hook calls on bare pluggy with the no-op plugins (``guarded``: on a plugin host, each
+    behind the guard): seconds per iteration."""
     import pluggy
 
-    bare = pluggy.PluginManager("hermes")
-    bare.add_hookspecs(hookspecs)
-    for i in range(plugins):
-        bare.register(noop_plugin(i), name=f"noop{i}")
+    if guarded:
+        bare = PluginHost.from_objects([noop_plugin(i) for i in range(plugins)], Config({}), providers=False).pm
+    else:
+        bare = pluggy.PluginManager("hermes")
+        bare.add_hookspecs(hookspecs)
+        for i in range(plugins):
+            bare.register(noop_plugin(i), name=f"noop{i}")
     bound = [(getattr(bare.hook, name), kwargs) for name, kwargs in calls if hasattr(bare.hook, name)]
     started = time.perf_counter()
     for hook, kwargs in bound:
@@ -93,20 +99,22 @@ def replay(calls: list, plugins: int, iterations: int) -> float:
 def vs_pluggy(args) -> None:
     calls: list = []
     one_run(args.iterations, args.plugins, False, record=calls)
-    kernel, empty, bare = [], [], []
+    kernel, empty, bare, guarded = [], [], [], []
     for _ in range(args.runs + 1):  # alternating; the first round warms up
         kernel.append(one_run(args.iterations, args.plugins, False))
         empty.append(one_run(args.iterations, 0, False))
         bare.append(replay(calls, args.plugins, args.iterations))
-    rounds = list(zip(kernel, empty, bare))[1:]
-    whole = statistics.median(k / b for k, _, b in rounds)
-    marginal = statistics.median((k - e) / b for k, e, b in rounds)
+        guarded.append(replay(calls, args.plugins, args.iterations, guarded=True))
+    rounds = list(zip(kernel, empty, bare, guarded))[1:]
+    whole = statistics.median(k / b for k, _, b, _ in rounds)
+    marginal = statistics.median((k - e) / b for k, e, b, _ in rounds)
+    guard = statistics.median(g / b for _, _, b, g in rounds)
     ms = [statistics.median(x[1:]) * 1000 for x in (kernel, empty, bare)]
     print(f"per iteration: kernel with {args.plugins} no-op plugins on every hook {ms[0]:.3f} ms, with none {ms[1]:.3f} ms; "
           f"bare pluggy making the same {len(calls) / args.iterations:.0f} hook calls with the {args.plugins} plugins "
           f"{ms[2]:.3f} ms")
     print(f"ratio to bare pluggy: the whole iteration {whole:.2f}x; what the plugins add to it {marginal:.2f}x "
-          "(target <= 1.8x)")
+          f"(target <= 1.8x); the same calls on the guarded plugins alone {guard:.2f}x")
 
 
 def main() -> None:
