@@ -21,9 +21,10 @@ Pass ``--hermes-agent PATH`` (the ``hermes`` script of hermes-agent installed
 in a throwaway venv) to time the original's ``plugins list`` in the same run.
 
 With ``--cold`` (root on Linux) the page cache is dropped before every run of
-every command, the reference included: start-up as after a reboot.
+every command, the reference included: start-up as after a reboot. With ``--cpu`` the figures are the
+child's CPU time (user and system) instead of wall time, as issue 24 measures (with ``--runs 21``).
 
-    python bench/bench_startup.py [--runs 15] [--cold] [--hermes-agent THROWAWAY_VENV/bin/hermes]
+    python bench/bench_startup.py [--runs 15] [--cold] [--cpu] [--hermes-agent THROWAWAY_VENV/bin/hermes]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import json
 import os
 import shutil
 import statistics
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,7 @@ from pathlib import Path
 
 
 COLD = []  # [True] under --cold
+CPU = []  # [True] under --cpu
 
 
 def drop_page_cache() -> None:
@@ -54,12 +57,12 @@ def run_once(cmd: list, env: dict, before=None) -> float:
         before()
     if COLD:
         drop_page_cache()
-    started = time.perf_counter()
+    started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(cmd, env=env, capture_output=True)
-    took = time.perf_counter() - started
+    took, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.decode()[-400:]}")
-    return took
+    return (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime) if CPU else took
 
 
 def alternating(cases: list, runs: int) -> dict:
@@ -117,9 +120,12 @@ def fresh(home: str):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--cpu", action="store_true", help="the children's CPU time instead of wall time")
     parser.add_argument("--hermes-agent", help="path to hermes-agent's hermes script (throwaway venv)")
     parser.add_argument("--cold", action="store_true", help="drop the page cache before every run (root, Linux)")
     args = parser.parse_args()
+    if args.cpu:
+        CPU.append(True)
     if args.cold:
         try:
             drop_page_cache()
@@ -165,7 +171,7 @@ def main() -> None:
     # each round's ratio to the reference timed beside it, then the median: a
     # busy moment slows both sides of a pair alike
     paired = lambda times, ref: statistics.median(t / r for t, r in zip(times, ref))  # noqa: E731
-    print(f"{'command':32} {'median':>9} {'/bare':>7} {'/click':>7}  limit (vs import click)")
+    print(f"{'command':32} {'CPU' if CPU else 'median':>9} {'/bare':>7} {'/click':>7}  limit (vs import click)")
     for label, _cmd, limit, *_ in cases:
         ratio = paired(samples[label], click_only)
         verdict = "" if limit is None else (f"<= {limit:g}x ok" if ratio <= limit else f"> {limit:g}x OVER")
