@@ -83,13 +83,13 @@ def replay(calls: list, plugins: int, iterations: int, guarded: bool = False) ->
     import pluggy
 
     if guarded:
-        bare = PluginHost.from_objects([noop_plugin(i) for i in range(plugins)], Config({}), providers=False).pm
+        pm = PluginHost.from_objects([noop_plugin(i) for i in range(plugins)], Config({}), providers=False).pm
     else:
-        bare = pluggy.PluginManager("hermes")
-        bare.add_hookspecs(hookspecs)
+        pm = pluggy.PluginManager("hermes")
+        pm.add_hookspecs(hookspecs)
         for i in range(plugins):
-            bare.register(noop_plugin(i), name=f"noop{i}")
-    bound = [(getattr(bare.hook, name), kwargs) for name, kwargs in calls if hasattr(bare.hook, name)]
+            pm.register(noop_plugin(i), name=f"noop{i}")
+    bound = [(getattr(pm.hook, name), kwargs) for name, kwargs in calls if hasattr(pm.hook, name)]
     started = time.perf_counter()
     for hook, kwargs in bound:
         hook(**kwargs)

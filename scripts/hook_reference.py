@@ -84,7 +84,7 @@ def collect(host=None) -> list:
             specs.append(Spec(
                 name=fn.__name__, function=fn, options={k: v for k, v in fn.hermes_spec.items() if v},
                 owner=owner, module=module_name,
-                section=sections.get(fn.__name__) or LAYER_TITLES[owner] if owner in LAYER_NAMES
+                section=(sections.get(fn.__name__) or LAYER_TITLES[owner]) if owner in LAYER_NAMES
                 else f"Added by the {owner} plugin",
                 params=[(p.name, "" if p.annotation is inspect.Parameter.empty else str(p.annotation))
                         for p in sig.parameters.values()],
