@@ -97,3 +97,6 @@ class Host(Protocol):
     def interrupt_thread(self, ident: int) -> bool:
         """The user interrupted: get thread ``ident`` out of plugin code now.
         True when it was inside plugin code."""
+
+    def run_awaitable(self, awaitable: Any) -> Any:
+        """Await plugin code's coroutine (an async tool) here, also on a thread that runs an event loop (a notebook)."""

@@ -5,7 +5,6 @@ read."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import os
@@ -148,13 +147,7 @@ def _as_text(value: Any, agent) -> str:
 
 def _run_handler(tool: Tool, args: dict, ctx: ToolContext) -> Any:
     result = tool.handler(args, ctx)
-    if inspect.isawaitable(result):
-        # Async handlers are bridged explicitly; each tool thread has no running loop.
-        async def _await(awaitable):
-            return await awaitable
-
-        result = asyncio.run(_await(result))
-    return result
+    return ctx.agent.host.run_awaitable(result) if inspect.isawaitable(result) else result  # an async handler
 
 
 def _decide(agent, call: ToolCall) -> Optional[ToolOutcome]:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from hermes.host.essential import ESSENTIAL
-from hermes.host.isolation import WATCHDOG, Failures, after_import, contain, guard_plugin, signal_handlers
+from hermes.host.isolation import (WATCHDOG, Failures, after_import, contain, guard_plugin, run_awaitable,
+                                    signal_handlers)
 from hermes.host.paths import stamp
 from kernel.hints import close_matches, did_you_mean
 
@@ -410,15 +411,12 @@ class PluginHost:
         _trace(pm)
         return pm
 
-    # -- the services the loop runs plugin code with (kernel.types.Host)
+    # -- the services the loop runs plugin code with (kernel.protocols.Host): the rest is the process's watchdog's
     def contain(self, plugin: str, what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: Any) -> Any:
         return contain(self.failures, plugin, what, fn, *args, default=default, **kwargs)
 
-    def waiting(self):
-        return WATCHDOG.waiting()
-
-    def interrupt_thread(self, ident: int) -> bool:
-        return WATCHDOG.interrupt_thread(ident)
+    waiting, interrupt_thread = staticmethod(WATCHDOG.waiting), staticmethod(WATCHDOG.interrupt_thread)
+    run_awaitable = staticmethod(run_awaitable)  # an async tool's coroutine, awaited on this thread or a helper
 
     # -- what the plugins registered
     @property

@@ -72,6 +72,19 @@ def test_async_handler_is_awaited(make_agent, echo_plugin):
     assert tool_results(agent.run_conversation("go")) == [{"async": "hi"}]
 
 
+def test_async_handler_is_awaited_when_the_agent_runs_inside_an_event_loop(make_agent, echo_plugin):
+    """An agent driven from async code (a notebook, an async web handler) awaits an async tool too: asyncio.run
+    cannot run inside the caller's loop, so the tool's coroutine runs on a helper thread."""
+    import asyncio
+
+    agent = make_agent(echo_plugin, script=[calls_step(("aecho", {"text": "hi"})), "ok"])
+
+    async def inside_a_loop():
+        return agent.run_conversation("go")
+
+    assert tool_results(asyncio.run(inside_a_loop())) == [{"async": "hi"}]
+
+
 class Guard:
     __name__ = "guard"
 
