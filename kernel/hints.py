@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 
 def close_matches(name: str, names: Iterable[str], n: int = 3) -> list:
     """The known names closest to ``name``, best first."""
+    import difflib  # here: only a name nobody knows needs it, and every start would pay its import
+
     return difflib.get_close_matches(name, sorted(names), n=n, cutoff=0.6 if n == 1 else 0.5)
 
 

@@ -4,7 +4,6 @@ their paths do not overlap."""
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
@@ -32,6 +31,8 @@ def _suggest_siblings(path: Path) -> str:
         names = os.listdir(path.parent)
     except OSError:
         return f" (folder {str(path.parent)!r} does not exist either)" if not path.parent.exists() else ""
+    import difflib  # here, as below: only a mistake or a patch needs it, and every start would pay its import
+
     close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     return f" Did you mean: {', '.join(close)}?" if close else ""
 
@@ -182,6 +183,8 @@ def _closest_line(text: str, old: str) -> str:
     needle = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
     if not needle:
         return ""
+    import difflib
+
     lines = text.splitlines()
     best, best_ratio = -1, 0.0
     matcher = difflib.SequenceMatcher(b=needle, autojunk=False)
@@ -255,6 +258,8 @@ def make_patch(config=None) -> Tool:
             atomic_write(path, updated.encode("utf-8"))
         except OSError as exc:
             raise ToolError(f"patch: cannot write {raw}: {exc.strerror or exc}") from None
+        import difflib
+
         diff = "".join(
             difflib.unified_diff(
                 text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{raw}", f"b/{raw}", n=2

@@ -93,6 +93,7 @@ def test_a_listing_found_again_imports_only_the_plugin_sources(hermes_home):
     assert imported == {"hermes_compat", "commands", "config_command"}, imported  # discover_plugins; the essentials
     compat = {m for m in mods if m.startswith("plugins.hermes_compat.")}
     assert compat == {"plugins.hermes_compat.discovery", "plugins.hermes_compat.manifests"}, compat  # no runtime
+    assert "difflib" not in mods  # the did-you-means import it for a name nobody knows, not on every start
 
 
 def test_help_is_printed_from_the_last_rendering_until_its_commands_change(hermes_home, tmp_path):
