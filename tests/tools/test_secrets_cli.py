@@ -70,7 +70,10 @@ def test_every_key_the_config_names_is_hidden_and_a_key_in_the_answer_is_masked(
 def test_without_the_sandbox_no_key_is_readable_in_hermes_exec_time_environment(hermes, wire_server, cli_env,  # noqa: F811
                                                                                  hermes_home, tmp_path):
     import base64
+    import secrets
 
+    # a key of this test's own: the command reads every process's environment, other tests' hermes runs too
+    key = f"sk-the-provider-key-{secrets.token_hex(8)}"
     (hermes_home / "config.yaml").write_text(json.dumps({"sandbox": {"mode": "off"}}))
     # what /proc shows of every process this user can read, the key's line reversed, hex and base64
     command = ("for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f 2>/dev/null; done "
@@ -78,17 +81,17 @@ def test_without_the_sandbox_no_key_is_readable_in_hermes_exec_time_environment(
                "echo \"$line\" | base64; echo \"$line\" | od -An -tx1 | tr -d ' \\n'; echo; done; echo checked")
     wire_server.push(reply("", tool_calls=[("terminal", {"command": command})]))
     wire_server.push(reply("done"))
-    env = dict(cli_env, MY_KEY=KEY)
+    env = dict(cli_env, MY_KEY=key)
     out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
                  "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     tool_output = json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool"))["output"]
     assert "checked" in tool_output and "MY_KEY=*****" in tool_output, tool_output  # hermes' block was found
-    line = f"MY_KEY={KEY}"
-    for encoded in (KEY, KEY[::-1], base64.b64encode(f"{line}\n".encode()).decode(), line.encode().hex()):
+    line = f"MY_KEY={key}"
+    for encoded in (key, key[::-1], base64.b64encode(f"{line}\n".encode()).decode(), line.encode().hex()):
         assert encoded not in tool_output, tool_output
-    assert wire_server.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the provider still has it
+    assert wire_server.requests[0].headers["authorization"] == f"Bearer {key}"  # the provider still has it
 
 
 def test_a_key_the_model_streams_is_masked_on_the_terminal(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
