@@ -62,6 +62,12 @@ class Tools:
         register(Tool("echo", "echo", {"type": "object", "properties": {}}, lambda a, c: "ok", parallel_safe=True))
 
 
+def register_bare(pm, noops: list) -> None:
+    """The no-op plugins registered with pluggy as they are: no guard."""
+    for i, plugin in enumerate(noops):
+        pm.register(plugin, name=f"noop{i}")
+
+
 def one_run(iterations: int, plugins: int, stream: bool, record: Optional[list] = None, guarded: bool = True) -> float:
     """Seconds per iteration of the loop; ``guarded=False`` registers the no-op plugins with pluggy as they are,
     past the host's guard (what the loop would cost with bare pluggy inside it)."""
@@ -69,8 +75,8 @@ def one_run(iterations: int, plugins: int, stream: bool, record: Optional[list] 
     config = Config({"agent": {"max_turns": iterations + 5}})
     noops = [noop_plugin(i) for i in range(plugins)]
     host = PluginHost.from_objects([scripted_plugin(steps), Tools(), *(noops if guarded else [])], config)
-    for i, plugin in enumerate([] if guarded else noops):
-        host.pm.register(plugin, name=f"noop{i}")
+    if not guarded:
+        register_bare(host.pm, noops)
     agent = Agent(host, ProviderConfig(api_mode="scripted", model="m"))
     if record is not None:
         host.pm.add_hookcall_monitoring(lambda name, impls, kwargs: record.append((name, dict(kwargs))),
@@ -93,8 +99,7 @@ def replay(calls: list, plugins: int, iterations: int, guarded: bool = False) ->
     else:
         pm = pluggy.PluginManager("hermes")
         pm.add_hookspecs(hookspecs)
-        for i in range(plugins):
-            pm.register(noop_plugin(i), name=f"noop{i}")
+        register_bare(pm, [noop_plugin(i) for i in range(plugins)])
     bound = [(getattr(pm.hook, name), kwargs) for name, kwargs in calls if hasattr(pm.hook, name)]
     started = time.perf_counter()
     for hook, kwargs in bound:

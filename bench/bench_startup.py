@@ -32,9 +32,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
-import resource
 import subprocess
 import sys
 import tempfile
