@@ -123,7 +123,7 @@ class App:
             try:
                 self._config = load_config(
                     overrides=distro.config_overrides() if distro else None,
-                    defaults=distro.config_defaults() if distro else None,
+                    defaults=distro.config if distro else None,
                     lenient=True,
                 )
             except ConfigError as exc:

@@ -221,9 +221,6 @@ class Config:
         return [(where, name, hint) for where, layer in ((self.where(), self.data), ("distro config", self.defaults))
                 for name, hint in self.unknown(layer)]
 
-    def is_set(self, name: str) -> bool:
-        return _lookup(self.data, name) is not _MISSING
-
     def set_value(self, dotted: str, value: Any) -> None:
         """Change the loaded value (to check it); ``plugins.config_command.edit`` writes config.yaml."""
         set_nested(self.data, dotted.split("."), value)

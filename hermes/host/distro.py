@@ -36,24 +36,10 @@ class Distro:
         if self.only is not None:
             selection.only = self.only if selection.only is None else selection.only & self.only
             selection.only_label = f"distro '{self.name}'"
-
-    def warn_unknown(self, known) -> None:
-        """Warn of names this distro selects or blocks that no source found (a typo in ``only`` would leave a
-        plugin out)."""
-        import logging
-
-        from kernel.hints import did_you_mean
-
-        known = set(known)
-        for name in sorted(((self.only or set()) | self.enabled | self.blocked) - known):
-            logging.getLogger("hermes.distro").warning("distro '%s' names plugin '%s', which is not found%s",
-                                                       self.name, name, did_you_mean(name, known) or " (not installed?)")
+        selection.named[f"distro '{self.name}'"] = (self.only or set()) | self.enabled | self.blocked
 
     def config_overrides(self) -> dict:
         return {"agent.disabled_tools": list(self.blocked_tools)} if self.blocked_tools else {}
-
-    def config_defaults(self) -> dict:
-        return self.config
 
 
 def _names(data: dict, key: str, where: str) -> Optional[set]:

@@ -32,7 +32,7 @@ OWN_DISTRIBUTION = "hermes_kernel"
 ENABLED, DISABLED, NOT_ENABLED, ERROR = "enabled", "disabled", "not enabled", "error"
 
 log = logging.getLogger("hermes.plugins")
-_said: set = set()  # HERMES_PLUGINS names already warned about in this process
+_said: set = set()  # plugin names a selection names that were already warned of as not found in this process
 
 
 @dataclass
@@ -130,6 +130,7 @@ class Selection:
     only: Optional[set] = None  # HERMES_PLUGINS or a distro's exact set
     only_label: str = "HERMES_PLUGINS"
     safe_mode: bool = False
+    named: dict = field(default_factory=dict)  # who named plugins -> the names: a typo would just leave one out
 
     @classmethod
     def from_config(cls, config, environ=None, distro=None) -> "Selection":
@@ -138,7 +139,7 @@ class Selection:
                   safe_mode=env.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"))
         raw = env.get("HERMES_PLUGINS")
         if raw is not None:
-            sel.only = {p.strip() for p in raw.split(",") if p.strip()}
+            sel.only = sel.named["HERMES_PLUGINS"] = {p.strip() for p in raw.split(",") if p.strip()}
         if distro is not None:
             distro.apply_to(sel)
         return sel
@@ -249,13 +250,11 @@ class PluginHost:
         host._adapt_unusable(config)
         host.records = candidates + extra
         host._verify(warn_unknown=import_third_party and warn_unknown)
-        if distro is not None:
-            distro.warn_unknown(c.name for c in host.records)
-        elif selection.only is not None and warn_unknown:  # a typo would just leave a plugin out
-            known = [c.name for c in host.records]
-            for name in sorted(selection.only - set(known) - _said):
+        known = [c.name for c in host.records]
+        for who, names in selection.named.items():
+            for name in sorted(names - set(known) - _said):
                 _said.add(name)
-                log.warning("HERMES_PLUGINS names '%s', which is no plugin here%s", name,
+                log.warning("%s names plugin '%s', which is not found%s", who, name,
                             did_you_mean(name, known) or " (not installed?)")
         return host
 
@@ -430,7 +429,7 @@ class PluginHost:
 
     @property
     def objects(self) -> list:
-        """(name, object) of every loaded plugin, in load order."""
+        """(name, object) of every loaded plugin, in load order (hermes-compat orders hermes-agent's plugins by it)."""
         return [(name, proxy.__wrapped_plugin__) for name, proxy in self._proxies]
 
     def _unregister(self, name: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 def test_a_typo_in_hermes_plugins_is_named_with_what_was_meant(hermes):
     done = hermes("plugins", "list", env={"HERMES_PLUGINS": "core-tols,approval"})
     assert done.returncode == 0
-    assert "HERMES_PLUGINS names 'core-tols', which is no plugin here (did you mean 'core-tools'" in done.stderr
+    assert "HERMES_PLUGINS names plugin 'core-tols', which is not found (did you mean 'core-tools'" in done.stderr
     assert done.stderr.count("core-tols") == 1 and "Traceback" not in done.stderr
     assert "HERMES_PLUGINS" not in hermes("plugins", "list", env={"HERMES_PLUGINS": "core-tools"}).stderr
 

@@ -47,7 +47,7 @@ def test_user_config_overrides_distro_defaults_but_not_blocks(tmp_path):
     distro = from_mapping({"name": "d", "plugins": {"blocked": ["x"]}, "tools": {"blocked": ["terminal"]},
                            "config": {"model": "distro-model", "agent": {"max_turns": 5}}}, "test")
     cfg = Config({"model": "user-model", "agent": {"disabled_tools": []}},
-                 overrides=distro.config_overrides(), defaults=distro.config_defaults())
+                 overrides=distro.config_overrides(), defaults=distro.config)
     assert cfg.get("model") == "user-model" and cfg.get("agent.max_turns") == 5
     assert cfg.get("agent.disabled_tools") == ["terminal"]
     from hermes.host.plugins import Selection
