@@ -107,7 +107,7 @@ def load_distro(name_or_path: str) -> Distro:
         known = ", ".join(sorted(found)) or "none installed"
         raise DistroError(f"no distro named '{name_or_path}' (installed: {known}); or give a YAML file path")
     ep = found[name_or_path]
-    dist = ep.dist.name
+    dist = ep.dist
     try:
         data = ep.load()
     except Exception as exc:

@@ -14,6 +14,7 @@ MAX_SOURCES = 500
 
 _distro: list = [None]  # the distro this process runs as
 _state_read: dict = {}  # path -> the state file as this process last read or wrote it
+unsaved: list = []  # what this process added to the state and has not written yet (the entry points it read)
 
 
 def use_distro(distro: "str | None") -> None:
@@ -73,6 +74,7 @@ def write_state(state: dict) -> None:
     path = state_file(LOAD_STATE)
     _state_read[path] = state
     write_text(path, json.dumps(state, indent=1))
+    unsaved.clear()
 
 
 def remember_load(host) -> None:
@@ -83,7 +85,7 @@ def remember_load(host) -> None:
     write_text(state_file(SOURCES), "".join(f"{path}\n" for path in _source_files(host.records)))
     sources = stamps(remembered_sources())
     if state.get("fingerprint") == list(host.fingerprint) and state.get("plugins") == found \
-            and state.get("sources") == sources:
+            and state.get("sources") == sources and not unsaved:
         return
     changed = {row.split("|", 1)[0] for row in set(host.fingerprint) ^ set(state.get("fingerprint") or [])}
     for name in changed & set(state.get("failures") or {}):

@@ -14,6 +14,7 @@ plugin's ``discover_plugins`` adds), decide which load, load each in isolation. 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -46,7 +47,7 @@ class Candidate:
     dist: str = ""
     default_enabled: bool = True  # False: opt-in (must be listed in plugins.enabled)
     load: Optional[Callable[[], Any]] = None  # returns the plugin object to register
-    distribution: Any = None  # importlib.metadata.Distribution: its Summary is read lazily
+    meta: str = ""  # the distribution's metadata folder, where its finder says (``PathDistribution(meta)``)
     description: str = ""
     status: str = ""
     reason: str = ""
@@ -54,11 +55,7 @@ class Candidate:
     hooks: list = field(default_factory=list)
 
     def summary(self) -> str:
-        if not self.description and self.source == "builtin":
-            return f"built-in ({self.target})"
-        if not self.description and self.distribution is not None:
-            self.description = self.distribution.metadata["Summary"] or ""
-        return self.description
+        return self.description or (f"built-in ({self.target})" if self.source == "builtin" else "")
 
     def as_dict(self, with_hooks: bool = False) -> dict:
         data = {"name": self.name, "version": self.version, "source": self.source, "status": self.status,
@@ -75,46 +72,69 @@ def _norm(name: str) -> str:
     return name.replace("-", "_").replace(".", "_").lower()
 
 
-_installed: dict = {}  # what sys.path held (each folder and its time) -> every entry point on it
+_installed: dict = {}  # the stamps of sys.path's folders -> every entry point on them
+_ROW = {"name", "target", "dist", "version", "description", "source", "meta", "error"}  # a kept entry point
 
 
 def entry_points(group: str) -> list:
-    """The ``importlib.metadata`` entry points of ``group``, read (every installed distribution's
-    metadata parsed) once while the folders of ``sys.path`` keep their times (an install changes one)."""
+    """Every entry point of ``group`` as a :class:`Candidate`, read from every installed distribution's metadata
+    once while the folders of ``sys.path`` keep their times (an install changes one) and kept with the load state:
+    later commands neither parse the metadata nor import ``importlib.metadata``."""
+    from hermes.host import loadstate
+
+    state, key = loadstate.read_state(), loadstate.stamps([entry or "." for entry in sys.path])
+    kept = state.get("entry_points") if isinstance(state.get("entry_points"), dict) else {}
+    kept, rows = (kept, kept.get(group)) if kept.get("key") == key else ({"key": key}, None)
+    if not isinstance(rows, list) or not all(isinstance(row, dict) and set(row) == _ROW and all(
+            isinstance(value, str) for value in row.values()) for row in rows):  # not kept yet, or a hand edit's
+        rows = kept[group] = _installed_rows(group, tuple(key))
+        state["entry_points"] = kept
+        loadstate.unsaved.append(group)  # written with what the load found: one write, not one per group
+    return [Candidate(**row, load=functools.partial(load_target, row["target"])) for row in rows]
+
+
+def _installed_rows(group: str, key: tuple) -> list:
+    """``group``'s entry points as :class:`Candidate` fields, from ``importlib.metadata``."""
     from importlib import metadata
 
-    key = tuple((entry, stamp(entry or ".")) for entry in sys.path)
     if key not in _installed:
         _installed.clear()
         _installed[key] = metadata.entry_points()
-    return list(_installed[key].select(group=group))
+    rows, named = [], {}  # id(distribution) -> its fields: each METADATA read parses the whole file
+    for ep in _installed[key].select(group=group):
+        if id(ep.dist) not in named:
+            meta = ep.dist.metadata
+            own = _norm(meta["Name"] or "") == OWN_DISTRIBUTION  # a built-in's description is its docstring
+            named[id(ep.dist)] = {"dist": meta["Name"] or "", "version": meta["Version"] or "", "source": "builtin"
+                                  if own else "entrypoint", "description": "" if own else meta["Summary"] or "",
+                                  "meta": str(getattr(ep.dist, "_path", "") or "")}  # other finders may not say
+        bad = not metadata.EntryPoint.pattern.match(ep.value)  # said if it is enabled (_load_all)
+        rows.append({"name": ep.name, "target": ep.value, **named[id(ep.dist)], "error": f"its entry point's value "
+                     f"{ep.value!r} is not 'module' or 'module:attr'" if bad else ""})
+    return rows
 
 
 def forget_entry_points() -> None:
     """``pip`` ran in this process: read what is installed again, even if no folder's time moved."""
+    from hermes.host import loadstate
+
     _installed.clear()
+    if loadstate.read_state().pop("entry_points", None) is not None:
+        loadstate.unsaved.append("")  # the next write drops the kept copy too
 
 
 def load_target(target: str) -> Any:
     """Import ``module`` or ``module:attr.attr`` (an entry point's value)."""
-    from importlib.metadata import EntryPoint
+    import pkgutil
 
-    return EntryPoint(name="", value=target.strip(), group="").load()
+    target = target.strip()  # "module:" imports the module itself: its own ImportError is the one said
+    return pkgutil.resolve_name(target if ":" in target else target + ":")
 
 
 def entry_point_candidates(group: str = GROUP) -> list:
     """Every plugin of ``group`` in load order: built-ins by name, then the others by distribution and name
     (``importlib.metadata``'s order, by path and folder, would make who runs first depend on the machine)."""
-    found, named = [], {}  # id(distribution) -> (name, version): each METADATA read parses the whole file
-    for ep in entry_points(group):
-        dist = ep.dist
-        if id(dist) not in named:
-            meta = dist.metadata
-            named[id(dist)] = (meta["Name"] or "", meta["Version"] or "")
-        name, version = named[id(dist)]
-        found.append(Candidate(name=ep.name, source="builtin" if _norm(name) == OWN_DISTRIBUTION else "entrypoint",
-                               target=ep.value, version=version, dist=name, load=ep.load, distribution=dist))
-    return sorted(found, key=lambda c: (c.source != "builtin", "" if c.source == "builtin" else _norm(c.dist), c.name))
+    return sorted(entry_points(group), key=lambda c: (c.source != "builtin", "" if c.source == "builtin" else _norm(c.dist), c.name))
 
 
 # --------------------------------------------------------------------------
@@ -171,8 +191,7 @@ def _fingerprint(candidates: Iterable[Candidate]) -> list:
     """What decides loading: each candidate as installed (its metadata's time moves on install) and selected."""
     rows = []
     for c in sorted(candidates, key=lambda c: (c.name, c.source)):
-        where = getattr(c.distribution, "_path", None)  # a PathDistribution's metadata folder; other finders may not say
-        path = where if c.distribution is not None else c.target if c.target and os.sep in c.target else None
+        path = c.meta or (c.target if c.target and os.sep in c.target else None)
         found = stamp(str(path)) if path is not None else None
         rows.append(f"{c.name}|{c.source}|{c.dist}|{c.version}|{c.target}|{c.status}|{found[0] if found else 0}")
     return rows
@@ -288,13 +307,11 @@ class PluginHost:
         return host
 
     def _load_all(self, candidates: list) -> None:
-        from importlib.metadata import EntryPoint
-
         for cand in candidates:
             if cand.status != ENABLED:
                 continue
-            if cand.distribution is not None and not EntryPoint.pattern.match(cand.target or ""):
-                cand.status, cand.error = ERROR, f"its entry point's value {cand.target!r} is not 'module' or 'module:attr'"
+            if cand.error:  # found with it (an entry point's value that names nothing to import)
+                cand.status = ERROR
                 log.warning("plugin %s: %s", cand.name, cand.error)
                 continue
             pid, handlers = os.getpid(), signal_handlers()

@@ -74,9 +74,14 @@ def reads_agent_home(files: Iterable[Path], most: int = 200) -> bool:
     return False
 
 
-def _package_files(ep: Any) -> list:
-    top = ep.value.partition(":")[0].partition(".")[0]
-    return [Path(ep.dist.locate_file(f)) for f in ep.dist.files or () if f.parts and f.parts[0] in (top, top + ".py")]
+def _package_files(cand: Any) -> list:
+    """The files of an entry point's distribution in the package its value names (none: its finder did not say)."""
+    if not cand.meta:
+        return []
+    from importlib.metadata import PathDistribution
+
+    dist, top = PathDistribution(Path(cand.meta)), cand.target.partition(":")[0].partition(".")[0]
+    return [Path(dist.locate_file(f)) for f in dist.files or () if f.parts and f.parts[0] in (top, top + ".py")]
 
 
 def candidates(config: Any) -> list:
@@ -108,12 +113,11 @@ def candidates(config: Any) -> list:
             manifests[key] = manifest
             add(cand)
     for group in GROUPS:
-        for ep in entry_points(group):
-            name, value, version = ep.name, ep.value, ep.dist.version
+        for cand in entry_points(group):
+            name, value, version = cand.name, cand.target, cand.version
             manifest = PluginManifest(name=name, version=version, source="entrypoint", path=value, key=name)
-            cand = Candidate(name=name, source=SOURCE, target=value, version=version, dist=ep.dist.name,
-                             default_enabled=False, distribution=ep.dist)
-            if reads_agent_home(_package_files(ep)):
+            cand.source, cand.default_enabled = SOURCE, False
+            if reads_agent_home(_package_files(cand)):
                 cand.description = f"{cand.summary()} {AGENT_HOME_NOTE}".strip()
             cand.load = (lambda c=cand, v=value, m=manifest: _load(c, "entrypoint", v, m, config))
             add(cand)

@@ -64,7 +64,7 @@ def plugin_entry_points() -> dict:
     out: dict = {}
     for group in PLUGIN_GROUPS:
         for ep in entry_points(group):
-            out.setdefault(_norm(ep.dist.name), []).append((group, ep.name))
+            out.setdefault(_norm(ep.dist), []).append((group, ep.name))
     return out
 
 
@@ -88,7 +88,7 @@ def _provides_distro(dist: str) -> bool:
     from hermes.host.distro import GROUP
     from hermes.host.plugins import entry_points
 
-    return any(_norm(ep.dist.name) == dist for ep in entry_points(GROUP))
+    return any(_norm(ep.dist) == dist for ep in entry_points(GROUP))
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:

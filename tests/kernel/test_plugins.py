@@ -53,8 +53,8 @@ def by_name(records):
 
 
 def test_entry_points_are_read_from_metadata(site):
-    found = {ep.name: (ep.value, ep.dist.name, ep.dist.version) for ep in entry_points("hermes.plugins")
-             if ep.dist.name.startswith("hermes-")}
+    found = {ep.name: (ep.target, ep.dist, ep.version) for ep in entry_points("hermes.plugins")
+             if ep.dist.startswith("hermes-")}
     assert found["good"] == ("hermes_good_mod", "hermes-good", "1.2.3")  # the name from METADATA, not the folder
     assert {"good", "broken", "typo", "badargs"} <= set(found)
 

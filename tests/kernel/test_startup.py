@@ -186,7 +186,7 @@ def test_a_run_that_loads_what_the_last_load_found_keeps_the_listing(hermes_home
     _help(env, "plugins", "list")
     state = (hermes_home / "plugin-state.json").read_text()
     subprocess.run([sys.executable, "-c", "from hermes.cli.app import main; main(['skills', 'list'])"], cwd=ROOT,
-                   env={**os.environ, **env}, check=True, capture_output=True, timeout=60)
+                   env={**os.environ, "PYTHONPATH": str(ROOT), **env}, check=True, capture_output=True, timeout=60)
     assert (hermes_home / "plugin-state.json").read_text() == state  # a load, but nothing new to remember
     _, mods = _help(env, "plugins", "list")
     assert "click" not in mods
@@ -201,3 +201,34 @@ def test_a_bare_hermes_prints_the_remembered_help_on_stderr_and_exits_2(hermes_h
     assert [r.returncode for r in runs] == [2, 2] and runs[0].stderr == runs[1].stderr
     assert runs[0].stderr.startswith("Usage: hermes [OPTIONS] COMMAND [ARGS]...") and "Commands:" in runs[0].stderr
     assert "click" in runs[0].stdout.split() and "click" not in runs[1].stdout.split()  # the second one: remembered
+
+
+def test_the_entry_points_are_read_once_per_install_and_kept_with_the_load_state(hermes_home, tmp_path):
+    from tests.kernel.fakedist import make_dist
+    from tests.kernel.test_plugins import GOOD
+
+    site = tmp_path / "site"
+    site.mkdir()
+    env = {"HERMES_HOME": str(hermes_home), "PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+    state_file = hermes_home / "plugin-state.json"
+
+    def sessions_list() -> tuple:  # a command that loads every plugin: what it printed, did it read metadata
+        out, mods = _printed_and_imported(env, "hermes.cli.app", "sessions", "list", "--json")
+        return out, "importlib.metadata" in mods
+
+    def kept(name: str) -> list:
+        rows = json.loads(state_file.read_text())["entry_points"]["hermes.plugins"]
+        return [(row["dist"], row["version"]) for row in rows if row["name"] == name]
+
+    first, read = sessions_list()
+    assert read and kept("core-tools") == [("hermes-kernel", kept("core-tools")[0][1])]  # read once, kept
+    assert sessions_list() == (first, False)  # kept: no metadata parsed, not even imported
+    make_dist(site, "hermes-good", "1.2.3", {"good": ("hermes_good_mod", GOOD)})  # an install moves a folder's time
+    assert sessions_list() == (first, True) and kept("good") == [("hermes-good", "1.2.3")]
+    state = json.loads(state_file.read_text())
+    state["entry_points"]["hermes.plugins"][0]["target"] = 42  # a hand edit: the rows are read again, not trusted
+    state_file.write_text(json.dumps(state))
+    assert sessions_list() == (first, True) and kept("good") == [("hermes-good", "1.2.3")]
+    assert json.loads(state_file.read_text())["entry_points"] != state["entry_points"]  # and kept right again
+    state_file.write_text("{not json")  # damaged whole: made again, the command works
+    assert sessions_list() == (first, True) and kept("good") == [("hermes-good", "1.2.3")]
