@@ -7,9 +7,10 @@ and to ``python -c "import click"`` run beside it (the median of the
 per-round ratios); the limits
 are the start-up issue's, against ``import click``. ``plugins list`` is timed
 twice: as it usually runs (nothing installed or configured since the last
-listing: printed from the remembered listing) and "re-derived" (the
-remembered listing dropped before every run, as after a ``pip install``:
-entry-point metadata is read and the built-ins are imported). ``--help`` is
+listing: printed from the remembered listing), "re-derived" (the
+remembered listing dropped before every run, as after a config change: the plugin sources are imported, the
+entry points were kept) and "re-derived after an install" (the kept entry points dropped too, as a ``pip install``
+does: the entry-point metadata is read). ``--help`` is
 timed twice the same way: printed from the help click rendered last time,
 and "re-rendered" (that help dropped before every run, as after a change of
 the plugins' commands). Both also run with no data folder at all ("fresh data folder", as the
@@ -92,8 +93,9 @@ cli(["--help"])
 ENTRY_POINTS_READ = "import click; from importlib.metadata import entry_points; entry_points(group='hermes.plugins')"
 
 
-def forget_listing(home: str):
-    """Drop the remembered listing, as an install or a config change does."""
+def forget_listing(home: str, installed: bool = False):
+    """Drop the remembered listing, as a config change does; ``installed``: the kept entry points too, as an install
+    does (it moves a folder of ``sys.path``)."""
     state = Path(home) / "plugin-state.json"
 
     def forget() -> None:
@@ -102,6 +104,8 @@ def forget_listing(home: str):
         except (OSError, ValueError):
             return
         data.pop("listing", None)
+        if installed:
+            data.pop("entry_points", None)
         state.write_text(json.dumps(data))
 
     return forget
@@ -143,6 +147,7 @@ def main() -> None:
     changed_env = dict(env, XDG_DATA_HOME=f"{root}/changed")
     changed_home = f"{root}/changed/hermes"
     fresh_env, fresh_home = dict(env, XDG_DATA_HOME=f"{root}/fresh"), f"{root}/fresh/hermes"
+    installed_env, installed_home = dict(env, XDG_DATA_HOME=f"{root}/installed"), f"{root}/installed/hermes"
     bindir = Path(sys.executable).parent
     hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
     cases = [  # label, command, limit, what to do before each run, environment
@@ -156,6 +161,8 @@ def main() -> None:
         ("hermes plugins list", [hermes, "plugins", "list"], 1.3, None, env),
         ("hermes plugins list --json", [hermes, "plugins", "list", "--json"], 1.3, None, env),
         ("plugins list, re-derived", [hermes, "plugins", "list"], 1.3, forget_listing(changed_home), changed_env),
+        ("re-derived after an install", [hermes, "plugins", "list"], 1.3, forget_listing(installed_home, True),
+         installed_env),
         ("hermes --help, fresh data folder", [hermes, "--help"], 2.5, fresh(fresh_home), fresh_env),
         ("plugins list, fresh data folder", [hermes, "plugins", "list"], 2.5, fresh(fresh_home), fresh_env),
         # how far a first run could go: no built-in imported but the essential ones, and the floor under it
