@@ -134,7 +134,8 @@ def load_target(target: str) -> Any:
 def entry_point_candidates(group: str = GROUP) -> list:
     """Every plugin of ``group`` in load order: built-ins by name, then the others by distribution and name
     (``importlib.metadata``'s order, by path and folder, would make who runs first depend on the machine)."""
-    return sorted(entry_points(group), key=lambda c: (c.source != "builtin", "" if c.source == "builtin" else _norm(c.dist), c.name))
+    return sorted(entry_points(group),
+                  key=lambda c: (c.source != "builtin", "" if c.source == "builtin" else _norm(c.dist), c.name))
 
 
 # --------------------------------------------------------------------------
