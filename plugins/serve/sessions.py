@@ -1,9 +1,9 @@
 """``/api/sessions``: the stored sessions, as hermes-agent's API server shows them.
 
-They are read from the built-in SQLite store (``sessions-sqlite``) directly:
-the hooks every store answers (``load_session``, ``session_info``) cannot list,
-rename or delete; when another store answers hooks for those (issue 27's
-PostgreSQL store) these routes move to them. Without the SQLite store: 503.
+They are read from the store ``sessions.store`` names (SQLite by default, or PostgreSQL), through
+:func:`plugins.sessions.get_store`: every store lists, renames and deletes, which the session hooks
+(``load_session``, ``append_messages``) do not. The stores come with the ``sessions-sqlite`` plugin (the
+PostgreSQL one extends it): without it, 503.
 """
 
 from __future__ import annotations
