@@ -30,7 +30,7 @@ class Distro:
     source: str = ""
 
     def apply_to(self, selection) -> None:
-        """Narrow a plugin selection (hermes.host.plugins.Selection) to this distro."""
+        """Narrow a plugin selection (hermes.host.plugins.Selection) to this distro, and name what it names."""
         selection.enabled |= self.enabled
         selection.disabled |= self.blocked
         if self.only is not None:
