@@ -138,8 +138,8 @@ def run_batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bo
         except OSError as exc:
             raise Fail(f"{out}: cannot write the trajectories there: {exc.strerror}") from None
         prepare_store(app, dict(opts))  # a store that cannot be used is one line now, before any worker starts
-        build_agent(app, dict(opts), None, platform="batch").close()  # and so is a provider that cannot be built
-        if _on_queue(app):
+        if _on_queue(app):  # and so is a provider that cannot be built: the runs may be on other hosts
+            build_agent(app, dict(opts), None, platform="batch").close()
             summary.update(_run_on_queue(app, todo, prompts, fd, out, workers, opts, as_json))
         elif not workers:
             raise Fail("--workers 0 runs nothing here: it is for a batch on a DBOS queue (durable.engine: dbos on "

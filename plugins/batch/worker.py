@@ -3,8 +3,9 @@
 Its first line on stdin is the batch's settings (the command's provider options), then one prompt per line
 (``{"index", "prompt", "hash", "settings"}``); for each it answers one line on stdout: ``{"index", "line"}``
 (the trajectory's JSON line) or ``{"index", "error"}``. The plugins load once per worker; each prompt gets its
-own agent, session and budget. What plugin code prints goes to stderr (fd 1 is the answers' alone), and the
-worker ends with the command that started it (its parent's death kills it; stdin closing ends it).
+own agent, session and budget. A store, provider or toolset of the command that cannot be had is the first
+answer, ``{"fatal"}``. What plugin code prints goes to stderr (fd 1 is the answers' alone), and the worker ends
+with the command that started it (its parent's death kills it; stdin closing ends it).
 """
 
 from __future__ import annotations
@@ -66,13 +67,16 @@ def main() -> None:
     _die_with_parent(int(os.environ.get("HERMES_BATCH_PARENT", os.getppid())))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's Ctrl+C is the command's to handle
     from hermes.cli.app import App, Fail
-    from plugins.commands.front import prepare_store
+    from plugins.commands.front import build_agent, prepare_store
 
     settings = json.loads(sys.stdin.readline())
     app = App(settings.get("distro"))
     opts = settings["opts"]
     try:
         prepare_store(app, dict(opts))  # as the command did: --no-save sets the stores aside here too
+        # a provider or toolset that cannot be had is the batch's one line, before any prompt; what this agent
+        # starts (the configured MCP servers) serves the runs that follow
+        build_agent(app, dict(opts), None, platform="batch").close()
     except Fail as exc:
         answers.write(json.dumps({"fatal": exc.message}) + "\n")
         answers.flush()

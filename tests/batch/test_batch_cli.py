@@ -213,3 +213,37 @@ def test_an_out_file_that_cannot_be_written_is_one_line_before_any_run(hermes_se
     assert run.returncode == 1 and "cannot write the trajectories there: No such file or directory" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
     assert json.loads(hermes_sessions("sessions", "list", "--json").stdout) == []  # nothing ran
+
+
+@pytest.mark.parametrize("options, said", [
+    (["--api-mode", "nope"], "hermes: error: no model provider named 'nope' is enabled (enabled: "),
+    (["-t", "nosuch"], "hermes: error: unknown toolset 'nosuch'; known: "),
+])
+def test_a_provider_or_toolset_that_cannot_be_had_is_one_line_before_any_prompt_runs(hermes_sessions, tmp_path,
+                                                                                      options, said):
+    prompts, out = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(3)]), tmp_path / "out.jsonl"
+    run = hermes_sessions("batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted",
+                          "--base-url", _script(tmp_path, ["ok"]), *options, timeout=120)
+    assert run.returncode == 1 and run.stderr.startswith(said), run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert out.read_text() == "" and json.loads(hermes_sessions("sessions", "list", "--json").stdout) == []
+
+
+def test_the_configured_mcp_servers_start_in_the_workers_alone(hermes_sessions, home, tmp_path):
+    """The command's own process runs no prompt: it starts no MCP server (each worker starts its own)."""
+    import sys
+
+    import yaml
+
+    from tests.mcp.conftest import SERVER
+
+    started = tmp_path / "started"
+    server = {"command": "/bin/sh", "args": ["-c", f'echo $PPID >> "{started}"; exec "{sys.executable}" "{SERVER}"']}
+    (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"t": server}}))
+    prompts, out = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(4)]), tmp_path / "out.jsonl"
+    run = hermes_sessions("batch", str(prompts), "--out", str(out), "--workers", "2", "--api-mode", "scripted",
+                          "--base-url", _script(tmp_path, ["ok"]), "--json", timeout=120)
+    assert run.returncode == 0 and json.loads(run.stdout)["written"] == 4, run.stderr
+    assert all("mcp__t__echo" in e["conversations"][0]["value"] for e in _lines(out))  # the workers' runs had them
+    parents = started.read_text().split()
+    assert len(parents) == 2 and len(set(parents)) == 2  # one per worker, none for the command
