@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import kill_9, wait_until
-from tests.sessions.conftest import child_env, hermes_sessions, home  # noqa: F401  (fixtures)
 
 
 def _prompts(tmp_path, rows) -> Path:

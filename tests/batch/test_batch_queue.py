@@ -11,7 +11,6 @@ import pytest
 
 from plugins_providers.testserver import WireServer, reply
 from tests.conftest import kill_9, wait_until
-from tests.sessions.conftest import child_env, hermes_sessions, home  # noqa: F401  (fixtures)
 
 PROMPTS = 200
 HELD = 100  # prompts from this index wait in their tool until the test lets them go

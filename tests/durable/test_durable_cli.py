@@ -10,7 +10,6 @@ import pytest
 
 from plugins_providers.testserver import reply
 from tests.conftest import kill_9, wait_until
-from tests.sessions.conftest import child_env, hermes_sessions, home  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
