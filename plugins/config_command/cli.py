@@ -190,8 +190,8 @@ def config_set(app, key, value, force):
     config.set_value(key, parsed)
     left = config.check()
     added = [problem for problem in left if problem not in before]
-    if added:  # the new value against its key's type; nothing is written when it fails
-        raise _fail(added[0])
+    if added:  # the new value against its key's type; nothing is written when it fails (so the file is not named)
+        raise _fail(added[0].removeprefix(f"{config.where()}: "))
     from plugins.config_command.edit import MISSING, EditError, edit, path_of, set_key
 
     try:  # the file as it is now (another terminal may have changed it), comments kept
