@@ -14,15 +14,16 @@ from plugins.commands.front import CtrlC, build_agent, check_session, finish, pr
 @click.command()
 @provider_options
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
-@click.argument("prompt", nargs=-1, required=True)
+@click.argument("prompt", nargs=-1)
 @click.pass_obj
 def run(app: App, as_json: bool, prompt: tuple, **opts):
-    """Run one turn and print the answer."""
-    text = " ".join(prompt)
-    if text == "-":
+    """Run one turn and print the answer. With no PROMPT, or -, it is read from stdin: echo hi | hermes run."""
+    text = " ".join(prompt) or ("" if sys.stdin.isatty() else "-")  # a terminal's stdin is not read unasked
+    if piped := text == "-":
         text = sys.stdin.read()
     if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
-        raise Fail("the prompt is empty" + (" (nothing on stdin)" if prompt == ("-",) else ""), EXIT_USAGE)
+        raise Fail("no prompt: hermes run PROMPT, or pipe it in (echo hi | hermes run)" if not (prompt or piped)
+                   else "the prompt is empty" + (" (nothing on stdin)" if piped else ""), EXIT_USAGE)
     with starting():
         prepare_store(app, opts)
         if opts.get("resume"):

@@ -149,16 +149,34 @@ def test_a_wrong_type_stops_every_command_but_those_that_repair_it(hermes, herme
 def test_bad_cli_arguments(hermes, tmp_path):
     out = hermes("run", "--max-turns", "0", "hi")
     assert out.returncode == 2 and "max-turns" in out.stderr
-    out = hermes("run")
-    assert out.returncode == 2 and "Missing argument" in out.stderr
+    out = hermes("run", input="")  # no PROMPT: it is on stdin
+    assert out.returncode == 2 and out.stderr.strip() == "hermes: error: the prompt is empty (nothing on stdin)"
     out = hermes("run", "-t", "nosuchset", "--api-mode", "scripted", "hi")
     assert out.returncode == 1 and "unknown toolset 'nosuchset'" in out.stderr
     # an empty prompt is refused before any call (Anthropic refuses an empty message)
     for args, stdin, said in ((" ",), None, "the prompt is empty"), (("-",), "\n", "the prompt is empty (nothing on stdin)"):
         out = hermes("run", "--api-mode", "scripted", *args, input=stdin)
         assert out.returncode == 2 and out.stderr.strip() == f"hermes: error: {said}", out.stderr
-    out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, ["read it"]), "-", input="a question\n")
-    assert out.returncode == 0 and out.stdout.strip() == "read it", out.stderr
+    for dash in (["-"], []):  # `hermes run -`, and `echo ... | hermes run`
+        out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, ["read it"]), *dash,
+                     input="a question\n")
+        assert out.returncode == 0 and out.stdout.strip() == "read it", out.stderr
+
+
+def test_with_no_prompt_a_terminals_stdin_is_not_read(hermes_home):
+    """Typed at a terminal, `hermes run` alone says what it needs; it does not wait for input."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        out = subprocess.run(hermes_command() + ["run", "--api-mode", "scripted"], stdin=follower,
+                             capture_output=True, text=True, timeout=60, cwd=hermes_home,
+                             env=dict(os.environ, HERMES_HOME=str(hermes_home), PYTHONPATH=str(ROOT)))
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == "hermes: error: no prompt: hermes run PROMPT, or pipe it in (echo hi | hermes run)\n"
 
 
 def test_a_broken_plugin_never_locks_the_user_out(hermes, tmp_path):
