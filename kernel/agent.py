@@ -97,7 +97,7 @@ class Agent:
         ``agent_tools`` of those toolsets; the first of a name wins, and one whose ``check`` says no is left out."""
         (wanted, blocked), registry, self._tools_stale = self._tool_choice, self.host.registry, False
         try:
-            names = registry.expand_toolsets(wanted) if wanted else set(registry.tools)
+            names = registry.expand_toolsets(wanted) if wanted is not None else set(registry.tools)  # []: none
         except KeyError as exc:
             raise AgentError(exc.args[0]) from None
         offered = [registry.tools[name] for name in sorted(names - blocked)]
@@ -105,7 +105,7 @@ class Agent:
         offered += engine and self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) or []
         for answer in self.hook.agent_tools(agent=self, starting=starting):
             offered += [t for t in answer if isinstance(t, Tool) and t.name not in blocked
-                        and (not wanted or t.toolset in wanted)] if isinstance(answer, list) else []
+                        and (wanted is None or t.toolset in wanted)] if isinstance(answer, list) else []
         tools: dict = {}
         for tool in offered:
             if tool.name not in tools and (tool.check is None or self.host.contain(

@@ -36,7 +36,7 @@ KERNEL_KEYS = [
     Key("api_key_env", str, "", "the environment variable that holds the API key (`--api-key-env`)"),
     Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
     Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
-    Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset"),
+    Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset, none when []"),
     Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)", minimum=1),
     Key("agent.api_timeout", float, 600, "seconds one model call may take in all", minimum=0),
     Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried",

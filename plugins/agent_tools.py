@@ -233,7 +233,7 @@ def _child_tools(agent, wanted, child_can_delegate: bool) -> tuple:
     if not child_can_delegate:
         allowed.discard("delegate_task")
     blocked = set(registry.tools) - allowed
-    return (sorted(allowed) or None), sorted(blocked)
+    return sorted(allowed), sorted(blocked)  # none allowed: no tools (None would be every tool, plugins' too)
 
 
 def _status(result) -> str:

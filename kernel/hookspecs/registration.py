@@ -48,7 +48,7 @@ def register_toolsets(register: Callable[..., None], config: Settings) -> None:
     """Register named groups of tools; once per plugin host.
 
     Every tool also belongs to the toolset named by its ``Tool.toolset``. The agent offers the tools of the toolsets
-    chosen by ``toolsets`` in config or ``-t`` (all tools when neither is set).
+    chosen by ``toolsets`` in config or ``-t`` (all tools when neither is set; none for an empty list).
 
     :param register: ``register(name, tools, description="")``; ``tools``
         lists tool names and/or other toolset names.
@@ -59,7 +59,7 @@ def register_toolsets(register: Callable[..., None], config: Settings) -> None:
 @hookspec
 def agent_tools(agent: Agent, starting: bool) -> Optional[list]:
     """Tools known only at run time (an MCP server's), offered to this agent
-    beside the registry's when its toolsets include theirs (or it has none).
+    beside the registry's when its toolsets include theirs (or toolsets are left unset).
 
     :param starting: asked while the agent is built: answer at once and start what is slow in the background, then
         call ``agent.tools_changed()`` (from any thread); the next model call asks again (``False``).

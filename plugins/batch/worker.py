@@ -37,7 +37,7 @@ def run_one(app, opts: dict, task: dict, run_id: str = "") -> dict:
     settings = task["settings"]
     opts = dict(opts, model=settings.get("model") or opts.get("model"),
                 max_turns=settings.get("max_turns") or opts.get("max_turns"))
-    if settings.get("toolsets"):
+    if settings.get("toolsets") is not None:  # []: no tools, as -t ""
         opts["toolsets"] = ",".join(settings["toolsets"])
     try:
         agent = build_agent(app, opts, None, platform="batch")

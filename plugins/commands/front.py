@@ -41,7 +41,7 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None,
     from kernel.agent import Agent, AgentError
     from kernel.types import ProviderConfig
 
-    toolsets = [t.strip() for t in opts["toolsets"].split(",") if t.strip()] if opts.get("toolsets") else None
+    toolsets = None if opts.get("toolsets") is None else [t.strip() for t in opts["toolsets"].split(",") if t.strip()]
     if opts.get("timeout"):
         app.config.overrides["agent.stream_idle_timeout"] = opts["timeout"]
     if opts.get("yolo"):

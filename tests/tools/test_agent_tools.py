@@ -222,6 +222,36 @@ def test_blocked_tools_never_reach_children(make_agent):
     assert _tool_names(d.child_requests[0]) == ["todo", "weather"]
 
 
+class FetchTools:
+    """A plugin offering a tool through ``agent_tools`` (as MCP does), in toolset ``outside``."""
+
+    __name__ = "fetch-tools"
+
+    @hookimpl
+    def agent_tools(self, agent, starting):
+        return [Tool("fetch_url", "fetch", {"type": "object", "properties": {}}, lambda args, ctx: "ok",
+                     toolset="outside")]
+
+
+def test_a_child_asking_for_tools_its_parent_lacks_gets_none(make_agent):
+    """The parent has neither todo nor fetch_url: a child asking for todo gets no tools, not every tool
+    (fetch_url, a plugin's, was what it got)."""
+    d = Dispatcher({"goal": "g", "toolsets": ["todo"]}, child=lambda request: "no tools here")
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools, FetchTools()),
+                              toolsets=["safe", "delegation"])
+    assert sorted(agent.tools) == ["delegate_task", "read_file", "search_files"]
+    [out] = _tool_results(agent.run_conversation("go"))
+    assert out["results"][0]["summary"] == "no tools here"
+    assert _tool_names(d.child_requests[0]) == []
+
+
+def test_an_empty_toolset_list_offers_no_tools_and_none_offers_every_one(make_agent):
+    plugins = (agent_tools, core_tools, FetchTools())
+    assert set(make_agent(*plugins).tools) >= {"fetch_url", "terminal", "todo"}
+    assert make_agent(*plugins, toolsets=[]).tools == {}
+    assert make_agent(*plugins, config={"toolsets": []}).tools == {}
+
+
 def test_toolsets_argument_narrows_and_unknown_toolset_is_an_error(make_agent):
     d = Dispatcher({"goal": "g", "toolsets": ["todo"]})
     _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools)).run_conversation("go")

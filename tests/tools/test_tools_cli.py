@@ -79,6 +79,14 @@ def test_toolset_option_limits_the_tools(hermes):
     assert "unknown tool 'terminal'" in json.loads(tool)["error"] and not (hermes.work / "ran.txt").exists()
 
 
+def test_an_empty_toolset_option_offers_no_tools(hermes):
+    """`-t ""` (a script's empty variable) is no toolsets, not every one."""
+    proc = hermes("-t", "", "go", script=[{"tool_calls": [["read_file", {"path": "x"}]]}, "ok"])
+    assert proc.returncode == 0, proc.stderr
+    [tool] = [m["content"] for m in json.loads(proc.stdout)["messages"] if m["role"] == "tool"]
+    assert "unknown tool 'read_file'" in json.loads(tool)["error"]
+
+
 def test_toolsets_from_config_and_the_option_wins(hermes, hermes_home):
     (hermes_home / "config.yaml").write_text("toolsets: [safe, todo]\n")
     script = [{"tool_calls": [["terminal", {"command": "touch ran.txt"}], ["todo", {}]]}, "ok"]
