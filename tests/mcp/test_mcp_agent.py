@@ -79,6 +79,30 @@ def test_toolsets_choose_servers_and_hooks_see_mcp_calls_as_any_other(mcp_agent)
                     ("post", "mcp__b__echo", "error")]
 
 
+def test_a_delegated_child_calls_its_parents_servers_and_no_other(mcp_agent):
+    """The parent has server a's tools (not b's): its child is offered a's, calls one, and never sees b's."""
+    from plugins import agent_tools
+
+    def is_child(request):
+        return "You are a subagent" in next(m["content"] for m in request.messages if m["role"] == "user")
+
+    def answer(request):
+        child = is_child(request)
+        done = any(m["role"] == "tool" for m in request.messages)
+        if child:
+            return "child: " + json.loads(request.messages[-1]["content"])["result"] if done else \
+                calls(("mcp__a__echo", {"text": "from the child"}))
+        return "parent done" if done else calls(("delegate_task", {"goal": "echo something"}))
+
+    agent = mcp_agent({"a": entry(), "b": entry()}, plugins=[agent_tools], toolsets=["mcp-a", "delegation"],
+                      script=[answer] * 4)
+    result = agent.run_conversation("go")
+    child_requests = [r for r in agent.scripted.requests if is_child(r)]
+    offered_to_child = set(offered(child_requests[0]))
+    assert "mcp__a__echo" in offered_to_child and not any(n.startswith("mcp__b__") for n in offered_to_child)
+    assert json.loads(results(result)[0])["results"][0]["summary"] == "child: echo: from the child"
+
+
 def test_a_server_that_dies_mid_call_is_an_error_naming_it_and_the_next_call_reconnects(mcp_agent, caplog):
     agent = mcp_agent({"t": entry()}, script=[calls(("mcp__t__die", {})), calls(("mcp__t__echo", {"text": "back"})), "ok"])
     result = agent.run_conversation("go")

@@ -233,6 +233,14 @@ class FetchTools:
                      toolset="outside")]
 
 
+class RegisteredFetchTools(FetchTools):
+    """The same, its toolset registered (as MCP registers ``mcp-NAME``): ``-t outside`` chooses it."""
+
+    @hookimpl
+    def register_toolsets(self, register):
+        register("outside", [], "fetching")
+
+
 def test_a_child_asking_for_tools_its_parent_lacks_gets_none(make_agent):
     """The parent has neither todo nor fetch_url: a child asking for todo gets no tools, not every tool
     (fetch_url, a plugin's, was what it got)."""
@@ -243,6 +251,21 @@ def test_a_child_asking_for_tools_its_parent_lacks_gets_none(make_agent):
     [out] = _tool_results(agent.run_conversation("go"))
     assert out["results"][0]["summary"] == "no tools here"
     assert _tool_names(d.child_requests[0]) == []
+
+
+@pytest.mark.parametrize("asked, gets", [
+    (None, ["fetch_url", "read_file", "search_files"]),
+    (["outside"], ["fetch_url"]),
+    (["safe"], ["read_file", "search_files"]),
+])
+def test_a_child_gets_its_parents_run_time_tools_by_their_toolset(make_agent, asked, gets):
+    """A plugin's agent_tools (an MCP server's) reach a child as the parent's other tools do."""
+    d = Dispatcher({"goal": "g", **({"toolsets": asked} if asked else {})})
+    agent = _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools, RegisteredFetchTools()),
+                              toolsets=["safe", "delegation", "outside"])
+    assert sorted(agent.tools) == ["delegate_task", "fetch_url", "read_file", "search_files"]
+    agent.run_conversation("go")
+    assert _tool_names(d.child_requests[0]) == gets
 
 
 def test_an_empty_toolset_list_offers_no_tools_and_none_offers_every_one(make_agent):
