@@ -38,19 +38,25 @@ def list_cmd(app, as_json):
 
 @skills.command("show")
 @click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (with its files and instructions).")
 @click.pass_obj
-def show_cmd(app, name):
+def show_cmd(app, name, as_json):
     """A skill's description, files and instructions."""
+    from hermes.cli.app import echo_json
     from plugins.skills import catalog, skills_of
 
     try:
         skill = catalog.lookup(skills_of(app.config, app.host), name)
-        click.echo(f"{skill.name} ({skill.source}, {skill.path})\n{skill.description}\n")
-        for f in skill.files():
-            click.echo(f"  file: {f}")
-        click.echo(skill.body())
+        files, body = skill.files(), skill.body()
     except catalog.SkillError as exc:
         raise _fail(str(exc)) from None
+    if as_json:
+        echo_json({**skill.to_dict(), "files": files, "instructions": body})
+        return
+    click.echo(f"{skill.name} ({skill.source}, {skill.path})\n{skill.description}\n")
+    for f in files:
+        click.echo(f"  file: {f}")
+    click.echo(body)
 
 
 @skills.command("install")

@@ -106,6 +106,10 @@ def test_hermes_skills_install_list_show_remove(hermes, hermes_home, tmp_path):
     assert "bee-care  user      Check a hive." in hermes("skills", "list").stdout
     shown = hermes("skills", "show", "bee-care").stdout
     assert "file: notes.md" in shown and "Open it on a warm day." in shown
+    as_json = json.loads(hermes("skills", "show", "bee-care", "--json").stdout)
+    assert (as_json["name"], as_json["description"], as_json["source"], as_json["files"]) == \
+        ("bee-care", "Check a hive.", "user", ["notes.md"])
+    assert "Open it on a warm day." in as_json["instructions"] and as_json["path"].startswith(str(hermes_home))
     missing = hermes("skills", "show", "bee-cair")
     assert missing.returncode == 1 and "(did you mean 'bee-care'?)" in missing.stderr
     assert hermes("skills", "remove", "bee-care").returncode == 0
