@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import subprocess
 import sys
 import threading
 import time
@@ -24,6 +23,8 @@ class Worker:
     """One worker process and the thread that reads its answers into the pool's queue."""
 
     def __init__(self, number: int, settings: dict, answers: queue.Queue, log):
+        import subprocess  # here: every command imports this module, to list `hermes batch`
+
         env = dict(os.environ, HERMES_BATCH_PARENT=str(os.getpid()))
         self.number, self.task = number, None
         self.proc = subprocess.Popen([sys.executable, "-m", "plugins.batch.worker"], stdin=subprocess.PIPE,

@@ -17,8 +17,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass
 from typing import Optional
 
@@ -29,11 +27,19 @@ MODES = ("workspace-write", "read-only", "off")
 _said: set = set()  # why no sandbox could start, said once per process
 
 
+def bwrap_path() -> Optional[str]:
+    import shutil  # here, as subprocess below: most commands never start a tool's process
+
+    return shutil.which("bwrap")
+
+
 @functools.lru_cache(maxsize=None)
 def unavailable(bwrap: Optional[str]) -> Optional[str]:
     """Why no sandbox can start on this machine (one line), or None when one can."""
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
+    import subprocess
+
     try:
         done = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--dev", "/dev", "--proc", "/proc",
                                "--", "true"], capture_output=True, text=True, timeout=10)
@@ -72,7 +78,7 @@ class Sandbox:
 
     def why_not(self) -> Optional[str]:
         """Why commands will run without a sandbox (None: they run in one, or mode is off)."""
-        return None if self.mode == "off" else unavailable(shutil.which("bwrap"))
+        return None if self.mode == "off" else unavailable(bwrap_path())
 
     def describe(self) -> str:
         """One line for a person approving a command: what it may touch if it runs."""
@@ -99,7 +105,7 @@ class Sandbox:
                 log.warning("tools run without a sandbox: %s (`hermes sandbox` shows it; sandbox.mode: off says you know)", why)
             return argv, False
         workspace = os.path.realpath(os.getcwd())
-        args = [shutil.which("bwrap"), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        args = [bwrap_path(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 *([] if self.network else ["--unshare-net"]),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                 # the workspace is there even below /tmp; writable unless read-only

@@ -4,17 +4,17 @@ timeout that kills the whole group, output clipped head+tail."""
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
-import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
 from plugins.core_tools.environ import hide_from_proc
 from plugins.core_tools.sandbox import Sandbox
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 DEFAULT_TIMEOUT = 120
@@ -63,6 +63,8 @@ def live_group_members(pgid: int) -> list:
 
 def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
     """SIGTERM the whole group, give it ``grace`` seconds, then SIGKILL."""
+    import signal
+
     pgid = proc.pid  # start_new_session: the shell leads its own group
     try:
         os.killpg(pgid, signal.SIGTERM)
@@ -100,9 +102,13 @@ def make_terminal(config=None) -> Tool:
     default_timeout = setting(config, "terminal.timeout", DEFAULT_TIMEOUT, float, 1)
     max_timeout = setting(config, "terminal.max_timeout", MAX_TIMEOUT, float, 1)
     max_chars = setting(config, "terminal.max_output_chars", MAX_OUTPUT_CHARS, int, 1000)
-    shell = shutil.which("bash") or "/bin/sh"
+    shell = None  # found on the first command
 
     def terminal(args, ctx):
+        import subprocess  # here: a command that never runs the terminal tool does not import what it needs
+        import tempfile
+
+        nonlocal shell
         args = check_args(args, "terminal")
         command = arg(args, "command", str, tool="terminal")
         if not command.strip():
@@ -132,6 +138,10 @@ def make_terminal(config=None) -> Tool:
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
         # flood of output costs disk, not memory.
+        if shell is None:
+            import shutil
+
+            shell = shutil.which("bash") or "/bin/sh"
         box = Sandbox.from_config(config)
         argv, sandboxed = box.wrap([shell, "-c", command], cwd)
         with tempfile.TemporaryFile() as out:

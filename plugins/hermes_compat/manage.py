@@ -26,13 +26,14 @@ package that brings no plugin: pip does not check who else needs a package.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
+
+if TYPE_CHECKING:
+    import subprocess
 
 PLUGIN_GROUPS = ("hermes.plugins", "hermes_agent.plugins", "hermes_agent.memory_providers",
                  "hermes_agent.model_providers", "hermes.memory_provider")
@@ -92,6 +93,8 @@ def _provides_distro(dist: str) -> bool:
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:
+    import subprocess  # here, as shutil below: every command imports this module, to list `hermes plugins install`
+
     from hermes.host.plugins import forget_entry_points
 
     cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
@@ -128,6 +131,8 @@ def _rollback(before: dict, pip_args: tuple) -> list:
 
 
 def _healthy() -> Optional[str]:
+    import subprocess
+
     res = subprocess.run([sys.executable, "-c", HEALTH_CHECK], capture_output=True, text=True)
     if res.returncode == 0:
         return None
@@ -190,6 +195,8 @@ def _is_directory_plugin(path: Path) -> bool:
 
 
 def _install_directory(path: Path, enable: bool) -> None:
+    import shutil
+
     from hermes.host.paths import data_dir
 
     from plugins.hermes_compat.context import parse_manifest
@@ -293,6 +300,8 @@ def _statuses() -> dict:
 @click.argument("name")
 def uninstall_command(name: str):
     """Uninstall a plugin: a distribution, a plugin name, or a plugin folder."""
+    import shutil
+
     dists = installed()
     eps = plugin_entry_points()
     dist = _norm(name) if _norm(name) in dists else None

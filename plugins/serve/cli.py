@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
-import socket
-
 import click
 
 from plugins.serve import DEFAULT_PORT
 
 
 def _loopback(host: str) -> bool:
+    import ipaddress  # here, as socket below: every command imports this module, to list `hermes serve`
+
     if host == "localhost":
         return True
     try:
@@ -37,6 +36,8 @@ def serve(app, host, port):
     if not server.key and not _loopback(host):
         raise Fail(f"refusing to listen on {host} without a key: set API_SERVER_KEY (or api_server.key), "
                    "or listen on 127.0.0.1", EXIT_USAGE)
+    import socket
+
     import uvicorn
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)

@@ -15,7 +15,6 @@ import functools
 import logging
 import os
 import re
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,6 +239,7 @@ def write(name: str, description: str, body: str, *, replace: bool) -> Skill:
 
 def install(source: Path, name: Optional[str] = None) -> Skill:
     """Copy a skill folder (or a lone SKILL.md) into ``$HERMES_HOME/skills/``."""
+    import shutil  # here: only install and remove need them
     import tempfile
 
     source = Path(source).expanduser()
@@ -286,6 +286,8 @@ def _check_tree(source: Path) -> None:
 
 def remove(name: str) -> Path:
     """Delete a skill of ``$HERMES_HOME/skills/`` (never a project's or a plugin's)."""
+    import shutil
+
     target = user_dir() / name
     if not NAME.match(name or "") or not (target / "SKILL.md").is_file():
         raise SkillError(f"no skill {name!r} in {user_dir()} (project and plugin skills are not removed here)")

@@ -51,6 +51,17 @@ def _help(env: dict, *args: str) -> tuple:
     return _printed_and_imported(env, "hermes.cli.entry", *args)
 
 
+def test_a_command_that_starts_no_process_imports_none_of_what_starting_one_needs(hermes_home):
+    """Every plugin loads for `sessions list` (to find its command); the modules the tools, the batch pool, plugin
+    installs and the HTTP server need to start a process or listen wait for those (~5 ms of every command). The
+    first command of a data folder reads the entry points with importlib.metadata, which imports them itself."""
+    for _ in range(2):
+        _, imported = _printed_and_imported({"HERMES_HOME": str(hermes_home)}, "hermes.cli.app", "sessions", "list")
+    assert "importlib.metadata" not in imported
+    assert "plugins.core_tools.terminal" in imported and "plugins.serve.cli" in imported  # the plugins did load
+    assert not {"subprocess", "shutil", "tempfile", "socket"} & imported
+
+
 def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_home, tmp_path):
     from tests.kernel.fakedist import make_dist
 
