@@ -66,8 +66,8 @@ class Agent:
         self._owns_budget = not isinstance(budget, IterationBudget)
         self.budget = budget if isinstance(budget, IterationBudget) else \
             IterationBudget(int(budget or cfg.get("agent.max_turns") or 90))
-        self._tool_choice = (toolsets if toolsets is not None else cfg.get("toolsets"),
-                             set(blocked_tools) | set(cfg.get("agent.disabled_tools") or []))
+        self.toolsets = toolsets if toolsets is not None else cfg.get("toolsets")  # None: all ("all" too)
+        self._blocked = set(blocked_tools) | set(cfg.get("agent.disabled_tools") or [])
         self.context_engine_plugin = "context engine"  # whose code the engine is (failures are the plugin's)
         self.context_engine = self._select_context_engine()
 
@@ -95,7 +95,7 @@ class Agent:
     def refresh_tools(self, starting: bool = False) -> None:
         """Choose the tools: the registry's by toolset and blocked names, the context engine's, then the plugins'
         ``agent_tools`` of those toolsets; the first of a name wins, and one whose ``check`` says no is left out."""
-        (wanted, blocked), registry, self._tools_stale = self._tool_choice, self.host.registry, False
+        wanted, blocked, registry, self._tools_stale = self.toolsets, self._blocked, self.host.registry, False
         try:
             names = registry.expand_toolsets(wanted) if wanted is not None else set(registry.tools)  # []: none
         except KeyError as exc:
@@ -105,7 +105,7 @@ class Agent:
         offered += engine and self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) or []
         for answer in self.hook.agent_tools(agent=self, starting=starting):
             offered += [t for t in answer if isinstance(t, Tool) and t.name not in blocked
-                        and (wanted is None or t.toolset in wanted)] if isinstance(answer, list) else []
+                        and (wanted is None or {t.toolset, "all"} & set(wanted))] if isinstance(answer, list) else []
         tools: dict = {}
         for tool in offered:
             if tool.name not in tools and (tool.check is None or self.host.contain(

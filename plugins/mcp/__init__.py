@@ -3,9 +3,10 @@ hermes tools (``mcp__<server>__<tool>``, toolset ``mcp-<server>``).
 
 Servers come from ``mcp_servers`` in config.yaml (hermes-agent's format, see
 :mod:`plugins.mcp.config`) and from plugins (``register_mcp_servers``). They
-start in the background when the first agent is built (never for ``--help``,
-``plugins list`` or ``config``), and the first model call waits for those
-still connecting; the SDK is imported only then. ``hermes mcp`` lists, tests,
+start in the background when the first agent whose toolsets choose them is
+built (never for ``--help``, ``plugins list`` or ``config``, nor under ``-t
+file``), and its first model call waits for those still connecting; the SDK is
+imported only then. ``hermes mcp`` lists, tests,
 adds and removes them; ``/reload-mcp`` in chat reads the config again.
 """
 
@@ -74,16 +75,30 @@ def agent_tools(agent, starting) -> Optional[list]:
     host = agent.host
     if _manager is None and not _any_server(host):
         return None  # nothing configured: no SDK import, no thread
-    running = manager(host)
-    running.agents.add(agent)
     if starting:  # start what is not running yet, answer at once with what is connected, and be asked again
-        running.update(all_servers(host))  # before the first model call if some are still connecting
-        if any(conn.state == "connecting" for conn in running.connections.values()):
+        servers = all_servers(host)
+        if not (chosen := _chosen(agent, servers)):
+            return None  # its toolsets name no server (`-t file`): none is started for it, nor waited for
+        running = manager(host)
+        running.agents.add(agent)
+        running.update(servers, start=chosen)  # before the first model call if some are still connecting
+        if any(conn.state == "connecting" for name, conn in running.connections.items() if name in chosen):
             agent.tools_changed()
-    else:  # before a model call: wait for the servers still connecting, within this hook's own deadline
+    else:  # before a model call: wait for its servers still connecting, within this hook's own deadline
+        running = _manager
+        if running is None or not (chosen := _chosen(agent, running.connections)):
+            return None
+        running.agents.add(agent)
         limit = float(agent.config.get("plugins.hook_timeout") or 0) or 3600.0
-        running.wait_connecting(max(0.0, limit - 2.0), agent)
+        running.wait_connecting(max(0.0, limit - 2.0), agent, chosen)
     return running.tools(_cache())
+
+
+def _chosen(agent, servers) -> set:
+    """The names of ``servers`` whose tools ``agent`` offers: its toolsets name their ``mcp-NAME``, or ``all``, or
+    are left unset."""
+    wanted = getattr(agent, "toolsets", None)
+    return set(servers) if wanted is None or "all" in wanted else {name for name in servers if f"mcp-{name}" in wanted}
 
 
 def _any_server(host) -> bool:

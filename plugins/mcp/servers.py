@@ -265,15 +265,16 @@ class Manager:
 
         return {"sampling_callback": answer}
 
-    def update(self, servers: dict) -> None:
-        """Start the enabled servers not yet started; stop those no longer configured (or changed)."""
+    def update(self, servers: dict, start: Optional[set] = None) -> None:
+        """Start the enabled servers not yet started (of those named in ``start``, when given: the others wait for
+        an agent whose toolsets choose them); stop those no longer configured (or changed)."""
         with self._lock:
             for name, conn in list(self.connections.items()):
                 if name not in servers or servers[name] != conn.server:
                     conn.stop()
                     del self.connections[name]
             for name, server in servers.items():
-                if server.enabled and name not in self.connections:
+                if server.enabled and name not in self.connections and (start is None or name in start):
                     self.connections[name] = conn = Connection(server, self)
                     wrong = problems(server) or self._missing_program(server)
                     if wrong:
@@ -295,10 +296,13 @@ class Manager:
         path = self.environment({k: resolve(v) for k, v in server.env.items()}).get("PATH")
         return [] if shutil.which(command, path=path) else [f"its command {command!r} was not found on PATH"]
 
-    def wait_connecting(self, seconds: float, agent: Any = None) -> None:
-        """Wait until no server is still connecting (each within its connect timeout), at most ``seconds``."""
+    def wait_connecting(self, seconds: float, agent: Any = None, names: Optional[set] = None) -> None:
+        """Wait until no server (of ``names``, when given) is still connecting (each within its connect timeout), at
+        most ``seconds``."""
         deadline = time.monotonic() + seconds
-        for conn in list(self.connections.values()):
+        for name, conn in list(self.connections.items()):
+            if names is not None and name not in names:
+                continue
             conn.wait(min(conn.server.connect_timeout, max(0.0, deadline - time.monotonic())), agent)
 
     def changed(self) -> None:

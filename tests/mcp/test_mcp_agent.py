@@ -79,6 +79,26 @@ def test_toolsets_choose_servers_and_hooks_see_mcp_calls_as_any_other(mcp_agent)
                     ("post", "mcp__b__echo", "error")]
 
 
+def test_a_server_no_toolset_of_the_agent_names_is_neither_started_nor_waited_for(mcp_agent):
+    """`-t mcp-b` (or no toolsets at all): server a, which never answers its handshake, is not started for this agent, so its
+    first model call does not wait for it; an agent whose toolsets are left unset, or name `all`, starts it."""
+    import plugins.mcp
+
+    servers = {"a": entry("hang-start", connect_timeout=20), "b": entry()}
+    started = time.monotonic()
+    agent = mcp_agent(servers, toolsets=["mcp-b"], script=["ok"])
+    assert agent.run_conversation("go").final_response == "ok" and time.monotonic() - started < 15
+    assert set(plugins.mcp._manager.connections) == {"b"}
+    assert {name for name in agent.tools if name.startswith("mcp__")} == {name for name in agent.tools
+                                                                          if name.startswith("mcp__b__")} != set()
+    assert not mcp_agent(servers, toolsets=[]).tools and set(plugins.mcp._manager.connections) == {"b"}
+    every = mcp_agent({"b": entry()}, toolsets=["all"], script=["ok"])
+    every.run_conversation("go")
+    assert any(name.startswith("mcp__b__") for name in every.tools)  # `all` is every tool, a server's too
+    mcp_agent(servers)  # toolsets unset: every server
+    assert set(plugins.mcp._manager.connections) == {"a", "b"}
+
+
 def test_a_delegated_child_calls_its_parents_servers_and_no_other(mcp_agent):
     """The parent has server a's tools (not b's): its child is offered a's, calls one, and never sees b's."""
     from plugins import agent_tools
