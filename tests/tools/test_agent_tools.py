@@ -256,6 +256,7 @@ def test_a_child_asking_for_tools_its_parent_lacks_gets_none(make_agent):
 @pytest.mark.parametrize("asked, gets", [
     (None, ["fetch_url", "read_file", "search_files"]),
     (["outside"], ["fetch_url"]),
+    (["all"], ["fetch_url", "read_file", "search_files"]),
     (["safe"], ["read_file", "search_files"]),
 ])
 def test_a_child_gets_its_parents_run_time_tools_by_their_toolset(make_agent, asked, gets):
