@@ -130,9 +130,10 @@ def _reload(raw_args: str, agent) -> str:
         return f"config.yaml was not read again: {exc}"
     running = manager(host)
     running.shutdown()
-    running.update(all_servers(host, fresh))
+    servers = all_servers(host, fresh)
+    running.update(servers, start=(chosen := _chosen(agent, servers)))
     running.agents.add(agent)
-    running.wait_connecting(float(agent.config.get("plugins.hook_timeout") or 30) - 2.0, agent)
+    running.wait_connecting(float(agent.config.get("plugins.hook_timeout") or 30) - 2.0, agent, chosen)
     agent.tools_changed()
     return "\n".join(status_lines(running)) or "no MCP servers are configured"
 
