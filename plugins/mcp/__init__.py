@@ -6,8 +6,8 @@ Servers come from ``mcp_servers`` in config.yaml (hermes-agent's format, see
 start in the background when the first agent whose toolsets choose them is
 built (never for ``--help``, ``plugins list`` or ``config``, nor under ``-t
 file``), and its first model call waits for those still connecting; the SDK is
-imported only then. ``hermes mcp`` lists, tests,
-adds and removes them; ``/reload-mcp`` in chat reads the config again.
+imported only then. ``hermes mcp`` lists, tests, adds and removes them;
+``/reload-mcp`` in chat reads the config again.
 """
 
 from __future__ import annotations
