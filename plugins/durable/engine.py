@@ -182,7 +182,8 @@ def spec_of(agent, turn) -> dict:
         "turn_id": turn.turn_id, "before": len(agent.messages), "platform": agent.platform,
         "provider": {"model": provider.model, "provider": provider.provider, "base_url": provider.base_url,
                      "api_mode": provider.api_mode, "api_key_env": provider.api_key_env, "extra": provider.extra},
-        "tools": sorted(agent.tools), "budget": agent.budget.max_total, "stored": stored(agent),
+        "tools": sorted(agent.tools), "toolsets": agent.toolsets, "budget": agent.budget.max_total,
+        "stored": stored(agent),
         "overrides": dict(getattr(agent.config, "overrides", {}) or {}),
         "distro": App.current.distro_path if App.current is not None else None,
         "cwd": os.getcwd(), "pid": os.getpid(), "host": socket.gethostname(),
@@ -215,8 +216,9 @@ def replay(spec: dict) -> TurnResult:
     if os.path.isdir(spec["cwd"]):
         os.chdir(spec["cwd"])  # the tools' relative paths mean what they meant
     provider = ProviderConfig(**{**spec["provider"], "extra": tuple(tuple(p) for p in spec["provider"]["extra"])})
-    agent = Agent(host, provider, blocked_tools=set(host.registry.tools) - set(spec["tools"]), budget=spec["budget"],
-                  callbacks=_resuming.get("callbacks", ()), platform=spec["platform"])
+    # its toolsets choose its plugins' run-time tools (an MCP server's) as they did; the blocked names, the rest
+    agent = Agent(host, provider, toolsets=spec.get("toolsets"), budget=spec["budget"], platform=spec["platform"],
+                  blocked_tools=set(host.registry.tools) - set(spec["tools"]), callbacks=_resuming.get("callbacks", ()))
     try:
         agent.new_session(resume=spec["session_id"])
         agent.state["durable.spec"] = spec

@@ -60,6 +60,10 @@ def _json(done):
 
 @pytest.mark.parametrize("tool", ["append", "append_parallel"])
 def test_killed_in_a_tool_batch_the_resumed_turn_runs_each_tool_once(durable, wire_server, tmp_path, tool):
+    from tests.mcp.conftest import entry
+
+    with open(durable.home / "config.yaml", "a") as config:  # a server `-t effects` does not choose
+        config.write("mcp_servers:\n  t: " + json.dumps(entry()) + "\n")
     (tmp_path / "hold").touch()  # the second tool waits on it: the process is killed there
     calls = _appends(tmp_path, "a", "b", "c", hold=("b",), tool=tool)
     wire_server.push(reply(tool_calls=calls), reply("all three appended"))
@@ -81,6 +85,8 @@ def test_killed_in_a_tool_batch_the_resumed_turn_runs_each_tool_once(durable, wi
     assert resumed["final_response"] == "all three appended" and resumed["exit_reason"] == "completed"
     assert sorted(effects.read_text().splitlines()) == ["a", "b", "c"]  # each side effect once
     assert len(wire_server.requests) == 2  # the answered call was not asked again
+    offered = [sorted(t["function"]["name"] for t in r.body["tools"]) for r in wire_server.requests]
+    assert offered[0] == offered[1] and not any(name.startswith("mcp__") for name in offered[1])  # as it was
     # the store holds the turn once: the user message, the calls, three results, the answer
     history = _json(durable("sessions", "show", stopped["session_id"], "--json"))["messages"]
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool", "tool", "assistant"]
