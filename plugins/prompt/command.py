@@ -22,7 +22,7 @@ def show(app, toolsets, platform, as_json):
     from kernel.agent import Agent, AgentError
     from plugins.prompt import LAYERS_KEY
 
-    chosen = [t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None
+    chosen = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]  # "": none, as run
     try:
         agent = Agent(app.host, toolsets=chosen, platform=platform)
     except AgentError as exc:
