@@ -43,6 +43,7 @@ class Console:
         self.out = stream_to or sys.stdout
         self.err = status_to or sys.stderr
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self._tty = None if interactive is None else False  # the terminal, opened when a piped run asks (_answers)
         self.show_status = not quiet and self.err.isatty()
         self.quiet = quiet
         self.streamed_any = False  # did this turn's answer reach the screen?
@@ -156,9 +157,24 @@ class Console:
             self._line(f"   {tool_name} {status} ({duration_ms:.0f} ms){': ' + why if why else ''}", "failed")
 
     # -- questions
+    def _answers(self):
+        """Where the person's answer is read: stdin at a terminal; when the prompt came on a pipe (``echo ... |
+        hermes run``) and the question shows on a terminal, that terminal (as sudo asks); None: nobody to ask."""
+        if self.interactive:
+            return sys.stdin
+        if self._tty is None:
+            self._tty = False
+            if self.err.isatty():
+                try:
+                    self._tty = open("/dev/tty", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open
+                except OSError:  # no controlling terminal
+                    pass
+        return self._tty or None
+
     @hookimpl
     def approve_tool_call(self, tool_name, args, message):
-        if not self.interactive:
+        answers = self._answers()
+        if answers is None:
             return None  # nobody to ask: the kernel fails closed
         self._stop_spinner()
         with self._lock:
@@ -170,12 +186,13 @@ class Console:
         ask = paint("Run it? [o]nce, [s]ession, [a]lways, [d]eny", "question", self.err)
         self.err.write(f"\n{printable(text, self.err)}\n{ask} (Enter: deny, Ctrl+C: stop the turn) ")
         self.err.flush()
-        answer = sys.stdin.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
+        answer = answers.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
         return CHOICES.get(answer.strip().lower(), "deny")
 
     @hookimpl(optionalhook=True)  # brought by agent-tools
     def clarify(self, question, choices):
-        if not self.interactive:
+        answers = self._answers()
+        if answers is None:
             return None
         self._stop_spinner()
         self.err.write(f"\n{printable(str(question), self.err)}\n")
@@ -183,7 +200,7 @@ class Console:
             self.err.write(f"  {i}. {printable(str(choice), self.err)}\n")
         self.err.write("> ")
         self.err.flush()
-        answer = sys.stdin.readline().strip()
+        answer = answers.readline().strip()
         if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return answer

@@ -1,11 +1,12 @@
-"""The approval question in `hermes chat`, in a pseudo-terminal: the command
-shown once, readably; once / session / always / deny; Ctrl+C denies the call
-and stops the turn, and the next line goes to the chat, not to the question."""
+"""The approval question in `hermes chat` (and in `hermes run` with its prompt on a pipe), in a pseudo-terminal:
+the command shown once, readably; once / session / always / deny; Ctrl+C denies the call and stops the turn, and
+the next line goes to the chat, not to the question."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 
@@ -30,6 +31,36 @@ def test_ctrl_c_at_the_approval_question_denies_and_stops_the_turn(terminal, tmp
     chat.line("/quit")
     assert chat.close() == 0
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("typed, ran", [("o", True), ("", False)])
+def test_with_the_prompt_on_a_pipe_the_question_is_asked_at_the_terminal(tmp_path, hermes_home, typed, ran):
+    """`echo ... | hermes run` at a terminal: stdin holds the prompt, so the approval question is read from the
+    terminal itself (as sudo asks); before, nobody was asked and the call was refused."""
+    import os
+    import shlex
+
+    import pexpect
+
+    from tests.conftest import ROOT, hermes_command
+
+    marker = tmp_path / "ran.txt"
+    command = f"python3 -c \"open('{marker}', 'w').write('ran')\""  # inline code: it needs approval
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["terminal", {"command": command}]]}, "answered"]))
+    hermes = " ".join(map(shlex.quote, [*hermes_command(), "run", "--api-mode", "scripted", "--base-url",
+                                        str(script), "-t", "terminal"]))
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT)}
+    child = pexpect.spawn("/bin/sh", ["-c", f"echo 'do it' | {hermes}"], env=env, cwd=str(tmp_path),
+                          encoding="utf-8", timeout=30)
+    try:
+        child.expect_exact("[d]eny")
+        child.send(typed + "\r")
+        child.expect_exact("answered")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0 and marker.exists() == ran
 
 
 def test_the_choices_once_session_always_and_deny(terminal, tmp_path):
