@@ -88,6 +88,10 @@ class Agent:
         self.refresh_tools(starting=True)
 
     # ------------------------------------------------------------------ setup
+    def offers(self, toolset: str) -> bool:
+        """Whether this agent's toolsets take in ``toolset``'s tools (left unset, or ``all``: every toolset's)."""
+        return self.toolsets is None or "all" in self.toolsets or toolset in self.toolsets
+
     def tools_changed(self) -> None:
         """From any thread: a plugin's ``agent_tools`` changed; the next model call chooses the tools again."""
         self._tools_stale = True
@@ -105,7 +109,7 @@ class Agent:
         offered += engine and self.host.contain(self.context_engine_plugin, "tools", lambda: engine.tools()) or []
         for answer in self.hook.agent_tools(agent=self, starting=starting):
             offered += [t for t in answer if isinstance(t, Tool) and t.name not in blocked
-                        and (wanted is None or {t.toolset, "all"} & set(wanted))] if isinstance(answer, list) else []
+                        and self.offers(t.toolset)] if isinstance(answer, list) else []
         tools: dict = {}
         for tool in offered:
             if tool.name not in tools and (tool.check is None or self.host.contain(

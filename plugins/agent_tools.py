@@ -235,7 +235,7 @@ def _child_tools(agent, wanted, child_can_delegate: bool) -> tuple:
     blocked = set(registry.tools) - allowed
     # a plugin's run-time tools (an MCP server's) go by their registered toolset: the parent's, of those asked for
     theirs = {tool.toolset for name, tool in agent.tools.items() if name not in registry.tools
-              and tool.toolset in registry.toolsets and (not wanted or {tool.toolset, "all"} & set(wanted))}
+              and tool.toolset in registry.toolsets and (not wanted or "all" in wanted or tool.toolset in wanted)}
     return sorted(allowed | theirs), sorted(blocked)  # nothing allowed: no tools (None would be every tool)
 
 

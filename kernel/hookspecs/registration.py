@@ -61,8 +61,8 @@ def agent_tools(agent: Agent, starting: bool) -> Optional[list]:
     """Tools known only at run time (an MCP server's), offered to this agent
     beside the registry's when its toolsets include theirs (or toolsets are left unset).
 
-    :param agent: ``agent.toolsets`` are the toolsets it offers (``None``, or one of them ``all``: every one); what
-        none of them names need not be started.
+    :param agent: ``agent.offers(toolset)`` says whether its toolsets take in a toolset's tools; what none of them
+        takes in need not be started.
     :param starting: asked while the agent is built: answer at once and start what is slow in the background, then
         call ``agent.tools_changed()`` (from any thread); the next model call asks again (``False``).
     :return: a list of :class:`kernel.types.Tool`, or ``None``.

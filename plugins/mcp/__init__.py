@@ -95,10 +95,8 @@ def agent_tools(agent, starting) -> Optional[list]:
 
 
 def _chosen(agent, servers) -> set:
-    """The names of ``servers`` whose tools ``agent`` offers: its toolsets name their ``mcp-NAME``, or ``all``, or
-    are left unset."""
-    wanted = getattr(agent, "toolsets", None)
-    return set(servers) if wanted is None or "all" in wanted else {name for name in servers if f"mcp-{name}" in wanted}
+    """The names of ``servers`` whose tools ``agent`` offers (their toolset ``mcp-NAME``)."""
+    return {name for name in servers if agent.offers(f"mcp-{name}")}
 
 
 def _any_server(host) -> bool:
