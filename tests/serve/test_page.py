@@ -39,6 +39,22 @@ def wait_for(check, timeout=30):
     raise AssertionError("the page never showed it")
 
 
+def click_when_found(find, timeout=30):
+    """Click what find() returns, finding it again if the page re-drew it in between (its lists are re-drawn every
+    second, so an element found a moment ago may be gone by the click)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    def attempt():
+        try:
+            found = find()
+            if found:
+                found.click()
+            return bool(found)
+        except StaleElementReferenceException:
+            return False
+    wait_for(attempt, timeout)
+
+
 def test_a_turn_started_through_the_api_shows_its_tool_call_live(serve, wire_server, browser):
     from selenium.webdriver.common.by import By
 
@@ -63,8 +79,19 @@ def test_a_turn_started_through_the_api_shows_its_tool_call_live(serve, wire_ser
     browser.find_element(By.CSS_SELECTOR, "#trace summary").click()
     hooks = {row.find_elements(By.TAG_NAME, "td")[0].text for row in trace[1:]}
     assert {"pre_tool_call", "on_tool_start", "on_tool_complete", "append_messages"} <= hooks  # the ones with plugins
-    session = wait_for(lambda: [li for li in browser.find_elements(By.CSS_SELECTOR, "#sessions li")
-                                if "what does the note say?" in li.text])[0]
-    session.click()  # the stored conversation, with its tool call and result
+    click_when_found(lambda: next((li for li in browser.find_elements(By.CSS_SELECTOR, "#sessions li")
+                                   if "what does the note say?" in li.text), None))  # the stored conversation
     stored = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#view .tool-call"))[0]
     assert "kiwi" in stored.find_element(By.CSS_SELECTOR, ".result").text
+
+
+def test_a_list_whose_items_did_not_change_is_not_drawn_again(serve, browser):
+    """The page asks for its runs and sessions every second; re-drawing an unchanged list would lose a click that
+    lands in between (and the text selected in it)."""
+    from selenium.webdriver.common.by import By
+
+    served = serve()
+    browser.get(served.url + "/")
+    item = wait_for(lambda: [li for li in browser.find_elements(By.CSS_SELECTOR, "#runs li") if "none yet" in li.text])[0]
+    time.sleep(2.5)  # two refreshes
+    assert item.text == "none yet"  # the same element: one drawn again would be stale
