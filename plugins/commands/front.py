@@ -26,7 +26,7 @@ def provider_options(f):
         click.option("--api-key-env", help="Environment variable holding the API key."),
         click.option("--max-turns", type=click.IntRange(min=1), help="Iteration budget for a turn."),
         click.option("-t", "--toolsets", help="Toolsets to offer, comma-separated (else config's or all; \"\": none)."),
-        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session (its model too)."),
+        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session (its model and toolsets too)."),
         click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
         click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
@@ -47,10 +47,11 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None,
     if opts.get("yolo"):
         app.config.overrides["approvals.mode"] = "off"
     given = {key: opts.get(key) for key in PROVIDER_OPTIONS}
-    if session_id and not any(given[key] for key in PROVIDER_OPTIONS[1:]):  # as it was started (-m: another model)
-        started = ask_store(app, "session_info", needed=False, session_id=session_id)
-        if isinstance(started, dict):
-            given = {key: given[key] or str(started.get(key) or "") for key in PROVIDER_OPTIONS}
+    started = ask_store(app, "session_info", needed=False, session_id=session_id) if session_id else None
+    started = started if isinstance(started, dict) else {}
+    if started and not any(given[key] for key in PROVIDER_OPTIONS[1:]):  # as it was started (-m: another model)
+        given = {key: given[key] or str(started.get(key) or "") for key in PROVIDER_OPTIONS}
+    toolsets = started.get("toolsets") if toolsets is None else toolsets  # and with its tools (-t: others)
     try:
         provider = ProviderConfig.configured(app.config, **given)
         agent = Agent(app.host, provider, toolsets=toolsets, budget=opts.get("max_turns"),

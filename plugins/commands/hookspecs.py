@@ -78,5 +78,5 @@ def session_info(session_id: str, agent: Agent) -> Optional[dict]:
     :param session_id: the full session id.
     :return: ``title`` (the session's, or that of the session it continues) and how it was started,
         ``model``, ``provider``, ``api_mode``, ``base_url``, ``api_key_env`` (those you know; never
-        a key), or ``None`` when you know none of them.
+        a key), ``toolsets`` (a list; absent: every tool), or ``None`` when you know none of them.
     """

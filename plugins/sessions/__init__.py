@@ -138,8 +138,9 @@ STARTED_WITH = ("model", "provider", "api_mode", "base_url", "api_key_env")  # w
 
 
 def started_with(agent) -> dict:
-    """The agent's provider as a resume should set it again: a base URL without a user and password in
-    it, a local file (a scripted provider's) by its whole path; never a key (``api_key_env`` names one)."""
+    """The agent's provider and toolsets as a resume should set them again: a base URL without a user and
+    password in it, a local file (a scripted provider's) by its whole path; never a key (``api_key_env``
+    names one)."""
     import os
     from urllib.parse import urlsplit
 
@@ -151,7 +152,9 @@ def started_with(agent) -> dict:
         fields["base_url"] = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
     elif url and "://" not in url and os.path.exists(url):
         fields["base_url"] = os.path.abspath(url)
-    return {key: value for key, value in fields.items() if value}
+    fields = {key: value for key, value in fields.items() if value}
+    toolsets = getattr(agent, "toolsets", None)  # None: every tool; a resume offers what this session was offered
+    return fields if toolsets is None else {**fields, "toolsets": [str(name) for name in toolsets]}
 
 
 @hookimpl

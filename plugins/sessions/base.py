@@ -35,6 +35,20 @@ def ambiguous(prefix: str, ids: list) -> str:
     return f"session id {str(prefix).strip()!r} is ambiguous (matches {', '.join(ids[:2])}, ...)"
 
 
+def stored_start(text: Optional[str]) -> dict:
+    """How a session was started, from the JSON its store keeps: strings (``model``, ``provider`` ...) and
+    ``toolsets`` (a list of names); ``{}`` when unknown or unreadable (an older session, a damaged row)."""
+    import json
+
+    try:
+        started = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return {key: value for key, value in started.items() if (
+        isinstance(value, list) and all(isinstance(name, str) for name in value) if key == "toolsets"
+        else isinstance(value, str) and value)} if isinstance(started, dict) else {}
+
+
 def usage_adds(usage: Optional[dict]) -> dict:
     """column -> what a turn's ``usage`` (the normalized shape) adds to the session's totals."""
     return {column: int(value) for key, column in USAGE_COLUMNS.items()

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from plugins.sessions import locks, schema
-from plugins.sessions.base import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
+from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, stored_start,
+                                   usage_adds)
 from plugins.sessions.codec import decode_message, encode_message, fts_query
 
 log = logging.getLogger(__name__)
@@ -309,14 +310,10 @@ class SessionStore(Store):
 
     def provider_config(self, session_id: str) -> dict:
         """How the session was started (``model``, ``provider``, ``api_mode``, ``base_url``,
-        ``api_key_env``), as :meth:`ensure_session` got it; ``{}`` when unknown (an older session)."""
+        ``api_key_env``, ``toolsets``), as :meth:`ensure_session` got it; ``{}`` when unknown (an older session)."""
         with self._connection() as conn:
             row = conn.execute("SELECT provider_config FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        try:
-            started = json.loads(row[0]) if row and row[0] else {}
-        except ValueError:
-            return {}
-        return {k: v for k, v in started.items() if isinstance(v, str) and v} if isinstance(started, dict) else {}
+        return stored_start(row[0] if row else None)
 
     def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
         """Record the end of a turn: ``ended_at``, ``end_reason`` and add

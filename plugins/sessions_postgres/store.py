@@ -19,7 +19,8 @@ import time
 from contextlib import contextmanager
 from typing import Iterable, Optional
 
-from plugins.sessions.base import SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, usage_adds
+from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, stored_start,
+                                   usage_adds)
 from plugins.sessions.codec import decode_message, encode_message
 from plugins.sessions.locks import busy
 from plugins.sessions_postgres import shown
@@ -211,11 +212,7 @@ class PostgresStore(Store):
     def provider_config(self, session_id: str) -> dict:
         with self._connection() as conn:
             row = conn.execute("SELECT provider_config FROM hermes_sessions WHERE id = %s", (session_id,)).fetchone()
-        try:
-            started = json.loads(row["provider_config"]) if row and row["provider_config"] else {}
-        except ValueError:
-            return {}
-        return {k: v for k, v in started.items() if isinstance(v, str) and v} if isinstance(started, dict) else {}
+        return stored_start(row["provider_config"] if row else None)
 
     def end_session(self, session_id: str, reason: str = "", usage: Optional[dict] = None) -> None:
         session_id = check_id(session_id)

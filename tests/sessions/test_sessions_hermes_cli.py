@@ -116,6 +116,29 @@ def test_a_resumed_session_goes_on_with_the_model_and_provider_it_was_started_wi
     _one_line_error(other, "model")
 
 
+def test_a_resumed_session_is_offered_the_toolsets_it_was_started_with(hermes_sessions, tmp_path):
+    """Started with ``-t todo``, resumed with no ``-t``: before, every tool (the terminal too); ``-t`` still
+    chooses others, and ``-t ""`` (none) is kept as none."""
+    script = _script(tmp_path, "touch.json", [{"tool_calls": [["terminal", {"command": "touch ran.txt"}]]}, "done"])
+    started = _run_json(hermes_sessions, tmp_path, [{"tool_calls": [["todo", {}]]}, "ok"], "-t", "todo")
+    ran = tmp_path / "cwd" / "ran.txt"
+
+    def terminal_answer(*args):
+        res = hermes_sessions("run", "--resume", started["session_id"], "--json", *args, "touch it")
+        assert res.returncode == 0, res.stderr
+        return [json.loads(m["content"]) for m in json.loads(res.stdout)["messages"] if m["role"] == "tool"][-1]
+
+    resumed = terminal_answer("--api-mode", "scripted", "--base-url", script)
+    assert "unknown tool 'terminal'" in resumed["error"] and not ran.exists()
+    assert "error" not in terminal_answer("--api-mode", "scripted", "--base-url", script, "-t", "terminal")
+    assert ran.exists()
+    empty = _run_json(hermes_sessions, tmp_path, ["ok"], "-t", "")
+    res = hermes_sessions("run", "--resume", empty["session_id"], "--json", "--api-mode", "scripted",
+                          "--base-url", script, "touch it")
+    [answer] = [json.loads(m["content"]) for m in json.loads(res.stdout)["messages"] if m["role"] == "tool"]
+    assert "unknown tool 'terminal'" in answer["error"]
+
+
 def test_the_stored_start_holds_no_user_or_password_of_a_base_url(home):
     from types import SimpleNamespace
 
@@ -125,6 +148,16 @@ def test_the_stored_start_holds_no_user_or_password_of_a_base_url(home):
         model="m", provider="openai", api_mode="", base_url="https://ann:s3cret@llm.example/v1", api_key_env="MY_KEY"))
     assert started_with(agent) == {"model": "m", "provider": "openai", "base_url": "https://llm.example/v1",
                                    "api_key_env": "MY_KEY"}
+    agent.toolsets = []  # none, kept as none
+    assert started_with(agent)["toolsets"] == []
+
+
+def test_what_a_resume_reads_of_a_stored_start_is_checked():
+    from plugins.sessions.base import stored_start
+
+    assert stored_start('{"model": "m", "toolsets": ["safe"], "api_mode": ""}') == {"model": "m", "toolsets": ["safe"]}
+    assert stored_start('{"model": 3, "toolsets": "safe"}') == stored_start('{"toolsets": [1]}') == {}
+    assert stored_start("[1, 2]") == stored_start("{not json") == stored_start(None) == {}
 
 
 def test_corrupt_database_through_the_cli(hermes_sessions, tmp_path, home):
