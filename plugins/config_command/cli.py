@@ -62,7 +62,7 @@ def _suggest(keys: dict, name: str) -> str:
 
 def parse_value(text: str, key) -> Any:
     """The value of ``hermes config set KEY TEXT``: by the key's type when it
-    is declared, else as hermes-agent reads it (booleans, numbers, YAML)."""
+    is declared (a list also as ``a,b``), else as hermes-agent reads it (booleans, numbers, YAML)."""
     import yaml
 
     kind = key.type if key is not None and key.name else None
@@ -90,8 +90,10 @@ def parse_value(text: str, key) -> Any:
         value = yaml.safe_load(text) if text.strip() else ""
     except yaml.YAMLError:
         value = text
+    if kind is list and not isinstance(value, (list, dict)):  # `terminal,file` as -t reads it; "" is none
+        return [name.strip() for name in text.split(",") if name.strip()]
     if kind in (list, dict) and not isinstance(value, kind):
-        raise ValueError(f"expected a YAML {'list like [a, b]' if kind is list else 'mapping like {a: 1}'}, "
+        raise ValueError(f"expected {'a list like a,b or [a, b]' if kind is list else 'a YAML mapping like {a: 1}'}, "
                          f"got {text!r}")
     return text if value is None else value
 

@@ -58,6 +58,9 @@ def test_config_set_get_unset_path_show_check(hermes, hermes_home):
     out = hermes("config", "set", "agent.max_turns", "40")
     assert out.returncode == 0 and out.stdout.strip() == f"set agent.max_turns = 40 in {path}"
     hermes("config", "set", "compression.enabled", "off")  # hermes-agent's words for booleans
+    for text, names in (("terminal", ["terminal"]), ("safe, todo", ["safe", "todo"]), ("", [])):  # as -t reads it
+        assert hermes("config", "set", "toolsets", text).returncode == 0
+        assert yaml.safe_load(path.read_text())["toolsets"] == names
     hermes("config", "set", "toolsets", "[terminal, file]")
     hermes("config", "set", "plugins.entries.notes.settings.depth", "3")  # below a mapping key anything goes
     assert yaml.safe_load(path.read_text()) == {
@@ -82,7 +85,8 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
     cases = [
         (("agent.max_turns", "forty"), "agent.max_turns: expected an integer, got 'forty'"),
         (("compression.enabled", "maybe"), "compression.enabled: expected true or false, got 'maybe'"),
-        (("toolsets", "terminal"), "toolsets: expected a YAML list like [a, b], got 'terminal'"),
+        (("toolsets", "{terminal: 1}"), "toolsets: expected a list like a,b or [a, b], got '{terminal: 1}'"),
+        (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
         # below the least value that makes sense (a negative VALUE is a value, not an option)
