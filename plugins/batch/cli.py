@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from hermes.cli.app import EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, echo_json, program
+from hermes.cli.output import document_stream
 from plugins.commands.front import build_agent, prepare_store, provider_options
 
 
@@ -103,7 +104,7 @@ def batch():
 @batch.command("run")
 @click.argument("prompts_file", metavar="PROMPTS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.jsonl",
-              help="Where the trajectories go (appended; what it holds is skipped).")
+              help="Where the trajectories go (appended; what it holds is skipped; -: stdout).")
 @click.option("--workers", "-w", type=click.IntRange(min=0, max=256), default=1, show_default=True,
               help="Prompts run at once by this command (worker processes; on a DBOS queue, 0: only the workers').")
 @provider_options
@@ -119,9 +120,13 @@ def run_batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bo
 
     if opts.get("resume"):
         raise Fail("--resume: every prompt of a batch starts a session of its own", EXIT_USAGE)
+    to_stdout = str(out) == "-"  # piped on (`--out - | jq`): nothing to skip, nothing appended to
+    if to_stdout and as_json:
+        raise Fail("--json prints its summary on stdout, where --out - sends the trajectories: give --out a file",
+                   EXIT_USAGE)
     try:
         prompts, ignored = read_prompts(prompts_file)
-        done, cut = written(out, prompts)
+        done, cut = written(out, prompts) if not to_stdout else ({}, False)
     except DatasetError as exc:
         raise Fail(str(exc), EXIT_USAGE) from None
     if ignored:
@@ -135,7 +140,8 @@ def run_batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bo
                "out": str(out)}
     if todo:
         try:  # before any run, so that no run is lost for want of a place to write it
-            fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.dup(document_stream().fileno()) if to_stdout else \
+                os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)  # descriptor 1 is stderr while we run
         except OSError as exc:
             raise Fail(f"{out}: cannot write the trajectories there: {exc.strerror}") from None
         prepare_store(app, dict(opts))  # a store that cannot be used is one line now, before any worker starts
@@ -153,7 +159,8 @@ def run_batch(app: App, prompts_file: Path, out: Path, workers: int, as_json: bo
         click.echo(f"{program()}: all {len(prompts)} prompts are in {out} already", err=True)
     else:
         already = f" ({len(done)} were there already)" if done else ""
-        click.echo(f"{program()}: {summary['written']} trajectories written to {out}{already}", err=True)
+        click.echo(f"{program()}: {summary['written']} trajectories written to {'stdout' if to_stdout else out}"
+                   f"{already}", err=True)
     if summary.get("interrupted"):
         sys.exit(EXIT_INTERRUPTED)
     if summary["failed"]:

@@ -61,6 +61,20 @@ def test_every_prompt_once_in_hermes_agents_format(hermes_sessions, tmp_path):
     assert {r["id"] for r in listed} == {x["metadata"]["session_id"] for x in entries}
 
 
+def test_out_dash_sends_the_trajectories_to_stdout(hermes_sessions, tmp_path):
+    """`--out -` made a file named "-"; now the trajectories go down the pipe (`--out - | jq`), the rest on stderr."""
+    prompts = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(3)])
+    args = ["batch", str(prompts), "--out", "-", "--workers", "2", "--api-mode", "scripted",
+            "--base-url", _script(tmp_path, ["ok"]), "--no-save"]
+    run = hermes_sessions(*args)
+    assert run.returncode == 0, run.stderr
+    entries = [json.loads(line) for line in run.stdout.splitlines()]
+    assert sorted(e["prompt_index"] for e in entries) == [0, 1, 2] and "3 trajectories written to stdout" in run.stderr
+    assert not (tmp_path / "cwd" / "-").exists()
+    both = hermes_sessions(*args, "--json")  # two documents on one stdout: refused, before any run
+    assert both.returncode == 2 and "give --out a file" in both.stderr and not both.stdout
+
+
 def test_a_rerun_skips_what_is_written_and_runs_the_rest(hermes_sessions, tmp_path):
     prompts = _prompts(tmp_path, [{"prompt": f"q{i}"} for i in range(8)])
     prompts.write_bytes(b"\xef\xbb\xbf" + prompts.read_bytes())  # saved with a BOM: still its lines
