@@ -19,22 +19,47 @@ def _clip(text: str, width: int) -> str:
     return text[:width] + ("..." if len(text) > width else "")
 
 
-def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> list:
-    """What a resumed chat shows first: its title (or first prompt), its size,
-    and the last exchanges (clipped), so the user knows where they are."""
-    said = [(m["role"], _text(m.get("content"))) for m in history
+def _said(history: list) -> list:
+    """``(role, text)`` of what the user and the model said (tool calls and results left out)."""
+    return [(m["role"], _text(m.get("content"))) for m in history
             if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
-    if not said:
-        return ["(resuming an empty session)"]
-    first = next((text for role, text in said if role == "user"), said[0][1])
-    lines = [f"resuming: {_clip(title, 70) if title else _clip(first, 70)} ({len(history)} messages)"]
+
+
+def _last_exchanges(said: list, exchanges: int) -> list:
+    """The last ``exchanges`` of ``said`` (from a user's message on), a clipped line each."""
     tail, users = [], 0
     for role, text in reversed(said):
         tail.append(f"  {'you' if role == 'user' else 'hermes'}: {_clip(text, 200)}")
         users += role == "user"
         if users == exchanges:
             break
-    return lines + list(reversed(tail))
+    return list(reversed(tail))
+
+
+def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> list:
+    """What a resumed chat shows first: its title (or first prompt), its size,
+    and the last exchanges (clipped), so the user knows where they are."""
+    said = _said(history)
+    if not said:
+        return ["(resuming an empty session)"]
+    first = next((text for role, text in said if role == "user"), said[0][1])
+    return [f"resuming: {_clip(title, 70) if title else _clip(first, 70)} ({len(history)} messages)",
+            *_last_exchanges(said, exchanges)]
+
+
+def _history(chat, args):
+    agent = chat.agent
+    if not args.isdigit() and args:
+        return "usage: /history [N] (the last N exchanges; 10 when not given)"
+    refused = agent.load_history()  # a resumed session's stored messages, if no turn has loaded them yet
+    if refused:
+        return refused
+    said = _said(agent.messages)
+    if not said:
+        return "nothing said yet in this session"
+    lines = _last_exchanges(said, int(args or 10))
+    shown = f"the last {len(lines)} of {len(said)} messages" if len(lines) < len(said) else f"{len(said)} messages"
+    return "\n".join([f"{shown} (clipped; all of it: hermes sessions show {agent.session_id})", *lines])
 
 
 def _help(chat, args):
@@ -158,6 +183,7 @@ BUILTIN = {
     "undo": ("take back your last message and its answer", _undo),
     "model": ("show the model, or /model NAME to switch", _model),
     "tools": ("the tools the model may call", _tools),
+    "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("show or hide the model's reasoning (/reasoning on|off)", _reasoning),
 }

@@ -94,6 +94,33 @@ def test_no_escape_codes_when_stdin_and_stdout_are_not_a_terminal(hermes, tmp_pa
     assert "\x1b" not in out.stdout + out.stderr
 
 
+def test_history_shows_what_was_said_even_of_a_resumed_session_before_its_first_turn(terminal):
+    chat, _ = terminal(["the first answer", "the second answer"])
+    chat.expect("hermes> ")
+    chat.line("/history")
+    chat.expect("nothing said yet in this session")
+    chat.line("alpha")
+    chat.expect("the first answer")
+    chat.line("beta")
+    chat.expect("the second answer")
+    chat.line("/history 1")
+    chat.expect("the last 2 of 4 messages (clipped; all of it: hermes sessions show ")
+    chat.expect("you: beta")
+    chat.line("/history many")
+    chat.expect("usage: /history [N]")
+    chat.line("/exit")
+    assert chat.close() == 0
+    resumed, _ = terminal(["unused"], "--resume", resume_id(chat.seen), name="again.json")
+    resumed.expect("resuming: alpha")
+    resumed.expect("hermes> ")
+    resumed.line("/history")  # no turn yet: the stored messages are read for it
+    resumed.expect("4 messages (clipped; all of it")  # what follows is /history's, after the recap
+    for line in ("you: alpha", "hermes: the first answer", "you: beta", "hermes: the second answer"):
+        resumed.expect(line)
+    resumed.line("/exit")
+    assert resumed.close() == 0
+
+
 def test_retry_undo_resume_and_a_plugins_command(terminal, hermes):
     chat, _ = terminal(["first", "second", "second again", "after undo", "back in the first"])
     chat.expect("hermes> ")
