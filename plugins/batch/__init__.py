@@ -1,6 +1,8 @@
-"""``hermes batch``: run the prompts of a JSON-lines file, each as an independent run (its own agent,
-session and budget) on a pool of local worker processes, and write their trajectories in hermes-agent's
-batch-runner format (:mod:`plugins.batch.trajectory`). Rerunning the same command skips what is written.
+"""``hermes batch``: many prompts, each its own run, written as trajectories.
+
+It runs the prompts of a JSON-lines file, each as an independent run (its own agent, session and budget), on
+a pool of local worker processes, and writes their trajectories in hermes-agent's batch-runner format
+(:mod:`plugins.batch.trajectory`). Rerunning the same command skips what is written.
 """
 
 from __future__ import annotations

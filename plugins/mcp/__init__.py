@@ -1,5 +1,6 @@
-"""MCP: the tools, resources and prompts of Model Context Protocol servers as
-hermes tools (``mcp__<server>__<tool>``, toolset ``mcp-<server>``).
+"""MCP: the tools, resources and prompts of Model Context Protocol servers.
+
+They are hermes tools (``mcp__<server>__<tool>``, toolset ``mcp-<server>``).
 
 Servers come from ``mcp_servers`` in config.yaml (hermes-agent's format, see
 :mod:`plugins.mcp.config`) and from plugins (``register_mcp_servers``). They

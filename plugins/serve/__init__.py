@@ -1,6 +1,7 @@
-"""``hermes serve``: the agent behind an HTTP API that OpenAI clients (Open WebUI,
-LobeChat, LibreChat, any OpenAI SDK) already speak, as hermes-agent's API server
-does. The application is :mod:`plugins.serve.app` (Starlette, on uvicorn), the
+"""``hermes serve``: the agent behind an OpenAI-compatible HTTP API.
+
+OpenAI clients (Open WebUI, LobeChat, LibreChat, any OpenAI SDK) already speak it,
+as they speak hermes-agent's API server. The application is :mod:`plugins.serve.app` (Starlette, on uvicorn), the
 turns and the event hooks that feed a request's stream :mod:`plugins.serve.turns`
 (registered by the server only: other commands' agents never call them).
 """

@@ -41,6 +41,10 @@ def test_plugins_list_json(hermes):
     out = hermes("plugins", "list", "--json", "--hooks")
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert "register_model_providers" in rows["scripted-provider"]["hooks"]
+    # a built-in's description is its docstring's first line: a whole sentence, not one cut off mid-way
+    cut = {name: r["description"] for name, r in rows.items() if r["source"] == "builtin"
+           and not r["description"].endswith((".", ")"))}
+    assert not cut, cut
 
 
 def test_enable_disable_persist_and_unknown_name(hermes, hermes_home):
