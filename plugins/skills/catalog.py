@@ -146,7 +146,7 @@ def _parse(path: Path, source: str, name: Optional[str] = None) -> Optional[Skil
         return None
     meta, _ = split(text)
     own = str(meta.get("name") or "").strip()
-    name = name or (own if NAME.match(own) else path.parent.name)
+    name = name or (own if NAME.match(own) else path.parent.name if path.name == "SKILL.md" else path.stem)
     description = " ".join(str(meta.get("description") or "").split())[:MAX_DESCRIPTION_CHARS]
     return Skill(name=name, description=description, path=path, source=source)
 
@@ -242,7 +242,7 @@ def install(source: Path, name: Optional[str] = None) -> Skill:
     import shutil  # here: only install and remove need them
     import tempfile
 
-    source = Path(source).expanduser()
+    source = Path(source).expanduser().absolute()  # `SKILL.md` alone: named after the folder it is in
     skill = load(source, "user")
     if skill is None:
         raise SkillError(f"{source}: no SKILL.md there")

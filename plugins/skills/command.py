@@ -73,6 +73,12 @@ def install_cmd(path, name):
     except catalog.SkillError as exc:
         raise _fail(str(exc)) from None
     click.echo(f"installed {skill.name} ({skill.folder})")
+    if not skill.description:  # the index the model chooses skills by shows only the name
+        from hermes.cli.app import program
+
+        click.echo(f"{program()}: note: {skill.path} has no description, so the model sees only the name "
+                   f"{skill.name!r}; begin it with front matter: `---` / `description: when to use it` / `---`",
+                   err=True)
 
 
 @skills.command("remove")

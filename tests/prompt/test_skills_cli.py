@@ -116,3 +116,17 @@ def test_hermes_skills_install_list_show_remove(hermes, hermes_home, tmp_path):
     gone = hermes("skills", "remove", "bee-care")
     assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no skill 'bee-care'")
     assert not (hermes_home / "skills" / "bee-care").exists()
+
+
+def test_a_lone_markdown_file_is_named_after_itself_and_one_without_a_description_is_said(hermes, hermes_home, tmp_path):
+    """`skills install wasp.md` (no front matter) said "'' is not a skill name"; a SKILL.md alone takes its
+    folder's name."""
+    (tmp_path / "wasp.md").write_text("Keep the jam covered.\n")
+    out = hermes("skills", "install", "wasp.md", cwd=tmp_path)
+    assert out.returncode == 0 and "installed wasp" in out.stdout, out.stderr
+    assert "has no description, so the model sees only the name 'wasp'" in out.stderr
+    (tmp_path / "honey").mkdir()
+    (tmp_path / "honey" / "SKILL.md").write_text("---\ndescription: Harvest honey.\n---\nIn late summer.\n")
+    out = hermes("skills", "install", "SKILL.md", cwd=tmp_path / "honey")
+    assert out.returncode == 0 and "installed honey" in out.stdout and not out.stderr, out.stderr
+    assert "Keep the jam covered." in hermes("skills", "show", "wasp").stdout
