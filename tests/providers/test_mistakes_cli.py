@@ -57,6 +57,7 @@ def test_an_unreachable_url_is_named_and_api_calls_count_calls_made(hermes, cli_
     result = json.loads(out.stdout)
     assert out.returncode == 1 and result["exit_reason"] == "error"
     assert "connection failed" in result["error"] and url in result["error"]
+    assert result["error"].endswith(": nothing listens there; is the local server running?")  # refused on loopback
     assert result["api_calls"] >= 1
 
 
