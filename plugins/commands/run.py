@@ -9,7 +9,6 @@ import click
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json, starting
 from hermes.cli.output import printable
 from plugins.commands.front import CtrlC, build_agent, check_session, finish, prepare_store, provider_options, shown
-from plugins.commands.hookspecs import Display  # loaded with the specs, before any command runs
 
 
 @click.command()
@@ -29,6 +28,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         prepare_store(app, opts)
         if opts.get("resume"):
             opts["resume"] = check_session(app, opts["resume"])
+        from plugins.commands.hookspecs import Display  # here: the remembered `plugins list` imports no spec
         # the display is a plugin's (built-in: terminal); without one only the answer is printed
         console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
         console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
