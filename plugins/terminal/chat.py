@@ -41,6 +41,10 @@ def chat(app, cont: bool, **opts):
             session_id = check_session(app, session_id)
         console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
         console.inbox = []
+        commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
+                            **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}
+        # before the agent: building it starts its MCP servers, whose SDK import in the background would slow this
+        editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
         agent = build_agent(app, opts, console, session_id=session_id)
     chat = Chat(app, agent, console)
     click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
@@ -48,9 +52,6 @@ def chat(app, cont: bool, **opts):
     if session_id:
         for line in recap_of(app, session_id):
             click.echo(printable(line, sys.stderr), err=True)
-    commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
-                        **{n: e.description for n, e in agent.host.registry[SLASH_COMMANDS].items()}}
-    editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
     try:
         while True:
             text = editor.read()
