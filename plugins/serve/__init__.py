@@ -1,9 +1,10 @@
 """``hermes serve``: the agent behind an OpenAI-compatible HTTP API.
 
-OpenAI clients (Open WebUI, LobeChat, LibreChat, any OpenAI SDK) already speak it,
-as they speak hermes-agent's API server. The application is :mod:`plugins.serve.app` (Starlette, on uvicorn), the
-turns and the event hooks that feed a request's stream :mod:`plugins.serve.turns`
-(registered by the server only: other commands' agents never call them).
+OpenAI clients (Open WebUI, LobeChat, LibreChat, any OpenAI SDK) already speak it, as
+they speak hermes-agent's API server. The application is :mod:`plugins.serve.app`
+(Starlette, on uvicorn), the turns and the event hooks that feed a request's stream
+:mod:`plugins.serve.turns` (registered by the server only: other commands' agents
+never call them).
 """
 
 from __future__ import annotations

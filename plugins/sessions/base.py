@@ -44,9 +44,13 @@ def stored_start(text: Optional[str]) -> dict:
         started = json.loads(text) if text else {}
     except ValueError:
         return {}
-    return {key: value for key, value in started.items() if (
-        isinstance(value, list) and all(isinstance(name, str) for name in value) if key == "toolsets"
-        else isinstance(value, str) and value)} if isinstance(started, dict) else {}
+    if not isinstance(started, dict):
+        return {}
+    kept = {key: value for key, value in started.items() if isinstance(value, str) and value and key != "toolsets"}
+    names = started.get("toolsets")
+    if isinstance(names, list) and all(isinstance(name, str) for name in names):
+        kept["toolsets"] = names
+    return kept
 
 
 def usage_adds(usage: Optional[dict]) -> dict:

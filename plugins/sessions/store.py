@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from plugins.sessions import locks, schema
-from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, stored_start,
-                                   usage_adds)
+from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title,
+                                   stored_start, usage_adds)
 from plugins.sessions.codec import decode_message, encode_message, fts_query
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ import time
 from contextlib import contextmanager
 from typing import Iterable, Optional
 
-from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title, stored_start,
-                                   usage_adds)
+from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title,
+                                   stored_start, usage_adds)
 from plugins.sessions.codec import decode_message, encode_message
 from plugins.sessions.locks import busy
 from plugins.sessions_postgres import shown

@@ -22,7 +22,7 @@ def _clip(text: str, width: int) -> str:
 def _said(history: list) -> list:
     """``(role, text)`` of what the user and the model said (tool calls and results left out)."""
     return [(m["role"], _text(m.get("content"))) for m in history
-            if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
+             if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
 
 
 def _last_exchanges(said: list, exchanges: int) -> list:
@@ -49,7 +49,7 @@ def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> lis
 
 def _history(chat, args):
     agent = chat.agent
-    if not args.isdigit() and args:
+    if args and not args.isdigit():
         return "usage: /history [N] (the last N exchanges; 10 when not given)"
     refused = agent.load_history()  # a resumed session's stored messages, if no turn has loaded them yet
     if refused:
@@ -59,7 +59,9 @@ def _history(chat, args):
         return "nothing said yet in this session"
     lines = _last_exchanges(said, int(args or 10))
     shown = f"the last {len(lines)} of {len(said)} messages" if len(lines) < len(said) else f"{len(said)} messages"
-    return "\n".join([f"{shown} (clipped; all of it: hermes sessions show {agent.session_id})", *lines])
+    from hermes.cli.app import program
+
+    return "\n".join([f"{shown} (clipped; all of it: {program()} sessions show {agent.session_id})", *lines])
 
 
 def _help(chat, args):
