@@ -46,6 +46,11 @@ def test_run_list_show_search_resume_title_delete(hermes_sessions, tmp_path, hom
     assert hermes_sessions("sessions", "delete", sid, "--yes").returncode == 0
     assert hermes_sessions("sessions", "list").stdout.strip() == "No sessions yet."
     assert _messages(on_postgres, sid) == 0
+    # resumed, a session is offered the toolsets it was started with
+    touch = [{"tool_calls": [["terminal", {"command": "touch ran.txt"}]]}, "ok"]
+    started = _run_json(hermes_sessions, tmp_path, touch, "-t", "todo", prompt="go")
+    resumed = _run_json(hermes_sessions, tmp_path, touch, "--resume", started["session_id"], prompt="again")
+    assert "unknown tool 'terminal'" in json.loads(resumed["messages"][-2]["content"])["error"]
 
 
 def test_killed_mid_tool_the_call_is_stored_and_a_second_writer_is_refused(hermes_sessions, tmp_path, on_postgres):
