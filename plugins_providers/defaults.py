@@ -136,6 +136,24 @@ def family_of(model: str) -> str:
     return next((family for prefix, family, _ in FAMILIES if lowered.startswith(prefix)), "")
 
 
+def url_problem(url: str) -> str:
+    """What makes ``url`` no endpoint an SDK can call, as the end of a sentence; "" when nothing does."""
+    from urllib.parse import urlsplit
+
+    if "://" not in url:
+        return f"has no scheme: use http://{url} (or https://)"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not one
+    except ValueError as exc:
+        return f"is not a URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parts.hostname or any(char.isspace() for char in url):
+        return "has no host name" if not parts.hostname else "has a space in it"
+    return ""
+
+
 def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
     """A configuration that cannot work, said in one line with what to do,
     before any key is read or request made; None when it may work."""
@@ -145,8 +163,9 @@ def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
     if name and name not in PROVIDERS and not config.base_url:
         return (f"unknown provider '{config.provider}'{did_you_mean(name, PROVIDERS, n=1)}; known: {', '.join(sorted(PROVIDERS))} "
                 f"(or give --base-url for another endpoint)")
-    if config.base_url and "://" not in config.base_url:
-        return f"the base URL '{config.base_url}' has no scheme: use http://{config.base_url} (or https://)"
+    wrong_url = config.base_url and url_problem(config.base_url)
+    if wrong_url:
+        return f"the base URL '{config.base_url}' {wrong_url}"
     model = (config.model or "").strip()
     if not model:
         return "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"

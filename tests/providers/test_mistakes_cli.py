@@ -15,6 +15,15 @@ from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
      "unknown provider 'opena1' (did you mean 'openai'?); known: anthropic, deepinfra,"),
     (("--api-mode", "chat_completions", "--base-url", "127.0.0.1:8000/v1", "-m", "gpt-test"),
      "the base URL '127.0.0.1:8000/v1' has no scheme: use http://127.0.0.1:8000/v1 (or https://)"),
+    # each was a call that failed after the retries (or an InvalidURL traceback's last line), naming no setting
+    (("--api-mode", "chat_completions", "--base-url", "ftp://127.0.0.1/v1", "-m", "m"),
+     "the base URL 'ftp://127.0.0.1/v1' must start with http:// or https://"),
+    (("--api-mode", "anthropic_messages", "--base-url", "http://[::1/v1", "-m", "m"),
+     "the base URL 'http://[::1/v1' is not a URL (Invalid IPv6 URL)"),
+    (("--api-mode", "chat_completions", "--base-url", "http://127.0.0.1:80000/v1", "-m", "m"),
+     "the base URL 'http://127.0.0.1:80000/v1' is not a URL (Port out of range 0-65535)"),
+    (("--api-mode", "codex_responses", "--base-url", "http://my host/v1", "-m", "m"),
+     "the base URL 'http://my host/v1' has a space in it"),
     (("--api-mode", "chat_completions", "--base-url", "{url}"),
      "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"),
     (("-m", "claude-sonnet-4"), "no API key: set the environment variable ANTHROPIC_API_KEY"),  # its family's
