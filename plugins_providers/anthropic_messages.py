@@ -162,6 +162,7 @@ def response_of(blocks: list, usage: dict, stop_reason: Any, model: Any) -> Mode
 
 class AnthropicMessagesProvider(SDKProvider):
     api_mode = NAME
+    sdk = "anthropic"
 
     def _build_client(self, key: str) -> Any:
         import anthropic

@@ -9,6 +9,7 @@ SDK there, so nothing is imported before a provider is first built) and
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import logging
 import threading
@@ -28,8 +29,11 @@ SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<
 
 class SDKProvider(Provider):
     api_mode = ""
+    sdk = ""  # the package _build_client imports ("openai", "anthropic")
 
     def __init__(self, config: ProviderConfig):
+        """Everything a wrong setting or a missing key or SDK breaks is checked here, at once; the SDK itself is
+        imported at the first call (:attr:`client`): a chat draws its prompt without waiting for it."""
         wrong = defaults.mistake(config, self.api_mode)
         if wrong:
             raise ProviderError(wrong, reason=CONFIG, provider=config.label())
@@ -38,15 +42,25 @@ class SDKProvider(Provider):
         self.target = defaults.target(config, self.api_mode)
         self.label = config.label()
         self._key = self._read_key()
-        try:
-            self.client = self._shared_client(self._key)
-        except ImportError as exc:  # the SDK is an optional dependency
-            package = (exc.name or "the SDK").split(".")[0]
-            raise ProviderError(
-                f"the {package} package is not installed: pip install '{SDK_REQUIREMENTS.get(package, package)}'",
-                reason=CONFIG,
-                provider=self.label,
-            ) from None
+        self._client: Any = None
+        for option in ("timeout", "idle_timeout"):  # what the client is built with: a wrong one is said now
+            self._seconds(option, DEFAULT_TIMEOUT)
+        if self.sdk and importlib.util.find_spec(self.sdk) is None:
+            raise self._not_installed(self.sdk)
+
+    @property
+    def client(self) -> Any:
+        """The SDK client, built (and its SDK imported) the first time it is asked for."""
+        if self._client is None:
+            try:
+                self._client = self._shared_client(self._key)
+            except ImportError as exc:  # a package the SDK needs is missing
+                raise self._not_installed((exc.name or "the SDK").split(".")[0]) from None
+        return self._client
+
+    def _not_installed(self, package: str) -> ProviderError:
+        return ProviderError(f"the {package} package is not installed: pip install "
+                             f"'{SDK_REQUIREMENTS.get(package, package)}'", reason=CONFIG, provider=self.label)
 
     # -- credentials
     def _read_key(self) -> str:
@@ -60,7 +74,7 @@ class SDKProvider(Provider):
         True when the key changed (a new key is worth another try)."""
         key = self._read_key()
         changed = key != self._key
-        self._key, self.client = key, self._shared_client(key)
+        self._key, self._client = key, self._shared_client(key)
         return changed
 
     def close(self) -> None:

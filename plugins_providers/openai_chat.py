@@ -78,6 +78,7 @@ def _reasoning(obj: Any) -> str:
 
 class ChatCompletionsProvider(SDKProvider):
     api_mode = NAME
+    sdk = "openai"
 
     def _build_client(self, key: str) -> Any:
         import openai

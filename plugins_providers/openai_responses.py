@@ -129,6 +129,7 @@ def response_of(resp: Any, incomplete: bool = False) -> ModelResponse:
 
 class ResponsesProvider(SDKProvider):
     api_mode = NAME
+    sdk = "openai"
 
     def _build_client(self, key: str) -> Any:
         import openai

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 import click
 
@@ -52,6 +53,7 @@ def chat(app, cont: bool, **opts):
     if session_id:
         for line in recap_of(app, session_id):
             click.echo(printable(line, sys.stderr), err=True)
+    threading.Thread(target=_ready_the_model, args=(agent,), name="hermes-ready-model", daemon=True).start()
     try:
         while True:
             text = editor.read()
@@ -66,6 +68,15 @@ def chat(app, cont: bool, **opts):
             chat.send_queued()
     finally:
         chat.close()
+
+
+def _ready_the_model(agent) -> None:
+    """While the user types the first message: the provider's SDK imported and its client built (the provider
+    checked its settings and key already, and put that off so that the prompt is drawn without waiting)."""
+    try:
+        getattr(agent.provider_for(agent.provider_config), "client", None)
+    except Exception:  # noqa: BLE001 - the first turn says what is wrong, as one line
+        pass
 
 
 class Chat:

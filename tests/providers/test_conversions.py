@@ -69,6 +69,34 @@ def test_targets_from_model_strings(monkeypatch):
     assert t.env_var == "X_KEY"
 
 
+def test_a_provider_is_checked_when_built_and_imports_its_sdk_at_the_first_call():
+    """`hermes chat` builds its provider before the prompt (a missing key is one line then); the SDK import
+    (openai: about half a second) waits for the first call, or for the chat's warm-up while the user types."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    probe = """
+import sys
+from kernel.types import ProviderConfig, ProviderError
+from plugins_providers import anthropic_messages, openai_chat, openai_responses
+providers = [(sdk, module.factory(ProviderConfig(model="m", base_url="http://127.0.0.1:9/v1", api_key_env="PROBE_KEY")))
+             for module, sdk in ((openai_chat, "openai"), (openai_responses, "openai"), (anthropic_messages, "anthropic"))]
+assert "openai" not in sys.modules and "anthropic" not in sys.modules
+for sdk, provider in providers:
+    assert provider.client is provider.client and sdk in sys.modules
+try:
+    openai_chat.factory(ProviderConfig(model="m", base_url="http://127.0.0.1:9/v1", api_key_env="NO_SUCH_KEY"))
+except ProviderError as err:
+    print(err.reason, err.message)
+"""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "PROBE_KEY": "k"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("config no API key: set the environment variable NO_SUCH_KEY"), out.stdout
+
+
 def test_missing_sdk_is_a_config_error(monkeypatch):
     import sys
 

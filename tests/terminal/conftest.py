@@ -74,3 +74,45 @@ def terminal(tmp_path, hermes_home):
     for term in opened:
         if term.child.isalive():
             term.child.close(force=True)
+
+
+FIRST_IMPORTS = """
+import builtins, os, threading
+
+watched, seen, importing = set(os.environ["HERMES_TEST_WATCH"].split(",")), set(), builtins.__import__
+
+
+def noting(name, globals=None, locals=None, fromlist=(), level=0):  # an import statement, not a mere find_spec
+    top = name.partition(".")[0]
+    if level == 0 and top in watched and top not in seen:
+        seen.add(top)
+        thread = "main" if threading.current_thread() is threading.main_thread() else "other"
+        with open(os.environ["HERMES_TEST_WATCH_FILE"], "a") as out:
+            out.write(f"{os.getpid()} {top} {thread}\\n")
+    return importing(name, globals, locals, fromlist, level)
+
+
+builtins.__import__ = noting
+"""
+
+
+@pytest.fixture
+def first_imports(tmp_path):
+    """``first_imports(*packages)`` -> ``(env, seen)``: a process started with ``env`` (a ``sitecustomize`` on its
+    path) notes the first time it asks for each of ``packages``; ``seen(pid)`` lists them in that order, each as
+    ``(package, "main" or "other")``, the thread that asked."""
+    site, notes = tmp_path / "watch-site", tmp_path / "first-imports.txt"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FIRST_IMPORTS)
+
+    def watch(*packages: str):
+        env = {"HERMES_TEST_WATCH": ",".join(packages), "HERMES_TEST_WATCH_FILE": str(notes),
+               "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+
+        def seen(pid: int) -> list:  # the servers a chat starts inherit the environment: only its own lines
+            lines = [line.split() for line in notes.read_text().splitlines()] if notes.exists() else []
+            return [(package, thread) for who, package, thread in lines if who == str(pid)]
+
+        return env, seen
+
+    return watch

@@ -22,6 +22,24 @@ def resume_id(seen: str) -> str:
     return re.match(r"\w+", seen.rsplit("resume it with: hermes chat --resume ", 1)[1]).group()
 
 
+def test_on_an_sdk_provider_the_prompt_does_not_wait_for_the_sdk(terminal, first_imports, wire_server):
+    """The provider's settings and key are checked before the prompt; its SDK (the openai package: about half a
+    second to import) comes in off the main thread, while the user types (bench/bench_chat_prompt.py)."""
+    from plugins_providers.testserver import reply
+
+    wire_server.push(reply("the answer is kiwi"))
+    env, seen = first_imports("prompt_toolkit", "openai")
+    chat, _ = terminal([], "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test",
+                       env={**env, "OPENAI_API_KEY": "sk-test"})
+    chat.expect("hermes> ")
+    chat.line("hi")
+    chat.expect("the answer is kiwi")  # the real SDK made the call
+    chat.expect("hermes> ")
+    chat.keys("\x04")
+    assert chat.close() == 0
+    assert seen(chat.child.pid) == [("prompt_toolkit", "main"), ("openai", "other")]
+
+
 def test_editing_history_multiline_paste_and_completion(terminal, hermes):
     chat, home = terminal(["one", "two", "three", "four"])
     chat.expect("hermes> ")
