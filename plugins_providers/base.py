@@ -62,7 +62,11 @@ class SDKProvider(Provider):
         self._client: Any = None
         for option in ("timeout", "idle_timeout"):  # what the client is built with: a wrong one is said now
             self._seconds(option, DEFAULT_TIMEOUT)
-        if self.sdk and importlib.util.find_spec(self.sdk) is None:
+        try:
+            missing = bool(self.sdk) and importlib.util.find_spec(self.sdk) is None
+        except ValueError:  # imported already, without a spec (a stand-in someone put there): it imports
+            missing = False
+        if missing:
             raise self._not_installed(self.sdk)
 
     @property

@@ -97,6 +97,19 @@ except ProviderError as err:
     assert out.stdout.startswith("config no API key: set the environment variable NO_SUCH_KEY"), out.stdout
 
 
+def test_an_sdk_module_without_a_spec_counts_as_installed(monkeypatch):
+    """find_spec raises ValueError for a module in sys.modules whose __spec__ is None (a stand-in)."""
+    import sys
+    import types
+
+    from plugins_providers import base
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setitem(sys.modules, "anthropic", types.ModuleType("anthropic"))
+    monkeypatch.setattr(base, "_SHARED", {})
+    assert am.factory(ProviderConfig(model="claude-x")).label.endswith("claude-x")  # built, no error
+
+
 def test_missing_sdk_is_a_config_error(monkeypatch):
     import sys
 
