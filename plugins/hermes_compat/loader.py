@@ -95,14 +95,40 @@ def _adopt(obj: Any, ctx: PluginContext) -> bool:
 
 
 def _call_register(fn: Any, ctx: PluginContext) -> None:
+    import threading
+
     from plugins.hermes_compat.bridge import _resolve
 
+    before = set(threading.enumerate())
     try:
         result = _resolve(fn() if _required_positional(fn) == 0 else fn(ctx))
     except Exception as exc:
         raise RegisterFailed(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        _waited_for_at_exit([t for t in threading.enumerate() if t not in before and t.daemon])
     if result is not None:
         _adopt(result, ctx)
+
+
+EXIT_WAIT = 0.5  # seconds, in all, the background threads plugins started while registering get at exit
+
+
+def _waited_for_at_exit(threads: list) -> None:
+    """A daemon thread a plugin started (hermes-dreaming asks PyPI for a newer version over https) that is still
+    inside OpenSSL when the process ends crashes it in OpenSSL's own exit cleanup (SIGSEGV after the command's
+    output, about one run in six): at exit such threads get up to :data:`EXIT_WAIT` to end first."""
+    if threads:
+        import atexit
+
+        atexit.register(_join, threads)
+
+
+def _join(threads: list) -> None:
+    import time
+
+    deadline = time.monotonic() + EXIT_WAIT
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _defined_subclass(module: types.ModuleType) -> Any:
