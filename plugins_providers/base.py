@@ -126,7 +126,7 @@ class SDKProvider(Provider):
                 url = self.target.base_url
                 err.message = f"{err.message} ({url or 'the SDK default URL'})" + (
                     ": nothing listens there; is the local server running?" if "refused" in err.message.lower()
-                    and _on_this_machine(url) else "")
+                    and self.target.local else "")
                 err.args = (err.message,)
             raise err from None
 
@@ -314,15 +314,3 @@ def emit_safe(emit: Optional[Any], kind: str, *args: Any) -> None:
     fn = getattr(emit, kind, None) if emit is not None else None
     if fn is not None:
         fn(*args)
-
-
-def _on_this_machine(url: Optional[str]) -> bool:
-    """A base URL on loopback (a local server: ollama, llama.cpp, vLLM): a refused connection there means it is
-    not running."""
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(url or "").hostname or ""
-    except ValueError:
-        return False
-    return host == "localhost" or host.startswith("127.") or host == "::1"
