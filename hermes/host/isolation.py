@@ -11,8 +11,8 @@ plugin's, each behind ``functools.wraps`` (pluggy reads the real signature) and 
   the thread out (a signal on the main thread, an asynchronous exception elsewhere), the answer is ignored and that
   hook of that plugin is not called again in this process; a coroutine function is awaited under it.
 
-A guarded call pushes an entry on its thread's own list, which the watchdog
-thread reads a few times a second; it never walks another thread's stack.
+A guarded call puts an entry in its thread's own slot, which the watchdog
+thread reads a few times a second; it never reads another thread's frames.
 """
 
 from __future__ import annotations
@@ -124,27 +124,28 @@ class Failures:
 
 
 class Watchdog:
-    """Deadlines for plugin code and the user's interrupt inside it, one per process. Each thread keeps a list of
-    the guarded calls it is in, outermost first, in :attr:`stacks` (an ended thread's is left empty, its ident
-    reused): a call pushes a new ``(identity,)`` and pops it (``(identity, seconds)`` with a deadline of its own,
-    ``(None,)`` a kernel wait), no lock. The watchdog thread reads the lists a few times a second, never the
-    frames (``sys._current_frames`` can crash 3.11)."""
+    """Deadlines for plugin code and the user's interrupt inside it, one per process. Each thread's slot in
+    :attr:`slots` holds the innermost guarded call it is in (an ended thread's holds None, its ident reused) as a
+    chain of tuples, each holding the call around it: a call puts a new ``(identity, outer)`` in the slot and puts
+    ``outer`` back as it ends, which also drops what an inner call cut short left there (``(identity, outer,
+    seconds)`` with a deadline of its own, ``(None, outer)`` a kernel wait); no lock, no list to grow. The watchdog
+    thread reads the slots a few times a second, never the frames (``sys._current_frames`` can crash 3.11)."""
 
     def __init__(self):
         self.timeout = 30.0
         self.abandoned = False  # some plugin code overran its deadline in this process
-        self.stacks: dict = {}  # thread ident -> its guarded calls
+        self.slots: dict = {}  # thread ident -> [its innermost guarded call]
         self.marks: dict = {}  # id(entry) -> (FIRED | INTERRUPT, entry): read by the guards
         self.local = threading.local()
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         self._main, self._alarm_ours = threading.main_thread().ident, False  # is SIGALRM's handler ours?
 
-    def stack(self) -> list:
-        """This thread's guarded calls (a list made on its first)."""
-        if not hasattr(self.local, "stack"):
-            self.local.stack = self.stacks[threading.get_ident()] = []
-        return self.local.stack
+    def slot(self) -> list:
+        """This thread's slot (made on its first guarded call)."""
+        if not hasattr(self.local, "slot"):
+            self.local.slot = self.slots[threading.get_ident()] = [None]
+        return self.local.slot
 
     def start(self) -> None:
         """Start watching, once (from the main thread: with the SIGALRM handler that gets it out of a hook)."""
@@ -164,31 +165,35 @@ class Watchdog:
             self._thread.start()
 
     # -- what a thread is doing
-    def _guarded(self, ident: int) -> list:
-        """The entries of the guarded calls thread ``ident`` is in, outermost first."""
-        return [entry for entry in list(self.stacks.get(ident) or ()) if entry[0] is not None]
+    def calls(self, ident: int, waits: bool = False) -> list:
+        """The entries of thread ``ident``'s guarded calls (and kernel waits), outermost first."""
+        calls, entry = [], (self.slots.get(ident) or [None])[0]
+        while entry is not None:
+            calls += [entry] if waits or entry[0] is not None else []
+            entry = entry[1]
+        return calls[::-1]
 
     def current_plugin(self) -> str:
         """The plugin whose guarded code this thread runs (innermost)."""
-        calls = self._guarded(threading.get_ident())
+        calls = self.calls(threading.get_ident())
         return calls[-1][0][0][0] if calls else ""
 
     @contextlib.contextmanager
     def waiting(self):
         """The kernel waits (a model call) inside plugin code: the clocks of the calls around it stop."""
-        stack, entry = self.stack(), (None,)
-        stack.append(entry)
+        slot = self.slot()
+        slot[0] = (None, outer := slot[0])
         try:
             yield
         finally:
-            unwind(stack, entry)
+            slot[0] = outer
 
     # -- getting a thread out
     def interrupt_thread(self, ident: int) -> bool:
         """The user interrupted: get thread ``ident`` out of plugin code now; True if it was in it."""
         here = ident == threading.get_ident()  # a signal handler on that very thread: no lock (it may be held)
         with contextlib.nullcontext() if here else self._lock:
-            calls = self._guarded(ident)
+            calls = self.calls(ident)
             if calls:
                 self.marks[id(calls[0])] = (INTERRUPT, calls[0])
                 if here:
@@ -197,7 +202,7 @@ class Watchdog:
         return bool(calls)
 
     def _alarm(self, signum, frame) -> None:
-        for entry in self._guarded(threading.get_ident()):  # the outermost marked call is the one to leave
+        for entry in self.calls(threading.get_ident()):  # the outermost marked call is the one to leave
             mark = self.marks.get(id(entry))
             if mark is not None:
                 raise Interrupted() if mark[0] == INTERRUPT else HookTimeout(f"past {self.timeout:g}s")
@@ -239,8 +244,8 @@ class Watchdog:
     def _sample(self, seen: dict, timeout: float) -> dict:
         """One look: in each thread, fire at the outermost call past its deadline; return what was seen."""
         now, current = time.monotonic(), {}
-        for ident, stack in list(self.stacks.items()):
-            calls = list(stack)  # outermost first
+        for ident in list(self.slots):
+            calls = self.calls(ident, waits=True)
             last_wait = max((i for i, entry in enumerate(calls) if entry[0] is None), default=-1)
             for i, entry in enumerate(calls):
                 if entry[0] is None:
@@ -249,14 +254,14 @@ class Watchdog:
                 untimed = i < last_wait or entry[0][0][1] in UNTIMED
                 first = now if untimed else seen.get(id(entry), (None, now))[1]
                 current[id(entry)] = (entry, first)
-                if now - first >= (deadline := entry[1] if len(entry) > 1 else timeout):
+                if now - first >= (deadline := entry[2] if len(entry) > 2 else timeout):
                     self._fire(ident, entry, deadline)
                     break
         return current
 
     def _fire(self, ident: int, entry: tuple, timeout: float) -> None:
         with self._lock:
-            if not any(e is entry for e in list(self.stacks.get(ident) or ())):
+            if not any(e is entry for e in self.calls(ident)):
                 return  # it finished meanwhile
             first = id(entry) not in self.marks
             self.marks[id(entry)] = (FIRED, entry)
@@ -265,13 +270,6 @@ class Watchdog:
                 (plugin, hook), failures = entry[0]
                 failures.timed_out(plugin, hook, timeout, ident)
             self._raise_in(ident, HookTimeout)  # again each round if the plugin swallows it
-
-
-def unwind(stack: list, entry: tuple) -> None:
-    """Take ``entry`` off ``stack`` if it is there, and what an interrupted inner call left above it."""
-    if any(e is entry for e in stack):
-        while stack.pop() is not entry:
-            pass
 
 
 WATCHDOG = Watchdog()
@@ -334,25 +332,25 @@ def _outcome(entry: tuple, exc: Optional[BaseException]) -> Optional[BaseExcepti
 
 # The guard, made once per parameter list: pluggy passes a plain implementation its arguments by position (keywords
 # only to defaulted parameters), and as many parameters cost less than ``*args`` (no tuple packed and unpacked
-# each call). The call is on its thread's stack while it runs; past it, one check: was it marked (late, interrupted)?
+# each call). The call is in its thread's slot while it runs; past it, one check: was it marked (late, interrupted)?
 _GUARD = """
-def make(fn, identity, local, stack_of, marks, failed, unwind):
+def make(fn, identity, local, slot_of, marks, failed):
     def stand_down(answer):
         nonlocal fn
         fn = answer
     def guarded({params}):
         try:
-            stack = local.stack
+            slot = local.slot
         except AttributeError:
-            stack = stack_of()
-        entry = (identity,)
-        stack.append(entry)
+            slot = slot_of()
+        outer = slot[0]
+        entry = (identity, outer)
         try:
+            slot[0] = entry
             result = fn({params})
-            if stack.pop() is not entry:  # an inner call cut short left its entry (the plugin swallowed that)
-                unwind(stack, entry)
+            slot[0] = outer  # also drops what an inner call cut short left (the plugin swallowed that)
         except BaseException as exc:  # also a deadline's exception landing as the call ends
-            unwind(stack, entry)
+            slot[0] = outer
             return failed(exc, entry)
         if marks:
             return failed(None, entry, result)
@@ -386,8 +384,8 @@ def guard_function(fn: Callable, plugin: str, hook: str, failures: Failures) -> 
     if params not in _MAKERS:
         exec(compile(_GUARD.format(params=params), "<hermes guard>", "exec"), scope := {})  # noqa: S102 - ours
         _MAKERS[params] = scope["make"]
-    guarded, stand_down = _MAKERS[params](fn, ((plugin, hook), failures), WATCHDOG.local, WATCHDOG.stack,
-                                          WATCHDOG.marks, failed, unwind)
+    guarded, stand_down = _MAKERS[params](fn, ((plugin, hook), failures), WATCHDOG.local, WATCHDOG.slot,
+                                          WATCHDOG.marks, failed)
     late = lambda *args, **kwargs: _must(plugin, hook, "it timed out earlier") or fallback  # noqa: E731
     failures.on_abandon(key, lambda: stand_down(late))  # abandoned: later calls answer at once, without the plugin
     return functools.wraps(original)(guarded)
@@ -485,13 +483,15 @@ def contain(failures: Failures, plugin: str, what: str, fn: Callable, *args, def
             seconds: Optional[float] = None, **kwargs) -> Any:
     """Call plugin code that is not a hook (a context engine's method, a factory, an import) under the
     same rules: contained, attributed, given the deadline (or ``seconds``, 0: none); interrupts pass."""
-    stack, entry = WATCHDOG.stack(), (((plugin, what), failures), *(() if seconds is None else (seconds or math.inf,)))
-    stack.append(entry)
+    slot = WATCHDOG.slot()
+    outer = slot[0]
+    entry = (((plugin, what), failures), outer, *(() if seconds is None else (seconds or math.inf,)))
     try:
+        slot[0] = entry
         result = fn(*args, **kwargs)
-        unwind(stack, entry)
+        slot[0] = outer
     except BaseException as exc:
-        unwind(stack, entry)
+        slot[0] = outer
         _outcome(entry, exc)
         return default
     if WATCHDOG.marks and _outcome(entry, None) is not None:

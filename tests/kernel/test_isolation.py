@@ -299,31 +299,37 @@ def test_the_watchdog_never_walks_another_threads_stack(make_agent, monkeypatch)
     worker.join(10)
     assert not worker.is_alive() and box["result"]["final_response"] == "one"
     assert "timed out after 0.5s" in agent.host.failures.of(hung.__name__, "pre_llm_call")[-1].error
-    assert walked == [] and not any(WATCHDOG.stacks.values()) and WATCHDOG.marks == {}
+    assert walked == [] and not any(slot[0] for slot in WATCHDOG.slots.values()) and WATCHDOG.marks == {}
 
 
 def test_a_call_cut_short_inside_plugin_code_leaves_no_entry_behind(make_agent):
-    """An asynchronous exception can land between a guard's push and its ``try``; when the plugin swallows
-    it, the guard around that plugin's code takes the stray entry off, or the watchdog would see a call that
-    never ends and time the thread out later."""
+    """An asynchronous exception can land between a guard putting its entry in the thread's slot and its ``try``;
+    when the plugin swallows it, the guard around that plugin's code puts its own outer entry back, or the
+    watchdog would see a call that never ends and time the thread out later."""
     from hermes.host.isolation import guard_function, Failures
 
-    failures, stray = Failures(), (((("ghost", "on_status")), Failures()),)
+    failures, ghost = Failures(), (("ghost", "on_status"), Failures())
+
+    def strand():  # what a cut-short inner guard leaves
+        slot = WATCHDOG.slot()
+        slot[0] = (ghost, slot[0])
 
     def inner(status, detail):
-        WATCHDOG.stack().append(stray)  # what a cut-short inner guard leaves
+        strand()
         raise RuntimeError("cut short")
 
     guarded_inner = guard_function(inner, "inner", "on_status", failures)
 
     def outer(status, detail):
-        guarded_inner(status, detail)  # contained: the inner guard unwinds its own entry and the stray above it
-        WATCHDOG.stack().append(stray)
+        assert WATCHDOG.current_plugin() == "outer"
+        guarded_inner(status, detail)  # contained: the inner guard drops its own entry and the stray above it
+        assert WATCHDOG.current_plugin() == "outer"
+        strand()
         return "outer's answer"
 
     guarded = guard_function(outer, "outer", "on_status", failures)
     assert guarded("s", "d") == "outer's answer"
-    assert WATCHDOG.stack() == [] and [f.plugin for f in failures.seen] == ["inner"]
+    assert WATCHDOG.slot() == [None] and [f.plugin for f in failures.seen] == ["inner"]
     assert WATCHDOG.current_plugin() == ""
 
 
