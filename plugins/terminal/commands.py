@@ -153,11 +153,11 @@ def _retry(chat, args):
 
 
 def _resume(chat, args):
-    from hermes.cli.app import Fail
+    from hermes.cli.app import Fail, program
     from plugins.commands.front import check_session
 
     if not args:
-        return "usage: /resume ID (a unique start of it will do; `hermes sessions list` shows them)"
+        return f"usage: /resume ID (a unique start of it will do; `{program()} sessions list` shows them)"
     try:
         full = check_session(chat.app, args)
     except Fail as exc:
@@ -165,16 +165,33 @@ def _resume(chat, args):
     if full == chat.agent.session_id:
         return f"already in session {full}"
     chat.agent.new_session(resume=full)
-    return "\n".join(recap_of(chat.app, full))
+    return "\n".join(recap_of(chat.app, full, chat.agent))
 
 
-def recap_of(app, session_id: str) -> list:
-    """The recap of a stored session, with its title when the store has one."""
+def recap_of(app, session_id: str, agent=None) -> list:
+    """The recap of a stored session, with its title when the store has one; with the chat's ``agent``
+    (``/resume``), a note when the session was started with another model or other toolsets, which the chat keeps."""
     from plugins.commands.front import ask_store
 
     info = ask_store(app, "session_info", needed=False, session_id=session_id)
-    title = info.get("title") if isinstance(info, dict) else None
-    return recap(ask_store(app, "load_session", session_id=session_id) or [], title=title)
+    info = info if isinstance(info, dict) else {}
+    lines = recap(ask_store(app, "load_session", session_id=session_id) or [], title=info.get("title"))
+    return lines + (_kept(agent, info, session_id) if agent is not None else [])
+
+
+def _kept(agent, started: dict, session_id: str) -> list:
+    from hermes.cli.app import program
+
+    def toolsets(names) -> str:
+        return "every toolset" if names is None or "all" in names else f"toolsets {','.join(names) or '(none)'}"
+
+    theirs, mine, model = [], [], agent.provider_config.model
+    if started.get("model", model) != model:
+        theirs, mine = [f"model {started['model']}"], [f"model {model}"]
+    if toolsets(started.get("toolsets")) != toolsets(agent.toolsets):
+        theirs, mine = theirs + [toolsets(started.get("toolsets"))], mine + [toolsets(agent.toolsets)]
+    return [f"note: that session was started with {' and '.join(theirs)}; this chat keeps {' and '.join(mine)} "
+            f"(`{program()} chat --resume {session_id}` starts with the session's)"] if theirs else []
 
 
 BUILTIN = {

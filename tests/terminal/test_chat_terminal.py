@@ -381,3 +381,27 @@ def test_a_hermes_plugins_inject_message_becomes_the_chats_next_turn(terminal, h
     tool = [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
     assert tool == [{"queued": False}]
     assert "plugin reminder: inject_message: no chat to send it to (hermes run takes no next message)" in out.stderr
+
+
+def test_resume_in_a_chat_says_when_the_session_was_started_with_other_toolsets(terminal, hermes, tmp_path):
+    """``/resume`` keeps the chat's own model and toolsets (a chat started with ``-t`` must not widen to a
+    session's every tool unasked), and says so when the session was started with others; with the same, no note."""
+    script = tmp_path / "run.json"
+    script.write_text(json.dumps(["stored"]))
+    res = hermes("run", "--api-mode", "scripted", "--base-url", script, "-t", "todo", "--json", "alpha")
+    assert res.returncode == 0, res.stderr
+    started = json.loads(res.stdout)["session_id"]
+    chat, _ = terminal(["unused"])
+    chat.expect("hermes> ")
+    chat.line(f"/resume {started}")
+    chat.expect("resuming: alpha")
+    chat.expect(f"note: that session was started with toolsets todo; this chat keeps every toolset (`hermes chat "
+                f"--resume {started}` starts with the session's)")
+    chat.line("/exit")
+    assert chat.close() == 0
+    same, _ = terminal(["unused"], "-t", "todo", name="same.json")
+    same.expect("hermes> ")
+    same.line(f"/resume {started}")
+    same.expect("resuming: alpha")
+    same.line("/exit")
+    assert same.close() == 0 and "note:" not in same.seen
