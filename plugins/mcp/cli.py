@@ -6,6 +6,7 @@ in config.yaml in a round trip that keeps its comments."""
 
 from __future__ import annotations
 
+import shutil
 import time
 
 import click
@@ -163,6 +164,11 @@ def mcp_group() -> click.Group:
 
         _edit(app, lambda doc: set_key(doc, ["mcp_servers", name], entry))
         click.echo(f"added MCP server '{name}'; `hermes mcp test {name}` connects to it")
+        if command and shutil.which(command[0], path=entry.get("env", {}).get("PATH")) is None:
+            from hermes.cli.app import program
+
+            click.echo(f"{program()}: warning: {command[0]!r} is not found on PATH here (or not executable): the server "
+                       "cannot start until it is installed", err=True)
 
     @group.command("remove")
     @click.argument("name")

@@ -114,6 +114,19 @@ def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, htt
     assert hermes("mcp", "remove", "two").returncode == 2
 
 
+
+def test_adding_a_server_whose_command_is_not_installed_warns_and_keeps_it(hermes, hermes_home):
+    """``npx`` without Node: the entry is kept (the user may install it next), and a warning says now what
+    ``hermes mcp test`` would say later; a command that is found, on PATH or by path, gets no warning."""
+    added = hermes("mcp", "add", "web", "--", "no-such-mcp-launcher", "-y", "@example/server")
+    assert added.returncode == 0 and "added MCP server 'web'" in added.stdout
+    assert "warning: 'no-such-mcp-launcher' is not found on PATH here" in added.stderr
+    assert yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["web"]["command"] == \
+        "no-such-mcp-launcher"
+    for name, command in (("by-path", sys.executable), ("on-path", "sh")):
+        found = hermes("mcp", "add", name, "--", command, str(SERVER))
+        assert found.returncode == 0 and "warning" not in found.stderr, found.stderr
+
 def _pids(path, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
