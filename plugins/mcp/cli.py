@@ -6,7 +6,6 @@ in config.yaml in a round trip that keeps its comments."""
 
 from __future__ import annotations
 
-import shutil
 import time
 
 import click
@@ -164,6 +163,8 @@ def mcp_group() -> click.Group:
 
         _edit(app, lambda doc: set_key(doc, ["mcp_servers", name], entry))
         click.echo(f"added MCP server '{name}'; `hermes mcp test {name}` connects to it")
+        import shutil  # here: every command imports this module, and shutil only this one needs
+
         if command and shutil.which(command[0], path=entry.get("env", {}).get("PATH")) is None:
             from hermes.cli.app import program
 
