@@ -2,8 +2,10 @@
 # The hermes-agent compatibility tests again, on the newest Python this machine
 # has (published hermes-agent plugins follow hermes-agent's newer hosts, some
 # need Python >= 3.12): a fresh venv, the project installed, tests/compat run;
-# and hermes serve driven by the published hermes-agent API client (it needs
-# Python >= 3.13: installed where this Python allows it).
+# the durable engine's tests too (DBOS writes its SQLite timestamps one way
+# before Python 3.12 and another from it); and hermes serve driven by the
+# published hermes-agent API client (it needs Python >= 3.13: installed where
+# this Python allows it).
 # Called by the README's test command after the full suite on the default Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,9 +31,9 @@ venv=$(mktemp -d)/venv
 "$newest" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e '.[test]'
-tests=(tests/compat)
+tests=(tests/compat tests/durable)
 if "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 13))'; then
   "$venv/bin/python" -m pip install --quiet 'hermes-agent-api-client>=0.3.3,<0.4' && tests+=(tests/serve/test_api_client.py)
 fi
 echo "compat on the newest Python: $("$venv/bin/python" --version)"
-"$venv/bin/python" -m pytest "${tests[@]}"  # addopts' -q: dots and the "N passed" line
+"$venv/bin/python" -m pytest -n 2 "${tests[@]}"  # addopts' -q: dots and the "N passed" line

@@ -14,13 +14,14 @@ when it starts, so one command never takes over another's turns; resuming is alw
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import socket
+import sqlite3
 import threading
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Optional
@@ -104,8 +105,22 @@ def sqlite_engine(url: str):
         connection.isolation_level = "IMMEDIATE"  # as DBOS's own: writers take turns from the start
         for pragma in ("busy_timeout=30000", "foreign_keys=ON", "journal_mode=WAL", "synchronous=NORMAL"):
             connection.execute(f"PRAGMA {pragma}")
+        if sqlite3.sqlite_version_info < (3, 42):
+            connection.create_function("unixepoch", 1, _unixepoch)
 
     return engine
+
+
+def _unixepoch(value: Any) -> Any:
+    """SQLite's ``unixepoch(value)`` on a library older than 3.42, which answers NULL to ``unixepoch('subsec')``:
+    DBOS asks for that on Python >= 3.12 (its timestamps, in milliseconds; Debian 12's SQLite is 3.40) and could
+    not launch. Any other value is SQLite's own answer."""
+    import time
+
+    if value == "subsec":
+        return time.time()
+    with contextlib.closing(sqlite3.connect(":memory:")) as builtin:
+        return builtin.execute("SELECT unixepoch(?)", (value,)).fetchone()[0]
 
 
 def running_here(host: Optional[str], pid: Any) -> Optional[bool]:
@@ -280,7 +295,7 @@ def _write(agent, batch: int, work: Callable) -> Any:
     return work()
 
 
-@contextmanager
+@contextlib.contextmanager
 def stopped_by_signal(agent):
     """While a turn runs on the main thread, SIGTERM and SIGHUP (a deploy, a closed terminal) mark it as being
     stopped before the handler they had runs (``hermes run`` interrupts the agent): its cut-short steps are not
