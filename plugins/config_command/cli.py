@@ -194,6 +194,8 @@ def config_set(app, key, value, force):
     added = [problem for problem in left if problem not in before]
     if added:  # the new value against its key's type; nothing is written when it fails (so the file is not named)
         raise _fail(added[0].removeprefix(f"{config.where()}: "))
+    if key == "toolsets" and not force and (why := _toolsets_problem(app, parsed)):
+        raise _fail(f"toolsets: {why} (use --force to write it anyway)")
     from plugins.config_command.edit import MISSING, EditError, edit, path_of, set_key
 
     try:  # the file as it is now (another terminal may have changed it), comments kept
@@ -244,6 +246,8 @@ def config_check(app, as_json):
         problems += config.check()
         for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
+        if why := _toolsets_problem(app, config.get("toolsets")):
+            problems.append(f"{path}: toolsets: {why}")
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
     if as_json:
@@ -257,6 +261,18 @@ def config_check(app, as_json):
             click.echo(f"ok: {path}")
     if problems:
         raise SystemExit(1)
+
+
+def _toolsets_problem(app, names) -> str:
+    """Why a list of toolset names fails every run with the plugins loaded now ("": it does not); a value of the
+    wrong type is the type check's to say."""
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return ""
+    try:
+        app.host.registry.expand_toolsets(names)
+    except KeyError as exc:
+        return str(exc.args[0])
+    return ""
 
 
 def add_commands(cli) -> None:

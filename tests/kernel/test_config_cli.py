@@ -86,6 +86,8 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("agent.max_turns", "forty"), "agent.max_turns: expected an integer, got 'forty'"),
         (("compression.enabled", "maybe"), "compression.enabled: expected true or false, got 'maybe'"),
         (("toolsets", "{terminal: 1}"), "toolsets: expected a list like a,b or [a, b], got '{terminal: 1}'"),
+        # a name no loaded plugin registers would fail every run ("unknown toolset") until edited out
+        (("toolsets", "file,termnal"), "toolsets: unknown toolset 'termnal' (did you mean 'terminal'?); known: "),
         (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
@@ -102,6 +104,11 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
     assert out.returncode == 0 and yaml.safe_load(path.read_text())["display"] == {"skin": "mono"}
     out = hermes("config", "set", "--force", "display.offset", "-3")
     assert out.returncode == 0 and yaml.safe_load(path.read_text())["display"]["offset"] == -3, out.stderr
+    out = hermes("config", "set", "--force", "toolsets", "mine")  # a plugin not installed yet, say
+    assert out.returncode == 0 and yaml.safe_load(path.read_text())["toolsets"] == ["mine"]
+    checked = hermes("config", "check")  # what every run would refuse, said before one
+    said = [line for line in checked.stdout.splitlines() if line.startswith(f"{path}: toolsets: ")]
+    assert checked.returncode == 1 and said and said[0].startswith(f"{path}: toolsets: unknown toolset 'mine'")
 
 
 def test_a_number_below_its_keys_minimum_is_a_one_line_error_not_a_traceback(hermes, hermes_home):
