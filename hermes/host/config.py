@@ -51,7 +51,7 @@ def kind(key: Key) -> str:
     types = key.type if isinstance(key.type, tuple) else (key.type,)
     words = " or ".join(_KINDS.get(t, t.__name__) for t in types)
     if key.choices:
-        return "one of " + ", ".join(str(c) for c in key.choices if isinstance(c, str))
+        return "one of " + ", ".join(c or "''" for c in key.choices if isinstance(c, str))  # '': unset
     return words if key.minimum is None else f"{words} of at least {key.minimum:g}"
 
 

@@ -88,6 +88,7 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("toolsets", "{terminal: 1}"), "toolsets: expected a list like a,b or [a, b], got '{terminal: 1}'"),
         # a name no loaded plugin registers would fail every run ("unknown toolset") until edited out
         (("toolsets", "file,termnal"), "toolsets: unknown toolset 'termnal' (did you mean 'terminal'?); known: "),
+        (("durable.engine", "temporal"), "durable.engine: expected one of '', dbos, got 'temporal'"),  # '': unset
         (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
