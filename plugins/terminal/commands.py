@@ -185,13 +185,13 @@ def _kept(agent, started: dict, session_id: str) -> list:
     def toolsets(names) -> str:
         return "every toolset" if names is None or "all" in names else f"toolsets {','.join(names) or '(none)'}"
 
-    theirs, mine, model = [], [], agent.provider_config.model
-    if started.get("model", model) != model:
-        theirs, mine = [f"model {started['model']}"], [f"model {model}"]
-    if toolsets(started.get("toolsets")) != toolsets(agent.toolsets):
-        theirs, mine = theirs + [toolsets(started.get("toolsets"))], mine + [toolsets(agent.toolsets)]
-    return [f"note: that session was started with {' and '.join(theirs)}; this chat keeps {' and '.join(mine)} "
-            f"(`{program()} chat --resume {session_id}` starts with the session's)"] if theirs else []
+    model = agent.provider_config.model
+    differ = [(theirs, mine) for theirs, mine in ((f"model {started.get('model', model)}", f"model {model}"),
+                                                  (toolsets(started.get("toolsets")), toolsets(agent.toolsets)))
+              if theirs != mine]
+    return [f"note: that session was started with {' and '.join(t for t, _ in differ)}; this chat keeps "
+            f"{' and '.join(m for _, m in differ)} (`{program()} chat --resume {session_id}` starts with the "
+            "session's)"] if differ else []
 
 
 BUILTIN = {
