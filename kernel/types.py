@@ -224,7 +224,7 @@ SERVER = "server"  # overloaded or 5xx
 TRANSPORT = "transport"  # timeout, dropped connection, cut stream
 CONTEXT_OVERFLOW = "context_overflow"
 BAD_REQUEST = "bad_request"
-CONFIG = "config"  # the provider cannot be built: missing key, unknown mode
+CONFIG = "config"  # it cannot work as configured: missing key, unknown mode, no server listening locally
 
 
 class ProviderError(Exception):

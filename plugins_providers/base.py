@@ -124,10 +124,12 @@ class SDKProvider(Provider):
             err = classify(exc, provider=self.label, secrets=[self._key])
             if err.message.startswith("connection failed"):  # say where it tried to connect
                 url = self.target.base_url
+                refused_here = "refused" in err.message.lower() and self.target.local
                 err.message = f"{err.message} ({url or 'the SDK default URL'})" + (
-                    ": nothing listens there; is the local server running?" if "refused" in err.message.lower()
-                    and self.target.local else "")
+                    ": nothing listens there; is the local server running?" if refused_here else "")
                 err.args = (err.message,)
+                if refused_here:  # certain until the user starts it: no retries with backoff (7 s), fallback at once
+                    err.reason = CONFIG
             raise err from None
 
     def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:

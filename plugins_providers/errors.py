@@ -16,7 +16,8 @@ imports no SDK: it handles openai, anthropic and raw httpx2 errors alike.
 | HTTP 409, >= 500, 529, in-stream error events      | server            |
 | connection / timeout errors (SDK or raw httpx2),   | transport         |
 | socket errors, malformed JSON, missing final event |                   |
-| missing credentials                                | config            |
+| missing credentials; a connection a server on this | config            |
+| machine refused (said by ``Provider.complete``)    |                   |
 | anything else                                      | bad_request       |
 
 Messages never contain a key: the caller's secrets and anything shaped like

@@ -70,6 +70,33 @@ def test_an_unreachable_url_is_named_and_api_calls_count_calls_made(hermes, cli_
     assert result["api_calls"] >= 1
 
 
+def test_a_local_server_that_is_not_running_fails_at_once_and_moves_to_a_fallback(hermes, wire_server, cli_env,  # noqa: F811
+                                                                                 hermes_home):
+    """A refused connection on this machine was retried three times with backoff: 7 s and three "retrying" lines
+    before the error, for a server that is simply not started (Ollama, llama.cpp). It is certain until the user
+    acts, so it is said at once, or the fallback provider answers at once."""
+    import time
+
+    from plugins_providers.testserver import reply
+    from tests.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    model = ("--api-mode", "chat_completions", "--base-url", url, "-m", "m")
+    started = time.monotonic()
+    out = hermes("run", *model, "hi", env=cli_env)
+    assert time.monotonic() - started < 5, "retried with backoff"
+    assert out.returncode == 1 and "retrying" not in out.stderr, out.stderr
+    assert out.stderr.strip().endswith(f"({url}): nothing listens there; is the local server running?"), out.stderr
+    (hermes_home / "config.yaml").write_text(
+        f"fallback_providers:\n  - {{model: fb, api_mode: chat_completions, base_url: '{wire_server.openai_url}'}}\n")
+    wire_server.push(reply("from the fallback"))
+    started = time.monotonic()
+    out = hermes("run", *model, "hi", env={**cli_env, "OPENAI_API_KEY": "sk-test"})
+    assert time.monotonic() - started < 5 and "retrying" not in out.stderr, out.stderr
+    assert out.returncode == 0 and out.stdout.strip() == "from the fallback", out.stderr
+    assert len(wire_server.requests) == 1
+
+
 def test_honest_endings_budget_without_answer_empty_answer_and_announced_retries(hermes, wire_server, cli_env,  # noqa: F811
                                                                                  hermes_home):
     from plugins_providers.testserver import error, reply
