@@ -202,7 +202,10 @@ def config_set(app, key, value, force):
         replaced = edit(path := path_of(config), lambda document: set_key(document, key, parsed))
     except (OSError, EditError) as exc:
         raise _fail(str(exc)) from None
-    click.echo(f"set {key} = {_show_value(parsed)} in {path}")
+    click.echo(f"set {key} = {_show_value(parsed) or repr('')} in {path}")  # `set model = '' in`, not `=  in`
+    if parsed == "":
+        click.echo(f"{_program()}: note: an empty value stays set; `{_program()} config unset {key}` removes it",
+                   err=True)
     if isinstance(replaced, dict) and replaced and not isinstance(parsed, dict):
         click.echo(f"{_program()}: note: this replaced the section {key} and the {len(replaced)} key(s) it held: "
                    f"{', '.join(map(str, replaced))}", err=True)

@@ -61,6 +61,10 @@ def test_config_set_get_unset_path_show_check(hermes, hermes_home):
     for text, names in (("terminal", ["terminal"]), ("safe, todo", ["safe", "todo"]), ("", [])):  # as -t reads it
         assert hermes("config", "set", "toolsets", text).returncode == 0
         assert yaml.safe_load(path.read_text())["toolsets"] == names
+    out = hermes("config", "set", "model", "")
+    assert out.stdout.strip() == f"set model = '' in {path}", out.stdout  # was `set model =  in`
+    assert out.stderr.strip() == "hermes: note: an empty value stays set; `hermes config unset model` removes it"
+    hermes("config", "unset", "model")
     hermes("config", "set", "toolsets", "[terminal, file]")
     hermes("config", "set", "plugins.entries.notes.settings.depth", "3")  # below a mapping key anything goes
     assert yaml.safe_load(path.read_text()) == {
