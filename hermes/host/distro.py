@@ -75,16 +75,16 @@ def from_mapping(data: Any, where: str) -> Distro:
             raise DistroError(f"{where}: {key}: expected a mapping")
     _no_unknown(plugins, {"only", "enabled", "blocked"}, f"{where}: plugins")
     _no_unknown(tools, {"blocked"}, f"{where}: tools")
-    blocked_tools = _names(tools, "blocked", f"{where}: tools") or set()
-    essential = sorted((_names(plugins, "blocked", where) or set()) & ESSENTIAL.keys())
+    blocked = _names(plugins, "blocked", f"{where}: plugins") or set()
+    essential = sorted(blocked & ESSENTIAL.keys())
     if essential:
         raise DistroError(f"{where}: plugins: blocked: {', '.join(essential)} is essential and cannot be blocked "
                           "(it always loads; a distro's only: need not name it)")
     return Distro(name=name.strip(), description=str(data.get("description") or ""),
                   only=_names(plugins, "only", f"{where}: plugins"),
                   enabled=_names(plugins, "enabled", f"{where}: plugins") or set(),
-                  blocked=_names(plugins, "blocked", f"{where}: plugins") or set(),
-                  blocked_tools=sorted(blocked_tools), config=config, source=where)
+                  blocked=blocked, blocked_tools=sorted(_names(tools, "blocked", f"{where}: tools") or ()),
+                  config=config, source=where)
 
 
 def load_distro(name_or_path: str) -> Distro:

@@ -12,8 +12,7 @@ def atomic_write(path: Union[str, Path], data: Union[bytes, str]) -> None:
     folders are created; an existing file keeps its permissions, a new one gets the umask's."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    data = data.encode("utf-8") if isinstance(data, str) else data
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
