@@ -167,14 +167,16 @@ class Config:
                     problems.append(f"{where}: {key.name}: expected {kind(key)}, got {_describe(value)}")
         if keys is not None:
             return problems
-        for i, entry in enumerate(self.get("fallback_providers") or []):
+        lists = {k: v if isinstance(v := self.get(k), list) else [] for k in (  # another type: said above
+            "fallback_providers", "plugins.enabled", "plugins.disabled", "toolsets")}
+        for i, entry in enumerate(lists["fallback_providers"]):
             if not isinstance(entry, dict):
                 problems.append(f"{self.where()}: fallback_providers[{i}]: expected a mapping, got {_describe(entry)}")
         for key in ("plugins.enabled", "plugins.disabled", "toolsets"):
-            for item in self.get(key) or []:
+            for item in lists[key]:
                 if not isinstance(item, str):
                     problems.append(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
-        for name in sorted({n for n in self.get("plugins.disabled") or [] if isinstance(n, str)} & ESSENTIAL.keys()):
+        for name in sorted({n for n in lists["plugins.disabled"] if isinstance(n, str)} & ESSENTIAL.keys()):
             problems.append(f"{self.where()}: plugins.disabled: {name} is essential and cannot be disabled "
                             "(it always loads)")
         return problems

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from hermes.host.config import Config, ConfigError, kind
@@ -193,6 +194,23 @@ def test_a_lenient_config_keeps_its_problems_and_never_hands_out_a_wrong_type():
         assert "agent.max_turns" in str(exc)
     else:
         raise AssertionError("a strict config accepted a wrong type")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("toolsets: 7", "toolsets: expected a list, got 7 (int)"),
+    ("fallback_providers: 5", "fallback_providers: expected a list, got 5 (int)"),
+    ("plugins: {disabled: 4}", "plugins.disabled: expected a list, got 4 (int)"),
+])
+def test_a_list_the_host_reads_given_another_type_is_a_problem_not_a_traceback(hermes, hermes_home, text, problem):
+    """These lists are read item by item as config loads: a number there was `TypeError: 'int' object is not
+    iterable`, in `hermes run` and in `hermes config check`, the command meant to find it."""
+    path = hermes_home / "config.yaml"
+    path.write_text(text + "\n")
+    assert Config(yaml.safe_load(text), lenient=True).problems == [f"config: {problem}"]
+    out = hermes("config", "check")
+    assert out.returncode == 1 and out.stdout.strip() == f"{path}: {problem}" and "Traceback" not in out.stderr
+    out = hermes("run", "--api-mode", "scripted", "--base-url", "x.json", "hi")
+    assert out.returncode == 2 and out.stderr.startswith(f"hermes: error: {path}: {problem};"), out.stderr
 
 
 def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_set(hermes, hermes_home, tmp_path):
