@@ -62,8 +62,7 @@ def accepts(key: Key, value: Any) -> bool:
     types = key.type if isinstance(key.type, tuple) else (key.type,)
     if isinstance(value, bool):
         return bool in types
-    if float in types:
-        types = types + (int,)
+    types += (int,) if float in types else ()
     if key.minimum is not None and isinstance(value, (int, float)) and value < key.minimum:
         return False
     if isinstance(value, float) and not math.isfinite(value):  # nan and inf are no timeout, delay or budget
@@ -132,8 +131,7 @@ class Config:
         return known.default if known else None
 
     def section(self, name: str) -> dict:
-        value = self.get(name, {})
-        return value if isinstance(value, dict) else {}
+        return value if isinstance(value := self.get(name, {}), dict) else {}
 
     def key_envs(self) -> set:
         """The variables every ``api_key_env`` names, at any depth of file, distro, overrides and declared keys,
@@ -158,14 +156,18 @@ class Config:
     def check(self, keys: Optional[Iterable[Key]] = None) -> list:
         """What is wrong in the file, the distro's defaults and the overrides with ``keys`` (default:
         every declared key, and the lists the kernel reads): a line each, naming where, the key, what is expected."""
-        problems = []
-        for key in (self.keys.values() if keys is None else keys):
+        problems, given = [], keys is not None
+        keys = list(self.keys.values() if keys is None else keys)
+        for key in keys:
             for source, value in (("file", _lookup(self.data, key.name)), ("distro", _lookup(self.defaults, key.name)),
                                   ("override", self.overrides.get(key.name, _MISSING))):
                 if value is not _MISSING and not accepts(key, value):
                     where = self.where() if source == "file" else f"{source} settings"
                     problems.append(f"{where}: {key.name}: expected {kind(key)}, got {_describe(value)}")
-        if keys is not None:
+        for name in sorted(_sections(k.name for k in keys) - self.keys.keys()):  # `memory: false`: each memory.*
+            if (value := _lookup(self.data, name)) is not _MISSING and value is not None and not isinstance(value, dict):
+                problems.append(f"{self.where()}: {name}: expected a mapping of {name}.* keys, got {_describe(value)}")
+        if given:  # keys a plugin declares
             return problems
         lists = {k: v if isinstance(v := self.get(k), list) else [] for k in (  # another type: said above
             "fallback_providers", "plugins.enabled", "plugins.disabled", "toolsets")}
@@ -201,14 +203,12 @@ class Config:
     def unknown(self, layer: Optional[dict] = None) -> list:
         """``(dotted key, its did-you-mean)`` for each key of ``layer`` (the file) no declared key covers
         (below a ``dict`` or ``list`` key anything goes)."""
-        names = set(self.keys)
-        sections = {".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)}
-        found = []
+        names, sections, found = set(self.keys), _sections(self.keys), []
 
         def walk(node: dict, prefix: str) -> None:
             for name, value in node.items():
                 dotted = f"{prefix}{name}"
-                if dotted in names:
+                if dotted in names or (dotted in sections and not isinstance(value, dict)):  # check() says that
                     continue
                 if dotted in sections and isinstance(value, dict):
                     walk(value, dotted + ".")
@@ -228,15 +228,18 @@ class Config:
         set_nested(self.data, dotted.split("."), value)
 
 
+def _sections(names: Iterable[str]) -> set:
+    """What holds keys: ``agent`` of ``agent.max_turns``, ``mcp_servers`` and ``mcp_servers.NAME`` of its keys."""
+    return {".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)}
+
+
 def set_nested(data: dict, parts: list, value: Any) -> None:
     """Set ``data[parts[0]][parts[1]]... = value``, creating mappings on the way."""
-    node = data
     for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[parts[-1]] = value
+        if not isinstance(data.get(part), dict):
+            data[part] = {}  # a value in the way (`memory: false`) gives way to the keys
+        data = data[part]
+    data[parts[-1]] = value
 
 
 def _normalize_model_block(data: dict) -> None:

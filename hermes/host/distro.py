@@ -107,13 +107,12 @@ def load_distro(name_or_path: str) -> Distro:
         known = ", ".join(sorted(found)) or "none installed"
         raise DistroError(f"no distro named '{name_or_path}' (installed: {known}); or give a YAML file path")
     ep = found[name_or_path]
-    dist = ep.dist
     try:
         data = ep.load()
     except Exception as exc:
-        raise DistroError(f"distro '{name_or_path}' from {dist} failed to load: {type(exc).__name__}: {exc}") from None
+        raise DistroError(f"distro '{name_or_path}' from {ep.dist} failed to load: {type(exc).__name__}: {exc}") from None
     if callable(data):
         data = data()
     if isinstance(data, (str, Path)):
         return load_distro(str(data))
-    return from_mapping(data, f"distro '{name_or_path}' ({dist})")
+    return from_mapping(data, f"distro '{name_or_path}' ({ep.dist})")

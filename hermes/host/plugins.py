@@ -257,9 +257,7 @@ class PluginHost:
         host._load_all([c for c in candidates if import_third_party or (
             c.source == "builtin" and (builtins is None or c.name in builtins))])
         # Other sources come from loaded plugins and go through the same resolver.
-        extra = []
-        for found in host.pm.hook.discover_plugins(config=config):
-            extra.extend(found or [])
+        extra = [c for found in host.pm.hook.discover_plugins(config=config) for c in found or []]
         if extra:
             known = {c.name for c in candidates}
             extra = [c for c in extra if c.name not in known]

@@ -213,6 +213,25 @@ def test_a_list_the_host_reads_given_another_type_is_a_problem_not_a_traceback(h
     assert out.returncode == 2 and out.stderr.startswith(f"hermes: error: {path}: {problem};"), out.stderr
 
 
+def test_a_section_given_a_value_is_a_problem_not_an_unknown_key(hermes, hermes_home):
+    """`memory: false` (meant as: no memory) left every memory.* key at its default and warned of an "unknown key
+    'memory'" that no plugin reads; it is a wrong type, said like the others, also of a section a plugin declares."""
+    config = Config({"agent": 5, "painter": "red"}, lenient=True)
+    assert config.problems == ["config: agent: expected a mapping of agent.* keys, got 5 (int)"]
+    config.declare([Key("painter.coats", int, 2, "coats of paint")])
+    assert config.problems[1:] == ["config: painter: expected a mapping of painter.* keys, got 'red' (str)"]
+    assert config.get("painter.coats") == 2 and config.unknown() == []  # not also an unknown key
+    path = hermes_home / "config.yaml"
+    path.write_text("memory: false\n")
+    problem = "memory: expected a mapping of memory.* keys, got False (bool)"
+    out = hermes("run", "--api-mode", "scripted", "--base-url", "x.json", "hi")
+    assert out.returncode == 2 and out.stderr.startswith(f"hermes: error: {path}: {problem};"), out.stderr
+    assert hermes("config", "check").stdout.strip() == f"{path}: {problem}"
+    assert hermes("config", "set", "memory.memory_enabled", "false").returncode == 0  # the keys replace the value
+    assert yaml.safe_load(path.read_text()) == {"memory": {"memory_enabled": False}}
+    assert hermes("config", "check").stdout.strip() == f"ok: {path}"
+
+
 def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_set(hermes, hermes_home, tmp_path):
     """`hermes config set` writes config.yaml, which cannot repair a distro's own
     defaults (they are checked whatever config.yaml says): the error says where to fix it."""

@@ -83,9 +83,14 @@ def cli_env_plain(hermes_home):
 
 
 def test_force_says_which_keys_a_replaced_section_held(hermes, config):
-    done = hermes("config", "set", "agent", "5", "--force")
+    refused = hermes("config", "set", "agent", "5", "--force")  # agent.* keys are declared: a value is a wrong type
+    assert refused.returncode == 1 and "agent: expected a mapping of agent.* keys, got 5 (int)" in refused.stderr
+    assert config.read_text() == COMMENTED
+    for key, value in (("depth", "3"), ("tone", "dry")):  # below a mapping key (plugins.entries) anything goes
+        hermes("config", "set", f"plugins.entries.notes.settings.{key}", value)
+    done = hermes("config", "set", "plugins.entries.notes.settings", "5")
     assert done.returncode == 0
-    assert "replaced the section agent and the 2 key(s) it held: max_turns, system_prompt" in done.stderr
+    assert "replaced the section plugins.entries.notes.settings and the 2 key(s) it held: depth, tone" in done.stderr
 
 
 @pytest.mark.parametrize("key,value", [("agent.api_timeout", "inf"), ("agent.stream_idle_timeout", "nan"),
