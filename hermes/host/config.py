@@ -106,8 +106,7 @@ class Config:
         self._aliases: dict = {}  # key -> the declared key that is another name for it
         _normalize_model_block(self.defaults)
         _normalize_model_block(self.data)
-        # lenient: a wrong type is kept in ``problems`` instead of raised, so the
-        # command line can still run the commands that inspect and repair config
+        # lenient: wrong types are kept in ``problems``, not raised: the commands that repair config still run
         self.problems: Optional[list] = [] if lenient else None
         self._found(self.check())
 
@@ -165,8 +164,9 @@ class Config:
                     where = self.where() if source == "file" else f"{source} settings"
                     problems.append(f"{where}: {key.name}: expected {kind(key)}, got {_describe(value)}")
         for name in sorted(_sections(k.name for k in keys) - self.keys.keys()):  # `memory: false`: each memory.*
-            if (value := _lookup(self.data, name)) is not _MISSING and value is not None and not isinstance(value, dict):
-                problems.append(f"{self.where()}: {name}: expected a mapping of {name}.* keys, got {_describe(value)}")
+            for where, layer in ((self.where(), self.data), ("distro settings", self.defaults)):
+                if (value := _lookup(layer, name)) not in (_MISSING, None) and not isinstance(value, dict):
+                    problems.append(f"{where}: {name}: expected a mapping of {name}.* keys, got {_describe(value)}")
         if given:  # keys a plugin declares
             return problems
         lists = {k: v if isinstance(v := self.get(k), list) else [] for k in (  # another type: said above

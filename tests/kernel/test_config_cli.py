@@ -241,3 +241,7 @@ def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_se
     assert out.returncode == 2 and out.stderr.strip() == (
         "hermes: error: distro settings: agent.max_turns: expected an integer of at least 1, got -1 (int); "
         f"the distro sets it ({distro}): fix it there")
+    distro.write_text("name: d\nconfig:\n  memory: false\n")  # a section given a value, as in config.yaml
+    out = hermes("--distro", str(distro), "run", "hi")
+    assert out.returncode == 2 and out.stderr.startswith(
+        "hermes: error: distro settings: memory: expected a mapping of memory.* keys, got False (bool);"), out.stderr
