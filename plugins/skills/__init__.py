@@ -108,7 +108,7 @@ def register_slash_commands(register, config):
                 return {"reply": f"skill {name} loaded", "send": raw_args.strip()}
             return f"skill {name} loaded: it goes with your next message"
 
-        register(name, load, f"skill: {skill.description[:60]}")
+        register(name, load, f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
 
 
 @hookimpl

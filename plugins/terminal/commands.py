@@ -82,7 +82,8 @@ def _tools(chat, args):
     tools = chat.agent.tools
     if not tools:
         return "no tools are offered (see -t)"
-    return "\n".join(f"{name}  {_clip((tool.description or '').splitlines()[0] if tool.description else '', 70)}"
+    width = max(map(len, tools))  # a column, as /help's
+    return "\n".join(f"{name:<{width}}  {_clip(tool.description.splitlines()[0] if tool.description else '', 70)}"
                      for name, tool in sorted(tools.items()))
 
 

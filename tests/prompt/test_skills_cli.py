@@ -69,11 +69,14 @@ def test_skill_manage_writes_a_skill_the_next_session_lists(hermes, wire_server,
 def test_slash_skill_name_loads_it_into_the_next_message(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
                                                          tmp_path):
     skill(hermes_home / "skills", "haiku", "Answer in a haiku.", "Reply with exactly three lines: 5, 7, 5 syllables.")
+    (hermes_home / "skills" / "bare").mkdir()
+    (hermes_home / "skills" / "bare" / "SKILL.md").write_text("No front matter.\n")  # was listed as "skill: "
     wire_server.script([reply("Bees hum in the sun"), reply("Moths at the lamp"), reply("plain")])
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
                  cwd=tmp_path, input="/help\n/haiku\nwrite about bees\n/haiku now about moths\nplain again\n/exit\n")
     assert out.returncode == 0, out.stderr
     assert "/haiku" in out.stdout and "skill: Answer in a haiku." in out.stdout  # listed by /help
+    assert "skill: (no description in its SKILL.md)" in out.stdout
     assert "skill haiku loaded" in out.stdout
     first, second, third = wire_server.requests
     user = first.body["messages"][-1]["content"]

@@ -93,14 +93,14 @@ def test_the_choices_once_session_always_and_deny(terminal, tmp_path):
 
 
 def test_chat_commands_help_tools_model_usage_new_and_the_resume_line(terminal, tmp_path):
-    chat, home = terminal(["first answer", "in the new session"], "-t", "terminal")
+    chat, home = terminal(["first answer", "in the new session"], "-t", "terminal,todo")
     chat.expect("hermes> ")
     chat.line("/help")
     helped = chat.expect("/exit, /quit")
     for name in ("/help", "/new", "/model", "/tools", "/usage", "/memory", "/compress"):  # and the plugins
         assert name in helped, helped
     chat.line("/tools")
-    chat.expect("terminal  ")
+    chat.expect("todo      Your task list")  # a column, under "terminal  Run ..."
     chat.line("/usage")
     chat.expect("no model calls yet")
     chat.line("hello")
