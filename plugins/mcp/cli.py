@@ -160,6 +160,10 @@ def mcp_group() -> click.Group:
         if envs:
             entry["env"] = pairs(envs, "--env")
         from plugins.config_command.edit import set_key
+        from plugins.mcp.config import parse, problems
+
+        for wrong in problems(parse(name, entry))[:1]:  # it could never connect: nothing is written
+            raise _fail(f"MCP server '{name}': {wrong}", usage=True)
 
         _edit(app, lambda doc: set_key(doc, ["mcp_servers", name], entry))
         click.echo(f"added MCP server '{name}'; `hermes mcp test {name}` connects to it")

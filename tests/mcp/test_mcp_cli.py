@@ -127,6 +127,17 @@ def test_adding_a_server_whose_command_is_not_installed_warns_and_keeps_it(herme
         found = hermes("mcp", "add", name, "--", command, str(SERVER))
         assert found.returncode == 0 and "warning" not in found.stderr, found.stderr
 
+
+def test_adding_a_server_that_could_never_connect_is_refused_and_writes_nothing(hermes, hermes_home):
+    """`--url ftp://x` was written, listed as failed and said only by the first `mcp test` or run."""
+    for url in ("ftp://example.com/mcp", "example.com/mcp"):
+        out = hermes("mcp", "add", "t", "--url", url)
+        assert out.returncode == 2 and out.stderr.strip() == \
+            f"hermes: error: MCP server 't': url must start with http:// or https:// (got {url!r})", out.stderr
+    assert not (hermes_home / "config.yaml").exists()
+    assert hermes("mcp", "add", "t", "--url", "https://example.com/mcp").returncode == 0
+
+
 def _pids(path, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
