@@ -202,6 +202,8 @@ def sessions_group(config) -> click.Group:
         if not hasattr(s, "path"):  # a server's database: its store mends it in place
             click.echo(f"{s.where}: {s.repair()}.")
             return
+        if not yes and not sys.stdin.isatty():  # nobody to ask (a script, cron): not click's bare "Aborted!"
+            raise _fail(f"{s.where} was left as it is: nobody can confirm moving it aside here; pass --yes")
         if not yes:
             click.confirm("Move it aside and start a fresh session database?", abort=True)
         s.close()

@@ -104,9 +104,9 @@ def test_repair_moves_aside_and_starts_fresh(home, damage):
     before = _garbage(path) if damage == "garbage" else _malformed(home)
     runner = CliRunner()
 
-    declined = runner.invoke(_cli(), ["sessions", "repair"], input="n\n")
-    assert declined.exit_code == 1
-    assert "damaged" in declined.output
+    unasked = runner.invoke(_cli(), ["sessions", "repair"], input="y\n")  # not a terminal: nobody to ask
+    assert unasked.exit_code == 1 and "damaged" in unasked.output
+    assert "nobody can confirm moving it aside here; pass --yes" in unasked.output
     assert path.read_bytes() == before
 
     listed = runner.invoke(_cli(), ["sessions", "list"])
@@ -126,6 +126,32 @@ def test_repair_moves_aside_and_starts_fresh(home, damage):
     ok = runner.invoke(_cli(), ["sessions", "repair"])
     assert ok.exit_code == 0 and "ok" in ok.output
     assert list(home.glob("state.db.corrupt-*")) == [aside]
+
+
+def test_repair_asks_on_a_terminal_and_says_what_to_pass_elsewhere(home, hermes):
+    """On a terminal it asks (no: nothing moves); in a script it said click's bare "Aborted!" after an unseen
+    prompt, and now one line with the flag to pass."""
+    import os
+
+    import pexpect
+
+    from tests.conftest import hermes_command
+
+    path = home / "state.db"
+    before = _garbage(path)
+    command = hermes_command()
+    child = pexpect.spawn(command[0], [*command[1:], "sessions", "repair"], env={**os.environ, "HERMES_HOME": str(home)},
+                          encoding="utf-8", timeout=60)
+    child.expect(r"Move it aside and start a fresh session database\? \[y/N\]: ")
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1 and path.read_bytes() == before
+    out = hermes("sessions", "repair", input="")
+    assert out.returncode == 1 and "Aborted" not in out.stderr
+    assert out.stderr.strip() == f"hermes: error: {path} was left as it is: nobody can confirm moving it aside here; " \
+                                 "pass --yes", out.stderr
+    assert path.read_bytes() == before
 
 
 def _is_subsequence(part, whole) -> bool:
