@@ -34,6 +34,17 @@ def _fail(message: str) -> click.ClickException:
     return Fail(message)
 
 
+def _confirm(question: str, refused: str) -> None:
+    """Ask. The end of input (a script or cron with nothing to answer) is ``refused`` and the flag to pass, not
+    click's bare "Aborted!" after a prompt nobody saw; a piped answer (``yes |``), a no and Ctrl+C are as they were."""
+    try:
+        click.confirm(question, abort=True)
+    except click.Abort as exc:
+        if isinstance(exc.__context__, EOFError):
+            raise _fail(f"{refused}: no answer came (end of input); pass --yes") from None
+        raise
+
+
 def _errors_as_clicks(fn):
     """Store errors and bad input become one line on stderr and exit code 1."""
 
@@ -177,7 +188,7 @@ def sessions_group(config) -> click.Group:
             raise click.ClickException(busy.replace("resume it when", "delete it when"))
         if not yes:
             meta = s.get_session(sid)
-            click.confirm(f"Delete session {sid} ({meta['message_count']} messages)?", abort=True)
+            _confirm(f"Delete session {sid} ({meta['message_count']} messages)?", f"session {sid} was not deleted")
         s.delete(sid)
         click.echo(f"Deleted {sid}.")
 
@@ -202,10 +213,8 @@ def sessions_group(config) -> click.Group:
         if not hasattr(s, "path"):  # a server's database: its store mends it in place
             click.echo(f"{s.where}: {s.repair()}.")
             return
-        if not yes and not sys.stdin.isatty():  # nobody to ask (a script, cron): not click's bare "Aborted!"
-            raise _fail(f"{s.where} was left as it is: nobody can confirm moving it aside here; pass --yes")
         if not yes:
-            click.confirm("Move it aside and start a fresh session database?", abort=True)
+            _confirm("Move it aside and start a fresh session database?", f"{s.where} was not moved aside")
         s.close()
         target = move_aside(s.path)
         click.echo(f"Moved the damaged database to {target} (kept as it was).")

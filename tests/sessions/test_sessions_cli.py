@@ -108,6 +108,9 @@ def test_title(cli, data):
 def test_delete(cli, data):
     kept = cli("delete", "20261129_100000_aaaa", input="n\n")
     assert kept.exit_code == 1 and data.load("20261129_100000_aaaa") is not None
+    unanswered = cli("delete", "20261129_100000_aaaa", input="")  # a script with nothing on stdin
+    assert unanswered.exit_code == 1 and data.load("20261129_100000_aaaa") is not None
+    assert "session 20261129_100000_aaaa was not deleted: no answer came (end of input); pass --yes" in unanswered.output
     gone = cli("delete", "20261129_100000_aaaa", input="y\n")
     assert gone.exit_code == 0 and "Deleted 20261129_100000_aaaa" in gone.output
     assert data.load("20261129_100000_aaaa") is None

@@ -104,10 +104,13 @@ def test_repair_moves_aside_and_starts_fresh(home, damage):
     before = _garbage(path) if damage == "garbage" else _malformed(home)
     runner = CliRunner()
 
-    unasked = runner.invoke(_cli(), ["sessions", "repair"], input="y\n")  # not a terminal: nobody to ask
-    assert unasked.exit_code == 1 and "damaged" in unasked.output
-    assert "nobody can confirm moving it aside here; pass --yes" in unasked.output
+    declined = runner.invoke(_cli(), ["sessions", "repair"], input="n\n")
+    assert declined.exit_code == 1
+    assert "damaged" in declined.output
     assert path.read_bytes() == before
+    unanswered = runner.invoke(_cli(), ["sessions", "repair"], input="")  # cron, </dev/null
+    assert unanswered.exit_code == 1 and "was not moved aside: no answer came (end of input); pass --yes" in \
+        unanswered.output and path.read_bytes() == before
 
     listed = runner.invoke(_cli(), ["sessions", "list"])
     if damage == "garbage":  # malformed pages may not be on the listing's path
@@ -128,9 +131,9 @@ def test_repair_moves_aside_and_starts_fresh(home, damage):
     assert list(home.glob("state.db.corrupt-*")) == [aside]
 
 
-def test_repair_asks_on_a_terminal_and_says_what_to_pass_elsewhere(home, hermes):
-    """On a terminal it asks (no: nothing moves); in a script it said click's bare "Aborted!" after an unseen
-    prompt, and now one line with the flag to pass."""
+def test_repair_asks_on_a_terminal_and_says_what_to_pass_when_nobody_answers(home, hermes):
+    """On a terminal it asks (no: nothing moves); with no input it said click's bare "Aborted!" after a prompt
+    nobody saw, and now one line with the flag to pass."""
     import os
 
     import pexpect
@@ -149,8 +152,7 @@ def test_repair_asks_on_a_terminal_and_says_what_to_pass_elsewhere(home, hermes)
     assert child.exitstatus == 1 and path.read_bytes() == before
     out = hermes("sessions", "repair", input="")
     assert out.returncode == 1 and "Aborted" not in out.stderr
-    assert out.stderr.strip() == f"hermes: error: {path} was left as it is: nobody can confirm moving it aside here; " \
-                                 "pass --yes", out.stderr
+    assert out.stderr.strip() == f"hermes: error: {path} was not moved aside: no answer came (end of input); pass --yes"
     assert path.read_bytes() == before
 
 
