@@ -350,7 +350,7 @@ def _invoke(args: list, prog_name: str, app: App) -> int:
         exc.show()
         return exc.exit_code
     except click.Abort as exc:  # click turns Ctrl+C and EOF into Abort
-        if isinstance(exc.__cause__, KeyboardInterrupt):
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):  # a prompt raises Abort from None
             click.echo(f"{prog_name}: interrupted", err=True)
             return EXIT_INTERRUPTED
         click.echo("Aborted!", err=True)

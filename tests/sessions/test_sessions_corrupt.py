@@ -143,13 +143,15 @@ def test_repair_asks_on_a_terminal_and_says_what_to_pass_when_nobody_answers(hom
     path = home / "state.db"
     before = _garbage(path)
     command = hermes_command()
-    child = pexpect.spawn(command[0], [*command[1:], "sessions", "repair"], env={**os.environ, "HERMES_HOME": str(home)},
-                          encoding="utf-8", timeout=60)
-    child.expect(r"Move it aside and start a fresh session database\? \[y/N\]: ")
-    child.sendline("n")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 1 and path.read_bytes() == before
+    for answer, code in (("n", 1), ("\x03", 130)):  # no; Ctrl+C (was "Aborted!" and 1, as a no)
+        child = pexpect.spawn(command[0], [*command[1:], "sessions", "repair"], encoding="utf-8", timeout=60,
+                              env={**os.environ, "HERMES_HOME": str(home)})
+        child.expect(r"Move it aside and start a fresh session database\? \[y/N\]: ")
+        child.sendintr() if answer == "\x03" else child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == code and path.read_bytes() == before
+        assert ("hermes: interrupted" in child.before) == (code == 130), child.before
     out = hermes("sessions", "repair", input="")
     assert out.returncode == 1 and "Aborted" not in out.stderr
     assert out.stderr.strip() == f"hermes: error: {path} was not moved aside: no answer came (end of input); pass --yes"
