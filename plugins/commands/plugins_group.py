@@ -34,7 +34,6 @@ def plugins():
     """List, inspect, enable and disable plugins."""
 
 
-
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.option("--hooks", is_flag=True, help="Load the plugins and show the hooks each implements.")

@@ -97,6 +97,29 @@ def test_a_local_server_that_is_not_running_fails_at_once_and_moves_to_a_fallbac
     assert len(wire_server.requests) == 1
 
 
+def test_a_prompt_that_is_not_utf8_reaches_the_model_and_is_stored(wire_server, cli_env, hermes_home):  # noqa: F811
+    """`cat notes.txt | hermes run -` with a Latin-1 file: its undecodable bytes became surrogates that neither the
+    store nor the SDK can encode, and the turn failed with a UnicodeEncodeError of the session store's. Such bytes
+    are U+FFFD now, from stdin and from the command line alike."""
+    import os
+    import subprocess
+
+    from plugins_providers.testserver import reply
+    from tests.conftest import ROOT, hermes_command
+
+    wire_server.push(reply("from stdin"), reply("from argv"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **cli_env, "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk"}
+    run = [*hermes_command(), "run", "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m"]
+    piped = subprocess.run([*run, "-"], input=b"caf\xe9 au lait", capture_output=True, env=env, timeout=60)
+    assert piped.returncode == 0 and piped.stdout.decode().strip() == "from stdin", piped.stderr
+    given = subprocess.run([*run, b"na\xefve"], capture_output=True, env=env, timeout=60)
+    assert given.returncode == 0 and given.stdout.decode().strip() == "from argv", given.stderr
+    sent = [r.body["messages"][-1]["content"] for r in wire_server.requests]
+    assert sent == ["caf\ufffd au lait", "na\ufffdve"]
+    listed = subprocess.run([*hermes_command(), "sessions", "list", "--json"], capture_output=True, env=env, timeout=60)
+    assert len(json.loads(listed.stdout)) == 2, listed.stderr
+
+
 def test_honest_endings_budget_without_answer_empty_answer_and_announced_retries(hermes, wire_server, cli_env,  # noqa: F811
                                                                                  hermes_home):
     from plugins_providers.testserver import error, reply
