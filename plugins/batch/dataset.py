@@ -64,6 +64,10 @@ def _problem(line: str) -> Optional[str]:
         return "not a JSON object"
     if not isinstance(row.get("prompt"), str) or not row["prompt"].strip():
         return "no \"prompt\" string"
+    try:
+        row["prompt"].encode("utf-8")
+    except UnicodeEncodeError:  # a JSON escape such as "\ud800": no text a model (or the store) can take
+        return "the \"prompt\" holds a lone surrogate escape (\\ud800-\\udfff)"
     for key, kind in SETTINGS.items():
         value = row.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):

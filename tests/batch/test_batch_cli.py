@@ -133,6 +133,7 @@ def test_per_line_settings_failures_and_a_dying_worker(hermes_sessions, tmp_path
      "line 2: not JSON (Expecting value); line 3: no \"prompt\" string; line 4: not a JSON object; "
      "line 5: \"max_turns\" must be at least 1"),
     (['{"prompt": "x", "toolsets": 3}'], "line 1: \"toolsets\" is int, not a list or string"),
+    (['{"prompt": "x\\ud800y"}'], "line 1: the \"prompt\" holds a lone surrogate escape (\\ud800-\\udfff)"),  # was a traceback
     ([""], "no prompts"),
 ])
 def test_a_bad_prompts_file_is_named_line_by_line_before_any_run(hermes_sessions, tmp_path, rows, said):
