@@ -87,6 +87,11 @@ class Server:
             return error(400, f"the request body is not JSON: {exc}")
         if not isinstance(data, dict):
             return error(400, "the request body must be a JSON object")
+        if b"\\u" in raw:  # a lone surrogate escape ("\ud800") parses, but no model, store or JSON writer takes it
+            try:
+                json.dumps(data, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                return error(400, "the request body holds a lone surrogate escape (\\ud800-\\udfff), which is no text")
         return data
 
     def busy(self) -> Optional[Response]:

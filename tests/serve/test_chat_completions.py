@@ -76,6 +76,13 @@ def test_the_key_and_openai_shaped_errors(serve, wire_server):
     auth = {"Authorization": f"Bearer {served.key}"}
     status, _, body = post(served, "/v1/chat/completions", b"{not json", auth)
     assert status == 400 and body["error"]["type"] == "invalid_request_error" and "not JSON" in body["error"]["message"]
+    for path, text in (("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "hi \\ud800"}]}'),
+                       ("/v1/responses", b'{"input": "x\\udfff"}')):  # was 500s: the store's or the server's
+        status, _, body = post(served, path, text, auth)
+        assert status == 400 and "lone surrogate escape" in body["error"]["message"], body
+    status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "user", "content": "\U0001f600"}]},
+                           auth)  # a surrogate pair, as json.dumps escapes an emoji, is text
+    assert status == 200, body
     status, _, body = post(served, "/v1/chat/completions", {"messages": []}, auth)
     assert status == 400 and body["error"]["param"] == "messages"
     status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "assistant", "content": "x"}]}, auth)
