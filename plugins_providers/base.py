@@ -44,6 +44,14 @@ def _paused_collector():
             gc.enable()
 
 
+def _text(value: Any) -> Any:
+    """A model's text as it can be stored and sent again: a surrogate pair a server split across two stream chunks
+    (``"\\ud83d"``, then ``"\\ude00"``) joined, a lone surrogate escape U+FFFD. Either would fail the session store's
+    and the next request's UTF-8 and stop the turn."""
+    return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") \
+        if isinstance(value, str) and not value.isascii() else value
+
+
 class SDKProvider(Provider):
     api_mode = ""
     sdk = ""  # the package _build_client imports ("openai", "anthropic")
@@ -115,7 +123,9 @@ class SDKProvider(Provider):
     # -- calls
     def complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         try:
-            return self._complete(request, emit)
+            response = self._complete(request, emit)
+            response.content, response.reasoning = _text(response.content), _text(response.reasoning)
+            return response
         except ProviderError as err:
             if not err.provider:
                 err.provider = self.label
@@ -315,4 +325,4 @@ def dump(obj: Any) -> dict:
 def emit_safe(emit: Optional[Any], kind: str, *args: Any) -> None:
     fn = getattr(emit, kind, None) if emit is not None else None
     if fn is not None:
-        fn(*args)
+        fn(*map(_text, args))  # half a split pair shows as U+FFFD, not as the terminal's UnicodeEncodeError

@@ -120,6 +120,25 @@ def test_a_prompt_that_is_not_utf8_reaches_the_model_and_is_stored(wire_server, 
     assert len(json.loads(listed.stdout)) == 2, listed.stderr
 
 
+def test_a_lone_or_split_surrogate_from_the_model_neither_stops_the_turn_nor_the_terminal(hermes, wire_server,  # noqa: F811
+                                                                                          cli_env, hermes_home):
+    """A server that escapes an emoji as a surrogate pair and splits it across two chunks (or sends half of one)
+    gave a text no UTF-8 writer takes: the terminal's delta hook failed, then the session store, and the turn stopped
+    with its UnicodeEncodeError. The pair is joined now and a lone one is U+FFFD, in the stream and the answer."""
+    from plugins_providers.testserver import reply
+
+    wire_server.push(reply(["smile ", "\ud83d", "\ude00"]), reply(["broken ", "\ud800", " end"]))
+    model = ("--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m")
+    env = {**cli_env, "OPENAI_API_KEY": "sk"}
+    joined = json.loads(hermes("run", *model, "--json", "hi", env=env).stdout)
+    assert joined["exit_reason"] == "completed" and joined["final_response"] == "smile \U0001f600"
+    shown = hermes("run", *model, "again", env=env)
+    assert shown.returncode == 0 and shown.stdout.strip() == "broken \ufffd end", shown.stderr
+    assert "UnicodeEncodeError" not in shown.stderr and "WARNING" not in shown.stderr, shown.stderr
+    stored = json.loads(hermes("sessions", "show", joined["session_id"], "--json").stdout)
+    assert stored["messages"][-1]["content"] == "smile \U0001f600"
+
+
 def test_honest_endings_budget_without_answer_empty_answer_and_announced_retries(hermes, wire_server, cli_env,  # noqa: F811
                                                                                  hermes_home):
     from plugins_providers.testserver import error, reply
