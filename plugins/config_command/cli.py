@@ -154,7 +154,7 @@ def config_show(app, as_json):
 def config_get(app, key, as_json):
     """Print the value of KEY (a dotted name such as agent.max_turns)."""
     keys = _declared(app)
-    if key_for(app.config, key) is None and not app.config.is_set(key):
+    if key_for(app.config, key) is None and app.config.get(key) is None:  # unknown, unless the file sets it anyway
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; `hermes config show` lists them")
     value = app.config.get(key)
     for problem in app.config.check([keys[key]]) if key in keys else []:  # the key itself, not a mapping over it

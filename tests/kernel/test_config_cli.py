@@ -72,6 +72,10 @@ def test_config_set_get_unset_path_show_check(hermes, hermes_home):
         "agent": {"max_turns": 40}, "compression": {"enabled": False}, "toolsets": ["terminal", "file"],
         "plugins": {"entries": {"notes": {"settings": {"depth": 3}}}}}
     assert hermes("config", "get", "agent.max_turns").stdout.strip() == "40"
+    unknown = hermes("config", "get", "agent.max_turn")  # was AttributeError: 'Config' object has no attribute 'is_set'
+    assert unknown.returncode == 1 and unknown.stderr.strip() == \
+        "hermes: error: unknown key 'agent.max_turn' (did you mean 'agent.max_turns'?); `hermes config show` lists them"
+    assert hermes("config", "get", "plugins.entries.notes.settings.depth").stdout.strip() == "3"  # set, undeclared
     got = json.loads(hermes("config", "get", "compression.threshold", "--json").stdout)
     assert got == {"key": "compression.threshold", "value": 0.5, "source": "default"}
     shown = {r["key"]: r for r in json.loads(hermes("config", "show", "--json").stdout)["keys"]}
