@@ -16,14 +16,10 @@ __all__ = ["hookimpl", "hookspec", "Agent", "__version__"]
 
 
 def __getattr__(name):
-    if name == "hookimpl":
+    if name in ("hookimpl", "hookspec"):
         import pluggy
 
-        value = pluggy.HookimplMarker("hermes")
-    elif name == "hookspec":
-        import pluggy
-
-        value = pluggy.HookspecMarker("hermes")
+        value = (pluggy.HookimplMarker if name == "hookimpl" else pluggy.HookspecMarker)("hermes")
     elif name == "Agent":
         from kernel.agent import Agent as value
     else:

@@ -168,7 +168,7 @@ class Agent:
     def redirect(self, message: str) -> None:
         """Queue a user message sent mid-turn: it enters the history at the next iteration."""
         with self._lock:
-            self._redirects.append(message)
+            self._redirects.append(schema.valid_text(message))
 
     # ----------------------------------------------------------- children
     def spawn_child(self, *, toolsets: Optional[list] = None, blocked_tools: Iterable[str] = (),
@@ -288,6 +288,7 @@ class Agent:
         the user interrupts or the providers fail (``TurnResult.exit_reason`` says which). A passed
         ``conversation_history`` replaces this agent's (hermes-agent's call); a durable engine that replays
         a turn passes its ids."""
+        user_message = schema.valid_text(user_message)  # bytes that were not UTF-8 (stdin, argv) or a JSON "\ud800"
         turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=turn_id or uuid.uuid4().hex, user_message=user_message)
         self.turn = turn
         self.threads = {threading.get_ident()}

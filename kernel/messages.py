@@ -108,6 +108,11 @@ def text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def valid_text(value: Any) -> Any:
+    """``value`` as text any UTF-8 writer takes: a surrogate pair split in two joined, a lone surrogate U+FFFD."""
+    return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if isinstance(value, str) else value
+
+
 def tool_message(call_id: str, content: str) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 

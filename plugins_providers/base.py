@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any, Iterator, Optional
 
+from kernel.messages import valid_text
 from kernel.protocols import Provider
 from kernel.types import CONFIG, TRANSPORT, USAGE_KEYS, ModelRequest, ModelResponse, ProviderConfig, ProviderError, normalize_usage
 from plugins_providers import defaults
@@ -42,14 +43,6 @@ def _paused_collector():
         gc.freeze()
         if collecting:
             gc.enable()
-
-
-def _text(value: Any) -> Any:
-    """A model's text as it can be stored and sent again: a surrogate pair a server split across two stream chunks
-    (``"\\ud83d"``, then ``"\\ude00"``) joined, a lone surrogate escape U+FFFD. Either would fail the session store's
-    and the next request's UTF-8 and stop the turn."""
-    return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") \
-        if isinstance(value, str) and not value.isascii() else value
 
 
 class SDKProvider(Provider):
@@ -124,7 +117,8 @@ class SDKProvider(Provider):
     def complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         try:
             response = self._complete(request, emit)
-            response.content, response.reasoning = _text(response.content), _text(response.reasoning)
+            # a server that split an emoji's surrogate pair across chunks, or sent half of one, would stop the turn
+            response.content, response.reasoning = valid_text(response.content), valid_text(response.reasoning)
             return response
         except ProviderError as err:
             if not err.provider:
@@ -325,4 +319,4 @@ def dump(obj: Any) -> dict:
 def emit_safe(emit: Optional[Any], kind: str, *args: Any) -> None:
     fn = getattr(emit, kind, None) if emit is not None else None
     if fn is not None:
-        fn(*map(_text, args))  # half a split pair shows as U+FFFD, not as the terminal's UnicodeEncodeError
+        fn(*map(valid_text, args))  # half a split pair shows as U+FFFD, not as the terminal's UnicodeEncodeError

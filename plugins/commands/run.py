@@ -21,7 +21,6 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     text = " ".join(prompt) or ("" if sys.stdin.isatty() else "-")  # a terminal's stdin is not read unasked
     if piped := text == "-":
         text = sys.stdin.read()
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # not UTF-8 (a Latin-1 file): U+FFFD
     if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
         raise Fail("no prompt: hermes run PROMPT, or pipe it in (echo hi | hermes run)" if not (prompt or piped)
                    else "the prompt is empty" + (" (nothing on stdin)" if piped else ""), EXIT_USAGE)

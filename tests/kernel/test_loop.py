@@ -568,3 +568,20 @@ def test_a_parallel_call_whose_thread_begins_after_the_interrupt_never_runs(make
     assert MAX_WORKERS not in ran  # queued behind the eight: its thread reached it after the interrupt
     last = [m for m in result["messages"] if m["role"] == "tool"][-1]
     assert "interrupted" in last["content"]
+
+
+def test_a_user_message_that_is_no_text_enters_the_history_as_text(make_agent, echo_plugin, recorder):
+    """Bytes that were not UTF-8 (stdin, argv: Python keeps them as lone surrogates) or a JSON "\\ud800" in a user
+    message stopped the turn at the first UTF-8 writer, the session store. The kernel takes them as U+FFFD (a split
+    surrogate pair as its character), for a turn and for a message sent while it runs."""
+    from kernel.messages import valid_text
+
+    assert valid_text("caf\udce9 \ud83d\ude00 x\ud800") == "caf\ufffd \U0001f600 x\ufffd"
+    assert valid_text(None) is None and valid_text("plain") == "plain"
+    rec = recorder("append_messages")
+    agent = make_agent(echo_plugin, script=["ok", "ok"], callbacks=[rec])
+    agent.redirect("and na\udcefve")
+    result = agent.run_conversation("caf\udce9")
+    stored = [m["content"] for batch in rec.of("append_messages") for m in batch["messages"] if m["role"] == "user"]
+    assert result["exit_reason"] == "completed" and stored == ["caf\ufffd", "and na\ufffdve"]
+    agent.close()
