@@ -114,7 +114,7 @@ def valid_text(value: Any) -> Any:
 
 
 def tool_message(call_id: str, content: str) -> dict:
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
+    return {"role": "tool", "tool_call_id": call_id, "content": valid_text(content)}  # a tool's output too
 
 
 def _merge_content(a: Any, b: Any) -> Any:

@@ -585,3 +585,8 @@ def test_a_user_message_that_is_no_text_enters_the_history_as_text(make_agent, e
     stored = [m["content"] for batch in rec.of("append_messages") for m in batch["messages"] if m["role"] == "user"]
     assert result["exit_reason"] == "completed" and stored == ["caf\ufffd", "and na\ufffdve"]
     agent.close()
+    agent = make_agent(echo_plugin, script=[{"tool_calls": [["echo", {"text": "half \ud83d"}]]}, "ok"], callbacks=[rec])
+    assert agent.run_conversation("echo it")["exit_reason"] == "completed"  # a tool's output is text too
+    assert [m["content"] for batch in rec.of("append_messages") for m in batch["messages"] if m["role"] == "tool"] \
+        == ['{"echo": "half \ufffd"}']
+    agent.close()
