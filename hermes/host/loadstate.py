@@ -41,7 +41,7 @@ def read_state() -> dict:
     if path not in _state_read:
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # none yet (HERMES_HOME a file: said where it is written)
             state = {}
         except (OSError, ValueError):
             state = None

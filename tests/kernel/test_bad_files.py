@@ -46,3 +46,15 @@ def test_a_damaged_plugin_state_is_ignored_with_a_note_and_made_again(hermes, he
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert isinstance(json.loads(state.read_text())["plugins"]["core-tools"], dict)  # made again, whole
     assert "damaged" not in hermes("plugins", "list").stderr
+
+
+def test_hermes_home_that_is_a_file_is_not_called_a_damaged_state(hermes, tmp_path):
+    """HERMES_HOME pointing at a file: every command said "plugin-state.json is damaged", which it was not; the
+    commands that need the folder name the path they cannot use, the others work."""
+    home = tmp_path / "home-file"
+    home.write_text("not a folder\n")
+    listed = hermes("plugins", "list", env={"HERMES_HOME": str(home)})
+    assert listed.returncode == 0 and "damaged" not in listed.stderr and "core-tools" in listed.stdout, listed.stderr
+    ran = hermes("run", "--api-mode", "scripted", "--base-url", "x.json", "hi", env={"HERMES_HOME": str(home)})
+    assert ran.returncode == 1 and "damaged" not in ran.stderr and f"{home}/state.db" in ran.stderr, ran.stderr
+    assert "Not a directory" in ran.stderr and len(ran.stderr.strip().splitlines()) == 1
