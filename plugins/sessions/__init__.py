@@ -233,6 +233,8 @@ def _slash_title(raw_args: str, agent) -> str:
 def _slash_search(raw_args: str, agent) -> str:
     from plugins.sessions.base import StoreError
 
+    if not raw_args.strip():  # as the other commands say what they take
+        return "usage: /search WORDS (messages of past sessions holding all of them)"
     try:
         hits = _store_for(agent).search(raw_args, 10)
     except (StoreError, ValueError) as exc:

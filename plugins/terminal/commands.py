@@ -49,7 +49,7 @@ def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> lis
 
 def _history(chat, args):
     agent = chat.agent
-    if args and not args.isdigit():
+    if args and (not args.isdigit() or int(args) < 1):  # /history 0 showed one
         return "usage: /history [N] (the last N exchanges; 10 when not given)"
     refused = agent.load_history()  # a resumed session's stored messages, if no turn has loaded them yet
     if refused:

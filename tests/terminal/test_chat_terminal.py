@@ -124,8 +124,9 @@ def test_history_shows_what_was_said_even_of_a_resumed_session_before_its_first_
     chat.line("/history 1")
     chat.expect("the last 2 of 4 messages (clipped; all of it: hermes sessions show ")
     chat.expect("you: beta")
-    chat.line("/history many")
-    chat.expect("usage: /history [N]")
+    for bad in ("/history many", "/history 0"):  # 0 showed one exchange
+        chat.line(bad)
+        chat.expect("usage: /history [N]")
     chat.line("/exit")
     assert chat.close() == 0
     resumed, _ = terminal(["unused"], "--resume", resume_id(chat.seen), name="again.json")
@@ -206,6 +207,7 @@ def test_the_built_in_plugins_chat_commands(terminal):
     chat.expect("hi there")
     for command, answer in (("/context", "of 128000 tokens"), ("/compress", "nothing to compress"),
                             ("/memory", "MEMORY.md (0 entries"), ("/search hello", "user: [hello]"),
+                            ("/search", "usage: /search WORDS"),  # was "cannot search: the search query is empty"
                             ("/title my chat", "is now titled: my chat"), ("/nope", "unknown command /nope")):
         chat.line(command)
         chat.expect(answer)
