@@ -210,7 +210,7 @@ class Config:
                 dotted = f"{prefix}{name}"
                 if dotted in names or (dotted in sections and not isinstance(value, dict)):  # check() says that
                     continue
-                if dotted in sections and isinstance(value, dict):
+                if dotted in sections:
                     walk(value, dotted + ".")
                 else:
                     found.append((dotted, did_you_mean(dotted, names, n=1)))
