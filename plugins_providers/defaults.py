@@ -163,9 +163,11 @@ def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
     if name and name not in PROVIDERS and not config.base_url:
         return (f"unknown provider '{config.provider}'{did_you_mean(name, PROVIDERS, n=1)}; known: {', '.join(sorted(PROVIDERS))} "
                 f"(or give --base-url for another endpoint)")
-    wrong_url = config.base_url and url_problem(config.base_url)
+    url = target(config, api_mode).base_url  # also the SDK's variable's (OPENAI_BASE_URL), which the SDK would use
+    wrong_url = url and url_problem(url)
     if wrong_url:
-        return f"the base URL '{config.base_url}' {wrong_url}"
+        var = "" if config.base_url else next((v for v in SDK_BASE_URL.values() if os.environ.get(v) == url), "")
+        return f"the base URL '{url}'{f' (from {var})' if var else ''} {wrong_url}"
     model = (config.model or "").strip()
     if not model:
         return "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"

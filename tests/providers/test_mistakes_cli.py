@@ -39,6 +39,15 @@ def test_a_mistake_is_one_line_before_any_request(hermes, wire_server, cli_env, 
     assert wire_server.requests == []
 
 
+def test_a_base_url_from_the_sdks_variable_is_checked_as_the_flag_is(hermes, cli_env):  # noqa: F811
+    """OPENAI_BASE_URL="not a url" (which the SDK reads) went unchecked: three retries with backoff of an
+    UnsupportedProtocol 'transport' failure, 7 s, before an error that did not name the variable."""
+    for var, model, url, said in (("OPENAI_BASE_URL", "gpt-test", "not a url", "has no scheme: use http://not a url (or https://)"),
+                                  ("ANTHROPIC_BASE_URL", "claude-test", "ftp://x", "must start with http:// or https://")):
+        out = hermes("run", "-m", model, "hi", env={**cli_env, "OPENAI_API_KEY": "sk", "ANTHROPIC_API_KEY": "sk", var: url})
+        assert out.returncode == 1 and out.stderr.strip() == f"hermes: error: the base URL '{url}' (from {var}) {said}"
+
+
 @pytest.mark.parametrize("options, message", [
     ("timeout: abc", "the provider option 'timeout' must be a number of seconds above 0, got 'abc'"),
     ("idle_timeout: -3", "the provider option 'idle_timeout' must be a number of seconds above 0, got -3"),
