@@ -84,7 +84,7 @@ class App:
     def __init__(self, distro_path: Optional[str] = None, args: tuple = (), prog: str = "hermes"):
         App.current = self
         self.distro_path, self.args, self.prog = distro_path, tuple(args), prog  # the command line, as main() got it
-        loadstate.use_distro(distro_path)  # its own load state, commands and remembered outputs
+        loadstate.distro = distro_path or None  # its own load state, commands and remembered outputs
         self._config = self._host = self._distro = None
         self.strict = False  # set once the command is known (HermesGroup.resolve_command)
 

@@ -44,7 +44,7 @@ def _printed_again(prog: str) -> bool:
     from hermes.cli import remembered
     from hermes.host import loadstate
 
-    loadstate.use_distro(os.environ.get("HERMES_DISTRO"))
+    loadstate.distro = os.environ.get("HERMES_DISTRO") or None
     text = remembered.remembered_output(name, remembered_key(name, prog))
     if text is None:
         return False

@@ -27,7 +27,7 @@ def listing_stamp() -> list:
     from kernel import __version__
 
     folder = data_dir() / "plugins"
-    distro = loadstate.distro()
+    distro = loadstate.distro
     paths = [*sys.path, str(folder), str(config_dir() / "config.yaml"), *([distro] if distro else [])]
     try:
         paths += sorted(os.path.join(e.path, "plugin.yaml") for e in os.scandir(folder) if e.is_dir())

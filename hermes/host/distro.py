@@ -44,11 +44,9 @@ class Distro:
 
 def _names(data: dict, key: str, where: str) -> Optional[set]:
     value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
         raise DistroError(f"{where}: {key}: expected a list of names")
-    return set(value)
+    return None if value is None else set(value)
 
 
 def _no_unknown(data: dict, allowed: set, where: str) -> None:

@@ -155,12 +155,10 @@ class Watchdog:
             if self._thread is not None:
                 return
             if threading.get_ident() == self._main:
-                try:
+                with contextlib.suppress(ValueError, AttributeError, OSError):  # no SIGALRM here
                     if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None):
                         signal.signal(signal.SIGALRM, self._alarm)
                         self._alarm_ours = True
-                except (ValueError, AttributeError, OSError):  # no SIGALRM here
-                    pass
             self._thread = threading.Thread(target=self._watch, name="hermes-hook-watchdog", daemon=True)
             self._thread.start()
 
@@ -210,11 +208,9 @@ class Watchdog:
     def _raise_in(self, ident: int, exc_type: type) -> None:
         """Called under the lock with the thread inside a guarded call."""
         if ident == self._main and self._alarm_ours:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 signal.pthread_kill(ident, signal.SIGALRM)  # wakes a sleep, a read or a lock wait
                 return
-            except (OSError, ValueError):
-                pass
         import ctypes  # elsewhere an asynchronous exception: it lands at the next Python line
 
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))

@@ -1,7 +1,7 @@
 """What the host remembers of its plugin loads, in the data folder: in ``plugin-state.json`` what the last
 load found (status, errors, hooks) behind a fingerprint of what was installed and selected, the failures of
-plugin code in earlier runs and (for the program) its last listing. A distro keeps its own
-(:func:`use_distro`). Imports only ``os`` and ``sys``: the fast path reads it.
+plugin code in earlier runs and (for the program) its last listing. A distro keeps its own (the program sets
+:data:`distro`). Imports only ``os`` and ``sys``: the fast path reads it.
 """
 from __future__ import annotations
 
@@ -12,24 +12,16 @@ LOAD_STATE = "plugin-state.json"
 SOURCES = "plugin-sources.txt"  # the files of the third-party plugins the last load imported
 MAX_SOURCES = 500
 
-_distro: list = [None]  # the distro this process runs as
+distro: "str | None" = None  # the distro this process runs as: its state files are its own
 _state_read: dict = {}  # path -> the state file as this process last read or wrote it
 unsaved: list = []  # what this process added to the state and has not written yet (the entry points it read)
-
-
-def use_distro(distro: "str | None") -> None:
-    _distro[0] = distro or None
-
-
-def distro() -> "str | None":
-    return _distro[0]
 
 
 def state_file(name: str):
     """``name`` in the data folder, with a distro's suffix (it selects other plugins: its own load, outputs)."""
     from hermes.host.paths import data_dir
 
-    suffix = "-" + "".join(c if c.isalnum() or c in "._-" else "_" for c in _distro[0])[-100:] if _distro[0] else ""
+    suffix = "-" + "".join(c if c.isalnum() or c in "._-" else "_" for c in distro)[-100:] if distro else ""
     stem, dot, ext = name.rpartition(".")
     return data_dir() / f"{stem}{suffix}{dot}{ext}"
 
