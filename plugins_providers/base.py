@@ -8,9 +8,7 @@ SDK there, so nothing is imported before a provider is first built) and
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import importlib.util
 import json
 import logging
@@ -18,6 +16,7 @@ import threading
 import time
 from typing import Any, Iterator, Optional
 
+from hermes.host.plugins import paused_collector
 from kernel.messages import valid_text
 from kernel.protocols import Provider
 from kernel.types import CONFIG, TRANSPORT, USAGE_KEYS, ModelRequest, ModelResponse, ProviderConfig, ProviderError, normalize_usage
@@ -28,21 +27,6 @@ DEFAULT_TIMEOUT = 600.0
 _SHARED: dict = {}  # (provider class, client settings) -> SDK client (SDKProvider._shared_client)
 _SHARED_LOCK = threading.Lock()
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
-
-
-@contextlib.contextmanager
-def _paused_collector():
-    """An SDK's import allocates much, frees little and lives as long as the process: the cyclic collector is
-    paused while it runs, and what it made is frozen after, out of every later collection (as the program does
-    while a command starts; the SDK is imported at the first call now, after that)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 class SDKProvider(Provider):
@@ -109,7 +93,7 @@ class SDKProvider(Provider):
         with _SHARED_LOCK:
             client = _SHARED.get(settings)
             if client is None:
-                with _paused_collector():  # the first client imports its SDK
+                with paused_collector():  # the first client imports its SDK, after the command's start
                     client = _SHARED[settings] = self._build_client(key)
         return client
 

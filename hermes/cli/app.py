@@ -6,7 +6,6 @@ small cache written whenever plugins were loaded."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import signal
 import sys
@@ -364,20 +363,6 @@ def _invoke(args: list, prog_name: str, app: App) -> int:
         click.echo(str(exc.code), err=True)
         return EXIT_ERROR
     return code if isinstance(code, int) else 0
-
-
-@contextlib.contextmanager
-def starting():
-    """While a front end starts (plugins loaded, its agent built, the SDK imported) nothing is collected: start-up
-    allocates much, frees little, and collecting it costs a tenth of it. Then it is frozen, the collector as it was."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 def main(argv=None, prog_name: str = "hermes") -> None:

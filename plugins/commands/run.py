@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json, starting
+from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
 from hermes.cli.output import printable
 from plugins.commands.front import CtrlC, build_agent, check_session, finish, prepare_store, provider_options, shown
 
@@ -24,7 +24,8 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
         raise Fail("no prompt: hermes run PROMPT, or pipe it in (echo hi | hermes run)" if not (prompt or piped)
                    else "the prompt is empty" + (" (nothing on stdin)" if piped else ""), EXIT_USAGE)
-    with starting():
+    from hermes.host.plugins import paused_collector  # here: the remembered `plugins list` imports no host
+    with paused_collector():
         prepare_store(app, opts)
         if opts.get("resume"):
             opts["resume"] = check_session(app, opts["resume"])

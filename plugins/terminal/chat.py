@@ -7,8 +7,9 @@ import threading
 
 import click
 
-from hermes.cli.app import EXIT_USAGE, Fail, program, starting
+from hermes.cli.app import EXIT_USAGE, Fail, program
 from hermes.cli.output import printable
+from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.types import add_usage
 from plugins.commands.front import CtrlC, ask_store, build_agent, check_session, claim, prepare_store, provider_options
@@ -31,7 +32,7 @@ def chat(app, cont: bool, **opts):
         raise Fail("use either --resume or --continue", EXIT_USAGE)
     if cont and opts.get("no_save"):
         raise Fail("--no-save starts a conversation that is not stored; it cannot --continue one", EXIT_USAGE)
-    with starting():
+    with paused_collector():
         prepare_store(app, opts)
         if cont:
             session_id = ask_store(app, "latest_session", platform="cli")

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from hermes.cli.app import starting
+from hermes.host.plugins import paused_collector
 from tests.conftest import ROOT
 from tests.kernel.fakedist import make_dist
 
@@ -47,7 +47,7 @@ def frozen_as_expected(seen: dict, plugins_loaded_in_start: bool = True) -> None
 
 
 def test_a_start_that_fails_collects_again():
-    with pytest.raises(RuntimeError), starting():
+    with pytest.raises(RuntimeError), paused_collector():
         assert not gc.isenabled()
         raise RuntimeError("a provider that cannot be built")
     assert gc.isenabled()
@@ -56,12 +56,12 @@ def test_a_start_that_fails_collects_again():
 def test_a_process_that_had_the_collector_off_keeps_it_off():
     gc.disable()  # a process embedding hermes that manages the collector itself
     try:
-        with starting():
+        with paused_collector():
             assert not gc.isenabled()
         assert not gc.isenabled()
     finally:
         gc.enable()
-    with starting():
+    with paused_collector():
         pass
     assert gc.isenabled()
 
