@@ -5,10 +5,12 @@ small cache written whenever plugins were loaded."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
 import sys
+import threading
 from typing import Optional
 
 import click
@@ -367,6 +369,7 @@ def _invoke(args: list, prog_name: str, app: App) -> int:
 
 def main(argv=None, prog_name: str = "hermes") -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    atexit.register(_no_teardown_under_threads)  # first, so it runs last
     app = App(distro_argument(args), args, prog_name)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
@@ -392,6 +395,7 @@ def main(argv=None, prog_name: str = "hermes") -> None:
 
 
 EXIT_GRACE = 2.0  # seconds the interpreter's teardown may take once plugin code ran
+_ending: list = []  # the exit code, once the command is done
 
 
 def _end(code: int) -> None:
@@ -406,4 +410,15 @@ def _end(code: int) -> None:
         from hermes.cli.output import exit_within
 
         exit_within(EXIT_GRACE, code, lambda text: click.echo(f"{program()}: warning: {text}", err=True))
+    _ending.append(code)
     sys.exit(code)
+
+
+def _no_teardown_under_threads() -> None:
+    """The last exit handler: a plugin's daemon thread inside OpenSSL (asking a server for updates) crashes the process
+    in OpenSSL's exit cleanup (SIGSEGV, after the output): with one alive the process ends here, all else done."""
+    idle = ("hermes-hook-watchdog", "hermes-exit-deadline")  # ours, in no C library
+    if _ending and any(t.daemon and t.name not in idle for t in threading.enumerate()):
+        from hermes.cli.output import hard_exit
+
+        hard_exit(_ending[-1])

@@ -106,6 +106,21 @@ def register_commands(cli):
                      "    sys.stdout.close()\n",
     "atexit-hang": "import atexit, time\nfrom kernel import hookimpl\n\n@hookimpl\ndef on_session_start():\n"
                    "    atexit.register(time.sleep, 300)\n",
+    "ssl-threads": '''
+import atexit, os, ssl, threading
+from pathlib import Path
+from kernel import hookimpl
+
+def busy():  # inside OpenSSL most of the time, as a thread asking a server for updates over https
+    while True:
+        ssl.create_default_context()
+
+@hookimpl
+def on_session_start():
+    for _ in range(4):
+        threading.Thread(target=busy, daemon=True).start()
+    atexit.register(lambda: Path(os.environ["HERMES_HOME"], "atexit-ran").write_text("yes"))
+''',
     "helper-child": '''
 import os, subprocess, sys
 from pathlib import Path
@@ -277,6 +292,18 @@ def test_what_plugin_code_leaves_running_does_not_keep_the_command_alive(run, sc
         assert (json.loads(out.stdout)["final_response"] if args else out.stdout.strip()) == "answered"
         assert 2 <= took < 20, took
         assert f"hermes: warning: {warning}\n" in out.stderr, out.stderr
+
+
+def test_a_plugins_daemon_threads_inside_openssl_at_exit_do_not_crash_the_command(run, script, hermes_home):
+    """Four daemon threads making SSL contexts when the command ends: OpenSSL's exit cleanup freed what they used and
+    the process died of SIGSEGV after its answer (exit 139, 10 runs in 10 here). The last exit handler now ends the
+    process while such a thread is alive, after the other exit handlers (the plugin's own ran) and with the code."""
+    for args in ((), ("--json",)) * 3:
+        (hermes_home / "atexit-ran").unlink(missing_ok=True)
+        out = run("run", *args, "--api-mode", "scripted", "--base-url", script("answered"), "hi", enable=["ssl-threads"])
+        assert out.returncode == 0, (out.returncode, out.stderr)
+        assert (json.loads(out.stdout)["final_response"] if args else out.stdout.strip()) == "answered"
+        assert (hermes_home / "atexit-ran").read_text() == "yes"
 
 
 def test_a_command_whose_plugin_code_left_nothing_behind_exits_without_a_word(run, script):
