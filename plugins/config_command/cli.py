@@ -194,8 +194,8 @@ def config_set(app, key, value, force):
     added = [problem for problem in left if problem not in before]
     if added:  # the new value against its key's type; nothing is written when it fails (so the file is not named)
         raise _fail(added[0].removeprefix(f"{config.where()}: "))
-    if key == "toolsets" and not force and (why := _toolsets_problem(app, parsed)):
-        raise _fail(f"toolsets: {why} (use --force to write it anyway)")
+    if key in NAMES and not force and (why := _names_problem(app, key, parsed)):
+        raise _fail(f"{key}: {why} (use --force to write it anyway)")
     from plugins.config_command.edit import MISSING, EditError, edit, path_of, set_key
 
     try:  # the file as it is now (another terminal may have changed it), comments kept
@@ -249,8 +249,7 @@ def config_check(app, as_json):
         problems += config.check()
         for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
-        if why := _toolsets_problem(app, config.get("toolsets")):
-            problems.append(f"{path}: toolsets: {why}")
+        problems += [f"{path}: {key}: {why}" for key in NAMES if (why := _names_problem(app, key, config.get(key)))]
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
     if as_json:
@@ -266,11 +265,20 @@ def config_check(app, as_json):
         raise SystemExit(1)
 
 
-def _toolsets_problem(app, names) -> str:
-    """Why a list of toolset names fails every run with the plugins loaded now ("": it does not); a value of the
-    wrong type is the type check's to say."""
+NAMES = ("toolsets", "plugins.enabled", "plugins.disabled")  # keys whose values name toolsets or plugins
+
+
+def _names_problem(app, key: str, names) -> str:
+    """Why a list of toolset names fails every run, or one of plugin names leaves a plugin as it was (a typo in
+    ``plugins.disabled``), with the plugins installed now ("": neither); a wrong type is the type check's to say."""
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         return ""
+    if key != "toolsets":
+        from kernel.hints import did_you_mean
+
+        known = [rec.name for rec in app.host.records]
+        missing = [name for name in names if name not in known]
+        return f"no plugin named '{missing[0]}'{did_you_mean(missing[0], known, n=1)}" if missing else ""
     try:
         app.host.registry.expand_toolsets(names)
     except KeyError as exc:

@@ -97,6 +97,8 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("toolsets", "{terminal: 1}"), "toolsets: expected a list like a,b or [a, b], got '{terminal: 1}'"),
         # a name no loaded plugin registers would fail every run ("unknown toolset") until edited out
         (("toolsets", "file,termnal"), "toolsets: unknown toolset 'termnal' (did you mean 'terminal'?); known: "),
+        # a plugin name that names nothing disabled nothing: the plugin stayed on, unsaid (plugins disable refuses it)
+        (("plugins.disabled", "approvall"), "plugins.disabled: no plugin named 'approvall' (did you mean 'approval'?)"),
         (("durable.engine", "temporal"), "durable.engine: expected one of '', dbos, got 'temporal'"),  # '': unset
         (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
@@ -116,9 +118,11 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
     assert out.returncode == 0 and yaml.safe_load(path.read_text())["display"]["offset"] == -3, out.stderr
     out = hermes("config", "set", "--force", "toolsets", "mine")  # a plugin not installed yet, say
     assert out.returncode == 0 and yaml.safe_load(path.read_text())["toolsets"] == ["mine"]
+    assert hermes("config", "set", "--force", "plugins.enabled", "mine-too").returncode == 0
     checked = hermes("config", "check")  # what every run would refuse, said before one
     said = [line for line in checked.stdout.splitlines() if line.startswith(f"{path}: toolsets: ")]
     assert checked.returncode == 1 and said and said[0].startswith(f"{path}: toolsets: unknown toolset 'mine'")
+    assert any(line.startswith(f"{path}: plugins.enabled: no plugin named 'mine-too'") for line in checked.stdout.splitlines())
 
 
 def test_a_number_below_its_keys_minimum_is_a_one_line_error_not_a_traceback(hermes, hermes_home):
