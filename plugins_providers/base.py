@@ -73,6 +73,10 @@ class SDKProvider(Provider):
         key = self.target.read_key()
         if not key:
             raise missing_key(self.label, self.target.env_var)
+        bad = next(((i, c) for i, c in enumerate(key) if not c.isascii() or not c.isprintable()), None)
+        if bad:  # pasted with a curly quote, an ellipsis or a line break: no header can carry it
+            raise ProviderError(f"the key in {self.target.env_var} has a character no API key has ({bad[1]!r} at "
+                                f"position {bad[0] + 1}): set it again", reason=CONFIG, provider=self.label)
         return key
 
     def refresh_credentials(self) -> bool:

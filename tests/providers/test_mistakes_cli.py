@@ -39,6 +39,18 @@ def test_a_mistake_is_one_line_before_any_request(hermes, wire_server, cli_env, 
     assert wire_server.requests == []
 
 
+def test_a_key_pasted_with_a_character_no_key_has_is_named_before_any_request(hermes, wire_server, cli_env):  # noqa: F811
+    """A key copied with an ellipsis or a line break failed in the SDK as "bad_request: UnicodeEncodeError ... (header
+    'Authorization')", or not at all until the server refused it, naming no variable."""
+    for key, said in (("sk-abc\u2026", "'\u2026' at position 7"), ("sk-ab\ncd", "'\\n' at position 6")):
+        out = hermes("run", "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m", "hi",
+                     env={**cli_env, "OPENAI_API_KEY": key})
+        assert out.returncode == 1 and out.stderr.strip() == \
+            f"hermes: error: the key in OPENAI_API_KEY has a character no API key has ({said}): set it again"
+        assert key not in out.stderr
+    assert wire_server.requests == []
+
+
 def test_a_base_url_from_the_sdks_variable_is_checked_as_the_flag_is(hermes, cli_env):  # noqa: F811
     """OPENAI_BASE_URL="not a url" (which the SDK reads) went unchecked: three retries with backoff of an
     UnsupportedProtocol 'transport' failure, 7 s, before an error that did not name the variable."""
