@@ -173,8 +173,8 @@ class Selection:
         env = os.environ if environ is None else environ
         sel = cls(enabled=set(config.get("plugins.enabled") or []), disabled=set(config.get("plugins.disabled") or []),
                   safe_mode=env.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"))
-        raw = env.get("HERMES_PLUGINS")
-        if raw is not None:
+        sel.named.update({f"{config.where()}: plugins.{k}": set(getattr(sel, k)) for k in ("enabled", "disabled")})
+        if (raw := env.get("HERMES_PLUGINS")) is not None:
             sel.only = sel.named["HERMES_PLUGINS"] = {p.strip() for p in raw.split(",") if p.strip()}
         if distro is not None:
             distro.apply_to(sel)
@@ -285,7 +285,7 @@ class PluginHost:
         host._verify(warn_unknown=import_third_party and warn_unknown)
         known = [c.name for c in host.records]
         for who, names in selection.named.items():
-            for name in sorted(names - set(known) - _said):
+            for name in sorted(n for n in names - set(known) - _said if isinstance(n, str)):  # a number: a wrong type
                 _said.add(name)
                 log.warning("%s names plugin '%s', which is not found%s", who, name,
                             did_you_mean(name, known) or " (not installed?)")

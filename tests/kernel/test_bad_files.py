@@ -17,6 +17,19 @@ def test_a_typo_in_hermes_plugins_is_named_with_what_was_meant(hermes):
     assert "HERMES_PLUGINS" not in hermes("plugins", "list", env={"HERMES_PLUGINS": "core-tools"}).stderr
 
 
+def test_a_typo_in_config_yamls_plugin_lists_is_named_as_hermes_plugins_ones_are(hermes, hermes_home):
+    """`plugins: {disabled: [approvall]}` disabled nothing and nobody said so: the approval plugin stayed on. The
+    names config.yaml gives are checked as HERMES_PLUGINS' and a distro's are, once a command, with a did-you-mean."""
+    config = hermes_home / "config.yaml"
+    config.write_text("plugins:\n  disabled: [approvall]\n  enabled: [batch]\n")
+    done = hermes("run", "--api-mode", "scripted", "--base-url", "x.json", "--no-save", "hi")
+    assert f"hermes: WARNING: {config}: plugins.disabled names plugin 'approvall', which is not found " \
+           "(did you mean 'approval'?)" in done.stderr.splitlines(), done.stderr
+    assert done.stderr.count("approvall") == 1 and "batch" not in done.stderr
+    listed = hermes("plugins", "list")
+    assert [line.split()[1] for line in listed.stdout.splitlines() if line.startswith("approval ")] == ["enabled"]
+
+
 def test_a_distro_file_that_is_not_utf8_is_one_line(hermes, tmp_path):
     distro = tmp_path / "latin.yaml"
     distro.write_bytes("name: caf\xe9\nplugins:\n  only: [core-tools]\n".encode("latin-1"))
