@@ -9,9 +9,9 @@ from typing import Union
 
 
 def atomic_write(path: Union[str, Path], data: Union[bytes, str]) -> None:
-    """Write ``data`` to ``path``: a crash leaves the old file or the new one, never a mix. Parent
-    folders are created; an existing file keeps its permissions, a new one gets the umask's."""
-    path = Path(path)
+    """Write ``data`` to ``path``: a crash leaves the old file or the new one, never a mix. Parent folders are
+    created; an existing file keeps its permissions, a new one gets the umask's; a symlink's target is written."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     data = data.encode("utf-8") if isinstance(data, str) else data
     try:

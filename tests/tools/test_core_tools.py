@@ -228,6 +228,26 @@ def test_write_file_creates_folders_and_writes_atomically(run, tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["notes.md"]  # no temp files left
 
 
+def test_write_file_and_patch_write_through_a_symlink_and_leave_it_a_link(run, tmp_path):
+    # a dotfile kept in a repository and linked into place: the edit belongs in the repository's file
+    (tmp_path / "dotfiles").mkdir()
+    real = tmp_path / "dotfiles" / "bashrc"
+    real.write_text("alias a=b\n")
+    real.chmod(0o600)
+    link = tmp_path / ".bashrc"
+    link.symlink_to("dotfiles/bashrc")
+    run("patch", path=str(link), old_string="alias a=b", new_string="alias a=c")
+    assert link.is_symlink() and real.read_text() == "alias a=c\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    result = run("write_file", path=str(link), content="alias a=d\n")
+    assert result["created"] is False and link.is_symlink() and real.read_text() == "alias a=d\n"
+    dangling = tmp_path / "later"
+    dangling.symlink_to("dotfiles/later.txt")
+    assert run("write_file", path=str(dangling), content="x")["created"] is True
+    assert dangling.is_symlink() and (tmp_path / "dotfiles" / "later.txt").read_text() == "x"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["bashrc", "later.txt"]  # no temp files left
+
+
 def test_write_file_errors(run, tmp_path):
     with pytest.raises(ToolError, match="is a directory"):
         run("write_file", path=str(tmp_path), content="x")
