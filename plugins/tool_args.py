@@ -25,8 +25,8 @@ _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "tru
 def _type_ok(value: Any, kind: type) -> bool:
     if kind is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is float:  # not NaN: it compares false with every limit, so no check would stop it
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
     return isinstance(value, kind)
 
 
@@ -58,7 +58,8 @@ def arg(args: dict, name: str, kind: type, *, tool: str, default: Any = _MISSING
         return int(value)
     if kind is float and isinstance(value, str):
         try:
-            return float(value)
+            if (number := float(value)) == number:
+                return number
         except ValueError:
             pass
     if kind is bool and isinstance(value, str) and value.strip().lower() in ("true", "false"):

@@ -113,6 +113,8 @@ def make_terminal(config=None) -> Tool:
         command = arg(args, "command", str, tool="terminal")
         if not command.strip():
             raise ToolError("terminal: 'command' is empty")
+        if "\x00" in command:
+            raise ToolError("terminal: 'command' contains a NUL character")
         timeout = arg(args, "timeout", float, tool="terminal", default=default_timeout)
         if timeout <= 0:
             raise ToolError("terminal: 'timeout' must be a positive number of seconds")

@@ -69,6 +69,12 @@ def test_terminal_bad_arguments_are_tool_errors(run, tmp_path):
         run("terminal", command="true", workdir=str(tmp_path / "nope"))
     with pytest.raises(ToolError, match="empty"):
         run("terminal", command="   ")
+    # NaN compares false with everything: as a timeout it was no timeout at all (a hung command never stopped)
+    for nan in ("nan", float("nan"), " NaN "):
+        with pytest.raises(ToolError, match="'timeout' must be a number, got"):
+            run("terminal", command="true", timeout=nan)
+    with pytest.raises(ToolError, match="^terminal: 'command' contains a NUL character$"):
+        run("terminal", command="echo a\x00b")
 
 
 @pytest.fixture
