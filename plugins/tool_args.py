@@ -7,6 +7,7 @@ The model sends arguments as JSON; a wrong or missing one becomes a
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -43,7 +44,8 @@ def arg(args: dict, name: str, kind: type, *, tool: str, default: Any = _MISSING
     """Read one argument; ``default`` missing means the argument is required.
 
     Lenient where the intent is unambiguous (models often send numbers and
-    booleans as strings): ``"5"`` for an integer, ``"true"`` for a boolean.
+    booleans as strings): ``"5"`` for an integer, ``"true"`` for a boolean,
+    ``'["a"]'`` for a list.
     """
     value = args.get(name, None)
     if value is None:
@@ -64,6 +66,12 @@ def arg(args: dict, name: str, kind: type, *, tool: str, default: Any = _MISSING
             pass
     if kind is bool and isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
+    if kind in (list, dict) and isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:  # a list or object sent as its JSON text: some models encode nested values twice
+            if isinstance(parsed := json.loads(value), kind):
+                return parsed
+        except (ValueError, RecursionError):
+            pass
     shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."

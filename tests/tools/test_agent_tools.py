@@ -53,6 +53,9 @@ def test_todo_replace_merge_and_read():
     assert agent.state["todo"][0]["content"] == "read the code"
     view = run(todos=[])  # replace with nothing: cleared
     assert view["todos"] == [] and view["summary"]["total"] == 0
+    # the list sent as its JSON text, as some models encode nested values, is the same list
+    view = run(todos=' [{"content": "again", "status": "completed"}]', merge="true")
+    assert view["todos"] == [{"content": "again", "status": "completed", "id": "1"}]
 
 
 def test_todo_bad_input_changes_nothing():
@@ -65,6 +68,9 @@ def test_todo_bad_input_changes_nothing():
         ({"todos": ["just text"]}, r"todos\[0\] must be an object"),
         ({"todos": [{"id": "a", "content": "x"}, {"id": "a", "content": "y"}]}, "appears twice"),
         ({"todos": "a, b"}, "'todos' must be a list"),
+        ({"todos": '{"content": "x"}'}, "'todos' must be a list, got str"),  # JSON text, but of an object
+        ({"todos": "[" * 100_000}, "'todos' must be a list, got str"),  # nested past the parser's depth
+        ({"todos": "[{]"}, "'todos' must be a list, got str"),
         ({"todos": [{"id": "9", "status": "completed"}], "merge": True}, "needs a non-empty 'content'"),
     ]:
         with pytest.raises(ToolError, match=message):
