@@ -250,6 +250,9 @@ def config_check(app, as_json):
         for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
         problems += [f"{path}: {key}: {why}" for key in NAMES if (why := _names_problem(app, key, config.get(key)))]
+        from plugins.config_command.edit import duplicate_key
+
+        problems += [f"{path}: {twice}"] if (twice := duplicate_key(path)) else []
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
     if as_json:

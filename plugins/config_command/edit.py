@@ -42,7 +42,7 @@ def edit(path: "str | Path", change: Callable[[Any], Any]) -> Any:
             text = real.read_text(encoding="utf-8") if real.exists() else ""
             document = yaml.load(text) if text.strip() else None
         except (YAMLError, UnicodeDecodeError) as exc:
-            raise EditError(f"{path} cannot be changed: it is not valid YAML ({str(exc).splitlines()[0]})") from None
+            raise EditError(f"{path} cannot be changed: {problem(exc)}") from None
         if document is None:
             from ruamel.yaml.comments import CommentedMap
 
@@ -54,6 +54,34 @@ def edit(path: "str | Path", change: Callable[[Any], Any]) -> Any:
         yaml.dump(document, out)
         atomic_write(real, out.getvalue() if document else "")
     return answer
+
+
+def problem(exc: Exception) -> str:
+    """One line for what ruamel.yaml found wrong and where (its message's first line is only the context)."""
+    from ruamel.yaml.constructor import DuplicateKeyError
+
+    what, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if isinstance(exc, DuplicateKeyError):
+        return f"line {mark.line + 1}: {what}: runs use the last; delete the other"
+    if what and mark is not None:
+        return f"it is not valid YAML (line {mark.line + 1}: {what})"
+    return f"it is not valid YAML ({str(exc).splitlines()[0]})"
+
+
+def duplicate_key(path: "str | Path") -> str:
+    """The first key config.yaml gives twice in a mapping (PyYAML, which runs read it with, keeps the last
+    unsaid), or ''; a file that cannot be read or parsed is the reader's to name."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        YAML(typ="rt").load(Path(path).read_text(encoding="utf-8"))
+    except DuplicateKeyError as exc:
+        return problem(exc)
+    except (OSError, ValueError, YAMLError):
+        pass
+    return ""
 
 
 @contextlib.contextmanager

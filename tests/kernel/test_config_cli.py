@@ -240,6 +240,28 @@ def test_a_section_given_a_value_is_a_problem_not_an_unknown_key(hermes, hermes_
     assert hermes("config", "check").stdout.strip() == f"ok: {path}"
 
 
+def test_a_key_given_twice_is_found_by_config_check_and_named_by_config_set(hermes, hermes_home):
+    """PyYAML keeps the last of two equal keys unsaid: `config check` said ok, and `config set` refused the file
+    as "not valid YAML (while constructing a mapping)", naming neither the key nor the line."""
+    path = hermes_home / "config.yaml"
+    path.write_text("model: a\nagent:\n  max_turns: 5\n  max_turns: 6\nmodel: b\n")
+    twice = 'line 4: found duplicate key "max_turns" with value "6" (original value: "5"): runs use the last'
+    check = hermes("config", "check")
+    assert check.returncode == 1 and check.stdout.startswith(f"{path}: {twice}; delete the other"), check.stdout
+    assert json.loads(hermes("config", "check", "--json").stdout)["ok"] is False
+    out = hermes("config", "set", "model", "c")
+    assert out.returncode == 1
+    assert out.stderr.strip() == f"hermes: error: {path} cannot be changed: {twice}; delete the other"
+    path.write_text("model: a\nagent: {max_turns: [5\n")  # PyYAML's error first; ruamel's names the line too
+    assert "invalid YAML (line 3" in hermes("config", "check").stdout
+    from plugins.config_command.edit import EditError, edit
+
+    with pytest.raises(EditError, match=r"cannot be changed: it is not valid YAML \(line 3: expected ','"):
+        edit(path, lambda document: None)
+    path.write_text("model: a\nagent:\n  max_turns: 6\n")
+    assert hermes("config", "check").stdout.strip() == f"ok: {path}"
+
+
 def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_set(hermes, hermes_home, tmp_path):
     """`hermes config set` writes config.yaml, which cannot repair a distro's own
     defaults (they are checked whatever config.yaml says): the error says where to fix it."""
