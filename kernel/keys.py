@@ -25,6 +25,7 @@ class Key:
     minimum: Optional[float] = None
     alias_for: str = ""
     choices: tuple = ()
+    names: str = ""  # a registry table whose entries' names are its values (``config check`` names a typo)
 
 
 # the keys the loop reads (names follow hermes-agent where it has them)
@@ -32,7 +33,7 @@ KERNEL_KEYS = [
     Key("model", str, "", "the model to talk to (`-m`)"),
     Key("provider", str, "", "the provider: openai, anthropic, openrouter, ... (`--provider`)"),
     Key("base_url", str, "", "the provider's API base URL (`--base-url`)"),
-    Key("api_mode", str, "", "the wire protocol: chat_completions, codex_responses, anthropic_messages"),
+    Key("api_mode", str, "", "the wire protocol: chat_completions, anthropic_messages, ...", names="model_providers"),
     Key("api_key_env", str, "", "the environment variable that holds the API key (`--api-key-env`)"),
     Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
     Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
@@ -46,7 +47,7 @@ KERNEL_KEYS = [
     Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)",
         minimum=1),
     Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
-    Key("context.engine", str, "compressor", "the context engine that keeps the history within the window"),
+    Key("context.engine", str, "compressor", "the engine keeping the history in the window", names="context_engines"),
     Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
     Key("tools.max_result_chars", int, 100_000, "the characters of a tool result that are kept", minimum=1000),
 ]

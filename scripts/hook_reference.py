@@ -193,7 +193,8 @@ def render_config(host=None) -> str:
     ]
     for k in keys:
         default = "" if k.default is None else json.dumps(k.default)
-        out.append(f"| `{k.name}` | {kind(k)} | {f'`{default}`' if default else ''} | {k.owner} | "
+        names = f": the name of one of the {k.names.replace('_', ' ')}" if k.names else ""
+        out.append(f"| `{k.name}` | {kind(k)}{names} | {f'`{default}`' if default else ''} | {k.owner} | "
                    f"{k.help.replace('|', '/')} |")
     return "\n".join(out) + "\n"
 

@@ -194,7 +194,7 @@ def config_set(app, key, value, force):
     added = [problem for problem in left if problem not in before]
     if added:  # the new value against its key's type; nothing is written when it fails (so the file is not named)
         raise _fail(added[0].removeprefix(f"{config.where()}: "))
-    if key in NAMES and not force and (why := _names_problem(app, key, parsed)):
+    if not force and (why := _names_problem(app, key, parsed)):
         raise _fail(f"{key}: {why} (use --force to write it anyway)")
     from plugins.config_command.edit import MISSING, EditError, edit, path_of, set_key
 
@@ -249,7 +249,8 @@ def config_check(app, as_json):
         problems += config.check()
         for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
-        problems += [f"{path}: {key}: {why}" for key in NAMES if (why := _names_problem(app, key, config.get(key)))]
+        problems += [f"{path}: {key}: {why}" for key in (*NAMES, *(k.name for k in config.keys.values() if k.names))
+                     if (why := _names_problem(app, key, config.get(key)))]
         from plugins.config_command.edit import duplicate_key
 
         problems += [f"{path}: {twice}"] if (twice := duplicate_key(path)) else []
@@ -272,13 +273,20 @@ NAMES = ("toolsets", "plugins.enabled", "plugins.disabled")  # keys whose values
 
 
 def _names_problem(app, key: str, names) -> str:
-    """Why a list of toolset names fails every run, or one of plugin names leaves a plugin as it was (a typo in
-    ``plugins.disabled``), with the plugins installed now ("": neither); a wrong type is the type check's to say."""
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+    """Why a list of toolset names fails every run, one of plugin names leaves a plugin as it was (a typo in
+    ``plugins.disabled``), or a key declared with ``names=TABLE`` names what no enabled plugin registers there (a
+    typo in ``context.engine``), with the plugins installed now ("": none); a wrong type is the type check's to say."""
+    from kernel.hints import did_you_mean
+
+    declared = app.config.keys.get(key)
+    table = getattr(declared, "names", "")
+    if table and isinstance(names, str) and names.strip() and names != declared.default:  # a default is no typo
+        known = sorted(app.host.registry.named.get(table, {}))
+        return "" if names in known else (f"no enabled plugin registers '{names}' among the {table.replace('_', ' ')}"
+                                          f", which are: {', '.join(known) or 'none'}{did_you_mean(names, known, n=1)}")
+    if key not in NAMES or not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         return ""
     if key != "toolsets":
-        from kernel.hints import did_you_mean
-
         known = [rec.name for rec in app.host.records]
         missing = [name for name in names if name not in known]
         return f"no plugin named '{missing[0]}'{did_you_mean(missing[0], known, n=1)}" if missing else ""

@@ -104,8 +104,10 @@ def register_session_stores(register):
 
 @hookimpl
 def register_config(declare):
-    declare("sessions.store", str, DEFAULT_STORE, "where sessions are kept: a store a plugin registers "
-            "(sqlite, postgres)")
+    from kernel.keys import Key
+
+    declare(Key("sessions.store", str, DEFAULT_STORE, "where sessions are kept: a store a plugin registers "
+                "(sqlite, postgres)", names="session_stores"))
     declare("sessions.database_url", str, "", "the database of a server store (postgres: postgresql://...)")
 
 

@@ -100,6 +100,15 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         # a plugin name that names nothing disabled nothing: the plugin stayed on, unsaid (plugins disable refuses it)
         (("plugins.disabled", "approvall"), "plugins.disabled: no plugin named 'approvall' (did you mean 'approval'?)"),
         (("durable.engine", "temporal"), "durable.engine: expected one of '', dbos, got 'temporal'"),  # '': unset
+        # keys declared with names=TABLE: a name no enabled plugin registers there (runs warn, or fail, later)
+        (("context.engine", "compresor"), "context.engine: no enabled plugin registers 'compresor' among the context "
+                                          "engines, which are: compressor (did you mean 'compressor'?)"),
+        (("memory.provider", "fts_memory"), "memory.provider: no enabled plugin registers 'fts_memory' among the "
+                                            "memory backends, which are: fts"),
+        (("sessions.store", "sqlit"), "sessions.store: no enabled plugin registers 'sqlit' among the session stores, "
+                                      "which are: postgres, sqlite (did you mean 'sqlite'?)"),
+        (("api_mode", "chat_completion"), "api_mode: no enabled plugin registers 'chat_completion' among the model "
+                                          "providers, which are: anthropic_messages, chat_completions, "),
         (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
@@ -119,10 +128,18 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
     out = hermes("config", "set", "--force", "toolsets", "mine")  # a plugin not installed yet, say
     assert out.returncode == 0 and yaml.safe_load(path.read_text())["toolsets"] == ["mine"]
     assert hermes("config", "set", "--force", "plugins.enabled", "mine-too").returncode == 0
+    assert hermes("config", "set", "--force", "memory.provider", "honcho").returncode == 0
+    assert hermes("config", "set", "context.engine", "compressor").returncode == 0  # registered (and the default)
+    assert hermes("config", "set", "api_mode", "chat_completions").returncode == 0
     checked = hermes("config", "check")  # what every run would refuse, said before one
     said = [line for line in checked.stdout.splitlines() if line.startswith(f"{path}: toolsets: ")]
     assert checked.returncode == 1 and said and said[0].startswith(f"{path}: toolsets: unknown toolset 'mine'")
     assert any(line.startswith(f"{path}: plugins.enabled: no plugin named 'mine-too'") for line in checked.stdout.splitlines())
+    assert f"{path}: memory.provider: no enabled plugin registers 'honcho' among the memory backends" in checked.stdout
+    assert "context.engine" not in checked.stdout and "api_mode" not in checked.stdout
+    # the default names a plugin disabled here: not a typo in config.yaml (runs go on without a context engine)
+    path.write_text("plugins:\n  disabled: [compressor]\n")
+    assert hermes("config", "check").stdout.strip() == f"ok: {path}"
 
 
 def test_a_number_below_its_keys_minimum_is_a_one_line_error_not_a_traceback(hermes, hermes_home):
