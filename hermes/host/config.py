@@ -208,9 +208,11 @@ class Config:
         def walk(node: dict, prefix: str) -> None:
             for name, value in node.items():
                 dotted = f"{prefix}{name}"
-                if dotted in names or (dotted in sections and not isinstance(value, dict)):  # check() says that
+                if "." in str(name) and dotted in names:  # `agent.max_turns: 5`: a key of that name, nobody's
+                    found.append((dotted, f" (nest it: {': {'.join(dotted.split('.'))}: ...{'}' * dotted.count('.')})"))
+                elif dotted in names or (dotted in sections and not isinstance(value, dict)):  # check() says that
                     continue
-                if dotted in sections:
+                elif dotted in sections:
                     walk(value, dotted + ".")
                 else:
                     found.append((dotted, did_you_mean(dotted, names, n=1)))
@@ -266,14 +268,12 @@ def load_config(path: Optional[Path] = None, overrides: Optional[dict] = None, d
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = {} if (loaded := yaml.safe_load(text)) is None else loaded  # an empty file: no keys
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
-        if data is None:
-            data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of keys at the top level, got {_describe(data)}")
     return Config(data, path=path, overrides=overrides, defaults=defaults, lenient=lenient)

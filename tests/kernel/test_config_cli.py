@@ -170,6 +170,12 @@ def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_erro
     out = hermes("plugins", "info", "core-tools")  # any command that loads the plugins warns, once
     warnings = [line for line in out.stderr.splitlines() if "unknown key" in line]
     assert len(warnings) == 1 and "'modle' (did you mean 'model'?)" in warnings[0], out.stderr
+    # a key written with its dots, as `config set` names it, was taken for a key someone reads and ignored unsaid
+    path.write_text("agent.max_turns: 1\nmemory:\n  prefetch.timeout: 2\nmcp_servers:\n  my.server: {command: x}\n")
+    assert Config(yaml.safe_load(path.read_text())).get("agent.max_turns") == 90
+    assert hermes("config", "check").stdout.splitlines() == [
+        f"{path}: unknown key 'agent.max_turns' (nest it: agent: {{max_turns: ...}})",
+        f"{path}: unknown key 'memory.prefetch.timeout' (did you mean 'memory.prefetch_timeout'?)"]  # no one's
     path.write_text("memory:\n  prefetch_timeout: soon\n")  # a plugin's key
     out = hermes("run", "hi")
     assert out.returncode == 2
