@@ -474,8 +474,7 @@ class Agent:
 
         self.emit("on_status", status="tools", detail=", ".join(tc["function"]["name"] for tc in tool_calls))
         results = execute_batch(self, tool_calls, turn)
-        note = self.budget.note()
-        if note and results:
+        if (note := self.budget.note()) and results:
             results[-1]["content"] = _with_note(results[-1]["content"], note)
         return results
 
@@ -511,8 +510,6 @@ def _with_note(content: str, note: str) -> str:
         data = json.loads(content)
     except (TypeError, ValueError):
         data = None
-    if isinstance(data, dict):
-        data["_budget"] = note
-        return json.dumps(data, ensure_ascii=False)
-    return json.dumps({"result": content, "_budget": note}, ensure_ascii=False)
+    data = {**data, "_budget": note} if isinstance(data, dict) else {"result": content, "_budget": note}
+    return json.dumps(data, ensure_ascii=False)
 

@@ -44,9 +44,7 @@ class IterationBudget:
         if self.remaining == 0:
             return "exhausted"
         fraction = self._used / self.max_total
-        if fraction >= WARNING:
-            return "warning"
-        return "caution" if fraction >= CAUTION else None
+        return "warning" if fraction >= WARNING else "caution" if fraction >= CAUTION else None
 
     def note(self) -> Optional[str]:
         """The sentence the loop puts into the next tool result, if any."""
@@ -54,9 +52,7 @@ class IterationBudget:
         if level is None:
             return None
         if level == "exhausted":
-            return (
-                f"Iteration budget exhausted ({self.max_total} of {self.max_total} used). "
-                "Do not call tools: write your final answer now, summarising what you did and what is left."
-            )
+            return (f"Iteration budget exhausted ({self.max_total} of {self.max_total} used). "
+                    "Do not call tools: write your final answer now, summarising what you did and what is left.")
         urgency = "Answer very soon" if level == "warning" else "Start wrapping up"
         return f"{level.upper()}: {self._used} of {self.max_total} iterations used, {self.remaining} left. {urgency}."

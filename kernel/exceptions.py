@@ -35,5 +35,4 @@ def describe(exc: BaseException) -> str:
     """One line for what plugin code raised."""
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r}): the plugin tried to end the process"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if (text := str(exc)) else type(exc).__name__
