@@ -430,7 +430,7 @@ class Agent:
         return out
 
     def _loop(self, turn: Turn, context: str):
-        grace = False
+        grace, cut, going_on = False, [], []  # cut: the parts of an answer the output limit stopped
         while True:
             with self._lock:
                 pending, self._redirects = self._redirects, []
@@ -445,10 +445,18 @@ class Agent:
                 grace = True  # one last call to summarise; no tools may run
                 self.emit("on_status", status="budget", detail="iteration budget exhausted: asking for a summary")
             step_start = len(self.messages)
-            response = self.caller.call(turn, self.request_messages(context), tool_choice="none" if grace else "auto")
+            response = self.caller.call(turn, self.request_messages(context) + going_on,
+                                        tool_choice="none" if grace else "auto")
             if isinstance(response, GiveUp):
                 return ExitReason.ERROR, response.message, None
             message = response.to_message()
+            if response.finish_reason == "length" and response.content and not (response.tool_calls or grace) \
+                    and len(cut) < 3:
+                cut.append(response.content)  # the model goes on where it stopped (it sees what it wrote)
+                going_on = [{"role": "assistant", "content": "".join(cut)}, {"role": "user", "content": schema.GO_ON}]
+                continue
+            message["content"] = "".join(cut) + (message.get("content") or "") if cut else message.get("content")
+            cut, going_on = [], []
             if isinstance(message.get("content"), str):  # a key the model repeats is masked as in a tool result
                 message["content"] = self.secrets.mask(message["content"])
             if response.tool_calls and not grace:

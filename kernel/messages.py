@@ -27,6 +27,7 @@ CORRUPT_ARGUMENTS_MARKER = "[hermes: the arguments of this tool call were unread
 MISSING_RESULT = "[hermes: no result was recorded for this tool call; it was probably interrupted]"
 CONTINUATION = "[hermes: the conversation continues from here]"
 UNANSWERED = "[hermes: interrupted by the user before an answer]"  # an unanswered prompt stays a turn of its own
+GO_ON = "[hermes: your answer was cut off at the output limit; continue exactly where it stopped, repeating nothing]"
 
 
 class MessageSchemaError(ValueError):

@@ -8,7 +8,8 @@ the command line, point ``--base-url`` at a JSON file holding a list of steps::
 
 A step is a string (the final answer), or a mapping with ``content``,
 ``tool_calls`` (``[[name, {args}], ...]`` or OpenAI-shaped calls),
-``reasoning``, ``usage``, ``delay`` (seconds to wait, for interrupt tests) and
+``reasoning``, ``usage``, ``finish_reason`` (``length``: cut at the output
+limit), ``delay`` (seconds to wait, for interrupt tests) and
 ``error`` (``{"reason": ..., "message": ..., "status_code": ...}``: raise a
 ProviderError). In-process steps may also be ``ModelResponse`` objects,
 exceptions (raised) or callables ``request -> step``. When the script runs out
@@ -78,7 +79,7 @@ def to_response(step: Any, request: ModelRequest) -> ModelResponse:
         tool_calls=_tool_calls(step.get("tool_calls")),
         reasoning=step.get("reasoning"),
         usage=normalize_usage(**usage) if usage else normalize_usage(input_tokens=10, output_tokens=5),
-        finish_reason="tool_calls" if step.get("tool_calls") else "stop",
+        finish_reason=step.get("finish_reason") or ("tool_calls" if step.get("tool_calls") else "stop"),
         model=request.model,
     )
 

@@ -47,7 +47,8 @@ class Console:
         self.show_status = not quiet and self.err.isatty()
         self.quiet = quiet
         self.streamed_any = False  # did this turn's answer reach the screen?
-        self.last_stream = ""  # what the latest model call streamed
+        self.last_stream = ""  # what the latest model call streamed (and the calls it continued)
+        self._cut = False  # the latest call's answer stopped at the output limit: the next one goes on with it
         self._mid_line = False  # streamed text without its newline yet
         self._drawn = False  # the spinner's text is on the screen
         self._lock = threading.Lock()
@@ -109,9 +110,13 @@ class Console:
 
     # -- what the agent is doing
     @hookimpl
+    def post_api_request(self, response):
+        self._cut = response.finish_reason == "length" and bool(response.content) and not response.tool_calls
+
+    @hookimpl
     def on_thinking(self, active):
         if active:
-            self.last_stream = ""
+            self.last_stream = self.last_stream if self._cut else ""  # the loop asks for the rest of a cut answer
             self._start_spinner("thinking")
         else:
             self._stop_spinner()

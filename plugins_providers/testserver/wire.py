@@ -191,11 +191,18 @@ class _Responses:
         }
         if usage:
             resp["usage"] = _Responses.usage(_usage(step))
+        if status == "incomplete":
+            resp["incomplete_details"] = {"reason": "max_output_tokens"}
         return resp
 
     @staticmethod
+    def end(step: Step) -> str:
+        """The response's final status: ``finish_reason="length"`` is the API's cut at max_output_tokens."""
+        return "incomplete" if step.finish_reason == "length" else "completed"
+
+    @staticmethod
     def body(step: Step, n: int, model: str, body: dict) -> dict:
-        return _Responses.response(step, n, model, body, "completed", _Responses.items(step, n), True)
+        return _Responses.response(step, n, model, body, _Responses.end(step), _Responses.items(step, n), True)
 
     @staticmethod
     def frames(step: Step, n: int, model: str, body: dict) -> list:
@@ -234,8 +241,8 @@ class _Responses:
                     ev("response.function_call_arguments.delta", True, item_id=iid, output_index=idx, delta=piece)
                 ev("response.function_call_arguments.done", item_id=iid, output_index=idx, arguments=item["arguments"])
             ev("response.output_item.done", output_index=idx, item=item)
-        ev("response.completed", response=_Responses.response(step, n, model, body, "completed", items, True))
-        out[-1].event = "response.completed"
+        status = _Responses.end(step)
+        ev(f"response.{status}", response=_Responses.response(step, n, model, body, status, items, True))
         return out
 
     @staticmethod
@@ -268,8 +275,8 @@ class _Messages:
 
     @staticmethod
     def stop_reason(step: Step) -> str:
-        if step.finish_reason:
-            return step.finish_reason
+        if step.finish_reason:  # "length", as the other APIs say it, is Anthropic's "max_tokens"
+            return {"length": "max_tokens"}.get(step.finish_reason, step.finish_reason)
         return "tool_use" if step.tool_calls else "end_turn"
 
     @staticmethod

@@ -64,3 +64,26 @@ def test_hermes_run_missing_key_is_one_clear_error(hermes, cli_env):
     out = hermes("run", "--base-url", "https://api.example.invalid/v1", "--api-mode", "chat_completions", "-m", "x", "hi", env=cli_env)
     assert out.returncode != 0
     assert "OPENAI_API_KEY" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("api_mode", ["chat_completions", "codex_responses", "anthropic_messages"])
+def test_an_answer_cut_at_the_output_limit_is_continued_in_one_answer(hermes, wire_server, cli_env, hermes_home,
+                                                                        api_mode):
+    """A model that reached its max_tokens (finish_reason "length", status "incomplete", stop_reason "max_tokens")
+    ended the turn with half an answer and exit 0, unsaid. The loop asks for the rest; the screen shows one answer."""
+    from kernel.messages import GO_ON
+
+    url = wire_server.url if api_mode == "anthropic_messages" else wire_server.openai_url
+    wire_server.push(reply("The robots were", finish_reason="length"), reply(" built in a day."))
+    key = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
+    out = hermes("run", "--base-url", url, "--api-mode", api_mode, "-m", "m", "a story", env={**cli_env, **key})
+    assert out.returncode == 0 and out.stdout == "The robots were built in a day.\n", (out.stdout, out.stderr)
+    assert "finally given" not in out.stderr
+    first, second = wire_server.requests
+    sent = second.body.get("messages") or second.body.get("input")
+    said = [m.get("content") for m in sent[-2:]]
+    assert json.dumps(said[0]).count("The robots were") == 1 and GO_ON in json.dumps(said[1]), said
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    shown = hermes("sessions", "show", "--json", session)
+    stored = [m for m in json.loads(shown.stdout)["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in stored] == ["The robots were built in a day."]
