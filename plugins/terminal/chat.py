@@ -134,7 +134,10 @@ class Chat:
             return
         entry = self.agent.host.registry[SLASH_COMMANDS].get(name)
         if entry is None:
-            self.say(f"unknown command /{name} (try /help)", "error")
+            from kernel.hints import close_matches
+
+            near = close_matches(name, [*BUILTIN, "exit", *self.agent.host.registry[SLASH_COMMANDS]], n=1)
+            self.say(f"unknown command /{name} " + (f"(did you mean /{near[0]}?)" if near else "(try /help)"), "error")
             return
         try:
             reply = entry.value(args.strip(), self.agent)

@@ -237,12 +237,16 @@ def test_on_slash_command_fires_before_every_chat_command(make_agent, capsys):
 
     agent = make_agent(terminal_plugin, Observer(), script=["ok"])
     chat = Chat(None, agent, console=None)
-    for line in ("/echo  hi there ", "/tools", "/nope x"):
+    for line in ("/echo  hi there ", "/tools", "/nope x", "/ehco", "/hsitory 2"):
         chat.slash(line)
     out = capsys.readouterr()
     assert seen == [("echo", "hi there", agent.session_id), ("tools", "", agent.session_id),
-                    ("nope", "x", agent.session_id)]  # unknown commands too: an observer sees what was typed
-    assert "echo hi there" in out.out and "unknown command /nope" in out.err
+                    ("nope", "x", agent.session_id), ("ehco", "", agent.session_id),
+                    ("hsitory", "2", agent.session_id)]  # unknown commands too: an observer sees what was typed
+    assert "echo hi there" in out.out and "unknown command /nope (try /help)" in out.err
+    # a typo of a plugin's command or the chat's own is named (the exact /help list is long)
+    assert "unknown command /ehco (did you mean /echo?)" in out.err
+    assert "unknown command /hsitory (did you mean /history?)" in out.err
 
 
 def test_a_stop_signal_during_a_tool_ends_the_chat_after_killing_the_tool(terminal, tmp_path):
