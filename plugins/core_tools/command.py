@@ -11,6 +11,7 @@ import click
 @click.pass_obj
 def sandbox_command(app, as_json: bool):
     """Whether tool commands run in a sandbox here, and if not, why."""
+    import os
     import shutil
 
     from hermes.cli.app import Fail, echo_json
@@ -24,7 +25,7 @@ def sandbox_command(app, as_json: bool):
     why = box.why_not()
     info = {"mode": box.mode, "sandboxed": box.mode != "off" and why is None, "why_not": why, "bwrap": shutil.which("bwrap"),
             "network": box.network, "required": box.required, "writable": list(box.writable),
-            "hidden": list(box.hidden)}
+            "hidden": list(box.hidden), "not_folders": [p for p in box.writable if not os.path.isdir(p)]}
     if as_json:
         echo_json(info)
     else:
@@ -33,5 +34,7 @@ def sandbox_command(app, as_json: bool):
         for key in ("bwrap", "writable", "hidden") if info["sandboxed"] else ():
             if info[key]:
                 click.echo(f"  {key}: {', '.join(info[key]) if isinstance(info[key], list) else info[key]}")
+        for path in info["not_folders"] if info["sandboxed"] else ():  # a typo there: writes fail read-only
+            click.echo(f"  not a folder (sandbox.writable): {path}: commands cannot write it")
     if why is not None:
         raise SystemExit(1)

@@ -110,8 +110,12 @@ class Sandbox:
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                 # the workspace is there even below /tmp; writable unless read-only
                 "--bind" if self.mode == "workspace-write" else "--ro-bind", workspace, workspace]
-        for path in (p for p in self.writable if os.path.isdir(p)):
-            args += ["--bind", path, path]
+        for path in self.writable:
+            if os.path.isdir(path):
+                args += ["--bind", path, path]
+            elif path not in _said:  # a typo (or a file) in sandbox.writable: its writes fail read-only, said once
+                _said.add(path)
+                log.warning("sandbox.writable: %s is not a folder here; commands cannot write it", path)
         for path in self.hidden:  # unless the workspace lies inside it: then it is the workspace the user chose
             if os.path.isdir(path) and not _inside(workspace, path):
                 args += ["--tmpfs", path]

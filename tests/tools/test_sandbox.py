@@ -118,6 +118,21 @@ def test_the_workspace_and_a_private_tmp_are_writable(workspace):
 
 
 @needs_sandbox
+def test_a_writable_folder_that_is_not_there_is_said_once_not_ignored(workspace, hermes, hermes_home, caplog):
+    """A typo in sandbox.writable was skipped unsaid: the command's writes failed "Read-only file system"."""
+    missing = str(workspace.parent / "extar")
+    run = terminal({"sandbox": {"writable": [missing]}})
+    with caplog.at_level("WARNING"):
+        assert run("true")["exit_code"] == 0 and run("true")["exit_code"] == 0
+    said = [r.getMessage() for r in caplog.records if "sandbox.writable" in r.getMessage()]
+    assert said == [f"sandbox.writable: {missing} is not a folder here; commands cannot write it"]
+    (hermes_home / "config.yaml").write_text(f"sandbox:\n  writable: ['{missing}']\n")
+    shown = hermes("sandbox")
+    assert f"not a folder (sandbox.writable): {missing}: commands cannot write it" in shown.stdout, shown.stdout
+    assert json.loads(hermes("sandbox", "--json").stdout)["not_folders"] == [missing]
+
+
+@needs_sandbox
 def test_no_key_is_readable_through_proc_or_the_data_folder(workspace, hermes_home, monkeypatch):
     monkeypatch.setenv("MY_PROVIDER_API_KEY", KEY)  # a secret by its name: scrubbed from every tool
     (hermes_home / "state.db").write_text(f"the store holds {KEY}")
