@@ -163,6 +163,8 @@ def response_of(blocks: list, usage: dict, stop_reason: Any, model: Any) -> Mode
 class AnthropicMessagesProvider(SDKProvider):
     api_mode = NAME
     sdk = "anthropic"
+    options_read = ("temperature", "top_p", "top_k", "extra_body", "extra_headers", "max_tokens", "thinking_budget",
+                    "prompt_cache")
 
     def _build_client(self, key: str) -> Any:
         import anthropic
@@ -192,14 +194,12 @@ class AnthropicMessagesProvider(SDKProvider):
         budget = request.extra.get("thinking_budget") or self.options.get("thinking_budget")
         if budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": int(budget)}
-        extra_body = dict(request.extra.get("extra_body") or {})
-        for key in ("temperature", "top_p", "top_k"):  # not keywords in SDK 2.x
-            if key in request.extra:
-                extra_body[key] = request.extra[key]
+        given = self.sampling(request, ("extra_body", "temperature", "top_p", "top_k", "extra_headers"))
+        extra_body = {**dict(given.pop("extra_body", None) or {}),  # temperature ... are not keywords in SDK 2.x
+                      **{key: given.pop(key) for key in ("temperature", "top_p", "top_k") if key in given}}
         if extra_body:
             kwargs["extra_body"] = extra_body
-        if "extra_headers" in request.extra:
-            kwargs["extra_headers"] = request.extra["extra_headers"]
+        kwargs.update(given)
         if request.stream:
             kwargs["stream"] = True
         return kwargs

@@ -29,9 +29,15 @@ _SHARED_LOCK = threading.Lock()
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
 
 
+COMMON_OPTIONS = ("timeout", "idle_timeout", "strict_response_validation")
+NUMBER_OPTIONS = ("temperature", "top_p", "top_k", "max_tokens", "thinking_budget")
+_warned_options: set = set()
+
+
 class SDKProvider(Provider):
     api_mode = ""
     sdk = ""  # the package _build_client imports ("openai", "anthropic")
+    options_read: tuple = ()  # the options (provider_options, a fallback entry's other keys) this provider reads
 
     def __init__(self, config: ProviderConfig):
         """Everything a wrong setting or a missing key or SDK breaks is checked here, at once; the SDK itself is
@@ -47,6 +53,7 @@ class SDKProvider(Provider):
         self._client: Any = None
         for option in ("timeout", "idle_timeout"):  # what the client is built with: a wrong one is said now
             self._seconds(option, DEFAULT_TIMEOUT)
+        self._check_options()
         try:
             missing = bool(self.sdk) and importlib.util.find_spec(self.sdk) is None
         except ValueError:  # imported already, without a spec (a stand-in someone put there): it imports
@@ -172,6 +179,26 @@ class SDKProvider(Provider):
             raise ProviderError(f"no event within {entry[1]:g}s (agent.stream_idle_timeout, --timeout): the provider "
                                 "sent nothing, or only keep-alive comments", reason=TRANSPORT, silent=True,
                                 provider=self.label)
+
+    def _check_options(self) -> None:
+        """A number option that is no number fails now, not as the server's 400; a name this provider does not read
+        (a typo: ``tempreature``) is said once instead of being dropped unsaid."""
+        for option, value in self.options.items():
+            if option in NUMBER_OPTIONS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ProviderError(f"the provider option '{option}' must be a number, got {value!r}", reason=CONFIG,
+                                    provider=self.label)
+            known = COMMON_OPTIONS + self.options_read
+            if option not in known and (self.api_mode, option) not in _warned_options:
+                from kernel.hints import did_you_mean
+
+                _warned_options.add((self.api_mode, option))
+                log.warning("the provider option '%s' is not one the %s provider reads%s; it is ignored (it reads: %s)",
+                            option, self.api_mode, did_you_mean(option, known, n=1), ", ".join(sorted(known)))
+
+    def sampling(self, request: ModelRequest, keys: tuple) -> dict:
+        """Those of ``keys`` the request's ``extra`` or else this provider's options set (temperature, ...)."""
+        given = {**self.options, **request.extra}
+        return {key: given[key] for key in keys if key in given}
 
     def _seconds(self, option: str, default: float) -> float:
         value = self.options.get(option)

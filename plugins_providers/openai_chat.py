@@ -79,6 +79,7 @@ def _reasoning(obj: Any) -> str:
 class ChatCompletionsProvider(SDKProvider):
     api_mode = NAME
     sdk = "openai"
+    options_read = ("temperature", "reasoning_effort", "top_p", "extra_body", "extra_headers", "stream_usage")
 
     def _build_client(self, key: str) -> Any:
         import openai
@@ -94,9 +95,8 @@ class ChatCompletionsProvider(SDKProvider):
             # api.openai.com wants the newer name; compatible servers know the old one
             name = "max_completion_tokens" if host_of(self.target.base_url) == "api.openai.com" else "max_tokens"
             kwargs[name] = request.max_tokens
-        for key in ("temperature", "reasoning_effort", "top_p", "extra_body", "extra_headers"):
-            if key in request.extra:
-                kwargs[key] = request.extra[key]
+        kwargs.update(self.sampling(request, ("temperature", "reasoning_effort", "top_p", "extra_body",
+                                              "extra_headers")))
         if request.stream:
             kwargs["stream"] = True
             if self.options.get("stream_usage", True):

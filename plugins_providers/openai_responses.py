@@ -130,6 +130,7 @@ def response_of(resp: Any, incomplete: bool = False) -> ModelResponse:
 class ResponsesProvider(SDKProvider):
     api_mode = NAME
     sdk = "openai"
+    options_read = ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers", "encrypted_reasoning")
 
     def _build_client(self, key: str) -> Any:
         import openai
@@ -150,11 +151,10 @@ class ResponsesProvider(SDKProvider):
         encrypted = self.options.get("encrypted_reasoning")
         if encrypted or (encrypted is None and _REASONING_MODELS.match(model)):
             kwargs["include"] = ["reasoning.encrypted_content"]
-        if "reasoning_effort" in request.extra:
-            kwargs["reasoning"] = {"effort": request.extra["reasoning_effort"], "summary": "auto"}
-        for key in ("temperature", "top_p", "extra_body", "extra_headers"):
-            if key in request.extra:
-                kwargs[key] = request.extra[key]
+        given = self.sampling(request, ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers"))
+        if "reasoning_effort" in given:
+            kwargs["reasoning"] = {"effort": given.pop("reasoning_effort"), "summary": "auto"}
+        kwargs.update(given)
         if request.stream:
             kwargs["stream"] = True
         return kwargs

@@ -87,3 +87,26 @@ def test_an_answer_cut_at_the_output_limit_is_continued_in_one_answer(hermes, wi
     shown = hermes("sessions", "show", "--json", session)
     stored = [m for m in json.loads(shown.stdout)["messages"] if m["role"] == "assistant"]
     assert [m["content"] for m in stored] == ["The robots were built in a day."]
+
+
+@pytest.mark.parametrize("api_mode", ["chat_completions", "codex_responses", "anthropic_messages"])
+def test_provider_options_reach_the_request_and_a_typo_or_wrong_type_is_said(hermes, wire_server, cli_env,
+                                                                             hermes_home, api_mode):
+    """`provider_options: {temperature: 0.2}` (config.yaml's documented way) never reached a request: the
+    providers read sampling settings only from a request's `extra`, which nothing filled."""
+    url = wire_server.url if api_mode == "anthropic_messages" else wire_server.openai_url
+    run = ("run", "--base-url", url, "--api-mode", api_mode, "-m", "m", "hi")
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
+    config = hermes_home / "config.yaml"
+    config.write_text("provider_options:\n  temperature: 0.2\n  top_p: 0.5\n  tempreature: 1\n")
+    wire_server.push(reply("ok"))
+    out = hermes(*run, env=env)
+    assert out.returncode == 0 and out.stdout == "ok\n", out.stderr
+    body = wire_server.requests[0].body
+    assert (body["temperature"], body["top_p"]) == (0.2, 0.5), body  # the Anthropic SDK sends them in extra_body
+    warned = [line for line in out.stderr.splitlines() if "tempreature" in line]
+    assert len(warned) == 1 and f"is not one the {api_mode} provider reads (did you mean 'temperature'?)" in warned[0]
+    config.write_text("provider_options:\n  temperature: hot\n")
+    out = hermes(*run, env=env)
+    assert out.returncode == 1 and len(wire_server.requests) == 1, out.stderr
+    assert out.stderr.strip().endswith("the provider option 'temperature' must be a number, got 'hot'"), out.stderr
