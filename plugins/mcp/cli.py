@@ -10,6 +10,9 @@ import time
 
 import click
 
+# headers that carry a credential (and names is_secret_name knows, as x-api-key): never a literal in config.yaml
+SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "api-key", "x-api-key", "token")
+
 
 def _fail(message: str, usage: bool = False) -> click.ClickException:
     from hermes.cli.app import EXIT_USAGE, Fail
@@ -134,7 +137,8 @@ def mcp_group() -> click.Group:
     @click.option("--url", help="A remote server's endpoint (streamable HTTP).")
     @click.option("--sse", is_flag=True, help="The url speaks the older SSE transport.")
     @click.option("--header", "headers", multiple=True, metavar="K=V", help="An HTTP header (repeat for more).")
-    @click.option("--env", "envs", multiple=True, metavar="K=V", help="A variable for a stdio server (repeat).")
+    @click.option("--env", "envs", multiple=True, metavar="K=V",
+                  help="A variable for a stdio server (repeat); K alone passes hermes' own $K.")
     @click.pass_obj
     def add_cmd(app, name, command, url, sse, headers, envs):
         """Add a server: `hermes mcp add NAME -- COMMAND ARGS...` or `hermes mcp add NAME --url URL`."""
@@ -145,12 +149,23 @@ def mcp_group() -> click.Group:
             raise _fail(f"MCP server '{name}' is already configured (`hermes mcp remove {name}` first)", usage=True)
 
         def pairs(items, what):
+            from hermes.host.config import is_secret_name
+
             found = {}
             for item in items:
                 key, sep, value = item.partition("=")
-                if not sep or not key.strip():
+                key = key.strip()
+                if what == "--env" and not sep and key:  # `--env GITHUB_TOKEN`: the variable hermes has, at start
+                    sep, value = "=", "${%s}" % key
+                if not sep or not key:
                     raise _fail(f"{what} {item!r}: write it as KEY=VALUE", usage=True)
-                found[key.strip()] = value
+                secret = is_secret_name(key.replace("-", "_")) or key.lower() in SECRET_HEADERS
+                if secret and "${" not in value:  # config.yaml is no place for a key (config set refuses one too)
+                    hint = (f"pass --env {key} (written as ${{{key}}})" if what == "--env" else
+                            f"pass --header '{key}=Bearer ${{YOUR_TOKEN}}'")
+                    raise _fail(f"{what} {key}: hermes keeps no secret in config.yaml; export it in your shell and "
+                                f"{hint}: it is read from the environment when the server starts", usage=True)
+                found[key] = value
             return found
 
         entry: dict = {"url": url, **({"transport": "sse"} if sse else {})} if url else \

@@ -138,6 +138,26 @@ def test_adding_a_server_that_could_never_connect_is_refused_and_writes_nothing(
     assert hermes("mcp", "add", "t", "--url", "https://example.com/mcp").returncode == 0
 
 
+def test_a_secret_given_to_mcp_add_is_refused_and_passed_by_name_instead(hermes, hermes_home, wire_server):
+    """`mcp add gh --env GITHUB_TOKEN=ghp_...` wrote the token into config.yaml (world-readable, kept in backups),
+    where `config set` refuses any key. `--env NAME` writes a reference the server gets from hermes' environment."""
+    for args in (("--env", "SERVICE_TOKEN=tok-123"), ("--header", "Authorization=Bearer tok-123")):
+        out = hermes("mcp", "add", "svc", *args, "--", sys.executable, str(SERVER), "normal")
+        assert out.returncode == 2 and "hermes keeps no secret in config.yaml" in out.stderr, out.stderr
+        assert "tok-123" not in out.stderr and not (hermes_home / "config.yaml").exists()
+    out = hermes("mcp", "add", "svc", "--env", "SERVICE_TOKEN", "--env", "TZ=UTC", "--", sys.executable, str(SERVER),
+                 "normal")
+    assert out.returncode == 0, out.stderr
+    written = yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["svc"]["env"]
+    assert written == {"SERVICE_TOKEN": "${SERVICE_TOKEN}", "TZ": "UTC"}
+    wire_server.push(reply(tool_calls=[("mcp__svc__env_of", {"name": "SERVICE_TOKEN"})]), reply("done"))
+    out = run(hermes, wire_server, "go", env={"SERVICE_TOKEN": "tok-123"}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(tool_results(wire_server.requests[1])[0])["result"] == "[tok-123]"  # from the environment
+    out = hermes("mcp", "add", "web", "--url", "https://example.com/mcp", "--header", "Authorization=Bearer ${TOK}")
+    assert out.returncode == 0, out.stderr
+
+
 def _pids(path, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
