@@ -31,9 +31,9 @@ class ProviderConfig:
         return dict(self.extra)
 
     def label(self) -> str:
-        """A short human name: ``provider:model`` or ``api_mode:model``."""
-        who = self.provider or self.api_mode or "provider"
-        return f"{who}:{self.model}" if self.model else who
+        """A short human name: ``provider:model``, ``api_mode:model``, or the model alone (``ollama/llama3``)."""
+        who = self.provider or self.api_mode
+        return f"{who}:{self.model}" if who and self.model else self.model or who or "provider"
 
     @classmethod
     def configured(cls, settings: Any, **given: Optional[str]) -> "ProviderConfig":

@@ -572,6 +572,14 @@ def test_run_conversation_returns_a_turn_result(make_agent):
                          "api_calls", "usage", "session_id", "task_id", "model", "provider"}
 
 
+def test_a_provider_is_labelled_by_what_names_it():
+    """`hermes run -m ollama/llama3` was "provider:ollama/llama3" in every error and in `sessions list`."""
+    assert ProviderConfig(model="ollama/llama3").label() == "ollama/llama3"
+    assert ProviderConfig(model="m", provider="openrouter").label() == "openrouter:m"
+    assert ProviderConfig(model="m", api_mode="chat_completions").label() == "chat_completions:m"
+    assert ProviderConfig(api_mode="scripted").label() == "scripted" and ProviderConfig().label() == "provider"
+
+
 def test_a_parallel_call_whose_thread_begins_after_the_interrupt_never_runs(make_agent):
     """The interrupt stops the tools inside plugin code; a call still queued for a pool thread (a ninth beside
     eight, or a thread the machine started late) must not begin once the turn is interrupted."""
