@@ -35,7 +35,7 @@ HERMES_HOOKS = (
 )
 MIDDLEWARE_KINDS = ("tool_request", "tool_execution", "llm_request", "llm_execution")
 RESERVED_COMMANDS = {"help", "quit", "exit"}  # handled by ``hermes chat`` itself
-_SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_SKILL_NAME = re.compile(r"^[A-Za-z0-9_-]+\Z")
 _UNSET = object()
 
 

@@ -170,7 +170,7 @@ def _fail(message: str) -> None:
     raise Fail(message)
 
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")  # \Z: "$" matches before a final newline too
 
 
 def _folder_plugin(name: str) -> Optional[tuple]:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-PLUGIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # plugin:skill
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")  # \Z: "$" also matches before a final newline
+PLUGIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")  # plugin:skill
 MAX_BODY_CHARS = 40_000
 MAX_DESCRIPTION_CHARS = 300
 MAX_FILE_BYTES = 1_000_000  # a SKILL.md or a file of a skill read at most

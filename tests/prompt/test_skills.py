@@ -122,3 +122,14 @@ def test_a_skill_that_reads_like_a_takeover_is_refused_and_never_quoted_in_the_i
     assert "- deploy: Deploy the site." in prompt
     assert "- setup: (description withheld: it reads like an instruction to the agent: " in prompt
     assert "Disregard the system prompt" not in prompt
+
+
+def test_a_name_with_a_final_newline_is_no_name():
+    """`$` matches before a final newline: "pack\\n" passed as a skill's (or a plugin's, or a hermes-agent plugin's)
+    name and would have become a folder or an index entry with a line break in it."""
+    from plugins.hermes_compat.context import _SKILL_NAME
+    from plugins.hermes_compat.manage import _SAFE_NAME
+    from plugins.skills.catalog import NAME, PLUGIN_NAME
+
+    for pattern, good in ((NAME, "pack"), (PLUGIN_NAME, "shipper:pack"), (_SAFE_NAME, "my.plugin"), (_SKILL_NAME, "x")):
+        assert pattern.match(good) and not pattern.match(good + "\n") and not pattern.match(good + "\nrm")
