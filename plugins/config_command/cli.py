@@ -249,7 +249,8 @@ def config_check(app, as_json):
         problems += config.check()
         for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
-        problems += [f"{path}: {key}: {why}" for key in (*NAMES, *(k.name for k in config.keys.values() if k.names))
+        problems += [f"{path if source_of(config, key) == 'file' else 'distro settings'}: {key}: {why}"
+                     for key in (*NAMES, *(k.name for k in config.keys.values() if k.names))
                      if (why := _names_problem(app, key, config.get(key)))]
         from plugins.config_command.edit import duplicate_key
 
@@ -269,7 +270,7 @@ def config_check(app, as_json):
         raise SystemExit(1)
 
 
-NAMES = ("toolsets", "plugins.enabled", "plugins.disabled")  # keys whose values name toolsets or plugins
+NAMES = ("toolsets", "plugins.enabled", "plugins.disabled", "agent.disabled_tools")  # name toolsets, plugins, tools
 
 
 def _names_problem(app, key: str, names) -> str:
@@ -286,6 +287,10 @@ def _names_problem(app, key: str, names) -> str:
                                           f", which are: {', '.join(known) or 'none'}{did_you_mean(names, known, n=1)}")
     if key not in NAMES or not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         return ""
+    if key == "agent.disabled_tools":  # a typo blocks nothing (a distro's tools.blocked lands here too)
+        known = list(app.host.registry.tools)
+        missing = [name for name in names if name not in known and not name.startswith("mcp__")]  # MCP's: at run time
+        return f"no plugin registers a tool '{missing[0]}'{did_you_mean(missing[0], known, n=1)}" if missing else ""
     if key != "toolsets":
         known = [rec.name for rec in app.host.records]
         missing = [name for name in names if name not in known]

@@ -99,6 +99,9 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("toolsets", "file,termnal"), "toolsets: unknown toolset 'termnal' (did you mean 'terminal'?); known: "),
         # a plugin name that names nothing disabled nothing: the plugin stayed on, unsaid (plugins disable refuses it)
         (("plugins.disabled", "approvall"), "plugins.disabled: no plugin named 'approvall' (did you mean 'approval'?)"),
+        # a tool name that names nothing blocked nothing: the shell stayed offered, unsaid
+        (("agent.disabled_tools", "read_file,termnal"),
+         "agent.disabled_tools: no plugin registers a tool 'termnal' (did you mean 'terminal'?)"),
         (("durable.engine", "temporal"), "durable.engine: expected one of '', dbos, got 'temporal'"),  # '': unset
         # keys declared with names=TABLE: a name no enabled plugin registers there (runs warn, or fail, later)
         (("context.engine", "compresor"), "context.engine: no enabled plugin registers 'compresor' among the context "
@@ -131,6 +134,7 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
     assert hermes("config", "set", "--force", "memory.provider", "honcho").returncode == 0
     assert hermes("config", "set", "context.engine", "compressor").returncode == 0  # registered (and the default)
     assert hermes("config", "set", "api_mode", "chat_completions").returncode == 0
+    assert hermes("config", "set", "agent.disabled_tools", "terminal,mcp__gh__create_issue").returncode == 0  # MCP's
     checked = hermes("config", "check")  # what every run would refuse, said before one
     said = [line for line in checked.stdout.splitlines() if line.startswith(f"{path}: toolsets: ")]
     assert checked.returncode == 1 and said and said[0].startswith(f"{path}: toolsets: unknown toolset 'mine'")
@@ -298,3 +302,9 @@ def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_se
     out = hermes("--distro", str(distro), "run", "hi")
     assert out.returncode == 2 and out.stderr.startswith(
         "hermes: error: distro settings: memory: expected a mapping of memory.* keys, got False (bool);"), out.stderr
+    # a distro's tools.blocked with a typo blocked nothing: config check names it, and the distro, not config.yaml
+    distro.write_text("name: d\ntools:\n  blocked: [termnal]\nconfig:\n  toolsets: [fiel]\n")
+    (hermes_home / "config.yaml").write_text("model: m\n")
+    checked = hermes("--distro", str(distro), "config", "check").stdout.splitlines()
+    assert "distro settings: agent.disabled_tools: no plugin registers a tool 'termnal' (did you mean 'terminal'?)" \
+        in checked and any(line.startswith("distro settings: toolsets: unknown toolset 'fiel'") for line in checked)
