@@ -329,7 +329,9 @@ class Agent:
             if final is not None and exit_reason in (ExitReason.COMPLETED, ExitReason.BUDGET):
                 final = self._answer(turn, final)
             elif exit_reason == ExitReason.INTERRUPTED and self.messages[-1].get("role") == "user":
-                self.messages.append({"role": "assistant", "content": schema.UNANSWERED})  # next prompt not glued
+                # the parts of an answer the model was going on with, as shown; else a marker: the next prompt not glued
+                self.messages.append({"role": "assistant", "content": self.secrets.mask("".join(turn.parts))
+                                      or schema.UNANSWERED})
                 self._persist(self.messages[-1:], later=True)
             self._persist([])  # what still waits: the last step's results, the marker answer
         except StopTurn as exc:  # the store failed: the answer stands, the failure is said
@@ -430,7 +432,7 @@ class Agent:
         return out
 
     def _loop(self, turn: Turn, context: str):
-        grace, cut, going_on = False, [], []  # cut: the parts of an answer the output limit stopped
+        grace, cut, going_on = False, turn.parts, []  # cut: an interrupt keeps it as the answer (_take_turn)
         while True:
             with self._lock:
                 pending, self._redirects = self._redirects, []
@@ -449,14 +451,14 @@ class Agent:
                                         tool_choice="none" if grace else "auto")
             if isinstance(response, GiveUp):
                 return ExitReason.ERROR, response.message, None
-            message = response.to_message()
-            if response.finish_reason == "length" and response.content and not (response.tool_calls or grace) \
-                    and len(cut) < 3:
+            message, turn.cut = response.to_message(), response.finish_reason == "length"
+            if turn.cut and response.content and not (response.tool_calls or grace) and len(cut) < 3:
                 cut.append(response.content)  # the model goes on where it stopped (it sees what it wrote)
                 going_on = [{"role": "assistant", "content": "".join(cut)}, {"role": "user", "content": schema.GO_ON}]
                 continue
             message["content"] = "".join(cut) + (message.get("content") or "") if cut else message.get("content")
-            cut, going_on = [], []
+            cut.clear()
+            going_on = []
             if isinstance(message.get("content"), str):  # a key the model repeats is masked as in a tool result
                 message["content"] = self.secrets.mask(message["content"])
             if response.tool_calls and not grace:

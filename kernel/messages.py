@@ -95,8 +95,7 @@ def problems(messages: Iterable[Any]) -> list:
 
 def validate(messages: Iterable[Any]) -> None:
     """Raise :class:`MessageSchemaError` if ``messages`` breaks the schema."""
-    found = problems(messages)
-    if found:
+    if found := problems(messages):
         raise MessageSchemaError(found)
 
 
@@ -136,8 +135,7 @@ def _clean_content(value: Any) -> Any:
 
 
 def _clean_tool_calls(calls: Any) -> list:
-    cleaned = []
-    seen = set()
+    cleaned, seen = [], set()
     for call in calls if isinstance(calls, list) else []:
         if not isinstance(call, dict):
             continue

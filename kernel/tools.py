@@ -39,7 +39,8 @@ def parse_calls(tool_calls: list, agent, turn) -> list:
             try:
                 value = json.loads(raw) if isinstance(raw, str) else raw
             except (TypeError, ValueError, RecursionError) as exc:  # nested past the parser's depth: not arguments
-                call.parse_error = f"the arguments are not valid JSON ({exc}); send a JSON object"
+                call.parse_error = f"the arguments are not valid JSON ({exc}); send a JSON object" + (
+                    "; your answer reached its output limit inside them: send less in one call" if turn.cut else "")
             else:
                 if isinstance(value, dict):
                     call.args = value
@@ -63,9 +64,7 @@ def _overlaps(a: str, b: str) -> bool:
 def plan(calls: list) -> list:
     """``[("parallel"|"sequential", [ToolCall, ...]), ...]``: a call joins the parallel run when its tool is
     parallel-safe, not interactive and (if path-scoped) its path overlaps none in the run; any other runs alone."""
-    segments: list = []
-    run: list = []
-    paths: list = []
+    segments, run, paths = [], [], []  # the plan, the parallel run being built, the paths it touches
 
     def flush():
         if run:
@@ -110,8 +109,7 @@ def execute_batch(agent, tool_calls: list, turn) -> list:
     try:
         runnable = []
         for call in calls:
-            early = _decide(agent, call)
-            if early is None:
+            if (early := _decide(agent, call)) is None:
                 runnable.append(call)
             else:
                 outcomes[call.index] = early

@@ -138,6 +138,8 @@ class Turn:
     failures: list = field(default_factory=list)
     turn_state: dict = field(default_factory=dict)  # the fallback policy's, as ProviderFailure.turn_state
     durable: bool = False  # a durable engine took the turn: its steps go through ``durable_step``
+    cut: bool = False  # the latest answer stopped at the model's output limit (finish_reason "length")
+    parts: list = field(default_factory=list)  # the parts of an answer so stopped, which the model is going on with
 
 
 @dataclass

@@ -174,6 +174,27 @@ def test_an_answer_cut_at_the_output_limit_is_continued_and_stored_whole(make_ag
     validate(result["messages"])
 
 
+def test_a_cut_tool_call_says_why_and_an_interrupted_continuation_keeps_what_was_shown(make_agent, echo_plugin):
+    # arguments cut off by the output limit: the model hears why, not only "not valid JSON" (and sends less next time)
+    cut_call = {"tool_calls": [{"function": {"name": "echo", "arguments": '{"text": "a long fi'}}], "finish_reason": "length"}
+    broken = {"tool_calls": [{"function": {"name": "echo", "arguments": '{"text": "x'}}]}  # not cut: no such hint
+    agent = make_agent(echo_plugin, script=[cut_call, broken, "done"])
+    result = agent.run_conversation("write it")
+    first, second = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert "not valid JSON" in first and "your answer reached its output limit inside them: send less" in first
+    assert "not valid JSON" in second and "output limit" not in second
+    # Ctrl+C while the model goes on with a cut answer: the part shown stays the answer, not a "no answer" marker
+    agent = make_agent(script=[{"content": "The robots were ", "finish_reason": "length"},
+                               {"content": "never shown", "delay": 5}])
+    threading.Timer(0.5, agent.interrupt).start()
+    result = agent.run_conversation("a story")
+    assert result["exit_reason"] == "interrupted_by_user" and len(agent.scripted.requests) == 2
+    assert result["messages"] == [{"role": "user", "content": "a story"},
+                                  {"role": "assistant", "content": "The robots were "}]
+    agent.scripted.steps.append("fine")
+    validate(agent.run_conversation("go on")["messages"])
+
+
 def test_policy_retry_then_success_fires_api_hooks_every_time(make_agent, recorder):
     rec = recorder("pre_api_request", "api_request_error", "post_api_request")
     err = ProviderError("overloaded", reason="server", status_code=529)

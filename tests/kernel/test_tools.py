@@ -42,7 +42,7 @@ def test_plan_barriers_interactive_and_overlapping_paths(echo_plugin, make_agent
         {"id": "7", "function": {"name": "nope", "arguments": "{}"}},
         {"id": "8", "function": {"name": "echo", "arguments": "{bad"}},
     ]
-    turn = SimpleNamespace(task_id="t", turn_id="u", api_request_id="r")
+    turn = SimpleNamespace(task_id="t", turn_id="u", api_request_id="r", cut=False)
     segments = [(kind, [c.id for c in seg]) for kind, seg in plan(parse_calls(raw, agent, turn))]
     assert segments == [
         ("parallel", ["1", "2", "3"]),
