@@ -6,6 +6,7 @@ byte-identical from turn to turn, so provider prompt caches hit."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -138,6 +139,7 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
         built[name] = (lambda e=extra, n=name: Layer(n, str(e.get("source") or n), str(e["text"])))
         after = str(extra.get("after") or "plugins")
         followers.setdefault(after if after in ORDER or after in built else "plugins", []).append(name)
+    _typos_in(off, [*built, *(str(e.get("name") or "") for e in added)])
     order: list = []
 
     def place(name: str) -> None:
@@ -158,3 +160,18 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
         layer.text, layer.truncated = cap(layer.text, limit, layer.source)
         layers.append(layer)
     return layers
+
+
+_said: set = set()
+
+
+def _typos_in(off: set, names: list) -> None:
+    """Warn once of a ``prompt.disabled_layers`` name that is a layer's misspelt (it turned nothing off); a name
+    far from every layer may be a plugin's layer that this session has not, and is left alone."""
+    from kernel.hints import close_matches
+
+    for name in sorted(str(n) for n in off if n not in names and str(n) not in _said):
+        if near := close_matches(name, names, n=1):
+            _said.add(name)
+            logging.getLogger("hermes.prompt").warning(
+                "prompt.disabled_layers names no layer '%s' (did you mean '%s'?): it turns nothing off", name, near[0])

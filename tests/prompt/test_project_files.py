@@ -56,7 +56,7 @@ def test_cursor_rules_and_claude_md_in_the_working_folder(tmp_path):
     assert [f.label for f in project.context_files(tmp_path)] == [".cursorrules", ".cursor/rules/style.mdc"]
 
 
-def test_a_plugin_adds_a_layer_through_prompt_layer(make_agent, tmp_path, monkeypatch):
+def test_a_plugin_adds_a_layer_through_prompt_layer(make_agent, tmp_path, monkeypatch, caplog):
     import plugins.prompt as prompt_plugin
     from kernel import hookimpl
     from plugins.prompt import LAYERS_KEY
@@ -87,3 +87,11 @@ def test_a_plugin_adds_a_layer_through_prompt_layer(make_agent, tmp_path, monkey
     off = make_agent(prompt_plugin, Glossary(), config={"prompt": {"disabled_layers": ["glossary"]}}, script=["ok"])
     off.run_conversation("hi")
     assert "glossary" not in [layer.name for layer in off.state[LAYERS_KEY]]
+    # a misspelt layer turned nothing off, unsaid; a name far from every layer (a plugin's, absent now) is left alone
+    with caplog.at_level("WARNING", logger="hermes.prompt"):
+        typo = make_agent(prompt_plugin, Glossary(), config={"prompt": {"disabled_layers": ["glosary", "weather"]}},
+                          script=["ok"])
+        typo.run_conversation("hi")
+    assert "glossary" in [layer.name for layer in typo.state[LAYERS_KEY]]
+    assert [r.getMessage() for r in caplog.records if r.name == "hermes.prompt"] == [
+        "prompt.disabled_layers names no layer 'glosary' (did you mean 'glossary'?): it turns nothing off"]
