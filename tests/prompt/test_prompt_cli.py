@@ -110,6 +110,11 @@ def test_a_distro_sets_the_identity_turns_layers_off_and_adds_context_files(herm
     assert list(layers) == ["identity", "context", "platform"]
     assert layers["identity"]["text"] == "You are the support desk of Acme."
     assert layers["context"]["source"] == "AGENTS.md, STYLE.md" and "Write short sentences." in shown["prompt"]
+    # a context file this folder lacks is left out (another project may have it); `prompt show` says so
+    (folder / "STYLE.md").unlink()
+    shown = hermes("--distro", distro, "prompt", "show", cwd=folder)
+    assert shown.returncode == 0 and "Write short sentences." not in shown.stdout
+    assert shown.stderr.strip() == "note: prompt.context_files names STYLE.md, which is not a file here: it was left out"
 
 
 def test_agent_system_prompt_is_the_identity_when_it_is_set(hermes, hermes_home, tmp_path):
