@@ -98,6 +98,21 @@ def parse_value(text: str, key) -> Any:
     return text if value is None else value
 
 
+_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie", "api-key", "x-api-key")
+
+
+def masked(value: Any) -> Any:
+    """``value`` with the secret-named entries below it masked (an MCP server's ``env: {GITHUB_TOKEN: ghp_...}``,
+    an ``Authorization`` header), so ``config show`` can be pasted into a bug report; ``${VAR}`` references stay."""
+    if isinstance(value, list):
+        return [masked(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    secret = lambda k: _SECRET_NAME.search(str(k)) or str(k).lower() in _CREDENTIAL_HEADERS  # noqa: E731
+    return {k: f"[masked: {len(v)} characters]" if secret(k) and isinstance(v, str) and v and "${" not in v
+            else masked(v) for k, v in value.items()}
+
+
 def _show_value(value: Any) -> str:
     import json
 
@@ -129,8 +144,8 @@ def config_show(app, as_json):
 
     keys = _declared(app)
     config = app.config
-    rows = [{"key": k.name, "value": config.get(k.name), "default": k.default, "source": source_of(config, k.name),
-             "type": kind(k), "owner": k.owner, "help": k.help,
+    rows = [{"key": k.name, "value": masked(config.get(k.name)), "default": k.default,
+             "source": source_of(config, k.name), "type": kind(k), "owner": k.owner, "help": k.help,
              # a value of the wrong type is skipped by get(): the default applies until it is fixed
              "problem": (config.check([k]) or [None])[0]} for k in sorted(keys.values(), key=lambda k: k.name)]
     if as_json:

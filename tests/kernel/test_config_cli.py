@@ -87,6 +87,18 @@ def test_config_set_get_unset_path_show_check(hermes, hermes_home):
     assert hermes("config", "get", "agent.max_turns").stdout.strip() == "90"
 
 
+def test_config_show_masks_what_a_handwritten_config_keeps_secret(hermes, hermes_home):
+    """hermes-agent's configs keep an MCP server's token in its env; `config show` (pasted into a bug report)
+    printed it. Values under secret names are masked there; a reference stays; `config get KEY` still answers."""
+    (hermes_home / "config.yaml").write_text(
+        "mcp_servers:\n  gh:\n    command: x\n    env: {GITHUB_TOKEN: ghp_live_abcdef123456, TZ: UTC, "
+        "OTHER_TOKEN: '${OTHER_TOKEN}'}\n    headers: {Authorization: Bearer sk-live-123, X-Team: blue}\n")
+    for out in (hermes("config", "show").stdout, hermes("config", "show", "--json").stdout, hermes("config").stdout):
+        assert "ghp_live" not in out and "sk-live" not in out and "[masked: 21 characters]" in out
+        assert "UTC" in out and "${OTHER_TOKEN}" in out and "blue" in out
+    assert hermes("config", "get", "mcp_servers.gh.env.GITHUB_TOKEN").stdout.strip() == "ghp_live_abcdef123456"
+
+
 def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothing(hermes, hermes_home):
     path = hermes_home / "config.yaml"
     path.write_text("model: gpt-test\n")
