@@ -106,6 +106,9 @@ def masked(value: Any) -> Any:
     an ``Authorization`` header), so ``config show`` can be pasted into a bug report; ``${VAR}`` references stay."""
     if isinstance(value, list):
         return [masked(item) for item in value]
+    if isinstance(value, str):  # a database URL's password: postgresql://bob:[masked]@host/db
+        return re.sub(r"(://[^/:@\s]*:)([^@/\s]+)@", lambda m: m[0] if m[2].startswith("${") else m[1] + "[masked]@",
+                      value)
     if not isinstance(value, dict):
         return value
     secret = lambda k: _SECRET_NAME.search(str(k)) or str(k).lower() in _CREDENTIAL_HEADERS  # noqa: E731

@@ -62,7 +62,8 @@ def database_url(config) -> str:
     if not url:
         return f"sqlite:///{config.data_dir / 'durable.sqlite'}"
     if not url.startswith(("postgresql://", "postgres://", "sqlite:///")):
-        raise EngineError(f"durable.database_url must be postgresql://user@host/db or sqlite:///path (it is {url!r})")
+        raise EngineError(f"durable.database_url must be postgresql://user@host/db or sqlite:///path "
+                          f"(it is {shown(url)!r})")
     return url
 
 

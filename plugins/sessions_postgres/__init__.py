@@ -47,7 +47,7 @@ def make_store(config):
     url = expand(str(config.get("sessions.database_url") or "").strip())
     if not url.startswith(("postgresql://", "postgres://")):
         raise StoreError("sessions.store is postgres: set sessions.database_url to postgresql://user@host/db"
-                         + (f" (it is {url!r})" if url else ""))
+                         + (f" (it is {shown(url)!r})" if url else ""))
     return PostgresStore(url)
 
 

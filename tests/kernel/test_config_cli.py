@@ -97,6 +97,13 @@ def test_config_show_masks_what_a_handwritten_config_keeps_secret(hermes, hermes
         assert "ghp_live" not in out and "sk-live" not in out and "[masked: 21 characters]" in out
         assert "UTC" in out and "${OTHER_TOKEN}" in out and "blue" in out
     assert hermes("config", "get", "mcp_servers.gh.env.GITHUB_TOKEN").stdout.strip() == "ghp_live_abcdef123456"
+    # a database URL's password too, in config show and in the store's error (a reference stays as written)
+    (hermes_home / "config.yaml").write_text("sessions:\n  store: postgres\n  database_url: mysql://bob:hunter2@h/x\n"
+                                             "durable:\n  database_url: 'postgresql://bob:${PGPW}@h/x'\n")
+    shown = hermes("config", "show").stdout
+    assert "sessions.database_url = mysql://bob:[masked]@h/x" in shown and "postgresql://bob:${PGPW}@h/x" in shown
+    out = hermes("sessions", "list")
+    assert out.returncode == 1 and "(it is 'mysql://bob@h/x')" in out.stderr and "hunter2" not in out.stderr
 
 
 def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothing(hermes, hermes_home):
