@@ -245,10 +245,22 @@ def config_unset(app, key):
         removed = edit(path := path_of(app.config), lambda document: unset_key(document, key))
     except (OSError, EditError) as exc:
         raise _fail(str(exc)) from None
-    if not removed:
-        click.echo(f"{key} is not set in {app.config.where()}", err=True)
+    if not removed:  # a typo unsets nothing: name the key the file does set
+        from kernel.hints import did_you_mean
+
+        click.echo(f"{key} is not set in {app.config.where()}{did_you_mean(key, _dotted(app.config.data), n=1)}",
+                   err=True)
         return
     click.echo(f"removed {key} from {path}")
+
+
+def _dotted(data: dict, prefix: str = "") -> list:
+    """Every dotted key config.yaml sets, sections too (``agent``, ``agent.max_turns``)."""
+    names = []
+    for name, value in data.items():
+        names.append(f"{prefix}{name}")
+        names += _dotted(value, f"{prefix}{name}.") if isinstance(value, dict) else []
+    return names
 
 
 @config_group.command("check")

@@ -82,6 +82,9 @@ def test_config_set_get_unset_path_show_check(hermes, hermes_home):
     assert shown["agent.max_turns"]["value"] == 40 and shown["agent.max_turns"]["source"] == "file"
     assert shown["memory.provider"]["owner"] == "memory" and shown["memory.provider"]["help"]
     assert hermes("config", "check").stdout.strip() == f"ok: {path}"
+    out = hermes("config", "unset", "agent.max_turn")  # a typo unsets nothing: the key that is set is named
+    assert out.returncode == 0 and out.stderr.strip() == f"agent.max_turn is not set in {path} (did you mean " \
+        "'agent.max_turns'?)" and yaml.safe_load(path.read_text())["agent"]["max_turns"] == 40
     out = hermes("config", "unset", "agent.max_turns")
     assert out.returncode == 0 and "agent" not in yaml.safe_load(path.read_text())
     assert hermes("config", "get", "agent.max_turns").stdout.strip() == "90"
