@@ -98,7 +98,14 @@ def parse_value(text: str, key) -> Any:
     return text if value is None else value
 
 
-_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie", "api-key", "x-api-key")
+def secret_named(name: Any) -> bool:
+    """Whether a key's value is a credential: a variable ``*_API_KEY``, ``*_TOKEN``, ... (``hermes.host.config``'s
+    rule too), or an ``Authorization`` / ``Cookie`` header (``X-Api-Key`` is caught as ``X_API_KEY``)."""
+    from hermes.host.config import is_secret_name
+
+    name = str(name)
+    return bool(is_secret_name(name.replace("-", "_")) or _SECRET_NAME.search(name.replace("-", "_"))
+                or name.lower() in ("authorization", "proxy-authorization", "cookie"))
 
 
 def masked(value: Any) -> Any:
@@ -111,8 +118,7 @@ def masked(value: Any) -> Any:
                       value)
     if not isinstance(value, dict):
         return value
-    secret = lambda k: _SECRET_NAME.search(str(k)) or str(k).lower() in _CREDENTIAL_HEADERS  # noqa: E731
-    return {k: f"[masked: {len(v)} characters]" if secret(k) and isinstance(v, str) and v and "${" not in v
+    return {k: f"[masked: {len(v)} characters]" if secret_named(k) and isinstance(v, str) and v and "${" not in v
             else masked(v) for k, v in value.items()}
 
 

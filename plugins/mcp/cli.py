@@ -10,9 +10,6 @@ import time
 
 import click
 
-# headers that carry a credential (and names is_secret_name knows, as x-api-key): never a literal in config.yaml
-SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "api-key", "x-api-key", "token")
-
 
 def _fail(message: str, usage: bool = False) -> click.ClickException:
     from hermes.cli.app import EXIT_USAGE, Fail
@@ -149,7 +146,7 @@ def mcp_group() -> click.Group:
             raise _fail(f"MCP server '{name}' is already configured (`hermes mcp remove {name}` first)", usage=True)
 
         def pairs(items, what):
-            from hermes.host.config import is_secret_name
+            from plugins.config_command.cli import secret_named
 
             found = {}
             for item in items:
@@ -159,8 +156,7 @@ def mcp_group() -> click.Group:
                     sep, value = "=", "${%s}" % key
                 if not sep or not key:
                     raise _fail(f"{what} {item!r}: write it as KEY=VALUE", usage=True)
-                secret = is_secret_name(key.replace("-", "_")) or key.lower() in SECRET_HEADERS
-                if secret and "${" not in value:  # config.yaml is no place for a key (config set refuses one too)
+                if secret_named(key) and "${" not in value:  # config.yaml is no place for a key (nor config set's)
                     hint = (f"pass --env {key} (written as ${{{key}}})" if what == "--env" else
                             f"pass --header '{key}=Bearer ${{YOUR_TOKEN}}'")
                     raise _fail(f"{what} {key}: hermes keeps no secret in config.yaml; export it in your shell and "
