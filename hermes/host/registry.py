@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from hermes.host.isolation import WATCHDOG, HookTimeout, run_awaitable
 from kernel.exceptions import is_user_interrupt
+from kernel.hints import close_matches, did_you_mean
 from kernel.hookspecs import Table
 from kernel.types import Tool, ToolError
 
@@ -68,6 +69,9 @@ class Registry:
             record = host.record(tool.plugin)  # objects given in-process are the embedder's own
             if record is not None and record.source not in ("builtin", "object"):
                 reg.tools[name] = dataclasses.replace(tool, handler=_timed(host, tool))
+        for name in (n for n in host.config.get("agent.disabled_tools") or [] if n not in reg.tools):
+            if near := close_matches(str(name), reg.tools, n=1):  # a typo blocks nothing (a distro's tools.blocked)
+                log.warning("agent.disabled_tools names no tool '%s' (did you mean '%s'?)", name, near[0])
         return reg
 
     def _add_tool(self, tool) -> None:
@@ -107,8 +111,7 @@ class Registry:
 
     def _choose_tools(self, prefer: dict, failed: set) -> None:
         for name, tools in self._offered.items():
-            tools = [t for t in tools if t.plugin not in failed]
-            if tools:
+            if tools := [t for t in tools if t.plugin not in failed]:
                 self.tools[name], shadowed = _tool_winner(name, tools, prefer.get(name))
                 if shadowed:
                     self.shadowed[name] = shadowed
@@ -133,8 +136,6 @@ class Registry:
             elif parent is not None:  # a member of a composite toolset whose plugin is not loaded
                 log.info("toolset %s: member %s is not available", parent, name)
             else:
-                from kernel.hints import did_you_mean
-
                 known = sorted(set(self.toolsets) | set(by_own))
                 raise KeyError(f"unknown toolset '{name}'{did_you_mean(name, known)}; known: {', '.join(known) or 'none'}")
         return chosen
@@ -190,7 +191,6 @@ def _tool_winner(name: str, tools: list, preferred: Optional[str]) -> tuple:
         if preferred:
             log.warning("tools.prefer.%s names plugin '%s', which does not register it", name, preferred)
         chosen = tools[-1]
-        owners = ", ".join(f"'{t.plugin}'" for t in tools)
         log.warning("tool '%s' is registered by plugins %s; using '%s' (choose with tools.prefer: {%s: PLUGIN} "
-                    "in config.yaml)", name, owners, chosen.plugin, name)
+                    "in config.yaml)", name, ", ".join(f"'{t.plugin}'" for t in tools), chosen.plugin, name)
     return chosen, [t for t in tools if t is not chosen]

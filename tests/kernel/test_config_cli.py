@@ -330,3 +330,9 @@ def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_se
     checked = hermes("--distro", str(distro), "config", "check").stdout.splitlines()
     assert "distro settings: agent.disabled_tools: no plugin registers a tool 'termnal' (did you mean 'terminal'?)" \
         in checked and any(line.startswith("distro settings: toolsets: unknown toolset 'fiel'") for line in checked)
+    distro.write_text("name: d\ntools:\n  blocked: [termnal]\n")  # and every run says it: the shell is offered
+    script = tmp_path / "s.json"
+    script.write_text('["ok"]')
+    out = hermes("--distro", str(distro), "run", "--api-mode", "scripted", "--base-url", str(script), "hi")
+    assert out.returncode == 0 and out.stdout == "ok\n"
+    assert "agent.disabled_tools names no tool 'termnal' (did you mean 'terminal'?)" in out.stderr, out.stderr
