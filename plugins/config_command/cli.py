@@ -199,9 +199,12 @@ def config_get(app, key, as_json):
 def config_set(app, key, value, force):
     """Set KEY to VALUE in config.yaml (hermes config set agent.max_turns 40)."""
 
-    if _SECRET_NAME.search(key.rsplit(".", 1)[-1]):
-        raise _fail(f"'{key}' looks like a secret: hermes never stores keys in config.yaml; export "
-                    f"{key.rsplit('.', 1)[-1].upper()}=... in your shell (and name it with api_key_env)")
+    last = key.rsplit(".", 1)[-1]
+    if secret_named(last) and "${" not in value:  # an MCP server's env or header may refer to one: ${GITHUB_TOKEN}
+        var = re.sub(r"\W", "_", last).upper()
+        how = f"set it to '${{{var}}}'" if "." in key else "name it with api_key_env"  # a reference: MCP env, headers
+        raise _fail(f"'{key}' looks like a secret: hermes never stores keys in config.yaml; export {var}=... in your "
+                    f"shell and {how}")
     keys = _declared(app)
     declared = key_for(app.config, key)
     if declared is None and not force:

@@ -137,6 +137,11 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
+        # an MCP server's credentials by the rule mcp add and config show use (these two were written)
+        (("mcp_servers.gh.headers.Authorization", "Bearer abc"), "'mcp_servers.gh.headers.Authorization' looks like "
+         "a secret: hermes never stores keys in config.yaml; export AUTHORIZATION=... in your shell and set it to "
+         "'${AUTHORIZATION}'"),
+        (("mcp_servers.gh.env.AWS_SECRET_ACCESS_KEY", "abc"), "'mcp_servers.gh.env.AWS_SECRET_ACCESS_KEY' looks like"),
         # below the least value that makes sense (a negative VALUE is a value, not an option)
         (("agent.max_turns", "-5"), "agent.max_turns: expected an integer of at least 1, got -5 (int)"),
         (("agent.max_turns", "0"), "agent.max_turns: expected an integer of at least 1, got 0 (int)"),
@@ -157,6 +162,7 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
     assert hermes("config", "set", "context.engine", "compressor").returncode == 0  # registered (and the default)
     assert hermes("config", "set", "api_mode", "chat_completions").returncode == 0
     assert hermes("config", "set", "agent.disabled_tools", "terminal,mcp__gh__create_issue").returncode == 0  # MCP's
+    assert hermes("config", "set", "mcp_servers.gh.env.GITHUB_TOKEN", "${GITHUB_TOKEN}").returncode == 0  # a reference
     checked = hermes("config", "check")  # what every run would refuse, said before one
     said = [line for line in checked.stdout.splitlines() if line.startswith(f"{path}: toolsets: ")]
     assert checked.returncode == 1 and said and said[0].startswith(f"{path}: toolsets: unknown toolset 'mine'")
