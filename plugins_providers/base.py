@@ -17,6 +17,7 @@ import time
 from typing import Any, Iterator, Optional
 
 from hermes.host.plugins import paused_collector
+from kernel.hints import did_you_mean
 from kernel.messages import valid_text
 from kernel.protocols import Provider
 from kernel.types import CONFIG, TRANSPORT, USAGE_KEYS, ModelRequest, ModelResponse, ProviderConfig, ProviderError, normalize_usage
@@ -183,14 +184,12 @@ class SDKProvider(Provider):
     def _check_options(self) -> None:
         """A number option that is no number fails now, not as the server's 400; a name this provider does not read
         (a typo: ``tempreature``) is said once instead of being dropped unsaid."""
+        known = COMMON_OPTIONS + self.options_read
         for option, value in self.options.items():
             if option in NUMBER_OPTIONS and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise ProviderError(f"the provider option '{option}' must be a number, got {value!r}", reason=CONFIG,
                                     provider=self.label)
-            known = COMMON_OPTIONS + self.options_read
             if option not in known and (self.api_mode, option) not in _warned_options:
-                from kernel.hints import did_you_mean
-
                 _warned_options.add((self.api_mode, option))
                 log.warning("the provider option '%s' is not one the %s provider reads%s; it is ignored (it reads: %s)",
                             option, self.api_mode, did_you_mean(option, known, n=1), ", ".join(sorted(known)))

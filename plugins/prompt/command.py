@@ -47,6 +47,8 @@ def show(app, toolsets, platform, as_json):
     click.echo(click.style(f"{len(text)} characters in all", dim=True))
     from pathlib import Path
 
-    extra = agent.config.get("prompt.context_files") or []  # left out here, unsaid in a run (another folder has it)
-    for name in (n for n in extra if isinstance(n, str) and not (Path.cwd() / Path(n).expanduser()).is_file()):
+    from plugins.prompt.project import missing_extras
+
+    extra = [n for n in agent.config.get("prompt.context_files") or [] if isinstance(n, str)]
+    for name in missing_extras(Path.cwd(), extra):
         click.echo(f"note: prompt.context_files names {name}, which is not a file here: it was left out", err=True)

@@ -152,6 +152,16 @@ def _cursor_rules(cwd: Path, root: Optional[Path]) -> list:
 KINDS = (_hermes_md, _agents_md, _claude_md, _cursor_rules)
 
 
+def _extra_path(cwd: Path, name: str) -> Path:
+    return (cwd / Path(name).expanduser()).resolve()
+
+
+def missing_extras(cwd: Path, extra: Iterable[str]) -> list:
+    """The names of ``extra`` (``prompt.context_files``) that are no file at ``cwd``: :func:`context_files` leaves
+    them out (unsaid in a run: another project may have them)."""
+    return [name for name in extra if not _is_file(_extra_path(cwd, name))]
+
+
 def context_files(cwd: Path, extra: Iterable[str] = ()) -> list:
     """The context files of the project at ``cwd``: the first kind that has
     any non-empty file, then ``extra`` (paths a distro or config adds)."""
@@ -165,7 +175,7 @@ def context_files(cwd: Path, extra: Iterable[str] = ()) -> list:
             chosen = files
             break
     for name in extra:
-        path = (cwd / Path(name).expanduser()).resolve()
+        path = _extra_path(cwd, name)
         text = _read(path) if _is_file(path) else ""
         if text and all(f.path != path for f in chosen):
             chosen.append(ContextFile(_label(path, cwd), path, text))
