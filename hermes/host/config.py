@@ -1,8 +1,7 @@
-"""``config.yaml`` (found through :mod:`hermes.host.paths`). Key names follow hermes-agent where it has
-them; each is declared by the part that reads it (the kernel's :data:`KERNEL_KEYS`, a plugin's
-``register_config``). A wrong type or invalid YAML is one :class:`ConfigError` naming file, key and what
-was expected; a key no one declares warns with a did-you-mean (:meth:`Config.unknown`).
-"""
+"""``config.yaml`` (found through :mod:`hermes.host.paths`). Key names follow hermes-agent where it has them; each
+is declared by the part that reads it (the kernel's :data:`KERNEL_KEYS`, a plugin's ``register_config``). A wrong
+type or invalid YAML is one :class:`ConfigError` naming file, key and what was expected; a key no one declares
+warns with a did-you-mean (:meth:`Config.unknown`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Distros: a named selection of plugins plus default config, from a YAML file (``hermes --distro FILE``) or a
 package's ``hermes.distros`` entry point (``hermes --distro NAME``); the format is in ``docs/distros.md``. Blocks
-(plugins and tools) cannot be undone by the user's config; the ``config`` block only supplies defaults.
-"""
+(plugins and tools) cannot be undone by the user's config; the ``config`` block only supplies defaults."""
 
 from __future__ import annotations
 

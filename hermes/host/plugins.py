@@ -191,10 +191,9 @@ def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
         elif selection.safe_mode and c.source != "builtin":
             c.status, c.reason = NOT_ENABLED, "safe mode (HERMES_SAFE_MODE) loads built-ins only"
         elif selection.only is not None:
-            if c.name in selection.only:
-                c.status, c.reason = ENABLED, f"listed in {selection.only_label}"
-            else:
-                c.status, c.reason = NOT_ENABLED, f"not listed in {selection.only_label}"
+            listed = c.name in selection.only
+            c.status, c.reason = (ENABLED, "listed") if listed else (NOT_ENABLED, "not listed")
+            c.reason += f" in {selection.only_label}"
         elif c.name in selection.enabled:
             c.status, c.reason = ENABLED, "enabled in config"
         elif c.default_enabled:
@@ -342,9 +341,9 @@ class PluginHost:
             if cand.status == ENABLED and not cand.hooks and cand.source == "entrypoint" and (
                 callable(getattr(obj, "register", None)) or (callable(obj) and not hasattr(obj, "__path__"))
             ):
-                self._unregister(cand.name)
-                cand.status = ERROR
-                cand.error = "implements no hermes hook (it looks like another host's plugin: a register() function)"
+                self._unload(cand.name, ERROR, "", "")  # not yet among the records: said on the candidate
+                cand.status, cand.error = ERROR, "implements no hermes hook (it looks like another host's plugin: a " \
+                                                 "register() function)"
                 self._unusable.append((cand, cand.error))
 
     def _register(self, cand: Candidate, obj: Any) -> None:
@@ -435,9 +434,11 @@ class PluginHost:
             name = f"callback-{i}-{type(obj).__name__}"
             proxy = guard_plugin(pm, obj, name, self.failures)
             pm.register(proxy, name=name)
-        for proxy in _pending(pm):  # the plugins were checked when the host was built: a callback
-            raise ValueError(f"callback object {type(proxy.__wrapped_plugin__).__name__}: unknown hook(s) "
-                             f"{', '.join(_unknown_hooks(pm, proxy))}")
+        for proxy in _pending(pm):  # the plugins were checked when the host was built (those found here
+            if pm.get_name(proxy).startswith("callback-"):  # implement specs of a plugin dropped since: they go)
+                raise ValueError(f"callback object {type(proxy.__wrapped_plugin__).__name__}: unknown hook(s) "
+                                 f"{', '.join(_unknown_hooks(pm, proxy))}")
+            pm.unregister(proxy)
         _trace(pm)
         return pm
 
@@ -463,27 +464,28 @@ class PluginHost:
         """(name, object) of every loaded plugin, in load order (hermes-compat orders hermes-agent's plugins by it)."""
         return [(name, proxy.__wrapped_plugin__) for name, proxy in self._proxies]
 
-    def _unregister(self, name: str) -> None:
-        if self.pm.get_plugin(name) is not None:
-            self.pm.unregister(name=name)
-        self._proxies = [(n, p) for n, p in self._proxies if n != name]
-        self._registry = None
+    def _unload(self, name: str, status: str, why: str, theirs: str) -> list:
+        """Unregister a plugin and those that extend it (``requires_plugins``: their hooks' specs may be its
+        own; listed as disabled, ``theirs`` saying why); the names unloaded."""
+        names = [name, *(n for n, p in self._proxies if name in getattr(p.__wrapped_plugin__, "requires_plugins", ()))]
+        for each in names:
+            if self.pm.get_plugin(each) is not None:
+                self.pm.unregister(name=each)
+            rec = self.record(each) or Candidate(each, "")
+            rec.status = status if each == name else DISABLED
+            setattr(rec, "error" if rec.status == ERROR else "reason", why if each == name else theirs)
+        self._proxies, self._registry = [(n, p) for n, p in self._proxies if n not in names], None
+        return names
 
     def set_aside(self, name: str, why: str) -> None:
-        """Unload a plugin for this run on the user's word (``--no-save``), and the plugins that extend it
-        (``requires_plugins``: their hooks' specs may be its own)."""
-        extending = [n for n, p in self._proxies if name in getattr(p.__wrapped_plugin__, "requires_plugins", ())]
-        for each in [name, *extending]:
-            self._unregister(each)
-            rec = self.record(each) or Candidate(each, "")
-            rec.status, rec.reason = DISABLED, why if each == name else f"needs {name}, set aside: {why}"
+        """Unload a plugin for this run on the user's word (``--no-save``), and the plugins that extend it."""
+        self._unload(name, DISABLED, why, f"needs {name}, set aside: {why}")
 
-    def drop(self, name: str, why: str, quiet: bool = False) -> None:
-        """Unload a plugin that turned out broken after it was registered (``quiet``: said by the listing alone)."""
-        self._unregister(name)
-        rec = self.record(name) or Candidate(name, "")
-        rec.status, rec.error = ERROR, why
+    def drop(self, name: str, why: str, quiet: bool = False) -> list:
+        """Unload a plugin that turned out broken after it was registered, and those that extend it (``quiet``:
+        said by the listing alone); the names unloaded."""
         log.log(logging.DEBUG if quiet else logging.WARNING, "plugin %s: %s", name, why)
+        return self._unload(name, ERROR, why, f"needs {name}, which failed")
 
     def record(self, name: str) -> Optional[Candidate]:
         return next((c for c in self.records if c.name == name), None)

@@ -61,10 +61,10 @@ class Registry:
                 getattr(host.pm.hook, hook)(register=register, config=host.config)
             for plugin, failure in seen.plugins.items():
                 failed.setdefault(plugin, f"{hook} failed: {failure.error}")
-        for plugin, why in failed.items():  # broken: none of it stays half-loaded
+        gone = {each for plugin, why in failed.items() for each in host.drop(plugin, why)}
+        for plugin in gone:  # broken, or extending one: none of it stays half-loaded
             reg._forget(plugin)
-            host.drop(plugin, why)
-        reg._choose_tools(host.config.section("tools.prefer"), set(failed))
+        reg._choose_tools(host.config.section("tools.prefer"), gone)
         for name, tool in reg.tools.items():  # built-ins keep their own limits (the shell's, a sub-agent's);
             record = host.record(tool.plugin)  # objects given in-process are the embedder's own
             if record is not None and record.source not in ("builtin", "object"):

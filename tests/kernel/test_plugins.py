@@ -527,3 +527,52 @@ def test_a_plugin_whose_owner_is_absent_is_not_loaded_and_says_so_quietly(caplog
     assert status["stray"] == (ERROR, "unknown hook 'register_widget_backends', "  # never 'register_commands'
                                       "'on_sesion_start' (did you mean 'on_session_start'?)")
     assert "plugin backend:" not in caplog.text and "plugin stray:" in caplog.text
+
+
+def test_a_plugin_that_fails_after_loading_takes_its_extensions_along_and_callbacks_still_work(make_agent):
+    """An owner of specs whose register_tools raises is dropped after its extensions were checked against
+    its specs: they go with it (listed as needing it), and an agent with callbacks is still built (it was
+    "callback object module: unknown hook(s) ..." and exit 1, from `memory.memory_char_limit: 0`)."""
+    import types
+
+    from kernel import hookimpl, hookspec
+
+    specs = types.ModuleType("widget_specs")
+    specs.register_widget_backends = hookspec(lambda register: None)
+
+    class Owner:
+        __name__ = "widget-owner"
+
+        @hookimpl
+        def register_hookspecs(self, add):
+            add(specs)
+
+        @hookimpl
+        def register_tools(self, register):
+            raise RuntimeError("widget.size: expected a positive integer, got 0")
+
+    class Backend:
+        __name__ = "widget-backend"
+        requires_plugins = ["widget-owner"]
+
+        @hookimpl
+        def register_widget_backends(self, register):
+            pass
+
+    class Stray:  # implements the owner's hook without saying it needs the owner
+        __name__ = "widget-stray"
+
+        @hookimpl
+        def register_widget_backends(self, register):
+            pass
+
+    class Probe:
+        def on_step(self, step):
+            pass
+
+    agent = make_agent(Owner(), Backend(), Stray(), script=["fine"], callbacks=[Probe()])
+    assert agent.run_conversation("go").final_response == "fine"
+    status = {r.name: (r.status, r.error or r.reason) for r in agent.host.records}
+    assert status["widget-owner"] == (ERROR, "register_tools failed: RuntimeError: widget.size: expected a "
+                                             "positive integer, got 0")
+    assert status["widget-backend"] == (DISABLED, "needs widget-owner, which failed")
