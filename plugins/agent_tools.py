@@ -381,7 +381,7 @@ def register_config(declare):
     declare("delegation.max_iterations", int, 50, "each subagent's iteration budget", minimum=1)
     declare("delegation.max_concurrent_children", int, 3, "subagents of one delegate_task call running at once", minimum=1)
     declare("delegation.max_spawn_depth", int, 1, "how deep subagents may delegate (1: children cannot)", minimum=0)
-    declare("delegation.max_summary_chars", int, 24_000, "characters of all children's answers the parent reads", minimum=1)
+    declare("delegation.max_summary_chars", int, 24_000, "characters of all children's answers the parent reads", minimum=200)
     declare("delegation.child_timeout_seconds", float, 0, "seconds a subagent may run (0: no limit)", minimum=0)
 
 

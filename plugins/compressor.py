@@ -41,10 +41,10 @@ from plugins import auxiliary
 
 CONFIG_KEYS = [
     Key("compression.enabled", bool, True, "compress before a call once the history passes the threshold"),
-    Key("compression.threshold", float, 0.5, "the share of the context window that triggers compression", minimum=0),
+    Key("compression.threshold", float, 0.5, "the share of the context window that triggers compression", minimum=0.01),
     Key("compression.protect_first_n", int, 3, "messages at the start that are never summarised", minimum=0),
     Key("compression.protect_last_n", int, 20, "recent messages that are never summarised", minimum=0),
-    Key("model_context_length", int, None, "the model's context window in tokens, when the built-in table is wrong", minimum=1),
+    Key("model_context_length", int, None, "the model's context window in tokens, when the built-in table is wrong", minimum=1024),
     Key("auxiliary.compression", dict, None, "a cheaper model for summaries: {model, provider, base_url, ...}"),
 ]
 DEFAULTS = {k.name: k.default for k in CONFIG_KEYS}

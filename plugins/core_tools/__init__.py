@@ -34,10 +34,10 @@ def make_tools(config=None) -> list:
 
 @hookimpl
 def register_config(declare):
-    declare("terminal.timeout", float, DEFAULT_TIMEOUT, "seconds a terminal command may run unless it asks for more", minimum=0)
-    declare("terminal.max_timeout", float, MAX_TIMEOUT, "the most seconds a terminal command may ask for", minimum=0)
-    declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1)
-    declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1)
+    declare("terminal.timeout", float, DEFAULT_TIMEOUT, "seconds a terminal command may run unless it asks for more", minimum=1)
+    declare("terminal.max_timeout", float, MAX_TIMEOUT, "the most seconds a terminal command may ask for", minimum=1)
+    declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1000)
+    declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1000)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
     declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
     declare("sandbox.mode", (str, bool), "workspace-write", "where terminal commands may write: workspace-write (the "

@@ -145,7 +145,7 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         # below the least value that makes sense (a negative VALUE is a value, not an option)
         (("agent.max_turns", "-5"), "agent.max_turns: expected an integer of at least 1, got -5 (int)"),
         (("agent.max_turns", "0"), "agent.max_turns: expected an integer of at least 1, got 0 (int)"),
-        (("terminal.timeout", "-1.5"), "terminal.timeout: expected a number of at least 0, got -1.5 (float)"),
+        (("terminal.timeout", "-1.5"), "terminal.timeout: expected a number of at least 1, got -1.5 (float)"),
     ]
     for args, message in cases:
         out = hermes("config", "set", *args)
@@ -211,7 +211,7 @@ def test_unknown_keys_warn_once_and_wrong_types_of_plugin_keys_are_one_line_erro
     path.write_text("memory:\n  prefetch_timeout: soon\n")  # a plugin's key
     out = hermes("run", "hi")
     assert out.returncode == 2
-    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number of at least 0, got 'soon' (str)" + FIX_HINT
+    assert out.stderr.strip() == f"hermes: error: {path}: memory.prefetch_timeout: expected a number of at least 0.1, got 'soon' (str)" + FIX_HINT
 
 
 WEATHER = """
@@ -342,3 +342,35 @@ def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_se
     out = hermes("--distro", str(distro), "run", "--api-mode", "scripted", "--base-url", str(script), "hi")
     assert out.returncode == 0 and out.stdout == "ok\n"
     assert "agent.disabled_tools names no tool 'termnal' (did you mean 'terminal'?)" in out.stderr, out.stderr
+
+
+def test_every_number_key_at_its_declared_minimum_is_checked_ok_and_runs_without_a_warning(hermes_cli, tmp_path,
+                                                                                          monkeypatch):
+    """A key's declared least value is the one its reader takes: `terminal.timeout: 0` and
+    `file.max_read_chars: 1` were "ok" by `config check` and then warned of and replaced on every run,
+    `memory.memory_char_limit: 0` made the memory plugin fail and the run exit 1."""
+    monkeypatch.setenv("HERMES_HOME", str(hermes_cli.home))
+    config = Config({})
+    PluginHost.discover(config)
+    least: dict = {}
+    for key in config.keys.values():
+        if key.minimum is not None and "*" not in key.name and not key.name.startswith("mcp_servers."):
+            *parents, last = key.name.split(".")
+            node = least
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[last] = key.minimum
+    assert least["terminal"]["timeout"] and least["memory"]["memory_char_limit"]  # what the run below reaches
+    (hermes_cli.home / "config.yaml").write_text(yaml.safe_dump(least))
+    assert hermes_cli("config", "check").returncode == 0
+    (tmp_path / "notes.txt").write_text("x" * 2000)
+    script = tmp_path / "steps.json"
+    script.write_text(json.dumps([{"tool_calls": [
+        ["terminal", {"command": "seq 1 2000"}], ["read_file", {"path": str(tmp_path / "notes.txt")}],
+        ["search_files", {"pattern": "x", "path": str(tmp_path)}], ["memory", {"action": "add", "content": "m"}],
+        ["delegate_task", {"goal": "look"}]]}, "done"]))
+    out = hermes_cli("run", "--api-mode", "scripted", "--base-url", script, "--yolo", "--json", "go", cwd=tmp_path)
+    assert out.returncode in (0, 3), out.stderr  # 3: the budget of one turn (agent.max_turns: 1) ran out
+    assert "WARNING" not in out.stderr and "error" not in out.stderr, out.stderr
+    results = [m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert len(results) == 5 and "[... " in results[0]  # the terminal's output clipped at 1000 characters
