@@ -12,8 +12,8 @@ from typing import Any, Optional
 class Key:
     """A config key: its dotted name, type, default and one line of help.
 
-    ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``, ``list`` or ``dict`` (or a tuple of
-    them); a ``dict`` or ``list`` key is free-form below it. ``minimum`` is the least number that makes sense (a
+    ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``, ``list``, ``list[str]`` or ``dict`` (or
+    a tuple of them); a ``dict`` or ``list`` key is free-form below it. ``minimum`` is the least number that makes sense (a
     budget of -5 is as wrong as one of "lots"); ``choices``, the only values it takes (text without case).
     ``alias_for`` names the key this one is another name for: read when that one is not set."""
 
@@ -37,7 +37,7 @@ KERNEL_KEYS = [
     Key("api_key_env", str, "", "the environment variable that holds the API key (`--api-key-env`)"),
     Key("provider_options", dict, {}, "extra options passed to the provider (temperature, headers, ...)"),
     Key("fallback_providers", list, [], "providers to try in order when the primary fails (mappings like the above)"),
-    Key("toolsets", list, None, "the toolsets offered to the model (`-t`); all when unset, none when []"),
+    Key("toolsets", list[str], None, "the toolsets offered to the model (`-t`); all when unset, none when []"),
     Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)", minimum=1),
     Key("agent.api_timeout", float, 600, "seconds one model call may take in all", minimum=1),
     Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried",
@@ -46,8 +46,8 @@ KERNEL_KEYS = [
     Key("agent.stream", bool, True, "stream answers as they arrive"),
     Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)",
         minimum=1),
-    Key("agent.disabled_tools", list, [], "tool names never offered to the model"),
+    Key("agent.disabled_tools", list[str], [], "tool names never offered to the model"),
     Key("context.engine", str, "compressor", "the engine keeping the history in the window", names="context_engines"),
-    Key("tools.env_passthrough", list, [], "secret-looking environment variables tools may still see"),
+    Key("tools.env_passthrough", list[str], [], "secret-looking environment variables tools may still see"),
     Key("tools.max_result_chars", int, 100_000, "the characters of a tool result that are kept", minimum=1000),
 ]

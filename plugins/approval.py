@@ -211,9 +211,9 @@ CONFIG_KEYS = [
     # YAML 1.1 reads a bare `off` as false (and `on` as true): those mean off and manual
     Key("approvals.mode", (str, bool), "manual", "manual (ask), smart (a reviewer model may refuse first) or off",
         choices=("manual", "smart", "off", False, True)),  # YAML reads a bare off as false, on as true
-    Key("approvals.deny", list, [], "shell globs matched against each parsed command; refused outright"),
+    Key("approvals.deny", list[str], [], "shell globs matched against each parsed command; refused outright"),
     Key("approvals.extra_patterns", (dict, list), None, "more rules: {key: regex} or [{key, pattern, description}]"),
-    Key("command_allowlist", list, [], "rule keys or exact commands that run without asking"),
+    Key("command_allowlist", list[str], [], "rule keys or exact commands that run without asking"),
     Key("auxiliary.approval", dict, None, "the reviewer model of smart mode: {model, provider, base_url, ...}"),
 ]
 

@@ -30,8 +30,8 @@ def is_secret_name(name: str) -> bool:
 
 # the keys the plugin host reads (the loop's are kernel.keys.KERNEL_KEYS)
 HOST_KEYS = [
-    Key("plugins.enabled", list, None, "opt-in plugins to load", owner="host"),
-    Key("plugins.disabled", list, [], "plugins never to load", owner="host"),
+    Key("plugins.enabled", list[str], None, "opt-in plugins to load", owner="host"),
+    Key("plugins.disabled", list[str], [], "plugins never to load", owner="host"),
     Key("plugins.entries", dict, {}, "per-plugin settings, plugins.entries.<plugin>.settings.<key>", owner="host"),
     Key("plugins.hook_timeout", float, 30, "seconds one hook call may take before it is abandoned (0: no limit)",
         owner="host", minimum=0),
@@ -42,7 +42,7 @@ HOST_KEYS = [
 
 
 _KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list",
-          dict: "a mapping"}
+          list[str]: "a list of strings", dict: "a mapping"}
 
 
 def kind(key: Key) -> str:
@@ -61,6 +61,9 @@ def accepts(key: Key, value: Any) -> bool:
     types = key.type if isinstance(key.type, tuple) else (key.type,)
     if isinstance(value, bool):
         return bool in types
+    if list[str] in types and isinstance(value, list):  # names, paths, patterns: `[5]` is a typo, not a name
+        return all(isinstance(item, str) for item in value)
+    types = tuple(list if t == list[str] else t for t in types)
     types += (int,) if float in types else ()
     if key.minimum is not None and isinstance(value, (int, float)) and value < key.minimum:
         return False
@@ -161,6 +164,8 @@ class Config:
                                   ("override", self.overrides.get(key.name, _MISSING))):
                 if value is not _MISSING and not accepts(key, value):
                     where = self.where() if source == "file" else f"{source} settings"
+                    if isinstance(value, list) and accepts(key, []):  # a list[str] key: name the item that is not
+                        value = next(item for item in value if not isinstance(item, str))
                     problems.append(f"{where}: {key.name}: expected {kind(key)}, got {_describe(value)}")
         for name in sorted(_sections(k.name for k in keys) - self.keys.keys()):  # `memory: false`: each memory.*
             for where, layer in ((self.where(), self.data), ("distro settings", self.defaults)):
@@ -168,15 +173,10 @@ class Config:
                     problems.append(f"{where}: {name}: expected a mapping of {name}.* keys, got {_describe(value)}")
         if given:  # keys a plugin declares
             return problems
-        lists = {k: v if isinstance(v := self.get(k), list) else [] for k in (  # another type: said above
-            "fallback_providers", "plugins.enabled", "plugins.disabled", "toolsets")}
+        lists = {k: v if isinstance(v := self.get(k), list) else [] for k in ("fallback_providers", "plugins.disabled")}
         for i, entry in enumerate(lists["fallback_providers"]):
             if not isinstance(entry, dict):
                 problems.append(f"{self.where()}: fallback_providers[{i}]: expected a mapping, got {_describe(entry)}")
-        for key in ("plugins.enabled", "plugins.disabled", "toolsets"):
-            for item in lists[key]:
-                if not isinstance(item, str):
-                    problems.append(f"{self.where()}: {key}: expected a list of strings, got {_describe(item)}")
         for name in sorted({n for n in lists["plugins.disabled"] if isinstance(n, str)} & ESSENTIAL.keys()):
             problems.append(f"{self.where()}: plugins.disabled: {name} is essential and cannot be disabled "
                             "(it always loads)")

@@ -33,9 +33,9 @@ def register_config(declare: Callable[..., None], config: Config) -> None:
     tools never see it.
 
     :param declare: ``declare(key, type, default=None, help="", minimum=None, choices=())``: a dotted key, its type
-        (``int``, ``float``, ``str``, ``bool``, ``list``, ``dict``, or a tuple of them; below a ``dict`` key
-        anything goes), the default ``config.get`` returns, one line of help, for a number the least value that
-        makes sense, and the only values it takes; or ``declare(hermes.host.config.Key(...))``.
+        (``int``, ``float``, ``str``, ``bool``, ``list``, ``list[str]`` (names, paths), ``dict``, or a tuple of them;
+        below a ``dict`` key anything goes), the default ``config.get`` returns, one line of help, for a number the
+        least value that makes sense, and the only values it takes; or ``declare(hermes.host.config.Key(...))``.
     :param config: the loaded configuration (keys below a mapping of names, as ``mcp_servers``, are declared per name).
     """
 

@@ -400,10 +400,10 @@ class PluginHost:
             owner = WATCHDOG.current_plugin() or "?"
             if isinstance(key, Key):
                 keys.append(dataclasses.replace(key, owner=owner))
-            elif isinstance(type, (tuple, builtins.type)):
+            elif isinstance(type, (tuple, builtins.type)) or type == list[str]:
                 keys.append(Key(str(key), type, default, str(help), owner, minimum, choices=tuple(choices)))
             else:
-                raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
+                raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, list[str], dict), got {type!r}")
 
         with self.failures.watch() as seen:
             self.pm.hook.register_config(declare=declare, config=self.config)

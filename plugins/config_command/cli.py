@@ -38,7 +38,7 @@ def key_for(config, name: str):
     for i in range(len(parts) - 1, 0, -1):
         key = config.keys.get(".".join(parts[:i]))
         if key is not None:
-            return key if key.type in (dict, list) or isinstance(key.type, tuple) else None
+            return key if key.type in (dict, list, list[str]) or isinstance(key.type, tuple) else None
     return None
 
 
@@ -66,6 +66,7 @@ def parse_value(text: str, key) -> Any:
     import yaml
 
     kind = key.type if key is not None and key.name else None
+    kind = list if kind == list[str] else kind  # each name a string: `a,b` or [a, b]
     lowered = text.strip().lower()
     if key is not None and lowered in [c for c in key.choices if isinstance(c, str)]:
         return lowered  # `off` stays the word, not YAML's false

@@ -44,7 +44,7 @@ def register_config(declare):
             "working folder and a private /tmp), read-only (only the private /tmp) or off (no sandbox)",
             choices=(*sandbox.MODES, False))  # YAML reads a bare off as false
     declare("sandbox.network", bool, True, "whether sandboxed commands have the network")
-    declare("sandbox.writable", list, [], "more folders sandboxed commands may write to")
+    declare("sandbox.writable", list[str], [], "more folders sandboxed commands may write to")
     declare("sandbox.required", bool, False, "refuse to run commands when no sandbox can start (no bwrap)")
 
 

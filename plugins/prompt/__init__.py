@@ -32,8 +32,8 @@ def register_hookspecs(add):
 @hookimpl
 def register_config(declare):
     declare("prompt.identity", str, "", "the agent's identity text; empty: SOUL.md in HERMES_HOME, else the default")
-    declare("prompt.disabled_layers", list, [], "layers left out: identity, tools, plugins, context, platform")
-    declare("prompt.context_files", list, [], "more files for the context layer, relative to the working folder")
+    declare("prompt.disabled_layers", list[str], [], "layers left out: identity, tools, plugins, context, platform")
+    declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
 
 

@@ -24,7 +24,7 @@ def register_config(declare):
     declare("api_server.max_body_bytes", int, 1_000_000, "the largest request body accepted (more: 413)", minimum=1)
     declare("api_server.approval_timeout", float, 300, "seconds a run waits for its approval answer (then: deny)",
             minimum=0)
-    declare("api_server.cors_origins", (list, str), [], "web origins whose pages may call the API (\"*\": any; "
+    declare("api_server.cors_origins", (list[str], str), [], "web origins whose pages may call the API (\"*\": any; "
             "API_SERVER_CORS_ORIGINS, comma-separated, wins)")
 
 

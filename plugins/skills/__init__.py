@@ -53,7 +53,7 @@ def register_hookspecs(add):
 
 @hookimpl
 def register_config(declare):
-    declare("skills.paths", list, [], "more folders of skills (each holding <name>/SKILL.md)")
+    declare("skills.paths", list[str], [], "more folders of skills (each holding <name>/SKILL.md)")
 
 
 @hookimpl

@@ -260,9 +260,9 @@ def test_a_lenient_config_keeps_its_problems_and_never_hands_out_a_wrong_type():
 
 
 @pytest.mark.parametrize("text, problem", [
-    ("toolsets: 7", "toolsets: expected a list, got 7 (int)"),
+    ("toolsets: 7", "toolsets: expected a list of strings, got 7 (int)"),
     ("fallback_providers: 5", "fallback_providers: expected a list, got 5 (int)"),
-    ("plugins: {disabled: 4}", "plugins.disabled: expected a list, got 4 (int)"),
+    ("plugins: {disabled: 4}", "plugins.disabled: expected a list of strings, got 4 (int)"),
 ])
 def test_a_list_the_host_reads_given_another_type_is_a_problem_not_a_traceback(hermes, hermes_home, text, problem):
     """These lists are read item by item as config loads: a number there was `TypeError: 'int' object is not
@@ -374,3 +374,41 @@ def test_every_number_key_at_its_declared_minimum_is_checked_ok_and_runs_without
     assert "WARNING" not in out.stderr and "error" not in out.stderr, out.stderr
     results = [m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
     assert len(results) == 5 and "[... " in results[0]  # the terminal's output clipped at 1000 characters
+
+
+def test_a_list_of_names_holding_a_number_is_named_by_config_check_and_set(hermes_cli):
+    """`prompt.context_files: [5, NOTES.md]` was "ok" and then cost the run its whole system prompt (the prompt
+    plugin's hook raised TypeError); `skills.paths: [5]`, `command_allowlist: [7]` went unsaid. Keys of names and
+    paths are declared `list[str]` (a plugin's too), and an item that is no string is named."""
+    (hermes_cli.home / "config.yaml").write_text(
+        "prompt:\n  context_files: [5, NOTES.md]\nskills:\n  paths: [~/skills, 5]\ncommand_allowlist: [7]\n")
+    out = hermes_cli("config", "check")
+    assert out.returncode == 1
+    where = hermes_cli.home / "config.yaml"
+    assert out.stdout.splitlines() == [f"{where}: skills.paths: expected a list of strings, got 5 (int)",
+                                       f"{where}: prompt.context_files: expected a list of strings, got 5 (int)",
+                                       f"{where}: command_allowlist: expected a list of strings, got 7 (int)"]
+    run = hermes_cli("run", "--api-mode", "scripted", "--base-url", "[]", "hi")
+    assert run.returncode == 2 and run.stderr.startswith(f"hermes: error: {where}: skills.paths: expected a list "
+                                                         "of strings, got 5 (int) (and 2 more)"), run.stderr
+    (hermes_cli.home / "config.yaml").write_text("")
+    refused = hermes_cli("config", "set", "sandbox.writable", "[1, /srv]")
+    assert (refused.returncode, refused.stderr) == (1, "hermes: error: sandbox.writable: expected a list of strings, "
+                                                       "got 1 (int)\n")
+    assert hermes_cli("config", "set", "sandbox.writable", "/srv,/data").returncode == 0
+    assert yaml.safe_load(where.read_text()) == {"sandbox": {"writable": ["/srv", "/data"]}}
+
+
+def test_a_plugin_declares_a_list_of_strings():
+    class Weather:
+        __name__ = "weather"
+
+        @hookimpl
+        def register_config(self, declare):
+            declare("weather.cities", list[str], [], "the cities to forecast")
+
+    config = Config({"weather": {"cities": ["Oslo", 3]}}, path=None)
+    config.problems = []
+    PluginHost.from_objects([Weather()], config)
+    assert config.problems == ["config: weather.cities: expected a list of strings, got 3 (int)"]
+    assert kind(config.keys["weather.cities"]) == "a list of strings"
