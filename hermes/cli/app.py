@@ -122,11 +122,8 @@ class App:
 
             distro = self.distro
             try:
-                self._config = load_config(
-                    overrides=distro.config_overrides() if distro else None,
-                    defaults=distro.config if distro else None,
-                    lenient=True,
-                )
+                self._config = load_config(defaults=distro.config if distro else None, lenient=True)
+                self._config.overrides.update(distro.config_overrides(self._config) if distro else {})
             except ConfigError as exc:
                 raise Fail(str(exc), EXIT_USAGE) from None
         return self._checked(self._config)

@@ -37,8 +37,10 @@ class Distro:
             selection.only_label = f"distro '{self.name}'"
         selection.named[f"distro '{self.name}'"] = (self.only or set()) | self.enabled | self.blocked
 
-    def config_overrides(self) -> dict:
-        return {"agent.disabled_tools": list(self.blocked_tools)} if self.blocked_tools else {}
+    def config_overrides(self, config) -> dict:
+        """``tools.blocked`` joined to the tools the user's config disables (it replaced them), for ``config.overrides``."""
+        mine = config.get("agent.disabled_tools") or []  # a wrong type is config check's to say: a lenient get skips it
+        return {"agent.disabled_tools": sorted({*self.blocked_tools, *mine})} if self.blocked_tools else {}
 
 
 def _names(data: dict, key: str, where: str) -> Optional[set]:
@@ -53,8 +55,7 @@ def _no_unknown(data: dict, allowed: set, where: str) -> None:
     warning (unknown keys of the ``config`` block warn, as in config.yaml)."""
     from kernel.hints import did_you_mean
 
-    unknown = sorted(set(data) - allowed)
-    if unknown:
+    if unknown := sorted(set(data) - allowed):
         hints = [k + did_you_mean(k, allowed, n=1) for k in unknown]
         raise DistroError(f"{where}: unknown key(s) {', '.join(hints)}")
 
@@ -73,8 +74,7 @@ def from_mapping(data: Any, where: str) -> Distro:
     _no_unknown(plugins, {"only", "enabled", "blocked"}, f"{where}: plugins")
     _no_unknown(tools, {"blocked"}, f"{where}: tools")
     blocked = _names(plugins, "blocked", f"{where}: plugins") or set()
-    essential = sorted(blocked & ESSENTIAL.keys())
-    if essential:
+    if essential := sorted(blocked & ESSENTIAL.keys()):
         raise DistroError(f"{where}: plugins: blocked: {', '.join(essential)} is essential and cannot be blocked "
                           "(it always loads; a distro's only: need not name it)")
     return Distro(name=name.strip(), description=str(data.get("description") or ""),

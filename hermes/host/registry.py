@@ -71,7 +71,7 @@ class Registry:
                 reg.tools[name] = dataclasses.replace(tool, handler=_timed(host, tool))
         for name in (n for n in host.config.get("agent.disabled_tools") or [] if n not in reg.tools):
             if near := close_matches(str(name), reg.tools, n=1):  # a typo blocks nothing (a distro's tools.blocked)
-                log.warning("agent.disabled_tools names no tool '%s' (did you mean '%s'?)", name, near[0])
+                log.warning("agent.disabled_tools/tools.blocked names no tool '%s' (did you mean '%s'?)", name, near[0])
         return reg
 
     def _add_tool(self, tool) -> None:

@@ -289,9 +289,8 @@ def config_check(app, as_json):
         problems += config.check()
         for where, name, hint in config.unknown_keys():
             problems.append(f"{where}: unknown key '{name}'{hint}")
-        problems += [f"{path if source_of(config, key) == 'file' else 'distro settings'}: {key}: {why}"
-                     for key in (*NAMES, *(k.name for k in config.keys.values() if k.names))
-                     if (why := _names_problem(app, key, config.get(key)))]
+        problems += [f"{where}: {key}: {why}" for key in (*NAMES, *(k.name for k in config.keys.values() if k.names))
+                     for where, value in _named_by(app, config, key, path) if (why := _names_problem(app, key, value))]
         from plugins.config_command.edit import duplicate_key
 
         problems += [f"{path}: {twice}"] if (twice := duplicate_key(path)) else []
@@ -311,6 +310,14 @@ def config_check(app, as_json):
 
 
 NAMES = ("toolsets", "plugins.enabled", "plugins.disabled", "agent.disabled_tools")  # name toolsets, plugins, tools
+
+
+def _named_by(app, config, key: str, path) -> list:
+    """(where, value) of a key that names things: the file's and a distro's ``tools.blocked`` apart (runs join them)."""
+    blocked = app.distro.blocked_tools if key == "agent.disabled_tools" and app.distro is not None else []
+    if blocked:
+        return [(path, [n for n in config.get(key) if n not in blocked]), ("distro settings", blocked)]
+    return [(path if source_of(config, key) == "file" else "distro settings", config.get(key))]
 
 
 def _names_problem(app, key: str, names) -> str:

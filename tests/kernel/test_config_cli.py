@@ -341,7 +341,7 @@ def test_a_wrong_value_in_a_distros_config_points_at_the_distro_not_at_config_se
     script.write_text('["ok"]')
     out = hermes("--distro", str(distro), "run", "--api-mode", "scripted", "--base-url", str(script), "hi")
     assert out.returncode == 0 and out.stdout == "ok\n"
-    assert "agent.disabled_tools names no tool 'termnal' (did you mean 'terminal'?)" in out.stderr, out.stderr
+    assert "agent.disabled_tools/tools.blocked names no tool 'termnal' (did you mean 'terminal'?)" in out.stderr, out.stderr
 
 
 def test_every_number_key_at_its_declared_minimum_is_checked_ok_and_runs_without_a_warning(hermes_cli, tmp_path,

@@ -47,7 +47,7 @@ def test_user_config_overrides_distro_defaults_but_not_blocks(tmp_path):
     distro = from_mapping({"name": "d", "plugins": {"blocked": ["x"]}, "tools": {"blocked": ["terminal"]},
                            "config": {"model": "distro-model", "agent": {"max_turns": 5}}}, "test")
     cfg = Config({"model": "user-model", "agent": {"disabled_tools": []}},
-                 overrides=distro.config_overrides(), defaults=distro.config)
+                 overrides=distro.config_overrides(Config({})), defaults=distro.config)
     assert cfg.get("model") == "user-model" and cfg.get("agent.max_turns") == 5
     assert cfg.get("agent.disabled_tools") == ["terminal"]
     from hermes.host.plugins import Selection
@@ -58,7 +58,7 @@ def test_user_config_overrides_distro_defaults_but_not_blocks(tmp_path):
 
 def test_distro_blocks_tools_for_the_agent(make_agent, echo_plugin):
     distro = from_mapping({"name": "d", "tools": {"blocked": ["boom", "sleep"]}}, "test")
-    agent = make_agent(echo_plugin, config=Config({}, overrides=distro.config_overrides()))
+    agent = make_agent(echo_plugin, config=Config({}, overrides=distro.config_overrides(Config({}))))
     assert "boom" not in agent.tools and "sleep" not in agent.tools and "echo" in agent.tools
 
 
@@ -305,3 +305,26 @@ def test_the_essential_built_ins_are_the_entry_points_of_pyproject():
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["hermes.plugins"]
     assert {name: declared.get(name) for name in ESSENTIAL} == ESSENTIAL
+
+
+def test_a_distros_blocked_tools_join_the_ones_config_yaml_disables(hermes, hermes_home, tmp_path):
+    """A distro's `tools.blocked` replaced the user's `agent.disabled_tools`: the tool the user had turned
+    off ran under the distro. Both hold now, and config check tells whose typo is whose."""
+    (hermes_home / "config.yaml").write_text("agent:\n  disabled_tools: [read_file]\n")
+    d = write(tmp_path, "name: no-shell\ntools:\n  blocked: [terminal]\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"tool_calls": [["read_file", {"path": str(script)}], ["terminal",
+                                                                                          {"command": "echo x"}]]}, "ok"]))
+    out = hermes("--distro", d, "run", "--api-mode", "scripted", "--base-url", script, "--yolo", "--json", "go")
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
+    assert len(results) == 2 and all("unknown tool" in r for r in results), results  # neither ran
+    assert json.loads(hermes("--distro", d, "config", "get", "agent.disabled_tools").stdout) == ["read_file",
+                                                                                                "terminal"]
+    (hermes_home / "config.yaml").write_text("agent:\n  disabled_tools: [red_file]\n")
+    write(tmp_path, "name: no-shell\ntools:\n  blocked: [termnal]\n")
+    checked = hermes("--distro", d, "config", "check").stdout.splitlines()
+    assert checked == [f"{hermes_home / 'config.yaml'}: agent.disabled_tools: no plugin registers a tool 'red_file' "
+                       "(did you mean 'read_file'?)",
+                       "distro settings: agent.disabled_tools: no plugin registers a tool 'termnal' (did you mean "
+                       "'terminal'?)"], checked
