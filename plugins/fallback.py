@@ -40,6 +40,7 @@ from kernel import hookimpl
 from kernel.types import (
     AUTH,
     BILLING,
+    CONFIG,
     CONTEXT_OVERFLOW,
     RATE_LIMIT,
     SERVER,
@@ -47,6 +48,7 @@ from kernel.types import (
     Compress,
     GiveUp,
     ProviderConfig,
+    ProviderError,
     RefreshCredentials,
     Retry,
     SwitchProvider,
@@ -233,6 +235,19 @@ def choose_provider(primary, agent):
     for pconf in chain(agent, primary)[1:]:
         return pconf
     return None
+
+
+@hookimpl
+def on_session_start(agent):
+    """A fallback entry that cannot work (an unknown provider, no key or SDK, a URL without a scheme) is said as a
+    session starts, once per process: not in the outage it is kept for (building a provider imports no SDK)."""
+    for pconf in chain(agent, agent.primary)[1:]:
+        try:
+            agent.provider_for(pconf)
+        except ProviderError as exc:
+            if exc.reason == CONFIG and pconf not in _warned:
+                _warned.add(pconf)
+                log.warning("fallback provider %s cannot be used: %s", pconf.label(), exc.message)
 
 
 @hookimpl

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
+from plugins_providers.testserver import reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 
@@ -192,3 +194,26 @@ def test_a_script_step_whose_content_is_not_text_is_a_clear_error(hermes, tmp_pa
     out = hermes("run", "--api-mode", "scripted", "--base-url", script, "hi")
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "bad script step: content must be a string" in out.stderr
+
+
+def test_a_fallback_entry_that_cannot_work_is_said_at_the_start_not_in_the_outage(hermes, hermes_home, wire_server,
+                                                                                    cli_env):  # noqa: F811
+    """Fallback entries were first built when the primary failed: a typo in a provider, a missing key or a URL
+    without a scheme surfaced only then, in the outage they are kept for. Each is one warning at the start now;
+    the run goes on, and a working entry says nothing."""
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"fallback_providers": [
+        {"model": "x", "provider": "openroutr"}, {"model": "y", "provider": "openrouter"},
+        {"model": "w", "base_url": "127.0.0.1:9/v1"}, {"model": "fine", "api_mode": "chat_completions",
+                                                        "base_url": wire_server.openai_url}]}))
+    wire_server.push(reply("primary here"))
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test", "OPENROUTER_API_KEY": ""}
+    out = hermes("run", "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m", "hi", env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "primary here", out.stderr
+    assert out.stderr.splitlines() == [
+        "hermes: WARNING: fallback provider openroutr:x cannot be used: unknown provider 'openroutr' (did you mean "
+        "'openrouter'?); known: " + out.stderr.split("known: ")[1].split("\n")[0],
+        "hermes: WARNING: fallback provider openrouter:y cannot be used: no API key: set the environment variable "
+        "OPENROUTER_API_KEY (or name another one with api_key_env in config)",
+        "hermes: WARNING: fallback provider w cannot be used: the base URL '127.0.0.1:9/v1' has no scheme: use "
+        "http://127.0.0.1:9/v1 (or https://)"], out.stderr
+    assert len(wire_server.requests) == 1
