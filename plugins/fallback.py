@@ -37,6 +37,7 @@ from collections.abc import Hashable
 from typing import Any, Optional
 
 from kernel import hookimpl
+from kernel.hints import close_matches
 from kernel.types import (
     AUTH,
     BILLING,
@@ -116,7 +117,10 @@ def chain(agent: Any, primary: ProviderConfig) -> list:
     entries = (config.get("fallback_providers") if config is not None else None) or []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or not entry.get("model"):
-            log.warning("fallback_providers[%d] has no model; skipped", i)
+            if (i, "model") not in _warned:  # asked at each session's start and each failure: said once
+                _warned.add((i, "model"))
+                near = [k for k in (entry if isinstance(entry, dict) else ()) if close_matches(str(k), ["model"])]
+                log.warning("fallback_providers[%d] has no model%s; skipped", i, f" ('{near[0]}' is no key)" if near else "")
             continue
         pconf = provider_config(_entry(i, entry))
         if pconf not in out:

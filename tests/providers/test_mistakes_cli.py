@@ -202,7 +202,7 @@ def test_a_fallback_entry_that_cannot_work_is_said_at_the_start_not_in_the_outag
     without a scheme surfaced only then, in the outage they are kept for. Each is one warning at the start now;
     the run goes on, and a working entry says nothing."""
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"fallback_providers": [
-        {"model": "x", "provider": "openroutr"}, {"model": "y", "provider": "openrouter"},
+        {"modle": "z"}, {"model": "x", "provider": "openroutr"}, {"model": "y", "provider": "openrouter"},
         {"model": "w", "base_url": "127.0.0.1:9/v1"}, {"model": "fine", "api_mode": "chat_completions",
                                                         "base_url": wire_server.openai_url}]}))
     wire_server.push(reply("primary here"))
@@ -210,6 +210,7 @@ def test_a_fallback_entry_that_cannot_work_is_said_at_the_start_not_in_the_outag
     out = hermes("run", "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m", "hi", env=env)
     assert out.returncode == 0 and out.stdout.strip() == "primary here", out.stderr
     assert out.stderr.splitlines() == [
+        "hermes: WARNING: fallback_providers[0] has no model ('modle' is no key); skipped",
         "hermes: WARNING: fallback provider openroutr:x cannot be used: unknown provider 'openroutr' (did you mean "
         "'openrouter'?); known: " + out.stderr.split("known: ")[1].split("\n")[0],
         "hermes: WARNING: fallback provider openrouter:y cannot be used: no API key: set the environment variable "
