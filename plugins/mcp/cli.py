@@ -50,12 +50,17 @@ def _connect(app, names=None, timeout=None) -> dict:
     return {n: (s, running.connections.get(n)) for n, s in found.items()}
 
 
-def _row(server, conn) -> dict:
+def _row(server, conn, timeout: float = 0) -> dict:
     state = "disabled" if not server.enabled else conn.state if conn else "stopped"
+    error = conn.error if conn and conn.error else None
+    if state == "connecting" and not error:  # the wait ended first (a program that is no MCP server, say); the
+        waited = min(timeout or server.connect_timeout, server.connect_timeout)  # words of the manager's own timeout
+        error = f"no answer within {'--timeout' if waited < server.connect_timeout else 'its connect_timeout'} " \
+                f"({waited:g}s)"
     return {"name": server.name, "transport": server.transport, "where": server.where(), "source": server.source,
             "status": state, "tools": sorted(t.name for t in _tools(conn)) if state == "ready" else [],
             "connect_seconds": round(conn.connect_seconds, 3) if conn and conn.connect_seconds and state == "ready"
-            else None, "last_error": conn.error if conn and conn.error else None}
+            else None, "last_error": error}
 
 
 def _edit(app, change) -> None:
@@ -89,7 +94,7 @@ def mcp_group() -> click.Group:
         """Each server: transport, status, tool count and its last error (connecting them all at once)."""
         from hermes.cli.app import echo_json
 
-        rows = [_row(server, conn) for server, conn in _connect(app, timeout=timeout).values()]
+        rows = [_row(server, conn, timeout) for server, conn in _connect(app, timeout=timeout).values()]
         if as_json:
             echo_json(rows)
             return

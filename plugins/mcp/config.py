@@ -99,8 +99,10 @@ def configured(config, shipped: Optional[dict] = None) -> dict:
             entries[name] = (dict(entry), plugin)
     servers = config.get("mcp_servers") if config is not None else None
     for name, entry in (servers.items() if isinstance(servers, dict) else ()):
-        if isinstance(entry, dict) and name in entries:
-            entries[name] = ({**entries[name][0], **entry}, entries[name][1])
+        if isinstance(entry, dict) and name in entries:  # a url of the user's replaces a shipped command, and back
+            gone = ("command", "args") if "url" in entry and "command" not in entry else ("url",) if "command" in entry \
+                and "url" not in entry else ()
+            entries[name] = ({**{k: v for k, v in entries[name][0].items() if k not in gone}, **entry}, entries[name][1])
         else:
             entries[name] = (entry, "config.yaml")
     found = {}
@@ -122,7 +124,9 @@ def resolve(value: str, environ=os.environ) -> str:
 def problems(server: Server) -> list:
     """Why this entry cannot start, a line each (nothing: it can)."""
     found = []
-    if server.transport not in ("stdio", "http", "sse"):
+    if server.command and server.url:  # which one was meant? (command won, unsaid)
+        found.append("give a command (a local server) or a url (a remote one), not both")
+    elif server.transport not in ("stdio", "http", "sse"):
         found.append(f"transport must be stdio, http or sse, not {server.transport!r}")
     elif server.transport == "stdio" and not server.command:
         found.append("a stdio server needs a command (or give a url for a remote one)")

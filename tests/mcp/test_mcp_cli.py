@@ -115,6 +115,19 @@ def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, htt
 
 
 
+def test_a_server_that_never_answers_the_handshake_is_said_by_list_and_test(hermes, hermes_home):
+    """`mcp list` waited the connect timeout and could then show it as `connecting` with no error (`mcp test`:
+    "did not connect: connecting"), as it did any server its --timeout ran out on."""
+    write_config(hermes_home, {"hang": entry("hang-start", connect_timeout=2)})
+    (row,) = json.loads(hermes("mcp", "list", "--json", timeout=60).stdout)
+    assert row["last_error"] == "no answer within its connect_timeout (2s)", row  # still connecting, or failed
+    failed = hermes("mcp", "test", "hang", timeout=60)
+    assert failed.returncode == 1 and failed.stderr == ("hermes: error: MCP server 'hang' did not connect: no answer "
+                                                        "within its connect_timeout (2s)\n")
+    (row,) = json.loads(hermes("mcp", "list", "--json", "--timeout", "0.5", timeout=60).stdout)
+    assert (row["status"], row["last_error"]) == ("connecting", "no answer within --timeout (0.5s)")
+
+
 def test_adding_a_server_whose_command_is_not_installed_warns_and_keeps_it(hermes, hermes_home):
     """``npx`` without Node: the entry is kept (the user may install it next), and a warning says now what
     ``hermes mcp test`` would say later; a command that is found, on PATH or by path, gets no warning."""

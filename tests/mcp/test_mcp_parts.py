@@ -51,3 +51,24 @@ def test_a_config_entry_changes_a_shipped_server_key_by_key():
     assert found["notes"].command == "notes-server" and found["notes"].timeout == 5.0
     assert found["notes"].source == "my-plugin"
     assert not configured(Config({"mcp_servers": {"notes": {"enabled": False}}}), shipped)["notes"].enabled
+
+
+def test_a_url_replaces_a_shipped_command_and_an_entry_with_both_is_a_problem():
+    """A url in config.yaml for a plugin's stdio server was merged beside its command, and the command won,
+    unsaid; an entry with both ran the command (`python3` with no script: a wait for the connect timeout)."""
+    class Config:
+        def __init__(self, data):
+            self.data = data
+
+        def get(self, key):
+            return self.data.get(key)
+
+    shipped = {"notes": ({"command": "notes-server", "args": ["--stdio"], "timeout": 60}, "my-plugin")}
+    remote = configured(Config({"mcp_servers": {"notes": {"url": "https://notes.example/mcp"}}}), shipped)["notes"]
+    assert (remote.transport, remote.url, remote.command, remote.args, remote.timeout) == (
+        "http", "https://notes.example/mcp", "", [], 60.0) and problems(remote) == []
+    back = configured(Config({"mcp_servers": {"notes": {"command": "mine"}}}),
+                      {"notes": ({"url": "https://x/mcp"}, "my-plugin")})["notes"]
+    assert (back.transport, back.command, back.url) == ("stdio", "mine", "")
+    assert problems(parse("both", {"command": "python3", "url": "http://127.0.0.1:1/mcp"})) == [
+        "give a command (a local server) or a url (a remote one), not both"]
