@@ -250,6 +250,14 @@ def pre_tool_call(call, agent):
 
 
 @hookimpl
+def on_session_start(agent):
+    if _mode(_config(agent)) == "smart":
+        from plugins import auxiliary
+
+        auxiliary.check(agent, "approval")
+
+
+@hookimpl
 def register_hookspecs(add):
     from plugins import approval_hookspecs
 

@@ -10,9 +10,12 @@ interrupt stops it, and the fallback policy applies.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable, Optional
 
 FIELDS = ("model", "provider", "base_url", "api_mode", "api_key_env")
+log = logging.getLogger(__name__)
+_said: set = set()
 
 
 def provider_config(config: Any, task: str) -> Optional[Any]:
@@ -54,11 +57,35 @@ def caller(agent: Any, aux: Any = None, task: str = "auxiliary") -> Optional[Cal
         return None
     if aux is None:
         return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, task=task)
+    pconf = _joined(agent, aux)
+    return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, provider_config=pconf,
+                                                           task=task)
+
+
+def _joined(agent: Any, aux: Any) -> Any:
+    """The ProviderConfig an auxiliary block's calls go to."""
     main = getattr(agent, "provider_config", None)
     if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
         # only a model named: the same endpoint and key as the conversation
-        pconf = main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
-    else:  # another endpoint; without a model of its own it serves the conversation's model name
-        pconf = aux if aux.model or main is None else aux.with_(model=main.model)
-    return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, provider_config=pconf,
-                                                           task=task)
+        return main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
+    # another endpoint; without a model of its own it serves the conversation's model name
+    return aux if aux.model or main is None else aux.with_(model=main.model)
+
+
+def check(agent: Any, task: str) -> None:
+    """Say once per process, as a session starts, that ``auxiliary.<task>`` names a model that cannot be used
+    (an unknown provider, no key, a URL without a scheme, a model of another provider's family): not first when
+    its work comes (a summary, a review), which then goes without it. Building a provider imports no SDK."""
+    from hermes.host.config import ConfigError
+    from kernel.types import CONFIG, ProviderError
+
+    try:
+        aux = provider_config(agent.config, task)
+        if aux is not None and (pconf := _joined(agent, aux)) not in _said:
+            agent.provider_for(pconf)
+    except ConfigError:
+        return  # a malformed block: config check and the call itself say it
+    except ProviderError as exc:
+        if exc.reason == CONFIG:
+            _said.add(pconf)
+            log.warning("auxiliary.%s (%s) cannot be used: %s", task, pconf.label(), exc.message)

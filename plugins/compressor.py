@@ -487,6 +487,12 @@ def register_context_engines(register, config):
     register(NAME, Compressor.for_agent, description="summarises the middle of long conversations")
 
 
+@hookimpl
+def on_session_start(agent):
+    if agent.config.get("context.engine", NAME) == NAME and agent.config.get("compression.enabled", True):
+        auxiliary.check(agent, "compression")
+
+
 def _compress_command(raw_args: str, agent: Any) -> str:
     """``/compress``: compress the conversation now, whatever its size."""
     before, old = len(agent.messages), agent.session_id

@@ -218,3 +218,28 @@ def test_a_fallback_entry_that_cannot_work_is_said_at_the_start_not_in_the_outag
         "hermes: WARNING: fallback provider w cannot be used: the base URL '127.0.0.1:9/v1' has no scheme: use "
         "http://127.0.0.1:9/v1 (or https://)"], out.stderr
     assert len(wire_server.requests) == 1
+
+
+def test_an_auxiliary_model_that_cannot_work_is_said_at_the_start(hermes, hermes_home, wire_server,
+                                                                   cli_env):  # noqa: F811
+    """auxiliary.compression and auxiliary.approval were first built when a summary or a review was due: a typo
+    there went unsaid until then (the summary fell back to a list of messages, the review to asking). Each is one
+    warning at the start now; a block that works (a cheaper model on the same endpoint) says nothing."""
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({
+        "auxiliary": {"compression": {"provider": "openroutr", "model": "x"},
+                      "approval": {"model": "y", "provider": "openrouter"}}, "approvals": {"mode": "smart"}}))
+    wire_server.push(reply("fine"))
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test", "OPENROUTER_API_KEY": ""}
+    args = ("run", "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m", "hi")
+    out = hermes(*args, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "fine", out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(
+        "hermes: WARNING: auxiliary.compression (openroutr:x) cannot be used: unknown provider 'openroutr' (did you "
+        "mean 'openrouter'?)") and lines[1] == (
+        "hermes: WARNING: auxiliary.approval (openrouter:y) cannot be used: no API key: set the environment variable "
+        "OPENROUTER_API_KEY (or name another one with api_key_env in config)"), out.stderr
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"auxiliary": {"compression": {"model": "cheaper"}}}))
+    wire_server.push(reply("fine"))
+    out = hermes(*args, env=env)
+    assert (out.returncode, out.stderr) == (0, "")
