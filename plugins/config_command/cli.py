@@ -211,6 +211,9 @@ def config_set(app, key, value, force):
     if declared is None and not force:
         raise _fail(f"unknown key '{key}'{_suggest(keys, key)}; no loaded plugin reads it "
                     f"(use --force to write it anyway)")
+    if declared is not None and declared.name != key and declared.type in (list, list[str]):  # `fallback_providers.0`
+        raise _fail(f"{declared.name} is a list: set it whole, as `{_program()} config set {declared.name} '[...]'` "
+                    f"(`{_program()} config get {declared.name}` shows it)")
     try:
         parsed = parse_value(value, declared if declared is not None and declared.name == key else None)
     except ValueError as exc:

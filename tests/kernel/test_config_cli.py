@@ -135,6 +135,9 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("api_mode", "chat_completion"), "api_mode: no enabled plugin registers 'chat_completion' among the model "
                                           "providers, which are: anthropic_messages, chat_completions, "),
         (("fallback_providers", "openrouter"), "fallback_providers[0]: expected a mapping, got 'openrouter' (str)"),
+        # an item of a list by its number was written as a mapping: "expected a list, got {'0': {'model': 'y'}}"
+        (("fallback_providers.0.model", "y"), "fallback_providers is a list: set it whole, as `hermes config set "
+                                              "fallback_providers '[...]'` (`hermes config get fallback_providers`"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
         (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
         # an MCP server's credentials by the rule mcp add and config show use (these two were written)
