@@ -65,9 +65,8 @@ def _find(app: App, name: str):
     from kernel.hints import did_you_mean
 
     records = remembered.listing(app)
-    for rec in records:
-        if rec.name == name:
-            return rec
+    if found := next((rec for rec in records if rec.name == name), None):
+        return found
     raise Fail(f"no plugin named '{name}'{did_you_mean(name, [r.name for r in records]) or '; see `hermes plugins list`'}")
 
 
@@ -115,7 +114,7 @@ def plugins_info(app: App, name: str, as_json: bool):
 def _set_plugin_state(app: App, name: str, enable: bool) -> None:
     from hermes.host.essential import ESSENTIAL
 
-    _find(app, name)
+    rec = _find(app, name)
     if not enable and name in ESSENTIAL:
         raise Fail(f"plugin {name} is essential and cannot be disabled (it always loads)")
     from plugins.config_command.edit import EditError, add_to_list, edit, path_of
@@ -125,7 +124,8 @@ def _set_plugin_state(app: App, name: str, enable: bool) -> None:
         edit(path := path_of(app.config), lambda document: add_to_list(document, wanted, name, remove_from=other))
     except (OSError, EditError) as exc:
         raise Fail(str(exc)) from None
-    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path})")
+    stays = f"; it stays off here: {rec.reason}" if enable and rec.reason.startswith("not listed in") else ""
+    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path}){stays}")  # HERMES_PLUGINS, a distro
 
 
 @plugins.command("enable")
