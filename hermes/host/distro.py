@@ -32,13 +32,14 @@ class Distro:
         """Narrow a plugin selection (hermes.host.plugins.Selection) to this distro, and name what it names."""
         selection.enabled |= self.enabled
         selection.disabled |= self.blocked
+        selection.blocked.update(dict.fromkeys(self.blocked, f"blocked by distro '{self.name}'"))
         if self.only is not None:
             selection.only = self.only if selection.only is None else selection.only & self.only
             selection.only_label = f"distro '{self.name}'"
         selection.named[f"distro '{self.name}'"] = (self.only or set()) | self.enabled | self.blocked
 
     def config_overrides(self, config) -> dict:
-        """``tools.blocked`` joined to the tools the user's config disables (it replaced them), for ``config.overrides``."""
+        """For ``config.overrides``: ``tools.blocked`` joined to the tools the user's config disables (not instead)."""
         mine = config.get("agent.disabled_tools") or []  # a wrong type is config check's to say: a lenient get skips it
         return {"agent.disabled_tools": sorted({*self.blocked_tools, *mine})} if self.blocked_tools else {}
 

@@ -1,8 +1,7 @@
 """What the host remembers of its plugin loads, in the data folder: in ``plugin-state.json`` what the last
 load found (status, errors, hooks) behind a fingerprint of what was installed and selected, the failures of
 plugin code in earlier runs and (for the program) its last listing. A distro keeps its own (the program sets
-:data:`distro`). Imports only ``os`` and ``sys``: the fast path reads it.
-"""
+:data:`distro`). Imports only ``os`` and ``sys``: the fast path reads it."""
 from __future__ import annotations
 
 import os

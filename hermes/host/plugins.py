@@ -167,6 +167,7 @@ class Selection:
     only_label: str = "HERMES_PLUGINS"
     safe_mode: bool = False
     named: dict = field(default_factory=dict)  # who named plugins -> the names: a typo would just leave one out
+    blocked: dict = field(default_factory=dict)  # plugin -> why, when a distro blocks it (config.yaml cannot undo it)
 
     @classmethod
     def from_config(cls, config, environ=None, distro=None) -> "Selection":
@@ -187,13 +188,12 @@ def resolve(candidates: Iterable[Candidate], selection: Selection) -> None:
         if c.name in ESSENTIAL and c.source == "builtin":
             c.status, c.reason = ENABLED, "essential"
         elif c.name in selection.disabled:
-            c.status, c.reason = DISABLED, "disabled in config"
+            c.status, c.reason = DISABLED, selection.blocked.get(c.name, "disabled in config")
         elif selection.safe_mode and c.source != "builtin":
             c.status, c.reason = NOT_ENABLED, "safe mode (HERMES_SAFE_MODE) loads built-ins only"
-        elif selection.only is not None:
-            listed = c.name in selection.only
-            c.status, c.reason = (ENABLED, "listed") if listed else (NOT_ENABLED, "not listed")
-            c.reason += f" in {selection.only_label}"
+        elif selection.only is not None:  # HERMES_PLUGINS, or a distro's only
+            c.status, c.reason = (ENABLED, "") if c.name in selection.only else (NOT_ENABLED, "not ")
+            c.reason += f"listed in {selection.only_label}"
         elif c.name in selection.enabled:
             c.status, c.reason = ENABLED, "enabled in config"
         elif c.default_enabled:

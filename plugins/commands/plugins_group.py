@@ -124,8 +124,8 @@ def _set_plugin_state(app: App, name: str, enable: bool) -> None:
         edit(path := path_of(app.config), lambda document: add_to_list(document, wanted, name, remove_from=other))
     except (OSError, EditError) as exc:
         raise Fail(str(exc)) from None
-    stays = f"; it stays off here: {rec.reason}" if enable and rec.reason.startswith("not listed in") else ""
-    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path}){stays}")  # HERMES_PLUGINS, a distro
+    note = f"; it stays off: {rec.reason}" if enable and rec.reason.startswith(("not listed in", "blocked by")) else ""
+    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path}){note}")  # HERMES_PLUGINS, a distro
 
 
 @plugins.command("enable")

@@ -331,11 +331,16 @@ def test_a_distros_blocked_tools_join_the_ones_config_yaml_disables(hermes, herm
 
 
 def test_enabling_a_plugin_the_distro_or_hermes_plugins_leaves_out_says_it_stays_off(hermes, hermes_home, tmp_path):
-    """`plugins enable batch` under a distro whose `only` leaves it out said "enabled batch" and nothing loaded."""
-    d = write(tmp_path, "name: small\nplugins:\n  only: [scripted-provider, core-tools]\n")
+    """`plugins enable batch` under a distro whose `only` leaves it out said "enabled batch" and nothing loaded;
+    a plugin the distro blocks was listed as "disabled in config", which config.yaml could not undo."""
+    d = write(tmp_path, "name: small\nplugins:\n  only: [scripted-provider, core-tools]\n  blocked: [approval]\n")
     out = hermes("--distro", d, "plugins", "enable", "batch")
     assert out.returncode == 0 and out.stdout.strip().endswith(
-        "; it stays off here: not listed in distro 'small'"), out.stdout
+        "; it stays off: not listed in distro 'small'"), out.stdout
+    rows = {r["name"]: r for r in json.loads(hermes("--distro", d, "plugins", "list", "--json").stdout)}
+    assert (rows["approval"]["status"], rows["approval"]["reason"]) == ("disabled", "blocked by distro 'small'")
+    out = hermes("--distro", d, "plugins", "enable", "approval")
+    assert out.stdout.strip().endswith("; it stays off: blocked by distro 'small'"), out.stdout
     out = hermes("plugins", "enable", "batch", env={"HERMES_PLUGINS": "core-tools"})
-    assert out.stdout.strip().endswith("; it stays off here: not listed in HERMES_PLUGINS"), out.stdout
+    assert out.stdout.strip().endswith("; it stays off: not listed in HERMES_PLUGINS"), out.stdout
     assert hermes("plugins", "enable", "batch").stdout.strip() == f"enabled batch (saved in {hermes_home / 'config.yaml'})"
