@@ -95,3 +95,20 @@ def test_a_plugin_adds_a_layer_through_prompt_layer(make_agent, tmp_path, monkey
     assert "glossary" in [layer.name for layer in typo.state[LAYERS_KEY]]
     assert [r.getMessage() for r in caplog.records if r.name == "hermes.prompt"] == [
         "prompt.disabled_layers names no layer 'glosary' (did you mean 'glossary'?): it turns nothing off"]
+
+
+def test_a_context_file_in_utf16_is_read_and_one_that_is_no_text_is_left_out_with_a_warning(tmp_path, caplog):
+    """A binary AGENTS.md went into every session's system prompt as 3,000 replacement characters; one saved
+    as UTF-16 (with its byte order mark, as some Windows editors write it) was noise the same way."""
+    (tmp_path / "AGENTS.md").write_bytes("house rules: tabs, café".encode("utf-16"))
+    assert [f.text for f in project.context_files(tmp_path)] == ["house rules: tabs, café"]
+    (tmp_path / "AGENTS.md").write_bytes(bytes(range(256)) * 12)
+    (tmp_path / "CLAUDE.md").write_text("claude rules")
+    with caplog.at_level("WARNING", logger="hermes.prompt"):
+        assert [f.text for f in project.context_files(tmp_path)] == ["claude rules"]  # the next kind, as for an empty one
+        project.context_files(tmp_path)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [f"{tmp_path / 'AGENTS.md'} is not text (nor UTF-8); it is left out of the prompt"]
+    (tmp_path / "CLAUDE.md").write_bytes("règles en latin-1".encode("latin-1"))  # a few bad bytes: still text
+    (tmp_path / "AGENTS.md").unlink()
+    assert [f.text for f in project.context_files(tmp_path)] == ["r\ufffdgles en latin-1"]
