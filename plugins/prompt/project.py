@@ -85,19 +85,17 @@ _not_text: set = set()  # the files said to be no text, once per process
 def _read(path: Path) -> str:
     """The file's text: UTF-8, or UTF-16 with its byte order mark (as some Windows editors save it); "" for none,
     and for a file that is no text (a binary one), said once: every request would carry its size in noise."""
+    from plugins.text import decoded
+
     try:
         with path.open("rb") as fh:
-            raw = fh.read(READ_LIMIT * 4)
+            text = decoded(fh.read(READ_LIMIT * 4))
     except OSError:
         return ""
-    utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
-    text = raw.decode("utf-16" if utf16 else "utf-8", errors="replace")[:READ_LIMIT]
-    if "\x00" in text or text.count("\ufffd") > len(text) // 10:
-        if path not in _not_text:
-            _not_text.add(path)
-            logging.getLogger("hermes.prompt").warning("%s is not text (nor UTF-8); it is left out of the prompt", path)
-        return ""
-    return text.removeprefix("\ufeff").strip()
+    if text is None and path not in _not_text:
+        _not_text.add(path)
+        logging.getLogger("hermes.prompt").warning("%s is not text (nor UTF-8); it is left out of the prompt", path)
+    return (text or "")[:READ_LIMIT].strip()
 
 
 def _is_file(path: Path) -> bool:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from plugins.text import decoded
+
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 PLUGIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}:[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")  # plugin:skill
 MAX_BODY_CHARS = 40_000
@@ -74,7 +76,9 @@ def read_text(path: Path, missing_ok: bool = False) -> Optional[str]:
             data = handle.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             raise SkillError(f"{path}: larger than {MAX_FILE_BYTES // 1000} kB; it is not read")
-        return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        if (text := decoded(data)) is None:
+            raise SkillError(f"{path}: not text (a binary file); it is not shown")
+        return text
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         if missing_ok:
             return None

@@ -41,6 +41,23 @@ def test_a_plugin_ships_a_skill_with_register_skills(make_agent, tmp_path, monke
     assert "- shipper:pack: How to pack an order." in agent.scripted.requests[0].messages[0]["content"]
 
 
+def test_a_skills_binary_file_is_not_shown_and_a_utf16_one_is(make_agent, tmp_path, monkeypatch):
+    """skill_view of a skill's image handed the model thousands of replacement characters."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: pack\ndescription: d\n---\nSee the diagram.\n")
+    (folder / "diagram.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    (folder / "notes.txt").write_bytes("labels: Überseekoffer".encode("utf-16"))
+    agent = make_agent(prompt_plugin, skills_plugin, Shipper(folder), toolsets=["skills"], script=[
+        {"tool_calls": [("skill_view", {"name": "pack", "file": "diagram.png"}),
+                        ("skill_view", {"name": "pack", "file": "notes.txt"})]}, "ok"])
+    image, notes = results(agent.run_conversation("pack it"))
+    assert image == {"error": f"skill_view: {folder.resolve() / 'diagram.png'}: not text (a binary file); it is not "
+                              "shown"}
+    assert notes["content"] == "labels: Überseekoffer"
+
+
 def test_skill_tools_refuse_bad_input_with_a_message(make_agent, tmp_path, monkeypatch, hermes_home):
     monkeypatch.chdir(tmp_path)
     calls = [("skill_view", {}), ("skill_view", {"name": "ghost"}),
