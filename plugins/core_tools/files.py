@@ -5,12 +5,14 @@ their paths do not overlap."""
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 from pathlib import Path
 
 from hermes.host.files import atomic_write
 from kernel.types import Tool, ToolError
+from plugins.text import UTF16_MARKS
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
 
 
@@ -72,12 +74,14 @@ def make_read_file(config=None) -> Tool:
             )
         want = limit or DEFAULT_READ_LINES
         with open(path, "rb") as fh:
-            if _is_binary(fh.read(_SNIFF)):
+            utf16 = (head := fh.read(_SNIFF))[:2] in UTF16_MARKS  # text as some Windows tools write it
+            if _is_binary(head) and not utf16:
                 raise ToolError(f"read_file: {raw} is a binary file ({size} bytes); it cannot be shown as text")
             fh.seek(0)
+            lines = io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline="") if utf16 else fh
             out, used, lineno, last_shown, cut_by_chars = [], 0, 0, 0, False
             count_all, more_unknown = size <= max_bytes, False  # do not scan a huge file just to count
-            for lineno, line in enumerate(fh, 1):
+            for lineno, line in enumerate(lines, 1):
                 if lineno < offset:
                     continue
                 if lineno >= offset + want or cut_by_chars:
@@ -85,7 +89,7 @@ def make_read_file(config=None) -> Tool:
                         more_unknown = True
                         break
                     continue  # keep counting lines for the footer
-                text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                text = (line if utf16 else line.decode("utf-8", errors="replace")).rstrip("\r\n")
                 if len(text) > MAX_LINE_CHARS:
                     text = text[:MAX_LINE_CHARS] + f"... [line cut: {len(text)} characters]"
                 row = f"{lineno:>6}|{text}"

@@ -179,6 +179,14 @@ def test_read_file_relative_path_and_empty_file(run, tmp_path, monkeypatch):
     assert run("read_file", path="empty.txt") == "empty.txt: (empty file)"
 
 
+def test_read_file_reads_utf16_text(run, tmp_path):
+    """A file saved as UTF-16 (a Windows export, a .reg file) was "a binary file; it cannot be shown as text"."""
+    (tmp_path / "export.csv").write_bytes("name;city\r\nJosé;Köln\r\n".encode("utf-16"))
+    assert run("read_file", path=str(tmp_path / "export.csv")) == (
+        f"     1|name;city\n     2|José;Köln\n[{tmp_path / 'export.csv'}: lines 1-2 of 2]")
+    assert run("read_file", path=str(tmp_path / "export.csv"), offset=2).startswith("     2|José;Köln\n")
+
+
 def test_read_file_errors(run, tmp_path):
     (tmp_path / "config.yaml").write_text("a: 1\n")
     with pytest.raises(ToolError, match=r"file not found: .*confg.yaml. Did you mean: config.yaml\?"):
