@@ -403,7 +403,7 @@ class PluginHost:
             elif isinstance(type, (tuple, builtins.type)) or type == list[str]:
                 keys.append(Key(str(key), type, default, str(help), owner, minimum, choices=tuple(choices)))
             else:
-                raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, list[str], dict), got {type!r}")
+                raise TypeError(f"declare({key!r}): give a type (int, float, str, bool, list, dict), got {type!r}")
 
         with self.failures.watch() as seen:
             self.pm.hook.register_config(declare=declare, config=self.config)
