@@ -87,8 +87,9 @@ class Server:
             return error(400, f"the request body is not JSON: {exc}")
         if not isinstance(data, dict):
             return error(400, "the request body must be a JSON object")
-        if not isinstance(data.get("model", ""), (str, type(None))):  # answered as the model "5" before
-            return error(400, "'model' must be a string (a model's name)", param="model")
+        for key, what in (("model", "a model's name"), ("instructions", "the text of the system prompt")):
+            if not isinstance(data.get(key, ""), (str, type(None))):  # answered as the model "5", instructions 5, before
+                return error(400, f"'{key}' must be a string ({what})", param=key)
         if b"\\u" in raw:  # a lone surrogate escape ("\ud800") parses, but no model, store or JSON writer takes it
             try:
                 json.dumps(data, ensure_ascii=False).encode("utf-8")

@@ -83,10 +83,11 @@ def test_the_key_and_openai_shaped_errors(serve, wire_server):
     status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "user", "content": "\U0001f600"}]},
                            auth)  # a surrogate pair, as json.dumps escapes an emoji, is text
     assert status == 200, body
-    for path, text in (("/v1/chat/completions", {"model": 5, "messages": [{"role": "user", "content": "hi"}]}),
-                       ("/v1/responses", {"model": ["gpt"], "input": "hi"})):
+    for path, text, param in (("/v1/chat/completions", {"model": 5, "messages": [{"role": "user", "content": "hi"}]},
+                                "model"), ("/v1/responses", {"model": ["gpt"], "input": "hi"}, "model"),
+                               ("/v1/responses", {"instructions": 5, "input": "hi"}, "instructions")):  # was echoed
         status, _, body = post(served, path, text, auth)
-        assert status == 400 and body["error"]["param"] == "model" and "must be a string" in body["error"]["message"]
+        assert status == 400 and body["error"]["param"] == param and "must be a string" in body["error"]["message"]
     status, _, body = post(served, "/v1/chat/completions", {"messages": []}, auth)
     assert status == 400 and body["error"]["param"] == "messages"
     status, _, body = post(served, "/v1/chat/completions", {"messages": [{"role": "assistant", "content": "x"}]}, auth)
