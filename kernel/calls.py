@@ -151,7 +151,7 @@ class ModelCaller:
                 if self.agent._interrupt.wait(max(0.0, decision.delay)):  # True: the user interrupted
                     raise Interrupted()
             elif isinstance(decision, SwitchProvider):
-                self.agent.emit("on_status", status="fallback", detail=f"{pconf.label()} failed ({error.reason}); trying {decision.config.label()}")
+                self.agent.emit("on_status", status="fallback", detail=f"{pconf.label()} failed: {error}; trying {decision.config.label()}")
                 self.agent.provider_config, attempt = decision.config, 0
             elif isinstance(decision, Compress) and not compressed and offer_tools and self.agent.compress("overflow"):
                 compressed, request_messages = True, self.agent.request_messages("")

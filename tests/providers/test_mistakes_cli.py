@@ -243,3 +243,17 @@ def test_an_auxiliary_model_that_cannot_work_is_said_at_the_start(hermes, hermes
     wire_server.push(reply("fine"))
     out = hermes(*args, env=env)
     assert (out.returncode, out.stderr) == (0, "")
+
+
+def test_a_primary_that_cannot_work_falls_back_saying_why(hermes, hermes_home, wire_server, cli_env):  # noqa: F811
+    """With fallbacks configured the start does not stop on the primary's mistake: the loop falls back. The
+    line said 'openrouter:x failed (config)' and not what was wrong."""
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"fallback_providers": [
+        {"model": "m", "api_mode": "chat_completions", "base_url": wire_server.openai_url}]}))
+    wire_server.push(reply("from the fallback"))
+    out = hermes("run", "-m", "x", "--provider", "openrouter", "hi",
+                 env={**cli_env, "OPENAI_API_KEY": "sk-test", "OPENROUTER_API_KEY": ""})
+    assert out.returncode == 0 and out.stdout.strip() == "from the fallback", out.stderr
+    assert out.stderr.strip() == ("hermes: fallback: openrouter:x failed: config: no API key: set the environment "
+                                  "variable OPENROUTER_API_KEY (or name another one with api_key_env in config); "
+                                  "trying chat_completions:m"), out.stderr
