@@ -6,6 +6,7 @@ in config.yaml in a round trip that keeps its comments."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import click
@@ -146,6 +147,9 @@ def mcp_group() -> click.Group:
         """Add a server: `hermes mcp add NAME -- COMMAND ARGS...` or `hermes mcp add NAME --url URL`."""
         if bool(command) == bool(url):
             raise _fail("give a command after `--`, or --url (one of them)", usage=True)
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):  # `a.b` is two keys to `config set`; '' or `a b`, no toolset name
+            raise _fail(f"{name!r} is not a server name: letters, digits, - and _ (its tools are mcp__NAME__TOOL)",
+                        usage=True)
         servers = app.config.get("mcp_servers")
         if isinstance(servers, dict) and name in servers:
             raise _fail(f"MCP server '{name}' is already configured (`hermes mcp remove {name}` first)", usage=True)

@@ -147,6 +147,10 @@ def test_adding_a_server_that_could_never_connect_is_refused_and_writes_nothing(
         out = hermes("mcp", "add", "t", "--url", url)
         assert out.returncode == 2 and out.stderr.strip() == \
             f"hermes: error: MCP server 't': url must start with http:// or https:// (got {url!r})", out.stderr
+    for name in ("", "my.server", "my server"):  # were written: '' and a space make no toolset name, a dot two keys
+        out = hermes("mcp", "add", name, "--url", "https://example.com/mcp")
+        assert out.returncode == 2 and out.stderr.strip() == f"hermes: error: {name!r} is not a server name: letters, " \
+            "digits, - and _ (its tools are mcp__NAME__TOOL)", out.stderr
     assert not (hermes_home / "config.yaml").exists()
     assert hermes("mcp", "add", "t", "--url", "https://example.com/mcp").returncode == 0
 
