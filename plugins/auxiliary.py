@@ -73,19 +73,29 @@ def _joined(agent: Any, aux: Any) -> Any:
 
 
 def check(agent: Any, task: str) -> None:
-    """Say once per process, as a session starts, that ``auxiliary.<task>`` names a model that cannot be used
-    (an unknown provider, no key, a URL without a scheme, a model of another provider's family): not first when
-    its work comes (a summary, a review), which then goes without it. Building a provider imports no SDK."""
+    """As a session starts: is ``auxiliary.<task>`` usable (:func:`say_unusable`)? Not first when its work comes (a
+    summary, a review), which then goes without it."""
     from hermes.host.config import ConfigError
-    from kernel.types import CONFIG, ProviderError
 
     try:
         aux = provider_config(agent.config, task)
-        if aux is not None and (pconf := _joined(agent, aux)) not in _said:
-            agent.provider_for(pconf)
     except ConfigError:
         return  # a malformed block: config check and the call itself say it
+    if aux is not None:
+        say_unusable(agent, _joined(agent, aux), f"auxiliary.{task}")
+
+
+def say_unusable(agent: Any, pconf: Any, what: str) -> None:
+    """Warn once per process when a provider config kept for later (a fallback, an auxiliary model) cannot be used:
+    an unknown provider, no key or SDK, a URL without a scheme, a model of another provider's family. Building its
+    provider (kept by the agent for its calls) imports no SDK."""
+    from kernel.types import CONFIG, ProviderError
+
+    if pconf in _said:
+        return
+    try:
+        agent.provider_for(pconf)
     except ProviderError as exc:
         if exc.reason == CONFIG:
             _said.add(pconf)
-            log.warning("auxiliary.%s (%s) cannot be used: %s", task, pconf.label(), exc.message)
+            log.warning("%s (%s) cannot be used: %s", what, pconf.label(), exc.message)

@@ -41,7 +41,6 @@ from kernel.hints import close_matches
 from kernel.types import (
     AUTH,
     BILLING,
-    CONFIG,
     CONTEXT_OVERFLOW,
     RATE_LIMIT,
     SERVER,
@@ -49,7 +48,6 @@ from kernel.types import (
     Compress,
     GiveUp,
     ProviderConfig,
-    ProviderError,
     RefreshCredentials,
     Retry,
     SwitchProvider,
@@ -243,15 +241,11 @@ def choose_provider(primary, agent):
 
 @hookimpl
 def on_session_start(agent):
-    """A fallback entry that cannot work (an unknown provider, no key or SDK, a URL without a scheme) is said as a
-    session starts, once per process: not in the outage it is kept for (building a provider imports no SDK)."""
+    """A fallback entry that cannot work is said as a session starts: not in the outage it is kept for."""
+    from plugins.auxiliary import say_unusable
+
     for pconf in chain(agent, agent.primary)[1:]:
-        try:
-            agent.provider_for(pconf)
-        except ProviderError as exc:
-            if exc.reason == CONFIG and pconf not in _warned:
-                _warned.add(pconf)
-                log.warning("fallback provider %s cannot be used: %s", pconf.label(), exc.message)
+        say_unusable(agent, pconf, "fallback provider")
 
 
 @hookimpl

@@ -211,11 +211,11 @@ def test_a_fallback_entry_that_cannot_work_is_said_at_the_start_not_in_the_outag
     assert out.returncode == 0 and out.stdout.strip() == "primary here", out.stderr
     assert out.stderr.splitlines() == [
         "hermes: WARNING: fallback_providers[0] has no model ('modle' is no key); skipped",
-        "hermes: WARNING: fallback provider openroutr:x cannot be used: unknown provider 'openroutr' (did you mean "
+        "hermes: WARNING: fallback provider (openroutr:x) cannot be used: unknown provider 'openroutr' (did you mean "
         "'openrouter'?); known: " + out.stderr.split("known: ")[1].split("\n")[0],
-        "hermes: WARNING: fallback provider openrouter:y cannot be used: no API key: set the environment variable "
+        "hermes: WARNING: fallback provider (openrouter:y) cannot be used: no API key: set the environment variable "
         "OPENROUTER_API_KEY (or name another one with api_key_env in config)",
-        "hermes: WARNING: fallback provider w cannot be used: the base URL '127.0.0.1:9/v1' has no scheme: use "
+        "hermes: WARNING: fallback provider (w) cannot be used: the base URL '127.0.0.1:9/v1' has no scheme: use "
         "http://127.0.0.1:9/v1 (or https://)"], out.stderr
     assert len(wire_server.requests) == 1
 
