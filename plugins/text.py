@@ -1,5 +1,5 @@
-"""Files read as text for the model (context files, skills): UTF-8, or UTF-16 with its byte order mark, and
-"no text" for a binary file, whose bytes would reach the model as thousands of replacement characters."""
+"""Files read as text for the model (context files, skills, read_file): UTF-8, or UTF-16 with its byte order mark,
+and "no text" for a binary file, whose bytes would reach the model as thousands of replacement characters."""
 
 from __future__ import annotations
 

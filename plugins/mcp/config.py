@@ -99,10 +99,14 @@ def configured(config, shipped: Optional[dict] = None) -> dict:
             entries[name] = (dict(entry), plugin)
     servers = config.get("mcp_servers") if config is not None else None
     for name, entry in (servers.items() if isinstance(servers, dict) else ()):
-        if isinstance(entry, dict) and name in entries:  # a url of the user's replaces a shipped command, and back
-            gone = ("command", "args") if "url" in entry and "command" not in entry else ("url",) if "command" in entry \
-                and "url" not in entry else ()
-            entries[name] = ({**{k: v for k, v in entries[name][0].items() if k not in gone}, **entry}, entries[name][1])
+        if isinstance(entry, dict) and name in entries:
+            shipped = dict(entries[name][0])
+            if "url" in entry and "command" not in entry:  # a url of the user's replaces a shipped command
+                for key in ("command", "args"):
+                    shipped.pop(key, None)
+            elif "command" in entry and "url" not in entry:  # and a command of the user's a shipped url
+                shipped.pop("url", None)
+            entries[name] = ({**shipped, **entry}, entries[name][1])
         else:
             entries[name] = (entry, "config.yaml")
     found = {}
