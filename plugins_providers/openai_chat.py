@@ -79,7 +79,8 @@ def _reasoning(obj: Any) -> str:
 class ChatCompletionsProvider(SDKProvider):
     api_mode = NAME
     sdk = "openai"
-    options_read = ("temperature", "reasoning_effort", "top_p", "extra_body", "extra_headers", "stream_usage")
+    options_read = ("temperature", "reasoning_effort", "top_p", "extra_body", "extra_headers", "stream_usage",
+                    "max_tokens")
 
     def _build_client(self, key: str) -> Any:
         import openai
@@ -91,10 +92,10 @@ class ChatCompletionsProvider(SDKProvider):
         if request.tools:
             kwargs["tools"] = convert_tools(request.tools)
             kwargs["tool_choice"] = request.tool_choice or "auto"
-        if request.max_tokens:
+        if limit := request.max_tokens or self.options.get("max_tokens"):  # agent.max_tokens, or this provider's
             # api.openai.com wants the newer name; compatible servers know the old one
             name = "max_completion_tokens" if host_of(self.target.base_url) == "api.openai.com" else "max_tokens"
-            kwargs[name] = request.max_tokens
+            kwargs[name] = int(limit)
         kwargs.update(self.sampling(request, ("temperature", "reasoning_effort", "top_p", "extra_body",
                                               "extra_headers")))
         if request.stream:

@@ -130,7 +130,8 @@ def response_of(resp: Any, incomplete: bool = False) -> ModelResponse:
 class ResponsesProvider(SDKProvider):
     api_mode = NAME
     sdk = "openai"
-    options_read = ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers", "encrypted_reasoning")
+    options_read = ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers", "encrypted_reasoning",
+                    "max_tokens")
 
     def _build_client(self, key: str) -> Any:
         import openai
@@ -146,8 +147,8 @@ class ResponsesProvider(SDKProvider):
         if request.tools:
             kwargs["tools"] = convert_tools(request.tools)
             kwargs["tool_choice"] = request.tool_choice or "auto"
-        if request.max_tokens:
-            kwargs["max_output_tokens"] = request.max_tokens
+        if limit := request.max_tokens or self.options.get("max_tokens"):  # agent.max_tokens, or this provider's
+            kwargs["max_output_tokens"] = int(limit)
         encrypted = self.options.get("encrypted_reasoning")
         if encrypted or (encrypted is None and _REASONING_MODELS.match(model)):
             kwargs["include"] = ["reasoning.encrypted_content"]
