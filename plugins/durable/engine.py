@@ -80,11 +80,15 @@ def launch(config, queues: Optional[list] = None, executor_id: Optional[str] = N
                          "executor_id": executor_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}",
                          "log_level": "ERROR", "system_database_engine": sqlite_engine(url)})
             DBOS.listen_queues(queues or [])
+            dbos_log = logging.getLogger("dbos")
             try:
+                dbos_log.disabled = True  # "DBOS failed to launch:" and a traceback: the one line below says it
                 DBOS.launch()
             except Exception as exc:
                 DBOS.destroy()
                 raise EngineError(f"the durable engine cannot use {shown(url)}: {first_line(exc)}") from None
+            finally:
+                dbos_log.disabled = False
             _launched = url
         elif _launched != url:
             raise EngineError(f"this process runs durable turns on {shown(_launched)}, not {shown(url)}")

@@ -128,10 +128,15 @@ def test_runs_say_in_one_line_what_is_wrong(hermes_sessions, home, tmp_path):  #
     script.write_text('["never asked"]')
     turn = hermes_sessions("run", "--api-mode", "scripted", "--base-url", str(script), "hi")
     assert turn.returncode == 1 and turn.stdout == "" and "durable.database_url must be" in turn.stderr
+    # a database nobody serves: DBOS's own "DBOS failed to launch:" and a traceback came first
+    (home / "config.yaml").write_text("durable:\n  engine: dbos\n  database_url: postgresql://u@127.0.0.1:1/db\n")
+    unreachable = hermes_sessions("run", "--api-mode", "scripted", "--base-url", str(script), "hi")
+    assert unreachable.returncode == 1 and unreachable.stderr.startswith(
+        "hermes: error: the durable engine cannot use postgresql://u@127.0.0.1:1/db: "), unreachable.stderr
     (home / "config.yaml").write_text("durable:\n  engine: dbos\n")
     unknown = hermes_sessions("runs", "resume", "nope")
     assert unknown.returncode == 1 and "no durable turn 'nope'" in unknown.stderr
-    assert all(len(r.stderr.strip().splitlines()) == 1 for r in (off, bad, turn, unknown))
+    assert all(len(r.stderr.strip().splitlines()) == 1 for r in (off, bad, turn, unreachable, unknown))
 
 
 def test_sigterm_leaves_the_turn_resumable_as_a_deploy_needs(durable, wire_server, tmp_path):
