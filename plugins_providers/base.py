@@ -35,6 +35,19 @@ NUMBER_OPTIONS = ("temperature", "top_p", "top_k", "max_tokens", "thinking_budge
 _warned_options: set = set()
 
 
+def _proxy_for(url: str) -> str:
+    """The proxy the SDKs' HTTP client (httpx) takes ``url`` through, from HTTPS_PROXY, ALL_PROXY ... unless NO_PROXY
+    names its host; "" when none (or no URL: the SDK's default one)."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url or "")
+    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname):
+        return ""
+    proxies = urllib.request.getproxies_environment()
+    return proxies.get(parts.scheme) or proxies.get("all") or ""
+
+
 class SDKProvider(Provider):
     api_mode = ""
     sdk = ""  # the package _build_client imports ("openai", "anthropic")
@@ -123,9 +136,10 @@ class SDKProvider(Provider):
         except Exception as exc:  # noqa: BLE001 - every failure is classified once, here
             err = classify(exc, provider=self.label, secrets=[self._key])
             if err.message.startswith("connection failed"):  # say where it tried to connect
-                url = self.target.base_url
-                refused_here = "refused" in err.message.lower() and self.target.local
-                err.message = f"{err.message} ({url or 'the SDK default URL'})" + (
+                url, via = self.target.base_url, _proxy_for(self.target.base_url)  # a dead proxy refuses too
+                refused_here = "refused" in err.message.lower() and self.target.local and not via
+                where = f"{url or 'the SDK default URL'}" + (f", through the proxy {via}" if via else "")
+                err.message = f"{err.message} ({where})" + (
                     ": nothing listens there; is the local server running?" if refused_here else "")
                 err.args = (err.message,)
                 if refused_here:  # certain until the user starts it: no retries with backoff (7 s), fallback at once

@@ -118,6 +118,14 @@ def test_a_local_server_that_is_not_running_fails_at_once_and_moves_to_a_fallbac
     assert time.monotonic() - started < 5 and "retrying" not in out.stderr, out.stderr
     assert out.returncode == 0 and out.stdout.strip() == "from the fallback", out.stderr
     assert len(wire_server.requests) == 1
+    # through a proxy (HTTP_PROXY) that refuses, "nothing listens there" blamed the server: the proxy is named
+    (hermes_home / "config.yaml").write_text("agent:\n  api_max_retries: 0\n")
+    proxy = f"http://127.0.0.1:{free_port()}"
+    out = hermes("run", "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "m", "hi",
+                 env={**cli_env, "OPENAI_API_KEY": "sk-test", "HTTP_PROXY": proxy, "NO_PROXY": ""})
+    assert out.returncode == 1 and out.stderr.strip().endswith(
+        f"Connection refused ({wire_server.openai_url}, through the proxy {proxy})"), out.stderr
+    assert len(wire_server.requests) == 1
 
 
 def test_a_prompt_that_is_not_utf8_reaches_the_model_and_is_stored(wire_server, cli_env, hermes_home):  # noqa: F811
