@@ -36,8 +36,8 @@ _warned_options: set = set()
 
 
 def _proxy_for(url: str) -> str:
-    """The proxy the SDKs' HTTP client (httpx) takes ``url`` through, from HTTPS_PROXY, ALL_PROXY ... unless NO_PROXY
-    names its host; "" when none (or no URL: the SDK's default one)."""
+    """The proxy the SDKs' HTTP client takes ``url`` through: HTTPS_PROXY, ALL_PROXY ... unless NO_PROXY names its host,
+    read as urllib reads them (so does httpx2's); "" when none (or no URL: the SDK's default one)."""
     import urllib.request
     from urllib.parse import urlsplit
 
