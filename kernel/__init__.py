@@ -7,8 +7,7 @@ everything else is a pluggy plugin. Plugin authors need::
     from kernel import hookspec          # mark hooks a plugin brings (register_hookspecs)
     from kernel.types import Tool, ...   # data types
 
-Names resolve lazily: ``import kernel`` (and ``hermes --help``) stays cheap.
-"""
+Names resolve lazily: ``import kernel`` (and ``hermes --help``) stays cheap."""
 
 __version__ = "0.1.0"
 

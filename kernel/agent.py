@@ -89,8 +89,9 @@ class Agent:
 
     # ------------------------------------------------------------------ setup
     def offers(self, toolset: str) -> bool:
-        """Whether this agent's toolsets take in ``toolset``'s tools (left unset, or ``all``: every toolset's)."""
-        return self.toolsets is None or "all" in self.toolsets or toolset in self.toolsets
+        """Whether this agent's toolsets take in ``toolset``'s tools: left unset, or reaching it or ``all``, through
+        composite toolsets too (hermes-agent's ``hermes-cli`` is every tool, an MCP server's too)."""
+        return self.toolsets is None or bool({"all", toolset} & self.host.registry.expand_toolsets(self.toolsets, True))
 
     def tools_changed(self) -> None:
         """From any thread: a plugin's ``agent_tools`` changed; the next model call chooses the tools again."""

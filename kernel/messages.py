@@ -11,8 +11,7 @@ Roles: ``system`` (only first), ``user``, ``assistant`` (may carry ``tool_calls`
   (or the user, with a message sent while the tools ran).
 
 Providers reject histories that break these rules, so the loop keeps them,
-and histories loaded from disk go through :func:`repair` first.
-"""
+and histories loaded from disk go through :func:`repair` first."""
 
 from __future__ import annotations
 

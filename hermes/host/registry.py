@@ -32,10 +32,9 @@ class Entry:
 
 
 class Registry:
-    """Tools, toolsets, and a table per named registration hook, read as ``registry[MODEL_PROVIDERS]`` with
-    the :class:`~kernel.hookspecs.Table` its spec's module exports (a string is a TypeError: a misspelt
-    table cannot read as empty). The guard says which plugin calls ``register``; a plugin that fails while
-    registering is dropped whole."""
+    """Tools, toolsets, and a table per named registration hook, read as ``registry[MODEL_PROVIDERS]`` with the
+    :class:`~kernel.hookspecs.Table` its spec's module exports (a string is a TypeError: a misspelt table cannot read
+    as empty). The guard says which plugin calls ``register``; one that fails while registering is dropped whole."""
 
     def __init__(self):
         self.tools: dict = {}
@@ -116,8 +115,9 @@ class Registry:
                 if shadowed:
                     self.shadowed[name] = shadowed
 
-    def expand_toolsets(self, names: Iterable[str]) -> set:
-        """Tool names in the given toolsets (which may include toolsets); ``KeyError`` names an unknown one."""
+    def expand_toolsets(self, names: Iterable[str], reached: bool = False) -> set:
+        """Tool names in the given toolsets (which may include toolsets); ``KeyError`` names an unknown one. With
+        ``reached``: every name passed through instead (toolsets, ``all``, tools), whose tools ``names`` take in."""
         by_own: dict = {}
         for tool in self.tools.values():
             by_own.setdefault(tool.toolset, set()).add(tool.name)
@@ -138,7 +138,7 @@ class Registry:
             else:
                 known = sorted(set(self.toolsets) | set(by_own))
                 raise KeyError(f"unknown toolset '{name}'{did_you_mean(name, known)}; known: {', '.join(known) or 'none'}")
-        return chosen
+        return seen if reached else chosen
 
 
 def _timed(host: PluginHost, tool: Tool) -> Callable:

@@ -13,8 +13,7 @@ For ``firstresult`` hooks the first non-``None`` answer wins.
 Every spec takes ``agent`` where the kernel has one: the :class:`kernel.agent.Agent` the event belongs to (read
 ``agent.session_id``, ``agent.config``, ``agent.state``, ``agent.turn`` ...). Callbacks registered on one Agent
 never fire for another Agent. ``agent``, ``session_id``, ``task_id``, ``turn_id``, ``platform``, ``tool_name`` and
-``tool_call_id`` mean the same in every spec: ``SHARED`` in ``scripts/hook_reference.py`` documents them once.
-"""
+``tool_call_id`` mean the same in every spec: ``SHARED`` in ``scripts/hook_reference.py`` documents them once."""
 
 from kernel.hookspecs import callbacks, lifecycle, policy, registration
 

@@ -20,6 +20,10 @@ manifest reader.
 
 from kernel import hookimpl
 
+# hermes-agent's toolsets of a whole platform (the config.yaml it writes says `toolsets: [hermes-cli]`): every tool
+PLATFORM_TOOLSETS = ("hermes-cli", "hermes-api-server", "hermes-acp", "hermes-cron", "hermes-gateway",
+                     "hermes-telegram", "hermes-webhook")
+
 
 @hookimpl
 def discover_plugins(config):
@@ -43,6 +47,12 @@ def register_config(declare):
         from plugins.hermes_compat.manifests import declare_schemas
 
         declare_schemas(declare, state.records())
+
+
+@hookimpl
+def register_toolsets(register):
+    for name in PLATFORM_TOOLSETS:
+        register(name, ["all"], "hermes-agent's toolset of a platform: every tool here, MCP servers' too")
 
 
 @hookimpl

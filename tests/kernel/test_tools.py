@@ -297,3 +297,25 @@ def test_run_time_tools_keep_to_the_agents_toolsets_and_blocked_names(make_agent
     assert "a_one" in only_a.tools and "b_one" not in only_a.tools
     blocked = make_agent(echo_plugin, runtime, script=[], blocked_tools=["a_one"])
     assert "a_one" not in blocked.tools and "b_one" in blocked.tools
+
+
+def test_a_composite_toolset_takes_in_run_time_tools_as_its_members_say(make_agent, echo_plugin):
+    """`offers` read the agent's toolsets literally: a composite naming `mcp-a`, or taking in `all` (hermes-agent's
+    `hermes-cli`), offered none of the run-time tools its members stand for."""
+    from kernel.types import Tool
+
+    class Composites:
+        @hookimpl
+        def register_toolsets(self, register):
+            register("research", ["mcp-a", "test"], "a server's tools and the echo")
+            register("everything", ["all"], "every tool")
+
+    runtime = RuntimeTools()
+    schema = {"type": "object", "properties": {}}
+    runtime.tools = [Tool("a_one", "A", schema, lambda a, c: "a", toolset="mcp-a"),
+                     Tool("b_one", "B", schema, lambda a, c: "b", toolset="mcp-b")]
+    research = make_agent(echo_plugin, runtime, Composites(), script=[], toolsets=["research"])
+    assert {"a_one", "echo"} <= set(research.tools) and "b_one" not in research.tools
+    assert research.offers("mcp-a") and not research.offers("mcp-b")
+    every = make_agent(echo_plugin, runtime, Composites(), script=[], toolsets=["everything"])
+    assert {"a_one", "b_one", "echo"} <= set(every.tools)

@@ -115,6 +115,19 @@ def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, htt
 
 
 
+def test_hermes_agents_toolsets_hermes_cli_offers_every_tool_and_the_servers(hermes, wire_server, hermes_home):
+    """`toolsets: [hermes-cli]`, hermes-agent's default in every config.yaml it writes, stopped each run with
+    "unknown toolset 'hermes-cli'". It means every tool there, and here: an MCP server's too (a composite toolset
+    taking in `all` now takes in the servers' toolsets, which the agent's `offers` read literally)."""
+    write_config(hermes_home, {"ok": entry()}, toolsets=["hermes-cli"])
+    assert hermes("config", "check").returncode == 0
+    wire_server.push(reply("fine"))
+    out = run(hermes, wire_server, "hi", timeout=60)
+    assert out.returncode == 0, out.stderr
+    offered = {t["function"]["name"] for t in wire_server.requests[0].body["tools"]}
+    assert {"terminal", "read_file", "mcp__ok__echo"} <= offered
+
+
 def test_a_server_that_never_answers_the_handshake_is_said_by_list_and_test(hermes, hermes_home):
     """`mcp list` waited the connect timeout and could then show it as `connecting` with no error (`mcp test`:
     "did not connect: connecting"), as it did any server its --timeout ran out on."""
