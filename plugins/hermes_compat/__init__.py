@@ -20,9 +20,9 @@ manifest reader.
 
 from kernel import hookimpl
 
-# hermes-agent's toolsets of a whole platform (the config.yaml it writes says `toolsets: [hermes-cli]`): every tool
-PLATFORM_TOOLSETS = ("hermes-cli", "hermes-api-server", "hermes-acp", "hermes-cron", "hermes-gateway",
-                     "hermes-telegram", "hermes-webhook")
+# hermes-agent's toolsets of a whole platform that its config.yaml's `toolsets` names (`[hermes-cli]`, as it writes
+# it; its gateways' own are under `platform_toolsets`, not read here): every tool
+PLATFORM_TOOLSETS = ("hermes-cli", "hermes-api-server")
 
 
 @hookimpl
