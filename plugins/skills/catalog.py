@@ -136,6 +136,21 @@ def split(text: str) -> tuple:
     return _front_matter(text[3:end]), text[end + 4:].lstrip("-").strip()
 
 
+def front_matter_problem(path: Path) -> str:
+    """Why the file's front matter gives nothing (it is not valid YAML: where and what), or ""."""
+    import yaml
+
+    text = read_text(path, missing_ok=True) or ""
+    end = text.find("\n---", 3) if text.startswith("---") else -1
+    try:
+        yaml.safe_load(text[3:end]) if end > 0 else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return f"its front matter is not valid YAML ({getattr(exc, 'problem', None) or 'unreadable'}" + (
+            f", line {mark.line + 1})" if mark else ")")  # the block starts on the file's first line
+    return ""
+
+
 def load(path: Path, source: str, name: Optional[str] = None) -> Optional[Skill]:
     """The skill at ``path`` (a SKILL.md or its folder), or None when it has none."""
     path = Path(path)

@@ -76,9 +76,10 @@ def install_cmd(path, name):
     if not skill.description:  # the index the model chooses skills by shows only the name
         from hermes.cli.app import program
 
-        click.echo(f"{program()}: note: {skill.path} has no description, so the model sees only the name "
-                   f"{skill.name!r}; begin it with front matter: `---` / `description: when to use it` / `---`",
-                   err=True)
+        why = catalog.front_matter_problem(skill.path)
+        fix = "fix it" if why else "begin it with front matter: `---` / `description: when to use it` / `---`"
+        click.echo(f"{program()}: note: {skill.path}: {why or 'no description'}, so the model sees only the name "
+                   f"{skill.name!r}; {fix}", err=True)
 
 
 @skills.command("remove")

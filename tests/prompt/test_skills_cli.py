@@ -127,9 +127,16 @@ def test_a_lone_markdown_file_is_named_after_itself_and_one_without_a_descriptio
     (tmp_path / "wasp.md").write_text("Keep the jam covered.\n")
     out = hermes("skills", "install", "wasp.md", cwd=tmp_path)
     assert out.returncode == 0 and "installed wasp" in out.stdout, out.stderr
-    assert "has no description, so the model sees only the name 'wasp'" in out.stderr
+    assert ": no description, so the model sees only the name 'wasp'" in out.stderr
     (tmp_path / "honey").mkdir()
     (tmp_path / "honey" / "SKILL.md").write_text("---\ndescription: Harvest honey.\n---\nIn late summer.\n")
     out = hermes("skills", "install", "SKILL.md", cwd=tmp_path / "honey")
     assert out.returncode == 0 and "installed honey" in out.stdout and not out.stderr, out.stderr
     assert "Keep the jam covered." in hermes("skills", "show", "wasp").stdout
+    # a description the YAML could not read was "no description", which sent the writer looking for the wrong thing
+    (tmp_path / "moth").mkdir()
+    (tmp_path / "moth" / "SKILL.md").write_text('---\nname: moth\ndescription: "Keep moths out\n---\nCedar.\n')
+    out = hermes("skills", "install", "moth", cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr.strip() == (
+        f"hermes: note: {hermes_home / 'skills' / 'moth' / 'SKILL.md'}: its front matter is not valid YAML (found "
+        "unexpected end of stream, line 3), so the model sees only the name 'moth'; fix it"), out.stderr
