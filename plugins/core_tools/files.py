@@ -9,6 +9,7 @@ import io
 import os
 import re
 from pathlib import Path
+from typing import Iterator, Optional
 
 from hermes.host.files import atomic_write
 from kernel.types import Tool, ToolError
@@ -25,6 +26,16 @@ _SNIFF = 8192
 
 def _is_binary(head: bytes) -> bool:
     return b"\x00" in head
+
+
+def _text_lines(fh) -> Optional[Iterator[str]]:
+    """The lines of a file opened binary, as text (UTF-8, or UTF-16 with its mark: some Windows tools write it), or
+    None for a binary one."""
+    head = fh.read(_SNIFF)
+    fh.seek(0)
+    if head[:2] in UTF16_MARKS:
+        return iter(io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline=""))
+    return None if _is_binary(head) else (line.decode("utf-8", errors="replace") for line in fh)
 
 
 def _suggest_siblings(path: Path) -> str:
@@ -74,11 +85,8 @@ def make_read_file(config=None) -> Tool:
             )
         want = limit or DEFAULT_READ_LINES
         with open(path, "rb") as fh:
-            utf16 = (head := fh.read(_SNIFF))[:2] in UTF16_MARKS  # text as some Windows tools write it
-            if _is_binary(head) and not utf16:
+            if (lines := _text_lines(fh)) is None:
                 raise ToolError(f"read_file: {raw} is a binary file ({size} bytes); it cannot be shown as text")
-            fh.seek(0)
-            lines = io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline="") if utf16 else fh
             out, used, lineno, last_shown, cut_by_chars = [], 0, 0, 0, False
             count_all, more_unknown = size <= max_bytes, False  # do not scan a huge file just to count
             for lineno, line in enumerate(lines, 1):
@@ -89,7 +97,7 @@ def make_read_file(config=None) -> Tool:
                         more_unknown = True
                         break
                     continue  # keep counting lines for the footer
-                text = (line if utf16 else line.decode("utf-8", errors="replace")).rstrip("\r\n")
+                text = line.rstrip("\r\n")
                 if len(text) > MAX_LINE_CHARS:
                     text = text[:MAX_LINE_CHARS] + f"... [line cut: {len(text)} characters]"
                 row = f"{lineno:>6}|{text}"
@@ -233,6 +241,9 @@ def make_patch(config=None) -> Tool:
         path = resolve_path(raw, "patch")
         _open_existing(path, raw, "patch")
         data = path.read_bytes()
+        if data[:2] in UTF16_MARKS:  # written back as UTF-8 it would break the program that reads it
+            raise ToolError(f"patch: {raw} is UTF-16 text; patch edits UTF-8 files (rewrite it whole with write_file, "
+                            "in UTF-8, if its reader takes that)")
         if _is_binary(data[:_SNIFF]):
             raise ToolError(f"patch: {raw} is a binary file; patch edits text files only")
         try:
@@ -366,12 +377,11 @@ def make_search_files(config=None) -> Tool:
                     if not os.path.isfile(full) or os.path.getsize(full) > MAX_SEARCH_FILE_BYTES:
                         continue
                     with open(full, "rb") as fh:
-                        if _is_binary(fh.read(_SNIFF)):
+                        if (lines := _text_lines(fh)) is None:
                             binary += 1
                             continue
-                        fh.seek(0)
-                        for lineno, line in enumerate(fh, 1):
-                            text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                        for lineno, line in enumerate(lines, 1):
+                            text = line.rstrip("\r\n")
                             if regex.search(text):
                                 if len(hits) >= max_results:
                                     stop = "results"

@@ -179,12 +179,17 @@ def test_read_file_relative_path_and_empty_file(run, tmp_path, monkeypatch):
     assert run("read_file", path="empty.txt") == "empty.txt: (empty file)"
 
 
-def test_read_file_reads_utf16_text(run, tmp_path):
-    """A file saved as UTF-16 (a Windows export, a .reg file) was "a binary file; it cannot be shown as text"."""
+def test_utf16_text_is_read_and_searched_and_patch_says_it_keeps_off(run, tmp_path):
+    """A file saved as UTF-16 (a Windows export, a .reg file) was "a binary file; it cannot be shown as text" to
+    read_file, "1 binary skipped" to search_files, and "a binary file" to patch."""
     (tmp_path / "export.csv").write_bytes("name;city\r\nJosé;Köln\r\n".encode("utf-16"))
     assert run("read_file", path=str(tmp_path / "export.csv")) == (
         f"     1|name;city\n     2|José;Köln\n[{tmp_path / 'export.csv'}: lines 1-2 of 2]")
     assert run("read_file", path=str(tmp_path / "export.csv"), offset=2).startswith("     2|José;Köln\n")
+    found = run("search_files", pattern="Köln", path=str(tmp_path))
+    assert "export.csv:2: José;Köln" in found and "binary" not in found, found
+    with pytest.raises(ToolError, match="is UTF-16 text; patch edits UTF-8 files"):
+        run("patch", path=str(tmp_path / "export.csv"), old_string="Köln", new_string="Bonn")
 
 
 def test_read_file_errors(run, tmp_path):
