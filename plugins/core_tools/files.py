@@ -5,15 +5,13 @@ their paths do not overlap."""
 from __future__ import annotations
 
 import fnmatch
-import io
 import os
 import re
 from pathlib import Path
-from typing import Iterator, Optional
 
 from hermes.host.files import atomic_write
 from kernel.types import Tool, ToolError
-from plugins.text import UTF16_MARKS
+from plugins.text import UTF16_MARKS, is_binary, text_lines
 from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
 
 
@@ -21,21 +19,6 @@ MAX_READ_CHARS = 100_000
 MAX_READ_BYTES = 20 * 1024 * 1024
 DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
-_SNIFF = 8192
-
-
-def _is_binary(head: bytes) -> bool:
-    return b"\x00" in head
-
-
-def _text_lines(fh) -> Optional[Iterator[str]]:
-    """The lines of a file opened binary, as text (UTF-8, or UTF-16 with its mark: some Windows tools write it), or
-    None for a binary one."""
-    head = fh.read(_SNIFF)
-    fh.seek(0)
-    if head[:2] in UTF16_MARKS:
-        return iter(io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline=""))
-    return None if _is_binary(head) else (line.decode("utf-8", errors="replace") for line in fh)
 
 
 def _suggest_siblings(path: Path) -> str:
@@ -85,7 +68,7 @@ def make_read_file(config=None) -> Tool:
             )
         want = limit or DEFAULT_READ_LINES
         with open(path, "rb") as fh:
-            if (lines := _text_lines(fh)) is None:
+            if (lines := text_lines(fh)) is None:
                 raise ToolError(f"read_file: {raw} is a binary file ({size} bytes); it cannot be shown as text")
             out, used, lineno, last_shown, cut_by_chars = [], 0, 0, 0, False
             count_all, more_unknown = size <= max_bytes, False  # do not scan a huge file just to count
@@ -244,7 +227,7 @@ def make_patch(config=None) -> Tool:
         if data[:2] in UTF16_MARKS:  # written back as UTF-8 it would break the program that reads it
             raise ToolError(f"patch: {raw} is UTF-16 text; patch edits UTF-8 files (rewrite it whole with write_file, "
                             "in UTF-8, if its reader takes that)")
-        if _is_binary(data[:_SNIFF]):
+        if is_binary(data):
             raise ToolError(f"patch: {raw} is a binary file; patch edits text files only")
         try:
             text = data.decode("utf-8")
@@ -377,7 +360,7 @@ def make_search_files(config=None) -> Tool:
                     if not os.path.isfile(full) or os.path.getsize(full) > MAX_SEARCH_FILE_BYTES:
                         continue
                     with open(full, "rb") as fh:
-                        if (lines := _text_lines(fh)) is None:
+                        if (lines := text_lines(fh)) is None:
                             binary += 1
                             continue
                         for lineno, line in enumerate(lines, 1):
