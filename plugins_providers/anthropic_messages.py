@@ -184,7 +184,7 @@ class AnthropicMessagesProvider(SDKProvider):
         kwargs: dict = {
             "model": self.model(request),
             "messages": messages,
-            "max_tokens": int(request.max_tokens or self.options.get("max_tokens") or DEFAULT_MAX_TOKENS),
+            "max_tokens": self.max_tokens(request) or DEFAULT_MAX_TOKENS,
         }
         if system:
             kwargs["system"] = system

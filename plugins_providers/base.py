@@ -208,6 +208,11 @@ class SDKProvider(Provider):
                 log.warning("the provider option '%s' is not one the %s provider reads%s; it is ignored (it reads: %s)",
                             option, self.api_mode, did_you_mean(option, known, n=1), ", ".join(sorted(known)))
 
+    def max_tokens(self, request: ModelRequest) -> Optional[int]:
+        """The answer's token limit per call: ``agent.max_tokens`` (the request's), else this provider's option."""
+        limit = request.max_tokens or self.options.get("max_tokens")
+        return int(limit) if limit else None
+
     def sampling(self, request: ModelRequest, keys: tuple) -> dict:
         """Those of ``keys`` the request's ``extra`` or else this provider's options set (temperature, ...)."""
         given = {**self.options, **request.extra}

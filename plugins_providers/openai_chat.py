@@ -92,10 +92,10 @@ class ChatCompletionsProvider(SDKProvider):
         if request.tools:
             kwargs["tools"] = convert_tools(request.tools)
             kwargs["tool_choice"] = request.tool_choice or "auto"
-        if limit := request.max_tokens or self.options.get("max_tokens"):  # agent.max_tokens, or this provider's
+        if limit := self.max_tokens(request):
             # api.openai.com wants the newer name; compatible servers know the old one
             name = "max_completion_tokens" if host_of(self.target.base_url) == "api.openai.com" else "max_tokens"
-            kwargs[name] = int(limit)
+            kwargs[name] = limit
         kwargs.update(self.sampling(request, ("temperature", "reasoning_effort", "top_p", "extra_body",
                                               "extra_headers")))
         if request.stream:

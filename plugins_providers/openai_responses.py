@@ -147,8 +147,8 @@ class ResponsesProvider(SDKProvider):
         if request.tools:
             kwargs["tools"] = convert_tools(request.tools)
             kwargs["tool_choice"] = request.tool_choice or "auto"
-        if limit := request.max_tokens or self.options.get("max_tokens"):  # agent.max_tokens, or this provider's
-            kwargs["max_output_tokens"] = int(limit)
+        if limit := self.max_tokens(request):
+            kwargs["max_output_tokens"] = limit
         encrypted = self.options.get("encrypted_reasoning")
         if encrypted or (encrypted is None and _REASONING_MODELS.match(model)):
             kwargs["include"] = ["reasoning.encrypted_content"]
