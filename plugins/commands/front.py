@@ -18,7 +18,7 @@ PROVIDER_OPTIONS = ("model", "provider", "base_url", "api_mode", "api_key_env") 
 
 
 def provider_options(f):
-    options = [
+    for option in reversed([
         click.option("-m", "--model", help="Model name."),
         click.option("--provider", help="Provider name (openai, anthropic, openrouter, ...)."),
         click.option("--base-url", help="API base URL."),
@@ -31,8 +31,7 @@ def provider_options(f):
         click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
                      help="Give up on a provider that sends nothing for this long (agent.stream_idle_timeout, 60)."),
-    ]
-    for option in reversed(options):
+    ]):
         f = option(f)
     return f
 

@@ -16,10 +16,8 @@ class _PluginsGroup(click.Group):
     ``uninstall`` from hermes-compat) load on demand, like top-level ones."""
 
     def get_command(self, ctx, name):
-        command = super().get_command(ctx, name)
-        if command is None and not name.startswith("-"):
-            root = ctx.find_root()
-            root.command.load_plugin_commands(root)
+        if (command := super().get_command(ctx, name)) is None and not name.startswith("-"):
+            self.list_commands(ctx)  # which loads them
             command = super().get_command(ctx, name)
         return command
 
@@ -111,34 +109,26 @@ def plugins_info(app: App, name: str, as_json: bool):
             click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
 
 
-def _set_plugin_state(app: App, name: str, enable: bool) -> None:
-    from hermes.host.essential import ESSENTIAL
+def _state_command(verb: str, enable: bool, help_text: str) -> None:
+    """``hermes plugins enable|disable NAME``: saved in config.yaml's ``plugins.enabled|disabled``."""
+    @plugins.command(verb, help=help_text)
+    @click.argument("name")
+    @click.pass_obj
+    def command(app: App, name: str):
+        from hermes.host.essential import ESSENTIAL
+        from plugins.config_command.edit import EditError, add_to_list, edit, path_of
 
-    rec = _find(app, name)
-    if not enable and name in ESSENTIAL:
-        raise Fail(f"plugin {name} is essential and cannot be disabled (it always loads)")
-    from plugins.config_command.edit import EditError, add_to_list, edit, path_of
-
-    wanted, other = ("plugins.enabled", "plugins.disabled") if enable else ("plugins.disabled", "plugins.enabled")
-    try:
-        edit(path := path_of(app.config), lambda document: add_to_list(document, wanted, name, remove_from=other))
-    except (OSError, EditError) as exc:
-        raise Fail(str(exc)) from None
-    note = f"; it stays off: {rec.reason}" if enable and rec.reason.startswith(("not listed in", "blocked by")) else ""
-    click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path}){note}")  # HERMES_PLUGINS, a distro
-
-
-@plugins.command("enable")
-@click.argument("name")
-@click.pass_obj
-def plugins_enable(app: App, name: str):
-    """Enable a plugin (saved in config.yaml)."""
-    _set_plugin_state(app, name, True)
+        rec = _find(app, name)
+        if not enable and name in ESSENTIAL:
+            raise Fail(f"plugin {name} is essential and cannot be disabled (it always loads)")
+        wanted, other = ("plugins.enabled", "plugins.disabled") if enable else ("plugins.disabled", "plugins.enabled")
+        try:
+            edit(path := path_of(app.config), lambda document: add_to_list(document, wanted, name, remove_from=other))
+        except (OSError, EditError) as exc:
+            raise Fail(str(exc)) from None
+        note = f"; it stays off: {rec.reason}" if enable and rec.reason.startswith(("not listed", "blocked by")) else ""
+        click.echo(f"{'enabled' if enable else 'disabled'} {name} (saved in {path}){note}")  # HERMES_PLUGINS, a distro
 
 
-@plugins.command("disable")
-@click.argument("name")
-@click.pass_obj
-def plugins_disable(app: App, name: str):
-    """Disable a plugin (saved in config.yaml); disabled always wins."""
-    _set_plugin_state(app, name, False)
+_state_command("enable", True, "Enable a plugin (saved in config.yaml).")
+_state_command("disable", False, "Disable a plugin (saved in config.yaml); disabled always wins.")
