@@ -104,14 +104,25 @@ def prepare_store(app: App, opts: dict) -> None:
     and losing the turn."""
     host = app.host
     if opts.pop("no_save", False):
-        if opts.get("resume"):
-            raise Fail("--no-save starts a conversation that is not stored; it cannot --resume one", EXIT_USAGE)
+        if opts.get("resume") or opts.get("cont"):
+            raise Fail("--no-save starts an unstored conversation; it cannot --resume or --continue one", EXIT_USAGE)
         for rec in [r for r in host.records if r.status == "enabled" and "append_messages" in r.hooks]:
             host.set_aside(rec.name, "--no-save")
         click.echo(f"{program()}: note: --no-save: this conversation will not be stored", err=True)
     else:
         ask_store(app, "latest_session", hint="; or pass --no-save to go on without storing this conversation",
                   needed=False, platform="cli")
+
+
+def session_to_resume(app: App, opts: dict, platform: str) -> Optional[str]:
+    """The session ``--resume`` names or, with ``--continue``, the latest of ``platform`` ("cli": ``hermes
+    chat``'s, "run"), checked and claimed as :func:`check_session` does; ``None`` for a new one."""
+    if (session_id := opts.get("resume")) and opts.get("cont"):
+        raise Fail("use either --resume or --continue", EXIT_USAGE)
+    if opts.pop("cont", False) and not (session_id := ask_store(app, "latest_session", platform=platform)):
+        command = "chat" if platform == "cli" else platform
+        raise Fail(f"no earlier {command} to continue (start one with `{program()} {command}`)")
+    return check_session(app, session_id) if session_id else None
 
 
 def check_session(app: App, session_id: str) -> str:

@@ -8,11 +8,12 @@ import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
 from hermes.cli.output import printable
-from plugins.commands.front import CtrlC, build_agent, check_session, finish, prepare_store, provider_options, shown
+from plugins.commands.front import CtrlC, build_agent, finish, prepare_store, provider_options, session_to_resume, shown
 
 
 @click.command()
 @provider_options
+@click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest `hermes run` conversation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
 @click.argument("prompt", nargs=-1)
 @click.pass_obj
@@ -27,14 +28,13 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     from hermes.host.plugins import paused_collector  # here: the remembered `plugins list` imports no host
     with paused_collector():
         prepare_store(app, opts)
-        if opts.get("resume"):
-            opts["resume"] = check_session(app, opts["resume"])
+        session_id = session_to_resume(app, opts, "run")
         from plugins.commands.hookspecs import Display  # here: the remembered `plugins list` imports no spec
         # the display is a plugin's (built-in: terminal); without one only the answer is printed
         console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
         console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
         # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
-        agent = build_agent(app, opts, console, session_id=opts.get("resume"), platform="run")
+        agent = build_agent(app, opts, console, session_id=session_id, platform="run")
     try:
         with CtrlC(agent) as stop:
             result = agent.run_conversation(text)

@@ -7,40 +7,29 @@ import threading
 
 import click
 
-from hermes.cli.app import EXIT_USAGE, Fail, program
+from hermes.cli.app import program
 from hermes.cli.output import printable
 from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.types import add_usage
-from plugins.commands.front import CtrlC, ask_store, build_agent, check_session, claim, prepare_store, provider_options
+from plugins.commands.front import CtrlC, build_agent, prepare_store, provider_options, session_to_resume
 from plugins.commands.hookspecs import SLASH_COMMANDS
 
 
 @click.command()
 @provider_options
-@click.option("--continue", "cont", is_flag=True, help="Continue the most recent chat.")
+@click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest chat.")
 @click.pass_obj
-def chat(app, cont: bool, **opts):
+def chat(app, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
     from plugins.terminal.commands import BUILTIN, recap_of
     from plugins.terminal.console import Console
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
 
-    session_id = opts.get("resume")
-    if cont and session_id:
-        raise Fail("use either --resume or --continue", EXIT_USAGE)
-    if cont and opts.get("no_save"):
-        raise Fail("--no-save starts a conversation that is not stored; it cannot --continue one", EXIT_USAGE)
     with paused_collector():
         prepare_store(app, opts)
-        if cont:
-            session_id = ask_store(app, "latest_session", platform="cli")
-            if not session_id:
-                raise Fail(f"no earlier chat to continue (start one with `{program()} chat`)")
-            claim(app, session_id)
-        elif session_id:
-            session_id = check_session(app, session_id)
+        session_id = session_to_resume(app, opts, "cli")
         console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
         console.inbox = []
         commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731

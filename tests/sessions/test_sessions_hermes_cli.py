@@ -96,6 +96,24 @@ def test_chat_continue_resumes_the_latest_session(hermes_sessions, tmp_path):
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
 
 
+def test_run_continue_follows_up_the_latest_run_not_a_chat(hermes_sessions, tmp_path):
+    """``hermes run -c`` asks a follow-up of the last ``hermes run`` (llm's and hermes-agent's ``-c``)
+    with the model it was started with; a chat in between is not it. Before: "no such option"."""
+    none = hermes_sessions("run", "-c", "anything")
+    _one_line_error(none, "no earlier run to continue (start one with `hermes run`)")
+    first = _run_json(hermes_sessions, tmp_path, ["Beans."], "-m", "garden-1", prompt="What grows up a trellis?")
+    hermes_sessions("chat", "--api-mode", "scripted", "--base-url", _script(tmp_path, "c.json", ["hi"]), input="hi\n")
+    res = hermes_sessions("run", "-c", "--json", "And in shade?")
+    assert res.returncode == 0, res.stderr
+    second = json.loads(res.stdout)
+    assert second["session_id"] == first["session_id"] and second["final_response"] == "Beans."  # its script, again
+    assert [m["content"] for m in second["messages"]] == ["What grows up a trellis?", "Beans.", "And in shade?", "Beans."]
+    both = hermes_sessions("run", "-c", "--resume", first["session_id"], "x")
+    assert both.returncode == 2 and "use either --resume or --continue" in both.stderr
+    unsaved = hermes_sessions("run", "--continue", "--no-save", "x")
+    assert unsaved.returncode == 2 and "cannot --resume or --continue" in unsaved.stderr
+
+
 def test_a_resumed_session_goes_on_with_the_model_and_provider_it_was_started_with(hermes_sessions, tmp_path):
     """Started with --api-mode scripted --base-url FILE -m M, resumed with no provider flags at all
     (``run --resume``, the printed ``chat --resume ID``, ``chat --continue``): before, "no model"."""
