@@ -495,15 +495,15 @@ _warned_keys: set = set()  # one warning per unknown key and process
 
 
 def warn_unknown_keys(config) -> None:
-    """One warning for the keys of config.yaml and the distro's defaults no loaded part declares."""
+    """One warning for the keys of config.yaml and the distro's defaults no loaded part declares (five, and a count)."""
     by_place: dict = {}
-    for where, name, hint in config.unknown_keys():
-        if (where, name) not in _warned_keys:
-            _warned_keys.add((where, name))
-            by_place.setdefault(where, []).append(f"'{name}'{hint}")
+    for where, name, hint in [found for found in config.unknown_keys() if found[:2] not in _warned_keys]:
+        _warned_keys.add((where, name))
+        by_place.setdefault(where, []).append(f"'{name}'{hint}")
     for where, listed in by_place.items():
-        log.warning("%s: unknown key%s %s; no loaded plugin reads %s (see `hermes config show`)", where,
-                    "s" if len(listed) > 1 else "", ", ".join(listed), "them" if len(listed) > 1 else "it")
+        more = f" and {len(listed) - 5} more (`hermes config check` lists them)" if len(listed) > 5 else ""
+        log.warning("%s: unknown key%s %s%s; no loaded plugin reads %s (see `hermes config show`)", where,
+                    "s" if len(listed) > 1 else "", ", ".join(listed[:5]), more, "them" if len(listed) > 1 else "it")
 
 
 def _trace(pm) -> None:
