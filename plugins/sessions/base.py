@@ -93,3 +93,28 @@ class Store:
         undo is)."""
         rows = self.list_sessions(limit=1, platform=platform, include_children=False)
         return rows[0]["id"] if rows else None
+
+    def prunable(self, before: float, platform: Optional[str] = None) -> list:
+        """The sessions ``hermes sessions prune`` deletes: last active before ``before`` (seconds since the
+        epoch), of ``platform`` if given, oldest first. A conversation goes whole or not at all: sessions linked
+        by ``parent_session_id`` (a continuation after compression or an undo, a subagent's) are kept together
+        when one of them is."""
+        rows, page = [], 1000
+        while batch := self.list_sessions(limit=page, offset=len(rows)):
+            rows += batch
+            if len(batch) < page:
+                break
+        linked: dict = {}
+        for row in rows:
+            if row["parent_session_id"]:
+                linked.setdefault(row["id"], []).append(row["parent_session_id"])
+                linked.setdefault(row["parent_session_id"], []).append(row["id"])
+        kept = {row["id"] for row in rows if (row["updated_at"] or 0) >= before
+                or (platform and row["platform"] != platform)}
+        todo = list(kept)
+        while todo:
+            for other in linked.get(todo.pop(), ()):
+                if other not in kept:
+                    kept.add(other)
+                    todo.append(other)
+        return [row for row in reversed(rows) if row["id"] not in kept]

@@ -1,4 +1,4 @@
-"""``hermes sessions``: list, show, search, title, delete, repair."""
+"""``hermes sessions``: list, show, search, title, delete, prune, repair."""
 
 from __future__ import annotations
 
@@ -43,6 +43,22 @@ def _confirm(question: str, refused: str) -> None:
         if isinstance(exc.__context__, EOFError):
             raise _fail(f"{refused}: no answer came (end of input); pass --yes") from None
         raise
+
+
+def _cutoff(age: str) -> float:
+    """The time ``--older-than`` names: a duration before now (``30d``, ``12h``, ``2w``; a bare number is days)
+    or a local date (``2026-11-01``)."""
+    import re
+    from datetime import datetime
+
+    text = age.strip().lower()
+    if found := re.fullmatch(r"(\d+(?:\.\d+)?)\s*([hdw]?)", text):
+        return time.time() - float(found[1]) * {"h": 3600, "d": 86400, "w": 604800}[found[2] or "d"]
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").timestamp()
+    except ValueError:
+        raise click.BadParameter(f"{age!r}: expected a duration (30d, 12h, 2w) or a date (2026-11-01)",
+                                 param_hint="'--older-than'") from None
 
 
 def _errors_as_clicks(fn):
@@ -91,7 +107,7 @@ def sessions_group(config) -> click.Group:
 
     @click.group("sessions")
     def group():
-        """Stored conversations: list, show, search, delete."""
+        """Stored conversations: list, show, search, delete, prune."""
 
     @group.command("list")
     @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
@@ -191,6 +207,46 @@ def sessions_group(config) -> click.Group:
             _confirm(f"Delete session {sid} ({meta['message_count']} messages)?", f"session {sid} was not deleted")
         s.delete(sid)
         click.echo(f"Deleted {sid}.")
+
+    @group.command("prune")
+    @click.option("--older-than", "age", required=True, metavar="AGE",
+                  help="Last active longer ago than this: 30d, 12h, 2w (a bare number: days), or a date (2026-11-01).")
+    @click.option("--platform", default=None, help="Only sessions of this platform (cli, run, api, ...).")
+    @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+    @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON: the ids deleted (or, --dry-run, to delete).")
+    @_errors_as_clicks
+    def prune_cmd(age, platform, dry_run, yes, as_json):
+        """Delete the sessions last active before a time, each with its messages. A conversation goes whole or
+        stays whole: a session continued or delegated from one still in use is kept with it."""
+        before = _cutoff(age)
+        s = store()
+        rows = s.prunable(before, platform)
+        messages = sum(r["message_count"] or 0 for r in rows)
+        what = f"{len(rows)} session{'s' * (len(rows) != 1)} ({messages} messages) last active before {_when(before)}"
+        if dry_run or not rows:
+            if as_json:
+                _print_json({"before": before, "to_delete": [r["id"] for r in rows], "deleted": []})
+                return
+            for r in rows:
+                _echo(f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} "
+                      f"{r['message_count']:>5} msgs  {_one_line(r['title'] or r['preview'] or '', 60)}")
+            click.echo(f"Would delete {what}." if rows else f"No sessions last active before {_when(before)}.")
+            return
+        if not yes:
+            _confirm(f"Delete {what}?", "nothing was deleted")
+        deleted, busy = [], []
+        for r in rows:
+            if s.claim(r["id"]):  # a run still writes it (resumed since it was listed): kept
+                busy.append(r["id"])
+                continue
+            if s.delete(r["id"]):
+                deleted.append(r["id"])
+            s.release(r["id"])  # a server's store holds a lock per claim: not thousands at once
+        if as_json:
+            _print_json({"before": before, "deleted": deleted, "in_use": busy})
+            return
+        click.echo(f"Deleted {len(deleted)} of {what}; {len(busy)} in use, kept." if busy else f"Deleted {what}.")
 
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")

@@ -24,8 +24,7 @@ def claim_in(folder: Path, session_id: str) -> Optional[str]:
         if key in _claims:
             return None
         folder.mkdir(parents=True, exist_ok=True)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
-        fh = os.fdopen(os.open(folder / f"{safe}.lock", os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="utf-8")
+        fh = os.fdopen(os.open(_path(folder, session_id), os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="utf-8")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -38,6 +37,10 @@ def claim_in(folder: Path, session_id: str) -> Optional[str]:
         fh.flush()
         _claims[key] = fh
     return None
+
+
+def _path(folder: Path, session_id: str) -> Path:
+    return folder / ("".join(c if c.isalnum() or c in "-_." else "_" for c in session_id) + ".lock")
 
 
 def busy(session_id: str, owner: str) -> str:
@@ -57,8 +60,11 @@ def _owner(fh) -> str:
     return ""
 
 
-def release_in(folder: Path, session_id: str) -> None:
+def release_in(folder: Path, session_id: str, forget: bool = False) -> None:
+    """Drop this process's claim; ``forget``: the session is deleted, and so is its lock file (while locked)."""
     with _claims_lock:
         fh = _claims.pop((folder, session_id), None)
     if fh is not None:
+        if forget:
+            _path(folder, session_id).unlink(missing_ok=True)
         fh.close()  # closing the file drops the lock

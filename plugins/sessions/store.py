@@ -391,8 +391,9 @@ class SessionStore(Store):
         self._next_seq.pop(session_id, None)
         with self._write() as conn:
             conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-            return cur.rowcount > 0
+            existed = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+        locks.release_in(self.path.parent / "locks", session_id, forget=True)  # claimed to delete it: one file less
+        return existed
 
     # -- messages ------------------------------------------------------------
     def append(self, session_id: str, messages: Iterable[dict]) -> int:

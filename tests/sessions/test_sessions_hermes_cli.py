@@ -435,3 +435,37 @@ def test_killed_during_a_real_sdk_tool_call_the_resumed_request_says_so(hermes, 
     assert told["role"] == "tool" and told["tool_call_id"] == call["tool_calls"][0]["id"]
     assert json.loads(told["content"]) == {"error": MISSING_RESULT}
     assert sent[-1] == {"role": "user", "content": "continue"}
+
+
+def test_prune_deletes_old_sessions_asks_first_and_keeps_one_being_written(hermes_sessions, tmp_path, home):
+    """`hermes sessions prune --older-than AGE`: the data folder of a user who runs hermes every day (or a
+    batch of thousands) grew without end; sessions delete took one id at a time."""
+    from plugins.sessions.locks import claim_in, release_in
+
+    ids = [_run_json(hermes_sessions, tmp_path, [f"answer {i}"], prompt=f"question {i}")["session_id"] for i in range(4)]
+    month_ago = time.time() - 30 * 86400
+    with sqlite3.connect(home / "state.db") as db:  # three of them were last used a month ago
+        db.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", [(month_ago, sid) for sid in ids[:3]])
+    assert (home / "locks" / f"{ids[0]}.lock").exists()
+
+    bad = hermes_sessions("sessions", "prune", "--older-than", "soon")
+    assert bad.returncode == 2 and "expected a duration (30d, 12h, 2w) or a date" in bad.stderr
+    dry = json.loads(hermes_sessions("sessions", "prune", "--older-than", "7d", "--dry-run", "--json").stdout)
+    assert sorted(dry["to_delete"]) == sorted(ids[:3]) and dry["deleted"] == []
+    unasked = hermes_sessions("sessions", "prune", "--older-than", "1w", input="")
+    _one_line_error(unasked, "nothing was deleted: no answer came (end of input); pass --yes")
+    assert "Delete 3 sessions (6 messages) last active before" in unasked.stdout
+
+    assert claim_in(home / "locks", ids[2]) is None  # another process still writes this one
+    try:
+        res = hermes_sessions("sessions", "prune", "--older-than", "7", "--yes")
+    finally:
+        release_in(home / "locks", ids[2])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("Deleted 2 of 3 sessions (6 messages) last active before ")
+    assert res.stdout.rstrip().endswith("; 1 in use, kept.")
+    listed = [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)]
+    assert sorted(listed) == sorted(ids[2:])
+    assert not (home / "locks" / f"{ids[0]}.lock").exists()  # a deleted session's lock file goes with it
+    nothing = hermes_sessions("sessions", "prune", "--older-than", "2026-01-01")
+    assert nothing.returncode == 0 and nothing.stdout.startswith("No sessions last active before 2026-01-01 00:00")

@@ -115,3 +115,18 @@ def test_a_store_that_cannot_be_used_is_one_line(hermes_sessions, tmp_path, home
     assert "hunter2" not in run.stderr and run.stdout == ""  # no model call was made, no secret shown
     _one_line_error(hermes_sessions("sessions", "list"), said)
     assert hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--no-save", "hello").returncode == 0
+
+
+def test_prune_on_postgres_deletes_old_sessions_and_their_messages(hermes_sessions, tmp_path, on_postgres):
+    import time
+
+    import psycopg
+
+    ids = [_run_json(hermes_sessions, tmp_path, ["ok"], prompt=f"q{i}")["session_id"] for i in range(3)]
+    with psycopg.connect(on_postgres) as conn:
+        conn.execute("UPDATE hermes_sessions SET updated_at = %s WHERE id = ANY(%s)", (time.time() - 90 * 86400, ids[:2]))
+    res = hermes_sessions("sessions", "prune", "--older-than", "30d", "-y", "--json")
+    assert res.returncode == 0, res.stderr
+    assert sorted(json.loads(res.stdout)["deleted"]) == sorted(ids[:2])  # the same updated_at: any order
+    assert [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)] == ids[2:]
+    assert _messages(on_postgres, ids[0]) == 0 and _messages(on_postgres, ids[2]) == 2

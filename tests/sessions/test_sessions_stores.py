@@ -259,3 +259,38 @@ def test_postgres_takes_its_writer_locks_again_after_the_server_dropped_them(pos
     assert other.claim("kept").startswith("session kept is being written by another hermes process")
     mine.close()
     other.close()
+
+
+def test_prunable_takes_old_conversations_whole_and_keeps_any_still_in_use(any_store, monkeypatch):
+    """`hermes sessions prune`'s choice: sessions last active before the cut, oldest first; sessions linked by
+    parent_session_id (a compression's continuation, a subagent's) go together, or stay together."""
+    import time
+
+    clock = [1_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    said = [{"role": "user", "content": "hi"}]
+    any_store.ensure_session("a", platform="cli")
+    any_store.append("a", said)
+    any_store.ensure_session("a2", platform="cli", parent_session_id="a", reason="compression")
+    any_store.append("a2", said)
+    any_store.ensure_session("c", platform="run")
+    any_store.append("c", said)
+    any_store.ensure_session("p", platform="cli")
+    any_store.append("p", said)
+    any_store.ensure_session("k", platform="cli", parent_session_id="p", reason="delegation")
+    any_store.append("k", said)
+    any_store.ensure_session("b", platform="cli")
+    any_store.append("b", said)
+    clock[0] += 30 * 86400  # a month later b goes on after a compression, and r starts
+    any_store.ensure_session("b2", platform="cli", parent_session_id="b", reason="compression")
+    any_store.append("b2", said)
+    any_store.ensure_session("r", platform="cli")
+    any_store.append("r", said)
+    before = clock[0] - 86400
+    assert sorted(row["id"] for row in any_store.prunable(before)) == ["a", "a2", "c", "k", "p"]
+    assert [row["id"] for row in any_store.prunable(before, platform="run")] == ["c"]
+    assert any_store.prunable(1.0) == []
+    for row in any_store.prunable(before):
+        assert any_store.delete(row["id"])
+    assert sorted(row["id"] for row in any_store.list_sessions()) == ["b", "b2", "r"]
+    assert any_store.load("a") is None and any_store.load("b") == said
