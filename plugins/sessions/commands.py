@@ -18,6 +18,12 @@ def _one_line(text, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _row(r: dict, label: str) -> str:
+    """A session as a line of ``sessions list``."""
+    return (f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} {r['model'] or '-':<16} "
+            f"{r['message_count']:>5} msgs  {label}")
+
+
 def _echo(text: str) -> None:
     """A line of stored text: on a terminal its escape sequences are shown, not obeyed."""
     from hermes.cli.output import printable
@@ -45,6 +51,10 @@ def _confirm(question: str, refused: str) -> None:
         raise
 
 
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
 def _cutoff(age: str) -> float:
     """The time ``--older-than`` names: a duration before now (``30d``, ``12h``, ``2w``; a bare number is days)
     or a local date (``2026-11-01``)."""
@@ -59,6 +69,26 @@ def _cutoff(age: str) -> float:
     except ValueError:
         raise click.BadParameter(f"{age!r}: expected a duration (30d, 12h, 2w) or a date (2026-11-01)",
                                  param_hint="'--older-than'") from None
+
+
+def _delete(store, ids: list) -> tuple:
+    """Delete the sessions no other process writes; then compact the file. ``(deleted, in use, sizes)``:
+    the file's size before and after, or why it was not compacted (``None``: nothing to compact)."""
+    from plugins.sessions.base import StoreError
+
+    deleted, busy = [], []
+    for session_id in ids:
+        if store.claim(session_id):  # a run writes it (resumed since it was listed): kept
+            busy.append(session_id)
+            continue
+        if store.delete(session_id):
+            deleted.append(session_id)
+        store.release(session_id)  # a server's store holds a lock per claim: not thousands at once
+    try:  # SQLite keeps deleted rows' space for later rows: the file shrinks only when compacted
+        sizes = store.compact() if deleted and hasattr(store, "compact") else None
+    except StoreError as exc:
+        sizes = f"{exc}: the file keeps its size for now (later sessions reuse the space)"
+    return deleted, busy, sizes
 
 
 def _errors_as_clicks(fn):
@@ -129,10 +159,7 @@ def sessions_group(config) -> click.Group:
                 label += f"  [continued in {r['continued_in']}]"
             elif r["parent_session_id"] and r["start_reason"] in ("compression", "undo"):
                 label += f"  [current; after {r['start_reason']} of {r['parent_session_id']}]"
-            _echo(
-                f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} {r['model'] or '-':<16} "
-                f"{r['message_count']:>5} msgs  {label}"
-            )
+            _echo(_row(r, label))
 
     @group.command("show")
     @click.argument("session_id")
@@ -229,24 +256,19 @@ def sessions_group(config) -> click.Group:
                 _print_json({"before": before, "to_delete": [r["id"] for r in rows], "deleted": []})
                 return
             for r in rows:
-                _echo(f"{r['id']}  {_when(r['updated_at'])}  {r['platform'] or '-':<6} "
-                      f"{r['message_count']:>5} msgs  {_one_line(r['title'] or r['preview'] or '', 60)}")
+                _echo(_row(r, _one_line(r["title"] or r["preview"] or "", 60)))
             click.echo(f"Would delete {what}." if rows else f"No sessions last active before {_when(before)}.")
             return
         if not yes:
             _confirm(f"Delete {what}?", "nothing was deleted")
-        deleted, busy = [], []
-        for r in rows:
-            if s.claim(r["id"]):  # a run still writes it (resumed since it was listed): kept
-                busy.append(r["id"])
-                continue
-            if s.delete(r["id"]):
-                deleted.append(r["id"])
-            s.release(r["id"])  # a server's store holds a lock per claim: not thousands at once
+        deleted, busy, sizes = _delete(s, [r["id"] for r in rows])
         if as_json:
-            _print_json({"before": before, "deleted": deleted, "in_use": busy})
+            _print_json({"before": before, "deleted": deleted, "in_use": busy,
+                         "bytes": dict(zip(("before", "after"), sizes)) if isinstance(sizes, tuple) else None})
             return
         click.echo(f"Deleted {len(deleted)} of {what}; {len(busy)} in use, kept." if busy else f"Deleted {what}.")
+        if sizes:
+            click.echo(sizes if isinstance(sizes, str) else f"{s.where}: {_mb(sizes[0])} -> {_mb(sizes[1])}")
 
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -462,8 +463,10 @@ def test_prune_deletes_old_sessions_asks_first_and_keeps_one_being_written(herme
     finally:
         release_in(home / "locks", ids[2])
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("Deleted 2 of 3 sessions (6 messages) last active before ")
-    assert res.stdout.rstrip().endswith("; 1 in use, kept.")
+    said, compacted = res.stdout.splitlines()
+    assert said.startswith("Deleted 2 of 3 sessions (6 messages) last active before ") and said.endswith("; 1 in use, kept.")
+    assert re.fullmatch(rf"{re.escape(str(home / 'state.db'))}: \d+\.\d MB -> \d+\.\d MB", compacted)  # VACUUM
+    assert not (home / "state.db-wal").exists() or (home / "state.db-wal").stat().st_size == 0
     listed = [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)]
     assert sorted(listed) == sorted(ids[2:])
     assert not (home / "locks" / f"{ids[0]}.lock").exists()  # a deleted session's lock file goes with it

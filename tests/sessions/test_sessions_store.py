@@ -315,3 +315,21 @@ def test_a_read_after_writes_waits_for_locks_again(store):
     assert len(store.load("s")) == 2
     with store._connection() as conn:
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+
+
+def test_compact_gives_deleted_space_back_and_is_an_error_while_another_process_writes(store):
+    """`sessions prune` compacts state.db (SQLite keeps deleted rows' pages for later rows): the file shrinks;
+    while another connection holds a write transaction it is a StoreError naming the file (after the wait)."""
+    for i in range(20):
+        store.append(f"s{i}", [{"role": "user", "content": "x" * 50_000}])
+    for i in range(19):
+        store.delete(f"s{i}")
+    before, after = store.compact()
+    assert after < before / 4 and store.load("s19")[0]["content"] == "x" * 50_000
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(StoreError, match=str(store.path)):
+            store.compact()
+    finally:
+        holder.close()
