@@ -109,6 +109,9 @@ def register_config(declare):
     declare(Key("sessions.store", str, DEFAULT_STORE, "where sessions are kept: a store a plugin registers "
                 "(sqlite, postgres)", names="session_stores"))
     declare("sessions.database_url", str, "", "the database of a server store (postgres: postgresql://...)")
+    declare("sessions.auto_prune", bool, False, "once a day, as a session ends, delete the sessions last active "
+            "more than sessions.retention_days ago (as `hermes sessions prune` does)")
+    declare("sessions.retention_days", int, 90, "how old auto_prune lets a session grow, in days", minimum=1)
 
 
 # --------------------------------------------------------------------------
@@ -204,7 +207,29 @@ def on_session_end(session_id, exit_reason, usage, agent):
 
 @hookimpl
 def on_session_finalize(session_id, agent):
-    _store_for(agent).release(session_id)  # shut down, or continued in a new session after compression
+    store = _store_for(agent)
+    store.release(session_id)  # shut down, or continued in a new session after compression
+    if agent.config.get("sessions.auto_prune"):
+        _prune_daily(store, agent.config)
+
+
+def _prune_daily(store, config) -> None:
+    """``sessions.auto_prune`` (hermes-agent's key): at most once a day per data folder, the sessions older
+    than ``sessions.retention_days`` go, as ``hermes sessions prune`` deletes them."""
+    import logging
+    import time
+
+    stamp = Path(config.data_dir) / "sessions-pruned"  # its time: the last prune's
+    if stamp.exists() and time.time() - stamp.stat().st_mtime < 86400:
+        return
+    stamp.touch()
+    days = config.get("sessions.retention_days")
+    deleted, _, sizes = store.delete_unclaimed([row["id"] for row in store.prunable(time.time() - days * 86400)])
+    if isinstance(sizes, str):
+        logging.getLogger(__name__).warning("sessions.auto_prune: %s", sizes)
+    elif deleted:
+        logging.getLogger(__name__).info("sessions.auto_prune: %d sessions older than %d days deleted",
+                                         len(deleted), days)
 
 
 # --------------------------------------------------------------------------

@@ -118,3 +118,21 @@ class Store:
                     kept.add(other)
                     todo.append(other)
         return [row for row in reversed(rows) if row["id"] not in kept]
+
+    def delete_unclaimed(self, ids: list) -> tuple:
+        """Delete the sessions of ``ids`` no other process writes, then compact the file when the store can.
+        ``(deleted ids, ids in use, sizes)``: sizes are the file's before and after, or why it was not
+        compacted, or ``None`` (nothing to compact)."""
+        deleted, busy = [], []
+        for session_id in ids:
+            if self.claim(session_id):  # a run writes it (resumed since it was listed): kept
+                busy.append(session_id)
+                continue
+            if self.delete(session_id):
+                deleted.append(session_id)
+            self.release(session_id)  # a server's store holds a lock per claim: not thousands at once
+        try:  # SQLite keeps deleted rows' space for later rows: the file shrinks only when compacted
+            sizes = self.compact() if deleted and hasattr(self, "compact") else None
+        except StoreError as exc:
+            sizes = f"{exc}: the file keeps its size for now (later sessions reuse the space)"
+        return deleted, busy, sizes

@@ -71,26 +71,6 @@ def _cutoff(age: str) -> float:
                                  param_hint="'--older-than'") from None
 
 
-def _delete(store, ids: list) -> tuple:
-    """Delete the sessions no other process writes; then compact the file. ``(deleted, in use, sizes)``:
-    the file's size before and after, or why it was not compacted (``None``: nothing to compact)."""
-    from plugins.sessions.base import StoreError
-
-    deleted, busy = [], []
-    for session_id in ids:
-        if store.claim(session_id):  # a run writes it (resumed since it was listed): kept
-            busy.append(session_id)
-            continue
-        if store.delete(session_id):
-            deleted.append(session_id)
-        store.release(session_id)  # a server's store holds a lock per claim: not thousands at once
-    try:  # SQLite keeps deleted rows' space for later rows: the file shrinks only when compacted
-        sizes = store.compact() if deleted and hasattr(store, "compact") else None
-    except StoreError as exc:
-        sizes = f"{exc}: the file keeps its size for now (later sessions reuse the space)"
-    return deleted, busy, sizes
-
-
 def _errors_as_clicks(fn):
     """Store errors and bad input become one line on stderr and exit code 1."""
 
@@ -261,7 +241,7 @@ def sessions_group(config) -> click.Group:
             return
         if not yes:
             _confirm(f"Delete {what}?", "nothing was deleted")
-        deleted, busy, sizes = _delete(s, [r["id"] for r in rows])
+        deleted, busy, sizes = s.delete_unclaimed([r["id"] for r in rows])
         if as_json:
             _print_json({"before": before, "deleted": deleted, "in_use": busy,
                          "bytes": dict(zip(("before", "after"), sizes)) if isinstance(sizes, tuple) else None})

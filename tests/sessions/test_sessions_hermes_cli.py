@@ -472,3 +472,22 @@ def test_prune_deletes_old_sessions_asks_first_and_keeps_one_being_written(herme
     assert not (home / "locks" / f"{ids[0]}.lock").exists()  # a deleted session's lock file goes with it
     nothing = hermes_sessions("sessions", "prune", "--older-than", "2026-01-01")
     assert nothing.returncode == 0 and nothing.stdout.startswith("No sessions last active before 2026-01-01 00:00")
+
+
+def test_auto_prune_deletes_sessions_past_retention_once_a_day(hermes_sessions, tmp_path, home):
+    """hermes-agent's `sessions: {auto_prune: true, retention_days: N}`: were unknown keys here, and the
+    sessions stayed. Now, as a session ends, at most once a day, the older ones go."""
+    old, other = (_run_json(hermes_sessions, tmp_path, ["a"], prompt=f"q{i}")["session_id"] for i in range(2))
+    ages = lambda *ids: [(time.time() - 40 * 86400, sid) for sid in ids]  # noqa: E731
+    with sqlite3.connect(home / "state.db") as db:
+        db.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", ages(old))
+    (home / "config.yaml").write_text("sessions:\n  auto_prune: true\n  retention_days: 30\n")
+    assert hermes_sessions("config", "check").stdout.startswith("ok")
+    new = _run_json(hermes_sessions, tmp_path, ["b"], prompt="today")["session_id"]
+    assert sorted(r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)) == \
+        sorted([other, new])
+    assert (home / "sessions-pruned").exists()
+    with sqlite3.connect(home / "state.db") as db:  # the same day: no second prune
+        db.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", ages(other))
+    _run_json(hermes_sessions, tmp_path, ["c"], prompt="later today")
+    assert other in [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)]
