@@ -173,10 +173,10 @@ class Agent:
 
     # ----------------------------------------------------------- children
     def spawn_child(self, *, toolsets: Optional[list] = None, blocked_tools: Iterable[str] = (),
-                    max_iterations: Optional[int] = None, callbacks: Iterable[Any] = ()) -> "Agent":
-        """A child agent on the current provider (a fallback entry's options included) with its own
-        budget (``max_iterations``, default 50), interrupted with this one; :meth:`release_child` it."""
-        child = Agent(self.host, self.provider_config, toolsets=toolsets, blocked_tools=blocked_tools,
+                    max_iterations: Optional[int] = None, callbacks: Iterable[Any] = (), provider=None) -> "Agent":
+        """A child agent on ``provider`` (default: the current ProviderConfig, a fallback entry's options included)
+        with its own budget (``max_iterations``, default 50), interrupted with this one; :meth:`release_child` it."""
+        child = Agent(self.host, provider or self.provider_config, toolsets=toolsets, blocked_tools=blocked_tools,
                       budget=IterationBudget(int(max_iterations or 50)), callbacks=callbacks, platform=self.platform,
                       parent=self)
         with self._lock:

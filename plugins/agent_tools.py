@@ -7,7 +7,9 @@
 Delegation settings: ``delegation.max_iterations`` (50, each child's budget),
 ``delegation.max_concurrent_children`` (3), ``delegation.max_spawn_depth``
 (1: children cannot delegate), ``delegation.max_summary_chars`` (24,000 for all
-children's answers together), ``delegation.child_timeout_seconds`` (0: none).
+children's answers together), ``delegation.child_timeout_seconds`` (0: none);
+``delegation.model`` (``provider``, ``base_url``, ``api_mode``, ``api_key_env``): another
+model for the children, as an ``auxiliary`` block names one (empty: the parent's).
 """
 
 from __future__ import annotations
@@ -262,6 +264,19 @@ def _watch(parent, child, timeout: float, timed_out: threading.Event, finished: 
             child.interrupt()
 
 
+def _child_provider(agent):
+    """The subagents' ProviderConfig when ``delegation.model`` (``provider``, ``base_url`` ...) names one; else
+    None: the parent's. A malformed value is the tool's error (config check says it too)."""
+    from hermes.host.config import ConfigError
+    from plugins import auxiliary
+
+    try:
+        block = auxiliary.provider_config(getattr(agent, "config", None), "delegation", key="delegation")
+    except ConfigError as exc:
+        raise ToolError(f"delegate_task: {exc}") from None
+    return auxiliary.joined(agent, block) if block is not None else None
+
+
 def make_delegate_task(config=None) -> Tool:
     def delegate_task(args, ctx):
         args = check_args(args, "delegate_task")
@@ -283,6 +298,7 @@ def make_delegate_task(config=None) -> Tool:
         if len(items) > MAX_TASKS_PER_CALL:
             raise ToolError(f"delegate_task: at most {MAX_TASKS_PER_CALL} tasks per call; group or split them")
         child_can_delegate = depth + 1 < max_depth
+        provider = _child_provider(agent)
         role = "orchestrator" if child_can_delegate else "leaf"
         per_child = max(200, max_summary // len(items))
         plans = [(item, _child_tools(agent, item["toolsets"], child_can_delegate)) for item in items]
@@ -293,7 +309,8 @@ def make_delegate_task(config=None) -> Tool:
                 return dict(out, status="not_started", summary="not started: the parent was interrupted")
             started = time.monotonic()
             try:
-                child = agent.spawn_child(toolsets=tools[0], blocked_tools=tools[1], max_iterations=max_iterations)
+                child = agent.spawn_child(toolsets=tools[0], blocked_tools=tools[1], max_iterations=max_iterations,
+                                          provider=provider)
             except Exception as exc:  # AgentError: e.g. no tools left, unknown toolset
                 return dict(out, status="error", summary=f"could not start the subagent: {exc}")
             child_id = f"{ctx.tool_call_id}-{index + 1}"
@@ -383,6 +400,15 @@ def register_config(declare):
     declare("delegation.max_spawn_depth", int, 1, "how deep subagents may delegate (1: children cannot)", minimum=0)
     declare("delegation.max_summary_chars", int, 24_000, "characters of all children's answers the parent reads", minimum=200)
     declare("delegation.child_timeout_seconds", float, 0, "seconds a subagent may run (0: no limit)", minimum=0)
+    for field in ("model", "provider", "base_url", "api_mode", "api_key_env"):  # hermes-agent's, but api_key_env
+        declare(f"delegation.{field}", str, "", f"the subagents' {field} (empty: the conversation's)")
+
+
+@hookimpl
+def on_session_start(agent):
+    from plugins import auxiliary
+
+    auxiliary.check(agent, "delegation", key="delegation")  # a subagent model that cannot work: said now
 
 
 @hookimpl

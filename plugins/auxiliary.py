@@ -18,30 +18,31 @@ log = logging.getLogger(__name__)
 _said: set = set()
 
 
-def provider_config(config: Any, task: str) -> Optional[Any]:
-    """The ``auxiliary.<task>`` block as a partial ProviderConfig, or None
-    when it names nothing of its own. A malformed block is a ConfigError, not
+def provider_config(config: Any, task: str, key: str = "") -> Optional[Any]:
+    """The ``auxiliary.<task>`` block (or the block at ``key``: ``delegation``'s model keys) as a partial
+    ProviderConfig, or None when it names nothing of its own. A malformed block is a ConfigError, not
     a silent fall back to the expensive model."""
     from hermes.host.config import ConfigError
     from kernel.types import ProviderConfig
 
-    raw = config.get(f"auxiliary.{task}", None) if config is not None else None
+    key = key or f"auxiliary.{task}"
+    raw = config.get(key, None) if config is not None else None
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ConfigError(f"auxiliary.{task}: expected a mapping (model, provider, base_url, ...), got {raw!r}")
+        raise ConfigError(f"{key}: expected a mapping (model, provider, base_url, ...), got {raw!r}")
     fields = {}
-    for key in FIELDS:
-        value = raw.get(key)
+    for field in FIELDS:
+        value = raw.get(field)
         if value is None:
             continue
         if not isinstance(value, str):
-            raise ConfigError(f"auxiliary.{task}.{key}: expected a string, got {value!r}")
+            raise ConfigError(f"{key}.{field}: expected a string, got {value!r}")
         if value.strip() and value.strip().lower() != "auto":
-            fields[key] = value.strip()
+            fields[field] = value.strip()
     timeout = raw.get("timeout")
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
-        raise ConfigError(f"auxiliary.{task}.timeout: expected a positive number of seconds, got {timeout!r}")
+        raise ConfigError(f"{key}.timeout: expected a positive number of seconds, got {timeout!r}")
     if not fields:
         return None
     extra = (("timeout", float(timeout)),) if timeout is not None else ()
@@ -57,32 +58,32 @@ def caller(agent: Any, aux: Any = None, task: str = "auxiliary") -> Optional[Cal
         return None
     if aux is None:
         return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, task=task)
-    pconf = _joined(agent, aux)
+    pconf = joined(agent, aux)
     return lambda messages, max_tokens=None: complete_once(messages, max_tokens=max_tokens, provider_config=pconf,
                                                            task=task)
 
 
-def _joined(agent: Any, aux: Any) -> Any:
+def joined(agent: Any, aux: Any) -> Any:
     """The ProviderConfig an auxiliary block's calls go to."""
     main = getattr(agent, "provider_config", None)
     if not (aux.provider or aux.base_url or aux.api_mode) and main is not None:
-        # only a model named: the same endpoint and key as the conversation
+        # only a model named: the conversation's settings with it (a provider left to the model's family: its)
         return main.with_(model=aux.model or main.model, extra=tuple(sorted({**main.options(), **aux.options()}.items())))
     # another endpoint; without a model of its own it serves the conversation's model name
     return aux if aux.model or main is None else aux.with_(model=main.model)
 
 
-def check(agent: Any, task: str) -> None:
-    """As a session starts: is ``auxiliary.<task>`` usable (:func:`say_unusable`)? Not first when its work comes (a
-    summary, a review), which then goes without it."""
+def check(agent: Any, task: str, key: str = "") -> None:
+    """As a session starts: is ``auxiliary.<task>`` (or ``key``'s block) usable (:func:`say_unusable`)? Not first
+    when its work comes (a summary, a review, a subagent), which then goes without it."""
     from hermes.host.config import ConfigError
 
     try:
-        aux = provider_config(agent.config, task)
+        aux = provider_config(agent.config, task, key)
     except ConfigError:
         return  # a malformed block: config check and the call itself say it
     if aux is not None:
-        say_unusable(agent, _joined(agent, aux), f"auxiliary.{task}")
+        say_unusable(agent, joined(agent, aux), key or f"auxiliary.{task}")
 
 
 def say_unusable(agent: Any, pconf: Any, what: str) -> None:

@@ -265,3 +265,29 @@ def test_a_primary_that_cannot_work_falls_back_saying_why(hermes, hermes_home, w
     assert out.stderr.strip() == ("hermes: fallback: openrouter:x failed: config: no API key: set the environment "
                                   "variable OPENROUTER_API_KEY (or name another one with api_key_env in config); "
                                   "trying chat_completions:m"), out.stderr
+
+
+def test_subagents_run_on_the_model_delegation_names(hermes, hermes_home, make_wire_server, cli_env):  # noqa: F811
+    """hermes-agent's delegation.model / base_url / api_mode: subagents on a cheaper model or another
+    endpoint. Were unknown keys here, and every child ran on the parent's model. A delegation model that
+    cannot work is a warning at the start, as an auxiliary model is."""
+    parent, cheap = make_wire_server(), make_wire_server()
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"delegation": {
+        "model": "cheap-1", "base_url": cheap.openai_url, "api_mode": "chat_completions", "max_iterations": 5}}))
+    parent.push(reply(tool_calls=[("delegate_task", {"goal": "count the files"})]), reply("the child counted 3"))
+    cheap.push(reply("3 files"))
+    out = hermes("run", "--json", "--api-mode", "chat_completions", "--base-url", parent.openai_url, "-m", "big-1",
+                 "-t", "delegation", "go", env={**cli_env, "OPENAI_API_KEY": "sk-test"})
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    result = json.loads(out.stdout)
+    assert result["final_response"] == "the child counted 3"
+    assert "3 files" in result["messages"][2]["content"]
+    assert [r.body["model"] for r in parent.requests] == ["big-1", "big-1"]
+    assert [r.body["model"] for r in cheap.requests] == ["cheap-1"]
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"delegation": {"provider": "openroutr"}}))
+    parent.push(reply("fine"))
+    out = hermes("run", "--api-mode", "chat_completions", "--base-url", parent.openai_url, "-m", "big-1", "hi",
+                 env={**cli_env, "OPENAI_API_KEY": "sk-test"})
+    assert out.returncode == 0 and out.stderr.startswith(
+        "hermes: WARNING: delegation (openroutr:big-1) cannot be used: unknown provider 'openroutr'"), out.stderr
