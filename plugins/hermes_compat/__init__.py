@@ -20,6 +20,13 @@ manifest reader.
 
 from kernel import hookimpl
 
+# hermes-agent's names of keys read here under other names: (its name, type, ours, minimum); its value is read
+# when ours is not set, so a config.yaml of hermes-agent's keeps its meaning
+RENAMED = (("plugins.hook_callback_timeout", float, "plugins.hook_timeout", 0),
+           ("terminal.env_passthrough", list[str], "tools.env_passthrough", None),
+           ("skills.external_dirs", list[str], "skills.paths", None),
+           ("file_read_max_chars", int, "file.max_read_chars", 1000))
+
 # hermes-agent's toolsets of a whole platform that its config.yaml's `toolsets` names (`[hermes-cli]`, as it writes
 # it; its gateways' own are under `platform_toolsets`, not read here): every tool
 PLATFORM_TOOLSETS = ("hermes-cli", "hermes-api-server")
@@ -34,14 +41,15 @@ def discover_plugins(config):
 
 @hookimpl
 def register_config(declare):
-    """hermes-agent's name for the hook deadline, and the config_schema of
+    """hermes-agent's names of keys (:data:`RENAMED`), and the config_schema of
     every loaded hermes plugin (manifest v2)."""
     import sys
 
     from kernel.keys import Key
 
-    declare(Key("plugins.hook_callback_timeout", float, None, "hermes-agent's name for plugins.hook_timeout (read "
-                "when that is not set)", minimum=0, alias_for="plugins.hook_timeout"))
+    for name, kind, ours, minimum in RENAMED:
+        declare(Key(name, kind, None, f"hermes-agent's name for {ours} (read when that is not set)", minimum=minimum,
+                    alias_for=ours))
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:
         from plugins.hermes_compat.manifests import declare_schemas
