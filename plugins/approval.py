@@ -214,6 +214,8 @@ CONFIG_KEYS = [
     Key("approvals.deny", list[str], [], "shell globs matched against each parsed command; refused outright"),
     Key("approvals.extra_patterns", (dict, list), None, "more rules: {key: regex} or [{key, pattern, description}]"),
     Key("command_allowlist", list[str], [], "rule keys or exact commands that run without asking"),
+    Key("approvals.timeout", (int, float), 60, "seconds the terminal's approval question waits for an answer, then "
+        "denies (0: it waits)", minimum=0),
     Key("auxiliary.approval", dict, None, "the reviewer model of smart mode: {model, provider, base_url, ...}"),
 ]
 

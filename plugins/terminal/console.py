@@ -6,6 +6,7 @@ so library users of the same process never see it."""
 from __future__ import annotations
 
 import json
+import select
 import sys
 import threading
 import time
@@ -177,10 +178,11 @@ class Console:
         return self._tty or None
 
     @hookimpl
-    def approve_tool_call(self, tool_name, args, message):
+    def approve_tool_call(self, tool_name, args, message, agent):
         answers = self._answers()
         if answers is None:
             return None  # nobody to ask: the kernel fails closed
+        wait = agent.config.get("approvals.timeout", 60) or None  # hermes-agent's: a question left alone denies
         self._stop_spinner()
         with self._lock:
             self._clear()
@@ -189,8 +191,12 @@ class Console:
         shown = isinstance(command, str) and command.strip()[:200] in (message or "")
         text = message if shown else f"{message}\n  {tool_name} {json.dumps(args, ensure_ascii=False)[:500]}"
         ask = paint("Run it? [o]nce, [s]ession, [a]lways, [d]eny", "question", self.err)
-        self.err.write(f"\n{printable(text, self.err)}\n{ask} (Enter: deny, Ctrl+C: stop the turn) ")
+        until = f", {wait:g} s: deny" if wait else ""
+        self.err.write(f"\n{printable(text, self.err)}\n{ask} (Enter: deny, Ctrl+C: stop the turn{until}) ")
         self.err.flush()
+        if wait and not select.select([answers], [], [], wait)[0]:
+            self.err.write(f"\nno answer within {wait:g} s: denied (approvals.timeout)\n")
+            return "deny"
         answer = answers.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
         return CHOICES.get(answer.strip().lower(), "deny")
 

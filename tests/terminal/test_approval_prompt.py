@@ -63,6 +63,24 @@ def test_with_the_prompt_on_a_pipe_the_question_is_asked_at_the_terminal(tmp_pat
     assert child.exitstatus == 0 and marker.exists() == ran
 
 
+
+def test_a_question_left_alone_is_denied_after_approvals_timeout(terminal, tmp_path, hermes_home):
+    """hermes-agent's approvals.timeout (60 s): a run waiting at the question while nobody is there denied
+    nothing and waited forever. Now the call is denied after it, said, and the turn goes on."""
+    marker = tmp_path / "ran.txt"
+    (hermes_home / "config.yaml").write_text("approvals:\n  timeout: 1\n")
+    command = f"python3 -c \"open('{marker}', 'w').write('ran')\""  # inline code: it needs approval
+    chat, _ = terminal([{"tool_calls": [["terminal", {"command": command}]]}, "the model heard no"], "-t", "terminal")
+    chat.expect("hermes> ")
+    chat.line("do it")
+    chat.expect("(Enter: deny, Ctrl+C: stop the turn, 1 s: deny)")
+    chat.expect("no answer within 1 s: denied (approvals.timeout)")
+    chat.expect("the model heard no")
+    chat.expect("hermes> ")
+    chat.line("/quit")
+    assert chat.close() == 0
+    assert not marker.exists()
+
 def test_the_choices_once_session_always_and_deny(terminal, tmp_path):
     call = {"tool_calls": [["terminal", {"command": "python3 -c 'print(6 * 7)'"}]]}
     chat, home = terminal([call, "first", call, "second", call, "third", call, "fourth"], "-t", "terminal")
