@@ -411,6 +411,13 @@ def on_session_start(agent):
     auxiliary.check(agent, "delegation", key="delegation")  # a subagent model that cannot work: said now
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    from plugins import auxiliary
+
+    return auxiliary.doctor_lines(agent, "delegation", online, key="delegation")
+
+
 @hookimpl
 def register_hookspecs(add):
     from plugins import agent_tools_hookspecs

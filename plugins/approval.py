@@ -259,6 +259,15 @@ def on_session_start(agent):
         auxiliary.check(agent, "approval")
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    if _mode(_config(agent)) == "smart":
+        from plugins import auxiliary
+
+        return auxiliary.doctor_lines(agent, "approval", online)
+    return None
+
+
 @hookimpl
 def register_hookspecs(add):
     from plugins import approval_hookspecs

@@ -100,3 +100,43 @@ def say_unusable(agent: Any, pconf: Any, what: str) -> None:
         if exc.reason == CONFIG:
             _said.add(pconf)
             log.warning("%s (%s) cannot be used: %s", what, pconf.label(), exc.message)
+
+
+def doctor_lines(agent: Any, task: str, online: bool, key: str = "") -> Optional[list]:
+    """``hermes doctor``'s line for the ``auxiliary.<task>`` block (or ``key``'s): None when it names no model."""
+    from hermes.host.config import ConfigError
+    from plugins.doctor.hookspecs import FAIL, Check
+
+    try:
+        aux = provider_config(agent.config, task, key)
+    except ConfigError as exc:
+        return [Check(key or f"auxiliary.{task}", FAIL, str(exc))]
+    return None if aux is None else [probe(agent, joined(agent, aux), key or f"auxiliary.{task}", online)]
+
+
+def probe(agent: Any, pconf: Any, name: str, online: bool) -> Any:
+    """``hermes doctor``'s line for one model: can its provider be built (a known provider, a key, a URL) and,
+    ``online``, does it answer one short request (straight to the provider: no retries, no fallback)?"""
+    import time
+
+    from kernel.types import ModelRequest, ProviderError
+    from plugins.doctor.hookspecs import FAIL, OK, Check
+
+    try:
+        provider = agent.provider_for(pconf)
+        if not online:
+            return Check(name, OK, f"{pconf.label()}: configured (not called: --offline)")
+        started = time.monotonic()
+        request = ModelRequest(model=pconf.model, messages=[{"role": "user", "content": "Reply with the word OK."}],
+                               stream=False, max_tokens=16)
+        provider.complete(request, _Silent())
+    except ProviderError as exc:
+        return Check(name, FAIL, f"{pconf.label()}: {exc.message}" if pconf.model else exc.message)
+    return Check(name, OK, f"{pconf.label()}: answered in {time.monotonic() - started:.1f} s")
+
+
+class _Silent:
+    """The event sink of a call nobody watches."""
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *args, **kwargs: None

@@ -489,8 +489,17 @@ def register_context_engines(register, config):
 
 @hookimpl
 def on_session_start(agent):
-    if agent.config.get("context.engine", NAME) == NAME and agent.config.get("compression.enabled", True):
+    if _summarizes(agent):
         auxiliary.check(agent, "compression")
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    return auxiliary.doctor_lines(agent, "compression", online) if _summarizes(agent) else None
+
+
+def _summarizes(agent) -> bool:
+    return agent.config.get("context.engine", NAME) == NAME and agent.config.get("compression.enabled", True)
 
 
 def _compress_command(raw_args: str, agent: Any) -> str:

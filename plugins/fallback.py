@@ -248,6 +248,13 @@ def on_session_start(agent):
         say_unusable(agent, pconf, "fallback provider")
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    from plugins.auxiliary import probe
+
+    return [probe(agent, pconf, f"fallback {i}", online) for i, pconf in enumerate(chain(agent, agent.primary)[1:], 1)]
+
+
 @hookimpl
 def post_api_request(agent):
     # the primary answered: its rate-limit streak is over

@@ -281,6 +281,22 @@ def _dotted(data: dict, prefix: str = "") -> list:
 @click.pass_obj
 def config_check(app, as_json):
     """Check config.yaml: YAML, types, and keys no loaded plugin declares (exit 1 on a problem)."""
+    path, problems = config_problems(app)
+    if as_json:
+        from hermes.cli.app import echo_json
+
+        echo_json({"path": path, "ok": not problems, "problems": problems})
+    else:
+        for line in problems:
+            click.echo(line)
+        if not problems:
+            click.echo(f"ok: {path}")
+    if problems:
+        raise SystemExit(1)
+
+
+def config_problems(app) -> tuple:
+    """``(path of config.yaml, problems)``: what ``config check`` says, one line each (``hermes doctor`` too)."""
     from hermes.cli.app import Fail
     from hermes.host.config import ConfigError
 
@@ -299,17 +315,7 @@ def config_check(app, as_json):
         problems += [f"{path}: {twice}"] if (twice := duplicate_key(path)) else []
     except (Fail, ConfigError) as exc:
         problems.append(exc.format_message() if isinstance(exc, Fail) else str(exc))
-    if as_json:
-        from hermes.cli.app import echo_json
-
-        echo_json({"path": path, "ok": not problems, "problems": problems})
-    else:
-        for line in problems:
-            click.echo(line)
-        if not problems:
-            click.echo(f"ok: {path}")
-    if problems:
-        raise SystemExit(1)
+    return path, problems
 
 
 NAMES = ("toolsets", "plugins.enabled", "plugins.disabled", "agent.disabled_tools")  # name toolsets, plugins, tools

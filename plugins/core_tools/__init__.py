@@ -62,6 +62,21 @@ def register_commands(cli):
     cli.add_command(sandbox_command)
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    from kernel.types import ToolError
+    from plugins.core_tools.sandbox import Sandbox
+    from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
+
+    try:
+        box = Sandbox.from_config(agent.config)
+    except ToolError as exc:
+        return [Check("sandbox", FAIL, str(exc))]
+    said = box.describe().replace("It will", "Tool commands will", 1)  # what `hermes sandbox` says
+    status = OK if box.mode == "off" or box.why_not() is None else FAIL if box.required else WARN
+    return [Check("sandbox", status, said)]
+
+
 @hookimpl
 def register_tools(register, config):
     for tool in make_tools(config):

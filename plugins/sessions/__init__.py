@@ -278,6 +278,21 @@ def register_slash_commands(register):
     register("search", _slash_search, description="search past sessions: /search WORDS")
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    from plugins.doctor.hookspecs import FAIL, OK, Check
+    from plugins.sessions.base import StoreError
+
+    try:
+        store = _store_for(agent)
+        problems = store.check()
+    except StoreError as exc:
+        return [Check("sessions", FAIL, str(exc))]
+    if problems:
+        return [Check("sessions", FAIL, f"{store.where}: damaged: {problems[0]} (`hermes sessions repair`)")]
+    return [Check("sessions", OK, f"{store.where}: integrity check passed")]
+
+
 @hookimpl
 def register_commands(cli, config):
     from plugins.sessions.commands import sessions_group

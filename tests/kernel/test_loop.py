@@ -408,7 +408,7 @@ def test_console_shows_a_working_indicator_on_a_terminal():
     console.end_answer()
     assert "-> terminal(command='ls')" in err.getvalue() and "terminal error (3 ms): exit 2: ls: cannot open details" in err.getvalue()
     assert out.getvalue() == "answer\n"
-    assert console.approve_tool_call(tool_name="t", args={}, message="m", agent=None) is None  # no terminal: no
+    assert console.approve_tool_call(tool_name="t", args={}, message="m", agent=None) is None  # no terminal
 
 
 def test_console_never_erases_streamed_text(monkeypatch):
