@@ -137,6 +137,27 @@ def _reload(raw_args: str, agent) -> str:
     return "\n".join(status_lines(running)) or "no MCP servers are configured"
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    """A line per configured server: connected with its tools (``online``), or why not."""
+    from types import SimpleNamespace
+
+    from plugins.doctor.hookspecs import FAIL, OK, Check
+    from plugins.mcp.cli import connect_all, row_of
+
+    if not online:
+        return [Check(f"mcp {name}", OK, f"{server.where()}: not connected (--offline)")
+                for name, server in sorted(all_servers(agent.host).items()) if server.enabled]
+    lines = []
+    for server, conn in connect_all(SimpleNamespace(host=agent.host)).values():  # as `hermes mcp list` connects
+        r = row_of(server, conn)
+        if r["status"] == "ready":
+            lines.append(Check(f"mcp {r['name']}", OK, f"{r['where']}: {len(r['tools'])} tools"))
+        elif r["status"] != "disabled":
+            lines.append(Check(f"mcp {r['name']}", FAIL, f"{r['where']}: {r['status']}: {r['last_error'] or '-'}"))
+    return lines
+
+
 @hookimpl
 def register_commands(cli, config):
     from plugins.mcp.cli import mcp_group

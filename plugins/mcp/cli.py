@@ -34,7 +34,7 @@ def _tools(conn) -> list:
     return tools_of(conn, _cache())
 
 
-def _connect(app, names=None, timeout=None) -> dict:
+def connect_all(app, names=None, timeout=None) -> dict:
     """name -> (Server, Connection or None when disabled), connected all at once."""
     from plugins.mcp import all_servers, manager
 
@@ -51,7 +51,7 @@ def _connect(app, names=None, timeout=None) -> dict:
     return {n: (s, running.connections.get(n)) for n, s in found.items()}
 
 
-def _row(server, conn, timeout: float = 0) -> dict:
+def row_of(server, conn, timeout: float = 0) -> dict:
     state = "disabled" if not server.enabled else conn.state if conn else "stopped"
     error = conn.error if conn and conn.error else None
     if state == "connecting" and not error:  # the wait ended first (a program that is no MCP server, say); the
@@ -95,7 +95,7 @@ def mcp_group() -> click.Group:
         """Each server: transport, status, tool count and its last error (connecting them all at once)."""
         from hermes.cli.app import echo_json
 
-        rows = [_row(server, conn, timeout) for server, conn in _connect(app, timeout=timeout).values()]
+        rows = [row_of(server, conn, timeout) for server, conn in connect_all(app, timeout=timeout).values()]
         if as_json:
             echo_json(rows)
             return
@@ -122,8 +122,8 @@ def mcp_group() -> click.Group:
         if not server.enabled:
             raise _fail(f"MCP server '{name}' is disabled (`hermes mcp enable {name}`)")
         started = time.monotonic()
-        _, conn = _connect(app, {name})[name]
-        row = _row(server, conn)
+        _, conn = connect_all(app, {name})[name]
+        row = row_of(server, conn)
         row["seconds"] = round(time.monotonic() - started, 3)
         if as_json:
             echo_json(row)

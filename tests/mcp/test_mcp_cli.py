@@ -235,3 +235,15 @@ def test_a_killed_hermes_leaves_no_server_behind(wire_server, hermes_home, tmp_p
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_hermes_doctor_connects_each_server_and_names_the_one_that_fails(hermes, hermes_home):
+    """`hermes doctor` has a line per MCP server: its tools when it connects, its error when not (a real server
+    process each); --offline starts none."""
+    write_config(hermes_home, {"ok": entry(), "crash": entry("crash-start"), "off": {**entry(), "enabled": False}})
+    out = hermes("doctor", "--json", timeout=60)
+    checks = {c["name"]: (c["status"], c["detail"]) for c in json.loads(out.stdout)}
+    assert checks["mcp ok"][0] == "ok" and checks["mcp ok"][1].endswith(" tools") and " 0 tools" not in checks["mcp ok"][1]
+    assert checks["mcp crash"][0] == "fail" and "mcp off" not in checks
+    offline = {c["name"]: c["status"] for c in json.loads(hermes("doctor", "--offline", "--json", timeout=60).stdout)}
+    assert offline["mcp ok"] == offline["mcp crash"] == "ok"
