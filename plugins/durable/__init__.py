@@ -46,6 +46,24 @@ def refused(agent, turn, why: str):
                       task_id=turn.task_id, model=agent.provider_config.model, provider=agent.provider_config.label())
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """With the engine on: can DBOS be imported and launched on its database?"""
+    from plugins.doctor.hookspecs import FAIL, OK, Check
+
+    if agent.config.get("durable.engine") != "dbos":
+        return None
+    try:
+        from plugins.durable import engine
+    except ImportError as exc:
+        return [Check("durable", FAIL, f"durable.engine is dbos but {exc.name or 'dbos'} is not installed: "
+                                       "pip install 'hermes-kernel[durable]'")]
+    try:
+        return [Check("durable", OK, f"DBOS on {engine.shown(engine.launch(agent.config))}")]
+    except engine.EngineError as exc:
+        return [Check("durable", FAIL, str(exc))]
+
+
 @hookimpl
 def register_commands(cli):
     from plugins.durable.cli import runs

@@ -139,6 +139,18 @@ def test_runs_say_in_one_line_what_is_wrong(hermes_sessions, home, tmp_path):  #
     assert all(len(r.stderr.strip().splitlines()) == 1 for r in (off, bad, turn, unreachable, unknown))
 
 
+
+def test_doctor_launches_the_engine_on_its_database_or_says_why_not(hermes_sessions, home):  # noqa: F811
+    (home / "config.yaml").write_text("model: m\ndurable:\n  engine: dbos\n")
+    checks = {c["name"]: c for c in json.loads(hermes_sessions("doctor", "--offline", "--json").stdout)}
+    assert checks["durable"]["status"] == "ok" and checks["durable"]["detail"] == \
+        f"DBOS on sqlite:///{home / 'durable.sqlite'}"
+    (home / "config.yaml").write_text("model: m\ndurable:\n  engine: dbos\n  database_url: postgresql://u@127.0.0.1:1/db\n")
+    out = hermes_sessions("doctor", "--offline", "--json")
+    checks = {c["name"]: c for c in json.loads(out.stdout)}
+    assert out.returncode == 1 and checks["durable"]["status"] == "fail"
+    assert checks["durable"]["detail"].startswith("the durable engine cannot use postgresql://u@127.0.0.1:1/db: ")
+
 def test_sigterm_leaves_the_turn_resumable_as_a_deploy_needs(durable, wire_server, tmp_path):
     import signal
 
