@@ -304,7 +304,16 @@ class HermesGroup(click.Group):
             formatter.write_text(f"{ctx.info_name}: {distro.description or distro.name} "
                                  f"(the '{distro.name}' distro of hermes {__version__})")
 
+    def list_commands(self, ctx):  # shell completion's (`_HERMES_COMPLETE=bash_source hermes`): it offered none
+        return [name for name, _ in self._rows(ctx)]
+
     def format_commands(self, ctx, formatter):
+        if rows := self._rows(ctx):
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def _rows(self, ctx) -> list:
+        """(name, short help) of each command, the essential ones first, the plugins' as the last load remembered."""
         self._load(ctx, everything=False)
         cached = remembered.cached_commands()
         if cached is None:  # first run: load the plugins once to learn their commands
@@ -312,10 +321,7 @@ class HermesGroup(click.Group):
             cached = {n: self.commands[n].get_short_help_str(60) for n in self.commands}
         essential = self._essential()
         rows = [(n, self.commands[n].get_short_help_str(60)) for n in sorted(essential)]
-        rows += [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items()) if n not in essential]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+        return rows + [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items()) if n not in essential]
 
 
 @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})

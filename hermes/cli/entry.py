@@ -56,11 +56,11 @@ def _printed_again(prog: str) -> bool:
     return True
 
 
-def main() -> None:
-    if not _printed_again("hermes"):
+def main(prog: str = "hermes") -> None:
+    if not _printed_again(prog):
         from hermes.cli.app import main as cli_main
 
-        cli_main()
+        cli_main(prog_name=prog)
 
 
 def distro_main(distro: str, prog_name: "str | None" = None) -> None:
@@ -72,8 +72,4 @@ def distro_main(distro: str, prog_name: "str | None" = None) -> None:
         my-agent = "my_distro:main"     # def main(): hermes.cli.entry.distro_main("my-distro")
     """
     os.environ["HERMES_DISTRO"] = distro
-    prog = prog_name or os.path.basename(sys.argv[0]) or "hermes"
-    if not _printed_again(prog):
-        from hermes.cli.app import main as cli_main
-
-        cli_main(prog_name=prog)
+    main(prog_name or os.path.basename(sys.argv[0]) or "hermes")

@@ -354,3 +354,20 @@ def test_a_builtin_without_the_builtin_it_extends_is_one_line_in_the_listing(her
     assert "No such command 'chat'" in hermes("chat").stderr
     tools = hermes("plugins", "info", "core-tools", "--json")
     assert "terminal" in json.loads(tools.stdout)["tools"]
+
+
+def test_shell_completion_offers_every_command_and_each_ones_options(hermes):
+    """click's completion (`eval "$(_HERMES_COMPLETE=bash_source hermes)"`) offered no command at all: the root
+    group knew its commands only once loaded. It offers --help's list now, the plugins' included."""
+    def complete(*words):
+        env = {"COMP_WORDS": " ".join(("hermes", *words)), "COMP_CWORD": str(len(words)),
+               "_HERMES_COMPLETE": "bash_complete"}
+        out = hermes(env=env)
+        assert out.returncode == 0, out.stderr
+        return [line.split(",", 1)[1] for line in out.stdout.splitlines()]
+
+    assert "_hermes_completion()" in hermes(env={"_HERMES_COMPLETE": "bash_source"}).stdout
+    for _ in range(2):  # the first run learns the plugins' commands, the next one reads them remembered
+        assert complete("s") == ["sandbox", "serve", "sessions", "skills"]
+    assert complete("r") == ["run", "runs"] and "doctor" in complete("")
+    assert "--continue" in complete("run", "--") and complete("sessions", "pr") == ["prune"]
