@@ -145,6 +145,30 @@ def config_path():
     click.echo(str(config_dir() / "config.yaml"))
 
 
+@config_group.command("edit")
+@click.pass_obj
+def config_edit(app):
+    """Open config.yaml in your editor ($VISUAL or $EDITOR; made if missing), then check it as `config check`."""
+    from plugins.config_command.edit import path_of
+
+    path = path_of(app.config)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# hermes config: `{_program()} config show` lists every key, its default and its help\n",
+                        encoding="utf-8")
+    try:
+        click.edit(filename=str(path))
+    except click.ClickException as exc:  # no editor: click's "Error: vi: Editing failed: ..."
+        raise _fail(f"cannot open an editor ({exc.message}): set EDITOR, or edit {path} yourself") from None
+    app._config = app._host = None  # read what was saved
+    _, problems = config_problems(app)
+    for line in problems:
+        click.echo(line)
+    if problems:
+        raise SystemExit(1)
+    click.echo(f"ok: {path}")
+
+
 @config_group.command("show")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj

@@ -427,3 +427,24 @@ def test_a_plugin_declares_a_list_of_strings():
     PluginHost.from_objects([Weather()], config)
     assert config.problems == ["config: weather.cities: expected a list of strings, got 3 (int)"]
     assert kind(config.keys["weather.cities"]) == "a list of strings"
+
+
+def test_config_edit_opens_the_editor_then_checks_what_was_saved(hermes, hermes_home, tmp_path):
+    """`hermes config edit` (hermes-agent's, git config --edit's): the file is made when missing, the editor gets
+    its path, and what was saved is checked at once; no editor is one line saying what to do."""
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\nopen(sys.argv[1], 'a').write(open(sys.argv[1] + '.next').read())\n")
+    path = hermes_home / "config.yaml"
+    env = {"EDITOR": f"python3 {editor}", "VISUAL": ""}
+    (hermes_home / "config.yaml.next").write_text("modle: gpt-4o\n")
+    out = hermes("config", "edit", env=env)
+    assert out.returncode == 1 and out.stdout.strip() == f"{path}: unknown key 'modle' (did you mean 'model'?)"
+    assert path.read_text().startswith("# hermes config: `hermes config show` lists every key")
+    path.write_text("model: gpt-4o\n")
+    (hermes_home / "config.yaml.next").write_text("agent:\n  max_turns: 12\n")
+    out = hermes("config", "edit", env=env)
+    assert out.returncode == 0 and out.stdout.strip() == f"ok: {path}", out.stderr
+    assert yaml.safe_load(path.read_text()) == {"model": "gpt-4o", "agent": {"max_turns": 12}}
+    out = hermes("config", "edit", env={"EDITOR": "no-such-editor", "VISUAL": ""})
+    assert out.returncode == 1 and out.stderr.startswith("hermes: error: cannot open an editor (no-such-editor: ")
+    assert out.stderr.strip().endswith(f"set EDITOR, or edit {path} yourself")
