@@ -131,7 +131,8 @@ def probe(agent: Any, pconf: Any, name: str, online: bool) -> Any:
                                stream=False, max_tokens=16)
         provider.complete(request, _Silent())
     except ProviderError as exc:
-        return Check(name, FAIL, f"{pconf.label()}: {exc.message}" if pconf.model else exc.message)
+        said = f"no answer within {agent.config.get('agent.api_timeout'):g} s" if exc.silent else exc.message
+        return Check(name, FAIL, f"{pconf.label()}: {said}" if pconf.model else said)
     return Check(name, OK, f"{pconf.label()}: answered in {time.monotonic() - started:.1f} s")
 
 

@@ -61,7 +61,7 @@ def _asked(app, online: bool) -> list:
     from kernel.agent import Agent, AgentError
     from plugins.doctor.hookspecs import FAIL, Check
 
-    app.config.overrides["agent.api_timeout"] = PROBE_TIMEOUT
+    app.config.overrides["agent.api_timeout"] = min(PROBE_TIMEOUT, app.config.get("agent.api_timeout") or PROBE_TIMEOUT)
     try:
         agent = Agent(app.host, toolsets=[], platform="doctor")  # no tools: a toolset typo is config's line
     except AgentError as exc:

@@ -60,6 +60,18 @@ def test_each_model_is_asked_once_and_each_mistake_is_its_own_line(hermes, herme
     assert json.loads(hermes("sessions", "list", "--json").stdout) == []  # the doctor stores no session
 
 
+def test_a_model_that_accepts_the_request_and_never_answers_is_a_failed_line_in_time(hermes, hermes_home,
+                                                                                       wire_server, cli_env):  # noqa: F811
+    from plugins_providers.testserver import Step
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({
+        "model": "slow-1", "api_mode": "chat_completions", "base_url": wire_server.openai_url,
+        "agent": {"api_timeout": 1}}))
+    wire_server.push(Step(text="late", delay=8))
+    out = hermes("doctor", "--json", env={**cli_env, "OPENAI_API_KEY": "sk-test"}, timeout=30)
+    assert out.returncode == 1, out.stderr
+    assert _lines(out)["model"] == ("fail", "chat_completions:slow-1: no answer within 1 s")
+
 def test_a_config_yaml_with_a_wrong_value_is_the_first_line_and_the_rest_still_runs(hermes, hermes_home,
                                                                                    cli_env):  # noqa: F811
     (hermes_home / "config.yaml").write_text("model: m\nagent:\n  max_turns: many\nsandbox:\n  mode: nope\n")
