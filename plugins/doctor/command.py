@@ -6,6 +6,8 @@ import os
 
 import click
 
+from hermes.cli.app import program
+
 PROBE_TIMEOUT = 20  # seconds a model's one answer may take here (agent.api_timeout is for long answers)
 
 
@@ -39,7 +41,7 @@ def _config(app):
     path, problems = config_problems(app)
     if not problems:
         return Check("config", OK, path if os.path.exists(path) else f"{path}: none yet (the defaults)")
-    more = f" (and {len(problems) - 1} more: `hermes config check`)" if len(problems) > 1 else ""
+    more = f" (and {len(problems) - 1} more: `{program()} config check`)" if len(problems) > 1 else ""
     return Check("config", FAIL, problems[0] + more)
 
 
@@ -51,7 +53,7 @@ def _plugins(app) -> list:
 
     records, earlier = app.host.records, loadstate.failures()
     lines = [Check(f"plugin {r.name}", WARN, f"not loaded: {r.error}") for r in records if r.status == ERROR]
-    lines += [Check(f"plugin {r.name}", WARN, f"failed in an earlier run: {', '.join(earlier[r.name])} (`hermes "
+    lines += [Check(f"plugin {r.name}", WARN, f"failed in an earlier run: {', '.join(earlier[r.name])} (`{program()} "
                     f"plugins info {r.name}`)") for r in records if r.status == ENABLED and earlier.get(r.name)]
     return lines or [Check("plugins", OK, f"{sum(r.status == ENABLED for r in records)} enabled, none failed")]
 

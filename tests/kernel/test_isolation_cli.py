@@ -459,3 +459,13 @@ def test_a_tool_clash_is_announced_and_choosable(run, script):
                  config={"tools": {"prefer": {"shared_tool": "clash-b"}}})
     assert "shared_tool" not in chosen.stderr
     assert [m["content"] for m in json.loads(chosen.stdout)["messages"] if m["role"] == "tool"] == ["clash-b"]
+
+
+def test_doctor_names_the_plugins_that_failed_to_load_and_still_checks_the_rest(run):
+    out = run("doctor", "--offline", "--json", enable=["broken-import", "typo"], config={"model": "m"},
+              timeout=60)
+    checks = {c["name"]: c for c in json.loads(out.stdout)}
+    assert checks["plugin broken-import"]["status"] == "warn"
+    assert "definitely_missing_module_xyz" in checks["plugin broken-import"]["detail"]
+    assert checks["plugin typo"]["detail"] == "not loaded: unknown hook 'pre_tool_cal' (did you mean 'pre_tool_call'?)"
+    assert checks["sessions"]["status"] == "ok" and "Traceback" not in out.stderr
