@@ -1,10 +1,12 @@
-"""``hermes sessions``: list, show, search, title, delete, prune, repair."""
+"""``hermes sessions``: list, show, export, search, title, delete, prune, repair."""
 
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -71,6 +73,39 @@ def _cutoff(age: str) -> float:
                                  param_hint="'--older-than'") from None
 
 
+def _fenced(text: str, info: str = "") -> str:
+    """``text`` in a code fence longer than any run of backticks in it (a result holding ``` stays inside)."""
+    fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def markdown(meta: dict, messages: list) -> str:
+    """A stored session as Markdown: a title, what it ran on, then each message (``sessions export``)."""
+    from kernel.messages import text_of
+
+    first = next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    lines = [f"# {_one_line(meta.get('title') or first or meta['id'], 80)}", "",
+             f"session `{meta['id']}` · model {meta.get('model') or '-'} · started {_when(meta.get('started_at'))} · "
+             f"{len(messages)} messages" + (f" · continues `{meta['parent_session_id']}`" if meta.get("parent_session_id")
+                                            else "")]
+    names = {}  # tool_call_id -> tool name, for the results
+    for msg in messages:
+        role, text = msg.get("role"), text_of(msg.get("content")).strip()
+        if role == "tool":
+            name = names.get(msg.get("tool_call_id"), "tool")
+            lines += ["", f"<details><summary>{name} result</summary>", "", _fenced(text), "", "</details>"]
+            continue
+        lines += ["", f"### {'You' if role == 'user' else 'hermes' if role == 'assistant' else role}"]
+        if isinstance(msg.get("reasoning"), str) and msg["reasoning"].strip():
+            lines += ["", "<details><summary>reasoning</summary>", "", msg["reasoning"].strip(), "", "</details>"]
+        lines += ["", text] if text else []
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            names[call.get("id")] = fn.get("name", "?")
+            lines += ["", f"**{fn.get('name', '?')}**", "", _fenced(str(fn.get("arguments", "")), "json")]
+    return "\n".join(lines)
+
+
 def _errors_as_clicks(fn):
     """Store errors and bad input become one line on stderr and exit code 1."""
 
@@ -117,7 +152,7 @@ def sessions_group(config) -> click.Group:
 
     @click.group("sessions")
     def group():
-        """Stored conversations: list, show, search, delete, prune."""
+        """Stored conversations: list, show, export, search, delete, prune."""
 
     @group.command("list")
     @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
@@ -214,6 +249,27 @@ def sessions_group(config) -> click.Group:
             _confirm(f"Delete session {sid} ({meta['message_count']} messages)?", f"session {sid} was not deleted")
         s.delete(sid)
         click.echo(f"Deleted {sid}.")
+
+    @group.command("export")
+    @click.argument("session_id")
+    @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.md",
+                  help="Write it to this new file (default: stdout).")
+    @_errors_as_clicks
+    def export_cmd(session_id, output):
+        """A session as Markdown to read or share: each message, tool calls with their arguments and results."""
+        s = store()
+        sid = s.resolve_id(session_id)
+        text = markdown(s.get_session(sid), s.load(sid) or [])
+        if output is None:
+            _echo(text)
+            return
+        try:
+            with open(output, "x", encoding="utf-8") as out:  # never over a file that is there
+                out.write(text + "\n")
+        except OSError as exc:
+            raise _fail(f"{output}: {exc.strerror or exc}" + ("; choose another name" if isinstance(exc, FileExistsError)
+                                                                 else "")) from None
+        click.echo(f"Wrote {sid} to {output}.")
 
     @group.command("prune")
     @click.option("--older-than", "age", required=True, metavar="AGE",

@@ -491,3 +491,23 @@ def test_auto_prune_deletes_sessions_past_retention_once_a_day(hermes_sessions, 
         db.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", ages(other))
     _run_json(hermes_sessions, tmp_path, ["c"], prompt="later today")
     assert other in [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)]
+
+
+def test_export_writes_a_session_as_markdown_and_never_over_a_file(hermes_sessions, tmp_path):
+    """`hermes sessions export ID [-o FILE]`: a conversation to read or share (hermes-agent exports Markdown too);
+    `show` printed a debugging view and `--json` the records."""
+    steps = [{"reasoning": "look first", "content": "Let me look.",
+              "tool_calls": [["todo", {"todos": [{"id": "1", "content": "```fenced```", "status": "pending"}]}]]},
+             "There is **one** task."]
+    sid = _run_json(hermes_sessions, tmp_path, steps, prompt="Plan it")["session_id"]
+    text = hermes_sessions("sessions", "export", sid[:-2]).stdout
+    assert text.startswith(f"# Plan it\n\nsession `{sid}` · model - · started ")
+    assert "### You\n\nPlan it\n\n### hermes\n\n<details><summary>reasoning</summary>\n\nlook first\n\n</details>" in text
+    assert "**todo**\n\n````json\n" in text  # a fence longer than the ``` inside
+    assert "<details><summary>todo result</summary>" in text and text.rstrip().endswith("There is **one** task.")
+    out = tmp_path / "plan.md"
+    assert hermes_sessions("sessions", "export", sid, "-o", out).stdout.strip() == f"Wrote {sid} to {out}."
+    assert out.read_text() == text
+    again = hermes_sessions("sessions", "export", sid, "-o", out)
+    _one_line_error(again, f"{out}: File exists; choose another name")
+    assert out.read_text() == text
