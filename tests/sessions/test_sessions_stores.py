@@ -269,23 +269,15 @@ def test_prunable_takes_old_conversations_whole_and_keeps_any_still_in_use(any_s
     clock = [1_000_000.0]
     monkeypatch.setattr(time, "time", lambda: clock[0])
     said = [{"role": "user", "content": "hi"}]
-    any_store.ensure_session("a", platform="cli")
-    any_store.append("a", said)
-    any_store.ensure_session("a2", platform="cli", parent_session_id="a", reason="compression")
-    any_store.append("a2", said)
-    any_store.ensure_session("c", platform="run")
-    any_store.append("c", said)
-    any_store.ensure_session("p", platform="cli")
-    any_store.append("p", said)
-    any_store.ensure_session("k", platform="cli", parent_session_id="p", reason="delegation")
-    any_store.append("k", said)
-    any_store.ensure_session("b", platform="cli")
-    any_store.append("b", said)
+
+    def started(session_id, platform="cli", parent=None, reason=""):
+        any_store.ensure_session(session_id, platform=platform, parent_session_id=parent, reason=reason)
+        any_store.append(session_id, said)
+
+    started("a"), started("a2", parent="a", reason="compression"), started("c", platform="run")
+    started("p"), started("k", parent="p", reason="delegation"), started("b")
     clock[0] += 30 * 86400  # a month later b goes on after a compression, and r starts
-    any_store.ensure_session("b2", platform="cli", parent_session_id="b", reason="compression")
-    any_store.append("b2", said)
-    any_store.ensure_session("r", platform="cli")
-    any_store.append("r", said)
+    started("b2", parent="b", reason="compression"), started("r")
     before = clock[0] - 86400
     assert sorted(row["id"] for row in any_store.prunable(before)) == ["a", "a2", "c", "k", "p"]
     assert [row["id"] for row in any_store.prunable(before, platform="run")] == ["c"]
