@@ -271,7 +271,7 @@ def _child_provider(agent):
     from plugins import auxiliary
 
     try:
-        block = auxiliary.provider_config(getattr(agent, "config", None), "delegation", key="delegation")
+        block = auxiliary.provider_config(getattr(agent, "config", None), "delegation", prefix="delegation")
     except ConfigError as exc:
         raise ToolError(f"delegate_task: {exc}") from None
     return auxiliary.joined(agent, block) if block is not None else None
@@ -408,14 +408,14 @@ def register_config(declare):
 def on_session_start(agent):
     from plugins import auxiliary
 
-    auxiliary.check(agent, "delegation", key="delegation")  # a subagent model that cannot work: said now
+    auxiliary.check(agent, "delegation", prefix="delegation")  # a subagent model that cannot work: said now
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent, online):
     from plugins import auxiliary
 
-    return auxiliary.doctor_lines(agent, "delegation", online, key="delegation")
+    return auxiliary.doctor_lines(agent, "delegation", online, prefix="delegation")
 
 
 @hookimpl

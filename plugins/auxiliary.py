@@ -18,15 +18,17 @@ log = logging.getLogger(__name__)
 _said: set = set()
 
 
-def provider_config(config: Any, task: str, key: str = "") -> Optional[Any]:
-    """The ``auxiliary.<task>`` block (or the block at ``key``: ``delegation``'s model keys) as a partial
-    ProviderConfig, or None when it names nothing of its own. A malformed block is a ConfigError, not
-    a silent fall back to the expensive model."""
+def provider_config(config: Any, task: str, prefix: str = "") -> Optional[Any]:
+    """The ``auxiliary.<task>`` block as a partial ProviderConfig (or, with ``prefix``, the keys ``<prefix>.model``,
+    ``<prefix>.provider`` ...: delegation's, each of which a distro may set), or None when it names nothing of its
+    own. A malformed block is a ConfigError, not a silent fall back to the expensive model."""
     from hermes.host.config import ConfigError
     from kernel.types import ProviderConfig
 
-    key = key or f"auxiliary.{task}"
-    raw = config.get(key, None) if config is not None else None
+    if config is None:
+        return None
+    key = prefix or f"auxiliary.{task}"
+    raw = {field: config.get(f"{prefix}.{field}", None) for field in FIELDS} if prefix else config.get(key, None)
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -73,17 +75,17 @@ def joined(agent: Any, aux: Any) -> Any:
     return aux if aux.model or main is None else aux.with_(model=main.model)
 
 
-def check(agent: Any, task: str, key: str = "") -> None:
-    """As a session starts: is ``auxiliary.<task>`` (or ``key``'s block) usable (:func:`say_unusable`)? Not first
+def check(agent: Any, task: str, prefix: str = "") -> None:
+    """As a session starts: is ``auxiliary.<task>`` (or ``prefix``'s keys) usable (:func:`say_unusable`)? Not first
     when its work comes (a summary, a review, a subagent), which then goes without it."""
     from hermes.host.config import ConfigError
 
     try:
-        aux = provider_config(agent.config, task, key)
+        aux = provider_config(agent.config, task, prefix)
     except ConfigError:
         return  # a malformed block: config check and the call itself say it
     if aux is not None:
-        say_unusable(agent, joined(agent, aux), key or f"auxiliary.{task}")
+        say_unusable(agent, joined(agent, aux), prefix or f"auxiliary.{task}")
 
 
 def say_unusable(agent: Any, pconf: Any, what: str) -> None:
@@ -102,16 +104,18 @@ def say_unusable(agent: Any, pconf: Any, what: str) -> None:
             log.warning("%s (%s) cannot be used: %s", what, pconf.label(), exc.message)
 
 
-def doctor_lines(agent: Any, task: str, online: bool, key: str = "") -> Optional[list]:
-    """``hermes doctor``'s line for the ``auxiliary.<task>`` block (or ``key``'s): None when it names no model."""
+def doctor_lines(agent: Any, task: str, online: bool, prefix: str = "") -> Optional[list]:
+    """``hermes doctor``'s line for the ``auxiliary.<task>`` block (or ``prefix``'s keys): None when it names no
+    model."""
     from hermes.host.config import ConfigError
     from plugins.doctor.hookspecs import FAIL, Check
 
+    name = prefix or f"auxiliary.{task}"
     try:
-        aux = provider_config(agent.config, task, key)
+        aux = provider_config(agent.config, task, prefix)
     except ConfigError as exc:
-        return [Check(key or f"auxiliary.{task}", FAIL, str(exc))]
-    return None if aux is None else [probe(agent, joined(agent, aux), key or f"auxiliary.{task}", online)]
+        return [Check(name, FAIL, str(exc))]
+    return None if aux is None else [probe(agent, joined(agent, aux), name, online)]
 
 
 def probe(agent: Any, pconf: Any, name: str, online: bool) -> Any:

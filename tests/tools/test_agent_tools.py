@@ -441,3 +441,15 @@ def test_children_start_when_the_parent_has_context_engine_tools(make_agent):
     assert "engine_recall" in agent.tools
     [child] = _tool_results(agent.run_conversation("go"))[0]["results"]
     assert child["status"] == "completed" and _tool_names(d.child_requests[0]) == ["engine_recall", "todo"]
+
+
+def test_the_subagents_model_keys_are_read_one_by_one_so_a_distro_may_set_one():
+    """delegation.model from a distro's overrides (a dotted key) was not seen: the block was read as one mapping."""
+    from hermes.host.config import Config
+    from plugins.auxiliary import provider_config
+
+    config = Config({"delegation": {"max_iterations": 5, "api_mode": "chat_completions"}})
+    config.overrides["delegation.model"] = "cheap-1"
+    block = provider_config(config, "delegation", prefix="delegation")
+    assert (block.model, block.api_mode) == ("cheap-1", "chat_completions")
+    assert provider_config(Config({"delegation": {"max_iterations": 5}}), "delegation", prefix="delegation") is None
