@@ -268,6 +268,18 @@ def test_chat_slash_title_and_search(hermes_sessions, tmp_path):
     assert [r["title"] for r in rows] == ["Herb garden", None]
 
 
+
+def test_chat_slash_export_writes_the_chat_as_markdown(hermes_sessions, tmp_path):
+    script = _script(tmp_path, "chat.json", ["Basil likes sun."])
+    res = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script,
+                          input="/export\nWhere should basil go?\n/export basil.md\n/export basil.md\n/quit\n")
+    assert res.returncode == 0, res.stderr
+    out = hermes_sessions.cwd / "basil.md"
+    assert "nothing to export yet: say something first" in res.stdout
+    assert f"exported 2 messages to {out}" in res.stdout
+    assert f"cannot export: File exists: {out.name}" in res.stdout
+    assert out.read_text().startswith("# Where should basil go?") and "### hermes\n\nBasil likes sun." in out.read_text()
+
 def test_chat_resume_id_continues_that_session(hermes_sessions, tmp_path):
     older = _run_json(hermes_sessions, tmp_path, ["Carrots like sandy soil."], prompt="Where do carrots grow best?")
     newer = _run_json(hermes_sessions, tmp_path, ["Noted."], prompt="Something else")
