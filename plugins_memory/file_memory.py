@@ -250,6 +250,12 @@ class FileMemory:
             new = [e for e in entries if e != gone]
             return self._commit(target, new, "entry removed", entries)
 
+    def clear(self, target: str) -> WriteResult:
+        """Every entry of ``target`` gone (``hermes memory clear``), under the lock the tool's writes take."""
+        with _locked(self.path(target)):
+            entries = self.read(target)
+            return self._commit(target, [], f"{len(entries)} entries removed", entries)
+
 
 MEMORY_TOOL_SCHEMA = {
     "type": "object",

@@ -472,3 +472,10 @@ def _memory_command(raw_args: str, agent: Any) -> str:
 @hookimpl
 def register_slash_commands(register):
     register("memory", _memory_command, description="show the memory files and the memory backend")
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins_memory.command import memory
+
+    cli.add_command(memory)

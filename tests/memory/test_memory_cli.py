@@ -1,0 +1,34 @@
+"""``hermes memory``: what the agent keeps, shown, edited and cleared through the real command line."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_show_edit_and_clear_what_the_agent_remembers(hermes, hermes_home, tmp_path):
+    memories = hermes_home / "memories"
+    memories.mkdir()
+    (memories / "MEMORY.md").write_text("Project uses pytest\n§\nDeploy with make\n")
+    (memories / "USER.md").write_text("Name: Ana\n")
+    shown = hermes("memory")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        "external backend (memory.provider): none",
+        f"{memories / 'MEMORY.md'} (2 entries, 38/2200 chars)", "  - Project uses pytest", "  - Deploy with make",
+        f"{memories / 'USER.md'} (1 entries, 9/1375 chars)", "  - Name: Ana"]
+    rows = json.loads(hermes("memory", "show", "--json").stdout)
+    assert [(r["target"], r["entries"]) for r in rows] == [
+        ("memory", ["Project uses pytest", "Deploy with make"]), ("user", ["Name: Ana"])]
+
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\nopen(sys.argv[1], 'a').write('§\\nPrefers short answers\\n')\n")
+    edited = hermes("memory", "edit", "user", env={"EDITOR": f"python3 {editor}", "VISUAL": ""})
+    assert edited.returncode == 0 and "  - Prefers short answers" in edited.stdout, edited.stderr
+
+    refused = hermes("memory", "clear", input="")
+    assert refused.returncode == 1 and "nothing was cleared: no answer came (end of input); pass --yes" in refused.stderr
+    cleared = hermes("memory", "clear", "user", "--yes")
+    assert cleared.stdout.strip() == f"{memories / 'USER.md'}: 2 entries removed"
+    assert (memories / "USER.md").read_text() == "" and "Deploy with make" in (memories / "MEMORY.md").read_text()
+    off = hermes("memory", "edit", env={"EDITOR": "no-such-editor", "VISUAL": ""})
+    assert off.returncode == 1 and off.stderr.startswith("hermes: error: cannot open an editor (no-such-editor: ")
