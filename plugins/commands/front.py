@@ -93,7 +93,8 @@ def ask_store(app: App, hook_name: str, hint: str = "", needed: bool = True, **k
     with host.failures.watch(quiet=True) as seen:  # a failure is said once, by the error line below
         answer = caller(agent=SimpleNamespace(config=app.config, host=host), **kwargs)
     if answer is None and seen.failures:
-        raise Fail(f"the session store failed: {seen.failures[-1].error.rstrip('.')}{hint}")
+        error = seen.failures[-1].error.rstrip(".")  # a StoreError's words are the user's already: not its name
+        raise Fail(f"the session store failed: {error.partition(': ')[2] if error.startswith('Store') else error}{hint}")
     return answer
 
 
@@ -138,8 +139,7 @@ def check_session(app: App, session_id: str) -> str:
 
 
 def claim(app: App, session_id: str) -> None:
-    """One writer per session: refuse now, before any model call, when another
-    process is writing it."""
+    """One writer per session: refuse now, before any model call, when another process is writing it."""
     refused = ask_store(app, "claim_session", needed=False, session_id=session_id)
     if isinstance(refused, str) and refused:
         raise Fail(refused)

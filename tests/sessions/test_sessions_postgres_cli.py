@@ -111,7 +111,7 @@ def test_a_store_that_cannot_be_used_is_one_line(hermes_sessions, tmp_path, home
     (home / "config.yaml").write_text(f"sessions: {sessions}\n")
     script = _script(tmp_path, "s.json", ["hi"])
     run = hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "hello")
-    _one_line_error(run, said, "or pass --no-save")
+    _one_line_error(run, f"hermes: error: the session store failed: {said}", "or pass --no-save")  # not "StoreError:"
     assert "hunter2" not in run.stderr and run.stdout == ""  # no model call was made, no secret shown
     _one_line_error(hermes_sessions("sessions", "list"), said)
     assert hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "--no-save", "hello").returncode == 0
