@@ -59,9 +59,12 @@ def _find(engine, run_id: str):
     return found[0]
 
 
-@click.group()
-def runs():
-    """Durable turns (durable.engine: dbos): list, resume or cancel the unfinished ones."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def runs(ctx):
+    """Durable turns (durable.engine: dbos): list, resume or cancel the unfinished ones (alone: list)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_runs)
 
 
 @runs.command("list")

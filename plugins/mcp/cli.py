@@ -82,9 +82,12 @@ def _entry(app, name: str) -> dict:
 
 
 def mcp_group() -> click.Group:
-    @click.group("mcp")
-    def group():
-        """MCP servers whose tools the agent may call: list, test, add, remove, enable, disable."""
+    @click.group("mcp", invoke_without_command=True)
+    @click.pass_context
+    def group(ctx):
+        """MCP servers whose tools the agent may call: list, test, add, remove, enable, disable (alone: list)."""
+        if ctx.invoked_subcommand is None:
+            ctx.invoke(list_cmd)
 
     @group.command("list")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -6,9 +6,12 @@ from __future__ import annotations
 import click
 
 
-@click.group()
-def prompt():
-    """Show the system prompt, layer by layer."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def prompt(ctx):
+    """Show the system prompt, layer by layer (`hermes prompt` alone: show)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(show)
 
 
 @prompt.command("show")

@@ -150,9 +150,12 @@ def sessions_group(config) -> click.Group:
 
         return get_store(config, getattr(click.get_current_context().obj, "host", None))
 
-    @click.group("sessions")
-    def group():
-        """Stored conversations: list, show, export, search, delete, prune."""
+    @click.group("sessions", invoke_without_command=True)
+    @click.pass_context
+    def group(ctx):
+        """Stored conversations: list, show, export, search, delete, prune (alone: list)."""
+        if ctx.invoked_subcommand is None:
+            ctx.invoke(list_cmd)
 
     @group.command("list")
     @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)

@@ -11,9 +11,12 @@ def _fail(message: str):
     return Fail(message)
 
 
-@click.group()
-def skills():
-    """List, show, install and remove skills."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def skills(ctx):
+    """List, show, install and remove skills (`hermes skills` alone: list)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_cmd)
 
 
 @skills.command("list")

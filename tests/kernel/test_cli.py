@@ -371,3 +371,13 @@ def test_shell_completion_offers_every_command_and_each_ones_options(hermes):
         assert complete("s") == ["sandbox", "serve", "sessions", "skills"]
     assert complete("r") == ["run", "runs"] and "doctor" in complete("")
     assert "--continue" in complete("run", "--") and complete("sessions", "pr") == ["prune"]
+
+
+def test_a_command_group_alone_does_its_listing(hermes, hermes_home):
+    """`hermes sessions`, `skills`, `mcp`, `prompt` alone printed their usage and exit 0 with nothing done; like
+    `hermes config` (show) they now do what one reaches for first."""
+    for group, first in (("sessions", "list"), ("skills", "list"), ("mcp", "list"), ("prompt", "show")):
+        alone, explicit = hermes(group), hermes(group, first)
+        assert (alone.returncode, alone.stdout) == (explicit.returncode, explicit.stdout), group
+        assert "Usage:" not in alone.stdout and alone.stdout.strip(), group
+    assert "durable turns are off" in hermes("runs").stderr
