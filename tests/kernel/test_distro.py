@@ -288,7 +288,7 @@ def test_distro_help_lists_its_commands_only_and_keeps_its_own_caches(hermes, he
         out = hermes(*args)
         assert out.returncode == 0, out.stderr
         commands = {line.split()[0] for line in out.stdout.split("Commands:")[1].splitlines() if line[:3].strip()}
-        assert commands == {"run", "plugins", "config", "chat", "sessions", "sandbox"}, out.stdout  # no prompt, skills
+        assert commands == {"run", "plugins", "config", "chat", "sessions", "sandbox", "memory"}, out.stdout  # no prompt, skills
         assert "the 'anthropic-only' distro of hermes" in " ".join(out.stdout.split())
     assert not (hermes_home / "plugin-commands.txt").exists() and not (hermes_home / "plugin-state.json").exists()
     assert len(list(hermes_home.glob("plugin-commands-*.txt"))) == 1
