@@ -60,7 +60,6 @@ def _mb(size: int) -> str:
 def _cutoff(age: str) -> float:
     """The time ``--older-than`` names: a duration before now (``30d``, ``12h``, ``2w``; a bare number is days)
     or a local date (``2026-11-01``)."""
-    import re
     from datetime import datetime
 
     text = age.strip().lower()
