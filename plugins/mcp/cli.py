@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import click
 
@@ -197,6 +198,41 @@ def mcp_group() -> click.Group:
 
             click.echo(f"{program()}: warning: {command[0]!r} is not found on PATH here (or not executable): the server "
                        "cannot start until it is installed", err=True)
+
+    @group.command("import")
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option("--dry-run", is_flag=True, help="Say what would be added; change nothing.")
+    @click.pass_obj
+    def import_cmd(app, file, dry_run):
+        """Add the servers of another client's config file (Claude Desktop's claude_desktop_config.json, Cursor's
+        .cursor/mcp.json, VS Code's .vscode/mcp.json); a server already configured here is left as it is."""
+        import json
+
+        from plugins.config_command.edit import set_key
+        from plugins.mcp.config import parse, problems
+        from plugins.mcp.importing import converted, servers_of
+
+        try:
+            found = servers_of(json.loads(file.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as exc:
+            raise _fail(f"{file}: not JSON ({exc})") from None
+        except (ValueError, OSError) as exc:  # no servers in it; UnicodeDecodeError
+            raise _fail(f"{file}: {exc}") from None
+        have = app.config.get("mcp_servers")
+        have, added = dict(have) if isinstance(have, dict) else {}, {}
+        for name, server in found.items():
+            ours, entry, notes = converted(name, server)
+            wrong = ["already configured here"] if ours in have or ours in added else \
+                problems(parse(ours, entry))[:1] if entry is not None else notes[-1:]
+            if wrong:
+                click.echo(f"skipped '{ours}': {wrong[0]}")
+                continue
+            added[ours] = entry
+            click.echo(f"{'would add' if dry_run else 'added'} '{ours}' ({entry.get('url') or entry['command']})" +
+                       "".join(f"\n  {note}" for note in notes))
+        if added and not dry_run:
+            _edit(app, lambda doc: [set_key(doc, ["mcp_servers", n], e) for n, e in added.items()])
+            click.echo(f"`hermes mcp list` connects {'them' if len(added) > 1 else 'it'}")
 
     @group.command("remove")
     @click.argument("name")

@@ -247,3 +247,44 @@ def test_hermes_doctor_connects_each_server_and_names_the_one_that_fails(hermes,
     assert checks["mcp crash"][0] == "fail" and "mcp off" not in checks
     offline = {c["name"]: c["status"] for c in json.loads(hermes("doctor", "--offline", "--json", timeout=60).stdout)}
     assert offline["mcp ok"] == offline["mcp crash"] == "ok"
+
+
+def test_mcp_import_takes_another_clients_servers_and_never_their_secrets(hermes, hermes_home, tmp_path):
+    """`hermes mcp import FILE`: Claude Desktop's, Cursor's or VS Code's server list into config.yaml (each was
+    retyped with `mcp add`). A key in the file is not copied: ${VAR} is written and the user told to export it."""
+    import sys
+
+    from tests.mcp.conftest import SERVER
+
+    write_config(hermes_home, {"kept": entry()})
+    clients = tmp_path / "claude_desktop_config.json"
+    clients.write_text(json.dumps({"mcpServers": {
+        "local echo": {"command": sys.executable, "args": [str(SERVER), "normal"],
+                       "env": {"API_TOKEN": "sk-not-for-config", "MODE": "quiet"}},
+        "kept": {"command": "other"},
+        "remote": {"type": "sse", "url": "https://mcp.example.com/sse", "headers": {"Authorization": "Bearer x1"}},
+        "nothing": {"args": []}}}))
+    dry = hermes("mcp", "import", clients, "--dry-run")
+    assert dry.returncode == 0 and "would add 'local-echo'" in dry.stdout
+    assert yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"].keys() == {"kept"}
+    out = hermes("mcp", "import", clients)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1:4] == [
+        "  named 'local-echo' here ('local echo' has characters a server name cannot)",
+        "  env API_TOKEN: its secret is not copied; written as ${API_TOKEN}: export API_TOKEN",
+        "skipped 'kept': already configured here"]
+    assert "skipped 'nothing': neither a command nor a url" in out.stdout
+    text = (hermes_home / "config.yaml").read_text()
+    assert "sk-not-for-config" not in text and "x1" not in text
+    servers = yaml.safe_load(text)["mcp_servers"]
+    assert servers["local-echo"]["env"] == {"API_TOKEN": "${API_TOKEN}", "MODE": "quiet"}
+    assert servers["remote"] == {"url": "https://mcp.example.com/sse", "transport": "sse",
+                                 "headers": {"Authorization": "${REMOTE_AUTHORIZATION}"}}
+    assert servers["kept"] == entry()
+    listed = json.loads(hermes("mcp", "list", "--json", "--timeout", "20", env={"API_TOKEN": "t"}).stdout)
+    echo = next(row for row in listed if row["name"] == "local-echo")
+    assert echo["status"] == "ready" and "mcp__local_echo__echo" in echo["tools"]
+    bad = tmp_path / "notes.json"
+    bad.write_text("{not json")
+    out = hermes("mcp", "import", bad)
+    assert out.returncode == 1 and out.stderr.startswith(f"hermes: error: {bad}: not JSON (")
