@@ -41,7 +41,7 @@ def discover_plugins(config):
 
 @hookimpl
 def register_config(declare):
-    """hermes-agent's names of keys (:data:`RENAMED`), and the config_schema of
+    """hermes-agent's names of keys (:data:`RENAMED`), its ``.env`` of keys, and the config_schema of
     every loaded hermes plugin (manifest v2)."""
     import sys
 
@@ -50,6 +50,10 @@ def register_config(declare):
     for name, kind, ours, minimum in RENAMED:
         declare(Key(name, kind, None, f"hermes-agent's name for {ours} (read when that is not set)", minimum=minimum,
                     alias_for=ours))
+    from hermes.host.paths import config_dir
+    from plugins.hermes_compat.dotenv import load
+
+    load(config_dir())  # hermes-agent keeps the API keys in $HERMES_HOME/.env: before any provider is built
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:
         from plugins.hermes_compat.manifests import declare_schemas

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
-from tests.conftest import ROOT
+from plugins_providers.testserver import reply
+from tests.conftest import ROOT, hermes_command
 
 from .conftest import install_dir_plugin, make_site
 
@@ -147,3 +149,28 @@ def test_hermes_agents_names_of_keys_read_here_under_others_keep_their_meaning(h
     terminal, read = (m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool")
     assert json.loads(terminal)["output"] == "seen\n"  # passed through (and masked in what the model reads)
     assert read.count("y") <= 1000 < 4500
+
+
+def test_keys_in_the_env_file_beside_config_yaml_are_used_and_the_environment_wins(hermes, hermes_home,
+                                                                                   make_wire_server, tmp_path):
+    """hermes-agent keeps its API keys in $HERMES_HOME/.env (its setup writes them there): a user who pointed
+    HERMES_HOME at it got "no API key" here. The file fills what the environment lacks; tools never see the keys."""
+    server = make_wire_server(api_key="sk-from-file")
+    env_file = hermes_home / ".env"
+    env_file.write_text('# keys\nexport OPENAI_API_KEY="sk-from-file"\nNOTE=plain  # a comment\nnot a line\n')
+    env_file.chmod(0o600)
+    args = ("run", "--json", "--api-mode", "chat_completions", "--base-url", server.openai_url, "-m", "m", "-t",
+            "terminal", "--yolo", "go")
+    server.push(reply(tool_calls=[("terminal", {"command": "echo key=[$OPENAI_API_KEY] note=[$NOTE]"})]), reply("ok"))
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}  # the fixture can only add variables
+    done = subprocess.run(hermes_command() + [str(a) for a in args], capture_output=True, text=True, cwd=tmp_path,
+                          env={**env, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == f"hermes: WARNING: {env_file}:4: not KEY=VALUE; skipped"
+    tool = json.loads([m for m in json.loads(done.stdout)["messages"] if m["role"] == "tool"][0]["content"])
+    assert tool["output"] == "key=[] note=[plain]\n"  # the key is hidden from tools, as any key is
+    assert server.requests[0].headers["authorization"] == "Bearer sk-from-file"
+    server.push(reply("never"))
+    shell = hermes("run", "--api-mode", "chat_completions", "--base-url", server.openai_url, "-m", "m", "hi",
+                   env={"OPENAI_API_KEY": "sk-exported"})
+    assert shell.returncode == 1 and "auth (401)" in shell.stderr  # the exported key was the one sent

@@ -1,0 +1,47 @@
+"""``.env`` beside config.yaml: where hermes-agent keeps its API keys (``$HERMES_HOME/.env``), read into the
+environment once per process. A variable the environment already has wins (a key exported for one run is the
+one used). ``KEY=VALUE`` lines, ``export KEY=VALUE`` too, values quoted or not, ``#`` comments."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+LINE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)")
+_read: set = set()  # the files read in this process
+
+
+def load(folder: Path) -> list:
+    """Put the variables of ``folder/.env`` that the environment lacks into it; the names set."""
+    path = folder / ".env"
+    if path in _read or not path.is_file():
+        return []
+    _read.add(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        if os.stat(path).st_mode & 0o077:  # keys readable by other users of the machine
+            log.warning("%s can be read by other users; it holds keys: chmod 600 %s", path, path)
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("%s: not read (%s)", path, exc)
+        return []
+    names = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        found = LINE.fullmatch(line)
+        if found is None:
+            log.warning("%s:%d: not KEY=VALUE; skipped", path, number)
+            continue
+        name, value = found[1], found[2].strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0]  # an unquoted value ends at a comment
+        if name not in os.environ:
+            os.environ[name] = value
+            names.append(name)
+    return names
