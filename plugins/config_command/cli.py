@@ -216,6 +216,12 @@ def config_get(app, key, as_json):
         click.echo("" if value is None else _show_value(value))
 
 
+def _env_file_read(app) -> bool:
+    """Whether hermes-compat, which reads the .env beside config.yaml, is loaded (a distro may leave it out)."""
+    record = app.host.record("hermes-compat")
+    return record is not None and record.status == "enabled"
+
+
 @config_group.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be -5
 @click.argument("key")
 @click.argument("value")
@@ -225,6 +231,16 @@ def config_set(app, key, value, force):
     """Set KEY to VALUE in config.yaml (hermes config set agent.max_turns 40)."""
 
     last = key.rsplit(".", 1)[-1]
+    if secret_named(last) and re.fullmatch(r"[A-Z_][A-Z0-9_]*", key) and _env_file_read(app):
+        from hermes.host.paths import config_dir
+        from plugins.hermes_compat.dotenv import save
+
+        try:  # as hermes-agent's config set saves a key: the .env beside config.yaml, read at start
+            path = save(config_dir(), key, value)
+        except (OSError, ValueError) as exc:
+            raise _fail(f"{key} was not saved: {exc}") from None
+        click.echo(f"saved {key} in {path} (not in config.yaml; readable by you alone; an exported {key} wins)")
+        return
     if secret_named(last) and "${" not in value:  # an MCP server's env or header may refer to one: ${GITHUB_TOKEN}
         var = re.sub(r"\W", "_", last).upper()
         how = f"set it to '${{{var}}}'" if "." in key else "name it with api_key_env"  # a reference: MCP env, headers

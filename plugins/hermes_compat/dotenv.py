@@ -45,3 +45,24 @@ def load(folder: Path) -> list:
             os.environ[name] = value
             names.append(name)
     return names
+
+
+def save(folder: Path, name: str, value: str) -> Path:
+    """``name=value`` into ``folder/.env`` (its line replaced, or added), the file readable by its owner alone:
+    ``hermes config set OPENAI_API_KEY sk-...``, as hermes-agent's saves a key."""
+    if not re.fullmatch(r"[^\s'\"#]*", value):
+        if "'" in value:
+            raise ValueError("a key with both a quote and a space or # in it cannot be written to .env")
+        value = f"'{value}'"
+    path = folder / ".env"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    kept = [line for line in lines if not ((found := LINE.fullmatch(line.strip())) and found[1] == name)]
+    text = "\n".join([*kept, f"{name}={value}"]) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(".env.new")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.chmod(temporary, 0o600)  # an older file's mode is not kept: keys are the owner's
+    os.replace(temporary, path)
+    return path

@@ -174,3 +174,23 @@ def test_keys_in_the_env_file_beside_config_yaml_are_used_and_the_environment_wi
     shell = hermes("run", "--api-mode", "chat_completions", "--base-url", server.openai_url, "-m", "m", "hi",
                    env={"OPENAI_API_KEY": "sk-exported"})
     assert shell.returncode == 1 and "auth (401)" in shell.stderr  # the exported key was the one sent
+
+
+def test_config_set_of_a_key_saves_it_in_the_env_file_as_hermes_agent_does(hermes, hermes_home, make_wire_server):
+    """`hermes config set OPENAI_API_KEY sk-...` is hermes-agent's first step; here it was refused ("export it in
+    your shell"). It goes to the .env beside config.yaml, readable by the user alone, never to config.yaml."""
+    server = make_wire_server(api_key="sk-saved")
+    out = hermes("config", "set", "OPENAI_API_KEY", "sk-old")
+    assert out.returncode == 0 and out.stdout.startswith(f"saved OPENAI_API_KEY in {hermes_home / '.env'} (")
+    assert hermes("config", "set", "OPENAI_API_KEY", "sk-saved").returncode == 0  # its line replaced
+    env_file = hermes_home / ".env"
+    assert env_file.read_text() == "OPENAI_API_KEY=sk-saved\n" and env_file.stat().st_mode & 0o777 == 0o600
+    assert not (hermes_home / "config.yaml").exists() or "sk-" not in (hermes_home / "config.yaml").read_text()
+    server.push(reply("keyed"))
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    done = subprocess.run(hermes_command() + ["run", "--api-mode", "chat_completions", "--base-url", server.openai_url,
+                                              "-m", "m", "hi"], capture_output=True, text=True, timeout=60,
+                          env={**env, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout.strip() == "keyed", done.stderr
+    refused = hermes("config", "set", "OPENAI_API_KEY", "sk-x", env={"HERMES_PLUGINS": "config-command"})
+    assert refused.returncode == 1 and "looks like a secret" in refused.stderr  # nothing would read the file

@@ -139,7 +139,7 @@ def test_config_set_refuses_bad_values_unknown_keys_and_secrets_and_writes_nothi
         (("fallback_providers.0.model", "y"), "fallback_providers is a list: set it whole, as `hermes config set "
                                               "fallback_providers '[...]'` (`hermes config get fallback_providers`"),
         (("modle", "x"), "unknown key 'modle' (did you mean 'model'?)"),
-        (("OPENAI_API_KEY", "sk-test"), "'OPENAI_API_KEY' looks like a secret"),
+        (("provider_options.api_key", "sk-test"), "'provider_options.api_key' looks like a secret"),
         # an MCP server's credentials by the rule mcp add and config show use (these two were written)
         (("mcp_servers.gh.headers.Authorization", "Bearer abc"), "'mcp_servers.gh.headers.Authorization' looks like "
          "a secret: hermes never stores keys in config.yaml; export AUTHORIZATION=... in your shell and set it to "
