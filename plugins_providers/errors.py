@@ -191,7 +191,8 @@ def truncated(provider: str, what: str) -> ProviderError:
 
 def missing_key(provider: str, env_var: str) -> ProviderError:
     return ProviderError(
-        f"no API key: set the environment variable {env_var} (or name another one with api_key_env in config)",
+        f"no API key: set the environment variable {env_var} (`hermes config set {env_var} ...` keeps it in the .env "
+        "beside config.yaml; or name another one with api_key_env in config)",
         reason=CONFIG,
         provider=provider,
     )

@@ -49,7 +49,9 @@ def test_each_model_is_asked_once_and_each_mistake_is_its_own_line(hermes, herme
     assert checks["model"][0] == "ok" and checks["model"][1].startswith("chat_completions:gpt-test: answered in ")
     assert checks["auxiliary.compression"][0] == checks["delegation"][0] == "ok"
     assert checks["fallback 1"] == ("fail", "openrouter:fb-1: no API key: set the environment variable "
-                                            "OPENROUTER_API_KEY (or name another one with api_key_env in config)")
+                                            "OPENROUTER_API_KEY (`hermes config set OPENROUTER_API_KEY ...` keeps it "
+                                            "in the .env beside config.yaml; or name another one with api_key_env in "
+                                            "config)")
     assert checks["fallback 2"][0] == "fail" and "http://127.0.0.1:9/v1" in checks["fallback 2"][1]
     assert sorted(r.body["model"] for r in wire_server.requests) == ["cheap-1", "gpt-test", "sub-1"]
     assert all(r.body.get("max_tokens") == 16 and not r.body.get("tools") for r in wire_server.requests)

@@ -222,7 +222,8 @@ def test_a_fallback_entry_that_cannot_work_is_said_at_the_start_not_in_the_outag
         "hermes: WARNING: fallback provider (openroutr:x) cannot be used: unknown provider 'openroutr' (did you mean "
         "'openrouter'?); known: " + out.stderr.split("known: ")[1].split("\n")[0],
         "hermes: WARNING: fallback provider (openrouter:y) cannot be used: no API key: set the environment variable "
-        "OPENROUTER_API_KEY (or name another one with api_key_env in config)",
+        "OPENROUTER_API_KEY (`hermes config set OPENROUTER_API_KEY ...` keeps it in the .env beside config.yaml; "
+        "or name another one with api_key_env in config)",
         "hermes: WARNING: fallback provider (w) cannot be used: the base URL '127.0.0.1:9/v1' has no scheme: use "
         "http://127.0.0.1:9/v1 (or https://)"], out.stderr
     assert len(wire_server.requests) == 1
@@ -246,7 +247,8 @@ def test_an_auxiliary_model_that_cannot_work_is_said_at_the_start(hermes, hermes
         "hermes: WARNING: auxiliary.compression (openroutr:x) cannot be used: unknown provider 'openroutr' (did you "
         "mean 'openrouter'?)") and lines[1] == (
         "hermes: WARNING: auxiliary.approval (openrouter:y) cannot be used: no API key: set the environment variable "
-        "OPENROUTER_API_KEY (or name another one with api_key_env in config)"), out.stderr
+        "OPENROUTER_API_KEY (`hermes config set OPENROUTER_API_KEY ...` keeps it in the .env beside config.yaml; "
+        "or name another one with api_key_env in config)"), out.stderr
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"auxiliary": {"compression": {"model": "cheaper"}}}))
     wire_server.push(reply("fine"))
     out = hermes(*args, env=env)
@@ -263,7 +265,8 @@ def test_a_primary_that_cannot_work_falls_back_saying_why(hermes, hermes_home, w
                  env={**cli_env, "OPENAI_API_KEY": "sk-test", "OPENROUTER_API_KEY": ""})
     assert out.returncode == 0 and out.stdout.strip() == "from the fallback", out.stderr
     assert out.stderr.strip() == ("hermes: fallback: openrouter:x failed: config: no API key: set the environment "
-                                  "variable OPENROUTER_API_KEY (or name another one with api_key_env in config); "
+                                  "variable OPENROUTER_API_KEY (`hermes config set OPENROUTER_API_KEY ...` keeps it in the .env "
+                                  "beside config.yaml; or name another one with api_key_env in config); "
                                   "trying chat_completions:m"), out.stderr
 
 
