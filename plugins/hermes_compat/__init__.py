@@ -51,9 +51,11 @@ def register_config(declare):
         declare(Key(name, kind, None, f"hermes-agent's name for {ours} (read when that is not set)", minimum=minimum,
                     alias_for=ours))
     from hermes.host.paths import config_dir
-    from plugins.hermes_compat.dotenv import load
 
-    load(config_dir())  # hermes-agent keeps the API keys in $HERMES_HOME/.env: before any provider is built
+    if (config_dir() / ".env").is_file():  # hermes-agent keeps the API keys in $HERMES_HOME/.env: read them before
+        from plugins.hermes_compat.dotenv import load  # any provider is built (a listing imports no more without one)
+
+        load(config_dir())
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:
         from plugins.hermes_compat.manifests import declare_schemas
