@@ -227,6 +227,18 @@ def pip_from_index(*args, what: str, timeout: float = 300):
     return done
 
 
+def installed_and_tested(package, site, what: str):
+    """pip-install a plugin package (setuptools from the index builds it) into ``site``, then run its own tests
+    there as its author would (hermes on the path, no HERMES_HOME): the finished pytest process."""
+    import subprocess
+
+    pip_from_index("install", "--no-deps", "--target", str(site), str(package), what=what)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    env.pop("HERMES_HOME", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          capture_output=True, text=True, cwd=package, env=env, timeout=300)
+
+
 def hermes_command() -> list:
     """How users run hermes: the console script next to this interpreter."""
     script = Path(sys.executable).parent / "hermes"

@@ -5,15 +5,12 @@ against the wire server, and ``hermes`` as a subprocess through the
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import tomllib
 
 import pytest
 
-from tests.conftest import ROOT, pip_from_index
+from tests.conftest import ROOT, installed_and_tested
 
 PAGE = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
 
@@ -35,11 +32,6 @@ def test_the_guides_plugin_installs_and_its_tests_pass(tmp_path):
     (package / "tests" / "test_notes.py").write_text(_block("# tests/test_notes.py"))
     # hermes itself is not on the package index: a plugin that depends on it could not be installed
     assert not tomllib.loads(_block("# pyproject.toml"))["project"].get("dependencies")
-    target = tmp_path / "site"
-    pip_from_index("install", "--no-deps", "--target", str(target), str(package), what="the guide's plugin build (setuptools)")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
-    env.pop("HERMES_HOME", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-                          capture_output=True, text=True, cwd=package, env=env, timeout=300)
+    done = installed_and_tested(package, tmp_path / "site", "the guide's plugin build (setuptools)")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "4 passed" in done.stdout

@@ -3,13 +3,9 @@ own tests pass under pytest, as a plugin author runs them."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import ROOT, pip_from_index
+from tests.conftest import installed_and_tested
 
 
 @pytest.mark.network  # pip builds the package with setuptools from the index
@@ -18,12 +14,7 @@ def test_a_new_plugin_installs_and_its_tests_pass(hermes, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"Wrote {tmp_path / 'hermes-greet-me'}/ (pyproject.toml, hermes_greet_me/__init__.py")
     package = tmp_path / "hermes-greet-me"
-    target = tmp_path / "site"
-    pip_from_index("install", "--no-deps", "--target", str(target), str(package), what="the new plugin's build")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
-    env.pop("HERMES_HOME", None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-                          capture_output=True, text=True, cwd=package, env=env, timeout=300)
+    done = installed_and_tested(package, tmp_path / "site", "the new plugin's build (setuptools)")
     assert done.returncode == 0 and "3 passed" in done.stdout, done.stdout + done.stderr
 
 
