@@ -50,7 +50,8 @@ def show(app, as_json: bool = False):
     click.echo(f"external backend (memory.provider): {app.config.get('memory.provider') or 'none'}")
     for row in rows:
         state = "" if row["enabled"] else "; off in config, not in the prompt"
-        click.echo(f"{row['path']} ({len(row['entries'])} entries, {row['chars']}/{row['limit']} chars{state})")
+        count = f"{len(row['entries'])} entr{'y' if len(row['entries']) == 1 else 'ies'}"
+        click.echo(f"{row['path']} ({count}, {row['chars']}/{row['limit']} chars{state})")
         for entry in row["entries"]:
             click.echo("  - " + entry.replace("\n", "\n    "))
 

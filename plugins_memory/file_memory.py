@@ -254,7 +254,8 @@ class FileMemory:
         """Every entry of ``target`` gone (``hermes memory clear``), under the lock the tool's writes take."""
         with _locked(self.path(target)):
             entries = self.read(target)
-            return self._commit(target, [], f"{len(entries)} entries removed", entries)
+            said = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} removed"
+            return self._commit(target, [], said, entries)
 
 
 MEMORY_TOOL_SCHEMA = {

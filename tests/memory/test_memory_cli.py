@@ -15,7 +15,7 @@ def test_show_edit_and_clear_what_the_agent_remembers(hermes, hermes_home, tmp_p
     assert shown.stdout.splitlines() == [
         "external backend (memory.provider): none",
         f"{memories / 'MEMORY.md'} (2 entries, 38/2200 chars)", "  - Project uses pytest", "  - Deploy with make",
-        f"{memories / 'USER.md'} (1 entries, 9/1375 chars)", "  - Name: Ana"]
+        f"{memories / 'USER.md'} (1 entry, 9/1375 chars)", "  - Name: Ana"]
     rows = json.loads(hermes("memory", "show", "--json").stdout)
     assert [(r["target"], r["entries"]) for r in rows] == [
         ("memory", ["Project uses pytest", "Deploy with make"]), ("user", ["Name: Ana"])]
