@@ -200,17 +200,25 @@ def mcp_group() -> click.Group:
                        "cannot start until it is installed", err=True)
 
     @group.command("import")
-    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
     @click.option("--dry-run", is_flag=True, help="Say what would be added; change nothing.")
     @click.pass_obj
     def import_cmd(app, file, dry_run):
         """Add the servers of another client's config file (Claude Desktop's claude_desktop_config.json, Cursor's
-        .cursor/mcp.json, VS Code's .vscode/mcp.json); a server already configured here is left as it is."""
+        .cursor/mcp.json, VS Code's .vscode/mcp.json; without FILE, the first found, the project's first); a server
+        already configured here is left as it is."""
         import json
 
         from plugins.config_command.edit import set_key
         from plugins.mcp.config import parse, problems
-        from plugins.mcp.importing import converted, servers_of
+        from plugins.mcp.importing import client_files, converted, servers_of
+
+        if file is None:
+            if not (files := client_files()):
+                raise _fail("no MCP config of Claude Desktop, Cursor or VS Code found here: give its FILE", usage=True)
+            file, others = files[0], files[1:]
+            click.echo(f"from {file}" + (f" (also found: {', '.join(map(str, others))}; give one as FILE)" if others
+                                         else ""))
 
         try:
             found = servers_of(json.loads(file.read_text(encoding="utf-8")))

@@ -7,7 +7,22 @@ value or a header named like a key) is not copied: config.yaml holds ``${VAR}`` 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
+
+
+def client_files() -> list:
+    """The MCP config files of other clients found here, the project's first: ``hermes mcp import`` without a FILE."""
+    import os
+    import sys
+
+    home = Path.home()
+    claude = (home / "Library" / "Application Support" if sys.platform == "darwin" else
+              Path(os.environ.get("APPDATA") or home) if sys.platform == "win32" else
+              Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config"))
+    places = [Path(".cursor", "mcp.json"), Path(".vscode", "mcp.json"),
+              claude / "Claude" / "claude_desktop_config.json", home / ".cursor" / "mcp.json"]
+    return [path for path in places if path.is_file()]
 
 
 def servers_of(data: Any) -> dict:

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import yaml
 
@@ -288,3 +289,21 @@ def test_mcp_import_takes_another_clients_servers_and_never_their_secrets(hermes
     bad.write_text("{not json")
     out = hermes("mcp", "import", bad)
     assert out.returncode == 1 and out.stderr.startswith(f"hermes: error: {bad}: not JSON (")
+
+
+def test_mcp_import_without_a_file_takes_the_first_client_config_found(hermes, hermes_home, tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".cursor").mkdir(parents=True)
+    (home / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"users": {"command": "a"}}}))
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {"proj": {"type": "stdio", "command": "b"}}}))
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    out = hermes("mcp", "import", "--dry-run", env=env, cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[:2] == [
+        f"from {Path('.vscode', 'mcp.json')} (also found: {home / '.cursor' / 'mcp.json'}; give one as FILE)",
+        "would add 'proj' (b)"]
+    out = hermes("mcp", "import", env=env, cwd=tmp_path)
+    assert out.stdout.splitlines()[:2] == [f"from {home / '.cursor' / 'mcp.json'}", "added 'users' (a)"]
+    none = hermes("mcp", "import", env={"HOME": str(tmp_path / "empty"), "XDG_CONFIG_HOME": str(tmp_path)}, cwd=tmp_path)
+    assert none.returncode == 2 and "no MCP config of Claude Desktop, Cursor or VS Code found here" in none.stderr
