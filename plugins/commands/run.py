@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from itertools import groupby
 
 import click
 
@@ -18,13 +19,14 @@ from plugins.commands.front import CtrlC, build_agent, finish, prepare_store, pr
 @click.argument("prompt", nargs=-1)
 @click.pass_obj
 def run(app: App, as_json: bool, prompt: tuple, **opts):
-    """Run one turn and print the answer. With no PROMPT, or -, it is read from stdin: echo hi | hermes run."""
-    text = " ".join(prompt) or ("" if sys.stdin.isatty() else "-")  # a terminal's stdin is not read unasked
-    if piped := text == "-":
-        text = sys.stdin.read()
-    if not text.strip():  # a provider may refuse an empty message (Anthropic does): say so before any call
-        raise Fail("no prompt: hermes run PROMPT, or pipe it in (echo hi | hermes run)" if not (prompt or piped)
-                   else "the prompt is empty" + (" (nothing on stdin)" if piped else ""), EXIT_USAGE)
+    """Run one turn and print the answer. Stdin is the PROMPT when none is given, or goes where a - stands in it."""
+    words = prompt or (() if sys.stdin.isatty() else ("-",))  # a terminal's stdin is not read unasked
+    piped = sys.stdin.read() if "-" in words else None  # `git diff | hermes run "review this:" -`: never unasked
+    parts = (piped if dash else " ".join(group) for dash, group in groupby(words, "-".__eq__))
+    text = "\n\n".join(part.rstrip() for part in parts if part.strip())
+    if not text:  # a provider may refuse an empty message (Anthropic does): say so before any call
+        raise Fail("no prompt: hermes run PROMPT, or pipe it in (echo hi | hermes run)" if not words
+                   else "the prompt is empty" + (" (nothing on stdin)" if piped is not None else ""), EXIT_USAGE)
     from hermes.host.plugins import paused_collector  # here: the remembered `plugins list` imports no host
     with paused_collector():
         prepare_store(app, opts)

@@ -167,6 +167,23 @@ def test_bad_cli_arguments(hermes, tmp_path):
         assert out.returncode == 0 and out.stdout.strip() == "read it", out.stderr
 
 
+
+def test_a_dash_among_the_words_puts_stdin_there_and_stdin_is_never_read_unasked(hermes, tmp_path):
+    """`git diff | hermes run "review this:" -`: the words and what was piped in, as one prompt. Before, the words
+    alone went and the diff was dropped, unsaid. Without a `-` a PROMPT never reads stdin (a pipe nobody closes, a
+    parent's channel: reading it would hang or steal)."""
+    def sent(*words, stdin):
+        out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, ["ok"]), "--json", *words,
+                     input=stdin)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)["messages"][0]["content"]
+
+    diff = "--- a/x.py\n+++ b/x.py\n+    indented = 1\n"
+    assert sent("review", "this:", "-", stdin=diff) == "review this:\n\n" + diff.rstrip()
+    assert sent("-", "what", "is", "it?", stdin="  data\n") == "  data\n\nwhat is it?"  # its indentation kept
+    assert sent("just", "words", stdin="never read\n") == "just words"
+    assert sent("hi", "-", stdin="") == "hi"  # nothing piped: the words alone
+
 def test_with_no_prompt_a_terminals_stdin_is_not_read(hermes_home):
     """Typed at a terminal, `hermes run` alone says what it needs; it does not wait for input."""
     import pty
