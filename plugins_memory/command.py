@@ -61,18 +61,13 @@ def show(app, as_json: bool = False):
 @click.pass_obj
 def edit(app, target: str):
     """Open MEMORY.md (or USER.md: `edit user`) in your editor; entries are separated by a line holding only §."""
-    from hermes.cli.app import Fail
+    from plugins.asking import edit_file
 
-    files = _files(app)
-    path = files.path(target)
+    path = _files(app).path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch()
-    try:
-        click.edit(filename=str(path))
-    except click.ClickException as exc:
-        raise Fail(f"cannot open an editor ({exc.message}): set EDITOR, or edit {path} yourself") from None
-    ctx = click.get_current_context()
-    ctx.invoke(show)
+    edit_file(path)
+    click.get_current_context().invoke(show)
 
 
 @memory.command("clear")
@@ -87,12 +82,9 @@ def clear(app, target: str, yes: bool):
     files = _files(app)
     targets = TARGETS if target == "all" else (target,)
     if not yes:
-        try:
-            click.confirm(f"Clear {' and '.join(files.path(t).name for t in targets)}?", abort=True)
-        except click.Abort as exc:
-            if isinstance(exc.__context__, EOFError):
-                raise Fail("nothing was cleared: no answer came (end of input); pass --yes") from None
-            raise
+        from plugins.asking import confirm
+
+        confirm(f"Clear {' and '.join(files.path(t).name for t in targets)}?", "nothing was cleared")
     try:
         for name in targets:
             click.echo(f"{files.path(name)}: {files.clear(name).message}")

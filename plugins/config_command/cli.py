@@ -156,10 +156,9 @@ def config_edit(app):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"# hermes config: `{_program()} config show` lists every key, its default and its help\n",
                         encoding="utf-8")
-    try:
-        click.edit(filename=str(path))
-    except click.ClickException as exc:  # no editor: click's "Error: vi: Editing failed: ..."
-        raise _fail(f"cannot open an editor ({exc.message}): set EDITOR, or edit {path} yourself") from None
+    from plugins.asking import edit_file
+
+    edit_file(path)
     app._config = app._host = None  # read what was saved
     _, problems = config_problems(app)
     for line in problems:

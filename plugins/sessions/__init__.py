@@ -275,7 +275,7 @@ def _slash_search(raw_args: str, agent) -> str:
 def _slash_export(raw_args: str, agent) -> str:
     """``/export [FILE.md]``: this chat as ``hermes sessions export`` writes it (default: ``<session id>.md`` here)."""
     from plugins.sessions.base import StoreError
-    from plugins.sessions.commands import markdown
+    from plugins.sessions.commands import markdown, write_new
 
     path = Path(raw_args.strip() or f"{agent.session_id}.md").expanduser()
     store = _store_for(agent)
@@ -283,8 +283,7 @@ def _slash_export(raw_args: str, agent) -> str:
         meta, messages = store.get_session(agent.session_id), store.load(agent.session_id)
         if not meta or not messages:
             return "nothing to export yet: say something first"
-        with open(path, "x", encoding="utf-8") as out:  # never over a file that is there
-            out.write(markdown(meta, messages) + "\n")
+        write_new(path, markdown(meta, messages))
     except (StoreError, OSError) as exc:
         return f"cannot export: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}: {path}"
     return f"exported {len(messages)} messages to {path.resolve()}"

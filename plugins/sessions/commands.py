@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from plugins.asking import confirm
+
 
 def _when(ts) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
@@ -40,17 +42,6 @@ def _fail(message: str) -> click.ClickException:
     except ImportError:  # pragma: no cover - a kernel without the CLI module
         return click.ClickException(message)
     return Fail(message)
-
-
-def _confirm(question: str, refused: str) -> None:
-    """Ask. The end of input (a script or cron with nothing to answer) is ``refused`` and the flag to pass, not
-    click's bare "Aborted!" after a prompt nobody saw; a piped answer (``yes |``), a no and Ctrl+C are as they were."""
-    try:
-        click.confirm(question, abort=True)
-    except click.Abort as exc:
-        if isinstance(exc.__context__, EOFError):
-            raise _fail(f"{refused}: no answer came (end of input); pass --yes") from None
-        raise
 
 
 def _mb(size: int) -> str:
@@ -103,6 +94,12 @@ def markdown(meta: dict, messages: list) -> str:
             names[call.get("id")] = fn.get("name", "?")
             lines += ["", f"**{fn.get('name', '?')}**", "", _fenced(str(fn.get("arguments", "")), "json")]
     return "\n".join(lines)
+
+
+def write_new(path, text: str) -> None:
+    """``text`` (and a final newline) into a new file: never over one that is there (FileExistsError)."""
+    with open(path, "x", encoding="utf-8") as out:
+        out.write(text + "\n")
 
 
 def _errors_as_clicks(fn):
@@ -248,7 +245,7 @@ def sessions_group(config) -> click.Group:
             raise click.ClickException(busy.replace("resume it when", "delete it when"))
         if not yes:
             meta = s.get_session(sid)
-            _confirm(f"Delete session {sid} ({meta['message_count']} messages)?", f"session {sid} was not deleted")
+            confirm(f"Delete session {sid} ({meta['message_count']} messages)?", f"session {sid} was not deleted")
         s.delete(sid)
         click.echo(f"Deleted {sid}.")
 
@@ -266,8 +263,7 @@ def sessions_group(config) -> click.Group:
             _echo(text)
             return
         try:
-            with open(output, "x", encoding="utf-8") as out:  # never over a file that is there
-                out.write(text + "\n")
+            write_new(output, text)
         except OSError as exc:
             raise _fail(f"{output}: {exc.strerror or exc}" + ("; choose another name" if isinstance(exc, FileExistsError)
                                                                  else "")) from None
@@ -298,7 +294,7 @@ def sessions_group(config) -> click.Group:
             click.echo(f"Would delete {what}." if rows else f"No sessions last active before {_when(before)}.")
             return
         if not yes:
-            _confirm(f"Delete {what}?", "nothing was deleted")
+            confirm(f"Delete {what}?", "nothing was deleted")
         deleted, busy, sizes = s.delete_unclaimed([r["id"] for r in rows])
         if as_json:
             _print_json({"before": before, "deleted": deleted, "in_use": busy,
@@ -330,7 +326,7 @@ def sessions_group(config) -> click.Group:
             click.echo(f"{s.where}: {s.repair()}.")
             return
         if not yes:
-            _confirm("Move it aside and start a fresh session database?", f"{s.where} was not moved aside")
+            confirm("Move it aside and start a fresh session database?", f"{s.where} was not moved aside")
         s.close()
         target = move_aside(s.path)
         click.echo(f"Moved the damaged database to {target} (kept as it was).")
