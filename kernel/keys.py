@@ -12,9 +12,9 @@ from typing import Any, Optional
 class Key:
     """A config key: its dotted name, type, default and one line of help.
 
-    ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``, ``list``, ``list[str]`` or ``dict`` (or
-    a tuple of them); a ``dict`` or ``list`` key is free-form below it. ``minimum`` is the least number that makes sense (a
-    budget of -5 is as wrong as one of "lots"); ``choices``, the only values it takes (text without case).
+    ``type`` is ``int``, ``float`` (an integer is accepted), ``str``, ``bool``, ``list``, ``list[str]`` or ``dict``
+    (or a tuple of them); a ``dict`` or ``list`` key is free-form below it. ``minimum`` is the least number that makes
+    sense (a budget of -5 is as wrong as one of "lots"); ``choices``, the only values it takes (text without case).
     ``alias_for`` names the key this one is another name for: read when that one is not set."""
 
     name: str
