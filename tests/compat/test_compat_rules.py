@@ -255,7 +255,9 @@ def test_hooks_of_the_newest_host_fire_with_its_keywords(compat_site, make_agent
     hxfix_newest.EVENTS.clear()
     turn = threading.Thread(target=agent.run_conversation, args=("slow",))
     turn.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 20
+    while len(agent.scripted.requests) < 2 and time.monotonic() < deadline:  # the slow call is with the model
+        time.sleep(0.01)
     agent.interrupt()
     turn.join(10)
     stopped = [e for k, e in hxfix_newest.EVENTS if k == "agent_loop_stopped"]

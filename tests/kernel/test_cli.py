@@ -238,7 +238,10 @@ def test_ctrl_c_interrupts_the_turn_cleanly(hermes_home, tmp_path):
     env = dict(os.environ, HERMES_HOME=str(hermes_home), PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(hermes_command() + ["run", "--api-mode", "scripted", "--base-url", str(s), "hi"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 20  # the session started (its lock taken): a loaded machine may take seconds
+    while not any((hermes_home / "locks").glob("*.lock")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)

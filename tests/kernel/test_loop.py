@@ -376,7 +376,9 @@ def test_interrupt_reaches_running_children(make_agent):
     results = {}
     worker = threading.Thread(target=lambda: results.update(child.run_conversation("sub task").to_dict()))
     worker.start()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 20
+    while not parent.scripted.requests and time.monotonic() < deadline:  # the child is with the model
+        time.sleep(0.01)
     parent.interrupt()
     worker.join(timeout=2)
     assert not worker.is_alive()

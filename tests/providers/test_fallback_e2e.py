@@ -160,13 +160,14 @@ def test_primary_restored_on_next_turn(chain_agent):
 
 
 def test_cooldown_after_rate_limit_then_primary_again(chain_agent):
-    agent, primary, (fb,) = chain_agent(agent_cfg={"fallback_cooldown": 0.4})
+    # two turns must fit in the cooldown, on a loaded machine too
+    agent, primary, (fb,) = chain_agent(agent_cfg={"fallback_cooldown": 2.0})
     primary.push(error(429), reply("primary again"))
     fb.push(reply("fb 1"), reply("fb 2"))
     assert agent.run_conversation("one")["final_response"] == "fb 1"
     assert agent.run_conversation("two")["final_response"] == "fb 2"  # cooling down: start on the fallback
     assert len(primary.requests) == 1
-    time.sleep(0.45)
+    time.sleep(2.05)
     assert agent.run_conversation("three")["final_response"] == "primary again"
     assert len(primary.requests) == 2 and len(fb.requests) == 2
 
