@@ -1,0 +1,187 @@
+"""Built-in plugin web: the model reads web pages and searches the web.
+
+* ``web_extract``: up to five URLs, each fetched here (no service, no key) and read as text: HTML as Markdown-like
+  text, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``).
+* ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng`` (a SearXNG instance's JSON API
+  at ``web.searxng_url`` or ``$SEARXNG_URL``), or a plugin's, through the ``web_search`` hook
+  (:mod:`plugins.web.hookspecs`).
+
+Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
+cloud metadata endpoints always (:mod:`plugins.web.fetching`). Settings: ``web.timeout`` (20 s a request),
+``web.max_bytes`` (5 MB a page).
+"""
+
+from __future__ import annotations
+
+import os
+
+from kernel import hookimpl
+from kernel.types import Tool, ToolError
+from plugins.tool_args import arg, check_args, clip, is_interrupted, setting
+
+EXTRACT_CHARS, MAX_URLS, TIMEOUT, MAX_BYTES = 15_000, 5, 20.0, 5_000_000
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "+json", "+xml")
+
+
+def _fetch_settings(config) -> dict:
+    return {"timeout": setting(config, "web.timeout", TIMEOUT, float, 1),
+            "max_bytes": setting(config, "web.max_bytes", MAX_BYTES, int, 1000),
+            "allow_private": setting(config, "security.allow_private_urls", False, bool)}
+
+
+def _read(url: str, limit: int, settings: dict, agent) -> dict:
+    """One URL as ``web_extract`` reports it: its title and text, or why not."""
+    from plugins.web.fetching import fetch, normalized
+    from plugins.web.page import charset, html_to_text
+
+    try:
+        got = fetch(normalized(url), cancelled=lambda: is_interrupted(agent), **settings)
+    except ToolError as exc:
+        return {"url": url, "error": str(exc)}
+    kind = got.content_type.split(";")[0].strip().lower()
+    found = {"url": got.url}
+    if got.status >= 400:
+        found["error"] = f"HTTP {got.status} {got.reason}".strip()
+    if not any(kind.startswith(t) or kind.endswith(t) for t in TEXT_TYPES) and kind:
+        return {**found, "error": found.get("error") or f"not text ({kind}, {len(got.body):,} bytes): use terminal "
+                "(curl -o FILE) to download it"}
+    text = got.body.decode(charset(got.content_type, got.body), "replace")
+    title = ""
+    if kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:1000].lower()):
+        title, text = html_to_text(text, got.url)
+    if got.truncated:
+        text += f"\n\n[... the page stopped at web.max_bytes ({settings['max_bytes']:,} bytes) ...]"
+    return {**found, "title": title, "content": clip(text, limit)} if title else {**found, "content": clip(text, limit)}
+
+
+def make_web_extract(config=None) -> Tool:
+    default_limit = setting(config, "web.extract_char_limit", EXTRACT_CHARS, int, 2000)
+    settings = _fetch_settings(config)
+
+    def web_extract(args, ctx):
+        args = check_args(args, "web_extract")
+        urls = args.get("urls") if args.get("urls") is not None else args.get("url")  # one URL sent as 'url'
+        urls = [urls] if isinstance(urls, str) else arg({"urls": urls}, "urls", list, tool="web_extract")
+        if not urls or len(urls) > MAX_URLS or not all(isinstance(u, str) and u.strip() for u in urls):
+            raise ToolError(f"web_extract: 'urls' must be a list of 1 to {MAX_URLS} URLs (strings)")
+        limit = max(arg(args, "char_limit", int, tool="web_extract", default=default_limit), 2000)
+        results = []
+        for url in urls:
+            if is_interrupted(ctx.agent):
+                results.append({"url": url, "error": "not fetched: the user interrupted the turn"})
+                continue
+            ctx.progress(f"fetching {url[:80]}")
+            results.append(_read(url, limit, settings, ctx.agent))
+        return {"results": results}
+
+    return Tool(
+        name="web_extract",
+        description=(
+            f"Read web pages: up to {MAX_URLS} URLs, each returned as text (HTML as Markdown: headings, lists, "
+            f"[links](url), code). Pages longer than char_limit (default {default_limit}) keep their head and tail. "
+            "Not for files to download (images, archives, PDFs): use terminal for those."),
+        parameters={"type": "object", "properties": {
+            "urls": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_URLS,
+                     "description": "The URLs to read (http or https)"},
+            "char_limit": {"type": "integer", "minimum": 2000, "description": "Characters of each page returned"}},
+            "required": ["urls"]},
+        handler=web_extract, toolset="web", parallel_safe=True)
+
+
+def search_backend(config) -> str:
+    return str(setting(config, "web.search_backend", "", str) or "").strip()
+
+
+def make_web_search(config=None) -> Tool:
+    backend = search_backend(config)
+
+    def web_search(args, ctx):
+        args = check_args(args, "web_search")
+        query = arg(args, "query", str, tool="web_search").strip()
+        if not query:
+            raise ToolError("web_search: 'query' is empty")
+        limit = min(max(arg(args, "limit", int, tool="web_search", default=5), 1), 20)
+        backends = {}
+        for provided in ctx.agent.ask("web_search_backends") or []:
+            backends.update(provided if isinstance(provided, dict) else {})
+        if not callable(backends.get(backend)):
+            raise ToolError(f"web_search: no plugin provides the search backend {backend!r} (web.search_backend); "
+                            f"there are: {', '.join(sorted(backends)) or 'none'}")
+        return {"query": query, "results": list(backends[backend](query, limit))[:limit]}
+
+    return Tool(
+        name="web_search",
+        description=("Search the web: titles, URLs and descriptions of the best results (5 unless 'limit' says "
+                     "more). Read a result with web_extract."),
+        parameters={"type": "object", "properties": {
+            "query": {"type": "string", "description": "What to search for (site:example.com and the like may work)"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many results (5)"}},
+            "required": ["query"]},
+        handler=web_search, toolset="web", parallel_safe=True, check=lambda: bool(backend))
+
+
+def searxng_url(config) -> str:
+    return (str(setting(config, "web.searxng_url", "", str) or "") or os.environ.get("SEARXNG_URL", "")).strip()
+
+
+@hookimpl
+def web_search_backends(agent):
+    return {"searxng": lambda query, limit: searxng(query, limit, agent.config)}
+
+
+def searxng(query: str, limit: int, config) -> list:
+    """The built-in backend: a SearXNG instance's JSON API (``format=json`` enabled in its settings)."""
+    import json
+    from urllib.parse import urlencode
+
+    from plugins.web.fetching import fetch
+
+    base = searxng_url(config)
+    if not base:
+        raise ToolError("web_search: web.search_backend is searxng and neither web.searxng_url nor $SEARXNG_URL "
+                        "says where it runs")
+    try:  # the user's own server, often on this machine or network: a private address is expected
+        got = fetch(f"{base.rstrip('/')}/search?{urlencode({'q': query, 'format': 'json'})}",
+                    **dict(_fetch_settings(config), allow_private=True))
+    except ToolError as exc:
+        raise ToolError(f"web_search: SearXNG at {base}: {exc}") from None
+    try:
+        data = json.loads(got.body) if got.status < 400 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise ToolError(f"web_search: SearXNG at {base} answered HTTP {got.status} without JSON results (is "
+                        "format=json enabled in its settings.yml?)")
+    return [{"title": r.get("title") or "", "url": r.get("url") or "", "description": r.get("content") or ""}
+            for r in data["results"][:limit] if isinstance(r, dict) and r.get("url")]
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.web import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl
+def register_config(declare):
+    declare("web.search_backend", str, "", "the backend web_search asks: searxng, or a plugin's (empty: web_search "
+            "is not offered)")
+    declare("web.searxng_url", str, "", "the SearXNG instance for web.search_backend: searxng ($SEARXNG_URL if unset)")
+    declare("web.extract_char_limit", int, EXTRACT_CHARS, "characters of each page web_extract returns unless the "
+            "model asks for more", minimum=2000)
+    declare("web.timeout", float, TIMEOUT, "seconds a web request may take", minimum=1)
+    declare("web.max_bytes", int, MAX_BYTES, "the most bytes of a page downloaded", minimum=1000)
+    declare("security.allow_private_urls", bool, False, "let the web tools fetch private and local addresses (a "
+            "router, localhost); cloud metadata endpoints stay refused")
+
+
+@hookimpl
+def register_tools(register, config):
+    register(make_web_extract(config))
+    register(make_web_search(config))
+
+
+@hookimpl
+def register_toolsets(register):
+    register("web", ["web_search", "web_extract"], description="The web: search it and read pages")

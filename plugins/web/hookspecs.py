@@ -1,0 +1,23 @@
+"""The hook the ``web_search`` tool asks (added through ``register_hookspecs``): the search backends plugins
+provide. A plugin that implements it without the web plugin loaded marks it ``optionalhook=True``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from kernel import hookspec
+
+if TYPE_CHECKING:  # annotations only
+    from kernel.agent import Agent
+
+
+@hookspec
+def web_search_backends(agent: Agent) -> Optional[dict]:
+    """The model called ``web_search``: which search backends do you provide? The one ``web.search_backend`` names
+    is called, outside this hook, as a tool handler is (a :class:`kernel.types.ToolError` it raises is what the
+    model reads: the service refused, no answer in time).
+
+    :param agent: the :class:`~kernel.agent.Agent` whose tool runs: its ``config`` holds the backend's settings.
+    :return: ``{name: search}``, where ``search(query: str, limit: int)`` returns at most ``limit`` results, each
+        ``{"title": ..., "url": ..., "description": ...}``; or ``None``.
+    """

@@ -1,0 +1,223 @@
+"""The web plugin's tools through the loop, against a real HTTP server on 127.0.0.1: pages, redirects, limits, the
+address checks, and web_search on a server speaking SearXNG's JSON API."""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from kernel import hookimpl
+from kernel.types import ToolError
+from plugins import web
+
+PAGE = """<!doctype html><html><head><meta charset="iso-8859-1"><title>A  caf\xe9 page</title>
+<script>var secret = "never shown";</script><style>p {color: red}</style></head>
+<body><nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<h1>Caf\xe9 notes</h1><p>Some <b>bold</b> words and <a href="/next.html">the next page</a>.</p>
+<ul><li>first</li><li>second</li></ul>
+<pre>def f():
+    return 1</pre><p>Call <code>f()</code> once.</p><img src="cat.png" alt="a cat"><img src="spacer.gif">
+</body></html>"""
+
+
+class Site(BaseHTTPRequestHandler):
+    seen: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body: bytes, kind="text/html", **headers):
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        parts = urlsplit(self.path)
+        Site.seen.append(self.path)
+        if parts.path == "/page.html":
+            self.send(200, PAGE.encode("latin-1"))
+        elif parts.path == "/moved":
+            self.send(302, b"", Location="/page.html")
+        elif parts.path == "/loop":
+            self.send(302, b"", Location="/loop")
+        elif parts.path == "/to-metadata":
+            self.send(302, b"", Location="http://169.254.169.254/latest/meta-data/")
+        elif parts.path == "/long.txt":
+            self.send(200, ("HEAD " + "x" * 50_000 + " TAIL").encode(), "text/plain; charset=utf-8")
+        elif parts.path == "/data.json":
+            self.send(200, b'{"answer": 42}', "application/json")
+        elif parts.path == "/cat.png":
+            self.send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
+        elif parts.path == "/slow":
+            time.sleep(3)
+            self.send(200, b"late")
+        elif parts.path == "/search":
+            query = parse_qs(parts.query)
+            if query.get("format") != ["json"]:
+                return self.send(403, b"Forbidden")
+            results = [{"title": f"Result {i} for {query['q'][0]}", "url": f"https://example.org/{i}",
+                        "content": f"About result {i}"} for i in range(1, 9)]
+            self.send(200, json.dumps({"query": query["q"][0], "results": results}).encode(), "application/json")
+        else:
+            self.send(404, b"<html><title>Not here</title><body><p>No such page.</p></body></html>")
+
+
+@pytest.fixture
+def site():
+    Site.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def tool_results(result) -> list:
+    return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+
+
+def extract(make_agent, urls, config=None, **args):
+    agent = make_agent(web, config={"security": {"allow_private_urls": True}, **(config or {})},
+                       script=[{"tool_calls": [["web_extract", {"urls": urls, **args}]]}, "done"])
+    [out] = tool_results(agent.run_conversation("read these"))
+    return out
+
+
+def test_a_page_is_read_as_markdown_with_its_title_links_and_code(make_agent, site):
+    out = extract(make_agent, [f"{site}/page.html", f"{site}/moved", f"{site}/data.json"])
+    page, moved, data = out["results"]
+    assert page["title"] == "A café page"  # the meta charset, not UTF-8
+    assert page["content"] == (
+        "# Café notes\n\nSome bold words and [the next page](" + site + "/next.html).\n\n- first\n- second\n\n"
+        "```\ndef f():\n    return 1\n```\n\nCall `f()` once.\n\n[IMAGE: a cat]")
+    assert "secret" not in json.dumps(out) and "About" not in page["content"]  # scripts and menus are not the page
+    assert moved == dict(page, url=f"{site}/page.html")  # the redirect followed, the final URL reported
+    assert data == {"url": f"{site}/data.json", "content": '{"answer": 42}'}
+
+
+def test_what_cannot_be_read_is_said_per_url_and_the_rest_still_read(make_agent, site):
+    out = extract(make_agent, [f"{site}/missing", f"{site}/cat.png", f"{site}/loop", "ftp://example.org/x",
+                               f"{site}/page.html"])
+    missing, image, loop, ftp, page = out["results"]
+    assert missing["error"] == "HTTP 404 Not Found" and "No such page." in missing["content"]
+    assert image["error"].startswith("not text (image/png, 108 bytes): use terminal")
+    assert loop["error"] == "more than 5 redirects"
+    assert ftp["error"] == "only http and https URLs are fetched, not 'ftp://example.org/x'"
+    assert page["title"] == "A café page"
+
+
+def test_private_addresses_need_the_setting_and_metadata_endpoints_are_never_fetched(make_agent, site):
+    agent = make_agent(web, script=[{"tool_calls": [["web_extract", {"urls": [f"{site}/page.html"]}]]}, "done"])
+    [out] = tool_results(agent.run_conversation("read"))
+    assert out["results"][0]["error"] == (
+        "127.0.0.1 is a private or local address (127.0.0.1): not fetched (security.allow_private_urls: true in "
+        "config.yaml allows it)")
+    assert Site.seen == []  # refused before asking
+    out = extract(make_agent, [f"{site}/to-metadata", "http://169.254.169.254/latest/", "http://metadata.google.internal/"])
+    assert [r["error"] for r in out["results"]] == [
+        "169.254.169.254 is a cloud metadata endpoint (169.254.169.254): never fetched",
+        "169.254.169.254 is a cloud metadata endpoint (169.254.169.254): never fetched",
+        "metadata.google.internal is a cloud metadata endpoint: never fetched"]
+    assert Site.seen == ["/to-metadata"]  # the redirect's target was checked as the first URL is
+
+
+def test_limits_clip_a_long_page_and_stop_a_slow_one(make_agent, site):
+    out = extract(make_agent, [f"{site}/long.txt"], char_limit=2000)
+    text = out["results"][0]["content"]
+    assert text.startswith("HEAD xxx") and text.endswith("xxx TAIL") and "characters omitted" in text
+    assert len(text) < 2100
+    out = extract(make_agent, [f"{site}/long.txt"], config={"web": {"max_bytes": 1000}})
+    assert out["results"][0]["content"].endswith("[... the page stopped at web.max_bytes (1,000 bytes) ...]")
+    started = time.monotonic()
+    out = extract(make_agent, [f"{site}/slow"], config={"web": {"timeout": 1}})
+    assert out["results"][0]["error"] == "no answer within 1 s" and time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize("args, error", [
+    ({}, "web_extract: missing required argument 'urls' (a list)"),
+    ({"urls": []}, "web_extract: 'urls' must be a list of 1 to 5 URLs (strings)"),
+    ({"urls": ["http://a.example"] * 6}, "web_extract: 'urls' must be a list of 1 to 5 URLs (strings)"),
+    ({"urls": [1]}, "web_extract: 'urls' must be a list of 1 to 5 URLs (strings)"),
+    ({"urls": "not a list"}, None),  # one URL as a string: read as a list of one
+])
+def test_bad_arguments_are_one_error_the_model_reads(make_agent, args, error):
+    agent = make_agent(web, script=[{"tool_calls": [["web_extract", args]]}, "done"])
+    [out] = tool_results(agent.run_conversation("read"))
+    if error is None:
+        assert out["results"][0]["url"] == "not a list" and "only http and https" in out["results"][0]["error"]
+    else:
+        assert out == {"error": error}
+
+
+def test_a_bare_host_is_read_as_https():
+    from plugins.web.fetching import normalized
+
+    assert normalized("  example.org/a b ") == "https://example.org/a b"
+    assert normalized("http://x.org") == "http://x.org" and normalized("localhost:8000") == "localhost:8000"
+
+
+def test_web_search_is_offered_only_with_a_backend_and_asks_searxng(make_agent, site):
+    agent = make_agent(web, script=["hi"])
+    assert "web_extract" in agent.tools and "web_search" not in agent.tools
+    steps = [{"tool_calls": [["web_search", {"query": "café hours", "limit": 3}]]}, "done"]
+    agent = make_agent(web, script=steps, config={"web": {"search_backend": "searxng", "searxng_url": site + "/"}})
+    [out] = tool_results(agent.run_conversation("search"))
+    assert out == {"query": "café hours", "results": [
+        {"title": f"Result {i} for café hours", "url": f"https://example.org/{i}", "description": f"About result {i}"}
+        for i in (1, 2, 3)]}
+
+
+def test_web_search_says_what_is_missing(make_agent, site, monkeypatch):
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    call = [{"tool_calls": [["web_search", {"query": "x"}]]}, "done"]
+    cases = [({"search_backend": "searxng"}, "web_search: web.search_backend is searxng and neither web.searxng_url "
+                                             "nor $SEARXNG_URL says where it runs"),
+             ({"search_backend": "searxng", "searxng_url": site + "/nothing"},
+              f"web_search: SearXNG at {site}/nothing answered HTTP 404 without JSON results (is format=json enabled "
+              "in its settings.yml?)"),
+             ({"search_backend": "brave"}, "web_search: no plugin provides the search backend 'brave' "
+                                           "(web.search_backend); there are: searxng")]
+    for settings, error in cases:
+        agent = make_agent(web, script=call, config={"web": settings})
+        assert tool_results(agent.run_conversation("search")) == [{"error": error}]
+    monkeypatch.setenv("SEARXNG_URL", site)
+    agent = make_agent(web, script=call, config={"web": {"search_backend": "searxng"}})
+    assert len(tool_results(agent.run_conversation("search"))[0]["results"]) == 5
+
+
+def test_a_plugin_provides_a_search_backend_and_its_errors_reach_the_model(make_agent):
+    class Engine:
+        @hookimpl
+        def web_search_backends(self, agent):
+            def search(query, limit):
+                if query == "fail":
+                    raise ToolError("web_search: the engine's quota is used up")
+                return [{"title": query.upper(), "url": "https://engine.example/1", "description": ""}] * 9
+            return {"engine": search}
+
+    steps = [{"tool_calls": [["web_search", {"query": "ok", "limit": 2}], ["web_search", {"query": "fail"}]]}, "done"]
+    agent = make_agent(web, Engine(), script=steps, config={"web": {"search_backend": "engine"}})
+    ok, failed = tool_results(agent.run_conversation("search"))
+    assert ok["results"] == [{"title": "OK", "url": "https://engine.example/1", "description": ""}] * 2
+    assert failed == {"error": "web_search: the engine's quota is used up"}
+
+
+def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_path):
+    (hermes_home / "config.yaml").write_text(
+        f"security: {{allow_private_urls: true}}\nweb: {{search_backend: searxng, searxng_url: '{site}'}}\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["web_search", {"query": "notes"}],
+                                                  ["web_extract", {"urls": [f"{site}/page.html"]}]]}, "done"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "find the notes")
+    assert out.returncode == 0, out.stderr
+    searched, read = tool_results(json.loads(out.stdout))
+    assert searched["results"][0]["title"] == "Result 1 for notes"
+    assert read["results"][0]["content"].startswith("# Café notes")
+    assert hermes("config", "check").returncode == 0
