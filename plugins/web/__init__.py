@@ -17,6 +17,7 @@ import os
 
 from kernel import hookimpl
 from kernel.types import Tool, ToolError
+from plugins.text import is_binary
 from plugins.tool_args import arg, check_args, clip, is_interrupted, setting
 
 EXTRACT_CHARS, MAX_URLS, TIMEOUT, MAX_BYTES = 15_000, 5, 20.0, 5_000_000
@@ -42,16 +43,17 @@ def _read(url: str, limit: int, settings: dict, agent) -> dict:
     found = {"url": got.url}
     if got.status >= 400:
         found["error"] = f"HTTP {got.status} {got.reason}".strip()
-    if not any(kind.startswith(t) or kind.endswith(t) for t in TEXT_TYPES) and kind:
-        return {**found, "error": found.get("error") or f"not text ({kind}, {len(got.body):,} bytes): use terminal "
-                "(curl -o FILE) to download it"}
+    textual = any(kind.startswith(t) or kind.endswith(t) for t in TEXT_TYPES) if kind else not is_binary(got.body)
+    if not textual:
+        return {**found, "error": found.get("error") or f"not text ({kind or 'no content type'}, {len(got.body):,} "
+                "bytes): use terminal (curl -o FILE) to download it"}
     text = got.body.decode(charset(got.content_type, got.body), "replace")
     title = ""
     if kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:1000].lower()):
         title, text = html_to_text(text, got.url)
     if got.truncated:
         text += f"\n\n[... the page stopped at web.max_bytes ({settings['max_bytes']:,} bytes) ...]"
-    return {**found, "title": title, "content": clip(text, limit)} if title else {**found, "content": clip(text, limit)}
+    return {**found, **({"title": title} if title else {}), "content": clip(text, limit)}
 
 
 def make_web_extract(config=None) -> Tool:
@@ -92,6 +94,17 @@ def search_backend(config) -> str:
     return str(setting(config, "web.search_backend", "", str) or "").strip()
 
 
+def _backend(agent, name: str):
+    """The search function of the backend ``name``, from the plugins' ``web_search_backends``."""
+    backends = {}
+    for provided in agent.ask("web_search_backends") or []:
+        backends.update(provided if isinstance(provided, dict) else {})
+    if not callable(backends.get(name)):
+        raise ToolError(f"web_search: no plugin provides the search backend {name!r} (web.search_backend); "
+                        f"there are: {', '.join(sorted(backends)) or 'none'}")
+    return backends[name]
+
+
 def make_web_search(config=None) -> Tool:
     backend = search_backend(config)
 
@@ -101,13 +114,7 @@ def make_web_search(config=None) -> Tool:
         if not query:
             raise ToolError("web_search: 'query' is empty")
         limit = min(max(arg(args, "limit", int, tool="web_search", default=5), 1), 20)
-        backends = {}
-        for provided in ctx.agent.ask("web_search_backends") or []:
-            backends.update(provided if isinstance(provided, dict) else {})
-        if not callable(backends.get(backend)):
-            raise ToolError(f"web_search: no plugin provides the search backend {backend!r} (web.search_backend); "
-                            f"there are: {', '.join(sorted(backends)) or 'none'}")
-        return {"query": query, "results": list(backends[backend](query, limit))[:limit]}
+        return {"query": query, "results": list(_backend(ctx.agent, backend)(query, limit))[:limit]}
 
     return Tool(
         name="web_search",
@@ -174,6 +181,23 @@ def register_config(declare):
     declare("web.max_bytes", int, MAX_BYTES, "the most bytes of a page downloaded", minimum=1000)
     declare("security.allow_private_urls", bool, False, "let the web tools fetch private and local addresses (a "
             "router, localhost); cloud metadata endpoints stay refused")
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    from plugins.doctor.hookspecs import FAIL, OK, Check
+
+    name = search_backend(agent.config)
+    if not name:
+        return None  # web_search is not offered: nothing to check
+    try:
+        search = _backend(agent, name)
+        if not online:
+            return [Check("web search", OK, f"{name} (not asked: --offline)")]
+        found = search("hermes agent", 1)
+    except ToolError as exc:
+        return [Check("web search", FAIL, str(exc).removeprefix("web_search: "))]
+    return [Check("web search", OK, f"{name} answered ({len(list(found))} result for a test query)")]
 
 
 @hookimpl

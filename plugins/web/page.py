@@ -24,7 +24,7 @@ class _Text(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "title":
-            self.in_title = True
+            self.in_title = not self.title  # the head's; an inline SVG's <title> is not the page's
         if tag in SKIPPED and tag not in VOID:
             self.skipping += 1
         if self.skipping:

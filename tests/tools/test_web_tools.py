@@ -15,7 +15,7 @@ from plugins import web
 
 PAGE = """<!doctype html><html><head><meta charset="iso-8859-1"><title>A  caf\xe9 page</title>
 <script>var secret = "never shown";</script><style>p {color: red}</style></head>
-<body><nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<body><nav><a href="/">Home</a> <a href="/about">About</a></nav><svg><title>menu icon</title></svg>
 <h1>Caf\xe9 notes</h1><p>Some <b>bold</b> words and <a href="/next.html">the next page</a>.</p>
 <ul><li>first</li><li>second</li></ul>
 <pre>def f():
@@ -31,7 +31,8 @@ class Site(BaseHTTPRequestHandler):
 
     def send(self, status, body: bytes, kind="text/html", **headers):
         self.send_response(status)
-        self.send_header("Content-Type", kind)
+        if kind:
+            self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         for name, value in headers.items():
             self.send_header(name.replace("_", "-"), value)
@@ -53,11 +54,24 @@ class Site(BaseHTTPRequestHandler):
             self.send(200, ("HEAD " + "x" * 50_000 + " TAIL").encode(), "text/plain; charset=utf-8")
         elif parts.path == "/data.json":
             self.send(200, b'{"answer": 42}', "application/json")
+        elif parts.path == "/untyped":
+            self.send(200, b"\0\1\2 binary", "")
         elif parts.path == "/cat.png":
             self.send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         elif parts.path == "/slow":
             time.sleep(3)
             self.send(200, b"late")
+        elif parts.path == "/drip":  # a page that never ends
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(300):
+                try:
+                    self.wfile.write(b"x" * 100 + b"\n")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.1)
         elif parts.path == "/search":
             query = parse_qs(parts.query)
             if query.get("format") != ["json"]:
@@ -104,13 +118,13 @@ def test_a_page_is_read_as_markdown_with_its_title_links_and_code(make_agent, si
 
 def test_what_cannot_be_read_is_said_per_url_and_the_rest_still_read(make_agent, site):
     out = extract(make_agent, [f"{site}/missing", f"{site}/cat.png", f"{site}/loop", "ftp://example.org/x",
-                               f"{site}/page.html"])
-    missing, image, loop, ftp, page = out["results"]
+                               f"{site}/untyped"])
+    missing, image, loop, ftp, untyped = out["results"]
     assert missing["error"] == "HTTP 404 Not Found" and "No such page." in missing["content"]
     assert image["error"].startswith("not text (image/png, 108 bytes): use terminal")
     assert loop["error"] == "more than 5 redirects"
     assert ftp["error"] == "only http and https URLs are fetched, not 'ftp://example.org/x'"
-    assert page["title"] == "A café page"
+    assert untyped["error"] == "not text (no content type, 10 bytes): use terminal (curl -o FILE) to download it"
 
 
 def test_private_addresses_need_the_setting_and_metadata_endpoints_are_never_fetched(make_agent, site):
@@ -120,7 +134,8 @@ def test_private_addresses_need_the_setting_and_metadata_endpoints_are_never_fet
         "127.0.0.1 is a private or local address (127.0.0.1): not fetched (security.allow_private_urls: true in "
         "config.yaml allows it)")
     assert Site.seen == []  # refused before asking
-    out = extract(make_agent, [f"{site}/to-metadata", "http://169.254.169.254/latest/", "http://metadata.google.internal/"])
+    out = extract(make_agent, [f"{site}/to-metadata", "http://169.254.169.254/latest/",
+                               "http://metadata.google.internal/"])
     assert [r["error"] for r in out["results"]] == [
         "169.254.169.254 is a cloud metadata endpoint (169.254.169.254): never fetched",
         "169.254.169.254 is a cloud metadata endpoint (169.254.169.254): never fetched",
@@ -138,6 +153,27 @@ def test_limits_clip_a_long_page_and_stop_a_slow_one(make_agent, site):
     started = time.monotonic()
     out = extract(make_agent, [f"{site}/slow"], config={"web": {"timeout": 1}})
     assert out["results"][0]["error"] == "no answer within 1 s" and time.monotonic() - started < 2.5
+
+
+def test_an_interrupt_stops_a_download_and_the_urls_after_it(make_agent, site):
+    agent = make_agent(web, config={"security": {"allow_private_urls": True}},
+                       script=[{"tool_calls": [["web_extract", {"urls": [f"{site}/drip", f"{site}/page.html"]}]]}])
+    box = {}
+    turn = threading.Thread(target=lambda: box.update(agent.run_conversation("read").to_dict()))
+    turn.start()
+    deadline = time.monotonic() + 20
+    while "/drip" not in Site.seen and time.monotonic() < deadline:  # the download is under way
+        time.sleep(0.01)
+    time.sleep(0.3)
+    stopped = time.monotonic()
+    agent.interrupt()
+    turn.join(10)
+    assert not turn.is_alive() and time.monotonic() - stopped < 2
+    assert box["exit_reason"] == "interrupted_by_user"
+    assert tool_results(box) == [{"results": [
+        {"url": f"{site}/drip", "error": "interrupted while downloading"},
+        {"url": f"{site}/page.html", "error": "not fetched: the user interrupted the turn"}]}]
+    assert Site.seen == ["/drip"]
 
 
 @pytest.mark.parametrize("args, error", [
@@ -221,3 +257,23 @@ def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_pat
     assert searched["results"][0]["title"] == "Result 1 for notes"
     assert read["results"][0]["content"].startswith("# Café notes")
     assert hermes("config", "check").returncode == 0
+
+
+def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
+    def web_line(*args):
+        out = hermes("doctor", "--json", *args)
+        return [c for c in json.loads(out.stdout) if c["name"] == "web search"]
+
+    assert web_line("--offline") == []  # no backend: web_search is not offered, nothing to check
+    config = hermes_home / "config.yaml"
+    config.write_text(f"web: {{search_backend: searxng, searxng_url: '{site}'}}\n")
+    assert web_line("--offline") == [{"name": "web search", "status": "ok", "detail": "searxng (not asked: --offline)"}]
+    assert Site.seen == []
+    assert web_line() == [{"name": "web search", "status": "ok",
+                           "detail": "searxng answered (1 result for a test query)"}]
+    config.write_text(f"web: {{search_backend: searxng, searxng_url: '{site}/gone'}}\n")
+    assert web_line()[0]["status"] == "fail" and "answered HTTP 404 without JSON results" in web_line()[0]["detail"]
+    config.write_text("web: {search_backend: brave}\n")
+    assert web_line("--offline") == [{"name": "web search", "status": "fail", "detail":
+                                      "no plugin provides the search backend 'brave' (web.search_backend); there "
+                                      "are: searxng"}]
