@@ -240,6 +240,14 @@ class PluginContext:
         self._record.context_engines.append(engine)
 
     @_lenient
+    def register_web_search_provider(self, provider: Any) -> None:
+        if not str(getattr(provider, "name", "") or "") or not callable(getattr(provider, "search", None)):
+            log.warning("plugin %s: register_web_search_provider(%r): no name or no search(); ignored",
+                        self._record.name, provider)
+            return
+        self._record.web_providers.append(provider)
+
+    @_lenient
     def register_middleware(self, kind: str, callback: Callable) -> None:
         if kind not in MIDDLEWARE_KINDS or not callable(callback):
             log.warning("plugin %s: register_middleware(%r): unknown kind or not callable; ignored",

@@ -39,6 +39,7 @@ STANDINS = {
     "agent.memory_provider": _HOST + "memory_provider",
     "agent.context_engine": _HOST + "context_engine",
     "agent.context_compressor": _HOST + "context_compressor",
+    "agent.web_search_provider": _HOST + "web_search_provider",
     "providers": _HOST + "providers",
     "providers.base": _HOST + "provider_base",
     "tools": None,

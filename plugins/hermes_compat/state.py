@@ -52,6 +52,7 @@ class PluginRecord:
     skills: dict = field(default_factory=dict)  # name -> (path, description)
     memory_providers: list = field(default_factory=list)
     context_engines: list = field(default_factory=list)
+    web_providers: list = field(default_factory=list)  # agent.web_search_provider.WebSearchProvider objects
     profiles: list = field(default_factory=list)  # providers.base.ProviderProfile objects
     middleware: list = field(default_factory=list)  # (kind, callback)
     modules: set = field(default_factory=set)  # top-level module names holding the plugin's code
@@ -62,7 +63,8 @@ class PluginRecord:
         parts = []
         for label, items in (("tools", self.tools), ("hooks", self.hooks), ("commands", self.commands),
                              ("cli commands", self.cli_commands), ("memory providers", self.memory_providers),
-                             ("context engines", self.context_engines), ("model providers", self.profiles)):
+                             ("context engines", self.context_engines), ("model providers", self.profiles),
+                             ("web search providers", self.web_providers)):
             if items:
                 names = items if isinstance(items, dict) else [getattr(i, "name", type(i).__name__) for i in items]
                 parts.append(f"{label} {', '.join(str(n) for n in names)}")

@@ -340,3 +340,24 @@ def test_the_readme_says_for_every_hook_name_whether_it_fires():
     assert script.table() in readme, "the hook table is stale: run python scripts/compat_hook_table.py"
     fired = {h for h in HERMES_HOOKS if script.fires(h)}
     assert {"pre_command", "on_stream_start", "on_stream_end", "agent_loop_stopped", "on_session_reset"} <= fired
+
+
+def test_a_web_search_provider_of_the_newest_host_answers_web_search(compat_site, make_agent, caplog):
+    from plugins import web
+
+    cfg = Config({"plugins": {"enabled": ["almanac"]}, "web": {"search_backend": "almanac"}})
+    cands, adapters = load_compat(cfg)
+    assert cands["almanac"].status == "enabled", cands["almanac"].error
+    assert "register_web_search_provider" in caplog.text and "no name or no search()" in caplog.text  # NoSearch
+    steps = [{"tool_calls": [["web_search", {"query": "tides", "limit": 2}], ["web_search", {"query": "quota"}]]},
+             "done"]
+    agent = make_agent(web, *adapters, config=cfg, script=steps)
+    found, refused = [json.loads(t) for t in tool_results(agent.run_conversation("search"))]
+    assert found == {"query": "tides", "results": [
+        {"title": f"tides {i}", "url": f"https://almanac.example/{i}", "description": "an entry"} for i in (1, 2)]}
+    assert refused == {"error": "web_search: almanac: quota used up"}
+    cfg = Config({"plugins": {"enabled": ["almanac"]}, "web": {"search_backend": "unplugged"}})
+    agent = make_agent(web, *load_compat(cfg)[1], config=cfg, script=[{"tool_calls": [["web_search", {"query": "x"}]]},
+                                                                    "done"])
+    assert [json.loads(t) for t in tool_results(agent.run_conversation("search"))] == [
+        {"error": "web_search: the unplugged backend is not available (its key or package is missing)"}]
