@@ -2,8 +2,8 @@
 
 * ``web_extract``: up to five URLs, each fetched here (no service, no key) and read as text: HTML as Markdown-like
   text, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``).
-* ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng`` (a SearXNG instance's JSON API
-  at ``web.searxng_url`` or ``$SEARXNG_URL``), or a plugin's, through the ``web_search`` hook
+* ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng``, ``brave`` or ``tavily``
+  (:mod:`plugins.web.search`), or a plugin's, through the ``web_search_backends`` hook
   (:mod:`plugins.web.hookspecs`).
 
 Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
@@ -12,8 +12,6 @@ cloud metadata endpoints always (:mod:`plugins.web.fetching`). Settings: ``web.t
 """
 
 from __future__ import annotations
-
-import os
 
 from kernel import hookimpl
 from kernel.types import Tool, ToolError
@@ -127,40 +125,14 @@ def make_web_search(config=None) -> Tool:
         handler=web_search, toolset="web", parallel_safe=True, check=lambda: bool(backend))
 
 
-def searxng_url(config) -> str:
-    return (str(setting(config, "web.searxng_url", "", str) or "") or os.environ.get("SEARXNG_URL", "")).strip()
-
-
 @hookimpl
 def web_search_backends(agent):
-    return {"searxng": lambda query, limit: searxng(query, limit, agent.config)}
+    from functools import partial
 
+    from plugins.web.search import BACKENDS
 
-def searxng(query: str, limit: int, config) -> list:
-    """The built-in backend: a SearXNG instance's JSON API (``format=json`` enabled in its settings)."""
-    import json
-    from urllib.parse import urlencode
-
-    from plugins.web.fetching import fetch
-
-    base = searxng_url(config)
-    if not base:
-        raise ToolError("web_search: web.search_backend is searxng and neither web.searxng_url nor $SEARXNG_URL "
-                        "says where it runs")
-    try:  # the user's own server, often on this machine or network: a private address is expected
-        got = fetch(f"{base.rstrip('/')}/search?{urlencode({'q': query, 'format': 'json'})}",
-                    **dict(_fetch_settings(config), allow_private=True))
-    except ToolError as exc:
-        raise ToolError(f"web_search: SearXNG at {base}: {exc}") from None
-    try:
-        data = json.loads(got.body) if got.status < 400 else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise ToolError(f"web_search: SearXNG at {base} answered HTTP {got.status} without JSON results (is "
-                        "format=json enabled in its settings.yml?)")
-    return [{"title": r.get("title") or "", "url": r.get("url") or "", "description": r.get("content") or ""}
-            for r in data["results"][:limit] if isinstance(r, dict) and r.get("url")]
+    settings = _fetch_settings(agent.config)
+    return {name: partial(search, config=agent.config, settings=settings) for name, search in BACKENDS.items()}
 
 
 @hookimpl
@@ -172,9 +144,10 @@ def register_hookspecs(add):
 
 @hookimpl
 def register_config(declare):
-    declare("web.search_backend", str, "", "the backend web_search asks: searxng, or a plugin's (empty: web_search "
-            "is not offered)")
-    declare("web.searxng_url", str, "", "the SearXNG instance for web.search_backend: searxng ($SEARXNG_URL if unset)")
+    declare("web.search_backend", str, "", "the backend web_search asks: searxng, brave, tavily or a plugin's (empty: "
+            "web_search is not offered)")
+    declare("web.search_url", str, "", "where the search backend answers: a SearXNG instance ($SEARXNG_URL if unset); "
+            "brave and tavily use their public API unless set")
     declare("web.extract_char_limit", int, EXTRACT_CHARS, "characters of each page web_extract returns unless the "
             "model asks for more", minimum=2000)
     declare("web.timeout", float, TIMEOUT, "seconds a web request may take", minimum=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from kernel.types import ToolError
@@ -68,15 +68,18 @@ def check_url(url: str, allow_private: bool) -> None:
 
 
 def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
-          cancelled: Callable[[], bool] = lambda: False) -> Fetched:
-    """GET ``url``, following at most :data:`MAX_REDIRECTS` redirects, each target checked as the first."""
+          cancelled: Callable[[], bool] = lambda: False, headers: Optional[dict] = None,
+          json: Any = None) -> Fetched:
+    """GET ``url`` (POST ``json`` when given), following at most :data:`MAX_REDIRECTS` redirects, each target
+    checked as the first."""
     import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
+        with httpx.Client(timeout=timeout, follow_redirects=False,
+                          headers={"User-Agent": USER_AGENT, **(headers or {})}) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 check_url(url, allow_private)
-                with client.stream("GET", url) as response:
+                with client.stream("GET" if json is None else "POST", url, json=json) as response:
                     if response.is_redirect and response.headers.get("location"):
                         url = str(response.url.join(response.headers["location"]))
                         continue

@@ -72,6 +72,13 @@ class Site(BaseHTTPRequestHandler):
                 except OSError:
                     return
                 time.sleep(0.1)
+        elif parts.path == "/brave":
+            if self.headers.get("X-Subscription-Token") != "brave-key":
+                return self.send(401, b'{"error": "bad token"}', "application/json")
+            query = parse_qs(parts.query)
+            rows = [{"title": f"<strong>{query['q'][0]}</strong> &amp; more", "url": f"https://brave.example/{i}",
+                     "description": "the <strong>best</strong> one"} for i in range(int(query["count"][0]))]
+            self.send(200, json.dumps({"web": {"results": rows}}).encode(), "application/json")
         elif parts.path == "/search":
             query = parse_qs(parts.query)
             if query.get("format") != ["json"]:
@@ -81,6 +88,18 @@ class Site(BaseHTTPRequestHandler):
             self.send(200, json.dumps({"query": query["q"][0], "results": results}).encode(), "application/json")
         else:
             self.send(404, b"<html><title>Not here</title><body><p>No such page.</p></body></html>")
+
+
+    def do_POST(self):  # noqa: N802 - http.server's name: Tavily's API
+        Site.seen.append(self.path)
+        asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.headers.get("Authorization") != "Bearer tavily-key":
+            return self.send(401, b'{"detail": "Unauthorized"}', "application/json")
+        if asked["query"] == "busy":
+            return self.send(429, b'{"detail": "rate limit"}', "application/json")
+        rows = [{"title": asked["query"], "url": f"https://tavily.example/{i}", "content": "found"}
+                for i in range(asked["max_results"])]
+        self.send(200, json.dumps({"query": asked["query"], "results": rows}).encode(), "application/json")
 
 
 @pytest.fixture
@@ -203,7 +222,7 @@ def test_web_search_is_offered_only_with_a_backend_and_asks_searxng(make_agent, 
     agent = make_agent(web, script=["hi"])
     assert "web_extract" in agent.tools and "web_search" not in agent.tools
     steps = [{"tool_calls": [["web_search", {"query": "café hours", "limit": 3}]]}, "done"]
-    agent = make_agent(web, script=steps, config={"web": {"search_backend": "searxng", "searxng_url": site + "/"}})
+    agent = make_agent(web, script=steps, config={"web": {"search_backend": "searxng", "search_url": site + "/"}})
     [out] = tool_results(agent.run_conversation("search"))
     assert out == {"query": "café hours", "results": [
         {"title": f"Result {i} for café hours", "url": f"https://example.org/{i}", "description": f"About result {i}"}
@@ -213,19 +232,42 @@ def test_web_search_is_offered_only_with_a_backend_and_asks_searxng(make_agent, 
 def test_web_search_says_what_is_missing(make_agent, site, monkeypatch):
     monkeypatch.delenv("SEARXNG_URL", raising=False)
     call = [{"tool_calls": [["web_search", {"query": "x"}]]}, "done"]
-    cases = [({"search_backend": "searxng"}, "web_search: web.search_backend is searxng and neither web.searxng_url "
+    cases = [({"search_backend": "searxng"}, "web_search: web.search_backend is searxng and neither web.search_url "
                                              "nor $SEARXNG_URL says where it runs"),
-             ({"search_backend": "searxng", "searxng_url": site + "/nothing"},
-              f"web_search: SearXNG at {site}/nothing answered HTTP 404 without JSON results (is format=json enabled "
-              "in its settings.yml?)"),
-             ({"search_backend": "brave"}, "web_search: no plugin provides the search backend 'brave' "
-                                           "(web.search_backend); there are: searxng")]
+             ({"search_backend": "searxng", "search_url": site + "/nothing"},
+              f"web_search: searxng at {site}/nothing/search answered HTTP 404 without JSON results (is format=json "
+              "enabled in its settings.yml?)"),
+             ({"search_backend": "bing"}, "web_search: no plugin provides the search backend 'bing' "
+                                           "(web.search_backend); there are: brave, searxng, tavily")]
     for settings, error in cases:
         agent = make_agent(web, script=call, config={"web": settings})
         assert tool_results(agent.run_conversation("search")) == [{"error": error}]
     monkeypatch.setenv("SEARXNG_URL", site)
     agent = make_agent(web, script=call, config={"web": {"search_backend": "searxng"}})
     assert len(tool_results(agent.run_conversation("search"))[0]["results"]) == 5
+
+
+def test_brave_and_tavily_send_their_keys_and_say_what_they_refuse(make_agent, site, monkeypatch):
+    def search(backend, url, *queries):
+        steps = [{"tool_calls": [["web_search", {"query": q, "limit": 2}] for q in queries]}, "done"]
+        agent = make_agent(web, script=steps, config={"web": {"search_backend": backend, "search_url": url}})
+        return tool_results(agent.run_conversation("search"))
+
+    monkeypatch.delenv("BRAVE_SEARCH_API_KEY", raising=False)
+    monkeypatch.setenv("TAVILY_API_KEY", "wrong")
+    assert search("brave", f"{site}/brave", "x") == [
+        {"error": "web_search: brave needs its API key in $BRAVE_SEARCH_API_KEY (https://brave.com/search/api/)"}]
+    assert search("tavily", f"{site}/tavily", "x") == [{"error": "web_search: tavily refused the key (HTTP 401)"}]
+    monkeypatch.setenv("BRAVE_SEARCH_API_KEY", "brave-key")
+    monkeypatch.setenv("TAVILY_API_KEY", "tavily-key")
+    [found] = search("brave", f"{site}/brave", "tea")
+    assert found["results"] == [{"title": "tea & more", "url": f"https://brave.example/{i}",
+                                 "description": "the best one"} for i in (0, 1)]
+    found, busy = search("tavily", f"{site}/tavily", "tea", "busy")
+    assert found["results"] == [{"title": "tea", "url": f"https://tavily.example/{i}", "description": "found"}
+                                for i in (0, 1)]
+    assert busy == {"error": "web_search: tavily says too many requests (HTTP 429): wait, or search less often"}
+    assert "brave-key" not in json.dumps(found)
 
 
 def test_a_plugin_provides_a_search_backend_and_its_errors_reach_the_model(make_agent):
@@ -247,7 +289,7 @@ def test_a_plugin_provides_a_search_backend_and_its_errors_reach_the_model(make_
 
 def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_path):
     (hermes_home / "config.yaml").write_text(
-        f"security: {{allow_private_urls: true}}\nweb: {{search_backend: searxng, searxng_url: '{site}'}}\n")
+        f"security: {{allow_private_urls: true}}\nweb: {{search_backend: searxng, search_url: '{site}'}}\n")
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [["web_search", {"query": "notes"}],
                                                   ["web_extract", {"urls": [f"{site}/page.html"]}]]}, "done"]))
@@ -266,14 +308,14 @@ def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
 
     assert web_line("--offline") == []  # no backend: web_search is not offered, nothing to check
     config = hermes_home / "config.yaml"
-    config.write_text(f"web: {{search_backend: searxng, searxng_url: '{site}'}}\n")
+    config.write_text(f"web: {{search_backend: searxng, search_url: '{site}'}}\n")
     assert web_line("--offline") == [{"name": "web search", "status": "ok", "detail": "searxng (not asked: --offline)"}]
     assert Site.seen == []
     assert web_line() == [{"name": "web search", "status": "ok",
                            "detail": "searxng answered (1 result for a test query)"}]
-    config.write_text(f"web: {{search_backend: searxng, searxng_url: '{site}/gone'}}\n")
+    config.write_text(f"web: {{search_backend: searxng, search_url: '{site}/gone'}}\n")
     assert web_line()[0]["status"] == "fail" and "answered HTTP 404 without JSON results" in web_line()[0]["detail"]
-    config.write_text("web: {search_backend: brave}\n")
+    config.write_text("web: {search_backend: bing}\n")
     assert web_line("--offline") == [{"name": "web search", "status": "fail", "detail":
-                                      "no plugin provides the search backend 'brave' (web.search_backend); there "
-                                      "are: searxng"}]
+                                      "no plugin provides the search backend 'bing' (web.search_backend); there "
+                                      "are: brave, searxng, tavily"}]
