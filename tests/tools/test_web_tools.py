@@ -299,6 +299,14 @@ def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_pat
     assert searched["results"][0]["title"] == "Result 1 for notes"
     assert read["results"][0]["content"].startswith("# Café notes")
     assert hermes("config", "check").returncode == 0
+    # a key in the environment reaches the backend through the command too, and the model never reads it
+    (hermes_home / "config.yaml").write_text(f"web: {{search_backend: brave, search_url: '{site}/brave'}}\n")
+    script.write_text(json.dumps([{"tool_calls": [["web_search", {"query": "tea"}],
+                                                  ["terminal", {"command": "echo $BRAVE_SEARCH_API_KEY"}]]}, "done"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "--yolo", "find tea",
+                 env={"BRAVE_SEARCH_API_KEY": "brave-key"})
+    searched, _ = tool_results(json.loads(out.stdout))
+    assert searched["results"][0]["title"] == "tea & more" and "brave-key" not in out.stdout
 
 
 def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
