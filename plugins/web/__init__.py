@@ -8,7 +8,7 @@
 
 Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
 cloud metadata endpoints always (:mod:`plugins.web.fetching`). Settings: ``web.timeout`` (20 s a request),
-``web.max_bytes`` (5 MB a page).
+``web.max_bytes`` (20 MB a page: a PDF is read whole or not at all).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from kernel.types import Tool, ToolError
 from plugins.text import is_binary
 from plugins.tool_args import arg, check_args, clip, is_interrupted, setting
 
-EXTRACT_CHARS, MAX_URLS, TIMEOUT, MAX_BYTES = 15_000, 5, 20.0, 5_000_000
+EXTRACT_CHARS, MAX_URLS, TIMEOUT, MAX_BYTES = 15_000, 5, 20.0, 20_000_000
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "+json", "+xml")
 
 
@@ -41,6 +41,8 @@ def _read(url: str, limit: int, settings: dict, agent) -> dict:
     found = {"url": got.url}
     if got.status >= 400:
         found["error"] = f"HTTP {got.status} {got.reason}".strip()
+    if kind == "application/pdf" or got.body.startswith(b"%PDF-"):
+        return {**found, **_pdf(got, limit, settings, agent)}
     textual = any(kind.startswith(t) or kind.endswith(t) for t in TEXT_TYPES) if kind else not is_binary(got.body)
     if not textual:
         return {**found, "error": found.get("error") or f"not text ({kind or 'no content type'}, {len(got.body):,} "
@@ -52,6 +54,19 @@ def _read(url: str, limit: int, settings: dict, agent) -> dict:
     if got.truncated:
         text += f"\n\n[... the page stopped at web.max_bytes ({settings['max_bytes']:,} bytes) ...]"
     return {**found, **({"title": title} if title else {}), "content": clip(text, limit)}
+
+
+def _pdf(got, limit: int, settings: dict, agent) -> dict:
+    from plugins.web.page import pdf_text
+
+    if got.truncated:
+        return {"error": f"the PDF is larger than web.max_bytes ({settings['max_bytes']:,} bytes): raise it, or "
+                         "download the file with terminal (curl -o FILE)"}
+    try:
+        title, text = pdf_text(got.body, limit, lambda: is_interrupted(agent))
+    except ToolError as exc:
+        return {"error": str(exc)}
+    return {**({"title": title} if title else {}), "content": clip(text, limit + 200)}
 
 
 def make_web_extract(config=None) -> Tool:
@@ -79,7 +94,7 @@ def make_web_extract(config=None) -> Tool:
         description=(
             f"Read web pages: up to {MAX_URLS} URLs, each returned as text (HTML as Markdown: headings, lists, "
             f"[links](url), code). Pages longer than char_limit (default {default_limit}) keep their head and tail. "
-            "Not for files to download (images, archives, PDFs): use terminal for those."),
+            "PDFs are read as text, page by page. Not for other files (images, archives): use terminal for those."),
         parameters={"type": "object", "properties": {
             "urls": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_URLS,
                      "description": "The URLs to read (http or https)"},

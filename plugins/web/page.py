@@ -1,8 +1,10 @@
 """A web page as text the model reads: HTML to Markdown-like text with the standard library's parser (headings as
-``#``, list items, links as ``[text](url)``, code kept in fences), scripts, styles and forms dropped."""
+``#``, list items, links as ``[text](url)``, code kept in fences), scripts, styles and forms dropped; a PDF's text
+with pypdf."""
 
 from __future__ import annotations
 
+import logging
 import re
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -100,3 +102,31 @@ def charset(content_type: str, body: bytes) -> str:
         return codecs.lookup(name).name
     except LookupError:
         return "utf-8"
+
+
+def pdf_text(body: bytes, limit: int, cancelled) -> tuple:
+    """``(title, text)`` of a PDF, the pages that fit in ``limit`` characters (a long one says where it stopped)."""
+    from io import BytesIO
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    from kernel.types import ToolError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its notes on damaged files are our error message's
+    try:
+        reader = PdfReader(BytesIO(body))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ToolError("the PDF is encrypted")
+        title, pages, text = str((reader.metadata or {}).get("/Title") or ""), len(reader.pages), ""
+        for number, page in enumerate(reader.pages, 1):
+            if cancelled():
+                raise ToolError("interrupted while reading the PDF")
+            part = f"\n\n[page {number}]\n" + (page.extract_text() or "").strip()
+            if text and len(text) + len(part) > limit:  # whole pages only (the first one clipped if need be)
+                rest = f"pages {number}-{pages}" if number < pages else f"page {pages}"
+                return title, text.strip() + f"\n\n[... {rest} not read: a larger char_limit reads more ...]"
+            text += part
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:  # a damaged file is any of these in pypdf
+        raise ToolError(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+    return title, text.strip()

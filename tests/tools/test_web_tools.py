@@ -23,6 +23,32 @@ PAGE = """<!doctype html><html><head><meta charset="iso-8859-1"><title>A  caf\xe
 </body></html>"""
 
 
+def make_pdf(pages: list, title: str = "") -> bytes:
+    """A PDF with a line of Helvetica text on each page (pypdf writes it; fonts and streams are indirect objects,
+    which only its private _add_object makes)."""
+    from io import BytesIO
+
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
+                                                NameObject("/Subtype"): NameObject("/Type1"),
+                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    for text in pages:
+        page = writer.add_blank_page(612, 792)
+        stream = DecodedStreamObject()
+        stream.set_data(f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode())
+        page[NameObject("/Contents")] = writer._add_object(stream)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    if title:
+        writer.add_metadata({"/Title": title})
+    out = BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 class Site(BaseHTTPRequestHandler):
     seen: list = []
 
@@ -54,6 +80,13 @@ class Site(BaseHTTPRequestHandler):
             self.send(200, ("HEAD " + "x" * 50_000 + " TAIL").encode(), "text/plain; charset=utf-8")
         elif parts.path == "/data.json":
             self.send(200, b'{"answer": 42}', "application/json")
+        elif parts.path == "/paper.pdf":
+            self.send(200, make_pdf([f"Page {n} says {'words ' * 300}" for n in range(1, 6)], "On Tools"),
+                      "application/pdf")
+        elif parts.path == "/short.pdf":  # served as bytes: read by its signature
+            self.send(200, make_pdf(["Only page"]), "application/octet-stream")
+        elif parts.path == "/broken.pdf":
+            self.send(200, make_pdf(["Only page"])[:300], "application/pdf")
         elif parts.path == "/untyped":
             self.send(200, b"\0\1\2 binary", "")
         elif parts.path == "/cat.png":
@@ -144,6 +177,22 @@ def test_what_cannot_be_read_is_said_per_url_and_the_rest_still_read(make_agent,
     assert loop["error"] == "more than 5 redirects"
     assert ftp["error"] == "only http and https URLs are fetched, not 'ftp://example.org/x'"
     assert untyped["error"] == "not text (no content type, 10 bytes): use terminal (curl -o FILE) to download it"
+
+
+def test_pdfs_are_read_as_text_page_by_page_up_to_the_limit(make_agent, site):
+    paper, short, broken = extract(make_agent, [f"{site}/paper.pdf", f"{site}/short.pdf", f"{site}/broken.pdf"],
+                                   char_limit=4000)["results"]
+    assert paper["title"] == "On Tools"
+    text = paper["content"]
+    assert text.startswith("[page 1]\nPage 1 says words words") and "[page 2]\nPage 2 says" in text
+    assert text.endswith("[... pages 3-5 not read: a larger char_limit reads more ...]") and "Page 3" not in text
+    assert short == {"url": f"{site}/short.pdf", "content": "[page 1]\nOnly page"}
+    assert broken["error"].startswith("not a readable PDF (")
+    whole = extract(make_agent, [f"{site}/paper.pdf"])["results"][0]["content"]
+    assert "[page 5]\nPage 5 says" in whole and "not read" not in whole
+    too_big = extract(make_agent, [f"{site}/paper.pdf"], config={"web": {"max_bytes": 1000}})["results"][0]
+    assert too_big["error"] == ("the PDF is larger than web.max_bytes (1,000 bytes): raise it, or download the file "
+                                "with terminal (curl -o FILE)")
 
 
 def test_private_addresses_need_the_setting_and_metadata_endpoints_are_never_fetched(make_agent, site):
