@@ -182,10 +182,10 @@ def doctor_checks(agent, online):
         search = _backend(agent, name)
         if not online:
             return [Check("web search", OK, f"{name} (not asked: --offline)")]
-        found = search("hermes agent", 1)
+        found = len(list(search("hermes agent", 1)))
     except ToolError as exc:
         return [Check("web search", FAIL, str(exc).removeprefix("web_search: "))]
-    return [Check("web search", OK, f"{name} answered ({len(list(found))} result for a test query)")]
+    return [Check("web search", OK, f"{name} answered a test query ({found} result{'s' * (found != 1)})")]
 
 
 @hookimpl

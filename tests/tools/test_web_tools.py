@@ -369,7 +369,7 @@ def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
     assert web_line("--offline") == [{"name": "web search", "status": "ok", "detail": "searxng (not asked: --offline)"}]
     assert Site.seen == []
     assert web_line() == [{"name": "web search", "status": "ok",
-                           "detail": "searxng answered (1 result for a test query)"}]
+                           "detail": "searxng answered a test query (1 result)"}]
     config.write_text(f"web: {{search_backend: searxng, search_url: '{site}/gone'}}\n")
     assert web_line()[0]["status"] == "fail" and "answered HTTP 404 without JSON results" in web_line()[0]["detail"]
     config.write_text("web: {search_backend: bing}\n")
