@@ -2,7 +2,7 @@
 
 * ``searxng``: a SearXNG instance's JSON API (``format=json`` enabled in its ``settings.yml``) at ``web.search_url``
   or ``$SEARXNG_URL``, hermes-agent's variable; no key.
-* ``brave``: the Brave Search API, its key in ``$BRAVE_SEARCH_API_KEY``.
+* ``brave`` (or ``brave-free``, hermes-agent's name): the Brave Search API, its key in ``$BRAVE_SEARCH_API_KEY``.
 * ``tavily``: Tavily's search API, its key in ``$TAVILY_API_KEY``.
 
 Keys live in the environment (or hermes-compat's ``.env``), as the providers' do; tools never see them. Each
@@ -87,4 +87,4 @@ def tavily(query: str, limit: int, config, settings: dict) -> list:
     return _results(data.get("results"), limit, "content")
 
 
-BACKENDS = {"searxng": searxng, "brave": brave, "tavily": tavily}
+BACKENDS = {"searxng": searxng, "brave": brave, "brave-free": brave, "tavily": tavily}  # brave-free: hermes-agent's

@@ -287,7 +287,7 @@ def test_web_search_says_what_is_missing(make_agent, site, monkeypatch):
               f"web_search: searxng at {site}/nothing/search answered HTTP 404 without JSON results (is format=json "
               "enabled in its settings.yml?)"),
              ({"search_backend": "bing"}, "web_search: no plugin provides the search backend 'bing' "
-                                           "(web.search_backend); there are: brave, searxng, tavily")]
+                                           "(web.search_backend); there are: brave, brave-free, searxng, tavily")]
     for settings, error in cases:
         agent = make_agent(web, script=call, config={"web": settings})
         assert tool_results(agent.run_conversation("search")) == [{"error": error}]
@@ -310,6 +310,7 @@ def test_brave_and_tavily_send_their_keys_and_say_what_they_refuse(make_agent, s
     monkeypatch.setenv("BRAVE_SEARCH_API_KEY", "brave-key")
     monkeypatch.setenv("TAVILY_API_KEY", "tavily-key")
     [found] = search("brave", f"{site}/brave", "tea")
+    assert search("brave-free", f"{site}/brave", "tea") == [found]  # hermes-agent's name for it
     assert found["results"] == [{"title": "tea & more", "url": f"https://brave.example/{i}",
                                  "description": "the best one"} for i in (0, 1)]
     found, busy = search("tavily", f"{site}/tavily", "tea", "busy")
@@ -375,4 +376,4 @@ def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
     config.write_text("web: {search_backend: bing}\n")
     assert web_line("--offline") == [{"name": "web search", "status": "fail", "detail":
                                       "no plugin provides the search backend 'bing' (web.search_backend); there "
-                                      "are: brave, searxng, tavily"}]
+                                      "are: brave, brave-free, searxng, tavily"}]
