@@ -71,17 +71,19 @@ def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
           cancelled: Callable[[], bool] = lambda: False, headers: Optional[dict] = None,
           json: Any = None) -> Fetched:
     """GET ``url`` (POST ``json`` when given), following at most :data:`MAX_REDIRECTS` redirects, each target
-    checked as the first."""
+    checked as the first. ``headers`` (a key) go only to ``url``'s own scheme, host and port."""
     import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
+    origin = urlsplit(url)[:2]
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False,
-                          headers={"User-Agent": USER_AGENT, **(headers or {})}) as client:
+        with httpx.Client(timeout=timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 check_url(url, allow_private)
-                with client.stream("GET" if json is None else "POST", url, json=json) as response:
+                with client.stream("GET" if json is None else "POST", url, json=json,
+                                   headers=headers if urlsplit(url)[:2] == origin else None) as response:
                     if response.is_redirect and response.headers.get("location"):
                         url = str(response.url.join(response.headers["location"]))
+                        json = json if response.status_code in (307, 308) else None  # others continue as a GET
                         continue
                     body, truncated = bytearray(), False
                     for chunk in response.iter_bytes():

@@ -12,7 +12,6 @@ from urllib.parse import urljoin
 SKIPPED = {"script", "style", "noscript", "template", "svg", "head", "iframe", "select", "button", "form", "nav"}
 BLOCKS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "table", "tr", "ul", "ol", "dl",
           "dt", "dd", "blockquote", "figure", "figcaption", "hr", "details", "summary", "address"}
-VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
 
 
 class _Text(HTMLParser):
@@ -21,13 +20,13 @@ class _Text(HTMLParser):
         self.base_url, self.title, self.out = base_url, "", []
         self.skipping = 0  # inside elements whose text is not the page's (scripts, menus)
         self.in_title = self.in_pre = False
-        self.link = None  # [href, text so far] of the <a> being read
+        self.link = None  # [href, where its text starts in out] of the <a> being read
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "title":
             self.in_title = not self.title  # the head's; an inline SVG's <title> is not the page's
-        if tag in SKIPPED and tag not in VOID:
+        if tag in SKIPPED:
             self.skipping += 1
         if self.skipping:
             return
@@ -52,7 +51,7 @@ class _Text(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "title":
             self.in_title = False
-        if tag in SKIPPED and tag not in VOID:
+        if tag in SKIPPED:
             self.skipping = max(0, self.skipping - 1)
             return
         if self.skipping:

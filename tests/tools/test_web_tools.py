@@ -112,6 +112,8 @@ class Site(BaseHTTPRequestHandler):
             rows = [{"title": f"<strong>{query['q'][0]}</strong> &amp; more", "url": f"https://brave.example/{i}",
                      "description": "the <strong>best</strong> one"} for i in range(int(query["count"][0]))]
             self.send(200, json.dumps({"web": {"results": rows}}).encode(), "application/json")
+        elif parts.path == "/elsewhere":  # ?to=URL: a redirect to another origin
+            self.send(302, b"", Location=parse_qs(parts.query)["to"][0])
         elif parts.path == "/search":
             query = parse_qs(parts.query)
             if query.get("format") != ["json"]:
@@ -136,13 +138,25 @@ class Site(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def site():
+def make_site():
+    servers = []
+
+    def start() -> str:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
     Site.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def site(make_site):
+    return make_site()
 
 
 def tool_results(result) -> list:
@@ -296,7 +310,7 @@ def test_web_search_says_what_is_missing(make_agent, site, monkeypatch):
     assert len(tool_results(agent.run_conversation("search"))[0]["results"]) == 5
 
 
-def test_brave_and_tavily_send_their_keys_and_say_what_they_refuse(make_agent, site, monkeypatch):
+def test_brave_and_tavily_send_their_keys_and_say_what_they_refuse(make_agent, site, make_site, monkeypatch):
     def search(backend, url, *queries):
         steps = [{"tool_calls": [["web_search", {"query": q, "limit": 2}] for q in queries]}, "done"]
         agent = make_agent(web, script=steps, config={"web": {"search_backend": backend, "search_url": url}})
@@ -318,6 +332,10 @@ def test_brave_and_tavily_send_their_keys_and_say_what_they_refuse(make_agent, s
                                 for i in (0, 1)]
     assert busy == {"error": "web_search: tavily says too many requests (HTTP 429): wait, or search less often"}
     assert "brave-key" not in json.dumps(found)
+    other = make_site()  # another origin: the key stays with the one it was meant for
+    moved = f"{site}/elsewhere?to={other}/brave"
+    assert search("brave", moved, "tea") == [{"error": "web_search: brave refused the key (HTTP 401)"}]
+    assert Site.seen[-2:] == [f"/elsewhere?to={other}/brave?q=tea&count=2", "/brave?q=tea"]  # followed, no key
 
 
 def test_a_plugin_provides_a_search_backend_and_its_errors_reach_the_model(make_agent):
