@@ -44,7 +44,10 @@ class _Text(HTMLParser):
         elif tag == "code" and not self.in_pre:
             self.out.append("`")
         elif tag == "a" and attrs.get("href") and not attrs["href"].startswith(("javascript:", "#")):
-            self.link = [urljoin(self.base_url, attrs["href"]), len(self.out)]
+            try:
+                self.link = [urljoin(self.base_url, attrs["href"]), len(self.out)]
+            except ValueError:  # not a URL (a broken IPv6 host): the text alone
+                pass
         elif tag == "img" and (attrs.get("alt") or "").strip():
             self.out.append(f"[IMAGE: {attrs['alt'].strip()}]")
 
@@ -79,12 +82,13 @@ class _Text(HTMLParser):
 def html_to_text(html: str, base_url: str = "") -> tuple:
     """``(title, text)`` of an HTML page; links made absolute against ``base_url``."""
     parser = _Text(base_url)
-    parser.feed(html)
+    # `<![` opens a marked section in SGML; the parser raises on one that is not CDATA, where browsers read text
+    parser.feed(re.sub(r"<!\[(?!CDATA\[)", "&lt;![", html, flags=re.I))
     parser.close()
     text = "".join(parser.out)
     parts = re.split(r"(\n```\n.*?\n```\n)", text, flags=re.S)  # fenced code keeps its lines as they were
     for i in range(0, len(parts), 2):
-        lines = (line.strip() for line in parts[i].split("\n"))
+        lines = (re.sub(r" {2,}", " ", line.strip()) for line in parts[i].split("\n"))
         parts[i] = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
     return " ".join(parser.title.split()), re.sub(r"\n{3,}", "\n\n", "".join(parts)).strip()
 

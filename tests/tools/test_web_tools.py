@@ -395,3 +395,11 @@ def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
     assert web_line("--offline") == [{"name": "web search", "status": "fail", "detail":
                                       "no plugin provides the search backend 'bing' (web.search_backend); there "
                                       "are: brave, brave-free, searxng, tavily"}]
+
+
+def test_markup_that_trips_the_parser_is_read_as_text():
+    from plugins.web.page import html_to_text
+
+    assert html_to_text("<p>a <![ b</p><p>c <![CDATA[d]]> e</p>") == ("", "a <![ b\n\nc e")
+    assert html_to_text("<a href='http://[::1'>broken</a> <a href='/ok'>fine</a>", "http://e.org/x") == (
+        "", "broken [fine](http://e.org/ok)")
