@@ -25,7 +25,8 @@ from kernel import hookimpl
 RENAMED = (("plugins.hook_callback_timeout", float, "plugins.hook_timeout", 0),
            ("terminal.env_passthrough", list[str], "tools.env_passthrough", None),
            ("skills.external_dirs", list[str], "skills.paths", None),
-           ("file_read_max_chars", int, "file.max_read_chars", 1000))
+           ("file_read_max_chars", int, "file.max_read_chars", 1000),
+           ("web.backend", str, "web.search_backend", None))  # its shared one; its search_backend is ours
 
 # hermes-agent's toolsets of a whole platform that its config.yaml's `toolsets` names (`[hermes-cli]`, as it writes
 # it; its gateways' own are under `platform_toolsets`, not read here): every tool

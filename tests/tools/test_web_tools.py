@@ -375,6 +375,12 @@ def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_pat
                  env={"BRAVE_SEARCH_API_KEY": "brave-key"})
     searched, _ = tool_results(json.loads(out.stdout))
     assert searched["results"][0]["title"] == "tea & more" and "brave-key" not in out.stdout
+    # hermes-agent's config: its shared web.backend, SEARXNG_URL in the environment
+    (hermes_home / "config.yaml").write_text("web:\n  backend: searxng\n")
+    assert hermes("config", "check").stdout.startswith("ok")
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "--yolo", "find tea",
+                 env={"SEARXNG_URL": site})
+    assert tool_results(json.loads(out.stdout))[0]["results"][0]["title"] == "Result 1 for tea"
 
 
 def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
