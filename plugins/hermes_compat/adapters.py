@@ -10,7 +10,7 @@ from plugins.hermes_compat.engines import register_engine
 from plugins.hermes_compat.memory import register_memory
 from plugins.hermes_compat.profiles import register_profiles, resolve_mode
 from plugins.hermes_compat.tools_commands import register_cli, register_skills, register_slash, register_tools
-from plugins.hermes_compat.web import search_backends
+from plugins.hermes_compat.web import backends as web_backends
 
 
 def registration_impls(record: state.PluginRecord):
@@ -31,9 +31,9 @@ def registration_impls(record: state.PluginRecord):
             "optionalhook": True}  # brought by the memory plugin
     if record.context_engines:
         yield "register_context_engines", ("register",), lambda kw: register_engine(record, kw["register"]), {}
-    if record.web_providers:
-        yield "web_search_backends", ("agent",), lambda kw: search_backends(record), {
-            "optionalhook": True}  # brought by the web plugin
+    if record.web_providers:  # the web plugin's hooks
+        yield "web_search_backends", ("agent",), lambda kw: web_backends(record, "search"), {"optionalhook": True}
+        yield "web_extract_backends", ("agent",), lambda kw: web_backends(record, "extract"), {"optionalhook": True}
     if record.profiles:
         yield "register_model_providers", ("register",), lambda kw: register_profiles(record, kw["register"]), {}
         yield "resolve_api_mode", ("config",), lambda kw: resolve_mode(record, kw["config"]), {}

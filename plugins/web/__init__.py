@@ -1,7 +1,8 @@
 """Built-in plugin web: the model reads web pages and searches the web.
 
 * ``web_extract``: up to five URLs, each fetched here (no service, no key) and read as text: HTML as Markdown-like
-  text, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``).
+  text, PDFs page by page, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``).
+  ``web.extract_backend`` names a plugin's service that reads them instead (the ``web_extract_backends`` hook).
 * ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng``, ``brave`` or ``tavily``
   (:mod:`plugins.web.search`), or a plugin's, through the ``web_search_backends`` hook
   (:mod:`plugins.web.hookspecs`).
@@ -69,9 +70,21 @@ def _pdf(got, limit: int, settings: dict, agent) -> dict:
     return {**({"title": title} if title else {}), "content": clip(text, limit + 200)}
 
 
+def _extracted(url: str, limit: int, extract) -> dict:
+    """One URL as a plugin's extract backend read it."""
+    try:
+        page = extract(url)
+    except ToolError as exc:
+        return {"url": url, "error": str(exc)}
+    if not isinstance(page, dict):
+        return {"url": url, "error": f"the extract backend answered {type(page).__name__}, not a page"}
+    title = str(page.get("title") or "")
+    return {"url": url, **({"title": title} if title else {}), "content": clip(str(page.get("content") or ""), limit)}
+
+
 def make_web_extract(config=None) -> Tool:
     default_limit = setting(config, "web.extract_char_limit", EXTRACT_CHARS, int, 2000)
-    settings = _fetch_settings(config)
+    settings, backend = _fetch_settings(config), search_backend(config, "extract")
 
     def web_extract(args, ctx):
         args = check_args(args, "web_extract")
@@ -80,13 +93,14 @@ def make_web_extract(config=None) -> Tool:
         if not urls or len(urls) > MAX_URLS or not all(isinstance(u, str) and u.strip() for u in urls):
             raise ToolError(f"web_extract: 'urls' must be a list of 1 to {MAX_URLS} URLs (strings)")
         limit = max(arg(args, "char_limit", int, tool="web_extract", default=default_limit), 2000)
+        extract = _backend(ctx.agent, backend, "web_extract") if backend else None
         results = []
         for url in urls:
             if is_interrupted(ctx.agent):
                 results.append({"url": url, "error": "not fetched: the user interrupted the turn"})
                 continue
             ctx.progress(f"fetching {url[:80]}")
-            results.append(_read(url, limit, settings, ctx.agent))
+            results.append(_extracted(url, limit, extract) if extract else _read(url, limit, settings, ctx.agent))
         return {"results": results}
 
     return Tool(
@@ -103,17 +117,18 @@ def make_web_extract(config=None) -> Tool:
         handler=web_extract, toolset="web", parallel_safe=True)
 
 
-def search_backend(config) -> str:
-    return str(setting(config, "web.search_backend", "", str) or "").strip()
+def search_backend(config, kind: str = "search") -> str:
+    return str(setting(config, f"web.{kind}_backend", "", str) or "").strip()
 
 
-def _backend(agent, name: str):
-    """The search function of the backend ``name``, from the plugins' ``web_search_backends``."""
-    backends = {}
-    for provided in agent.ask("web_search_backends") or []:
+def _backend(agent, name: str, tool: str = "web_search"):
+    """The function of the backend ``name`` of ``tool``, from the plugins' ``web_search_backends`` (or
+    ``web_extract_backends``)."""
+    backends, kind = {}, tool.split("_")[1]
+    for provided in agent.ask(f"web_{kind}_backends") or []:
         backends.update(provided if isinstance(provided, dict) else {})
     if not callable(backends.get(name)):
-        raise ToolError(f"web_search: no plugin provides the search backend {name!r} (web.search_backend); "
+        raise ToolError(f"{tool}: no plugin provides the {kind} backend {name!r} (web.{kind}_backend); "
                         f"there are: {', '.join(sorted(backends)) or 'none'}")
     return backends[name]
 
@@ -163,6 +178,8 @@ def register_config(declare):
             "web_search is not offered)")
     declare("web.search_url", str, "", "where the search backend answers: a SearXNG instance ($SEARXNG_URL if unset); "
             "brave and tavily use their public API unless set")
+    declare("web.extract_backend", str, "", "a plugin's backend that reads pages for web_extract (empty: they are "
+            "fetched here)")
     declare("web.extract_char_limit", int, EXTRACT_CHARS, "characters of each page web_extract returns unless the "
             "model asks for more", minimum=2000)
     declare("web.timeout", float, TIMEOUT, "seconds a web request may take", minimum=1)
@@ -175,17 +192,24 @@ def register_config(declare):
 def doctor_checks(agent, online):
     from plugins.doctor.hookspecs import FAIL, OK, Check
 
+    checks, name = [], search_backend(agent.config, "extract")
+    if name:  # asked only whether a plugin provides it: a page read to check would be a choice of page
+        try:
+            _backend(agent, name, "web_extract")
+            checks.append(Check("web extract", OK, f"{name} reads the pages"))
+        except ToolError as exc:
+            checks.append(Check("web extract", FAIL, str(exc).removeprefix("web_extract: ")))
     name = search_backend(agent.config)
     if not name:
-        return None  # web_search is not offered: nothing to check
+        return checks  # web_search is not offered: nothing more to check
     try:
         search = _backend(agent, name)
         if not online:
-            return [Check("web search", OK, f"{name} (not asked: --offline)")]
+            return [*checks, Check("web search", OK, f"{name} (not asked: --offline)")]
         found = len(list(search("hermes agent", 1)))
     except ToolError as exc:
-        return [Check("web search", FAIL, str(exc).removeprefix("web_search: "))]
-    return [Check("web search", OK, f"{name} answered a test query ({found} result{'s' * (found != 1)})")]
+        return [*checks, Check("web search", FAIL, str(exc).removeprefix("web_search: "))]
+    return [*checks, Check("web search", OK, f"{name} answered a test query ({found} result{'s' * (found != 1)})")]
 
 
 @hookimpl

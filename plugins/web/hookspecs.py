@@ -1,5 +1,5 @@
-"""The hook the ``web_search`` tool asks (added through ``register_hookspecs``): the search backends plugins
-provide. A plugin that implements it without the web plugin loaded marks it ``optionalhook=True``."""
+"""The hooks the web tools ask (added through ``register_hookspecs``): the search and extract backends plugins
+provide. A plugin that implements one without the web plugin loaded marks it ``optionalhook=True``."""
 
 from __future__ import annotations
 
@@ -20,4 +20,17 @@ def web_search_backends(agent: Agent) -> Optional[dict]:
     :param agent: the :class:`~kernel.agent.Agent` whose tool runs: its ``config`` holds the backend's settings.
     :return: ``{name: search}``, where ``search(query: str, limit: int)`` returns at most ``limit`` results, each
         ``{"title": ..., "url": ..., "description": ...}``; or ``None``.
+    """
+
+
+@hookspec
+def web_extract_backends(agent: Agent) -> Optional[dict]:
+    """The model called ``web_extract`` and ``web.extract_backend`` names a backend (a service that reads pages
+    for you: one that renders scripts, or passes what blocks a plain request): which do you provide? The one named
+    reads each URL, outside this hook, as a tool handler runs; pages are then not fetched here at all.
+
+    :param agent: the :class:`~kernel.agent.Agent` whose tool runs: its ``config`` holds the backend's settings.
+    :return: ``{name: extract}``, where ``extract(url: str)`` returns ``{"title": ..., "content": ...}`` (text or
+        Markdown, clipped to the model's ``char_limit`` afterwards) or raises :class:`kernel.types.ToolError` for
+        that URL; or ``None``.
     """

@@ -356,6 +356,12 @@ def test_a_web_search_provider_of_the_newest_host_answers_web_search(compat_site
     assert found == {"query": "tides", "results": [
         {"title": f"tides {i}", "url": f"https://almanac.example/{i}", "description": "an entry"} for i in (1, 2)]}
     assert refused == {"error": "web_search: almanac: quota used up"}
+    cfg = Config({"plugins": {"enabled": ["almanac"]}, "web": {"extract_backend": "almanac"}})
+    steps = [{"tool_calls": [["web_extract", {"urls": ["https://a.example/x", "https://a.example/missing"]}]]}, "done"]
+    agent = make_agent(web, *load_compat(cfg)[1], config=cfg, script=steps)
+    assert json.loads(tool_results(agent.run_conversation("read"))[0]) == {"results": [
+        {"url": "https://a.example/x", "title": "Almanac page", "content": "read https://a.example/x"},
+        {"url": "https://a.example/missing", "error": "web_extract: almanac: no such page"}]}
     cfg = Config({"plugins": {"enabled": ["almanac"]}, "web": {"search_backend": "unplugged"}})
     agent = make_agent(web, *load_compat(cfg)[1], config=cfg, script=[{"tool_calls": [["web_search", {"query": "x"}]]},
                                                                     "done"])

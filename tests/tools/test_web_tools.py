@@ -355,6 +355,31 @@ def test_a_plugin_provides_a_search_backend_and_its_errors_reach_the_model(make_
     assert failed == {"error": "web_search: the engine's quota is used up"}
 
 
+def test_a_plugin_reads_the_pages_when_web_extract_backend_names_it(make_agent, site):
+    class Reader:
+        @hookimpl
+        def web_extract_backends(self, agent):
+            def extract(url):
+                if "fail" in url:
+                    raise ToolError("web_extract: the reader could not render it")
+                return "just text" if "odd" in url else {"title": "Rendered", "content": "x" * 5000 + " END"}
+            return {"reader": extract}
+
+    urls = [f"{site}/page.html", "https://fail.example/", "https://odd.example/"]
+    agent = make_agent(web, Reader(), config={"web": {"extract_backend": "reader"}},
+                       script=[{"tool_calls": [["web_extract", {"urls": urls, "char_limit": 2000}]]}, "done"])
+    [out] = tool_results(agent.run_conversation("read"))
+    page, failed, odd = out["results"]
+    assert page["title"] == "Rendered" and page["content"].endswith(" END") and "characters omitted" in page["content"]
+    assert failed == {"url": "https://fail.example/", "error": "web_extract: the reader could not render it"}
+    assert odd == {"url": "https://odd.example/", "error": "the extract backend answered str, not a page"}
+    assert Site.seen == []  # nothing fetched here: the backend reads them
+    agent = make_agent(web, config={"web": {"extract_backend": "nosuch"}},
+                       script=[{"tool_calls": [["web_extract", {"urls": urls}]]}, "done"])
+    assert tool_results(agent.run_conversation("read")) == [{"error": "web_extract: no plugin provides the extract "
+                                                             "backend 'nosuch' (web.extract_backend); there are: none"}]
+
+
 def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_path):
     (hermes_home / "config.yaml").write_text(
         f"security: {{allow_private_urls: true}}\nweb: {{search_backend: searxng, search_url: '{site}'}}\n")
@@ -386,7 +411,7 @@ def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_pat
 def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
     def web_line(*args):
         out = hermes("doctor", "--json", *args)
-        return [c for c in json.loads(out.stdout) if c["name"] == "web search"]
+        return [c for c in json.loads(out.stdout) if c["name"].startswith("web ")]
 
     assert web_line("--offline") == []  # no backend: web_search is not offered, nothing to check
     config = hermes_home / "config.yaml"
@@ -397,6 +422,9 @@ def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
                            "detail": "searxng answered a test query (1 result)"}]
     config.write_text(f"web: {{search_backend: searxng, search_url: '{site}/gone'}}\n")
     assert web_line()[0]["status"] == "fail" and "answered HTTP 404 without JSON results" in web_line()[0]["detail"]
+    config.write_text("web: {extract_backend: firecrawl}\n")
+    assert web_line("--offline") == [{"name": "web extract", "status": "fail", "detail": "no plugin provides the "
+                                      "extract backend 'firecrawl' (web.extract_backend); there are: none"}]
     config.write_text("web: {search_backend: bing}\n")
     assert web_line("--offline") == [{"name": "web search", "status": "fail", "detail":
                                       "no plugin provides the search backend 'bing' (web.search_backend); there "

@@ -1,8 +1,8 @@
 """``agent.web_search_provider``: the base class of hermes web search backends (hermes-agent 0.21 and later).
 
 The same abstract members and defaults, so a provider written for hermes-agent can be instantiated here; its
-``search`` answers hermes' ``web_search`` tool (:func:`plugins.hermes_compat.web.search_backends`). ``extract`` is
-kept for such a provider's own use: ``web_extract`` reads pages itself here."""
+``search`` answers hermes' ``web_search`` tool and its ``extract`` ``web_extract`` when the config names it
+(:func:`plugins.hermes_compat.web.backends`)."""
 
 from __future__ import annotations
 
