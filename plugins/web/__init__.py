@@ -54,7 +54,12 @@ def _read(url: str, limit: int, settings: dict, agent) -> dict:
         title, text = html_to_text(text, got.url)
     if got.truncated:
         text += f"\n\n[... the page stopped at web.max_bytes ({settings['max_bytes']:,} bytes) ...]"
-    return {**found, **({"title": title} if title else {}), "content": clip(text, limit)}
+    return {**found, **_page(title, text, limit)}
+
+
+def _page(title: str, text: str, limit: int) -> dict:
+    """A page as ``web_extract`` returns it: its title when it has one, its text clipped to ``limit``."""
+    return {**({"title": title} if title else {}), "content": clip(text, limit)}
 
 
 def _pdf(got, limit: int, settings: dict, agent) -> dict:
@@ -67,7 +72,7 @@ def _pdf(got, limit: int, settings: dict, agent) -> dict:
         title, text = pdf_text(got.body, limit, lambda: is_interrupted(agent))
     except ToolError as exc:
         return {"error": str(exc)}
-    return {**({"title": title} if title else {}), "content": clip(text, limit + 200)}
+    return _page(title, text, limit + 200)  # whole pages that fit, and the line saying which were not read
 
 
 def _extracted(url: str, limit: int, extract) -> dict:
@@ -78,13 +83,12 @@ def _extracted(url: str, limit: int, extract) -> dict:
         return {"url": url, "error": str(exc)}
     if not isinstance(page, dict):
         return {"url": url, "error": f"the extract backend answered {type(page).__name__}, not a page"}
-    title = str(page.get("title") or "")
-    return {"url": url, **({"title": title} if title else {}), "content": clip(str(page.get("content") or ""), limit)}
+    return {"url": url, **_page(str(page.get("title") or ""), str(page.get("content") or ""), limit)}
 
 
 def make_web_extract(config=None) -> Tool:
     default_limit = setting(config, "web.extract_char_limit", EXTRACT_CHARS, int, 2000)
-    settings, backend = _fetch_settings(config), search_backend(config, "extract")
+    settings, backend = _fetch_settings(config), backend_name(config, "extract")
 
     def web_extract(args, ctx):
         args = check_args(args, "web_extract")
@@ -117,7 +121,8 @@ def make_web_extract(config=None) -> Tool:
         handler=web_extract, toolset="web", parallel_safe=True)
 
 
-def search_backend(config, kind: str = "search") -> str:
+def backend_name(config, kind: str = "search") -> str:
+    """What ``web.search_backend`` (or ``web.extract_backend``) names; "" for none."""
     return str(setting(config, f"web.{kind}_backend", "", str) or "").strip()
 
 
@@ -134,7 +139,7 @@ def _backend(agent, name: str, tool: str = "web_search"):
 
 
 def make_web_search(config=None) -> Tool:
-    backend = search_backend(config)
+    backend = backend_name(config)
 
     def web_search(args, ctx):
         args = check_args(args, "web_search")
@@ -192,14 +197,14 @@ def register_config(declare):
 def doctor_checks(agent, online):
     from plugins.doctor.hookspecs import FAIL, OK, Check
 
-    checks, name = [], search_backend(agent.config, "extract")
+    checks, name = [], backend_name(agent.config, "extract")
     if name:  # asked only whether a plugin provides it: a page read to check would be a choice of page
         try:
             _backend(agent, name, "web_extract")
             checks.append(Check("web extract", OK, f"{name} reads the pages"))
         except ToolError as exc:
             checks.append(Check("web extract", FAIL, str(exc).removeprefix("web_extract: ")))
-    name = search_backend(agent.config)
+    name = backend_name(agent.config)
     if not name:
         return checks  # web_search is not offered: nothing more to check
     try:
