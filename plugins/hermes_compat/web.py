@@ -11,10 +11,9 @@ from plugins.hermes_compat.bridge import call_plugin_callable
 def backends(record: state.PluginRecord, kind: str) -> dict:
     """``{name: search(query, limit)}`` (``kind`` "search") or ``{name: extract(url)}`` ("extract") of the
     providers ``record`` registered that do it."""
-    found = {}
+    found, default = {}, lambda: kind == "search"  # hermes' defaults: every provider searches, none extracts
     for provider in record.web_providers:
         name = str(getattr(provider, "name", "") or "")
-        default = (lambda: True) if kind == "search" else (lambda: False)  # hermes' defaults
         if name and call_plugin_callable(getattr(provider, f"supports_{kind}", default)):
             found[name] = (_searcher if kind == "search" else _extractor)(provider, name)
     return found
