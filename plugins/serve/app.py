@@ -41,6 +41,25 @@ def error(status: int, message: str, kind: str = "invalid_request_error", code: 
                         status_code=status, headers=headers)
 
 
+def sampling(body: dict, limits: tuple) -> "dict | JSONResponse":
+    """The client's ``temperature``, ``top_p`` and token limit (the first of ``limits`` it sends: each API names it
+    its own way) as the provider options of its turn; one out of range is a 400 naming it."""
+    options = {}
+    for key, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
+        value = body.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not low <= value <= high):
+            return error(400, f"'{key}' must be a number from {low} to {high}", param=key)
+        options.update({key: value} if value is not None else {})
+    for key in limits:
+        value = body.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            return error(400, f"'{key}' must be a whole number of at least 1", param=key)
+        if value is not None:
+            return {**options, "max_tokens": value}
+    return options
+
+
 class Server:
     """The state one ``hermes serve`` process shares between requests."""
 
@@ -196,11 +215,14 @@ class Server:
                              kind="permission_error")
             if len(session_id) > MAX_SESSION_ID or any(c in session_id for c in "\r\n\x00/\\"):
                 return error(400, f"{SESSION_HEADER} is not a session id", param=SESSION_HEADER)
+        options = sampling(body, ("max_completion_tokens", "max_tokens"))
+        if isinstance(options, Response):
+            return options
         model = body.get("model")
         return TurnRequest(user_message=conversation[-1]["content"], history=conversation[:-1],
                            system_message="\n".join(system) if system else None, session_id=session_id,
                            model=model if isinstance(model, str) and model and model != self.model_name else "",
-                           stream=stream)
+                           stream=stream, options=options)
 
     async def session_turn(self, request: Request, turn: TurnRequest) -> Response:
         """A turn on a stored session: its answer, or (``turn.stream``) hermes-agent's session chat events."""

@@ -24,7 +24,7 @@ from typing import Any, Optional
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from plugins.serve.app import SESSION_HEADER, _this_turn, _usage, error
+from plugins.serve.app import SESSION_HEADER, _this_turn, _usage, error, sampling
 from plugins.serve.turns import Sink, TurnRequest
 
 MAX_STORED = 1000
@@ -137,11 +137,14 @@ async def create_response(server, request: Request) -> Response:
         instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
     if (busy := server.busy()) is not None:
         return busy
+    options = sampling(body, ("max_output_tokens",))
+    if isinstance(options, Response):
+        return options
     model = body.get("model")
     history += messages[:-1]
     turn = TurnRequest(user_message=messages[-1]["content"], history=history,
                        system_message=instructions if isinstance(instructions, str) else None,
-                       model=model if isinstance(model, str) and model != server.model_name else "")
+                       model=model if isinstance(model, str) and model != server.model_name else "", options=options)
     skeleton = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
                 "status": "in_progress", "model": str(model or server.model_name), "previous_response_id": previous,
                 "instructions": instructions, "output": [], "parallel_tool_calls": True, "tool_choice": "auto",

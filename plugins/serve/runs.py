@@ -25,7 +25,7 @@ from typing import Any, Optional
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from plugins.serve.app import RUNS_KEPT, SESSION_HEADER, error
+from plugins.serve.app import RUNS_KEPT, SESSION_HEADER, error, sampling
 from plugins.serve.responses import input_messages
 from plugins.serve.turns import Sink, TurnRequest, run_turn
 
@@ -155,6 +155,9 @@ async def start_run(server, request: Request) -> Response:
     if session_id is not None and not server.key:
         return error(403, "going on with a stored session needs the server to have a key (API_SERVER_KEY)",
                      kind="permission_error")
+    options = sampling(body, ("max_output_tokens", "max_tokens"))
+    if isinstance(options, Response):
+        return options
     if (busy := server.busy()) is not None:
         return busy
     model, instructions = body.get("model"), body.get("instructions")
@@ -163,7 +166,8 @@ async def start_run(server, request: Request) -> Response:
     turn = TurnRequest(user_message=messages[-1]["content"], history=messages[:-1],
                        system_message="\n".join(([instructions] if isinstance(instructions, str) else []) + system)
                        or None, session_id=str(session_id) if session_id else None,
-                       model=model if isinstance(model, str) and model != server.model_name else "", stream=True)
+                       model=model if isinstance(model, str) and model != server.model_name else "", stream=True,
+                       options=options)
     run = Run(asyncio.get_running_loop(), model=str(model or server.model_name), input=messages[-1]["content"])
     run.approval_timeout = server.approval_timeout
     server.runs[run.id] = run

@@ -64,6 +64,7 @@ class TurnRequest:
     session_id: Optional[str] = None  # continue this stored session (its history replaces ``history``)
     model: str = ""  # the provider's model, when the client named one that is not the server's
     stream: bool = False
+    options: dict = field(default_factory=dict)  # the client's sampling (temperature, ...): provider options
 
 
 def build_agent(host, request: TurnRequest, sink: Optional[Sink], platform: str = "api"):
@@ -72,6 +73,8 @@ def build_agent(host, request: TurnRequest, sink: Optional[Sink], platform: str 
     from kernel.types import ProviderConfig
 
     provider = ProviderConfig.configured(host.config, model=request.model or None)
+    if request.options:  # the client's, over the configured provider_options
+        provider = provider.with_(extra=tuple(sorted({**provider.options(), **request.options}.items())))
     agent = Agent(host, provider, platform=platform)
     agent.stream = request.stream
     if sink is not None:

@@ -48,6 +48,23 @@ def test_chat_completions_answer_as_openai_does_streamed_and_not(serve, wire_ser
     assert chunks[-1].choices[0].finish_reason == "stop"
 
 
+def test_a_clients_temperature_top_p_and_token_limit_reach_the_model(serve, wire_server):
+    """Clients set them (Open WebUI's sliders, an SDK's max_tokens); the server dropped them, and every answer came
+    with the configured sampling."""
+    served = serve()
+    client = served.client()
+    wire_server.push(reply("one"), reply("two"), reply("three"))
+    client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "hi"}],
+                                   temperature=0.2, top_p=0.9, max_tokens=64)
+    client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "hi"}],
+                                   max_completion_tokens=32)
+    client.responses.create(model="hermes-agent", input="hi", temperature=1.5, max_output_tokens=16)
+    sent = [r.body for r in wire_server.requests]
+    assert (sent[0]["temperature"], sent[0]["top_p"], sent[0]["max_tokens"]) == (0.2, 0.9, 64)
+    assert sent[1]["max_tokens"] == 32 and "temperature" not in sent[1]
+    assert (sent[2]["temperature"], sent[2]["max_tokens"]) == (1.5, 16)
+
+
 def test_a_stateless_request_brings_its_history_and_a_session_goes_on_with_the_header(serve, wire_server):
     served = serve(key="k" * 32)
     client = served.client()

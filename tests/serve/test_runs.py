@@ -194,6 +194,11 @@ def test_sessions_are_created_forked_and_chatted_with_plain_and_streamed(serve, 
     ("/v1/runs", {}, "input"),
     ("/v1/runs", {"input": [{"role": "assistant", "content": "x"}]}, "input"),
     ("/api/sessions/x/chat", {"message": ["not", "text"]}, "message"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "temperature": 3}, "temperature"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "top_p": "1"}, "top_p"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 0}, "max_tokens"),
+    ("/v1/responses", {"input": "hi", "max_output_tokens": 2.5}, "max_output_tokens"),
+    ("/v1/runs", {"input": "hi", "temperature": True}, "temperature"),
 ])
 def test_malformed_requests_are_400_naming_the_field(serve, wire_server, path, body, param):
     served = serve()
