@@ -1,4 +1,4 @@
-"""Built-in plugin web: the model reads web pages and searches the web.
+"""Built-in plugin web: the model reads web pages, searches the web and looks at images.
 
 * ``web_extract``: up to five URLs, each fetched here (no service, no key) and read as text: HTML as Markdown-like
   text, PDFs page by page, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``).
@@ -6,6 +6,9 @@
 * ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng``, ``brave`` or ``tavily``
   (:mod:`plugins.web.search`), or a plugin's, through the ``web_search_backends`` hook
   (:mod:`plugins.web.hookspecs`).
+
+* ``vision_analyze``: an image (a file, a URL, a ``data:`` URL) and a question to a model that sees
+  (``auxiliary.vision``, else the conversation's): :mod:`plugins.web.vision`.
 
 Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
 cloud metadata endpoints always (:mod:`plugins.web.fetching`). Settings: ``web.timeout`` (20 s a request),
@@ -189,15 +192,26 @@ def register_config(declare):
             "model asks for more", minimum=2000)
     declare("web.timeout", float, TIMEOUT, "seconds a web request may take", minimum=1)
     declare("web.max_bytes", int, MAX_BYTES, "the most bytes of a page downloaded", minimum=1000)
+    declare("auxiliary.vision", dict, None, "the model vision_analyze asks about an image: {model, provider, "
+            "base_url, ...} (the conversation's when unset)")
     declare("security.allow_private_urls", bool, False, "let the web tools fetch private and local addresses (a "
             "router, localhost); cloud metadata endpoints stay refused")
 
 
+@hookimpl
+def on_session_start(agent):
+    if agent.config.get("auxiliary.vision", None) is not None:
+        from plugins import auxiliary
+
+        auxiliary.check(agent, "vision")  # a model vision_analyze cannot use: said now, not at the first image
+
+
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent, online):
+    from plugins import auxiliary
     from plugins.doctor.hookspecs import FAIL, OK, Check
 
-    checks, name = [], backend_name(agent.config, "extract")
+    checks, name = auxiliary.doctor_lines(agent, "vision", online) or [], backend_name(agent.config, "extract")
     if name:  # asked only whether a plugin provides it: a page read to check would be a choice of page
         try:
             _backend(agent, name, "web_extract")
@@ -219,10 +233,14 @@ def doctor_checks(agent, online):
 
 @hookimpl
 def register_tools(register, config):
+    from plugins.web.vision import make_vision_analyze
+
     register(make_web_extract(config))
     register(make_web_search(config))
+    register(make_vision_analyze(config, _fetch_settings(config)))
 
 
 @hookimpl
 def register_toolsets(register):
     register("web", ["web_search", "web_extract"], description="The web: search it and read pages")
+    register("vision", ["vision_analyze"], description="Images: a model that sees answers questions about them")

@@ -437,3 +437,79 @@ def test_markup_that_trips_the_parser_is_read_as_text():
     assert html_to_text("<p>a <![ b</p><p>c <![CDATA[d]]> e</p>") == ("", "a <![ b\n\nc e")
     assert html_to_text("<a href='http://[::1'>broken</a> <a href='/ok'>fine</a>", "http://e.org/x") == (
         "", "broken [fine](http://e.org/ok)")
+
+
+def make_png(width: int = 2, height: int = 2) -> bytes:
+    """A red PNG, written by hand: the format is eight bytes and three chunks."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("api_mode", ["chat_completions", "anthropic_messages"])
+def test_vision_analyze_sends_the_image_to_the_model_auxiliary_vision_names(hermes, hermes_home, make_wire_server,
+                                                                           tmp_path, api_mode):
+    import base64
+
+    import yaml
+
+    from plugins_providers.testserver import reply
+
+    main, seeing = make_wire_server(), make_wire_server()
+    (tmp_path / "red.png").write_bytes(make_png())
+    url = seeing.openai_url if api_mode == "chat_completions" else seeing.url
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump(
+        {"auxiliary": {"vision": {"model": "eyes-1", "base_url": url, "api_mode": api_mode}}}))
+    main.push(reply(tool_calls=[("vision_analyze", {"image_url": "red.png", "question": "Which colour?"})]),
+              reply("It is red."))
+    seeing.push(reply("A red square."))
+    out = hermes("run", "--json", "--api-mode", "chat_completions", "--base-url", main.openai_url, "-m", "big-1",
+                 "-t", "vision", "look at red.png", cwd=tmp_path,
+                 env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"})
+    assert out.returncode == 0, out.stderr
+    assert tool_results(json.loads(out.stdout)) == [{"analysis": "A red square."}]
+    [asked] = seeing.requests
+    assert asked.body["model"] == "eyes-1" and not asked.body.get("tools")
+    parts = asked.body["messages"][-1]["content"]
+    encoded = base64.b64encode(make_png()).decode()
+    if api_mode == "chat_completions":
+        assert parts == [{"type": "text", "text": "Which colour?"},
+                         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{encoded}"}}]
+    else:
+        assert parts == [{"type": "text", "text": "Which colour?"},
+                         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encoded}}]
+    assert len(main.requests) == 2  # the image went to the model that sees, not the conversation's
+    seeing.push(reply("OK"))  # hermes doctor asks the model that sees too
+    checks = json.loads(hermes("doctor", "--json", env={"OPENAI_API_KEY": "sk-test",
+                                                        "ANTHROPIC_API_KEY": "sk-ant-test"}).stdout)
+    [line] = [c for c in checks if c["name"] == "auxiliary.vision"]
+    assert line["status"] == "ok" and line["detail"].startswith(f"{api_mode}:eyes-1: answered in"), checks
+
+
+def test_vision_analyze_says_what_it_cannot_look_at(make_agent, site, tmp_path):
+    (tmp_path / "notes.txt").write_text("not an image")
+    (tmp_path / "red.png").write_bytes(make_png())
+    calls = [["vision_analyze", {"image_url": str(tmp_path / "missing.png")}],
+             ["vision_analyze", {"image_url": str(tmp_path / "notes.txt")}],
+             ["vision_analyze", {"image_url": "data:image/png;base64,%%%"}],
+             ["vision_analyze", {"image_url": f"{site}/data.json"}],
+             ["vision_analyze", {"image_url": f"{site}/missing.png"}],
+             ["vision_analyze", {"image_url": str(tmp_path / "red.png")}]]
+    agent = make_agent(web, script=[{"tool_calls": calls}, {"error": {"reason": "bad_request", "status_code": 400,
+                                                                      "message": "this model does not take images"}},
+                                    "done"], config={"security": {"allow_private_urls": True}})
+    results = tool_results(agent.run_conversation("look"))
+    assert results[:5] == [
+        {"error": f"vision_analyze: no image file at {tmp_path / 'missing.png'}"},
+        {"error": f"vision_analyze: {tmp_path / 'notes.txt'} is not a PNG, JPEG, GIF or WebP image"},
+        {"error": "vision_analyze: the data: URL holds no base64 image"},
+        {"error": f"vision_analyze: {site}/data.json is not a PNG, JPEG, GIF or WebP image"},
+        {"error": f"vision_analyze: {site}/missing.png answered HTTP 404 Not Found"}]
+    assert results[5] == {"error": "vision_analyze: the model could not look at it: scripted:test-model: "
+                                   "bad_request (400): this model does not take images"}
