@@ -57,8 +57,8 @@ def _load(source: str, settings: dict, ctx) -> bytes:
 
 def make_vision_analyze(config, settings: dict) -> Tool:
     def vision_analyze(args, ctx):
-        from plugins import auxiliary
         from hermes.host.config import ConfigError
+        from plugins import auxiliary
 
         args = check_args(args, "vision_analyze")
         source = arg(args, "image_url", str, tool="vision_analyze").strip()
