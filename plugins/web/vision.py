@@ -66,7 +66,8 @@ def make_vision_analyze(config, settings: dict) -> Tool:
         data = _load(source, settings, ctx)
         kind = media_type(data)
         if not kind:
-            raise ToolError(f"vision_analyze: {source[:80]} is not a PNG, JPEG, GIF or WebP image")
+            shown = "the data: URL" if source.startswith("data:") else source  # not its kilobytes of base64
+            raise ToolError(f"vision_analyze: {shown} is not a PNG, JPEG, GIF or WebP image")
         try:
             call = auxiliary.caller(ctx.agent, auxiliary.provider_config(ctx.agent.config, "vision"), "vision")
         except ConfigError as exc:

@@ -498,6 +498,7 @@ def test_vision_analyze_says_what_it_cannot_look_at(make_agent, site, tmp_path):
     calls = [["vision_analyze", {"image_url": str(tmp_path / "missing.png")}],
              ["vision_analyze", {"image_url": str(tmp_path / "notes.txt")}],
              ["vision_analyze", {"image_url": "data:image/png;base64,%%%"}],
+             ["vision_analyze", {"image_url": "data:text/plain;base64,aGVsbG8="}],
              ["vision_analyze", {"image_url": f"{site}/data.json"}],
              ["vision_analyze", {"image_url": f"{site}/missing.png"}],
              ["vision_analyze", {"image_url": str(tmp_path / "red.png")}]]
@@ -505,11 +506,12 @@ def test_vision_analyze_says_what_it_cannot_look_at(make_agent, site, tmp_path):
                                                                       "message": "this model does not take images"}},
                                     "done"], config={"security": {"allow_private_urls": True}})
     results = tool_results(agent.run_conversation("look"))
-    assert results[:5] == [
+    assert results[:6] == [
         {"error": f"vision_analyze: no image file at {tmp_path / 'missing.png'}"},
         {"error": f"vision_analyze: {tmp_path / 'notes.txt'} is not a PNG, JPEG, GIF or WebP image"},
         {"error": "vision_analyze: the data: URL holds no base64 image"},
+        {"error": "vision_analyze: the data: URL is not a PNG, JPEG, GIF or WebP image"},
         {"error": f"vision_analyze: {site}/data.json is not a PNG, JPEG, GIF or WebP image"},
         {"error": f"vision_analyze: {site}/missing.png answered HTTP 404 Not Found"}]
-    assert results[5] == {"error": "vision_analyze: the model could not look at it: scripted:test-model: "
+    assert results[6] == {"error": "vision_analyze: the model could not look at it: scripted:test-model: "
                                    "bad_request (400): this model does not take images"}
