@@ -32,6 +32,31 @@ RENAMED = (("plugins.hook_callback_timeout", float, "plugins.hook_timeout", 0),
 # it; its gateways' own are under `platform_toolsets`, not read here): every tool
 PLATFORM_TOOLSETS = ("hermes-cli", "hermes-api-server")
 
+# hermes-agent's toolsets without a namesake here, with their tools: named in its config.yaml's `toolsets` (it
+# stopped every run here with "unknown toolset"), each takes in those of its tools that exist (a plugin's too); one
+# with none of them adds nothing, said as a session starts
+AGENT_TOOLSETS = {
+    "search": ["web_search"], "debugging": ["terminal", "process", "web", "file"], "x_search": ["x_search"],
+    "browser": ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
+                "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
+                "browser_cdp", "browser_dialog", "web_search"],
+    "code_execution": ["execute_code"], "image_gen": ["image_generate"], "video": ["video_analyze"],
+    "video_gen": ["video_generate", "xai_video_edit", "xai_video_extend"], "computer_use": ["computer_use"],
+    "tts": ["text_to_speech"], "cronjob": ["cronjob"], "project": ["project_list", "project_create", "project_switch"],
+    "homeassistant": ["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"],
+    "kanban": ["kanban_show", "kanban_list", "kanban_complete", "kanban_block", "kanban_heartbeat", "kanban_comment",
+               "kanban_create", "kanban_link", "kanban_unblock", "kanban_attach", "kanban_attach_url",
+               "kanban_attachments"],
+    "discord": ["discord"], "discord_admin": ["discord_admin"], "feishu_doc": ["feishu_doc_read"],
+    "feishu_drive": ["feishu_drive_list_comments", "feishu_drive_list_comment_replies", "feishu_drive_reply_comment",
+                     "feishu_drive_add_comment"],
+    "spotify": ["spotify_playback", "spotify_devices", "spotify_queue", "spotify_search", "spotify_playlists",
+                "spotify_albums", "spotify_library"],
+    "yuanbao": ["yb_query_group_info", "yb_query_group_members", "yb_send_dm", "yb_search_sticker", "yb_send_sticker"],
+    "context_engine": [],
+}
+_said_empty: set = set()
+
 
 @hookimpl
 def discover_plugins(config):
@@ -68,6 +93,20 @@ def register_config(declare):
 def register_toolsets(register):
     for name in PLATFORM_TOOLSETS:
         register(name, ["all"], "hermes-agent's toolset of a platform: every tool here, MCP servers' too")
+    for name, tools in AGENT_TOOLSETS.items():
+        register(name, tools, "hermes-agent's toolset: those of its tools that exist here")
+
+
+@hookimpl
+def on_session_start(agent):
+    from plugins.hermes_compat.state import log
+
+    registry = agent.host.registry
+    for name in set(agent.toolsets or ()) & set(AGENT_TOOLSETS) - _said_empty:
+        if not registry.expand_toolsets([name]):
+            _said_empty.add(name)
+            log.warning("toolsets: hermes-agent's '%s' has none of its tools here (%s); it adds nothing", name,
+                        ", ".join(AGENT_TOOLSETS[name]) or "it had none")
 
 
 @hookimpl

@@ -194,3 +194,24 @@ def test_config_set_of_a_key_saves_it_in_the_env_file_as_hermes_agent_does(herme
     assert done.returncode == 0 and done.stdout.strip() == "keyed", done.stderr
     refused = hermes("config", "set", "OPENAI_API_KEY", "sk-x", env={"HERMES_PLUGINS": "config-command"})
     assert refused.returncode == 1 and "looks like a secret" in refused.stderr  # nothing would read the file
+
+
+def test_hermes_agents_toolsets_we_lack_take_in_what_exists_and_an_empty_one_is_said(hermes, hermes_home, tmp_path):
+    """A config.yaml of hermes-agent's naming its toolsets (`browser`, `code_execution`, `debugging`, ...) stopped
+    every run with "unknown toolset": each takes in those of its tools that exist here; one with none is one
+    warning, and the run goes on."""
+    (hermes_home / "config.yaml").write_text("toolsets: [debugging, code_execution, image_gen]\n")
+    assert hermes("config", "check").stdout.startswith("ok")
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps([{"tool_calls": [["read_file", {"path": str(steps)}],
+                                                 ["execute_code", {"code": "print(1)"}]]}, "done"]))
+    out = hermes("run", "--json", "--api-mode", "scripted", "--base-url", steps, "go")
+    assert out.returncode == 0, out.stderr
+    read, missing = (m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool")
+    assert read.lstrip().startswith("1|") and "execute_code" in read  # debugging takes in the file tools
+    assert json.loads(missing)["error"].startswith("unknown tool 'execute_code'")
+    assert sorted(out.stderr.strip().splitlines()) == [
+        "hermes: WARNING: toolsets: hermes-agent's 'code_execution' has none of its tools here (execute_code); it "
+        "adds nothing",
+        "hermes: WARNING: toolsets: hermes-agent's 'image_gen' has none of its tools here (image_generate); it adds "
+        "nothing"]
