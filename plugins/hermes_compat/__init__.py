@@ -32,9 +32,9 @@ RENAMED = (("plugins.hook_callback_timeout", float, "plugins.hook_timeout", 0),
 # it; its gateways' own are under `platform_toolsets`, not read here): every tool
 PLATFORM_TOOLSETS = ("hermes-cli", "hermes-api-server")
 
-# hermes-agent's toolsets without a namesake here, with their tools: named in its config.yaml's `toolsets` (it
-# stopped every run here with "unknown toolset"), each takes in those of its tools that exist (a plugin's too); one
-# with none of them adds nothing, said as a session starts
+# hermes-agent's toolsets without a namesake here, with their tools: named in config.yaml's `toolsets` (it stopped
+# every run here with "unknown toolset"), each takes in those of its tools that exist (a plugin's too); one with none
+# of them adds nothing, said as a session starts
 AGENT_TOOLSETS = {
     "search": ["web_search"], "debugging": ["terminal", "process", "web", "file"], "x_search": ["x_search"],
     "browser": ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
@@ -90,11 +90,13 @@ def register_config(declare):
 
 
 @hookimpl
-def register_toolsets(register):
+def register_toolsets(register, config):
     for name in PLATFORM_TOOLSETS:
         register(name, ["all"], "hermes-agent's toolset of a platform: every tool here, MCP servers' too")
-    for name, tools in AGENT_TOOLSETS.items():
-        register(name, tools, "hermes-agent's toolset: those of its tools that exist here")
+    named = config.get("toolsets") if config is not None else None
+    # only those config.yaml names: a plugin's tools whose own toolset is called `search` stay that toolset elsewhere
+    for name in set(named if isinstance(named, list) else ()) & set(AGENT_TOOLSETS):
+        register(name, AGENT_TOOLSETS[name], "hermes-agent's toolset: those of its tools that exist here")
 
 
 @hookimpl
