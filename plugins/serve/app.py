@@ -46,17 +46,17 @@ def sampling(body: dict, limits: tuple) -> "dict | JSONResponse":
     its own way) as the provider options of its turn; one out of range is a 400 naming it."""
     options = {}
     for key, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
-        value = body.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not low <= value <= high):
+        if (value := body.get(key)) is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             return error(400, f"'{key}' must be a number from {low} to {high}", param=key)
-        options.update({key: value} if value is not None else {})
+        options[key] = value
     for key in limits:
-        value = body.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if (value := body.get(key)) is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             return error(400, f"'{key}' must be a whole number of at least 1", param=key)
-        if value is not None:
-            return {**options, "max_tokens": value}
+        return {**options, "max_tokens": value}
     return options
 
 

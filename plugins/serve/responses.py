@@ -135,11 +135,11 @@ async def create_response(server, request: Request) -> Response:
         return error(400, "the input must end with the user's message, with text", param="input")
     if system:
         instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
-    if (busy := server.busy()) is not None:
-        return busy
     options = sampling(body, ("max_output_tokens",))
     if isinstance(options, Response):
         return options
+    if (busy := server.busy()) is not None:
+        return busy
     model = body.get("model")
     history += messages[:-1]
     turn = TurnRequest(user_message=messages[-1]["content"], history=history,
