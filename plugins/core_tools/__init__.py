@@ -1,7 +1,9 @@
 """Built-in plugin core-tools: shell and file tools for real work on this machine.
 
 * ``terminal``: run a shell command in its own process group, with a timeout
-  that kills the whole group, output clipped head+tail;
+  that kills the whole group, output clipped head+tail; or (``background``)
+  start one that keeps running, which ``process`` polls, waits for and kills
+  (:mod:`plugins.core_tools.processes`);
 * ``read_file``, ``write_file``, ``patch``, ``search_files``: files, path-scoped
   so the kernel can run them in parallel when their paths do not overlap.
 
@@ -29,7 +31,10 @@ __all__ = ["live_group_members", "make_patch", "make_read_file", "make_search_fi
 
 
 def make_tools(config=None) -> list:
-    return [make_terminal(config), make_read_file(config), make_write_file(config), make_patch(config), make_search_files(config)]
+    from plugins.core_tools.processes import make_process
+
+    return [make_terminal(config), make_process(config), make_read_file(config), make_write_file(config),
+            make_patch(config), make_search_files(config)]
 
 
 @hookimpl
@@ -81,6 +86,14 @@ def doctor_checks(agent):
 def register_tools(register, config):
     for tool in make_tools(config):
         register(tool)
+
+
+@hookimpl
+def on_session_finalize(reason, agent):
+    if reason == "shutdown" and "core_tools.processes" in agent.state:  # the agent closes: its background commands end
+        from plugins.core_tools.processes import stop_all
+
+        stop_all(agent)
 
 
 @hookimpl

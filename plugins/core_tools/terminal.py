@@ -98,6 +98,22 @@ def _read_output(fh, limit: int) -> str:
     return f"{head}\n\n[... about {size - head_n - tail_n} bytes omitted ...]\n\n{tail}"
 
 
+def _background(agent, argv: list, command: str, cwd, env: dict, max_chars: int, sandbox) -> dict:
+    """Start the command in the background; what it did in its first moment (a typo fails at once)."""
+    from plugins.core_tools.processes import start
+
+    job = start(agent, argv, command, cwd, env)
+    deadline = time.monotonic() + 0.5
+    while job.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    result = {**job.status(), "output": job.new_output(max_chars)}
+    if sandbox:
+        result["sandbox"] = sandbox
+    result["note"] = ("started in the background: process(action='poll', process_id=...) reads its new output, "
+                      "'wait' waits for it, 'kill' stops it; it is stopped when this session ends")
+    return result
+
+
 def make_terminal(config=None) -> Tool:
     default_timeout = setting(config, "terminal.timeout", DEFAULT_TIMEOUT, float, 1)
     max_timeout = setting(config, "terminal.max_timeout", MAX_TIMEOUT, float, 1)
@@ -146,6 +162,8 @@ def make_terminal(config=None) -> Tool:
             shell = shutil.which("bash") or "/bin/sh"
         box = Sandbox.from_config(config)
         argv, sandboxed = box.wrap([shell, "-c", command], cwd)
+        if arg(args, "background", bool, tool="terminal", default=False):
+            return _background(agent, argv, command, cwd, env, max_chars, box.mode if sandboxed else None)
         with tempfile.TemporaryFile() as out:
             started = time.monotonic()
             try:
@@ -215,7 +233,8 @@ def make_terminal(config=None) -> Tool:
             "and everything it started are killed. 'workdir' sets the directory to run in. "
             f"Output over {max_chars} characters keeps its beginning and end. "
             "Where the machine offers a sandbox (result field 'sandbox'), only the working folder and a private "
-            "/tmp are writable and background jobs end with the command. "
+            "/tmp are writable and a job put in the background with & ends with the command: use background=true "
+            "for one that must keep running. "
             "Prefer read_file/search_files/patch for reading and editing files."
         ),
         parameters={
@@ -224,6 +243,8 @@ def make_terminal(config=None) -> Tool:
                 "command": {"type": "string", "description": "The shell command to run."},
                 "timeout": {"type": "number", "description": f"Seconds before the command is killed (max {max_timeout:g})."},
                 "workdir": {"type": "string", "description": "Directory to run in (default: the current directory)."},
+                "background": {"type": "boolean", "description": "Start it and return at once (a server, a watcher); "
+                                                                "the process tool reads its output and stops it."},
             },
             "required": ["command"],
         },

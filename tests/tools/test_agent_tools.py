@@ -192,7 +192,7 @@ def test_delegate_one_task_reports_the_childs_answer_and_fires_hooks(make_agent,
     # the child saw the goal and context, and not the tools children may not use
     [req] = d.child_requests
     assert "count the files" in _first_user(req) and "look in /srv/data" in _first_user(req)
-    assert _tool_names(req) == ["patch", "read_file", "search_files", "terminal", "todo", "write_file"]
+    assert _tool_names(req) == ["patch", "process", "read_file", "search_files", "terminal", "todo", "write_file"]
     [start], [stop] = rec.of("subagent_start"), rec.of("subagent_stop")
     assert start["parent_session_id"] == agent.session_id and start["child_goal"] == "count the files"
     assert start["child_role"] == "leaf" and start["child_session_id"] == child["session_id"] != agent.session_id

@@ -407,6 +407,7 @@ def test_search_files_errors(run, tree):
 def test_tool_flags_and_path_scoping(tools, tmp_path):
     assert {n: (t.toolset, t.parallel_safe, t.path_arg) for n, t in tools.items()} == {
         "terminal": ("terminal", False, None),
+        "process": ("terminal", False, None),
         "read_file": ("file", True, "path"),
         "write_file": ("file", True, "path"),
         "patch": ("file", True, "path"),
@@ -432,7 +433,7 @@ def test_register_hooks(tmp_path):
     got, sets = [], {}
     core_tools.register_tools(register=got.append, config=Config({}))
     core_tools.register_toolsets(register=lambda name, tools, description="": sets.setdefault(name, tools))
-    assert [t.name for t in got] == ["terminal", "read_file", "write_file", "patch", "search_files"]
+    assert [t.name for t in got] == ["terminal", "process", "read_file", "write_file", "patch", "search_files"]
     assert sets == {"core": ["terminal", "file"], "safe": ["read_file", "search_files"]}
     assert all(json.dumps(t.schema()) for t in got)
 

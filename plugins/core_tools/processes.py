@@ -1,0 +1,147 @@
+"""Background commands: ``terminal(background=true)`` starts one and returns at once; the ``process`` tool lists
+them, reads what they printed since it last looked, waits for one or kills it.
+
+A background command runs as a foreground one does (its own process group, in the sandbox where there is one, no
+keys in its environment) with its output in a file of its own. It belongs to the agent that started it and ends
+with it: when the agent closes (``on_session_finalize`` with ``shutdown``) and, whatever happens before, when hermes
+exits. In the sandbox it also dies with hermes on ``kill -9`` (bubblewrap's ``--die-with-parent``); outside it, a
+``kill -9`` of hermes leaves it running, as ``nohup`` would."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel.types import Tool, ToolError
+from plugins.tool_args import arg, check_args, clip, is_interrupted
+
+STATE = "core_tools.processes"  # agent.state key: id -> Background
+MAX_RUNNING = 16  # per agent: a loop that starts servers stops here
+_live: set = set()  # every running one of this process, for the exit handler
+_lock = threading.Lock()
+
+
+@dataclass(eq=False)  # kept in a set: one is itself only
+class Background:
+    id: str
+    command: str
+    proc: Any  # subprocess.Popen
+    log: str  # the file its output goes to
+    started: float = field(default_factory=time.monotonic)
+    read: int = 0  # bytes of the log the model has seen
+    killed: bool = False
+
+    def status(self) -> dict:
+        code = self.proc.poll()
+        found = {"process_id": self.id, "pid": self.proc.pid, "command": self.command[:200]}
+        if code is None:
+            return {**found, "status": "running", "seconds": round(time.monotonic() - self.started, 1)}
+        return {**found, "status": "killed" if self.killed else "exited", "exit_code": code}
+
+    def new_output(self, limit: int) -> str:
+        """What it printed since the model last looked (clipped to ``limit`` characters)."""
+        with open(self.log, "rb") as fh:
+            fh.seek(self.read)
+            data = fh.read()
+        self.read += len(data)
+        return clip(data.decode("utf-8", errors="replace"), limit)
+
+    def stop(self) -> None:
+        from plugins.core_tools.terminal import _kill_group
+
+        if self.proc.poll() is None:
+            self.killed = True
+            _kill_group(self.proc)
+        with _lock:
+            _live.discard(self)
+
+
+def start(agent: Any, argv: list, command: str, cwd, env: dict) -> Background:
+    """Start ``argv`` in the background for ``agent``; its output to a file."""
+    import subprocess
+
+    table = agent.state.setdefault(STATE, {}) if agent is not None else {}
+    running = [b for b in table.values() if b.proc.poll() is None]
+    if len(running) >= MAX_RUNNING:
+        raise ToolError(f"terminal: {len(running)} background commands are running already; stop one with "
+                        "process(action='kill') first")
+    fd, log = tempfile.mkstemp(prefix="hermes-background-", suffix=".log")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                                start_new_session=True)
+    except OSError as exc:
+        os.unlink(log)
+        raise ToolError(f"terminal: cannot start the shell: {exc}") from None
+    finally:
+        os.close(fd)
+    job = Background(id=f"bg{len(table) + 1}", command=command, proc=proc, log=log)
+    table[job.id] = job
+    with _lock:
+        _live.add(job)
+    return job
+
+
+def stop_all(agent: Any) -> None:
+    """End every background command ``agent`` started (it is closing) and remove their output files."""
+    for job in list((getattr(agent, "state", None) or {}).pop(STATE, {}).values()):
+        _end(job)
+
+
+@atexit.register
+def _at_exit() -> None:
+    for job in list(_live):
+        _end(job)
+
+
+def _end(job: Background) -> None:
+    job.stop()
+    try:
+        os.unlink(job.log)
+    except OSError:
+        pass
+
+
+def make_process(config=None) -> Tool:
+    from plugins.core_tools.terminal import MAX_OUTPUT_CHARS, MAX_TIMEOUT
+    from plugins.tool_args import setting
+
+    max_chars = setting(config, "terminal.max_output_chars", MAX_OUTPUT_CHARS, int, 1000)
+    max_wait = setting(config, "terminal.max_timeout", MAX_TIMEOUT, float, 1)
+
+    def process(args, ctx):
+        args = check_args(args, "process")
+        action = arg(args, "action", str, tool="process", default="list").strip().lower()
+        table = ctx.agent.state.get(STATE, {}) if ctx.agent is not None else {}
+        if action == "list":
+            return {"processes": [job.status() for job in table.values()]}
+        if action not in ("poll", "wait", "kill"):
+            raise ToolError(f"process: unknown action {action!r}; use list, poll, wait or kill")
+        name = arg(args, "process_id", str, tool="process")
+        job = table.get(name.strip())
+        if job is None:
+            raise ToolError(f"process: no background command {name!r} (there are: {', '.join(table) or 'none'})")
+        if action == "kill":
+            job.stop()
+        elif action == "wait":
+            timeout = min(arg(args, "timeout", float, tool="process", default=30.0), max_wait)
+            deadline = time.monotonic() + max(timeout, 0)
+            while job.proc.poll() is None and time.monotonic() < deadline and not is_interrupted(ctx.agent):
+                time.sleep(0.05)
+        return {**job.status(), "output": job.new_output(max_chars)}
+
+    return Tool(
+        name="process",
+        description=("The commands terminal started with background=true: action 'list' (all, with their status), "
+                     "'poll' (status and what it printed since you last looked), 'wait' (until it ends or 'timeout' "
+                     "seconds, default 30), 'kill' (it and everything it started)."),
+        parameters={"type": "object", "properties": {
+            "action": {"type": "string", "enum": ["list", "poll", "wait", "kill"]},
+            "process_id": {"type": "string", "description": "The id terminal returned (bg1, ...)"},
+            "timeout": {"type": "number", "description": "Seconds 'wait' waits at most"}},
+            "required": ["action"]},
+        handler=process, toolset="terminal")

@@ -1,0 +1,73 @@
+"""terminal(background=true) and the process tool: a command that keeps running while the conversation goes on,
+read, waited for and stopped by the model, and never outliving the agent or hermes."""
+
+import json
+import os
+import time
+
+from plugins import core_tools
+
+
+def tool_results(result) -> list:
+    return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
+
+
+def gone(pid: int, within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a child of this process that ended stays a zombie until it is reaped
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+SERVER = "echo ready; sleep 60"
+
+
+def test_a_background_command_runs_on_and_is_polled_waited_for_and_killed(make_agent, tmp_path):
+    steps = [{"tool_calls": [["terminal", {"command": SERVER, "background": True}],
+                             ["terminal", {"command": "echo oops; exit 3", "background": True}]]},
+             {"tool_calls": [["process", {"action": "wait", "process_id": "bg2", "timeout": 20}]]},
+             {"tool_calls": [["process", {"action": "wait", "process_id": "bg1", "timeout": 0.5}],
+                             ["process", {"action": "kill", "process_id": "bg1"}],
+                             ["process", {"action": "list"}],
+                             ["process", {"action": "poll", "process_id": "bg9"}],
+                             ["process", {"action": "stop", "process_id": "bg1"}]]},
+             "done"]
+    agent = make_agent(core_tools, script=steps, config={"sandbox": {"mode": "off"}})
+    started, failing, waited, still, killed, listed, unknown, bad = tool_results(agent.run_conversation("go"))
+    assert started["process_id"] == "bg1" and started["status"] == "running" and started["pid"] > 0
+    assert (failing["output"] + waited["output"]) == "oops\n" and waited["status"] == "exited"
+    assert waited["exit_code"] == 3
+    assert still["status"] == "running"
+    assert killed["status"] == "killed" and gone(started["pid"])
+    assert started["output"] + still["output"] + killed["output"] == "ready\n"  # each part once, as it came
+    assert [p["status"] for p in listed["processes"]] == ["killed", "exited"]
+    assert unknown == {"error": "process: no background command 'bg9' (there are: bg1, bg2)"}
+    assert bad == {"error": "process: unknown action 'stop'; use list, poll, wait or kill"}
+
+
+def test_background_commands_end_with_the_agent_and_leave_no_file(make_agent):
+    steps = [{"tool_calls": [["terminal", {"command": SERVER, "background": True}]]}, "done"]
+    agent = make_agent(core_tools, script=steps, config={"sandbox": {"mode": "off"}})
+    [started] = tool_results(agent.run_conversation("start a server"))
+    job = agent.state["core_tools.processes"]["bg1"]
+    assert not gone(started["pid"], within=0.5)  # it outlives the turn
+    agent.close()
+    assert gone(started["pid"]) and not os.path.exists(job.log)
+
+
+def test_hermes_run_stops_its_background_commands_as_it_exits(hermes, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [["terminal", {"command": SERVER, "background": True}]]}, "done"]))
+    out = hermes("run", "--yolo", "--json", "--api-mode", "scripted", "--base-url", script, "start it", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    [started] = tool_results(json.loads(out.stdout))
+    assert started["status"] == "running" and gone(started["pid"])  # sandboxed or not
