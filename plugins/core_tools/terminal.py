@@ -110,7 +110,7 @@ def _background(agent, argv: list, command: str, cwd, env: dict, max_chars: int,
     if sandbox:
         result["sandbox"] = sandbox
     result["note"] = ("started in the background: process(action='poll', process_id=...) reads its new output, "
-                      "'wait' waits for it, 'kill' stops it; it is stopped when this session ends")
+                      "'wait' waits for it, 'kill' stops it; it is stopped when this conversation ends")
     return result
 
 
