@@ -66,8 +66,12 @@ def test_background_commands_end_with_the_agent_and_leave_no_file(make_agent):
 
 def test_hermes_run_stops_its_background_commands_as_it_exits(hermes, tmp_path):
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"tool_calls": [["terminal", {"command": SERVER, "background": True}]]}, "done"]))
+    victim = tmp_path / "victim"
+    script.write_text(json.dumps([{"tool_calls": [["terminal", {"command": f"sleep 3; touch {victim}; sleep 60",
+                                                                "background": True}]]}, "done"]))
     out = hermes("run", "--yolo", "--json", "--api-mode", "scripted", "--base-url", script, "start it", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     [started] = tool_results(json.loads(out.stdout))
     assert started["status"] == "running" and gone(started["pid"])  # sandboxed or not
+    time.sleep(3.5)  # past the moment the command would have touched the victim
+    assert not victim.exists()  # what the command started ended too
