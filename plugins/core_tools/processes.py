@@ -86,6 +86,20 @@ def start(agent: Any, argv: list, command: str, cwd, env: dict) -> Background:
     return job
 
 
+def run_in_background(agent, argv: list, command: str, cwd, env: dict, max_chars: int, sandbox) -> dict:
+    """Start the command in the background; what it did in its first moment (a typo fails at once)."""
+    job = start(agent, argv, command, cwd, env)
+    deadline = time.monotonic() + 0.5
+    while job.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    result = {**job.status(), "output": job.new_output(max_chars)}
+    if sandbox:
+        result["sandbox"] = sandbox
+    result["note"] = ("started in the background: process(action='poll', process_id=...) reads its new output, "
+                      "'wait' waits for it, 'kill' stops it; it is stopped when this conversation ends")
+    return result
+
+
 def stop_all(agent: Any) -> None:
     """End every background command ``agent`` started (it is closing) and remove their output files."""
     for job in list((getattr(agent, "state", None) or {}).pop(STATE, {}).values()):

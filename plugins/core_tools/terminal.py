@@ -98,22 +98,6 @@ def _read_output(fh, limit: int) -> str:
     return f"{head}\n\n[... about {size - head_n - tail_n} bytes omitted ...]\n\n{tail}"
 
 
-def _background(agent, argv: list, command: str, cwd, env: dict, max_chars: int, sandbox) -> dict:
-    """Start the command in the background; what it did in its first moment (a typo fails at once)."""
-    from plugins.core_tools.processes import start
-
-    job = start(agent, argv, command, cwd, env)
-    deadline = time.monotonic() + 0.5
-    while job.proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    result = {**job.status(), "output": job.new_output(max_chars)}
-    if sandbox:
-        result["sandbox"] = sandbox
-    result["note"] = ("started in the background: process(action='poll', process_id=...) reads its new output, "
-                      "'wait' waits for it, 'kill' stops it; it is stopped when this conversation ends")
-    return result
-
-
 def make_terminal(config=None) -> Tool:
     default_timeout = setting(config, "terminal.timeout", DEFAULT_TIMEOUT, float, 1)
     max_timeout = setting(config, "terminal.max_timeout", MAX_TIMEOUT, float, 1)
@@ -163,7 +147,9 @@ def make_terminal(config=None) -> Tool:
         box = Sandbox.from_config(config)
         argv, sandboxed = box.wrap([shell, "-c", command], cwd)
         if arg(args, "background", bool, tool="terminal", default=False):
-            return _background(agent, argv, command, cwd, env, max_chars, box.mode if sandboxed else None)
+            from plugins.core_tools.processes import run_in_background
+
+            return run_in_background(agent, argv, command, cwd, env, max_chars, box.mode if sandboxed else None)
         with tempfile.TemporaryFile() as out:
             started = time.monotonic()
             try:
