@@ -28,11 +28,17 @@ def _url(config, default: str = "", env: str = "") -> str:
     return (str(setting(config, "web.search_url", "", str) or "") or os.environ.get(env or "-", "") or default).strip()
 
 
-def _key(backend: str, variable: str, where: str) -> str:
-    key = os.environ.get(variable, "").strip()
-    if not key:
+KEYS = {"brave": ("BRAVE_SEARCH_API_KEY", "https://brave.com/search/api/"), "tavily": ("TAVILY_API_KEY",
+                                                                                   "https://tavily.com")}
+
+
+def key(backend: str) -> str:
+    """The backend's key from the environment, or the ToolError saying where it goes (``hermes doctor`` asks too)."""
+    variable, where = KEYS[backend]
+    found = os.environ.get(variable, "").strip()
+    if not found:
         raise ToolError(f"web_search: {backend} needs its API key in ${variable} ({where})")
-    return key
+    return found
 
 
 def _ask(backend: str, url: str, settings: dict, **request) -> dict:
@@ -74,15 +80,13 @@ def searxng(query: str, limit: int, config, settings: dict) -> list:
 
 
 def brave(query: str, limit: int, config, settings: dict) -> list:
-    key = _key("brave", "BRAVE_SEARCH_API_KEY", "https://brave.com/search/api/")
     data = _ask("brave", f"{_url(config, BRAVE_URL)}?{urlencode({'q': query, 'count': limit})}", settings,
-                headers={"Accept": "application/json", "X-Subscription-Token": key})
+                headers={"Accept": "application/json", "X-Subscription-Token": key("brave")})
     return _results((data.get("web") or {}).get("results"), limit, "description")
 
 
 def tavily(query: str, limit: int, config, settings: dict) -> list:
-    key = _key("tavily", "TAVILY_API_KEY", "https://tavily.com")
-    data = _ask("tavily", _url(config, TAVILY_URL), settings, headers={"Authorization": f"Bearer {key}"},
+    data = _ask("tavily", _url(config, TAVILY_URL), settings, headers={"Authorization": f"Bearer {key('tavily')}"},
                 json={"query": query, "max_results": limit})
     return _results(data.get("results"), limit, "content")
 

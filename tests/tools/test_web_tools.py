@@ -409,8 +409,8 @@ def test_hermes_run_reads_a_page_and_searches(hermes, hermes_home, site, tmp_pat
 
 
 def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
-    def web_line(*args):
-        out = hermes("doctor", "--json", *args)
+    def web_line(*args, key=""):
+        out = hermes("doctor", "--json", *args, env={"TAVILY_API_KEY": key})
         return [c for c in json.loads(out.stdout) if c["name"].startswith("web ")]
 
     assert web_line("--offline") == []  # no backend: web_search is not offered, nothing to check
@@ -422,6 +422,11 @@ def test_hermes_doctor_asks_the_search_backend(hermes, hermes_home, site):
                            "detail": "searxng answered a test query (1 result)"}]
     config.write_text(f"web: {{search_backend: searxng, search_url: '{site}/gone'}}\n")
     assert web_line()[0]["status"] == "fail" and "answered HTTP 404 without JSON results" in web_line()[0]["detail"]
+    config.write_text("web: {search_backend: tavily}\n")  # offline, its key is looked for
+    assert web_line("--offline") == [{"name": "web search", "status": "fail",
+                                      "detail": "tavily needs its API key in $TAVILY_API_KEY (https://tavily.com)"}]
+    assert web_line("--offline", key="tvly-k") == [{"name": "web search", "status": "ok",
+                                                    "detail": "tavily (not asked: --offline)"}]
     config.write_text("web: {extract_backend: firecrawl}\n")
     assert web_line("--offline") == [{"name": "web extract", "status": "fail", "detail": "no plugin provides the "
                                       "extract backend 'firecrawl' (web.extract_backend); there are: none"}]
