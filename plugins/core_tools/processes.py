@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -63,7 +62,8 @@ class Background:
 
 def start(agent: Any, argv: list, command: str, cwd, env: dict) -> Background:
     """Start ``argv`` in the background for ``agent``; its output to a file."""
-    import subprocess
+    import subprocess  # here: a command that starts none does not import them
+    import tempfile
 
     table = agent.state.setdefault(STATE, {}) if agent is not None else {}
     running = [b for b in table.values() if b.proc.poll() is None]
