@@ -234,7 +234,7 @@ def test_limits_clip_a_long_page_and_stop_a_slow_one(make_agent, site):
     assert out["results"][0]["content"].endswith("[... the page stopped at web.max_bytes (1,000 bytes) ...]")
     started = time.monotonic()
     out = extract(make_agent, [f"{site}/slow"], config={"web": {"timeout": 1}})
-    assert out["results"][0]["error"] == "no answer within 1 s" and time.monotonic() - started < 2.5
+    assert out["results"][0]["error"] == "no answer within 1 s" and time.monotonic() - started < 2.9  # not the 3 s
 
 
 def test_an_interrupt_stops_a_download_and_the_urls_after_it(make_agent, site):
