@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.types import Tool, ToolError
-from plugins.tool_args import arg, check_args, clip, is_interrupted
+from plugins.tool_args import arg, check_args, is_interrupted
 
 STATE = "core_tools.processes"  # agent.state key: id -> Background
 MAX_RUNNING = 16  # per agent: a loop that starts servers stops here
@@ -43,12 +43,13 @@ class Background:
         return {**found, "status": "killed" if self.killed else "exited", "exit_code": code}
 
     def new_output(self, limit: int) -> str:
-        """What it printed since the model last looked (clipped to ``limit`` characters)."""
+        """What it printed since the model last looked (a server's hours of log: only their head and tail read)."""
+        from plugins.core_tools.terminal import _read_output
+
         with open(self.log, "rb") as fh:
-            fh.seek(self.read)
-            data = fh.read()
-        self.read += len(data)
-        return clip(data.decode("utf-8", errors="replace"), limit)
+            text = _read_output(fh, limit, self.read)
+            self.read = fh.tell()  # where that reading ended: what it prints meanwhile comes next time
+        return text
 
     def stop(self) -> None:
         from plugins.core_tools.terminal import _kill_group

@@ -84,17 +84,17 @@ def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
     proc.wait()
 
 
-def _read_output(fh, limit: int) -> str:
-    """Decode the captured output; for huge output read only the head and the tail."""
-    size = fh.seek(0, os.SEEK_END)
-    fh.seek(0)
+def _read_output(fh, limit: int, start: int = 0) -> str:
+    """Decode the captured output from byte ``start``; for huge output read only the head and the tail."""
+    size = fh.seek(0, os.SEEK_END) - start
+    fh.seek(start)
     if size <= limit * 4:  # at most 4 bytes a character: the whole text is small enough
-        return clip(fh.read().decode("utf-8", errors="replace"), limit)
+        return clip(fh.read(size).decode("utf-8", errors="replace"), limit)
     head_n = int(limit * 0.4)
     tail_n = limit - head_n
     head = fh.read(head_n).decode("utf-8", errors="replace")[:head_n]
-    fh.seek(size - tail_n)
-    tail = fh.read().decode("utf-8", errors="replace")[-tail_n:]
+    fh.seek(start + size - tail_n)
+    tail = fh.read(tail_n).decode("utf-8", errors="replace")[-tail_n:]
     return f"{head}\n\n[... about {size - head_n - tail_n} bytes omitted ...]\n\n{tail}"
 
 

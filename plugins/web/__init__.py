@@ -241,7 +241,7 @@ def register_tools(register, config):
 
     register(make_web_extract(config))
     register(make_web_search(config))
-    register(make_vision_analyze(config, _fetch_settings(config)))
+    register(make_vision_analyze(_fetch_settings(config)))
 
 
 @hookimpl

@@ -25,7 +25,9 @@ TAVILY_URL = "https://api.tavily.com/search"
 
 
 def _url(config, default: str = "", env: str = "") -> str:
-    return (str(setting(config, "web.search_url", "", str) or "") or os.environ.get(env or "-", "") or default).strip()
+    """``web.search_url``, else the variable ``env`` names, else ``default``."""
+    return (str(setting(config, "web.search_url", "", str) or "") or (os.environ.get(env, "") if env else "")
+            or default).strip()
 
 
 KEYS = {"brave": ("BRAVE_SEARCH_API_KEY", "https://brave.com/search/api/"), "tavily": ("TAVILY_API_KEY",

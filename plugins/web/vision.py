@@ -55,7 +55,7 @@ def _load(source: str, settings: dict, ctx) -> bytes:
     return path.read_bytes()
 
 
-def make_vision_analyze(config, settings: dict) -> Tool:
+def make_vision_analyze(settings: dict) -> Tool:
     def vision_analyze(args, ctx):
         from hermes.host.config import ConfigError
         from plugins import auxiliary
