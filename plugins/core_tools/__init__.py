@@ -90,7 +90,7 @@ def register_tools(register, config):
 
 @hookimpl
 def on_session_finalize(reason, agent):
-    if reason == "shutdown" and "core_tools.processes" in agent.state:  # the agent closes: its background commands end
+    if reason == "shutdown":  # the agent closes: its background commands end
         from plugins.core_tools.processes import stop_all
 
         stop_all(agent)

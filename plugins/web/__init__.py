@@ -6,7 +6,6 @@
 * ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng``, ``brave`` or ``tavily``
   (:mod:`plugins.web.search`), or a plugin's, through the ``web_search_backends`` hook
   (:mod:`plugins.web.hookspecs`).
-
 * ``vision_analyze``: an image (a file, a URL, a ``data:`` URL) and a question to a model that sees
   (``auxiliary.vision``, else the conversation's): :mod:`plugins.web.vision`.
 
