@@ -84,6 +84,42 @@ def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
     proc.wait()
 
 
+def process_environment(agent, config) -> dict:
+    """The environment of a process a tool starts: no keys (the model never reads one via ``env``, nor via
+    ``/proc/$PPID/environ``) and nothing that waits for input."""
+    from hermes.host.config import is_secret_name  # a handler called without an agent: the host's rule alone
+
+    secrets = getattr(agent, "secrets", None) or Secrets(
+        config.key_envs() if config else filter(is_secret_name, os.environ))
+    hide_from_proc(secrets.names)
+    return secrets.tool_environment(_QUIET_ENV)
+
+
+def wait_or_stop(proc: subprocess.Popen, deadline: float, agent, pause=None) -> "str | None":
+    """Wait for ``proc`` until the ``time.monotonic()`` deadline; ``"timeout"`` or ``"interrupted"`` when its group
+    was killed for that, None when it ended. ``pause(seconds)`` waits between the checks (default: for ``proc``)."""
+    import subprocess
+
+    stopped = None
+    try:
+        while proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = "timeout"
+                break
+            try:
+                pause(min(0.1, left)) if pause else proc.wait(timeout=min(0.1, left))
+            except subprocess.TimeoutExpired:
+                pass
+            if proc.poll() is None and is_interrupted(agent):
+                stopped = "interrupted"
+                break
+    finally:  # an exception (an interrupt raised into this thread) kills it too
+        if stopped or proc.returncode is None:
+            _kill_group(proc)
+    return stopped
+
+
 def _read_output(fh, limit: int, start: int = 0) -> str:
     """Decode the captured output from byte ``start``; for huge output read only the head and the tail."""
     size = fh.seek(0, os.SEEK_END) - start
@@ -131,12 +167,7 @@ def make_terminal(config=None) -> Tool:
             cwd = str(path)
 
         agent = getattr(ctx, "agent", None)
-        from hermes.host.config import is_secret_name  # a handler called without an agent: the host's rule alone
-
-        secrets = getattr(agent, "secrets", None) or Secrets(  # the model never reads a key via `env`
-            config.key_envs() if config else filter(is_secret_name, os.environ))
-        env = secrets.tool_environment(_QUIET_ENV)
-        hide_from_proc(secrets.names)  # ... nor via /proc/$PPID/environ
+        env = process_environment(agent, config)
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
         # flood of output costs disk, not memory.
@@ -164,23 +195,7 @@ def make_terminal(config=None) -> Tool:
                 )
             except OSError as exc:
                 raise ToolError(f"terminal: cannot start the shell: {exc}") from None
-            stopped = None
-            try:
-                while True:
-                    left = started + timeout - time.monotonic()
-                    if left <= 0:
-                        stopped = "timeout"
-                        break
-                    try:
-                        proc.wait(timeout=min(0.1, left))
-                        break
-                    except subprocess.TimeoutExpired:
-                        if is_interrupted(agent):
-                            stopped = "interrupted"
-                            break
-            finally:
-                if stopped or proc.returncode is None:
-                    _kill_group(proc)
+            stopped = wait_or_stop(proc, started + timeout, agent)
             output = _read_output(out, max_chars)
 
         hook = getattr(agent, "hook", None)
