@@ -5,12 +5,15 @@
   start one that keeps running, which ``process`` polls, waits for and kills
   (:mod:`plugins.core_tools.processes`);
 * ``read_file``, ``write_file``, ``patch``, ``search_files``: files, path-scoped
-  so the kernel can run them in parallel when their paths do not overlap.
+  so the kernel can run them in parallel when their paths do not overlap;
+* ``execute_code``: a Python script that calls those tools as functions
+  (:mod:`plugins.core_tools.code`).
 
 Settings (all optional): ``terminal.timeout`` (default 120 s),
 ``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
 ``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
-``file.max_search_files`` (50,000 files per search); the sandbox's
+``file.max_search_files`` (50,000 files per search), ``code_execution.timeout``
+(300 s), ``code_execution.max_tool_calls`` (50), ``code_execution.python``; the sandbox's
 ``sandbox.mode``, ``sandbox.network``, ``sandbox.writable`` and
 ``sandbox.required`` (:mod:`plugins.core_tools.sandbox`; ``hermes sandbox``
 says whether one can start here).
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from kernel import hookimpl
 from plugins.core_tools import sandbox
+from plugins.core_tools.code import DEFAULT_TIMEOUT as CODE_TIMEOUT, MAX_TOOL_CALLS
 from plugins.core_tools.files import (MAX_FILES_SCANNED, MAX_READ_BYTES, MAX_READ_CHARS, make_patch, make_read_file,
                                       make_search_files, make_write_file)
 from plugins.core_tools.terminal import DEFAULT_TIMEOUT, MAX_OUTPUT_CHARS, MAX_TIMEOUT, live_group_members, make_terminal
@@ -31,10 +35,11 @@ __all__ = ["live_group_members", "make_patch", "make_read_file", "make_search_fi
 
 
 def make_tools(config=None) -> list:
+    from plugins.core_tools.code import make_execute_code
     from plugins.core_tools.processes import make_process
 
     return [make_terminal(config), make_process(config), make_read_file(config), make_write_file(config),
-            make_patch(config), make_search_files(config)]
+            make_patch(config), make_search_files(config), make_execute_code(config)]
 
 
 @hookimpl
@@ -45,6 +50,10 @@ def register_config(declare):
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1000)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
     declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
+    declare("code_execution.timeout", float, CODE_TIMEOUT, "seconds an execute_code script may run", minimum=1)
+    declare("code_execution.max_tool_calls", int, MAX_TOOL_CALLS, "tool calls one execute_code script may make", minimum=0)
+    declare("code_execution.python", str, "", "the Python of execute_code scripts (default: the active virtual "
+            "environment's, else hermes' own)")
     declare("sandbox.mode", (str, bool), "workspace-write", "where terminal commands may write: workspace-write (the "
             "working folder and a private /tmp), read-only (only the private /tmp) or off (no sandbox)",
             choices=(*sandbox.MODES, False))  # YAML reads a bare off as false

@@ -127,6 +127,6 @@ class Events:
         run = _state(agent).get("serve.run")
         if run is None:
             return None
-        command = args.get("command") if isinstance(args.get("command"), str) else str(args)
+        command = next((v for v in (args.get("command"), args.get("code")) if isinstance(v, str)), str(args))
         choice = run.ask(tool_name, command, message)
         return False if choice == "deny" else choice

@@ -187,7 +187,7 @@ class Console:
         with self._lock:
             self._clear()
             self._end_line()
-        command = args.get("command") if isinstance(args, dict) else None
+        command = (args.get("command") or args.get("code")) if isinstance(args, dict) else None  # a script's too
         shown = isinstance(command, str) and command.strip()[:200] in (message or "")
         text = message if shown else f"{message}\n  {tool_name} {json.dumps(args, ensure_ascii=False)[:500]}"
         ask = paint("Run it? [o]nce, [s]ession, [a]lways, [d]eny", "question", self.err)

@@ -204,14 +204,13 @@ def test_hermes_agents_toolsets_we_lack_take_in_what_exists_and_an_empty_one_is_
     assert hermes("config", "check").stdout.startswith("ok")
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([{"tool_calls": [["read_file", {"path": str(steps)}],
-                                                 ["execute_code", {"code": "print(1)"}]]}, "done"]))
+                                                 ["todo", {}]]}, "done"]))
     out = hermes("run", "--json", "--api-mode", "scripted", "--base-url", steps, "go")
     assert out.returncode == 0, out.stderr
     read, missing = (m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool")
-    assert read.lstrip().startswith("1|") and "execute_code" in read  # debugging takes in the file tools
-    assert json.loads(missing)["error"].startswith("unknown tool 'execute_code'")
+    assert read.lstrip().startswith("1|") and "todo" in read  # debugging takes in the file tools
+    assert json.loads(missing)["error"].startswith("unknown tool 'todo'")
+    assert "execute_code" in json.loads(missing)["error"]  # code_execution is a toolset of core-tools
     assert sorted(out.stderr.strip().splitlines()) == [
-        "hermes: WARNING: toolsets: hermes-agent's 'code_execution' has none of its tools here (execute_code); it "
-        "adds nothing",
         "hermes: WARNING: toolsets: hermes-agent's 'image_gen' has none of its tools here (image_generate); it adds "
         "nothing"]

@@ -110,6 +110,27 @@ def test_the_choices_once_session_always_and_deny(terminal, tmp_path):
     assert yaml.safe_load((home / "config.yaml").read_text())["command_allowlist"] == ["inline_code"]
 
 
+def test_a_script_outside_the_sandbox_is_shown_as_written_and_session_allows_the_next(terminal, tmp_path,
+                                                                                      hermes_home):
+    (hermes_home / "config.yaml").write_text("sandbox:\n  mode: off\n")
+    code = "from hermes_tools import terminal\nprint('sum', 6 * 7)"
+    call = {"tool_calls": [["execute_code", {"code": code}]]}
+    chat, _ = terminal([call, "first", call, "second"], "-t", "code_execution,terminal")
+    chat.expect("hermes> ")
+    chat.line("one")
+    shown = chat.expect("[d]eny")
+    question = shown[shown.rindex("A Python script"):]
+    assert question.count("print('sum', 6 * 7)") == 1 and "{'code'" not in question and '"code"' not in question
+    chat.line("s")
+    chat.expect("first")
+    before = chat.seen.count("[d]eny")
+    chat.line("two")
+    chat.expect("second")
+    assert chat.seen.count("[d]eny") == before  # the session's answer holds for the next script
+    chat.line("/quit")
+    assert chat.close() == 0
+
+
 def test_chat_commands_help_tools_model_usage_new_and_the_resume_line(terminal, tmp_path):
     chat, home = terminal(["first answer", "in the new session"], "-t", "terminal,todo")
     chat.expect("hermes> ")

@@ -412,6 +412,7 @@ def test_tool_flags_and_path_scoping(tools, tmp_path):
         "write_file": ("file", True, "path"),
         "patch": ("file", True, "path"),
         "search_files": ("file", True, None),
+        "execute_code": ("code_execution", False, None),
     }
     a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
 
@@ -433,7 +434,8 @@ def test_register_hooks(tmp_path):
     got, sets = [], {}
     core_tools.register_tools(register=got.append, config=Config({}))
     core_tools.register_toolsets(register=lambda name, tools, description="": sets.setdefault(name, tools))
-    assert [t.name for t in got] == ["terminal", "process", "read_file", "write_file", "patch", "search_files"]
+    assert [t.name for t in got] == ["terminal", "process", "read_file", "write_file", "patch", "search_files",
+                                     "execute_code"]
     assert sets == {"core": ["terminal", "file"], "safe": ["read_file", "search_files"]}
     assert all(json.dumps(t.schema()) for t in got)
 
