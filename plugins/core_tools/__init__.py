@@ -2,7 +2,7 @@
 
 * ``terminal``: run a shell command in its own process group, with a timeout
   that kills the whole group, output clipped head+tail; or (``background``)
-  start one that keeps running, which ``process`` polls, waits for and kills
+  start one that keeps running, which ``process`` polls, types into, waits for and kills
   (:mod:`plugins.core_tools.processes`);
 * ``read_file``, ``write_file``, ``patch``, ``search_files``: files, path-scoped
   so the kernel can run them in parallel when their paths do not overlap;

@@ -1,5 +1,6 @@
 """Background commands: ``terminal(background=true)`` starts one and returns at once; the ``process`` tool lists
-them, reads what they printed since it last looked, waits for one or kills it.
+them, reads what they printed since it last looked (or any lines of their log), types into them, waits for one or
+kills it.
 
 A background command runs as a foreground one does (its own process group, in the sandbox where there is one, no
 keys in its environment) with its output in a file of its own. It belongs to the agent that started it and ends
@@ -17,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.types import Tool, ToolError
-from plugins.tool_args import arg, check_args, is_interrupted
+from plugins.tool_args import arg, check_args, clip, is_interrupted
 
 STATE = "core_tools.processes"  # agent.state key: id -> Background
+ACTIONS = ("list", "poll", "log", "wait", "submit", "write", "close", "kill")
 MAX_RUNNING = 16  # per agent: a loop that starts servers stops here
 _live: set = set()  # every running one of this process, for the exit handler
 _lock = threading.Lock()
@@ -51,12 +53,44 @@ class Background:
             self.read = fh.tell()  # where that reading ended: what it prints meanwhile comes next time
         return text
 
+    def log_lines(self, offset: "int | None", limit: int) -> tuple:
+        """``(lines, total)``: ``limit`` lines of the whole log from line ``offset`` (1-based; None: its last
+        ``limit`` lines), read as a stream (a server's hours of log are never in memory whole)."""
+        from collections import deque
+
+        kept = deque(maxlen=limit) if offset is None else []
+        total = 0
+        with open(self.log, encoding="utf-8", errors="replace") as fh:
+            for total, line in enumerate(fh, 1):
+                if offset is None or offset <= total < offset + limit:
+                    kept.append(line)
+        return "".join(kept), total
+
+    def send(self, data: str) -> str:
+        """Write ``data`` to its input without waiting; what happened, for the model."""
+        stdin = self.proc.stdin
+        if stdin is None or stdin.closed:
+            raise ToolError(f"process: {self.id}'s input is closed")
+        if self.proc.poll() is not None:
+            raise ToolError(f"process: {self.id} has ended (exit code {self.proc.returncode})")
+        raw, sent = data.encode("utf-8"), 0
+        try:
+            while sent < len(raw):
+                sent += os.write(stdin.fileno(), raw[sent:])
+        except BlockingIOError:  # its input's buffer is full: it is not reading
+            return f"{sent} of {len(raw)} bytes written: it is not reading its input now"
+        except BrokenPipeError:
+            return f"{sent} of {len(raw)} bytes written: it closed its input"
+        return f"{sent} bytes written"
+
     def stop(self) -> None:
         from plugins.core_tools.terminal import _kill_group
 
         if self.proc.poll() is None:
             self.killed = True
             _kill_group(self.proc)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
         with _lock:
             _live.discard(self)
 
@@ -73,8 +107,9 @@ def start(agent: Any, argv: list, command: str, cwd, env: dict) -> Background:
                         "process(action='kill') first")
     fd, log = tempfile.mkstemp(prefix="hermes-background-", suffix=".log")
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT, cwd=cwd, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=fd, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                                start_new_session=True)  # its input: what process(action='submit') types
+        os.set_blocking(proc.stdin.fileno(), False)  # a command that does not read cannot make a write wait
     except OSError as exc:
         os.unlink(log)
         raise ToolError(f"terminal: cannot start the shell: {exc}") from None
@@ -134,12 +169,26 @@ def make_process(config=None) -> Tool:
         table = ctx.agent.state.get(STATE, {}) if ctx.agent is not None else {}
         if action == "list":
             return {"processes": [job.status() for job in table.values()]}
-        if action not in ("poll", "wait", "kill"):
-            raise ToolError(f"process: unknown action {action!r}; use list, poll, wait or kill")
+        if action not in ACTIONS:
+            raise ToolError(f"process: unknown action {action!r}; use {', '.join(ACTIONS[:-1])} or {ACTIONS[-1]}")
         name = arg(args, "process_id", str, tool="process")
         job = table.get(name.strip())
         if job is None:
             raise ToolError(f"process: no background command {name!r} (there are: {', '.join(table) or 'none'})")
+        if action == "log":
+            offset = arg(args, "offset", int, tool="process", default=None)
+            limit = arg(args, "limit", int, tool="process", default=200)
+            if limit < 1 or (offset is not None and offset < 1):
+                raise ToolError("process: 'offset' (the first line, from 1) and 'limit' must be positive")
+            text, total = job.log_lines(offset, limit)
+            return {**job.status(), "output": clip(text, max_chars), "total_lines": total}
+        if action in ("write", "submit"):
+            data = arg(args, "data", str, tool="process", default="") + ("\n" if action == "submit" else "")
+            return {**job.status(), "input": job.send(data)}
+        if action == "close":
+            if job.proc.stdin is not None:
+                job.proc.stdin.close()
+            return {**job.status(), "input": "closed: it reads end of file"}
         if action == "kill":
             job.stop()
         elif action == "wait":
@@ -152,11 +201,16 @@ def make_process(config=None) -> Tool:
     return Tool(
         name="process",
         description=("The commands terminal started with background=true: action 'list' (all, with their status), "
-                     "'poll' (status and what it printed since you last looked), 'wait' (until it ends or 'timeout' "
-                     "seconds, default 30), 'kill' (it and everything it started)."),
+                     "'poll' (status and what it printed since you last looked), 'log' ('limit' lines of all it "
+                     "printed from line 'offset', default its last 200), 'wait' (until it ends or 'timeout' "
+                     "seconds, default 30), 'submit' ('data' and Enter typed into it, to answer a prompt), 'write' "
+                     "('data' as it is), 'close' (end of its input), 'kill' (it and everything it started)."),
         parameters={"type": "object", "properties": {
-            "action": {"type": "string", "enum": ["list", "poll", "wait", "kill"]},
+            "action": {"type": "string", "enum": list(ACTIONS)},
             "process_id": {"type": "string", "description": "The id terminal returned (bg1, ...)"},
+            "data": {"type": "string", "description": "What 'submit' and 'write' type into it"},
+            "offset": {"type": "integer", "description": "The first line 'log' reads (from 1)"},
+            "limit": {"type": "integer", "description": "How many lines 'log' reads (default 200)"},
             "timeout": {"type": "number", "description": "Seconds 'wait' waits at most"}},
             "required": ["action"]},
         handler=process, toolset="terminal")
