@@ -58,7 +58,21 @@ class Server:
         return tool_name not in self.exclude
 
     def where(self) -> str:
-        return self.url if self.transport != "stdio" else " ".join([self.command, *map(str, self.args)])
+        """Where it runs, for people to read (``mcp list``, ``doctor``): a URL's password and the values of its
+        query's token-like parameters hidden, as a pasted listing must not carry them."""
+        if self.transport == "stdio":
+            return " ".join([self.command, *map(str, self.args)])
+        from urllib.parse import urlsplit, urlunsplit
+
+        try:
+            parts = urlsplit(self.url)
+            password = parts.password
+        except ValueError:  # a broken URL: its connection says what is wrong; nothing of it is shown
+            return "(a URL that cannot be read)"
+        netloc = parts.netloc.replace(f":{password}@", ":***@") if password else parts.netloc
+        query = "&".join(re.sub(r"^([^=]*(?:token|key|secret|pass|auth|sig|session|code)[^=]*)=.*", r"\1=***", item,
+                                flags=re.IGNORECASE) for item in parts.query.split("&")) if parts.query else ""
+        return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _names(value: Any) -> frozenset:

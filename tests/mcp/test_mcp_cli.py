@@ -77,7 +77,8 @@ def test_failing_servers_are_one_line_each_and_their_stderr_goes_to_the_log(herm
 
 
 def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, http_server):
-    write_config(hermes_home, {"ok": entry(), "crash": entry("crash-start"), "web": {"url": http_server}})
+    web = http_server.replace("//", "//bob:pw-of-bob@", 1) + "?token=s3cret-value&v=2"  # as a provider's docs say
+    write_config(hermes_home, {"ok": entry(), "crash": entry("crash-start"), "web": {"url": web}})
     listed = hermes("mcp", "list", "--json", timeout=60)
     assert listed.returncode == 0, listed.stderr
     rows = {r["name"]: r for r in json.loads(listed.stdout)}
@@ -86,6 +87,9 @@ def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, htt
     assert rows["crash"]["status"] == "failed" and rows["crash"]["last_error"]
     text = hermes("mcp", "list", timeout=60).stdout
     assert "ok" in text and "ready" in text and "last error:" in text
+    # a listing pasted into an issue carries no token: the URL's password and token-like query values are hidden
+    assert rows["web"]["where"].endswith("?token=***&v=2") and "//bob:***@" in rows["web"]["where"]
+    assert "s3cret-value" not in listed.stdout + text and "pw-of-bob" not in listed.stdout + text
     tested = hermes("mcp", "test", "ok", timeout=60)
     assert tested.returncode == 0 and tested.stdout.startswith("ok: connected in ") and "mcp__ok__add" in tested.stdout
     failed = hermes("mcp", "test", "crash", timeout=60)
