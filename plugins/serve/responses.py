@@ -4,8 +4,10 @@
 Each stored response keeps the whole conversation up to it (tool calls and
 results included), as hermes-agent's ``response_store.db`` does, so a response
 can be continued from any earlier one (branches too) and by any ``hermes serve``
-process on the same data folder. The store keeps the latest
-:data:`MAX_STORED` responses; the file is the owner's alone.
+process on the same data folder. A chain is one stored session (``hermes sessions``,
+``/api/sessions``): a response that continues its session's latest goes on in it;
+one that branches from an earlier response starts a session of its own. The store
+keeps the latest :data:`MAX_STORED` responses; the file is the owner's alone.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class ResponseStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, data TEXT NOT NULL, "
                          "accessed_at REAL NOT NULL)")
+        # each session's latest response: continuing that one goes on in the session, any other branches off
+        self._db.execute("CREATE TABLE IF NOT EXISTS tips (session_id TEXT PRIMARY KEY, response_id TEXT NOT NULL)")
         os.chmod(path, 0o600)
 
     def get(self, response_id: str) -> Optional[dict]:
@@ -47,14 +51,25 @@ class ResponseStore:
                 self._db.execute("UPDATE responses SET accessed_at = ? WHERE id = ?", (time.time(), response_id))
         return json.loads(row[0]) if row else None
 
-    def put(self, response_id: str, data: dict) -> None:
+    def put(self, response_id: str, data: Optional[dict], session_id: str) -> None:
+        """Store a response (``data`` None: one the client asked not to store) as its session's latest."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
-                             (response_id, json.dumps(data, ensure_ascii=False), time.time()))
-            self._db.execute("DELETE FROM responses WHERE id NOT IN (SELECT id FROM responses ORDER BY "
-                             "accessed_at DESC LIMIT ?)", (MAX_STORED,))
+            if data is not None:
+                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
+                                 (response_id, json.dumps(data, ensure_ascii=False), time.time()))
+                self._db.execute("DELETE FROM responses WHERE id NOT IN (SELECT id FROM responses ORDER BY "
+                                 "accessed_at DESC LIMIT ?)", (MAX_STORED,))
+            self._db.execute("INSERT OR REPLACE INTO tips VALUES (?, ?)", (session_id, response_id))
+            self._db.execute("DELETE FROM tips WHERE response_id NOT IN (SELECT id FROM responses)")
             self._db.execute("COMMIT")
+
+    def claim(self, session_id: str, latest: str, response_id: str) -> bool:
+        """Whether ``latest`` is the session's latest response, making ``response_id`` (to come) its latest if so:
+        of two requests continuing the same response at once, one goes on in the session, the other branches."""
+        with self._lock:
+            return self._db.execute("UPDATE tips SET response_id = ? WHERE session_id = ? AND response_id = ?",
+                                    (response_id, session_id, latest)).rowcount == 1
 
     def delete(self, response_id: str) -> bool:
         with self._lock:
@@ -122,13 +137,17 @@ async def create_response(server, request: Request) -> Response:
         return error(400, "'input' must be text or a list of messages", param="input")
     if not isinstance(body.get("stream", False), bool):
         return error(400, "'stream' must be true or false", param="stream")
-    history, instructions = [], body.get("instructions")
-    previous = body.get("previous_response_id")
+    history, instructions, session = [], body.get("instructions"), None
+    previous, response_id = body.get("previous_response_id"), f"resp_{uuid.uuid4().hex}"
     if previous is not None:
         stored = await asyncio.to_thread(store(server).get, str(previous)) if isinstance(previous, str) else None
         if stored is None:
             return error(404, f"no stored response '{previous}'", param="previous_response_id", code="not_found")
         history, instructions = list(stored["conversation_history"]), instructions or stored.get("instructions")
+        # its session's latest, and the session stored: go on in it (the store holds the same history)
+        if len(messages) == 1 and stored.get("session_id") and server.host.pm.hook.load_session.get_hookimpls() and \
+                await asyncio.to_thread(store(server).claim, stored["session_id"], previous, response_id):
+            session = stored["session_id"]
     system = [m["content"] for m in messages if m["role"] == "system"]
     messages = [m for m in messages if m["role"] != "system"]
     if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
@@ -142,10 +161,10 @@ async def create_response(server, request: Request) -> Response:
         return busy
     model = body.get("model")
     history += messages[:-1]
-    turn = TurnRequest(user_message=messages[-1]["content"], history=history,
+    turn = TurnRequest(user_message=messages[-1]["content"], history=history, session_id=session,
                        system_message=instructions if isinstance(instructions, str) else None,
                        model=model if isinstance(model, str) and model != server.model_name else "", options=options)
-    skeleton = {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
+    skeleton = {"id": response_id, "object": "response", "created_at": int(time.time()),
                 "status": "in_progress", "model": str(model or server.model_name), "previous_response_id": previous,
                 "instructions": instructions, "output": [], "parallel_tool_calls": True, "tool_choice": "auto",
                 "tools": [], "error": None, "usage": None}
@@ -177,10 +196,9 @@ async def _finished(server, skeleton: dict, result, keep: bool, text_id: str = "
             "error": None if status != "failed" else {"code": "server_error", "message": result.error or ""},
             "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
                       "total_tokens": usage["total_tokens"]}}
-    if keep:
-        await asyncio.to_thread(store(server).put, data["id"], {
-            "response": data, "conversation_history": result.messages, "instructions": data["instructions"],
-            "session_id": result.session_id})
+    record = {"response": data, "conversation_history": result.messages, "instructions": data["instructions"],
+              "session_id": result.session_id} if keep else None
+    await asyncio.to_thread(store(server).put, data["id"], record, result.session_id)
     return data
 
 

@@ -61,7 +61,7 @@ class TurnRequest:
     user_message: str
     history: list = field(default_factory=list)
     system_message: Optional[str] = None
-    session_id: Optional[str] = None  # continue this stored session (its history replaces ``history``)
+    session_id: Optional[str] = None  # continue this stored session (its history replaces ``history`` unless empty)
     model: str = ""  # the provider's model, when the client named one that is not the server's
     stream: bool = False
     options: dict = field(default_factory=dict)  # the client's sampling (temperature, ...): provider options
@@ -88,6 +88,8 @@ def run_turn(agent, request: TurnRequest):
     """The turn (on a worker thread); the agent is closed after it."""
     try:
         history = None if request.session_id else list(request.history)
+        if request.session_id and request.history and agent.load_history() is None and not agent.messages:
+            history = list(request.history)  # a stored response's session the store no longer has: its own history
         return agent.run_conversation(request.user_message, system_message=request.system_message,
                                       conversation_history=history)
     finally:

@@ -215,14 +215,29 @@ def test_responses_chain_with_previous_response_id_and_are_kept_for_get_and_dele
     kinds = [item.type for item in first.output]
     assert kinds == ["function_call", "function_call_output", "message"]
     assert first.output[0].name == "read_file" and "blue" in first.output[1].output
-    second = client.responses.create(model="hermes-agent", input="What did I ask?", previous_response_id=first.id)
+    raw = client.responses.with_raw_response.create(model="hermes-agent", input="What did I ask?",
+                                                    previous_response_id=first.id)
+    second, session = raw.parse(), raw.headers["x-hermes-session-id"]
     assert second.output_text == "You asked about the note." and second.previous_response_id == first.id
     sent = wire_server.requests[2].body["messages"]
     assert sent[0]["role"] == "system" and "Be terse." in sent[0]["content"]  # the instructions carry on
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "user"]
-    branch = client.responses.create(model="hermes-agent", input="Again?", previous_response_id=first.id)
+    raw = client.responses.with_raw_response.create(model="hermes-agent", input="Again?", previous_response_id=first.id)
+    branch = raw.parse()
     assert [m["content"] for m in wire_server.requests[3].body["messages"] if m["role"] == "user"] == \
         ["What does the note say?", "Again?"]  # a branch from the first, without the second
+    # the chain is one stored session, each message once; the branch a session of its own
+    with urllib.request.urlopen(f"{served.url}/api/sessions/{session}/messages", timeout=30) as answer:
+        stored = json.loads(answer.read())["data"]
+    assert [m["content"] for m in stored if m["role"] == "user"] == ["What does the note say?", "What did I ask?"]
+    assert raw.headers["x-hermes-session-id"] != session
+    # a chain whose session was deleted goes on from the response's own history
+    urllib.request.urlopen(urllib.request.Request(f"{served.url}/api/sessions/{session}", method="DELETE"), timeout=30)
+    wire_server.push(reply("Still here."))
+    assert client.responses.create(model="hermes-agent", input="And now?", previous_response_id=second.id).output_text \
+        == "Still here."
+    assert [m["content"] for m in wire_server.requests[4].body["messages"] if m["role"] == "user"] == \
+        ["What does the note say?", "What did I ask?", "And now?"]
     assert client.responses.retrieve(second.id).output_text == "You asked about the note."
     client.responses.delete(branch.id)
     with pytest.raises(openai.NotFoundError):
