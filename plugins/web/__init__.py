@@ -1,7 +1,8 @@
 """Built-in plugin web: the model reads web pages, searches the web and looks at images.
 
 * ``web_extract``: up to five URLs, each fetched here (no service, no key) and read as text: HTML as Markdown-like
-  text, PDFs page by page, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``).
+  text, PDFs page by page, other text as it is; a long page keeps its head and tail (``web.extract_char_limit``),
+  its whole text in a file of the data folder's ``web-pages`` that read_file pages through.
   ``web.extract_backend`` names a plugin's service that reads them instead (the ``web_extract_backends`` hook).
 * ``web_search``: offered when ``web.search_backend`` names a backend: ``searxng``, ``brave`` or ``tavily``
   (:mod:`plugins.web.search`), or a plugin's, through the ``web_search_backends`` hook
@@ -22,6 +23,7 @@ from plugins.text import is_binary
 from plugins.tool_args import arg, check_args, clip, is_interrupted, setting
 
 EXTRACT_CHARS, MAX_URLS, TIMEOUT, MAX_BYTES = 15_000, 5, 20.0, 20_000_000
+KEPT_PAGES = 100  # whole texts of clipped pages kept for read_file
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "+json", "+xml")
 
 
@@ -56,12 +58,44 @@ def _read(url: str, limit: int, settings: dict, agent) -> dict:
         title, text = html_to_text(text, got.url)
     if got.truncated:
         text += f"\n\n[... the page stopped at web.max_bytes ({settings['max_bytes']:,} bytes) ...]"
-    return {**found, **_page(title, text, limit)}
+    return {**found, **_page(title, text, limit, got.url)}
 
 
-def _page(title: str, text: str, limit: int) -> dict:
-    """A page as ``web_extract`` returns it: its title when it has one, its text clipped to ``limit``."""
-    return {**({"title": title} if title else {}), "content": clip(text, limit)}
+def _page(title: str, text: str, limit: int, url: str = "") -> dict:
+    """A page as ``web_extract`` returns it: its title when it has one, its text clipped to ``limit``; a clipped
+    page's whole text is kept in a file (``url`` given) that the footer names, for read_file to page through."""
+    content = clip(text, limit)
+    if content != text and url and (saved := _keep(url, text)):
+        first = text[:int(limit * 0.4)].count("\n") + 1  # the line clip() cut the head in: where the gap starts
+        lines = text.count("\n") + 1
+        content += (f"\n\n[the whole page ({len(text):,} characters, {lines:,} line{'s' * (lines > 1)}) is in {saved}: "
+                    f"read_file(path, offset={first}) reads on from where the head stops]")
+    return {**({"title": title} if title else {}), "content": content}
+
+
+def _keep(url: str, text: str) -> str:
+    """Write a page's whole text to the data folder's ``web-pages`` (the newest :data:`KEPT_PAGES` stay); its path,
+    or "" when it cannot be written (the clipped page still stands)."""
+    import hashlib
+    import os
+    import re
+    from urllib.parse import urlsplit
+
+    from hermes.host.paths import data_dir
+
+    folder = data_dir() / "web-pages"
+    host = re.sub(r"[^A-Za-z0-9.-]", "-", urlsplit(url).hostname or "page")[:60]
+    path = folder / f"{host}-{hashlib.sha256(url.encode('utf-8', 'replace')).hexdigest()[:12]}.md"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8",
+                  errors="replace") as fh:
+            fh.write(text)
+        for old in sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime)[:-KEPT_PAGES]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return ""
+    return str(path)
 
 
 def _pdf(got, limit: int, settings: dict, agent) -> dict:
@@ -85,7 +119,7 @@ def _extracted(url: str, limit: int, extract) -> dict:
         return {"url": url, "error": str(exc)}
     if not isinstance(page, dict):
         return {"url": url, "error": f"the extract backend answered {type(page).__name__}, not a page"}
-    return {"url": url, **_page(str(page.get("title") or ""), str(page.get("content") or ""), limit)}
+    return {"url": url, **_page(str(page.get("title") or ""), str(page.get("content") or ""), limit, url)}
 
 
 def make_web_extract(config=None) -> Tool:
@@ -113,7 +147,8 @@ def make_web_extract(config=None) -> Tool:
         name="web_extract",
         description=(
             f"Read web pages: up to {MAX_URLS} URLs, each returned as text (HTML as Markdown: headings, lists, "
-            f"[links](url), code). Pages longer than char_limit (default {default_limit}) keep their head and tail. "
+            f"[links](url), code). Pages longer than char_limit (default {default_limit}) keep their head and tail; "
+            "the footer names a file with the whole text for read_file. "
             "PDFs are read as text, page by page. Not for other files (images, archives): use terminal for those."),
         parameters={"type": "object", "properties": {
             "urls": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_URLS,

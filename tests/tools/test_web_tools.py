@@ -2,8 +2,11 @@
 address checks, and web_search on a server speaking SearXNG's JSON API."""
 
 import json
+import os
+import re
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -77,7 +80,8 @@ class Site(BaseHTTPRequestHandler):
         elif parts.path == "/to-metadata":
             self.send(302, b"", Location="http://169.254.169.254/latest/meta-data/")
         elif parts.path == "/long.txt":
-            self.send(200, ("HEAD " + "x" * 50_000 + " TAIL").encode(), "text/plain; charset=utf-8")
+            self.send(200, ("HEAD\n" + "".join(f"line {n} {'x' * 40}\n" for n in range(1, 1001)) + "TAIL").encode(),
+                      "text/plain; charset=utf-8")
         elif parts.path == "/data.json":
             self.send(200, b'{"answer": 42}', "application/json")
         elif parts.path == "/paper.pdf":
@@ -163,6 +167,17 @@ def tool_results(result) -> list:
     return [json.loads(m["content"]) for m in result["messages"] if m["role"] == "tool"]
 
 
+def open_page(site: str, path: str) -> str:
+    with urllib.request.urlopen(site + path, timeout=10) as page:
+        return page.read().decode("utf-8")
+
+
+def read_file(path: str, offset: int) -> str:
+    from plugins.core_tools import make_read_file
+
+    return make_read_file().handler({"path": path, "offset": offset, "limit": 3}, None)
+
+
 def extract(make_agent, urls, config=None, **args):
     agent = make_agent(web, config={"security": {"allow_private_urls": True}, **(config or {})},
                        script=[{"tool_calls": [["web_extract", {"urls": urls, **args}]]}, "done"])
@@ -225,11 +240,22 @@ def test_private_addresses_need_the_setting_and_metadata_endpoints_are_never_fet
     assert Site.seen == ["/to-metadata"]  # the redirect's target was checked as the first URL is
 
 
-def test_limits_clip_a_long_page_and_stop_a_slow_one(make_agent, site):
+def test_limits_clip_a_long_page_and_stop_a_slow_one(make_agent, site, hermes_home, monkeypatch):
     out = extract(make_agent, [f"{site}/long.txt"], char_limit=2000)
-    text = out["results"][0]["content"]
-    assert text.startswith("HEAD xxx") and text.endswith("xxx TAIL") and "characters omitted" in text
-    assert len(text) < 2100
+    text, footer = out["results"][0]["content"].rsplit("\n\n", 1)
+    assert text.startswith("HEAD\nline 1 x") and text.endswith("x\nTAIL") and "characters omitted" in text
+    assert len(text) <= 2100
+    # the whole text is kept for read_file, which the footer tells where to go on from
+    saved, offset = re.search(r"is in (\S+): read_file\(path, offset=(\d+)\)", footer).groups()
+    assert footer.startswith("[the whole page (49,902 characters, 1,002 lines)") and saved.startswith(str(hermes_home))
+    assert open(saved, encoding="utf-8").read() == open_page(site, "/long.txt")
+    assert os.stat(saved).st_mode & 0o777 == 0o600
+    head_end = text.split("\n\n[...")[0].splitlines()[-1]  # the line the head stops in
+    assert read_file(saved, int(offset)).startswith(f"{int(offset):>6}|{head_end}")
+    monkeypatch.setattr(web, "KEPT_PAGES", 1)  # the newest are kept
+    extract(make_agent, [f"{site}/long.txt?again"], char_limit=2000)
+    assert [p.name for p in (hermes_home / "web-pages").iterdir()] != [os.path.basename(saved)]
+    assert len(list((hermes_home / "web-pages").iterdir())) == 1
     out = extract(make_agent, [f"{site}/long.txt"], config={"web": {"max_bytes": 1000}})
     assert out["results"][0]["content"].endswith("[... the page stopped at web.max_bytes (1,000 bytes) ...]")
     started = time.monotonic()
@@ -370,7 +396,9 @@ def test_a_plugin_reads_the_pages_when_web_extract_backend_names_it(make_agent, 
                        script=[{"tool_calls": [["web_extract", {"urls": urls, "char_limit": 2000}]]}, "done"])
     [out] = tool_results(agent.run_conversation("read"))
     page, failed, odd = out["results"]
-    assert page["title"] == "Rendered" and page["content"].endswith(" END") and "characters omitted" in page["content"]
+    content, footer = page["content"].rsplit("\n\n", 1)
+    assert page["title"] == "Rendered" and content.endswith(" END") and "characters omitted" in content
+    assert footer.startswith("[the whole page (5,004 characters, 1 line) is in ")  # a backend's page is kept too
     assert failed == {"url": "https://fail.example/", "error": "web_extract: the reader could not render it"}
     assert odd == {"url": "https://odd.example/", "error": "the extract backend answered str, not a page"}
     assert Site.seen == []  # nothing fetched here: the backend reads them
