@@ -3,7 +3,8 @@
 # the sandbox the terminal tool runs in (tests/tools/test_sandbox.py), and the
 # distribution's Chromium with its driver, the headless browser that opens
 # hermes serve's page (tests/serve/test_page.py), and PostgreSQL, the server the
-# PostgreSQL session store's tests start in a temporary folder. As root (or with sudo) through
+# PostgreSQL session store's tests start in a temporary folder, and openssl, which makes the certificate
+# of the web tool's https test (tests/tools/test_web_tools.py). As root (or with sudo) through
 # apt-get; elsewhere it says what to install and those tests skip. Called by the
 # README's test command before pytest.
 set -uo pipefail
@@ -12,8 +13,9 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "test setup: bubblewrap (the tool sandbox), Chromium (the page's browser) and PostgreSQL are installed" >&2
+  echo "test setup: bubblewrap (the tool sandbox), Chromium (the page's browser), PostgreSQL and openssl are installed" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -3,13 +3,15 @@ redirect's), a deadline, a byte limit, and an interrupt that stops a long downlo
 
 A model can be talked into fetching what the machine reaches and the internet does not (a router's page, a local
 service, a cloud's metadata endpoint with its keys): private, loopback and link-local addresses are refused unless
-``security.allow_private_urls`` is true, and the cloud metadata endpoints always. The check resolves the name
-before httpx connects, so a DNS server that answers differently the second time (rebinding) is not stopped."""
+``security.allow_private_urls`` is true, and the cloud metadata endpoints always. The name is resolved once, and
+the request goes to the address that was checked (the name in ``Host`` and, for https, in the TLS handshake and the
+certificate check), so a DNS server that answers differently the second time (rebinding) reaches nothing new."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
@@ -40,8 +42,9 @@ def normalized(raw: str) -> str:
     return url
 
 
-def check_url(url: str, allow_private: bool) -> None:
-    """Raise :class:`ToolError` saying why ``url`` may not be fetched."""
+def check_url(url: str, allow_private: bool) -> list:
+    """The addresses to connect to for ``url``, in the resolver's order, each checked; :class:`ToolError` saying why
+    it may not be fetched."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise ToolError(f"only http and https URLs are fetched, not {url[:80]!r}")
@@ -65,6 +68,7 @@ def check_url(url: str, allow_private: bool) -> None:
         if not allow_private and not ip.is_global:
             raise ToolError(f"{host} is a private or local address ({ip}): not fetched (security.allow_private_urls: "
                             "true in config.yaml allows it)")
+    return list(dict.fromkeys(address[0] for *_, address in found))
 
 
 def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
@@ -78,11 +82,13 @@ def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
             for _ in range(MAX_REDIRECTS + 1):
-                check_url(url, allow_private)
-                with client.stream("GET" if json is None else "POST", url, json=json,
-                                   headers=headers if urlsplit(url)[:2] == origin else None) as response:
+                named = httpx.URL(url)
+                sent = {"Host": named.netloc.decode("ascii"), **(headers or {} if urlsplit(url)[:2] == origin else {})}
+                response = _send(client, "GET" if json is None else "POST", named, check_url(url, allow_private),
+                                 json=json, headers=sent)
+                with closing(response):
                     if response.is_redirect and response.headers.get("location"):
-                        url = str(response.url.join(response.headers["location"]))
+                        url = str(named.join(response.headers["location"]))
                         json = json if response.status_code in (307, 308) else None  # others continue as a GET
                         continue
                     body, truncated = bytearray(), False
@@ -94,7 +100,7 @@ def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
                             del body[max_bytes:]
                             truncated = True
                             break
-                    return Fetched(str(response.url), response.status_code, response.reason_phrase,
+                    return Fetched(str(named), response.status_code, response.reason_phrase,
                                    response.headers.get("content-type", ""), bytes(body), truncated)
     except httpx.TimeoutException:
         raise ToolError(f"no answer within {timeout:g} s") from None
@@ -103,3 +109,19 @@ def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
     except httpx.HTTPError as exc:
         raise ToolError(f"the request failed: {type(exc).__name__}: {exc}") from None
     raise ToolError(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _send(client, method: str, named, addresses: list, **request: Any):
+    """The streamed response from the first of ``addresses`` that connects (a name's IPv6 address may not reach
+    while its IPv4 one does): the request goes to the address, with the name in Host and in the TLS handshake."""
+    import httpx2 as httpx
+
+    for n, address in enumerate(addresses):
+        built = client.build_request(method, named.copy_with(host=address),
+                                     extensions={"sni_hostname": named.raw_host.decode("ascii")}, **request)
+        try:
+            return client.send(built, stream=True)
+        except httpx.ConnectError:
+            if n == len(addresses) - 1:
+                raise
+    raise ToolError("the name resolves to no address")

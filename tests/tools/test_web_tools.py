@@ -4,6 +4,7 @@ address checks, and web_search on a server speaking SearXNG's JSON API."""
 import json
 import os
 import re
+import socket
 import threading
 import time
 import urllib.request
@@ -238,6 +239,56 @@ def test_private_addresses_need_the_setting_and_metadata_endpoints_are_never_fet
         "169.254.169.254 is a cloud metadata endpoint (169.254.169.254): never fetched",
         "metadata.google.internal is a cloud metadata endpoint: never fetched"]
     assert Site.seen == ["/to-metadata"]  # the redirect's target was checked as the first URL is
+
+
+def test_a_name_that_resolves_elsewhere_the_second_time_reaches_nothing_new(make_agent, site, monkeypatch):
+    """DNS rebinding: the name answers a public address to the check, then a local one. The request goes to the
+    address that was checked, so the local service is never asked."""
+    real, asked = socket.getaddrinfo, []
+
+    def rebinding(host, port, *args, **kwargs):
+        if host == "rebind.test":
+            asked.append(host)
+            host = "1.1.1.1" if len(asked) == 1 else "127.0.0.1"
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    port = site.rsplit(":", 1)[1]
+    agent = make_agent(web, config={"web": {"timeout": 1}},
+                       script=[{"tool_calls": [["web_extract", {"urls": [f"http://rebind.test:{port}/page.html"]}]]},
+                               "done"])
+    [out] = tool_results(agent.run_conversation("read"))
+    assert "error" in out["results"][0] and Site.seen == []  # the public address is out of reach here; 127.0.0.1 unasked
+
+
+def test_https_goes_to_the_checked_address_with_the_name_in_the_handshake(tmp_path, monkeypatch):
+    """The pinned request still speaks to the name: SNI, Host and the certificate check are the name's."""
+    import ssl
+    import subprocess
+
+    from plugins.web.fetching import fetch
+
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tmp_path / "key.pem",
+                    "-out", tmp_path / "cert.pem", "-days", "1", "-subj", "/CN=pinned.test",
+                    "-addext", "subjectAltName=DNS:pinned.test"], check=True, capture_output=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo",
+                        lambda host, *a, **k: real("127.0.0.1" if host == "pinned.test" else host, *a, **k))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))  # this test's own authority
+    try:
+        got = fetch(f"https://pinned.test:{server.server_port}/data.json", timeout=5, max_bytes=1000, allow_private=True)
+        assert (got.status, got.url, got.body) == (200, f"https://pinned.test:{server.server_port}/data.json",
+                                                   b'{"answer": 42}')
+        with pytest.raises(ToolError, match="certificate"):  # by its address the certificate does not fit
+            fetch(f"https://127.0.0.1:{server.server_port}/data.json", timeout=5, max_bytes=1000, allow_private=True)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_limits_clip_a_long_page_and_stop_a_slow_one(make_agent, site, hermes_home, monkeypatch):
