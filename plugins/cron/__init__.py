@@ -1,0 +1,100 @@
+"""Built-in plugin cron: prompts that run on a schedule, each as its own run.
+
+``hermes cron add 'every 1h' 'check the build and say what broke'`` adds a job; ``hermes cron daemon`` runs the
+jobs as they come due, or the system's cron runs ``hermes cron tick`` every minute. Each run is an agent of its own
+(platform ``cron``, a session of its own, nobody there to approve: what needs approval is refused) and what it
+answered is kept in the data folder's ``cron/output``. The model can schedule, list, pause, resume and remove jobs
+with the ``cronjob`` tool (toolset ``cronjob``; hermes-agent's name), and only there: a cron run cannot add jobs.
+Schedules: :mod:`plugins.cron.schedule`; the jobs' file and runs: :mod:`plugins.cron.jobs`.
+"""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+from kernel.types import Tool, ToolError
+
+ACTIONS = ("create", "list", "pause", "resume", "remove")
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.cron.cli import cron
+
+    cli.add_command(cron)
+
+
+def cronjob(args, ctx):
+    from plugins.cron import jobs
+    from plugins.cron.schedule import local_now
+    from plugins.tool_args import arg, check_args
+
+    args = check_args(args, "cronjob")
+    action = arg(args, "action", str, tool="cronjob").strip().lower()
+    if action not in ACTIONS:
+        raise ToolError(f"cronjob: unknown action {action!r}; use {', '.join(ACTIONS)}")
+    if getattr(ctx.agent, "platform", "") == "cron" and action != "list":
+        raise ToolError("cronjob: a scheduled run cannot change the schedule (ask the user)")
+    try:
+        if action == "create":
+            job = jobs.add(arg(args, "prompt", str, tool="cronjob"), arg(args, "schedule", str, tool="cronjob"),
+                           arg(args, "name", str, tool="cronjob", default=""))
+            found = {"created": job.row()}
+        elif action == "list":
+            found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
+                                                            "last_status", "last_output")} for job in jobs.load().jobs]}
+        else:
+            job_id = arg(args, "job_id", str, tool="cronjob")
+            with jobs.editing() as state:
+                job = state.find(job_id.strip())
+                if action == "remove":
+                    state.jobs.remove(job)
+                else:
+                    job.enabled = action == "resume"
+            found = {action + "d": job.id}  # paused, resumed, removed
+        if jobs.load().nothing_ticks(local_now()):
+            found["note"] = "no process runs the jobs yet: tell the user to start `hermes cron daemon`"
+        return found
+    except (ValueError, LookupError) as exc:
+        raise ToolError(f"cronjob: {exc}") from None
+
+
+CRONJOB = Tool(
+    name="cronjob",
+    description=("Schedule a prompt to run later or repeatedly, as its own run with your tools (nobody will be "
+                 "there to approve anything), its answer kept for the user; only when the user asks for it. "
+                 "action 'create' (schedule, prompt, name), 'list', 'pause', 'resume', 'remove' (job_id). "
+                 "schedule: '30m' (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, local time) or "
+                 "'2026-12-24T09:00' (once). The prompt must say everything: the run does not see this "
+                 "conversation."),
+    parameters={"type": "object", "properties": {
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "schedule": {"type": "string", "description": "When it runs (for create)"},
+        "prompt": {"type": "string", "description": "What the run is asked, whole (for create)"},
+        "name": {"type": "string", "description": "A short name (for create)"},
+        "job_id": {"type": "string", "description": "The job's id (pause, resume, remove)"}},
+        "required": ["action"]},
+    handler=cronjob, toolset="cronjob")
+
+
+@hookimpl
+def register_tools(register, config):
+    register(CRONJOB)
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    from plugins.cron.jobs import load
+    from plugins.cron.schedule import local_now
+    from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
+
+    try:
+        state = load()
+    except ValueError as exc:
+        return [Check("cron", FAIL, str(exc))]
+    if not state.jobs:
+        return None
+    if state.nothing_ticks(local_now()):
+        from plugins.cron.cli import NOTHING_TICKS
+
+        return [Check("cron", WARN, f"{len(state.jobs)} job(s), and {NOTHING_TICKS}")]
+    return [Check("cron", OK, f"{len(state.jobs)} job(s); the last tick was {state.last_tick[:19]}")]

@@ -1,0 +1,191 @@
+"""``hermes cron``: add, list, pause, resume, remove and run scheduled jobs; ``tick`` runs the due ones once (for
+the system's cron or a systemd timer), ``daemon`` every minute until stopped."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+import click
+
+from hermes.cli.app import Fail, echo_json
+
+
+def _state():
+    from plugins.cron.jobs import load
+
+    try:
+        return load()
+    except ValueError as exc:
+        raise Fail(str(exc)) from None
+
+
+def _when(iso) -> str:
+    return iso[:16].replace("T", " ") if iso else "-"
+
+
+NOTHING_TICKS = ("nothing has run the jobs lately: start `hermes cron daemon`, or have the system's cron run "
+                 "`hermes cron tick` every minute (crontab -e: * * * * * hermes cron tick)")
+
+
+@click.group("cron", invoke_without_command=True)
+@click.pass_context
+def cron(ctx):
+    """Prompts that run on a schedule, each as its own run: add, list, pause, resume, remove, run, tick, daemon."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_jobs)
+
+
+@cron.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_jobs(as_json):
+    """Each job: its id, status, schedule, next and last run."""
+    from plugins.cron.schedule import local_now
+
+    state = _state()
+    idle = state.nothing_ticks(local_now())
+    if as_json:
+        echo_json({"jobs": [job.row() for job in state.jobs], "last_tick": state.last_tick or None,
+                   "nothing_ticks": idle})
+        return
+    if not state.jobs:
+        click.echo("No cron jobs (add one: hermes cron add 'every 1h' 'check the build and say what broke').")
+    for job in state.jobs:
+        last = f"  last {_when(job.last_run)} {job.last_status}" if job.last_run else ""
+        click.echo(f"{job.id}  {job.status():<9} {job.schedule:<16} next {_when(job.next_run):<16}{last}  {job.name}")
+        if job.last_error:
+            click.echo(f"{'':10}last error: {job.last_error}")
+    if idle:
+        click.echo(f"hermes: warning: {NOTHING_TICKS}", err=True)
+
+
+@cron.command("add")
+@click.argument("schedule")
+@click.argument("prompt", nargs=-1, required=True)
+@click.option("--name", default="", help="A name to know it by (default: the prompt's start).")
+@click.option("-t", "--toolsets", default=None, help="Comma-separated toolsets its runs may use (default: the "
+                                                      "configured ones; '' for none).")
+@click.option("-m", "--model", default="", help="The model its runs ask (default: the configured one).")
+@click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
+def add_job(schedule, prompt, name, toolsets, model, as_json):
+    """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, local time) or
+    2026-12-24T09:00 (once)."""
+    from plugins.cron.jobs import add, load
+    from plugins.cron.schedule import local_now
+
+    sets = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
+    try:
+        job = add(" ".join(prompt), schedule, name, sets, model)
+    except ValueError as exc:
+        raise Fail(str(exc), 2) from None
+    if as_json:
+        echo_json(job.row())
+    else:
+        click.echo(f"added {job.id} ({job.name}): next run {_when(job.next_run)}")
+    if load().nothing_ticks(local_now()):
+        click.echo(f"hermes: warning: {NOTHING_TICKS}", err=True)
+
+
+def _change(job_id: str, change) -> None:
+    from plugins.cron.jobs import editing
+
+    try:
+        with editing() as state:
+            change(state, state.find(job_id))
+    except (LookupError, ValueError) as exc:
+        raise Fail(str(exc), 2) from None
+
+
+@cron.command("remove")
+@click.argument("job_id")
+def remove_job(job_id):
+    """Remove a job (its outputs stay)."""
+    _change(job_id, lambda state, job: state.jobs.remove(job))
+    click.echo(f"removed {job_id}")
+
+
+@cron.command("pause")
+@click.argument("job_id")
+def pause_job(job_id):
+    """Stop a job running until it is resumed."""
+    _change(job_id, lambda state, job: setattr(job, "enabled", False))
+    click.echo(f"paused {job_id}")
+
+
+@cron.command("resume")
+@click.argument("job_id")
+def resume_job(job_id):
+    """Let a paused job run again (a repeating one from its next time after now)."""
+    from plugins.cron.schedule import local_now, parse
+
+    def resume(state, job):
+        job.enabled, now = True, local_now()
+        if job.next_run and datetime.fromisoformat(job.next_run) < now:  # missed while paused: from now on
+            following = parse(job.schedule).after(datetime.fromisoformat(job.next_run), now)
+            job.next_run = following.isoformat() if following else job.next_run  # once: at the next tick
+
+    _change(job_id, resume)
+    click.echo(f"resumed {job_id}")
+
+
+@cron.command("run")
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the job as recorded after the run, as JSON.")
+@click.pass_obj
+def run_job(app, job_id, as_json):
+    """Run a job now, whatever its schedule (which stays as it is)."""
+    from plugins.cron.jobs import run
+
+    try:
+        job = _state().find(job_id)
+    except LookupError as exc:
+        raise Fail(str(exc), 2) from None
+    _say(run(app, job), as_json)
+
+
+def _say(job, as_json: bool) -> None:
+    if as_json:
+        echo_json(job.row())
+        return
+    click.echo(f"{job.id} {job.last_status}: {job.last_output or '(no output kept)'}")
+    if job.last_error:
+        click.echo(f"{'':9}{job.last_error}")
+
+
+@cron.command("tick")
+@click.option("--json", "as_json", is_flag=True, help="Print the jobs that ran, as JSON.")
+@click.pass_obj
+def tick(app, as_json):
+    """Run the jobs that are due, once each, then exit (for the system's cron: * * * * * hermes cron tick)."""
+    ran = _tick(app, as_json)
+    if as_json:
+        echo_json({"ran": [job.row() for job in ran]})
+
+
+def _tick(app, quiet: bool) -> list:
+    from plugins.cron.jobs import claim_due, run
+    from plugins.cron.schedule import local_now
+
+    try:
+        due = claim_due(local_now())
+    except ValueError as exc:
+        raise Fail(str(exc)) from None
+    ran = []
+    for job in due:
+        ran.append(run(app, job))
+        if not quiet:
+            _say(ran[-1], False)
+    return ran
+
+
+@cron.command("daemon")
+@click.option("--every", type=click.FloatRange(min=1), default=60, show_default=True, metavar="SECONDS",
+              help="How often it looks for due jobs.")
+@click.pass_obj
+def daemon(app, every):
+    """Run due jobs as they come due, until stopped (Ctrl+C or SIGTERM)."""
+    click.echo(f"hermes cron: running due jobs every {every:g} s (Ctrl+C stops)", err=True)
+    while True:
+        started = time.monotonic()
+        _tick(app, False)
+        time.sleep(max(0.0, every - (time.monotonic() - started)))

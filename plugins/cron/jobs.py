@@ -1,0 +1,205 @@
+"""The jobs (``<data folder>/cron/jobs.json``) and their runs.
+
+Every change is made under an advisory lock and written whole (a crash leaves the old file or the new one), so
+``hermes cron`` commands, the model's ``cronjob`` tool and any number of ticking processes can share the file. A
+tick claims the jobs that are due (their next run set before they run, the running process's id noted), so two
+ticks never run one job twice; a job whose process died while it ran says so at the next tick. What each run
+answered is in ``cron/output/<job>/<time>.md`` (the newest :data:`KEPT_OUTPUTS` a job).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator, Optional
+
+from plugins.cron.schedule import local_now, parse
+
+KEPT_OUTPUTS = 50
+STALE_TICK = 300  # seconds without a tick after which `cron list` says nothing runs the jobs
+
+
+@dataclass
+class Job:
+    id: str
+    name: str
+    prompt: str
+    schedule: str
+    next_run: Optional[str]  # ISO time; None: it will not run again
+    enabled: bool = True
+    created: str = ""
+    toolsets: Optional[list] = None  # None: the configured ones
+    model: str = ""
+    runs: int = 0
+    last_run: str = ""
+    last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
+    last_error: str = ""
+    last_output: str = ""  # the file of the last run's answer
+    running: int = 0  # the process running it now (0: none)
+
+    def status(self) -> str:
+        if self.running:
+            return "running"
+        if not self.enabled:
+            return "paused"
+        return "scheduled" if self.next_run else "done"
+
+    def row(self) -> dict:
+        return {**asdict(self), "status": self.status()}
+
+
+def folder() -> Path:
+    from hermes.host.paths import data_dir
+
+    return data_dir() / "cron"
+
+
+@dataclass
+class State:
+    jobs: list = field(default_factory=list)
+    last_tick: str = ""
+
+    def find(self, job_id: str) -> Job:
+        """The job of that id (or unique id prefix, or name); ``LookupError`` saying what there is."""
+        for match in ([j for j in self.jobs if j.id == job_id], [j for j in self.jobs if j.name == job_id],
+                      [j for j in self.jobs if j.id.startswith(job_id)] if len(job_id) >= 4 else []):
+            if len(match) == 1:
+                return match[0]
+        raise LookupError(f"no cron job '{job_id}' (there are: {', '.join(j.id for j in self.jobs) or 'none'})")
+
+    def nothing_ticks(self, now: datetime) -> bool:
+        """Whether jobs wait with nothing running them (no tick for :data:`STALE_TICK` seconds)."""
+        waiting = any(j.enabled and j.next_run for j in self.jobs)
+        return waiting and (not self.last_tick or
+                            (now - datetime.fromisoformat(self.last_tick)).total_seconds() > STALE_TICK)
+
+
+def load() -> State:
+    """The jobs as the file holds them (none when there is no file); ``ValueError`` for a damaged one."""
+    path = folder() / "jobs.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return State()
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} cannot be read ({exc}); fix or remove it") from None
+    known = {f.name for f in fields(Job)}
+    try:
+        jobs = [Job(**{k: v for k, v in entry.items() if k in known}) for entry in data.get("jobs", [])]
+    except (TypeError, AttributeError) as exc:
+        raise ValueError(f"{path} holds a job hermes cannot read ({exc}); fix or remove it") from None
+    return State(jobs, str(data.get("last_tick") or ""))
+
+
+@contextlib.contextmanager
+def editing() -> Iterator[State]:
+    """The jobs, locked against every other writer, written back when the block ends without an error."""
+    import fcntl
+
+    from hermes.host.files import atomic_write
+
+    path = folder() / "jobs.json"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(path.with_name(".jobs.lock"), "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        state = load()
+        yield state
+        atomic_write(path, json.dumps({"jobs": [asdict(j) for j in state.jobs], "last_tick": state.last_tick},
+                                      indent=2, ensure_ascii=False) + "\n")
+
+
+def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "") -> Job:
+    """A new job (``ValueError`` for a schedule that cannot be read or an empty prompt)."""
+    if not prompt.strip():
+        raise ValueError("the job's prompt is empty")
+    now = local_now()
+    when = parse(schedule)
+    if when.first(now) <= now:
+        raise ValueError(f"'{when.text}' is in the past")
+    job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
+              schedule=when.text, next_run=when.first(now).isoformat(), created=now.isoformat(), toolsets=toolsets,
+              model=model)
+    with editing() as state:
+        state.jobs.append(job)
+    return job
+
+
+def claim_due(now: datetime) -> list:
+    """The jobs due at ``now``, each marked as run by this process with its next run set; the tick noted."""
+    claimed = []
+    with editing() as state:
+        state.last_tick = now.isoformat()
+        for job in state.jobs:
+            if job.running and not _alive(job.running):  # its process died while it ran
+                job.running, job.last_status, job.last_error = 0, "interrupted", "its process ended before it did"
+            if job.running or not job.enabled or not job.next_run or datetime.fromisoformat(job.next_run) > now:
+                continue
+            following = parse(job.schedule).after(datetime.fromisoformat(job.next_run), now)
+            job.next_run, job.running = following.isoformat() if following else None, os.getpid()
+            claimed.append(job)
+    return claimed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run(app, job: Job) -> Job:
+    """Run ``job`` now as its own agent (platform ``cron``: nobody is there to approve), keep what it answered,
+    and record the run; the job as recorded."""
+    from hermes.cli.app import Fail
+    from plugins.commands.front import build_agent
+
+    with editing() as state:  # `hermes cron run` too: a tick meanwhile leaves it alone
+        state.find(job.id).running = os.getpid()
+    started, answer, error, status = local_now(), "", "", "error"
+    opts = {"model": job.model or None, "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
+    try:
+        agent = build_agent(app, opts, None, platform="cron")
+        try:
+            result = agent.run_conversation(job.prompt)
+        finally:
+            agent.close()
+        answer, error = result.final_response or "", result.error or ""
+        status = "ok" if result.exit_reason == "completed" else result.exit_reason
+    except Fail as exc:
+        error = exc.message
+    except Exception as exc:  # noqa: BLE001 - one job's failure is its record, not the tick's end
+        error = f"{type(exc).__name__}: {exc}"
+    output = _keep_output(job, started, answer, error)
+    with editing() as state:
+        try:
+            recorded = state.find(job.id)
+        except LookupError:  # removed while it ran
+            return job
+        recorded.runs += 1
+        recorded.last_run, recorded.last_status, recorded.last_error = started.isoformat(), status, error[:500]
+        recorded.last_output, recorded.running = output, 0
+    return recorded
+
+
+def _keep_output(job: Job, started: datetime, answer: str, error: str) -> str:
+    from hermes.host.files import atomic_write
+
+    where = folder() / "output" / job.id
+    path = where / f"{started.strftime('%Y%m%d-%H%M%S')}.md"
+    text = f"# {job.name}\n\n{started.isoformat()} ({job.schedule})\n\n## Prompt\n\n{job.prompt}\n\n## Answer\n\n" \
+           f"{answer or '(none)'}\n" + (f"\n## Error\n\n{error}\n" if error else "")
+    try:
+        atomic_write(path, text)
+        for old in sorted(where.glob("*.md"))[:-KEPT_OUTPUTS]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return ""
+    return str(path)

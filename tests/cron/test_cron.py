@@ -1,0 +1,202 @@
+"""hermes cron: schedules in hermes-agent's forms, jobs in a file any number of processes share, each run its own
+agent with its answer kept; `tick` and `daemon` as subprocesses, two ticks at once, a run killed midway; and the
+model's cronjob tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from datetime import datetime
+
+import pytest
+
+from plugins import cron
+from plugins.cron.schedule import parse
+from tests.conftest import ROOT, hermes_command, kill_9, wait_until
+
+SAT = datetime(2026, 12, 5, 23, 30).astimezone()  # a Saturday evening
+
+
+@pytest.mark.parametrize("text, first, then", [
+    ("30m", "2026-12-06 00:00", None),
+    ("90s", "2026-12-05 23:31:30", None),
+    ("2 hours", "2026-12-06 01:30", None),
+    ("every 2h", "2026-12-06 01:30", "2026-12-06 03:30"),
+    ("every 30 minutes", "2026-12-06 00:00", "2026-12-06 00:30"),
+    ("0 9 * * 1-5", "2026-12-07 09:00", "2026-12-08 09:00"),  # Monday to Friday
+    ("*/15 * * * *", "2026-12-05 23:45", "2026-12-06 00:00"),
+    ("0 0 1 jan *", "2027-01-01 00:00", "2028-01-01 00:00"),
+    ("30 8 * * 7", "2026-12-06 08:30", "2026-12-13 08:30"),  # 7 is Sunday too
+    ("0 12 13 * fri", "2026-12-11 12:00", "2026-12-13 12:00"),  # both days given: either (POSIX)
+    ("0 0 29 2 *", "2028-02-29 00:00", "2032-02-29 00:00"),
+    ("2026-12-24T09:00", "2026-12-24 09:00", None),
+])
+def test_schedules_in_hermes_agents_forms(text, first, then):
+    schedule = parse(text)
+    start = schedule.first(SAT)
+    assert start.strftime("%Y-%m-%d %H:%M:%S").startswith(first)
+    following = schedule.after(start, start)
+    assert (following.strftime("%Y-%m-%d %H:%M") if following else None) == then
+
+
+def test_runs_missed_while_nothing_ran_are_not_made_up():
+    every = parse("every 1h")
+    late = datetime(2026, 12, 6, 5, 10).astimezone()
+    assert every.after(datetime(2026, 12, 6, 0, 0).astimezone(), late) == datetime(2026, 12, 6, 6, 10).astimezone()
+    daily = parse("0 9 * * *")
+    assert daily.after(datetime(2026, 12, 1, 9, 0).astimezone(), late).strftime("%d %H:%M") == "06 09:00"
+
+
+@pytest.mark.parametrize("text, said", [
+    ("every 10s", "'every' takes a duration of at least a minute"),
+    ("61 * * * *", "'61' is outside 0-59"),
+    ("*/0 * * * *", "the step in '*/0' is not a whole number above 0"),
+    ("1-x * * * *", "'x' is not a number it takes"),
+    ("* * * *", "is not a schedule: use 30m (once), every 2h"),
+    ("tomorrow", "is not a schedule"),
+])
+def test_a_schedule_that_cannot_be_read_says_how_to_write_one(text, said):
+    with pytest.raises(ValueError, match=said.replace("(", r"\(").replace(")", r"\)").replace("*", r"\*")):
+        parse(text)
+
+
+@pytest.fixture
+def scripted(hermes_home, tmp_path):
+    """config.yaml's provider is the scripted one: ``scripted(steps)`` sets what each run's model answers."""
+    script = tmp_path / "script.json"
+
+    def write(steps):
+        script.write_text(json.dumps(steps))
+        (hermes_home / "config.yaml").write_text(f"api_mode: scripted\nbase_url: {script}\nmodel: test\n")
+
+    write(["the build is fine"])
+    return write
+
+
+def jobs_file(hermes_home) -> dict:
+    return json.loads((hermes_home / "cron" / "jobs.json").read_text())
+
+
+def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp_path):
+    added = hermes("cron", "add", "every 1h", "check", "the", "build", "--name", "build", "--json")
+    assert added.returncode == 0, added.stderr
+    job = json.loads(added.stdout)
+    assert (job["name"], job["prompt"], job["status"]) == ("build", "check the build", "scheduled")
+    assert "nothing has run the jobs lately: start `hermes cron daemon`" in added.stderr
+    listed = hermes("cron", "list")
+    assert listed.stdout.startswith(f"{job['id']}  scheduled every 1h") and "build" in listed.stdout
+    assert hermes("cron", "pause", "build").returncode == 0  # by name, id or id prefix
+    assert json.loads(hermes("cron", "list", "--json").stdout)["jobs"][0]["status"] == "paused"
+    assert hermes("cron", "resume", job["id"][:4]).returncode == 0
+    scripted([{"tool_calls": [["terminal", {"command": "echo compiled"}]]}, "The build is fine."])
+    ran = hermes("cron", "run", "build", "--json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    done = json.loads(ran.stdout)
+    assert (done["runs"], done["last_status"], done["status"]) == (1, "ok", "scheduled")
+    text = open(done["last_output"], encoding="utf-8").read()
+    assert text.startswith("# build\n") and "## Prompt\n\ncheck the build" in text and "The build is fine." in text
+    assert done["next_run"] == job["next_run"]  # running it by hand leaves its schedule alone
+    assert hermes("cron", "remove", job["id"]).returncode == 0 and jobs_file(hermes_home)["jobs"] == []
+    assert os.path.exists(done["last_output"])  # its outputs stay
+    # mistakes: one line each
+    for args, said in ((("add", "bogus", "x"), "'bogus' is not a schedule"), (("add", "2020-01-01T00:00", "x"),
+                       "is in the past"), (("remove", "nope"), "no cron job 'nope' (there are: none)"),
+                       (("run", "nope"), "no cron job 'nope'")):
+        out = hermes("cron", *args)
+        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+    (hermes_home / "cron" / "jobs.json").write_text("{not json")
+    out = hermes("cron", "list")
+    assert out.returncode == 1 and "jobs.json cannot be read" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_tick_runs_what_is_due_once_and_says_a_failure(hermes, hermes_home, scripted, tmp_path):
+    assert hermes("cron", "add", "1s", "once soon").returncode == 0
+    assert hermes("cron", "add", "every 1h", "later").returncode == 0
+    time.sleep(1.2)
+    ticked = hermes("cron", "tick", "--json")
+    assert ticked.returncode == 0, ticked.stderr
+    [ran] = json.loads(ticked.stdout)["ran"]
+    assert (ran["prompt"], ran["last_status"], ran["status"], ran["next_run"]) == ("once soon", "ok", "done", None)
+    assert json.loads(hermes("cron", "tick", "--json").stdout)["ran"] == []  # done: not again
+    listed = json.loads(hermes("cron", "list", "--json").stdout)
+    assert listed["nothing_ticks"] is False and listed["last_tick"]
+    doctor = json.loads(hermes("doctor", "--offline", "--json").stdout)
+    [line] = [c for c in doctor if c["name"] == "cron"]
+    assert line["status"] == "ok" and line["detail"].startswith("2 job(s); the last tick was ")
+    # a run that fails is recorded with why, and the tick goes on
+    scripted([{"error": {"reason": "auth", "message": "the key was refused", "status_code": 401}}])
+    assert hermes("cron", "add", "1s", "fails").returncode == 0
+    time.sleep(1.2)
+    [failed] = json.loads(hermes("cron", "tick", "--json").stdout)["ran"]
+    assert failed["last_status"] == "error" and "the key was refused" in failed["last_error"]
+    assert "## Error" in open(failed["last_output"], encoding="utf-8").read()
+
+
+def _hermes(*args, env_home, cwd=None):
+    env = {**os.environ, "HERMES_HOME": str(env_home),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+    return subprocess.Popen(hermes_command() + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=cwd)
+
+
+def test_two_ticks_at_once_run_a_job_once_and_a_killed_run_is_said(hermes, hermes_home, scripted, tmp_path):
+    scripted([{"tool_calls": [["terminal", {"command": "sleep 2; echo slow"}]]}, "done"])
+    assert hermes("cron", "add", "1s", "slow job", "--json").returncode == 0
+    time.sleep(1.2)
+    ticks = [_hermes("cron", "tick", "--json", env_home=hermes_home, cwd=tmp_path) for _ in range(2)]
+    ran = [json.loads(t.communicate(timeout=60)[0])["ran"] for t in ticks]
+    assert sorted(len(r) for r in ran) == [0, 1]
+    [job] = jobs_file(hermes_home)["jobs"]
+    assert job["runs"] == 1 and job["running"] == 0
+    # kill -9 of the process running a job: the next tick says it was cut short
+    assert hermes("cron", "add", "1s", "killed job").returncode == 0
+    time.sleep(1.2)
+    tick = _hermes("cron", "tick", env_home=hermes_home, cwd=tmp_path)
+    wait_until(lambda: any(j["running"] for j in jobs_file(hermes_home)["jobs"]), tick)
+    kill_9(tick)
+    hermes("cron", "tick")
+    cut = [j for j in jobs_file(hermes_home)["jobs"] if j["prompt"] == "killed job"][0]
+    assert (cut["last_status"], cut["running"]) == ("interrupted", 0)
+    assert cut["last_error"] == "its process ended before it did"
+
+
+def test_the_daemon_runs_jobs_as_they_come_due_until_stopped(hermes, hermes_home, scripted, tmp_path):
+    daemon = _hermes("cron", "daemon", "--every", "1", env_home=hermes_home, cwd=tmp_path)
+    try:
+        assert hermes("cron", "add", "2s", "from the daemon").returncode == 0
+        wait_until(lambda: jobs_file(hermes_home)["jobs"][0]["runs"] == 1, daemon, timeout=30)
+        assert jobs_file(hermes_home)["jobs"][0]["last_status"] == "ok"
+        daemon.send_signal(signal.SIGINT)
+        assert daemon.wait(timeout=20) != 0 and "Traceback" not in daemon.stderr.read()
+    finally:
+        kill_9(daemon)
+
+
+def test_the_model_schedules_lists_pauses_and_removes_jobs(make_agent, hermes_home):
+    steps = [{"tool_calls": [["cronjob", {"action": "create", "schedule": "every 1d", "prompt": "summarise the news",
+                                          "name": "news"}],
+                             ["cronjob", {"action": "create", "schedule": "someday", "prompt": "x"}],
+                             ["cronjob", {"action": "list"}]]},
+             {"tool_calls": [["cronjob", {"action": "pause", "job_id": "news"}],
+                             ["cronjob", {"action": "remove", "job_id": "news"}],
+                             ["cronjob", {"action": "remove", "job_id": "news"}],
+                             ["cronjob", {"action": "explode"}]]},
+             "done"]
+    agent = make_agent(cron, script=steps)
+    created, bad, listed, paused, removed, again, unknown = [
+        json.loads(m["content"]) for m in agent.run_conversation("go")["messages"] if m["role"] == "tool"]
+    assert created["created"]["name"] == "news" and created["created"]["status"] == "scheduled"
+    assert "no process runs the jobs yet" in created["note"]
+    assert bad["error"].startswith("cronjob: 'someday' is not a schedule")
+    assert [j["name"] for j in listed["jobs"]] == ["news"]
+    assert paused == {"paused": created["created"]["id"]}  # no job waits now: no note
+    assert removed["removed"] == created["created"]["id"] and "no cron job 'news'" in again["error"]
+    assert unknown == {"error": "cronjob: unknown action 'explode'; use create, list, pause, resume, remove"}
+    # a scheduled run cannot change the schedule
+    agent = make_agent(cron, platform="cron", script=[{"tool_calls": [["cronjob", {
+        "action": "create", "schedule": "1m", "prompt": "again"}]]}, "done"])
+    [refused] = [json.loads(m["content"]) for m in agent.run_conversation("go")["messages"] if m["role"] == "tool"]
+    assert refused == {"error": "cronjob: a scheduled run cannot change the schedule (ask the user)"}
