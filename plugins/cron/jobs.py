@@ -75,8 +75,10 @@ class State:
     def nothing_ticks(self, now: datetime) -> bool:
         """Whether jobs wait with nothing running them (no tick for :data:`STALE_TICK` seconds)."""
         waiting = any(j.enabled and j.next_run for j in self.jobs)
-        return waiting and (not self.last_tick or
-                            (now - datetime.fromisoformat(self.last_tick)).total_seconds() > STALE_TICK)
+        try:
+            return waiting and (now - datetime.fromisoformat(self.last_tick)).total_seconds() > STALE_TICK
+        except ValueError:  # none yet (or a hand-edited one)
+            return waiting
 
 
 def load() -> State:
@@ -137,11 +139,17 @@ def claim_due(now: datetime) -> list:
         for job in state.jobs:
             if job.running and not _alive(job.running):  # its process died while it ran
                 job.running, job.last_status, job.last_error = 0, "interrupted", "its process ended before it did"
-            if job.running or not job.enabled or not job.next_run or datetime.fromisoformat(job.next_run) > now:
+            if job.running or not job.enabled or not job.next_run:
                 continue
-            following = parse(job.schedule).after(datetime.fromisoformat(job.next_run), now)
-            job.next_run, job.running = following.isoformat() if following else None, os.getpid()
-            claimed.append(job)
+            try:
+                due = datetime.fromisoformat(job.next_run)
+                following = parse(job.schedule).after(due, now) if due <= now else due
+            except ValueError as exc:  # a hand-edited file: this job stops, the others run
+                job.enabled, job.last_status, job.last_error = False, "error", f"paused: {exc}"
+                continue
+            if due <= now:
+                job.next_run, job.running = following.isoformat() if following else None, os.getpid()
+                claimed.append(job)
     return claimed
 
 

@@ -133,6 +133,18 @@ def test_tick_runs_what_is_due_once_and_says_a_failure(hermes, hermes_home, scri
     [failed] = json.loads(hermes("cron", "tick", "--json").stdout)["ran"]
     assert failed["last_status"] == "error" and "the key was refused" in failed["last_error"]
     assert "## Error" in open(failed["last_output"], encoding="utf-8").read()
+    # a job spoilt by a hand edit is paused with why; the others still run
+    state = jobs_file(hermes_home)
+    state["jobs"][1]["schedule"] = "every blue moon"
+    state["jobs"][1]["next_run"] = "2000-01-01T00:00:00+00:00"
+    (hermes_home / "cron" / "jobs.json").write_text(json.dumps(state))
+    scripted(["fine again"])
+    assert hermes("cron", "add", "1s", "still runs").returncode == 0
+    time.sleep(1.2)
+    assert [j["prompt"] for j in json.loads(hermes("cron", "tick", "--json").stdout)["ran"]] == ["still runs"]
+    spoilt = jobs_file(hermes_home)["jobs"][1]
+    assert (spoilt["enabled"], spoilt["last_error"]) == (False, "paused: 'every blue moon': 'every' takes a duration "
+                                                                "of at least a minute (every 30m, every 2h)")
 
 
 def _hermes(*args, env_home, cwd=None):
