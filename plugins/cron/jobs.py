@@ -170,6 +170,8 @@ def run(app, job: Job) -> Job:
     from plugins.commands.front import build_agent
 
     with editing() as state:  # `hermes cron run` too: a tick meanwhile leaves it alone
+        if job.id not in {j.id for j in state.jobs}:
+            return job  # removed since it was claimed
         state.find(job.id).running = os.getpid()
     started, answer, error, status = local_now(), "", "", "error"
     opts = {"model": job.model or None, "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
