@@ -3,7 +3,6 @@ own do (guards, approval, after-hooks), only what the script prints comes back, 
 deadline, its call limit and an interrupt as a terminal command is."""
 
 import json
-import os
 import textwrap
 import threading
 import time
@@ -14,6 +13,7 @@ from kernel import hookimpl
 from kernel.types import Block
 from plugins import approval, core_tools
 from tests.conftest import Approver, sandboxed
+from tests.tools.test_background import gone
 
 OFF = {"sandbox": {"mode": "off"}}  # the approval plugin is not loaded unless a test adds it
 
@@ -150,7 +150,7 @@ def test_the_deadline_and_an_interrupt_kill_the_script_and_what_it_started(make_
     assert time.monotonic() - started < 15
     assert result["timed_out"] is True and "code_execution.timeout" in result["note"]
     assert result["output"] == "started\n"
-    assert _gone(int((tmp_path / "child.pid").read_text()))
+    assert gone(int((tmp_path / "child.pid").read_text()))
 
     agent = make_agent(core_tools, script=[{"tool_calls": [["execute_code", {"code": textwrap.dedent(code)}]]}, "done"],
                        config=OFF)
@@ -165,18 +165,7 @@ def test_the_deadline_and_an_interrupt_kill_the_script_and_what_it_started(make_
     started = time.monotonic()
     agent.run_conversation("go")
     assert time.monotonic() - started < 15
-    assert _gone(int((tmp_path / "child.pid").read_text()))
-
-
-def _gone(pid: int, within: float = 10) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+    assert gone(int((tmp_path / "child.pid").read_text()))
 
 
 class ScriptsOnly(Approver):
