@@ -163,8 +163,9 @@ def test_the_deadline_and_an_interrupt_kill_the_script_and_what_it_started(make_
 
     threading.Thread(target=interrupt_when_started, daemon=True).start()
     started = time.monotonic()
-    agent.run_conversation("go")
+    [said] = [m["content"] for m in agent.run_conversation("go")["messages"] if m["role"] == "tool"]
     assert time.monotonic() - started < 15
+    assert json.loads(said)["interrupted"] is True and "the script was killed" in json.loads(said)["note"]
     assert gone(int((tmp_path / "child.pid").read_text()))
 
 
