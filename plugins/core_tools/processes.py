@@ -73,7 +73,7 @@ class Background:
             raise ToolError(f"process: {self.id}'s input is closed")
         if self.proc.poll() is not None:
             raise ToolError(f"process: {self.id} has ended (exit code {self.proc.returncode})")
-        raw, sent = data.encode("utf-8"), 0
+        raw, sent = data.encode("utf-8", "replace"), 0  # a lone surrogate from JSON becomes "?"
         try:
             while sent < len(raw):
                 sent += os.write(stdin.fileno(), raw[sent:])

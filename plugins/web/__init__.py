@@ -76,6 +76,7 @@ def _page(title: str, text: str, limit: int, url: str = "") -> dict:
 def _keep(url: str, text: str) -> str:
     """Write a page's whole text to the data folder's ``web-pages`` (the newest :data:`KEPT_PAGES` stay); its path,
     or "" when it cannot be written (the clipped page still stands)."""
+    import contextlib
     import hashlib
     import os
     import re
@@ -91,10 +92,11 @@ def _keep(url: str, text: str) -> str:
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8",
                   errors="replace") as fh:
             fh.write(text)
-        for old in sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime)[:-KEPT_PAGES]:
-            old.unlink(missing_ok=True)
     except OSError:
         return ""
+    with contextlib.suppress(OSError):  # another process pruning at once: its loss, not this page's
+        for old in sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime)[:-KEPT_PAGES]:
+            old.unlink(missing_ok=True)
     return str(path)
 
 
