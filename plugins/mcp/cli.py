@@ -86,9 +86,25 @@ def mcp_group() -> click.Group:
     @click.group("mcp", invoke_without_command=True)
     @click.pass_context
     def group(ctx):
-        """MCP servers whose tools the agent may call: list, test, add, remove, enable, disable (alone: list)."""
+        """MCP servers whose tools the agent may call: list, test, add, remove, enable, disable (alone: list); serve:
+        hermes itself as one."""
         if ctx.invoked_subcommand is None:
             ctx.invoke(list_cmd)
+
+    @group.command("serve")
+    @click.option("-m", "--model", default=None, help="The model its turns ask (default: the configured one).")
+    @click.option("-t", "--toolsets", default=None, help="Comma-separated toolsets its turns may use.")
+    @click.pass_obj
+    def serve_cmd(app, model, toolsets):
+        """hermes as an MCP server on stdio: an MCP client (Claude Code, Cursor, ...) hands it tasks with its tool ask."""
+        import sys
+
+        from plugins.mcp.serving import serve
+
+        if sys.stdin.isatty():
+            click.echo("hermes mcp serve speaks MCP on stdin and stdout: give it to an MCP client, e.g. "
+                       '{"command": "hermes", "args": ["mcp", "serve"]} (Ctrl+C stops it)', err=True)
+        serve(app, {"model": model, "toolsets": toolsets})
 
     @group.command("list")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
