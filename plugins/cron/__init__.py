@@ -17,6 +17,13 @@ ACTIONS = ("create", "list", "pause", "resume", "remove")
 
 
 @hookimpl
+def register_config(declare):
+    declare("cron.with_serve", bool, True, "hermes serve runs the due cron jobs too (as hermes cron daemon does)")
+    declare("cron.tick_seconds", float, 60, "how often hermes serve and hermes cron daemon look for due jobs",
+            minimum=1)
+
+
+@hookimpl
 def register_commands(cli):
     from plugins.cron.cli import cron
 

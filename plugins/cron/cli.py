@@ -163,27 +163,21 @@ def tick(app, as_json):
 
 
 def _tick(app, quiet: bool) -> list:
-    from plugins.cron.jobs import claim_due, run
-    from plugins.cron.schedule import local_now
+    from plugins.cron.jobs import tick as run_due
 
     try:
-        due = claim_due(local_now())
+        return run_due(app, (lambda job: None) if quiet else (lambda job: _say(job, False)))
     except ValueError as exc:
         raise Fail(str(exc)) from None
-    ran = []
-    for job in due:
-        ran.append(run(app, job))
-        if not quiet:
-            _say(ran[-1], False)
-    return ran
 
 
 @cron.command("daemon")
-@click.option("--every", type=click.FloatRange(min=1), default=60, show_default=True, metavar="SECONDS",
-              help="How often it looks for due jobs.")
+@click.option("--every", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="How often it looks for due jobs (default: cron.tick_seconds, 60).")
 @click.pass_obj
 def daemon(app, every):
     """Run due jobs as they come due, until stopped (Ctrl+C or SIGTERM)."""
+    every = every or float(app.config.get("cron.tick_seconds", 60) or 60)
     click.echo(f"hermes cron: running due jobs every {every:g} s (Ctrl+C stops)", err=True)
     while True:
         started = time.monotonic()

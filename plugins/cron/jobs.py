@@ -153,6 +153,34 @@ def claim_due(now: datetime) -> list:
     return claimed
 
 
+def tick(app, said=lambda job: None) -> list:
+    """Run the jobs due now, one after another; the jobs as recorded after their runs (``said`` is told each)."""
+    ran = []
+    for job in claim_due(local_now()):
+        ran.append(run(app, job))
+        said(ran[-1])
+    return ran
+
+
+def keep_ticking(app, every: float, stop) -> None:
+    """:func:`tick` every ``every`` seconds until the ``threading.Event`` ``stop`` is set (``hermes serve``'s thread);
+    a damaged jobs file is logged once per change, and the ticking goes on."""
+    import logging
+    import time
+
+    said = ""
+    while not stop.is_set():
+        started = time.monotonic()
+        try:
+            tick(app)
+            said = ""
+        except ValueError as exc:
+            if str(exc) != said:
+                logging.getLogger("hermes.cron").warning("%s", exc)
+                said = str(exc)
+        stop.wait(max(0.0, every - (time.monotonic() - started)))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -81,6 +81,7 @@ class Server:
         self.approval_timeout = approval_timeout
         self.endpoints: dict = {}  # name -> {"method", "path"}, for /v1/capabilities (make_app fills it)
         self.cors_origins: list = []  # web origins whose pages may call the API ("*": any)
+        self.app: Any = None  # the command's hermes.cli.app.App: cron jobs run now (/api/jobs) are built on it
 
     # ------------------------------------------------------------ plumbing
     def authorized(self, request: Request) -> bool:
@@ -395,7 +396,7 @@ def make_app(server: Server) -> Starlette:
     """The ASGI application of ``server``: its routes behind the bearer key (``/health`` is open)."""
     from functools import partial
 
-    from plugins.serve import responses, runs, sessions
+    from plugins.serve import jobs, responses, runs, sessions
 
     def guarded(handler):
         async def endpoint(request: Request) -> Response:
@@ -435,6 +436,14 @@ def make_app(server: Server) -> Starlette:
         ("session_chat", "POST", "/api/sessions/{session_id}/chat", partial(sessions.chat, server)),
         ("session_chat_stream", "POST", "/api/sessions/{session_id}/chat/stream",
          partial(sessions.chat, server, stream=True)),
+        ("jobs", "GET", "/api/jobs", partial(jobs.list_jobs, server)),
+        ("job_create", "POST", "/api/jobs", partial(jobs.create_job, server)),
+        ("job", "GET", "/api/jobs/{job_id}", partial(jobs.get_job, server)),
+        ("job_update", "PATCH", "/api/jobs/{job_id}", partial(jobs.update_job, server)),
+        ("job_delete", "DELETE", "/api/jobs/{job_id}", partial(jobs.delete_job, server)),
+        ("job_pause", "POST", "/api/jobs/{job_id}/pause", partial(jobs.pause_job, server)),
+        ("job_resume", "POST", "/api/jobs/{job_id}/resume", partial(jobs.resume_job, server)),
+        ("job_run", "POST", "/api/jobs/{job_id}/run", partial(jobs.run_job, server)),
         ("runs", "POST", "/v1/runs", partial(runs.start_run, server)),
         ("run_list", "GET", "/v1/runs", partial(runs.list_runs, server)),
         ("run_status", "GET", "/v1/runs/{run_id}", partial(runs.get_run, server)),

@@ -49,4 +49,14 @@ def serve(app, host, port):
     bound = sock.getsockname()[1]
     guard = "key required" if server.key else "no key: loopback only"
     click.echo(f"{program()}: serving on http://{host}:{bound}/v1 ({guard}); Ctrl+C stops", err=True)
+    server.app = app
+    from plugins.serve.jobs import enabled
+
+    if enabled(app.host) and config.get("cron.with_serve", True):  # the cron jobs run here too, as they come due
+        import threading
+
+        from plugins.cron.jobs import keep_ticking
+
+        every = float(config.get("cron.tick_seconds", 60) or 60)
+        threading.Thread(target=keep_ticking, args=(app, every, threading.Event()), name="cron", daemon=True).start()
     uvicorn.Server(uvicorn.Config(make_app(server), log_level="warning", access_log=False)).run(sockets=[sock])
