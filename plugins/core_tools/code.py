@@ -177,7 +177,9 @@ def make_execute_code(config=None) -> Tool:
             raise ToolError("execute_code: 'code' is empty")
         agent = getattr(ctx, "agent", None)
         box = Sandbox.from_config(config)
-        argv, sandboxed = box.wrap([_python(config), "-c", BOOT], None)
+        python = _python(config)
+        home = os.path.dirname(os.path.dirname(os.path.abspath(python)))  # its virtual environment, if it has one
+        argv, sandboxed = box.wrap([python, "-c", BOOT], None, readable=(home,))
         ours, theirs = socket.socketpair()
         channel = _Channel(ours, agent, ctx, most)
         env = {**process_environment(agent, config), "HERMES_TOOLS_FD": str(theirs.fileno()),

@@ -91,9 +91,11 @@ class Sandbox:
         extra = " (and sandbox.writable)" if self.writable else ""
         return f"It will run in the sandbox: it can write {where}{extra}{'' if self.network else ', with no network'}."
 
-    def wrap(self, argv: list, cwd: Optional[str]) -> tuple:
+    def wrap(self, argv: list, cwd: Optional[str], readable: tuple = ()) -> tuple:
         """``(argv to run, whether it runs sandboxed)``. A sandbox that cannot
-        start is said once, or refused when ``sandbox.required``."""
+        start is said once, or refused when ``sandbox.required``. ``readable``:
+        folders below /tmp the command needs to read (a Python's virtual
+        environment), which the sandbox's own /tmp would hide."""
         why = self.why_not()
         if self.mode == "off":
             return argv, False
@@ -116,6 +118,10 @@ class Sandbox:
             elif path not in _said:  # a typo (or a file) in sandbox.writable: its writes fail read-only, said once
                 _said.add(path)
                 log.warning("sandbox.writable: %s is not a folder here; commands cannot write it", path)
+        for path in readable:
+            path = os.path.realpath(path)
+            if _inside(path, "/tmp") and os.path.isdir(path) and not any(_inside(path, h) for h in self.hidden):
+                args += ["--ro-bind", path, path]
         for path in self.hidden:  # unless the workspace lies inside it: then it is the workspace the user chose
             if os.path.isdir(path) and not _inside(workspace, path):
                 args += ["--tmpfs", path]

@@ -110,6 +110,21 @@ def test_a_traceback_names_the_scripts_line_and_other_failures_are_said(make_age
         "execute_code: cannot start /nonexistent/python3:")
 
 
+@pytest.mark.skipif(not sandboxed(), reason="no sandbox can start here")
+def test_a_python_below_tmp_outside_the_workspace_runs_in_the_sandbox(make_agent, tmp_path, monkeypatch):
+    """The sandbox's /tmp is its own: a virtual environment below the real one (hermes installed in one there, as
+    CI's is) was hidden, and every script failed with 'execvp ... No such file'."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    config = {"sandbox": {"mode": "workspace-write"}, "code_execution": {"python": str(tmp_path / "venv/bin/python")}}
+    result = run_script(make_agent, "import sys\nprint(sys.prefix)", config=config)
+    assert (result["exit_code"], result["output"], result["sandbox"]) == (0, f"{tmp_path / 'venv'}\n", "workspace-write")
+
+
 def test_what_a_script_may_call_is_limited_and_refusals_raise(make_agent):
     code = """
         import hermes_tools
