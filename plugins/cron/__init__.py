@@ -55,8 +55,10 @@ def cronjob(args, ctx):
                 job = state.find(job_id.strip())
                 if action == "remove":
                     state.jobs.remove(job)
+                elif action == "resume":
+                    job.resume()
                 else:
-                    job.enabled = action == "resume"
+                    job.enabled = False
             found = {action + "d": job.id}  # paused, resumed, removed
         if jobs.load().nothing_ticks(local_now()):
             found["note"] = "no process runs the jobs yet: tell the user to start `hermes cron daemon`"

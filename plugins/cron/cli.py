@@ -4,7 +4,6 @@ the system's cron or a systemd timer), ``daemon`` every minute until stopped."""
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
 import click
 
@@ -116,15 +115,7 @@ def pause_job(job_id):
 @click.argument("job_id")
 def resume_job(job_id):
     """Let a paused job run again (a repeating one from its next time after now)."""
-    from plugins.cron.schedule import local_now, parse
-
-    def resume(state, job):
-        job.enabled, now = True, local_now()
-        if job.next_run and datetime.fromisoformat(job.next_run) < now:  # missed while paused: from now on
-            following = parse(job.schedule).after(datetime.fromisoformat(job.next_run), now)
-            job.next_run = following.isoformat() if following else job.next_run  # once: at the next tick
-
-    _change(job_id, resume)
+    _change(job_id, lambda state, job: job.resume())
     click.echo(f"resumed {job_id}")
 
 

@@ -52,6 +52,14 @@ class Job:
     def row(self) -> dict:
         return {**asdict(self), "status": self.status()}
 
+    def resume(self) -> None:
+        """Let it run again: a repeating job missed while paused from its next time after now (a once job that
+        came due meanwhile runs at the next tick)."""
+        self.enabled, now = True, local_now()
+        if self.next_run and datetime.fromisoformat(self.next_run) < now:
+            following = parse(self.schedule).after(datetime.fromisoformat(self.next_run), now)
+            self.next_run = following.isoformat() if following else self.next_run
+
 
 def folder() -> Path:
     from hermes.host.paths import data_dir

@@ -84,35 +84,41 @@ async def update_job(server, request: Request) -> Response:
                 when, now = parse(body["schedule"]), local_now()
                 job.schedule, job.next_run = when.text, when.first(now).isoformat()
             job.name, job.prompt = body.get("name", job.name), body.get("prompt", job.prompt)
-            job.enabled = body.get("enabled", job.enabled)
+            if body.get("enabled") is True:
+                job.resume()
+            elif body.get("enabled") is False:
+                job.enabled = False
         return {"job": shown(job)}
 
     return await _call(server, request, change)
 
 
-def _set(field: str, value):
+def _edit(action: str):
     def change(jobs, job_id):
         with jobs.editing() as state:
             job = state.find(job_id)
-            if field == "remove":
+            if action == "delete":
                 state.jobs.remove(job)
                 return {"deleted": job.id}
-            setattr(job, field, value)
+            if action == "resume":
+                job.resume()
+            else:
+                job.enabled = False
         return {"job": shown(job)}
 
     return change
 
 
 async def delete_job(server, request: Request) -> Response:
-    return await _call(server, request, _set("remove", None))
+    return await _call(server, request, _edit("delete"))
 
 
 async def pause_job(server, request: Request) -> Response:
-    return await _call(server, request, _set("enabled", False))
+    return await _call(server, request, _edit("pause"))
 
 
 async def resume_job(server, request: Request) -> Response:
-    return await _call(server, request, _set("enabled", True))
+    return await _call(server, request, _edit("resume"))
 
 
 async def run_job(server, request: Request) -> Response:

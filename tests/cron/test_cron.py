@@ -90,7 +90,14 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
     assert listed.stdout.startswith(f"{job['id']}  scheduled every 1h") and "build" in listed.stdout
     assert hermes("cron", "pause", "build").returncode == 0  # by name, id or id prefix
     assert json.loads(hermes("cron", "list", "--json").stdout)["jobs"][0]["status"] == "paused"
+    # resumed after its time passed while paused: from its next time after now, not at once
+    state = jobs_file(hermes_home)
+    state["jobs"][0]["next_run"] = "2026-01-01T09:00:00+00:00"
+    (hermes_home / "cron" / "jobs.json").write_text(json.dumps(state))
     assert hermes("cron", "resume", job["id"][:4]).returncode == 0
+    resumed = jobs_file(hermes_home)["jobs"][0]
+    assert resumed["enabled"] and datetime.fromisoformat(resumed["next_run"]) > datetime.now().astimezone()
+    assert json.loads(hermes("cron", "tick", "--json").stdout)["ran"] == []
     scripted([{"tool_calls": [["terminal", {"command": "echo compiled"}]]}, "The build is fine."])
     ran = hermes("cron", "run", "build", "--json", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
@@ -98,7 +105,7 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
     assert (done["runs"], done["last_status"], done["status"]) == (1, "ok", "scheduled")
     text = open(done["last_output"], encoding="utf-8").read()
     assert text.startswith("# build\n") and "## Prompt\n\ncheck the build" in text and "The build is fine." in text
-    assert done["next_run"] == job["next_run"]  # running it by hand leaves its schedule alone
+    assert done["next_run"] == resumed["next_run"]  # running it by hand leaves its schedule alone
     assert hermes("cron", "remove", job["id"]).returncode == 0 and jobs_file(hermes_home)["jobs"] == []
     assert os.path.exists(done["last_output"])  # its outputs stay
     # mistakes: one line each
