@@ -90,6 +90,24 @@ def register_tools(register, config):
     register(CRONJOB)
 
 
+def _slash_cron(raw_args: str, agent) -> str:
+    from plugins.cron.jobs import load
+
+    try:
+        jobs = load().jobs
+    except ValueError as exc:
+        return str(exc)
+    if not jobs:
+        return "No cron jobs (hermes cron add SCHEDULE PROMPT, or ask for one)."
+    return "\n".join(f"{j.id}  {j.status():<9} {j.schedule:<16} next {(j.next_run or '-')[:16].replace('T', ' ')}  "
+                     f"{j.name}" + (f"  (last: {j.last_status})" if j.last_status else "") for j in jobs)
+
+
+@hookimpl
+def register_slash_commands(register):
+    register("cron", _slash_cron, description="the scheduled jobs (hermes cron)")
+
+
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent):
     from plugins.cron.jobs import load

@@ -30,7 +30,7 @@ NOTHING_TICKS = ("nothing has run the jobs lately: start `hermes cron daemon`, o
 @click.group("cron", invoke_without_command=True)
 @click.pass_context
 def cron(ctx):
-    """Prompts that run on a schedule, each as its own run: add, list, pause, resume, remove, run, tick, daemon."""
+    """Prompts that run on a schedule, each as its own run: add, list, show, pause, resume, remove, run, tick, daemon."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(list_jobs)
 
@@ -56,6 +56,27 @@ def list_jobs(as_json):
             click.echo(f"{'':10}last error: {job.last_error}")
     if idle:
         click.echo(f"hermes: warning: {NOTHING_TICKS}", err=True)
+
+
+@cron.command("show")
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the job and its last answer as JSON.")
+def show_job(job_id, as_json):
+    """A job, and what its last run answered."""
+    try:
+        job = _state().find(job_id)
+    except LookupError as exc:
+        raise Fail(str(exc), 2) from None
+    try:
+        output = open(job.last_output, encoding="utf-8").read() if job.last_output else ""
+    except OSError:
+        output = ""  # removed: the record says where it was
+    if as_json:
+        echo_json({**job.row(), "output": output or None})
+        return
+    click.echo(f"{job.id}  {job.name}\n  schedule  {job.schedule} ({job.status()}), next {_when(job.next_run)}\n"
+               f"  runs      {job.runs}, last {_when(job.last_run)} {job.last_status}\n  prompt    {job.prompt}")
+    click.echo(f"\n{output}" if output else "\n(no run yet)" if not job.runs else f"\n(its output is gone: {job.last_output})")
 
 
 @cron.command("add")

@@ -106,7 +106,14 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
     text = open(done["last_output"], encoding="utf-8").read()
     assert text.startswith("# build\n") and "## Prompt\n\ncheck the build" in text and "The build is fine." in text
     assert done["next_run"] == resumed["next_run"]  # running it by hand leaves its schedule alone
+    shown = hermes("cron", "show", "build")
+    assert shown.returncode == 0 and "runs      1, last " in shown.stdout and shown.stdout.rstrip().endswith(
+        "The build is fine.")
+    assert json.loads(hermes("cron", "show", "build", "--json").stdout)["output"] == text
+    listed_in_chat = cron._slash_cron("", None)
+    assert listed_in_chat.startswith(f"{job['id']}  scheduled every 1h") and "(last: ok)" in listed_in_chat
     assert hermes("cron", "remove", job["id"]).returncode == 0 and jobs_file(hermes_home)["jobs"] == []
+    assert cron._slash_cron("", None).startswith("No cron jobs")
     assert os.path.exists(done["last_output"])  # its outputs stay
     # mistakes: one line each
     for args, said in ((("add", "bogus", "x"), "'bogus' is not a schedule"), (("add", "2020-01-01T00:00", "x"),
