@@ -13,7 +13,8 @@ Settings (all optional): ``terminal.timeout`` (default 120 s),
 ``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
 ``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
 ``file.max_search_files`` (50,000 files per search), ``code_execution.timeout``
-(300 s), ``code_execution.max_tool_calls`` (50), ``code_execution.python``; the sandbox's
+(300 s), ``code_execution.max_tool_calls`` (50), ``code_execution.tools``, ``code_execution.python``; the
+sandbox's
 ``sandbox.mode``, ``sandbox.network``, ``sandbox.writable`` and
 ``sandbox.required`` (:mod:`plugins.core_tools.sandbox`; ``hermes sandbox``
 says whether one can start here).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from kernel import hookimpl
 from plugins.core_tools import sandbox
-from plugins.core_tools.code import DEFAULT_TIMEOUT as CODE_TIMEOUT, MAX_TOOL_CALLS
+from plugins.core_tools.code import CALLABLE, DEFAULT_TIMEOUT as CODE_TIMEOUT, MAX_TOOL_CALLS
 from plugins.core_tools.files import (MAX_FILES_SCANNED, MAX_READ_BYTES, MAX_READ_CHARS, make_patch, make_read_file,
                                       make_search_files, make_write_file)
 from plugins.core_tools.terminal import DEFAULT_TIMEOUT, MAX_OUTPUT_CHARS, MAX_TIMEOUT, live_group_members, make_terminal
@@ -52,6 +53,8 @@ def register_config(declare):
     declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
     declare("code_execution.timeout", float, CODE_TIMEOUT, "seconds an execute_code script may run", minimum=1)
     declare("code_execution.max_tool_calls", int, MAX_TOOL_CALLS, "tool calls one execute_code script may make", minimum=0)
+    declare("code_execution.tools", list[str], list(CALLABLE), "the tools execute_code scripts may call (of those "
+            "the agent offers)")
     declare("code_execution.python", str, "", "the Python of execute_code scripts (default: the active virtual "
             "environment's, else hermes' own)")
     declare("sandbox.mode", (str, bool), "workspace-write", "where terminal commands may write: workspace-write (the "

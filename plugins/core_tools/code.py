@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from kernel.types import Tool, ToolError
 from plugins.tool_args import arg, check_args, clip, setting
 
-# the tools a script may call (those of them the agent offers): hermes-agent's list
+# the tools a script may call unless code_execution.tools names others (those of them the agent offers): hermes-agent's
 CALLABLE = ("terminal", "read_file", "write_file", "patch", "search_files", "web_search", "web_extract")
 NOT_IN_SCRIPTS = {"terminal": {"background"}}  # a script's job would outlive it unseen
 DEFAULT_TIMEOUT = 300
@@ -108,9 +108,10 @@ def _python(config) -> str:
 class _Channel:
     """hermes' end of the socket pair: reads the script's calls, runs each through the kernel, answers."""
 
-    def __init__(self, sock, agent, ctx, most: int):
+    def __init__(self, sock, agent, ctx, most: int, names: tuple):
         self.sock, self.agent, self.ctx, self.most = sock, agent, ctx, most
-        self.offered = {name: agent.tools[name] for name in CALLABLE if agent is not None and name in agent.tools}
+        self.offered = {name: agent.tools[name] for name in names
+                        if agent is not None and name in agent.tools and name != "execute_code"}
         self.buffer, self.calls, self.open, self.proc = b"", 0, True, None
 
     def module(self) -> str:
@@ -163,6 +164,7 @@ def make_execute_code(config=None) -> Tool:
     timeout = setting(config, "code_execution.timeout", DEFAULT_TIMEOUT, float, 1)
     most = setting(config, "code_execution.max_tool_calls", MAX_TOOL_CALLS, int, 0)
     max_chars = setting(config, "terminal.max_output_chars", MAX_OUTPUT_CHARS, int, 1000)
+    names = tuple(setting(config, "code_execution.tools", list(CALLABLE), list))
 
     def execute_code(args, ctx):
         import socket
@@ -181,7 +183,7 @@ def make_execute_code(config=None) -> Tool:
         home = os.path.dirname(os.path.dirname(os.path.abspath(python)))  # its virtual environment, if it has one
         argv, sandboxed = box.wrap([python, "-c", BOOT], None, readable=(home,))
         ours, theirs = socket.socketpair()
-        channel = _Channel(ours, agent, ctx, most)
+        channel = _Channel(ours, agent, ctx, most, names)
         env = {**process_environment(agent, config), "HERMES_TOOLS_FD": str(theirs.fileno()),
                "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
         with ours, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -217,7 +219,7 @@ def make_execute_code(config=None) -> Tool:
             "Run a Python script that calls your tools as functions, for work of several tool calls with logic "
             "between them (loop over files or pages, filter big outputs, branch on a result): only what it prints "
             "comes back to you. `from hermes_tools import terminal, read_file, ...`: each of "
-            f"{', '.join(CALLABLE)} that you have is a function of the tool's name taking its arguments (required "
+            f"{', '.join(names)} that you have is a function of the tool's name taking its arguments (required "
             "ones may be positional) and returning its result: a dict when the result is JSON (an 'error' key when "
             "it failed), else its text. terminal() runs in the foreground only. "
             f"At most {most} tool calls and {timeout:g} s per script; output over {max_chars} characters keeps its "

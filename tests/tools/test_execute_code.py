@@ -150,6 +150,12 @@ def test_what_a_script_may_call_is_limited_and_refusals_raise(make_agent):
         "no background", '{"refused": "not a call hermes_tools sends"}']
     result = run_script(make_agent, "from hermes_tools import write_file", toolsets=["code_execution", "safe"])
     assert "ImportError: cannot import name 'write_file'" in result["errors"]
+    # code_execution.tools names others: a plugin's tool too (never execute_code itself)
+    config = {**OFF, "code_execution": {"tools": ["process", "execute_code", "nonesuch"]}}
+    result = run_script(make_agent, "import hermes_tools\nfrom hermes_tools import process\nprint(process(action='list'),"
+                                    " hasattr(hermes_tools, 'execute_code'), hasattr(hermes_tools, 'terminal'))",
+                        config=config)
+    assert result["output"] == "{'processes': []} False False\n"
 
 
 def test_the_deadline_and_an_interrupt_kill_the_script_and_what_it_started(make_agent, tmp_path):
