@@ -1,4 +1,5 @@
-"""The jobs (``<data folder>/cron/jobs.json``) and their runs.
+"""The jobs (``<data folder>/cron/schedule.json``; not ``jobs.json``, which is hermes-agent's own in a data folder
+it shares) and their runs.
 
 Every change is made under an advisory lock and written whole (a crash leaves the old file or the new one), so
 ``hermes cron`` commands, the model's ``cronjob`` tool and any number of ticking processes can share the file. A
@@ -20,6 +21,7 @@ from typing import Iterator, Optional
 
 from plugins.cron.schedule import local_now, parse
 
+FILE = "schedule.json"  # in the data folder's cron/
 KEPT_OUTPUTS = 50
 STALE_TICK = 300  # seconds without a tick after which `cron list` says nothing runs the jobs
 
@@ -91,7 +93,7 @@ class State:
 
 def load() -> State:
     """The jobs as the file holds them (none when there is no file); ``ValueError`` for a damaged one."""
-    path = folder() / "jobs.json"
+    path = folder() / FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -113,9 +115,9 @@ def editing() -> Iterator[State]:
 
     from hermes.host.files import atomic_write
 
-    path = folder() / "jobs.json"
+    path = folder() / FILE
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(path.with_name(".jobs.lock"), "a") as lock:
+    with open(path.with_name(f".{FILE}.lock"), "a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         state = load()
         yield state

@@ -77,10 +77,15 @@ def scripted(hermes_home, tmp_path):
 
 
 def jobs_file(hermes_home) -> dict:
-    return json.loads((hermes_home / "cron" / "jobs.json").read_text())
+    return json.loads((hermes_home / "cron" / "schedule.json").read_text())
 
 
 def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp_path):
+    # a data folder shared with hermes-agent: its own cron/jobs.json is neither read nor written
+    theirs = json.dumps({"jobs": [{"id": "abc123def456", "schedule": {"kind": "interval", "minutes": 60},
+                                   "next_run_at": "2026-12-06T00:00:00"}]})
+    (hermes_home / "cron").mkdir()
+    (hermes_home / "cron" / "jobs.json").write_text(theirs)
     added = hermes("cron", "add", "every 1h", "check", "the", "build", "--name", "build", "--json")
     assert added.returncode == 0, added.stderr
     job = json.loads(added.stdout)
@@ -88,12 +93,13 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
     assert "nothing has run the jobs lately: start `hermes cron daemon`" in added.stderr
     listed = hermes("cron", "list")
     assert listed.stdout.startswith(f"{job['id']}  scheduled every 1h") and "build" in listed.stdout
+    assert (hermes_home / "cron" / "jobs.json").read_text() == theirs
     assert hermes("cron", "pause", "build").returncode == 0  # by name, id or id prefix
     assert json.loads(hermes("cron", "list", "--json").stdout)["jobs"][0]["status"] == "paused"
     # resumed after its time passed while paused: from its next time after now, not at once
     state = jobs_file(hermes_home)
     state["jobs"][0]["next_run"] = "2026-01-01T09:00:00+00:00"
-    (hermes_home / "cron" / "jobs.json").write_text(json.dumps(state))
+    (hermes_home / "cron" / "schedule.json").write_text(json.dumps(state))
     assert hermes("cron", "resume", job["id"][:4]).returncode == 0
     resumed = jobs_file(hermes_home)["jobs"][0]
     assert resumed["enabled"] and datetime.fromisoformat(resumed["next_run"]) > datetime.now().astimezone()
@@ -121,9 +127,9 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
                        (("run", "nope"), "no cron job 'nope'")):
         out = hermes("cron", *args)
         assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
-    (hermes_home / "cron" / "jobs.json").write_text("{not json")
+    (hermes_home / "cron" / "schedule.json").write_text("{not json")
     out = hermes("cron", "list")
-    assert out.returncode == 1 and "jobs.json cannot be read" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 1 and "schedule.json cannot be read" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_tick_runs_what_is_due_once_and_says_a_failure(hermes, hermes_home, scripted, tmp_path):
@@ -151,7 +157,7 @@ def test_tick_runs_what_is_due_once_and_says_a_failure(hermes, hermes_home, scri
     state = jobs_file(hermes_home)
     state["jobs"][1]["schedule"] = "every blue moon"
     state["jobs"][1]["next_run"] = "2000-01-01T00:00:00+00:00"
-    (hermes_home / "cron" / "jobs.json").write_text(json.dumps(state))
+    (hermes_home / "cron" / "schedule.json").write_text(json.dumps(state))
     scripted(["fine again"])
     assert hermes("cron", "add", "1s", "still runs").returncode == 0
     time.sleep(1.2)
