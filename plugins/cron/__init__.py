@@ -50,15 +50,7 @@ def cronjob(args, ctx):
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
                                                             "last_status", "last_output")} for job in jobs.load().jobs]}
         else:
-            job_id = arg(args, "job_id", str, tool="cronjob")
-            with jobs.editing() as state:
-                job = state.find(job_id.strip())
-                if action == "remove":
-                    state.jobs.remove(job)
-                elif action == "resume":
-                    job.resume()
-                else:
-                    job.enabled = False
+            job = jobs.change(arg(args, "job_id", str, tool="cronjob").strip(), action)
             found = {action + "d": job.id}  # paused, resumed, removed
         if jobs.load().nothing_ticks(local_now()):
             found["note"] = "no process runs the jobs yet: tell the user to start `hermes cron daemon`"
@@ -91,7 +83,7 @@ def register_tools(register, config):
 
 
 def _slash_cron(raw_args: str, agent) -> str:
-    from plugins.cron.jobs import load
+    from plugins.cron.jobs import load, when
 
     try:
         jobs = load().jobs
@@ -99,7 +91,7 @@ def _slash_cron(raw_args: str, agent) -> str:
         return str(exc)
     if not jobs:
         return "No cron jobs (hermes cron add SCHEDULE PROMPT, or ask for one)."
-    return "\n".join(f"{j.id}  {j.status():<9} {j.schedule:<16} next {(j.next_run or '-')[:16].replace('T', ' ')}  "
+    return "\n".join(f"{j.id}  {j.status():<9} {j.schedule:<16} next {when(j.next_run)}  "
                      f"{j.name}" + (f"  (last: {j.last_status})" if j.last_status else "") for j in jobs)
 
 

@@ -19,8 +19,17 @@ def _state():
         raise Fail(str(exc)) from None
 
 
+def _job(job_id: str):
+    try:
+        return _state().find(job_id)
+    except LookupError as exc:
+        raise Fail(str(exc), 2) from None
+
+
 def _when(iso) -> str:
-    return iso[:16].replace("T", " ") if iso else "-"
+    from plugins.cron.jobs import when
+
+    return when(iso)
 
 
 NOTHING_TICKS = ("nothing has run the jobs lately: start `hermes cron daemon`, or have the system's cron run "
@@ -63,10 +72,7 @@ def list_jobs(as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the job and its last answer as JSON.")
 def show_job(job_id, as_json):
     """A job, and what its last run answered."""
-    try:
-        job = _state().find(job_id)
-    except LookupError as exc:
-        raise Fail(str(exc), 2) from None
+    job = _job(job_id)
     try:
         output = open(job.last_output, encoding="utf-8").read() if job.last_output else ""
     except OSError:
@@ -106,38 +112,35 @@ def add_job(schedule, prompt, name, toolsets, model, as_json):
         click.echo(f"hermes: warning: {NOTHING_TICKS}", err=True)
 
 
-def _change(job_id: str, change) -> None:
-    from plugins.cron.jobs import editing
+def _change(job_id: str, action: str) -> None:
+    from plugins.cron.jobs import change
 
     try:
-        with editing() as state:
-            change(state, state.find(job_id))
+        change(job_id, action)
     except (LookupError, ValueError) as exc:
         raise Fail(str(exc), 2) from None
+    click.echo(f"{action}d {job_id}")
 
 
 @cron.command("remove")
 @click.argument("job_id")
 def remove_job(job_id):
     """Remove a job (its outputs stay)."""
-    _change(job_id, lambda state, job: state.jobs.remove(job))
-    click.echo(f"removed {job_id}")
+    _change(job_id, "remove")
 
 
 @cron.command("pause")
 @click.argument("job_id")
 def pause_job(job_id):
     """Stop a job running until it is resumed."""
-    _change(job_id, lambda state, job: setattr(job, "enabled", False))
-    click.echo(f"paused {job_id}")
+    _change(job_id, "pause")
 
 
 @cron.command("resume")
 @click.argument("job_id")
 def resume_job(job_id):
     """Let a paused job run again (a repeating one from its next time after now)."""
-    _change(job_id, lambda state, job: job.resume())
-    click.echo(f"resumed {job_id}")
+    _change(job_id, "resume")
 
 
 @cron.command("run")
@@ -148,11 +151,7 @@ def run_job(app, job_id, as_json):
     """Run a job now, whatever its schedule (which stays as it is)."""
     from plugins.cron.jobs import run
 
-    try:
-        job = _state().find(job_id)
-    except LookupError as exc:
-        raise Fail(str(exc), 2) from None
-    _say(run(app, job), as_json)
+    _say(run(app, _job(job_id)), as_json)
 
 
 def _say(job, as_json: bool) -> None:

@@ -141,6 +141,25 @@ def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = N
     return job
 
 
+def change(job_id: str, action: str) -> Job:
+    """``pause``, ``resume`` or ``remove`` the job (an id, a unique id prefix or a name); the job as changed.
+    ``LookupError`` for an unknown one, ``ValueError`` for a damaged file."""
+    with editing() as state:
+        job = state.find(job_id)
+        if action == "remove":
+            state.jobs.remove(job)
+        elif action == "resume":
+            job.resume()
+        else:
+            job.enabled = False
+    return job
+
+
+def when(iso: Optional[str]) -> str:
+    """An ISO time as the listings show it (``2026-12-06 09:00``), or ``-``."""
+    return iso[:16].replace("T", " ") if iso else "-"
+
+
 def claim_due(now: datetime) -> list:
     """The jobs due at ``now``, each marked as run by this process with its next run set; the tick noted."""
     claimed = []
@@ -172,14 +191,14 @@ def tick(app, said=lambda job: None) -> list:
     return ran
 
 
-def keep_ticking(app, every: float, stop) -> None:
-    """:func:`tick` every ``every`` seconds until the ``threading.Event`` ``stop`` is set (``hermes serve``'s thread);
-    a damaged jobs file is logged once per change, and the ticking goes on."""
+def keep_ticking(app, every: float) -> None:
+    """:func:`tick` every ``every`` seconds for as long as the process lives (``hermes serve``'s thread); a damaged
+    jobs file is logged once per change, and the ticking goes on."""
     import logging
     import time
 
     said = ""
-    while not stop.is_set():
+    while True:
         started = time.monotonic()
         try:
             tick(app)
@@ -188,7 +207,7 @@ def keep_ticking(app, every: float, stop) -> None:
             if str(exc) != said:
                 logging.getLogger("hermes.cron").warning("%s", exc)
                 said = str(exc)
-        stop.wait(max(0.0, every - (time.monotonic() - started)))
+        time.sleep(max(0.0, every - (time.monotonic() - started)))
 
 
 def _alive(pid: int) -> bool:

@@ -58,5 +58,5 @@ def serve(app, host, port):
         from plugins.cron.jobs import keep_ticking
 
         every = float(config.get("cron.tick_seconds", 60) or 60)
-        threading.Thread(target=keep_ticking, args=(app, every, threading.Event()), name="cron", daemon=True).start()
+        threading.Thread(target=keep_ticking, args=(app, every), name="cron", daemon=True).start()
     uvicorn.Server(uvicorn.Config(make_app(server), log_level="warning", access_log=False)).run(sockets=[sock])

@@ -95,22 +95,14 @@ async def update_job(server, request: Request) -> Response:
 
 def _edit(action: str):
     def change(jobs, job_id):
-        with jobs.editing() as state:
-            job = state.find(job_id)
-            if action == "delete":
-                state.jobs.remove(job)
-                return {"deleted": job.id}
-            if action == "resume":
-                job.resume()
-            else:
-                job.enabled = False
-        return {"job": shown(job)}
+        job = jobs.change(job_id, action)
+        return {"deleted": job.id} if action == "remove" else {"job": shown(job)}
 
     return change
 
 
 async def delete_job(server, request: Request) -> Response:
-    return await _call(server, request, _edit("delete"))
+    return await _call(server, request, _edit("remove"))
 
 
 async def pause_job(server, request: Request) -> Response:
