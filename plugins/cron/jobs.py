@@ -125,17 +125,23 @@ def editing() -> Iterator[State]:
                                       indent=2, ensure_ascii=False) + "\n")
 
 
+def first_run(schedule: str) -> tuple:
+    """``(schedule as written, its first run as ISO text)`` for a job scheduled now; ``ValueError`` for one that
+    cannot be read or lies in the past."""
+    now, schedule = local_now(), parse(schedule)
+    first = schedule.first(now)
+    if first <= now:
+        raise ValueError(f"'{schedule.text}' is in the past")
+    return schedule.text, first.isoformat()
+
+
 def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "") -> Job:
     """A new job (``ValueError`` for a schedule that cannot be read or an empty prompt)."""
     if not prompt.strip():
         raise ValueError("the job's prompt is empty")
-    now = local_now()
-    when = parse(schedule)
-    if when.first(now) <= now:
-        raise ValueError(f"'{when.text}' is in the past")
+    text, first = first_run(schedule)
     job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
-              schedule=when.text, next_run=when.first(now).isoformat(), created=now.isoformat(), toolsets=toolsets,
-              model=model)
+              schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model)
     with editing() as state:
         state.jobs.append(job)
     return job

@@ -76,13 +76,10 @@ async def update_job(server, request: Request) -> Response:
                      + (f" (not {', '.join(map(repr, wrong))})" if wrong else ""))
 
     def change(jobs, job_id):
-        from plugins.cron.schedule import local_now, parse
-
         with jobs.editing() as state:
             job = state.find(job_id)
             if "schedule" in body:
-                when, now = parse(body["schedule"]), local_now()
-                job.schedule, job.next_run = when.text, when.first(now).isoformat()
+                job.schedule, job.next_run = jobs.first_run(body["schedule"])
             job.name, job.prompt = body.get("name", job.name), body.get("prompt", job.prompt)
             if body.get("enabled") is True:
                 job.resume()

@@ -24,6 +24,8 @@ def test_jobs_are_made_changed_run_and_deleted_and_the_server_runs_them_when_due
     status, changed = request(served, "PATCH", f"/api/jobs/{job['id']}", {"name": "the build", "schedule": "every 2h"})
     assert status == 200 and (changed["job"]["name"], changed["job"]["schedule"]) == ("the build", "every 2h")
     assert request(served, "PATCH", f"/api/jobs/{job['id']}", {"schedule": "someday"})[0] == 400
+    status, past = request(served, "PATCH", f"/api/jobs/{job['id']}", {"schedule": "2020-01-01T00:00"})
+    assert status == 400 and past["error"]["message"] == "'2020-01-01T00:00' is in the past"  # as add says
     status, refused = request(served, "PATCH", f"/api/jobs/{job['id']}", {"runs": 9})
     assert status == 400 and "not 'runs'" in refused["error"]["message"]
     assert request(served, "POST", f"/api/jobs/{job['id']}/pause")[1]["job"]["state"] == "paused"
