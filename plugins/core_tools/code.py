@@ -19,7 +19,7 @@ import time
 from types import SimpleNamespace
 
 from kernel.types import Tool, ToolError
-from plugins.tool_args import arg, check_args, clip, setting
+from plugins.tool_args import arg, check_args, setting
 
 # the tools a script may call unless code_execution.tools names others (those of them the agent offers): hermes-agent's
 CALLABLE = ("terminal", "read_file", "write_file", "patch", "search_files", "web_search", "web_extract")
@@ -172,7 +172,7 @@ def make_execute_code(config=None) -> Tool:
         import tempfile
 
         from plugins.core_tools.sandbox import Sandbox
-        from plugins.core_tools.terminal import _read_output, process_environment, wait_or_stop
+        from plugins.core_tools.terminal import read_output, process_environment, wait_or_stop
 
         code = arg(check_args(args, "execute_code"), "code", str, tool="execute_code")
         if not code.strip():
@@ -200,10 +200,10 @@ def make_execute_code(config=None) -> Tool:
             except OSError:
                 pass  # it ended before reading its job: its exit code and errors say why
             stopped = wait_or_stop(proc, started + timeout, agent, channel.pause)
-            result = {"exit_code": proc.returncode, "output": _read_output(out, max_chars),
+            result = {"exit_code": proc.returncode, "output": read_output(out, max_chars),
                       "tool_calls": channel.calls}
-            if errors := _read_output(err, MAX_ERROR_CHARS):
-                result["errors"] = clip(errors, MAX_ERROR_CHARS)
+            if errors := read_output(err, MAX_ERROR_CHARS):
+                result["errors"] = errors  # read_output clipped it (head and tail)
         if sandboxed:
             result["sandbox"] = box.mode
         if stopped == "timeout":

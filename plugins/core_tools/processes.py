@@ -46,10 +46,10 @@ class Background:
 
     def new_output(self, limit: int) -> str:
         """What it printed since the model last looked (a server's hours of log: only their head and tail read)."""
-        from plugins.core_tools.terminal import _read_output
+        from plugins.core_tools.terminal import read_output
 
         with open(self.log, "rb") as fh:
-            text = _read_output(fh, limit, self.read)
+            text = read_output(fh, limit, self.read)
             self.read = fh.tell()  # where that reading ended: what it prints meanwhile comes next time
         return text
 
@@ -84,11 +84,11 @@ class Background:
         return f"{sent} bytes written"
 
     def stop(self) -> None:
-        from plugins.core_tools.terminal import _kill_group
+        from plugins.core_tools.terminal import kill_group
 
         if self.proc.poll() is None:
             self.killed = True
-            _kill_group(self.proc)
+            kill_group(self.proc)
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         with _lock:

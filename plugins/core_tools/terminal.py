@@ -61,7 +61,7 @@ def live_group_members(pgid: int) -> list:
     return members
 
 
-def _kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
+def kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
     """SIGTERM the whole group, give it ``grace`` seconds, then SIGKILL."""
     import signal
 
@@ -116,11 +116,11 @@ def wait_or_stop(proc: subprocess.Popen, deadline: float, agent, pause=None) -> 
                 break
     finally:  # an exception (an interrupt raised into this thread) kills it too
         if stopped or proc.returncode is None:
-            _kill_group(proc)
+            kill_group(proc)
     return stopped
 
 
-def _read_output(fh, limit: int, start: int = 0) -> str:
+def read_output(fh, limit: int, start: int = 0) -> str:
     """Decode the captured output from byte ``start``; for huge output read only the head and the tail."""
     size = fh.seek(0, os.SEEK_END) - start
     fh.seek(start)
@@ -196,7 +196,7 @@ def make_terminal(config=None) -> Tool:
             except OSError as exc:
                 raise ToolError(f"terminal: cannot start the shell: {exc}") from None
             stopped = wait_or_stop(proc, started + timeout, agent)
-            output = _read_output(out, max_chars)
+            output = read_output(out, max_chars)
 
         hook = getattr(agent, "hook", None)
         if hook is not None and hook.transform_terminal_output.get_hookimpls():
