@@ -18,6 +18,8 @@ Listing imports nothing of it but this package, its discovery module and its
 manifest reader.
 """
 
+import sys
+
 from kernel import hookimpl
 
 # hermes-agent's names of keys read here under other names: (its name, type, ours, minimum); its value is read
@@ -69,13 +71,15 @@ def discover_plugins(config):
 def register_config(declare):
     """hermes-agent's names of keys (:data:`RENAMED`), its ``.env`` of keys, and the config_schema of
     every loaded hermes plugin (manifest v2)."""
-    import sys
 
     from kernel.keys import Key
 
     for name, kind, ours, minimum in RENAMED:
         declare(Key(name, kind, None, f"hermes-agent's name for {ours} (read when that is not set)", minimum=minimum,
                     alias_for=ours))
+    declare(Key("hooks", dict, {}, "hermes-agent's shell hooks: event -> [{command, matcher, timeout}] "
+                "(`hermes hooks`)"))
+    declare(Key("hooks_auto_accept", bool, False, "run every shell hook of `hooks` without `hermes hooks approve`"))
     from hermes.host.paths import config_dir
 
     if (config_dir() / ".env").is_file():  # hermes-agent keeps the API keys in $HERMES_HOME/.env: read them before
@@ -103,6 +107,9 @@ def register_toolsets(register, config):
 def on_session_start(agent):
     from plugins.hermes_compat.state import log
 
+    shell_hooks = sys.modules.get("plugins.hermes_compat.shell_hooks")  # loaded: config.yaml has hooks
+    if shell_hooks is not None:
+        shell_hooks.say_problems()
     registry = agent.host.registry
     for name in set(agent.toolsets or ()) & set(AGENT_TOOLSETS) - _said_empty:
         if not registry.expand_toolsets([name]):
@@ -113,9 +120,28 @@ def on_session_start(agent):
 
 @hookimpl
 def register_commands(cli, config):
+    from plugins.hermes_compat.hooks_cli import hooks
     from plugins.hermes_compat.manage import add_commands
 
     add_commands(cli)
+    cli.add_command(hooks)
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """The shell hooks: how many, and any not approved or whose command cannot run."""
+    from plugins.doctor.hookspecs import OK, WARN, Check
+    from plugins.hermes_compat.shell_hooks import accepts_all, approval_of, approvals, parse, script_problem
+
+    specs, problems = parse(agent.config.get("hooks"))
+    if not specs and not problems:
+        return None
+    entries, every = approvals(), accepts_all(agent.config)
+    waiting = [s for s in specs if not every and approval_of(s, entries) is None]
+    broken = [f"{s.label()}: {why}" for s in specs if (why := script_problem(s.command))]
+    said = problems + broken + ([f"{len(waiting)} not approved, so not run (`hermes hooks approve`)"] if waiting else [])
+    return [Check("shell hooks", WARN if said else OK, f"{len(specs)} configured" + (f"; {'; '.join(said)}" if said
+                                                                                    else ", all approved"))]
 
 
 @hookimpl

@@ -24,6 +24,7 @@ SOURCE = "hermes-compat"
 GROUPS = ("hermes_agent.plugins", "hermes_agent.memory_providers", "hermes_agent.model_providers",
           "hermes.memory_provider")
 _TRUE = ("1", "true", "yes", "on")
+NAME_OF_SHELL_HOOKS = "shell-hooks"  # config.yaml's hooks: (shell_hooks.py); a plugin of that name wins
 
 
 def _is_plugin_dir(path: Path) -> bool:
@@ -121,7 +122,12 @@ def candidates(config: Any) -> list:
                 cand.description = f"{cand.summary()} {AGENT_HOME_NOTE}".strip()
             cand.load = (lambda c=cand, v=value, m=manifest: _load(c, "entrypoint", v, m, config))
             add(cand)
-    return _with_dependencies(list(found.values()), manifests)
+    found_all = _with_dependencies(list(found.values()), manifests)
+    if config is not None and config.get("hooks") and NAME_OF_SHELL_HOOKS not in found:
+        from plugins.hermes_compat.shell_hooks import candidate
+
+        found_all.append(candidate(config, Candidate))  # last: a Python plugin's block wins a tie, as in hermes-agent
+    return found_all
 
 
 def _load(cand: Any, kind: str, where: Any, manifest: Any, config: Any) -> Any:
