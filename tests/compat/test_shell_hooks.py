@@ -193,3 +193,31 @@ def test_a_hermes_python_plugins_block_wins_over_a_shell_hooks(run_script, herme
     terminal, read = tool_results(run_script())
     assert terminal == {"error": "python says no"}
     assert read == {"error": "no shell here"}
+
+
+def test_approve_at_a_terminal_asks_about_each_hook(hermes, hermes_home, tmp_path):
+    import os
+
+    import pexpect
+
+    from tests.conftest import ROOT, hermes_command
+
+    (hermes_home / "config.yaml").write_text("hooks:\n  pre_tool_call:\n    - command: /bin/true\n"
+                                             "  post_tool_call:\n    - command: /bin/false\n")
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT)}
+    child = pexpect.spawn(hermes_command()[0], [*hermes_command()[1:], "hooks", "approve"], env=env,
+                          encoding="utf-8", timeout=30)
+    try:
+        child.expect_exact("pre_tool_call: /bin/true")
+        child.expect_exact("Approve it? [y/N]")
+        child.send("y\r")
+        child.expect_exact("approved: pre_tool_call: /bin/true")
+        child.expect_exact("post_tool_call: /bin/false")
+        child.expect_exact("Approve it? [y/N]")
+        child.send("\r")  # the default: no
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    rows = json.loads(hermes("hooks", "list", "--json").stdout)["hooks"]
+    assert [(r["event"], bool(r["approved_at"])) for r in rows] == [("pre_tool_call", True), ("post_tool_call", False)]
