@@ -200,14 +200,14 @@ def accepts_all(config: Any) -> bool:
 
 
 def script_of(command: str) -> str:
-    """The script a command runs (the first word naming a file with a path or a script's suffix, else the first),
-    expanded: what ``hermes hooks list`` checks and an approval remembers the time of."""
+    """The script a command runs (the first word with a script's suffix, else the program), expanded: what
+    ``hermes hooks list`` checks and an approval remembers the time of."""
     try:
         words = shlex.split(command)
     except ValueError:
         return ""
     pick = next((w for w in words if w.endswith((".sh", ".bash", ".py", ".rb", ".pl", ".js", ".mjs", ".ts"))),
-                None) or next((w for w in words if "/" in w or w.startswith("~")), None) or (words or [""])[0]
+                None) or (words or [""])[0]
     return os.path.expanduser(pick)
 
 

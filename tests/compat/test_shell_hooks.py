@@ -91,7 +91,7 @@ def test_a_hook_runs_only_once_approved(run_script, hermes, hermes_home, tmp_pat
     assert tool_results(run_script(env={"HERMES_SAFE_MODE": "1"}))[0]["output"] == "hi\n"
 
 
-def test_a_guard_that_cannot_answer_blocks_the_call_and_is_killed_whole(run_script, hermes_home, tmp_path):
+def test_a_guard_that_cannot_answer_blocks_the_call_and_is_killed_whole(run_script, hermes, hermes_home, tmp_path):
     pids = tmp_path / "pids"
     (hermes_home / "config.yaml").write_text(
         "hooks_auto_accept: true\nhooks:\n  pre_tool_call:\n"
@@ -106,6 +106,8 @@ def test_a_guard_that_cannot_answer_blocks_the_call_and_is_killed_whole(run_scri
     assert "missing.sh" in read["error"] and "blocked" in read["error"]
     assert "missing-too.sh" in out.stderr  # an observer that cannot run is a warning, nothing more
     assert gone(int(pids.read_text()))  # what the hook started went with it
+    problems = [r["problem"] for r in json.loads(hermes("hooks", "list", "--json").stdout)["hooks"]]
+    assert problems[0] is None and "missing.sh: not found" in problems[1] and "missing-too.sh" in problems[2]
 
 
 def test_bad_entries_are_said_once_and_the_others_run(run_script, hermes, hermes_home, tmp_path):
