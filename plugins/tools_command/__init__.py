@@ -1,6 +1,8 @@
-"""Built-in plugin tools-command: ``hermes tools``, the tools a session started here would offer the model, each
-with its toolset, its plugin and, when it is left out, why; ``hermes tools disable|enable NAME...`` turns a tool or
-a whole toolset off or on in config.yaml (``agent.disabled_tools``, and ``toolsets`` when it is set)."""
+"""Built-in plugin tools-command: ``hermes tools`` lists the tools the model is offered, and turns them off or on.
+
+The list is what a session started here would offer, each tool with its toolset, its plugin and, when it is left
+out, why; ``hermes tools disable|enable NAME...`` turns a tool or a whole toolset off or on in config.yaml
+(``agent.disabled_tools``, and ``toolsets`` when it is set)."""
 
 from kernel import hookimpl
 
