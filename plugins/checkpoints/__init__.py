@@ -1,0 +1,98 @@
+"""Built-in plugin checkpoints: snapshots of a folder before the agent changes it, to see and undo what it did.
+
+With ``checkpoints.enabled: true`` (hermes-agent's key) the folder a turn is about to change is snapshotted once per
+turn, before its first ``write_file``, ``patch``, ``terminal`` or ``execute_code`` call: ``hermes checkpoints``
+(list, diff, restore) and ``/rollback`` in a chat. Snapshots live in a git store in the data folder (:mod:`plugins.checkpoints.store`), never in
+the folder; a snapshot that cannot be taken is a warning and never stops the tool."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from kernel import hookimpl
+
+log = logging.getLogger("hermes.checkpoints")
+
+CHANGING = ("write_file", "patch", "terminal", "execute_code")  # the tools that may change files
+_TAKEN = "checkpoints.taken"  # agent.state: (turn id, the folders snapshotted in it)
+_said: set = set()  # folders a warning was given for (once each)
+
+
+@hookimpl
+def register_config(declare):
+    declare("checkpoints.enabled", bool, False, "snapshot a folder before a turn first changes it "
+            "(`hermes checkpoints`, `/rollback`)")
+    declare("checkpoints.max_snapshots", int, 20, "snapshots kept per folder (the oldest are dropped)", minimum=1)
+    declare("checkpoints.max_file_size_mb", float, 10, "files bigger than this are left out of a snapshot (0: no "
+            "limit)", minimum=0)
+    for name, kind, default in (("max_total_size_mb", int, 500), ("auto_prune", bool, True),
+                                ("retention_days", int, 7), ("delete_orphans", bool, True),
+                                ("min_interval_hours", int, 24)):
+        declare(f"checkpoints.{name}", kind, default, "hermes-agent's; not acted on here (`hermes checkpoints "
+                "prune` drops the snapshots of folders that are gone)")
+
+
+def folder_of(call) -> str:
+    """The folder a call would change: its file's project (the nearest folder up with ``.git`` or a project file,
+    inside the working folder: the working folder), the terminal's ``workdir``, else the working folder."""
+    here = os.path.realpath(os.getcwd())
+    target = call.args.get("path") if call.name in ("write_file", "patch") else call.args.get("workdir")
+    if not isinstance(target, str) or not target.strip():
+        return here
+    path = os.path.realpath(os.path.join(here, os.path.expanduser(target)))
+    if path == here or path.startswith(here + os.sep):
+        return here
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    probe = folder
+    while os.path.dirname(probe) != probe:
+        if any(os.path.exists(os.path.join(probe, m)) for m in (".git", "pyproject.toml", "package.json")):
+            return probe
+        probe = os.path.dirname(probe)
+    return folder
+
+
+@hookimpl(tryfirst=True)
+def pre_tool_call(call, agent):
+    if call.name not in CHANGING or not agent.config.get("checkpoints.enabled"):
+        return None
+    turn = getattr(agent.turn, "turn_id", None)
+    taken = agent.state.get(_TAKEN)
+    if taken is None or taken[0] != turn:
+        taken = agent.state[_TAKEN] = (turn, set())
+    folder = folder_of(call)
+    if folder in taken[1] or not os.path.isdir(folder):
+        return None
+    taken[1].add(folder)
+    from plugins.checkpoints.store import CheckpointError, Store
+
+    store = Store(folder, float(agent.config.get("checkpoints.max_file_size_mb") or 0))
+    try:
+        with agent.host.waiting():  # git's own timeout bounds it, not plugins.hook_timeout
+            store.take(f"before {call.name}: {_what(call)}", int(agent.config.get("checkpoints.max_snapshots") or 20))
+    except (CheckpointError, OSError) as exc:
+        if folder not in _said:
+            _said.add(folder)
+            log.warning("checkpoints: no snapshot of %s: %s", folder, exc)
+    return None
+
+
+def _what(call) -> str:
+    """A line saying what the call is about to do."""
+    value = call.args.get("command") or call.args.get("path") or call.args.get("code") or ""
+    line = str(value).strip().splitlines()[0] if str(value).strip() else ""
+    return line[:100]
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.checkpoints.cli import checkpoints
+
+    cli.add_command(checkpoints)
+
+
+@hookimpl
+def register_slash_commands(register):
+    from plugins.checkpoints.chat import rollback
+
+    register("rollback", rollback, description="the folder's checkpoints: list, diff N, or N [FILE] to restore")

@@ -1,0 +1,127 @@
+"""``hermes checkpoints``: the snapshots of a folder (list, diff, restore), all folders' (status, prune)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from hermes.cli.app import Fail, echo_json
+from plugins.checkpoints.chat import clip, listing
+
+
+def _store(app, folder):
+    from plugins.checkpoints.store import Store
+
+    return Store(folder or os.getcwd(), float(app.config.get("checkpoints.max_file_size_mb") or 0))
+
+
+DIR = click.option("--dir", "folder", type=click.Path(exists=True, file_okay=False), help="The folder (default: here).")
+
+
+@click.group("checkpoints", invoke_without_command=True)
+@click.pass_context
+def checkpoints(ctx):
+    """Snapshots of a folder taken before the agent changed it (checkpoints.enabled): list, diff, restore."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_snapshots)
+
+
+@checkpoints.command("list")
+@DIR
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def list_snapshots(app, folder, as_json):
+    """This folder's snapshots, newest first (numbered for diff and restore)."""
+    from plugins.checkpoints.store import CheckpointError
+
+    store = _store(app, folder)
+    try:
+        found = store.snapshots()
+    except CheckpointError as exc:
+        raise Fail(str(exc)) from None
+    if as_json:
+        echo_json({"folder": store.folder, "enabled": bool(app.config.get("checkpoints.enabled")),
+                   "checkpoints": [s.as_dict() for s in found]})
+        return
+    click.echo(listing(found, store.folder))
+    if not app.config.get("checkpoints.enabled"):
+        click.echo("Checkpoints are off: `hermes config set checkpoints.enabled true` turns them on.")
+
+
+@checkpoints.command("diff")
+@click.argument("which")
+@DIR
+@click.pass_obj
+def diff_snapshot(app, which, folder):
+    """What changed in the folder since checkpoint WHICH (its number or commit)."""
+    from plugins.checkpoints.store import CheckpointError
+
+    store = _store(app, folder)
+    try:
+        text = store.diff(store.find(which))
+    except CheckpointError as exc:
+        raise Fail(str(exc)) from None
+    click.echo(text or "Nothing changed since.")
+
+
+@checkpoints.command("restore")
+@click.argument("which")
+@click.argument("path", required=False)
+@DIR
+@click.option("--yes", "-y", is_flag=True, help="Restore without asking.")
+@click.pass_obj
+def restore_snapshot(app, which, path, folder, yes):
+    """Put the folder (or the one file PATH) back as checkpoint WHICH held it; files made since are removed. What
+    is there now is snapshotted first, so this can be undone."""
+    from plugins.checkpoints.store import CheckpointError
+
+    store = _store(app, folder)
+    try:
+        snap = store.find(which)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise Fail("nobody to ask here (input is not a terminal): pass --yes to restore", 2)
+            click.echo(clip(store.diff(snap), 40) or "Nothing changed since.")
+            if not click.confirm(f"Restore {path or store.folder} to {snap.commit[:8]} ({snap.reason})?"):
+                raise Fail("nothing restored", 1)
+        before = store.restore(snap, path)
+    except CheckpointError as exc:
+        raise Fail(str(exc)) from None
+    click.echo(f"restored {path or store.folder} to {snap.commit[:8]} ({snap.reason})"
+               + (f"; what was there is checkpoint {before[:8]}" if before else ""))
+
+
+@checkpoints.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status(app, as_json):
+    """Every folder with checkpoints, and the store's size."""
+    from plugins.checkpoints.store import base, projects, size
+
+    rows, total = projects(), size()
+    if as_json:
+        echo_json({"store": str(base()), "bytes": total, "folders": rows,
+                   "enabled": bool(app.config.get("checkpoints.enabled"))})
+        return
+    for row in rows:
+        click.echo(f"{row['workdir']}{'' if row['exists'] else '  (gone)'}")
+    click.echo(f"{len(rows)} folder(s), {total / 1e6:.1f} MB in {base()}")
+
+
+@checkpoints.command("prune")
+@click.pass_obj
+def prune(app):
+    """Drop the checkpoints of folders that no longer exist and reclaim the space."""
+    from plugins.checkpoints.store import CheckpointError, forget, gc, projects
+
+    gone = [row for row in projects() if not row["exists"]]
+    try:
+        for row in gone:
+            forget(row["key"])
+        gc()
+    except CheckpointError as exc:
+        raise Fail(str(exc)) from None
+    click.echo(f"dropped the checkpoints of {len(gone)} folder(s) that are gone")
+

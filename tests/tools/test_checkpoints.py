@@ -1,0 +1,101 @@
+"""Checkpoints: a folder snapshotted before a turn first changes it (real git, `hermes run` and `hermes checkpoints`
+as subprocesses; `/rollback` in a chat: tests/terminal/test_rollback.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from plugins.checkpoints.store import Store
+
+CHANGES = [{"tool_calls": [["write_file", {"path": "a.txt", "content": "two\n"}],
+                           ["terminal", {"command": "echo made > b.txt"}]]}, "done"]
+
+
+def run(hermes, tmp_path, steps, folder):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "go", cwd=folder)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def snapshots(hermes, folder) -> list:
+    out = hermes("checkpoints", "list", "--json", "--dir", folder)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["checkpoints"]
+
+
+def project(tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "a.txt").write_text("one\n")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)  # its own repository stays untouched
+    return folder
+
+
+def test_a_turn_is_snapshotted_once_before_its_first_change_and_restored(hermes, hermes_home, tmp_path):
+    folder = project(tmp_path)
+    run(hermes, tmp_path, CHANGES, folder)  # off by default: nothing taken
+    assert snapshots(hermes, folder) == [] and "Checkpoints are off" in hermes("checkpoints", cwd=folder).stdout
+    (folder / "a.txt").write_text("one\n")
+    (folder / "b.txt").unlink()
+    (hermes_home / "config.yaml").write_text("checkpoints:\n  enabled: true\n")
+    run(hermes, tmp_path, CHANGES, folder)
+    [snap] = snapshots(hermes, folder)  # two changing calls, one snapshot: before the first
+    assert snap["reason"] == "before write_file: a.txt" and snap["files_changed"] is None
+    assert (folder / "a.txt").read_text() == "two\n" and (folder / "b.txt").exists()
+    diff = hermes("checkpoints", "diff", "1", cwd=folder)
+    assert "-one\n+two" in diff.stdout and "+made" in diff.stdout and "2 files changed" in diff.stdout
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=folder, capture_output=True, text=True).stdout == \
+        "?? a.txt\n?? b.txt\n"  # the folder's own git knows nothing of the snapshots
+    asked = hermes("checkpoints", "restore", "1", cwd=folder)
+    assert asked.returncode == 2 and "--yes" in asked.stderr and (folder / "b.txt").exists()
+    restored = hermes("checkpoints", "restore", "1", "--yes", cwd=folder)
+    assert restored.returncode == 0, restored.stderr
+    assert (folder / "a.txt").read_text() == "one\n" and not (folder / "b.txt").exists()  # made since: removed
+    assert (folder / ".git").is_dir()
+    # what was there was snapshotted first: restoring it undoes the restore
+    before, first = snapshots(hermes, folder)
+    assert before["reason"] == f"before restoring {first['commit'][:8]}" and before["files_changed"] == 2
+    assert hermes("checkpoints", "restore", "1", "--yes", cwd=folder).returncode == 0
+    assert (folder / "a.txt").read_text() == "two\n" and (folder / "b.txt").read_text() == "made\n"
+    # one file only
+    assert hermes("checkpoints", "restore", first["commit"][:10], "a.txt", "--yes", cwd=folder).returncode == 0
+    assert (folder / "a.txt").read_text() == "one\n" and (folder / "b.txt").exists()
+    missing = hermes("checkpoints", "restore", "9", "--yes", cwd=folder)
+    assert missing.returncode == 1 and "no checkpoint '9'" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_an_unchanged_folder_is_not_snapshotted_again_and_old_ones_go(hermes, hermes_home, tmp_path):
+    folder = project(tmp_path)
+    (hermes_home / "config.yaml").write_text("checkpoints:\n  enabled: true\n  max_snapshots: 2\n")
+    look = [{"tool_calls": [["terminal", {"command": "ls"}]]}, "done"]
+    run(hermes, tmp_path, look, folder)
+    run(hermes, tmp_path, look, folder)  # nothing changed since: no second snapshot
+    assert len(snapshots(hermes, folder)) == 1
+    for n in range(3):
+        (folder / "a.txt").write_text(f"{n}\n")
+        run(hermes, tmp_path, look, folder)
+    kept = snapshots(hermes, folder)
+    assert len(kept) == 2 and all(s["reason"] == "before terminal: ls" for s in kept)
+    status = json.loads(hermes("checkpoints", "status", "--json").stdout)
+    assert [f["workdir"] for f in status["folders"]] == [str(folder.resolve())] and status["bytes"] > 0
+
+
+def test_a_snapshot_that_cannot_be_taken_never_stops_the_tool(make_agent, tmp_path, monkeypatch, caplog):
+    import plugins.checkpoints as checkpoints
+    from hermes.host.config import Config
+    from plugins import core_tools
+
+    folder = project(tmp_path)
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr("plugins.checkpoints.store.shutil.which", lambda name: None)  # no git here
+    agent = make_agent(core_tools, checkpoints, config=Config({"checkpoints": {"enabled": True}}), script=[
+        {"tool_calls": [["write_file", {"path": "a.txt", "content": "two\n"}]]}, "done"])
+    agent.run_conversation("go")
+    assert (folder / "a.txt").read_text() == "two\n"
+    assert "git is not installed here" in caplog.text
+    monkeypatch.undo()
+    assert Store(str(folder)).snapshots() == []
+
