@@ -4,7 +4,8 @@
 # distribution's Chromium with its driver, the headless browser that opens
 # hermes serve's page (tests/serve/test_page.py), and PostgreSQL, the server the
 # PostgreSQL session store's tests start in a temporary folder, and openssl, which makes the certificate
-# of the web tool's https test (tests/tools/test_web_tools.py). As root (or with sudo) through
+# of the web tool's https test (tests/tools/test_web_tools.py), and git, which holds the checkpoints
+# (tests/tools/test_checkpoints.py). As root (or with sudo) through
 # apt-get; elsewhere it says what to install and those tests skip. Called by the
 # README's test command before pytest.
 set -uo pipefail
@@ -14,8 +15,9 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v git >/dev/null 2>&1 || missing+=(git)
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "test setup: bubblewrap (the tool sandbox), Chromium (the page's browser), PostgreSQL and openssl are installed" >&2
+  echo "test setup: bubblewrap (the tool sandbox), Chromium (the page's browser), PostgreSQL, openssl and git are installed" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then

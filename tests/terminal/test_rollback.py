@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed (the test setup script)")
+
 
 def test_rollback_in_a_chat_lists_and_restores(terminal, tmp_path, hermes_home):
     (hermes_home / "config.yaml").write_text("checkpoints:\n  enabled: true\n")

@@ -4,9 +4,14 @@ as subprocesses; `/rollback` in a chat: tests/terminal/test_rollback.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
+import pytest
+
 from plugins.checkpoints.store import Store
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed (the test setup script)")
 
 CHANGES = [{"tool_calls": [["write_file", {"path": "a.txt", "content": "two\n"}],
                            ["terminal", {"command": "echo made > b.txt"}]]}, "done"]
