@@ -1,0 +1,188 @@
+"""``hermes acp``: the Agent Client Protocol SDK's own client starts ``hermes acp`` as an editor would and speaks to
+it over stdio; the model is the scripted provider (a file of steps)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+
+import pytest
+
+acp = pytest.importorskip("acp")
+
+from tests.conftest import ROOT, hermes_command  # noqa: E402
+
+
+class Editor:
+    """The client side: records every update, answers permission requests with ``answer``."""
+
+    def __init__(self, answer: str = "once"):
+        self.updates: list = []
+        self.asked: list = []
+        self.answer = answer
+
+    def on_connect(self, conn):
+        self.conn = conn
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(update)
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+        self.asked.append((tool_call.title, [o.option_id for o in options]))
+        if self.answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
+
+    def kinds(self) -> list:
+        return [u.session_update for u in self.updates]
+
+    def said(self) -> str:
+        return "".join(u.content.text for u in self.updates if u.session_update == "agent_message_chunk")
+
+
+async def settled(ready, within: float = 10) -> None:
+    """Wait until ``ready()``: the SDK's client handles each notification in a task of its own, so one sent before
+    a response may be handled just after it."""
+    deadline = time.monotonic() + within
+    while not ready() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def editor_session(hermes_home, tmp_path):
+    """``editor_session(steps, editor, body)``: ``hermes acp`` on a scripted model, ``body(conn, session_id)`` run
+    against it in a new session in ``tmp_path/project``."""
+    project = tmp_path / "project"
+    project.mkdir()
+
+    def start(steps, editor, body, config=""):
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps(steps))
+        (hermes_home / "config.yaml").write_text(f"api_mode: scripted\nbase_url: {script}\nmodel: m\n{config}")
+        env = {**os.environ, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT)}
+        command = hermes_command()
+
+        async def main():
+            async with acp.spawn_agent_process(editor, command[0], *command[1:], "acp", env=env,
+                                               cwd=str(project)) as (conn, process):
+                started = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+                assert started.agent_info.name == "hermes" and started.agent_capabilities.load_session
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                return await body(conn, session.session_id)
+
+        return asyncio.run(asyncio.wait_for(main(), 90))
+
+    return start, project
+
+
+def test_a_prompt_streams_tool_calls_and_the_answer(editor_session, hermes, tmp_path):
+    start, project = editor_session
+    (project / "notes.txt").write_text("the code word is fig\n")
+    editor = Editor()
+
+    async def body(conn, session_id):
+        from acp import text_block
+        from acp.schema import ResourceContentBlock
+
+        link = ResourceContentBlock(type="resource_link", name="notes.txt", uri=f"file://{project}/notes.txt")
+        first = await conn.prompt(session_id=session_id, prompt=[text_block("read it"), link])
+        second = await conn.prompt(session_id=session_id, prompt=[text_block("and again")])
+        await settled(lambda: editor.said().endswith("Still fig."))
+        return session_id, first, second
+
+    steps = [{"tool_calls": [["terminal", {"command": "echo from the tool"}]]}, "Done: fig.", "Still fig."]
+    session_id, first, second = start(steps, editor, body, "sandbox:\n  mode: off\n")
+    assert first.stop_reason == second.stop_reason == "end_turn"
+    [started] = [u for u in editor.updates if u.session_update == "tool_call"]
+    assert started.title == "terminal: echo from the tool" and started.kind == "execute"
+    [ended] = [u for u in editor.updates if u.session_update == "tool_call_update"]
+    assert ended.tool_call_id == started.tool_call_id and ended.status == "completed"
+    assert "from the tool" in ended.content[0].content.text
+    assert editor.said() == "Done: fig.Still fig."
+    # one stored session, on platform acp, holding both turns and the linked file's text
+    shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
+    assert shown["session"]["platform"] == "acp"
+    assert "the code word is fig" in json.dumps(shown["messages"]) and "and again" in json.dumps(shown["messages"])
+
+
+@pytest.mark.parametrize("answer,ran", [("once", True), ("deny", False), ("cancelled", False)])
+def test_the_approval_question_is_the_editors_permission_request(editor_session, answer, ran):
+    start, project = editor_session
+    marker = project / "ran.txt"
+    command = f"python3 -c \"open('{marker}', 'w').write('ran')\""  # inline code: it needs approval
+    editor = Editor(answer)
+
+    async def body(conn, session_id):
+        from acp import text_block
+
+        return await conn.prompt(session_id=session_id, prompt=[text_block("do it")])
+
+    done = start([{"tool_calls": [["terminal", {"command": command}]]}, "finished"], editor, body,
+                 "sandbox:\n  mode: off\n")
+    assert done.stop_reason == "end_turn"
+    [(title, options)] = editor.asked
+    assert "python3 -c" in title and options == ["once", "session", "deny"]
+    assert marker.exists() == ran
+
+
+def test_cancel_interrupts_the_turn_and_load_replays_the_session(editor_session, hermes_home):
+    start, project = editor_session
+    editor = Editor()
+
+    async def body(conn, session_id):
+        from acp import text_block
+
+        asyncio.get_running_loop().call_later(1.5, lambda: asyncio.ensure_future(conn.cancel(session_id=session_id)))
+        began = time.monotonic()
+        stopped = await conn.prompt(session_id=session_id, prompt=[text_block("wait")])
+        took = time.monotonic() - began
+        unknown = None
+        try:
+            await conn.prompt(session_id="nope", prompt=[text_block("x")])
+        except acp.RequestError as exc:
+            unknown = exc
+        return session_id, stopped, took, unknown
+
+    session_id, stopped, took, unknown = start(
+        [{"tool_calls": [["terminal", {"command": "sleep 30"}]]}, "never"], editor, body, "sandbox:\n  mode: off\n")
+    assert stopped.stop_reason == "cancelled" and took < 15
+    assert unknown is not None and "no session 'nope'" in str(unknown.data)
+
+    replayed = Editor()
+
+    async def load(conn, _new_session):
+        await conn.load_session(cwd=str(project), session_id=session_id, mcp_servers=[])
+        await settled(lambda: replayed.updates)
+        return replayed.kinds()
+
+    kinds = start(["unused"], replayed, load)
+    assert kinds[0] == "user_message_chunk" and replayed.updates[0].content.text == "wait"
+
+
+def test_bad_sessions_are_one_line_errors_and_the_editors_mcp_servers_join(editor_session, hermes_home, tmp_path):
+    from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
+
+    from plugins.acp.server import mcp_servers
+
+    assert mcp_servers([McpServerStdio(name="t", command="uvx", args=["x"], env=[EnvVariable(name="A", value="1")]),
+                        HttpMcpServer(type="http", name="h", url="https://e.example/mcp",
+                                      headers=[HttpHeader(name="X", value="y")])]) == {
+        "t": {"command": "uvx", "args": ["x"], "env": {"A": "1"}},
+        "h": {"url": "https://e.example/mcp", "headers": {"X": "y"}}}
+    start, project = editor_session
+    errors = []
+
+    async def body(conn, _session_id):
+        for call in (conn.new_session(cwd=str(tmp_path / "nowhere"), mcp_servers=[]),
+                     conn.load_session(cwd=str(project), session_id="20990101_000000_nosuch", mcp_servers=[])):
+            try:
+                await call
+            except acp.RequestError as exc:
+                errors.append(str(exc.data))
+
+    start(["unused"], Editor(), body)
+    assert "not a folder" in errors[0] and "no session '20990101_000000_nosuch'" in errors[1]
