@@ -119,6 +119,15 @@ def clip(text: str, limit: int, what: str = "characters") -> str:
     return f"{text[:head]}\n\n[... {dropped} {what} omitted ...]\n\n{text[-tail:]}"
 
 
+def headline(tool_name: str, args: Any, most: int = 120) -> str:
+    """A call in one line, for people: the tool and the first of its arguments that says what it works on."""
+    given = args if isinstance(args, dict) else {}
+    detail = next((given[k] for k in ("command", "path", "pattern", "query", "url", "action", "code") if given.get(k)),
+                  "")
+    first = str(detail).strip().splitlines()[0][:most] if str(detail).strip() else ""
+    return f"{tool_name}: {first}" if first else tool_name
+
+
 def is_interrupted(agent: Any) -> bool:
     """Whether the user interrupted ``agent`` (long tools poll this)."""
     return bool(getattr(agent, "interrupted", False)) if agent is not None else False

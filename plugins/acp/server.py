@@ -16,10 +16,11 @@ import concurrent.futures
 import logging
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from kernel import hookimpl
+from plugins.tool_args import headline as title
 
 log = logging.getLogger("hermes.acp")
 
@@ -29,20 +30,11 @@ KINDS = {"read_file": "read", "search_files": "search", "write_file": "edit", "p
 STOPS = {"interrupted_by_user": "cancelled", "budget_exhausted": "max_turn_requests"}  # kernel.types.ExitReason
 
 
-def title(tool_name: str, args: dict) -> str:
-    """What the editor shows for a call: the tool and what it works on."""
-    detail = next((args[k] for k in ("command", "path", "pattern", "query", "url", "action") if args.get(k)), "")
-    detail = str(detail).strip().splitlines()[0][:120] if str(detail).strip() else ""
-    return f"{tool_name}: {detail}" if detail else tool_name
-
-
 @dataclass
 class Session:
     agent: Any
     cwd: str
     streamed: bool = False  # the turn's answer reached the editor as it streamed
-    turn: Optional[concurrent.futures.Future] = None
-    calls: dict = field(default_factory=dict)  # tool_call_id -> title
 
 
 class Relay:
@@ -74,9 +66,8 @@ class Relay:
     def on_tool_start(self, tool_name, args, tool_call_id):
         from acp import start_tool_call
 
-        said = self.server.sessions[self.session_id].calls[tool_call_id] = title(tool_name, args)
-        self._update(start_tool_call(tool_call_id, said, kind=KINDS.get(tool_name, "other"), status="in_progress",
-                                     raw_input=args))
+        self._update(start_tool_call(tool_call_id, title(tool_name, args), kind=KINDS.get(tool_name, "other"),
+                                     status="in_progress", raw_input=args))
 
     @hookimpl
     def on_tool_complete(self, tool_name, tool_call_id, result, status):

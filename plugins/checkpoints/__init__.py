@@ -33,9 +33,10 @@ def register_config(declare):
                 "prune` drops the snapshots of folders that are gone)")
 
 
-def folder_of(call) -> str:
-    """The folder a call would change: its file's project (the nearest folder up with ``.git`` or a project file,
-    inside the working folder: the working folder), the terminal's ``workdir``, else the working folder."""
+def folder_of(call) -> "str | None":
+    """The folder a call would change: the working folder, for a path inside it; else the project a path lies in
+    (the nearest folder up with ``.git`` or a project file; none: None, a stray file is not worth a snapshot of
+    its folder, which may be /tmp or /etc)."""
     here = os.path.realpath(os.getcwd())
     target = call.args.get("path") if call.name in ("write_file", "patch") else call.args.get("workdir")
     if not isinstance(target, str) or not target.strip():
@@ -43,13 +44,12 @@ def folder_of(call) -> str:
     path = os.path.realpath(os.path.join(here, os.path.expanduser(target)))
     if path == here or path.startswith(here + os.sep):
         return here
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    probe = folder
+    probe = path if os.path.isdir(path) else os.path.dirname(path)
     while os.path.dirname(probe) != probe:
         if any(os.path.exists(os.path.join(probe, m)) for m in (".git", "pyproject.toml", "package.json")):
             return probe
         probe = os.path.dirname(probe)
-    return folder
+    return None
 
 
 @hookimpl(tryfirst=True)
@@ -61,27 +61,22 @@ def pre_tool_call(call, agent):
     if taken is None or taken[0] != turn:
         taken = agent.state[_TAKEN] = (turn, set())
     folder = folder_of(call)
-    if folder in taken[1] or not os.path.isdir(folder):
+    if folder is None or folder in taken[1] or not os.path.isdir(folder):
         return None
     taken[1].add(folder)
     from plugins.checkpoints.store import CheckpointError, Store
+    from plugins.tool_args import headline
 
     store = Store(folder, float(agent.config.get("checkpoints.max_file_size_mb") or 0))
     try:
         with agent.host.waiting():  # git's own timeout bounds it, not plugins.hook_timeout
-            store.take(f"before {call.name}: {_what(call)}", int(agent.config.get("checkpoints.max_snapshots") or 20))
+            store.take(f"before {headline(call.name, call.args, 100)}",
+                       int(agent.config.get("checkpoints.max_snapshots") or 20))
     except (CheckpointError, OSError) as exc:
         if folder not in _said:
             _said.add(folder)
             log.warning("checkpoints: no snapshot of %s: %s", folder, exc)
     return None
-
-
-def _what(call) -> str:
-    """A line saying what the call is about to do."""
-    value = call.args.get("command") or call.args.get("path") or call.args.get("code") or ""
-    line = str(value).strip().splitlines()[0] if str(value).strip() else ""
-    return line[:100]
 
 
 @hookimpl

@@ -5,7 +5,6 @@ answers."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -24,15 +23,12 @@ def _specs(app, quiet: bool = False) -> list:
 
 
 def _row(spec, entries: list) -> dict:
-    from plugins.hermes_compat.shell_hooks import approval_of, script_of, script_problem
+    from plugins.hermes_compat.shell_hooks import approval_of, script_mtime, script_problem
 
     approved = approval_of(spec, entries)
-    script, changed = script_of(spec.command), False
-    if approved and approved.get("script_mtime_at_approval") and os.path.isfile(script):
-        from datetime import datetime, timezone
-
-        mtime = datetime.fromtimestamp(os.path.getmtime(script), timezone.utc).isoformat().replace("+00:00", "Z")
-        changed = mtime != approved["script_mtime_at_approval"]
+    now = script_mtime(spec.command)
+    changed = bool(approved and approved.get("script_mtime_at_approval") and now
+                   and now != approved["script_mtime_at_approval"])
     return {"event": spec.event, "command": spec.command, "matcher": spec.matcher, "timeout": spec.timeout,
             "approved_at": approved.get("approved_at") if approved else None, "changed_since_approval": changed,
             "problem": script_problem(spec.command)}

@@ -171,16 +171,21 @@ def _change(edit) -> Any:
     return answer
 
 
-def approve(spec: Spec) -> None:
+def _iso(stamp: float) -> str:
     from datetime import datetime, timezone
 
-    def now_iso(stamp: float) -> str:
-        return datetime.fromtimestamp(stamp, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat().replace("+00:00", "Z")  # hermes-agent's form
 
-    script = script_of(spec.command)
-    mtime = os.path.getmtime(script) if script and os.path.isfile(script) else None
-    entry = {"event": spec.event, "command": spec.command, "approved_at": now_iso(time.time()),
-             "script_mtime_at_approval": now_iso(mtime) if mtime is not None else None}
+
+def script_mtime(command: str) -> Optional[str]:
+    """When the command's script last changed (None: no such file), as an approval records it."""
+    script = script_of(command)
+    return _iso(os.path.getmtime(script)) if script and os.path.isfile(script) else None
+
+
+def approve(spec: Spec) -> None:
+    entry = {"event": spec.event, "command": spec.command, "approved_at": _iso(time.time()),
+             "script_mtime_at_approval": script_mtime(spec.command)}
     _change(lambda entries: ([e for e in entries if (e.get("event"), e.get("command")) != (spec.event, spec.command)]
                              + [entry], None))
 

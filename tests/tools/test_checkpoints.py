@@ -104,3 +104,21 @@ def test_a_snapshot_that_cannot_be_taken_never_stops_the_tool(make_agent, tmp_pa
     monkeypatch.undo()
     assert Store(str(folder)).snapshots() == []
 
+
+
+def test_the_folder_a_call_would_change(tmp_path, monkeypatch):
+    from types import SimpleNamespace as Call
+
+    from plugins.checkpoints import folder_of
+
+    here, other, stray = tmp_path / "here", tmp_path / "other", tmp_path / "stray"
+    for folder in (here / "sub", other / "src", stray):
+        folder.mkdir(parents=True)
+    (other / "pyproject.toml").write_text("")
+    monkeypatch.chdir(here)
+    assert folder_of(Call(name="write_file", args={"path": "sub/a.txt"})) == str(here.resolve())
+    assert folder_of(Call(name="patch", args={"path": str(other / "src" / "m.py")})) == str(other.resolve())
+    assert folder_of(Call(name="write_file", args={"path": str(stray / "x.txt")})) is None  # no project: no snapshot
+    assert folder_of(Call(name="terminal", args={"command": "make", "workdir": str(other / "src")})) == \
+        str(other.resolve())
+    assert folder_of(Call(name="terminal", args={"command": "ls"})) == str(here.resolve())
