@@ -208,12 +208,11 @@ def script_of(command: str) -> str:
     """The script a command runs (the first word with a script's suffix, else the program), expanded: what
     ``hermes hooks list`` checks and an approval remembers the time of."""
     try:
-        words = shlex.split(command)
+        argv = words(command)
     except ValueError:
         return ""
-    pick = next((w for w in words if w.endswith((".sh", ".bash", ".py", ".rb", ".pl", ".js", ".mjs", ".ts"))),
-                None) or (words or [""])[0]
-    return os.path.expanduser(pick)
+    return next((w for w in argv if w.endswith((".sh", ".bash", ".py", ".rb", ".pl", ".js", ".mjs", ".ts"))),
+                None) or (argv or [""])[0]
 
 
 def script_problem(command: str) -> Optional[str]:
@@ -221,17 +220,22 @@ def script_problem(command: str) -> Optional[str]:
     import shutil
 
     try:
-        words = shlex.split(os.path.expanduser(command))
+        argv = words(command)
     except ValueError as exc:
         return f"cannot be split into words ({exc})"
-    if not words:
+    if not argv:
         return "is empty"
-    if shutil.which(words[0]) is None:
-        return f"{words[0]}: not found or not executable"
+    if shutil.which(argv[0]) is None:
+        return f"{argv[0]}: not found or not executable"
     script = script_of(command)
-    if script != os.path.expanduser(words[0]) and not os.path.isfile(script):
+    if script != argv[0] and not os.path.isfile(script):
         return f"{script}: no such file"
     return None
+
+
+def words(command: str) -> list:
+    """The command's words as a shell splits them, each ``~`` at a word's start expanded (no shell runs it)."""
+    return [os.path.expanduser(word) for word in shlex.split(command)]
 
 
 # --------------------------------------------------------------------------
@@ -271,7 +275,7 @@ def run(spec: Spec, stdin: str) -> Ran:
 
     ran, started = Ran(), time.monotonic()
     try:
-        argv = shlex.split(os.path.expanduser(spec.command))
+        argv = words(spec.command)
     except ValueError as exc:
         ran.error = f"cannot be split into words: {exc}"
         return ran

@@ -46,10 +46,10 @@ def run_script(hermes, tmp_path):
 
 def test_a_guard_blocks_the_tool_calls_its_matcher_fits_and_reads_hermes_agents_payload(run_script, hermes_home,
                                                                                        tmp_path):
-    guard = write(tmp_path / "guard.sh", GUARD)
-    (hermes_home / "config.yaml").write_text(f"hooks:\n  pre_tool_call:\n    - command: {guard}\n"
+    write(tmp_path / "guard.sh", GUARD)
+    (hermes_home / "config.yaml").write_text("hooks:\n  pre_tool_call:\n    - command: sh ~/guard.sh\n"
                                              "      matcher: terminal|patch\n")
-    terminal, read = tool_results(run_script(env={"HERMES_ACCEPT_HOOKS": "1"}))
+    terminal, read = tool_results(run_script(env={"HERMES_ACCEPT_HOOKS": "1", "HOME": str(tmp_path)}))
     assert terminal == {"error": "no shell here"}
     assert "tool_calls" in read  # read_file's matcher does not fit: it ran
     payload = json.loads((tmp_path / "payload.json").read_text())
@@ -59,8 +59,8 @@ def test_a_guard_blocks_the_tool_calls_its_matcher_fits_and_reads_hermes_agents_
     assert payload["session_id"] and payload["extra"]["tool_call_id"] and "turn_id" in payload["extra"]
     # the acceptance was recorded in hermes-agent's file, in its format
     [entry] = json.loads((hermes_home / "shell-hooks-allowlist.json").read_text())["approvals"]
-    assert (entry["event"], entry["command"]) == ("pre_tool_call", str(guard)) and entry["approved_at"].endswith("Z")
-    assert entry["script_mtime_at_approval"]
+    assert (entry["event"], entry["command"]) == ("pre_tool_call", "sh ~/guard.sh") and entry["approved_at"].endswith("Z")
+    assert entry["script_mtime_at_approval"]  # of ~/guard.sh, a word after the program
 
 
 def test_a_hook_runs_only_once_approved(run_script, hermes, hermes_home, tmp_path):
