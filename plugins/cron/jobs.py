@@ -167,8 +167,11 @@ def when(iso: Optional[str]) -> str:
 
 
 def claim_due(now: datetime) -> list:
-    """The jobs due at ``now``, each marked as run by this process with its next run set; the tick noted."""
+    """The jobs due at ``now``, each marked as run by this process with its next run set; the tick noted (not
+    without a jobs file: ``hermes serve`` ticks in every data folder, most of which never hold a job)."""
     claimed = []
+    if not (folder() / FILE).exists():
+        return claimed
     with editing() as state:
         state.last_tick = now.isoformat()
         for job in state.jobs:

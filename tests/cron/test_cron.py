@@ -133,6 +133,9 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
 
 
 def test_tick_runs_what_is_due_once_and_says_a_failure(hermes, hermes_home, scripted, tmp_path):
+    nothing = hermes("cron", "tick", "--json")  # no jobs yet: nothing written (hermes serve ticks every data folder)
+    assert nothing.returncode == 0 and json.loads(nothing.stdout)["ran"] == []
+    assert not (hermes_home / "cron").exists()
     assert hermes("cron", "add", "1s", "once soon").returncode == 0
     assert hermes("cron", "add", "every 1h", "later").returncode == 0
     time.sleep(1.2)
