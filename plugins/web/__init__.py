@@ -11,7 +11,7 @@
   (``auxiliary.vision``, else the conversation's): :mod:`plugins.web.vision`.
 
 Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
-cloud metadata endpoints always (:mod:`plugins.web.fetching`). Settings: ``web.timeout`` (20 s a request),
+cloud metadata endpoints always, and the hosts of ``security.website_blocklist`` (:mod:`plugins.web.fetching`). Settings: ``web.timeout`` (20 s a request),
 ``web.max_bytes`` (20 MB a page: a PDF is read whole or not at all).
 """
 
@@ -30,7 +30,43 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javas
 def _fetch_settings(config) -> dict:
     return {"timeout": setting(config, "web.timeout", TIMEOUT, float, 1),
             "max_bytes": setting(config, "web.max_bytes", MAX_BYTES, int, 1000),
-            "allow_private": setting(config, "security.allow_private_urls", False, bool)}
+            "allow_private": setting(config, "security.allow_private_urls", False, bool),
+            "blocked": blocklist(config)}
+
+
+def blocklist(config) -> tuple:
+    """The host rules of ``security.website_blocklist`` (hermes-agent's): its ``domains`` and the lines of its
+    ``shared_files`` (relative to the config folder; ``#`` starts a comment), unless ``enabled`` is false."""
+    if config is None or setting(config, "security.website_blocklist.enabled", True, bool) is False:
+        return ()
+    rules = [d for d in config.get("security.website_blocklist.domains") or [] if isinstance(d, str)]
+    for name in config.get("security.website_blocklist.shared_files") or []:
+        from pathlib import Path
+
+        from hermes.host.paths import config_dir
+
+        path = config_dir() / Path(str(name)).expanduser()
+        try:
+            rules += [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        except (OSError, UnicodeDecodeError) as exc:
+            import logging
+
+            logging.getLogger("hermes.web").warning("security.website_blocklist.shared_files: %s: %s", path,
+                                                    getattr(exc, "strerror", None) or exc)
+    return tuple(dict.fromkeys(r for r in map(_rule, rules) if r))
+
+
+def _rule(raw: str) -> str:
+    """A rule as hermes-agent reads one: lower case, a URL's host only, no leading ``www.``."""
+    from urllib.parse import urlsplit
+
+    value = raw.strip().lower()
+    if not value or value.startswith("#"):
+        return ""
+    if "://" in value:
+        value = urlsplit(value).netloc or value
+    value = value.split("/", 1)[0].rstrip(".")
+    return value[4:] if value.startswith("www.") else value
 
 
 def _read(url: str, limit: int, settings: dict, agent) -> dict:
@@ -129,6 +165,8 @@ def make_web_extract(config=None) -> Tool:
     settings, backend = _fetch_settings(config), backend_name(config, "extract")
 
     def web_extract(args, ctx):
+        from plugins.web.fetching import blocked_by
+
         args = check_args(args, "web_extract")
         urls = args.get("urls") if args.get("urls") is not None else args.get("url")  # one URL sent as 'url'
         urls = [urls] if isinstance(urls, str) else arg({"urls": urls}, "urls", list, tool="web_extract")
@@ -140,6 +178,9 @@ def make_web_extract(config=None) -> Tool:
         for url in urls:
             if is_interrupted(ctx.agent):
                 results.append({"url": url, "error": "not fetched: the user interrupted the turn"})
+                continue
+            if extract and (rule := blocked_by(url, settings["blocked"])) is not None:  # a backend fetches it
+                results.append({"url": url, "error": f"blocked by security.website_blocklist (rule '{rule}')"})
                 continue
             ctx.progress(f"fetching {url[:80]}")
             results.append(_extracted(url, limit, extract) if extract else _read(url, limit, settings, ctx.agent))
@@ -232,6 +273,12 @@ def register_config(declare):
             "base_url, ...} (the conversation's when unset)")
     declare("security.allow_private_urls", bool, False, "let the web tools fetch private and local addresses (a "
             "router, localhost); cloud metadata endpoints stay refused")
+    declare("security.website_blocklist.enabled", bool, True, "refuse the hosts of security.website_blocklist "
+            "(hermes-agent's; off only when false)")
+    declare("security.website_blocklist.domains", list[str], [], "hosts the web tools never fetch: a domain and its "
+            "subdomains (example.com), or only the subdomains (*.example.com)")
+    declare("security.website_blocklist.shared_files", list[str], [], "files of such hosts, one a line (relative to "
+            "the config folder)")
 
 
 @hookimpl

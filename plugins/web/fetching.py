@@ -3,7 +3,8 @@ redirect's), a deadline, a byte limit, and an interrupt that stops a long downlo
 
 A model can be talked into fetching what the machine reaches and the internet does not (a router's page, a local
 service, a cloud's metadata endpoint with its keys): private, loopback and link-local addresses are refused unless
-``security.allow_private_urls`` is true, and the cloud metadata endpoints always. The name is resolved once, and
+``security.allow_private_urls`` is true, and the cloud metadata endpoints always; so are the hosts of
+``security.website_blocklist`` (hermes-agent's). The name is resolved once, and
 the request goes to the address that was checked (the name in ``Host`` and, for https, in the TLS handshake and the
 certificate check), so a DNS server that answers differently the second time (rebinding) reaches nothing new."""
 
@@ -42,7 +43,17 @@ def normalized(raw: str) -> str:
     return url
 
 
-def check_url(url: str, allow_private: bool) -> list:
+def blocked_by(url: str, blocked: tuple) -> Optional[str]:
+    """The rule of ``security.website_blocklist`` that ``url``'s host falls under (None: none): a domain covers its
+    subdomains, ``*.x`` only the subdomains."""
+    from fnmatch import fnmatch
+
+    host = (urlsplit(url if "://" in url else f"//{url}").hostname or "").rstrip(".").lower()
+    return next((rule for rule in blocked if host and (fnmatch(host, rule) if rule.startswith("*.") else
+                                                       host == rule or host.endswith(f".{rule}"))), None)
+
+
+def check_url(url: str, allow_private: bool, blocked: tuple = ()) -> list:
     """The addresses to connect to for ``url``, in the resolver's order, each checked; :class:`ToolError` saying why
     it may not be fetched."""
     parts = urlsplit(url)
@@ -51,6 +62,8 @@ def check_url(url: str, allow_private: bool) -> list:
     host = (parts.hostname or "").rstrip(".").lower()
     if not host:
         raise ToolError(f"no host in {url[:80]!r}")
+    if (rule := blocked_by(url, blocked)) is not None:
+        raise ToolError(f"{host} is blocked by security.website_blocklist (rule '{rule}'): not fetched")
     if host in METADATA_HOSTS:
         raise ToolError(f"{host} is a cloud metadata endpoint: never fetched")
     try:
@@ -71,11 +84,12 @@ def check_url(url: str, allow_private: bool) -> list:
     return list(dict.fromkeys(address[0] for *_, address in found))
 
 
-def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
+def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool, blocked: tuple = (),
           cancelled: Callable[[], bool] = lambda: False, headers: Optional[dict] = None,
           json: Any = None) -> Fetched:
     """GET ``url`` (POST ``json`` when given), following at most :data:`MAX_REDIRECTS` redirects, each target
-    checked as the first. ``headers`` (a key) go only to ``url``'s own scheme, host and port."""
+    checked as the first (``blocked``: the blocklist's rules). ``headers`` (a key) go only to ``url``'s own scheme,
+    host and port."""
     import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
     origin = urlsplit(url)[:2]
@@ -84,8 +98,8 @@ def fetch(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
             for _ in range(MAX_REDIRECTS + 1):
                 named = httpx.URL(url)
                 sent = {"Host": named.netloc.decode("ascii"), **(headers or {} if urlsplit(url)[:2] == origin else {})}
-                response = _send(client, "GET" if json is None else "POST", named, check_url(url, allow_private),
-                                 json=json, headers=sent)
+                response = _send(client, "GET" if json is None else "POST", named,
+                                 check_url(url, allow_private, blocked), json=json, headers=sent)
                 with closing(response):
                     if response.is_redirect and response.headers.get("location"):
                         url = str(named.join(response.headers["location"]))

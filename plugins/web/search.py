@@ -48,7 +48,7 @@ def _ask(backend: str, url: str, settings: dict, **request) -> dict:
     from plugins.web.fetching import fetch
 
     try:  # the endpoint is the user's choice, often a server of theirs on this network: a private address is fine
-        got = fetch(url, **dict(settings, allow_private=True), **request)
+        got = fetch(url, **dict(settings, allow_private=True, blocked=()), **request)  # the user's own backend
     except ToolError as exc:
         raise ToolError(f"web_search: {backend} at {url.split('?')[0]}: {exc}") from None
     if got.status in (401, 403):

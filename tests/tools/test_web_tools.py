@@ -599,3 +599,41 @@ def test_vision_analyze_says_what_it_cannot_look_at(make_agent, site, tmp_path):
         {"error": f"vision_analyze: {site}/missing.png answered HTTP 404 Not Found"}]
     assert results[6] == {"error": "vision_analyze: the model could not look at it: scripted:test-model: "
                                    "bad_request (400): this model does not take images"}
+
+
+def test_the_website_blocklist_refuses_its_hosts_and_redirects_to_them(make_agent, site, hermes_home):
+    """hermes-agent's security.website_blocklist: its domains and shared files, checked before any request and at
+    every redirect (a config.yaml of hermes-agent's with a blocklist was unknown keys here, and nothing blocked)."""
+    (hermes_home / "blocked.txt").write_text("# the team's list\nwww.Evil.test\n")
+    config = {"security": {"allow_private_urls": True, "website_blocklist": {
+        "domains": ["https://blocked.example/any/path", "*.sub.test"], "shared_files": ["blocked.txt"]}}}
+    urls = ["http://blocked.example/", "http://a.blocked.example/x", "http://x.sub.test/",
+            f"{site}/elsewhere?to=http://www.evil.test/", f"{site}/page.html"]
+    out = extract(make_agent, urls, config=config)
+    errors = [r.get("error") for r in out["results"]]
+    assert errors[:4] == [
+        "blocked.example is blocked by security.website_blocklist (rule 'blocked.example'): not fetched",
+        "a.blocked.example is blocked by security.website_blocklist (rule 'blocked.example'): not fetched",
+        "x.sub.test is blocked by security.website_blocklist (rule '*.sub.test'): not fetched",
+        "www.evil.test is blocked by security.website_blocklist (rule 'evil.test'): not fetched"]
+    assert errors[4] is None and out["results"][4]["title"]
+    assert Site.seen == ["/elsewhere?to=http://www.evil.test/", "/page.html"]  # the blocked hosts: never asked
+    # *.sub.test leaves sub.test itself; enabled: false turns the list off (the names then do not resolve here)
+    config["security"]["website_blocklist"]["enabled"] = False
+    out = extract(make_agent, ["http://sub.test/", "http://blocked.example/"], config=config)
+    assert all("blocklist" not in r["error"] for r in out["results"])
+    # a plugin's extract backend never gets a blocked URL either
+    asked = []
+
+    class Reader:
+        @hookimpl
+        def web_extract_backends(self, agent):
+            return {"reader": lambda url: asked.append(url) or {"title": "t", "content": "c"}}
+
+    config["security"]["website_blocklist"]["enabled"] = True
+    agent = make_agent(web, Reader(), config={**config, "web": {"extract_backend": "reader"}}, script=[
+        {"tool_calls": [["web_extract", {"urls": ["https://www.blocked.example/", "https://fine.example/"]}]]}, "done"])
+    [out] = tool_results(agent.run_conversation("read"))
+    assert out["results"][0] == {"url": "https://www.blocked.example/",
+                                 "error": "blocked by security.website_blocklist (rule 'blocked.example')"}
+    assert asked == ["https://fine.example/"]
