@@ -79,6 +79,9 @@ def register_config(declare):
                     alias_for=ours))
     declare(Key("hooks", dict, {}, "hermes-agent's shell hooks: event -> [{command, matcher, timeout}] "
                 "(`hermes hooks`)"))
+    declare(Key("providers", dict, {}, "hermes-agent's endpoints by name: {NAME: {api, key_env, api_mode, "
+                "default_model}}; `provider: NAME` uses one"))
+    declare(Key("custom_providers", list, [], "hermes-agent's older list of endpoints: [{name, base_url, ...}]"))
     declare(Key("hooks_auto_accept", bool, False, "run every shell hook of `hooks` without `hermes hooks approve`"))
     from hermes.host.paths import config_dir
 

@@ -12,6 +12,7 @@ provider named by ``memory.provider``, and model-provider folders
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 import re
@@ -24,7 +25,10 @@ SOURCE = "hermes-compat"
 GROUPS = ("hermes_agent.plugins", "hermes_agent.memory_providers", "hermes_agent.model_providers",
           "hermes.memory_provider")
 _TRUE = ("1", "true", "yes", "on")
-NAME_OF_SHELL_HOOKS = "shell-hooks"  # config.yaml's hooks: (shell_hooks.py); a plugin of that name wins
+# what config.yaml itself holds of hermes-agent's extensions, each loaded as a plugin (a found plugin of the name wins)
+NAME_OF_SHELL_HOOKS, CUSTOM_PROVIDERS = "shell-hooks", "custom-providers"
+FROM_CONFIG = {NAME_OF_SHELL_HOOKS: (("hooks",), "plugins.hermes_compat.shell_hooks"),
+               CUSTOM_PROVIDERS: (("providers", "custom_providers"), "plugins.hermes_compat.custom_providers")}
 
 
 def _is_plugin_dir(path: Path) -> bool:
@@ -123,10 +127,9 @@ def candidates(config: Any) -> list:
             cand.load = (lambda c=cand, v=value, m=manifest: _load(c, "entrypoint", v, m, config))
             add(cand)
     found_all = _with_dependencies(list(found.values()), manifests)
-    if config is not None and config.get("hooks") and NAME_OF_SHELL_HOOKS not in found:
-        from plugins.hermes_compat.shell_hooks import candidate
-
-        found_all.append(candidate(config, Candidate))  # last: a Python plugin's block wins a tie, as in hermes-agent
+    for name, (keys, module) in FROM_CONFIG.items():  # last: a Python plugin's block wins a tie, as in hermes-agent
+        if config is not None and name not in found and any(config.get(k) for k in keys):
+            found_all.append(importlib.import_module(module).candidate(config, Candidate))
     return found_all
 
 

@@ -28,7 +28,8 @@ def profile_config(profile: Any, pconf: Any):
     env_vars = [v for v in (getattr(profile, "env_vars", ()) or ()) if isinstance(v, str)]
     key_env = pconf.api_key_env or next((v for v in env_vars if os.environ.get(v)), env_vars[0] if env_vars else "")
     return pconf.with_(api_mode=getattr(profile, "api_mode", "") or "chat_completions",
-                       base_url=pconf.base_url or getattr(profile, "base_url", "") or "", api_key_env=key_env)
+                       base_url=pconf.base_url or getattr(profile, "base_url", "") or "", api_key_env=key_env,
+                       model=pconf.model or getattr(profile, "default_model", "") or "")
 
 
 def profile_factory(profile: Any) -> Callable:
