@@ -1,7 +1,7 @@
 """Built-in plugin prompt: the system prompt, assembled in named layers.
 
 The layers: identity, tool guidance, the other plugins' parts such as the memory block,
-the project's context files, platform hints; see :mod:`plugins.prompt.layers`.
+the project's context files, platform hints, the date and model; see :mod:`plugins.prompt.layers`.
 
 It wraps the kernel's ``system_prompt`` hook: the other plugins' parts come
 in, one prompt goes out, so a distro that blocks this plugin gets just the
@@ -32,7 +32,10 @@ def register_hookspecs(add):
 @hookimpl
 def register_config(declare):
     declare("prompt.identity", str, "", "the agent's identity text; empty: SOUL.md in HERMES_HOME, else the default")
-    declare("prompt.disabled_layers", list[str], [], "layers left out: identity, tools, plugins, context, platform")
+    declare("prompt.disabled_layers", list[str], [], "layers left out: identity, tools, plugins, context, platform, "
+            "session")
+    declare("timezone", str, "", "the IANA time zone of the date the agent is told (Europe/Berlin; empty: this "
+            "machine's; HERMES_TIMEZONE wins)")
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
 

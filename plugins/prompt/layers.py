@@ -1,7 +1,8 @@
 """The system prompt's layers, in order: identity, tool guidance, what other
-plugins contribute (the memory block), the project's context files and the
-platform's hints. Each layer is capped (``prompt.max_layer_chars``) with a
-visible marker. Nothing time-varying goes in: within a session the prompt is
+plugins contribute (the memory block), the project's context files, the
+platform's hints and the session's date and model. Each layer is capped
+(``prompt.max_layer_chars``) with a visible marker. Nothing that changes within
+a day goes in (the date, not the time): within a session the prompt is
 byte-identical from turn to turn, so provider prompt caches hit."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Optional
 
 from plugins.prompt import project
 
-ORDER = ("identity", "tools", "plugins", "context", "platform")  # plugins' own layers go in between
+ORDER = ("identity", "tools", "plugins", "context", "platform", "session")  # plugins' own layers go in between
 
 DEFAULT_IDENTITY = """You are hermes, an agent that works on the user's computer through the tools it is given.
 
@@ -116,6 +117,18 @@ def platform(agent: Any) -> Optional[Layer]:
     return Layer("platform", f"platform {agent.platform}", hint) if hint else None
 
 
+def session(agent: Any) -> Layer:
+    """The day the conversation started (in ``timezone``, hermes-agent's key, or ``HERMES_TIMEZONE``), the model and
+    the provider, as hermes-agent says them: a model knows its training, not today's date."""
+    from plugins.clock import now
+
+    pconf = getattr(agent, "provider_config", None)
+    lines = [f"Conversation started: {now(getattr(agent, 'config', None)).strftime('%A, %B %d, %Y')}"]
+    lines += [f"{label}: {value}" for label, value in (("Model", getattr(pconf, "model", "")),
+                                                       ("Provider", getattr(pconf, "provider", ""))) if value]
+    return Layer("session", "the date, the model", "\n".join(lines))
+
+
 def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added: list = ()) -> list:
     """The layers for ``agent``'s session; ``contributions`` are the other
     plugins' ``system_prompt`` parts (the memory block among them), ``added``
@@ -130,6 +143,7 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
         "plugins": lambda: Layer("plugins", "other plugins (system_prompt)", plugins_text) if plugins_text else None,
         "context": lambda: context(config, cwd or Path.cwd()),
         "platform": lambda: platform(agent),
+        "session": lambda: session(agent),
     }
     followers: dict = {}  # a plugin's layer goes after the one it names (default: the plugins' parts)
     for extra in added:

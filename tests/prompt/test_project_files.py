@@ -81,7 +81,7 @@ def test_a_plugin_adds_a_layer_through_prompt_layer(make_agent, tmp_path, monkey
     agent = make_agent(prompt_plugin, Glossary(), Late(), script=["ok"])
     agent.run_conversation("hi")
     names = [layer.name for layer in agent.state[LAYERS_KEY]]
-    assert names == ["identity", "glossary", "late", "platform"]
+    assert names == ["identity", "glossary", "late", "platform", "session"]
     system = agent.scripted.requests[0].messages[0]["content"]
     assert system.index("You are hermes") < system.index("hive: where bees live") < system.index("said last")
     off = make_agent(prompt_plugin, Glossary(), config={"prompt": {"disabled_layers": ["glossary"]}}, script=["ok"])

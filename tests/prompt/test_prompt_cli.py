@@ -67,7 +67,7 @@ def test_soul_md_replaces_the_identity_and_prompt_show_says_where_each_layer_cam
     assert out.returncode == 0, out.stderr
     shown = json.loads(out.stdout)
     layers = {layer["name"]: layer for layer in shown["layers"]}
-    assert [layer["name"] for layer in shown["layers"]] == ["identity", "tools", "context", "platform"]
+    assert [layer["name"] for layer in shown["layers"]] == ["identity", "tools", "context", "platform", "session"]
     assert layers["identity"]["source"] == str(hermes_home / "SOUL.md") and "Wren" in layers["identity"]["text"]
     assert "You are hermes" not in shown["prompt"] and layers["context"]["source"] == "AGENTS.md"
     assert shown["chars"] == len(shown["prompt"])
@@ -80,7 +80,7 @@ def test_layers_can_be_turned_off_and_a_long_one_is_cut_with_a_marker(hermes, he
     (hermes_home / "config.yaml").write_text(
         "prompt:\n  disabled_layers: [tools, platform]\n  max_layer_chars: 2000\n  identity: You are Kestrel.\n")
     shown = json.loads(hermes("prompt", "show", "--json", cwd=folder).stdout)
-    assert [layer["name"] for layer in shown["layers"]] == ["identity", "context"]
+    assert [layer["name"] for layer in shown["layers"]] == ["identity", "context", "session"]
     context = shown["layers"][1]
     assert context["truncated"] and context["chars"] > 15000 and len(context["text"]) <= 2000
     assert "[... truncated:" in context["text"] and "characters of AGENTS.md left out]" in context["text"]
@@ -107,7 +107,7 @@ def test_a_distro_sets_the_identity_turns_layers_off_and_adds_context_files(herm
                       "    disabled_layers: [tools]\n    context_files: [STYLE.md]\n")
     shown = json.loads(hermes("--distro", distro, "prompt", "show", "--json", cwd=folder).stdout)
     layers = {layer["name"]: layer for layer in shown["layers"]}
-    assert list(layers) == ["identity", "context", "platform"]
+    assert list(layers) == ["identity", "context", "platform", "session"]
     assert layers["identity"]["text"] == "You are the support desk of Acme."
     assert layers["context"]["source"] == "AGENTS.md, STYLE.md" and "Write short sentences." in shown["prompt"]
     # a context file this folder lacks is left out (another project may have it); `prompt show` says so
@@ -124,3 +124,25 @@ def test_agent_system_prompt_is_the_identity_when_it_is_set(hermes, hermes_home,
     assert shown["prompt"].startswith("You are the build bot.") and "You are hermes" not in shown["prompt"]
     assert "identity" not in [layer["name"] for layer in shown["layers"]]
     assert "── agent.system_prompt (" in hermes("prompt", "show", cwd=folder).stdout
+
+
+def test_the_session_layer_tells_the_date_in_the_users_zone_and_the_model(hermes, hermes_home):
+    """A model knows its training, not today's date: hermes-agent's "Conversation started" line, in the zone of
+    `timezone` (hermes-agent's key) or HERMES_TIMEZONE, with the model and the provider."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    def session_layer(*args, env=None):
+        out = hermes("prompt", "show", "--json", *args, env=env)
+        assert out.returncode == 0, out.stderr
+        return {layer["name"]: layer for layer in json.loads(out.stdout)["layers"]}.get("session"), out.stderr
+
+    (hermes_home / "config.yaml").write_text("model: gpt-test\nprovider: openrouter\ntimezone: Pacific/Kiritimati\n")
+    for zone, env in (("Pacific/Kiritimati", None), ("Pacific/Pago_Pago", {"HERMES_TIMEZONE": "Pacific/Pago_Pago"})):
+        layer, _ = session_layer(env=env)  # UTC+14 and UTC-11: a day apart most hours
+        day = datetime.now(ZoneInfo(zone)).strftime("%A, %B %d, %Y")
+        assert layer["text"] == f"Conversation started: {day}\nModel: gpt-test\nProvider: openrouter", zone
+    layer, said = session_layer(env={"HERMES_TIMEZONE": "Mars/Olympus"})
+    assert layer["text"].startswith("Conversation started: ") and "timezone 'Mars/Olympus' is no IANA time zone" in said
+    (hermes_home / "config.yaml").write_text("prompt:\n  disabled_layers: [session]\n")
+    assert session_layer()[0] is None
