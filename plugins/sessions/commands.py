@@ -48,9 +48,9 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
-def _cutoff(age: str) -> float:
-    """The time ``--older-than`` names: a duration before now (``30d``, ``12h``, ``2w``; a bare number is days)
-    or a local date (``2026-11-01``)."""
+def _cutoff(age: str, option: str = "--older-than") -> float:
+    """The time ``option`` names: a duration before now (``30d``, ``12h``, ``2w``; a bare number is days) or a local
+    date (``2026-11-01``)."""
     from datetime import datetime
 
     text = age.strip().lower()
@@ -60,7 +60,44 @@ def _cutoff(age: str) -> float:
         return datetime.strptime(text, "%Y-%m-%d").timestamp()
     except ValueError:
         raise click.BadParameter(f"{age!r}: expected a duration (30d, 12h, 2w) or a date (2026-11-01)",
-                                 param_hint="'--older-than'") from None
+                                 param_hint=f"'{option}'") from None
+
+
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+
+
+def usage_since(store, since: float, page: int = 500) -> dict:
+    """What the sessions active since ``since`` used: sessions, model calls and tokens in all, by model (as
+    ``provider:model``), by platform and sessions by local day. Read a page of sessions at a time, newest first."""
+    from datetime import datetime
+
+    total = {"sessions": 0, "api_calls": 0, **dict.fromkeys(TOKENS, 0)}
+    by_model: dict = {}
+    by_platform: dict = {}
+    by_day: dict = {}
+    offset = 0
+    while True:
+        rows = store.list_sessions(limit=page, offset=offset)
+        recent = [r for r in rows if (r.get("updated_at") or 0) >= since]
+        for row in recent:
+            label = ":".join(p for p in (row.get("provider"), row.get("model")) if p) or "(unknown)"
+            for bucket in (total, by_model.setdefault(label, {"sessions": 0, "api_calls": 0, **dict.fromkeys(TOKENS, 0)})):
+                bucket["sessions"] += 1
+                bucket["api_calls"] += row.get("api_call_count") or 0
+                for key in TOKENS:
+                    bucket[key] += row.get(key) or 0
+            platform = row.get("platform") or "(unknown)"
+            by_platform[platform] = by_platform.get(platform, 0) + 1
+            day = datetime.fromtimestamp(row["started_at"]).strftime("%Y-%m-%d")
+            by_day[day] = by_day.get(day, 0) + 1
+        if len(recent) < len(rows) or len(rows) < page:  # the rest were last active before ``since``
+            break
+        offset += page
+    ordered = dict(sorted(by_model.items(), key=lambda item: (-item[1]["input_tokens"] - item[1]["output_tokens"],
+                                                              item[0])))
+    return {"since": datetime.fromtimestamp(since).isoformat(timespec="seconds"), **total, "by_model": ordered,
+            "by_platform": dict(sorted(by_platform.items(), key=lambda item: (-item[1], item[0]))),
+            "by_day": dict(sorted(by_day.items()))}
 
 
 def _fenced(text: str, info: str = "") -> str:
@@ -149,7 +186,7 @@ def sessions_group(config) -> click.Group:
     @click.group("sessions", invoke_without_command=True)
     @click.pass_context
     def group(ctx):
-        """Stored conversations: list, show, export, search, delete, prune (alone: list)."""
+        """Stored conversations: list, show, export, search, stats, delete, prune (alone: list)."""
         if ctx.invoked_subcommand is None:
             ctx.invoke(list_cmd)
 
@@ -303,6 +340,34 @@ def sessions_group(config) -> click.Group:
         click.echo(f"Deleted {len(deleted)} of {what}; {len(busy)} in use, kept." if busy else f"Deleted {what}.")
         if sizes:
             click.echo(sizes if isinstance(sizes, str) else f"{s.where}: {_mb(sizes[0])} -> {_mb(sizes[1])}")
+
+    @group.command("stats")
+    @click.option("--since", "age", default="30d", show_default=True, metavar="AGE",
+                  help="Sessions active since then: 30d, 12h, 2w (a bare number: days), or a date (2026-11-01).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @_errors_as_clicks
+    def stats_cmd(age, as_json):
+        """What the sessions active since AGE used: model calls and tokens, by model, platform and day."""
+        used = usage_since(store(), _cutoff(age, "--since"))
+        if as_json:
+            _print_json(used)
+            return
+        if not used["sessions"]:
+            click.echo(f"No sessions active since {used['since'][:10]}.")
+            return
+        n = "{:,}".format
+        click.echo(f"Since {used['since'][:16].replace('T', ' ')}: {n(used['sessions'])} sessions, "
+                   f"{n(used['api_calls'])} model calls")
+        click.echo(f"tokens: {n(used['input_tokens'])} in ({n(used['cache_read_tokens'])} of them cached), "
+                   f"{n(used['output_tokens'])} out ({n(used['reasoning_tokens'])} reasoning)")
+        click.echo("by model:")
+        width = max(map(len, used["by_model"]))
+        for label, row in used["by_model"].items():
+            click.echo(f"  {label:<{width}}  {n(row['sessions']):>5} sessions {n(row['api_calls']):>7} calls "
+                       f"{n(row['input_tokens']):>12} in {n(row['output_tokens']):>10} out")
+        click.echo("by platform: " + ", ".join(f"{p} {c}" for p, c in used["by_platform"].items()))
+        busiest = max(used["by_day"].items(), key=lambda item: item[1])
+        click.echo(f"busiest day: {busiest[0]} ({busiest[1]} sessions started); {len(used['by_day'])} days with some")
 
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")

@@ -117,3 +117,29 @@ def test_delete(cli, data):
     assert cli("search", "tomatoes").output.strip() == "No matches."
     assert cli("delete", "20261129_110000_bbbb", "--yes").exit_code == 0
     assert cli("list").output.strip() == "No sessions yet."
+
+
+def test_stats_adds_up_the_sessions_active_since(cli, data, home):
+    import sqlite3
+    import time
+
+    data.ensure_session("20261001_090000_old", model="gpt-x", provider="openai", platform="cli")
+    data.end_session("20261001_090000_old", "completed", {"input_tokens": 1000, "request_count": 9})
+    data.close()
+    with sqlite3.connect(home / "state.db") as conn:  # last active 40 days ago
+        conn.execute("UPDATE sessions SET updated_at = ?, started_at = ? WHERE id = ?",
+                     (time.time() - 40 * 86400,) * 2 + ("20261001_090000_old",))
+    out = cli("stats", "--json")
+    assert out.exit_code == 0, out.output
+    used = json.loads(out.output)
+    assert (used["sessions"], used["api_calls"], used["input_tokens"], used["output_tokens"]) == (2, 2, 42, 7)
+    assert used["by_model"]["openai:gpt-x"]["input_tokens"] == 42 and used["by_model"]["claude"]["sessions"] == 1
+    assert used["by_platform"] == {"cli": 1, "telegram": 1} and sum(used["by_day"].values()) == 2
+    older = json.loads(cli("stats", "--since", "60d", "--json").output)
+    assert older["sessions"] == 3 and older["by_model"]["openai:gpt-x"] == {
+        "sessions": 2, "api_calls": 11, "input_tokens": 1042, "output_tokens": 7, "cache_read_tokens": 0,
+        "cache_write_tokens": 0, "reasoning_tokens": 0}
+    text = cli("stats").output
+    assert "2 sessions, 2 model calls" in text and "openai:gpt-x" in text and "by platform: cli 1, telegram 1" in text
+    bad = cli("stats", "--since", "lately")
+    assert bad.exit_code == 2 and "'--since'" in bad.output

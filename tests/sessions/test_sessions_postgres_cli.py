@@ -125,6 +125,9 @@ def test_prune_on_postgres_deletes_old_sessions_and_their_messages(hermes_sessio
     ids = [_run_json(hermes_sessions, tmp_path, ["ok"], prompt=f"q{i}")["session_id"] for i in range(3)]
     with psycopg.connect(on_postgres) as conn:
         conn.execute("UPDATE hermes_sessions SET updated_at = %s WHERE id = ANY(%s)", (time.time() - 90 * 86400, ids[:2]))
+    for since, count in (("30d", 1), ("120d", 3)):  # sessions stats pages through the server's sessions too
+        used = json.loads(hermes_sessions("sessions", "stats", "--since", since, "--json").stdout)
+        assert used["sessions"] == count and used["api_calls"] == count
     res = hermes_sessions("sessions", "prune", "--older-than", "30d", "-y", "--json")
     assert res.returncode == 0, res.stderr
     assert sorted(json.loads(res.stdout)["deleted"]) == sorted(ids[:2])  # the same updated_at: any order
