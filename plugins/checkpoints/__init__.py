@@ -2,8 +2,9 @@
 
 With ``checkpoints.enabled: true`` (hermes-agent's key) the folder a turn is about to change is snapshotted once per
 turn, before its first ``write_file``, ``patch``, ``terminal`` or ``execute_code`` call: ``hermes checkpoints``
-(list, diff, restore) and ``/rollback`` in a chat. Snapshots live in a git store in the data folder (:mod:`plugins.checkpoints.store`), never in
-the folder; a snapshot that cannot be taken is a warning and never stops the tool."""
+(list, diff, restore) and ``/rollback`` in a chat. Snapshots live in a git store in the data folder
+(:mod:`plugins.checkpoints.store`), never in the folder; a snapshot that cannot be taken is a warning and never stops
+the tool."""
 
 from __future__ import annotations
 

@@ -12,10 +12,15 @@ hermes-style context and an adapter turns what it registered into kernel
 hooks and registrations (see ``bridge.py`` with ``keywords.py``, ``adapters.py`` and the modules it
 uses: ``tools_commands.py``, ``memory.py``, ``engines.py``, ``profiles.py``).
 
+What config.yaml itself holds of hermes-agent's extensions loads as plugins of their own: its shell hooks
+(``hooks:``, plugin ``shell-hooks``, :mod:`~plugins.hermes_compat.shell_hooks`, with ``hermes hooks``) and its
+endpoints (``providers:``, ``custom_providers:``, plugin ``custom-providers``).
+
 It also adds ``hermes plugins install`` and ``hermes plugins uninstall``.
 
 Listing imports nothing of it but this package, its discovery module and its
-manifest reader.
+manifest reader (and, when config.yaml holds hooks or endpoints, the module that
+names them).
 """
 
 import sys
@@ -69,9 +74,9 @@ def discover_plugins(config):
 
 @hookimpl
 def register_config(declare):
-    """hermes-agent's names of keys (:data:`RENAMED`), its ``.env`` of keys, and the config_schema of
-    every loaded hermes plugin (manifest v2)."""
-
+    """hermes-agent's names of keys (:data:`RENAMED`), its shell hooks and endpoints (read by the plugins
+    discovery makes of them), its ``.env`` of keys, and the config_schema of every loaded hermes plugin
+    (manifest v2)."""
     from kernel.keys import Key
 
     for name, kind, ours, minimum in RENAMED:
@@ -142,7 +147,8 @@ def doctor_checks(agent):
     entries, every = approvals(), accepts_all(agent.config)
     waiting = [s for s in specs if not every and approval_of(s, entries) is None]
     broken = [f"{s.label()}: {why}" for s in specs if (why := script_problem(s.command))]
-    said = problems + broken + ([f"{len(waiting)} not approved, so not run (`hermes hooks approve`)"] if waiting else [])
+    said = problems + broken + ([f"{len(waiting)} not approved, so not run (`hermes hooks approve`)"]
+                                if waiting else [])
     return [Check("shell hooks", WARN if said else OK, f"{len(specs)} configured" + (f"; {'; '.join(said)}" if said
                                                                                     else ", all approved"))]
 

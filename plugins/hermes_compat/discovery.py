@@ -26,8 +26,8 @@ GROUPS = ("hermes_agent.plugins", "hermes_agent.memory_providers", "hermes_agent
           "hermes.memory_provider")
 _TRUE = ("1", "true", "yes", "on")
 # what config.yaml itself holds of hermes-agent's extensions, each loaded as a plugin (a found plugin of the name wins)
-NAME_OF_SHELL_HOOKS, CUSTOM_PROVIDERS = "shell-hooks", "custom-providers"
-FROM_CONFIG = {NAME_OF_SHELL_HOOKS: (("hooks",), "plugins.hermes_compat.shell_hooks"),
+SHELL_HOOKS, CUSTOM_PROVIDERS = "shell-hooks", "custom-providers"
+FROM_CONFIG = {SHELL_HOOKS: (("hooks",), "plugins.hermes_compat.shell_hooks"),
                CUSTOM_PROVIDERS: (("providers", "custom_providers"), "plugins.hermes_compat.custom_providers")}
 
 

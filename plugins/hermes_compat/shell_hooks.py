@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from plugins.hermes_compat.discovery import NAME_OF_SHELL_HOOKS as NAME
+from plugins.hermes_compat.discovery import SHELL_HOOKS as NAME
 from plugins.hermes_compat.state import log
 
 ALLOWLIST = "shell-hooks-allowlist.json"

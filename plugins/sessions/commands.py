@@ -81,7 +81,8 @@ def usage_since(store, since: float, page: int = 500) -> dict:
         recent = [r for r in rows if (r.get("updated_at") or 0) >= since]
         for row in recent:
             label = ":".join(p for p in (row.get("provider"), row.get("model")) if p) or "(unknown)"
-            for bucket in (total, by_model.setdefault(label, {"sessions": 0, "api_calls": 0, **dict.fromkeys(TOKENS, 0)})):
+            model = by_model.setdefault(label, {"sessions": 0, "api_calls": 0, **dict.fromkeys(TOKENS, 0)})
+            for bucket in (total, model):
                 bucket["sessions"] += 1
                 bucket["api_calls"] += row.get("api_call_count") or 0
                 for key in TOKENS:

@@ -11,8 +11,8 @@
   (``auxiliary.vision``, else the conversation's): :mod:`plugins.web.vision`.
 
 Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
-cloud metadata endpoints always, and the hosts of ``security.website_blocklist`` (:mod:`plugins.web.fetching`). Settings: ``web.timeout`` (20 s a request),
-``web.max_bytes`` (20 MB a page: a PDF is read whole or not at all).
+cloud metadata endpoints always, and the hosts of ``security.website_blocklist`` (:mod:`plugins.web.fetching`).
+Settings: ``web.timeout`` (20 s a request), ``web.max_bytes`` (20 MB a page: a PDF is read whole or not at all).
 """
 
 from __future__ import annotations

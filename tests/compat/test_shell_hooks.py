@@ -59,7 +59,8 @@ def test_a_guard_blocks_the_tool_calls_its_matcher_fits_and_reads_hermes_agents_
     assert payload["session_id"] and payload["extra"]["tool_call_id"] and "turn_id" in payload["extra"]
     # the acceptance was recorded in hermes-agent's file, in its format
     [entry] = json.loads((hermes_home / "shell-hooks-allowlist.json").read_text())["approvals"]
-    assert (entry["event"], entry["command"]) == ("pre_tool_call", "sh ~/guard.sh") and entry["approved_at"].endswith("Z")
+    assert (entry["event"], entry["command"]) == ("pre_tool_call", "sh ~/guard.sh")
+    assert entry["approved_at"].endswith("Z")
     assert entry["script_mtime_at_approval"]  # of ~/guard.sh, a word after the program
 
 
