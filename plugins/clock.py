@@ -1,28 +1,55 @@
 """What time it is for the user: ``HERMES_TIMEZONE``, else config.yaml's ``timezone`` (an IANA name, hermes-agent's
-key), else this machine's zone."""
+key), else this machine's zone. The system prompt's date and the cron schedules use it."""
 
 from __future__ import annotations
 
 import logging
 import os
-from datetime import datetime
-from typing import Any
+from datetime import datetime, tzinfo
+from typing import Any, Optional
 
 _said: set = set()
+_from_file: dict = {}  # config.yaml's stamp -> its timezone (read once per change, for callers without config)
+
+
+def zone(config: Any = None) -> Optional[tzinfo]:
+    """The user's zone (None: this machine's); a name that is no zone is one warning, then this machine's."""
+    name = os.environ.get("HERMES_TIMEZONE", "").strip()
+    if not name:
+        name = str((config.get("timezone") if config is not None else _configured()) or "").strip()
+    if not name:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        if name not in _said:
+            _said.add(name)
+            logging.getLogger("hermes.clock").warning("timezone %r is no IANA time zone (Europe/Berlin, "
+                                                      "America/New_York, ...); this machine's is used", name)
+        return None
 
 
 def now(config: Any = None) -> datetime:
-    """Now, in the user's zone; a zone that does not exist is one warning, then this machine's."""
-    name = os.environ.get("HERMES_TIMEZONE", "").strip() or str((config.get("timezone") if config is not None
-                                                                  else "") or "").strip()
-    if name:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    """Now, in the user's zone."""
+    found = zone(config)
+    return datetime.now(found) if found is not None else datetime.now().astimezone()
+
+
+def _configured() -> str:
+    """``timezone`` of config.yaml, for code that has no config at hand (the cron jobs' times)."""
+    from hermes.host.paths import config_dir, stamp
+
+    path = config_dir() / "config.yaml"
+    key = stamp(str(path))
+    if key not in _from_file:
+        import yaml
 
         try:
-            return datetime.now(ZoneInfo(name))
-        except (ZoneInfoNotFoundError, ValueError):
-            if name not in _said:
-                _said.add(name)
-                logging.getLogger("hermes.clock").warning("timezone %r is no IANA time zone (Europe/Berlin, "
-                                                          "America/New_York, ...); this machine's is used", name)
-    return datetime.now().astimezone()
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) if key else {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = {}
+        _from_file.clear()
+        _from_file[key] = data.get("timezone") if isinstance(data, dict) else None
+    return str(_from_file[key] or "")

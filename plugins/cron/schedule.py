@@ -1,7 +1,7 @@
 """When a job runs, in hermes-agent's forms: ``30m`` (``2h``, ``1d``, ``90s``) once after that long; ``every 30m``
 again and again; a cron expression (``0 9 * * 1-5``: minute, hour, day of month, month, day of week; ``*``,
-lists, ranges, ``/step``, ``jan``..``dec``, ``sun``..``sat``) in local time; an ISO time (``2026-12-24T09:00``)
-once. Times are the machine's local time, kept as ISO text with their offset."""
+lists, ranges, ``/step``, ``jan``..``dec``, ``sun``..``sat``) in the user's time; an ISO time (``2026-12-24T09:00``)
+once. Times are the user's (``timezone``, ``HERMES_TIMEZONE``, else the machine's), kept as ISO text with their offset."""
 
 from __future__ import annotations
 
@@ -71,11 +71,19 @@ def parse(text: str) -> Schedule:
         at = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"'{text}' is not a schedule: use {FORMS}") from None
-    return Schedule(text, "once", at=at.astimezone() if at.tzinfo is None else at)  # without an offset: local
+    if at.tzinfo is None:  # without an offset: the user's time (timezone, HERMES_TIMEZONE), else this machine's
+        from plugins.clock import zone
+
+        found = zone()
+        at = at.replace(tzinfo=found) if found is not None else at.astimezone()
+    return Schedule(text, "once", at=at)
 
 
 def local_now() -> datetime:
-    return datetime.now().astimezone().replace(microsecond=0)
+    """Now in the user's zone (``timezone``, ``HERMES_TIMEZONE``): cron expressions are read in it."""
+    from plugins.clock import now
+
+    return now().replace(microsecond=0)
 
 
 def _cron(text: str) -> tuple:
@@ -112,7 +120,10 @@ def _value(word: str, names: tuple, low: int, text: str) -> int:
 
 
 def _next_cron(cron: tuple, after: datetime) -> datetime:
-    """The first minute after ``after`` the expression allows (local time)."""
+    """The first minute after ``after`` the expression allows, in ``after``'s zone (the user's, or this machine's)."""
+    from zoneinfo import ZoneInfo
+
+    zone = after.tzinfo if isinstance(after.tzinfo, ZoneInfo) else None
     minutes, hours, days, months, weekdays, both = cron
     t = after.replace(tzinfo=None, second=0, microsecond=0) + timedelta(minutes=1)
     for _ in range(100_000):  # a handful of jumps a day: within it for any expression that can match
@@ -129,5 +140,5 @@ def _next_cron(cron: tuple, after: datetime) -> datetime:
         if t.minute not in minutes:
             t += timedelta(minutes=1)
             continue
-        return t.astimezone()
+        return t.replace(tzinfo=zone) if zone is not None else t.astimezone()
     raise ValueError("the cron expression never matches (a day that no month has?)")

@@ -34,8 +34,8 @@ def register_config(declare):
     declare("prompt.identity", str, "", "the agent's identity text; empty: SOUL.md in HERMES_HOME, else the default")
     declare("prompt.disabled_layers", list[str], [], "layers left out: identity, tools, plugins, context, platform, "
             "session")
-    declare("timezone", str, "", "the IANA time zone of the date the agent is told (Europe/Berlin; empty: this "
-            "machine's; HERMES_TIMEZONE wins)")
+    declare("timezone", str, "", "the user's IANA time zone, of the date the agent is told and of cron schedules "
+            "(Europe/Berlin; empty: this machine's; HERMES_TIMEZONE wins)")
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
 

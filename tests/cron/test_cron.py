@@ -235,3 +235,19 @@ def test_the_model_schedules_lists_pauses_and_removes_jobs(make_agent, hermes_ho
         "action": "create", "schedule": "1m", "prompt": "again"}]]}, "done"])
     [refused] = [json.loads(m["content"]) for m in agent.run_conversation("go")["messages"] if m["role"] == "tool"]
     assert refused == {"error": "cronjob: a scheduled run cannot change the schedule (ask the user)"}
+
+
+def test_schedules_are_read_in_the_users_time_zone(hermes, hermes_home):
+    """hermes-agent's timezone key (and HERMES_TIMEZONE): `0 9 * * *` is nine in the user's zone, not the machine's
+    (UTC here); so is an ISO time without an offset."""
+    (hermes_home / "config.yaml").write_text("timezone: Asia/Kolkata\n")
+    assert hermes("cron", "add", "0 9 * * *", "morning").returncode == 0
+    assert hermes("cron", "add", "2099-01-02T09:30", "later").returncode == 0
+    jobs = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
+    runs = {j["prompt"]: datetime.fromisoformat(j["next_run"]) for j in jobs}
+    assert runs["morning"].utcoffset().total_seconds() == 5.5 * 3600 and runs["morning"].hour == 9
+    assert runs["later"].isoformat() == "2099-01-02T09:30:00+05:30"
+    out = hermes("cron", "add", "0 9 * * *", "west", env={"HERMES_TIMEZONE": "America/Los_Angeles"})
+    assert out.returncode == 0, out.stderr
+    west = [j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"] if j["prompt"] == "west"][0]
+    assert datetime.fromisoformat(west["next_run"]).hour == 9 and west["next_run"].endswith(("-08:00", "-07:00"))
