@@ -63,6 +63,12 @@ def _profile(key: str, raw: Any, where: str) -> "Profile | None":
     if not name:
         log.warning("%s: no name; left out", where)
         return None
+    from plugins_providers.defaults import PROVIDERS
+
+    if name in PROVIDERS:
+        log.warning("%s: '%s' is a built-in provider's name, and the built-in one is used (as in hermes-agent); "
+                    "give this endpoint another name", where, name)
+        return None
     mode = str(entry.get("api_mode") or "chat_completions").strip().lower()
     if mode not in MODES:
         log.warning("%s: api_mode %r is not served here (%s); chat_completions is used", where, mode,

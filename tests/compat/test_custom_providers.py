@@ -13,10 +13,12 @@ def test_a_named_endpoint_of_providers_serves_the_run(hermes, hermes_home, make_
     (hermes_home / "config.yaml").write_text(
         "model:\n  provider: local\n"
         f"providers:\n  local:\n    name: Local Box\n    api: {server.openai_url}\n    key_env: LOCAL_BOX_KEY\n"
-        "    default_model: llama3\n  off:\n    api: http://127.0.0.1:9/v1\n    enabled: false\n")
+        "    default_model: llama3\n  off:\n    api: http://127.0.0.1:9/v1\n    enabled: false\n"
+        "  openrouter:\n    api: http://127.0.0.1:9/v1\n")
     out = hermes("run", "hi", env={"LOCAL_BOX_KEY": "sk-local"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "from the local box" and "unknown" not in out.stderr
+    assert "providers.openrouter: 'openrouter' is a built-in provider's name, and the built-in one is used" in out.stderr
     [sent] = server.requests
     assert sent.path == "/v1/chat/completions" and sent.body["model"] == "llama3"  # its default model
     # named by its display name, or as custom:<name>, with another model
