@@ -18,7 +18,8 @@ def test_a_named_endpoint_of_providers_serves_the_run(hermes, hermes_home, make_
     out = hermes("run", "hi", env={"LOCAL_BOX_KEY": "sk-local"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "from the local box" and "unknown" not in out.stderr
-    assert "providers.openrouter: 'openrouter' is a built-in provider's name, and the built-in one is used" in out.stderr
+    assert "providers.openrouter: 'openrouter' is a built-in provider's name, and the built-in one is used" \
+        in out.stderr
     [sent] = server.requests
     assert sent.path == "/v1/chat/completions" and sent.body["model"] == "llama3"  # its default model
     # named by its display name, or as custom:<name>, with another model
