@@ -92,3 +92,21 @@ def register_slash_commands(register):
     from plugins.checkpoints.chat import rollback
 
     register("rollback", rollback, description="the folder's checkpoints: list, diff N, or N [FILE] to restore")
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """Whether snapshots can be taken: on, and git there."""
+    import shutil
+
+    from plugins.doctor.hookspecs import OK, WARN, Check
+
+    if not agent.config.get("checkpoints.enabled"):
+        return None
+    if shutil.which("git") is None:
+        return [Check("checkpoints", WARN, "checkpoints.enabled is true, but git is not installed: no snapshot is "
+                                           "taken (install git)")]
+    from plugins.checkpoints.store import projects, size
+
+    return [Check("checkpoints", OK, f"on; snapshots of {len(projects())} folder(s), {size() / 1e6:.1f} MB "
+                                     "(`hermes checkpoints status`)")]

@@ -122,3 +122,13 @@ def test_the_folder_a_call_would_change(tmp_path, monkeypatch):
     assert folder_of(Call(name="terminal", args={"command": "make", "workdir": str(other / "src")})) == \
         str(other.resolve())
     assert folder_of(Call(name="terminal", args={"command": "ls"})) == str(here.resolve())
+
+
+def test_doctor_says_whether_snapshots_can_be_taken(hermes, hermes_home, tmp_path):
+    assert "checkpoints" not in hermes("doctor", "--offline").stdout  # off: nothing to say
+    (hermes_home / "config.yaml").write_text("checkpoints:\n  enabled: true\n")
+    assert "ok    checkpoints  on; snapshots of 0 folder(s)" in hermes("doctor", "--offline").stdout
+    bin_dir = tmp_path / "bin"  # a PATH where git is not
+    bin_dir.mkdir()
+    out = hermes("doctor", "--offline", env={"PATH": str(bin_dir)})
+    assert "checkpoints  checkpoints.enabled is true, but git is not installed" in out.stdout
