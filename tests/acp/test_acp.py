@@ -186,3 +186,22 @@ def test_bad_sessions_are_one_line_errors_and_the_editors_mcp_servers_join(edito
 
     start(["unused"], Editor(), body)
     assert "not a folder" in errors[0] and "no session '20990101_000000_nosuch'" in errors[1]
+
+
+def test_what_plugin_code_prints_stays_out_of_the_protocol(editor_session, hermes_home):
+    folder = hermes_home / "plugins" / "printer"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("def register(ctx):\n    ctx.register_hook('pre_llm_call', lambda **kw: "
+                                        "print('NOISE on stdout', flush=True))\n")
+    start, _project = editor_session
+    editor = Editor()
+
+    async def body(conn, session_id):
+        from acp import text_block
+
+        done = await conn.prompt(session_id=session_id, prompt=[text_block("hi")])
+        await settled(lambda: editor.said() == "clean answer")
+        return done
+
+    assert start(["clean answer"], editor, body, "plugins:\n  enabled: [printer]\n").stop_reason == "end_turn"
+    assert editor.said() == "clean answer"
