@@ -188,7 +188,7 @@ def test_bad_sessions_are_one_line_errors_and_the_editors_mcp_servers_join(edito
     assert "not a folder" in errors[0] and "no session '20990101_000000_nosuch'" in errors[1]
 
 
-def test_what_plugin_code_prints_stays_out_of_the_protocol(editor_session, hermes_home):
+def test_what_plugin_code_prints_stays_out_of_the_protocol(editor_session, hermes_home, caplog):
     folder = hermes_home / "plugins" / "printer"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text("def register(ctx):\n    ctx.register_hook('pre_llm_call', lambda **kw: "
@@ -205,3 +205,4 @@ def test_what_plugin_code_prints_stays_out_of_the_protocol(editor_session, herme
 
     assert start(["clean answer"], editor, body, "plugins:\n  enabled: [printer]\n").stop_reason == "end_turn"
     assert editor.said() == "clean answer"
+    assert "Error parsing JSON-RPC message" not in caplog.text  # the SDK's client says so of a line not its own
