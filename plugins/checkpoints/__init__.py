@@ -89,9 +89,13 @@ def register_commands(cli):
 
 @hookimpl
 def register_slash_commands(register):
-    from plugins.checkpoints.chat import rollback
+    register("rollback", _rollback, description="the folder's checkpoints: list, diff N, or N [FILE] to restore")
 
-    register("rollback", rollback, description="the folder's checkpoints: list, diff N, or N [FILE] to restore")
+
+def _rollback(raw_args: str, agent) -> str:
+    from plugins.checkpoints.chat import rollback  # when typed: every session collects the slash commands
+
+    return rollback(raw_args, agent)
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
