@@ -192,7 +192,7 @@ class Config:
 
     def declare(self, keys: Iterable[Key]) -> None:
         """Add plugins' keys (the first of a name wins) and check their values (raised, or in ``problems``)."""
-        added = [k for k in keys if k.name not in self.keys]
+        added = list({k.name: k for k in reversed(list(keys)) if k.name not in self.keys}.values())[::-1]
         for key in added:
             self.keys[key.name] = key
             if key.alias_for:
