@@ -72,11 +72,11 @@ def discover_plugins(config):
     return candidates(config)
 
 
-@hookimpl
-def register_config(declare):
+@hookimpl(trylast=True)  # last: a key of hermes-agent's that a plugin here reads is that plugin's
+def register_config(declare, config):
     """hermes-agent's names of keys (:data:`RENAMED`), its shell hooks and endpoints (read by the plugins
-    discovery makes of them), its ``.env`` of keys, and the config_schema of every loaded hermes plugin
-    (manifest v2)."""
+    discovery makes of them), its ``.env`` of keys, the config_schema of every loaded hermes plugin (manifest v2),
+    and the rest of its keys that config.yaml holds (:func:`agent_keys_in`), known but without effect here."""
     from kernel.keys import Key
 
     for name, kind, ours, minimum in RENAMED:
@@ -94,11 +94,45 @@ def register_config(declare):
         from plugins.hermes_compat.dotenv import load  # any provider is built (a listing imports no more without one)
 
         load(config_dir())
+    for name in agent_keys_in(getattr(config, "data", None) or {}):
+        declare(Key(name, ANY, None, IGNORED))
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:
         from plugins.hermes_compat.manifests import declare_schemas
 
         declare_schemas(declare, state.records())
+
+
+ANY = (str, int, float, bool, list, dict)
+IGNORED = "hermes-agent's key: no effect here"
+_said_ignored: list = []
+
+
+def agent_keys_in(data: dict, prefix: str = "") -> dict:
+    """The keys of hermes-agent's (:mod:`plugins.hermes_compat.agent_keys`) that ``data`` (config.yaml) holds, with
+    their values."""
+    if not data:
+        return {}
+    from plugins.hermes_compat.agent_keys import DEFAULTS  # 0.3 ms: only with a config.yaml
+
+    found = {}
+    for name, value in data.items():
+        dotted = f"{prefix}{name}"
+        if dotted in DEFAULTS:
+            found[dotted] = value
+        elif isinstance(value, dict):
+            found.update(agent_keys_in(value, dotted + "."))
+    return found
+
+
+def without_effect(config) -> list:
+    """hermes-agent's settings of config.yaml that nothing here reads and that differ from its defaults: what the
+    user set there and loses here (``terminal.backend: docker``)."""
+    from plugins.hermes_compat.agent_keys import DEFAULTS
+
+    keys = getattr(config, "keys", {})
+    return [name for name, value in agent_keys_in(getattr(config, "data", None) or {}).items()
+            if value != DEFAULTS[name] and getattr(keys.get(name), "help", "") == IGNORED]
 
 
 @hookimpl
@@ -118,6 +152,11 @@ def on_session_start(agent):
     shell_hooks = sys.modules.get("plugins.hermes_compat.shell_hooks")  # loaded: config.yaml has hooks
     if shell_hooks is not None:
         shell_hooks.say_problems()
+    if not _said_ignored and (lost := without_effect(agent.config)):
+        _said_ignored.append(lost)
+        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+        log.warning("config.yaml: hermes-agent's settings with no effect here: %s%s (`hermes doctor` lists them)",
+                    ", ".join(lost[:3]), more)
     registry = agent.host.registry
     for name in set(agent.toolsets or ()) & set(AGENT_TOOLSETS) - _said_empty:
         if not registry.expand_toolsets([name]):
@@ -137,20 +176,24 @@ def register_commands(cli, config):
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent):
-    """The shell hooks: how many, and any not approved or whose command cannot run."""
+    """hermes-agent's settings that have no effect here; the shell hooks: how many, and any not approved or whose
+    command cannot run."""
     from plugins.doctor.hookspecs import OK, WARN, Check
     from plugins.hermes_compat.shell_hooks import accepts_all, approval_of, approvals, parse, script_problem
 
+    lost = without_effect(agent.config)
+    checks = [Check("hermes-agent", WARN, f"settings of config.yaml with no effect here: {', '.join(lost)}")] \
+        if lost else []
     specs, problems = parse(agent.config.get("hooks"))
     if not specs and not problems:
-        return None
+        return checks or None
     entries, every = approvals(), accepts_all(agent.config)
     waiting = [s for s in specs if not every and approval_of(s, entries) is None]
     broken = [f"{s.label()}: {why}" for s in specs if (why := script_problem(s.command))]
     said = problems + broken + ([f"{len(waiting)} not approved, so not run (`hermes hooks approve`)"]
                                 if waiting else [])
-    return [Check("shell hooks", WARN if said else OK, f"{len(specs)} configured" + (f"; {'; '.join(said)}" if said
-                                                                                    else ", all approved"))]
+    return checks + [Check("shell hooks", WARN if said else OK, f"{len(specs)} configured"
+                           + (f"; {'; '.join(said)}" if said else ", all approved"))]
 
 
 @hookimpl

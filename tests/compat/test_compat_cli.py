@@ -214,3 +214,30 @@ def test_hermes_agents_toolsets_we_lack_take_in_what_exists_and_an_empty_one_is_
     assert sorted(out.stderr.strip().splitlines()) == [
         "hermes: WARNING: toolsets: hermes-agent's 'image_gen' has none of its tools here (image_generate); it adds "
         "nothing"]
+
+
+def test_hermes_agents_own_keys_are_known_and_only_changed_ones_are_said(hermes, hermes_home, tmp_path):
+    """A config.yaml of hermes-agent's (its defaults hold ~590 keys, ~200 read nowhere here) warned of every key on
+    every run. Its keys are known now; what is said, once, is the settings the user changed that have no effect
+    here (terminal.backend: docker runs nothing in docker here)."""
+    from plugins.hermes_compat.agent_keys import DEFAULTS
+
+    script = tmp_path / "script.json"
+    script.write_text('["fine"]')
+    (hermes_home / "config.yaml").write_text(
+        "display:\n  skin: default\n  bell_on_complete: false\n  show_reasoning: true\n"  # at hermes-agent's defaults
+        "terminal:\n  backend: docker\n  timeout: 30\n"  # backend changed; timeout is read here
+        "agent:\n  max_turns: 12\n  verify_on_stop: false\n"
+        "tts:\n  provider: edge\n")
+    assert DEFAULTS["terminal.backend"] == "local" and DEFAULTS["display.skin"] == "default"
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script, "go")
+    assert out.returncode == 0 and out.stdout.strip() == "fine", out.stderr
+    assert out.stderr.count("\n") == 1 and "unknown key" not in out.stderr
+    assert "settings with no effect here: terminal.backend" in out.stderr and "display.skin" not in out.stderr
+    checked = hermes("config", "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    doctor = hermes("doctor", "--offline")
+    assert "hermes-agent  settings of config.yaml with no effect here: terminal.backend" in doctor.stdout
+    (hermes_home / "config.yaml").write_text("terminal:\n  backendd: docker\n")  # a typo is still one
+    typo = hermes("config", "check")
+    assert typo.returncode == 1 and "unknown key 'terminal.backendd'" in typo.stdout
