@@ -1,7 +1,8 @@
 """When a job runs, in hermes-agent's forms: ``30m`` (``2h``, ``1d``, ``90s``) once after that long; ``every 30m``
 again and again; a cron expression (``0 9 * * 1-5``: minute, hour, day of month, month, day of week; ``*``,
 lists, ranges, ``/step``, ``jan``..``dec``, ``sun``..``sat``) in the user's time; an ISO time (``2026-12-24T09:00``)
-once. Times are the user's (``timezone``, ``HERMES_TIMEZONE``, else the machine's), kept as ISO text with their offset."""
+once. Times are the user's (``timezone``, ``HERMES_TIMEZONE``, else the machine's), kept as ISO text with their
+offset."""
 
 from __future__ import annotations
 
