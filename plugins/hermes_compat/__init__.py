@@ -104,7 +104,7 @@ def register_config(declare, config):
 
 
 ANY = (str, int, float, bool, list, dict)
-IGNORED = "hermes-agent's key: no effect here"
+IGNORED = "hermes-agent's key (`hermes doctor` says whether it has an effect here)"
 _said_ignored: list = []
 
 
@@ -131,8 +131,13 @@ def without_effect(config) -> list:
     from plugins.hermes_compat.agent_keys import DEFAULTS
 
     keys = getattr(config, "keys", {})
+
+    def read_here(name: str) -> bool:  # declared by a plugin here, or below a mapping one declares (auxiliary.approval)
+        parts = name.split(".")
+        return any(getattr(keys.get(".".join(parts[:i])), "help", IGNORED) != IGNORED for i in range(1, len(parts) + 1))
+
     return [name for name, value in agent_keys_in(getattr(config, "data", None) or {}).items()
-            if value != DEFAULTS[name] and getattr(keys.get(name), "help", "") == IGNORED]
+            if value != DEFAULTS[name] and not read_here(name)]
 
 
 @hookimpl
