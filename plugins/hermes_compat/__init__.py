@@ -95,7 +95,7 @@ def register_config(declare, config):
 
         load(config_dir())
     for name in agent_keys_in(getattr(config, "data", None) or {}):
-        declare(Key(name, ANY, None, IGNORED))
+        declare(Key(name, ANY, None, AGENT_KEY_HELP))
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:
         from plugins.hermes_compat.manifests import declare_schemas
@@ -104,7 +104,7 @@ def register_config(declare, config):
 
 
 ANY = (str, int, float, bool, list, dict)
-IGNORED = "hermes-agent's key (`hermes doctor` says whether it has an effect here)"
+AGENT_KEY_HELP = "hermes-agent's key (`hermes doctor` says whether it has an effect here)"
 _said_ignored: list = []
 
 
@@ -134,7 +134,7 @@ def without_effect(config) -> list:
 
     def read_here(name: str) -> bool:  # declared by a plugin here, or below a mapping one declares (auxiliary.approval)
         parts = name.split(".")
-        return any(getattr(keys.get(".".join(parts[:i])), "help", IGNORED) != IGNORED for i in range(1, len(parts) + 1))
+        return any(getattr(keys.get(".".join(parts[:i])), "help", AGENT_KEY_HELP) != AGENT_KEY_HELP for i in range(1, len(parts) + 1))
 
     return [name for name, value in agent_keys_in(getattr(config, "data", None) or {}).items()
             if value != DEFAULTS[name] and not read_here(name)]
