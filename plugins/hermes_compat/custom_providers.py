@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from plugins.hermes_compat.host.provider_base import ProviderProfile
 from plugins.hermes_compat.state import log
 
 MODES = ("chat_completions", "codex_responses", "anthropic_messages")
@@ -32,16 +33,10 @@ _CAMEL = {"apiKey": "api_key", "baseUrl": "base_url", "apiMode": "api_mode", "ke
 
 
 @dataclass
-class Profile:
-    """The shape :mod:`plugins.hermes_compat.profiles` serves (a hermes ``ProviderProfile``'s fields)."""
+class Profile(ProviderProfile):
+    """hermes-agent's profile record, with the entry's model for when none is given."""
 
-    name: str
-    base_url: str
-    api_mode: str = "chat_completions"
-    env_vars: list = field(default_factory=list)
-    aliases: list = field(default_factory=list)
     default_model: str = ""
-    display_name: str = ""
 
 
 def _norm(name: str) -> str:
@@ -82,8 +77,8 @@ def _profile(key: str, raw: Any, where: str) -> "Profile | None":
                     where)
     aliases = sorted({a for a in (_norm(display), f"custom:{name}", f"custom:{_norm(display)}") if a and a != name
                       and a != "custom:"})
-    return Profile(name, url, mode, env, aliases, str(entry.get("default_model") or entry.get("model") or ""),
-                   display)
+    return Profile(name=name, base_url=url, api_mode=mode, env_vars=tuple(env), aliases=tuple(aliases),
+                   display_name=display, default_model=str(entry.get("default_model") or entry.get("model") or ""))
 
 
 def profiles(config: Any) -> list:
