@@ -68,7 +68,7 @@ def pre_tool_call(call, agent):
     from plugins.checkpoints.store import CheckpointError, Store
     from plugins.tool_args import headline
 
-    store = Store(folder, float(agent.config.get("checkpoints.max_file_size_mb") or 0))
+    store = Store(folder, agent.config)
     try:
         with agent.host.waiting():  # git's own timeout bounds it, not plugins.hook_timeout
             store.take(f"before {headline(call.name, call.args, 100)}",

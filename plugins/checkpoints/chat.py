@@ -26,7 +26,7 @@ def rollback(raw_args: str, agent) -> str:
     from plugins.checkpoints.store import CheckpointError, Store
 
     args = raw_args.split()
-    store = Store(os.getcwd(), float(agent.config.get("checkpoints.max_file_size_mb") or 0))
+    store = Store(os.getcwd(), agent.config)
     try:
         if not args:
             said = listing(store.snapshots(), store.folder)

@@ -14,7 +14,7 @@ from plugins.checkpoints.chat import clip, listing
 def _store(app, folder):
     from plugins.checkpoints.store import Store
 
-    return Store(folder or os.getcwd(), float(app.config.get("checkpoints.max_file_size_mb") or 0))
+    return Store(folder or os.getcwd(), app.config)
 
 
 DIR = click.option("--dir", "folder", type=click.Path(exists=True, file_okay=False), help="The folder (default: here).")

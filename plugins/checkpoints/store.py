@@ -18,7 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 EXCLUDES = ("node_modules/", "dist/", "build/", "target/", ".next/", "__pycache__/", "*.pyc", ".cache/",
             ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".venv/", "venv/", ".tox/", ".git/", ".hg/", ".svn/",
@@ -52,13 +52,14 @@ def base() -> Path:
 class Store:
     """The snapshots of one working folder."""
 
-    def __init__(self, folder: str, max_file_mb: float = 10):
+    def __init__(self, folder: str, config: Any = None):
+        """``config``: where ``checkpoints.max_file_size_mb`` is read (none: its default, 10)."""
         self.folder = os.path.realpath(folder)
         self.root = base() / "store"
         self.key = hashlib.sha256(self.folder.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         self.refs = f"refs/checkpoints/{self.key}/"
         self.index = self.root / "indexes" / self.key
-        self.max_file_mb = max_file_mb
+        self.max_file_mb = float((config.get("checkpoints.max_file_size_mb") if config is not None else 10) or 0)
 
     def git(self, *args: str, ok: tuple = (0,), index: bool = True, stdin: str = "") -> str:
         if shutil.which("git") is None:
