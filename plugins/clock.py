@@ -39,17 +39,15 @@ def now(config: Any = None) -> datetime:
 
 def _configured() -> str:
     """``timezone`` of config.yaml, for code that has no config at hand (the cron jobs' times)."""
+    from hermes.host.config import ConfigError, load_config
     from hermes.host.paths import config_dir, stamp
 
-    path = config_dir() / "config.yaml"
-    key = stamp(str(path))
+    key = stamp(str(config_dir() / "config.yaml"))
     if key not in _from_file:
-        import yaml
-
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) if key else {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            data = {}
+            found = load_config(lenient=True).get("timezone") if key else None
+        except ConfigError:  # unreadable: the command that reads config says so
+            found = None
         _from_file.clear()
-        _from_file[key] = data.get("timezone") if isinstance(data, dict) else None
+        _from_file[key] = found
     return str(_from_file[key] or "")

@@ -64,7 +64,7 @@ CRONJOB = Tool(
     description=("Schedule a prompt to run later or repeatedly, as its own run with your tools (nobody will be "
                  "there to approve anything), its answer kept for the user; only when the user asks for it. "
                  "action 'create' (schedule, prompt, name), 'list', 'pause', 'resume', 'remove' (job_id). "
-                 "schedule: '30m' (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, local time) or "
+                 "schedule: '30m' (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time) or "
                  "'2026-12-24T09:00' (once). The prompt must say everything: the run does not see this "
                  "conversation."),
     parameters={"type": "object", "properties": {

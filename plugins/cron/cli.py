@@ -94,7 +94,7 @@ def show_job(job_id, as_json):
 @click.option("-m", "--model", default="", help="The model its runs ask (default: the configured one).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
 def add_job(schedule, prompt, name, toolsets, model, as_json):
-    """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, local time) or
+    """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or
     2026-12-24T09:00 (once)."""
     from plugins.cron.jobs import add, load
     from plugins.cron.schedule import local_now
