@@ -39,12 +39,12 @@ def blocklist(config) -> tuple:
     ``shared_files`` (relative to the config folder; ``#`` starts a comment), unless ``enabled`` is false."""
     if config is None or setting(config, "security.website_blocklist.enabled", True, bool) is False:
         return ()
+    from pathlib import Path
+
+    from hermes.host.paths import config_dir
+
     rules = [d for d in config.get("security.website_blocklist.domains") or [] if isinstance(d, str)]
     for name in config.get("security.website_blocklist.shared_files") or []:
-        from pathlib import Path
-
-        from hermes.host.paths import config_dir
-
         path = config_dir() / Path(str(name)).expanduser()
         try:
             rules += [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
