@@ -1,9 +1,11 @@
-"""Files read as text for the model (context files, skills, the file tools): UTF-8, or UTF-16 with its byte order
-mark, and "no text" for a binary file, whose bytes would reach the model as thousands of replacement characters."""
+"""Text in and out. Files read as text for the model (context files, skills, the file tools): UTF-8, or UTF-16 with
+its byte order mark, and "no text" for a binary file, whose bytes would reach the model as thousands of replacement
+characters. Text shown on a terminal (:func:`printable`): never a control sequence it would obey."""
 
 from __future__ import annotations
 
 import io
+import re
 from typing import Iterator, Optional
 
 UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")  # a file starting so is UTF-16 text (its NULs are no sign of a binary one)
@@ -30,3 +32,24 @@ def decoded(raw: bytes) -> Optional[str]:
     None when it is no text: a NUL in it, or more than a tenth replacement characters (a few bad bytes pass)."""
     text = raw.decode("utf-16" if raw[:2] in UTF16_MARKS else "utf-8", errors="replace")
     return None if "\x00" in text or text.count("\ufffd") > len(text) // 10 else text.removeprefix("\ufeff")
+
+
+# every C0 control but tab and newline, DEL, and the C1 controls (0x9b is CSI on its own)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, stream=None) -> str:
+    """``text`` (a model's, a tool's, a stored session's) as it may be shown
+    on a terminal: escape sequences and other control characters are shown
+    (ESC as ``^[``), never obeyed, so text cannot set the clipboard (OSC 52),
+    the window title or clear the screen. ``\r\n`` is a newline. Unchanged
+    when ``stream`` is given and is not a terminal (a pipe or a file gets the
+    exact text, as ``--json`` does)."""
+    if stream is not None and not (getattr(stream, "isatty", None) and stream.isatty()):
+        return text
+    return _CONTROLS.sub(_caret, text.replace("\r\n", "\n"))
+
+
+def _caret(match) -> str:
+    code = ord(match.group())
+    return f"^{chr(code ^ 0x40)}" if code < 0x20 or code == 0x7F else f"\\x{code:02x}"

@@ -1,36 +1,14 @@
-"""What the program does with the process's output and its end: text that
-cannot drive the terminal, stdout kept for one machine-readable document
-under ``--json``, and an exit that plugin code cannot hold up."""
+"""What the program does with the process's output and its end: stdout kept
+for one machine-readable document under ``--json``, and an exit that plugin
+code cannot hold up."""
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 import time
 from typing import Callable
-
-# every C0 control but tab and newline, DEL, and the C1 controls (0x9b is CSI on its own)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str, stream=None) -> str:
-    """``text`` (a model's, a tool's, a stored session's) as it may be shown
-    on a terminal: escape sequences and other control characters are shown
-    (ESC as ``^[``), never obeyed, so text cannot set the clipboard (OSC 52),
-    the window title or clear the screen. ``\r\n`` is a newline. Unchanged
-    when ``stream`` is given and is not a terminal (a pipe or a file gets the
-    exact text, as ``--json`` does)."""
-    if stream is not None and not (getattr(stream, "isatty", None) and stream.isatty()):
-        return text
-    return _CONTROLS.sub(_caret, text.replace("\r\n", "\n"))
-
-
-def _caret(match) -> str:
-    code = ord(match.group())
-    return f"^{chr(code ^ 0x40)}" if code < 0x20 or code == 0x7F else f"\\x{code:02x}"
-
 
 def exit_within(grace: float, code: int, warn: Callable[[str], None]) -> None:
     """Make the process end within ``grace`` seconds of now, with ``code``.

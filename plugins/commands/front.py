@@ -12,7 +12,7 @@ from typing import Optional
 import click
 
 from hermes.cli.app import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, program
-from hermes.cli.output import printable
+from plugins.text import printable
 
 PROVIDER_OPTIONS = ("model", "provider", "base_url", "api_mode", "api_key_env")  # ProviderConfig's fields
 

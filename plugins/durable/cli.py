@@ -122,7 +122,7 @@ def resume(app: App, run_id: str, as_json: bool):
     if as_json:
         echo_json(vars(result))
     elif not shown(app, console, result.final_response) and result.final_response:
-        from hermes.cli.output import printable
+        from plugins.text import printable
 
         click.echo(printable(result.final_response, sys.stdout))
     finish(result, quiet=as_json)

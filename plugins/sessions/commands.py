@@ -30,7 +30,7 @@ def _row(r: dict, label: str) -> str:
 
 def _echo(text: str) -> None:
     """A line of stored text: on a terminal its escape sequences are shown, not obeyed."""
-    from hermes.cli.output import printable
+    from plugins.text import printable
 
     click.echo(printable(text, sys.stdout))
 

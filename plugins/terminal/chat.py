@@ -8,7 +8,7 @@ import threading
 import click
 
 from hermes.cli.app import program
-from hermes.cli.output import printable
+from plugins.text import printable
 from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.types import add_usage

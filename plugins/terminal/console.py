@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Optional
 
-from hermes.cli.output import printable
+from plugins.text import printable
 from kernel import hookimpl
 from plugins.terminal.style import paint
 

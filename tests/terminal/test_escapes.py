@@ -12,7 +12,7 @@ import subprocess
 import pexpect
 import pytest
 
-from hermes.cli.output import printable
+from plugins.text import printable
 from tests.conftest import ROOT, hermes_command
 
 ESC = "\x1b"
