@@ -256,6 +256,15 @@ class HermesGroup(click.Group):
             command = super().get_command(ctx, name)
         return command
 
+    def parse_args(self, ctx, args):
+        """At a terminal, ``hermes`` alone or followed by an option of no root's (``-c``, ``-m MODEL``) is
+        ``hermes chat`` with them, as in hermes-agent, when a plugin adds ``chat`` (else the help, as click does)."""
+        first = args[0].partition("=")[0] if args else None
+        if (first is None or first.startswith("-") and first not in {o for p in self.get_params(ctx) for o in p.opts}) \
+                and sys.stdin.isatty() and sys.stdout.isatty() and self.get_command(ctx, "chat") is not None:
+            args = ["chat", *args]
+        return super().parse_args(ctx, args)
+
     def resolve_command(self, ctx, args):
         try:
             name, command, rest = super().resolve_command(ctx, args)

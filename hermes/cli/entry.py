@@ -25,7 +25,7 @@ def terminal_width() -> int:
 
 
 # the command lines printed again, and the name of what they printed (a bare
-# `hermes` prints the help too, on stderr, and exits 2, as click does)
+# `hermes` prints the help too, on stderr, and exits 2, as click does; at a terminal it chats)
 REMEMBERED = {(): "help", ("--help",): "help", ("-h",): "help",
               ("plugins", "list"): "listing", ("plugins", "list", "--json"): "listing-json"}
 
@@ -39,7 +39,7 @@ def remembered_key(name: str, prog: str) -> str:
 def _printed_again(prog: str) -> bool:
     """Print what this command line printed last time, if nothing it depends on changed."""
     name = REMEMBERED.get(tuple(sys.argv[1:]))
-    if name is None:
+    if name is None or not sys.argv[1:] and sys.stdin.isatty() and sys.stdout.isatty():
         return False
     from hermes.cli import remembered
     from hermes.host import loadstate

@@ -26,7 +26,7 @@ def provider_options(f):
         click.option("--api-key-env", help="Environment variable holding the API key."),
         click.option("--max-turns", type=click.IntRange(min=1), help="Iteration budget for a turn."),
         click.option("-t", "--toolsets", help="Toolsets to offer, comma-separated (else config's or all; \"\": none)."),
-        click.option("--resume", "resume", metavar="SESSION_ID", help="Continue a stored session (its model and toolsets too)."),
+        click.option("-r", "--resume", metavar="SESSION_ID", help="Continue a stored session (its model and toolsets too)."),
         click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
         click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",

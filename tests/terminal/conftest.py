@@ -52,11 +52,11 @@ class Terminal:
 
 @pytest.fixture
 def terminal(tmp_path, hermes_home):
-    """``terminal(steps, *args, env={})``: ``hermes chat`` with a scripted model in a
+    """``terminal(steps, *args, env={}, command=("chat",))``: ``hermes chat`` with a scripted model in a
     pseudo-terminal; returns ``(Terminal, HERMES_HOME)``."""
     opened = []
 
-    def start(steps: list, *args: str, env: dict = None, name: str = "script.json"):
+    def start(steps: list, *args: str, env: dict = None, name: str = "script.json", command: tuple = ("chat",)):
         home = hermes_home
         script = tmp_path / name
         script.write_text(json.dumps(steps))
@@ -65,7 +65,7 @@ def terminal(tmp_path, hermes_home):
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
         full_env.pop("NO_COLOR", None)
         full_env.update(env or {})
-        argv = [*hermes_command(), "chat", "--api-mode", "scripted", "--base-url", str(script), *args]
+        argv = [*hermes_command(), *command, "--api-mode", "scripted", "--base-url", str(script), *args]
         term = Terminal(argv, full_env, tmp_path)
         opened.append(term)
         return term, home
