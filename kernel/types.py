@@ -5,7 +5,6 @@ in :mod:`kernel.protocols`."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Optional
 
@@ -22,7 +21,7 @@ class ProviderConfig:
     base_url: str = ""
     api_mode: str = ""
     api_key_env: str = ""
-    extra: tuple = ()  # sorted (key, value) pairs of provider-specific options
+    extra: tuple = field(default=(), hash=False)  # sorted (key, value) pairs of provider options (a mapping too)
 
     def with_(self, **changes: Any) -> "ProviderConfig":
         return replace(self, **changes)
@@ -42,7 +41,7 @@ class ProviderConfig:
         fields = {key: str(given.get(key) if given.get(key) is not None else settings.get(key) or "")
                   for key in ("model", "provider", "base_url", "api_mode", "api_key_env")}
         options = settings.section("provider_options")  # timeout, prompt_cache, thinking budget ...
-        return cls(extra=tuple(sorted((k, v) for k, v in options.items() if isinstance(v, Hashable))), **fields)
+        return cls(extra=tuple(sorted(options.items())), **fields)
 
 
 @dataclass

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Hashable
 from typing import Any, Optional
 
 from kernel import hookimpl
@@ -103,7 +102,7 @@ def _entry(i: int, entry: dict) -> dict:
 def provider_config(entry: dict) -> ProviderConfig:
     """A ``fallback_providers`` entry as a ProviderConfig: its other keys are the provider's options."""
     fields = ("model", "provider", "base_url", "api_mode", "api_key_env")
-    extra = tuple(sorted((k, v) for k, v in entry.items() if k not in fields and isinstance(v, Hashable)))
+    extra = tuple(sorted((k, v) for k, v in entry.items() if k not in fields))
     return ProviderConfig(extra=extra, **{k: str(entry.get(k) or "") for k in fields})
 
 

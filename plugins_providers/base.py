@@ -32,6 +32,7 @@ SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<
 
 COMMON_OPTIONS = ("timeout", "idle_timeout", "strict_response_validation")
 NUMBER_OPTIONS = ("temperature", "top_p", "top_k", "max_tokens", "thinking_budget")
+MAPPING_OPTIONS = ("extra_body", "extra_headers")
 _warned_options: set = set()
 
 
@@ -203,10 +204,16 @@ class SDKProvider(Provider):
             if option in NUMBER_OPTIONS and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise ProviderError(f"the provider option '{option}' must be a number, got {value!r}", reason=CONFIG,
                                     provider=self.label)
+            if option in MAPPING_OPTIONS and not isinstance(value, dict):  # its value may be a secret: not shown
+                raise ProviderError(f"the provider option '{option}' must be a mapping (name: value), got a "
+                                    f"{type(value).__name__}", reason=CONFIG, provider=self.label)
             if option not in known and (self.api_mode, option) not in _warned_options:
                 _warned_options.add((self.api_mode, option))
                 log.warning("the provider option '%s' is not one the %s provider reads%s; it is ignored (it reads: %s)",
                             option, self.api_mode, did_you_mean(option, known, n=1), ", ".join(sorted(known)))
+        if "extra_headers" in self.options:  # a header is text (YAML reads `X-Retries: 1` as a number); None: not sent
+            self.options["extra_headers"] = {str(k): str(v) for k, v in self.options["extra_headers"].items()
+                                             if v is not None}
 
     def max_tokens(self, request: ModelRequest) -> Optional[int]:
         """The answer's token limit per call: ``agent.max_tokens`` (the request's), else this provider's option."""

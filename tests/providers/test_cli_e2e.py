@@ -98,7 +98,9 @@ def test_provider_options_reach_the_request_and_a_typo_or_wrong_type_is_said(her
     run = ("run", "--base-url", url, "--api-mode", api_mode, "-m", "m", "hi")
     env = {**cli_env, "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
     config = hermes_home / "config.yaml"
-    config.write_text("provider_options:\n  temperature: 0.2\n  top_p: 0.5\n  tempreature: 1\n  max_tokens: 300\n")
+    config.write_text("provider_options:\n  temperature: 0.2\n  top_p: 0.5\n  tempreature: 1\n  max_tokens: 300\n"
+                      "  extra_headers: {X-Title: hermes-test, X-Retries: 1, X-None: null}\n"
+                      "  extra_body: {route: {order: [a, b]}}\n")
     wire_server.push(reply("ok"))
     out = hermes(*run, env=env)
     assert out.returncode == 0 and out.stdout == "ok\n", out.stderr
@@ -106,9 +108,18 @@ def test_provider_options_reach_the_request_and_a_typo_or_wrong_type_is_said(her
     assert (body["temperature"], body["top_p"]) == (0.2, 0.5), body  # the Anthropic SDK sends them in extra_body
     # the OpenAI providers ignored a max_tokens here ("not one the chat_completions provider reads")
     assert body[{"codex_responses": "max_output_tokens"}.get(api_mode, "max_tokens")] == 300, body
+    # mappings were dropped unsaid (a ProviderConfig had to be hashable): OpenRouter's headers, a router's body
+    headers = {k.lower(): v for k, v in wire_server.requests[0].headers.items()}
+    assert (headers["x-title"], headers["x-retries"], "x-none" in headers) == ("hermes-test", "1", False), headers
+    assert body["route"] == {"order": ["a", "b"]}, body
     warned = [line for line in out.stderr.splitlines() if "tempreature" in line]
     assert len(warned) == 1 and f"is not one the {api_mode} provider reads (did you mean 'temperature'?)" in warned[0]
     config.write_text("provider_options:\n  temperature: hot\n")
     out = hermes(*run, env=env)
     assert out.returncode == 1 and len(wire_server.requests) == 1, out.stderr
     assert out.stderr.strip().endswith("the provider option 'temperature' must be a number, got 'hot'"), out.stderr
+    config.write_text("provider_options:\n  extra_headers: Bearer-sk-secret\n")
+    out = hermes(*run, env=env)
+    assert out.returncode == 1 and len(wire_server.requests) == 1, out.stderr
+    assert out.stderr.strip().endswith("'extra_headers' must be a mapping (name: value), got a str"), out.stderr
+    assert "sk-secret" not in out.stderr

@@ -338,7 +338,7 @@ def test_a_child_spawned_on_a_fallback_keeps_that_entrys_provider_and_options(ch
 
             register(Tool("spawn", "Spawn a child.", {"type": "object", "properties": {}}, spawn))
 
-    entry = {"api_mode": "chat_completions", "temperature": 0.25}
+    entry = {"api_mode": "chat_completions", "temperature": 0.25, "extra_headers": {"X-Route": "fallback"}}
     agent, primary, (fb,) = chain_agent("anthropic_messages", entries=[entry], plugins=(Spawner(),))
     primary.push(error(429, retry_after=20))
     fb.push(reply("", tool_calls=[("spawn", {})]), reply("from the child"), reply("done"))
@@ -348,4 +348,5 @@ def test_a_child_spawned_on_a_fallback_keeps_that_entrys_provider_and_options(ch
     assert parent.model == "fallback-0" and parent.api_mode == "chat_completions"
     assert child == parent and child.options()["temperature"] == 0.25 and child.options()["strict_response_validation"]
     assert len(primary.requests) == 1 and len(fb.requests) == 3  # the child's call went to the fallback too
+    assert [r.headers.get("x-route") for r in fb.requests] == ["fallback"] * 3  # a mapping option was dropped
     assert result.messages[2]["content"] == "from the child"
