@@ -10,6 +10,8 @@
         key_env: OLLAMA_API_KEY             # the variable holding its key (none needed: none)
         api_mode: chat_completions          # or transport; anthropic_messages and codex_responses too
         default_model: llama3               # the model when none is given
+        extra_headers: {X-Team: agents}     # sent with every request (a value may be a secret: never shown)
+        extra_body: {keep_alive: 5m}        # merged into every request's body
 
 Each enabled entry with a URL becomes a provider profile (:mod:`plugins.hermes_compat.profiles`), served by the
 provider plugin of its API mode; they load as one plugin, ``custom-providers``. A key written in the entry itself
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,9 +36,10 @@ _CAMEL = {"apiKey": "api_key", "baseUrl": "base_url", "apiMode": "api_mode", "ke
 
 @dataclass
 class Profile(ProviderProfile):
-    """hermes-agent's profile record, with the entry's model for when none is given."""
+    """hermes-agent's profile record, with the entry's model for when none is given and its body additions."""
 
     default_model: str = ""
+    extra_body: dict = field(default_factory=dict)
 
 
 def _norm(name: str) -> str:
@@ -75,10 +78,15 @@ def _profile(key: str, raw: Any, where: str) -> "Profile | None":
         os.environ.setdefault(env[0], str(entry["api_key"]).strip())
         log.warning("%s: an API key written in config.yaml; it is used, but belongs in the environment (key_env)",
                     where)
+    mappings = {k: entry.get(k) for k in ("extra_headers", "extra_body") if entry.get(k) is not None}
+    for option in [k for k, v in mappings.items() if not isinstance(v, dict)]:
+        log.warning("%s: %s is not a mapping (name: value); it is not sent", where, option)
+        del mappings[option]
     aliases = sorted({a for a in (_norm(display), f"custom:{name}", f"custom:{_norm(display)}") if a and a != name
                       and a != "custom:"})
     return Profile(name=name, base_url=url, api_mode=mode, env_vars=tuple(env), aliases=tuple(aliases),
-                   display_name=display, default_model=str(entry.get("default_model") or entry.get("model") or ""))
+                   display_name=display, default_model=str(entry.get("default_model") or entry.get("model") or ""),
+                   default_headers=mappings.get("extra_headers") or {}, extra_body=mappings.get("extra_body") or {})
 
 
 def profiles(config: Any) -> list:

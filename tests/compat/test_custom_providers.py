@@ -13,7 +13,8 @@ def test_a_named_endpoint_of_providers_serves_the_run(hermes, hermes_home, make_
     (hermes_home / "config.yaml").write_text(
         "model:\n  provider: local\n"
         f"providers:\n  local:\n    name: Local Box\n    api: {server.openai_url}\n    key_env: LOCAL_BOX_KEY\n"
-        "    default_model: llama3\n  off:\n    api: http://127.0.0.1:9/v1\n    enabled: false\n"
+        "    default_model: llama3\n    extra_headers: {X-Team: agents, X-Tier: 2}\n    extra_body: {keep_alive: 5m}\n"
+        "  off:\n    api: http://127.0.0.1:9/v1\n    enabled: false\n"
         "  openrouter:\n    api: http://127.0.0.1:9/v1\n")
     out = hermes("run", "hi", env={"LOCAL_BOX_KEY": "sk-local"})
     assert out.returncode == 0, out.stderr
@@ -22,6 +23,7 @@ def test_a_named_endpoint_of_providers_serves_the_run(hermes, hermes_home, make_
         in out.stderr
     [sent] = server.requests
     assert sent.path == "/v1/chat/completions" and sent.body["model"] == "llama3"  # its default model
+    assert (sent.headers.get("x-team"), sent.headers.get("x-tier"), sent.body["keep_alive"]) == ("agents", "2", "5m")
     # named by its display name, or as custom:<name>, with another model
     for name in ("local-box", "custom:local"):
         server.push(reply("again"))
