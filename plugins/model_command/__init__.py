@@ -1,0 +1,12 @@
+"""Built-in plugin model-command: ``hermes model`` shows the model a conversation here would use, through which
+provider, URL and key variable, and the providers there are; ``hermes model set MODEL`` saves another in config.yaml
+(hermes-agent's ``hermes model``, as a command a script can run too)."""
+
+from kernel import hookimpl
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.model_command.cli import model
+
+    cli.add_command(model)

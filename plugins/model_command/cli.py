@@ -1,0 +1,148 @@
+"""``hermes model [show] [--json]`` and ``hermes model set MODEL [--provider P] [--base-url URL] [--api-mode M]``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from hermes.cli.app import Fail, echo_json, program
+
+
+def current(app) -> dict:
+    """The model a conversation started here would use, as far as it can be told without a request: where it is
+    sent and with which key variable (set or not, never its value), or the problem that stops it."""
+    from kernel.agent import Agent, AgentError
+    from kernel.types import ProviderError
+
+    try:
+        agent = Agent(app.host, toolsets=[], platform="cli")
+    except AgentError as exc:
+        return {"model": app.config.get("model") or "", "problem": str(exc)}
+    try:
+        pconf = agent.primary
+        found = {"model": pconf.model, "provider": pconf.provider, "api_mode": pconf.api_mode, "base_url": "",
+                 "key_env": "", "key_set": False, "problem": ""}
+        try:
+            provider = agent.provider_for(pconf)
+        except ProviderError as exc:
+            found["problem"] = exc.message
+            provider = None
+        mode = agent.caller.modes.get(pconf) or pconf.api_mode or agent.hook.resolve_api_mode(config=pconf) or ""
+        found["api_mode"] = mode
+        target = getattr(provider, "target", None)  # the built-in providers' (a plugin's may have none)
+        if target is None and (provider is None or mode in ("chat_completions", "codex_responses",
+                                                            "anthropic_messages")):
+            from plugins_providers.defaults import target as target_of
+
+            target = target_of(pconf, mode or "chat_completions")
+        if target is not None:
+            found.update(provider=target.provider or pconf.provider, base_url=target.base_url, key_env=target.env_var,
+                         key_set=bool(os.environ.get(target.env_var, "").strip()), local=target.local)
+        return found
+    finally:
+        agent.close()
+
+
+def providers(app) -> list:
+    """The providers a model may be reached through: the built-in table, then what plugins registered (API modes,
+    hermes-agent's provider profiles and endpoints), each with its key variable and whether it is set."""
+    from kernel.hookspecs import MODEL_PROVIDERS
+    from plugins_providers.defaults import PROVIDERS
+
+    rows = [{"name": name, "api_mode": info.api_mode, "base_url": info.base_url, "key_env": info.env_var,
+             "key_set": bool(os.environ.get(info.env_var, "").strip()), "local": info.local, "plugin": ""}
+            for name, info in sorted(PROVIDERS.items())]
+    rows += [{"name": name, "api_mode": "", "base_url": "", "key_env": "", "key_set": False, "local": False,
+              "plugin": entry.plugin, "description": entry.description}
+             for name, entry in sorted(app.host.registry[MODEL_PROVIDERS].items()) if name not in PROVIDERS]
+    return rows
+
+
+@click.group("model", invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (as `model show --json`).")
+@click.pass_context
+def model(ctx, as_json):
+    """The model a conversation here uses and the providers there are; `set` saves another model."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(show, as_json=as_json)
+
+
+@model.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def show(app, as_json):
+    """The model, its provider, URL and key variable; then every provider, its key set or not."""
+    now, table = current(app), providers(app)
+    if as_json:
+        echo_json({"current": now, "providers": table})
+        return
+    key = now.get("key_env") and f"{now['key_env']} (" + ("set" if now["key_set"] else "not set; none needed here"
+                                                         if now.get("local") else "not set") + ")"
+    for label, value in (("model", now["model"] or "(none)"), ("provider", now.get("provider")),
+                         ("API mode", now.get("api_mode")), ("URL", now.get("base_url")), ("key", key)):
+        if value:
+            click.echo(f"{label:<9} {value}")
+    if now["problem"]:
+        click.echo(f"problem   {now['problem']}")
+    click.echo(f"\nproviders (`{program()} model set MODEL --provider NAME`; + its key is set):")
+    for row in table:
+        if row["plugin"]:
+            continue
+        mark = "+" if row["key_set"] else "~" if row["local"] else "-"
+        click.echo(f"  {mark} {row['name']:<13} {row['api_mode']:<19} {row['key_env']:<20} {row['base_url']}")
+    others = [row for row in table if row["plugin"]]
+    if others:
+        click.echo("\nfrom plugins (API modes, `--api-mode NAME`; named endpoints, `--provider NAME`):")
+        for row in others:
+            click.echo(f"    {row['name']:<22} {row['description']} ({row['plugin']})")
+    click.echo("\n~: a server on this machine, no key needed")
+
+
+@model.command("set")
+@click.argument("name")
+@click.option("--provider", help="The provider to reach it through (else its name's: claude-* is anthropic's).")
+@click.option("--base-url", help="Another endpoint's URL (an OpenAI-compatible server, a proxy).")
+@click.option("--api-mode", help="chat_completions, codex_responses, anthropic_messages, ...")
+@click.pass_obj
+def set_model(app, name, provider, base_url, api_mode):
+    """Save MODEL (and how to reach it) in config.yaml: what `run` and `chat` use when not told otherwise."""
+    from kernel.types import ProviderConfig
+    from plugins.config_command.edit import EditError, edit, get, path_of, set_key
+    from plugins_providers.defaults import family_of, mistake, provider_name
+
+    name = name.strip()
+    given = {"model": name, "provider": provider, "base_url": base_url, "api_mode": api_mode}
+    wanted = ProviderConfig.configured(app.config, **given)
+    wrong = mistake(wanted, wanted.api_mode or "chat_completions")
+    if wrong and not (wanted.provider and wanted.provider in _plugin_providers(app)):
+        raise Fail(f"{wrong}; config.yaml was not changed", 2)
+    family, kept = family_of(name), provider_name(wanted.provider)
+    if provider is None and kept and family and family != kept:  # `claude-x` kept on ollama: said, not guessed
+        click.echo(f"note: the provider stays {kept} (config.yaml); `--provider {family}` if {name} is "
+                   f"{family}'s", err=True)
+
+    def change(document):
+        block = get(document, "model")  # hermes-agent's `model: {default, provider, ...}` stays its shape
+        mapped = isinstance(block, dict)
+        set_key(document, "model.default" if mapped else "model", name)
+        for key, value in given.items():
+            if key != "model" and value is not None:
+                set_key(document, f"model.{key}" if mapped and get(document, key) is None else key, value)
+
+    try:
+        edit(path_of(app.config), change)
+    except (EditError, OSError) as exc:
+        raise Fail(f"config.yaml was not changed: {exc}") from None
+    app._config = None  # read again: what was written is what is shown
+    app._host = None
+    now = current(app)
+    click.echo(f"model: {name}" + (f" (provider {now['provider']}, {now['api_mode']})" if now.get("provider") else ""))
+    if now["problem"]:
+        click.echo(f"{program()}: warning: {now['problem']}", err=True)
+
+
+def _plugin_providers(app) -> set:
+    from kernel.hookspecs import MODEL_PROVIDERS
+
+    return set(app.host.registry[MODEL_PROVIDERS])
