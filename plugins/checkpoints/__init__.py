@@ -27,11 +27,14 @@ def register_config(declare):
     declare("checkpoints.max_snapshots", int, 20, "snapshots kept per folder (the oldest are dropped)", minimum=1)
     declare("checkpoints.max_file_size_mb", float, 10, "files bigger than this are left out of a snapshot (0: no "
             "limit)", minimum=0)
-    for name, kind, default in (("max_total_size_mb", int, 500), ("auto_prune", bool, True),
-                                ("retention_days", int, 7), ("delete_orphans", bool, True),
-                                ("min_interval_hours", int, 24)):
-        declare(f"checkpoints.{name}", kind, default, "hermes-agent's; not acted on here (`hermes checkpoints "
-                "prune` drops the snapshots of folders that are gone)")
+    declare("checkpoints.auto_prune", bool, True, "prune as a session ends, at most once per min_interval_hours "
+            "(as `hermes checkpoints prune` does)")
+    declare("checkpoints.min_interval_hours", float, 24, "how often auto_prune runs at most", minimum=0)
+    declare("checkpoints.retention_days", int, 7, "the snapshots of a folder untouched this long go (0: kept)",
+            minimum=0)
+    declare("checkpoints.delete_orphans", bool, True, "the snapshots of a folder that is gone go")
+    declare("checkpoints.max_total_size_mb", float, 500, "over this, the oldest snapshots go, each folder's newest "
+            "kept (0: no limit)", minimum=0)
 
 
 def folder_of(call) -> "str | None":
@@ -78,6 +81,23 @@ def pre_tool_call(call, agent):
             _said.add(folder)
             log.warning("checkpoints: no snapshot of %s: %s", folder, exc)
     return None
+
+
+@hookimpl
+def on_session_finalize(agent):
+    config = agent.config
+    if not (config.get("checkpoints.enabled") and config.get("checkpoints.auto_prune")):
+        return
+    from plugins.checkpoints.store import CheckpointError, prune_when_due
+
+    try:
+        with agent.host.waiting():  # git gc's time is git's timeout's, not plugins.hook_timeout's
+            done = prune_when_due(config)
+    except (CheckpointError, OSError) as exc:
+        log.warning("checkpoints.auto_prune: %s", exc)
+        return
+    if done and any(done.values()):
+        log.info("checkpoints.auto_prune: %s", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in done.items()))
 
 
 @hookimpl

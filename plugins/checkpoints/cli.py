@@ -111,17 +111,26 @@ def status(app, as_json):
 
 
 @checkpoints.command("prune")
+@click.option("--retention-days", type=click.IntRange(min=0), metavar="DAYS",
+              help="Drop the folders untouched this long (default: checkpoints.retention_days; 0: none).")
+@click.option("--max-size-mb", type=click.FloatRange(min=0), metavar="MB",
+              help="Then the oldest snapshots while the store is bigger (default: checkpoints.max_total_size_mb).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def prune(app):
-    """Drop the checkpoints of folders that no longer exist and reclaim the space."""
-    from plugins.checkpoints.store import CheckpointError, forget, gc, projects
+def prune(app, retention_days, max_size_mb, as_json):
+    """Drop the checkpoints of folders that are gone or untouched, the oldest while over the size limit."""
+    from plugins.checkpoints import store
 
-    gone = [row for row in projects() if not row["exists"]]
+    config = app.config
+    days = config.get("checkpoints.retention_days") if retention_days is None else retention_days
+    limit = config.get("checkpoints.max_total_size_mb") if max_size_mb is None else max_size_mb
     try:
-        for row in gone:
-            forget(row["key"])
-        gc()
-    except CheckpointError as exc:
+        done = store.prune(int(days or 0), bool(config.get("checkpoints.delete_orphans")), float(limit or 0))
+    except (store.CheckpointError, OSError) as exc:
         raise Fail(str(exc)) from None
-    click.echo(f"dropped the checkpoints of {len(gone)} folder(s) that are gone")
-
+    if as_json:
+        echo_json(done)
+        return
+    stale = f", {done['folders_stale']} untouched for over {days} days" if days else ""
+    click.echo(f"dropped the checkpoints of {done['folders_gone']} folder(s) that are gone{stale}, and "
+               f"{done['snapshots_dropped']} older snapshot(s); {done['bytes_freed'] / 1e6:.1f} MB freed")

@@ -240,6 +240,49 @@ def forget(key: str) -> None:
         path.unlink(missing_ok=True)
 
 
+def prune(retention_days: int = 0, delete_orphans: bool = True, max_total_mb: float = 0) -> dict:
+    """Drop the snapshots of the folders that are gone (``delete_orphans``) or untouched for ``retention_days``
+    (0: kept), then, while the store is over ``max_total_mb`` (0: no limit), the oldest snapshots of every folder
+    but its newest; and reclaim the space. What went: ``folders_gone``, ``folders_stale``, ``snapshots_dropped``,
+    ``bytes_freed``."""
+    before, now = size(), time.time()
+    done = {"folders_gone": 0, "folders_stale": 0, "snapshots_dropped": 0}
+    for row in projects():
+        try:
+            touched = float(row["last_touch"])
+        except (TypeError, ValueError):  # a record without it (written by hand): not taken for stale
+            touched = now
+        gone = delete_orphans and not row["exists"]
+        if gone or retention_days > 0 and now - touched > retention_days * 86400:
+            done["folders_gone" if gone else "folders_stale"] += 1
+            forget(row["key"])
+    gc()
+    while max_total_mb > 0 and size() > max_total_mb * 1024 * 1024:
+        refs: dict = {}  # folder key -> its snapshot refs, oldest first (a ref's name ends in its time)
+        for ref in sorted(_bare().git("for-each-ref", "--format=%(refname)", "refs/checkpoints/", index=False).split()):
+            refs.setdefault(ref.split("/")[2], []).append(ref)
+        older = sorted((r for kept in refs.values() for r in kept[:-1]), key=lambda r: r.rsplit("/", 1)[1])
+        if not older:  # the newest of each folder are over the limit alone: kept
+            break
+        batch = older[: max(1, len(older) // 2)]  # halves: a gc per round, not per snapshot
+        _bare().git("update-ref", "--stdin", index=False, stdin="".join(f"delete {r}\n" for r in batch))
+        done["snapshots_dropped"] += len(batch)
+        gc()
+    return {**done, "bytes_freed": max(0, before - size())}
+
+
+def prune_when_due(config: Any) -> Optional[dict]:
+    """``checkpoints.auto_prune``: :func:`prune` with config's limits, at most once per ``min_interval_hours``
+    (the time of ``checkpoints/last-prune``); None when not due."""
+    stamp = base() / "last-prune"
+    hours = float(config.get("checkpoints.min_interval_hours") or 0)
+    if not (base() / "store" / "HEAD").is_file() or stamp.exists() and time.time() - stamp.stat().st_mtime < hours * 3600:
+        return None
+    stamp.touch()
+    return prune(int(config.get("checkpoints.retention_days") or 0), bool(config.get("checkpoints.delete_orphans")),
+                 float(config.get("checkpoints.max_total_size_mb") or 0))
+
+
 def gc() -> None:
     if (base() / "store" / "HEAD").is_file():
         _bare().git("gc", "--prune=now", "--quiet", index=False)

@@ -132,3 +132,63 @@ def test_doctor_says_whether_snapshots_can_be_taken(hermes, hermes_home, tmp_pat
     bin_dir.mkdir()
     out = hermes("doctor", "--offline", env={"PATH": str(bin_dir)})
     assert "checkpoints  checkpoints.enabled is true, but git is not installed" in out.stdout
+
+
+def aged(hermes_home, folder, days: float) -> None:
+    """Make the record of ``folder``'s snapshots say it was last touched ``days`` ago."""
+    import time
+
+    for meta in (hermes_home / "checkpoints" / "store" / "projects").glob("*.json"):
+        data = json.loads(meta.read_text())
+        if data["workdir"] == str(folder.resolve()):
+            meta.write_text(json.dumps({**data, "last_touch": time.time() - days * 86400}))
+
+
+def test_prune_drops_gone_and_untouched_folders_then_the_oldest_over_the_size_limit(hermes, hermes_home, tmp_path):
+    import os
+
+    (hermes_home / "config.yaml").write_text("checkpoints:\n  enabled: true\n  auto_prune: false\n")
+    folders = {}
+    for name in ("old", "gone", "kept"):
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        run(hermes, tmp_path, CHANGES, folders[name])
+    for n in range(3):  # three snapshots of 1 MB that does not compress
+        (folders["kept"] / "blob.bin").write_bytes(os.urandom(1 << 20))
+        run(hermes, tmp_path, [{"tool_calls": [["terminal", {"command": f"echo {n}"}]]}, "done"], folders["kept"])
+    aged(hermes_home, folders["old"], 8)  # hermes-agent's retention_days: 7
+    shutil.rmtree(folders["gone"])
+    out = hermes("checkpoints", "prune", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {**json.loads(out.stdout), "folders_gone": 1, "folders_stale": 1,
+                                      "snapshots_dropped": 0}
+    status = json.loads(hermes("checkpoints", "status", "--json").stdout)
+    assert [f["workdir"] for f in status["folders"]] == [str(folders["kept"].resolve())]
+    assert len(snapshots(hermes, folders["kept"])) == 4 and status["bytes"] > 3e6
+    out = hermes("checkpoints", "prune", "--max-size-mb", "1.5")
+    assert out.returncode == 0 and "older snapshot(s)" in out.stdout, out.stderr
+    [newest] = snapshots(hermes, folders["kept"])  # the newest is kept, whatever its size
+    assert newest["reason"] == "before terminal: echo 2"
+    assert json.loads(hermes("checkpoints", "status", "--json").stdout)["bytes"] < 1.5 * 1024 * 1024
+    assert hermes("checkpoints", "restore", "1", "--yes", cwd=folders["kept"]).returncode == 0
+
+
+def test_auto_prune_runs_as_a_session_ends_at_most_once_per_interval(hermes, hermes_home, tmp_path):
+    config = hermes_home / "config.yaml"
+    config.write_text("checkpoints:\n  enabled: true\n  retention_days: 1\n")
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder in (old, new):
+        folder.mkdir()
+    run(hermes, tmp_path, CHANGES, old)  # its session's end pruned (nothing old yet)
+    aged(hermes_home, old, 2)
+    run(hermes, tmp_path, CHANGES, new)
+    assert len(snapshots(hermes, old)) == 1  # within min_interval_hours (24) of the last: not again
+    config.write_text("checkpoints:\n  enabled: true\n  retention_days: 1\n  min_interval_hours: 0\n")
+    run(hermes, tmp_path, [{"tool_calls": [["terminal", {"command": "ls"}]]}, "done"], new)
+    assert snapshots(hermes, old) == [] and snapshots(hermes, new)  # a folder in use keeps its own
+    config.write_text("checkpoints:\n  enabled: true\n  retention_days: 1\n  min_interval_hours: 0\n"
+                      "  auto_prune: false\n")
+    run(hermes, tmp_path, CHANGES, old)
+    aged(hermes_home, old, 2)
+    run(hermes, tmp_path, [{"tool_calls": [["terminal", {"command": "ls"}]]}, "done"], new)
+    assert len(snapshots(hermes, old)) == 1  # off: kept
