@@ -1,6 +1,7 @@
 """Built-in plugin model-command: ``hermes model`` shows the model a conversation here would use, through which
-provider, URL and key variable, and the providers there are; ``hermes model set MODEL`` saves another in config.yaml
-(hermes-agent's ``hermes model``, as a command a script can run too)."""
+provider, URL and key variable, and the providers there are; ``hermes model list`` asks a provider which models it
+offers; ``hermes model set MODEL`` saves another in config.yaml (hermes-agent's ``hermes model``, as commands a script
+can run too)."""
 
 from kernel import hookimpl
 

@@ -1,4 +1,5 @@
-"""``hermes model [show] [--json]`` and ``hermes model set MODEL [--provider P] [--base-url URL] [--api-mode M]``."""
+"""``hermes model [show] [--json]``, ``hermes model list [--provider P]`` and ``hermes model set MODEL [--provider P]
+[--base-url URL] [--api-mode M]``."""
 
 from __future__ import annotations
 
@@ -146,3 +147,48 @@ def _plugin_providers(app) -> set:
     from kernel.hookspecs import MODEL_PROVIDERS
 
     return set(app.host.registry[MODEL_PROVIDERS])
+
+
+@model.command("list")
+@click.option("--provider", help="Another provider than config's (`hermes model` lists them).")
+@click.option("--base-url", help="Another endpoint's URL.")
+@click.option("--api-mode", help="chat_completions, codex_responses, anthropic_messages, ...")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def list_models(app, provider, base_url, api_mode, as_json):
+    """The models a provider offers, asked of its API (GET /models) with its key: one name a line."""
+    from kernel.agent import Agent, AgentError
+    from kernel.types import ProviderConfig, ProviderError
+    from plugins_providers.errors import classify
+
+    other = {"base_url": "", "api_mode": "", "api_key_env": ""} if provider or base_url else {}  # not config's
+    given = {**other, **{k: v for k, v in (("provider", provider), ("base_url", base_url), ("api_mode", api_mode))
+                         if v is not None}}
+    pconf = ProviderConfig.configured(app.config, **given)
+    pconf = pconf.with_(model=pconf.model or "-")  # no model is needed to list them
+    try:
+        agent = Agent(app.host, toolsets=[], platform="cli")
+    except AgentError as exc:
+        raise Fail(str(exc), 2) from None
+    try:
+        try:
+            found = agent.provider_for(pconf)
+        except ProviderError as exc:
+            raise Fail(exc.message, 2) from None
+        target = getattr(found, "target", None)  # the built-in providers' (where, with which key)
+        label = getattr(target, "provider", "") or pconf.provider or getattr(target, "base_url", "") or "the provider"
+        client = getattr(found, "client", None)
+        if client is None or not hasattr(client, "models"):
+            raise Fail(f"the {agent.caller.modes.get(pconf) or 'chosen'} provider cannot list its models")
+        try:
+            names = sorted(str(m.id) for m in client.models.list())
+        except Exception as exc:  # noqa: BLE001 - the SDK's, said in one line as a model call's would be
+            said = classify(exc, provider=label, secrets=[getattr(found, "_key", "") or ""]).message
+            raise Fail(f"cannot list the models of {label}: {said}") from None
+    finally:
+        agent.close()
+    if as_json:
+        echo_json({"provider": getattr(target, "provider", ""), "base_url": getattr(target, "base_url", ""),
+                   "models": names})
+        return
+    click.echo("\n".join(names) if names else f"{label} lists no models")

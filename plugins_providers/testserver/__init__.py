@@ -3,7 +3,8 @@
 It answers ``POST /v1/chat/completions`` (OpenAI Chat Completions),
 ``POST /v1/responses`` (OpenAI Responses) and ``POST /v1/messages``
 (Anthropic Messages), streamed (SSE, chosen by ``"stream": true`` in the body,
-as the SDKs do) or not. Replies come from a script queue; when the queue is
+as the SDKs do) or not, and ``GET /v1/models`` (its ``models``, in the shape
+of the SDK asking). Replies come from a script queue; when the queue is
 empty the server answers with ``default`` (the text ``"ok"``). Every request
 is recorded. Only the standard library is used, so the real SDKs talk to it
 over real sockets: parsing, streaming, retries and timeouts are all exercised.
@@ -89,7 +90,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_GET(self) -> None:
-        self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error", "param": None, "code": None}})
+        """``GET /v1/models``: the server's model list, in the shape of the SDK asking (Anthropic's sends its
+        version header); anything else is not found."""
+        owner = self.server.owner
+        path = self.path.split("?", 1)[0]
+        owner._record(RecordedRequest("GET", path, {k.lower(): v for k, v in self.headers.items()}, None, time.time()))
+        if path != "/v1/models":
+            self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error", "param": None,
+                                            "code": None}})
+        elif owner.api_key is not None and not self._auth_ok(owner.api_key):
+            self._send_error(path, Step(status=401), 0)
+        elif self.headers.get("anthropic-version"):
+            rows = [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                    for m in owner.models]
+            self._send_json(200, {"data": rows, "has_more": False, "first_id": owner.models[0] if owner.models else
+                                  None, "last_id": owner.models[-1] if owner.models else None})
+        else:
+            self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                              "owned_by": "wire-server"} for m in owner.models]})
 
     def do_POST(self) -> None:
         owner = self.server.owner
@@ -245,6 +263,7 @@ class WireServer:
         self.api_key, self.wanted_port = api_key, port  # 0: any free port
         self.default = default or reply("ok")
         self.model = model
+        self.models: list = [model]  # what GET /v1/models lists
         self.requests: list = []
         self.on_request: Optional[Callable] = None  # called with each RecordedRequest as it arrives
         self._queue: list = []

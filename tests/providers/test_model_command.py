@@ -70,3 +70,25 @@ def test_set_writes_hermes_agents_model_block_as_such_and_says_when_the_provider
     current = shown(hermes)["current"]
     assert (current["provider"], current["api_mode"], current["key_env"]) == (
         "openrouter", "chat_completions", "OPENROUTER_API_KEY")
+
+
+def test_list_asks_the_providers_api_for_its_models_through_either_sdk(hermes, hermes_home, make_wire_server):
+    server = make_wire_server(api_key="sk-listing")
+    server.models = ["zeta-1", "alpha-2"]
+    keys = {**NO_KEYS, "OPENAI_API_KEY": "sk-listing", "ANTHROPIC_API_KEY": "sk-listing"}
+    out = hermes("model", "list", "--base-url", server.openai_url, env=keys)
+    assert out.returncode == 0 and out.stdout == "alpha-2\nzeta-1\n", out.stderr
+    out = hermes("model", "list", "--base-url", server.url, "--api-mode", "anthropic_messages", "--json", env=keys)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"provider": "", "base_url": server.url, "models": ["alpha-2", "zeta-1"]}
+    [openai_sdk, anthropic_sdk] = server.requests
+    assert (openai_sdk.method, openai_sdk.path, anthropic_sdk.path) == ("GET", "/v1/models", "/v1/models")
+    assert "anthropic-version" in anthropic_sdk.headers and "anthropic-version" not in openai_sdk.headers
+    # config's endpoint is the one asked when no other is named
+    (hermes_home / "config.yaml").write_text(f"base_url: {server.openai_url}\napi_mode: chat_completions\n")
+    assert hermes("model", "list", env=keys).stdout == "alpha-2\nzeta-1\n"
+    wrong = hermes("model", "list", env={**keys, "OPENAI_API_KEY": "sk-wrong"})
+    assert wrong.returncode == 1 and "sk-wrong" not in wrong.stderr and "Traceback" not in wrong.stderr
+    assert wrong.stderr.startswith(f"hermes: error: cannot list the models of {server.openai_url}: ")
+    missing = hermes("model", "list", "--provider", "groq", env=keys)
+    assert missing.returncode == 2 and "no API key: set the environment variable GROQ_API_KEY" in missing.stderr
