@@ -41,6 +41,7 @@ from plugins.hermes_compat.state import log
 ALLOWLIST = "shell-hooks-allowlist.json"
 DEFAULT_TIMEOUT, MAX_TIMEOUT = 60, 300
 TOOL_EVENTS = ("pre_tool_call", "post_tool_call")
+MAX_OUTPUT = 1024 * 1024  # bytes a hook may print (its answer is a line of JSON)
 _PAYLOAD_KEYS = {"tool_name", "args", "session_id", "parent_session_id"}  # the rest goes to ``extra``
 _TRUE = ("1", "true", "yes", "on")
 
@@ -96,7 +97,9 @@ def parse(block: Any) -> tuple:
             where = f"hooks.{event}[{i}]"
             command = raw.get("command") if isinstance(raw, dict) else None
             if not isinstance(command, str) or not command.strip():
-                problems.append(f"{where}: needs a command (a mapping with `command: ...`)")
+                problems.append(f"{where}: needs a command (a mapping with `command: ...`)" + (
+                    f"; YAML reads an unquoted yes, no, on or off as {command}: quote the command"
+                    if isinstance(command, bool) else ""))
                 continue
             spec = Spec(event, command.strip())
             matcher = raw.get("matcher")
@@ -266,10 +269,12 @@ def payload(event: str, kwargs: dict) -> str:
 
 
 def run(spec: Spec, stdin: str) -> Ran:
-    """Run the command (its own process group, killed whole at its timeout or an interrupt) with ``stdin``.
-    Its time counts against its own timeout, not ``plugins.hook_timeout``."""
+    """Run the command (its own process group, killed whole when it ends, at its timeout or an interrupt) with
+    ``stdin``. Its time counts against its own timeout, not ``plugins.hook_timeout``; its output goes through files,
+    and past :data:`MAX_OUTPUT` it is stopped (a hook printing without end would fill memory until its timeout)."""
     import signal
     import subprocess
+    import tempfile
 
     from hermes.host.isolation import WATCHDOG
 
@@ -279,41 +284,39 @@ def run(spec: Spec, stdin: str) -> Ran:
     except ValueError as exc:
         ran.error = f"cannot be split into words: {exc}"
         return ran
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-    except OSError as exc:
-        ran.error = f"{argv[0]}: {exc.strerror or exc}"
-        return ran
-    data: Optional[bytes] = stdin.encode("utf-8", "replace")
-    try:
-        with WATCHDOG.waiting():
-            while True:  # short waits, so an interrupt gets in between
-                try:
-                    out, err = proc.communicate(data, timeout=min(0.25, max(spec.timeout - (time.monotonic() - started),
-                                                                            0.01)))
-                    break
-                except subprocess.TimeoutExpired:
-                    data = None
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        given.write(stdin.encode("utf-8", "replace"))  # a file: a hook that never reads it cannot block us
+        given.seek(0)
+        try:
+            proc = subprocess.Popen(argv, stdin=given, stdout=out, stderr=err, start_new_session=True)
+        except OSError as exc:
+            ran.error = f"{argv[0]}: {exc.strerror or exc}"
+            return ran
+        try:
+            with WATCHDOG.waiting():
+                while proc.poll() is None:  # short waits, so an interrupt gets in between
                     if time.monotonic() - started >= spec.timeout:
                         ran.error = f"timed out after {spec.timeout}s"
                         return ran
-    finally:
-        if proc.returncode is None:
-            try:
+                    if os.fstat(out.fileno()).st_size + os.fstat(err.fileno()).st_size > MAX_OUTPUT:
+                        ran.error = f"printed over {MAX_OUTPUT // 1024 // 1024} MB; stopped"
+                        return ran
+                    try:
+                        proc.wait(min(0.05, max(spec.timeout - (time.monotonic() - started), 0.01)))
+                    except subprocess.TimeoutExpired:
+                        pass
+        finally:
+            try:  # what it left running goes with it: nothing writes on into files nobody reads
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
             proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None and not stream.closed:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-        ran.seconds = round(time.monotonic() - started, 3)
-    ran.returncode = proc.returncode
-    ran.stdout, ran.stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+            ran.seconds = round(time.monotonic() - started, 3)
+        ran.returncode = proc.returncode
+        out.seek(0)
+        err.seek(0)
+        ran.stdout = out.read(MAX_OUTPUT).decode("utf-8", "replace")
+        ran.stderr = err.read(MAX_OUTPUT).decode("utf-8", "replace")
     return ran
 
 

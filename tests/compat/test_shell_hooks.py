@@ -111,6 +111,22 @@ def test_a_guard_that_cannot_answer_blocks_the_call_and_is_killed_whole(run_scri
     assert problems[0] is None and "missing.sh: not found" in problems[1] and "missing-too.sh" in problems[2]
 
 
+def test_a_hook_printing_without_end_is_stopped_and_an_unquoted_yes_is_explained(run_script, hermes_home):
+    """Its output was held in memory until its timeout (`yes` prints gigabytes a minute)."""
+    (hermes_home / "config.yaml").write_text(
+        "hooks_auto_accept: true\nhooks:\n  pre_tool_call:\n"
+        "    - command: \"yes\"\n      matcher: terminal\n      timeout: 60\n"
+        "    - command: echo '{}'\n      matcher: read_file\n    - command: yes\n      matcher: none\n")
+    started = time.monotonic()
+    out = run_script()
+    terminal, read = tool_results(out)
+    assert time.monotonic() - started < 30
+    assert "printed over 1 MB; stopped" in terminal["error"] and "blocked" in terminal["error"]
+    assert "error" not in read  # it ran: its answer, {}, lets the call go
+    assert "hooks.pre_tool_call[2]: needs a command (a mapping with `command: ...`); YAML reads an unquoted yes, no, " \
+           "on or off as True: quote the command" in out.stderr
+
+
 def test_bad_entries_are_said_once_and_the_others_run(run_script, hermes, hermes_home, tmp_path):
     guard = write(tmp_path / "guard.sh", GUARD)
     (hermes_home / "config.yaml").write_text(
