@@ -169,7 +169,7 @@ class AnthropicMessagesProvider(SDKProvider):
     def _build_client(self, key: str) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(**self.client_kwargs(key))
+        return anthropic.Anthropic(**self.client_kwargs(key), **self.http_client(anthropic))
 
     def caching(self) -> bool:
         option = self.options.get("prompt_cache")

@@ -12,6 +12,7 @@ import functools
 import importlib.util
 import json
 import logging
+import os
 import threading
 import time
 from typing import Any, Iterator, Optional
@@ -30,7 +31,7 @@ _SHARED_LOCK = threading.Lock()
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
 
 
-COMMON_OPTIONS = ("timeout", "idle_timeout", "strict_response_validation")
+COMMON_OPTIONS = ("timeout", "idle_timeout", "strict_response_validation", "ssl_verify", "ssl_ca_cert")
 NUMBER_OPTIONS = ("temperature", "top_p", "top_k", "max_tokens", "thinking_budget")
 MAPPING_OPTIONS = ("extra_body", "extra_headers")
 _warned_options: set = set()
@@ -115,7 +116,8 @@ class SDKProvider(Provider):
     def _shared_client(self, key: str) -> Any:
         """The SDK client for these settings, built once per process: an agent per request (hermes serve)
         pays neither an SDK client's construction (its TLS context, ~20 ms) nor new connections to the model."""
-        settings = (type(self), repr(sorted(self.client_kwargs(key).items(), key=lambda item: item[0])))
+        settings = (type(self), repr(sorted(self.client_kwargs(key).items(), key=lambda item: item[0])),
+                    repr(self._tls()))
         with _SHARED_LOCK:
             client = _SHARED.get(settings)
             if client is None:
@@ -143,7 +145,11 @@ class SDKProvider(Provider):
                 err.message = f"{err.message} ({where})" + (
                     ": nothing listens there; is the local server running?" if refused_here else "")
                 err.args = (err.message,)
-                if refused_here:  # certain until the user starts it: no retries with backoff (7 s), fallback at once
+                if "CERTIFICATE_VERIFY_FAILED" in err.message:  # certain too: said with what to do
+                    err.message += ("; if its certificate is of an authority of your own, name that with the "
+                                    "provider option ssl_ca_cert (or check nothing: ssl_verify: false)")
+                    err.args = (err.message,)
+                if refused_here or "CERTIFICATE_VERIFY_FAILED" in err.message:  # certain: no retries, fallback at once
                     err.reason = CONFIG
             raise err from None
 
@@ -165,6 +171,33 @@ class SDKProvider(Provider):
         if self.options.get("strict_response_validation"):
             kwargs["_strict_response_validation"] = True  # tests: check the wire shapes
         return kwargs
+
+    def http_client(self, sdk: Any) -> dict:
+        """``{"http_client": ...}`` for the SDK's constructor when the options say how to check the server's
+        certificate (hermes-agent's ``ssl_verify: false``, or an authority's bundle: ``ssl_ca_cert: PATH`` or
+        ``ssl_verify: PATH``), else nothing: the SDK's own client (``SSL_CERT_FILE`` works there too)."""
+        tls = self._tls()
+        if tls is None:
+            return {}
+        if tls is False:
+            if (self.target.base_url, "ssl") not in _warned_options:
+                _warned_options.add((self.target.base_url, "ssl"))
+                log.warning("%s: the server's certificate is not checked (ssl_verify: false)", self.target.base_url
+                            or self.label)
+            return {"http_client": sdk.DefaultHttpxClient(verify=False)}
+        import ssl
+
+        context = ssl.create_default_context(**{"capath" if os.path.isdir(tls) else "cafile": tls})
+        return {"http_client": sdk.DefaultHttpxClient(verify=context)}
+
+    def _tls(self) -> Any:
+        """None (the default check), False (none) or the path of an authority's bundle."""
+        verify, bundle = self.options.get("ssl_verify"), self.options.get("ssl_ca_cert")
+        if verify is False or str(verify).strip().lower() in ("false", "no", "off", "0"):
+            return False
+        path = bundle or (verify if isinstance(verify, str) and verify.strip().lower() not in ("true", "yes", "on",
+                                                                                           "1", "") else None)
+        return os.path.expanduser(str(path)) if path else None
 
     def timeout(self) -> Any:
         """The SDK's timeout: every read, write and pool wait ends after
@@ -211,6 +244,10 @@ class SDKProvider(Provider):
                 _warned_options.add((self.api_mode, option))
                 log.warning("the provider option '%s' is not one the %s provider reads%s; it is ignored (it reads: %s)",
                             option, self.api_mode, did_you_mean(option, known, n=1), ", ".join(sorted(known)))
+        tls = self._tls()
+        if tls and not os.path.exists(tls):
+            raise ProviderError(f"the certificate authority file {tls} (ssl_ca_cert or ssl_verify) does not exist",
+                                reason=CONFIG, provider=self.label)
         if "extra_headers" in self.options:  # a header is text (YAML reads `X-Retries: 1` as a number); None: not sent
             self.options["extra_headers"] = {str(k): str(v) for k, v in self.options["extra_headers"].items()
                                              if v is not None}

@@ -85,7 +85,7 @@ class ChatCompletionsProvider(SDKProvider):
     def _build_client(self, key: str) -> Any:
         import openai
 
-        return openai.OpenAI(**self.client_kwargs(key))
+        return openai.OpenAI(**self.client_kwargs(key), **self.http_client(openai))
 
     def kwargs(self, request: ModelRequest) -> dict:
         kwargs: dict = {"model": self.model(request), "messages": convert_messages(request.messages)}

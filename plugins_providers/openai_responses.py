@@ -136,7 +136,7 @@ class ResponsesProvider(SDKProvider):
     def _build_client(self, key: str) -> Any:
         import openai
 
-        return openai.OpenAI(**self.client_kwargs(key))
+        return openai.OpenAI(**self.client_kwargs(key), **self.http_client(openai))
 
     def kwargs(self, request: ModelRequest) -> dict:
         instructions, items = convert_messages(request.messages)

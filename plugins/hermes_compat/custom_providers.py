@@ -12,6 +12,7 @@
         default_model: llama3               # the model when none is given
         extra_headers: {X-Team: agents}     # sent with every request (a value may be a secret: never shown)
         extra_body: {keep_alive: 5m}        # merged into every request's body
+        ssl_ca_cert: ~/certs/box.pem        # the authority its certificate is checked with (ssl_verify: false: none)
 
 Each enabled entry with a URL becomes a provider profile (:mod:`plugins.hermes_compat.profiles`), served by the
 provider plugin of its API mode; they load as one plugin, ``custom-providers``. A key written in the entry itself
@@ -40,6 +41,7 @@ class Profile(ProviderProfile):
 
     default_model: str = ""
     extra_body: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # provider options of the entry (its TLS settings)
 
 
 def _norm(name: str) -> str:
@@ -86,7 +88,8 @@ def _profile(key: str, raw: Any, where: str) -> "Profile | None":
                       and a != "custom:"})
     return Profile(name=name, base_url=url, api_mode=mode, env_vars=tuple(env), aliases=tuple(aliases),
                    display_name=display, default_model=str(entry.get("default_model") or entry.get("model") or ""),
-                   default_headers=mappings.get("extra_headers") or {}, extra_body=mappings.get("extra_body") or {})
+                   default_headers=mappings.get("extra_headers") or {}, extra_body=mappings.get("extra_body") or {},
+                   options={k: entry[k] for k in ("ssl_verify", "ssl_ca_cert") if entry.get(k) not in (None, "")})
 
 
 def profiles(config: Any) -> list:

@@ -27,7 +27,7 @@ def profile_config(profile: Any, pconf: Any):
 
     env_vars = [v for v in (getattr(profile, "env_vars", ()) or ()) if isinstance(v, str)]
     key_env = pconf.api_key_env or next((v for v in env_vars if os.environ.get(v)), env_vars[0] if env_vars else "")
-    options = pconf.options()  # the profile's headers and body additions, under provider_options' (key by key)
+    options = {**(getattr(profile, "options", None) or {}), **pconf.options()}  # provider_options' win, key by key
     for option, value in (("extra_headers", getattr(profile, "default_headers", None)),
                           ("extra_body", getattr(profile, "extra_body", None))):
         if isinstance(value, dict) and value:

@@ -259,8 +259,9 @@ class WireServer:
     """The scripted server. Thread-safe; start it once, push steps any time."""
 
     def __init__(self, *, api_key: Optional[str] = None, default: Optional[Step] = None, model: str = "fake-model",
-                 port: int = 0):
-        self.api_key, self.wanted_port = api_key, port  # 0: any free port
+                 port: int = 0, tls: Optional[tuple] = None):
+        """``tls``: (certificate file, key file) to serve HTTPS with."""
+        self.api_key, self.wanted_port, self.tls = api_key, port, tls  # port 0: any free port
         self.default = default or reply("ok")
         self.model = model
         self.models: list = [model]  # what GET /v1/models lists
@@ -281,6 +282,12 @@ class WireServer:
         self._stopping.clear()
         self._httpd = _HTTPServer(("127.0.0.1", self.wanted_port), _Handler)
         self._httpd.owner = self
+        if self.tls:
+            import ssl
+
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*self.tls)
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="wire-server")
         self._thread.start()
         return self
@@ -317,8 +324,8 @@ class WireServer:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (the Anthropic SDK's base_url)."""
-        return f"http://127.0.0.1:{self.port}"
+        """``http://127.0.0.1:PORT`` (the Anthropic SDK's base_url; ``https`` with ``tls``)."""
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def openai_url(self) -> str:
