@@ -415,25 +415,20 @@ def test_resume_in_a_chat_says_when_the_session_was_started_with_other_toolsets(
 
 def test_hermes_alone_at_a_terminal_chats_and_takes_the_chats_options(terminal, hermes, tmp_path):
     """hermes-agent's `hermes` and `hermes -c` are its chat: here too, at a terminal (without one: the help)."""
-    chat, _ = terminal(["the first answer"], command=())
-    chat.expect("hermes> ")
-    chat.line("remember kiwi")
-    chat.expect("the first answer")
-    chat.expect("hermes> ")
-    chat.keys("\x04")
-    assert chat.close() == 0
-    chat, _ = terminal(["the second answer"], "-c", command=(), name="second.json")
-    chat.expect("hermes> ")
-    chat.line("and now?")
-    chat.expect("the second answer")
-    chat.expect("hermes> ")
-    chat.keys("\x04")
-    assert chat.close() == 0
+    def one_exchange(args: tuple, said: str, answer: str, name: str, command: tuple = ()) -> None:
+        chat, _ = terminal([answer] if answer else [], *args, command=command, name=name)
+        chat.expect("hermes> ")
+        if said:
+            chat.line(said)
+            chat.expect(answer)
+            chat.expect("hermes> ")
+        chat.keys("\x04")
+        assert chat.close() == 0
+
+    one_exchange((), "remember kiwi", "the first answer", "first.json")
+    one_exchange(("-c",), "and now?", "the second answer", "second.json")
     listed = json.loads(hermes("sessions", "list", "--json").stdout)
     assert len(listed) == 1 and said(hermes, listed[0]["id"]) == ["remember kiwi", "and now?"]
     alone = hermes()  # not a terminal: the help on stderr, exit 2, as before
     assert alone.returncode == 2 and "Commands:" in alone.stderr and alone.stdout == ""
-    chat, _ = terminal([], "-r", listed[0]["id"], command=("chat",), name="third.json")
-    chat.expect("hermes> ")  # -r is --resume, as in hermes-agent
-    chat.keys("\x04")
-    assert chat.close() == 0
+    one_exchange(("-r", listed[0]["id"]), "", "", "third.json", ("chat",))  # -r is --resume, as in hermes-agent
