@@ -275,8 +275,9 @@ def prune_when_due(config: Any) -> Optional[dict]:
     """``checkpoints.auto_prune``: :func:`prune` with config's limits, at most once per ``min_interval_hours``
     (the time of ``checkpoints/last-prune``); None when not due."""
     stamp = base() / "last-prune"
-    hours = float(config.get("checkpoints.min_interval_hours") or 0)
-    if not (base() / "store" / "HEAD").is_file() or stamp.exists() and time.time() - stamp.stat().st_mtime < hours * 3600:
+    recent = stamp.exists() and time.time() - stamp.stat().st_mtime < float(
+        config.get("checkpoints.min_interval_hours") or 0) * 3600
+    if recent or not (base() / "store" / "HEAD").is_file():
         return None
     stamp.touch()
     return prune(int(config.get("checkpoints.retention_days") or 0), bool(config.get("checkpoints.delete_orphans")),

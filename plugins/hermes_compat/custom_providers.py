@@ -37,11 +37,10 @@ _CAMEL = {"apiKey": "api_key", "baseUrl": "base_url", "apiMode": "api_mode", "ke
 
 @dataclass
 class Profile(ProviderProfile):
-    """hermes-agent's profile record, with the entry's model for when none is given and its body additions."""
+    """hermes-agent's profile record, with the entry's model for when none is given and its provider options."""
 
     default_model: str = ""
-    extra_body: dict = field(default_factory=dict)
-    options: dict = field(default_factory=dict)  # provider options of the entry (its TLS settings)
+    options: dict = field(default_factory=dict)  # the entry's provider options: extra_body, its TLS settings
 
 
 def _norm(name: str) -> str:
@@ -80,16 +79,17 @@ def _profile(key: str, raw: Any, where: str) -> "Profile | None":
         os.environ.setdefault(env[0], str(entry["api_key"]).strip())
         log.warning("%s: an API key written in config.yaml; it is used, but belongs in the environment (key_env)",
                     where)
-    mappings = {k: entry.get(k) for k in ("extra_headers", "extra_body") if entry.get(k) is not None}
-    for option in [k for k, v in mappings.items() if not isinstance(v, dict)]:
+    options = {k: entry[k] for k in ("extra_headers", "extra_body", "ssl_verify", "ssl_ca_cert")
+               if entry.get(k) not in (None, "")}
+    for option in [k for k in ("extra_headers", "extra_body") if k in options and not isinstance(options[k], dict)]:
         log.warning("%s: %s is not a mapping (name: value); it is not sent", where, option)
-        del mappings[option]
+        del options[option]
+    headers = options.pop("extra_headers", None) or {}  # hermes-agent's profile field for them
     aliases = sorted({a for a in (_norm(display), f"custom:{name}", f"custom:{_norm(display)}") if a and a != name
                       and a != "custom:"})
     return Profile(name=name, base_url=url, api_mode=mode, env_vars=tuple(env), aliases=tuple(aliases),
                    display_name=display, default_model=str(entry.get("default_model") or entry.get("model") or ""),
-                   default_headers=mappings.get("extra_headers") or {}, extra_body=mappings.get("extra_body") or {},
-                   options={k: entry[k] for k in ("ssl_verify", "ssl_ca_cert") if entry.get(k) not in (None, "")})
+                   default_headers=headers, options=options)
 
 
 def profiles(config: Any) -> list:

@@ -22,17 +22,20 @@ def _names(profile: Any) -> set:
 
 def profile_config(profile: Any, pconf: Any):
     """The ``ProviderConfig`` the api-mode provider needs for this profile: its base URL and key variable
-    unless the user's config names them, its headers (hermes-agent's ``default_headers``) and body additions."""
+    unless the user's config names them, and its provider options (``default_headers``, hermes-agent's field, as
+    ``extra_headers``) under the user's ``provider_options``, which win key by key (a mapping's keys too)."""
     import os
 
     env_vars = [v for v in (getattr(profile, "env_vars", ()) or ()) if isinstance(v, str)]
     key_env = pconf.api_key_env or next((v for v in env_vars if os.environ.get(v)), env_vars[0] if env_vars else "")
-    options = {**(getattr(profile, "options", None) or {}), **pconf.options()}  # provider_options' win, key by key
-    for option, value in (("extra_headers", getattr(profile, "default_headers", None)),
-                          ("extra_body", getattr(profile, "extra_body", None))):
-        if isinstance(value, dict) and value:
-            given = options.get(option)
-            options[option] = {**value, **given} if isinstance(given, dict) else given or dict(value)
+    own = dict(getattr(profile, "options", None) or {})
+    if isinstance(getattr(profile, "default_headers", None), dict) and profile.default_headers:
+        own["extra_headers"] = profile.default_headers
+    options = pconf.options()
+    for key, value in own.items():
+        given = options.get(key)
+        options[key] = {**value, **given} if isinstance(value, dict) and isinstance(given, dict) else \
+            value if given is None else given
     return pconf.with_(api_mode=getattr(profile, "api_mode", "") or "chat_completions",
                        base_url=pconf.base_url or getattr(profile, "base_url", "") or "", api_key_env=key_env,
                        model=pconf.model or getattr(profile, "default_model", "") or "",
