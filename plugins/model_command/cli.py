@@ -10,9 +10,9 @@ import click
 from hermes.cli.app import Fail, echo_json, program
 
 
-def current(app) -> dict:
-    """The model a conversation started here would use, as far as it can be told without a request: where it is
-    sent and with which key variable (set or not, never its value), or the problem that stops it."""
+def current(app, pconf=None) -> dict:
+    """The model a conversation started here would use (or ``pconf``), as far as it can be told without a request:
+    where it is sent and with which key variable (set or not, never its value), or the problem that stops it."""
     from kernel.agent import Agent, AgentError
     from kernel.types import ProviderError
 
@@ -21,7 +21,7 @@ def current(app) -> dict:
     except AgentError as exc:
         return {"model": app.config.get("model") or "", "problem": str(exc)}
     try:
-        pconf = agent.primary
+        pconf = pconf or agent.primary
         found = {"model": pconf.model, "provider": pconf.provider, "api_mode": pconf.api_mode, "base_url": "",
                  "key_env": "", "key_set": False, "problem": ""}
         try:
@@ -135,9 +135,7 @@ def set_model(app, name, provider, base_url, api_mode):
         edit(path_of(app.config), change)
     except (EditError, OSError) as exc:
         raise Fail(f"config.yaml was not changed: {exc}") from None
-    app._config = None  # read again: what was written is what is shown
-    app._host = None
-    now = current(app)
+    now = current(app, wanted)  # what config.yaml now says
     click.echo(f"model: {name}" + (f" (provider {now['provider']}, {now['api_mode']})" if now.get("provider") else ""))
     if now["problem"]:
         click.echo(f"{program()}: warning: {now['problem']}", err=True)
