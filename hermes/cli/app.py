@@ -261,7 +261,8 @@ class HermesGroup(click.Group):
         ``hermes chat`` with them, as in hermes-agent, when a plugin adds ``chat`` (else the help, as click does)."""
         first = args[0].partition("=")[0] if args else None
         if (first is None or first.startswith("-") and first not in {o for p in self.get_params(ctx) for o in p.opts}) \
-                and sys.stdin.isatty() and sys.stdout.isatty() and self.get_command(ctx, "chat") is not None:
+                and not ctx.resilient_parsing and sys.stdin.isatty() and sys.stdout.isatty() \
+                and self.get_command(ctx, "chat") is not None:  # (resilient: shell completion asking)
             args = ["chat", *args]
         return super().parse_args(ctx, args)
 
