@@ -80,6 +80,17 @@ def test_run_prints_answer_and_json(hermes, tmp_path):
     assert [m["role"] for m in result["messages"]] == ["user", "assistant"]
 
 
+def test_hermes_agents_one_shot_flag_is_a_run(hermes, tmp_path):
+    """`hermes -z PROMPT` (hermes-agent's scripts' way, options before it or not) stopped at "no such option"."""
+    s = script(tmp_path, ["one shot."])
+    out = hermes("--api-mode", "scripted", "--base-url", s, "-z", "what is it?")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "one shot.\n", ""), out.stderr
+    out = hermes("--oneshot=what is it?", "--api-mode", "scripted", "--base-url", s, "--json")
+    result = json.loads(out.stdout)
+    assert result["final_response"] == "one shot." and result["messages"][0]["content"] == "what is it?"
+    assert hermes("plugins", "list", "-z").returncode == 2  # after a command, the command's options
+
+
 def test_run_error_exit_code(hermes, tmp_path):
     s = script(tmp_path, [{"error": {"reason": "bad_request", "message": "key rejected", "status_code": 400}}])
     out = hermes("run", "--api-mode", "scripted", "--base-url", s, "hi")
