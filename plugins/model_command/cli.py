@@ -109,7 +109,6 @@ def show(app, as_json):
 def set_model(app, name, provider, base_url, api_mode):
     """Save MODEL (and how to reach it) in config.yaml: what `run` and `chat` use when not told otherwise."""
     from kernel.types import ProviderConfig
-    from plugins.config_command.edit import EditError, edit, get, path_of, set_key
     from plugins_providers.defaults import family_of, mistake, provider_name
 
     name = name.strip()
@@ -123,10 +122,21 @@ def set_model(app, name, provider, base_url, api_mode):
         click.echo(f"note: the provider stays {kept} (config.yaml); `--provider {family}` if {name} is "
                    f"{family}'s", err=True)
 
+    save(app, given)
+    now = current(app, wanted)  # what config.yaml now says
+    click.echo(f"model: {name}" + (f" (provider {now['provider']}, {now['api_mode']})" if now.get("provider") else ""))
+    if now["problem"]:
+        click.echo(f"{program()}: warning: {now['problem']}", err=True)
+
+
+def save(app, given: dict) -> None:
+    """Write ``given`` (``model`` and those of ``provider``, ``base_url``, ``api_mode``, ``api_key_env`` not None)
+    into config.yaml, comments kept; hermes-agent's ``model: {default, provider, ...}`` block keeps its shape."""
+    from plugins.config_command.edit import EditError, edit, get, path_of, set_key
+
     def change(document):
-        block = get(document, "model")  # hermes-agent's `model: {default, provider, ...}` stays its shape
-        mapped = isinstance(block, dict)
-        set_key(document, "model.default" if mapped else "model", name)
+        mapped = isinstance(get(document, "model"), dict)
+        set_key(document, "model.default" if mapped else "model", given["model"])
         for key, value in given.items():
             if key != "model" and value is not None:
                 set_key(document, f"model.{key}" if mapped and get(document, key) is None else key, value)
@@ -135,10 +145,6 @@ def set_model(app, name, provider, base_url, api_mode):
         edit(path_of(app.config), change)
     except (EditError, OSError) as exc:
         raise Fail(f"config.yaml was not changed: {exc}") from None
-    now = current(app, wanted)  # what config.yaml now says
-    click.echo(f"model: {name}" + (f" (provider {now['provider']}, {now['api_mode']})" if now.get("provider") else ""))
-    if now["problem"]:
-        click.echo(f"{program()}: warning: {now['problem']}", err=True)
 
 
 def _plugin_providers(app) -> set:
@@ -155,14 +161,25 @@ def _plugin_providers(app) -> set:
 @click.pass_obj
 def list_models(app, provider, base_url, api_mode, as_json):
     """The models a provider offers, asked of its API (GET /models) with its key: one name a line."""
-    from kernel.agent import Agent, AgentError
-    from kernel.types import ProviderConfig, ProviderError
-    from plugins_providers.errors import classify
+    from kernel.types import ProviderConfig
 
     other = {"base_url": "", "api_mode": "", "api_key_env": ""} if provider or base_url else {}  # not config's
     given = {**other, **{k: v for k, v in (("provider", provider), ("base_url", base_url), ("api_mode", api_mode))
                          if v is not None}}
-    pconf = ProviderConfig.configured(app.config, **given)
+    found = models_of(app, ProviderConfig.configured(app.config, **given))
+    if as_json:
+        echo_json({k: found[k] for k in ("provider", "base_url", "models")})
+        return
+    click.echo("\n".join(found["models"]) if found["models"] else f"{found['label']} lists no models")
+
+
+def models_of(app, pconf) -> dict:
+    """``{"models", "provider", "base_url", "label"}``: the names ``pconf``'s provider lists (its SDK's
+    ``models.list()``), or :class:`Fail` with why not (exit 2: it cannot be reached as configured)."""
+    from kernel.agent import Agent, AgentError
+    from kernel.types import ProviderError
+    from plugins_providers.errors import classify
+
     pconf = pconf.with_(model=pconf.model or "-")  # no model is needed to list them
     try:
         agent = Agent(app.host, toolsets=[], platform="cli")
@@ -185,8 +202,5 @@ def list_models(app, provider, base_url, api_mode, as_json):
             raise Fail(f"cannot list the models of {label}: {said}") from None
     finally:
         agent.close()
-    if as_json:
-        echo_json({"provider": getattr(target, "provider", ""), "base_url": getattr(target, "base_url", ""),
-                   "models": names})
-        return
-    click.echo("\n".join(names) if names else f"{label} lists no models")
+    return {"models": names, "provider": getattr(target, "provider", ""), "base_url": getattr(target, "base_url", ""),
+            "label": label}
