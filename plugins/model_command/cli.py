@@ -130,15 +130,19 @@ def set_model(app, name, provider, base_url, api_mode):
 
 
 def save(app, given: dict) -> None:
-    """Write ``given`` (``model`` and those of ``provider``, ``base_url``, ``api_mode``, ``api_key_env`` not None)
-    into config.yaml, comments kept; hermes-agent's ``model: {default, provider, ...}`` block keeps its shape."""
-    from plugins.config_command.edit import EditError, edit, get, path_of, set_key
+    """Write ``given`` (``model`` and those of ``provider``, ``base_url``, ``api_mode``, ``api_key_env`` not None;
+    "" takes one out) into config.yaml, comments kept; hermes-agent's ``model: {default, provider, ...}`` block
+    keeps its shape."""
+    from plugins.config_command.edit import EditError, edit, get, path_of, set_key, unset_key
 
     def change(document):
         mapped = isinstance(get(document, "model"), dict)
         set_key(document, "model.default" if mapped else "model", given["model"])
         for key, value in given.items():
-            if key != "model" and value is not None:
+            if key != "model" and value == "":
+                for where in (key, f"model.{key}") if mapped else (key,):
+                    unset_key(document, where)
+            elif key != "model" and value is not None:
                 set_key(document, f"model.{key}" if mapped and get(document, key) is None else key, value)
 
     try:

@@ -1,0 +1,77 @@
+"""`hermes setup` in a pseudo-terminal, as a new user answers it: the provider (here another endpoint: the
+wire-protocol server, which wants a key), the key typed hidden and kept in the .env beside config.yaml, the model
+picked from the list the server's API gives, one short request through the real SDK; then `hermes run` works with
+no key exported. Without a terminal it says what to run instead."""
+
+from __future__ import annotations
+
+import os
+
+from plugins_providers.defaults import PROVIDERS
+from plugins_providers.testserver import reply
+from tests.conftest import ROOT, hermes_command
+from tests.terminal.conftest import Terminal
+
+ANOTHER = str(len(PROVIDERS) + 1)  # the line after the providers table
+
+
+def started(hermes_home, tmp_path, *args) -> Terminal:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    env.update(HERMES_HOME=str(hermes_home), TERM="xterm-256color",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    return Terminal([*hermes_command(), "setup", *args], env, tmp_path)
+
+
+def test_setup_asks_provider_key_and_model_saves_them_and_tries_the_model(hermes, hermes_home, tmp_path,
+                                                                          make_wire_server, monkeypatch):
+    server = make_wire_server(api_key="sk-typed-in")
+    server.models = ["small-1", "big-2"]
+    (hermes_home / "config.yaml").write_text("# mine\nagent:\n  max_turns: 9\n")
+    term = started(hermes_home, tmp_path)
+    term.expect("Provider [")
+    term.line(ANOTHER)
+    term.expect("Its URL")
+    term.line("localhost:8000")  # no scheme: asked again
+    term.expect("the URL has no scheme: use http://localhost:8000")
+    term.line(server.openai_url)
+    term.expect("Its API")
+    term.line("")
+    term.expect("holding its key")
+    term.line("OPENAI_API_KEY")
+    term.expect("OPENAI_API_KEY (typed hidden")
+    term.line("sk-typed-in")
+    term.expect("Models it offers (2)")
+    term.expect("Model (a number or a name)")
+    server.push(reply("OK"))
+    term.line("2")
+    term.expect("It works")
+    assert term.close() == 0
+    assert "sk-typed-in" not in term.seen
+    assert (hermes_home / "config.yaml").read_text() == (
+        f"# mine\nagent:\n  max_turns: 9\nmodel: small-1\nbase_url: {server.openai_url}\napi_mode: chat_completions\n"
+        "api_key_env: OPENAI_API_KEY\n")
+    env_file = hermes_home / ".env"
+    assert env_file.read_text() == "OPENAI_API_KEY=sk-typed-in\n" and env_file.stat().st_mode & 0o777 == 0o600
+    assert server.requests[-1].body["model"] == "small-1"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.push(reply("from the saved setup"))
+    out = hermes("run", "hi")
+    assert out.returncode == 0 and out.stdout == "from the saved setup\n", out.stderr
+    # again, a provider of the table: the endpoint's settings go; its models cannot be listed here: typed
+    term = started(hermes_home, tmp_path, "--no-test")
+    term.expect("Now: small-1")
+    term.expect("Provider [")
+    term.line(str(sorted(PROVIDERS).index("ollama") + 1))
+    term.expect("its models could not be listed")
+    term.expect("Model")
+    term.line("llama3")
+    term.expect("saved in")
+    assert term.close() == 0
+    assert (hermes_home / "config.yaml").read_text() == "# mine\nagent:\n  max_turns: 9\nmodel: llama3\n" \
+                                                        "provider: ollama\n"
+
+
+def test_without_a_terminal_setup_says_what_to_run(hermes):
+    out = hermes("setup")
+    assert out.returncode == 2 and "asks its questions at a terminal" in out.stderr
+    assert "model set MODEL --provider P" in out.stderr and "Traceback" not in out.stderr
