@@ -30,10 +30,12 @@ def setup(app, no_test):
     if now.get("model"):
         click.echo(f"Now: {now['model']}" + (f" through {now['provider']}" if now.get("provider") else ""))
     given = _provider(app, now, [row for row in providers(app) if not row["plugin"]])
-    _key(app, given)
+    typed = _key(given)
     given["model"] = _model(app, now, given)
     from plugins.model_command.cli import save
 
+    if typed:
+        _keep(app, *typed)
     save(app, given)
     click.echo(f"saved in {app.config.where()}: model {given['model']}" +
                "".join(f", {k} {v}" for k, v in given.items() if k != "model" and v))
@@ -74,36 +76,44 @@ def _provider(app, now: dict, table: list) -> dict:
     return {"provider": "", "base_url": url, "api_mode": mode, "api_key_env": variable.strip()}
 
 
-def _key(app, given: dict) -> None:
-    """Ask for the key when its variable is not set, and keep it in the .env beside config.yaml (read at every
-    start, as hermes-agent's), or say how to export it when nothing here reads that file."""
+def _key(given: dict) -> "tuple | None":
+    """Ask for the key when its variable is not set (set in this process for the listing and the try): the
+    (variable, key) typed, kept by :func:`_keep` once every answer is in."""
+    from hermes.host.paths import config_dir
     from kernel.types import ProviderConfig
     from plugins_providers.defaults import target
 
     where = target(ProviderConfig(**{k: v or "" for k, v in given.items()}, model="-"),
                    given.get("api_mode") or "chat_completions")
-    if not where.env_var or where.local and not given.get("api_key_env") or os.environ.get(where.env_var, "").strip():
-        if where.env_var and os.environ.get(where.env_var, "").strip():
-            click.echo(f"{where.env_var} is set.")
-        return
-    from hermes.host.paths import config_dir
-
+    if where.env_var and os.environ.get(where.env_var, "").strip():
+        click.echo(f"{where.env_var} is set.")
+        return None
+    if not where.env_var or where.local and not given.get("api_key_env"):
+        return None
     key = click.prompt(f"{where.env_var} (typed hidden; kept in {config_dir() / '.env'})", hide_input=True,
                        default="", show_default=False).strip()
     if not key:
         click.echo(f"No key: set {where.env_var} before the model can answer.")
-        return
-    record = app.host.record("hermes-compat")
-    if record is None or record.status != "enabled":  # the plugin that reads .env is left out (a distro)
-        click.echo(f"Nothing here reads .env: export {where.env_var}=... in your shell's profile.")
-    else:
-        from plugins.hermes_compat.dotenv import save
+        return None
+    os.environ[where.env_var] = key
+    return where.env_var, key
 
-        try:
-            save(config_dir(), where.env_var, key)
-        except (OSError, ValueError) as exc:
-            raise Fail(f"{where.env_var} was not saved: {exc}; nothing was changed") from None
-    os.environ[where.env_var] = key  # for the listing and the try below
+
+def _keep(app, variable: str, key: str) -> None:
+    """The key into the .env beside config.yaml (read at every start, as hermes-agent's), or how to export it
+    when nothing here reads that file (a distro without hermes-compat)."""
+    from hermes.host.paths import config_dir
+
+    record = app.host.record("hermes-compat")
+    if record is None or record.status != "enabled":
+        click.echo(f"Nothing here reads .env: export {variable}=... in your shell's profile.")
+        return
+    from plugins.hermes_compat.dotenv import save
+
+    try:
+        save(config_dir(), variable, key)
+    except (OSError, ValueError) as exc:
+        raise Fail(f"{variable} was not saved: {exc}; nothing was changed") from None
 
 
 def _model(app, now: dict, given: dict) -> str:

@@ -27,21 +27,30 @@ def test_setup_asks_provider_key_and_model_saves_them_and_tries_the_model(hermes
     server = make_wire_server(api_key="sk-typed-in")
     server.models = ["small-1", "big-2"]
     (hermes_home / "config.yaml").write_text("# mine\nagent:\n  max_turns: 9\n")
+
+    def up_to_the_model(term: Terminal) -> None:
+        term.expect("Provider [")
+        term.line(ANOTHER)
+        term.expect("Its URL")
+        term.line("localhost:8000")  # no scheme: asked again
+        term.expect("the URL has no scheme: use http://localhost:8000")
+        term.line(server.openai_url)
+        term.expect("Its API")
+        term.line("")
+        term.expect("holding its key")
+        term.line("OPENAI_API_KEY")
+        term.expect("OPENAI_API_KEY (typed hidden")
+        term.line("sk-typed-in")
+        term.expect("Models it offers (2)")
+        term.expect("Model (a number or a name)")
+
     term = started(hermes_home, tmp_path)
-    term.expect("Provider [")
-    term.line(ANOTHER)
-    term.expect("Its URL")
-    term.line("localhost:8000")  # no scheme: asked again
-    term.expect("the URL has no scheme: use http://localhost:8000")
-    term.line(server.openai_url)
-    term.expect("Its API")
-    term.line("")
-    term.expect("holding its key")
-    term.line("OPENAI_API_KEY")
-    term.expect("OPENAI_API_KEY (typed hidden")
-    term.line("sk-typed-in")
-    term.expect("Models it offers (2)")
-    term.expect("Model (a number or a name)")
+    up_to_the_model(term)
+    term.ctrl_c()  # leaving before the last answer: nothing written
+    assert term.close() == 130
+    assert not (hermes_home / ".env").exists() and "model" not in (hermes_home / "config.yaml").read_text()
+    term = started(hermes_home, tmp_path)
+    up_to_the_model(term)
     server.push(reply("OK"))
     term.line("2")
     term.expect("It works")
