@@ -5,7 +5,7 @@ A session is a hermes session (platform ``acp``, stored, resumable with ``sessio
 as the connection; a prompt is a turn. While it runs, the editor sees the answer and the reasoning as they stream,
 each tool call as it starts and ends, and hermes' approval question as a permission request (allow once, allow
 for the session, reject); ``session/cancel`` interrupts the turn. The prompt's text, linked files and embedded
-files are what the model reads. The editor's MCP servers join the configured ones. Turns run one at a time, in the
+files are what the model reads; an image is kept in the data folder and the model told where (``vision_analyze``). The editor's MCP servers join the configured ones. Turns run one at a time, in the
 session's folder. What plugin code prints goes to stderr: the protocol owns stdout.
 """
 
@@ -95,17 +95,53 @@ class Relay:
 
 
 def prompt_text(blocks: list) -> str:
-    """The prompt as the model reads it: its text, and each file the editor attached or linked (read here)."""
+    """The prompt as the model reads it: its text, each file the editor attached or linked (read here), and where
+    each image is kept (a screenshot pasted: the vision_analyze tool shows it to a model that sees)."""
     parts = []
     for block in blocks:
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
+        elif kind == "image":
+            parts.append(_image(block.data, block.mime_type))
         elif kind == "resource" and hasattr(block.resource, "text"):
             parts.append(f"<file uri=\"{block.resource.uri}\">\n{block.resource.text}\n</file>")
         elif kind == "resource_link":
             parts.append(_linked(block.uri, block.name))
     return "\n\n".join(p for p in parts if p)
+
+
+IMAGE_DAYS = 30  # the images kept for the model go after this long
+
+
+def _image(data: str, mime_type: str) -> str:
+    """Keep an image the editor sent (base64) in the data folder, named by its content; the text the model reads."""
+    import base64
+    import binascii
+    import hashlib
+    import time
+
+    from hermes.host.paths import data_dir
+
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return "[an image the editor sent could not be read]"
+    folder = data_dir() / "acp-images"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for old in folder.iterdir():  # the folder does not grow for ever
+        try:
+            if time.time() - old.stat().st_mtime > IMAGE_DAYS * 86400:
+                old.unlink()
+        except OSError:
+            pass
+    extension = {"image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}.get(mime_type, "png")
+    path = folder / f"{hashlib.sha256(raw).hexdigest()[:16]}.{extension}"
+    if not path.exists():
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(raw)
+    return f"[an image the user attached: {path} (the vision_analyze tool shows it to a model that sees)]"
 
 
 def _linked(uri: str, name: str) -> str:
@@ -182,7 +218,7 @@ class HermesAgent:
             asyncio.ensure_future(self.sender())
         return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION), agent_capabilities=
                                   AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(
-                                      embedded_context=True)), agent_info=Implementation(name="hermes",
+                                      embedded_context=True, image=True)), agent_info=Implementation(name="hermes",
                                                                                          version=__version__))
 
     async def new_session(self, cwd, mcp_servers=None, **kwargs):

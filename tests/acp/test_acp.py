@@ -71,6 +71,7 @@ def editor_session(hermes_home, tmp_path):
                                                cwd=str(project)) as (conn, process):
                 started = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
                 assert started.agent_info.name == "hermes" and started.agent_capabilities.load_session
+                assert started.agent_capabilities.prompt_capabilities.image  # a pasted screenshot is sent
                 session = await conn.new_session(cwd=str(project), mcp_servers=[])
                 return await body(conn, session.session_id)
 
@@ -107,6 +108,34 @@ def test_a_prompt_streams_tool_calls_and_the_answer(editor_session, hermes, tmp_
     shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
     assert shown["session"]["platform"] == "acp"
     assert "the code word is fig" in json.dumps(shown["messages"]) and "and again" in json.dumps(shown["messages"])
+
+
+def test_an_image_the_editor_sends_is_kept_for_the_vision_tool(editor_session, hermes, hermes_home):
+    """Images were not offered (`image: false`): a pasted screenshot could not reach the model at all."""
+    import base64
+    import hashlib
+
+    start, _ = editor_session
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
+                           "rkJggg==")
+    editor = Editor()
+
+    async def body(conn, session_id):
+        from acp import image_block, text_block
+
+        done = await conn.prompt(session_id=session_id, prompt=[
+            text_block("what is on it?"), image_block(base64.b64encode(png).decode(), "image/png"),
+            image_block("not base64 at all!", "image/png")])
+        return session_id, done
+
+    session_id, done = start(["A dot."], editor, body)
+    assert done.stop_reason == "end_turn"
+    kept = hermes_home / "acp-images" / f"{hashlib.sha256(png).hexdigest()[:16]}.png"
+    assert kept.read_bytes() == png and kept.stat().st_mode & 0o777 == 0o600
+    shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
+    [said] = [m["content"] for m in shown["messages"] if m["role"] == "user"]
+    assert said == (f"what is on it?\n\n[an image the user attached: {kept} (the vision_analyze tool shows it to a "
+                    "model that sees)]\n\n[an image the editor sent could not be read]")
 
 
 @pytest.mark.parametrize("answer,ran", [("once", True), ("deny", False), ("cancelled", False)])
