@@ -22,18 +22,16 @@ def setup(app, no_test):
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise Fail(f"setup asks its questions at a terminal; in a script: `{program()} model set MODEL --provider P` "
                    f"and `{program()} config set KEY_VARIABLE KEY`", 2)
-    from plugins.model_command.cli import current, providers
+    from plugins.model_command.cli import current, providers, save
 
     now = current(app)
     click.echo(f"{program()} setup: the model conversations here use, its provider and its key (Ctrl+C leaves; "
                "nothing is saved before the last answer).")
     if now.get("model"):
         click.echo(f"Now: {now['model']}" + (f" through {now['provider']}" if now.get("provider") else ""))
-    given = _provider(app, now, [row for row in providers(app) if not row["plugin"]])
+    given = _provider(now, [row for row in providers(app) if not row["plugin"]])
     typed = _key(given)
     given["model"] = _model(app, now, given)
-    from plugins.model_command.cli import save
-
     if typed:
         _keep(app, *typed)
     save(app, given)
@@ -44,7 +42,7 @@ def setup(app, no_test):
     _try(app, given)
 
 
-def _provider(app, now: dict, table: list) -> dict:
+def _provider(now: dict, table: list) -> dict:
     """The provider chosen from the table, or another endpoint's URL, API and key variable: config's fields."""
     from plugins_providers.defaults import is_local, url_problem
 
