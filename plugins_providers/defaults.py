@@ -170,7 +170,7 @@ def mistake(config: ProviderConfig, api_mode: str) -> Optional[str]:
         return f"the base URL '{url}'{f' (from {var})' if var else ''} {wrong_url}"
     model = (config.model or "").strip()
     if not model:
-        return "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"
+        return "no model: pass -m MODEL, or choose one with `hermes setup` (`hermes model set MODEL` in a script)"
     return None
 
 

@@ -22,7 +22,8 @@ def test_a_fresh_install_says_what_is_missing_and_exits_1(hermes, hermes_home, c
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == f"ok    config    {hermes_home / 'config.yaml'}: none yet (the defaults)"
-    assert "fail  model     no model: pass -m MODEL, or save one with `hermes config set model MODEL`" in lines
+    assert "fail  model     no model: pass -m MODEL, or choose one with `hermes setup` (`hermes model set MODEL` in " \
+           "a script)" in lines
     assert any(line.startswith("ok    sessions  ") and line.endswith("integrity check passed") for line in lines)
     assert any(line.startswith(("ok    sandbox", "warn  sandbox")) for line in lines)
     assert out.stderr.strip().endswith("failed, 0 to look at") and "Traceback" not in out.stderr

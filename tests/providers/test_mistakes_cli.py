@@ -27,7 +27,7 @@ from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
     (("--api-mode", "codex_responses", "--base-url", "http://my host/v1", "-m", "m"),
      "the base URL 'http://my host/v1' has a space in it"),
     (("--api-mode", "chat_completions", "--base-url", "{url}"),
-     "no model: pass -m MODEL, or save one with `hermes config set model MODEL`"),
+     "no model: pass -m MODEL, or choose one with `hermes setup` (`hermes model set MODEL` in a script)"),
     (("-m", "claude-sonnet-4"), "no API key: set the environment variable ANTHROPIC_API_KEY"),  # its family's
 ])
 def test_a_mistake_is_one_line_before_any_request(hermes, wire_server, cli_env, args, message):  # noqa: F811
