@@ -137,6 +137,10 @@ class App:
         except ConfigError as exc:  # a plugin's key with a value of the wrong type
             raise Fail(str(exc), EXIT_USAGE) from None
 
+    def reload(self) -> None:
+        """Forget the config and the plugins read so far: the next use reads config.yaml again (it was edited)."""
+        self._config = self._host = None
+
     @property
     def host(self):
         """Every plugin the selection enables, loaded."""

@@ -159,7 +159,7 @@ def config_edit(app):
     from plugins.asking import edit_file
 
     edit_file(path)
-    app._config = app._host = None  # read what was saved
+    app.reload()  # read what was saved
     _, problems = config_problems(app)
     for line in problems:
         click.echo(line)
