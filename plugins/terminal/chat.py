@@ -27,6 +27,7 @@ def chat(app, **opts):
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
 
+    _first_run(app, opts)
     with paused_collector():
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, "cli")
@@ -58,6 +59,23 @@ def chat(app, **opts):
             chat.send_queued()
     finally:
         chat.close()
+
+
+def _first_run(app, opts: dict) -> None:
+    """Nothing chosen of a model (a new user's first ``hermes``: no model, provider, URL or API mode, given or in
+    config): offer the ``setup`` command a plugin adds, and chat on what it saved, as hermes-agent's first run does.
+    Declined, the chat stops as before with what to do."""
+    chosen = any(opts.get(k) or app.config.get(k) for k in ("model", "provider", "base_url", "api_mode"))
+    if chosen or opts.get("cont") or opts.get("resume") or not sys.stdin.isatty():  # a stored session has its own
+        return
+    root = click.get_current_context().find_root()
+    setup = root.command.get_command(root, "setup")
+    if setup is None or not click.confirm(f"No model is chosen yet. Run `{program()} setup` now?", default=True,
+                                          err=True):
+        return
+    root.invoke(setup)
+    app.reload()  # what setup saved
+    click.echo("", err=True)
 
 
 def _ready_the_model(agent) -> None:

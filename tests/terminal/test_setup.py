@@ -1,7 +1,7 @@
 """`hermes setup` in a pseudo-terminal, as a new user answers it: the provider (here another endpoint: the
 wire-protocol server, which wants a key), the key typed hidden and kept in the .env beside config.yaml, the model
 picked from the list the server's API gives, one short request through the real SDK; then `hermes run` works with
-no key exported. Without a terminal it says what to run instead."""
+no key exported. A first `hermes` with no model offers it, then chats. Without a terminal it says what to run."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ ANOTHER = str(len(PROVIDERS) + 1)  # the line after the providers table
 
 
 def started(hermes_home, tmp_path, *args) -> Terminal:
+    """``hermes ARGS`` in a pseudo-terminal, with no model key or URL of the environment."""
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
     env.update(HERMES_HOME=str(hermes_home), TERM="xterm-256color",
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
-    return Terminal([*hermes_command(), "setup", *args], env, tmp_path)
+    return Terminal([*hermes_command(), *args], env, tmp_path)
 
 
 def test_setup_asks_provider_key_and_model_saves_them_and_tries_the_model(hermes, hermes_home, tmp_path,
@@ -44,12 +45,12 @@ def test_setup_asks_provider_key_and_model_saves_them_and_tries_the_model(hermes
         term.expect("Models it offers (2)")
         term.expect("Model (a number or a name)")
 
-    term = started(hermes_home, tmp_path)
+    term = started(hermes_home, tmp_path, "setup")
     up_to_the_model(term)
     term.ctrl_c()  # leaving before the last answer: nothing written
     assert term.close() == 130
     assert not (hermes_home / ".env").exists() and "model" not in (hermes_home / "config.yaml").read_text()
-    term = started(hermes_home, tmp_path)
+    term = started(hermes_home, tmp_path, "setup")
     up_to_the_model(term)
     server.push(reply("OK"))
     term.line("2")
@@ -67,7 +68,7 @@ def test_setup_asks_provider_key_and_model_saves_them_and_tries_the_model(hermes
     out = hermes("run", "hi")
     assert out.returncode == 0 and out.stdout == "from the saved setup\n", out.stderr
     # again, a provider of the table: the endpoint's settings go; its models cannot be listed here: typed
-    term = started(hermes_home, tmp_path, "--no-test")
+    term = started(hermes_home, tmp_path, "setup", "--no-test")
     term.expect("Now: small-1")
     term.expect("Provider [")
     term.line(str(sorted(PROVIDERS).index("ollama") + 1))
@@ -84,3 +85,37 @@ def test_without_a_terminal_setup_says_what_to_run(hermes):
     out = hermes("setup")
     assert out.returncode == 2 and "asks its questions at a terminal" in out.stderr
     assert "model set MODEL --provider P" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_first_hermes_with_no_model_offers_setup_then_chats_on_what_it_saved(hermes_home, tmp_path,
+                                                                               make_wire_server):
+    server = make_wire_server()
+    server.models = ["only-model"]
+    term = started(hermes_home, tmp_path)  # `hermes` alone, as a new user types it
+    term.expect("No model is chosen yet. Run `hermes setup` now? [Y/n]")
+    term.line("n")
+    term.expect("no model: pass -m MODEL, or choose one with `hermes setup`")  # declined: as before
+    assert term.close() == 1
+    term = started(hermes_home, tmp_path)
+    term.expect("No model is chosen yet. Run `hermes setup` now? [Y/n]")
+    term.line("")
+    term.expect("Provider [")
+    term.line(ANOTHER)
+    term.expect("Its URL")
+    term.line(server.openai_url)
+    term.expect("Its API")
+    term.line("")
+    term.expect("holding its key")
+    term.line("")  # a server on this machine: none
+    term.expect("Model (a number or a name)")
+    server.push(reply("OK"))
+    term.line("1")
+    term.expect("It works")
+    term.expect("hermes> ")  # and the chat it was started for
+    server.push(reply("hello, new user"))
+    term.line("hi")
+    term.expect("hello, new user")
+    term.expect("hermes> ")
+    term.keys("\x04")
+    assert term.close() == 0
+    assert server.requests[-1].body["model"] == "only-model"
