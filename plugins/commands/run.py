@@ -22,6 +22,8 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
     """Run one turn and print the answer. Stdin is the PROMPT when none is given, or goes where a - stands in it."""
     words = prompt or (() if sys.stdin.isatty() else ("-",))  # a terminal's stdin is not read unasked
     piped = sys.stdin.read() if "-" in words else None  # `git diff | hermes run "review this:" -`: never unasked
+    if piped and "\x00" in piped[:8192]:  # a binary file piped in would reach a paid model as thousands of tokens
+        raise Fail("stdin is not text (a NUL byte in it: a binary file?); the prompt is text", EXIT_USAGE)
     parts = (piped if dash else " ".join(group) for dash, group in groupby(words, "-".__eq__))
     text = "\n\n".join(part.rstrip() for part in parts if part.strip())
     if not text:  # a provider may refuse an empty message (Anthropic does): say so before any call

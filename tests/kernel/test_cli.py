@@ -176,7 +176,11 @@ def test_bad_cli_arguments(hermes, tmp_path):
         out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, ["read it"]), *dash,
                      input="a question\n")
         assert out.returncode == 0 and out.stdout.strip() == "read it", out.stderr
-
+    # a binary file piped in reached the model as thousands of tokens of replacement characters
+    out = hermes("run", "--api-mode", "scripted", "--base-url", script(tmp_path, ["never"]), "describe:", "-",
+                 input="\x7fELF\x02\x01\x01\x00\x00\x00 and more")
+    assert (out.returncode, out.stdout) == (2, "") and out.stderr.strip() == \
+        "hermes: error: stdin is not text (a NUL byte in it: a binary file?); the prompt is text"
 
 
 def test_a_dash_among_the_words_puts_stdin_there_and_stdin_is_never_read_unasked(hermes, tmp_path):
