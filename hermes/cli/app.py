@@ -268,7 +268,8 @@ class HermesGroup(click.Group):
         if first and first.startswith("-") and {"-z", "--oneshot"} & {a.partition("=")[0] for a in args}:
             args = ["run", *[a.partition("=")[2] if a.startswith("--oneshot=") else a for a in args  # hermes-agent's
                              if a not in ("-z", "--oneshot")]]  # `hermes [-m M] -z PROMPT`: a one-shot run
-        elif (first is None or first.startswith("-") and first not in {o for p in self.get_params(ctx) for o in p.opts}) \
+        elif (first is None or first.startswith("-") and first not in {o for p in self.get_params(ctx)
+                                                                         for o in p.opts}) \
                 and not ctx.resilient_parsing and sys.stdin.isatty() and sys.stdout.isatty() \
                 and self.get_command(ctx, "chat") is not None:  # (resilient: shell completion asking)
             args = ["chat", *args]

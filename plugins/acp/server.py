@@ -5,8 +5,9 @@ A session is a hermes session (platform ``acp``, stored, resumable with ``sessio
 as the connection; a prompt is a turn. While it runs, the editor sees the answer and the reasoning as they stream,
 each tool call as it starts and ends, and hermes' approval question as a permission request (allow once, allow
 for the session, reject); ``session/cancel`` interrupts the turn. The prompt's text, linked files and embedded
-files are what the model reads; an image is kept in the data folder and the model told where (``vision_analyze``). The editor's MCP servers join the configured ones. Turns run one at a time, in the
-session's folder. What plugin code prints goes to stderr: the protocol owns stdout.
+files are what the model reads; an image is kept in the data folder and the model told where (``vision_analyze``).
+The editor's MCP servers join the configured ones. Turns run one at a time, in the session's folder. What plugin code
+prints goes to stderr: the protocol owns stdout.
 """
 
 from __future__ import annotations

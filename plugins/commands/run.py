@@ -8,8 +8,8 @@ from itertools import groupby
 import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
-from plugins.text import printable
 from plugins.commands.front import CtrlC, build_agent, finish, prepare_store, provider_options, session_to_resume, shown
+from plugins.text import printable
 
 
 @click.command()

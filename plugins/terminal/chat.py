@@ -8,12 +8,12 @@ import threading
 import click
 
 from hermes.cli.app import program
-from plugins.text import printable
 from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.types import add_usage
 from plugins.commands.front import CtrlC, build_agent, prepare_store, provider_options, session_to_resume
 from plugins.commands.hookspecs import SLASH_COMMANDS
+from plugins.text import printable
 
 
 @click.command()

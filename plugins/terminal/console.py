@@ -12,9 +12,9 @@ import threading
 import time
 from typing import Optional
 
-from plugins.text import printable
 from kernel import hookimpl
 from plugins.terminal.style import paint
+from plugins.text import printable
 
 SPINNER = "|/-\\"
 # the approval question's answers (approve_tool_call's return values)

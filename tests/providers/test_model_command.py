@@ -23,7 +23,8 @@ def test_a_new_data_folder_shows_the_missing_model_and_every_provider_with_its_k
     found = shown(hermes, {"GROQ_API_KEY": "gsk-test"})
     assert found["current"]["model"] == "" and found["current"]["problem"].startswith("no model")
     table = {row["name"]: row for row in found["providers"]}
-    assert table["groq"] == {**table["groq"], "key_env": "GROQ_API_KEY", "key_set": True, "api_mode": "chat_completions"}
+    assert table["groq"] == {**table["groq"], "key_env": "GROQ_API_KEY", "key_set": True,
+                             "api_mode": "chat_completions"}
     assert not table["anthropic"]["key_set"] and table["ollama"]["local"]
     assert table["box"]["plugin"] == "custom-providers"  # hermes-agent's endpoint of config.yaml
     assert table["chat_completions"]["plugin"] == "openai-chat"
