@@ -56,7 +56,7 @@ def test_setup_asks_provider_key_and_model_saves_them_and_tries_the_model(hermes
     term.line("2")
     term.expect("It works")
     assert term.close() == 0
-    assert "sk-typed-in" not in term.seen
+    assert "sk-typed-in" not in term.seen and "hermes-agent's folder" not in term.seen  # HERMES_HOME is set
     assert (hermes_home / "config.yaml").read_text() == (
         f"# mine\nagent:\n  max_turns: 9\nmodel: small-1\nbase_url: {server.openai_url}\napi_mode: chat_completions\n"
         "api_key_env: OPENAI_API_KEY\n")
@@ -119,3 +119,19 @@ def test_a_first_hermes_with_no_model_offers_setup_then_chats_on_what_it_saved(h
     term.keys("\x04")
     assert term.close() == 0
     assert server.requests[-1].body["model"] == "only-model"
+
+
+def test_setup_tells_a_hermes_agent_user_their_folder_can_be_used_as_it_is(tmp_path):
+    """hermes-agent keeps everything in ~/.hermes; hermes' own folders are elsewhere unless HERMES_HOME says so."""
+    home = tmp_path / "home"
+    (home / ".hermes").mkdir(parents=True)
+    (home / ".hermes" / "config.yaml").write_text("model:\n  default: claude-sonnet-4-5\n")
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith(("_API_KEY", "_BASE_URL")) and not k.startswith(("HERMES_", "XDG_"))}
+    env.update(HOME=str(home), TERM="xterm-256color",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    term = Terminal([*hermes_command(), "setup"], env, tmp_path)
+    term.expect(f"hermes-agent's folder {home}/.hermes is here: with `export HERMES_HOME={home}/.hermes`")
+    term.expect("Provider [")
+    term.ctrl_c()
+    assert term.close() == 130
