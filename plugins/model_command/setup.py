@@ -32,7 +32,7 @@ def setup(app, no_test):
     agent_home = os.path.expanduser("~/.hermes")
     if not os.environ.get("HERMES_HOME") and os.path.isfile(os.path.join(agent_home, "config.yaml")):
         click.echo(f"hermes-agent's folder {agent_home} is here: with `export HERMES_HOME={agent_home}` (Ctrl+C now) "
-                   "hermes uses its config.yaml, its keys (.env), skills and sessions instead.")
+                   "hermes uses its config.yaml, its keys (.env) and skills instead.")
     given = _provider(now, [row for row in providers(app) if not row["plugin"]])
     typed = _key(given)
     given["model"] = _model(app, now, given)

@@ -30,6 +30,7 @@ from plugins.sessions.codec import decode_message, encode_message, fts_query
 log = logging.getLogger(__name__)
 
 DB_NAME = "state.db"
+BESIDE_AGENTS = "hermes-state.db"  # ours, in a data folder shared with hermes-agent, whose state.db is its own
 BUSY_TIMEOUT_S = 5.0
 BUSY_MS = int(BUSY_TIMEOUT_S * 1000)
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -121,6 +122,12 @@ class SessionStore(Store):
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
             self._busy_ms = BUSY_MS
+            if self.path.name == DB_NAME and self._version(conn) > schema.SCHEMA_VERSION and conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_meta'").fetchone():
+                conn.close()  # hermes-agent's (HERMES_HOME=~/.hermes): never changed; ours beside it
+                log.info("%s is hermes-agent's: the sessions here are kept in %s", self.path, BESIDE_AGENTS)
+                self.path = self.path.with_name(BESIDE_AGENTS)
+                return self._open()
             mode = _set_wal(conn)
             self.journal_mode = str(mode).lower()
             if self.journal_mode != "wal":

@@ -523,3 +523,29 @@ def test_export_writes_a_session_as_markdown_and_never_over_a_file(hermes_sessio
     again = hermes_sessions("sessions", "export", sid, "-o", out)
     _one_line_error(again, f"{out}: File exists; choose another name")
     assert out.read_text() == text
+
+
+def test_a_data_folder_shared_with_hermes_agent_keeps_its_state_db_as_it_is(hermes, hermes_home, tmp_path):
+    """`HERMES_HOME=~/.hermes` (hermes-agent's folder, config and keys as they are): its state.db, schema 22, stopped
+    every run ("schema version 22 is newer than this hermes understands"). Ours goes beside it; its own is not
+    changed."""
+    agents = hermes_home / "state.db"
+    conn = sqlite3.connect(agents)
+    conn.execute("PRAGMA journal_mode = WAL")  # as hermes-agent keeps it
+    for sql in ("CREATE TABLE schema_version (version INTEGER NOT NULL)", "INSERT INTO schema_version VALUES (22)",
+                "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, title TEXT)",
+                "INSERT INTO sessions VALUES ('20261101_x', 'cli', 'an agent session')",
+                "CREATE TABLE state_meta (key TEXT PRIMARY KEY, value TEXT)"):
+        conn.execute(sql)
+    conn.commit()
+    before = conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+    conn.close()
+    out = hermes("run", "--api-mode", "scripted", "--base-url", _script(tmp_path, "s.json", ["stored"]), "hi")
+    assert out.returncode == 0 and out.stdout == "stored\n", out.stderr
+    [ours] = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert ours["id"] != "20261101_x"  # hermes-agent's sessions are its own (another schema)
+    assert (hermes_home / "hermes-state.db").is_file()
+    conn = sqlite3.connect(agents)
+    assert conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall() == before
+    assert conn.execute("SELECT * FROM sessions").fetchall() == [("20261101_x", "cli", "an agent session")]
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(22,)]
