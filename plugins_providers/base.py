@@ -145,11 +145,7 @@ class SDKProvider(Provider):
                 err.message = f"{err.message} ({where})" + (
                     ": nothing listens there; is the local server running?" if refused_here else "")
                 err.args = (err.message,)
-                if "CERTIFICATE_VERIFY_FAILED" in err.message:  # certain too: said with what to do
-                    err.message += ("; if its certificate is of an authority of your own, name that with the "
-                                    "provider option ssl_ca_cert (or check nothing: ssl_verify: false)")
-                    err.args = (err.message,)
-                if refused_here or "CERTIFICATE_VERIFY_FAILED" in err.message:  # certain: no retries, fallback at once
+                if refused_here:  # certain until the user starts it: no retries with backoff (7 s), fallback at once
                     err.reason = CONFIG
             raise err from None
 

@@ -154,7 +154,11 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
         return err
     if "APIConnectionError" in names or "TransportError" in names or isinstance(exc, (ConnectionError, OSError)):
         detail = getattr(exc, "__cause__", None) or exc
-        return make(TRANSPORT, f"connection failed: {type(detail).__name__}: {detail}")
+        said = f"connection failed: {type(detail).__name__}: {detail}"
+        if "CERTIFICATE_VERIFY_FAILED" in said:  # certain, not transient: no retries, said with what to do
+            return make(CONFIG, f"{said}; if its certificate is of an authority of your own, name that with the "
+                                "provider option ssl_ca_cert (or check nothing: ssl_verify: false)")
+        return make(TRANSPORT, said)
     if isinstance(exc, json.JSONDecodeError):
         return make(TRANSPORT, f"malformed JSON from the provider: {exc.msg}")
     if isinstance(exc, UnicodeDecodeError):  # bytes damaged on the way: another attempt may get them whole
