@@ -82,11 +82,9 @@ def _key(given: dict) -> "tuple | None":
     """Ask for the key when its variable is not set (set in this process for the listing and the try): the
     (variable, key) typed, kept by :func:`_keep` once every answer is in."""
     from hermes.host.paths import config_dir
-    from kernel.types import ProviderConfig
     from plugins_providers.defaults import target
 
-    where = target(ProviderConfig(**{k: v or "" for k, v in given.items()}, model="-"),
-                   given.get("api_mode") or "chat_completions")
+    where = target(_chosen(given), given.get("api_mode") or "chat_completions")
     if where.env_var and os.environ.get(where.env_var, "").strip():
         click.echo(f"{where.env_var} is set.")
         return None
@@ -120,11 +118,10 @@ def _keep(app, variable: str, key: str) -> None:
 
 def _model(app, now: dict, given: dict) -> str:
     """A listed model by number or any name typed; the listing is the provider's own (its API's /models)."""
-    from kernel.types import ProviderConfig
     from plugins.model_command.cli import models_of
 
     try:
-        names = models_of(app, ProviderConfig(**{k: v or "" for k, v in given.items()}))["models"]
+        names = models_of(app, _chosen(given))["models"]
     except Fail as exc:
         click.echo(f"(its models could not be listed: {exc.message})")
         names = []
@@ -141,6 +138,13 @@ def _model(app, now: dict, given: dict) -> str:
         if answer and not answer.isdigit():
             return answer
         click.echo("Give a number from the list or a model's name.")
+
+
+def _chosen(given: dict):
+    """The answers so far as a ProviderConfig (an answer left out: empty)."""
+    from kernel.types import ProviderConfig
+
+    return ProviderConfig(**{k: v or "" for k, v in given.items()})
 
 
 def _try(app, given: dict) -> None:
