@@ -24,7 +24,7 @@ from plugins.hermes_compat.manifests import PluginManifest, log, parse_manifest
 SOURCE = "hermes-compat"
 GROUPS = ("hermes_agent.plugins", "hermes_agent.memory_providers", "hermes_agent.model_providers",
           "hermes.memory_provider")
-_TRUE = ("1", "true", "yes", "on")
+TRUE_WORDS = ("1", "true", "yes", "on")  # what a yes-or-no variable or setting of hermes-agent's reads as yes
 # what config.yaml itself holds of hermes-agent's extensions, each loaded as a plugin (a found plugin of the name wins)
 SHELL_HOOKS, CUSTOM_PROVIDERS = "shell-hooks", "custom-providers"
 FROM_CONFIG = {SHELL_HOOKS: (("hooks",), "plugins.hermes_compat.shell_hooks"),
@@ -104,7 +104,7 @@ def candidates(config: Any) -> list:
         found[cand.name] = cand
 
     roots = [(data_dir() / "plugins", "user")]
-    if os.environ.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in _TRUE:
+    if os.environ.get("HERMES_ENABLE_PROJECT_PLUGINS", "").strip().lower() in TRUE_WORDS:
         roots.append((Path.cwd() / ".hermes" / "plugins", "project"))
     for root, source in roots:
         for path, key, manifest in scan_directory(root, source):

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from plugins.hermes_compat.discovery import SHELL_HOOKS as NAME
+from plugins.hermes_compat.discovery import SHELL_HOOKS as NAME, TRUE_WORDS
 from plugins.hermes_compat.state import log
 
 ALLOWLIST = "shell-hooks-allowlist.json"
@@ -43,7 +43,6 @@ DEFAULT_TIMEOUT, MAX_TIMEOUT = 60, 300
 TOOL_EVENTS = ("pre_tool_call", "post_tool_call")
 MAX_OUTPUT = 1024 * 1024  # bytes a hook may print (its answer is a line of JSON)
 _PAYLOAD_KEYS = {"tool_name", "args", "session_id", "parent_session_id"}  # the rest goes to ``extra``
-_TRUE = ("1", "true", "yes", "on")
 
 
 class HookFailed(Exception):
@@ -201,10 +200,10 @@ def revoke(command: str) -> int:
 
 def accepts_all(config: Any) -> bool:
     """``HERMES_ACCEPT_HOOKS`` or ``hooks_auto_accept: true``: every configured hook is approved as it loads."""
-    if os.environ.get("HERMES_ACCEPT_HOOKS", "").strip().lower() in _TRUE:
+    if os.environ.get("HERMES_ACCEPT_HOOKS", "").strip().lower() in TRUE_WORDS:
         return True
     value = config.get("hooks_auto_accept") if config is not None else None
-    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE)
+    return value is True or (isinstance(value, str) and value.strip().lower() in TRUE_WORDS)
 
 
 def script_of(command: str) -> str:
