@@ -8,6 +8,7 @@ import sys
 import click
 
 from hermes.cli.app import Fail, echo_json
+from plugins.numbers import FiniteRange
 from plugins.checkpoints.chat import clip, listing
 
 
@@ -113,7 +114,7 @@ def status(app, as_json):
 @checkpoints.command("prune")
 @click.option("--retention-days", type=click.IntRange(min=0), metavar="DAYS",
               help="Drop the folders untouched this long (default: checkpoints.retention_days; 0: none).")
-@click.option("--max-size-mb", type=click.FloatRange(min=0), metavar="MB",
+@click.option("--max-size-mb", type=FiniteRange(min=0), metavar="MB",
               help="Then the oldest snapshots while the store is bigger (default: checkpoints.max_total_size_mb).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj

@@ -1,6 +1,5 @@
-"""What ``hermes run``, ``hermes chat`` and the coming ``hermes serve`` share:
-the provider options, building the agent, the session store's questions,
-Ctrl+C, and the end of a turn as an exit code."""
+"""What ``hermes run``, ``chat``, ``cron``, ``batch`` and ``acp`` share: the provider options, building the agent,
+the session store's questions, Ctrl+C, and the end of a turn as an exit code."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ from typing import Optional
 import click
 
 from hermes.cli.app import EXIT_BUDGET, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, program
+from plugins.numbers import FiniteRange
 from plugins.text import printable
 
 PROVIDER_OPTIONS = ("model", "provider", "base_url", "api_mode", "api_key_env")  # ProviderConfig's fields
@@ -29,7 +29,7 @@ def provider_options(f):
         click.option("-r", "--resume", metavar="SESSION_ID", help="Continue a stored session (its model and toolsets too)."),
         click.option("--no-save", is_flag=True, help="Store nothing of this conversation (e.g. while state.db is damaged)."),
         click.option("--yolo", is_flag=True, help="Approve every command without asking (approvals.mode off)."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+        click.option("--timeout", type=FiniteRange(min=0, min_open=True), metavar="SECONDS",
                      help="Give up on a provider that sends nothing for this long (agent.stream_idle_timeout, 60)."),
     ]):
         f = option(f)

@@ -8,6 +8,7 @@ import time
 import click
 
 from hermes.cli.app import Fail, echo_json
+from plugins.numbers import FiniteRange
 
 
 def _state():
@@ -183,7 +184,7 @@ def _tick(app, quiet: bool) -> list:
 
 
 @cron.command("daemon")
-@click.option("--every", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+@click.option("--every", type=FiniteRange(min=1), default=None, metavar="SECONDS",
               help="How often it looks for due jobs (default: cron.tick_seconds, 60).")
 @click.pass_obj
 def daemon(app, every):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from plugins.numbers import FiniteRange
+
 
 def _fail(message: str, usage: bool = False) -> click.ClickException:
     from hermes.cli.app import EXIT_USAGE, Fail
@@ -108,7 +110,7 @@ def mcp_group() -> click.Group:
 
     @group.command("list")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+    @click.option("--timeout", type=FiniteRange(min=0, min_open=True), metavar="SECONDS",
                   help="Wait at most this long for the servers to connect (default: their connect_timeout).")
     @click.pass_obj
     def list_cmd(app, as_json, timeout):

@@ -183,6 +183,17 @@ def test_bad_cli_arguments(hermes, tmp_path):
         "hermes: error: stdin is not text (a NUL byte in it: a binary file?); the prompt is text"
 
 
+@pytest.mark.parametrize("command, option, value", [
+    (["run", "hi"], "--timeout", "nan"), (["run", "hi"], "--timeout", "inf"), (["cron", "daemon"], "--every", "nan"),
+    (["checkpoints", "prune"], "--max-size-mb", "inf"), (["mcp", "list"], "--timeout", "NaN")])
+def test_nan_and_inf_are_no_duration_or_size(hermes, command, option, value):
+    # click's ranges let both through (nan compares false): `--timeout nan` fell back to the default without a word
+    # and `cron daemon --every inf` slept forever
+    out = hermes(*command, option, value)
+    assert (out.returncode, out.stdout) == (2, ""), out.stderr
+    assert f"Invalid value for '{option}': '{value}' is not a finite number." in out.stderr, out.stderr
+
+
 def test_a_dash_among_the_words_puts_stdin_there_and_stdin_is_never_read_unasked(hermes, tmp_path):
     """`git diff | hermes run "review this:" -`: the words and what was piped in, as one prompt. Before, the words
     alone went and the diff was dropped, unsaid. Without a `-` a PROMPT never reads stdin (a pipe nobody closes, a
