@@ -30,6 +30,17 @@ SESSION_FIELDS = (
     "cache_write_tokens", "reasoning_tokens", "api_call_count",
 )
 
+def imported_fields(meta: dict, rows: list, now: float) -> dict:
+    """The session row of an imported session (``import_session``): the fields ``meta`` has, its start and last
+    activity from its rows' times when not given, and the count of its rows."""
+    fields = {key: meta[key] for key in SESSION_FIELDS if meta.get(key) is not None}
+    times = [row["created_at"] for row in rows if row.get("created_at")]
+    fields.setdefault("started_at", min(times, default=now))
+    fields.setdefault("updated_at", max(times, default=fields["started_at"]))
+    fields["message_count"] = len(rows)
+    return fields
+
+
 def ambiguous(prefix: str, ids: list) -> str:
     """The one line for an id prefix that starts several sessions' ids (``ids``: some of them)."""
     return f"session id {str(prefix).strip()!r} is ambiguous (matches {', '.join(ids[:2])}, ...)"

@@ -1,4 +1,4 @@
-"""``hermes sessions``: list, show, export, search, title, delete, prune, repair."""
+"""``hermes sessions``: list, show, export, search, title, delete, prune, stats, repair, import."""
 
 from __future__ import annotations
 
@@ -369,6 +369,36 @@ def sessions_group(config) -> click.Group:
         click.echo("by platform: " + ", ".join(f"{p} {c}" for p, c in used["by_platform"].items()))
         busiest = max(used["by_day"].items(), key=lambda item: item[1])
         click.echo(f"busiest day: {busiest[0]} ({busiest[1]} sessions started); {len(used['by_day'])} days with some")
+
+    @group.command("import")
+    @click.argument("state_db", required=False, type=click.Path(dir_okay=False, path_type=Path))
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @_errors_as_clicks
+    def import_cmd(state_db, as_json):
+        """hermes-agent's sessions, from its STATE_DB (default: the data folder's when shared with it, else
+        ~/.hermes/state.db): listed, searched and resumed here under their ids. Its file is only read; a session
+        imported before is left as it is."""
+        from plugins.sessions import hermes_agent
+        from plugins.sessions.base import StoreError
+
+        source = state_db or hermes_agent.find(config.data_dir)
+        if source is None:
+            raise StoreError(f"no state.db of hermes-agent in {config.data_dir} or {Path.home() / '.hermes'}; "
+                             "give its path: hermes sessions import PATH/state.db")
+        s = store()
+        if not hasattr(s, "import_session"):
+            raise StoreError(f"the session store {s.where} cannot import sessions")
+        done = {"source": str(source), "imported": 0, "messages": 0, "already_here": 0}
+        for meta, rows in hermes_agent.read(source):
+            if s.import_session(meta, rows):
+                done["imported"], done["messages"] = done["imported"] + 1, done["messages"] + len(rows)
+            else:
+                done["already_here"] += 1
+        if as_json:
+            _print_json(done)
+            return
+        kept = f"; {done['already_here']} were here already" if done["already_here"] else ""
+        click.echo(f"Imported {done['imported']} sessions ({done['messages']} messages) from {source}{kept}.")
 
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")

@@ -24,7 +24,7 @@ from typing import Iterable, Optional
 
 from plugins.sessions import locks, schema
 from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title,
-                                   stored_start, usage_adds)
+                                   imported_fields, stored_start, usage_adds)
 from plugins.sessions.codec import decode_message, encode_message, fts_query
 
 log = logging.getLogger(__name__)
@@ -513,28 +513,26 @@ class SessionStore(Store):
         return [dict(r) for r in rows]
 
     # -- maintenance -----------------------------------------------------------
-    def import_session(self, meta: dict, rows: list[dict]) -> None:
+    def import_session(self, meta: dict, rows: list[dict]) -> bool:
         """Add a session recovered from another file: its metadata and its
         stored message rows (encoded columns, ``seq`` and ``created_at``
-        kept). One transaction; an existing session of that id is left alone."""
+        kept). One transaction; an existing session of that id is left alone (False)."""
         session_id = check_id(meta.get("id"))
         now = time.time()
-        fields = {k: meta[k] for k in SESSION_FIELDS if k in meta and meta[k] is not None}
-        fields.setdefault("started_at", min((r["created_at"] for r in rows), default=now))
-        fields.setdefault("updated_at", max((r["created_at"] for r in rows), default=fields["started_at"]))
-        fields["message_count"] = len(rows)
+        fields = imported_fields(meta, rows, now)
         cols = ", ".join(fields)
         marks = ", ".join("?" for _ in fields)
         with self._write() as conn:
             cur = conn.execute(f"INSERT OR IGNORE INTO sessions ({cols}) VALUES ({marks})", tuple(fields.values()))
             if cur.rowcount == 0:
-                return
+                return False
             conn.executemany(
                 "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
                 " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(session_id, r["seq"], r["role"], r["content"], r["content_json"], r["tool_calls"],
                   r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows],
             )
+        return True
 
     def compact(self) -> tuple:
         """Give deleted sessions' space back to the file system (VACUUM, then the WAL emptied): the file's

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Iterable, Optional
 
 from plugins.sessions.base import (SESSION_FIELDS, Store, StoreError, UnknownSession, check_id, clean_title,
-                                   stored_start, usage_adds)
+                                   imported_fields, stored_start, usage_adds)
 from plugins.sessions.codec import decode_message, encode_message
 from plugins.sessions.locks import busy
 from plugins.sessions_postgres import shown
@@ -288,6 +288,23 @@ class PostgresStore(Store):
                 cur.executemany(f"INSERT INTO hermes_messages ({_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})",
                                 [(session_id, last + 1 + i, *row, now) for i, row in enumerate(rows)])
         return len(rows)
+
+    def import_session(self, meta: dict, rows: list) -> bool:
+        """As :meth:`plugins.sessions.store.SessionStore.import_session`: one transaction; False (and nothing
+        written) when a session of that id is here already."""
+        session_id = check_id(meta.get("id"))
+        now = time.time()
+        fields = imported_fields(meta, rows, now)
+        with self._connection(write=True) as conn:
+            marks = ", ".join(["%s"] * len(fields))
+            if conn.execute(f"INSERT INTO hermes_sessions ({', '.join(fields)}) VALUES ({marks}) ON CONFLICT (id)"
+                            " DO NOTHING", tuple(fields.values())).rowcount == 0:
+                return False
+            with conn.cursor() as cur:
+                cur.executemany(f"INSERT INTO hermes_messages ({_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})",
+                                [(session_id, r["seq"], r["role"], r["content"], r["content_json"], r["tool_calls"],
+                                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows])
+        return True
 
     def load(self, session_id: str) -> Optional[list]:
         with self._connection() as conn:

@@ -549,3 +549,56 @@ def test_a_data_folder_shared_with_hermes_agent_keeps_its_state_db_as_it_is(herm
     assert conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall() == before
     assert conn.execute("SELECT * FROM sessions").fetchall() == [("20261101_x", "cli", "an agent session")]
     assert conn.execute("SELECT version FROM schema_version").fetchall() == [(22,)]
+
+
+def test_hermes_agents_sessions_imported_then_listed_searched_and_resumed_over_the_wire(
+        hermes, hermes_home, tmp_path, wire_server, cli_env):  # noqa: F811
+    """`hermes sessions import`: in a folder shared with hermes-agent (HERMES_HOME=~/.hermes), its state.db's
+    conversations, which were not listed, searched or resumed here."""
+    from plugins_providers.testserver import reply
+    from tests.sessions import agents_db
+
+    agents_db.make(hermes_home / "state.db")
+    before = (hermes_home / "state.db").read_bytes()
+    out = hermes("sessions", "import")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"Imported 2 sessions (6 messages) from {hermes_home / 'state.db'}.\n"
+    listed = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert [(s["id"], s["platform"], s["title"]) for s in listed] == [
+        (agents_db.SECOND, "telegram", None), (agents_db.FIRST, "cli", "tmp listing")]
+    assert agents_db.FIRST in hermes("sessions", "search", "files").stdout
+    # resumed by its id's start, as in hermes-agent: the model gets the conversation, its tool call and result too
+    wire_server.push(reply("Still two."))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "test",
+                 "-r", agents_db.FIRST[:15], "how many now?", env=cli_env)
+    assert out.returncode == 0 and out.stdout == "Still two.\n", out.stderr
+    (request,) = wire_server.requests
+    sent = [m for m in request.body["messages"] if m["role"] != "system"]
+    assert [(m["role"], m.get("content")) for m in sent] == [
+        ("user", "What files are in /tmp?"), ("assistant", ""), ("tool", "a.txt\nb.txt"),
+        ("assistant", "Two files: a.txt and b.txt."), ("user", "how many now?")]
+    assert sent[1]["tool_calls"][0]["function"] == agents_db.CALLS[0]["function"]
+    # again: nothing twice; the file was only read
+    out = hermes("sessions", "import", "--json")
+    assert json.loads(out.stdout) == {"source": str(hermes_home / "state.db"), "imported": 0, "messages": 0,
+                                      "already_here": 2}, out.stderr
+    assert (hermes_home / "state.db").read_bytes() == before
+
+
+def test_hermes_agents_state_db_that_is_not_there_or_not_its(hermes, hermes_home, tmp_path):
+    from tests.sessions import agents_db
+
+    out = hermes("sessions", "import", env={"HOME": str(tmp_path)})  # no ~/.hermes, a data folder of our own
+    _one_line_error(out, "no state.db of hermes-agent in", "give its path: hermes sessions import PATH/state.db")
+    _one_line_error(hermes("sessions", "import", tmp_path / "gone.db"), "gone.db: no such file")
+    (tmp_path / "notes.db").write_text("not a database at all, but long enough to have a header " * 4)
+    _one_line_error(hermes("sessions", "import", tmp_path / "notes.db"),
+                    "notes.db: cannot read it as a SQLite database")
+    _run_json(hermes, tmp_path, ["stored here"])  # our own database is no hermes-agent's
+    _one_line_error(hermes("sessions", "import", hermes_home / "state.db"),
+                    "not hermes-agent's state.db (no state_meta table)")
+    # ~/.hermes's, found when the data folder is not shared
+    (tmp_path / ".hermes").mkdir()
+    agents_db.make(tmp_path / ".hermes" / "state.db")
+    out = hermes("sessions", "import", env={"HOME": str(tmp_path)})
+    assert out.returncode == 0 and out.stdout.startswith("Imported 2 sessions (6 messages) from "), out.stderr

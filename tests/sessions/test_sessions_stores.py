@@ -132,6 +132,35 @@ def test_delete_removes_the_session_and_its_messages(any_store):
     assert [h["session_id"] for h in any_store.search("marmalade")] == ["kept"]
 
 
+def test_hermes_agents_sessions_are_imported_whole_with_their_times_once(any_store, tmp_path):
+    from plugins.sessions import hermes_agent
+    from tests.sessions import agents_db
+
+    agents_db.make(tmp_path / "state.db")
+    before = (tmp_path / "state.db").read_bytes()
+    imported = list(hermes_agent.read(tmp_path / "state.db"))
+    assert [meta["id"] for meta, _ in imported] == [agents_db.FIRST, agents_db.SECOND]  # oldest first
+    assert [any_store.import_session(meta, rows) for meta, rows in imported] == [True, True]
+    assert any_store.load(agents_db.FIRST) == agents_db.FIRST_MESSAGES  # no rewound, system or session_meta rows
+    assert any_store.load(agents_db.SECOND) == agents_db.SECOND_MESSAGES
+    first = any_store.get_session(agents_db.FIRST)
+    assert {key: first[key] for key in ("title", "model", "provider", "platform", "started_at", "updated_at",
+                                        "ended_at", "end_reason", "message_count", "input_tokens", "output_tokens",
+                                        "api_call_count", "continued_in")} == {
+        "title": "tmp listing", "model": "gpt-5.1", "provider": "openrouter", "platform": "cli",
+        "started_at": agents_db.T0, "updated_at": agents_db.T0 + 4, "ended_at": agents_db.T0 + 60,
+        "end_reason": "compression", "message_count": 4, "input_tokens": 1200, "output_tokens": 80,
+        "api_call_count": 3, "continued_in": agents_db.SECOND}
+    assert any_store.get_session(agents_db.SECOND)["start_reason"] == "compression"
+    assert [h["session_id"] for h in any_store.search("files")] == [agents_db.FIRST, agents_db.FIRST]
+    # a second import leaves what is here alone; a conversation resumed here goes on after the imported messages
+    any_store.append(agents_db.SECOND, [{"role": "user", "content": "and now?"}])
+    assert [any_store.import_session(meta, rows) for meta, rows in hermes_agent.read(tmp_path / "state.db")] == \
+        [False, False]
+    assert any_store.load(agents_db.SECOND) == agents_db.SECOND_MESSAGES + [{"role": "user", "content": "and now?"}]
+    assert (tmp_path / "state.db").read_bytes() == before  # only read (SQLite's -wal and -shm made by any reader)
+
+
 def test_threads_append_to_one_store(any_store):
     def write(n):
         for i in range(10):
