@@ -337,7 +337,7 @@ class HermesGroup(click.Group):
         cached = remembered.cached_commands()
         if cached is None:  # first run: load the plugins once to learn their commands
             self._load(ctx, everything=True)
-            cached = {n: self.commands[n].get_short_help_str(60) for n in self.commands}
+            cached = {n: c.get_short_help_str(60) for n, c in self.commands.items() if not c.hidden}
         essential = self._essential()
         rows = [(n, self.commands[n].get_short_help_str(60)) for n in sorted(essential)]
         return rows + [(n, f"{h} (plugin)".strip()) for n, h in sorted(cached.items()) if n not in essential]

@@ -87,7 +87,7 @@ def save_command_cache(group, builtin: set) -> None:
     """Remember the plugin commands of the click group behind :func:`listing_stamp`,
     written only when that or they changed (the remembered help is keyed by this file)."""
     text = "".join(f"{n}\t{' '.join((group.commands[n].get_short_help_str(60) or '').split())}\n"
-                   for n in sorted(group.commands) if n not in builtin)
+                   for n in sorted(group.commands) if n not in builtin and not group.commands[n].hidden)
     loadstate.write_text(state_file(COMMANDS_CACHE), "\v".join(listing_stamp()) + "\n" + text)
 
 

@@ -172,11 +172,13 @@ def on_session_start(agent):
 
 @hookimpl
 def register_commands(cli, config):
+    from plugins.hermes_compat import agent_commands
     from plugins.hermes_compat.hooks_cli import hooks
     from plugins.hermes_compat.manage import add_commands
 
     add_commands(cli)
     cli.add_command(hooks)
+    agent_commands.add_commands(cli)
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
