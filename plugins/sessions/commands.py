@@ -187,7 +187,7 @@ def sessions_group(config) -> click.Group:
     @click.group("sessions", invoke_without_command=True)
     @click.pass_context
     def group(ctx):
-        """Stored conversations: list, show, export, search, stats, delete, prune (alone: list)."""
+        """Stored conversations: list, show, export, search, stats, delete, prune, import (alone: list)."""
         if ctx.invoked_subcommand is None:
             ctx.invoke(list_cmd)
 
