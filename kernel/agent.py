@@ -282,15 +282,16 @@ class Agent:
         """One turn; the final answer text ("" if none), as hermes-agent's ``chat``."""
         return self.run_conversation(message).final_response or ""
 
-    def run_conversation(self, user_message: str, system_message: Optional[str] = None,
+    def run_conversation(self, user_message: "str | list", system_message: Optional[str] = None,
                          conversation_history: Optional[list] = None, task_id: Optional[str] = None,
                          turn_id: Optional[str] = None) -> TurnResult:
-        """One turn: the user's message, then model and tool calls until the model answers, the budget runs out,
-        the user interrupts or the providers fail (``TurnResult.exit_reason`` says which). A passed
-        ``conversation_history`` replaces this agent's (hermes-agent's call); a durable engine that replays
-        a turn passes its ids."""
+        """One turn: the user's message (text, or content parts: text and images), then model and tool calls until
+        the model answers, the budget runs out, the user interrupts or the providers fail (``TurnResult.exit_reason``
+        says which). A passed ``conversation_history`` replaces this agent's (hermes-agent's call); a durable
+        engine that replays a turn passes its ids. Hooks get the message's text."""
         user_message = schema.valid_text(user_message)  # bytes that were not UTF-8 (stdin, argv) or a JSON "\ud800"
-        turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=turn_id or uuid.uuid4().hex, user_message=user_message)
+        turn = Turn(task_id=task_id or uuid.uuid4().hex, turn_id=turn_id or uuid.uuid4().hex,
+                    user_message=schema.text_of(user_message), content=user_message)
         self.turn = turn
         self.threads = {threading.get_ident()}
         try:
@@ -356,7 +357,7 @@ class Agent:
     def _work(self, turn: Turn, first_turn: bool, before: int) -> tuple:
         """Model and tool calls until the turn ends: (exit reason, error, final answer)."""
         try:
-            self._persist([{"role": "user", "content": turn.user_message}])
+            self._persist([{"role": "user", "content": turn.content}])
             if self.context_engine is not None and self._should_compress():
                 self.compress("preflight")
             context = self._pre_llm_context(turn, first_turn, before)

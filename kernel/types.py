@@ -130,7 +130,8 @@ class Turn:
 
     task_id: str
     turn_id: str
-    user_message: str
+    user_message: str  # its text, as hooks get it
+    content: Any = None  # the user's message as sent: its text, or content parts (text and ``image_url``)
     api_request_id: str = ""
     api_calls: int = 0
     usage: dict = field(default_factory=dict)

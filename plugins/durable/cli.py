@@ -8,6 +8,7 @@ import time
 import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
+from kernel.messages import text_of
 
 UNFINISHED = ["PENDING", "ERROR"]
 
@@ -37,7 +38,7 @@ def _row(status) -> dict:
     if status.status == "PENDING":
         state = "running" if _alive(spec) else "stopped"
     return {"id": status.workflow_id.removeprefix("turn-"), "state": state, "session_id": spec.get("session_id"),
-            "prompt": spec.get("user_message"), "started": (status.created_at or 0) / 1000,
+            "prompt": text_of(spec.get("user_message")), "started": (status.created_at or 0) / 1000,
             "pid": spec.get("pid"), "host": spec.get("host")}
 
 

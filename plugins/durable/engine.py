@@ -198,7 +198,7 @@ def spec_of(agent, turn) -> dict:
 
     provider = agent.provider_config
     return {
-        "version": 1, "session_id": agent.session_id, "user_message": turn.user_message, "task_id": turn.task_id,
+        "version": 1, "session_id": agent.session_id, "user_message": turn.content, "task_id": turn.task_id,
         "turn_id": turn.turn_id, "before": len(agent.messages), "platform": agent.platform,
         "provider": {"model": provider.model, "provider": provider.provider, "base_url": provider.base_url,
                      "api_mode": provider.api_mode, "api_key_env": provider.api_key_env, "extra": provider.extra},

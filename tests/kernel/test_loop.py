@@ -572,6 +572,23 @@ def test_a_parallel_call_whose_thread_begins_after_the_interrupt_never_runs(make
     assert "interrupted" in last["content"]
 
 
+def test_a_user_message_of_text_and_images_reaches_the_model_whole_and_hooks_get_its_text(make_agent, recorder):
+    """A turn's message may be content parts (an image the user attached): the model gets them (with the
+    pre_llm_call context as one more part), the store keeps them, and the hooks of hermes-agent's plugins, which
+    take a string, get its text."""
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    rec = recorder("append_messages", "post_llm_call")
+    agent = make_agent(Context(), script=["A dot."], callbacks=[rec])
+    result = agent.run_conversation([{"type": "text", "text": "what is it?"}, image])
+    assert result["exit_reason"] == "completed" and result["final_response"] == "A dot."
+    assert agent.scripted.requests[0].messages[-1]["content"] == [
+        {"type": "text", "text": "what is it?"}, image, {"type": "text", "text": "remember: what is it? matters"}]
+    assert [m["content"] for batch in rec.of("append_messages") for m in batch["messages"] if m["role"] == "user"] \
+        == [[{"type": "text", "text": "what is it?"}, image]]
+    assert [call["user_message"] for call in rec.of("post_llm_call")] == ["what is it?"]
+    agent.close()
+
+
 def test_a_user_message_that_is_no_text_enters_the_history_as_text(make_agent, echo_plugin, recorder):
     """Bytes that were not UTF-8 (stdin, argv: Python keeps them as lone surrogates) or a JSON "\\ud800" in a user
     message stopped the turn at the first UTF-8 writer, the session store. The kernel takes them as U+FFFD (a split
