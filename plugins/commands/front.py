@@ -64,9 +64,8 @@ def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None,
 
 
 def _preflight(agent) -> None:
-    """A provider that cannot be built (no model, an unknown provider, a URL
-    without a scheme, no key ...) is one line now, before any request. With
-    fallback providers configured the loop tries them instead."""
+    """A provider that cannot be built (no model, an unknown provider, a URL without a scheme, no key ...) is one
+    line now, before any request. With fallback providers configured the loop tries them instead."""
     from kernel.types import CONFIG, ProviderError
 
     if agent.config.get("fallback_providers"):
@@ -99,10 +98,9 @@ def ask_store(app: App, hook_name: str, hint: str = "", needed: bool = True, **k
 
 
 def prepare_store(app: App, opts: dict) -> None:
-    """Before the first model call: with ``--no-save`` the store plugins are
-    set aside (said on stderr); otherwise a store that cannot be used stops
-    the command here, with one line naming the file, instead of answering
-    and losing the turn."""
+    """Before the first model call: with ``--no-save`` the store plugins are set aside (said on stderr); otherwise a
+    store that cannot be used stops the command here, with one line naming the file, instead of answering and
+    losing the turn."""
     host = app.host
     if opts.pop("no_save", False):
         if opts.get("resume") or opts.get("cont"):
@@ -146,9 +144,8 @@ def claim(app: App, session_id: str) -> None:
 
 
 class CtrlC:
-    """First Ctrl+C interrupts the turn cleanly; a second one exits at once. SIGTERM and
-    SIGHUP (``timeout``, a closed terminal) stop it as the first does, so the tools'
-    process groups die and the turn is stored first; :attr:`stopped_by` names it."""
+    """First Ctrl+C interrupts the turn cleanly; a second one exits at once. SIGTERM and SIGHUP (``timeout``, a
+    closed terminal) stop it as the first does, so the tools' process groups die and the turn is stored first."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -156,7 +153,7 @@ class CtrlC:
         from kernel.types import Interrupted  # here, never in the handler: imports and signals do not mix
 
         self.agent, self.hits, self.interrupted = agent, 0, Interrupted
-        self.stopped_by: Optional[signal.Signals] = None
+        self.stopped_by: Optional[signal.Signals] = None  # the signal that stopped the turn; None: Ctrl+C or none
 
     def __enter__(self):
         self.previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS}

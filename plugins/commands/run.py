@@ -9,6 +9,7 @@ import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
 from plugins.commands.front import CtrlC, build_agent, finish, prepare_store, provider_options, session_to_resume, shown
+from plugins.images import image_option, mode, with_images
 from plugins.text import printable
 
 
@@ -16,9 +17,10 @@ from plugins.text import printable
 @provider_options
 @click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest `hermes run` conversation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
+@image_option
 @click.argument("prompt", nargs=-1)
 @click.pass_obj
-def run(app: App, as_json: bool, prompt: tuple, **opts):
+def run(app: App, as_json: bool, prompt: tuple, images: list, **opts):
     """Run one turn and print the answer. Stdin is the PROMPT when none is given, or goes where a - stands in it."""
     words = prompt or (() if sys.stdin.isatty() else ("-",))  # a terminal's stdin is not read unasked
     piped = sys.stdin.read() if "-" in words else None  # `git diff | hermes run "review this:" -`: never unasked
@@ -41,7 +43,7 @@ def run(app: App, as_json: bool, prompt: tuple, **opts):
         agent = build_agent(app, opts, console, session_id=session_id, platform="run")
     try:
         with CtrlC(agent) as stop:
-            result = agent.run_conversation(text)
+            result = agent.run_conversation(with_images(text, images, mode(app.config, agent.provider_config.model)))
     finally:
         agent.close()
     if as_json:

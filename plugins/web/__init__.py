@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from kernel import hookimpl
 from kernel.types import Tool, ToolError
+from plugins.images import MODES
 from plugins.text import is_binary
 from plugins.tool_args import arg, check_args, clip, is_interrupted, setting
 
@@ -269,6 +270,9 @@ def register_config(declare):
             "model asks for more", minimum=2000)
     declare("web.timeout", float, TIMEOUT, "seconds a web request may take", minimum=1)
     declare("web.max_bytes", int, MAX_BYTES, "the most bytes of a page downloaded", minimum=1000)
+    declare("agent.image_input_mode", str, "auto", "how the user's images reach the model: native (in the message), "
+            "text (kept in the data folder's images/, the message saying where, for vision_analyze), or auto (native "
+            "for a model known to see, else text); plugins/images.py", choices=MODES)
     declare("auxiliary.vision", dict, None, "the model vision_analyze asks about an image: {model, provider, "
             "base_url, ...} (the conversation's when unset)")
     declare("security.allow_private_urls", bool, False, "let the web tools fetch private and local addresses (a "

@@ -1,0 +1,77 @@
+"""Images in the user's message (`hermes run --image`, plugins.images) through the real SDKs over the wire: a model
+known to see gets the pixels in its API's own shape; another gets where the image is kept, for vision_analyze."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+@pytest.mark.parametrize("api_mode, model", [("chat_completions", "gpt-4o-mini"), ("codex_responses", "gpt-5.1"),
+                                             ("anthropic_messages", "claude-sonnet-4-5")])
+def test_a_model_that_sees_gets_the_image_in_its_apis_shape(hermes, wire_server, cli_env, hermes_home, tmp_path,
+                                                            api_mode, model):  # noqa: F811
+    (tmp_path / "dot.jpg").write_bytes(PNG)  # a PNG whatever its name says
+    url = wire_server.url if api_mode == "anthropic_messages" else wire_server.openai_url
+    wire_server.push(reply("A red dot."))
+    out = hermes("run", "--base-url", url, "--api-mode", api_mode, "-m", model, "--image", tmp_path / "dot.jpg",
+                 "what is this?", env={**cli_env, **KEYS})
+    assert out.returncode == 0 and out.stdout == "A red dot.\n", out.stderr
+    (request,) = wire_server.requests
+    data = base64.b64encode(PNG).decode()
+    sent = (request.body.get("messages") or request.body.get("input"))[-1]
+    assert sent["role"] == "user"
+    if api_mode == "chat_completions":
+        assert sent["content"] == [{"type": "text", "text": "what is this?"},
+                                   {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
+    elif api_mode == "codex_responses":
+        assert sent["content"] == [{"type": "input_text", "text": "what is this?"},
+                                   {"type": "input_image", "image_url": f"data:image/png;base64,{data}"}]
+    else:
+        assert sent["content"] == [{"type": "text", "text": "what is this?"},
+                                   {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                                "data": data}}]
+    # stored as sent: a resumed conversation shows the model the image again
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    [stored] = [m for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+                if m["role"] == "user"]
+    assert stored["content"][1]["image_url"]["url"] == f"data:image/png;base64,{data}"
+
+
+def test_a_model_not_known_to_see_gets_where_the_image_is_kept_unless_config_says_native(
+        hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
+    (tmp_path / "dot.png").write_bytes(PNG)
+    run = ("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "llama3.1:8b",
+           "--image", tmp_path / "dot.png", "--image", tmp_path / "dot.png", "what is this?")
+    wire_server.push(reply("I cannot see it."), reply("A dot."))
+    out = hermes(*run, env={**cli_env, **KEYS})
+    assert out.returncode == 0, out.stderr
+    kept = next((hermes_home / "images").iterdir())
+    assert kept.read_bytes() == PNG and kept.suffix == ".png" and kept.stat().st_mode & 0o777 == 0o600
+    where = f"[an image the user attached: {kept} (the vision_analyze tool shows it to a model that sees)]"
+    assert wire_server.requests[0].body["messages"][-1]["content"] == f"what is this?\n\n{where}\n\n{where}"
+    (hermes_home / "config.yaml").write_text("agent:\n  image_input_mode: native\n")  # hermes-agent's key
+    assert hermes(*run, env={**cli_env, **KEYS}).returncode == 0
+    assert [part["type"] for part in wire_server.requests[1].body["messages"][-1]["content"]] == [
+        "text", "image_url", "image_url"]
+
+
+def test_a_file_that_is_no_image_is_said_before_any_request(hermes, wire_server, cli_env, tmp_path):  # noqa: F811
+    (tmp_path / "notes.png").write_text("just text")
+    with open(tmp_path / "huge.png", "wb") as huge:
+        huge.truncate(21 * 2**20)
+    run = ("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "gpt-4o", "hi")
+    for image, said in (("gone.png", "gone.png: No such file or directory"),
+                        ("notes.png", "notes.png: not an image a model takes (PNG, JPEG, GIF or WebP)"),
+                        ("huge.png", "huge.png: 21.0 MB; an image may have at most 20 MB")):
+        out = hermes(*run, "--image", tmp_path / image, env={**cli_env, **KEYS})
+        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert wire_server.requests == []
