@@ -5,7 +5,7 @@ A session is a hermes session (platform ``acp``, stored, resumable with ``sessio
 as the connection; a prompt is a turn. While it runs, the editor sees the answer and the reasoning as they stream,
 each tool call as it starts and ends, and hermes' approval question as a permission request (allow once, allow
 for the session, reject); ``session/cancel`` interrupts the turn. The prompt's text, linked files and embedded
-files are what the model reads; an image is kept in the data folder and the model told where (``vision_analyze``).
+files are what the model reads; an image is too, or is kept and the model told where (:mod:`plugins.images`).
 The editor's MCP servers join the configured ones. Turns run one at a time, in the session's folder. What plugin code
 prints goes to stderr: the protocol owns stdout.
 """
@@ -13,6 +13,8 @@ prints goes to stderr: the protocol owns stdout.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import concurrent.futures
 import logging
 import os
@@ -95,54 +97,30 @@ class Relay:
         return outcome.option_id if getattr(outcome, "outcome", "") == "selected" else "deny"
 
 
-def prompt_text(blocks: list) -> str:
-    """The prompt as the model reads it: its text, each file the editor attached or linked (read here), and where
-    each image is kept (a screenshot pasted: the vision_analyze tool shows it to a model that sees)."""
-    parts = []
+def prompt_content(blocks: list, how: str) -> Any:
+    """The prompt as the model gets it: its text, each file the editor attached or linked (read here), and its images
+    (``how``: :mod:`plugins.images`' ``native``, parts of the message, or ``text``, kept for vision_analyze)."""
+    from plugins.images import sniff, with_images
+
+    parts, images = [], []
     for block in blocks:
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
         elif kind == "image":
-            parts.append(_image(block.data, block.mime_type))
+            try:
+                raw = base64.b64decode(block.data, validate=True)
+            except (binascii.Error, ValueError, TypeError):
+                raw = b""
+            if sniff(raw) is None:
+                parts.append("[an image the editor sent could not be read]")
+            else:
+                images.append((raw, sniff(raw)))
         elif kind == "resource" and hasattr(block.resource, "text"):
             parts.append(f"<file uri=\"{block.resource.uri}\">\n{block.resource.text}\n</file>")
         elif kind == "resource_link":
             parts.append(_linked(block.uri, block.name))
-    return "\n\n".join(p for p in parts if p)
-
-
-IMAGE_DAYS = 30  # the images kept for the model go after this long
-
-
-def _image(data: str, mime_type: str) -> str:
-    """Keep an image the editor sent (base64) in the data folder, named by its content; the text the model reads."""
-    import base64
-    import binascii
-    import hashlib
-    import time
-
-    from hermes.host.paths import data_dir
-
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError, TypeError):
-        return "[an image the editor sent could not be read]"
-    folder = data_dir() / "acp-images"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for old in folder.iterdir():  # the folder does not grow for ever
-        try:
-            if time.time() - old.stat().st_mtime > IMAGE_DAYS * 86400:
-                old.unlink()
-        except OSError:
-            pass
-    extension = {"image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}.get(mime_type, "png")
-    path = folder / f"{hashlib.sha256(raw).hexdigest()[:16]}.{extension}"
-    if not path.exists():
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as out:
-            out.write(raw)
-    return f"[an image the user attached: {path} (the vision_analyze tool shows it to a model that sees)]"
+    return with_images("\n\n".join(p for p in parts if p), images, how)
 
 
 def _linked(uri: str, name: str) -> str:
@@ -282,15 +260,17 @@ class HermesAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.invalid_params({"sessionId": f"no session '{session_id}' on this connection"})
-        text = prompt_text(prompt)
-        if not text.strip():
+        from plugins.images import mode
+
+        content = prompt_content(prompt, mode(session.agent.config, session.agent.provider_config.model))
+        if isinstance(content, str) and not content.strip():
             raise RequestError.invalid_params({"prompt": "the prompt is empty"})
 
         def turn():
             with self.turns:
                 os.chdir(session.cwd)
                 session.streamed = False
-                return session.agent.run_conversation(text)
+                return session.agent.run_conversation(content)
 
         result = await asyncio.to_thread(turn)
         if result.final_response and not session.streamed:  # a provider that does not stream: the answer whole

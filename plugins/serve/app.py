@@ -26,6 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kernel.messages import text_of
+from plugins.images import client_content, has_content
 from plugins.serve.turns import Sink, TurnRequest, build_agent, run_turn
 
 log = logging.getLogger("hermes.serve")
@@ -196,16 +198,20 @@ class Server:
         for i, message in enumerate(messages):
             if not isinstance(message, dict):
                 return error(400, f"messages[{i}] must be an object", param=f"messages[{i}]")
-            role, content = message.get("role"), _text(message.get("content"))
+            role = message.get("role")
+            try:
+                content = client_content(message.get("content"))
+            except ValueError as exc:
+                return error(400, f"messages[{i}].content: {exc}", param=f"messages[{i}].content")
             if content is None:
-                return error(400, f"messages[{i}].content must be a string or a list of text parts",
+                return error(400, f"messages[{i}].content must be a string or a list of text and image parts",
                              param=f"messages[{i}].content")
             if role in ("system", "developer"):
-                system.append(content)
+                system.append(text_of(content))
             elif role in ("user", "assistant"):
-                conversation.append({"role": role, "content": content})
-        if not conversation or conversation[-1]["role"] != "user" or not conversation[-1]["content"].strip():
-            return error(400, "the last message must be the user's, with text", param="messages")
+                conversation.append({"role": role, "content": content if role == "user" else text_of(content)})
+        if not conversation or conversation[-1]["role"] != "user" or not has_content(conversation[-1]["content"]):
+            return error(400, "the last message must be the user's, with text or an image", param="messages")
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
             return error(400, "'stream' must be true or false", param="stream")
@@ -333,18 +339,6 @@ class Server:
                 sink.closed = True
                 if not task.done() and sink.agent is not None:  # the client went away mid-stream
                     sink.agent.interrupt()
-
-
-def _text(content: Any) -> Optional[str]:
-    """A message's content as text: a string, or the text parts of a list (other parts are dropped)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text")]
-        return "\n".join(str(p) for p in parts)
-    return None
 
 
 def _this_turn(messages: list) -> list:

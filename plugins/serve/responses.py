@@ -26,6 +26,8 @@ from typing import Any, Optional
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from kernel.messages import text_of
+from plugins.images import client_content, has_content
 from plugins.serve.app import SESSION_HEADER, _this_turn, _usage, error, sampling
 from plugins.serve.turns import Sink, TurnRequest
 
@@ -77,7 +79,8 @@ class ResponseStore:
 
 
 def input_messages(value: Any) -> Optional[list]:
-    """The request's ``input`` as chat messages (a string is one user message); ``None`` when it is neither."""
+    """The request's ``input`` as chat messages (a string is one user message; a user's images are kept as parts);
+    ``None`` when it is neither; ValueError for an image that is none."""
     if isinstance(value, str):
         return [{"role": "user", "content": value}]
     if not isinstance(value, list):
@@ -87,13 +90,11 @@ def input_messages(value: Any) -> Optional[list]:
         if isinstance(item, str):
             messages.append({"role": "user", "content": item})
         elif isinstance(item, dict) and item.get("role") in ("user", "assistant", "system", "developer"):
-            content = item.get("content")
-            if isinstance(content, list):
-                content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            if not isinstance(content, str):
+            content = client_content(item.get("content"))
+            if content is None:
                 return None
             role = "system" if item["role"] == "developer" else item["role"]
-            messages.append({"role": role, "content": content})
+            messages.append({"role": role, "content": content if role == "user" else text_of(content)})
         elif isinstance(item, dict) and item.get("type") in ("function_call", "function_call_output"):
             continue  # the agent ran its own tools: a client's record of them adds nothing
         else:
@@ -132,7 +133,10 @@ async def create_response(server, request: Request) -> Response:
     body = await server.body(request)
     if isinstance(body, Response):
         return body
-    messages = input_messages(body.get("input"))
+    try:
+        messages = input_messages(body.get("input"))
+    except ValueError as exc:
+        return error(400, f"'input': {exc}", param="input")
     if not messages:
         return error(400, "'input' must be text or a list of messages", param="input")
     if not isinstance(body.get("stream", False), bool):
@@ -150,8 +154,8 @@ async def create_response(server, request: Request) -> Response:
             session = stored["session_id"]
     system = [m["content"] for m in messages if m["role"] == "system"]
     messages = [m for m in messages if m["role"] != "system"]
-    if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
-        return error(400, "the input must end with the user's message, with text", param="input")
+    if not messages or messages[-1]["role"] != "user" or not has_content(messages[-1]["content"]):
+        return error(400, "the input must end with the user's message, with text or an image", param="input")
     if system:
         instructions = "\n".join(([instructions] if isinstance(instructions, str) else []) + system)
     options = sampling(body, ("max_output_tokens",))

@@ -25,6 +25,7 @@ from typing import Any, Optional
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from plugins.images import has_content
 from plugins.serve.app import RUNS_KEPT, SESSION_HEADER, error, sampling
 from plugins.serve.responses import input_messages
 from plugins.serve.turns import Sink, TurnRequest, run_turn
@@ -148,8 +149,11 @@ async def start_run(server, request: Request) -> Response:
     body = await server.body(request)
     if isinstance(body, Response):
         return body
-    messages = input_messages(body.get("input"))
-    if not messages or messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
+    try:
+        messages = input_messages(body.get("input"))
+    except ValueError as exc:
+        return error(400, f"'input': {exc}", param="input")
+    if not messages or messages[-1]["role"] != "user" or not has_content(messages[-1]["content"]):
         return error(400, "'input' must be text, or messages ending with the user's", param="input")
     session_id = body.get("session_id") or request.headers.get(SESSION_HEADER, "").strip() or None
     if session_id is not None and not server.key:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kernel import hookimpl
+from plugins import images
 
 SINK = "serve.sink"  # agent.state key
 
@@ -58,7 +59,7 @@ class Sink:
 class TurnRequest:
     """What a request asks for: the user's message, the history it brings (stateless) or the session to go on."""
 
-    user_message: str
+    user_message: Any  # its text, or text and image_url parts (plugins.images.client_content)
     history: list = field(default_factory=list)
     system_message: Optional[str] = None
     session_id: Optional[str] = None  # continue this stored session (its history replaces ``history`` unless empty)
@@ -90,7 +91,10 @@ def run_turn(agent, request: TurnRequest):
         history = None if request.session_id else list(request.history)
         if request.session_id and request.history and agent.load_history() is None and not agent.messages:
             history = list(request.history)  # a stored response's session the store no longer has: its own history
-        return agent.run_conversation(request.user_message, system_message=request.system_message,
+        how = images.mode(agent.config, agent.provider_config.model)  # the client's images, as this model takes them
+        history = None if history is None else [dict(m, content=images.shaped(m["content"], how))
+                                                if isinstance(m.get("content"), list) else m for m in history]
+        return agent.run_conversation(images.shaped(request.user_message, how), system_message=request.system_message,
                                       conversation_history=history)
     finally:
         agent.close()

@@ -130,12 +130,34 @@ def test_an_image_the_editor_sends_is_kept_for_the_vision_tool(editor_session, h
 
     session_id, done = start(["A dot."], editor, body)
     assert done.stop_reason == "end_turn"
-    kept = hermes_home / "acp-images" / f"{hashlib.sha256(png).hexdigest()[:16]}.png"
+    kept = hermes_home / "images" / f"{hashlib.sha256(png).hexdigest()[:16]}.png"
     assert kept.read_bytes() == png and kept.stat().st_mode & 0o777 == 0o600
     shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
     [said] = [m["content"] for m in shown["messages"] if m["role"] == "user"]
-    assert said == (f"what is on it?\n\n[an image the user attached: {kept} (the vision_analyze tool shows it to a "
-                    "model that sees)]\n\n[an image the editor sent could not be read]")
+    assert said == ("what is on it?\n\n[an image the editor sent could not be read]\n\n[an image the user attached: "
+                    f"{kept} (the vision_analyze tool shows it to a model that sees)]")
+
+
+def test_an_image_reaches_a_model_that_sees_in_the_message(editor_session, hermes, hermes_home):
+    """agent.image_input_mode: native (auto for a model known to see): the image is a part of the user's message."""
+    import base64
+
+    start, _ = editor_session
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
+                           "rkJggg==")
+
+    async def body(conn, session_id):
+        from acp import image_block
+
+        return session_id, await conn.prompt(session_id=session_id, prompt=[
+            image_block(base64.b64encode(png).decode(), "image/jpeg")])  # its type is told by its bytes
+
+    session_id, done = start(["A dot."], Editor(), body, config="agent:\n  image_input_mode: native\n")
+    assert done.stop_reason == "end_turn"
+    shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
+    [said] = [m["content"] for m in shown["messages"] if m["role"] == "user"]
+    assert said == [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()}}]
+    assert not (hermes_home / "images").exists()
 
 
 @pytest.mark.parametrize("answer,ran", [("once", True), ("deny", False), ("cancelled", False)])

@@ -65,6 +65,48 @@ def test_a_clients_temperature_top_p_and_token_limit_reach_the_model(serve, wire
     assert (sent[2]["temperature"], sent[2]["max_tokens"]) == (1.5, 16)
 
 
+def test_a_clients_image_reaches_the_model_in_its_apis_shape_or_is_kept_for_one_that_does_not_see(serve, wire_server,
+                                                                                                  hermes_home):
+    """Open WebUI, LibreChat and the SDKs send a pasted image as an image_url part; the server kept the text parts
+    and dropped the image without a word."""
+    import base64
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
+                           "rkJggg==")
+    data = base64.b64encode(png).decode()
+    asked = [{"type": "text", "text": "what is this?"},
+             {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}", "detail": "low"}}]
+    served = serve(config={"model": "claude-sonnet-4-5", "base_url": wire_server.url, "api_mode": "anthropic_messages"},
+                   env={"ANTHROPIC_API_KEY": "sk-ant-test"})
+    client = served.client()
+    wire_server.push(reply("A dot."), reply("Still a dot."))
+    assert client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": asked}]) \
+        .choices[0].message.content == "A dot."
+    assert wire_server.requests[0].body["messages"][-1]["content"] == [  # its type told by its bytes: a PNG
+        {"type": "text", "text": "what is this?"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}]
+    client.responses.create(model="hermes-agent", input=[{"role": "user", "content": [
+        {"type": "input_text", "text": "and now?"}, {"type": "input_image", "image_url": "https://example.com/a.png"}]}])
+    assert wire_server.requests[1].body["messages"][-1]["content"] == [
+        {"type": "text", "text": "and now?"}, {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]
+    served.process.terminate()
+    served.process.wait(timeout=30)
+    # a model not known to see: the image is kept in the data folder and the model told where, for vision_analyze
+    served = serve()
+    wire_server.push(reply("I see a path."))
+    served.client().chat.completions.create(model="hermes-agent", messages=[
+        {"role": "user", "content": [asked[1]]}])  # an image alone is a message
+    kept = next((hermes_home / "images").iterdir())
+    assert kept.read_bytes() == png
+    assert wire_server.requests[2].body["messages"][-1]["content"] == \
+        f"[an image the user attached: {kept} (the vision_analyze tool shows it to a model that sees)]"
+    status, _, said = post(served, "/v1/chat/completions", {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGVsbG8="}}]}]})
+    assert status == 400 and said["error"]["message"] == \
+        "messages[0].content: part 1: its data: URL is not an image a model takes (PNG, JPEG, GIF or WebP)"
+    assert len(wire_server.requests) == 3
+
+
 def test_a_stateless_request_brings_its_history_and_a_session_goes_on_with_the_header(serve, wire_server):
     served = serve(key="k" * 32)
     client = served.client()
