@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import threading
 
@@ -14,6 +16,10 @@ from kernel.types import add_usage
 from plugins.commands.front import CtrlC, build_agent, prepare_store, provider_options, session_to_resume
 from plugins.commands.hookspecs import SLASH_COMMANDS
 from plugins.text import printable
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+# a path at a line's start as a terminal pastes a dragged file: 'quoted', "quoted", or with its spaces escaped
+DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\s+(.*))?$""", re.S)
 
 
 @click.command()
@@ -55,6 +61,9 @@ def chat(app, **opts):
                 continue
             if text.strip() in ("/quit", "/exit"):
                 break
+            text = chat.dropped(text)
+            if text is None:
+                continue
             chat.slash(text) if text.startswith("/") else chat.turn(text)
             chat.send_queued()
     finally:
@@ -93,8 +102,15 @@ class Chat:
     def __init__(self, app, agent, console):
         self.app, self.agent, self.console = app, agent, console
         self.usage: dict = {}
+        self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
 
-    def turn(self, text: str) -> None:
+    def turn(self, text: "str | list") -> None:
+        """A turn on what the user typed, with the images attached since (a list: a message as it was, /retry)."""
+        from plugins.images import mode, with_images
+
+        if isinstance(text, str):
+            text = with_images(text, self.images, mode(self.agent.config, self.agent.provider_config.model))
+        self.images = []
         with CtrlC(self.agent) as stop:
             result = self.agent.run_conversation(text)
         self.usage = add_usage(self.usage, result.usage)
@@ -108,6 +124,28 @@ class Chat:
             self.say("(interrupted)", "status")
         elif result.exit_reason == "budget_exhausted" and not result.final_response:
             self.say("(the iteration budget ran out before a final answer; raise it with --max-turns)", "status")
+
+    def dropped(self, text: str) -> "str | None":
+        """A line that starts with an image file's path (a terminal pastes a dragged file so: quoted, or its spaces
+        escaped) attaches the image; the rest of the line is the message, and ``None`` when there is no rest."""
+        found = DROPPED.match(text.strip())
+        path = found and next(g for g in found.groups()[:3] if g).replace("\\ ", " ")
+        if path and path.startswith("file://"):  # some terminals paste a file's URL
+            from urllib.parse import unquote, urlparse
+
+            path = unquote(urlparse(path).path)
+        path = path and os.path.expanduser(path)
+        if not path or not path.lower().endswith(IMAGE_SUFFIXES) or not os.path.isfile(path):
+            return text
+        from plugins.images import read_image
+
+        try:
+            self.images.append(read_image(path))
+        except ValueError as exc:
+            self.say(str(exc), "error")
+            return None
+        self.say(f"attached {os.path.basename(path)}" + ("" if found.group(4) else ": it goes with your next message"))
+        return found.group(4) or None
 
     def send_queued(self, most: int = 5) -> None:
         """Send what plugins queued (``queue_user_message``) as the user's next messages; a plugin

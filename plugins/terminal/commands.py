@@ -5,6 +5,7 @@ with ``register_slash_commands`` and ``/help`` lists both."""
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from kernel.messages import text_of
@@ -120,22 +121,22 @@ def _reasoning(chat, args):
     return "the model's reasoning is " + ("shown where it streams it" if console.show_reasoning else "hidden")
 
 
-def take_back(agent) -> Optional[str]:
+def take_back(agent) -> "str | list | None":
     """Take back the last exchange (``/undo`` and ``/retry``): the history loses
     its last user message and everything after it, and continues in a new
     session linked to the old one (``reason="undo"``), so the stored transcript
-    keeps what was said. The user's text taken back, or None (nothing to undo,
-    or another process writes the session)."""
+    keeps what was said. The user's message taken back (its text, or its parts
+    with the images), or None (nothing to undo, or another process writes the session)."""
     if agent.load_history():
         return None
     messages = agent.messages
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if last is None:
         return None
-    text = text_of(messages[last].get("content"))
+    taken = messages[last].get("content")
     agent.messages = messages[:last]
     agent.rotate_session("undo")
-    return text
+    return taken if isinstance(taken, list) else text_of(taken)
 
 
 def _undo(chat, args):
@@ -151,6 +152,23 @@ def _retry(chat, args):
         return "nothing to retry"
     chat.say(f"again: {_clip(_text(taken), 70)}")
     chat.turn(taken)
+
+
+def _image(chat, args):
+    from plugins.images import read_image
+
+    if args == "clear":
+        chat.images.clear()
+        return "no image goes with your next message"
+    if not args:
+        return f"{len(chat.images)} image(s) go with your next message" if chat.images else \
+            "usage: /image FILE (or drag the file into the terminal): it goes with your next message"
+    try:
+        chat.images.append(read_image(os.path.expanduser(args)))
+    except ValueError as exc:
+        return str(exc)
+    return f"attached {os.path.basename(args)}: it goes with your next message ({len(chat.images)} image(s); " \
+           "/image clear takes them back)"
 
 
 def _resume(chat, args):
@@ -206,4 +224,5 @@ BUILTIN = {
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("show or hide the model's reasoning (/reasoning on|off)", _reasoning),
+    "image": ("/image FILE: an image for the model to see with your next message", _image),
 }

@@ -432,3 +432,40 @@ def test_hermes_alone_at_a_terminal_chats_and_takes_the_chats_options(terminal, 
     alone = hermes()  # not a terminal: the help on stderr, exit 2, as before
     assert alone.returncode == 2 and "Commands:" in alone.stderr and alone.stdout == ""
     one_exchange(("-r", listed[0]["id"]), "", "", "third.json", ("chat",))  # -r is --resume, as in hermes-agent
+
+
+def test_an_image_goes_with_the_next_message_by_image_or_dragged_into_the_terminal(terminal, hermes, tmp_path):
+    """hermes-agent's chat takes an image file dragged into the terminal (its path pasted); ours had no way to show
+    the model an image."""
+    import base64
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
+                           "rkJggg==")
+    (tmp_path / "dot.png").write_bytes(png)
+    (tmp_path / "My Pic.png").write_bytes(png)
+    (tmp_path / "fake.png").write_text("not an image")
+    chat, _ = terminal(["one dot", "two dots", "again"], "-m", "claude-test")  # a model known to see: native
+    chat.expect("hermes> ")
+    chat.line("/image")
+    chat.expect("usage: /image FILE")
+    chat.line(f"/image {tmp_path / 'fake.png'}")
+    chat.expect("fake.png: not an image a model takes")
+    chat.line(f"/image {tmp_path / 'dot.png'}")
+    chat.expect("attached dot.png: it goes with your next message")
+    chat.line("what is it?")
+    chat.expect("one dot")
+    chat.line(f"'{tmp_path / 'My Pic.png'}' and this?")  # as a terminal pastes a dragged file
+    chat.expect("attached My Pic.png")
+    chat.expect("two dots")
+    chat.line(str(tmp_path / "dot.png"))  # a path alone: the next line is its message
+    chat.expect("attached dot.png: it goes with your next message")
+    chat.line("/image clear")
+    chat.expect("no image goes with your next message")
+    chat.line("/retry")  # the last message again, its image too
+    chat.expect("again")
+    chat.line("/exit")
+    assert chat.close() == 0
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()}}
+    stored = json.loads(hermes("sessions", "show", resume_id(chat.seen), "--json").stdout)["messages"]
+    assert [m["content"] for m in stored if m["role"] == "user"] == [
+        [{"type": "text", "text": "what is it?"}, image], [{"type": "text", "text": "and this?"}, image]]
