@@ -6,8 +6,8 @@
   translates), so a model that sees gets the pixels;
 * ``text``: kept in the data folder's ``images`` (named by their content, 0600, gone after 30 days), the message
   saying where, for the ``vision_analyze`` tool (a model that does not see still gets the user's text);
-* ``auto`` (the default): ``native`` for a model known to see (its name: Claude, GPT-4o and later, Gemini, a
-  ``-vl`` or ``vision`` model ...), else ``text``.
+* ``auto`` (the default): ``native`` for a model known to see (by its name: Claude, GPT-4o and later, Gemini, a
+  ``-vl`` or ``vision`` model ... :data:`SEEING`), else ``text``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any, Optional
 MODES = ("auto", "native", "text")
 MAX_BYTES = 20 * 1024 * 1024  # OpenAI's limit for one image; Anthropic's is lower and says so
 KEPT_DAYS = 30
-SEEING = re.compile(r"claude|gpt-4o|gpt-4\.1|gpt-5|(^|/)o[34]|gemini|vision|[-_.]vl\b|llava|pixtral|grok-4|gemma-?3",
-                    re.IGNORECASE)
+SEEING = re.compile(r"claude|gpt-4o|gpt-4\.1|gpt-5|(^|/)(o3(?!-mini)|o4)|gemini|vision|[-_.]vl\b|llava|pixtral|grok-4"
+                    r"|gemma-?3|llama-?4|moondream|minicpm-v", re.IGNORECASE)
 SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
               (b"GIF89a", "image/gif"))
 
@@ -67,8 +67,7 @@ def image_option(command):
 
 def mode(config: Any, model: str) -> str:
     """``native`` or ``text``: how this conversation's images reach ``model``."""
-    chosen = str(config.get("agent.image_input_mode", "auto") or "auto").strip().lower() if config is not None \
-        else "auto"
+    chosen = str(config.get("agent.image_input_mode", "auto") or "auto").strip().lower()
     if chosen in ("native", "text"):
         return chosen
     return "native" if SEEING.search(model or "") else "text"
@@ -83,7 +82,14 @@ def with_images(text: str, images: list, how: str) -> Any:
         return [{"type": "text", "text": text}] * bool(text) + [
             {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(raw).decode()}"}}
             for raw, mime in images]
-    return "\n\n".join(filter(None, [text, *(attached(keep(raw, mime)) for raw, mime in images)]))
+    return "\n\n".join(filter(None, [text, *(_kept(raw, mime) for raw, mime in images)]))
+
+
+def _kept(raw: bytes, mime: str) -> str:
+    try:
+        return attached(keep(raw, mime))
+    except OSError as exc:  # a data folder that cannot be written: the turn goes on, the model told
+        return f"[an image the user attached could not be kept here: {exc.strerror or exc}]"
 
 
 def attached(where: Any) -> str:

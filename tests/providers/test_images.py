@@ -62,6 +62,14 @@ def test_a_model_not_known_to_see_gets_where_the_image_is_kept_unless_config_say
     assert hermes(*run, env={**cli_env, **KEYS}).returncode == 0
     assert [part["type"] for part in wire_server.requests[1].body["messages"][-1]["content"]] == [
         "text", "image_url", "image_url"]
+    # a data folder where the image cannot be kept: the turn goes on, the model told
+    (hermes_home / "config.yaml").write_text("agent:\n  image_input_mode: text\n")
+    (hermes_home / "images").rename(tmp_path / "kept")
+    (hermes_home / "images").write_text("a file where the folder goes")
+    wire_server.push(reply("Noted."))
+    assert hermes(*run, env={**cli_env, **KEYS}).returncode == 0
+    assert wire_server.requests[2].body["messages"][-1]["content"].endswith(
+        "[an image the user attached could not be kept here: File exists]")
 
 
 def test_a_file_that_is_no_image_is_said_before_any_request(hermes, wire_server, cli_env, tmp_path):  # noqa: F811
