@@ -203,7 +203,11 @@ def sessions_group(config) -> click.Group:
             _print_json(rows)
             return
         if not rows:
-            _echo("No sessions yet.")
+            from plugins.sessions.hermes_agent import find
+
+            agents = None if platform else find(config.data_dir)
+            _echo("No sessions yet." + (f" hermes-agent's are in {agents}: `hermes sessions import` copies them here."
+                                        if agents else ""))
             return
         for r in rows:
             label = _one_line(r["title"] or r["preview"] or "", 60)

@@ -560,6 +560,8 @@ def test_hermes_agents_sessions_imported_then_listed_searched_and_resumed_over_t
 
     agents_db.make(hermes_home / "state.db")
     before = (hermes_home / "state.db").read_bytes()
+    assert hermes("sessions", "list").stdout == f"No sessions yet. hermes-agent's are in {hermes_home / 'state.db'}: " \
+        "`hermes sessions import` copies them here.\n"
     out = hermes("sessions", "import")
     assert out.returncode == 0, out.stderr
     assert out.stdout == f"Imported 2 sessions (6 messages) from {hermes_home / 'state.db'}.\n"
