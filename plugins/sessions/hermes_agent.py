@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
+from itertools import groupby
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -44,7 +45,9 @@ def find(data_dir: Path) -> Optional[Path]:
 
 
 def read(path: Path) -> Iterator[tuple[dict, list[dict]]]:
-    """Each session of hermes-agent's ``path``, oldest first: (our session fields, our message rows)."""
+    """Each session of hermes-agent's ``path`` by its id (which starts with its time): (our session fields, our
+    message rows). The messages are read in one pass, sorted by session: a query per session scans the whole table
+    of a file without hermes-agent's index (3,000 sessions took a minute)."""
     with closing(_open(path)) as conn:
         if not TABLES <= _tables(conn):
             raise StoreError(f"{path}: not hermes-agent's state.db (no {', '.join(sorted(TABLES - _tables(conn)))} table)")
@@ -53,17 +56,24 @@ def read(path: Path) -> Iterator[tuple[dict, list[dict]]]:
         ended = {row[0] for row in conn.execute("SELECT id FROM sessions WHERE end_reason = 'compression'")} \
             if "end_reason" in have else set()
         active = " AND active = 1" if "active" in _columns(conn, "messages") else ""  # rewound rows are 0
-        wanted = ["role", "content", "tool_calls", "tool_call_id"] + \
+        wanted = ["session_id", "role", "content", "tool_calls", "tool_call_id"] + \
             [column for column in ("reasoning", "timestamp") if column in _columns(conn, "messages")]
-        sessions = conn.execute(f"SELECT id, {', '.join(picked.values())} FROM sessions ORDER BY started_at, id")
-        for session in sessions.fetchall():
+        sessions = conn.execute(f"SELECT id, {', '.join(picked.values())} FROM sessions WHERE id IS NOT NULL"
+                                " ORDER BY id").fetchall()
+        by_session = groupby(conn.execute(f"SELECT {', '.join(wanted)} FROM messages WHERE role IN {ROLES}{active}"
+                                          " ORDER BY session_id, id"), key=lambda row: row["session_id"])
+        group = next(by_session, None)
+        for session in sessions:
+            while group is not None and (group[0] is None or group[0] < session["id"]):  # of no session: left
+                group = next(by_session, None)
+            rows = []
+            if group is not None and group[0] == session["id"]:
+                rows = [_row(seq, message) for seq, message in enumerate(group[1])]
+                group = next(by_session, None)
             meta = {"id": session["id"], **{ours: session[theirs] for ours, theirs in picked.items()}}
             if meta.get("parent_session_id") in ended:  # shown as the continuation of the session it compressed
                 meta["start_reason"] = "compression"
-            messages = conn.execute(
-                f"SELECT {', '.join(wanted)} FROM messages"
-                f" WHERE session_id = ? AND role IN {ROLES}{active} ORDER BY id", (session["id"],))
-            yield meta, [_row(seq, message) for seq, message in enumerate(messages.fetchall())]
+            yield meta, rows
 
 
 def _row(seq: int, stored: sqlite3.Row) -> dict:

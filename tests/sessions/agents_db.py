@@ -57,9 +57,11 @@ def make(path) -> None:
         (SECOND, "system", "a note hermes-agent kept for itself", None, None, None, None, 1),
         (SECOND, "user", "\x00json:" + json.dumps(PICTURE), None, None, None, None, 1),
         (SECOND, "assistant", "A cat.", None, None, None, None, 1),
+        ("20261130_no_such_session", "user", "a message of a session that is gone", None, None, None, None, 1),
     ]
     for i, row in enumerate(rows):
         conn.execute("INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,"
                      " reasoning, active, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (*row, T0 + i))
+    conn.execute("CREATE INDEX idx_messages_session ON messages(session_id, timestamp)")
     conn.commit()
     conn.close()
