@@ -8,6 +8,7 @@ a config.yaml of hermes-agent's does not warn of them on every run (`hermes conf
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -36,9 +37,17 @@ def main() -> None:
     except importlib.metadata.PackageNotFoundError:
         version = "unpacked"
     found = leaves(DEFAULT_CONFIG)
+    # and the keys it writes itself that its defaults lack (`/reasoning high --global` writes agent.reasoning_effort)
+    package = Path(sys.modules["hermes_cli"].__file__).resolve().parents[1]
+    for source in package.rglob("*.py"):
+        text = source.read_text(encoding="utf-8", errors="replace")
+        for name in re.findall(r'save_config_value\(\s*"([a-z_.]+)"', text):
+            if not any(key == name or key.startswith(name + ".") or name.startswith(key + ".") for key in found):
+                found[name] = ""
     body = "".join(f"    {name!r}: {found[name]!r},\n" for name in sorted(found))
-    OUT.write_text(f'"""The keys of hermes-agent\'s config.yaml and their defaults (its DEFAULT_CONFIG, hermes-agent {version}),\n'
-                   f'written by scripts/hermes_agent_keys.py: do not edit by hand."""\n\nDEFAULTS = {{\n{body}}}\n')
+    OUT.write_text(f'"""The keys of hermes-agent\'s config.yaml and their defaults: its DEFAULT_CONFIG and the keys it '
+                   f'writes itself\n(hermes-agent {version}), written by scripts/hermes_agent_keys.py: do not edit by '
+                   f'hand."""\n\nDEFAULTS = {{\n{body}}}\n')
     print(f"wrote {OUT} ({len(found)} keys)")
 
 

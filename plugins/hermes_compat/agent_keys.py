@@ -1,5 +1,5 @@
-"""The keys of hermes-agent's config.yaml and their defaults (its DEFAULT_CONFIG, hermes-agent 0.19.0),
-written by scripts/hermes_agent_keys.py: do not edit by hand."""
+"""The keys of hermes-agent's config.yaml and their defaults: its DEFAULT_CONFIG and the keys it writes itself
+(hermes-agent 0.19.0), written by scripts/hermes_agent_keys.py: do not edit by hand."""
 
 DEFAULTS = {
     '_config_version': 33,
@@ -20,9 +20,11 @@ DEFAULTS = {
     'agent.max_turns': 90,
     'agent.max_verify_nudges': 3,
     'agent.parallel_tool_call_guidance': True,
+    'agent.reasoning_effort': '',
     'agent.reasoning_overrides': {},
     'agent.restart_drain_timeout': 0,
     'agent.service_tier': '',
+    'agent.system_prompt': '',
     'agent.task_completion_guidance': True,
     'agent.tool_use_enforcement': 'auto',
     'agent.verify_guidance': True,

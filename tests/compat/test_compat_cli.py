@@ -227,19 +227,23 @@ def test_hermes_agents_own_keys_are_known_and_only_changed_ones_are_said(hermes,
     (hermes_home / "config.yaml").write_text(
         "display:\n  skin: default\n  bell_on_complete: false\n  show_reasoning: true\n"  # at hermes-agent's defaults
         "terminal:\n  backend: docker\n  timeout: 30\n"  # backend changed; timeout is read here
-        "agent:\n  max_turns: 12\n"
+        "agent:\n  max_turns: 12\n  reasoning_effort: high\n"  # written by its `/reasoning high --global`
         "auxiliary:\n  compression:\n    model: small-model\n"  # below a mapping key read here
         "tts:\n  provider: edge\n")
     assert DEFAULTS["terminal.backend"] == "local" and DEFAULTS["display.skin"] == "default"
     out = hermes("run", "--api-mode", "scripted", "--base-url", script, "go")
     assert out.returncode == 0 and out.stdout.strip() == "fine", out.stderr
     assert out.stderr.count("\n") == 1 and "unknown key" not in out.stderr
-    assert "settings with no effect here: terminal.backend (`" in out.stderr and "display.skin" not in out.stderr
+    assert "settings with no effect here: terminal.backend, agent.reasoning_effort (`" in out.stderr
+    assert "display.skin" not in out.stderr
     checked = hermes("config", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     doctor = hermes("doctor", "--offline")
     [line] = [line for line in doctor.stdout.splitlines() if "hermes-agent" in line]
-    assert line.startswith("warn") and line.endswith("settings of config.yaml with no effect here: terminal.backend")
+    assert line.startswith("warn") and line.endswith(
+        "settings of config.yaml with no effect here: terminal.backend, agent.reasoning_effort (here per model: "
+        "provider_options.reasoning_effort for OpenAI's reasoning models, provider_options.thinking_budget (tokens) "
+        "for Claude)")
     (hermes_home / "config.yaml").write_text("terminal:\n  backendd: docker\n")  # a typo is still one
     typo = hermes("config", "check")
     assert typo.returncode == 1 and "unknown key 'terminal.backendd'" in typo.stdout
