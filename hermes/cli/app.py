@@ -262,17 +262,19 @@ class HermesGroup(click.Group):
 
     def parse_args(self, ctx, args):
         """As in hermes-agent: ``hermes [OPTIONS] -z PROMPT`` is ``hermes run [OPTIONS] PROMPT``; at a terminal,
-        ``hermes`` alone or followed by an option of no root's (``-c``, ``-m MODEL``) is ``hermes chat`` with them,
-        when a plugin adds ``chat`` (else the help, as click does)."""
+        ``hermes [--distro D]`` alone or followed by an option of no root's (``-c``, ``-m MODEL``) is ``hermes chat``
+        with them, when a plugin adds ``chat`` (else the help, as click does)."""
         first = args[0].partition("=")[0] if args else None
+        lead = (1 if "=" in args[0] else 2) if first == "--distro" else 0  # the root's option with a value: kept first
+        after = args[lead].partition("=")[0] if len(args) > lead else None
         if first and first.startswith("-") and {"-z", "--oneshot"} & {a.partition("=")[0] for a in args}:
-            args = ["run", *[a.partition("=")[2] if a.startswith("--oneshot=") else a for a in args  # hermes-agent's
-                             if a not in ("-z", "--oneshot")]]  # `hermes [-m M] -z PROMPT`: a one-shot run
-        elif (first is None or first.startswith("-") and first not in {o for p in self.get_params(ctx)
+            args = [*args[:lead], "run", *[a.partition("=")[2] if a.startswith("--oneshot=") else a  # hermes-agent's
+                                           for a in args[lead:] if a not in ("-z", "--oneshot")]]  # `-z PROMPT`
+        elif (after is None or after.startswith("-") and after not in {o for p in self.get_params(ctx)
                                                                          for o in p.opts}) \
                 and not ctx.resilient_parsing and sys.stdin.isatty() and sys.stdout.isatty() \
                 and self.get_command(ctx, "chat") is not None:  # (resilient: shell completion asking)
-            args = ["chat", *args]
+            args = [*args[:lead], "chat", *args[lead:]]
         return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx, args):

@@ -89,6 +89,11 @@ def test_hermes_agents_one_shot_flag_is_a_run(hermes, tmp_path):
     result = json.loads(out.stdout)
     assert result["final_response"] == "one shot." and result["messages"][0]["content"] == "what is it?"
     assert hermes("plugins", "list", "-z").returncode == 2  # after a command, the command's options
+    distro = tmp_path / "mine.yaml"
+    distro.write_text("name: mine\n")
+    for given in (["--distro", str(distro)], [f"--distro={distro}"]):  # the root's option stays the root's
+        out = hermes(*given, "--api-mode", "scripted", "--base-url", s, "-z", "again?")
+        assert (out.returncode, out.stdout) == (0, "one shot.\n"), out.stderr
 
 
 def test_run_error_exit_code(hermes, tmp_path):

@@ -432,6 +432,8 @@ def test_hermes_alone_at_a_terminal_chats_and_takes_the_chats_options(terminal, 
     alone = hermes()  # not a terminal: the help on stderr, exit 2, as before
     assert alone.returncode == 2 and "Commands:" in alone.stderr and alone.stdout == ""
     one_exchange(("-r", listed[0]["id"]), "", "", "third.json", ("chat",))  # -r is --resume, as in hermes-agent
+    (tmp_path / "mine.yaml").write_text("name: mine\n")
+    one_exchange((), "in a distro", "the distro's answer", "fourth.json", ("--distro", str(tmp_path / "mine.yaml")))
 
 
 def test_an_image_goes_with_the_next_message_by_image_or_dragged_into_the_terminal(terminal, hermes, tmp_path):
