@@ -168,7 +168,7 @@ class Chat:
 
     def slash(self, text: str) -> None:
         """Run an in-chat command: the chat's own, or one a plugin registered (``/name args``)."""
-        from plugins.terminal.commands import BUILTIN
+        from plugins.terminal.commands import BUILTIN, ELSEWHERE
 
         name, _, args = text[1:].partition(" ")
         self.agent.emit("on_slash_command", name=name, args=args.strip())  # the spec is this plugin's own
@@ -178,6 +178,9 @@ class Chat:
                 click.echo(printable(reply, sys.stdout))  # may quote stored text (/history, /resume)
             return
         entry = self.agent.host.registry[SLASH_COMMANDS].get(name)
+        if entry is None and name in ELSEWHERE:
+            self.say(f"hermes-agent's /{name}: here, {ELSEWHERE[name]}", "error")
+            return
         if entry is None:
             from kernel.hints import close_matches
 

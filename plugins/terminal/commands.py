@@ -171,6 +171,59 @@ def _image(chat, args):
            "/image clear takes them back)"
 
 
+def _clear(chat, args):
+    import sys
+
+    if sys.stdout.isatty():
+        sys.stdout.write("\x1b[H\x1b[2J\x1b[3J")  # the screen and its scrollback
+    return _new(chat, args)
+
+
+def _yolo(chat, args):
+    """Approvals off for this chat, or back to what config says (hermes-agent's /yolo)."""
+    overrides = chat.agent.config.overrides
+    if args not in ("", "on", "off"):
+        return "usage: /yolo [on|off] (no argument: switch)"
+    if args == "on" or not args and overrides.get("approvals.mode") != "off":
+        overrides["approvals.mode"] = "off"
+        return "approvals are off in this chat: every command runs without asking (/yolo again asks again)"
+    overrides.pop("approvals.mode", None)
+    return f"approvals are back to config's: {chat.agent.config.get('approvals.mode', 'manual')}"
+
+
+def _copy(chat, args):
+    """The last answer to the clipboard through the terminal (OSC 52: kitty, iTerm2, WezTerm, tmux's set-clipboard)."""
+    import base64
+    import sys
+
+    answer = next((text_of(m.get("content")) for m in reversed(chat.agent.messages)
+                   if m.get("role") == "assistant" and text_of(m.get("content")).strip()), "")
+    if not answer:
+        return "no answer to copy yet"
+    sys.stdout.write(f"\x1b]52;c;{base64.b64encode(answer.encode()).decode()}\x07")
+    return f"copied the last answer ({len(answer)} characters; a terminal that allows OSC 52 puts it on the clipboard)"
+
+
+def _prompt(chat, args):
+    """Write the next message in $VISUAL or $EDITOR (hermes-agent's /prompt), then send it."""
+    import click
+
+    try:
+        text = click.edit(args or "", extension=".md", require_save=True)
+    except click.ClickException as exc:
+        return f"cannot open an editor: {exc.format_message()} (set $EDITOR)"
+    if not text or not text.strip():
+        return "nothing written: nothing sent"
+    chat.turn(text.strip())
+
+
+def _version(chat, args):
+    from hermes.cli.app import program
+    from kernel import __version__
+
+    return f"{program()} {__version__}"
+
+
 def _resume(chat, args):
     from hermes.cli.app import Fail, program
     from plugins.commands.front import check_session
@@ -225,4 +278,19 @@ BUILTIN = {
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("show or hide the model's reasoning (/reasoning on|off)", _reasoning),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
+    "prompt": ("write your next message in $EDITOR, then send it", _prompt),
+    "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),
+    "yolo": ("approvals off in this chat, or back (/yolo on|off)", _yolo),
+    "clear": ("clear the screen and start a new session", _clear),
+    "version": ("hermes' version", _version),
+}
+ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
+    "save": "/export [FILE.md]",
+    "status": "/model and /usage",
+    "sessions": "/resume ID (`hermes sessions list` lists them)",
+    "toolsets": "/tools",
+    "config": "`hermes config show`",
+    "insights": "`hermes sessions stats`",
+    "paste": "/image FILE (or drag the file into the terminal)",
+    "plugins": "`hermes plugins list`",
 }

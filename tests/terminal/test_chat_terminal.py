@@ -471,3 +471,44 @@ def test_an_image_goes_with_the_next_message_by_image_or_dragged_into_the_termin
     stored = json.loads(hermes("sessions", "show", resume_id(chat.seen), "--json").stdout)["messages"]
     assert [m["content"] for m in stored if m["role"] == "user"] == [
         [{"type": "text", "text": "what is it?"}, image], [{"type": "text", "text": "and this?"}, image]]
+
+
+def test_hermes_agents_chat_commands_prompt_copy_yolo_clear_version_and_pointers(terminal, hermes, tmp_path):
+    """/prompt, /copy, /yolo, /clear and /version are hermes-agent's chat commands a user reaches for; its /save,
+    /status or /paste said only "unknown command"."""
+    import base64
+    import sys
+
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\nopen(sys.argv[1], 'w').write('written in the editor\\n')\n")
+    marker = tmp_path / "ran.txt"
+    command = f"python3 -c \"open('{marker}', 'w').write('ran')\""  # inline code: it needs approval
+    chat, _ = terminal(["the answer", "the edited answer", {"tool_calls": [["terminal", {"command": command}]]},
+                        "it ran"], env={"EDITOR": f"{sys.executable} {editor}", "VISUAL": ""})
+    chat.expect("hermes> ")
+    chat.line("/copy")
+    chat.expect("no answer to copy yet")
+    chat.line("hello")
+    chat.expect("the answer")
+    chat.line("/copy")
+    chat.expect("copied the last answer (10 characters")
+    assert f"\x1b]52;c;{base64.b64encode(b'the answer').decode()}\x07" in chat.seen
+    chat.line("/prompt")
+    chat.expect("the edited answer")
+    chat.line("/yolo")
+    chat.expect("approvals are off in this chat")
+    chat.line("run it")
+    chat.expect("it ran")  # not asked
+    assert marker.read_text() == "ran"
+    chat.line("/yolo")
+    chat.expect("approvals are back to config's: manual")
+    chat.line("/version")
+    chat.expect(f"hermes {__import__('kernel').__version__}")
+    chat.line("/save")
+    chat.expect("hermes-agent's /save: here, /export [FILE.md]")
+    chat.line("/clear")
+    chat.expect("new session ")
+    chat.line("/exit")
+    assert chat.close() == 0
+    listed = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert [said(hermes, s["id"]) for s in listed] == [["hello", "written in the editor", "run it"]]  # /clear's: none
