@@ -161,6 +161,30 @@ def test_hermes_agents_sessions_are_imported_whole_with_their_times_once(any_sto
     assert (tmp_path / "state.db").read_bytes() == before  # only read (SQLite's -wal and -shm made by any reader)
 
 
+def test_an_older_state_db_of_hermes_agents_with_fewer_columns_is_read_too(tmp_path):
+    """Earlier schemas lack columns added since (active, reasoning, title, the token counts): what is there is read."""
+    import sqlite3
+
+    from plugins.sessions import hermes_agent
+
+    conn = sqlite3.connect(tmp_path / "state.db")
+    conn.executescript("""
+        CREATE TABLE state_meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, model TEXT, started_at REAL NOT NULL);
+        CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,
+            content TEXT, tool_call_id TEXT, tool_calls TEXT, timestamp REAL NOT NULL);
+        INSERT INTO sessions VALUES ('20250101_000000_old', 'cli', 'gpt-4o', 1735689600);
+        INSERT INTO messages (session_id, role, content, tool_calls, timestamp)
+            VALUES ('20250101_000000_old', 'user', 'old times', NULL, 1735689601),
+                   ('20250101_000000_old', 'assistant', 'indeed', 'not json', 1735689602);
+    """)
+    conn.close()
+    [(meta, rows)] = list(hermes_agent.read(tmp_path / "state.db"))
+    assert meta == {"id": "20250101_000000_old", "model": "gpt-4o", "platform": "cli", "started_at": 1735689600}
+    assert [(r["role"], r["content"], r["tool_calls"], r["created_at"]) for r in rows] == [
+        ("user", "old times", None, 1735689601), ("assistant", "indeed", None, 1735689602)]  # unreadable calls: none
+
+
 def test_threads_append_to_one_store(any_store):
     def write(n):
         for i in range(10):
