@@ -127,11 +127,28 @@ def markdown(meta: dict, messages: list) -> str:
         if isinstance(msg.get("reasoning"), str) and msg["reasoning"].strip():
             lines += ["", "<details><summary>reasoning</summary>", "", msg["reasoning"].strip(), "", "</details>"]
         lines += ["", text] if text else []
+        lines += [line for image in _images(msg.get("content")) for line in ("", image)]
         for call in msg.get("tool_calls") or []:
             fn = call.get("function", {}) if isinstance(call, dict) else {}
             names[call.get("id")] = fn.get("name", "?")
             lines += ["", f"**{fn.get('name', '?')}**", "", _fenced(str(fn.get("arguments", "")), "json")]
     return "\n".join(lines)
+
+
+def _images(content) -> list:
+    """A Markdown line for each image of a message's parts: a URL's shown, a ``data:`` URL's type and size said."""
+    found = []
+    for part in content if isinstance(content, list) else ():
+        image = part.get("image_url") if isinstance(part, dict) and part.get("type") == "image_url" else None
+        url = image.get("url") if isinstance(image, dict) else image
+        if isinstance(url, str) and url.startswith("data:"):
+            data = url.partition(",")[2].strip()
+            size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))  # base64's bytes, not decoded
+            found.append(f"*(an image: {url[5:].partition(';')[0]}, "
+                         f"{f'{size} bytes' if size < 1024 else f'{size / 1024:.1f} KB'})*")
+        elif isinstance(url, str) and url:
+            found.append(f"![an image]({url})")
+    return found
 
 
 def write_new(path, text: str) -> None:

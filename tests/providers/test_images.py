@@ -44,6 +44,8 @@ def test_a_model_that_sees_gets_the_image_in_its_apis_shape(hermes, wire_server,
     [stored] = [m for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
                 if m["role"] == "user"]
     assert stored["content"][1]["image_url"]["url"] == f"data:image/png;base64,{data}"
+    exported = hermes("sessions", "export", session).stdout
+    assert "### You\n\nwhat is this?\n\n*(an image: image/png, 70 bytes)*\n" in exported
 
 
 def test_a_model_not_known_to_see_gets_where_the_image_is_kept_unless_config_says_native(
