@@ -12,20 +12,10 @@ import binascii
 import os
 
 from kernel.types import ProviderError, Tool, ToolError
+from plugins.images import sniff
 from plugins.tool_args import arg, check_args, is_interrupted, resolve_path
 
 DEFAULT_QUESTION = "Describe this image in detail: what it shows, any text in it, anything unusual."
-
-
-def media_type(data: bytes) -> str:
-    """The image's type from its first bytes ("" for none of those a model reads)."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    return "image/webp" if data[:4] == b"RIFF" and data[8:12] == b"WEBP" else ""
 
 
 def _load(source: str, settings: dict, ctx) -> bytes:
@@ -64,7 +54,7 @@ def make_vision_analyze(settings: dict) -> Tool:
         source = arg(args, "image_url", str, tool="vision_analyze").strip()
         question = arg(args, "question", str, tool="vision_analyze", default="").strip() or DEFAULT_QUESTION
         data = _load(source, settings, ctx)
-        kind = media_type(data)
+        kind = sniff(data)
         if not kind:
             shown = "the data: URL" if source.startswith("data:") else source  # not its kilobytes of base64
             raise ToolError(f"vision_analyze: {shown} is not a PNG, JPEG, GIF or WebP image")
