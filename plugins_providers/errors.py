@@ -147,7 +147,11 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
         if status == 200:  # an error event inside a stream (Anthropic)
             reason = RATE_LIMIT if kind == "rate_limit_error" else SERVER
             return make(reason, f"error in stream: {message or kind}", None, wait)
-        return make(_status_reason(status, text), message or f"HTTP {status}", status, wait)
+        reason = _status_reason(status, text)
+        if reason == BAD_REQUEST and "image" in text.lower():  # a user's image the model (or its size) refuses
+            message = f"{message or f'HTTP {status}'} (for a model that takes no images: agent.image_input_mode: " \
+                      "text gives it where they are kept, for vision_analyze)"
+        return make(reason, message or f"HTTP {status}", status, wait)
     if "APITimeoutError" in names or "TimeoutException" in names or isinstance(exc, TimeoutError):
         err = make(TRANSPORT, "no bytes within the stream idle timeout (agent.stream_idle_timeout, --timeout)")
         err.silent = True

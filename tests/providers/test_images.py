@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from plugins_providers.testserver import reply
+from plugins_providers.testserver import error, reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -85,3 +85,13 @@ def test_a_file_that_is_no_image_is_said_before_any_request(hermes, wire_server,
         out = hermes(*run, "--image", tmp_path / image, env={**cli_env, **KEYS})
         assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert wire_server.requests == []
+
+
+def test_a_model_that_refuses_images_says_what_to_set(hermes, wire_server, cli_env, tmp_path):  # noqa: F811
+    (tmp_path / "dot.png").write_bytes(PNG)
+    wire_server.push(error(400, message="Invalid content type. image_url is only supported by certain models."))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "gpt-4o",
+                 "--image", tmp_path / "dot.png", "what is this?", env={**cli_env, **KEYS})
+    assert out.returncode == 1 and "image_url is only supported by certain models. (for a model that takes no " \
+        "images: agent.image_input_mode: text gives it where they are kept, for vision_analyze)" in out.stderr, \
+        out.stderr
