@@ -54,7 +54,7 @@ def pre_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str,
     """Once per turn, before the first model call. Context returned here goes into this turn's request only: never
     into the stored history or the system prompt, so prompt caching holds. All answers are joined.
 
-    :param user_message: the user's message of this turn.
+    :param user_message: the text of the user's message of this turn (without its images).
     :param conversation_history: the history before this turn (a copy).
     :param is_first_turn: the session has no earlier turn.
     :param model: the current model.
@@ -67,7 +67,7 @@ def post_llm_call(session_id: str, task_id: str, turn_id: str, user_message: str
                   conversation_history: list, model: str, platform: str, agent: Agent) -> None:
     """Once per turn, after the final answer (not when the turn was interrupted or failed).
 
-    :param user_message: the user's message of this turn.
+    :param user_message: the text of the user's message of this turn (without its images).
     :param assistant_response: the final answer, as stored.
     :param conversation_history: the whole history, this turn included (a copy).
     :param model: the model that answered.
