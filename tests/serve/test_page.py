@@ -95,3 +95,29 @@ def test_a_list_whose_items_did_not_change_is_not_drawn_again(serve, browser):
     item = wait_for(lambda: [li for li in browser.find_elements(By.CSS_SELECTOR, "#runs li") if "none yet" in li.text])[0]
     time.sleep(2.5)  # two refreshes
     assert item.text == "none yet"  # the same element: one drawn again would be stale
+
+
+def test_a_turns_image_shows_as_an_image_in_its_run_and_its_session(serve, wire_server, browser):
+    """A message of text and image parts showed as "[object Object]"."""
+    from selenium.webdriver.common.by import By
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    served = serve(config={"agent": {"image_input_mode": "native"}})
+    browser.get(served.url + "/")
+    wire_server.push(reply("A dot."))
+    status, _, _ = post(served, "/v1/runs", {"input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "what is this?"}, {"type": "input_image", "image_url": f"data:image/png;base64,{png}"}]}]})
+    assert status == 202
+    click_when_found(lambda: next((li for li in browser.find_elements(By.CSS_SELECTOR, "#runs li")
+                                   if li.text.startswith("what is this?")), None))  # its text, not its parts
+    wait_for(lambda: browser.find_elements(By.ID, "run-status") and
+             browser.find_element(By.ID, "run-status").text == "completed")
+    asked = browser.find_element(By.CSS_SELECTOR, "#view .message.user")
+    assert asked.text == "what is this?" and "object Object" not in browser.find_element(By.ID, "view").text
+    image = asked.find_element(By.CSS_SELECTOR, "img.image")
+    wait_for(lambda: browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) == 1)
+    click_when_found(lambda: next((li for li in browser.find_elements(By.CSS_SELECTOR, "#sessions li")
+                                   if "what is this?" in li.text), None))
+    stored = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#view h2 code") and
+                      browser.find_elements(By.CSS_SELECTOR, "#view .message.user img.image"))[0]
+    assert stored.get_attribute("src") == f"data:image/png;base64,{png}"
