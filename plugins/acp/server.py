@@ -207,7 +207,7 @@ class HermesAgent:
         return NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd, session_id, mcp_servers=None, **kwargs):
-        from acp import RequestError, update_agent_message_text, update_user_message_text
+        from acp import RequestError
         from acp.schema import LoadSessionResponse
 
         session_id = await self._open(cwd, session_id, mcp_servers)
@@ -216,10 +216,8 @@ class HermesAgent:
         if refused:
             raise RequestError.invalid_params({"sessionId": refused})
         for message in agent.messages:
-            text = message.get("content") if isinstance(message.get("content"), str) else ""
-            if text and message.get("role") in ("user", "assistant"):
-                self.send(session_id, (update_user_message_text if message["role"] == "user"
-                                       else update_agent_message_text)(text))
+            for update in _replayed(message):
+                self.send(session_id, update)
         await self.outbox.join()
         return LoadSessionResponse()
 
@@ -288,6 +286,26 @@ class HermesAgent:
     def close(self) -> None:
         for session in self.sessions.values():
             session.agent.close()
+
+
+def _replayed(message: dict) -> list:
+    """The editor's updates that show a stored message again (``session/load``): the user's and the model's text,
+    and the user's images."""
+    from acp import image_block, update_agent_message_text, update_user_message, update_user_message_text
+
+    role, content = message.get("role"), message.get("content")
+    if role not in ("user", "assistant"):
+        return []
+    updates = []
+    for part in content if isinstance(content, list) else [{"type": "text", "text": content}]:
+        image = part.get("image_url") if isinstance(part, dict) else None
+        url = image.get("url") if isinstance(image, dict) else image
+        text = part.get("text") if isinstance(part, dict) else None
+        if role == "user" and isinstance(url, str) and url.startswith("data:"):
+            updates.append(update_user_message(image_block(url.partition(",")[2], url[5:].partition(";")[0])))
+        elif isinstance(text, str) and text:
+            updates.append((update_user_message_text if role == "user" else update_agent_message_text)(text))
+    return updates
 
 
 async def _serve(app, opts: dict, protocol_out) -> None:

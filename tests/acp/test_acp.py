@@ -158,6 +158,17 @@ def test_an_image_reaches_a_model_that_sees_in_the_message(editor_session, herme
     [said] = [m["content"] for m in shown["messages"] if m["role"] == "user"]
     assert said == [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()}}]
     assert not (hermes_home / "images").exists()
+    replayed = Editor()  # session/load shows the image again (a message of parts was not shown at all)
+
+    async def load(conn, _new_session):
+        await conn.load_session(cwd=str(hermes_home), session_id=session_id, mcp_servers=[])
+        await settled(lambda: len(replayed.updates) >= 2)
+        return replayed.kinds()
+
+    assert start(["unused"], replayed, load) == ["user_message_chunk", "agent_message_chunk"]
+    image, answer = (update.content for update in replayed.updates)
+    assert (image.type, image.mime_type, image.data) == ("image", "image/png", base64.b64encode(png).decode())
+    assert answer.text == "A dot."
 
 
 @pytest.mark.parametrize("answer,ran", [("once", True), ("deny", False), ("cancelled", False)])
