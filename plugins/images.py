@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from kernel.messages import valid_text
+
 MODES = ("auto", "native", "text")
 MAX_BYTES = 20 * 1024 * 1024  # OpenAI's limit for one image; Anthropic's is lower and says so
 KEPT_DAYS = 30
@@ -78,8 +80,8 @@ def with_images(text: str, images: list, how: str) -> Any:
     (``native``) or its text with where each image is kept (``text``)."""
     if not images:
         return text
-    if how == "native":  # no empty text part: Anthropic refuses one
-        return [{"type": "text", "text": text}] * bool(text) + [
+    if how == "native":  # no empty text part: Anthropic refuses one; valid_text: as the kernel makes a string
+        return [{"type": "text", "text": valid_text(text)}] * bool(text) + [
             {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(raw).decode()}"}}
             for raw, mime in images]
     return "\n\n".join(filter(None, [text, *(_kept(raw, mime) for raw, mime in images)]))

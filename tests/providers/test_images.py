@@ -95,3 +95,17 @@ def test_a_model_that_refuses_images_says_what_to_set(hermes, wire_server, cli_e
     assert out.returncode == 1 and "image_url is only supported by certain models. (for a model that takes no " \
         "images: agent.image_input_mode: text gives it where they are kept, for vision_analyze)" in out.stderr, \
         out.stderr
+
+
+def test_a_prompt_of_bytes_that_are_not_utf8_goes_with_an_image_as_text_too(hermes, wire_server, cli_env,
+                                                                            tmp_path):  # noqa: F811
+    """argv's bytes that are not UTF-8 reach Python as lone surrogates: the kernel cleans a string message, but a
+    message of parts stopped the turn at the store (SQLite takes no lone surrogate)."""
+    import os
+
+    (tmp_path / "dot.png").write_bytes(PNG)
+    wire_server.push(reply("A dot."))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "gpt-4o",
+                 "--image", tmp_path / "dot.png", os.fsdecode(b"caf\xe9?"), env={**cli_env, **KEYS})
+    assert out.returncode == 0 and out.stdout == "A dot.\n", out.stderr
+    assert wire_server.requests[0].body["messages"][-1]["content"][0] == {"type": "text", "text": "caf\ufffd?"}
