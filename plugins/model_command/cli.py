@@ -22,8 +22,10 @@ def current(app, pconf=None) -> dict:
         return {"model": app.config.get("model") or "", "problem": str(exc)}
     try:
         pconf = pconf or agent.primary
+        from plugins.images import mode as image_mode
+
         found = {"model": pconf.model, "provider": pconf.provider, "api_mode": pconf.api_mode, "base_url": "",
-                 "key_env": "", "key_set": False, "problem": ""}
+                 "key_env": "", "key_set": False, "images": image_mode(app.config, pconf.model), "problem": ""}
         try:
             provider = agent.provider_for(pconf)
         except ProviderError as exc:
@@ -80,8 +82,11 @@ def show(app, as_json):
         return
     key = now.get("key_env") and f"{now['key_env']} (" + ("set" if now["key_set"] else "not set; none needed here"
                                                          if now.get("local") else "not set") + ")"
+    images = now.get("images") and ("in the message" if now["images"] == "native" else "kept for vision_analyze") + \
+        " (agent.image_input_mode)"
     for label, value in (("model", now["model"] or "(none)"), ("provider", now.get("provider")),
-                         ("API mode", now.get("api_mode")), ("URL", now.get("base_url")), ("key", key)):
+                         ("API mode", now.get("api_mode")), ("URL", now.get("base_url")), ("key", key),
+                         ("images", images)):
         if value:
             click.echo(f"{label:<9} {value}")
     if now["problem"]:

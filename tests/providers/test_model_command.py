@@ -42,8 +42,9 @@ def test_set_saves_a_checked_model_keeping_the_files_shape_and_a_run_uses_it(her
     assert "no API key: set the environment variable ANTHROPIC_API_KEY" in out.stderr  # saved all the same
     assert config.read_text() == "# my settings\nagent:\n  max_turns: 7  # enough\nmodel: claude-sonnet-4-5\n"
     current = shown(hermes)["current"]
-    assert (current["provider"], current["base_url"], current["key_env"], current["key_set"]) == (
-        "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", False)
+    assert (current["provider"], current["base_url"], current["key_env"], current["key_set"], current["images"]) == (
+        "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", False, "native")  # a model known to see
+    assert "images    in the message (agent.image_input_mode)" in hermes("model", env=NO_KEYS).stdout
     for bad, said in ((("--provider", "antropic"), "unknown provider 'antropic' (did you mean 'anthropic'?)"),
                       (("--base-url", "localhost:8000"), "has no scheme: use http://localhost:8000")):
         refused = hermes("model", "set", "other", *bad, env=NO_KEYS)
@@ -53,6 +54,7 @@ def test_set_saves_a_checked_model_keeping_the_files_shape_and_a_run_uses_it(her
     out = hermes("model", "set", "local-model", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions",
                  env=NO_KEYS)
     assert out.returncode == 0 and "warning" not in out.stderr, out.stderr  # a local server needs no key
+    assert shown(hermes)["current"]["images"] == "text"  # a model not known to see: kept for vision_analyze
     ran = hermes("run", "hi", env={**NO_KEYS, "OPENAI_API_KEY": "sk-test"})
     assert ran.returncode == 0 and ran.stdout.strip() == "from the saved model", ran.stderr
     assert wire_server.requests[-1].body["model"] == "local-model"
