@@ -4,7 +4,7 @@ when stdin is a pipe or a file (scripts, tests).
 
 Keys: Enter sends; Alt+Enter (or Esc then Enter) starts a new line;
 a paste keeps its newlines; Up/Down walk the history; Tab completes a
-``/command``; Ctrl+C clears the line; Ctrl+D on an empty line leaves."""
+``/command`` (and ``/image``'s file); Ctrl+C clears the line; Ctrl+D on an empty line leaves."""
 
 from __future__ import annotations
 
@@ -39,14 +39,20 @@ class LineEditor:
 
     def _build(self, history: Optional[Path], commands: Commands):
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import Completer, Completion
+        from prompt_toolkit.completion import Completer, Completion, PathCompleter
+        from prompt_toolkit.document import Document
         from prompt_toolkit.formatted_text import FormattedText
         from prompt_toolkit.history import FileHistory, InMemoryHistory
         from prompt_toolkit.key_binding import KeyBindings
 
+        files = PathCompleter(expanduser=True)
+
         class SlashCompleter(Completer):
             def get_completions(self, document, complete_event):
                 typed = document.text_before_cursor
+                if typed.startswith("/image "):  # a file's path
+                    yield from files.get_completions(Document(typed[len("/image "):]), complete_event)
+                    return
                 if not typed.startswith("/") or " " in typed:
                     return
                 for name, help_text in sorted(commands().items()):

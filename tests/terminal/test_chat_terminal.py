@@ -452,7 +452,10 @@ def test_an_image_goes_with_the_next_message_by_image_or_dragged_into_the_termin
     chat.expect("usage: /image FILE")
     chat.line(f"/image {tmp_path / 'fake.png'}")
     chat.expect("fake.png: not an image a model takes")
-    chat.line(f"/image {tmp_path / 'dot.png'}")
+    chat.keys(f"/image {tmp_path}/do")
+    chat.expect("dot.png")  # Tab completes the file's name
+    chat.keys("\t\r")
+    chat.keys("\r")
     chat.expect("attached dot.png: it goes with your next message")
     chat.line("what is it?")
     chat.expect("one dot")
