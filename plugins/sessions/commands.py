@@ -397,8 +397,8 @@ def sessions_group(config) -> click.Group:
     @_errors_as_clicks
     def import_cmd(state_db, as_json):
         """hermes-agent's sessions, from its STATE_DB (default: the data folder's when shared with it, else
-        ~/.hermes/state.db): listed, searched and resumed here under their ids. Its file is only read; a session
-        imported before is left as it is."""
+        ~/.hermes/state.db): listed, searched and resumed here under their ids. Its file is only read. Again later:
+        the new sessions, and what hermes-agent added to one imported before (unless it went on here)."""
         from plugins.sessions import hermes_agent
         from plugins.sessions.base import StoreError
 
@@ -409,17 +409,22 @@ def sessions_group(config) -> click.Group:
         s = store()
         if not hasattr(s, "import_session"):
             raise StoreError(f"the session store {s.where} cannot import sessions")
-        done = {"source": str(source), "imported": 0, "messages": 0, "already_here": 0}
+        done = {"source": str(source), "imported": 0, "messages": 0, "went_on": 0, "already_here": 0}
         for meta, rows in hermes_agent.read(source):
             if s.import_session(meta, rows):
                 done["imported"], done["messages"] = done["imported"] + 1, done["messages"] + len(rows)
+            elif added := hermes_agent.went_on(s, meta["id"], rows):
+                s.append(meta["id"], added)
+                done["went_on"], done["messages"] = done["went_on"] + 1, done["messages"] + len(added)
             else:
                 done["already_here"] += 1
         if as_json:
             _print_json(done)
             return
-        kept = f"; {done['already_here']} were here already" if done["already_here"] else ""
-        click.echo(f"Imported {done['imported']} sessions ({done['messages']} messages) from {source}{kept}.")
+        said = [f"{done['went_on']} imported before went on in hermes-agent (its new messages added)"] * \
+            bool(done["went_on"]) + [f"{done['already_here']} were here already"] * bool(done["already_here"])
+        click.echo(f"Imported {done['imported']} sessions ({done['messages']} messages) from {source}"
+                   + "".join(f"; {part}" for part in said) + ".")
 
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")

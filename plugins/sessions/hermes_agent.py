@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from plugins.sessions.base import StoreError
-from plugins.sessions.codec import encode_message
+from plugins.sessions.codec import decode_message, encode_message
 
 TABLES = {"sessions", "messages", "state_meta"}  # what tells hermes-agent's state.db from another one (ours too)
 ROLES = ("user", "assistant", "tool")
@@ -74,6 +74,15 @@ def read(path: Path) -> Iterator[tuple[dict, list[dict]]]:
             if meta.get("parent_session_id") in ended:  # shown as the continuation of the session it compressed
                 meta["start_reason"] = "compression"
             yield meta, rows
+
+
+def went_on(store, session_id: str, rows: list) -> list:
+    """The messages hermes-agent added to a session imported before (``rows``: its whole session now), to append
+    here; none when it has no more, or when the copy here went on another way (it is left as it is)."""
+    if len(rows) <= store.message_count(session_id):
+        return []
+    here, there = store.load(session_id) or [], [decode_message(row) for row in rows]
+    return there[len(here):] if there[:len(here)] == here else []
 
 
 def _row(seq: int, stored: sqlite3.Row) -> dict:

@@ -583,8 +583,23 @@ def test_hermes_agents_sessions_imported_then_listed_searched_and_resumed_over_t
     # again: nothing twice; the file was only read
     out = hermes("sessions", "import", "--json")
     assert json.loads(out.stdout) == {"source": str(hermes_home / "state.db"), "imported": 0, "messages": 0,
-                                      "already_here": 2}, out.stderr
+                                      "went_on": 0, "already_here": 2}, out.stderr
     assert (hermes_home / "state.db").read_bytes() == before
+    # the second session went on in hermes-agent (the first went on here, by the resume above): its new messages come
+    conn = sqlite3.connect(hermes_home / "state.db")
+    conn.executemany("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+                     [(agents_db.SECOND, "user", "and a dog?", 1.0), (agents_db.FIRST, "user", "lost", 2.0)])
+    conn.commit()
+    conn.close()
+    out = hermes("sessions", "import")
+    assert out.stdout == f"Imported 0 sessions (1 messages) from {hermes_home / 'state.db'}; 1 imported before went " \
+        "on in hermes-agent (its new messages added); 1 were here already.\n", out.stderr
+    assert said_in(hermes, agents_db.SECOND)[-1] == "and a dog?" and "lost" not in said_in(hermes, agents_db.FIRST)
+
+
+def said_in(hermes, session_id: str) -> list:
+    shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
+    return [m["content"] for m in shown["messages"] if m["role"] == "user"]
 
 
 def test_hermes_agents_state_db_that_is_not_there_or_not_its(hermes, hermes_home, tmp_path):

@@ -159,6 +159,20 @@ def test_hermes_agents_sessions_are_imported_whole_with_their_times_once(any_sto
         [False, False]
     assert any_store.load(agents_db.SECOND) == agents_db.SECOND_MESSAGES + [{"role": "user", "content": "and now?"}]
     assert (tmp_path / "state.db").read_bytes() == before  # only read (SQLite's -wal and -shm made by any reader)
+    # the sessions went on in hermes-agent: what it added comes over, unless the copy here went on another way
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "state.db")
+    conn.executemany("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)", [
+        (agents_db.FIRST, "user", "and in /var?", agents_db.T0 + 100),
+        (agents_db.FIRST, "assistant", "Nothing.", agents_db.T0 + 101),
+        (agents_db.SECOND, "user", "a cat?", agents_db.T0 + 102)])
+    conn.commit()
+    conn.close()
+    now = {meta["id"]: rows for meta, rows in hermes_agent.read(tmp_path / "state.db")}
+    assert hermes_agent.went_on(any_store, agents_db.FIRST, now[agents_db.FIRST]) == [
+        {"role": "user", "content": "and in /var?"}, {"role": "assistant", "content": "Nothing."}]
+    assert hermes_agent.went_on(any_store, agents_db.SECOND, now[agents_db.SECOND]) == []  # "and now?" here
 
 
 def test_an_older_state_db_of_hermes_agents_with_fewer_columns_is_read_too(tmp_path):
