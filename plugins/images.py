@@ -58,12 +58,12 @@ def image_option(command):
     import click
 
     def read(ctx, param, paths):
-        try:
-            return [read_image(path) for path in paths]
+        try:  # an http(s) URL is the provider's (or vision_analyze's) to fetch
+            return [path if path.startswith(("http://", "https://")) else read_image(path) for path in paths]
         except ValueError as exc:
             raise click.BadParameter(str(exc), ctx, param) from None
 
-    return click.option("--image", "images", multiple=True, metavar="FILE", callback=read,
+    return click.option("--image", "images", multiple=True, metavar="FILE|URL", callback=read,
                         help="An image for the model to see with the prompt (again for more).")(command)
 
 
@@ -76,20 +76,23 @@ def mode(config: Any, model: str) -> str:
 
 
 def with_images(text: str, images: list, how: str) -> Any:
-    """The user's message: ``text`` alone without ``images`` ((bytes, type) each); else its content parts
-    (``native``) or its text with where each image is kept (``text``)."""
+    """The user's message: ``text`` alone without ``images`` (each (bytes, type), or an http(s) URL); else its
+    content parts (``native``) or its text with where each image is (``text``)."""
     if not images:
         return text
     if how == "native":  # no empty text part: Anthropic refuses one; valid_text: as the kernel makes a string
         return [{"type": "text", "text": valid_text(text)}] * bool(text) + [
-            {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(raw).decode()}"}}
-            for raw, mime in images]
-    return "\n\n".join(filter(None, [text, *(_kept(raw, mime) for raw, mime in images)]))
+            {"type": "image_url", "image_url": {"url": image if isinstance(image, str) else
+                                                f"data:{image[1]};base64,{base64.b64encode(image[0]).decode()}"}}
+            for image in images]
+    return "\n\n".join(filter(None, [text, *map(_where, images)]))
 
 
-def _kept(raw: bytes, mime: str) -> str:
+def _where(image: Any) -> str:
+    if isinstance(image, str):  # a URL: vision_analyze fetches it
+        return attached(image)
     try:
-        return attached(keep(raw, mime))
+        return attached(keep(*image))
     except OSError as exc:  # a data folder that cannot be written: the turn goes on, the model told
         return f"[an image the user attached could not be kept here: {exc.strerror or exc}]"
 
@@ -113,10 +116,12 @@ def client_content(content: Any) -> Any:
         if part.get("type") in ("text", "input_text") and isinstance(part.get("text"), str):
             parts.append({"type": "text", "text": part["text"]})
         elif part.get("type") in ("image_url", "input_image"):
-            url = part.get("image_url")
-            url = url.get("url") if isinstance(url, dict) else url
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            detail = (image if isinstance(image, dict) else part).get("detail")  # low, high, auto: OpenAI's
             if isinstance(url, str) and url.strip():
-                parts.append({"type": "image_url", "image_url": {"url": _checked(url.strip(), number)}})
+                kept = {"url": _checked(url.strip(), number), **({"detail": detail} if isinstance(detail, str) else {})}
+                parts.append({"type": "image_url", "image_url": kept})
     if not any(part["type"] == "image_url" for part in parts):
         return "\n".join(part["text"] for part in parts)
     return parts
@@ -148,9 +153,8 @@ def shaped(content: Any, how: str) -> Any:
         return content
     text = "\n".join(part["text"] for part in content if part.get("type") == "text")
     urls = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
-    data = [base64.b64decode(url.partition(",")[2]) for url in urls if url.startswith("data:")]
-    named = [attached(url) for url in urls if not url.startswith("data:")]
-    return "\n\n".join(filter(None, [with_images(text, [(raw, sniff(raw)) for raw in data], "text"), *named]))
+    data = {url: base64.b64decode(url.partition(",")[2]) for url in urls if url.startswith("data:")}
+    return with_images(text, [(data[url], sniff(data[url])) if url in data else url for url in urls], "text")
 
 
 def keep(raw: bytes, mime: str) -> Path:

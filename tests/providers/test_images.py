@@ -109,3 +109,18 @@ def test_a_prompt_of_bytes_that_are_not_utf8_goes_with_an_image_as_text_too(herm
                  "--image", tmp_path / "dot.png", os.fsdecode(b"caf\xe9?"), env={**cli_env, **KEYS})
     assert out.returncode == 0 and out.stdout == "A dot.\n", out.stderr
     assert wire_server.requests[0].body["messages"][-1]["content"][0] == {"type": "text", "text": "caf\ufffd?"}
+
+
+def test_an_images_url_is_the_providers_to_fetch_or_vision_analyzes(hermes, wire_server, cli_env):  # noqa: F811
+    url = "https://example.com/cat.png"
+    wire_server.push(reply("A cat."), reply("I read where it is."))
+    out = hermes("run", "--base-url", wire_server.url, "--api-mode", "anthropic_messages", "-m", "claude-haiku-4-5",
+                 "--image", url, "what is this?", env={**cli_env, **KEYS})
+    assert out.returncode == 0, out.stderr
+    assert wire_server.requests[0].body["messages"][-1]["content"][1] == {"type": "image", "source": {"type": "url",
+                                                                                                     "url": url}}
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "llama3.1:8b",
+                 "--image", url, "what is this?", env={**cli_env, **KEYS})
+    assert out.returncode == 0, out.stderr
+    assert wire_server.requests[1].body["messages"][-1]["content"] == \
+        f"what is this?\n\n[an image the user attached: {url} (the vision_analyze tool shows it to a model that sees)]"

@@ -107,6 +107,16 @@ def test_a_clients_image_reaches_the_model_in_its_apis_shape_or_is_kept_for_one_
     assert len(wire_server.requests) == 3
 
 
+def test_a_clients_image_detail_reaches_an_openai_model(serve, wire_server):
+    served = serve(config={"model": "gpt-4o"})
+    wire_server.push(reply("A dot."))
+    image = {"url": "https://example.com/dot.png", "detail": "low"}
+    served.client().chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": image}]}])
+    assert wire_server.requests[0].body["messages"][-1]["content"] == [
+        {"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": image}]
+
+
 def test_a_stateless_request_brings_its_history_and_a_session_goes_on_with_the_header(serve, wire_server):
     served = serve(key="k" * 32)
     client = served.client()
