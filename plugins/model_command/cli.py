@@ -82,8 +82,8 @@ def show(app, as_json):
         return
     key = now.get("key_env") and f"{now['key_env']} (" + ("set" if now["key_set"] else "not set; none needed here"
                                                          if now.get("local") else "not set") + ")"
-    images = now.get("images") and ("in the message" if now["images"] == "native" else "kept for vision_analyze") + \
-        " (agent.image_input_mode)"
+    images = now.get("images") and now["model"] and ("in the message" if now["images"] == "native" else
+                                                     "kept for vision_analyze") + " (agent.image_input_mode)"
     for label, value in (("model", now["model"] or "(none)"), ("provider", now.get("provider")),
                          ("API mode", now.get("api_mode")), ("URL", now.get("base_url")), ("key", key),
                          ("images", images)):
