@@ -54,7 +54,7 @@ def read_image(path: str) -> tuple:
 
 
 def image_option(command):
-    """``--image FILE`` (again for more) on a command: the images read and checked before anything runs."""
+    """``--image FILE|URL`` (again for more) on a command: the files read and checked before anything runs."""
     import click
 
     def read(ctx, param, paths):
