@@ -37,6 +37,20 @@ def sniff(raw: bytes) -> Optional[str]:
     return next((mime for signature, mime in SIGNATURES if raw.startswith(signature)), None)
 
 
+def decoded(data: Any) -> Optional[tuple]:
+    """(bytes, type) of base64 ``data`` that is an image a model takes; ``None`` for anything else."""
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (ValueError, TypeError):  # binascii.Error is a ValueError
+        return None
+    return (raw, sniff(raw)) if sniff(raw) else None
+
+
+def data_url(url: str) -> tuple:
+    """(type, base64 data) of a ``data:`` URL (``data:image/png;base64,...``)."""
+    return url[5:].partition(";")[0], url.partition(",")[2]
+
+
 def read_image(path: str) -> tuple:
     """(bytes, type) of the image file ``path``; ValueError with one line when it is not one, or too big."""
     try:
@@ -137,13 +151,10 @@ def has_content(content: Any) -> bool:
 def _checked(url: str, number: int) -> str:
     if not url.startswith("data:"):
         return url
-    try:
-        raw = base64.b64decode(url.partition(",")[2], validate=True)
-    except ValueError:
-        raw = b""
-    if sniff(raw) is None:
+    image = decoded(data_url(url)[1])
+    if image is None:
         raise ValueError(f"part {number}: its data: URL is not an image a model takes (PNG, JPEG, GIF or WebP)")
-    return f"data:{sniff(raw)};base64,{url.partition(',')[2]}"
+    return f"data:{image[1]};base64,{data_url(url)[1]}"
 
 
 def shaped(content: Any, how: str) -> Any:
@@ -152,9 +163,8 @@ def shaped(content: Any, how: str) -> Any:
     if how == "native" or not isinstance(content, list):
         return content
     text = "\n".join(part["text"] for part in content if part.get("type") == "text")
-    urls = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
-    data = {url: base64.b64decode(url.partition(",")[2]) for url in urls if url.startswith("data:")}
-    return with_images(text, [(data[url], sniff(data[url])) if url in data else url for url in urls], "text")
+    urls = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]  # data: ones _checked
+    return with_images(text, [decoded(data_url(url)[1]) if url.startswith("data:") else url for url in urls], "text")
 
 
 def keep(raw: bytes, mime: str) -> Path:

@@ -13,8 +13,6 @@ prints goes to stderr: the protocol owns stdout.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import concurrent.futures
 import logging
 import os
@@ -100,7 +98,7 @@ class Relay:
 def prompt_content(blocks: list, how: str) -> Any:
     """The prompt as the model gets it: its text, each file the editor attached or linked (read here), and its images
     (``how``: :mod:`plugins.images`' ``native``, parts of the message, or ``text``, kept for vision_analyze)."""
-    from plugins.images import sniff, with_images
+    from plugins.images import decoded, with_images
 
     parts, images = [], []
     for block in blocks:
@@ -108,14 +106,11 @@ def prompt_content(blocks: list, how: str) -> Any:
         if kind == "text":
             parts.append(block.text)
         elif kind == "image":
-            try:
-                raw = base64.b64decode(block.data, validate=True)
-            except (binascii.Error, ValueError, TypeError):
-                raw = b""
-            if sniff(raw) is None:
+            image = decoded(block.data)  # its type told by its bytes, not by the editor's word
+            if image is None:
                 parts.append("[an image the editor sent could not be read]")
             else:
-                images.append((raw, sniff(raw)))
+                images.append(image)
         elif kind == "resource" and hasattr(block.resource, "text"):
             parts.append(f"<file uri=\"{block.resource.uri}\">\n{block.resource.text}\n</file>")
         elif kind == "resource_link":
@@ -293,6 +288,8 @@ def _replayed(message: dict) -> list:
     and the user's images."""
     from acp import image_block, update_agent_message_text, update_user_message, update_user_message_text
 
+    from plugins.images import data_url
+
     role, content = message.get("role"), message.get("content")
     if role not in ("user", "assistant"):
         return []
@@ -302,7 +299,8 @@ def _replayed(message: dict) -> list:
         url = image.get("url") if isinstance(image, dict) else image
         text = part.get("text") if isinstance(part, dict) else None
         if role == "user" and isinstance(url, str) and url.startswith("data:"):
-            updates.append(update_user_message(image_block(url.partition(",")[2], url[5:].partition(";")[0])))
+            mime, data = data_url(url)
+            updates.append(update_user_message(image_block(data, mime)))
         elif isinstance(text, str) and text:
             updates.append((update_user_message_text if role == "user" else update_agent_message_text)(text))
     return updates

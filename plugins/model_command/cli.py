@@ -15,6 +15,7 @@ def current(app, pconf=None) -> dict:
     where it is sent and with which key variable (set or not, never its value), or the problem that stops it."""
     from kernel.agent import Agent, AgentError
     from kernel.types import ProviderError
+    from plugins.images import mode as image_mode
 
     try:
         agent = Agent(app.host, toolsets=[], platform="cli")
@@ -22,8 +23,6 @@ def current(app, pconf=None) -> dict:
         return {"model": app.config.get("model") or "", "problem": str(exc)}
     try:
         pconf = pconf or agent.primary
-        from plugins.images import mode as image_mode
-
         found = {"model": pconf.model, "provider": pconf.provider, "api_mode": pconf.api_mode, "base_url": "",
                  "key_env": "", "key_set": False, "images": image_mode(app.config, pconf.model), "problem": ""}
         try:

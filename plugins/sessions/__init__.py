@@ -5,7 +5,8 @@ answers ``load_session`` / ``latest_session`` for ``--resume`` and
 ``--continue``, records turn ends and token counts, offers the
 ``session_search`` tool and the ``hermes sessions`` commands, all on the store
 ``sessions.store`` names: ``sqlite`` (``state.db`` in the data folder, this
-plugin's; ``hermes-state.db`` beside hermes-agent's own state.db in a folder shared with it) or one another plugin adds through ``register_session_stores``
+plugin's; ``hermes-state.db`` beside hermes-agent's own state.db in a folder
+shared with it) or one another plugin adds through ``register_session_stores``
 (``postgres``: :mod:`plugins.sessions_postgres`).
 
 The store module (and sqlite3) is imported on first use, and the database is

@@ -142,10 +142,11 @@ def _images(content) -> list:
         image = part.get("image_url") if isinstance(part, dict) and part.get("type") == "image_url" else None
         url = image.get("url") if isinstance(image, dict) else image
         if isinstance(url, str) and url.startswith("data:"):
-            data = url.partition(",")[2].strip()
+            from plugins.images import data_url
+
+            mime, data = data_url(url)
             size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))  # base64's bytes, not decoded
-            found.append(f"*(an image: {url[5:].partition(';')[0]}, "
-                         f"{f'{size} bytes' if size < 1024 else f'{size / 1024:.1f} KB'})*")
+            found.append(f"*(an image: {mime}, {f'{size} bytes' if size < 1024 else f'{size / 1024:.1f} KB'})*")
         elif isinstance(url, str) and url:
             found.append(f"![an image]({url})")
     return found

@@ -31,7 +31,7 @@ def is_agents(path: Path) -> bool:
     """Is ``path`` hermes-agent's state.db (its ``sessions``, ``messages`` and ``state_meta`` tables)?"""
     try:
         with closing(_open(path)) as conn:
-            return TABLES <= _tables(conn)
+            return TABLES <= tables(conn)
     except (StoreError, sqlite3.Error):
         return False
 
@@ -49,15 +49,16 @@ def read(path: Path) -> Iterator[tuple[dict, list[dict]]]:
     message rows). The messages are read in one pass, sorted by session: a query per session scans the whole table
     of a file without hermes-agent's index (3,000 sessions took a minute)."""
     with closing(_open(path)) as conn:
-        if not TABLES <= _tables(conn):
-            raise StoreError(f"{path}: not hermes-agent's state.db (no {', '.join(sorted(TABLES - _tables(conn)))} table)")
+        if missing := TABLES - tables(conn):
+            raise StoreError(f"{path}: not hermes-agent's state.db (no {', '.join(sorted(missing))} table)")
         have = _columns(conn, "sessions")
         picked = {ours: theirs for ours, theirs in SESSION_COLUMNS.items() if theirs in have}
         ended = {row[0] for row in conn.execute("SELECT id FROM sessions WHERE end_reason = 'compression'")} \
             if "end_reason" in have else set()
-        active = " AND active = 1" if "active" in _columns(conn, "messages") else ""  # rewound rows are 0
+        kept = _columns(conn, "messages")
+        active = " AND active = 1" if "active" in kept else ""  # rewound rows are 0
         wanted = ["session_id", "role", "content", "tool_calls", "tool_call_id"] + \
-            [column for column in ("reasoning", "timestamp") if column in _columns(conn, "messages")]
+            [column for column in ("reasoning", "timestamp") if column in kept]
         sessions = conn.execute(f"SELECT id, {', '.join(picked.values())} FROM sessions WHERE id IS NOT NULL"
                                 " ORDER BY id").fetchall()
         by_session = groupby(conn.execute(f"SELECT {', '.join(wanted)} FROM messages WHERE role IN {ROLES}{active}"
@@ -123,7 +124,8 @@ def _open(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _tables(conn: sqlite3.Connection) -> set:
+def tables(conn: sqlite3.Connection) -> set:
+    """The names of a SQLite database's tables."""
     return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 

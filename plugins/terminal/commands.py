@@ -6,6 +6,7 @@ with ``register_slash_commands`` and ``/help`` lists both."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import Optional
 
 from kernel.messages import text_of
@@ -172,8 +173,6 @@ def _image(chat, args):
 
 
 def _clear(chat, args):
-    import sys
-
     if sys.stdout.isatty():
         sys.stdout.write("\x1b[H\x1b[2J\x1b[3J")  # the screen and its scrollback
     return _new(chat, args)
@@ -194,7 +193,6 @@ def _yolo(chat, args):
 def _copy(chat, args):
     """The last answer to the clipboard through the terminal (OSC 52: kitty, iTerm2, WezTerm, tmux's set-clipboard)."""
     import base64
-    import sys
 
     answer = next((text_of(m.get("content")) for m in reversed(chat.agent.messages)
                    if m.get("role") == "assistant" and text_of(m.get("content")).strip()), "")
