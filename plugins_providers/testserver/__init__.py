@@ -54,6 +54,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional, Union
+from urllib.parse import urlsplit
 
 from plugins_providers.testserver.script import (CHAT, MESSAGES, PATHS, RESPONSES, RecordedRequest, Step, cut, drop,
                                                  bad_bytes, error, garbage, keepalive, reply, stream_error)
@@ -93,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
         """``GET /v1/models``: the server's model list, in the shape of the SDK asking (Anthropic's sends its
         version header); anything else is not found."""
         owner = self.server.owner
-        path = self.path.split("?", 1)[0]
+        path = urlsplit(self.path).path  # an absolute URL too: the server stands in for a host through a proxy
         owner._record(RecordedRequest("GET", path, {k.lower(): v for k, v in self.headers.items()}, None, time.time()))
         if path != "/v1/models":
             self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error", "param": None,
@@ -117,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        path = self.path.split("?", 1)[0]
+        path = urlsplit(self.path).path  # an absolute URL too: the server stands in for a host through a proxy
         headers = {k.lower(): v for k, v in self.headers.items()}
         record = RecordedRequest("POST", path, headers, body, time.time())
         owner._record(record)
