@@ -90,7 +90,7 @@ def pre_api_request(call: ApiCall, agent: Agent) -> None:
     """Before every model call, on every path (first call, retries,
     fallbacks, the grace call, auxiliary calls of plugins).
 
-    :param call: the call: ids, provider, and the request as sent (``call.request``, ``call.body()``).
+    :param call: the call: ids, provider, and the request (``call.request``; its ``extra`` reaches the provider).
     """
 
 
