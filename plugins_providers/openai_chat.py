@@ -98,6 +98,10 @@ class ChatCompletionsProvider(SDKProvider):
             kwargs[name] = limit
         kwargs.update(self.sampling(request, ("temperature", "reasoning_effort", "top_p", "extra_body",
                                               "extra_headers")))
+        if request.extra.get("reasoning") and "reasoning_effort" not in kwargs:  # the option is the user's word
+            from plugins_providers import reasoning
+
+            reasoning.apply(kwargs, NAME, host_of(self.target.base_url), request.extra["reasoning"])
         if request.stream:
             kwargs["stream"] = True
             if self.options.get("stream_usage", True):

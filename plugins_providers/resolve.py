@@ -15,7 +15,8 @@ the seeds' order:
    when no custom base URL says otherwise;
 4. ``chat_completions``, the mode most endpoints speak.
 
-The hook runs last (``trylast``) so another plugin can claim a config first.
+The hook runs last (``trylast``) so another plugin can claim a config first. The plugin also declares
+``agent.reasoning_effort`` and hands it to each request (:mod:`plugins_providers.reasoning`).
 """
 
 from __future__ import annotations
@@ -63,3 +64,24 @@ def api_mode_for(config) -> str:
 @hookimpl(trylast=True)
 def resolve_api_mode(config):
     return api_mode_for(config)
+
+
+@hookimpl
+def register_config(declare):
+    from kernel.keys import Key
+    from plugins_providers.reasoning import KEY, LEVELS, SPELLINGS
+
+    declare(Key(KEY, (str, bool), "", f"how hard a model thinks: {', '.join(LEVELS)} (unset: the model's own; sent "
+                "only to models known to take it, in their API's words: `hermes model` says what)",
+                choices=("", *LEVELS, *SPELLINGS)))
+
+
+@hookimpl
+def pre_api_request(call, agent):
+    """The conversation's calls carry ``agent.reasoning_effort`` to the providers (``request.extra["reasoning"]``);
+    the calls beside it (a summary, an approval) go without, at the model's own effort."""
+    value = agent.config.get("agent.reasoning_effort")
+    if value not in ("", None) and not call.aux_task:
+        from plugins_providers.reasoning import level_of
+
+        call.request.extra.setdefault("reasoning", level_of(value))

@@ -125,12 +125,6 @@ def agent_keys_in(data: dict, prefix: str = "") -> dict:
     return found
 
 
-INSTEAD = {  # hermes-agent's settings without effect here, and what does their work
-    "agent.reasoning_effort": "here per model: provider_options.reasoning_effort for OpenAI's reasoning models, "
-                              "provider_options.thinking_budget (tokens) for Claude",
-}
-
-
 def without_effect(config) -> list:
     """hermes-agent's settings of config.yaml that nothing here reads and that differ from its defaults: what the
     user set there and loses here (``terminal.backend: docker``)."""
@@ -194,7 +188,7 @@ def doctor_checks(agent):
     from plugins.doctor.hookspecs import OK, WARN, Check
     from plugins.hermes_compat.shell_hooks import accepts_all, approval_of, approvals, parse, script_problem
 
-    lost = [f"{name} ({INSTEAD[name]})" if name in INSTEAD else name for name in without_effect(agent.config)]
+    lost = without_effect(agent.config)
     checks = [Check("hermes-agent", WARN, f"settings of config.yaml with no effect here: {', '.join(lost)}")] \
         if lost else []
     specs, problems = parse(agent.config.get("hooks"))

@@ -16,6 +16,7 @@ def current(app, pconf=None) -> dict:
     from kernel.agent import Agent, AgentError
     from kernel.types import ProviderError
     from plugins.images import mode as image_mode
+    from plugins_providers import reasoning
 
     try:
         agent = Agent(app.host, toolsets=[], platform="cli")
@@ -41,6 +42,8 @@ def current(app, pconf=None) -> dict:
         if target is not None:
             found.update(provider=target.provider or pconf.provider, base_url=target.base_url, key_env=target.env_var,
                          key_set=bool(os.environ.get(target.env_var, "").strip()), local=target.local)
+        level = reasoning.level_of(app.config.get(reasoning.KEY))
+        found["reasoning"] = {"level": level, "sent": reasoning.sent(level, mode, target, pconf.model) if level else None}
         return found
     finally:
         agent.close()
@@ -75,6 +78,8 @@ def model(ctx, as_json):
 @click.pass_obj
 def show(app, as_json):
     """The model, its provider, URL and key variable; then every provider, its key set or not."""
+    from plugins_providers.reasoning import said
+
     now, table = current(app), providers(app)
     if as_json:
         echo_json({"current": now, "providers": table})
@@ -83,9 +88,11 @@ def show(app, as_json):
                                                          if now.get("local") else "not set") + ")"
     images = now.get("images") and now["model"] and ("in the message" if now["images"] == "native" else
                                                      "kept for vision_analyze") + " (agent.image_input_mode)"
+    level = (now.get("reasoning") or {}).get("level")
+    reasoning = level and said(level, now["reasoning"]["sent"], now["model"])
     for label, value in (("model", now["model"] or "(none)"), ("provider", now.get("provider")),
                          ("API mode", now.get("api_mode")), ("URL", now.get("base_url")), ("key", key),
-                         ("images", images)):
+                         ("images", images), ("reasoning", reasoning)):
         if value:
             click.echo(f"{label:<9} {value}")
     if now["problem"]:

@@ -1,0 +1,112 @@
+"""agent.reasoning_effort (hermes-agent's key) through the real SDKs over the wire: each API gets the level in its own
+words, and a model not known to take one gets nothing (it would refuse every request)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test", "OPENROUTER_API_KEY": "sk-or-test"}
+ADAPTIVE = {"type": "adaptive", "display": "summarized"}
+
+
+@pytest.mark.parametrize("api_mode, model, level, expected", [
+    ("chat_completions", "o4-mini", "high", {"reasoning_effort": "high"}),
+    ("chat_completions", "gpt-oss-120b", "minimal", {"reasoning_effort": "low"}),  # the nearest it takes
+    ("chat_completions", "gpt-4o", "high", {}),  # not a reasoning model: sent, it fails every request
+    ("codex_responses", "gpt-5.2", "max", {"reasoning": {"effort": "xhigh", "summary": "auto"}}),
+    ("codex_responses", "gpt-5", "none", {"reasoning": {"effort": "minimal", "summary": "auto"}}),
+    ("codex_responses", "gpt-5-chat-latest", "high", {}),
+    ("anthropic_messages", "claude-sonnet-4-5", "high",
+     {"thinking": {"type": "enabled", "budget_tokens": 16000}, "max_tokens": 20096}),  # room for the answer
+    ("anthropic_messages", "claude-opus-4-6", "xhigh", {"thinking": ADAPTIVE, "output_config": {"effort": "max"}}),
+    ("anthropic_messages", "claude-opus-4-7", "ultra", {"thinking": ADAPTIVE, "output_config": {"effort": "max"}}),
+    ("anthropic_messages", "claude-3-5-haiku-latest", "high", {}),  # no thinking before Claude 3.7
+    ("anthropic_messages", "claude-opus-4-7", "false", {}),  # YAML's false: none
+])
+def test_each_api_gets_the_level_in_its_own_words(hermes, wire_server, cli_env, hermes_home, api_mode, model, level,
+                                                  expected):  # noqa: F811
+    (hermes_home / "config.yaml").write_text(f"agent:\n  reasoning_effort: {level}\n")
+    url = wire_server.url if api_mode == "anthropic_messages" else wire_server.openai_url
+    wire_server.push(reply("Thought it through."))
+    out = hermes("run", "--base-url", url, "--api-mode", api_mode, "-m", model, "think", env={**cli_env, **KEYS})
+    assert out.returncode == 0 and out.stdout == "Thought it through.\n", out.stderr
+    body = wire_server.requests[-1].body
+    for key in ("reasoning_effort", "reasoning", "thinking", "output_config"):
+        assert body.get(key) == expected.get(key), key
+    if "max_tokens" in expected:
+        assert body["max_tokens"] == expected["max_tokens"]
+
+
+def test_openrouter_gets_its_reasoning_field_for_the_families_it_reasons_with(hermes, wire_server, cli_env,
+                                                                              hermes_home):  # noqa: F811
+    """The wire server stands in for openrouter.ai behind a proxy (HTTP_PROXY), so the request goes to that host."""
+    env = {**cli_env, **KEYS, "HTTP_PROXY": wire_server.url, "http_proxy": wire_server.url, "NO_PROXY": "",
+           "no_proxy": ""}
+    (hermes_home / "config.yaml").write_text("base_url: http://openrouter.ai/v1\nagent:\n  reasoning_effort: xhigh\n"
+                                             "provider_options:\n  extra_body: {transforms: [middle-out]}\n")
+    for model, expected in (("deepseek/deepseek-r1", {"effort": "high"}), ("openai/gpt-5.2", {"effort": "xhigh"}),
+                            ("anthropic/claude-opus-4.6", None), ("mistralai/mistral-large", None)):
+        wire_server.push(reply("ok"))
+        out = hermes("run", "--api-mode", "chat_completions", "-m", model, "think", env=env)
+        assert out.returncode == 0, out.stderr
+        request = wire_server.requests[-1]
+        assert request.headers["host"] == "openrouter.ai" and request.body["model"] == model
+        assert request.body.get("reasoning") == expected and "reasoning_effort" not in request.body, model
+        assert request.body["transforms"] == ["middle-out"]  # the user's extra_body goes along
+
+
+def test_a_provider_option_is_the_users_word_and_wins(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
+    (hermes_home / "config.yaml").write_text("agent:\n  reasoning_effort: high\nprovider_options:\n"
+                                             "  reasoning_effort: low\n  thinking_budget: 2048\n")
+    wire_server.push(reply("a"), reply("b"))
+    for api_mode, url in (("chat_completions", wire_server.openai_url), ("anthropic_messages", wire_server.url)):
+        out = hermes("run", "--base-url", url, "--api-mode", api_mode, "-m", "o3" if api_mode != "anthropic_messages"
+                     else "claude-opus-4-7", "think", env={**cli_env, **KEYS})
+        assert out.returncode == 0, out.stderr
+    chat, messages = (r.body for r in wire_server.requests[-2:])
+    assert chat["reasoning_effort"] == "low"
+    assert messages["thinking"] == {"type": "enabled", "budget_tokens": 2048} and "output_config" not in messages
+
+
+def test_hermes_model_says_what_is_sent_and_a_wrong_level_is_one_line(hermes, cli_env, hermes_home):  # noqa: F811
+    config = hermes_home / "config.yaml"
+    config.write_text("model: claude-opus-4-6\nagent:\n  reasoning_effort: xhigh\n")
+    out = hermes("model", env={**cli_env, **KEYS})
+    assert out.returncode == 0, out.stderr
+    assert 'reasoning xhigh: sent as {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": ' \
+           '{"effort": "max"}}\n' in out.stdout
+    config.write_text("model: gpt-4o\nagent:\n  reasoning_effort: high\n")
+    now = json.loads(hermes("model", "--json", env={**cli_env, **KEYS}).stdout)["current"]
+    assert now["reasoning"] == {"level": "high", "sent": {}}
+    assert "reasoning high: nothing sent (gpt-4o is not known to take a reasoning effort)" in \
+        hermes("model", env={**cli_env, **KEYS}).stdout
+    config.write_text("model: gpt-4o\n")
+    assert "\nreasoning " not in hermes("model", env={**cli_env, **KEYS}).stdout  # unset: the model's own
+    config.write_text("model: o3\nagent:\n  reasoning_effort: hgih\n")
+    wrong = hermes("run", "go", env={**cli_env, **KEYS})
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "Traceback" not in wrong.stderr
+    assert "agent.reasoning_effort: expected one of '', none, minimal, low, medium, high, xhigh, max" in wrong.stderr
+
+
+def test_a_call_beside_the_conversation_goes_at_the_models_own_effort(make_agent, wire_server):
+    """A summary or an approval (``Agent.complete_once``) is a small job: it is sent without the level."""
+    from plugins_providers import openai_chat, resolve
+
+    agent = make_agent(openai_chat, resolve, api_mode="chat_completions", base_url=wire_server.openai_url,
+                       model="o3", api_key_env="HERMES_TEST_KEY", config={"agent": {"reasoning_effort": "high"}})
+    wire_server.push(reply("summary"), reply("answer"))
+    import os
+
+    os.environ["HERMES_TEST_KEY"] = "sk-test"
+    try:
+        assert agent.complete_once([{"role": "user", "content": "sum up"}], task="compression") == "summary"
+        assert agent.run_conversation("hi").final_response == "answer"
+    finally:
+        del os.environ["HERMES_TEST_KEY"]
+    aux, turn = (r.body for r in wire_server.requests)
+    assert "reasoning_effort" not in aux and turn["reasoning_effort"] == "high"
