@@ -115,11 +115,48 @@ def _usage(chat, args):
 
 
 def _reasoning(chat, args):
-    console = chat.console
-    if args not in ("", "on", "off", "show", "hide"):
-        return "usage: /reasoning [on|off] (no argument: switch)"
-    console.show_reasoning = args in ("on", "show") if args else not console.show_reasoning
-    return "the model's reasoning is " + ("shown where it streams it" if console.show_reasoning else "hidden")
+    """How hard the model thinks (agent.reasoning_effort: for this chat, or with --global in config.yaml too) and
+    whether its reasoning shows (hermes-agent's /reasoning)."""
+    from plugins_providers.reasoning import KEY, LEVELS, SPELLINGS
+
+    console, config = chat.console, chat.agent.config
+    words = args.lower().split()
+    if words in (["on"], ["show"], ["off"], ["hide"]):
+        console.show_reasoning = words[0] in ("on", "show")
+        return "the model's reasoning is " + ("shown where it streams it" if console.show_reasoning else "hidden")
+    scope = [w for w in words if w in ("--global", "--session")]
+    level = [w for w in words if w not in scope]
+    if not words:
+        shown = "shown" if console.show_reasoning else "hidden"
+        return f"reasoning effort {_effort(chat.agent)}\nthe reasoning is {shown} (/reasoning LEVEL [--global], " \
+               "/reasoning show|hide)"
+    if len(level) != 1 or level[0] not in (*LEVELS, *SPELLINGS):
+        return f"usage: /reasoning [{'|'.join(LEVELS)}] [--global] or /reasoning show|hide"
+    config.overrides[KEY] = level[0]
+    if "--global" in scope:
+        from plugins.config_command.edit import EditError, edit, path_of, set_key
+
+        try:
+            edit(path_of(config), lambda document: set_key(document, KEY, level[0]))
+        except (EditError, OSError) as exc:
+            return f"reasoning effort (this chat; config.yaml was not changed: {exc}) {_effort(chat.agent)}"
+    return f"reasoning effort ({'config.yaml' if '--global' in scope else 'this chat'}) {_effort(chat.agent)}"
+
+
+def _effort(agent) -> str:
+    """The chat's reasoning effort and what its model gets for it."""
+    from kernel.types import ProviderError
+    from plugins_providers.reasoning import KEY, level_of, said, sent
+
+    level, pconf = level_of(agent.config.get(KEY)), agent.provider_config
+    if not level:
+        return "the model's own"
+    try:
+        provider = agent.provider_for(pconf)
+    except ProviderError:
+        return level
+    return said(level, sent(level, getattr(provider, "api_mode", ""), getattr(provider, "target", None), pconf.model),
+                pconf.model)
 
 
 def take_back(agent) -> "str | list | None":
@@ -274,7 +311,7 @@ BUILTIN = {
     "tools": ("the tools the model may call", _tools),
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
-    "reasoning": ("show or hide the model's reasoning (/reasoning on|off)", _reasoning),
+    "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),
     "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),

@@ -40,6 +40,36 @@ def test_on_an_sdk_provider_the_prompt_does_not_wait_for_the_sdk(terminal, first
     assert seen(chat.child.pid) == [("prompt_toolkit", "main"), ("openai", "other")]
 
 
+def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, hermes_home):
+    """hermes-agent's `/reasoning high [--global]`: the next request carries it in its API's words (a Claude 4.7:
+    adaptive thinking at that effort); --global writes config.yaml, comments kept."""
+    from plugins_providers.testserver import reply
+
+    (hermes_home / "config.yaml").write_text("# mine\nagent:\n  max_turns: 20\n")
+    wire_server.push(reply("plain"), reply("deep"), reply("deeper"))
+    chat, _ = terminal([], "--api-mode", "anthropic_messages", "--base-url", wire_server.url, "-m", "claude-opus-4-7",
+                       env={"ANTHROPIC_API_KEY": "sk-ant-test"})
+    chat.expect("hermes> ")
+    chat.line("one")
+    chat.expect("plain")
+    chat.line("/reasoning high")
+    chat.expect('reasoning effort (this chat) high: sent as {"thinking": {"type": "adaptive", "display": '
+                '"summarized"}, "output_config": {"effort": "high"}}')
+    chat.line("two")
+    chat.expect("deep")
+    chat.line("/reasoning xhigh --global")
+    chat.expect("reasoning effort (config.yaml) xhigh: sent as")
+    chat.line("three")
+    chat.expect("deeper")
+    chat.line("/exit")
+    assert chat.close() == 0
+    first, second, third = (r.body for r in wire_server.requests)
+    assert "thinking" not in first and "output_config" not in first
+    assert second["thinking"]["type"] == "adaptive" and second["output_config"] == {"effort": "high"}
+    assert third["output_config"] == {"effort": "xhigh"}
+    assert (hermes_home / "config.yaml").read_text() == "# mine\nagent:\n  max_turns: 20\n  reasoning_effort: xhigh\n"
+
+
 def test_editing_history_multiline_paste_and_completion(terminal, hermes):
     chat, home = terminal(["one", "two", "three", "four"])
     chat.expect("hermes> ")
@@ -301,7 +331,10 @@ def test_reasoning_is_hidden_until_asked_for_and_the_config_key_shows_it_from_th
     chat.expect("hermes> ")
     chat.line("one")
     chat.expect("first answer")
-    chat.line("/reasoning")
+    chat.line("/reasoning")  # hermes-agent's: what is set, and how to change it
+    chat.expect("reasoning effort the model's own")
+    chat.expect("the reasoning is hidden")
+    chat.line("/reasoning show")
     chat.expect("the model's reasoning is shown")
     chat.line("two")
     chat.expect("secret plan two")
@@ -309,7 +342,7 @@ def test_reasoning_is_hidden_until_asked_for_and_the_config_key_shows_it_from_th
     chat.line("/reasoning off")
     chat.expect("the model's reasoning is hidden")
     chat.line("/reasoning loud")
-    chat.expect("usage: /reasoning [on|off]")
+    chat.expect("usage: /reasoning [none|minimal|low|medium|high|xhigh|max] [--global] or /reasoning show|hide")
     chat.line("/exit")
     assert chat.close() == 0
     assert "secret plan one" not in chat.seen
