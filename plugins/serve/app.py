@@ -45,8 +45,18 @@ def error(status: int, message: str, kind: str = "invalid_request_error", code: 
 
 def sampling(body: dict, limits: tuple) -> "dict | JSONResponse":
     """The client's ``temperature``, ``top_p`` and token limit (the first of ``limits`` it sends: each API names it
-    its own way) as the provider options of its turn; one out of range is a 400 naming it."""
+    its own way) as the provider options of its turn, and its reasoning effort (chat completions' ``reasoning_effort``,
+    the Responses API's ``reasoning.effort``) as ``reasoning``; one out of range is a 400 naming it."""
+    from plugins_providers.reasoning import LEVELS
+
     options = {}
+    effort = body.get("reasoning_effort", (body.get("reasoning") or {}).get("effort")
+                      if isinstance(body.get("reasoning"), dict) else None)
+    if effort is not None:
+        if effort not in LEVELS:
+            return error(400, f"the reasoning effort must be one of {', '.join(LEVELS)}", param="reasoning_effort"
+                         if "reasoning_effort" in body else "reasoning.effort")
+        options["reasoning"] = effort
     for key, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
         if (value := body.get(key)) is None:
             continue

@@ -65,7 +65,20 @@ class TurnRequest:
     session_id: Optional[str] = None  # continue this stored session (its history replaces ``history`` unless empty)
     model: str = ""  # the provider's model, when the client named one that is not the server's
     stream: bool = False
-    options: dict = field(default_factory=dict)  # the client's sampling (temperature, ...): provider options
+    options: dict = field(default_factory=dict)  # the client's sampling (temperature, ...): provider options;
+    # ``reasoning``: its effort, which the model gets as agent.reasoning_effort's level
+
+
+class Effort:
+    """One request's reasoning effort (the client's word), over agent.reasoning_effort, for its agent alone."""
+
+    def __init__(self, level: str):
+        self.level = level
+
+    @hookimpl
+    def pre_api_request(self, call):
+        if not call.aux_task:
+            call.request.extra["reasoning"] = self.level
 
 
 def build_agent(host, request: TurnRequest, sink: Optional[Sink], platform: str = "api"):
@@ -74,9 +87,11 @@ def build_agent(host, request: TurnRequest, sink: Optional[Sink], platform: str 
     from kernel.types import ProviderConfig
 
     provider = ProviderConfig.configured(host.config, model=request.model or None)
-    if request.options:  # the client's, over the configured provider_options
-        provider = provider.with_(extra=tuple(sorted({**provider.options(), **request.options}.items())))
-    agent = Agent(host, provider, platform=platform)
+    options = dict(request.options)
+    effort = options.pop("reasoning", None)
+    if options:  # the client's, over the configured provider_options
+        provider = provider.with_(extra=tuple(sorted({**provider.options(), **options}.items())))
+    agent = Agent(host, provider, platform=platform, callbacks=[Effort(effort)] if effort else ())
     agent.stream = request.stream
     if sink is not None:
         agent.state[SINK] = sink

@@ -65,6 +65,24 @@ def test_a_clients_temperature_top_p_and_token_limit_reach_the_model(serve, wire
     assert (sent[2]["temperature"], sent[2]["max_tokens"]) == (1.5, 16)
 
 
+def test_a_clients_reasoning_effort_reaches_a_model_that_takes_it(serve, wire_server):
+    """Open WebUI's "Reasoning Effort" and the SDKs send reasoning_effort (chat completions) or reasoning.effort
+    (Responses); over agent.reasoning_effort, and said as the model's API says it (a model that takes none gets
+    none)."""
+    served = serve(config={"model": "o3", "agent": {"reasoning_effort": "medium"}})
+    client = served.client()
+    wire_server.push(reply("one"), reply("two"), reply("three"))
+    client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "hi"}],
+                                   reasoning_effort="high")
+    client.responses.create(model="hermes-agent", input="hi", reasoning={"effort": "minimal"})
+    client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "hi"}])
+    assert [r.body["reasoning_effort"] for r in wire_server.requests] == ["high", "low", "medium"]
+    wire_server.push(reply("four"))
+    client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}],
+                                   reasoning_effort="high")  # the client's model, which takes no effort
+    assert "reasoning_effort" not in wire_server.requests[-1].body
+
+
 def test_a_clients_image_reaches_the_model_in_its_apis_shape_or_is_kept_for_one_that_does_not_see(serve, wire_server,
                                                                                                   hermes_home):
     """Open WebUI, LibreChat and the SDKs send a pasted image as an image_url part; the server kept the text parts

@@ -199,6 +199,9 @@ def test_sessions_are_created_forked_and_chatted_with_plain_and_streamed(serve, 
     ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 0}, "max_tokens"),
     ("/v1/responses", {"input": "hi", "max_output_tokens": 2.5}, "max_output_tokens"),
     ("/v1/runs", {"input": "hi", "temperature": True}, "temperature"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "loud"},
+     "reasoning_effort"),
+    ("/v1/responses", {"input": "hi", "reasoning": {"effort": 3}}, "reasoning.effort"),
 ])
 def test_malformed_requests_are_400_naming_the_field(serve, wire_server, path, body, param):
     served = serve()
