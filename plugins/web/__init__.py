@@ -12,6 +12,7 @@
 
 Private and local addresses are refused unless ``security.allow_private_urls`` is true (hermes-agent's key);
 cloud metadata endpoints always, and the hosts of ``security.website_blocklist`` (:mod:`plugins.web.fetching`).
+A URL or a search query that carries the value of a key the agent knows (``agent.secrets``) is not sent.
 Settings: ``web.timeout`` (20 s a request), ``web.max_bytes`` (20 MB a page: a PDF is read whole or not at all).
 """
 
@@ -68,6 +69,22 @@ def _rule(raw: str) -> str:
         value = urlsplit(value).netloc or value
     value = value.split("/", 1)[0].rstrip(".")
     return value[4:] if value.startswith("www.") else value
+
+
+def carried_key(text: str, agent) -> str:
+    """The variable whose key ``text`` (a URL, a search query) carries, as it is or percent-encoded; "" for none. A
+    model talked into sending one (a page's hidden instructions) would hand it to whoever reads that server's log."""
+    from urllib.parse import unquote_plus
+
+    plain = unquote_plus(text)
+    return next((name for value, name in getattr(getattr(agent, "secrets", None), "values", ())
+                 if value in text or value in plain), "")
+
+
+def refused(text: str, agent, what: str) -> str:
+    """Why ``text`` may not leave the machine (:func:`carried_key`), or ""."""
+    name = carried_key(text, agent)
+    return f"the {what} carries the value of ${name}: not sent (a key never leaves in a {what})" if name else ""
 
 
 def _read(url: str, limit: int, settings: dict, agent) -> dict:
@@ -180,6 +197,9 @@ def make_web_extract(config=None) -> Tool:
             if is_interrupted(ctx.agent):
                 results.append({"url": url, "error": "not fetched: the user interrupted the turn"})
                 continue
+            if why := refused(url, ctx.agent, "URL"):
+                results.append({"url": url, "error": why})  # the result is masked: the model reads $NAME
+                continue
             if extract and (rule := blocked_by(url, settings["blocked"])) is not None:  # a backend fetches it
                 results.append({"url": url, "error": f"blocked by security.website_blocklist (rule '{rule}')"})
                 continue
@@ -227,6 +247,8 @@ def make_web_search(config=None) -> Tool:
         query = arg(args, "query", str, tool="web_search").strip()
         if not query:
             raise ToolError("web_search: 'query' is empty")
+        if why := refused(query, ctx.agent, "query"):
+            raise ToolError(f"web_search: {why}")
         limit = min(max(arg(args, "limit", int, tool="web_search", default=5), 1), 20)
         return {"query": query, "results": list(_backend(ctx.agent, backend)(query, limit))[:limit]}
 

@@ -26,7 +26,11 @@ def _load(source: str, settings: dict, ctx) -> bytes:
         except (binascii.Error, ValueError):
             raise ToolError("vision_analyze: the data: URL holds no base64 image") from None
     if source.lower().startswith(("http://", "https://")):
+        from plugins.web import refused
         from plugins.web.fetching import fetch
+
+        if why := refused(source, ctx.agent, "URL"):
+            raise ToolError(f"vision_analyze: {why}")
 
         try:
             got = fetch(source, cancelled=lambda: is_interrupted(ctx.agent), **settings)
