@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SPELLINGS = {"ultra": "max", "off": "none", "false": "none", "disabled": "none"}  # hermes-agent's other words
-KEY = "agent.reasoning_effort"
+KEY, PER_MODEL = "agent.reasoning_effort", "agent.reasoning_overrides"
 
 _OPENAI = re.compile(r"(o1(?!-mini|-preview)|o[34]|gpt-oss|gpt-5(?!(\.\d+)?-chat)|codex|.*-codex)")
 _GPT5 = re.compile(r"gpt-5(?:\.(\d+))?")
@@ -40,6 +40,23 @@ def level_of(value: Any) -> str:
         return ""
     text = str(value).strip().lower()
     return SPELLINGS.get(text, text)
+
+
+def level_for(config: Any, model: str) -> str:
+    """The level ``model`` is asked at: ``agent.reasoning_overrides``' for it (hermes-agent's per-model levels) unless
+    ``agent.reasoning_effort`` is set over the file (a chat's ``/reasoning``, a distro's block), else that key's."""
+    per_model = config.get(PER_MODEL) if KEY not in getattr(config, "overrides", {}) else None
+    spelt = _spelling(model)
+    for name, value in (per_model.items() if isinstance(per_model, dict) else ()):
+        if _spelling(str(name)) == spelt and level_of(value) in LEVELS:  # an unknown level: the key's (config check)
+            return level_of(value)
+    return level_of(config.get(KEY))
+
+
+def _spelling(model: str) -> str:
+    """A model's name as the per-model levels match it: no vendor prefix, lower case, dots as dashes
+    (``anthropic/claude-opus-4.6`` is ``claude-opus-4-6``)."""
+    return bare(model).replace(".", "-")
 
 
 def bare(model: str) -> str:

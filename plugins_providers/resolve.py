@@ -69,19 +69,23 @@ def resolve_api_mode(config):
 @hookimpl
 def register_config(declare):
     from kernel.keys import Key
-    from plugins_providers.reasoning import KEY, LEVELS, SPELLINGS
+    from plugins_providers.reasoning import KEY, LEVELS, PER_MODEL, SPELLINGS
 
     declare(Key(KEY, (str, bool), "", f"how hard a model thinks: {', '.join(LEVELS)} (unset: the model's own; sent "
                 "only to models known to take it, in their API's words: `hermes model` says what)",
                 choices=("", *LEVELS, *SPELLINGS)))
+    declare(Key(PER_MODEL, dict, {}, f"per-model levels over {KEY}: {{MODEL: LEVEL}} (hermes-agent's; "
+                "anthropic/claude-opus-4.6 and claude-opus-4-6 name one model)"))
 
 
 @hookimpl
 def pre_api_request(call, agent):
-    """The conversation's calls carry ``agent.reasoning_effort`` to the providers (``request.extra["reasoning"]``);
+    """The conversation's calls carry their model's reasoning level to the providers (``request.extra["reasoning"]``);
     the calls beside it (a summary, an approval) go without, at the model's own effort."""
-    value = agent.config.get("agent.reasoning_effort")
-    if value not in ("", None) and not call.aux_task:
-        from plugins_providers.reasoning import level_of
+    config = agent.config
+    if not call.aux_task and (config.get("agent.reasoning_effort") not in ("", None) or
+                              config.get("agent.reasoning_overrides")):
+        from plugins_providers.reasoning import level_for
 
-        call.request.extra.setdefault("reasoning", level_of(value))
+        if level := level_for(config, call.request.model):
+            call.request.extra.setdefault("reasoning", level)

@@ -146,9 +146,10 @@ def _reasoning(chat, args):
 def _effort(agent) -> str:
     """The chat's reasoning effort and what its model gets for it."""
     from kernel.types import ProviderError
-    from plugins_providers.reasoning import KEY, level_of, said, sent
+    from plugins_providers.reasoning import level_for, said, sent
 
-    level, pconf = level_of(agent.config.get(KEY)), agent.provider_config
+    pconf = agent.provider_config
+    level = level_for(agent.config, pconf.model)
     if not level:
         return "the model's own"
     try:

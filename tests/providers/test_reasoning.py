@@ -60,6 +60,20 @@ def test_openrouter_gets_its_reasoning_field_for_the_families_it_reasons_with(he
         assert request.body["transforms"] == ["middle-out"]  # the user's extra_body goes along
 
 
+def test_per_model_levels_over_the_key_as_hermes_agent_spells_them(hermes, wire_server, cli_env,
+                                                                    hermes_home):  # noqa: F811
+    (hermes_home / "config.yaml").write_text("agent:\n  reasoning_effort: low\n  reasoning_overrides:\n"
+                                             "    anthropic/claude-opus-4.7: high\n    o3: loud\n")
+    wire_server.push(reply("a"), reply("b"))
+    for api_mode, url, model in (("anthropic_messages", wire_server.url, "claude-opus-4-7"),
+                                 ("chat_completions", wire_server.openai_url, "o3")):
+        out = hermes("run", "--base-url", url, "--api-mode", api_mode, "-m", model, "think", env={**cli_env, **KEYS})
+        assert out.returncode == 0, out.stderr
+    claude, o3 = (r.body for r in wire_server.requests)
+    assert claude["output_config"] == {"effort": "high"}  # the dots and the vendor prefix are spellings of one model
+    assert o3["reasoning_effort"] == "low"  # an unknown level: the key's
+
+
 def test_a_provider_option_is_the_users_word_and_wins(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
     (hermes_home / "config.yaml").write_text("agent:\n  reasoning_effort: high\nprovider_options:\n"
                                              "  reasoning_effort: low\n  thinking_budget: 2048\n")

@@ -45,13 +45,13 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
     adaptive thinking at that effort); --global writes config.yaml, comments kept."""
     from plugins_providers.testserver import reply
 
-    (hermes_home / "config.yaml").write_text("# mine\nagent:\n  max_turns: 20\n")
-    wire_server.push(reply("plain"), reply("deep"), reply("deeper"))
+    (hermes_home / "config.yaml").write_text("# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n")
+    wire_server.push(reply("light"), reply("deep"), reply("deeper"))
     chat, _ = terminal([], "--api-mode", "anthropic_messages", "--base-url", wire_server.url, "-m", "claude-opus-4-7",
                        env={"ANTHROPIC_API_KEY": "sk-ant-test"})
     chat.expect("hermes> ")
     chat.line("one")
-    chat.expect("plain")
+    chat.expect("light")
     chat.line("/reasoning high")
     chat.expect('reasoning effort (this chat) high: sent as {"thinking": {"type": "adaptive", "display": '
                 '"summarized"}, "output_config": {"effort": "high"}}')
@@ -64,10 +64,11 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
     chat.line("/exit")
     assert chat.close() == 0
     first, second, third = (r.body for r in wire_server.requests)
-    assert "thinking" not in first and "output_config" not in first
-    assert second["thinking"]["type"] == "adaptive" and second["output_config"] == {"effort": "high"}
+    assert first["output_config"] == {"effort": "low"}  # config.yaml's level for this model
+    assert second["thinking"]["type"] == "adaptive" and second["output_config"] == {"effort": "high"}  # the chat's
     assert third["output_config"] == {"effort": "xhigh"}
-    assert (hermes_home / "config.yaml").read_text() == "# mine\nagent:\n  max_turns: 20\n  reasoning_effort: xhigh\n"
+    assert (hermes_home / "config.yaml").read_text() == (
+        "# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n  reasoning_effort: xhigh\n")
 
 
 def test_editing_history_multiline_paste_and_completion(terminal, hermes):
