@@ -99,6 +99,9 @@ def test_hermes_model_says_what_is_sent_and_a_wrong_level_is_one_line(hermes, cl
     assert now["reasoning"] == {"level": "high", "sent": {}}
     assert "reasoning high: nothing sent (gpt-4o is not known to take a reasoning effort)" in \
         hermes("model", env={**cli_env, **KEYS}).stdout
+    doctor = hermes("doctor", "--offline", env={**cli_env, **KEYS}).stdout
+    assert "warn  reasoning  agent.reasoning_effort is high, and gpt-4o is not known to take a reasoning effort: " \
+           "nothing is sent for it" in doctor
     config.write_text("model: gpt-4o\n")
     assert "\nreasoning " not in hermes("model", env={**cli_env, **KEYS}).stdout  # unset: the model's own
     config.write_text("model: o3\nagent:\n  reasoning_effort: hgih\n")
