@@ -2,8 +2,8 @@
 each API in its own words, and only to the models known to take it: a request that carries an effort its model does
 not take fails, every time.
 
-- OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and later, codex, gpt-oss): ``reasoning_effort`` in chat completions,
-  ``reasoning.effort`` in the Responses API, in the levels each family takes.
+- OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and later, codex, gpt-oss): ``reasoning_effort`` in chat
+  completions, ``reasoning.effort`` in the Responses API, in the levels each family takes.
 - Claude 3.7 to 4.5: extended thinking with a token budget; Claude 4.6 and later: adaptive thinking at an effort.
 - OpenRouter: its ``reasoning`` field, for the families it reasons with (OpenAI's, DeepSeek, Grok, Gemini 2.5 and
   later, Qwen 3); Gemini's own OpenAI endpoint: ``reasoning_effort``.
@@ -29,6 +29,7 @@ _CLAUDE = re.compile(r"claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2})(?!\d))
 _OPENROUTER = ("openai/", "deepseek/", "x-ai/", "google/gemini-2.5", "google/gemini-3", "qwen/qwen3")
 BUDGET = {"minimal": 1024, "low": 4000, "medium": 8000, "high": 16000}  # Claude before 4.6: thinking tokens
 _ANSWER_ROOM = 4096  # max_tokens must leave room for the answer after the budget
+_THREE = {"minimal": "low", "xhigh": "high", "max": "high"}  # for those that take low, medium and high
 
 
 def level_of(value: Any) -> str:
@@ -114,14 +115,14 @@ def openrouter_reasoning(model: str, level: str) -> Optional[dict]:
     if name.startswith("openai/"):
         effort = openai_effort(name, level)
         return {"effort": effort} if effort else None
-    return {"effort": {"minimal": "low", "xhigh": "high", "max": "high"}.get(level, level)}
+    return {"effort": _THREE.get(level, level)}
 
 
 def gemini_effort(model: str, level: str) -> Optional[str]:
     """``reasoning_effort`` on Gemini's OpenAI endpoint: Gemini 2.5 and later think at low, medium or high."""
     if not level or level == "none" or not re.match(r"gemini-(2\.5|[3-9])", bare(model)):
         return None
-    return {"minimal": "low", "xhigh": "high", "max": "high"}.get(level, level)
+    return _THREE.get(level, level)
 
 
 def arguments(api_mode: str, host: str, model: str, level: str, max_tokens: int = 0) -> dict:
@@ -149,12 +150,12 @@ def sent(level: str, api_mode: str, target: Any, model: str) -> Optional[dict]:
     return {k: v for k, v in found.items() if k != "max_tokens"}
 
 
-def said(level: str, arguments: Optional[dict], model: str) -> str:
-    """``level`` and what a request carries for it (:func:`sent`), in a few words."""
-    if arguments is None:
+def said(level: str, carried: Optional[dict], model: str) -> str:
+    """``level`` and what a request ``carried`` for it (:func:`sent`), in a few words."""
+    if carried is None:
         return f"{level}: as the provider plugin takes it"
-    if arguments:
-        return f"{level}: sent as {json.dumps(arguments)}"
+    if carried:
+        return f"{level}: sent as {json.dumps(carried)}"
     return f"{level}: nothing sent (" + ("the model's default" if level == "none" else
                                          f"{model} is not known to take a reasoning effort") + ")"
 
@@ -162,7 +163,7 @@ def said(level: str, arguments: Optional[dict], model: str) -> str:
 def apply(kwargs: dict, api_mode: str, host: str, level: str) -> None:
     """Add ``level``'s arguments to a request's ``kwargs``; what is there stays (``extra_body``'s keys, a larger
     ``max_tokens``)."""
-    sent = arguments(api_mode, host, kwargs.get("model", ""), level, kwargs.get("max_tokens") or 0)
-    if "extra_body" in sent:
-        sent["extra_body"] = {**sent["extra_body"], **(kwargs.get("extra_body") or {})}
-    kwargs.update(sent)
+    added = arguments(api_mode, host, kwargs.get("model", ""), level, kwargs.get("max_tokens") or 0)
+    if "extra_body" in added:
+        added["extra_body"] = {**added["extra_body"], **(kwargs.get("extra_body") or {})}
+    kwargs.update(added)

@@ -43,7 +43,8 @@ def current(app, pconf=None) -> dict:
             found.update(provider=target.provider or pconf.provider, base_url=target.base_url, key_env=target.env_var,
                          key_set=bool(os.environ.get(target.env_var, "").strip()), local=target.local)
         level = reasoning.level_for(app.config, pconf.model)
-        found["reasoning"] = {"level": level, "sent": reasoning.sent(level, mode, target, pconf.model) if level else None}
+        carried = reasoning.sent(level, mode, target, pconf.model) if level else None
+        found["reasoning"] = {"level": level, "sent": carried}
         return found
     finally:
         agent.close()
