@@ -120,10 +120,11 @@ def doctor_lines(agent: Any, task: str, online: bool, prefix: str = "") -> Optio
 
 def probe(agent: Any, pconf: Any, name: str, online: bool) -> Any:
     """``hermes doctor``'s line for one model: can its provider be built (a known provider, a key, a URL) and,
-    ``online``, does it answer one short request (straight to the provider: no retries, no fallback)?"""
+    ``online``, does it answer one short request (straight to the provider: no retries, no fallback; but through
+    the plugins' ``pre_api_request``, which may add what the endpoint needs, as a gateway's token)?"""
     import time
 
-    from kernel.types import ModelRequest, ProviderError
+    from kernel.types import ApiCall, ModelRequest, ProviderError
     from plugins.doctor.hookspecs import FAIL, OK, Check
 
     try:
@@ -133,6 +134,11 @@ def probe(agent: Any, pconf: Any, name: str, online: bool) -> Any:
         started = time.monotonic()
         request = ModelRequest(model=pconf.model, messages=[{"role": "user", "content": "Reply with the word OK."}],
                                stream=False, max_tokens=16)
+        mode = agent.caller.modes.get(pconf, pconf.api_mode)
+        agent.hook.pre_api_request(call=ApiCall(
+            request=request, session_id=agent.session_id, task_id="probe", turn_id="probe",
+            api_request_id="probe-1", platform=agent.platform, provider=pconf.provider or mode, api_mode=mode,
+            base_url=pconf.base_url, number=1, started_at=time.time(), aux_task="probe"), agent=agent)
         provider.complete(request, _Silent())
     except ProviderError as exc:
         said = f"no answer within {agent.config.get('agent.api_timeout'):g} s" if exc.silent else exc.message

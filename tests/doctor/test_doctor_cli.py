@@ -63,6 +63,36 @@ def test_each_model_is_asked_once_and_each_mistake_is_its_own_line(hermes, herme
     assert json.loads(hermes("sessions", "list", "--json").stdout) == []  # the doctor stores no session
 
 
+GATEWAY = """
+from kernel import hookimpl
+
+@hookimpl
+def pre_api_request(call):
+    call.request.extra["extra_headers"] = {"X-Gateway-Token": "t0k-" + (call.aux_task or "turn")}
+"""
+
+
+def test_the_probe_goes_through_pre_api_request_as_a_turns_call_does(hermes, hermes_home, wire_server, tmp_path,
+                                                                      cli_env):  # noqa: F811
+    """A plugin that adds what the endpoint needs (a gateway's token) in pre_api_request: the doctor's and setup's
+    one short request went straight to the provider without it, and failed where every run worked."""
+    import os
+
+    from tests.conftest import ROOT
+    from tests.kernel.fakedist import make_dist
+
+    make_dist(tmp_path / "site", "hermes-gateway-token", "1.0", {"gateway-token": ("gateway_token", GATEWAY)})
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path / "site"), cli_env.get("PYTHONPATH", "")])}
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({
+        "model": "gpt-test", "api_mode": "chat_completions", "base_url": wire_server.openai_url}))
+    wire_server.push(reply("OK"), reply("hi"))
+    out = hermes("doctor", "--json", env=env)
+    assert _lines(out)["model"][0] == "ok", out.stdout + out.stderr
+    assert hermes("run", "hello", env=env).returncode == 0
+    assert [r.headers.get("x-gateway-token") for r in wire_server.requests] == ["t0k-probe", "t0k-turn"]
+
+
 def test_a_model_that_accepts_the_request_and_never_answers_is_a_failed_line_in_time(hermes, hermes_home,
                                                                                        wire_server, cli_env):  # noqa: F811
     from plugins_providers.testserver import Step
