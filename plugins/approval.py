@@ -246,13 +246,13 @@ def pre_tool_call(call, agent):
     workdir = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     session = frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ()))
     try:
-        if call.name in SCRIPT_TOOLS:
-            verdict = _check_script(command, _config(agent), session)
-        else:
-            verdict = _check(command, _config(agent), os.path.abspath(os.path.expanduser(workdir)) if workdir else None,
-                             session)
-        if isinstance(verdict, Approve) and _mode(_config(agent)) == "smart":
-            verdict = _review(agent, command, verdict)
+        verdict = _carried(command, agent)  # the person decides that one, never the smart review
+        if verdict is None:
+            where = os.path.abspath(os.path.expanduser(workdir)) if workdir else None
+            verdict = _check_script(command, _config(agent), session) if call.name in SCRIPT_TOOLS else \
+                _check(command, _config(agent), where, session)
+            if isinstance(verdict, Approve) and _mode(_config(agent)) == "smart":
+                verdict = _review(agent, command, verdict)
         if isinstance(verdict, Approve):  # the person deciding learns what still stands in the way
             verdict = Approve(f"{verdict.message}\n{_sandbox_line(agent)}".rstrip(), verdict.rule_key)
         return verdict
@@ -262,6 +262,22 @@ def pre_tool_call(call, agent):
         log.exception("approval check failed for %r", command[:200])
         return Approve(f"The safety check of this command failed ({type(exc).__name__}: {exc}). "
                        f"Command: {command.strip()[:500]}", "approval_check_failed")
+
+
+def _carried(command: str, agent) -> "Approve | None":
+    """A question when ``command`` carries the value of a key the agent knows (it could send it off the machine):
+    asked unless approvals are off or the command was allowed by its text; denied rules still block."""
+    from plugins.tool_args import carried_key
+
+    name = carried_key(command, agent)
+    config = _config(agent)
+    if not name or _mode(config) == "off" or command.strip() in set(_strings(config, "command_allowlist")):
+        return None
+    if any(fnmatch.fnmatchcase(command.strip(), glob) for glob in _strings(config, "approvals.deny")):
+        return None  # _check blocks it
+    shown = agent.secrets.mask(command.strip())[:500]
+    return Approve(f"This command carries the value of ${name} (a key): it could send it off this machine. "
+                   f"Command: {shown}", "secret_value")
 
 
 @hookimpl

@@ -131,3 +131,13 @@ def headline(tool_name: str, args: Any, most: int = 120) -> str:
 def is_interrupted(agent: Any) -> bool:
     """Whether the user interrupted ``agent`` (long tools poll this)."""
     return bool(getattr(agent, "interrupted", False)) if agent is not None else False
+
+
+def carried_key(text: str, agent: Any) -> str:
+    """The variable whose key ``text`` (a URL, a query, a command) carries, as it is or percent-encoded; "" for none.
+    A model talked into sending one (a page's hidden instructions) would hand it to whoever reads the other end."""
+    from urllib.parse import unquote_plus
+
+    plain = unquote_plus(text)
+    return next((name for value, name in getattr(getattr(agent, "secrets", None), "values", ())
+                 if value in text or value in plain), "")

@@ -71,18 +71,10 @@ def _rule(raw: str) -> str:
     return value[4:] if value.startswith("www.") else value
 
 
-def carried_key(text: str, agent) -> str:
-    """The variable whose key ``text`` (a URL, a search query) carries, as it is or percent-encoded; "" for none. A
-    model talked into sending one (a page's hidden instructions) would hand it to whoever reads that server's log."""
-    from urllib.parse import unquote_plus
-
-    plain = unquote_plus(text)
-    return next((name for value, name in getattr(getattr(agent, "secrets", None), "values", ())
-                 if value in text or value in plain), "")
-
-
 def refused(text: str, agent, what: str) -> str:
-    """Why ``text`` may not leave the machine (:func:`carried_key`), or ""."""
+    """Why ``text`` may not leave the machine (:func:`~plugins.tool_args.carried_key`), or ""."""
+    from plugins.tool_args import carried_key
+
     name = carried_key(text, agent)
     return f"the {what} carries the value of ${name}: not sent (a key never leaves in a {what})" if name else ""
 
