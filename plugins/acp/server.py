@@ -31,10 +31,14 @@ KINDS = {"read_file": "read", "search_files": "search", "write_file": "edit", "p
 STOPS = {"interrupted_by_user": "cancelled", "budget_exhausted": "max_turn_requests"}  # kernel.types.ExitReason
 
 
+EFFORT = "reasoning_effort"  # the session's config option an editor shows as its thought level
+
+
 @dataclass
 class Session:
     agent: Any
     cwd: str
+    relay: "Relay"
     streamed: bool = False  # the turn's answer reached the editor as it streamed
 
 
@@ -46,6 +50,12 @@ class Relay:
 
     def __init__(self, server: "HermesAgent", session_id: str):
         self.server, self.session_id = server, session_id
+        self.effort = ""  # the editor's reasoning level (session/set_config_option); "": config's
+
+    @hookimpl
+    def pre_api_request(self, call):
+        if self.effort and not call.aux_task:
+            call.request.extra["reasoning"] = self.effort  # over agent.reasoning_effort, for this session
 
     def _update(self, update) -> None:
         self.server.send(self.session_id, update)
@@ -199,7 +209,7 @@ class HermesAgent:
         from acp.schema import NewSessionResponse
 
         session_id = await self._open(cwd, None, mcp_servers)
-        return NewSessionResponse(session_id=session_id)
+        return NewSessionResponse(session_id=session_id, config_options=_options(self.sessions[session_id]))
 
     async def load_session(self, cwd, session_id, mcp_servers=None, **kwargs):
         from acp import RequestError
@@ -214,7 +224,23 @@ class HermesAgent:
             for update in _replayed(message):
                 self.send(session_id, update)
         await self.outbox.join()
-        return LoadSessionResponse()
+        return LoadSessionResponse(config_options=_options(self.sessions[session_id]))
+
+    async def set_config_option(self, config_id, session_id, value, **kwargs):
+        from acp import RequestError
+        from acp.schema import SetSessionConfigOptionResponse
+
+        from plugins_providers.reasoning import LEVELS
+
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": f"no session '{session_id}' on this connection"})
+        if config_id != EFFORT:
+            raise RequestError.invalid_params({"configId": f"no option '{config_id}' (there is {EFFORT})"})
+        if value not in ("default", *LEVELS):
+            raise RequestError.invalid_params({"value": f"'{value}' is none of default, {', '.join(LEVELS)}"})
+        session.relay.effort = "" if value == "default" else value
+        return SetSessionConfigOptionResponse(config_options=_options(session))
 
     async def _open(self, cwd: str, session_id: Optional[str], servers) -> str:
         from acp import RequestError
@@ -237,13 +263,13 @@ class HermesAgent:
                 relay = Relay(self, "")
                 agent = build_agent(self.app, dict(self.opts), relay, session_id=resumed, platform="acp")
                 relay.session_id = agent.session_id
-                return agent
+                return agent, relay
 
         try:
-            agent = await asyncio.to_thread(build)
+            agent, relay = await asyncio.to_thread(build)
         except Fail as exc:
             raise RequestError.invalid_params({"message": exc.message}) from None
-        self.sessions[agent.session_id] = Session(agent, os.path.realpath(cwd))
+        self.sessions[agent.session_id] = Session(agent, os.path.realpath(cwd), relay)
         return agent.session_id
 
     async def prompt(self, session_id, prompt, **kwargs):
@@ -281,6 +307,23 @@ class HermesAgent:
     def close(self) -> None:
         for session in self.sessions.values():
             session.agent.close()
+
+
+def _options(session: Session) -> list:
+    """The session's settings an editor shows (ACP config options): how hard the model thinks, as configured
+    (agent.reasoning_effort) or a level of the editor's."""
+    from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+    from plugins_providers.reasoning import LEVELS, level_for
+
+    agent = session.agent
+    configured = level_for(agent.config, agent.provider_config.model) or "the model's own"
+    choices = [SessionConfigSelectOption(value="default", name=f"As configured ({configured})")]
+    return [SessionConfigOptionSelect(
+        type="select", id=EFFORT, name="Reasoning effort", category="thought_level",
+        description="How hard the model thinks (sent only to models known to take it)",
+        current_value=session.relay.effort or "default",
+        options=choices + [SessionConfigSelectOption(value=level, name=level) for level in LEVELS])]
 
 
 def _replayed(message: dict) -> list:

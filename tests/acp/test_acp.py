@@ -268,3 +268,46 @@ def test_what_plugin_code_prints_stays_out_of_the_protocol(editor_session, herme
     assert start(["clean answer"], editor, body, "plugins:\n  enabled: [printer]\n").stop_reason == "end_turn"
     assert editor.said() == "clean answer"
     assert "Error parsing JSON-RPC message" not in caplog.text  # the SDK's client says so of a line not its own
+
+
+def test_the_editor_chooses_how_hard_the_model_thinks(hermes_home, tmp_path, wire_server):
+    """ACP's config options: the session offers "Reasoning effort" (category thought_level, which Zed shows as its
+    thinking selector); the editor's choice reaches the model in its API's words, "default" goes back to config's."""
+    from plugins_providers.testserver import reply
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (hermes_home / "config.yaml").write_text(f"api_mode: chat_completions\nbase_url: {wire_server.openai_url}\n"
+                                             "model: o3\nagent:\n  reasoning_effort: low\n")
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "sk-test"}
+    command = hermes_command()
+    wire_server.push(reply("one"), reply("two"), reply("three"))
+
+    async def main():
+        async with acp.spawn_agent_process(Editor(), command[0], *command[1:], "acp", env=env,
+                                           cwd=str(project)) as (conn, process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            [offered] = session.config_options
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("first")])
+            chosen = await conn.set_config_option(config_id="reasoning_effort", session_id=session.session_id,
+                                                  value="high")
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("second")])
+            await conn.set_config_option(config_id="reasoning_effort", session_id=session.session_id,
+                                         value="default")
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("third")])
+            wrong = []
+            for config_id, value in (("reasoning_effort", "loud"), ("temperature", "high")):
+                try:
+                    await conn.set_config_option(config_id=config_id, session_id=session.session_id, value=value)
+                except acp.RequestError as exc:
+                    wrong.append(json.dumps(exc.data))
+            return offered, chosen, wrong
+
+    offered, chosen, wrong = asyncio.run(asyncio.wait_for(main(), 90))
+    assert (offered.id, offered.category, offered.current_value) == ("reasoning_effort", "thought_level", "default")
+    assert [o.value for o in offered.options] == ["default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]
+    assert offered.options[0].name == "As configured (low)"
+    assert chosen.config_options[0].current_value == "high"
+    assert [r.body["reasoning_effort"] for r in wire_server.requests] == ["low", "high", "low"]
+    assert "'loud' is none of default, none, minimal" in wrong[0] and "no option 'temperature'" in wrong[1]
