@@ -166,7 +166,18 @@ def started_with(agent) -> dict:
 @hookimpl
 def append_messages(session_id, messages, agent):
     if messages:
-        _store_for(agent).append(session_id, list(messages))
+        _store_for(agent).append(session_id, [_masked(message, agent) for message in messages])
+
+
+def _masked(message: dict, agent) -> dict:
+    """``message`` with the keys a model typed into its tool calls' arguments masked: the kernel masks its answers
+    and the tools' results, and the calls must not write a key to disk either."""
+    calls, mask = message.get("tool_calls"), getattr(getattr(agent, "secrets", None), "mask", None)
+    if not calls or mask is None:
+        return message
+    return {**message, "tool_calls": [
+        {**call, "function": {**call["function"], "arguments": mask(call["function"].get("arguments"))}}
+        if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]}
 
 
 @hookimpl

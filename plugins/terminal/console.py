@@ -148,8 +148,9 @@ class Console:
             self.last_stream = ""
 
     @hookimpl
-    def on_tool_start(self, tool_name, args):
-        preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
+    def on_tool_start(self, tool_name, args, agent):
+        mask = agent.secrets.mask  # a key the model typed into the call is not shown either
+        preview = ", ".join(f"{k}={mask(str(v))[:40]!r}" for k, v in list(args.items())[:3])
         self._line(f"-> {tool_name}({preview})", "tool")
         self._start_spinner(tool_name)
 

@@ -71,6 +71,19 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
         "# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n  reasoning_effort: xhigh\n")
 
 
+def test_a_key_the_model_types_into_a_tool_call_is_masked_on_its_line(terminal):
+    key = "sk-typed-by-the-model-0123456789"
+    chat, _ = terminal([{"tool_calls": [["read_file", {"path": f"/nowhere/{key}.env"}]]}, "done"], "-t", "file",
+                       env={"SOME_API_KEY": key})
+    chat.expect("hermes> ")
+    chat.line("go")
+    chat.expect("-> read_file(path='/nowhere/[hermes: the value")
+    chat.expect("done")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert key not in chat.seen
+
+
 def test_editing_history_multiline_paste_and_completion(terminal, hermes):
     chat, home = terminal(["one", "two", "three", "four"])
     chat.expect("hermes> ")

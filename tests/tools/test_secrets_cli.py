@@ -94,6 +94,23 @@ def test_without_the_sandbox_no_key_is_readable_in_hermes_exec_time_environment(
     assert wire_server.requests[0].headers["authorization"] == f"Bearer {key}"  # the provider still has it
 
 
+def test_a_key_the_model_types_into_a_tool_call_is_not_stored_or_shown(hermes, wire_server, cli_env,  # noqa: F811
+                                                                         hermes_home, tmp_path):
+    """The kernel masks answers and results; the call's arguments went to state.db as the model wrote them (the chat's
+    tool line: test_chat_terminal). The model still reads its call as it made it in this turn."""
+    wire_server.push(reply("", tool_calls=[("read_file", {"path": f"/nowhere/{KEY}.env"})]), reply("done"))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
+                 "--api-key-env", "MY_KEY", "-t", "file", "go", env=dict(cli_env, MY_KEY=KEY), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    stored = (hermes_home / "state.db").read_bytes() + b"".join(p.read_bytes() for p in hermes_home.glob("state.db-*"))
+    assert KEY.encode() not in stored and KEY not in out.stdout + out.stderr
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    [call] = [m for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+              if m.get("tool_calls")]
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {
+        "path": "/nowhere/[hermes: the value of $MY_KEY was masked].env"}  # still JSON
+
+
 def test_a_key_the_model_streams_is_masked_on_the_terminal(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
     pieces = ["Your key is ", KEY[:5], KEY[5:17], KEY[17:], " as you asked."]  # split across streamed deltas
     wire_server.push(reply(pieces))
