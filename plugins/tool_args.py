@@ -141,3 +141,16 @@ def carried_key(text: str, agent: Any) -> str:
     plain = unquote_plus(text)
     return next((name for value, name in getattr(getattr(agent, "secrets", None), "values", ())
                  if value in text or value in plain), "")
+
+
+def masked(value: Any, agent: Any) -> Any:
+    """``value`` (a tool call's arguments) with the value of every key the agent knows masked in its strings: what a
+    front end shows of a call (the model may have typed a key into it)."""
+    mask = getattr(getattr(agent, "secrets", None), "mask", None)
+    if mask is None or not getattr(agent.secrets, "values", None):
+        return value
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: masked(item, agent) for key, item in value.items()}
+    return [masked(item, agent) for item in value] if isinstance(value, list) else value

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from kernel import hookimpl
+from plugins.tool_args import masked
 from plugins.tool_args import headline as title
 
 log = logging.getLogger("hermes.acp")
@@ -74,8 +75,10 @@ class Relay:
         self._update(update_agent_thought_text(text))
 
     @hookimpl
-    def on_tool_start(self, tool_name, args, tool_call_id):
+    def on_tool_start(self, tool_name, args, tool_call_id, agent):
         from acp import start_tool_call
+
+        args = masked(args, agent)  # a key the model typed into the call: not shown
 
         self._update(start_tool_call(tool_call_id, title(tool_name, args), kind=KINDS.get(tool_name, "other"),
                                      status="in_progress", raw_input=args))
@@ -88,8 +91,10 @@ class Relay:
                                       content=[tool_content(text_block(result[:20_000]))]))
 
     @hookimpl
-    def approve_tool_call(self, tool_name, args, message):
+    def approve_tool_call(self, tool_name, args, message, agent):
         from acp.schema import PermissionOption, ToolCallUpdate
+
+        args = masked(args, agent)
 
         options = [PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
                    PermissionOption(option_id="session", name="Allow for this session", kind="allow_always"),

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from kernel import hookimpl
 from plugins import images
+from plugins.tool_args import masked
 
 SINK = "serve.sink"  # agent.state key
 
@@ -133,7 +134,8 @@ class Events:
     def on_tool_start(self, tool_name, args, tool_call_id, agent):
         sink = _state(agent).get(SINK)
         if sink is not None:
-            sink.push("tool_start", tool=tool_name, toolCallId=tool_call_id, status="running", args=args)
+            sink.push("tool_start", tool=tool_name, toolCallId=tool_call_id, status="running",
+                      args=masked(args, agent))
 
     @hookimpl
     def on_tool_complete(self, tool_name, tool_call_id, result, duration_ms, status, agent):
@@ -148,6 +150,7 @@ class Events:
         run = _state(agent).get("serve.run")
         if run is None:
             return None
+        args = masked(args, agent)  # the client sees which key, not its value
         command = next((v for v in (args.get("command"), args.get("code")) if isinstance(v, str)), str(args))
         choice = run.ask(tool_name, command, message)
         return False if choice == "deny" else choice

@@ -149,8 +149,10 @@ class Console:
 
     @hookimpl
     def on_tool_start(self, tool_name, args, agent):
-        mask = agent.secrets.mask  # a key the model typed into the call is not shown either
-        preview = ", ".join(f"{k}={mask(str(v))[:40]!r}" for k, v in list(args.items())[:3])
+        from plugins.tool_args import masked
+
+        args = masked(args, agent)  # a key the model typed into the call is not shown either
+        preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
         self._line(f"-> {tool_name}({preview})", "tool")
         self._start_spinner(tool_name)
 

@@ -66,6 +66,19 @@ def test_a_run_answers_at_once_and_its_events_tell_the_turn(serve, wire_server, 
     assert [e["event"] for e in late] == names
 
 
+def test_a_key_the_model_types_into_a_tool_call_reaches_no_client(serve, wire_server):
+    """The run's tool.started event carried the call's arguments as the model wrote them; a key in them is masked
+    (the client reads which variable)."""
+    key = "sk-typed-by-the-model-0123456789"
+    served = serve(env={"SOME_API_KEY": key})
+    wire_server.push(reply(tool_calls=[("read_file", {"path": f"/nowhere/{key}"})]), reply("gone"))
+    status, _, started = post(served, "/v1/runs", {"input": "read it"})
+    events = events_of(served, started["run_id"])
+    assert key not in json.dumps(events)
+    [tool] = [e for e in events if e["event"] == "tool.started"]
+    assert "/nowhere/[hermes: the value of $SOME_API_KEY was masked]" in json.dumps(tool)
+
+
 def test_the_approval_question_waits_for_the_client_and_deny_or_approve_decide(serve, wire_server, tmp_path):
     served = serve(config={"sandbox": {"mode": "off"}})
     command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
