@@ -19,6 +19,8 @@ import json
 import re
 from typing import Any, Optional
 
+from kernel import hookimpl
+
 LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SPELLINGS = {"ultra": "max", "off": "none", "false": "none", "disabled": "none"}  # hermes-agent's other words
 KEY, PER_MODEL = "agent.reasoning_effort", "agent.reasoning_overrides"
@@ -167,3 +169,16 @@ def apply(kwargs: dict, api_mode: str, host: str, level: str) -> None:
     if "extra_body" in added:
         added["extra_body"] = {**added["extra_body"], **(kwargs.get("extra_body") or {})}
     kwargs.update(added)
+
+
+class Effort:
+    """Callbacks of one agent (a request's of ``hermes serve``, an editor's session of ``hermes acp``) that ask its
+    conversation's calls at ``level``, over agent.reasoning_effort ("": config's)."""
+
+    def __init__(self, level: str = ""):
+        self.level = level
+
+    @hookimpl
+    def pre_api_request(self, call):
+        if self.level and not call.aux_task:
+            call.request.extra["reasoning"] = self.level

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from kernel import hookimpl
 from plugins.tool_args import masked
+from plugins_providers.reasoning import Effort
 from plugins.tool_args import headline as title
 
 log = logging.getLogger("hermes.acp")
@@ -43,20 +44,16 @@ class Session:
     streamed: bool = False  # the turn's answer reached the editor as it streamed
 
 
-class Relay:
+class Relay(Effort):
     """The callbacks of a session's agent (on its turn's thread): each becomes an update or a request to the editor,
-    sent in order by the connection's sender."""
+    sent in order by the connection's sender; its calls go at the editor's reasoning level (``level``, set with
+    session/set_config_option)."""
 
     __name__ = "acp-client"
 
     def __init__(self, server: "HermesAgent", session_id: str):
+        super().__init__()
         self.server, self.session_id = server, session_id
-        self.effort = ""  # the editor's reasoning level (session/set_config_option); "": config's
-
-    @hookimpl
-    def pre_api_request(self, call):
-        if self.effort and not call.aux_task:
-            call.request.extra["reasoning"] = self.effort  # over agent.reasoning_effort, for this session
 
     def _update(self, update) -> None:
         self.server.send(self.session_id, update)
@@ -244,7 +241,7 @@ class HermesAgent:
             raise RequestError.invalid_params({"configId": f"no option '{config_id}' (there is {EFFORT})"})
         if value not in ("default", *LEVELS):
             raise RequestError.invalid_params({"value": f"'{value}' is none of default, {', '.join(LEVELS)}"})
-        session.relay.effort = "" if value == "default" else value
+        session.relay.level = "" if value == "default" else value
         return SetSessionConfigOptionResponse(config_options=_options(session))
 
     async def _open(self, cwd: str, session_id: Optional[str], servers) -> str:
@@ -327,7 +324,7 @@ def _options(session: Session) -> list:
     return [SessionConfigOptionSelect(
         type="select", id=EFFORT, name="Reasoning effort", category="thought_level",
         description="How hard the model thinks (sent only to models known to take it)",
-        current_value=session.relay.effort or "default",
+        current_value=session.relay.level or "default",
         options=choices + [SessionConfigSelectOption(value=level, name=level) for level in LEVELS])]
 
 

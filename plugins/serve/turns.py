@@ -70,22 +70,11 @@ class TurnRequest:
     # ``reasoning``: its effort, which the model gets as agent.reasoning_effort's level
 
 
-class Effort:
-    """One request's reasoning effort (the client's word), over agent.reasoning_effort, for its agent alone."""
-
-    def __init__(self, level: str):
-        self.level = level
-
-    @hookimpl
-    def pre_api_request(self, call):
-        if not call.aux_task:
-            call.request.extra["reasoning"] = self.level
-
-
 def build_agent(host, request: TurnRequest, sink: Optional[Sink], platform: str = "api"):
     """A fresh agent for one request, on the configured provider (``request.model`` if it names another)."""
     from kernel.agent import Agent
     from kernel.types import ProviderConfig
+    from plugins_providers.reasoning import Effort
 
     provider = ProviderConfig.configured(host.config, model=request.model or None)
     options = dict(request.options)
