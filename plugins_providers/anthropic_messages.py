@@ -200,10 +200,7 @@ class AnthropicMessagesProvider(SDKProvider):
         if extra_body:
             kwargs["extra_body"] = extra_body
         kwargs.update(given)
-        if request.extra.get("reasoning") and "thinking" not in kwargs:  # thinking_budget is the user's word
-            from plugins_providers import reasoning
-
-            reasoning.apply(kwargs, NAME, "", request.extra["reasoning"])
+        self.with_reasoning(request, kwargs, "thinking")  # the provider option is the user's word
         if request.stream:
             kwargs["stream"] = True
         return kwargs

@@ -272,6 +272,15 @@ class SDKProvider(Provider):
     def model(self, request: ModelRequest) -> str:
         return self.target.model_for(request.model or self.target.model)
 
+    def with_reasoning(self, request: ModelRequest, kwargs: dict, said_by: str) -> dict:
+        """``kwargs`` with agent.reasoning_effort's level (``request.extra["reasoning"]``) in this API's words
+        (:mod:`plugins_providers.reasoning`), unless the provider option behind ``said_by`` put it there already."""
+        if request.extra.get("reasoning") and said_by not in kwargs:
+            from plugins_providers import reasoning
+
+            reasoning.apply(kwargs, self.api_mode, defaults.host_of(self.target.base_url), request.extra["reasoning"])
+        return kwargs
+
 
 class _IdleWatch:
     """One thread for every stream in flight: a stream with no event for its

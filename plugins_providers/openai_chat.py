@@ -98,10 +98,7 @@ class ChatCompletionsProvider(SDKProvider):
             kwargs[name] = limit
         kwargs.update(self.sampling(request, ("temperature", "reasoning_effort", "top_p", "extra_body",
                                               "extra_headers")))
-        if request.extra.get("reasoning") and "reasoning_effort" not in kwargs:  # the option is the user's word
-            from plugins_providers import reasoning
-
-            reasoning.apply(kwargs, NAME, host_of(self.target.base_url), request.extra["reasoning"])
+        self.with_reasoning(request, kwargs, "reasoning_effort")  # the provider option is the user's word
         if request.stream:
             kwargs["stream"] = True
             if self.options.get("stream_usage", True):

@@ -156,10 +156,7 @@ class ResponsesProvider(SDKProvider):
         if "reasoning_effort" in given:
             kwargs["reasoning"] = {"effort": given.pop("reasoning_effort"), "summary": "auto"}
         kwargs.update(given)
-        if request.extra.get("reasoning") and "reasoning" not in kwargs:  # reasoning_effort is the user's word
-            from plugins_providers import reasoning
-
-            reasoning.apply(kwargs, NAME, "", request.extra["reasoning"])
+        self.with_reasoning(request, kwargs, "reasoning")  # the provider option is the user's word
         if request.stream:
             kwargs["stream"] = True
         return kwargs
