@@ -403,7 +403,7 @@ def test_console_shows_a_working_indicator_on_a_terminal():
     time.sleep(0.25)
     console.on_thinking(active=False)
     assert "thinking" in err.getvalue()
-    console.on_tool_start(tool_name="terminal", args={"command": "ls"})
+    console.on_tool_start(tool_name="terminal", args={"command": "ls"}, agent=None)
     console.on_tool_complete(tool_name="terminal", result="exit 2: ls: cannot open\ndetails", duration_ms=3.0,
                              status="error")
     console.on_stream_delta(agent=None, text="answer")
@@ -430,7 +430,7 @@ def test_console_never_erases_streamed_text(monkeypatch):
     time.sleep(0.15)  # the spinner draws
     console.on_stream_delta(agent=None, text="Let me look.")
     console.on_thinking(active=False)
-    console.on_tool_start(tool_name="read_file", args={"path": "x"})
+    console.on_tool_start(tool_name="read_file", args={"path": "x"}, agent=None)
     console.on_tool_complete(tool_name="read_file", result="x", duration_ms=1.0, status="ok")
     console.on_stream_delta(agent=None, text="Done.")
     console.on_thinking(active=False)
