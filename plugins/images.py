@@ -43,7 +43,8 @@ def decoded(data: Any) -> Optional[tuple]:
         raw = base64.b64decode(data, validate=True)
     except (ValueError, TypeError):  # binascii.Error is a ValueError
         return None
-    return (raw, sniff(raw)) if sniff(raw) else None
+    mime = sniff(raw)
+    return (raw, mime) if mime else None
 
 
 def data_url(url: str) -> tuple:

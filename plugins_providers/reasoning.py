@@ -152,6 +152,16 @@ def sent(level: str, api_mode: str, target: Any, model: str) -> Optional[dict]:
     return {k: v for k, v in found.items() if k != "max_tokens"}
 
 
+def for_agent(agent: Any, pconf: Any) -> tuple:
+    """(the level ``pconf``'s model is asked at, what its requests carry for it (:func:`sent`; None when unset)); the
+    provider is built to tell, so a ProviderError says why it cannot be."""
+    level = level_for(agent.config, pconf.model)
+    if not level:
+        return level, None
+    provider = agent.provider_for(pconf)
+    return level, sent(level, getattr(provider, "api_mode", ""), getattr(provider, "target", None), pconf.model)
+
+
 def said(level: str, carried: Optional[dict], model: str) -> str:
     """``level`` and what a request ``carried`` for it (:func:`sent`), in a few words."""
     if carried is None:

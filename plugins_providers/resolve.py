@@ -96,17 +96,14 @@ def doctor_checks(agent):
     """A reasoning level set for a model that is sent nothing for it (it takes none, or none is known)."""
     from kernel.types import ProviderError
     from plugins.doctor.hookspecs import WARN, Check
-    from plugins_providers.reasoning import level_for, sent
+    from plugins_providers.reasoning import for_agent
 
     pconf = agent.primary
-    level = level_for(agent.config, pconf.model)
-    if not level or level == "none":
-        return None
     try:
-        provider = agent.provider_for(pconf)
+        level, carried = for_agent(agent, pconf)
     except ProviderError:
         return None  # the provider's own check says why
-    if sent(level, getattr(provider, "api_mode", ""), getattr(provider, "target", None), pconf.model) == {}:
+    if level and level != "none" and carried == {}:
         return [Check("reasoning", WARN, f"agent.reasoning_effort is {level}, and {pconf.model} is not known to take "
                       "a reasoning effort: nothing is sent for it")]
     return None

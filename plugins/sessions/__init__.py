@@ -172,11 +172,13 @@ def append_messages(session_id, messages, agent):
 def _masked(message: dict, agent) -> dict:
     """``message`` with the keys a model typed into its tool calls' arguments masked: the kernel masks its answers
     and the tools' results, and the calls must not write a key to disk either."""
-    calls, mask = message.get("tool_calls"), getattr(getattr(agent, "secrets", None), "mask", None)
-    if not calls or mask is None:
+    calls = message.get("tool_calls")
+    if not calls:
         return message
+    from plugins.tool_args import masked
+
     return {**message, "tool_calls": [
-        {**call, "function": {**call["function"], "arguments": mask(call["function"].get("arguments"))}}
+        {**call, "function": {**call["function"], "arguments": masked(call["function"].get("arguments"), agent)}}
         if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]}
 
 

@@ -146,18 +146,14 @@ def _reasoning(chat, args):
 def _effort(agent) -> str:
     """The chat's reasoning effort and what its model gets for it."""
     from kernel.types import ProviderError
-    from plugins_providers.reasoning import level_for, said, sent
+    from plugins_providers.reasoning import for_agent, level_for, said
 
     pconf = agent.provider_config
-    level = level_for(agent.config, pconf.model)
-    if not level:
-        return "the model's own"
     try:
-        provider = agent.provider_for(pconf)
+        level, carried = for_agent(agent, pconf)
     except ProviderError:
-        return level
-    return said(level, sent(level, getattr(provider, "api_mode", ""), getattr(provider, "target", None), pconf.model),
-                pconf.model)
+        return level_for(agent.config, pconf.model)
+    return said(level, carried, pconf.model) if level else "the model's own"
 
 
 def take_back(agent) -> "str | list | None":
