@@ -26,7 +26,7 @@ from typing import Any
 
 from kernel import hookimpl
 from kernel.types import ModelRequest, ModelResponse, normalize_usage
-from plugins_providers.base import SDKProvider, counts, dump, emit_safe, get, parse_args, text_of
+from plugins_providers.base import SDKProvider, counts, dump, emit_safe, get, parse_args, text_of, warn_once
 from plugins_providers.defaults import host_of
 from plugins_providers.errors import truncated
 
@@ -201,9 +201,24 @@ class AnthropicMessagesProvider(SDKProvider):
             kwargs["extra_body"] = extra_body
         kwargs.update(given)
         self.with_reasoning(request, kwargs, "thinking")  # the provider option is the user's word
+        if "thinking" in kwargs:
+            self._thinking_sampling(kwargs)
         if request.stream:
             kwargs["stream"] = True
         return kwargs
+
+    def _thinking_sampling(self, kwargs: dict) -> None:
+        """Leave out what Claude refuses beside thinking (a temperature, a top_k), said once: sent, every request of
+        the run would fail; thinking is what agent.reasoning_effort or thinking_budget asked for."""
+        from plugins_providers.reasoning import refused_with_thinking
+
+        for key in refused_with_thinking(kwargs.get("extra_body") or {}):
+            kwargs["extra_body"].pop(key)
+            warn_once((self.api_mode, "thinking", key), "the provider option '%s' is not sent while %s thinks "
+                      "(agent.reasoning_effort or thinking_budget): the API refuses the two together", key,
+                      kwargs["model"])
+        if kwargs.get("extra_body") == {}:
+            del kwargs["extra_body"]
 
     def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         kwargs = self.kwargs(request)

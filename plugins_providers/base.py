@@ -176,10 +176,8 @@ class SDKProvider(Provider):
         if tls is None:
             return {}
         if tls is False:
-            if (self.target.base_url, "ssl") not in _warned_options:
-                _warned_options.add((self.target.base_url, "ssl"))
-                log.warning("%s: the server's certificate is not checked (ssl_verify: false)", self.target.base_url
-                            or self.label)
+            warn_once((self.target.base_url, "ssl"), "%s: the server's certificate is not checked (ssl_verify: "
+                      "false)", self.target.base_url or self.label)
             return {"http_client": sdk.DefaultHttpxClient(verify=False)}
         import ssl
 
@@ -236,10 +234,10 @@ class SDKProvider(Provider):
             if option in MAPPING_OPTIONS and not isinstance(value, dict):  # its value may be a secret: not shown
                 raise ProviderError(f"the provider option '{option}' must be a mapping (name: value), got a "
                                     f"{type(value).__name__}", reason=CONFIG, provider=self.label)
-            if option not in known and (self.api_mode, option) not in _warned_options:
-                _warned_options.add((self.api_mode, option))
-                log.warning("the provider option '%s' is not one the %s provider reads%s; it is ignored (it reads: %s)",
-                            option, self.api_mode, did_you_mean(option, known, n=1), ", ".join(sorted(known)))
+            if option not in known:
+                warn_once((self.api_mode, option), "the provider option '%s' is not one the %s provider reads%s; it is "
+                          "ignored (it reads: %s)", option, self.api_mode, did_you_mean(option, known, n=1),
+                          ", ".join(sorted(known)))
         tls = self._tls()
         if tls and not os.path.exists(tls):
             raise ProviderError(f"the certificate authority file {tls} (ssl_ca_cert or ssl_verify) does not exist",
@@ -322,6 +320,13 @@ class _IdleWatch:
 
 IDLE = _IdleWatch()
 log = logging.getLogger("hermes.providers")
+
+
+def warn_once(key: tuple, message: str, *args: Any) -> None:
+    """A warning said once a process for ``key`` (a setting said on every request would drown the output)."""
+    if key not in _warned_options:
+        _warned_options.add(key)
+        log.warning(message, *args)
 
 
 def counts(usage_of):

@@ -108,6 +108,16 @@ def claude_thinking(model: str, level: str, max_tokens: int) -> dict:
     return {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": effort}}
 
 
+def refused_with_thinking(sampling: dict) -> list:
+    """The settings of ``sampling`` Claude refuses while it thinks (a 400 on every request): a ``temperature`` other
+    than 1, any ``top_k``, a ``top_p`` under 0.95."""
+    def refused(key: str, value: Any) -> bool:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return key == "top_k" or (key == "temperature" and value != 1) or (key == "top_p" and (not number or value < 0.95))
+
+    return [key for key, value in sampling.items() if key in ("temperature", "top_p", "top_k") and refused(key, value)]
+
+
 def openrouter_reasoning(model: str, level: str) -> Optional[dict]:
     """OpenRouter's ``reasoning`` field for ``level``, or None: a family it does not reason with, Claude (its newer
     models refuse the field there) and ``none`` (a model that must think would refuse to stop)."""

@@ -93,17 +93,26 @@ def pre_api_request(call, agent):
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent):
-    """A reasoning level set for a model that is sent nothing for it (it takes none, or none is known)."""
+    """A reasoning level set for a model that is sent nothing for it (it takes none, or none is known), and a sampling
+    option Claude's thinking leaves out."""
     from kernel.types import ProviderError
     from plugins.doctor.hookspecs import WARN, Check
-    from plugins_providers.reasoning import for_agent
+    from plugins_providers.reasoning import for_agent, refused_with_thinking
 
     pconf = agent.primary
     try:
         level, carried = for_agent(agent, pconf)
+        provider = agent.provider_for(pconf)
     except ProviderError:
         return None  # the provider's own check says why
+    checks = []
     if level and level != "none" and carried == {}:
-        return [Check("reasoning", WARN, f"agent.reasoning_effort is {level}, and {pconf.model} is not known to take "
-                      "a reasoning effort: nothing is sent for it")]
-    return None
+        checks.append(Check("reasoning", WARN, f"agent.reasoning_effort is {level}, and {pconf.model} is not known to "
+                            "take a reasoning effort: nothing is sent for it"))
+    options = getattr(provider, "options", {})
+    if getattr(provider, "api_mode", "") == "anthropic_messages" and ("thinking" in (carried or {}) or
+                                                                     options.get("thinking_budget")):
+        if refused := refused_with_thinking({**options, **(options.get("extra_body") or {})}):
+            checks.append(Check("reasoning", WARN, f"{' and '.join(refused)} {'are' if len(refused) > 1 else 'is'} not "
+                                f"sent while {pconf.model} thinks: the API refuses the two together"))
+    return checks or None

@@ -127,3 +127,26 @@ def test_a_call_beside_the_conversation_goes_at_the_models_own_effort(make_agent
         del os.environ["HERMES_TEST_KEY"]
     aux, turn = (r.body for r in wire_server.requests)
     assert "reasoning_effort" not in aux and turn["reasoning_effort"] == "high"
+
+
+def test_claude_thinking_leaves_out_the_sampling_the_api_refuses_beside_it(hermes, wire_server, cli_env,
+                                                                            hermes_home):  # noqa: F811
+    """Anthropic answers 400 to thinking with a temperature or a top_k (a top_p from 0.95 is taken): sent together,
+    every request of the run would fail. Left out, said once; the doctor says it before a run."""
+    config = hermes_home / "config.yaml"
+    where = f"model: claude-sonnet-4-5\nbase_url: {wire_server.url}\napi_mode: anthropic_messages\n"
+    config.write_text(where + "agent:\n  reasoning_effort: high\nprovider_options:\n"
+                      "  temperature: 0.2\n  top_k: 40\n  top_p: 0.97\n")
+    wire_server.push(reply("a"), reply("b"))
+    out = hermes("run", "think", env={**cli_env, **KEYS})
+    assert out.returncode == 0 and out.stdout == "a\n", out.stderr
+    body = wire_server.requests[-1].body
+    assert body["thinking"]["type"] == "enabled" and body["top_p"] == 0.97
+    assert "temperature" not in body and "top_k" not in body
+    assert out.stderr.count("is not sent while claude-sonnet-4-5 thinks") == 2  # temperature, top_k: once each
+    doctor = hermes("doctor", "--offline", env={**cli_env, **KEYS})
+    assert "temperature and top_k are not sent while claude-sonnet-4-5 thinks: the API refuses the two together" \
+        in doctor.stdout, doctor.stdout
+    config.write_text(where + "provider_options:\n  temperature: 0.2\n")  # no thinking: sent
+    out = hermes("run", "think", env={**cli_env, **KEYS})
+    assert out.returncode == 0 and wire_server.requests[-1].body["temperature"] == 0.2 and "thinks" not in out.stderr
