@@ -11,7 +11,8 @@ not take fails, every time.
 
 A provider option (``provider_options.reasoning_effort``, ``thinking_budget``) is the user's word for one provider and
 wins. The level reaches the providers on each request (``request.extra["reasoning"]``, set by the ``provider-resolve``
-plugin's ``pre_api_request``); the calls beside the conversation (a summary, an approval) are sent without one."""
+plugin's ``pre_api_request``); the calls beside the conversation (a summary, an approval) carry their own
+(``auxiliary.<task>.reasoning_effort``) or none, a subagent's ``delegation.reasoning_effort`` when set."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from kernel import hookimpl
 
 LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SPELLINGS = {"ultra": "max", "off": "none", "false": "none", "disabled": "none"}  # hermes-agent's other words
-KEY, PER_MODEL = "agent.reasoning_effort", "agent.reasoning_overrides"
+KEY, PER_MODEL, DELEGATION = "agent.reasoning_effort", "agent.reasoning_overrides", "delegation.reasoning_effort"
 
 _OPENAI = re.compile(r"(o1(?!-mini|-preview)|o[34]|gpt-oss|gpt-5(?!(\.\d+)?-chat)|codex|.*-codex)")
 _GPT5 = re.compile(r"gpt-5(?:\.(\d+))?")
@@ -54,6 +55,22 @@ def level_for(config: Any, model: str) -> str:
         if _spelling(str(name)) == spelt and level_of(value) in LEVELS:  # an unknown level: the key's (config check)
             return level_of(value)
     return level_of(config.get(KEY))
+
+
+def level_of_call(config: Any, call: Any, depth: int) -> str:
+    """The level one model call is asked at: a call beside the conversation (a summary, an approval) at its task's
+    ``auxiliary.<task>.reasoning_effort``, else at the model's own effort; a subagent's (``depth`` above 0) at
+    ``delegation.reasoning_effort`` when set (all hermes-agent's keys); else :func:`level_for`."""
+    if call.aux_task or depth and config.get(DELEGATION) not in ("", None):
+        key = f"auxiliary.{call.aux_task.partition(':')[0]}.reasoning_effort" if call.aux_task else DELEGATION
+        level = level_of(config.get(key, None))
+        if level and level not in LEVELS:
+            from plugins_providers.base import warn_once
+
+            warn_once((key, level), "%s: %r is not a level (%s); the call goes at the model's own effort", key,
+                      level, ", ".join(LEVELS))
+        return level if level in LEVELS else ""
+    return level_for(config, call.request.model)
 
 
 def _spelling(model: str) -> str:

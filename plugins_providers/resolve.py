@@ -69,25 +69,28 @@ def resolve_api_mode(config):
 @hookimpl
 def register_config(declare):
     from kernel.keys import Key
-    from plugins_providers.reasoning import KEY, LEVELS, PER_MODEL, SPELLINGS
+    from plugins_providers.reasoning import DELEGATION, KEY, LEVELS, PER_MODEL, SPELLINGS
 
     declare(Key(KEY, (str, bool), "", f"how hard a model thinks: {', '.join(LEVELS)} (unset: the model's own; sent "
                 "only to models known to take it, in their API's words: `hermes model` says what)",
                 choices=("", *LEVELS, *SPELLINGS)))
     declare(Key(PER_MODEL, dict, {}, f"per-model levels over {KEY}: {{MODEL: LEVEL}} (hermes-agent's; "
                 "anthropic/claude-opus-4.6 and claude-opus-4-6 name one model)"))
+    declare(Key(DELEGATION, (str, bool), "", f"the subagents' level over {KEY} (unset: theirs is the same)",
+                choices=("", *LEVELS, *SPELLINGS)))
 
 
 @hookimpl
 def pre_api_request(call, agent):
-    """The conversation's calls carry their model's reasoning level to the providers (``request.extra["reasoning"]``);
-    the calls beside it (a summary, an approval) go without, at the model's own effort."""
+    """Each call carries the reasoning level it is asked at to the providers (``request.extra["reasoning"]``;
+    :func:`plugins_providers.reasoning.level_of_call`): the conversation's, a subagent's, or a side call's own."""
     config = agent.config
-    if not call.aux_task and (config.get("agent.reasoning_effort") not in ("", None) or
-                              config.get("agent.reasoning_overrides")):
-        from plugins_providers.reasoning import level_for
+    if call.aux_task or any(config.get(key) not in ("", None) for key in ("agent.reasoning_effort",
+                                                                          "delegation.reasoning_effort")) \
+            or config.get("agent.reasoning_overrides"):
+        from plugins_providers.reasoning import level_of_call
 
-        if level := level_for(config, call.request.model):
+        if level := level_of_call(config, call, getattr(agent, "depth", 0)):
             call.request.extra.setdefault("reasoning", level)
 
 

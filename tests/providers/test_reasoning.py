@@ -129,6 +129,33 @@ def test_a_call_beside_the_conversation_goes_at_the_models_own_effort(make_agent
     assert "reasoning_effort" not in aux and turn["reasoning_effort"] == "high"
 
 
+def test_side_calls_and_subagents_take_their_own_levels(make_agent, wire_server, monkeypatch, caplog):
+    """hermes-agent's ``auxiliary.<task>.reasoning_effort`` and ``delegation.reasoning_effort``: a summary at its own
+    level (an approval's, left unset, at the model's), a subagent at the delegation's; a wrong level is said, once."""
+    from plugins_providers import openai_chat, resolve
+
+    monkeypatch.setenv("HERMES_TEST_KEY", "sk-test")
+    agent = make_agent(openai_chat, resolve, api_mode="chat_completions", base_url=wire_server.openai_url,
+                       model="o3", api_key_env="HERMES_TEST_KEY",
+                       config={"agent": {"reasoning_effort": "high"}, "delegation": {"reasoning_effort": "minimal"},
+                               "auxiliary": {"compression": {"reasoning_effort": "low"},
+                                             "vision": {"reasoning_effort": "loud"}}})
+    wire_server.push(*(reply(word) for word in ("summary", "verdict", "seen", "seen", "child", "parent")))
+    assert agent.complete_once([{"role": "user", "content": "sum up"}], task="compression") == "summary"
+    assert agent.complete_once([{"role": "user", "content": "allow?"}], task="approval") == "verdict"
+    for _ in range(2):
+        assert agent.complete_once([{"role": "user", "content": "look"}], task="vision") == "seen"
+    child = agent.spawn_child()
+    assert child.run_conversation("help").final_response == "child"
+    agent.release_child(child)
+    assert agent.run_conversation("hi").final_response == "parent"
+    sent = [r.body.get("reasoning_effort") for r in wire_server.requests]
+    assert sent == ["low", None, None, None, "low", "high"]  # o3 takes low for minimal
+    said = [r.getMessage() for r in caplog.records if "auxiliary.vision.reasoning_effort" in r.getMessage()]
+    assert said == ["auxiliary.vision.reasoning_effort: 'loud' is not a level (none, minimal, low, medium, high, "
+                    "xhigh, max); the call goes at the model's own effort"]
+
+
 def test_claude_thinking_leaves_out_the_sampling_the_api_refuses_beside_it(hermes, wire_server, cli_env,
                                                                             hermes_home):  # noqa: F811
     """Anthropic answers 400 to thinking with a temperature or a top_k (a top_p from 0.95 is taken): sent together,
