@@ -30,7 +30,7 @@ from dbos import DBOS, SetWorkflowID
 
 from kernel import __version__
 from kernel.exceptions import describe
-from kernel.types import ProviderConfig, TurnResult
+from kernel.types import ModelResponse, ProviderConfig, ToolOutcome, TurnResult
 from plugins.durable import refused
 from plugins.sessions_postgres import shown
 
@@ -282,9 +282,22 @@ class CutShort(BaseException):
 
 
 def _unless_stopping(agent, work: Callable) -> Any:
-    result = work()
+    result = _masked(agent, work())
     if agent.state.get("durable.stopping"):  # a tool's "interrupted" is not what it would have done
         raise CutShort(result)
+    return result
+
+
+def _masked(agent, result: Any) -> Any:
+    """A step's result with the agent's known key values masked before DBOS keeps it (the kernel masks them next
+    anyway, so a first run and a replay go on alike): a tool's output, the model's text and reasoning. A tool
+    call's arguments stay as the model wrote them: a resumed turn runs them."""
+    mask = getattr(getattr(agent, "secrets", None), "mask", None)
+    found = result[0] if isinstance(result, tuple) and result else result  # a model step: (answer, times)
+    if mask is not None and isinstance(found, ToolOutcome):
+        found.result, found.error_message = mask(found.result), mask(found.error_message)
+    elif mask is not None and isinstance(found, ModelResponse):
+        found.content, found.reasoning = mask(found.content), mask(found.reasoning)
     return result
 
 

@@ -217,3 +217,31 @@ def test_each_chat_turn_is_a_durable_turn_of_one_session(hermes_sessions, home, 
     turns = _json(hermes_sessions("runs", "list", "--all", "--json"))
     assert sorted(t["prompt"] for t in turns) == ["again", "hello"] and {t["state"] for t in turns} == {"success"}
     assert len({t["session_id"] for t in turns}) == 1
+
+
+def test_a_key_a_tool_printed_is_masked_before_the_engine_keeps_it(hermes_sessions, home, wire_server,
+                                                                   tmp_path):  # noqa: F811
+    """DBOS keeps each step's result in its database (pickled, base64): a key a tool read or the model repeated is
+    masked there as it is everywhere else, and the turn goes on with the same masked text."""
+    import base64
+    import sqlite3
+
+    key = "sk-live-durable-0123456789"
+    (home / "config.yaml").write_text("durable:\n  engine: dbos\n")
+    hermes_sessions.env["OPENAI_API_KEY"] = key
+    secret = tmp_path / "settings.txt"
+    secret.write_text(f"token={key}\n")
+    wire_server.push(reply(tool_calls=[("read_file", {"path": str(secret)})]), reply(f"It is {key}."))
+    done = hermes_sessions("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "m",
+                           "-t", "file", "what is the token?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It is [hermes: the value of $OPENAI_API_KEY was masked].\n"
+    assert key not in json.dumps(wire_server.requests[1].body["messages"][-1])  # the model read it masked
+    with sqlite3.connect(home / "durable.sqlite") as db:
+        kept = [(name, base64.b64decode(value)) for name, value in db.execute(
+            "select function_name, output from operation_outputs union all "
+            "select 'turn', output from workflow_status") if value is not None]
+    assert sorted(name for name, _ in kept)[:3] == ["hermes.model", "hermes.model", "hermes.tool"]
+    assert all(key.encode() not in output for _, output in kept)
+    kept = dict(kept)
+    assert b"token=[hermes: the value of $OPENAI_API_KEY was masked]" in kept["hermes.tool"]
