@@ -154,3 +154,22 @@ def masked(value: Any, agent: Any) -> Any:
     if isinstance(value, dict):
         return {key: masked(item, agent) for key, item in value.items()}
     return [masked(item, agent) for item in value] if isinstance(value, list) else value
+
+
+def masked_calls(message: dict, agent: Any) -> dict:
+    """``message`` with the keys a model typed into its tool calls' arguments masked (:func:`masked`): the kernel masks
+    the answers and the tools' results, and what leaves the turn (the store, ``run --json``, a trajectory) must not
+    carry a key in a call either. Within the turn the model reads its calls as it wrote them."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    return {**message, "tool_calls": [
+        {**call, "function": {**call["function"], "arguments": masked(call["function"].get("arguments"), agent)}}
+        if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]}
+
+
+def masked_result(result: Any, agent: Any) -> dict:
+    """A turn's result (``TurnResult.to_dict()``) as it leaves the process: its messages' calls masked."""
+    data = result.to_dict()
+    data["messages"] = [masked_calls(message, agent) for message in data.get("messages") or []]
+    return data

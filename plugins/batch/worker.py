@@ -33,6 +33,7 @@ def run_one(app, opts: dict, task: dict, run_id: str = "") -> dict:
     from hermes.cli.app import Fail
     from plugins.batch.trajectory import entry
     from plugins.commands.front import build_agent
+    from plugins.tool_args import masked_result
 
     settings = task["settings"]
     opts = dict(opts, model=settings.get("model") or opts.get("model"),
@@ -49,7 +50,8 @@ def run_one(app, opts: dict, task: dict, run_id: str = "") -> dict:
         agent.session_id = run_id.replace("-", "_")
         agent.state["durable.stored"] = stored(agent)  # what a run of it that was cut short wrote
     try:
-        result = agent.run_conversation(task["prompt"], task_id=run_id or None, turn_id=run_id or None).to_dict()
+        result = masked_result(agent.run_conversation(task["prompt"], task_id=run_id or None,
+                                                      turn_id=run_id or None), agent)
         tools = list(agent.tools.values())
     finally:
         agent.close()

@@ -47,7 +47,8 @@ def run(app: App, as_json: bool, prompt: tuple, images: list, **opts):
     finally:
         agent.close()
     if as_json:
-        echo_json(result.to_dict())
+        from plugins.tool_args import masked_result  # the calls as the store keeps them: a key typed in masked
+        echo_json(masked_result(result, agent))
     elif not shown(app, console, result.final_response) and result.final_response:
         click.echo(printable(result.final_response, sys.stdout))
     finish(result, quiet=as_json, stopped_by=stop.stopped_by)

@@ -166,20 +166,9 @@ def started_with(agent) -> dict:
 @hookimpl
 def append_messages(session_id, messages, agent):
     if messages:
-        _store_for(agent).append(session_id, [_masked(message, agent) for message in messages])
+        from plugins.tool_args import masked_calls
 
-
-def _masked(message: dict, agent) -> dict:
-    """``message`` with the keys a model typed into its tool calls' arguments masked: the kernel masks its answers
-    and the tools' results, and the calls must not write a key to disk either."""
-    calls = message.get("tool_calls")
-    if not calls:
-        return message
-    from plugins.tool_args import masked
-
-    return {**message, "tool_calls": [
-        {**call, "function": {**call["function"], "arguments": masked(call["function"].get("arguments"), agent)}}
-        if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]}
+        _store_for(agent).append(session_id, [masked_calls(message, agent) for message in messages])
 
 
 @hookimpl

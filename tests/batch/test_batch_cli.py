@@ -261,3 +261,18 @@ def test_the_configured_mcp_servers_start_in_the_workers_alone(hermes_sessions, 
     assert all("mcp__t__echo" in e["conversations"][0]["value"] for e in _lines(out))  # the workers' runs had them
     parents = started.read_text().split()
     assert len(parents) == 2 and len(set(parents)) == 2  # one per worker, none for the command
+
+
+def test_a_key_the_model_types_into_a_call_is_masked_in_the_trajectory(hermes_sessions, tmp_path):
+    """The store masks a key in a tool call's arguments; a trajectory (a training set, shared) did not."""
+    key = "sk-batch-trajectory-0123456789"
+    hermes_sessions.env["HERMES_TEST_API_KEY"] = key  # a name that says it holds a key
+    prompts = _prompts(tmp_path, [{"prompt": "go"}])
+    steps = [{"tool_calls": [["slow", {"step": 1, "seconds": 0, "note": key}]]}, "done"]
+    run = hermes_sessions("batch", str(prompts), "--out", "-", "--workers", "1", "--api-mode", "scripted",
+                          "--base-url", _script(tmp_path, steps), "-t", "slow", "--no-save")
+    assert run.returncode == 0, run.stderr
+    assert key not in run.stdout
+    (entry,) = [json.loads(line) for line in run.stdout.splitlines()]
+    call = json.loads(entry["conversations"][2]["value"].split("<tool_call>\n")[1].split("\n</tool_call>")[0])
+    assert call["arguments"]["note"] == "[hermes: the value of $HERMES_TEST_API_KEY was masked]"
