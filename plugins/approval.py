@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import json
 import logging
 import os
 import re
@@ -241,8 +242,9 @@ def what_runs(tool_name: str, args) -> str:
 def pre_tool_call(call, agent):
     args = call.args
     command = what_runs(call.name, args)
-    if not command.strip():
-        return None  # the tool itself rejects a bad command
+    if not command.strip():  # an MCP server's tool hands its arguments to another program, maybe another machine
+        return _carried(json.dumps(args, ensure_ascii=False), agent, f"call of {call.name}") \
+            if getattr(call.tool, "plugin", "") == "mcp" else None  # else the tool rejects a bad command itself
     workdir = args.get("workdir") if isinstance(args.get("workdir"), str) else None
     session = frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ()))
     try:
@@ -264,9 +266,10 @@ def pre_tool_call(call, agent):
                        f"Command: {command.strip()[:500]}", "approval_check_failed")
 
 
-def _carried(command: str, agent) -> "Approve | None":
-    """A question when ``command`` carries the value of a key the agent knows (it could send it off the machine):
-    asked unless approvals are off or the command was allowed by its text; denied rules still block."""
+def _carried(command: str, agent, what: str = "command") -> "Approve | None":
+    """A question when ``command`` (or an MCP call's arguments, ``what``) carries the value of a key the agent knows
+    (it could send it off the machine): asked unless approvals are off or it was allowed by its text; denied rules
+    still block."""
     from plugins.tool_args import carried_key
 
     name = carried_key(command, agent)
@@ -276,8 +279,8 @@ def _carried(command: str, agent) -> "Approve | None":
     if any(fnmatch.fnmatchcase(command.strip(), glob) for glob in _strings(config, "approvals.deny")):
         return None  # _check blocks it
     shown = agent.secrets.mask(command.strip())[:500]
-    return Approve(f"This command carries the value of ${name} (a key): it could send it off this machine. "
-                   f"Command: {shown}", "secret_value")
+    return Approve(f"This {what} carries the value of ${name} (a key): it could send it off this machine. "
+                   f"{'Command' if what == 'command' else 'Arguments'}: {shown}", "secret_value")
 
 
 @hookimpl

@@ -274,3 +274,32 @@ def test_no_servers_no_sdk_and_no_thread(make_agent):
     agent.run_conversation("go")
     assert plugins.mcp._manager is None and "hermes-mcp" not in {t.name for t in threading.enumerate()} - before
     assert imported or "mcp" not in sys.modules  # the SDK is not imported for nothing
+
+
+def test_a_call_carrying_a_key_to_a_server_asks_the_person_first(mcp_agent, monkeypatch):
+    """An MCP server is another program (a remote one another machine): a key the model types into a call's arguments
+    would leave with it. The approval plugin asks, as for a command carrying one; no answer is no."""
+    from plugins import approval
+
+    key = "sk-mcp-args-0123456789abcdef"
+    monkeypatch.setenv("HERMES_TEST_API_KEY", key)
+    asked, answers = [], ["deny", "once"]
+
+    class Person:
+        @hookimpl
+        def approve_tool_call(self, tool_name, args, message, rule_key):
+            asked.append((tool_name, message, rule_key))
+            return answers.pop(0)
+
+    agent = mcp_agent({"t": entry()}, plugins=[approval, Person()], script=[
+        calls(("mcp__t__echo", {"text": f"token {key}"})), calls(("mcp__t__echo", {"text": f"token {key}"})),
+        calls(("mcp__t__echo", {"text": "no key here"})), "done"])
+    result = agent.run_conversation("go")
+    denied, allowed, plain = results(result)
+    assert "denied by the user" in denied and "echo:" not in denied and key not in denied
+    assert json.loads(allowed)["result"] == "echo: token [hermes: the value of $HERMES_TEST_API_KEY was masked]"
+    assert json.loads(plain)["result"] == "echo: no key here"  # nothing to ask
+    assert [(name, rule) for name, _, rule in asked] == [("mcp__t__echo", "secret_value")] * 2
+    assert asked[0][1] == ("This call of mcp__t__echo carries the value of $HERMES_TEST_API_KEY (a key): it could "
+                           "send it off this machine. Arguments: {\"text\": \"token [hermes: the value of "
+                           "$HERMES_TEST_API_KEY was masked]\"}")
