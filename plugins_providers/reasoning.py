@@ -6,7 +6,7 @@ not take fails, every time.
   completions, ``reasoning.effort`` in the Responses API, in the levels each family takes.
 - Claude 3.7 to 4.5: extended thinking with a token budget; Claude 4.6 and later: adaptive thinking at an effort.
 - OpenRouter: its ``reasoning`` field, for the families it reasons with (OpenAI's, DeepSeek, Grok, Gemini 2.5 and
-  later, Qwen 3); Gemini's own OpenAI endpoint: ``reasoning_effort``.
+  later, Qwen 3); Gemini's own OpenAI endpoint: ``reasoning_effort``; xAI's: grok-3-mini's low or high.
 - Any other model: nothing is sent (``hermes model`` says so).
 
 A provider option (``provider_options.reasoning_effort``, ``thinking_budget``) is the user's word for one provider and
@@ -154,10 +154,22 @@ def gemini_effort(model: str, level: str) -> Optional[str]:
     return _THREE.get(level, level)
 
 
+def xai_effort(model: str, level: str) -> Optional[str]:
+    """``reasoning_effort`` on xAI's own endpoint: grok-3-mini thinks at low or high; its other models refuse the
+    field (grok-4 always thinks)."""
+    if not level or level == "none" or not bare(model).startswith("grok-3-mini"):
+        return None
+    return "low" if level in ("minimal", "low") else "high"
+
+
 def arguments(api_mode: str, host: str, model: str, level: str, max_tokens: int = 0) -> dict:
     """The request's arguments for ``level`` on ``model`` in ``api_mode`` at ``host`` ({}: nothing to send)."""
     if api_mode == "anthropic_messages":
         return claude_thinking(model, level, max_tokens)
+    if host == "api.x.ai":
+        effort = xai_effort(model, level)
+        return {} if not effort else {"reasoning": {"effort": effort}} if api_mode == "codex_responses" \
+            else {"reasoning_effort": effort}
     if api_mode == "codex_responses":
         effort = openai_effort(model, level)
         return {"reasoning": {"effort": effort, "summary": "auto"}} if effort else {}

@@ -60,6 +60,23 @@ def test_openrouter_gets_its_reasoning_field_for_the_families_it_reasons_with(he
         assert request.body["transforms"] == ["middle-out"]  # the user's extra_body goes along
 
 
+def test_xai_gets_grok_3_minis_two_levels_and_nothing_for_the_models_that_refuse_it(hermes, wire_server, cli_env,
+                                                                                      hermes_home):  # noqa: F811
+    """api.x.ai (the wire server behind HTTP_PROXY) speaks the Responses API; grok-4 answers 400 to the field."""
+    env = {**cli_env, "XAI_API_KEY": "xai-test", "HTTP_PROXY": wire_server.url, "http_proxy": wire_server.url,
+           "NO_PROXY": "", "no_proxy": ""}
+    for model, level, expected in (("grok-3-mini", "medium", {"effort": "high"}), ("grok-3-mini-fast", "minimal",
+                                   {"effort": "low"}), ("grok-4", "high", None)):
+        (hermes_home / "config.yaml").write_text(f"base_url: http://api.x.ai/v1\napi_key_env: XAI_API_KEY\n"
+                                                 f"agent:\n  reasoning_effort: {level}\n")
+        wire_server.push(reply("ok"))
+        out = hermes("run", "-m", model, "think", env=env)
+        assert out.returncode == 0, out.stderr
+        request = wire_server.requests[-1]
+        assert request.headers["host"] == "api.x.ai" and request.path.endswith("/responses")
+        assert request.body.get("reasoning") == expected and "reasoning_effort" not in request.body, model
+
+
 def test_per_model_levels_over_the_key_as_hermes_agent_spells_them(hermes, wire_server, cli_env,
                                                                     hermes_home):  # noqa: F811
     (hermes_home / "config.yaml").write_text("agent:\n  reasoning_effort: low\n  reasoning_overrides:\n"
