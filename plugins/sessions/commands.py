@@ -414,9 +414,9 @@ def sessions_group(config) -> click.Group:
         for meta, rows in hermes_agent.read(source):
             if s.import_session(meta, rows):
                 done["imported"], done["messages"] = done["imported"] + 1, done["messages"] + len(rows)
-            elif added := hermes_agent.went_on(s, meta["id"], rows):
-                s.append(meta["id"], added)
-                done["went_on"], done["messages"] = done["went_on"] + 1, done["messages"] + len(added)
+            elif (known := hermes_agent.went_on(s, meta["id"], rows)) is not None:
+                s.import_session(meta, rows, known=known)  # with their times, and the session's totals
+                done["went_on"], done["messages"] = done["went_on"] + 1, done["messages"] + len(rows) - known
             else:
                 done["already_here"] += 1
         if as_json:

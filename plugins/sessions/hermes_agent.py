@@ -77,13 +77,14 @@ def read(path: Path) -> Iterator[tuple[dict, list[dict]]]:
             yield meta, rows
 
 
-def went_on(store, session_id: str, rows: list) -> list:
-    """The messages hermes-agent added to a session imported before (``rows``: its whole session now), to append
-    here; none when it has no more, or when the copy here went on another way (it is left as it is)."""
+def went_on(store, session_id: str, rows: list) -> Optional[int]:
+    """How many of ``rows`` (a session imported before, as hermes-agent holds it now) are here, when it added more
+    since (``import_session(meta, rows, known=...)`` adds them); None when it has no more, or when the copy here went
+    on another way (it is left as it is)."""
     if len(rows) <= store.message_count(session_id):
-        return []
+        return None
     here, there = store.load(session_id) or [], [decode_message(row) for row in rows]
-    return there[len(here):] if there[:len(here)] == here else []
+    return len(here) if there[:len(here)] == here else None
 
 
 def _row(seq: int, stored: sqlite3.Row) -> dict:

@@ -513,24 +513,30 @@ class SessionStore(Store):
         return [dict(r) for r in rows]
 
     # -- maintenance -----------------------------------------------------------
-    def import_session(self, meta: dict, rows: list[dict]) -> bool:
+    def import_session(self, meta: dict, rows: list[dict], known: Optional[int] = None) -> bool:
         """Add a session recovered from another file: its metadata and its
         stored message rows (encoded columns, ``seq`` and ``created_at``
-        kept). One transaction; an existing session of that id is left alone (False)."""
+        kept). One transaction; an existing session of that id is left alone (False). With ``known`` (how many of
+        ``rows`` a session imported before holds: it went on where it came from) the others are added and the
+        session's row takes ``meta``'s times and totals (its title stays: it may be renamed here)."""
         session_id = check_id(meta.get("id"))
         now = time.time()
         fields = imported_fields(meta, rows, now)
-        cols = ", ".join(fields)
-        marks = ", ".join("?" for _ in fields)
         with self._write() as conn:
-            cur = conn.execute(f"INSERT OR IGNORE INTO sessions ({cols}) VALUES ({marks})", tuple(fields.values()))
-            if cur.rowcount == 0:
-                return False
+            if known is None:
+                cur = conn.execute(f"INSERT OR IGNORE INTO sessions ({', '.join(fields)}) VALUES "
+                                   f"({', '.join('?' for _ in fields)})", tuple(fields.values()))
+                if cur.rowcount == 0:
+                    return False
+            else:
+                changed = {key: value for key, value in fields.items() if key not in ("id", "title")}
+                conn.execute(f"UPDATE sessions SET {', '.join(f'{key} = ?' for key in changed)} WHERE id = ?",
+                             (*changed.values(), session_id))
             conn.executemany(
                 "INSERT INTO messages (session_id, seq, role, content, content_json, tool_calls, tool_call_id,"
                 " reasoning, extra, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(session_id, r["seq"], r["role"], r["content"], r["content_json"], r["tool_calls"],
-                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows],
+                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows[known or 0:]],
             )
         return True
 

@@ -289,21 +289,27 @@ class PostgresStore(Store):
                                 [(session_id, last + 1 + i, *row, now) for i, row in enumerate(rows)])
         return len(rows)
 
-    def import_session(self, meta: dict, rows: list) -> bool:
+    def import_session(self, meta: dict, rows: list, known: Optional[int] = None) -> bool:
         """As :meth:`plugins.sessions.store.SessionStore.import_session`: one transaction; False (and nothing
-        written) when a session of that id is here already."""
+        written) when a session of that id is here already, unless ``known`` says how many of ``rows`` it holds."""
         session_id = check_id(meta.get("id"))
         now = time.time()
         fields = imported_fields(meta, rows, now)
         with self._connection(write=True) as conn:
-            marks = ", ".join(["%s"] * len(fields))
-            if conn.execute(f"INSERT INTO hermes_sessions ({', '.join(fields)}) VALUES ({marks}) ON CONFLICT (id)"
-                            " DO NOTHING", tuple(fields.values())).rowcount == 0:
-                return False
+            if known is None:
+                marks = ", ".join(["%s"] * len(fields))
+                if conn.execute(f"INSERT INTO hermes_sessions ({', '.join(fields)}) VALUES ({marks}) ON CONFLICT (id)"
+                                " DO NOTHING", tuple(fields.values())).rowcount == 0:
+                    return False
+            else:
+                changed = {key: value for key, value in fields.items() if key not in ("id", "title")}
+                conn.execute(f"UPDATE hermes_sessions SET {', '.join(f'{key} = %s' for key in changed)} WHERE id = %s",
+                             (*changed.values(), session_id))
             with conn.cursor() as cur:
                 cur.executemany(f"INSERT INTO hermes_messages ({_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})",
                                 [(session_id, r["seq"], r["role"], r["content"], r["content_json"], r["tool_calls"],
-                                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now) for r in rows])
+                                  r["tool_call_id"], r["reasoning"], r["extra"], r["created_at"] or now)
+                                 for r in rows[known or 0:]])
         return True
 
     def load(self, session_id: str) -> Optional[list]:

@@ -165,14 +165,20 @@ def test_hermes_agents_sessions_are_imported_whole_with_their_times_once(any_sto
     conn = sqlite3.connect(tmp_path / "state.db")
     conn.executemany("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)", [
         (agents_db.FIRST, "user", "and in /var?", agents_db.T0 + 100),
-        (agents_db.FIRST, "assistant", "Nothing.", agents_db.T0 + 101),
+        (agents_db.FIRST, "assistant", "Only caches.", agents_db.T0 + 101),
         (agents_db.SECOND, "user", "a cat?", agents_db.T0 + 102)])
     conn.commit()
     conn.close()
-    now = {meta["id"]: rows for meta, rows in hermes_agent.read(tmp_path / "state.db")}
-    assert hermes_agent.went_on(any_store, agents_db.FIRST, now[agents_db.FIRST]) == [
-        {"role": "user", "content": "and in /var?"}, {"role": "assistant", "content": "Nothing."}]
-    assert hermes_agent.went_on(any_store, agents_db.SECOND, now[agents_db.SECOND]) == []  # "and now?" here
+    now = {meta["id"]: (meta, rows) for meta, rows in hermes_agent.read(tmp_path / "state.db")}
+    assert hermes_agent.went_on(any_store, agents_db.SECOND, now[agents_db.SECOND][1]) is None  # "and now?" here
+    known = hermes_agent.went_on(any_store, agents_db.FIRST, now[agents_db.FIRST][1])
+    any_store.set_title(agents_db.FIRST, "renamed here")
+    assert known == 4 and any_store.import_session(*now[agents_db.FIRST], known=known)
+    assert any_store.load(agents_db.FIRST) == agents_db.FIRST_MESSAGES + [
+        {"role": "user", "content": "and in /var?"}, {"role": "assistant", "content": "Only caches."}]
+    went_on = any_store.get_session(agents_db.FIRST)
+    assert (went_on["updated_at"], went_on["message_count"], went_on["title"]) == (agents_db.T0 + 101, 6, "renamed here")
+    assert [h["created_at"] for h in any_store.search("caches")] == [agents_db.T0 + 101]  # its time, not the import's
 
 
 def test_an_older_state_db_of_hermes_agents_with_fewer_columns_is_read_too(tmp_path):
