@@ -31,7 +31,9 @@ _SHARED_LOCK = threading.Lock()
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
 
 
-COMMON_OPTIONS = ("timeout", "idle_timeout", "strict_response_validation", "ssl_verify", "ssl_ca_cert")
+CLIENT_CERT = ("ssl_client_cert", "ssl_client_key")  # mutual TLS: the certificate this client shows, and its key
+TLS_OPTIONS = ("ssl_ca_cert", *CLIENT_CERT)
+COMMON_OPTIONS = ("timeout", "idle_timeout", "strict_response_validation", "ssl_verify", *TLS_OPTIONS)
 NUMBER_OPTIONS = ("temperature", "top_p", "top_k", "max_tokens", "thinking_budget")
 MAPPING_OPTIONS = ("extra_body", "extra_headers")
 _warned_options: set = set()
@@ -117,7 +119,7 @@ class SDKProvider(Provider):
         """The SDK client for these settings, built once per process: an agent per request (hermes serve)
         pays neither an SDK client's construction (its TLS context, ~20 ms) nor new connections to the model."""
         settings = (type(self), repr(sorted(self.client_kwargs(key).items(), key=lambda item: item[0])),
-                    repr(self._tls()))
+                    repr(self._tls()), repr([self.options.get(key) for key in CLIENT_CERT]))
         with _SHARED_LOCK:
             client = _SHARED.get(settings)
             if client is None:
@@ -171,27 +173,25 @@ class SDKProvider(Provider):
     def http_client(self, sdk: Any) -> dict:
         """``{"http_client": ...}`` for the SDK's constructor when the options say how to check the server's
         certificate (hermes-agent's ``ssl_verify: false``, or an authority's bundle: ``ssl_ca_cert: PATH`` or
-        ``ssl_verify: PATH``), else nothing: the SDK's own client (``SSL_CERT_FILE`` works there too)."""
-        tls = self._tls()
-        if tls is None:
-            return {}
-        if tls is False:
+        ``ssl_verify: PATH``) or give the client's own (``ssl_client_cert``, its key in it or in ``ssl_client_key``:
+        a gateway asking for one), else nothing: the SDK's own client (``SSL_CERT_FILE`` works there too)."""
+        from plugins import tls
+
+        verify = self._tls()
+        if verify is False:
             warn_once((self.target.base_url, "ssl"), "%s: the server's certificate is not checked (ssl_verify: "
                       "false)", self.target.base_url or self.label)
-            return {"http_client": sdk.DefaultHttpxClient(verify=False)}
-        import ssl
-
-        context = ssl.create_default_context(**{"capath" if os.path.isdir(tls) else "cafile": tls})
-        return {"http_client": sdk.DefaultHttpxClient(verify=context)}
+        try:
+            context = tls.context(verify, *(self.options.get(key) for key in CLIENT_CERT), names=TLS_OPTIONS)
+        except tls.TLSError as exc:
+            raise ProviderError(f"the provider option {exc}", reason=CONFIG, provider=self.label) from None
+        return {} if context is None else {"http_client": sdk.DefaultHttpxClient(verify=context)}
 
     def _tls(self) -> Any:
         """None (the default check), False (none) or the path of an authority's bundle."""
-        verify, bundle = self.options.get("ssl_verify"), self.options.get("ssl_ca_cert")
-        if verify is False or str(verify).strip().lower() in ("false", "no", "off", "0"):
-            return False
-        path = bundle or (verify if isinstance(verify, str) and verify.strip().lower() not in ("true", "yes", "on",
-                                                                                           "1", "") else None)
-        return os.path.expanduser(str(path)) if path else None
+        from plugins.tls import verify_of
+
+        return verify_of(self.options.get("ssl_verify"), self.options.get("ssl_ca_cert"))
 
     def timeout(self) -> Any:
         """The SDK's timeout: every read, write and pool wait ends after
@@ -242,6 +242,10 @@ class SDKProvider(Provider):
         if tls and not os.path.exists(tls):
             raise ProviderError(f"the certificate authority file {tls} (ssl_ca_cert or ssl_verify) does not exist",
                                 reason=CONFIG, provider=self.label)
+        for option in CLIENT_CERT:  # the rest of what is wrong with them is said as the client is built
+            if isinstance(self.options.get(option), str) and not os.path.exists(os.path.expanduser(self.options[option])):
+                raise ProviderError(f"the provider option {option}: {self.options[option]} does not exist",
+                                    reason=CONFIG, provider=self.label)
         if "extra_headers" in self.options:  # a header is text (YAML reads `X-Retries: 1` as a number); None: not sent
             self.options["extra_headers"] = {str(k): str(v) for k, v in self.options["extra_headers"].items()
                                              if v is not None}

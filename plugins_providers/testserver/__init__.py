@@ -261,7 +261,8 @@ class WireServer:
 
     def __init__(self, *, api_key: Optional[str] = None, default: Optional[Step] = None, model: str = "fake-model",
                  port: int = 0, tls: Optional[tuple] = None):
-        """``tls``: (certificate file, key file) to serve HTTPS with."""
+        """``tls``: (certificate file, key file) to serve HTTPS with, and the authority whose certificate a client
+        must show (mutual TLS) as a third."""
         self.api_key, self.wanted_port, self.tls = api_key, port, tls  # port 0: any free port
         self.default = default or reply("ok")
         self.model = model
@@ -287,7 +288,10 @@ class WireServer:
             import ssl
 
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            context.load_cert_chain(*self.tls)
+            context.load_cert_chain(*self.tls[:2])
+            if len(self.tls) > 2:  # a client without a certificate of that authority is refused in the handshake
+                context.load_verify_locations(self.tls[2])
+                context.verify_mode = ssl.CERT_REQUIRED
             self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="wire-server")
         self._thread.start()

@@ -60,3 +60,35 @@ def test_hermes_agents_endpoint_with_its_authority(hermes, hermes_home, https_se
     out = hermes("run", "hi", env={"BOX_KEY": "sk-box"})
     assert out.returncode == 0 and out.stdout == "over TLS\n", out.stderr
     assert server.requests[0].path == "/v1/messages"
+
+
+def test_a_gateway_that_asks_for_the_clients_certificate_gets_it_from_ssl_client_cert(hermes, hermes_home, tmp_path,
+                                                                                       make_wire_server):
+    """Mutual TLS (a company's gateway in front of the model): the certificate and its key in two files or one."""
+    from tests.pki import make_pki
+
+    pki = make_pki(tmp_path)
+    server = make_wire_server(tls=(str(pki["server_cert"]), str(pki["server_key"]), str(pki["ca"])))
+    config, env = hermes_home / "config.yaml", {"OPENAI_API_KEY": "sk-test"}
+    run = ("run", "--base-url", server.openai_url, "--api-mode", "chat_completions", "-m", "m", "hi")
+    config.write_text(f"provider_options:\n  ssl_ca_cert: {pki['ca']}\n")
+    refused = hermes(*run, env=env)
+    assert refused.returncode == 1 and not server.requests and "retrying" not in refused.stderr
+    assert "the server asks for a client certificate (mutual TLS) it accepts: give it with the provider options " \
+        "ssl_client_cert and ssl_client_key" in refused.stderr and refused.stderr.count("\n") == 1
+    for given in (f"  ssl_client_cert: {pki['client_cert']}\n  ssl_client_key: {pki['client_key']}\n",
+                  f"  ssl_client_cert: {pki['client_pem']}\n"):
+        config.write_text(f"provider_options:\n  ssl_ca_cert: {pki['ca']}\n{given}")
+        server.push(reply("shown"))
+        out = hermes(*run, env=env)
+        assert out.returncode == 0 and out.stdout == "shown\n", out.stderr
+    config.write_text(f"provider_options:\n  ssl_ca_cert: {pki['ca']}\n  ssl_client_cert: {pki['client_cert']}\n")
+    keyless = hermes(*run, env=env)  # the key in neither file
+    assert keyless.returncode == 1 and keyless.stderr.count("\n") == 1, keyless.stderr
+    assert f"the provider option ssl_client_cert: {pki['client_cert']} is not a PEM certificate and its key" \
+        in keyless.stderr
+    config.write_text(f"provider_options:\n  ssl_client_cert: {tmp_path / 'gone.pem'}\n")
+    gone = hermes(*run, env=env)
+    assert gone.returncode == 1 and f"the provider option ssl_client_cert: {tmp_path / 'gone.pem'} does not exist" \
+        in gone.stderr and gone.stderr.count("\n") == 1
+    assert len(server.requests) == 2
