@@ -11,6 +11,7 @@ records (their keys are declared in :mod:`plugins.mcp.keys`).
       docs:                               # remote: streamable HTTP, or SSE with transport: sse
         url: https://example.com/mcp
         headers: {Authorization: "Bearer ${DOCS_TOKEN}"}
+        ssl_verify: ~/certs/company-ca.pem  # its authority (false: no check); client_cert, client_key: mutual TLS
         tools: {include: [search], resources: false, prompts: false}
 """
 
@@ -46,6 +47,9 @@ class Server:
     prompts: bool = True
     sampling: dict = field(default_factory=dict)
     source: str = "config.yaml"  # or the plugin that ships it
+    ssl_verify: Any = None  # a remote server's certificate: None (the default check), False (none) or an authority
+    client_cert: Any = None  # mutual TLS: the certificate hermes shows (a PEM path, or [cert, key])
+    client_key: Any = None
 
     @property
     def toolset(self) -> str:
@@ -101,7 +105,8 @@ def parse(name: str, entry: Any, source: str = "config.yaml") -> Optional[Server
         parallel=entry.get("supports_parallel_tool_calls") is True,
         include=_names(tools.get("include")), exclude=_names(tools.get("exclude")),
         resources=tools.get("resources") is not False, prompts=tools.get("prompts") is not False,
-        sampling=entry["sampling"] if isinstance(entry.get("sampling"), dict) else {}, source=source)
+        sampling=entry["sampling"] if isinstance(entry.get("sampling"), dict) else {}, source=source,
+        ssl_verify=entry.get("ssl_verify"), client_cert=entry.get("client_cert"), client_key=entry.get("client_key"))
 
 
 def configured(config, shipped: Optional[dict] = None) -> dict:
@@ -150,4 +155,20 @@ def problems(server: Server) -> list:
         found.append("a stdio server needs a command (or give a url for a remote one)")
     elif server.transport != "stdio" and not re.match(r"https?://", server.url):
         found.append(f"url must start with http:// or https:// (got {server.url or 'none'!r})")
+    elif server.transport != "stdio":
+        from plugins import tls
+
+        try:
+            tls_context(server)
+        except tls.TLSError as exc:
+            found.append(str(exc))
     return found
+
+
+def tls_context(server: Server) -> Any:
+    """The SSL context a remote server is reached with (its ``ssl_verify``, ``client_cert`` and ``client_key``,
+    hermes-agent's keys), or None for the default check; a :class:`plugins.tls.TLSError` names what is wrong."""
+    from plugins import tls
+
+    return tls.context(tls.verify_of(server.ssl_verify), server.client_cert, server.client_key,
+                       names=("ssl_verify", "client_cert", "client_key"))

@@ -16,6 +16,10 @@ ENTRY_KEYS = {
     "url": (str, "a remote server's endpoint (streamable HTTP, or SSE with transport: sse)"),
     "headers": (dict, "HTTP headers for a remote server (${VAR} takes a variable)"),
     "transport": (str, "stdio, http or sse (default: stdio with a command, http with a url)"),
+    "ssl_verify": ((bool, str), "a remote server's certificate: false checks nothing, or the file of its authority"),
+    "client_cert": ((str, list), "the certificate hermes shows a remote server that asks for one (mutual TLS): a PEM "
+                                 "file, its key in it or in client_key, or [cert, key]"),
+    "client_key": (str, "the key of client_cert, when not in its file"),
     "enabled": (bool, "false: configured but not started"),
     "timeout": (float, "seconds one call may take (default 300)"),
     "connect_timeout": (float, "seconds to start and connect (default 60)"),

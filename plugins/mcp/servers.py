@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional
 from kernel.secrets import Secrets
 from kernel.types import ToolError
 from plugins.mcp import tools as mcp_tools
-from plugins.mcp.config import Server, problems, resolve
+from plugins.mcp.config import Server, problems, resolve, tls_context
 
 log = logging.getLogger("hermes.mcp")
 GUARD = Path(__file__).with_name("guard.py")
@@ -70,14 +70,14 @@ class Connection:
                                                  *server.args], env=env, cwd=server.cwd or None)
             return stdio_client(params, errlog=self.manager.stderr_log(server.name))
         headers = {k: resolve(v) for k, v in server.headers.items()}
+        client = _client_factory(tls_context(server))
         if server.transport == "sse":
             from mcp.client.sse import sse_client
 
-            return sse_client(server.url, headers=headers, timeout=server.connect_timeout)
+            return sse_client(server.url, headers=headers, timeout=server.connect_timeout, httpx_client_factory=client)
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        return streamable_http_client(server.url, http_client=create_mcp_http_client(headers=headers))
+        return streamable_http_client(server.url, http_client=client(headers=headers))
 
     async def run(self, attempt: int, stop: asyncio.Event) -> None:
         """One connection's life: connect and list within the connect timeout, then hold the session until
@@ -371,6 +371,22 @@ def tools_of(conn: Connection, cache: Path) -> list:
                 mcp_tools.input_schema(tool.input_schema), handler(tool.name),
                 parallel=server.parallel or mcp_tools.read_only(tool)))
     return made + mcp_tools.utility_tools(server, conn.capabilities, utility)
+
+
+def _client_factory(context: Any) -> Callable:
+    """The MCP SDK's maker of HTTP clients, its own when ``context`` is None; else one whose clients check the server
+    and show hermes' certificate with ``context`` (:func:`plugins.mcp.config.tls_context`), the SDK's timeouts kept."""
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
+
+    if context is None:
+        return create_mcp_http_client
+    import httpx2  # the SDK's HTTP client
+
+    def make(headers: Optional[dict] = None, timeout: Any = None, auth: Any = None) -> Any:
+        return httpx2.AsyncClient(headers=headers, auth=auth, verify=context, timeout=timeout or httpx2.Timeout(
+            MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT))
+
+    return make
 
 
 def _watched(read, gone: asyncio.Event, stack: AsyncExitStack):

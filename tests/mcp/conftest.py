@@ -41,9 +41,9 @@ def mcp_agent(make_agent):
     return build
 
 
-def _serve(flag: str, path: str):
+def _serve(flag: str, path: str, *extra):
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), "normal", flag, str(port)],
+    process = subprocess.Popen([sys.executable, str(SERVER), "normal", flag, str(port), *map(str, extra)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -52,7 +52,7 @@ def _serve(flag: str, path: str):
             break
         except OSError:
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}{path}"
+    yield f"{'https' if flag == '--https' else 'http'}://127.0.0.1:{port}{path}"
     process.terminate()
     process.wait(10)
 
@@ -61,6 +61,17 @@ def _serve(flag: str, path: str):
 def http_server():
     """The test server on streamable HTTP at 127.0.0.1 (a process of its own); its URL."""
     yield from _serve("--http", "/mcp")
+
+
+@pytest.fixture
+def mtls_server(tmp_path):
+    """The test server on streamable HTTP over TLS, asking for the client's certificate: (its URL, the certificates
+    of :func:`tests.pki.make_pki`)."""
+    from tests.pki import make_pki
+
+    pki = make_pki(tmp_path)
+    for url in _serve("--https", "/mcp", pki["server_cert"], pki["server_key"], pki["ca"]):
+        yield url, pki
 
 
 @pytest.fixture

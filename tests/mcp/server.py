@@ -8,7 +8,8 @@
     slow-start    as normal, after waiting argv[2] seconds (a server that waits on its backend first)
     sampling      as normal, plus `ask_model`, which asks the client's model (sampling)
 
-Run over stdio, streamable HTTP with `--http PORT`, or SSE with `--sse PORT`.
+Run over stdio, streamable HTTP with `--http PORT`, or SSE with `--sse PORT`; over HTTPS that asks for the client's
+certificate (mutual TLS) with `--https PORT CERT KEY CLIENT_AUTHORITY`.
 """
 
 import os
@@ -133,6 +134,14 @@ if mode == "stubborn":
 if __name__ == "__main__":
     if "--http" in sys.argv:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    elif "--https" in sys.argv:
+        import ssl
+
+        import uvicorn
+
+        port, cert, key, authority = sys.argv[sys.argv.index("--https") + 1:][:4]
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(port), log_level="warning",
+                    ssl_certfile=cert, ssl_keyfile=key, ssl_ca_certs=authority, ssl_cert_reqs=ssl.CERT_REQUIRED)
     elif "--sse" in sys.argv:
         server.run("sse", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--sse") + 1]))
     else:

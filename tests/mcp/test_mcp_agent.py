@@ -233,6 +233,34 @@ def test_remote_servers_streamable_http_and_sse(mcp_agent, http_server, sse_serv
     assert [json.loads(r)["result"] for r in results(agent.run_conversation("go"))] == ["3", "7"]
 
 
+def test_a_server_that_asks_for_the_clients_certificate_gets_it(mcp_agent, mtls_server, caplog):
+    """hermes-agent's ssl_verify (the server's authority), client_cert and client_key (mutual TLS), as one file or two
+    or its [cert, key]; without them the server is reported and its tools are not offered."""
+    url, pki = mtls_server
+    entries = {"two": {"url": url, "ssl_verify": str(pki["ca"]), "client_cert": str(pki["client_cert"]),
+                       "client_key": str(pki["client_key"])},
+               "one": {"url": url, "ssl_verify": str(pki["ca"]), "client_cert": str(pki["client_pem"])},
+               "pair": {"url": url, "ssl_verify": str(pki["ca"]), "client_cert": [str(pki["client_cert"]),
+                                                                               str(pki["client_key"])]},
+               "none": {"url": url, "ssl_verify": str(pki["ca"]), "connect_timeout": 10}}
+    agent = mcp_agent(entries, script=[calls(*((f"mcp__{name}__add", {"a": 1, "b": 2}) for name in entries)), "ok"])
+    result = agent.run_conversation("go")
+    two, one, pair, none = results(result)
+    assert json.loads(two)["result"] == json.loads(one)["result"] == json.loads(pair)["result"] == "3"
+    assert "unknown tool 'mcp__none__add'" in none
+    assert any("MCP server 'none'" in r.getMessage() for r in caplog.records)
+
+
+def test_a_client_certificate_that_cannot_be_used_is_one_line_before_any_connection():
+    from plugins.mcp.config import parse, problems
+
+    assert problems(parse("x", {"url": "https://example.org/mcp", "client_cert": "/nowhere/cert.pem"})) == [
+        "client_cert: /nowhere/cert.pem does not exist"]
+    assert problems(parse("x", {"url": "https://example.org/mcp", "ssl_verify": "/nowhere/ca.pem"})) == [
+        "ssl_verify: /nowhere/ca.pem does not exist"]
+    assert problems(parse("x", {"url": "https://example.org/mcp", "ssl_verify": False})) == []
+
+
 def test_sampling_keeps_to_its_rate_and_timeout(mcp_agent):
     rated = mcp_agent({"t": entry("sampling", sampling={"enabled": True, "max_rpm": 1})},
                       script=[calls(("mcp__t__ask_twice", {})), "first", "done"])
