@@ -12,7 +12,8 @@ prints what a session here would send, layer by layer.
 Config: ``prompt.identity`` (replaces SOUL.md and the default identity; the
 kernel's ``agent.system_prompt``, when set, is the identity instead),
 ``prompt.disabled_layers``, ``prompt.context_files`` (more files to read),
-``prompt.max_layer_chars``.
+``prompt.max_layer_chars``; ``prefill_messages_file`` (hermes-agent's: messages put before the conversation in each
+request, never stored).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def register_config(declare):
             "(Europe/Berlin; empty: this machine's; HERMES_TIMEZONE wins)")
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
+    declare("prefill_messages_file", str, "", "a JSON file of messages, [{role, content}, ...] (a few-shot example), "
+            "put after the system prompt in each request, never stored (hermes-agent's; relative to config.yaml's folder)")
 
 
 @hookimpl(wrapper=True)
@@ -56,3 +59,17 @@ def register_commands(cli, config):
     from plugins.prompt.command import prompt
 
     cli.add_command(prompt)
+
+
+@hookimpl
+def pre_api_request(call, agent):
+    """hermes-agent's ``prefill_messages_file``: its messages (a few-shot example) go after the system prompt of each
+    of the conversation's requests, never into the history or the store; a call beside it (a summary) goes without."""
+    if call.aux_task or not agent.config.get("prefill_messages_file"):
+        return
+    from plugins.prompt.prefill import prefill
+
+    if messages := prefill(agent.config):
+        sent = call.request.messages
+        head = 1 if sent and isinstance(sent[0], dict) and sent[0].get("role") == "system" else 0
+        call.request.messages = [*sent[:head], *messages, *sent[head:]]  # a new list: a retry starts from the same

@@ -146,3 +146,29 @@ def test_the_session_layer_tells_the_date_in_the_users_zone_and_the_model(hermes
     assert layer["text"].startswith("Conversation started: ") and "timezone 'Mars/Olympus' is no IANA time zone" in said
     (hermes_home / "config.yaml").write_text("prompt:\n  disabled_layers: [session]\n")
     assert session_layer()[0] is None
+
+
+def test_hermes_agents_prefill_messages_go_into_every_request_and_nowhere_else(hermes, wire_server, cli_env,
+                                                                               hermes_home):  # noqa: F811
+    example = [{"role": "user", "content": "Say the weather in one line."},
+               {"role": "assistant", "content": "Paris: 14°C, light rain."}]
+    (hermes_home / "few-shot.json").write_text(json.dumps(example, ensure_ascii=False))
+    (hermes_home / "config.yaml").write_text("prefill_messages_file: few-shot.json\n")  # beside config.yaml
+    wire_server.script([reply("Oslo: 3°C."), reply("Rome: 20°C.")])
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test"}
+    for args in (("Oslo?",), ("-c", "Rome?")):
+        out = hermes("run", "--base-url", wire_server.openai_url, *MODEL, *args, env=env)
+        assert out.returncode == 0 and not out.stderr, out.stderr
+    first, second = (r.body["messages"] for r in wire_server.requests)
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "user"] and first[1:3] == example
+    assert second[1:3] == example and [m["content"] for m in second[3:]] == ["Oslo?", "Oslo: 3°C.", "Rome?"]
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    stored = json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+    assert [m["content"] for m in stored] == ["Oslo?", "Oslo: 3°C.", "Rome?", "Rome: 20°C."]  # not kept
+    (hermes_home / "few-shot.json").write_text('{"role": "user"}')
+    wire_server.script([reply("ok")])
+    out = hermes("run", "--base-url", wire_server.openai_url, *MODEL, "hi", env=env)
+    assert out.returncode == 0 and out.stdout == "ok\n"
+    assert out.stderr == f"hermes: WARNING: prefill_messages_file: {hermes_home / 'few-shot.json'}: expected a JSON " \
+                         "array of messages, got dict; the requests go without it\n"
+    assert len(wire_server.requests[-1].body["messages"]) == 2
