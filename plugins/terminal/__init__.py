@@ -7,7 +7,8 @@
   the plugins' slash commands;
 * ``register_hookspecs``: ``on_slash_command``, which chat fires before a
   command runs, and ``queue_user_message``, a plugin's next message for chat to send;
-* ``register_config``: ``display.show_reasoning`` (chat's ``/reasoning`` turns it on and off).
+* ``register_config``: ``display.show_reasoning`` (chat's ``/reasoning`` turns it on and off), ``personalities``
+  (chat's ``/personality``).
 
 A distro can block it (``hermes run`` then prints only the answer, and no
 approval can be asked, so flagged commands are refused) or replace it with a
@@ -23,6 +24,28 @@ SHOW_REASONING = Key("display.show_reasoning", bool, False,
                      "show the model's reasoning, dimmed, where it streams it (chat: /reasoning)")
 
 
+PERSONALITIES = "personalities"  # hermes-agent's: name -> a prompt, or {system_prompt, tone, style, description}
+
+
+def personalities(config) -> dict:
+    """The named prompts chat's ``/personality`` offers: config.yaml's ``personalities`` (hermes-agent's older
+    ``agent.personalities`` too), their names in lower case."""
+    found = {}
+    for key in ("agent.personalities", PERSONALITIES):
+        value = config.get(key)
+        found.update({str(name).lower(): prompt for name, prompt in (value.items() if isinstance(value, dict) else ())
+                      if personality_prompt(prompt)})
+    return found
+
+
+def personality_prompt(value) -> str:
+    """A personality's prompt: its text, or hermes-agent's ``{system_prompt, tone, style}`` as lines."""
+    if isinstance(value, dict):
+        return "\n".join(str(part) for part in (value.get("system_prompt"), value.get("tone") and f"Tone: {value['tone']}",
+                                                 value.get("style") and f"Style: {value['style']}") if part)
+    return value.strip() if isinstance(value, str) else ""
+
+
 @hookimpl
 def terminal_front_end(quiet, config):
     from plugins.terminal.console import Console
@@ -33,6 +56,9 @@ def terminal_front_end(quiet, config):
 @hookimpl
 def register_config(declare):
     declare(SHOW_REASONING)
+    for key in (PERSONALITIES, "agent.personalities"):
+        declare(key, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the identity, "
+                "saved as agent.system_prompt)" if key == PERSONALITIES else f"hermes-agent's older place of {PERSONALITIES}")
 
 
 @hookimpl

@@ -156,6 +156,41 @@ def _effort(agent) -> str:
     return said(level, carried, pconf.model) if level else "the model's own"
 
 
+def _personality(chat, args):
+    """hermes-agent's /personality: a named prompt of ``personalities`` (config.yaml) is the identity from now on,
+    saved there as agent.system_prompt; ``none`` goes back to the configured identity. The chat goes on in a new
+    session linked to this one, so the prompt a session was sent with stays what its store says."""
+    from plugins.terminal import PERSONALITIES, personalities, personality_prompt
+
+    agent, name = chat.agent, args.strip().lower()
+    named = personalities(agent.config)
+    if not name:
+        if not named:
+            return f"no personalities: add them to config.yaml as {PERSONALITIES}: {{NAME: PROMPT}}"
+        rows = [("none", "the identity as configured")] + [(n, _clip(" ".join(personality_prompt(v).split()), 60))
+                                                          for n, v in named.items()]
+        width = max(len(n) for n, _ in rows)
+        return "\n".join([*(f"{n:<{width}}  {text}" for n, text in rows), "usage: /personality NAME"])
+    if name not in named and name not in ("none", "default", "neutral"):
+        from kernel.hints import did_you_mean
+
+        return f"no personality '{name}'{did_you_mean(name, named)}; there are: {', '.join(['none', *named])}"
+    prompt = personality_prompt(named[name]) if name in named else ""
+    agent.config.overrides["agent.system_prompt"] = prompt
+    from plugins.config_command.edit import EditError, edit, path_of, set_key
+
+    try:
+        edit(path_of(agent.config), lambda document: set_key(document, "agent.system_prompt", prompt))
+        where = "saved in config.yaml as agent.system_prompt"
+    except (EditError, OSError) as exc:
+        where = f"this chat only: config.yaml was not changed ({exc})"
+    if agent.messages:
+        agent.rotate_session("personality")
+    else:
+        agent.new_session()  # nothing said yet: its system prompt is made with the first turn
+    return f"personality {'none' if not prompt else name} ({where}); the chat goes on in session {agent.session_id}"
+
+
 def take_back(agent) -> "str | list | None":
     """Take back the last exchange (``/undo`` and ``/retry``): the history loses
     its last user message and everything after it, and continues in a new
@@ -309,6 +344,7 @@ BUILTIN = {
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
+    "personality": ("the prompt the model is given: /personality NAME of config's personalities, or none", _personality),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),
     "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),

@@ -71,6 +71,41 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
         "# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n  reasoning_effort: xhigh\n")
 
 
+def test_a_personality_of_config_is_the_prompt_from_now_on_and_none_goes_back(terminal, wire_server, hermes_home):
+    """hermes-agent's `/personality NAME`: a prompt of config.yaml's personalities is the identity from the next
+    request on (the chat goes on in a linked session), saved as agent.system_prompt; `none` goes back."""
+    from plugins_providers.testserver import reply
+
+    (hermes_home / "config.yaml").write_text("# mine\npersonalities:\n  pirate: Answer as a pirate would.\n"
+                                             "  Teacher: {system_prompt: Explain slowly., tone: patient}\n")
+    wire_server.push(reply("plain"), reply("arr"), reply("plain again"))
+    chat, _ = terminal([], "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test",
+                       env={"OPENAI_API_KEY": "sk-test"})
+    chat.expect("hermes> ")
+    chat.line("/personality")
+    chat.expect("teacher  Explain slowly. Tone: patient")
+    chat.line("one")
+    chat.expect("plain")
+    chat.line("/personality pirat")
+    chat.expect("no personality 'pirat' (did you mean 'pirate'?); there are: none, pirate, teacher")
+    chat.line("/personality pirate")
+    chat.expect("personality pirate (saved in config.yaml as agent.system_prompt); the chat goes on in session")
+    chat.line("two")
+    chat.expect("arr")
+    chat.line("/personality none")
+    chat.expect("personality none")
+    chat.line("three")
+    chat.expect("plain again")
+    chat.line("/exit")
+    assert chat.close() == 0
+    systems = [r.body["messages"][0]["content"] for r in wire_server.requests]
+    assert systems[0].startswith("You are hermes") and systems[1].startswith("Answer as a pirate would.")
+    assert systems[2].startswith("You are hermes")
+    assert [m["content"] for m in wire_server.requests[1].body["messages"][1:]] == ["one", "plain", "two"]  # kept
+    assert (hermes_home / "config.yaml").read_text().endswith(  # comments kept; pirate's was written, then none's
+        "tone: patient}\nagent:\n  system_prompt: \"\"\n")
+
+
 def test_a_key_the_model_types_into_a_tool_call_is_masked_on_its_line(terminal):
     key = "sk-typed-by-the-model-0123456789"
     chat, _ = terminal([{"tool_calls": [["read_file", {"path": f"/nowhere/{key}.env"}]]}, "done"], "-t", "file",
