@@ -56,6 +56,8 @@ def terminal_front_end(quiet, config):
 @hookimpl
 def register_config(declare):
     declare(SHOW_REASONING)
+    declare("quick_commands", dict, {}, "chat's own commands (hermes-agent's): {NAME: {type: exec, command: SHELL, "
+            "description}} runs a command and shows its output, {NAME: {type: alias, target: /other}} another command")
     for key in (PERSONALITIES, "agent.personalities"):
         declare(key, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the identity, "
                 "saved as agent.system_prompt)" if key == PERSONALITIES else f"hermes-agent's older place of {PERSONALITIES}")

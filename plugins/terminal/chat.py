@@ -168,14 +168,15 @@ class Chat:
 
     def slash(self, text: str) -> None:
         """Run an in-chat command: the chat's own, or one a plugin registered (``/name args``)."""
-        from plugins.terminal.commands import BUILTIN, ELSEWHERE
+        from plugins.terminal.commands import BUILTIN, ELSEWHERE, quick
 
         name, _, args = text[1:].partition(" ")
         self.agent.emit("on_slash_command", name=name, args=args.strip())  # the spec is this plugin's own
-        if name in BUILTIN:
-            reply = BUILTIN[name][1](self, args.strip())
+        own = name in BUILTIN
+        reply = BUILTIN[name][1](self, args.strip()) if own else quick(self, name, args.strip())
+        if own or reply is not None:  # the chat's own, or one of config's quick_commands
             if reply:
-                click.echo(printable(reply, sys.stdout))  # may quote stored text (/history, /resume)
+                click.echo(printable(reply, sys.stdout))  # may quote stored text (/history, /resume) or a command
             return
         entry = self.agent.host.registry[SLASH_COMMANDS].get(name)
         if entry is None and name in ELSEWHERE:

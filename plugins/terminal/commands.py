@@ -70,6 +70,10 @@ def _help(chat, args):
     rows = [(f"/{name}", text) for name, (text, _) in BUILTIN.items()]
     rows += [(f"/{name}", entry.description) for name, entry in sorted(chat.agent.host.registry[SLASH_COMMANDS].items())
              if name not in BUILTIN]
+    quick_commands = chat.agent.config.get("quick_commands")
+    rows += [(f"/{name}", str(entry.get("description") or entry.get("command") or entry.get("target") or ""))
+             for name, entry in sorted(quick_commands.items() if isinstance(quick_commands, dict) else ())
+             if isinstance(entry, dict) and name not in BUILTIN]
     rows.append(("/exit, /quit", "leave (Ctrl+D too)"))
     width = max(len(name) for name, _ in rows)
     keys = "Enter sends · Alt+Enter: new line · Up/Down: history · Tab: complete · Ctrl+C: stop a turn"
@@ -189,6 +193,35 @@ def _personality(chat, args):
     else:
         agent.new_session()  # nothing said yet: its system prompt is made with the first turn
     return f"personality {'none' if not prompt else name} ({where}); the chat goes on in session {agent.session_id}"
+
+
+def quick(chat, name: str, args: str) -> "str | None":
+    """hermes-agent's ``quick_commands`` (config.yaml): ``{type: exec, command}`` runs the command in a shell (the
+    user's own, without the keys in its environment, for 30 seconds at most) and shows its output, masked;
+    ``{type: alias, target: /other}`` runs that command with the arguments. None: ``name`` is none of them."""
+    entry = chat.agent.config.get("quick_commands")
+    entry = entry.get(name) if isinstance(entry, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    kind = entry.get("type")
+    if kind == "alias" and str(entry.get("target") or "").strip():
+        target = str(entry["target"]).strip().lstrip("/")
+        if target.partition(" ")[0] == name:
+            return f"/{name} is an alias of itself (quick_commands.{name}.target)"
+        chat.slash(f"/{target} {args}".rstrip())
+        return ""
+    if kind != "exec" or not str(entry.get("command") or "").strip():
+        return f"/{name}: quick_commands.{name} needs type: exec with a command, or type: alias with a target"
+    import subprocess
+
+    agent = chat.agent
+    try:
+        done = subprocess.run(str(entry["command"]), shell=True, capture_output=True, text=True, errors="replace",
+                              timeout=30, env=agent.secrets.tool_environment(), stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"/{name}: the command did not end within 30 s; it was stopped"
+    output = agent.secrets.mask(done.stdout.strip() or done.stderr.strip()) or "(no output)"
+    return output + (f"\n(exit {done.returncode})" if done.returncode else "")
 
 
 def take_back(agent) -> "str | list | None":

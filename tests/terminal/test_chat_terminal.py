@@ -106,6 +106,31 @@ def test_a_personality_of_config_is_the_prompt_from_now_on_and_none_goes_back(te
         "tone: patient}\nagent:\n  system_prompt: \"\"\n")
 
 
+def test_quick_commands_of_config_run_a_command_or_stand_for_another(terminal, hermes_home, tmp_path):
+    """hermes-agent's quick_commands: `exec` runs the user's shell command (no keys in its environment, its output
+    masked) without asking the model; `alias` runs another chat command with the arguments."""
+    (hermes_home / "config.yaml").write_text(
+        "quick_commands:\n  disk: {type: exec, command: 'echo used 42%; echo \"key=[$MY_API_KEY]\"', description: "
+        "how full the disk is}\n  fails: {type: exec, command: 'echo nope >&2; exit 3'}\n"
+        "  m: {type: alias, target: /model}\n  broken: {type: exec}\n")
+    chat, _ = terminal([], env={"MY_API_KEY": "sk-quick-0123456789"})  # the model is never asked
+    chat.expect("hermes> ")
+    chat.line("/help")
+    chat.expect("how full the disk is")
+    chat.line("/disk")
+    chat.expect("used 42%")
+    chat.expect("key=[]")  # the keys are not in its environment
+    chat.line("/fails")
+    chat.expect("nope")
+    chat.expect("(exit 3)")
+    chat.line("/m")
+    chat.expect("model: ")
+    chat.line("/broken")
+    chat.expect("/broken: quick_commands.broken needs type: exec with a command, or type: alias with a target")
+    chat.line("/exit")
+    assert chat.close() == 0
+
+
 def test_a_key_the_model_types_into_a_tool_call_is_masked_on_its_line(terminal):
     key = "sk-typed-by-the-model-0123456789"
     chat, _ = terminal([{"tool_calls": [["read_file", {"path": f"/nowhere/{key}.env"}]]}, "done"], "-t", "file",
