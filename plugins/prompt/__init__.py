@@ -73,3 +73,16 @@ def pre_api_request(call, agent):
         sent = call.request.messages
         head = 1 if sent and isinstance(sent[0], dict) and sent[0].get("role") == "system" else 0
         call.request.messages = [*sent[:head], *messages, *sent[head:]]  # a new list: a retry starts from the same
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """prefill_messages_file: can its messages be sent?"""
+    if not agent.config.get("prefill_messages_file"):
+        return None
+    from plugins.doctor.hookspecs import OK, WARN, Check
+    from plugins.prompt.prefill import problem_and_messages
+
+    why, messages = problem_and_messages(agent.config)
+    return [Check("prefill", WARN, f"prefill_messages_file: {why}; the requests go without it") if why else
+            Check("prefill", OK, f"{len(messages)} messages before the conversation in each request")]

@@ -17,6 +17,11 @@ _said: set = set()
 
 def prefill(config: Any) -> list:
     """The messages of the configured file (copies: a provider may change what it is given), or []."""
+    return problem_and_messages(config, say=True)[1]
+
+
+def problem_and_messages(config: Any, say: bool = False) -> tuple:
+    """(why the configured file gives no messages, or "", its messages); ``say``: warn of it once per process."""
     name = str(config.get("prefill_messages_file") or "").strip()
     path = Path(os.path.expanduser(name))
     if not path.is_absolute() and getattr(config, "path", None):
@@ -26,14 +31,14 @@ def prefill(config: Any) -> list:
         stamp = (stat.st_mtime_ns, stat.st_size)
         if _read.get(str(path), (None,))[0] != stamp:
             _read[str(path)] = (stamp, _messages(json.loads(path.read_text(encoding="utf-8"))))
-        return [dict(message) for message in _read[str(path)][1]]
+        return "", [dict(message) for message in _read[str(path)][1]]
     except (OSError, ValueError) as exc:
         why = f"{path} does not exist" if isinstance(exc, FileNotFoundError) else \
             f"{path}: {exc}" if isinstance(exc, _NotMessages) else f"{path} cannot be read: {exc}"
-        if why not in _said:
+        if say and why not in _said:
             _said.add(why)
             log.warning("prefill_messages_file: %s; the requests go without it", why)
-        return []
+        return why, []
 
 
 class _NotMessages(ValueError):

@@ -172,3 +172,7 @@ def test_hermes_agents_prefill_messages_go_into_every_request_and_nowhere_else(h
     assert out.stderr == f"hermes: WARNING: prefill_messages_file: {hermes_home / 'few-shot.json'}: expected a JSON " \
                          "array of messages, got dict; the requests go without it\n"
     assert len(wire_server.requests[-1].body["messages"]) == 2
+    doctor = hermes("doctor", "--offline", env=env).stdout.splitlines()
+    assert any(line.startswith("warn  prefill ") and line.endswith(
+        f"prefill_messages_file: {hermes_home / 'few-shot.json'}: expected a JSON array of messages, got dict; the "
+        "requests go without it") for line in doctor), doctor
