@@ -34,6 +34,7 @@ NAME = "anthropic_messages"
 THINKING_KEY = "anthropic_thinking_blocks"
 DEFAULT_MAX_TOKENS = 8192
 CACHE = {"type": "ephemeral"}
+MAX_IMAGE_BASE64 = 5 * 2**20  # the Messages API's limit of one image, on its base64 text (a 3.75 MB file)
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
 
 
@@ -54,7 +55,8 @@ def _blocks(content: Any) -> list:
                 url = url.get("url") if isinstance(url, dict) else url
                 if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
                     media, data = url[5:].split(";base64,", 1)
-                    out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+                    out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+                               if len(data) <= MAX_IMAGE_BASE64 else _left_out(len(data)))
                 elif isinstance(url, str):
                     out.append({"type": "image", "source": {"type": "url", "url": url}})
             else:
@@ -62,6 +64,16 @@ def _blocks(content: Any) -> list:
         return out
     text = text_of(content)
     return [{"type": "text", "text": text}] if text else []
+
+
+def _left_out(size: int) -> dict:
+    """What Claude reads instead of an image over its limit: sent, the API would refuse this request and every later
+    one of the conversation (the history keeps the image; another provider still gets it)."""
+    megabytes = f"{size / 2**20:.1f} MB"
+    warn_once((NAME, "image", size), "an image of %s (base64) is not sent to the Messages API, which takes %d MB at "
+              "most; the model is told it was left out", megabytes, MAX_IMAGE_BASE64 // 2**20)
+    return {"type": "text", "text": f"[an image the user attached was left out: {megabytes} as base64, over the "
+                                    f"{MAX_IMAGE_BASE64 // 2**20} MB this API takes; ask for a smaller one]"}
 
 
 def convert_messages(messages: list) -> tuple:

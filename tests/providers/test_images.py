@@ -124,3 +124,23 @@ def test_an_images_url_is_the_providers_to_fetch_or_vision_analyzes(hermes, wire
     assert out.returncode == 0, out.stderr
     assert wire_server.requests[1].body["messages"][-1]["content"] == \
         f"what is this?\n\n[an image the user attached: {url} (the vision_analyze tool shows it to a model that sees)]"
+
+
+def test_an_image_over_claudes_limit_is_left_out_with_a_note_not_sent_to_fail_every_turn(hermes, wire_server, cli_env,
+                                                                                        tmp_path):  # noqa: F811
+    """The Messages API refuses an image whose base64 is over 5 MB, in this request and every later one of the
+    conversation (the history keeps it): Claude is told it was left out; the next turn goes through too."""
+    big = tmp_path / "photo.png"
+    big.write_bytes(PNG + b"\0" * (4 * 2**20))  # a 4 MB file: 5.3 MB as base64
+    wire_server.push(reply("It was too big."), reply("Still here."))
+    args = ("--base-url", wire_server.url, "--api-mode", "anthropic_messages", "-m", "claude-sonnet-4-5")
+    out = hermes("run", *args, "--image", big, "what is this?", env={**cli_env, **KEYS})
+    assert out.returncode == 0 and out.stdout == "It was too big.\n", out.stderr
+    assert out.stderr.count("is not sent to the Messages API, which takes 5 MB at most") == 1
+    later = hermes("run", *args, "-c", "and now?", env={**cli_env, **KEYS})
+    assert later.returncode == 0 and later.stdout == "Still here.\n", later.stderr
+    for request in wire_server.requests:
+        sent = request.body["messages"][0]["content"]
+        assert [block["type"] for block in sent] == ["text", "text"]
+        assert sent[1]["text"] == "[an image the user attached was left out: 5.3 MB as base64, over the 5 MB this " \
+                                  "API takes; ask for a smaller one]"
