@@ -113,6 +113,9 @@ def register_config(declare):
     declare("sessions.auto_prune", bool, False, "once a day, as a session ends, delete the sessions last active "
             "more than sessions.retention_days ago (as `hermes sessions prune` does)")
     declare("sessions.retention_days", int, 90, "how old auto_prune lets a session grow, in days", minimum=1)
+    declare("sessions.min_interval_hours", float, 24, "hours between two auto_prune runs", minimum=0)
+    declare("sessions.vacuum_after_prune", bool, True, "after an auto_prune that deleted sessions, give their space "
+            "back to the file system (as `hermes sessions compact`)")
 
 
 # --------------------------------------------------------------------------
@@ -217,22 +220,30 @@ def on_session_finalize(session_id, agent):
 
 
 def _prune_daily(store, config) -> None:
-    """``sessions.auto_prune`` (hermes-agent's key): at most once a day per data folder, the sessions older
-    than ``sessions.retention_days`` go, as ``hermes sessions prune`` deletes them."""
+    """``sessions.auto_prune`` (hermes-agent's keys): at most once per ``sessions.min_interval_hours`` (a day) per
+    data folder, the sessions older than ``sessions.retention_days`` go, as ``hermes sessions prune`` deletes them;
+    then, with ``sessions.vacuum_after_prune``, the file gives their space back, as ``hermes sessions compact``."""
     import logging
     import time
 
+    log = logging.getLogger(__name__)
     stamp = Path(config.data_dir) / "sessions-pruned"  # its time: the last prune's
-    if stamp.exists() and time.time() - stamp.stat().st_mtime < 86400:
+    if stamp.exists() and time.time() - stamp.stat().st_mtime < config.get("sessions.min_interval_hours") * 3600:
         return
     stamp.touch()
     days = config.get("sessions.retention_days")
     deleted, _, sizes = store.delete_unclaimed([row["id"] for row in store.prunable(time.time() - days * 86400)])
     if isinstance(sizes, str):
-        logging.getLogger(__name__).warning("sessions.auto_prune: %s", sizes)
+        log.warning("sessions.auto_prune: %s", sizes)
     elif deleted:
-        logging.getLogger(__name__).info("sessions.auto_prune: %d sessions older than %d days deleted",
-                                         len(deleted), days)
+        log.info("sessions.auto_prune: %d sessions older than %d days deleted", len(deleted), days)
+    if deleted and config.get("sessions.vacuum_after_prune") and hasattr(store, "compact"):
+        from plugins.sessions.base import StoreError
+
+        try:
+            store.compact()
+        except StoreError as exc:  # another process reads or writes it now: the next prune tries again
+            log.info("sessions.vacuum_after_prune: %s", exc)
 
 
 # --------------------------------------------------------------------------

@@ -503,6 +503,16 @@ def test_auto_prune_deletes_sessions_past_retention_once_a_day(hermes_sessions, 
         db.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", ages(other))
     _run_json(hermes_sessions, tmp_path, ["c"], prompt="later today")
     assert other in [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)]
+    # hermes-agent's min_interval_hours and vacuum_after_prune (on by default): the space goes back to the disk
+    with sqlite3.connect(home / "state.db") as db:
+        db.executemany("INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, 'user', ?, 0)",
+                       [(other, 100 + i, "x" * 4000) for i in range(500)])
+    size = lambda: sum(p.stat().st_size for p in home.glob("state.db*"))  # noqa: E731 - the file and its WAL
+    before = size()
+    (home / "config.yaml").write_text("sessions:\n  auto_prune: true\n  retention_days: 30\n  min_interval_hours: 0\n")
+    _run_json(hermes_sessions, tmp_path, ["d"], prompt="an hour on")
+    assert other not in [r["id"] for r in json.loads(hermes_sessions("sessions", "list", "--json").stdout)]
+    assert before > 2_000_000 > size()
 
 
 def test_export_writes_a_session_as_markdown_and_never_over_a_file(hermes_sessions, tmp_path):
