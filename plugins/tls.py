@@ -6,8 +6,10 @@ providers' SDKs (``ssl_verify``, ``ssl_ca_cert``, ``ssl_client_cert``, ``ssl_cli
 from __future__ import annotations
 
 import os
-import ssl
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    import ssl
 
 _NO = ("false", "no", "off", "0")
 _YES = ("true", "yes", "on", "1", "")
@@ -35,6 +37,7 @@ def context(verify: Any, client_cert: Any = None, client_key: Any = None, names:
         client_cert, client_key = client_cert
     if verify is None and not client_cert:
         return None
+    import ssl  # here: reading the settings (a provider built, an MCP entry checked) needs none of it
     if verify is False:
         made = ssl.create_default_context()
         made.check_hostname, made.verify_mode = False, ssl.CERT_NONE
