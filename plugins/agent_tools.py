@@ -287,6 +287,11 @@ def make_delegate_task(config=None) -> Tool:
         max_iterations = setting(cfg, "delegation.max_iterations", 50, int, 1)
         max_summary = setting(cfg, "delegation.max_summary_chars", 24_000, int, 200)
         child_timeout = setting(cfg, "delegation.child_timeout_seconds", 0, float, 0)
+        approving = []  # nobody answers a subagent's approval question: no, unless config says yes
+        if cfg is not None and cfg.get("delegation.subagent_auto_approve") is True:
+            from plugins.approval import AutoApprove
+
+            approving.append(AutoApprove("delegation.subagent_auto_approve"))
 
         depth = int(getattr(agent, "depth", 0) or 0)
         if depth >= max_depth:
@@ -310,7 +315,7 @@ def make_delegate_task(config=None) -> Tool:
             started = time.monotonic()
             try:
                 child = agent.spawn_child(toolsets=tools[0], blocked_tools=tools[1], max_iterations=max_iterations,
-                                          provider=provider)
+                                          provider=provider, callbacks=approving)
             except Exception as exc:  # AgentError: e.g. no tools left, unknown toolset
                 return dict(out, status="error", summary=f"could not start the subagent: {exc}")
             child_id = f"{ctx.tool_call_id}-{index + 1}"
@@ -400,6 +405,8 @@ def register_config(declare):
     declare("delegation.max_spawn_depth", int, 1, "how deep subagents may delegate (1: children cannot)", minimum=0)
     declare("delegation.max_summary_chars", int, 24_000, "characters of all children's answers the parent reads", minimum=200)
     declare("delegation.child_timeout_seconds", float, 0, "seconds a subagent may run (0: no limit)", minimum=0)
+    declare("delegation.subagent_auto_approve", bool, False, "a subagent's call that needs approval runs (said in "
+            "the log) instead of being refused: nobody can be asked while the parent's turn runs")
     for field in ("model", "provider", "base_url", "api_mode", "api_key_env"):  # hermes-agent's, but api_key_env
         declare(f"delegation.{field}", str, "", f"the subagents' {field} (empty: the conversation's)")
 

@@ -222,7 +222,26 @@ CONFIG_KEYS = [
     Key("approvals.timeout", (int, float), 60, "seconds the terminal's approval question waits for an answer, then "
         "denies (0: it waits)", minimum=0),
     Key("auxiliary.approval", dict, None, "the reviewer model of smart mode: {model, provider, base_url, ...}"),
+    Key("approvals.cron_mode", str, "deny", "what a cron job's call that needs approval gets, nobody being there to "
+        "ask: deny, or approve (said in the log; a call carrying a key is never approved unasked)",
+        choices=("deny", "approve")),
 ]
+
+
+class AutoApprove:
+    """Callbacks of an agent with nobody to ask (a cron job under ``approvals.cron_mode: approve``, a subagent under
+    ``delegation.subagent_auto_approve``, hermes-agent's keys): a flagged call runs, each said in the log. A call
+    carrying a key (rule ``secret_value``) still gets no yes: only a person gives that."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+    @hookimpl
+    def approve_tool_call(self, tool_name, message, rule_key):
+        if rule_key == "secret_value":
+            return None
+        log.warning("%s: approved without asking (%s): %s", tool_name, self.why, message.splitlines()[0][:300])
+        return "once"
 
 
 @hookimpl

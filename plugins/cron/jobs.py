@@ -233,6 +233,7 @@ def run(app, job: Job) -> Job:
     """Run ``job`` now as its own agent (platform ``cron``: nobody is there to approve), keep what it answered,
     and record the run; the job as recorded."""
     from hermes.cli.app import Fail
+    from plugins.approval import AutoApprove
     from plugins.commands.front import build_agent
 
     with editing() as state:  # `hermes cron run` too: a tick meanwhile leaves it alone
@@ -242,7 +243,9 @@ def run(app, job: Job) -> Job:
     started, answer, error, status = local_now(), "", "", "error"
     opts = {"model": job.model or None, "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
     try:
-        agent = build_agent(app, opts, None, platform="cron")
+        approving = app.config.get("approvals.cron_mode") == "approve"  # else nobody answers: no
+        agent = build_agent(app, opts, AutoApprove("approvals.cron_mode: approve") if approving else None,
+                            platform="cron")
         try:
             result = agent.run_conversation(job.prompt)
         finally:

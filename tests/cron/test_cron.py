@@ -251,3 +251,27 @@ def test_schedules_are_read_in_the_users_time_zone(hermes, hermes_home):
     assert out.returncode == 0, out.stderr
     west = [j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"] if j["prompt"] == "west"][0]
     assert datetime.fromisoformat(west["next_run"]).hour == 9 and west["next_run"].endswith(("-08:00", "-07:00"))
+
+
+def test_a_jobs_flagged_command_is_refused_unless_approvals_cron_mode_approves(hermes, hermes_home, scripted,
+                                                                              tmp_path):
+    """Nobody is there to answer a cron run's approval question: refused (hermes-agent's approvals.cron_mode: deny,
+    the default), or with cron_mode: approve run, each said in the log."""
+    steps = [{"tool_calls": [["terminal", {"command": "echo LAUNCH"}]]}, "done"]
+    job = json.loads(hermes("cron", "add", "every 1h", "launch", "--name", "launch", "--json").stdout)
+    for mode, ran in (("deny", False), ("approve", True)):
+        scripted(steps)
+        with open(hermes_home / "config.yaml", "a") as config:
+            config.write(f"approvals:\n  cron_mode: {mode}\n  extra_patterns: {{launch: LAUNCH}}\n")
+        done = hermes("cron", "run", job["id"], "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+        [result] = [m["content"] for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+                    if m["role"] == "tool"]
+        assert ('"output": "LAUNCH' in result) is ran and ("nobody was available to approve it" in result) is not ran
+        assert ("approved without asking (approvals.cron_mode: approve)" in done.stderr) is ran
+    scripted(steps)
+    with open(hermes_home / "config.yaml", "a") as config:
+        config.write("approvals:\n  cron_mode: maybe\n")
+    wrong = hermes("cron", "run", job["id"])
+    assert wrong.returncode == 2 and "approvals.cron_mode" in wrong.stderr and "deny, approve" in wrong.stderr

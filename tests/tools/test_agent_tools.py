@@ -453,3 +453,32 @@ def test_the_subagents_model_keys_are_read_one_by_one_so_a_distro_may_set_one():
     block = provider_config(config, "delegation", prefix="delegation")
     assert (block.model, block.api_mode) == ("cheap-1", "chat_completions")
     assert provider_config(Config({"delegation": {"max_iterations": 5}}), "delegation", prefix="delegation") is None
+
+
+def test_a_subagents_flagged_command_is_refused_unless_config_approves_it_unasked(make_agent, caplog):
+    """Nobody can answer a subagent's approval question while the parent's turn runs: refused, unless hermes-agent's
+    delegation.subagent_auto_approve says yes (each said in the log); a command carrying a key is never approved."""
+    from plugins import approval
+
+    def child(request):
+        if any(m["role"] == "tool" for m in request.messages):
+            return "child done"
+        return {"tool_calls": [("terminal", {"command": "echo LAUNCH"})]}
+
+    for auto, ran in ((False, False), (True, True)):
+        d = Dispatcher({"goal": "launch"}, child=child)
+        agent = _delegating_agent(make_agent, d, plugins=(agent_tools, core_tools, approval), config={
+            "delegation": {"subagent_auto_approve": auto}, "approvals": {"extra_patterns": {"launch": "LAUNCH"}}})
+        agent.run_conversation("go")
+        said = [m["content"] for m in d.child_requests[-1].messages if m["role"] == "tool"][0]
+        assert ("nobody was available to approve it" in said) is not ran and ('"output": "LAUNCH' in said) is ran
+        assert ("approved without asking (delegation.subagent_auto_approve)" in caplog.text) is ran
+
+
+def test_auto_approval_never_says_yes_to_a_key_leaving():
+    from plugins.approval import AutoApprove
+
+    approver = AutoApprove("approvals.cron_mode: approve")
+    assert approver.approve_tool_call("terminal", "This command carries the value of $K (a key)", "secret_value") \
+        is None
+    assert approver.approve_tool_call("terminal", "rm -rf (recursive delete)", "recursive_delete") == "once"
