@@ -221,7 +221,8 @@ def _task_items(args) -> list:
 
 
 def _child_tools(agent, wanted, child_can_delegate: bool) -> tuple:
-    """(toolsets, blocked_tools) for ``spawn_child``: never more than the parent has."""
+    """(toolsets, blocked_tools) for ``spawn_child``: never more than the parent has. Narrowed to ``wanted``, a child
+    keeps the parent's MCP servers unless ``delegation.inherit_mcp_toolsets`` (hermes-agent's key) is false."""
     registry = agent.host.registry
     # registered tools only: a context engine's tools are not toolset names, and
     # the child's own context engine adds them back
@@ -236,8 +237,10 @@ def _child_tools(agent, wanted, child_can_delegate: bool) -> tuple:
         allowed.discard("delegate_task")
     blocked = set(registry.tools) - allowed
     # a plugin's run-time tools (an MCP server's) go by their registered toolset: the parent's, of those asked for
+    inherit = agent.config.get("delegation.inherit_mcp_toolsets") is not False
     theirs = {tool.toolset for name, tool in agent.tools.items() if name not in registry.tools
-              and tool.toolset in registry.toolsets and (not wanted or "all" in wanted or tool.toolset in wanted)}
+              and tool.toolset in registry.toolsets and (not wanted or "all" in wanted or tool.toolset in wanted
+                                                         or inherit and tool.plugin == "mcp")}
     return sorted(allowed | theirs), sorted(blocked)  # nothing allowed: no tools (None would be every tool)
 
 
@@ -405,6 +408,8 @@ def register_config(declare):
     declare("delegation.max_spawn_depth", int, 1, "how deep subagents may delegate (1: children cannot)", minimum=0)
     declare("delegation.max_summary_chars", int, 24_000, "characters of all children's answers the parent reads", minimum=200)
     declare("delegation.child_timeout_seconds", float, 0, "seconds a subagent may run (0: no limit)", minimum=0)
+    declare("delegation.inherit_mcp_toolsets", bool, True, "a subagent given toolsets of its own keeps the parent's "
+            "MCP servers too (false: only those it is given)")
     declare("delegation.subagent_auto_approve", bool, False, "a subagent's call that needs approval runs (said in "
             "the log) instead of being refused: nobody can be asked while the parent's turn runs")
     for field in ("model", "provider", "base_url", "api_mode", "api_key_env"):  # hermes-agent's, but api_key_env

@@ -123,6 +123,26 @@ def test_a_delegated_child_calls_its_parents_servers_and_no_other(mcp_agent):
     assert json.loads(results(result)[0])["results"][0]["summary"] == "child: echo: from the child"
 
 
+def test_a_child_given_toolsets_keeps_the_parents_servers_unless_config_says_not(mcp_agent):
+    """hermes-agent's delegation.inherit_mcp_toolsets (on by default): `toolsets: ["todo"]` adds to what a child
+    gets, it does not take away the MCP servers the parent has."""
+    from plugins import agent_tools
+
+    for inherit, kept in ((None, True), (False, False)):
+        def answer(request):
+            first = next(m["content"] for m in request.messages if m["role"] == "user")
+            if "You are a subagent" in first:
+                return "child done"
+            done = any(m["role"] == "tool" for m in request.messages)
+            return "parent done" if done else calls(("delegate_task", {"goal": "g", "toolsets": ["todo"]}))
+
+        config = {} if inherit is None else {"delegation": {"inherit_mcp_toolsets": inherit}}
+        agent = mcp_agent({"a": entry()}, plugins=[agent_tools], config=config, script=[answer] * 4)
+        agent.run_conversation("go")
+        child = next(r for r in agent.scripted.requests if "You are a subagent" in r.messages[-1]["content"])
+        assert ("mcp__a__echo" in offered(child)) is kept and "todo" in offered(child)
+
+
 def test_a_server_that_dies_mid_call_is_an_error_naming_it_and_the_next_call_reconnects(mcp_agent, caplog):
     agent = mcp_agent({"t": entry()}, script=[calls(("mcp__t__die", {})), calls(("mcp__t__echo", {"text": "back"})), "ok"])
     result = agent.run_conversation("go")
