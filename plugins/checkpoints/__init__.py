@@ -17,6 +17,7 @@ log = logging.getLogger("hermes.checkpoints")
 
 CHANGING = ("write_file", "patch", "terminal", "execute_code")  # the tools that may change files
 _TAKEN = "checkpoints.taken"  # agent.state: (turn id, the folders snapshotted in it)
+TURNS = "checkpoints.turns"  # agent.state: snapshot commit -> (session, where its turn's user message is in history)
 _said: set = set()  # folders a warning was given for (once each)
 
 
@@ -74,8 +75,11 @@ def pre_tool_call(call, agent):
     store = Store(folder, agent.config)
     try:
         with agent.host.waiting():  # git's own timeout bounds it, not plugins.hook_timeout
-            store.take(f"before {headline(call.name, call.args, 100)}",
-                       int(agent.config.get("checkpoints.max_snapshots") or 20))
+            commit = store.take(f"before {headline(call.name, call.args, 100)}",
+                                int(agent.config.get("checkpoints.max_snapshots") or 20))
+        if commit:  # /rollback to it can take the conversation back to before this turn too
+            asked = max((i for i, m in enumerate(agent.messages) if m.get("role") == "user"), default=None)
+            agent.state.setdefault(TURNS, {})[commit] = (agent.session_id, asked)
     except (CheckpointError, OSError) as exc:
         if folder not in _said:
             _said.add(folder)

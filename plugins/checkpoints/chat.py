@@ -40,6 +40,25 @@ def rollback(raw_args: str, agent) -> str:
         before = store.restore(snap, args[1] if len(args) > 1 else None)
     except CheckpointError as exc:
         return str(exc)
-    return (f"restored {args[1] if len(args) > 1 else store.folder} to {snap.commit[:8]} ({snap.reason})"
-            + (f"; what was there is checkpoint {before[:8]}" if before else "")
-            + ". The conversation still holds what was done: /undo takes the last exchange back.")
+    said = (f"restored {args[1] if len(args) > 1 else store.folder} to {snap.commit[:8]} ({snap.reason})"
+            + (f"; what was there is checkpoint {before[:8]}" if before else ""))
+    if len(args) > 1:
+        return said + ". The conversation still holds what was done to it."
+    return said + ". " + _conversation_back(agent, snap.commit)
+
+
+def _conversation_back(agent, commit: str) -> str:
+    """After a whole folder went back to a snapshot this chat took, the conversation goes back to before that turn
+    (as hermes-agent's /rollback undoes the last turn), so the model no longer believes its changes are there; it
+    goes on in a session linked to this one, which keeps what was said. A snapshot of another chat leaves it."""
+    from plugins.checkpoints import TURNS
+
+    session, asked = agent.state.get(TURNS, {}).get(commit, (None, None))
+    if session != agent.session_id or asked is None or asked >= len(agent.messages):
+        return "The conversation still holds what was done: /undo takes the last exchange back."
+    taken = len(agent.messages) - asked
+    agent.messages = agent.messages[:asked]
+    old = agent.session_id
+    agent.rotate_session("rollback")
+    return (f"The conversation is back to before that turn too ({taken} messages taken back; session {old} keeps "
+            f"them); it goes on in session {agent.session_id}.")
