@@ -44,6 +44,8 @@ CONFIG_KEYS = [
     Key("compression.threshold", float, 0.5, "the share of the context window that triggers compression", minimum=0.01),
     Key("compression.protect_first_n", int, 3, "messages at the start that are never summarised", minimum=0),
     Key("compression.protect_last_n", int, 20, "recent messages that are never summarised", minimum=0),
+    Key("compression.abort_on_summary_failure", bool, False, "when the summary model fails, leave the history as "
+        "it is (a call past the window then fails) instead of keeping a plain list of the messages"),
     Key("model_context_length", int, None, "the model's context window in tokens, when the built-in table is wrong", minimum=1024),
     Key("auxiliary.compression", dict, None, "a cheaper model for summaries: {model, provider, base_url, ...}"),
 ]
@@ -340,7 +342,12 @@ class Compressor(ContextEngine):
         head, previous, later = _lift_summaries(history[:head_end])
         middle, tail = later + history[head_end:tail_start], history[tail_start:]
         names = _tool_names(history)
-        text = self._summary(middle, names, "\n".join(n for n in notes if n), agent, previous)
+        try:
+            text = self._summary(middle, names, "\n".join(n for n in notes if n), agent, previous)
+        except _NoSummary as failed:
+            log.warning("not compressed: the summary model %s, and compression.abort_on_summary_failure keeps the "
+                        "history as it is", failed)
+            return list(messages)
         summary = {
             "role": "user",
             "content": (
@@ -382,14 +389,21 @@ class Compressor(ContextEngine):
                 text = summarize(prompt)
                 if isinstance(text, str) and text.strip():
                     return text.strip()
-                log.warning("the summary model returned nothing; using the list of messages")
+                failed = "returned nothing"
             except Exception as exc:
-                log.warning("the summary model call failed (%s); using the list of messages", exc)
+                failed = f"call failed ({exc})"
+            if self.config.get("compression.abort_on_summary_failure") is True:
+                raise _NoSummary(failed)
+            log.warning("the summary model %s; using the list of messages", failed)
         self.fallback_count += 1
         text = fallback_summary(middle, names, notes)
         if earlier:
             text = f"Earlier summary:\n{_clip(earlier, PREVIOUS_SUMMARY_CHARS)}\n\n{text}"
         return text
+
+
+class _NoSummary(Exception):
+    """The summary model failed, and config says to compress nothing then."""
 
 
 def split_summary(content: Any) -> Optional[tuple]:

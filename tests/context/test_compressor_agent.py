@@ -84,6 +84,18 @@ def test_summary_falls_back_when_the_model_call_fails(make_agent):
     validate(agent.messages)
 
 
+def test_hermes_agents_abort_on_summary_failure_leaves_the_history_as_it_is(make_agent, caplog):
+    model = Model(summary_error=ProviderError("overloaded", reason="server", status_code=529))
+    config = {**SMALL, "compression": {**SMALL.get("compression", {}), "abort_on_summary_failure": True}}
+    agent = make_agent(compressor, script=script(model), config=config)
+    for i in range(3):
+        assert agent.run_conversation(f"question {i} " + "q" * 600)["exit_reason"] == "completed"
+    assert agent.context_engine.compression_count == 0 and agent.context_engine.fallback_count == 0
+    assert not any(SUMMARY_PREFIX in str(m["content"]) for m in agent.messages)
+    assert sum(m["role"] == "user" for m in agent.messages) == 3  # nothing dropped or listed in its place
+    assert "not compressed: the summary model call failed (" in caplog.text and "overloaded" in caplog.text
+
+
 class OverflowPolicy:
     __name__ = "overflow-policy"
 
