@@ -55,8 +55,9 @@ def context(verify: Any, client_cert: Any = None, client_key: Any = None, names:
         try:
             made.load_cert_chain(cert, key, password=no_passphrase)
         except ssl.SSLError:
-            raise TLSError(f"{names[1]}: {cert}{f' with the key {key}' if key else ''} is not a PEM certificate and its "
-                           "key (or the key is not the certificate's)") from None
+            with_key = f" with the key {key}" if key else ""
+            raise TLSError(f"{names[1]}: {cert}{with_key} is not a PEM certificate and its key (or the key is not the "
+                           "certificate's)") from None
     return made
 
 

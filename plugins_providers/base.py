@@ -243,7 +243,8 @@ class SDKProvider(Provider):
             raise ProviderError(f"the certificate authority file {tls} (ssl_ca_cert or ssl_verify) does not exist",
                                 reason=CONFIG, provider=self.label)
         for option in CLIENT_CERT:  # the rest of what is wrong with them is said as the client is built
-            if isinstance(self.options.get(option), str) and not os.path.exists(os.path.expanduser(self.options[option])):
+            given = self.options.get(option)
+            if isinstance(given, str) and not os.path.exists(os.path.expanduser(given)):
                 raise ProviderError(f"the provider option {option}: {self.options[option]} does not exist",
                                     reason=CONFIG, provider=self.label)
         if "extra_headers" in self.options:  # a header is text (YAML reads `X-Retries: 1` as a number); None: not sent

@@ -130,7 +130,8 @@ def refused_with_thinking(sampling: dict) -> list:
     than 1, any ``top_k``, a ``top_p`` under 0.95."""
     def refused(key: str, value: Any) -> bool:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return key == "top_k" or (key == "temperature" and value != 1) or (key == "top_p" and (not number or value < 0.95))
+        return key == "top_k" or (key == "temperature" and value != 1) or \
+            (key == "top_p" and (not number or value < 0.95))
 
     return [key for key, value in sampling.items() if key in ("temperature", "top_p", "top_k") and refused(key, value)]
 

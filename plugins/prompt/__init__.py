@@ -40,7 +40,8 @@ def register_config(declare):
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
     declare("prefill_messages_file", str, "", "a JSON file of messages, [{role, content}, ...] (a few-shot example), "
-            "put after the system prompt in each request, never stored (hermes-agent's; relative to config.yaml's folder)")
+            "put after the system prompt in each request, never stored (hermes-agent's; relative to config.yaml's "
+            "folder)")
 
 
 @hookimpl(wrapper=True)

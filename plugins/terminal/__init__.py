@@ -27,25 +27,6 @@ SHOW_REASONING = Key("display.show_reasoning", bool, False,
 PERSONALITIES = "personalities"  # hermes-agent's: name -> a prompt, or {system_prompt, tone, style, description}
 
 
-def personalities(config) -> dict:
-    """The named prompts chat's ``/personality`` offers: config.yaml's ``personalities`` (hermes-agent's older
-    ``agent.personalities`` too), their names in lower case."""
-    found = {}
-    for key in ("agent.personalities", PERSONALITIES):
-        value = config.get(key)
-        found.update({str(name).lower(): prompt for name, prompt in (value.items() if isinstance(value, dict) else ())
-                      if personality_prompt(prompt)})
-    return found
-
-
-def personality_prompt(value) -> str:
-    """A personality's prompt: its text, or hermes-agent's ``{system_prompt, tone, style}`` as lines."""
-    if isinstance(value, dict):
-        return "\n".join(str(part) for part in (value.get("system_prompt"), value.get("tone") and f"Tone: {value['tone']}",
-                                                 value.get("style") and f"Style: {value['style']}") if part)
-    return value.strip() if isinstance(value, str) else ""
-
-
 @hookimpl
 def terminal_front_end(quiet, config):
     from plugins.terminal.console import Console
@@ -58,9 +39,9 @@ def register_config(declare):
     declare(SHOW_REASONING)
     declare("quick_commands", dict, {}, "chat's own commands (hermes-agent's): {NAME: {type: exec, command: SHELL, "
             "description}} runs a command and shows its output, {NAME: {type: alias, target: /other}} another command")
-    for key in (PERSONALITIES, "agent.personalities"):
-        declare(key, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the identity, "
-                "saved as agent.system_prompt)" if key == PERSONALITIES else f"hermes-agent's older place of {PERSONALITIES}")
+    declare(PERSONALITIES, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the "
+            "identity, saved as agent.system_prompt)")
+    declare("agent.personalities", dict, {}, f"hermes-agent's older place of {PERSONALITIES}")
 
 
 @hookimpl

@@ -160,11 +160,33 @@ def _effort(agent) -> str:
     return said(level, carried, pconf.model) if level else "the model's own"
 
 
+def personalities(config) -> dict:
+    """The named prompts chat's ``/personality`` offers: config.yaml's ``personalities`` (hermes-agent's older
+    ``agent.personalities`` too), their names in lower case."""
+    found = {}
+    from plugins.terminal import PERSONALITIES
+
+    for key in ("agent.personalities", PERSONALITIES):
+        value = config.get(key)
+        found.update({str(name).lower(): prompt for name, prompt in (value.items() if isinstance(value, dict) else ())
+                      if personality_prompt(prompt)})
+    return found
+
+
+def personality_prompt(value) -> str:
+    """A personality's prompt: its text, or hermes-agent's ``{system_prompt, tone, style}`` as lines."""
+    if isinstance(value, dict):
+        parts = (value.get("system_prompt"), value.get("tone") and f"Tone: {value['tone']}",
+                 value.get("style") and f"Style: {value['style']}")
+        return "\n".join(str(part) for part in parts if part)
+    return value.strip() if isinstance(value, str) else ""
+
+
 def _personality(chat, args):
     """hermes-agent's /personality: a named prompt of ``personalities`` (config.yaml) is the identity from now on,
     saved there as agent.system_prompt; ``none`` goes back to the configured identity. The chat goes on in a new
     session linked to this one, so the prompt a session was sent with stays what its store says."""
-    from plugins.terminal import PERSONALITIES, personalities, personality_prompt
+    from plugins.terminal import PERSONALITIES
 
     agent, name = chat.agent, args.strip().lower()
     named = personalities(agent.config)
@@ -377,7 +399,7 @@ BUILTIN = {
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
-    "personality": ("the prompt the model is given: /personality NAME of config's personalities, or none", _personality),
+    "personality": ("the model's prompt: /personality NAME of config's personalities, or none", _personality),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),
     "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),

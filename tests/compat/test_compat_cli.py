@@ -128,7 +128,8 @@ def test_a_manifest_config_schema_becomes_config_declarations(hermes, hermes_hom
 
 def test_hermes_agents_names_of_keys_read_here_under_others_keep_their_meaning(hermes, hermes_home, tmp_path):
     """A config.yaml of hermes-agent's: terminal.env_passthrough (a token the user let tools see), skills.external_dirs
-    (a team's skills), file_read_max_chars and tool_output.max_bytes were unknown keys here and silently did nothing: the token was hidden
+    (a team's skills), file_read_max_chars and tool_output.max_bytes were unknown keys here and silently did
+    nothing: the token was hidden
     from the tools, the skills were missing. Each is read as ours is (tools.env_passthrough, skills.paths,
     file.max_read_chars, terminal.max_output_chars) when ours is not set."""
     skill = tmp_path / "team-skills" / "deploy"

@@ -94,8 +94,8 @@ def test_without_the_sandbox_no_key_is_readable_in_hermes_exec_time_environment(
     assert wire_server.requests[0].headers["authorization"] == f"Bearer {key}"  # the provider still has it
 
 
-def test_a_key_the_model_types_into_a_tool_call_is_not_stored_printed_or_shown(hermes, wire_server, cli_env,  # noqa: F811
-                                                                         hermes_home, tmp_path):
+def test_a_key_the_model_types_into_a_tool_call_is_not_stored_printed_or_shown(
+        hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
     """The kernel masks answers and results; the call's arguments went to state.db as the model wrote them (the chat's
     tool line: test_chat_terminal). The model still reads its call as it made it in this turn."""
     wire_server.push(reply("", tool_calls=[("read_file", {"path": f"/nowhere/{KEY}.env"})]), reply("done"))
@@ -111,7 +111,8 @@ def test_a_key_the_model_types_into_a_tool_call_is_not_stored_printed_or_shown(h
         "path": "/nowhere/[hermes: the value of $MY_KEY was masked].env"}  # still JSON
     wire_server.push(reply("", tool_calls=[("read_file", {"path": f"/nowhere/{KEY}.env"})]), reply("done"))
     printed = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
-                     "--api-key-env", "MY_KEY", "-t", "file", "--json", "go", env=dict(cli_env, MY_KEY=KEY), cwd=tmp_path)
+                     "--api-key-env", "MY_KEY", "-t", "file", "--json", "go", env=dict(cli_env, MY_KEY=KEY),
+                     cwd=tmp_path)
     assert printed.returncode == 0 and KEY not in printed.stdout, printed.stderr
     [call] = [m for m in json.loads(printed.stdout)["messages"] if m.get("tool_calls")]
     assert "[hermes: the value of $MY_KEY was masked]" in call["tool_calls"][0]["function"]["arguments"]
