@@ -226,8 +226,10 @@ def test_tool_calls_stream_as_progress_events_and_run_on_the_server(serve, wire_
     assert "tangerine" in tool_result
 
 
-def test_conversations_run_side_by_side_and_past_the_limit_is_429(serve, wire_server):
-    served = serve(config={"api_server": {"max_concurrent_runs": 4}})
+@pytest.mark.parametrize("limit", [{"api_server": {"max_concurrent_runs": 4}},
+                                   {"gateway": {"api_server": {"max_concurrent_runs": 4}}}])  # hermes-agent's name
+def test_conversations_run_side_by_side_and_past_the_limit_is_429(serve, wire_server, limit):
+    served = serve(config=limit)
     for _ in range(4):
         wire_server.push(reply("slow answer", delay=1.0))
     client = served.client()
