@@ -52,6 +52,42 @@ def data_url(url: str) -> tuple:
     return url[5:].partition(";")[0], url.partition(",")[2]
 
 
+FIT_BYTES = 5 * 2**20 * 3 // 4  # the largest file whose base64 every built-in provider takes (Claude's 5 MB)
+FIT_SIDE = 8000  # Claude's longest side
+SHRUNK_SIDE = 2048  # a shrunk image's longest side: the providers scale larger ones down themselves
+
+
+def fitted(raw: bytes, mime: str) -> tuple:
+    """(bytes, type) of the image as every provider takes it: one over Claude's 5 MB (as base64) or 8000 pixels a side
+    is shrunk to a JPEG of at most 2048 pixels a side, when Pillow is installed (``pip install
+    'hermes-kernel[images]'``); else, or when it cannot be read, as it is (Claude is then sent a note instead)."""
+    try:
+        from PIL import Image, ImageOps
+    except ImportError:
+        return raw, mime
+    import io
+
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            if len(raw) <= FIT_BYTES and max(image.size) <= FIT_SIDE:
+                return raw, mime
+            picture = ImageOps.exif_transpose(image)  # a phone's photo stands as it was taken
+            if picture.mode != "RGB":  # JPEG has no transparency: it goes on white
+                flat = Image.new("RGB", picture.size, "white")
+                flat.paste(picture, mask=picture.convert("RGBA").getchannel("A"))
+                picture = flat
+            side = SHRUNK_SIDE
+            while True:
+                picture.thumbnail((side, side))
+                out = io.BytesIO()
+                picture.save(out, "JPEG", quality=85, optimize=True)
+                if out.tell() <= FIT_BYTES or side <= 256:
+                    return out.getvalue(), "image/jpeg"
+                side //= 2
+    except (OSError, ValueError, Image.DecompressionBombError):  # not readable as an image: the provider decides
+        return raw, mime
+
+
 def read_image(path: str) -> tuple:
     """(bytes, type) of the image file ``path``; ValueError with one line when it is not one, or too big."""
     try:
@@ -65,7 +101,7 @@ def read_image(path: str) -> tuple:
     mime = sniff(raw)
     if mime is None:
         raise ValueError(f"{path}: not an image a model takes (PNG, JPEG, GIF or WebP)")
-    return raw, mime
+    return fitted(raw, mime)
 
 
 def image_option(command):
@@ -155,7 +191,8 @@ def _checked(url: str, number: int) -> str:
     image = decoded(data_url(url)[1])
     if image is None:
         raise ValueError(f"part {number}: its data: URL is not an image a model takes (PNG, JPEG, GIF or WebP)")
-    return f"data:{image[1]};base64,{data_url(url)[1]}"
+    raw, mime = fitted(*image)
+    return f"data:{mime};base64,{data_url(url)[1] if raw is image[0] else base64.b64encode(raw).decode()}"
 
 
 def shaped(content: Any, how: str) -> Any:

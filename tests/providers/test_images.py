@@ -9,6 +9,7 @@ import json
 import pytest
 
 from plugins_providers.testserver import error, reply
+from tests.conftest import ROOT
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -126,21 +127,79 @@ def test_an_images_url_is_the_providers_to_fetch_or_vision_analyzes(hermes, wire
         f"what is this?\n\n[an image the user attached: {url} (the vision_analyze tool shows it to a model that sees)]"
 
 
+def without_pillow(tmp_path, env: dict) -> dict:
+    """``env`` with a PIL first on the path that cannot be imported, as when Pillow is not installed."""
+    import os
+
+    shadow = tmp_path / "no-pillow" / "PIL"
+    shadow.mkdir(parents=True, exist_ok=True)
+    (shadow / "__init__.py").write_text("raise ImportError(\"No module named 'PIL'\", name='PIL')\n")
+    paths = [str(shadow.parent), env.get("PYTHONPATH") or os.environ.get("PYTHONPATH", ""), str(ROOT)]
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
+
+
 def test_an_image_over_claudes_limit_is_left_out_with_a_note_not_sent_to_fail_every_turn(hermes, wire_server, cli_env,
                                                                                         tmp_path):  # noqa: F811
-    """The Messages API refuses an image whose base64 is over 5 MB, in this request and every later one of the
-    conversation (the history keeps it): Claude is told it was left out; the next turn goes through too."""
+    """Without Pillow nothing can shrink it, and the Messages API refuses an image whose base64 is over 5 MB, in this
+    request and every later one of the conversation (the history keeps it): Claude is told it was left out; the
+    next turn goes through too."""
     big = tmp_path / "photo.png"
     big.write_bytes(PNG + b"\0" * (4 * 2**20))  # a 4 MB file: 5.3 MB as base64
     wire_server.push(reply("It was too big."), reply("Still here."))
     args = ("--base-url", wire_server.url, "--api-mode", "anthropic_messages", "-m", "claude-sonnet-4-5")
-    out = hermes("run", *args, "--image", big, "what is this?", env={**cli_env, **KEYS})
+    out = hermes("run", *args, "--image", big, "what is this?", env=without_pillow(tmp_path, {**cli_env, **KEYS}))
     assert out.returncode == 0 and out.stdout == "It was too big.\n", out.stderr
     assert out.stderr.count("is not sent to the Messages API, which takes 5 MB at most") == 1
-    later = hermes("run", *args, "-c", "and now?", env={**cli_env, **KEYS})
+    later = hermes("run", *args, "-c", "and now?", env=without_pillow(tmp_path, {**cli_env, **KEYS}))
     assert later.returncode == 0 and later.stdout == "Still here.\n", later.stderr
     for request in wire_server.requests:
         sent = request.body["messages"][0]["content"]
         assert [block["type"] for block in sent] == ["text", "text"]
         assert sent[1]["text"] == "[an image the user attached was left out: 5.3 MB as base64, over the 5 MB this " \
                                   "API takes; ask for a smaller one]"
+
+
+def test_a_photo_too_large_for_claude_is_shrunk_to_fit_with_pillow(hermes, wire_server, cli_env, tmp_path):  # noqa: F811
+    """With Pillow (`hermes-kernel[images]`), an image over Claude's 5 MB or 8000 pixels is sent as a JPEG of at most
+    2048 pixels a side, turned as the photo's EXIF says; an image that fits goes as it is."""
+    import io
+    import random
+
+    from PIL import Image
+
+    noise = random.Random(7).randbytes(2400 * 1800 * 3)  # incompressible: about 13 MB as PNG
+    photo = Image.frombytes("RGB", (2400, 1800), noise)
+    exif = photo.getexif()
+    exif[0x0112] = 6  # taken turned: shown 90 degrees round
+    photo.save(tmp_path / "photo.png", exif=exif)
+    assert (tmp_path / "photo.png").stat().st_size > 5 * 2**20
+    wire_server.push(reply("A noisy photo."), reply("A dot."))
+    args = ("--base-url", wire_server.url, "--api-mode", "anthropic_messages", "-m", "claude-sonnet-4-5")
+    for image in (tmp_path / "photo.png", tmp_path / "dot.png"):
+        (tmp_path / "dot.png").write_bytes(PNG)
+        out = hermes("run", *args, "--image", image, "what is this?", env={**cli_env, **KEYS})
+        assert out.returncode == 0 and not out.stderr, out.stderr
+    shrunk, small = (r.body["messages"][0]["content"][1]["source"] for r in wire_server.requests)
+    assert shrunk["media_type"] == "image/jpeg" and len(shrunk["data"]) <= 5 * 2**20
+    assert Image.open(io.BytesIO(base64.b64decode(shrunk["data"]))).size == (1536, 2048)  # upright, long side 2048
+    assert small == {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()}
+
+
+def test_an_api_clients_image_too_large_is_shrunk_as_it_arrives():
+    """hermes serve's and the editors' images (plugins.images.client_content) fit the same way as a file's."""
+    import io
+    import random
+
+    from PIL import Image
+
+    from plugins.images import client_content
+
+    big = io.BytesIO()
+    Image.frombytes("RGB", (9000, 300), random.Random(3).randbytes(9000 * 300 * 3)).save(big, "PNG")  # over 8000 wide
+    url = f"data:image/png;base64,{base64.b64encode(big.getvalue()).decode()}"
+    parts = client_content([{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": url}}])
+    sent = parts[1]["image_url"]["url"]
+    assert sent.startswith("data:image/jpeg;base64,")
+    assert Image.open(io.BytesIO(base64.b64decode(sent.partition(",")[2]))).size == (2048, 68)
+    small = f"data:image/png;base64,{base64.b64encode(PNG).decode()}"
+    assert client_content([{"type": "image_url", "image_url": small}])[0]["image_url"]["url"] == small
