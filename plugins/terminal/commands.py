@@ -221,15 +221,18 @@ def quick(chat, name: str, args: str) -> "str | None":
     """hermes-agent's ``quick_commands`` (config.yaml): ``{type: exec, command}`` runs the command in a shell (the
     user's own, without the keys in its environment, for 30 seconds at most) and shows its output, masked;
     ``{type: alias, target: /other}`` runs that command with the arguments. None: ``name`` is none of them."""
-    entry = chat.agent.config.get("quick_commands")
-    entry = entry.get(name) if isinstance(entry, dict) else None
+    commands = chat.agent.config.get("quick_commands")
+    commands = commands if isinstance(commands, dict) else {}
+    entry = commands.get(name)
     if not isinstance(entry, dict):
         return None
     kind = entry.get("type")
     if kind == "alias" and str(entry.get("target") or "").strip():
         target = str(entry["target"]).strip().lstrip("/")
-        if target.partition(" ")[0] == name:
-            return f"/{name} is an alias of itself (quick_commands.{name}.target)"
+        aimed = commands.get(target.partition(" ")[0])
+        if isinstance(aimed, dict) and aimed.get("type") == "alias":  # itself, or a ring of aliases: never ends
+            return f"/{name}: its target /{target.partition(' ')[0]} is an alias too; aim quick_commands.{name}.target " \
+                   "at a command"
         chat.slash(f"/{target} {args}".rstrip())
         return ""
     if kind != "exec" or not str(entry.get("command") or "").strip():

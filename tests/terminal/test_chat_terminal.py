@@ -112,7 +112,8 @@ def test_quick_commands_of_config_run_a_command_or_stand_for_another(terminal, h
     (hermes_home / "config.yaml").write_text(
         "quick_commands:\n  disk: {type: exec, command: 'echo used 42%; echo \"key=[$MY_API_KEY]\"', description: "
         "how full the disk is}\n  fails: {type: exec, command: 'echo nope >&2; exit 3'}\n"
-        "  m: {type: alias, target: /model}\n  broken: {type: exec}\n")
+        "  m: {type: alias, target: /model}\n  broken: {type: exec}\n  ping: {type: alias, target: /pong}\n"
+        "  pong: {type: alias, target: /ping}\n")
     chat, _ = terminal([], env={"MY_API_KEY": "sk-quick-0123456789"})  # the model is never asked
     chat.expect("hermes> ")
     chat.line("/help")
@@ -127,6 +128,8 @@ def test_quick_commands_of_config_run_a_command_or_stand_for_another(terminal, h
     chat.expect("model: ")
     chat.line("/broken")
     chat.expect("/broken: quick_commands.broken needs type: exec with a command, or type: alias with a target")
+    chat.line("/ping")  # two aliases of each other ran until Python's recursion limit ended the chat
+    chat.expect("/ping: its target /pong is an alias too; aim quick_commands.ping.target at a command")
     chat.line("/exit")
     assert chat.close() == 0
 
