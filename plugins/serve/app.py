@@ -1,7 +1,7 @@
 """The HTTP API as an ASGI application (Starlette), on a plugin host made
 without click: OpenAI's chat completions, responses and models, as
 hermes-agent's API server answers them (``gateway/platforms/api_server.py`` in 0.19), its
-capabilities and health routes.
+capabilities, health, skills and toolsets routes.
 
 Errors are OpenAI's envelope (``{"error": {"message", "type", "param", "code"}}``)
 with the right status, never a traceback. Each request gets its own agent on
@@ -81,7 +81,7 @@ class Server:
 
         self.host, self.key, self.model_name = host, key, model_name
         self.max_body, self.version = max_body, __version__
-        self.slots = asyncio.Semaphore(max_concurrent)
+        self.slots, self.max_concurrent, self.started = asyncio.Semaphore(max_concurrent), max_concurrent, time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="hermes-serve")
         self._responses: Any = None  # plugins.serve.responses.ResponseStore, opened by the first use
         self.runs: dict = {}  # run id -> plugins.serve.runs.Run (this process's)
@@ -140,6 +140,29 @@ class Server:
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "platform": "hermes-agent", "server": "hermes", "version": self.version})
 
+    async def health_detailed(self, request: Request) -> Response:
+        """hermes-agent's dashboard probe: the process, its uptime and how many conversations run now."""
+        running = self.max_concurrent - self.slots._value  # noqa: SLF001 - asyncio keeps no public count
+        return JSONResponse({"status": "ok", "platform": "hermes-agent", "server": "hermes", "version": self.version,
+                             "gateway_state": "running", "pid": os.getpid(),
+                             "uptime_seconds": round(time.monotonic() - self.started, 1), "model": self.model_name,
+                             "active_agents": running, "max_concurrent_runs": self.max_concurrent,
+                             "gateway_busy": running > 0})
+
+    async def skills(self, request: Request) -> Response:
+        """The skills a request's agent may load, as hermes-agent's ``/v1/skills`` lists them."""
+        from plugins.skills import skills_of
+
+        found = await asyncio.get_running_loop().run_in_executor(self.pool, skills_of, self.host.config, self.host)
+        return JSONResponse({"object": "list", "data": [
+            {"name": s.name, "description": s.description, "category": None, "source": s.source}
+            for s in sorted(found.values(), key=lambda s: s.name)]})
+
+    async def toolsets(self, request: Request) -> Response:
+        """Each toolset, whether a request's agent is offered its tools, and which they are (``/v1/toolsets``)."""
+        listed = await asyncio.get_running_loop().run_in_executor(self.pool, toolset_rows, self.host)
+        return JSONResponse({"object": "list", "data": listed})
+
     async def models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [
             {"id": self.model_name, "object": "model", "created": int(time.time()), "owned_by": "hermes",
@@ -156,7 +179,9 @@ class Server:
                          "responses_streaming": True, "run_submission": True, "run_status": True,
                          "run_events_sse": True, "run_stop": True, "run_approval_response": True,
                          "session_resources": True, "session_chat": True, "session_chat_streaming": True,
-                         "session_fork": True,
+                         "session_fork": True, "tool_progress_events": True, "approval_events": True,
+                         "skills_api": True, "admin_config_rw": False, "memory_write_api": False,
+                         "audio_api": False, "realtime_voice": False,
                          "session_continuity_header": SESSION_HEADER, "cors": bool(self.cors_origins)},
             "endpoints": self.endpoints})
 
@@ -368,6 +393,31 @@ def _usage(result) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+def toolset_rows(host) -> list:
+    """hermes-agent's toolset rows for the agent a request gets: ``enabled`` when any of the toolset's tools is
+    offered to it, ``configured`` when no tool's check says it cannot work here (a key or program missing)."""
+    from kernel.agent import Agent
+    from plugins.tools_command.cli import rows
+
+    agent = Agent(host, platform="api")
+    try:
+        tools = rows(agent)
+    finally:
+        agent.close()
+    out: dict = {}
+    for tool in tools:
+        if not tool["toolset"]:
+            continue
+        row = out.setdefault(tool["toolset"], {
+            "name": tool["toolset"], "label": tool["toolset"], "plugin": tool["plugin"],
+            "description": (host.registry.toolsets.get(tool["toolset"]) or ([], ""))[1],
+            "enabled": False, "configured": True, "tools": []})
+        row["tools"].append(tool["name"])
+        row["enabled"] |= tool["offered"]
+        row["configured"] &= not tool["why"].startswith("unavailable")
+    return sorted(out.values(), key=lambda row: row["name"])
+
+
 def server_for(host) -> Server:
     """A :class:`Server` on ``host`` as its configuration says (``API_SERVER_KEY`` wins over ``api_server.key``,
     ``API_SERVER_CORS_ORIGINS`` over ``api_server.cors_origins``)."""
@@ -423,6 +473,9 @@ def make_app(server: Server) -> Starlette:
 
     table = [  # (name in /v1/capabilities, method, path, handler); the page and /health need no key
         ("page", "GET", "/", server.page), ("health", "GET", "/health", server.health),
+        ("health_v1", "GET", "/v1/health", server.health),
+        ("health_detailed", "GET", "/health/detailed", server.health_detailed),
+        ("skills", "GET", "/v1/skills", server.skills), ("toolsets", "GET", "/v1/toolsets", server.toolsets),
         ("models", "GET", "/v1/models", server.models),
         ("capabilities", "GET", "/v1/capabilities", server.capabilities),
         ("chat_completions", "POST", "/v1/chat/completions", server.chat_completions),
@@ -467,6 +520,6 @@ def make_app(server: Server) -> Starlette:
                                      allow_headers=["Authorization", "Content-Type", SESSION_HEADER],
                                      expose_headers=[SESSION_HEADER]))
     return Starlette(routes=[
-        Route(path, handler if name in ("page", "health") else guarded(handler), methods=[method])
+        Route(path, handler if name in ("page", "health", "health_v1") else guarded(handler), methods=[method])
         for name, method, path, handler in table
     ], exception_handlers={404: not_found, 405: not_allowed}, middleware=middleware)
