@@ -397,7 +397,7 @@ def toolset_rows(host) -> list:
     """hermes-agent's toolset rows for the agent a request gets: ``enabled`` when any of the toolset's tools is
     offered to it, ``configured`` when no tool's check says it cannot work here (a key or program missing)."""
     from kernel.agent import Agent
-    from plugins.tools_command.cli import rows
+    from plugins.tools_command.offered import rows
 
     agent = Agent(host, platform="api")
     try:

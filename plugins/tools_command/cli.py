@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from hermes.cli.app import Fail, echo_json
+from plugins.tools_command.offered import rows
 
 
 def _agent(app, toolsets):
@@ -16,22 +17,6 @@ def _agent(app, toolsets):
         return Agent(app.host, toolsets=chosen, platform="cli")
     except AgentError as exc:
         raise Fail(str(exc), 2) from None
-
-
-def rows(agent) -> list:
-    """Every tool the registry or a plugin's ``agent_tools`` has, offered or not, with why not."""
-    registry, disabled = agent.host.registry, set(agent.config.get("agent.disabled_tools") or [])
-    reached = set(registry.tools) if agent.toolsets is None else registry.expand_toolsets(agent.toolsets)
-    known = {**registry.tools, **agent.tools}
-    out = []
-    for name, tool in sorted(known.items(), key=lambda item: (item[1].toolset, item[0])):
-        why = ("" if name in agent.tools else "disabled (agent.disabled_tools)" if name in disabled
-               else "not in toolsets" if name not in reached else "unavailable here (its check says no)")
-        out.append({"name": name, "toolset": tool.toolset, "plugin": tool.plugin, "offered": not why, "why": why,
-                    "description": (tool.description or "").strip().split("\n")[0]})
-    out += [{"name": name, "toolset": "", "plugin": "", "offered": False, "why": "disabled (agent.disabled_tools)",
-             "description": ""} for name in sorted(disabled - set(known))]  # an MCP server's, left out by it
-    return out
 
 
 @click.group("tools", invoke_without_command=True)
