@@ -19,6 +19,22 @@ class TLSError(ValueError):
     """A setting names a file that is not there or not usable (one line, naming the setting and the file)."""
 
 
+REFUSED_OURS = tuple(f"ALERT_{alert}" for alert in ("CERTIFICATE_REQUIRED", "UNKNOWN_CA", "BAD_CERTIFICATE",
+                                                     "CERTIFICATE_UNKNOWN"))  # the server's word on our certificate
+
+
+def advice(said: str, authority: str, certificate: str) -> str:
+    """What to do about a TLS failure whose text is ``said``, naming the settings of whoever failed (``authority``:
+    the one naming the server's authority; ``certificate``: the client certificate's); ``""`` when it is no TLS
+    failure. Both are certain, not transient: a caller retries neither."""
+    if "CERTIFICATE_VERIFY_FAILED" in said:
+        return (f"if its certificate is of an authority of your own, name that with {authority} "
+                "(or check nothing: ssl_verify: false)")
+    if any(alert in said for alert in REFUSED_OURS):  # the server refused ours, or none
+        return f"the server asks for a client certificate (mutual TLS) it accepts: give it with {certificate}"
+    return ""
+
+
 def verify_of(verify: Any, bundle: Any = None) -> Any:
     """What ``ssl_verify`` (a boolean, its words, or an authority's path) and ``bundle`` (``ssl_ca_cert``) ask for:
     None (the default authorities), False (no check) or the path of an authority's file or folder."""

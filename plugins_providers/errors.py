@@ -159,14 +159,10 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
     if "APIConnectionError" in names or "TransportError" in names or isinstance(exc, (ConnectionError, OSError)):
         detail = getattr(exc, "__cause__", None) or exc
         said = f"connection failed: {type(detail).__name__}: {detail}"
-        if "CERTIFICATE_VERIFY_FAILED" in said:  # certain, not transient: no retries, said with what to do
-            return make(CONFIG, f"{said}; if its certificate is of an authority of your own, name that with the "
-                                "provider option ssl_ca_cert (or check nothing: ssl_verify: false)")
-        if any(f"ALERT_{alert}" in said for alert in ("CERTIFICATE_REQUIRED", "UNKNOWN_CA", "BAD_CERTIFICATE",
-                                                       "CERTIFICATE_UNKNOWN")):  # the server refused ours, or none
-            return make(CONFIG, f"{said}; the server asks for a client certificate (mutual TLS) it accepts: give it "
-                                "with the provider options ssl_client_cert and ssl_client_key")
-        return make(TRANSPORT, said)
+        from plugins.tls import advice
+
+        hint = advice(said, "the provider option ssl_ca_cert", "the provider options ssl_client_cert and ssl_client_key")
+        return make(CONFIG, f"{said}; {hint}") if hint else make(TRANSPORT, said)  # a TLS refusal: no retries
     if isinstance(exc, json.JSONDecodeError):
         return make(TRANSPORT, f"malformed JSON from the provider: {exc.msg}")
     if isinstance(exc, UnicodeDecodeError):  # bytes damaged on the way: another attempt may get them whole

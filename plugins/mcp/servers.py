@@ -31,6 +31,7 @@ from kernel.secrets import Secrets
 from kernel.types import ToolError
 from plugins.mcp import tools as mcp_tools
 from plugins.mcp.config import Server, problems, resolve, tls_context
+from plugins.tls import advice
 
 log = logging.getLogger("hermes.mcp")
 GUARD = Path(__file__).with_name("guard.py")
@@ -427,8 +428,19 @@ def _why(exc: BaseException, server: Server) -> str:
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return f"no answer within its connect_timeout ({server.connect_timeout:g}s)"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    closed = ("ClosedResourceError", "EndOfStream", "BrokenResourceError")
-    if isinstance(exc, EOFError) or type(exc).__name__ in closed or "connection closed" in text.lower():
+    hint = advice(text, "ssl_verify (its file)", "client_cert and client_key")
+    if hint:
+        return f"{text}; {hint}"
+    causes, cause = [], exc
+    while cause is not None and len(causes) < 8:  # an HTTP client's ReadError('') says only what it wraps
+        causes.append(type(cause).__name__)
+        cause = cause.__cause__ or cause.__context__
+    closed = {"ClosedResourceError", "EndOfStream", "BrokenResourceError", "BrokenPipeError", "ConnectionResetError",
+              "RemoteProtocolError"}
+    if isinstance(exc, EOFError) or closed & set(causes) or "connection closed" in text.lower():
+        if server.url.startswith("https:") and not server.client_cert:  # what a mutual-TLS server does to us
+            return ("the server closed the connection; if it asks for a client certificate (mutual TLS), give it "
+                    "with client_cert and client_key")
         return "the server closed the connection" + (" (see logs/mcp-stderr.log)" * (server.transport == "stdio"))
     return text
 

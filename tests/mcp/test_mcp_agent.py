@@ -262,13 +262,19 @@ def test_a_server_that_asks_for_the_clients_certificate_gets_it(mcp_agent, mtls_
                "one": {"url": url, "ssl_verify": str(pki["ca"]), "client_cert": str(pki["client_pem"])},
                "pair": {"url": url, "ssl_verify": str(pki["ca"]), "client_cert": [str(pki["client_cert"]),
                                                                                str(pki["client_key"])]},
-               "none": {"url": url, "ssl_verify": str(pki["ca"]), "connect_timeout": 10}}
+               "none": {"url": url, "ssl_verify": str(pki["ca"]), "connect_timeout": 10},
+               "unknown-ca": {"url": url, "client_cert": str(pki["client_pem"]), "connect_timeout": 10}}
     agent = mcp_agent(entries, script=[calls(*((f"mcp__{name}__add", {"a": 1, "b": 2}) for name in entries)), "ok"])
     result = agent.run_conversation("go")
-    two, one, pair, none = results(result)
+    two, one, pair, none, unknown_ca = results(result)
     assert json.loads(two)["result"] == json.loads(one)["result"] == json.loads(pair)["result"] == "3"
-    assert "unknown tool 'mcp__none__add'" in none
-    assert any("MCP server 'none'" in r.getMessage() for r in caplog.records)
+    assert "unknown tool 'mcp__none__add'" in none and "unknown tool 'mcp__unknown-ca__add'" in unknown_ca
+    said = {r.getMessage().split("'")[1]: r.getMessage() for r in caplog.records if "MCP server '" in r.getMessage()}
+    assert said["none"].endswith("(config.yaml): the server closed the connection; if it asks for a client "
+                                 "certificate (mutual TLS), give it with client_cert and client_key"), said
+    assert "CERTIFICATE_VERIFY_FAILED" in said["unknown-ca"] and said["unknown-ca"].endswith(
+        "; if its certificate is of an authority of your own, name that with ssl_verify (its file) (or check "
+        "nothing: ssl_verify: false)"), said
 
 
 def test_a_client_certificate_that_cannot_be_used_is_one_line_before_any_connection():
