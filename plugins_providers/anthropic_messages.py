@@ -114,15 +114,16 @@ def convert_messages(messages: list) -> tuple:
     return system, out
 
 
-def add_cache_markers(system: list, messages: list) -> None:
-    """Mark the system prompt and the last 3 messages (4 breakpoints, the API's limit)."""
+def add_cache_markers(system: list, messages: list, ttl: str = "5m") -> None:
+    """Mark the system prompt and the last 3 messages (4 breakpoints, the API's limit), kept ``ttl`` (5m or 1h)."""
+    marker = {**CACHE, "ttl": ttl} if ttl == "1h" else CACHE
     if system:
-        system[-1]["cache_control"] = dict(CACHE)
+        system[-1]["cache_control"] = dict(marker)
     for msg in messages[-3:]:
         blocks = msg["content"]
         for block in reversed(blocks):
             if block.get("type") not in ("thinking", "redacted_thinking"):
-                block["cache_control"] = dict(CACHE)
+                block["cache_control"] = dict(marker)
                 break
 
 
@@ -192,7 +193,7 @@ class AnthropicMessagesProvider(SDKProvider):
     def kwargs(self, request: ModelRequest) -> dict:
         system, messages = convert_messages(request.messages)
         if self.caching():
-            add_cache_markers(system, messages)
+            add_cache_markers(system, messages, request.extra.get("cache_ttl") or "5m")
         kwargs: dict = {
             "model": self.model(request),
             "messages": messages,

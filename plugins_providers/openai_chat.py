@@ -80,7 +80,7 @@ class ChatCompletionsProvider(SDKProvider):
     api_mode = NAME
     sdk = "openai"
     options_read = ("temperature", "reasoning_effort", "top_p", "extra_body", "extra_headers", "stream_usage",
-                    "max_tokens")
+                    "max_tokens", "service_tier")
 
     def _build_client(self, key: str) -> Any:
         import openai
@@ -97,7 +97,7 @@ class ChatCompletionsProvider(SDKProvider):
             name = "max_completion_tokens" if host_of(self.target.base_url) == "api.openai.com" else "max_tokens"
             kwargs[name] = limit
         kwargs.update(self.sampling(request, ("temperature", "reasoning_effort", "top_p", "extra_body",
-                                              "extra_headers")))
+                                              "extra_headers", "service_tier")))
         self.with_reasoning(request, kwargs, "reasoning_effort")  # the provider option is the user's word
         if request.stream:
             kwargs["stream"] = True

@@ -131,7 +131,7 @@ class ResponsesProvider(SDKProvider):
     api_mode = NAME
     sdk = "openai"
     options_read = ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers", "encrypted_reasoning",
-                    "max_tokens")
+                    "max_tokens", "service_tier")
 
     def _build_client(self, key: str) -> Any:
         import openai
@@ -152,7 +152,8 @@ class ResponsesProvider(SDKProvider):
         encrypted = self.options.get("encrypted_reasoning")
         if encrypted or (encrypted is None and _REASONING_MODELS.match(model)):
             kwargs["include"] = ["reasoning.encrypted_content"]
-        given = self.sampling(request, ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers"))
+        given = self.sampling(request, ("reasoning_effort", "temperature", "top_p", "extra_body", "extra_headers",
+                                        "service_tier"))
         if "reasoning_effort" in given:
             kwargs["reasoning"] = {"effort": given.pop("reasoning_effort"), "summary": "auto"}
         kwargs.update(given)

@@ -16,7 +16,8 @@ the seeds' order:
 4. ``chat_completions``, the mode most endpoints speak.
 
 The hook runs last (``trylast``) so another plugin can claim a config first. The plugin also declares
-``agent.reasoning_effort`` and hands it to each request (:mod:`plugins_providers.reasoning`).
+``agent.reasoning_effort`` and hands it to each request (:mod:`plugins_providers.reasoning`), and the service tier
+and Claude's cache lifetime (:mod:`plugins_providers.serving`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from urllib.parse import urlparse
 
 from kernel import hookimpl
 from plugins_providers.defaults import PROVIDERS, provider_name, target
+from plugins_providers.serving import carry, set_in
 
 DEFAULT_MODE = "chat_completions"
 
@@ -78,12 +80,16 @@ def register_config(declare):
                 "anthropic/claude-opus-4.6 and claude-opus-4-6 name one model)"))
     declare(Key(DELEGATION, (str, bool), "", f"the subagents' level over {KEY} (unset: theirs is the same)",
                 choices=("", *LEVELS, *SPELLINGS)))
+    from plugins_providers.serving import declare_keys
+
+    declare_keys(declare)
 
 
 @hookimpl
 def pre_api_request(call, agent):
     """Each call carries the reasoning level it is asked at to the providers (``request.extra["reasoning"]``;
-    :func:`plugins_providers.reasoning.level_of_call`): the conversation's, a subagent's, or a side call's own."""
+    :func:`plugins_providers.reasoning.level_of_call`): the conversation's, a subagent's, or a side call's own; a
+    conversation's calls also its service tier and Claude's cache lifetime (:mod:`plugins_providers.serving`)."""
     config = agent.config
     if call.aux_task or any(config.get(key) not in ("", None) for key in ("agent.reasoning_effort",
                                                                           "delegation.reasoning_effort")) \
@@ -92,6 +98,8 @@ def pre_api_request(call, agent):
 
         if level := level_of_call(config, call, getattr(agent, "depth", 0)):
             call.request.extra.setdefault("reasoning", level)
+    if not call.aux_task and set_in(config):
+        carry(config, call)
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook

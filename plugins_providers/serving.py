@@ -1,0 +1,50 @@
+"""hermes-agent's keys for how a conversation's model calls are served: ``agent.service_tier`` (OpenAI's processing
+tier: ``fast`` is its priority processing, ``flex`` the slower and cheaper one) and ``prompt_caching.cache_ttl`` (how
+long Claude keeps a prompt's cache: ``5m``, or ``1h`` for conversations with long pauses). The provider-resolve
+plugin hands them to each call that can take them (``request.extra``); the providers send them in their API's words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SERVICE_TIER, CACHE_TTL = "agent.service_tier", "prompt_caching.cache_ttl"
+TIERS = {"fast": "priority", "priority": "priority", "on": "priority", "true": "priority", "flex": "flex"}
+STANDARD = ("", "normal", "default", "standard", "auto", "off", "none", "false")  # hermes-agent's words for none
+TTLS = ("5m", "1h")
+OPENAI = ("chat_completions", "codex_responses")
+
+
+def tier_of(value: Any) -> str:
+    """The ``service_tier`` a setting names (YAML's ``on`` and ``off`` are booleans), ``""`` for the standard one."""
+    return TIERS.get(str(value).strip().lower(), "") if value not in (None, False) else ""
+
+
+def set_in(config: Any) -> bool:
+    """Does config set either key away from its default (the one question each model call asks)?"""
+    return tier_of(config.get(SERVICE_TIER)) != "" or str(config.get(CACHE_TTL) or "5m") != "5m"
+
+
+def carry(config: Any, call: Any) -> None:
+    """The keys into a conversation's call where its endpoint takes them; where it does not, said once."""
+    from plugins_providers.base import warn_once
+    from plugins_providers.defaults import host_of
+
+    tier, where = tier_of(config.get(SERVICE_TIER)), host_of(call.base_url) or call.provider
+    if tier and call.api_mode in OPENAI and host_of(call.base_url) in ("api.openai.com", ""):
+        call.request.extra.setdefault("service_tier", tier)
+    elif tier:  # a compatible server may refuse the field, and Claude's own fast mode is another (beta) one
+        warn_once((SERVICE_TIER, where), "%s is sent to OpenAI's own API only: %s is not asked for it",
+                  SERVICE_TIER, where)
+    ttl = str(config.get(CACHE_TTL) or "5m")
+    if ttl != "5m" and call.api_mode == "anthropic_messages":
+        call.request.extra.setdefault("cache_ttl", ttl)
+
+
+def declare_keys(declare: Any) -> None:
+    from kernel.keys import Key
+
+    declare(Key(SERVICE_TIER, (str, bool), "", "OpenAI's processing tier: fast (priority processing, priced higher) "
+                "or flex (slower, cheaper); sent to OpenAI's own API only", choices=(*STANDARD, *TIERS)))
+    declare(Key(CACHE_TTL, str, "5m", "how long Claude keeps the prompt's cache: 5m, or 1h (each write costs more, "
+                "a pause of up to an hour still reads it)", choices=TTLS))

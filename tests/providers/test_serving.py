@@ -1,0 +1,55 @@
+"""hermes-agent's agent.service_tier and prompt_caching.cache_ttl through the real SDKs over the wire: OpenAI's own API
+gets the tier in its words, another endpoint is not asked for it (said once), and Claude's cache markers last an hour
+when config says 1h."""
+
+from __future__ import annotations
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+def test_openais_own_api_gets_the_tier_and_another_endpoint_does_not(hermes, wire_server, cli_env,
+                                                                     hermes_home):  # noqa: F811
+    """The wire server stands in for api.openai.com behind a proxy (HTTP_PROXY), so the request goes to that host."""
+    proxied = {**cli_env, **KEYS, "HTTP_PROXY": wire_server.url, "http_proxy": wire_server.url, "NO_PROXY": "",
+               "no_proxy": ""}
+    config = hermes_home / "config.yaml"
+    for api_mode, setting, sent in (("chat_completions", "fast", "priority"), ("codex_responses", "flex", "flex"),
+                                    ("chat_completions", "on", "priority"), ("chat_completions", "normal", None)):
+        config.write_text(f"base_url: http://api.openai.com/v1\nagent:\n  service_tier: {setting}\n")
+        wire_server.push(reply("ok"))
+        out = hermes("run", "--api-mode", api_mode, "-m", "gpt-5.2", "hi", env=proxied)
+        assert out.returncode == 0 and "service_tier" not in out.stderr, out.stderr
+        request = wire_server.requests[-1]
+        assert request.headers["host"] == "api.openai.com" and request.body.get("service_tier") == sent, setting
+
+    config.write_text("agent:\n  service_tier: fast\n")  # a compatible server may refuse the field: not sent
+    wire_server.push(reply("ok"), reply("ok"))
+    out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "gpt-5.2",
+                 "hi", env={**cli_env, **KEYS})
+    assert out.returncode == 0 and "service_tier" not in wire_server.requests[-1].body
+    assert out.stderr == "hermes: WARNING: agent.service_tier is sent to OpenAI's own API only: 127.0.0.1 is not " \
+                         "asked for it\n"
+    config.write_text("agent:\n  service_tier: turbo\n")
+    wrong = hermes("run", "--base-url", wire_server.openai_url, "-m", "gpt-5.2", "hi", env={**cli_env, **KEYS})
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "agent.service_tier: expected one of" in \
+        wrong.stderr
+
+
+def test_claudes_cache_markers_last_an_hour_when_config_says_1h(hermes, wire_server, cli_env,
+                                                                hermes_home):  # noqa: F811
+    config = hermes_home / "config.yaml"
+    for ttl, marker in (("1h", {"type": "ephemeral", "ttl": "1h"}), ("5m", {"type": "ephemeral"})):
+        config.write_text(f"prompt_caching:\n  cache_ttl: {ttl}\nprovider_options:\n  prompt_cache: true\n")
+        wire_server.push(reply("ok"))
+        out = hermes("run", "--base-url", wire_server.url, "--api-mode", "anthropic_messages", "-m",
+                     "claude-sonnet-4-5", "hi", env={**cli_env, **KEYS})
+        assert out.returncode == 0, out.stderr
+        body = wire_server.requests[-1].body
+        assert body["system"][-1]["cache_control"] == marker
+        assert body["messages"][-1]["content"][-1]["cache_control"] == marker
+    config.write_text("prompt_caching:\n  cache_ttl: 2h\n")
+    wrong = hermes("run", "--base-url", wire_server.url, "-m", "claude-sonnet-4-5", "hi", env={**cli_env, **KEYS})
+    assert wrong.returncode == 2 and "prompt_caching.cache_ttl: expected one of 5m, 1h" in wrong.stderr
