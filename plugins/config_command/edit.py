@@ -43,16 +43,20 @@ def edit(path: "str | Path", change: Callable[[Any], Any]) -> Any:
             document = yaml.load(text) if text.strip() else None
         except (YAMLError, UnicodeDecodeError) as exc:
             raise EditError(f"{path} cannot be changed: {problem(exc)}") from None
+        # a file of comments alone (notes, keys commented out) is no document to ruamel: they are kept above
+        notes = "".join(line for line in text.splitlines(keepends=True) if line.lstrip().startswith("#"))
         if document is None:
             from ruamel.yaml.comments import CommentedMap
 
-            document = CommentedMap()
+            document, above = CommentedMap(), notes
+        else:
+            above = ""
         if not isinstance(document, dict):
             raise EditError(f"{path} cannot be changed: it holds a {type(document).__name__}, not a mapping of keys")
         answer = change(document)
         out = io.StringIO()
         yaml.dump(document, out)
-        atomic_write(real, out.getvalue() if document else "")
+        atomic_write(real, above + out.getvalue() if document else notes)  # no key left: the comments stay
     return answer
 
 

@@ -44,6 +44,18 @@ def test_set_unset_enable_and_disable_keep_every_comment(hermes, config):
     assert hermes("config", "get", "agent.max_turns").stdout.strip() == "40"
 
 
+def test_a_config_of_comments_alone_keeps_them_when_a_key_is_set_and_when_the_last_is_unset(hermes, hermes_home):
+    """A config.yaml of notes and keys commented out (a copied example) is no YAML document: its comments stay above
+    the first key set, and stay when the last key is unset."""
+    path = hermes_home / "config.yaml"
+    path.write_text("# my notes\n# agent:\n#   max_turns: 90\n\n")
+    assert hermes("config", "set", "agent.max_turns", "10").returncode == 0
+    assert path.read_text() == "# my notes\n# agent:\n#   max_turns: 90\nagent:\n  max_turns: 10\n"
+    assert hermes("config", "get", "agent.max_turns").stdout.strip() == "10"
+    assert hermes("config", "unset", "agent.max_turns").returncode == 0
+    assert path.read_text() == "# my notes\n# agent:\n#   max_turns: 90\n"
+
+
 def test_a_symlinked_config_is_written_through_its_link(hermes, hermes_home, tmp_path):
     dotfiles = tmp_path / "dotfiles"
     dotfiles.mkdir()
