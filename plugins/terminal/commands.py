@@ -136,15 +136,37 @@ def _reasoning(chat, args):
                "/reasoning show|hide)"
     if len(level) != 1 or level[0] not in (*LEVELS, *SPELLINGS):
         return f"usage: /reasoning [{'|'.join(LEVELS)}] [--global] or /reasoning show|hide"
-    config.overrides[KEY] = level[0]
-    if "--global" in scope:
-        from plugins.config_command.edit import EditError, edit, path_of, set_key
+    return f"reasoning effort ({_saved(config, KEY, level[0], '--global' in scope)}) {_effort(chat.agent)}"
 
-        try:
-            edit(path_of(config), lambda document: set_key(document, KEY, level[0]))
-        except (EditError, OSError) as exc:
-            return f"reasoning effort (this chat; config.yaml was not changed: {exc}) {_effort(chat.agent)}"
-    return f"reasoning effort ({'config.yaml' if '--global' in scope else 'this chat'}) {_effort(chat.agent)}"
+
+def _saved(config, key: str, value, everywhere: bool) -> str:
+    """``key`` set for this chat, and (``--global``) in config.yaml too, comments kept: where it was set."""
+    config.overrides[key] = value
+    if not everywhere:
+        return "this chat"
+    from plugins.config_command.edit import EditError, edit, path_of, set_key
+
+    try:
+        edit(path_of(config), lambda document: set_key(document, key, value))
+    except (EditError, OSError) as exc:
+        return f"this chat; config.yaml was not changed: {exc}"
+    return "config.yaml"
+
+
+def _fast(chat, args):
+    """OpenAI's priority processing (agent.service_tier fast) for this chat, or with --global in config.yaml too
+    (hermes-agent's /fast)."""
+    from plugins_providers.serving import SERVICE_TIER, tier_of
+
+    words, config = args.lower().split(), chat.agent.config
+    wanted = [w for w in words if w != "--global"]
+    if wanted not in ([], ["on"], ["off"]) or not wanted and words:
+        return "usage: /fast [on|off] [--global]"
+    where = f"({_saved(config, SERVICE_TIER, 'fast' if wanted == ['on'] else 'normal', '--global' in words)}) " \
+        if wanted else ""
+    tier = tier_of(config.get(SERVICE_TIER))
+    return f"fast mode {where}" + ("on: OpenAI's own API is asked for priority processing" if tier == "priority"
+                                      else f"off ({SERVICE_TIER}: {config.get(SERVICE_TIER) or 'standard'})")
 
 
 def _effort(agent) -> str:
@@ -402,6 +424,7 @@ BUILTIN = {
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
+    "fast": ("OpenAI's priority processing for this chat (/fast on|off [--global])", _fast),
     "personality": ("the model's prompt: /personality NAME of config's personalities, or none", _personality),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),

@@ -71,6 +71,38 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
         "# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n  reasoning_effort: xhigh\n")
 
 
+def test_fast_mode_for_this_chat_or_from_now_on(terminal, wire_server, hermes_home):
+    """hermes-agent's `/fast [on|off] [--global]`: OpenAI's own API (the wire server behind HTTP_PROXY) is asked for
+    priority processing from the next request; --global writes agent.service_tier to config.yaml."""
+    from plugins_providers.testserver import reply
+
+    (hermes_home / "config.yaml").write_text("# mine\n")
+    wire_server.push(reply("plain"), reply("quick"), reply("still quick"))
+    proxy = {"HTTP_PROXY": wire_server.url, "http_proxy": wire_server.url, "NO_PROXY": "", "no_proxy": ""}
+    chat, _ = terminal([], "--api-mode", "chat_completions", "--base-url", "http://api.openai.com/v1", "-m", "gpt-5.2",
+                       env={"OPENAI_API_KEY": "sk-test", **proxy})
+    chat.expect("hermes> ")
+    chat.line("/fast")
+    chat.expect("fast mode off (agent.service_tier: standard)")
+    chat.line("one")
+    chat.expect("plain")
+    chat.line("/fast now")
+    chat.expect("usage: /fast [on|off] [--global]")
+    chat.line("/fast on")
+    chat.expect("fast mode (this chat) on: OpenAI's own API is asked for priority processing")
+    chat.line("two")
+    chat.expect("quick")
+    chat.line("/fast on --global")
+    chat.expect("fast mode (config.yaml) on")
+    chat.line("three")
+    chat.expect("still quick")
+    chat.line("/exit")
+    assert chat.close() == 0
+    first, second, third = (r.body for r in wire_server.requests)
+    assert "service_tier" not in first and second["service_tier"] == third["service_tier"] == "priority"
+    assert (hermes_home / "config.yaml").read_text() == "# mine\nagent:\n  service_tier: fast\n"
+
+
 def test_a_personality_of_config_is_the_prompt_from_now_on_and_none_goes_back(terminal, wire_server, hermes_home):
     """hermes-agent's `/personality NAME`: a prompt of config.yaml's personalities is the identity from the next
     request on (the chat goes on in a linked session), saved as agent.system_prompt; `none` goes back."""
