@@ -11,7 +11,8 @@
 
 Settings (all optional): ``terminal.timeout`` (default 120 s),
 ``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
-``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB),
+``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB), ``file.max_read_lines`` (2,000),
+``file.max_line_chars`` (2,000),
 ``file.max_search_files`` (50,000 files per search), ``code_execution.timeout``
 (300 s), ``code_execution.max_tool_calls`` (50), ``code_execution.tools``, ``code_execution.python``; the
 sandbox's
@@ -26,8 +27,8 @@ from __future__ import annotations
 from kernel import hookimpl
 from plugins.core_tools import sandbox
 from plugins.core_tools.code import CALLABLE, DEFAULT_TIMEOUT as CODE_TIMEOUT, MAX_TOOL_CALLS
-from plugins.core_tools.files import (MAX_FILES_SCANNED, MAX_READ_BYTES, MAX_READ_CHARS, make_patch, make_read_file,
-                                      make_search_files, make_write_file)
+from plugins.core_tools.files import (DEFAULT_READ_LINES, MAX_FILES_SCANNED, MAX_LINE_CHARS, MAX_READ_BYTES,
+                                      MAX_READ_CHARS, make_patch, make_read_file, make_search_files, make_write_file)
 from plugins.core_tools.terminal import DEFAULT_TIMEOUT, MAX_OUTPUT_CHARS, MAX_TIMEOUT, live_group_members, make_terminal
 
 __all__ = ["live_group_members", "make_patch", "make_read_file", "make_search_files", "make_terminal", "make_tools",
@@ -50,6 +51,10 @@ def register_config(declare):
     declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1000)
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1000)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
+    declare("file.max_read_lines", int, DEFAULT_READ_LINES, "lines one read_file returns at most (and by default)",
+            minimum=1)
+    declare("file.max_line_chars", int, MAX_LINE_CHARS, "characters of one line read_file shows (the rest: cut)",
+            minimum=100)
     declare("file.max_search_files", int, MAX_FILES_SCANNED, "files search_files looks through at most", minimum=1)
     declare("code_execution.timeout", float, CODE_TIMEOUT, "seconds an execute_code script may run", minimum=1)
     declare("code_execution.max_tool_calls", int, MAX_TOOL_CALLS, "tool calls one execute_code script may make", minimum=0)

@@ -48,6 +48,8 @@ def _open_existing(path: Path, raw: str, tool: str) -> None:
 def make_read_file(config=None) -> Tool:
     max_chars = setting(config, "file.max_read_chars", MAX_READ_CHARS, int, 1000)
     max_bytes = setting(config, "file.max_read_bytes", MAX_READ_BYTES, int, 1)
+    max_lines = setting(config, "file.max_read_lines", DEFAULT_READ_LINES, int, 1)
+    line_chars = setting(config, "file.max_line_chars", MAX_LINE_CHARS, int, 100)
 
     def read_file(args, ctx):
         args = check_args(args, "read_file")
@@ -66,7 +68,7 @@ def make_read_file(config=None) -> Tool:
                 f"read_file: {raw} is too large to read whole ({size} bytes, limit {max_bytes}); "
                 "read a part with 'offset' and 'limit', or use search_files / terminal (grep, head, tail)"
             )
-        want = limit or DEFAULT_READ_LINES
+        want = min(limit or max_lines, max_lines)
         with open(path, "rb") as fh:
             if (lines := text_lines(fh)) is None:
                 raise ToolError(f"read_file: {raw} is a binary file ({size} bytes); it cannot be shown as text")
@@ -81,8 +83,8 @@ def make_read_file(config=None) -> Tool:
                         break
                     continue  # keep counting lines for the footer
                 text = line.rstrip("\r\n")
-                if len(text) > MAX_LINE_CHARS:
-                    text = text[:MAX_LINE_CHARS] + f"... [line cut: {len(text)} characters]"
+                if len(text) > line_chars:
+                    text = text[:line_chars] + f"... [line cut: {len(text)} characters]"
                 row = f"{lineno:>6}|{text}"
                 if used + len(row) > max_chars and out:
                     cut_by_chars = True
@@ -108,7 +110,8 @@ def make_read_file(config=None) -> Tool:
         name="read_file",
         description=(
             "Read a text file with line numbers (format 'NUMBER|text'). By default the first "
-            f"{DEFAULT_READ_LINES} lines; page with 'offset' (1-based first line) and 'limit' (number of lines). "
+            f"{max_lines} lines (the most one read returns); page with 'offset' (1-based first line) and 'limit' "
+            "(number of lines). "
             "The line numbers are not part of the file: leave them out when you patch."
         ),
         parameters={
@@ -116,7 +119,7 @@ def make_read_file(config=None) -> Tool:
             "properties": {
                 "path": {"type": "string", "description": "File to read (absolute, ~, or relative to the current directory)."},
                 "offset": {"type": "integer", "description": "First line to read, 1-based (default 1)."},
-                "limit": {"type": "integer", "description": f"How many lines to read (default {DEFAULT_READ_LINES})."},
+                "limit": {"type": "integer", "description": f"How many lines to read (default {max_lines})."},
             },
             "required": ["path"],
         },

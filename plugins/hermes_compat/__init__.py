@@ -34,6 +34,8 @@ RENAMED = (("plugins.hook_callback_timeout", float, "plugins.hook_timeout", 0),
            ("skills.external_dirs", list[str], "skills.paths", None),
            ("file_read_max_chars", int, "file.max_read_chars", 1000),
            ("tool_output.max_bytes", int, "terminal.max_output_chars", 1000),  # its cap of a command's output
+           ("tool_output.max_lines", int, "file.max_read_lines", 1),  # its caps of read_file
+           ("tool_output.max_line_length", int, "file.max_line_chars", 100),
            ("gateway.api_server.max_concurrent_runs", int, "api_server.max_concurrent_runs", 1),  # hermes serve's
            ("web.backend", str, "web.search_backend", None))  # its shared one; its search_backend is ours
 

@@ -128,30 +128,35 @@ def test_a_manifest_config_schema_becomes_config_declarations(hermes, hermes_hom
 
 def test_hermes_agents_names_of_keys_read_here_under_others_keep_their_meaning(hermes, hermes_home, tmp_path):
     """A config.yaml of hermes-agent's: terminal.env_passthrough (a token the user let tools see), skills.external_dirs
-    (a team's skills), file_read_max_chars and tool_output.max_bytes were unknown keys here and silently did
-    nothing: the token was hidden
-    from the tools, the skills were missing. Each is read as ours is (tools.env_passthrough, skills.paths,
-    file.max_read_chars, terminal.max_output_chars) when ours is not set."""
+    (a team's skills), file_read_max_chars and tool_output.* were unknown keys here and silently did nothing: the
+    token was hidden from the tools, the skills were missing. Each is read as ours is (tools.env_passthrough,
+    skills.paths, file.max_read_chars, terminal.max_output_chars, file.max_read_lines, file.max_line_chars) when ours
+    is not set."""
     skill = tmp_path / "team-skills" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship the app.\n---\nRun make deploy.\n")
     (tmp_path / "big.txt").write_text("yyyyyyyyy\n" * 500)
+    (tmp_path / "wide.txt").write_text("w" * 500 + "\n" + "short\n" * 9)
     (hermes_home / "config.yaml").write_text(
         f"terminal:\n  env_passthrough: [DEPLOY_TOKEN]\nskills:\n  external_dirs: ['{skill.parent}']\n"
-        "file_read_max_chars: 1000\ntool_output:\n  max_bytes: 1000\n")
+        "file_read_max_chars: 1000\ntool_output:\n  max_bytes: 1000\n  max_lines: 3\n  max_line_length: 100\n")
     assert hermes("config", "check").stdout.startswith("ok")
     assert "deploy" in json.dumps(json.loads(hermes("skills", "list", "--json").stdout))
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([{"tool_calls": [["terminal", {"command": "test \"$DEPLOY_TOKEN\" = s3cret-value && echo seen"}],
                                                  ["read_file", {"path": str(tmp_path / "big.txt")}],
-                                                 ["terminal", {"command": "printf 'z%.0s' $(seq 5000)"}]]}, "done"]))
+                                                 ["terminal", {"command": "printf 'z%.0s' $(seq 5000)"}],
+                                                 ["read_file", {"path": str(tmp_path / "wide.txt"), "limit": 50}]]},
+                                 "done"]))
     out = hermes("run", "--yolo", "--json", "--api-mode", "scripted", "--base-url", steps, "go", cwd=tmp_path,
                  env={"DEPLOY_TOKEN": "s3cret-value"})
     assert out.returncode == 0, out.stderr
-    terminal, read, long = (m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool")
+    terminal, read, long, wide = (m["content"] for m in json.loads(out.stdout)["messages"] if m["role"] == "tool")
     assert json.loads(terminal)["output"] == "seen\n"  # passed through (and masked in what the model reads)
     assert read.count("y") <= 1000 < 4500
     assert json.loads(long)["output"].count("z") <= 1000  # tool_output.max_bytes: terminal.max_output_chars
+    assert "|" + "w" * 100 + "... [line cut: 500 characters]" in wide  # tool_output.max_line_length
+    assert wide.count("short") == 2 and "lines 1-3 of 10; continue with offset=4" in wide  # tool_output.max_lines
 
 
 def test_keys_in_the_env_file_beside_config_yaml_are_used_and_the_environment_wins(hermes, hermes_home,
