@@ -8,7 +8,8 @@ start in the background when the first agent whose toolsets choose them is
 built (never for ``--help``, ``plugins list`` or ``config``, nor under ``-t
 file``), and its first model call waits for those still connecting; the SDK is
 imported only then. ``hermes mcp`` lists, tests, adds and removes them;
-``/reload-mcp`` in chat reads the config again.
+a conversation follows config.yaml's changes before its next model call
+(``mcp.auto_reload_on_config_change``), and ``/reload-mcp`` in chat reads it again now.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Optional
 from kernel import hookimpl
 
 _manager: Any = None  # plugins.mcp.servers.Manager, once an agent needs a server
+_reread: dict = {}  # id(host) -> config.yaml as last read again for its servers (newer than the host's config)
 _making = threading.Lock()
 
 
@@ -50,7 +52,7 @@ def all_servers(host, config: Any = None) -> dict:
     from plugins.mcp.hookspecs import MCP_SERVERS
 
     shipped = {name: (entry.value, entry.plugin) for name, entry in host.registry[MCP_SERVERS].items()}
-    return configured(config or host.config, shipped)
+    return configured(config or _reread.get(id(host)) or host.config, shipped)
 
 
 def manager(host):
@@ -74,6 +76,8 @@ def manager(host):
 @hookimpl
 def agent_tools(agent, starting) -> Optional[list]:
     host = agent.host
+    if starting:
+        _follow_config(agent)  # config.yaml as this agent starts: what later turns compare with
     if _manager is None and not _any_server(host):
         return None  # nothing configured: no SDK import, no thread
     if starting:  # start what is not running yet, answer at once with what is connected, and be asked again
@@ -95,6 +99,49 @@ def agent_tools(agent, starting) -> Optional[list]:
     return running.tools(_cache())
 
 
+@hookimpl
+def pre_llm_call(agent):
+    """hermes-agent's mcp.auto_reload_on_config_change: servers added, changed or removed in config.yaml since it
+    was last read (``hermes mcp add`` in another terminal) start or stop before the turn's first model call."""
+    if _follow_config(agent):
+        agent.tools_changed()
+
+
+_config_seen: dict = {}  # config.yaml -> its stamp when its mcp_servers were last read
+
+
+def _follow_config(agent) -> bool:
+    """Read config.yaml's servers again if it changed since it was last read, and start or stop them: whether it
+    did."""
+    from hermes.host.paths import stamp
+    from plugins.mcp.keys import AUTO_RELOAD
+
+    path = getattr(agent.host.config, "path", None)
+    if not path or not agent.config.get(AUTO_RELOAD, True):
+        return False
+    now = stamp(str(path))
+    if _config_seen.setdefault(str(path), now) == now:
+        return False
+    _config_seen[str(path)] = now
+    from hermes.host.config import ConfigError, load_config
+
+    try:
+        fresh = load_config(path, lenient=True)
+    except ConfigError as exc:  # an edit half done: the servers stay as they are until it reads
+        import logging
+
+        logging.getLogger("hermes.mcp").warning("config.yaml was not read again for its MCP servers: %s", exc)
+        return False
+    _reread[id(agent.host)] = fresh
+    servers = all_servers(agent.host)
+    if not servers and _manager is None:
+        return False
+    running = manager(agent.host)
+    running.update(servers, start=_chosen(agent, servers))
+    running.agents.add(agent)
+    return True
+
+
 def _chosen(agent, servers) -> set:
     """The names of ``servers`` whose tools ``agent`` offers (their toolset ``mcp-NAME``)."""
     return {name for name in servers if agent.offers(f"mcp-{name}")}
@@ -103,7 +150,7 @@ def _chosen(agent, servers) -> set:
 def _any_server(host) -> bool:
     from plugins.mcp.hookspecs import MCP_SERVERS
 
-    configured = host.config.get("mcp_servers")
+    configured = (_reread.get(id(host)) or host.config).get("mcp_servers")
     return bool(isinstance(configured, dict) and configured) or bool(host.registry[MCP_SERVERS])
 
 
@@ -129,7 +176,8 @@ def _reload(raw_args: str, agent) -> str:
         return f"config.yaml was not read again: {exc}"
     running = manager(host)
     running.shutdown()
-    servers = all_servers(host, fresh)
+    _reread[id(host)] = fresh  # what later agents (a subagent) start from too
+    servers = all_servers(host)
     running.update(servers, start=(chosen := _chosen(agent, servers)))
     running.agents.add(agent)
     running.wait_connecting(float(agent.config.get("plugins.hook_timeout") or 30) - 2.0, agent, chosen)

@@ -44,11 +44,14 @@ ENTRY_KEYS = {
     "idle_timeout_seconds": (float, "hermes-agent's; read, not used"),
     "max_lifetime_seconds": (float, "hermes-agent's; read, not used"),
 }
+AUTO_RELOAD = "mcp.auto_reload_on_config_change"  # hermes-agent's
 _SECTIONS = {"tools", "sampling"}  # mappings whose own keys are declared one by one
 
 
 def declare_keys(declare, config) -> None:
     """``mcp_servers`` and, for each server named in config.yaml, the keys of its entry."""
+    declare(AUTO_RELOAD, bool, True, "a conversation picks up MCP servers added, changed or removed in config.yaml "
+            "before its next model call (else: /reload-mcp)")
     servers = config.get("mcp_servers") if config is not None else None
     if not isinstance(servers, dict) or not servers:
         declare("mcp_servers", dict, {}, "MCP servers whose tools the agent may call (hermes-agent's format)")
