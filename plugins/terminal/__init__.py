@@ -42,6 +42,7 @@ def register_config(declare):
     declare(PERSONALITIES, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the "
             "identity, saved as agent.system_prompt)")
     declare("agent.personalities", dict, {}, f"hermes-agent's older place of {PERSONALITIES}")
+    declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
 
 
 @hookimpl

@@ -18,6 +18,7 @@ from plugins.commands.hookspecs import SLASH_COMMANDS
 from plugins.text import printable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+BELL = "display.bell_on_complete"  # hermes-agent's
 # a path at a line's start as a terminal pastes a dragged file: 'quoted', "quoted", or with its spaces escaped
 DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\s+(.*))?$""", re.S)
 
@@ -115,6 +116,9 @@ class Chat:
             result = self.agent.run_conversation(text)
         self.usage = add_usage(self.usage, result.usage)
         self.console.end_answer(result.final_response)
+        if self.agent.config.get(BELL) and sys.stdout.isatty():  # a long task done while the user looked elsewhere
+            sys.stdout.write("\a")
+            sys.stdout.flush()
         if result.exit_reason == "error":
             self.say(f"{program()}: error: {result.error}", "error")
         elif stop.stopped_by:  # hermes is asked to end: the turn is stored, the chat ends with it

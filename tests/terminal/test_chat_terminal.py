@@ -434,6 +434,7 @@ def test_ctrl_c_during_a_turn_keeps_it_a_turn_of_its_own_and_a_stopped_tool_show
 
 
 def test_reasoning_is_hidden_until_asked_for_and_the_config_key_shows_it_from_the_start(terminal, hermes_home):
+    """The keys of the second chat also ring the bell when its answer is done (display.bell_on_complete)."""
     steps = [{"content": "first answer", "reasoning": "secret plan one"},
              {"content": "second answer", "reasoning": "secret plan two"}]
     chat, _ = terminal(steps)
@@ -454,13 +455,14 @@ def test_reasoning_is_hidden_until_asked_for_and_the_config_key_shows_it_from_th
     chat.expect("usage: /reasoning [none|minimal|low|medium|high|xhigh|max] [--global] or /reasoning show|hide")
     chat.line("/exit")
     assert chat.close() == 0
-    assert "secret plan one" not in chat.seen
-    (hermes_home / "config.yaml").write_text("display:\n  show_reasoning: true\n")
+    assert "secret plan one" not in chat.seen and "\a" not in chat.seen
+    (hermes_home / "config.yaml").write_text("display:\n  show_reasoning: true\n  bell_on_complete: true\n")
     chat, _ = terminal([{"content": "third answer", "reasoning": "secret plan three"}], name="again.json")
     chat.expect("hermes> ")
     chat.line("three")
     chat.expect("secret plan three")
     chat.expect("third answer")
+    chat.expect("\a")  # hermes-agent's display.bell_on_complete: the answer is done
     chat.line("/exit")
     assert chat.close() == 0
 
