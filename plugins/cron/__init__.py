@@ -21,6 +21,7 @@ def register_config(declare):
     declare("cron.with_serve", bool, True, "hermes serve runs the due cron jobs too (as hermes cron daemon does)")
     declare("cron.tick_seconds", float, 60, "how often hermes serve and hermes cron daemon look for due jobs",
             minimum=1)
+    declare("cron.output_retention", int, 50, "the answers kept of each job's runs (the oldest go)", minimum=1)
 
 
 @hookimpl

@@ -5,7 +5,7 @@ Every change is made under an advisory lock and written whole (a crash leaves th
 ``hermes cron`` commands, the model's ``cronjob`` tool and any number of ticking processes can share the file. A
 tick claims the jobs that are due (their next run set before they run, the running process's id noted), so two
 ticks never run one job twice; a job whose process died while it ran says so at the next tick. What each run
-answered is in ``cron/output/<job>/<time>.md`` (the newest :data:`KEPT_OUTPUTS` a job).
+answered is in ``cron/output/<job>/<time>.md`` (the newest ``cron.output_retention``, 50, a job).
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def run(app, job: Job) -> Job:
         error = exc.message
     except Exception as exc:  # noqa: BLE001 - one job's failure is its record, not the tick's end
         error = f"{type(exc).__name__}: {exc}"
-    output = _keep_output(job, started, answer, error)
+    output = _keep_output(job, started, answer, error, app.config.get("cron.output_retention", KEPT_OUTPUTS))
     with editing() as state:
         try:
             recorded = state.find(job.id)
@@ -268,7 +268,7 @@ def run(app, job: Job) -> Job:
     return recorded
 
 
-def _keep_output(job: Job, started: datetime, answer: str, error: str) -> str:
+def _keep_output(job: Job, started: datetime, answer: str, error: str, kept: int = KEPT_OUTPUTS) -> str:
     from hermes.host.files import atomic_write
 
     where = folder() / "output" / job.id
@@ -277,7 +277,7 @@ def _keep_output(job: Job, started: datetime, answer: str, error: str) -> str:
            f"{answer or '(none)'}\n" + (f"\n## Error\n\n{error}\n" if error else "")
     try:
         atomic_write(path, text)
-        for old in sorted(where.glob("*.md"))[:-KEPT_OUTPUTS]:
+        for old in sorted(where.glob("*.md"))[:-kept]:
             old.unlink(missing_ok=True)
     except OSError:
         return ""

@@ -105,9 +105,16 @@ def test_add_list_pause_resume_run_and_remove(hermes, hermes_home, scripted, tmp
     assert resumed["enabled"] and datetime.fromisoformat(resumed["next_run"]) > datetime.now().astimezone()
     assert json.loads(hermes("cron", "tick", "--json").stdout)["ran"] == []
     scripted([{"tool_calls": [["terminal", {"command": "echo compiled"}]]}, "The build is fine."])
+    with open(hermes_home / "config.yaml", "a") as config:  # hermes-agent's key: the answers kept of each job
+        config.write("cron:\n  output_retention: 2\n")
+    outputs = hermes_home / "cron" / "output" / job["id"]
+    outputs.mkdir(parents=True)
+    for day in ("20260101", "20260102", "20260103"):
+        (outputs / f"{day}-090000.md").write_text("an earlier answer")
     ran = hermes("cron", "run", "build", "--json", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     done = json.loads(ran.stdout)
+    assert sorted(p.name for p in outputs.iterdir()) == ["20260103-090000.md", os.path.basename(done["last_output"])]
     assert (done["runs"], done["last_status"], done["status"]) == (1, "ok", "scheduled")
     text = open(done["last_output"], encoding="utf-8").read()
     assert text.startswith("# build\n") and "## Prompt\n\ncheck the build" in text and "The build is fine." in text
