@@ -38,6 +38,8 @@ def register_config(declare):
     declare("timezone", str, "", "the user's IANA time zone, of the date the agent is told and of cron schedules "
             "(Europe/Berlin; empty: this machine's; HERMES_TIMEZONE wins)")
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
+    declare("agent.environment_hint", str, "", "a line about this machine for the session layer (hermes-agent's: "
+            "\"apt is not here, use nix\")")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
     declare("prefill_messages_file", str, "", "a JSON file of messages, [{role, content}, ...] (a few-shot example), "
             "put after the system prompt in each request, never stored (hermes-agent's; relative to config.yaml's "

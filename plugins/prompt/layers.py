@@ -1,6 +1,6 @@
 """The system prompt's layers, in order: identity, tool guidance, what other
 plugins contribute (the memory block), the project's context files, the
-platform's hints and the session's date and model. Each layer is capped
+platform's hints and the session's date, model and working folder. Each layer is capped
 (``prompt.max_layer_chars``) with a visible marker. Nothing that changes within
 a day goes in (the date, not the time): within a session the prompt is
 byte-identical from turn to turn, so provider prompt caches hit."""
@@ -8,6 +8,7 @@ byte-identical from turn to turn, so provider prompt caches hit."""
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -26,6 +27,8 @@ facts you have not seen."""
 TOOL_GUIDANCE = ("Call a tool when it gets you a fact or does the work; answer directly when neither is needed. "
                  "Several independent calls may go in one step. A tool result that starts with an error says what "
                  "went wrong: fix the call rather than repeating it.")
+
+SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}  # sys.platform's names, as people say them
 
 PLATFORM_HINTS = {
     "cli": "You are talking to a person in a terminal: plain text, short paragraphs, code in fenced blocks; no "
@@ -117,16 +120,23 @@ def platform(agent: Any) -> Optional[Layer]:
     return Layer("platform", f"platform {agent.platform}", hint) if hint else None
 
 
-def session(agent: Any) -> Layer:
+def session(agent: Any, cwd: Path) -> Layer:
     """The day the conversation started (in ``timezone``, hermes-agent's key, or ``HERMES_TIMEZONE``), the model and
-    the provider, as hermes-agent says them: a model knows its training, not today's date."""
+    the provider, as hermes-agent says them: a model knows its training, not today's date; then where its tools work
+    (the folder, a git repository or not, the system), which it would otherwise spend a tool call to learn, and the
+    user's own line about this machine (hermes-agent's ``agent.environment_hint``)."""
     from plugins.clock import now
 
+    config = getattr(agent, "config", None)
     pconf = getattr(agent, "provider_config", None)
-    lines = [f"Conversation started: {now(getattr(agent, 'config', None)).strftime('%A, %B %d, %Y')}"]
+    lines = [f"Conversation started: {now(config).strftime('%A, %B %d, %Y')}"]
     lines += [f"{label}: {value}" for label, value in (("Model", getattr(pconf, "model", "")),
                                                        ("Provider", getattr(pconf, "provider", ""))) if value]
-    return Layer("session", "the date, the model", "\n".join(lines))
+    repository = " (a git repository)" if project.git_root(cwd) else ""
+    lines += [f"Working folder: {cwd}{repository}", f"System: {SYSTEMS.get(sys.platform, sys.platform)}"]
+    if hint := str(_setting(config, "agent.environment_hint", "") or "").strip():
+        lines.append(hint)
+    return Layer("session", "the date, the model, the working folder", "\n".join(lines))
 
 
 def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added: list = ()) -> list:
@@ -143,7 +153,7 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
         "plugins": lambda: Layer("plugins", "other plugins (system_prompt)", plugins_text) if plugins_text else None,
         "context": lambda: context(config, cwd or Path.cwd()),
         "platform": lambda: platform(agent),
-        "session": lambda: session(agent),
+        "session": lambda: session(agent, (cwd or Path.cwd()).resolve()),
     }
     followers: dict = {}  # a plugin's layer goes after the one it names (default: the plugins' parts)
     for extra in added:

@@ -126,22 +126,34 @@ def test_agent_system_prompt_is_the_identity_when_it_is_set(hermes, hermes_home,
     assert "── agent.system_prompt (" in hermes("prompt", "show", cwd=folder).stdout
 
 
-def test_the_session_layer_tells_the_date_in_the_users_zone_and_the_model(hermes, hermes_home):
+def test_the_session_layer_tells_the_date_in_the_users_zone_the_model_and_the_working_folder(hermes, hermes_home,
+                                                                                             tmp_path):
     """A model knows its training, not today's date: hermes-agent's "Conversation started" line, in the zone of
-    `timezone` (hermes-agent's key) or HERMES_TIMEZONE, with the model and the provider."""
+    `timezone` (hermes-agent's key) or HERMES_TIMEZONE, with the model and the provider; then the folder its tools
+    work in and the system (a model spent a tool call on `pwd` to learn them), and hermes-agent's
+    agent.environment_hint."""
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    def session_layer(*args, env=None):
-        out = hermes("prompt", "show", "--json", *args, env=env)
+    work = tmp_path / "repo" / "src"
+    work.mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+
+    def session_layer(*args, env=None, cwd=work):
+        out = hermes("prompt", "show", "--json", *args, env=env, cwd=cwd)
         assert out.returncode == 0, out.stderr
         return {layer["name"]: layer for layer in json.loads(out.stdout)["layers"]}.get("session"), out.stderr
 
-    (hermes_home / "config.yaml").write_text("model: gpt-test\nprovider: openrouter\ntimezone: Pacific/Kiritimati\n")
+    (hermes_home / "config.yaml").write_text("model: gpt-test\nprovider: openrouter\ntimezone: Pacific/Kiritimati\n"
+                                             "agent:\n  environment_hint: Packages come from nix here, not apt.\n")
     for zone, env in (("Pacific/Kiritimati", None), ("Pacific/Pago_Pago", {"HERMES_TIMEZONE": "Pacific/Pago_Pago"})):
         layer, _ = session_layer(env=env)  # UTC+14 and UTC-11: a day apart most hours
         day = datetime.now(ZoneInfo(zone)).strftime("%A, %B %d, %Y")
-        assert layer["text"] == f"Conversation started: {day}\nModel: gpt-test\nProvider: openrouter", zone
+        assert layer["text"] == f"Conversation started: {day}\nModel: gpt-test\nProvider: openrouter\n" \
+            f"Working folder: {work.resolve()} (a git repository)\nSystem: Linux\n" \
+            "Packages come from nix here, not apt.", zone
+    (hermes_home / "config.yaml").write_text("model: gpt-test\n")
+    assert session_layer(cwd=tmp_path)[0]["text"].endswith(f"\nWorking folder: {tmp_path.resolve()}\nSystem: Linux")
     layer, said = session_layer(env={"HERMES_TIMEZONE": "Mars/Olympus"})
     assert layer["text"].startswith("Conversation started: ") and "timezone 'Mars/Olympus' is no IANA time zone" in said
     (hermes_home / "config.yaml").write_text("prompt:\n  disabled_layers: [session]\n")
