@@ -161,7 +161,8 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
         said = f"connection failed: {type(detail).__name__}: {detail}"
         from plugins.tls import advice
 
-        hint = advice(said, "the provider option ssl_ca_cert", "the provider options ssl_client_cert and ssl_client_key")
+        hint = advice(said, "the provider option ssl_ca_cert",
+                      "the provider options ssl_client_cert and ssl_client_key")
         return make(CONFIG, f"{said}; {hint}") if hint else make(TRANSPORT, said)  # a TLS refusal: no retries
     if isinstance(exc, json.JSONDecodeError):
         return make(TRANSPORT, f"malformed JSON from the provider: {exc.msg}")

@@ -81,7 +81,8 @@ class Server:
 
         self.host, self.key, self.model_name = host, key, model_name
         self.max_body, self.version = max_body, __version__
-        self.slots, self.max_concurrent, self.started = asyncio.Semaphore(max_concurrent), max_concurrent, time.monotonic()
+        self.slots, self.max_concurrent = asyncio.Semaphore(max_concurrent), max_concurrent
+        self.started = time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="hermes-serve")
         self._responses: Any = None  # plugins.serve.responses.ResponseStore, opened by the first use
         self.runs: dict = {}  # run id -> plugins.serve.runs.Run (this process's)
