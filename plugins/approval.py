@@ -23,7 +23,9 @@ Config:
   run without asking;
 * ``approvals.extra_patterns``: more rules, a mapping ``key: regex`` or a list
   of ``{key, pattern, description}`` (for example ``kubectl delete``);
-* ``approvals.deny``: shell globs (``*rm -rf /*``) that are refused outright.
+* ``approvals.deny``: shell globs (``*rm -rf /*``) that are refused outright;
+* ``memory.write_approval``, ``skills.write_approval`` (hermes-agent's): ask before the agent changes its memory or a
+  skill, which later sessions read.
 
 The rules look for the command in command position (after ``;``, ``&&``,
 ``|``, ``$(``, ``sudo``, ``xargs``, a quote of ``bash -c "..."``), so ``grep
@@ -225,7 +227,13 @@ CONFIG_KEYS = [
     Key("approvals.cron_mode", str, "deny", "what a cron job's call that needs approval gets, nobody being there to "
         "ask: deny, or approve (said in the log; a call carrying a key is never approved unasked)",
         choices=("deny", "approve")),
+    Key("memory.write_approval", bool, False, "ask before the agent changes its memory (MEMORY.md, USER.md)"),
+    Key("skills.write_approval", bool, False, "ask before the agent creates, edits or deletes a skill"),
 ]
+# hermes-agent's write approval: what the agent keeps for later sessions (an instruction a web page planted would stay
+# there) is the person's to allow; tool -> (its key, the actions that write, what they change)
+WRITES = {"memory": ("memory.write_approval", ("add", "replace", "remove"), "its memory"),
+          "skill_manage": ("skills.write_approval", ("create", "edit", "delete"), "a skill")}
 
 
 class AutoApprove:
@@ -260,6 +268,8 @@ def what_runs(tool_name: str, args) -> str:
 @hookimpl(trylast=True)  # after other plugins, so it judges arguments they rewrote in place
 def pre_tool_call(call, agent):
     args = call.args
+    if call.name in WRITES:
+        return _write(call, agent)
     command = what_runs(call.name, args)
     if not command.strip():  # an MCP server's tool hands its arguments to another program, maybe another machine
         return _carried(json.dumps(args, ensure_ascii=False), agent, f"call of {call.name}") \
@@ -283,6 +293,20 @@ def pre_tool_call(call, agent):
         log.exception("approval check failed for %r", command[:200])
         return Approve(f"The safety check of this command failed ({type(exc).__name__}: {exc}). "
                        f"Command: {command.strip()[:500]}", "approval_check_failed")
+
+
+def _write(call, agent) -> "Approve | None":
+    """A question before a memory or skill write when config says so (``memory.write_approval``,
+    ``skills.write_approval``), unless this session or ``command_allowlist`` allowed the rule (``memory_write``,
+    ``skill_manage_write``). Asked under ``approvals.mode: off`` too: the key is the user's own word about writes."""
+    key, actions, what = WRITES[call.name]
+    config, rule = _config(agent), f"{call.name}_write"
+    if config is None or not config.get(key) or call.args.get("action") not in actions:
+        return None
+    if rule in getattr(agent, "state", {}).get(SESSION_KEY, ()) or rule in _strings(config, "command_allowlist"):
+        return None
+    shown = agent.secrets.mask(json.dumps(call.args, ensure_ascii=False))[:500]
+    return Approve(f"The agent wants to change {what}, which later sessions read ({key}): {shown}", rule)
 
 
 def _carried(command: str, agent, what: str = "command") -> "Approve | None":
