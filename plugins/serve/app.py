@@ -28,6 +28,7 @@ from starlette.routing import Route
 
 from kernel.messages import text_of
 from plugins.images import client_content, has_content
+from plugins.serve.once import HEADER, REPLAYED, Once
 from plugins.serve.turns import Sink, TurnRequest, build_agent, run_turn
 
 log = logging.getLogger("hermes.serve")
@@ -95,6 +96,7 @@ class Server:
         self.endpoints: dict = {}  # name -> {"method", "path"}, for /v1/capabilities (make_app fills it)
         self.cors_origins: list = []  # web origins whose pages may call the API ("*": any)
         self.app: Any = None  # the command's hermes.cli.app.App: cron jobs run now (/api/jobs) are built on it
+        self.once = Once()  # the answers of requests sent with an Idempotency-Key
 
     # ------------------------------------------------------------ plumbing
     def authorized(self, request: Request) -> bool:
@@ -193,20 +195,29 @@ class Server:
         turn = self._chat_turn(request, body)
         if isinstance(turn, Response):
             return turn
+        model = str(body.get("model") or self.model_name)
+        if (key := request.headers.get(HEADER, "").strip()) and not turn.stream:  # a retry: the first's answer
+            return await self.once.answer(key, body, lambda: self._chat_answer(request, turn, model, detached=True))
         if (busy := self.busy()) is not None:
             return busy
-        model = str(body.get("model") or self.model_name)
-        completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:29]}", int(time.time())
         if turn.stream:  # the agent first: its session id is a header
             sink = Sink(asyncio.get_running_loop())
             agent = await self._build(turn, sink)
             if isinstance(agent, Response):
                 return agent
+            completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:29]}", int(time.time())
             return StreamingResponse(self._stream_chat(request, turn, sink, completion_id, created, model),
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", SESSION_HEADER: agent.session_id})
+        return await self._chat_answer(request, turn, model)
+
+    async def _chat_answer(self, request: Request, turn: TurnRequest, model: str, detached: bool = False) -> Response:
+        """A chat completion not streamed (``detached``: its agent runs on when the client goes away)."""
+        if (busy := self.busy()) is not None:
+            return busy
+        completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:29]}", int(time.time())
         async with self.slots:
-            outcome = await self._run(request, turn, None)
+            outcome = await self._run(request, turn, None, detached=detached)
         if isinstance(outcome, Response):
             return outcome
         agent, result = outcome
@@ -316,9 +327,10 @@ class Server:
             sink.agent = agent
         return agent
 
-    async def _run(self, request: Request, turn: TurnRequest, sink: Optional[Sink], agent: Any = None):
+    async def _run(self, request: Request, turn: TurnRequest, sink: Optional[Sink], agent: Any = None,
+                   detached: bool = False):
         """(agent, result) of the turn on a worker thread, or an error response; a client that goes away
-        interrupts the agent."""
+        interrupts the agent, unless ``detached`` (an Idempotency-Key's retry will collect the answer)."""
         loop = asyncio.get_running_loop()
         agent = agent or await self._build(turn, sink)
         if isinstance(agent, Response):
@@ -328,7 +340,7 @@ class Server:
             done, _ = await asyncio.wait({future}, timeout=0.25)
             if done:
                 break
-            if await request.is_disconnected():
+            if not detached and await request.is_disconnected():
                 agent.interrupt()
         try:
             return agent, future.result()
@@ -518,8 +530,8 @@ def make_app(server: Server) -> Starlette:
 
         middleware.append(Middleware(CORSMiddleware, allow_origins=server.cors_origins, max_age=600,
                                      allow_methods=["GET", "POST", "PATCH", "DELETE"],
-                                     allow_headers=["Authorization", "Content-Type", SESSION_HEADER],
-                                     expose_headers=[SESSION_HEADER]))
+                                     allow_headers=["Authorization", "Content-Type", SESSION_HEADER, "Idempotency-Key"],
+                                     expose_headers=[SESSION_HEADER, REPLAYED]))
     return Starlette(routes=[
         Route(path, handler if name in ("page", "health", "health_v1") else guarded(handler), methods=[method])
         for name, method, path, handler in table

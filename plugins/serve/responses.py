@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from kernel.messages import text_of
 from plugins.images import client_content, has_content
 from plugins.serve.app import SESSION_HEADER, _this_turn, _usage, error, sampling
+from plugins.serve.once import HEADER
 from plugins.serve.turns import Sink, TurnRequest
 
 MAX_STORED = 1000
@@ -161,8 +162,6 @@ async def create_response(server, request: Request) -> Response:
     options = sampling(body, ("max_output_tokens",))
     if isinstance(options, Response):
         return options
-    if (busy := server.busy()) is not None:
-        return busy
     model = body.get("model")
     history += messages[:-1]
     turn = TurnRequest(user_message=messages[-1]["content"], history=history, session_id=session,
@@ -174,18 +173,28 @@ async def create_response(server, request: Request) -> Response:
                 "tools": [], "error": None, "usage": None}
     keep = body.get("store", True) is not False
     if body.get("stream") is True:
+        if (busy := server.busy()) is not None:
+            return busy
         turn.stream, sink = True, Sink(asyncio.get_running_loop())
         agent = await server._build(turn, sink)
         if isinstance(agent, Response):
             return agent
         return StreamingResponse(_stream(server, request, turn, sink, skeleton, keep), media_type="text/event-stream",
                                  headers={SESSION_HEADER: agent.session_id, "Cache-Control": "no-cache"})
-    async with server.slots:
-        outcome = await server._run(request, turn, None)
-    if isinstance(outcome, Response):
-        return outcome
-    data = await _finished(server, skeleton, outcome[1], keep)
-    return JSONResponse(data, headers={SESSION_HEADER: outcome[1].session_id})
+
+    async def answer(detached: bool = False) -> Response:
+        if (busy := server.busy()) is not None:
+            return busy
+        async with server.slots:
+            outcome = await server._run(request, turn, None, detached=detached)
+        if isinstance(outcome, Response):
+            return outcome
+        data = await _finished(server, skeleton, outcome[1], keep)
+        return JSONResponse(data, headers={SESSION_HEADER: outcome[1].session_id})
+
+    if key := request.headers.get(HEADER, "").strip():  # a retry gets the first's answer (hermes-agent's header)
+        return await server.once.answer(key, body, lambda: answer(detached=True))
+    return await answer()
 
 
 async def _finished(server, skeleton: dict, result, keep: bool, text_id: str = "") -> dict:
