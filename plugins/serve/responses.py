@@ -1,5 +1,5 @@
 """OpenAI's Responses API over the agent: ``POST /v1/responses`` (streamed or not, chained with
-``previous_response_id``), ``GET`` and ``DELETE /v1/responses/{id}``.
+``previous_response_id`` or by a name, hermes-agent's ``conversation``), ``GET`` and ``DELETE /v1/responses/{id}``.
 
 Each stored response keeps the whole conversation up to it (tool calls and
 results included), as hermes-agent's ``response_store.db`` does, so a response
@@ -45,6 +45,8 @@ class ResponseStore:
                          "accessed_at REAL NOT NULL)")
         # each session's latest response: continuing that one goes on in the session, any other branches off
         self._db.execute("CREATE TABLE IF NOT EXISTS tips (session_id TEXT PRIMARY KEY, response_id TEXT NOT NULL)")
+        # hermes-agent's named conversations (``conversation``): each name's latest response
+        self._db.execute("CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL)")
         os.chmod(path, 0o600)
 
     def get(self, response_id: str) -> Optional[dict]:
@@ -54,8 +56,9 @@ class ResponseStore:
                 self._db.execute("UPDATE responses SET accessed_at = ? WHERE id = ?", (time.time(), response_id))
         return json.loads(row[0]) if row else None
 
-    def put(self, response_id: str, data: Optional[dict], session_id: str) -> None:
-        """Store a response (``data`` None: one the client asked not to store) as its session's latest."""
+    def put(self, response_id: str, data: Optional[dict], session_id: str, conversation: str = "") -> None:
+        """Store a response (``data`` None: one the client asked not to store) as its session's latest, and its
+        named conversation's."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             if data is not None:
@@ -63,9 +66,18 @@ class ResponseStore:
                                  (response_id, json.dumps(data, ensure_ascii=False), time.time()))
                 self._db.execute("DELETE FROM responses WHERE id NOT IN (SELECT id FROM responses ORDER BY "
                                  "accessed_at DESC LIMIT ?)", (MAX_STORED,))
+                if conversation:
+                    self._db.execute("INSERT OR REPLACE INTO conversations VALUES (?, ?)", (conversation, response_id))
             self._db.execute("INSERT OR REPLACE INTO tips VALUES (?, ?)", (session_id, response_id))
-            self._db.execute("DELETE FROM tips WHERE response_id NOT IN (SELECT id FROM responses)")
+            for table in ("tips", "conversations"):  # of responses no longer stored: a name starts anew
+                self._db.execute(f"DELETE FROM {table} WHERE response_id NOT IN (SELECT id FROM responses)")
             self._db.execute("COMMIT")
+
+    def latest_of(self, conversation: str) -> Optional[str]:
+        """The latest stored response of a named conversation (None: a new one)."""
+        with self._lock:
+            row = self._db.execute("SELECT response_id FROM conversations WHERE name = ?", (conversation,)).fetchone()
+        return row[0] if row else None
 
     def claim(self, session_id: str, latest: str, response_id: str) -> bool:
         """Whether ``latest`` is the session's latest response, making ``response_id`` (to come) its latest if so:
@@ -76,6 +88,7 @@ class ResponseStore:
 
     def delete(self, response_id: str) -> bool:
         with self._lock:
+            self._db.execute("DELETE FROM conversations WHERE response_id = ?", (response_id,))  # it starts anew
             return self._db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
 
 
@@ -144,6 +157,15 @@ async def create_response(server, request: Request) -> Response:
         return error(400, "'stream' must be true or false", param="stream")
     history, instructions, session = [], body.get("instructions"), None
     previous, response_id = body.get("previous_response_id"), f"resp_{uuid.uuid4().hex}"
+    conversation = body.get("conversation")  # hermes-agent's: a name (OpenAI's API: {"id": ...})
+    conversation = conversation.get("id") if isinstance(conversation, dict) else conversation
+    if conversation is not None and (not isinstance(conversation, str) or not conversation.strip()):
+        return error(400, "'conversation' must be a conversation's name", param="conversation")
+    if conversation and previous is not None:
+        return error(400, "'conversation' and 'previous_response_id' both say what this continues: send one",
+                     param="conversation")
+    if conversation:
+        previous = await asyncio.to_thread(store(server).latest_of, conversation)
     if previous is not None:
         stored = await asyncio.to_thread(store(server).get, str(previous)) if isinstance(previous, str) else None
         if stored is None:
@@ -170,7 +192,8 @@ async def create_response(server, request: Request) -> Response:
     skeleton = {"id": response_id, "object": "response", "created_at": int(time.time()),
                 "status": "in_progress", "model": str(model or server.model_name), "previous_response_id": previous,
                 "instructions": instructions, "output": [], "parallel_tool_calls": True, "tool_choice": "auto",
-                "tools": [], "error": None, "usage": None}
+                "tools": [], "error": None, "usage": None, **({"conversation": {"id": conversation}} if conversation
+                                                              else {})}
     keep = body.get("store", True) is not False
     if body.get("stream") is True:
         if (busy := server.busy()) is not None:
@@ -211,7 +234,8 @@ async def _finished(server, skeleton: dict, result, keep: bool, text_id: str = "
                       "total_tokens": usage["total_tokens"]}}
     record = {"response": data, "conversation_history": result.messages, "instructions": data["instructions"],
               "session_id": result.session_id} if keep else None
-    await asyncio.to_thread(store(server).put, data["id"], record, result.session_id)
+    await asyncio.to_thread(store(server).put, data["id"], record, result.session_id,
+                            (data.get("conversation") or {}).get("id", ""))
     return data
 
 

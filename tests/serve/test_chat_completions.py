@@ -320,6 +320,28 @@ def test_responses_chain_with_previous_response_id_and_are_kept_for_get_and_dele
         client.responses.create(model="hermes-agent", input=42)
 
 
+def test_a_named_conversation_goes_on_from_its_latest_response(serve, wire_server):
+    """hermes-agent's `conversation` (a name; OpenAI's SDK sends {"id": ...} too): each response continues the name's
+    latest; a new name starts anew; a deleted latest starts it anew; with previous_response_id it is a 400."""
+    served = serve()
+    wire_server.push(reply("Hello Ada."), reply("Your name is Ada."), reply("Who?"), reply("Fresh start."))
+    first = post(served, "/v1/responses", {"input": "My name is Ada.", "conversation": "support-1"})[2]
+    assert first["conversation"] == {"id": "support-1"} and first["previous_response_id"] is None
+    second = post(served, "/v1/responses", {"input": "What is my name?", "conversation": {"id": "support-1"}})[2]
+    assert second["previous_response_id"] == first["id"] and second["conversation"] == {"id": "support-1"}
+    assert [m["content"] for m in wire_server.requests[1].body["messages"] if m["role"] == "user"] == \
+        ["My name is Ada.", "What is my name?"]
+    post(served, "/v1/responses", {"input": "And my name?", "conversation": "support-2"})
+    assert [m["content"] for m in wire_server.requests[2].body["messages"] if m["role"] == "user"] == ["And my name?"]
+    urllib.request.urlopen(urllib.request.Request(f"{served.url}/v1/responses/{second['id']}", method="DELETE"))
+    fresh = post(served, "/v1/responses", {"input": "Hi again.", "conversation": "support-1"})[2]
+    assert fresh["previous_response_id"] is None and len(wire_server.requests[3].body["messages"]) == 2
+    for body, said in (({"input": "x", "conversation": "support-1", "previous_response_id": first["id"]}, "send one"),
+                       ({"input": "x", "conversation": 7}, "must be a conversation's name")):
+        status, _, refused = post(served, "/v1/responses", body)
+        assert status == 400 and said in refused["error"]["message"]
+
+
 def test_answers_on_a_kept_alive_connection_do_not_wait_for_a_delayed_ack(serve, wire_server):
     import http.client
 
