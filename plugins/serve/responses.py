@@ -1,5 +1,6 @@
 """OpenAI's Responses API over the agent: ``POST /v1/responses`` (streamed or not, chained with
-``previous_response_id`` or by a name, hermes-agent's ``conversation``), ``GET`` and ``DELETE /v1/responses/{id}``.
+``previous_response_id`` or by a name, hermes-agent's ``conversation``; or the client's own
+``conversation_history``), ``GET`` and ``DELETE /v1/responses/{id}``.
 
 Each stored response keeps the whole conversation up to it (tool calls and
 results included), as hermes-agent's ``response_store.db`` does, so a response
@@ -166,6 +167,15 @@ async def create_response(server, request: Request) -> Response:
                      param="conversation")
     if conversation:
         previous = await asyncio.to_thread(store(server).latest_of, conversation)
+    if (given := body.get("conversation_history")) is not None:  # hermes-agent's: a stateless client's history
+        try:
+            earlier = input_messages(given) if isinstance(given, list) else None
+        except ValueError as exc:
+            return error(400, f"'conversation_history': {exc}", param="conversation_history")
+        if earlier is None:
+            return error(400, "'conversation_history' must be a list of messages ({role, content})",
+                         param="conversation_history")
+        messages, previous = earlier + messages, None  # over previous_response_id, as in hermes-agent
     if previous is not None:
         stored = await asyncio.to_thread(store(server).get, str(previous)) if isinstance(previous, str) else None
         if stored is None:

@@ -322,7 +322,8 @@ def test_responses_chain_with_previous_response_id_and_are_kept_for_get_and_dele
 
 def test_a_named_conversation_goes_on_from_its_latest_response(serve, wire_server):
     """hermes-agent's `conversation` (a name; OpenAI's SDK sends {"id": ...} too): each response continues the name's
-    latest; a new name starts anew; a deleted latest starts it anew; with previous_response_id it is a 400."""
+    latest; a new name starts anew; a deleted latest starts it anew; with previous_response_id it is a 400. And its
+    conversation_history, the history a stateless client sends."""
     served = serve()
     wire_server.push(reply("Hello Ada."), reply("Your name is Ada."), reply("Who?"), reply("Fresh start."))
     first = post(served, "/v1/responses", {"input": "My name is Ada.", "conversation": "support-1"})[2]
@@ -336,8 +337,14 @@ def test_a_named_conversation_goes_on_from_its_latest_response(serve, wire_serve
     urllib.request.urlopen(urllib.request.Request(f"{served.url}/v1/responses/{second['id']}", method="DELETE"))
     fresh = post(served, "/v1/responses", {"input": "Hi again.", "conversation": "support-1"})[2]
     assert fresh["previous_response_id"] is None and len(wire_server.requests[3].body["messages"]) == 2
+    wire_server.push(reply("Your name is Bo."))  # hermes-agent's conversation_history: the client keeps the history
+    post(served, "/v1/responses", {"input": "My name?", "previous_response_id": first["id"], "conversation_history": [
+        {"role": "user", "content": "I am Bo."}, {"role": "assistant", "content": "Hi Bo."}]})
+    assert [(m["role"], m["content"]) for m in wire_server.requests[4].body["messages"][1:]] == [
+        ("user", "I am Bo."), ("assistant", "Hi Bo."), ("user", "My name?")]  # over previous_response_id
     for body, said in (({"input": "x", "conversation": "support-1", "previous_response_id": first["id"]}, "send one"),
-                       ({"input": "x", "conversation": 7}, "must be a conversation's name")):
+                       ({"input": "x", "conversation": 7}, "must be a conversation's name"),
+                       ({"input": "x", "conversation_history": [{"role": "robot"}]}, "must be a list of messages")):
         status, _, refused = post(served, "/v1/responses", body)
         assert status == 400 and said in refused["error"]["message"]
 
