@@ -54,6 +54,11 @@ def register_hookspecs(add):
 @hookimpl
 def register_config(declare):
     declare("skills.paths", list[str], [], "more folders of skills (each holding <name>/SKILL.md)")
+    declare("skills.template_vars", bool, True, "fill in ${HERMES_SKILL_DIR} and ${HERMES_SESSION_ID} in a skill's "
+            "instructions (hermes-agent's)")
+    declare("skills.inline_shell", bool, False, "run a skill's !`command` snippets and put their output in its place "
+            "(hermes-agent's; the user's own skills only, never a project's)")
+    declare("skills.inline_shell_timeout", (int, float), 10, "seconds one inline command may run", minimum=1)
 
 
 @hookimpl
@@ -114,6 +119,7 @@ def register_slash_commands(register, config):
 @hookimpl
 def pre_llm_call(agent):
     from plugins.skills import catalog
+    from plugins.skills.prepare import prepared
 
     names = agent.state.pop(PENDING, None)
     if not names:
@@ -123,7 +129,7 @@ def pre_llm_call(agent):
     for name in dict.fromkeys(names):
         try:
             skill = catalog.lookup(skills, name)
-            parts.append(f"The user loaded the skill {skill.name} for this message:\n\n{skill.body()}")
+            parts.append(f"The user loaded the skill {skill.name} for this message:\n\n{prepared(skill, agent)}")
             agent.emit("on_skill_event", action="loaded", name=skill.name, source=skill.source)
         except catalog.SkillError as exc:
             parts.append(f"(the skill {name} could not be loaded: {exc})")

@@ -36,8 +36,10 @@ def skill_view(args, ctx):
                                 f"{', '.join(skill.files()) or 'none'}")
             return {"name": skill.name, "file": str(wanted), "content": catalog.read_text(path)[:catalog.MAX_BODY_CHARS]}
         _event(ctx, "loaded", skill.name, skill.source)
+        from plugins.skills.prepare import prepared
+
         return {"name": skill.name, "description": skill.description, "source": skill.source,
-                "body": skill.body()[:catalog.MAX_BODY_CHARS], "files": skill.files()}
+                "body": prepared(skill, ctx.agent)[:catalog.MAX_BODY_CHARS], "files": skill.files()}
     except catalog.SkillError as exc:
         raise ToolError(f"skill_view: {exc}") from None
 

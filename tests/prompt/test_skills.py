@@ -150,3 +150,30 @@ def test_a_name_with_a_final_newline_is_no_name():
 
     for pattern, good in ((NAME, "pack"), (PLUGIN_NAME, "shipper:pack"), (_SAFE_NAME, "my.plugin"), (_SKILL_NAME, "x")):
         assert pattern.match(good) and not pattern.match(good + "\n") and not pattern.match(good + "\nrm")
+
+
+SKILL_WITH_VARS = ("---\nname: {name}\ndescription: d\n---\nRun ${{HERMES_SKILL_DIR}}/go.sh for ${{HERMES_SESSION_ID}}; "
+                   "keep ${{HERMES_OTHER}}. Today: !`printf inline-$((6*7))`.\n")
+
+
+def test_hermes_agents_template_vars_and_inline_shell_in_a_skills_instructions(make_agent, hermes_home, tmp_path,
+                                                                            monkeypatch):
+    """Skills written for hermes-agent name their folder and the session with ${HERMES_SKILL_DIR} and
+    ${HERMES_SESSION_ID} (skills.template_vars, on): filled in. Its skills.inline_shell (off) runs !`command` and puts
+    what it prints in its place, for the user's own skills only: a project's skill comes with a repository."""
+    monkeypatch.chdir(tmp_path)
+    mine = hermes_home / "skills" / "deploy"
+    theirs = tmp_path / ".hermes" / "skills" / "theirs"
+    for folder in (mine, theirs):
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(SKILL_WITH_VARS.format(name=folder.name))
+    view = [{"tool_calls": [("skill_view", {"name": "deploy"}), ("skill_view", {"name": "theirs"})]}, "ok"]
+    agent = make_agent(skills_plugin, toolsets=["skills"], script=view)
+    deploy, _ = results(agent.run_conversation("go"))
+    assert deploy["body"] == f"Run {mine}/go.sh for {agent.session_id}; keep ${{HERMES_OTHER}}. " \
+                             "Today: !`printf inline-$((6*7))`."  # inline commands: off by default
+    agent = make_agent(skills_plugin, toolsets=["skills"], script=view, config={"skills": {"inline_shell": True}})
+    deploy, project = results(agent.run_conversation("go"))
+    assert deploy["body"].endswith("Today: inline-42.") and project["body"].endswith("!`printf inline-$((6*7))`.")
+    agent = make_agent(skills_plugin, toolsets=["skills"], script=view, config={"skills": {"template_vars": False}})
+    assert results(agent.run_conversation("go"))[0]["body"].startswith("Run ${HERMES_SKILL_DIR}/go.sh")
