@@ -224,14 +224,8 @@ def _personality(chat, args):
 
         return f"no personality '{name}'{did_you_mean(name, named)}; there are: {', '.join(['none', *named])}"
     prompt = personality_prompt(named[name]) if name in named else ""
-    agent.config.overrides["agent.system_prompt"] = prompt
-    from plugins.config_command.edit import EditError, edit, path_of, set_key
-
-    try:
-        edit(path_of(agent.config), lambda document: set_key(document, "agent.system_prompt", prompt))
-        where = "saved in config.yaml as agent.system_prompt"
-    except (EditError, OSError) as exc:
-        where = f"this chat only: config.yaml was not changed ({exc})"
+    where = _saved(agent.config, "agent.system_prompt", prompt, everywhere=True)
+    where = "saved in config.yaml as agent.system_prompt" if where == "config.yaml" else where
     if agent.messages:
         agent.rotate_session("personality")
     else:
