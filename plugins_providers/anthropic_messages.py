@@ -214,6 +214,13 @@ class AnthropicMessagesProvider(SDKProvider):
             kwargs["extra_body"] = extra_body
         kwargs.update(given)
         self.with_reasoning(request, kwargs, "thinking")  # the provider option is the user's word
+        if request.extra.get("speed"):  # agent.service_tier: fast, on Opus 4.6 (plugins_providers.serving)
+            from plugins_providers.serving import FAST_BETA
+
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "speed": request.extra["speed"]}
+            headers = dict(kwargs.get("extra_headers") or {})
+            betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b.strip()]
+            kwargs["extra_headers"] = {**headers, "anthropic-beta": ",".join([*betas, FAST_BETA])}
         if "thinking" in kwargs:
             self._thinking_sampling(kwargs)
         if request.stream:

@@ -1,11 +1,13 @@
 """hermes-agent's keys for how a conversation's model calls are served: ``agent.service_tier`` (OpenAI's processing
-tier: ``fast`` is its priority processing, ``flex`` the slower and cheaper one) and ``prompt_caching.cache_ttl`` (how
+tier: ``fast`` is its priority processing, ``flex`` the slower and cheaper one; on Anthropic's API ``fast`` is Claude
+Opus 4.6's fast mode, a beta) and ``prompt_caching.cache_ttl`` (how
 long Claude keeps a prompt's cache: ``5m``, or ``1h`` for conversations with long pauses). The provider-resolve
 plugin hands them to each call that can take them (``request.extra``); the providers send them in their API's words.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 SERVICE_TIER, CACHE_TTL = "agent.service_tier", "prompt_caching.cache_ttl"
@@ -13,6 +15,10 @@ TIERS = {"fast": "priority", "priority": "priority", "on": "priority", "true": "
 STANDARD = ("", "normal", "default", "standard", "auto", "off", "none", "false")  # hermes-agent's words for none
 TTLS = ("5m", "1h")
 OPENAI = ("chat_completions", "codex_responses")
+OWN_HOSTS = {"chat_completions": ("api.openai.com", ""), "codex_responses": ("api.openai.com", ""),
+             "anthropic_messages": ("api.anthropic.com", "")}  # "": the SDK's own endpoint
+FAST_CLAUDE = re.compile(r"claude-opus-4[-.]6(?!\d)")  # the one model of Claude's fast mode (its beta)
+FAST_BETA = "fast-mode-2026-02-01"
 
 
 def tier_of(value: Any) -> str:
@@ -31,11 +37,15 @@ def carry(config: Any, call: Any) -> None:
     from plugins_providers.defaults import host_of
 
     tier, where = tier_of(config.get(SERVICE_TIER)), host_of(call.base_url) or call.provider
-    if tier and call.api_mode in OPENAI and host_of(call.base_url) in ("api.openai.com", ""):
+    own = host_of(call.base_url) in (OWN_HOSTS.get(call.api_mode, ()))
+    if tier and call.api_mode in OPENAI and own:
         call.request.extra.setdefault("service_tier", tier)
-    elif tier:  # a compatible server may refuse the field, and Claude's own fast mode is another (beta) one
-        warn_once((SERVICE_TIER, where), "%s is sent to OpenAI's own API only: %s is not asked for it",
-                  SERVICE_TIER, where)
+    elif tier == "priority" and own and FAST_CLAUDE.search(call.request.model or ""):
+        call.request.extra.setdefault("speed", "fast")  # Claude's fast mode: a beta of Opus 4.6 alone
+    elif tier:  # a compatible server may refuse the field; another Claude answers 400 to `speed`
+        warn_once((SERVICE_TIER, where, call.request.model), "%s is sent to OpenAI's own API, and to Claude Opus 4.6 "
+                  "on Anthropic's as its fast mode: %s (%s) is not asked for it", SERVICE_TIER, where,
+                  call.request.model)
     ttl = str(config.get(CACHE_TTL) or "5m")
     if ttl != "5m" and call.api_mode == "anthropic_messages":
         call.request.extra.setdefault("cache_ttl", ttl)
@@ -45,6 +55,7 @@ def declare_keys(declare: Any) -> None:
     from kernel.keys import Key
 
     declare(Key(SERVICE_TIER, (str, bool), "", "OpenAI's processing tier: fast (priority processing, priced higher) "
-                "or flex (slower, cheaper); sent to OpenAI's own API only", choices=(*STANDARD, *TIERS)))
+                "or flex (slower, cheaper), sent to OpenAI's own API; fast is also Claude Opus 4.6's fast mode on "
+                "Anthropic's", choices=(*STANDARD, *TIERS)))
     declare(Key(CACHE_TTL, str, "5m", "how long Claude keeps the prompt's cache: 5m, or 1h (each write costs more, "
                 "a pause of up to an hour still reads it)", choices=TTLS))

@@ -154,8 +154,8 @@ def _saved(config, key: str, value, everywhere: bool) -> str:
 
 
 def _fast(chat, args):
-    """OpenAI's priority processing (agent.service_tier fast) for this chat, or with --global in config.yaml too
-    (hermes-agent's /fast)."""
+    """Priority processing (agent.service_tier fast: OpenAI's, or Claude Opus 4.6's fast mode) for this chat, or
+    with --global in config.yaml too (hermes-agent's /fast)."""
     from plugins_providers.serving import SERVICE_TIER, tier_of
 
     words, config = args.lower().split(), chat.agent.config
@@ -165,8 +165,10 @@ def _fast(chat, args):
     where = f"({_saved(config, SERVICE_TIER, 'fast' if wanted == ['on'] else 'normal', '--global' in words)}) " \
         if wanted else ""
     tier = tier_of(config.get(SERVICE_TIER))
-    return f"fast mode {where}" + ("on: OpenAI's own API is asked for priority processing" if tier == "priority"
-                                      else f"off ({SERVICE_TIER}: {config.get(SERVICE_TIER) or 'standard'})")
+    if tier != "priority":
+        return f"fast mode {where}off ({SERVICE_TIER}: {config.get(SERVICE_TIER) or 'standard'})"
+    return f"fast mode {where}on: OpenAI's own API is asked for priority processing (Claude Opus 4.6 on Anthropic's " \
+           "for its fast mode)"
 
 
 def _effort(agent) -> str:
@@ -418,7 +420,7 @@ BUILTIN = {
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
-    "fast": ("OpenAI's priority processing for this chat (/fast on|off [--global])", _fast),
+    "fast": ("priority processing for this chat, OpenAI's or Claude's (/fast on|off [--global])", _fast),
     "personality": ("the model's prompt: /personality NAME of config's personalities, or none", _personality),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),

@@ -30,12 +30,32 @@ def test_openais_own_api_gets_the_tier_and_another_endpoint_does_not(hermes, wir
     out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "gpt-5.2",
                  "hi", env={**cli_env, **KEYS})
     assert out.returncode == 0 and "service_tier" not in wire_server.requests[-1].body
-    assert out.stderr == "hermes: WARNING: agent.service_tier is sent to OpenAI's own API only: 127.0.0.1 is not " \
-                         "asked for it\n"
+    assert out.stderr == "hermes: WARNING: agent.service_tier is sent to OpenAI's own API, and to Claude Opus 4.6 on " \
+                         "Anthropic's as its fast mode: 127.0.0.1 (gpt-5.2) is not asked for it\n"
     config.write_text("agent:\n  service_tier: turbo\n")
     wrong = hermes("run", "--base-url", wire_server.openai_url, "-m", "gpt-5.2", "hi", env={**cli_env, **KEYS})
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "agent.service_tier: expected one of" in \
         wrong.stderr
+
+
+def test_claude_opus_4_6_gets_its_fast_mode_on_anthropics_api_and_another_claude_nothing(hermes, wire_server, cli_env,
+                                                                                         hermes_home):  # noqa: F811
+    """agent.service_tier: fast on Anthropic's own API (the wire server behind HTTP_PROXY) is Claude's fast mode:
+    `speed: fast` with its beta header, for Opus 4.6 alone; another Claude answers 400 to the field, so gets none."""
+    proxied = {**cli_env, **KEYS, "HTTP_PROXY": wire_server.url, "http_proxy": wire_server.url, "NO_PROXY": "",
+               "no_proxy": ""}
+    (hermes_home / "config.yaml").write_text("base_url: http://api.anthropic.com\nagent:\n  service_tier: fast\n"
+                                             "provider_options:\n  extra_headers: {anthropic-beta: mine-2026}\n")
+    for model, fast in (("claude-opus-4-6", True), ("claude-opus-4-7", False)):
+        wire_server.push(reply("ok"))
+        out = hermes("run", "--api-mode", "anthropic_messages", "-m", model, "hi", env=proxied)
+        assert out.returncode == 0, out.stderr
+        request = wire_server.requests[-1]
+        assert request.headers["host"] == "api.anthropic.com"
+        assert request.body.get("speed") == ("fast" if fast else None), model
+        betas = request.headers.get("anthropic-beta", "")
+        assert ("fast-mode-2026-02-01" in betas) is fast and "mine-2026" in betas  # the user's header kept
+        assert ("service_tier" in out.stderr) is not fast, out.stderr
 
 
 def test_claudes_cache_markers_last_an_hour_when_config_says_1h(hermes, wire_server, cli_env,
