@@ -7,6 +7,7 @@ The model sends arguments as JSON; a wrong or missing one becomes a
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -134,13 +135,32 @@ def is_interrupted(agent: Any) -> bool:
 
 
 def carried_key(text: str, agent: Any) -> str:
-    """The variable whose key ``text`` (a URL, a query, a command) carries, as it is or percent-encoded; "" for none.
-    A model talked into sending one (a page's hidden instructions) would hand it to whoever reads the other end."""
+    """The variable whose key ``text`` (a URL, a query, a command) carries, as it is, percent-encoded, in hex or in
+    base64 (within a longer encoded text too); "" for none. A model talked into sending one (a page's hidden
+    instructions) would hand it to whoever reads the other end, and such instructions ask for it encoded."""
     from urllib.parse import unquote_plus
 
     plain = unquote_plus(text)
     return next((name for value, name in getattr(getattr(agent, "secrets", None), "values", ())
-                 if value in text or value in plain), "")
+                 if value in text or value in plain or any(form in text for form in _encoded(value))), "")
+
+
+@functools.lru_cache(maxsize=64)
+def _encoded(value: str) -> tuple:
+    """``value`` in hex, and the part of its base64 (and base64url) that stays the same wherever it sits in a longer
+    encoded text: base64 turns 3 bytes into 4 characters, so each of the 3 offsets has its own; parts under 16
+    characters (a short key) are left out, since they would turn up by chance."""
+    import base64
+
+    raw = value.encode()
+    forms = [raw.hex(), raw.hex().upper()]
+    for shift in range(3):
+        coded = base64.b64encode(bytes(shift) + raw).decode()
+        first, last = -(-shift // 3), (shift + len(raw)) // 3  # the 4-character groups made of the key's bytes alone
+        core = coded[4 * first:4 * last]
+        if len(core) >= 16:
+            forms += [core, core.replace("+", "-").replace("/", "_")]
+    return tuple(forms)
 
 
 def masked(value: Any, agent: Any) -> Any:
