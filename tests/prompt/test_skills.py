@@ -152,8 +152,8 @@ def test_a_name_with_a_final_newline_is_no_name():
         assert pattern.match(good) and not pattern.match(good + "\n") and not pattern.match(good + "\nrm")
 
 
-SKILL_WITH_VARS = ("---\nname: {name}\ndescription: d\n---\nRun ${{HERMES_SKILL_DIR}}/go.sh for ${{HERMES_SESSION_ID}}; "
-                   "keep ${{HERMES_OTHER}}. Today: !`printf inline-$((6*7))`.\n")
+SKILL_WITH_VARS = ("---\nname: {name}\ndescription: d\n---\nRun ${{HERMES_SKILL_DIR}}/go.sh for "
+                   "${{HERMES_SESSION_ID}}; keep ${{HERMES_OTHER}}. Today: !`printf inline-$((6*7))`.\n")
 
 
 def test_hermes_agents_template_vars_and_inline_shell_in_a_skills_instructions(make_agent, hermes_home, tmp_path,

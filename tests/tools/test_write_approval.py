@@ -43,7 +43,8 @@ def test_memory_and_skill_writes_are_asked_about_when_config_says_so(make_agent,
     assert "vault/prod" in person.asked[0][2]
     assert not (hermes_home / "skills" / "deploy").exists()
     notes = (hermes_home / "memories" / "MEMORY.md").read_text() if (hermes_home / "memories").exists() else ""
-    assert "vault/prod" not in notes and "Second note." in notes and "Third note." in notes  # "session": not asked again
+    assert "vault/prod" not in notes and "Second note." in notes
+    assert "Third note." in notes  # "session": not asked again
     assert "error" in read  # not a write: not asked (the tool itself refuses the action)
 
 
