@@ -268,14 +268,14 @@ def what_runs(tool_name: str, args) -> str:
 @hookimpl(trylast=True)  # after other plugins, so it judges arguments they rewrote in place
 def pre_tool_call(call, agent):
     args = call.args
+    session = frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ()))
     if call.name in WRITES:
-        return _write(call, agent)
+        return _write(call, agent, session)
     command = what_runs(call.name, args)
     if not command.strip():  # an MCP server's tool hands its arguments to another program, maybe another machine
         return _carried(json.dumps(args, ensure_ascii=False), agent, f"call of {call.name}") \
             if getattr(call.tool, "plugin", "") == "mcp" else None  # else the tool rejects a bad command itself
     workdir = args.get("workdir") if isinstance(args.get("workdir"), str) else None
-    session = frozenset(getattr(agent, "state", {}).get(SESSION_KEY, ()))
     try:
         verdict = _carried(command, agent)  # the person decides that one, never the smart review
         if verdict is None:
@@ -295,7 +295,7 @@ def pre_tool_call(call, agent):
                        f"Command: {command.strip()[:500]}", "approval_check_failed")
 
 
-def _write(call, agent) -> "Approve | None":
+def _write(call, agent, session: frozenset) -> "Approve | None":
     """A question before a memory or skill write when config says so (``memory.write_approval``,
     ``skills.write_approval``), unless this session or ``command_allowlist`` allowed the rule (``memory_write``,
     ``skill_manage_write``). Asked under ``approvals.mode: off`` too: the key is the user's own word about writes."""
@@ -303,7 +303,7 @@ def _write(call, agent) -> "Approve | None":
     config, rule = _config(agent), f"{call.name}_write"
     if config is None or not config.get(key) or call.args.get("action") not in actions:
         return None
-    if rule in getattr(agent, "state", {}).get(SESSION_KEY, ()) or rule in _strings(config, "command_allowlist"):
+    if rule in _allowed(config, session):
         return None
     shown = agent.secrets.mask(json.dumps(call.args, ensure_ascii=False))[:500]
     return Approve(f"The agent wants to change {what}, which later sessions read ({key}): {shown}", rule)
@@ -423,6 +423,11 @@ def _review(agent, command: str, verdict: dict) -> dict:
     return Approve(f"{verdict.message}\nReviewer: {' '.join((answer or '').split())[:300]}", verdict.rule_key)
 
 
+def _allowed(config, session: frozenset) -> set:
+    """The rule keys and exact commands that run without asking: ``command_allowlist`` and this session's yeses."""
+    return set(_strings(config, "command_allowlist")) | session
+
+
 def _check(command: str, config, workdir: str = None, session: frozenset = frozenset()):
     from plugins.shell_analysis import MAX_PARSED, analyse
 
@@ -432,7 +437,7 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
             return Block(f"This command is denied by the approvals.deny rule {glob!r}; do not retry it.")
     if _mode(config) == "off":
         return None
-    allowed = set(_strings(config, "command_allowlist")) | set(session)
+    allowed = _allowed(config, frozenset(session))
     if command.strip() in allowed:
         return None
     # the named rules first (the most specific reason), then what the parse tree shows; the
@@ -460,7 +465,7 @@ def _check_script(code: str, config, session: frozenset):
     from plugins.core_tools.sandbox import Sandbox
 
     key = "execute_code"
-    if _mode(config) == "off" or key in set(_strings(config, "command_allowlist")) | session:
+    if _mode(config) == "off" or key in _allowed(config, session):
         return None
     box = Sandbox.from_config(config)  # wrong settings raise: the check asks, as for any failure
     if box.mode != "off" and box.why_not() is None:

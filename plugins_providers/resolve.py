@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 
 from kernel import hookimpl
 from plugins_providers.defaults import PROVIDERS, provider_name, target
-from plugins_providers.serving import carry, set_in
+from plugins_providers.serving import carry
 
 DEFAULT_MODE = "chat_completions"
 
@@ -98,7 +98,7 @@ def pre_api_request(call, agent):
 
         if level := level_of_call(config, call, getattr(agent, "depth", 0)):
             call.request.extra.setdefault("reasoning", level)
-    if not call.aux_task and set_in(config):
+    if not call.aux_task:
         carry(config, call)
 
 

@@ -26,29 +26,30 @@ def tier_of(value: Any) -> str:
     return TIERS.get(str(value).strip().lower(), "") if value not in (None, False) else ""
 
 
-def set_in(config: Any) -> bool:
-    """Does config set either key away from its default (the one question each model call asks)?"""
-    return tier_of(config.get(SERVICE_TIER)) != "" or str(config.get(CACHE_TTL) or "5m") != "5m"
-
-
 def carry(config: Any, call: Any) -> None:
-    """The keys into a conversation's call where its endpoint takes them; where it does not, said once."""
+    """The keys into a conversation's call where its endpoint takes them; where it does not, said once. Asked on
+    every model call: with both keys at their defaults it reads them and returns."""
+    tier, ttl = tier_of(config.get(SERVICE_TIER)), str(config.get(CACHE_TTL) or "5m")
+    if not tier and ttl == "5m":
+        return
+    if ttl != "5m" and call.api_mode == "anthropic_messages":
+        call.request.extra.setdefault("cache_ttl", ttl)
+    if not tier:
+        return
     from plugins_providers.base import warn_once
     from plugins_providers.defaults import host_of
 
-    tier, where = tier_of(config.get(SERVICE_TIER)), host_of(call.base_url) or call.provider
-    own = host_of(call.base_url) in (OWN_HOSTS.get(call.api_mode, ()))
-    if tier and call.api_mode in OPENAI and own:
+    host = host_of(call.base_url)
+    own = host in OWN_HOSTS.get(call.api_mode, ())
+    if call.api_mode in OPENAI and own:
         call.request.extra.setdefault("service_tier", tier)
     elif tier == "priority" and own and FAST_CLAUDE.search(call.request.model or ""):
         call.request.extra.setdefault("speed", "fast")  # Claude's fast mode: a beta of Opus 4.6 alone
-    elif tier:  # a compatible server may refuse the field; another Claude answers 400 to `speed`
+    else:  # a compatible server may refuse the field; another Claude answers 400 to `speed`
+        where = host or call.provider
         warn_once((SERVICE_TIER, where, call.request.model), "%s is sent to OpenAI's own API, and to Claude Opus 4.6 "
                   "on Anthropic's as its fast mode: %s (%s) is not asked for it", SERVICE_TIER, where,
                   call.request.model)
-    ttl = str(config.get(CACHE_TTL) or "5m")
-    if ttl != "5m" and call.api_mode == "anthropic_messages":
-        call.request.extra.setdefault("cache_ttl", ttl)
 
 
 def declare_keys(declare: Any) -> None:

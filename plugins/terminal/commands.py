@@ -187,9 +187,9 @@ def _effort(agent) -> str:
 def personalities(config) -> dict:
     """The named prompts chat's ``/personality`` offers: config.yaml's ``personalities`` (hermes-agent's older
     ``agent.personalities`` too), their names in lower case."""
-    found = {}
     from plugins.terminal import PERSONALITIES
 
+    found = {}
     for key in ("agent.personalities", PERSONALITIES):
         value = config.get(key)
         found.update({str(name).lower(): prompt for name, prompt in (value.items() if isinstance(value, dict) else ())
