@@ -10,6 +10,15 @@ from tests.mcp.conftest import entry
 from tests.terminal.conftest import first_imports, terminal  # noqa: F401  (fixtures)
 
 
+def tool_results(chat, hermes) -> list:
+    """The chat ended with Ctrl+D; the tool results its stored session holds."""
+    chat.keys("\x04")
+    assert chat.close() == 0
+    session = re.match(r"\w+", chat.seen.rsplit("resume it with: hermes chat --resume ", 1)[1]).group()
+    shown = json.loads(hermes("sessions", "show", session, "--json").stdout)
+    return [m["content"] for m in shown["messages"] if m["role"] == "tool"]
+
+
 def test_reload_mcp_reads_the_config_again_and_the_next_call_has_the_new_servers_tools(terminal, hermes,  # noqa: F811
                                                                                       hermes_home):
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"a": entry()}}))
@@ -26,11 +35,7 @@ def test_reload_mcp_reads_the_config_again_and_the_next_call_has_the_new_servers
     chat.line("again")
     chat.expect("second done", timeout=30)
     chat.expect("hermes> ")
-    chat.keys("\x04")
-    assert chat.close() == 0
-    session = re.match(r"\w+", chat.seen.rsplit("resume it with: hermes chat --resume ", 1)[1]).group()
-    shown = json.loads(hermes("sessions", "show", session, "--json").stdout)
-    tools = [json.loads(m["content"]) for m in shown["messages"] if m["role"] == "tool"]
+    tools = [json.loads(content) for content in tool_results(chat, hermes)]
     assert [t["result"] for t in tools] == ["echo: one", "echo: two"]
 
 
@@ -52,11 +57,7 @@ def test_a_server_added_to_config_yaml_mid_chat_is_there_at_the_next_call(termin
     chat.line("once more")
     chat.expect("third done", timeout=30)
     chat.expect("hermes> ")
-    chat.keys("\x04")
-    assert chat.close() == 0
-    session = re.match(r"\w+", chat.seen.rsplit("resume it with: hermes chat --resume ", 1)[1]).group()
-    shown = json.loads(hermes("sessions", "show", session, "--json").stdout)
-    tools = [m["content"] for m in shown["messages"] if m["role"] == "tool"]
+    tools = tool_results(chat, hermes)
     assert json.loads(tools[0])["result"] == "echo: two" and "unknown tool 'mcp__a__echo'" in tools[1]
 
 
