@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from kernel import hookimpl
 from kernel.keys import Key
-from kernel.types import Approve, Block
+from kernel.types import Approve, Block, ToolError
 
 log = logging.getLogger("hermes.plugins.approval")
 
@@ -279,7 +279,7 @@ def pre_tool_call(call, agent):
     try:
         verdict = _carried(command, agent)  # the person decides that one, never the smart review
         if verdict is None:
-            where = os.path.abspath(os.path.expanduser(workdir)) if workdir else None
+            where = os.path.abspath(os.path.join(_folder(agent), os.path.expanduser(workdir or ".")))
             verdict = _check_script(command, _config(agent), session) if call.name in SCRIPT_TOOLS else \
                 _check(command, _config(agent), where, session)
             if isinstance(verdict, Approve) and _mode(_config(agent)) == "smart":
@@ -421,6 +421,16 @@ def _review(agent, command: str, verdict: dict) -> dict:
     if word.strip().strip("*").upper() == "DENY":
         return Block(f"Refused by the approval reviewer: {reason} Do not retry this command.")
     return Approve(f"{verdict.message}\nReviewer: {' '.join((answer or '').split())[:300]}", verdict.rule_key)
+
+
+def _folder(agent) -> str:
+    """Where the agent's commands run: a relative path in one means what it means to the shell."""
+    from plugins.tool_args import working_folder
+
+    try:
+        return working_folder(agent)
+    except ToolError:  # a wrong terminal.cwd: the tool itself refuses the command
+        return os.getcwd()
 
 
 def _allowed(config, session: frozenset) -> set:

@@ -98,8 +98,31 @@ def setting(config: Any, key: str, default: Any, kind: type = int, minimum: Any 
     return value
 
 
+WORKING_FOLDER = "tools.working_folder"  # agent.state key: the folder the agent's last terminal command ended in
+
+
+def start_folder(config: Any) -> str:
+    """The folder an agent's tools start in: ``terminal.cwd`` (hermes-agent's key), or where hermes started."""
+    raw = setting(config, "terminal.cwd", "", str).strip()
+    if raw in ("", ".", "./"):
+        return os.getcwd()
+    path = os.path.abspath(os.path.expandvars(os.path.expanduser(raw)))
+    if not os.path.isdir(path):
+        raise ToolError(f"terminal.cwd is {raw!r}, which is not a folder here: set it to one in config.yaml")
+    return path
+
+
+def working_folder(agent: Any, config: Any = None) -> str:
+    """Where ``agent``'s tools work now: the folder its last terminal command ended in (``cd src`` moves the next
+    commands and the file tools' relative paths, as in a shell), else :func:`start_folder`."""
+    folder = (getattr(agent, "state", None) or {}).get(WORKING_FOLDER)
+    if folder and os.path.isdir(folder):  # a folder removed since: back to the start
+        return folder
+    return start_folder(config if config is not None else getattr(agent, "config", None))
+
+
 def resolve_path(raw: str, tool: str, cwd: str | None = None) -> Path:
-    """A user path: ``~`` expanded, relative to the working directory."""
+    """A user path: ``~`` expanded, relative to ``cwd`` (default: the process's working directory)."""
     if not raw.strip():
         raise ToolError(f"{tool}: 'path' is empty")
     if "\x00" in raw:

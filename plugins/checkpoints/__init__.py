@@ -38,15 +38,21 @@ def register_config(declare):
             "kept (0: no limit)", minimum=0)
 
 
-def folder_of(call) -> "str | None":
-    """The folder a call would change: the working folder, for a path inside it; else the project a path lies in
-    (the nearest folder up with ``.git`` or a project file; none: None, a stray file is not worth a snapshot of
-    its folder, which may be /tmp or /etc)."""
-    here = os.path.realpath(os.getcwd())
+def folder_of(call, agent=None) -> "str | None":
+    """The folder a call would change: the folder the tools started in (``terminal.cwd``), for a path inside it; else
+    the project a path lies in (the nearest folder up with ``.git`` or a project file; none: None, a stray file is not
+    worth a snapshot of its folder, which may be /tmp or /etc). Relative paths are the shell's (a ``cd`` moved it)."""
+    from kernel.types import ToolError
+    from plugins.tool_args import start_folder, working_folder
+
+    try:
+        here = os.path.realpath(start_folder(getattr(agent, "config", None)))
+        shell = working_folder(agent)
+    except ToolError:  # a wrong terminal.cwd: the tool refuses the call, nothing to keep
+        return None
     target = call.args.get("path") if call.name in ("write_file", "patch") else call.args.get("workdir")
-    if not isinstance(target, str) or not target.strip():
-        return here
-    path = os.path.realpath(os.path.join(here, os.path.expanduser(target)))
+    target = target if isinstance(target, str) and target.strip() else "."
+    path = os.path.realpath(os.path.join(shell, os.path.expanduser(target)))
     if path == here or path.startswith(here + os.sep):
         return here
     probe = path if os.path.isdir(path) else os.path.dirname(path)
@@ -65,7 +71,7 @@ def pre_tool_call(call, agent):
     taken = agent.state.get(_TAKEN)
     if taken is None or taken[0] != turn:
         taken = agent.state[_TAKEN] = (turn, set())
-    folder = folder_of(call)
+    folder = folder_of(call, agent)
     if folder is None or folder in taken[1] or not os.path.isdir(folder):
         return None
     taken[1].add(folder)

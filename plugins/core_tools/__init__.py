@@ -9,7 +9,8 @@
 * ``execute_code``: a Python script that calls those tools as functions
   (:mod:`plugins.core_tools.code`).
 
-Settings (all optional): ``terminal.timeout`` (default 120 s),
+Settings (all optional): ``terminal.cwd`` (where the tools start; a ``cd`` carries over to the next command and
+the file tools' relative paths), ``terminal.timeout`` (default 120 s),
 ``terminal.max_timeout`` (600 s), ``terminal.max_output_chars`` (50,000),
 ``file.max_read_chars`` (100,000), ``file.max_read_bytes`` (20 MB), ``file.max_read_lines`` (2,000),
 ``file.max_line_chars`` (2,000),
@@ -48,6 +49,8 @@ def make_tools(config=None) -> list:
 def register_config(declare):
     declare("terminal.timeout", float, DEFAULT_TIMEOUT, "seconds a terminal command may run unless it asks for more", minimum=1)
     declare("terminal.max_timeout", float, MAX_TIMEOUT, "the most seconds a terminal command may ask for", minimum=1)
+    declare("terminal.cwd", str, "", "the folder terminal commands and relative file paths start in (empty or .: "
+            "where hermes started); a command's cd carries over to the next")
     declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1000)
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1000)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)

@@ -19,7 +19,7 @@ import time
 from types import SimpleNamespace
 
 from kernel.types import Tool, ToolError
-from plugins.tool_args import arg, check_args, setting
+from plugins.tool_args import arg, check_args, setting, working_folder
 
 # the tools a script may call unless code_execution.tools names others (those of them the agent offers): hermes-agent's
 CALLABLE = ("terminal", "read_file", "write_file", "patch", "search_files", "web_search", "web_extract")
@@ -181,7 +181,8 @@ def make_execute_code(config=None) -> Tool:
         box = Sandbox.from_config(config)
         python = _python(config)
         home = os.path.dirname(os.path.dirname(os.path.abspath(python)))  # its virtual environment, if it has one
-        argv, sandboxed = box.wrap([python, "-c", BOOT], None, readable=(home,))
+        here = working_folder(agent, config)  # relative paths mean what they mean to the terminal
+        argv, sandboxed = box.wrap([python, "-c", BOOT], here, readable=(home,))
         ours, theirs = socket.socketpair()
         channel = _Channel(ours, agent, ctx, most, names)
         env = {**process_environment(agent, config), "HERMES_TOOLS_FD": str(theirs.fileno()),
@@ -190,7 +191,7 @@ def make_execute_code(config=None) -> Tool:
             started = time.monotonic()
             try:
                 with theirs:
-                    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=here,
                                             pass_fds=(theirs.fileno(),), start_new_session=True)
             except OSError as exc:
                 raise ToolError(f"execute_code: cannot start {argv[0]}: {exc}") from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from hermes.host.files import atomic_write
 from kernel.types import Tool, ToolError
 from plugins.text import UTF16_MARKS, is_binary, text_lines
-from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
+from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting, working_folder
 
 
 MAX_READ_CHARS = 100_000
@@ -45,6 +45,11 @@ def _open_existing(path: Path, raw: str, tool: str) -> None:
         raise ToolError(f"{tool}: permission denied reading {raw}")
 
 
+def _resolve(raw: str, tool: str, ctx, config) -> Path:
+    """A path the model gave, relative to the folder its terminal commands work in."""
+    return resolve_path(raw, tool, working_folder(getattr(ctx, "agent", None), config))
+
+
 def make_read_file(config=None) -> Tool:
     max_chars = setting(config, "file.max_read_chars", MAX_READ_CHARS, int, 1000)
     max_bytes = setting(config, "file.max_read_bytes", MAX_READ_BYTES, int, 1)
@@ -60,7 +65,7 @@ def make_read_file(config=None) -> Tool:
             raise ToolError("read_file: 'offset' is a 1-based line number (1 = first line)")
         if limit is not None and limit < 1:
             raise ToolError("read_file: 'limit' must be at least 1 line")
-        path = resolve_path(raw, "read_file")
+        path = _resolve(raw, "read_file", ctx, config)
         _open_existing(path, raw, "read_file")
         size = path.stat().st_size
         if size > max_bytes and "offset" not in args and "limit" not in args:
@@ -135,7 +140,7 @@ def make_write_file(config=None) -> Tool:
         args = check_args(args, "write_file")
         raw = arg(args, "path", str, tool="write_file")
         content = arg(args, "content", str, tool="write_file")
-        path = resolve_path(raw, "write_file")
+        path = _resolve(raw, "write_file", ctx, config)
         if path.is_dir():
             raise ToolError(f"write_file: {raw} is a directory; give a file path")
         created = not path.exists()
@@ -224,7 +229,7 @@ def make_patch(config=None) -> Tool:
             raise ToolError("patch: 'old_string' is empty; to create or overwrite a whole file use write_file")
         if old == new:
             raise ToolError("patch: 'old_string' and 'new_string' are identical; nothing would change")
-        path = resolve_path(raw, "patch")
+        path = _resolve(raw, "patch", ctx, config)
         _open_existing(path, raw, "patch")
         data = path.read_bytes()
         if data[:2] in UTF16_MARKS:  # written back as UTF-8 it would break the program that reads it
@@ -326,7 +331,7 @@ def make_search_files(config=None) -> Tool:
             regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
             raise ToolError(f"search_files: invalid regular expression {pattern!r}: {exc} (Python re syntax)") from None
-        root = resolve_path(raw, "search_files")
+        root = _resolve(raw, "search_files", ctx, config)
         if not root.exists():
             raise ToolError(f"search_files: path not found: {raw}.{_suggest_siblings(root)}")
 

@@ -2,7 +2,7 @@
 on Linux, so what the approval check misses the kernel of the machine refuses.
 
 ``sandbox.mode`` (Codex's names): ``workspace-write`` (the default) leaves
-writable only the workspace (the folder hermes runs in), a private temporary
+writable only the workspace (``terminal.cwd``, else the folder hermes runs in), a private temporary
 folder and the folders ``sandbox.writable`` names; ``read-only`` only the
 private temporary folder; ``off`` runs commands as they are. In a sandbox a
 command has its own PID namespace (hermes' process and its ``/proc``, so its
@@ -62,6 +62,7 @@ class Sandbox:
     required: bool
     writable: tuple  # folders writable besides the workspace
     hidden: tuple  # hermes' own folders: a command never sees them
+    workspace: str = ""  # the folder writable in workspace-write: where the tools start (terminal.cwd)
 
     @classmethod
     def from_config(cls, config) -> "Sandbox":
@@ -74,7 +75,10 @@ class Sandbox:
             raise ToolError(f"sandbox.mode is {mode!r}; use one of {', '.join(MODES)}")
         writable = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in get("sandbox.writable", []) or [])
         hidden = tuple(dict.fromkeys(os.path.realpath(str(p)) for p in (config_dir(), data_dir())))
-        return cls(mode, bool(get("sandbox.network", True)), bool(get("sandbox.required", False)), writable, hidden)
+        from plugins.tool_args import start_folder
+
+        return cls(mode, bool(get("sandbox.network", True)), bool(get("sandbox.required", False)), writable, hidden,
+                   os.path.realpath(start_folder(config)))
 
     def why_not(self) -> Optional[str]:
         """Why commands will run without a sandbox (None: they run in one, or mode is off)."""
@@ -106,7 +110,7 @@ class Sandbox:
                 _said.add(why)
                 log.warning("tools run without a sandbox: %s (`hermes sandbox` shows it; sandbox.mode: off says you know)", why)
             return argv, False
-        workspace = os.path.realpath(os.getcwd())
+        workspace = self.workspace or os.path.realpath(os.getcwd())
         args = [bwrap_path(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 *([] if self.network else ["--unshare-net"]),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",

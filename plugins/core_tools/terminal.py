@@ -11,7 +11,8 @@ from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
 from plugins.core_tools.environ import hide_from_proc
 from plugins.core_tools.sandbox import Sandbox
-from plugins.tool_args import arg, check_args, clip, is_interrupted, resolve_path, setting
+from plugins.tool_args import (WORKING_FOLDER, arg, check_args, clip, is_interrupted, resolve_path, setting,
+                               working_folder)
 
 if TYPE_CHECKING:
     import subprocess
@@ -159,14 +160,13 @@ def make_terminal(config=None) -> Tool:
             notes.append(f"timeout capped at {max_timeout:g} s")
             timeout = max_timeout
         workdir = arg(args, "workdir", str, tool="terminal", default=None)
-        cwd = None
+        agent = getattr(ctx, "agent", None)
+        here = cwd = working_folder(agent, config)
         if workdir:
-            path = resolve_path(workdir, "terminal")
+            path = resolve_path(workdir, "terminal", here)
             if not path.is_dir():
                 raise ToolError(f"terminal: workdir {workdir!r} is not an existing directory")
             cwd = str(path)
-
-        agent = getattr(ctx, "agent", None)
         env = process_environment(agent, config)
         # Output goes to an unnamed temp file, not a pipe: a background job
         # (``server &``) that keeps the pipe open cannot make us wait, and a
@@ -176,12 +176,17 @@ def make_terminal(config=None) -> Tool:
 
             shell = shutil.which("bash") or "/bin/sh"
         box = Sandbox.from_config(config)
-        argv, sandboxed = box.wrap([shell, "-c", command], cwd)
         if arg(args, "background", bool, tool="terminal", default=False):
             from plugins.core_tools.processes import run_in_background
 
+            argv, sandboxed = box.wrap([shell, "-c", command], cwd)
             return run_in_background(agent, argv, command, cwd, env, max_chars, box.mode if sandboxed else None)
-        with tempfile.TemporaryFile() as out:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as ended:
+            # The shell writes the folder it ends in to a file of its own (not the output): the next command starts
+            # there, so a `cd` carries over as in a shell. Same line: the command's line numbers stay its own.
+            fd = ended.fileno()
+            argv, sandboxed = box.wrap([shell, "-c", f"trap '{{ set +x; }} 2>/dev/null; pwd -P >&{fd} 2>/dev/null' "
+                                                     f"EXIT; {command}"], cwd)
             started = time.monotonic()
             try:
                 proc = subprocess.Popen(
@@ -192,11 +197,14 @@ def make_terminal(config=None) -> Tool:
                     cwd=cwd,
                     env=env,
                     start_new_session=True,
+                    pass_fds=(fd,),
                 )
             except OSError as exc:
                 raise ToolError(f"terminal: cannot start the shell: {exc}") from None
             stopped = wait_or_stop(proc, started + timeout, agent)
             output = read_output(out, max_chars)
+            ended.seek(0)
+            moved = ended.read(4096).decode("utf-8", "surrogateescape").strip() if not stopped else ""
 
         hook = getattr(agent, "hook", None)
         if hook is not None and hook.transform_terminal_output.get_hookimpls():
@@ -208,6 +216,9 @@ def make_terminal(config=None) -> Tool:
                     output = replaced
                     break
         result = {"exit_code": proc.returncode, "output": output}
+        state = getattr(agent, "state", None)
+        if moved and not workdir and moved != here and os.path.isdir(moved) and isinstance(state, dict):
+            state[WORKING_FOLDER] = result["workdir"] = moved  # the model reads where its next command runs
         if sandboxed:  # the model learns why a write outside the working folder failed
             result["sandbox"] = box.mode
         if stopped == "timeout":
@@ -231,7 +242,8 @@ def make_terminal(config=None) -> Tool:
             "Run a shell command (bash) on this machine and return its combined stdout+stderr and exit code. "
             "No input can be typed: use non-interactive flags (-y, --no-pager). "
             f"'timeout' in seconds (default {default_timeout:g}, max {max_timeout:g}); on timeout the command "
-            "and everything it started are killed. 'workdir' sets the directory to run in. "
+            "and everything it started are killed. A command starts in the folder the last one ended in (a cd "
+            "carries over, and relative paths of the file tools follow it); 'workdir' sets another for one command. "
             f"Output over {max_chars} characters keeps its beginning and end. "
             "Where the machine offers a sandbox (result field 'sandbox'), only the working folder and a private "
             "/tmp are writable and a job put in the background with & ends with the command: use background=true "
@@ -243,7 +255,7 @@ def make_terminal(config=None) -> Tool:
             "properties": {
                 "command": {"type": "string", "description": "The shell command to run."},
                 "timeout": {"type": "number", "description": f"Seconds before the command is killed (max {max_timeout:g})."},
-                "workdir": {"type": "string", "description": "Directory to run in (default: the current directory)."},
+                "workdir": {"type": "string", "description": "Directory to run this command in (default: where the last one ended)."},
                 "background": {"type": "boolean", "description": "Start it and return at once (a server, a watcher); "
                                                                 "the process tool reads its output and stops it."},
             },

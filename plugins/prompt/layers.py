@@ -147,13 +147,21 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
     off = set(_setting(config, "prompt.disabled_layers", []) or [])
     limit = int(_setting(config, "prompt.max_layer_chars", 20_000))
     plugins_text = "\n\n".join(c.strip() for c in contributions if isinstance(c, str) and c.strip())
+    if cwd is None:  # where the tools start: terminal.cwd, as in hermes-agent (a wrong one: its tools say so)
+        from kernel.types import ToolError
+        from plugins.tool_args import start_folder
+
+        try:
+            cwd = Path(start_folder(config))
+        except ToolError:
+            cwd = Path.cwd()
     built = {
         "identity": lambda: identity(config),
         "tools": lambda: tools(agent),
         "plugins": lambda: Layer("plugins", "other plugins (system_prompt)", plugins_text) if plugins_text else None,
-        "context": lambda: context(config, cwd or Path.cwd()),
+        "context": lambda: context(config, cwd),
         "platform": lambda: platform(agent),
-        "session": lambda: session(agent, (cwd or Path.cwd()).resolve()),
+        "session": lambda: session(agent, cwd.resolve()),
     }
     followers: dict = {}  # a plugin's layer goes after the one it names (default: the plugins' parts)
     for extra in added:

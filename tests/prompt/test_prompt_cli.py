@@ -154,6 +154,9 @@ def test_the_session_layer_tells_the_date_in_the_users_zone_the_model_and_the_wo
             "Packages come from nix here, not apt.", zone
     (hermes_home / "config.yaml").write_text("model: gpt-test\n")
     assert session_layer(cwd=tmp_path)[0]["text"].endswith(f"\nWorking folder: {tmp_path.resolve()}\nSystem: Linux")
+    (hermes_home / "config.yaml").write_text(f"model: gpt-test\nterminal:\n  cwd: {work}\n")  # where the tools start
+    assert session_layer(cwd=tmp_path)[0]["text"].endswith(f"\nWorking folder: {work.resolve()} (a git repository)\n"
+                                                           "System: Linux")
     layer, said = session_layer(env={"HERMES_TIMEZONE": "Mars/Olympus"})
     assert layer["text"].startswith("Conversation started: ") and "timezone 'Mars/Olympus' is no IANA time zone" in said
     (hermes_home / "config.yaml").write_text("prompt:\n  disabled_layers: [session]\n")

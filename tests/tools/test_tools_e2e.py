@@ -165,3 +165,50 @@ def test_a_broken_safety_check_fails_closed(make_agent, tmp_path, monkeypatch):
     agent = make_agent(approval, core_tools, script=SCRIPT_TOUCH(marker), callbacks=[yes])
     [out] = _results(agent.run_conversation("go"))
     assert yes.asked[0][2] == "approval_check_failed" and out["exit_code"] == 0 and marker.exists()
+
+
+def test_a_cd_carries_over_to_the_next_command_and_the_file_tools(make_agent, tmp_path):
+    """As in a shell (and in hermes-agent): the folder a command ends in is where the next one starts, and what a
+    relative path of the file tools means. ``workdir`` is for one command; a killed command moves nothing."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    agent = make_agent(core_tools, approval, config={"approvals": {"mode": "off"}}, script=[
+        {"tool_calls": [("terminal", {"command": "cd src && echo one > notes.txt"})]},
+        {"tool_calls": [("terminal", {"command": "pwd"}), ("execute_code", {"code": "print(open('notes.txt').read())"})]},
+        {"tool_calls": [("read_file", {"path": "notes.txt"}), ("write_file", {"path": "pkg/two.txt", "content": "2\n"})]},
+        {"tool_calls": [("terminal", {"command": "pwd; cd /", "workdir": str(tmp_path)})]},
+        {"tool_calls": [("terminal", {"command": "cd pkg; sleep 5", "timeout": 1})]},
+        {"tool_calls": [("terminal", {"command": "cd pkg; exit 3"})]},
+        {"tool_calls": [("terminal", {"command": "pwd; ls"})]},
+        "done",
+    ])
+    moved, here, script, read, wrote, once, killed, failed, last = _results(agent.run_conversation("go"))
+    src = str((tmp_path / "src").resolve())
+    assert moved["workdir"] == src and (tmp_path / "src" / "notes.txt").read_text() == "one\n"
+    assert here["output"] == src + "\n" and "workdir" not in here  # it did not move again
+    assert script["output"] == "one\n\n"  # a script's relative paths too
+    assert read.startswith("     1|one") and wrote["created"] and (tmp_path / "src" / "pkg" / "two.txt").is_file()
+    assert once["output"] == str(tmp_path.resolve()) + "\n" and "workdir" not in once
+    assert killed.get("timed_out") and "workdir" not in killed
+    assert failed["exit_code"] == 3 and failed["workdir"] == src + "/pkg"  # an exit still moves it, as cd did
+    assert last["output"] == f"{src}/pkg\ntwo.txt\n"
+
+
+def test_terminal_cwd_sets_where_the_tools_start(make_agent, tmp_path):
+    """hermes-agent's ``terminal.cwd``: the tools (and the sandbox's writable folder) start there, not where hermes
+    was started; a folder that is not there is an error the model reads, and no command runs."""
+    project = tmp_path / "project"
+    project.mkdir()
+    agent = make_agent(core_tools, approval, config={"approvals": {"mode": "off"}, "terminal": {"cwd": str(project)}},
+                       script=[
+        {"tool_calls": [("terminal", {"command": "pwd; echo made > made.txt"}), ("read_file", {"path": "made.txt"})]},
+        "done",
+    ])
+    ran, read = _results(agent.run_conversation("go"))
+    assert ran["output"] == str(project.resolve()) + "\n" and ran["exit_code"] == 0  # writable in the sandbox too
+    assert read.startswith("     1|made")
+    gone = make_agent(core_tools, config={"terminal": {"cwd": str(tmp_path / "nowhere")}}, script=[
+        {"tool_calls": [("terminal", {"command": "touch here.txt"}), ("read_file", {"path": "x"})]}, "done"])
+    errors = _results(gone.run_conversation("go"))
+    assert errors == [{"error": f"terminal.cwd is {str(tmp_path / 'nowhere')!r}, which is not a folder here: set it "
+                                "to one in config.yaml"}] * 2
+    assert not (tmp_path / "here.txt").exists()
