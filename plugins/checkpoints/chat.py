@@ -3,8 +3,6 @@ collects slash commands, such as ``hermes serve``'s, imports this without the co
 
 from __future__ import annotations
 
-import os
-
 
 def listing(snapshots: list, folder: str) -> str:
     if not snapshots:
@@ -23,10 +21,15 @@ def clip(text: str, most: int = 200) -> str:
 
 def rollback(raw_args: str, agent) -> str:
     """``/rollback`` (list), ``/rollback diff N``, ``/rollback N [FILE]`` (restore)."""
+    from kernel.types import ToolError
     from plugins.checkpoints.store import CheckpointError, Store
+    from plugins.tool_args import start_folder
 
     args = raw_args.split()
-    store = Store(os.getcwd(), agent.config)
+    try:
+        store = Store(start_folder(agent.config), agent.config)  # the folder the snapshots are of (terminal.cwd)
+    except ToolError as exc:
+        return str(exc)
     try:
         if not args:
             said = listing(store.snapshots(), store.folder)

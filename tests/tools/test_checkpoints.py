@@ -124,6 +124,28 @@ def test_the_folder_a_call_would_change(tmp_path, monkeypatch):
     assert folder_of(Call(name="terminal", args={"command": "ls"})) == str(here.resolve())
 
 
+def test_snapshots_are_of_the_folder_the_tools_start_in(make_agent, tmp_path, monkeypatch):
+    """With terminal.cwd, the tools work in that folder wherever hermes started: its files are snapshotted and
+    /rollback lists them; a path relative to a folder a `cd` moved to is judged from there."""
+    import plugins.checkpoints as checkpoints
+    from hermes.host.config import Config
+    from plugins import core_tools
+    from plugins.checkpoints.chat import rollback
+
+    folder, elsewhere = project(tmp_path), tmp_path / "elsewhere"
+    (folder / "sub").mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = Config({"checkpoints": {"enabled": True}, "terminal": {"cwd": str(folder)}, "sandbox": {"mode": "off"}})
+    agent = make_agent(core_tools, checkpoints, config=config, script=[
+        {"tool_calls": [["terminal", {"command": "cd sub"}]]},
+        {"tool_calls": [["write_file", {"path": "b.txt", "content": "new\n"}]]}, "done"])
+    agent.run_conversation("go")
+    assert (folder / "sub" / "b.txt").read_text() == "new\n"
+    assert len(Store(str(folder)).snapshots()) == 1 and Store(str(elsewhere)).snapshots() == []
+    assert rollback("", agent).startswith(f"Checkpoints of {folder.resolve()} (newest first):")
+
+
 def test_doctor_says_whether_snapshots_can_be_taken(hermes, hermes_home, tmp_path):
     assert "checkpoints" not in hermes("doctor", "--offline").stdout  # off: nothing to say
     (hermes_home / "config.yaml").write_text("checkpoints:\n  enabled: true\n")
