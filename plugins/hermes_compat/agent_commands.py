@@ -24,8 +24,8 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "uninstall": f"`pip uninstall {PACKAGE}` (the data folder and config.yaml stay)",
     "gateway": "no messaging gateway: `hermes serve` is an OpenAI-compatible HTTP API, `hermes acp` an editor's agent",
     "profile": "a profile is a folder of its own: `HERMES_HOME=FOLDER hermes ...`",
-    "logs": "no log of its own: warnings go to stderr, `HERMES_TRACE_HOOKS=FILE` logs each hook call, and MCP "
-            "servers' stderr is in the data folder's logs/",
+    "logs": "the logs plugin's `hermes logs`, which is disabled (`hermes plugins enable logs`); "
+            "`HERMES_TRACE_HOOKS=FILE` logs each hook call, and MCP servers' stderr is in the data folder's logs/",
 }
 SHELLS = ("bash", "zsh", "fish")
 

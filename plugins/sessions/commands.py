@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from plugins.asking import confirm
+from plugins.numbers import cutoff
 
 
 def _when(ts) -> str:
@@ -46,21 +47,6 @@ def _fail(message: str) -> click.ClickException:
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
-
-
-def _cutoff(age: str, option: str = "--older-than") -> float:
-    """The time ``option`` names: a duration before now (``30d``, ``12h``, ``2w``; a bare number is days) or a local
-    date (``2026-11-01``)."""
-    from datetime import datetime
-
-    text = age.strip().lower()
-    if found := re.fullmatch(r"(\d+(?:\.\d+)?)\s*([hdw]?)", text):
-        return time.time() - float(found[1]) * {"h": 3600, "d": 86400, "w": 604800}[found[2] or "d"]
-    try:
-        return datetime.strptime(text, "%Y-%m-%d").timestamp()
-    except ValueError:
-        raise click.BadParameter(f"{age!r}: expected a duration (30d, 12h, 2w) or a date (2026-11-01)",
-                                 param_hint=f"'{option}'") from None
 
 
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -340,7 +326,7 @@ def sessions_group(config) -> click.Group:
     def prune_cmd(age, platform, dry_run, yes, as_json):
         """Delete the sessions last active before a time, each with its messages. A conversation goes whole or
         stays whole: a session continued or delegated from one still in use is kept with it."""
-        before = _cutoff(age)
+        before = cutoff(age)
         s = store()
         rows = s.prunable(before, platform)
         messages = sum(r["message_count"] or 0 for r in rows)
@@ -371,7 +357,7 @@ def sessions_group(config) -> click.Group:
     @_errors_as_clicks
     def stats_cmd(age, as_json):
         """What the sessions active since AGE used: model calls and tokens, by model, platform and day."""
-        used = usage_since(store(), _cutoff(age, "--since"))
+        used = usage_since(store(), cutoff(age, "--since"))
         if as_json:
             _print_json(used)
             return

@@ -462,7 +462,7 @@ def test_prune_deletes_old_sessions_asks_first_and_keeps_one_being_written(herme
     assert (home / "locks" / f"{ids[0]}.lock").exists()
 
     bad = hermes_sessions("sessions", "prune", "--older-than", "soon")
-    assert bad.returncode == 2 and "expected a duration (30d, 12h, 2w) or a date" in bad.stderr
+    assert bad.returncode == 2 and "expected a duration (30d, 12h, 2w, 30m) or a date" in bad.stderr
     dry = json.loads(hermes_sessions("sessions", "prune", "--older-than", "7d", "--dry-run", "--json").stdout)
     assert sorted(dry["to_delete"]) == sorted(ids[:3]) and dry["deleted"] == []
     unasked = hermes_sessions("sessions", "prune", "--older-than", "1w", input="")

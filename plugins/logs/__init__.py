@@ -1,0 +1,36 @@
+"""Built-in plugin logs: hermes' warnings and errors kept in a file of the data folder, and ``hermes logs`` to read
+them.
+
+Warnings go to stderr, where nobody reads them when hermes runs unattended (``hermes serve``, ``cron``, batch
+workers, an editor's ACP agent). From the first session a process starts, they also go to
+``<data folder>/logs/hermes.log``, each line with its time and process. hermes-agent's keys say how much and how
+long: ``logging.level`` (WARNING here; INFO adds a line per HTTP request), ``logging.max_size_mb`` (the file is
+rotated at that size) and ``logging.backup_count`` (the rotated files kept). Known key values are masked."""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+
+LEVELS = ("debug", "info", "warning", "error", "critical")  # either case: INFO as hermes-agent writes it
+
+
+@hookimpl
+def register_config(declare):
+    declare("logging.level", str, "WARNING", "what goes to the data folder's logs/hermes.log: WARNING (and worse), "
+            "or INFO, which adds a line per HTTP request", choices=LEVELS)
+    declare("logging.max_size_mb", float, 5, "the size at which logs/hermes.log is rotated (0: never)", minimum=0)
+    declare("logging.backup_count", int, 3, "rotated logs kept (hermes.log.1 is the newest)", minimum=0)
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.logs.cli import logs
+
+    cli.add_command(logs)
+
+
+@hookimpl
+def on_session_start(agent):
+    from plugins.logs.file import attach
+
+    attach(agent)
