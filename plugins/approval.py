@@ -281,7 +281,7 @@ def pre_tool_call(call, agent):
         if verdict is None:
             where = os.path.abspath(os.path.join(_folder(agent), os.path.expanduser(workdir or ".")))
             verdict = _check_script(command, _config(agent), session) if call.name in SCRIPT_TOOLS else \
-                _check(command, _config(agent), where, session)
+                _check(command, _config(agent), where, session, _exported(agent))
             if isinstance(verdict, Approve) and _mode(_config(agent)) == "smart":
                 verdict = _review(agent, command, verdict)
         if isinstance(verdict, Approve):  # the person deciding learns what still stands in the way
@@ -433,15 +433,22 @@ def _folder(agent) -> str:
         return os.getcwd()
 
 
+def _exported(agent) -> dict:
+    """The environment the agent's next command has: an earlier `export HOME=...` or `CDPATH` moves what a cd reaches."""
+    from plugins.tool_args import with_exports
+
+    return with_exports(agent, dict(os.environ))
+
+
 def _allowed(config, session: frozenset) -> set:
     """The rule keys and exact commands that run without asking: ``command_allowlist`` and this session's yeses."""
     return set(_strings(config, "command_allowlist")) | session
 
 
-def _check(command: str, config, workdir: str = None, session: frozenset = frozenset()):
+def _check(command: str, config, workdir: str = None, session: frozenset = frozenset(), environ: dict = None):
     from plugins.shell_analysis import MAX_PARSED, analyse
 
-    analysis = analyse(command, cwd=workdir)
+    analysis = analyse(command, cwd=workdir, environ=environ)
     for glob in _strings(config, "approvals.deny"):  # the raw text and each command as parsed
         if any(fnmatch.fnmatchcase(text, glob) for text in [command.strip(), *analysis.normalized]):
             return Block(f"This command is denied by the approvals.deny rule {glob!r}; do not retry it.")

@@ -121,6 +121,32 @@ def working_folder(agent: Any, config: Any = None) -> str:
     return start_folder(config if config is not None else getattr(agent, "config", None))
 
 
+EXPORTED = "tools.exported"  # agent.state key: {name: value, or None when unset} the agent's commands changed
+SHELL_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})  # each shell sets these itself
+
+
+def with_exports(agent: Any, environ: dict) -> dict:
+    """``environ`` with what ``agent``'s terminal commands exported (``export``, ``source .venv/bin/activate``) and
+    unset, as a shell keeps them for its next command."""
+    changes = (getattr(agent, "state", None) or {}).get(EXPORTED)
+    if not changes:
+        return environ
+    env = {**environ, **{name: value for name, value in changes.items() if value is not None}}
+    for name in [name for name, value in changes.items() if value is None]:
+        env.pop(name, None)
+    return env
+
+
+def remember_exports(agent: Any, started: dict, ended: dict) -> None:
+    """Keep what a command changed in the environment it ``started`` with (the ``ended`` one) for the next."""
+    state = getattr(agent, "state", None)
+    if isinstance(state, dict):
+        changes = dict(state.get(EXPORTED) or {})
+        changes.update((name, ended.get(name)) for name in (started.keys() | ended.keys()) - SHELL_OWN
+                       if started.get(name) != ended.get(name))
+        state[EXPORTED] = changes
+
+
 def resolve_path(raw: str, tool: str, cwd: str | None = None) -> Path:
     """A user path: ``~`` expanded, relative to ``cwd`` (default: the process's working directory)."""
     if not raw.strip():

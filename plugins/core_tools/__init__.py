@@ -109,6 +109,15 @@ def register_tools(register, config):
 
 
 @hookimpl
+def on_session_start(reason, agent):
+    if reason in ("new", "resume"):  # another conversation (/new, /resume): its shell starts afresh, as the prompt says
+        from plugins.tool_args import EXPORTED, WORKING_FOLDER
+
+        for key in (WORKING_FOLDER, EXPORTED):
+            agent.state.pop(key, None)
+
+
+@hookimpl
 def on_session_finalize(reason, agent):
     if reason == "shutdown":  # the agent closes: its background commands end
         from plugins.core_tools.processes import stop_all

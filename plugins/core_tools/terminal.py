@@ -11,8 +11,8 @@ from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
 from plugins.core_tools.environ import hide_from_proc
 from plugins.core_tools.sandbox import Sandbox
-from plugins.tool_args import (WORKING_FOLDER, arg, check_args, clip, is_interrupted, resolve_path, setting,
-                               working_folder)
+from plugins.tool_args import (WORKING_FOLDER, arg, check_args, clip, is_interrupted, remember_exports, resolve_path,
+                               setting, with_exports, working_folder)
 
 if TYPE_CHECKING:
     import subprocess
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 MAX_OUTPUT_CHARS = 50_000
+MAX_ENVIRONMENT = 1 << 20  # bytes of a command's exported variables read to carry over
 
 # Non-interactive environment: a pager or a credential prompt would otherwise
 # wait for input that never comes until the timeout.
@@ -87,13 +88,13 @@ def kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
 
 def process_environment(agent, config) -> dict:
     """The environment of a process a tool starts: no keys (the model never reads one via ``env``, nor via
-    ``/proc/$PPID/environ``) and nothing that waits for input."""
+    ``/proc/$PPID/environ``), nothing that waits for input, and what the agent's commands exported before."""
     from hermes.host.config import is_secret_name  # a handler called without an agent: the host's rule alone
 
     secrets = getattr(agent, "secrets", None) or Secrets(
         config.key_envs() if config else filter(is_secret_name, os.environ))
     hide_from_proc(secrets.names)
-    return secrets.tool_environment(_QUIET_ENV)
+    return with_exports(agent, secrets.tool_environment(_QUIET_ENV))
 
 
 def wait_or_stop(proc: subprocess.Popen, deadline: float, agent, pause=None) -> "str | None":
@@ -182,11 +183,12 @@ def make_terminal(config=None) -> Tool:
             argv, sandboxed = box.wrap([shell, "-c", command], cwd)
             return run_in_background(agent, argv, command, cwd, env, max_chars, box.mode if sandboxed else None)
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as ended:
-            # The shell writes the folder it ends in to a file of its own (not the output): the next command starts
-            # there, so a `cd` carries over as in a shell. Same line: the command's line numbers stay its own.
+            # The shell writes the folder it ends in and its exported variables to a file of its own (not the
+            # output): the next command starts with them, so `cd` and `export` carry over as in a shell. On the
+            # command's first line, so that its line numbers stay its own.
             fd = ended.fileno()
-            argv, sandboxed = box.wrap([shell, "-c", f"trap '{{ set +x; }} 2>/dev/null; pwd -P >&{fd} 2>/dev/null' "
-                                                     f"EXIT; {command}"], cwd)
+            argv, sandboxed = box.wrap([shell, "-c", f"trap '{{ set +x; }} 2>/dev/null; printf \"%s\\0\" \"$(pwd -P)\" "
+                                                     f">&{fd}; env -0 >&{fd} 2>/dev/null' EXIT; {command}"], cwd)
             started = time.monotonic()
             try:
                 proc = subprocess.Popen(
@@ -204,7 +206,11 @@ def make_terminal(config=None) -> Tool:
             stopped = wait_or_stop(proc, started + timeout, agent)
             output = read_output(out, max_chars)
             ended.seek(0)
-            moved = ended.read(4096).decode("utf-8", "surrogateescape").strip() if not stopped else ""
+            folder, _, exported = (ended.read(MAX_ENVIRONMENT + 1) if not stopped else b"").partition(b"\0")
+        moved = os.fsdecode(folder)
+        if 0 < len(exported) <= MAX_ENVIRONMENT:  # no `env` on this machine, or an environment too large: unchanged
+            remember_exports(agent, env, dict(os.fsdecode(entry).partition("=")[::2]
+                                              for entry in exported.split(b"\0") if b"=" in entry))
 
         hook = getattr(agent, "hook", None)
         if hook is not None and hook.transform_terminal_output.get_hookimpls():
@@ -243,7 +249,8 @@ def make_terminal(config=None) -> Tool:
             "No input can be typed: use non-interactive flags (-y, --no-pager). "
             f"'timeout' in seconds (default {default_timeout:g}, max {max_timeout:g}); on timeout the command "
             "and everything it started are killed. A command starts in the folder the last one ended in (a cd "
-            "carries over, and relative paths of the file tools follow it); 'workdir' sets another for one command. "
+            "carries over, and relative paths of the file tools follow it), with the variables earlier ones exported "
+            "(export, source .venv/bin/activate); 'workdir' sets another folder for one command. "
             f"Output over {max_chars} characters keeps its beginning and end. "
             "Where the machine offers a sandbox (result field 'sandbox'), only the working folder and a private "
             "/tmp are writable and a job put in the background with & ends with the command: use background=true "

@@ -178,8 +178,10 @@ def test_a_cd_carries_over_to_the_next_command_and_the_file_tools(make_agent, tm
         {"tool_calls": [("terminal", {"command": "pwd; cd /", "workdir": str(tmp_path)})]},
         {"tool_calls": [("terminal", {"command": "cd pkg; sleep 5", "timeout": 1})]},
         {"tool_calls": [("terminal", {"command": "cd pkg; exit 3"})]},
-        {"tool_calls": [("terminal", {"command": "pwd; ls"})]},
+        {"tool_calls": [("terminal", {"command": "pwd; ls; export LEFT=over"})]},
         "done",
+        {"tool_calls": [("terminal", {"command": 'pwd; echo "[${LEFT-}]"'})]},
+        "again",
     ])
     moved, here, script, read, wrote, once, killed, failed, last = _results(agent.run_conversation("go"))
     src = str((tmp_path / "src").resolve())
@@ -191,6 +193,8 @@ def test_a_cd_carries_over_to_the_next_command_and_the_file_tools(make_agent, tm
     assert killed.get("timed_out") and "workdir" not in killed
     assert failed["exit_code"] == 3 and failed["workdir"] == src + "/pkg"  # an exit still moves it, as cd did
     assert last["output"] == f"{src}/pkg\ntwo.txt\n"
+    agent.new_session()  # /new: another conversation, whose shell starts afresh where the prompt says
+    assert _results(agent.run_conversation("again"))[0]["output"] == f"{tmp_path.resolve()}\n[]\n"
 
 
 def test_terminal_cwd_sets_where_the_tools_start(make_agent, tmp_path):
@@ -212,3 +216,32 @@ def test_terminal_cwd_sets_where_the_tools_start(make_agent, tmp_path):
     assert errors == [{"error": f"terminal.cwd is {str(tmp_path / 'nowhere')!r}, which is not a folder here: set it "
                                 "to one in config.yaml"}] * 2
     assert not (tmp_path / "here.txt").exists()
+
+
+def test_exported_variables_carry_over_and_the_approval_check_sees_them(make_agent, tmp_path):
+    """As in a shell (and hermes-agent): what a command exports (a virtual environment activated) or unsets holds for
+    the next commands and scripts. The approval check reads commands with those variables: a `CDPATH` exported
+    one call earlier takes the next `cd vdir` outside the folder, so its `rm` is asked about (nobody answers: no)."""
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "activate").write_text('export VIRTUAL_ENV="$PWD/.venv"\nexport PATH="$VIRTUAL_ENV/bin:$PATH"\n')
+    (venv / "mytool").write_text("#!/bin/sh\necho from the venv\n")
+    (venv / "mytool").chmod(0o755)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    (outside / "vdir").mkdir(parents=True)
+    (outside / "vdir" / "a").write_text("keep me\n")
+    agent = make_agent(core_tools, approval, config={"sandbox": {"mode": "off"}, "command_allowlist": ["execute_code"]},
+                       script=[
+        {"tool_calls": [("terminal", {"command": "source .venv/bin/activate; export GREETING=hello"})]},
+        {"tool_calls": [("terminal", {"command": 'mytool; echo "$GREETING $VIRTUAL_ENV"'})]},
+        {"tool_calls": [("execute_code", {"code": "import os; print(os.environ['GREETING'])"})]},
+        {"tool_calls": [("terminal", {"command": "unset GREETING; export CDPATH=" + str(outside)})]},
+        {"tool_calls": [("terminal", {"command": 'echo "[${GREETING-unset}]"'})]},
+        {"tool_calls": [("terminal", {"command": "cd vdir && rm -f a"})]},
+        "done",
+    ])
+    _, ran, script, _, unset, refused = _results(agent.run_conversation("go"))
+    assert ran["output"] == f"from the venv\nhello {tmp_path.resolve()}/.venv\n"
+    assert script["output"].startswith("hello")
+    assert unset["output"] == "[unset]\n"
+    assert "error" in refused and (outside / "vdir" / "a").read_text() == "keep me\n", refused
