@@ -51,6 +51,9 @@ def register_config(declare):
     declare("terminal.max_timeout", float, MAX_TIMEOUT, "the most seconds a terminal command may ask for", minimum=1)
     declare("terminal.cwd", str, "", "the folder terminal commands and relative file paths start in (empty or .: "
             "where hermes started); a command's cd carries over to the next")
+    declare("terminal.auto_source_bashrc", bool, True, "a session's first command takes what ~/.profile, "
+            "~/.bash_profile and ~/.bashrc export (PATH of nvm, pyenv): as a login shell, for hermes as a service")
+    declare("terminal.shell_init_files", list[str], [], "the files to take the exports of instead of those three")
     declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1000)
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1000)
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)

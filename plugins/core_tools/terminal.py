@@ -3,6 +3,7 @@ timeout that kills the whole group, output clipped head+tail."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import TYPE_CHECKING
@@ -11,12 +12,15 @@ from kernel.secrets import Secrets
 from kernel.types import Tool, ToolError
 from plugins.core_tools.environ import hide_from_proc
 from plugins.core_tools.sandbox import Sandbox
-from plugins.tool_args import (WORKING_FOLDER, arg, check_args, clip, is_interrupted, remember_exports, resolve_path,
-                               setting, with_exports, working_folder)
+from plugins.tool_args import (EXPORTED, WORKING_FOLDER, arg, check_args, clip, is_interrupted, remember_exports,
+                               resolve_path, setting, with_exports, working_folder)
 
 if TYPE_CHECKING:
     import subprocess
 
+
+log = logging.getLogger("hermes.plugins.tools")
+_said: set = set()
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -97,6 +101,44 @@ def process_environment(agent, config) -> dict:
     return with_exports(agent, secrets.tool_environment(_QUIET_ENV))
 
 
+def init_files(config) -> list:
+    """The files a session's first command sources the variables of: hermes-agent's ``terminal.shell_init_files``,
+    else (``terminal.auto_source_bashrc``) ~/.profile, ~/.bash_profile and ~/.bashrc, those that exist."""
+    named = setting(config, "terminal.shell_init_files", [], list)
+    if not named and setting(config, "terminal.auto_source_bashrc", True, bool):
+        named = ["~/.profile", "~/.bash_profile", "~/.bashrc"]
+    return [path for path in (os.path.expandvars(os.path.expanduser(str(n))) for n in named) if os.path.isfile(path)]
+
+
+def source_init_files(agent, config, argv_of, env: dict) -> None:
+    """Before a session's first command: what the user's shell files export (PATH of nvm, pyenv, a venv) carries over
+    to its commands, as in a login shell, for a hermes started without one (a service, cron). Keys they export stay
+    out; a file that fails, exits or hangs (10 s) leaves the variables as they were, said once."""
+    import shlex
+    import subprocess
+
+    from hermes.host.config import is_secret_name
+
+    agent.state[EXPORTED] = {}
+    files = init_files(config)
+    if not files:
+        return
+    sources = "; ".join(f". {shlex.quote(path)}" for path in files)
+    try:
+        done = subprocess.run(argv_of(f"{{ {sources}; }} >/dev/null 2>&1 </dev/null; env -0"), env=env,
+                              capture_output=True, timeout=10, start_new_session=True)
+        ended = dict(os.fsdecode(entry).partition("=")[::2] for entry in done.stdout.split(b"\0") if b"=" in entry)
+        if done.returncode or not ended:
+            raise OSError(f"it ended with status {done.returncode}")
+    except (OSError, subprocess.SubprocessError) as exc:
+        if files[0] not in _said:
+            _said.add(files[0])
+            log.warning("terminal: sourcing %s failed (%s); commands run without what it exports "
+                        "(terminal.auto_source_bashrc: false stops trying)", ", ".join(files), exc)
+        return
+    remember_exports(agent, env, {k: v for k, v in ended.items() if k in env or not is_secret_name(k)})
+
+
 def wait_or_stop(proc: subprocess.Popen, deadline: float, agent, pause=None) -> "str | None":
     """Wait for ``proc`` until the ``time.monotonic()`` deadline; ``"timeout"`` or ``"interrupted"`` when its group
     was killed for that, None when it ended. ``pause(seconds)`` waits between the checks (default: for ``proc``)."""
@@ -163,6 +205,7 @@ def make_terminal(config=None) -> Tool:
         workdir = arg(args, "workdir", str, tool="terminal", default=None)
         agent = getattr(ctx, "agent", None)
         here = cwd = working_folder(agent, config)
+        box = Sandbox.from_config(config)
         if workdir:
             path = resolve_path(workdir, "terminal", here)
             if not path.is_dir():
@@ -176,7 +219,9 @@ def make_terminal(config=None) -> Tool:
             import shutil
 
             shell = shutil.which("bash") or "/bin/sh"
-        box = Sandbox.from_config(config)
+        if isinstance(getattr(agent, "state", None), dict) and EXPORTED not in agent.state:  # a session's first
+            source_init_files(agent, config, lambda script: box.wrap([shell, "-c", script], cwd)[0], env)
+            env = process_environment(agent, config)
         if arg(args, "background", bool, tool="terminal", default=False):
             from plugins.core_tools.processes import run_in_background
 

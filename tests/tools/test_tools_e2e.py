@@ -245,3 +245,30 @@ def test_exported_variables_carry_over_and_the_approval_check_sees_them(make_age
     assert script["output"].startswith("hello")
     assert unset["output"] == "[unset]\n"
     assert "error" in refused and (outside / "vdir" / "a").read_text() == "keep me\n", refused
+
+
+def test_a_sessions_first_command_takes_what_the_users_shell_files_export(make_agent, tmp_path, monkeypatch):
+    """hermes-agent's terminal.auto_source_bashrc: hermes as a service has no login shell's PATH (nvm, pyenv); the
+    first command takes what ~/.profile and ~/.bashrc export, keys aside. A Debian ~/.bashrc returns at once when
+    not interactive; a file that exits leaves things as they were; terminal.shell_init_files names others."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "fromhome").write_text("#!/bin/sh\necho on the PATH\n")
+    (home / "bin" / "fromhome").chmod(0o755)
+    (home / ".profile").write_text('echo noisy\nexport PATH="$HOME/bin:$PATH"\nexport MY_API_KEY=sk-from-profile\n')
+    (home / ".bashrc").write_text('case $- in *i*) ;; *) return;; esac\nexport FROM_BASHRC=yes\n')
+    (home / "custom.sh").write_text("export FROM_CUSTOM=yes\n")
+    (home / "exits.sh").write_text("export HALF=done\nexit 3\n")
+    monkeypatch.setenv("HOME", str(home))
+    command = 'fromhome; echo "[${MY_API_KEY-}] [${FROM_BASHRC-}] [${FROM_CUSTOM-}] [${HALF-}]"'
+
+    def first(terminal=None):
+        config = {"approvals": {"mode": "off"}, **({"terminal": terminal} if terminal else {})}
+        agent = make_agent(core_tools, approval, config=config, script=[
+            {"tool_calls": [("terminal", {"command": command})]}, "done"])
+        return _results(agent.run_conversation("go"))[0]["output"]
+
+    assert first() == "on the PATH\n[] [] [] []\n"  # the profile's noise stays out of the output too
+    assert first({"auto_source_bashrc": False}).endswith("fromhome: command not found\n[] [] [] []\n")
+    assert first({"shell_init_files": ["~/custom.sh"]}).endswith("not found\n[] [] [yes] []\n")
+    assert first({"shell_init_files": ["~/exits.sh"]}).endswith("not found\n[] [] [] []\n")
