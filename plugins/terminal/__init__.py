@@ -42,6 +42,11 @@ def register_config(declare):
     declare(PERSONALITIES, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the "
             "identity, saved as agent.system_prompt)")
     declare("agent.personalities", dict, {}, f"hermes-agent's older place of {PERSONALITIES}")
+    declare("display.resume_display", str, "full", "what a resumed chat shows first: full (the last exchanges) or "
+            "minimal (its title alone)", choices=("full", "minimal"))
+    declare("display.resume_exchanges", int, 2, "the exchanges a resumed chat shows", minimum=0)
+    declare("display.resume_max_user_chars", int, 200, "characters of each of your messages it shows", minimum=10)
+    declare("display.resume_max_assistant_chars", int, 200, "characters of each answer it shows", minimum=10)
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
 
 

@@ -27,18 +27,19 @@ def _said(history: list) -> list:
              if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
 
 
-def _last_exchanges(said: list, exchanges: int) -> list:
-    """The last ``exchanges`` of ``said`` (from a user's message on), a clipped line each."""
+def _last_exchanges(said: list, exchanges: int, widths: tuple = (200, 200)) -> list:
+    """The last ``exchanges`` of ``said`` (from a user's message on), a line each clipped at ``widths`` (the user's,
+    the model's)."""
     tail, users = [], 0
-    for role, text in reversed(said):
-        tail.append(f"  {'you' if role == 'user' else 'hermes'}: {_clip(text, 200)}")
+    for role, text in reversed(said if exchanges else ()):
+        tail.append(f"  {'you' if role == 'user' else 'hermes'}: {_clip(text, widths[role != 'user'])}")
         users += role == "user"
         if users == exchanges:
             break
     return list(reversed(tail))
 
 
-def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> list:
+def recap(history: list, exchanges: int = 2, title: Optional[str] = None, widths: tuple = (200, 200)) -> list:
     """What a resumed chat shows first: its title (or first prompt), its size,
     and the last exchanges (clipped), so the user knows where they are."""
     said = _said(history)
@@ -46,7 +47,7 @@ def recap(history: list, exchanges: int = 2, title: Optional[str] = None) -> lis
         return ["(resuming an empty session)"]
     first = next((text for role, text in said if role == "user"), said[0][1])
     return [f"resuming: {_clip(title, 70) if title else _clip(first, 70)} ({len(history)} messages)",
-            *_last_exchanges(said, exchanges)]
+            *_last_exchanges(said, exchanges, widths)]
 
 
 def _history(chat, args):
@@ -390,7 +391,10 @@ def recap_of(app, session_id: str, agent=None) -> list:
 
     info = ask_store(app, "session_info", needed=False, session_id=session_id)
     info = info if isinstance(info, dict) else {}
-    lines = recap(ask_store(app, "load_session", session_id=session_id) or [], title=info.get("title"))
+    get = app.config.get  # hermes-agent's display.resume_* keys
+    exchanges = 0 if get("display.resume_display") == "minimal" else int(get("display.resume_exchanges"))
+    lines = recap(ask_store(app, "load_session", session_id=session_id) or [], exchanges, info.get("title"),
+                  (int(get("display.resume_max_user_chars")), int(get("display.resume_max_assistant_chars"))))
     return lines + (_kept(agent, info, session_id) if agent is not None else [])
 
 

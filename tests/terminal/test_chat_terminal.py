@@ -659,3 +659,24 @@ def test_hermes_agents_chat_commands_prompt_copy_yolo_clear_version_and_pointers
     assert chat.close() == 0
     listed = json.loads(hermes("sessions", "list", "--json").stdout)
     assert [said(hermes, s["id"]) for s in listed] == [["hello", "written in the editor", "run it"]]  # /clear's: none
+
+
+def test_the_recap_of_a_resumed_chat_follows_hermes_agents_resume_keys(hermes, hermes_home, tmp_path):
+    """display.resume_exchanges, resume_max_user_chars and resume_max_assistant_chars shape the recap a resumed chat
+    starts with; resume_display: minimal leaves the title line alone."""
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["first answer " + "x" * 50, "second answer", "third answer", "more"]))
+    model = ("--api-mode", "scripted", "--base-url", script)
+    assert hermes("chat", *model, input="one " + "y" * 50 + "\ntwo\nthree\n/exit\n").returncode == 0
+
+    def recap(config: str) -> list:
+        (hermes_home / "config.yaml").write_text(config)
+        out = hermes("chat", *model, "--continue", input="/exit\n")
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stderr.splitlines() if line.startswith(("resuming:", "  you:", "  hermes:"))]
+
+    assert recap("") == ["resuming: one " + "y" * 50 + " (6 messages)", "  you: two", "  hermes: second answer",
+                         "  you: three", "  hermes: third answer"]
+    assert recap("display:\n  resume_exchanges: 3\n  resume_max_user_chars: 10\n  resume_max_assistant_chars: 12\n")[1:3] \
+        == ["  you: one yyyyyy...", "  hermes: first answer..."]
+    assert recap("display:\n  resume_display: minimal\n") == ["resuming: one " + "y" * 50 + " (6 messages)"]
