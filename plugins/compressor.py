@@ -24,7 +24,8 @@ the window is.
 
 Config: ``compression.enabled`` (pre-flight only; a forced compression after
 an overflow always runs), ``compression.threshold``,
-``compression.protect_first_n``, ``compression.protect_last_n``, and
+``compression.protect_first_n``, ``compression.protect_last_n``, ``compression.target_ratio`` (0.2: recent
+messages kept whole take at most that share of the threshold; fewer are kept when they are big), and
 ``model_context_length`` to override the window of the table below.
 """
 
@@ -43,7 +44,10 @@ CONFIG_KEYS = [
     Key("compression.enabled", bool, True, "compress before a call once the history passes the threshold"),
     Key("compression.threshold", float, 0.5, "the share of the context window that triggers compression", minimum=0.01),
     Key("compression.protect_first_n", int, 3, "messages at the start that are never summarised", minimum=0),
-    Key("compression.protect_last_n", int, 20, "recent messages that are never summarised", minimum=0),
+    Key("compression.protect_last_n", int, 20, "recent messages that are never summarised, unless they alone pass "
+        "target_ratio", minimum=0),
+    Key("compression.target_ratio", float, 0.2, "the most of the threshold the recent messages kept whole may take "
+        "(fewer are kept)", minimum=0.01),
     Key("compression.abort_on_summary_failure", bool, False, "when the summary model fails, leave the history as "
         "it is (a call past the window then fails) instead of keeping a plain list of the messages"),
     Key("model_context_length", int, None, "the model's context window in tokens, when the built-in table is wrong", minimum=1024),
@@ -267,6 +271,7 @@ class Compressor(ContextEngine):
         self.threshold_percent = _fraction(setting("compression.threshold"), "compression.threshold")
         self.protect_first_n = _count(setting("compression.protect_first_n"), "compression.protect_first_n")
         self.protect_last_n = _count(setting("compression.protect_last_n"), "compression.protect_last_n")
+        self.target_ratio = _fraction(setting("compression.target_ratio"), "compression.target_ratio")
         override = config.get("model_context_length")
         if override is not None and (not isinstance(override, int) or isinstance(override, bool) or override < 1024):
             from hermes.host.config import ConfigError
@@ -319,23 +324,27 @@ class Compressor(ContextEngine):
             self.update_model(model)
         if self.current_tokens(messages) < self.threshold_tokens:
             return False
-        return plan(_without_system(messages)[1], self.protect_first_n, self.protect_last_n) is not None
+        return self._bounds(_without_system(messages)[1], forced=False) is not None
+
+    def _bounds(self, history: list, forced: bool) -> Optional[tuple]:
+        """:func:`plan`'s bounds, the tail made shorter (halved, down to the latest message) while it alone takes
+        more than ``compression.target_ratio`` of the threshold (hermes-agent's key): big tool results kept whole in
+        it would make every compression ineffective. After an overflow something must shrink: the tail takes a
+        quarter of the window at most."""
+        last_n = self.protect_last_n
+        limit = self.context_length // 4 if forced else int(self.threshold_tokens * self.target_ratio)
+        bounds = plan(history, self.protect_first_n, last_n)
+        while last_n > 1 and ((forced and bounds is None) or estimate_tokens(
+                history[bounds[1] if bounds else min(self.protect_first_n, len(history)):]) > limit):
+            last_n //= 2
+            bounds = plan(history, self.protect_first_n, last_n)
+        return bounds
 
     # -- compression
     def compress(self, messages: list, *, agent: Any = None, reason: str = "preflight", notes: list = ()) -> list:
         agent = agent if agent is not None else self.agent
         system, history = _without_system(messages)
-        forced = reason != "preflight"
-        bounds = plan(history, self.protect_first_n, self.protect_last_n)
-        last_n = self.protect_last_n
-        # After an overflow something must shrink: give up tail protection
-        # gradually until there is a middle and the tail takes at most a
-        # quarter of the window.
-        while forced and last_n > 1 and (
-            bounds is None or estimate_tokens(history[bounds[1] :]) > self.context_length // 4
-        ):
-            last_n //= 2
-            bounds = plan(history, self.protect_first_n, last_n)
+        bounds = self._bounds(history, forced=reason != "preflight")
         if bounds is None:
             return list(messages)
         head_end, tail_start = bounds

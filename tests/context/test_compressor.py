@@ -318,11 +318,31 @@ def test_multimodal_user_messages_merge_and_lift():
 
 def test_forced_compression_shrinks_a_tail_too_big_for_the_window():
     msgs = long_history(8, size=1_500)  # 40 messages, ~150 tokens each message with a result
-    eng = Compressor(Config({"model_context_length": 4_000, "compression": {"protect_first_n": 1, "protect_last_n": 20}}),
-                     summarize=lambda t: "S")
-    preflight = eng.compress(msgs)
+    config = {"protect_first_n": 1, "protect_last_n": 20, "target_ratio": 1}
+    roomy = Compressor(Config({"model_context_length": 16_000, "compression": config}), summarize=lambda t: "S")
+    preflight = roomy.compress(msgs)
     assert preflight[-19:] == msgs[-19:]  # pre-flight keeps the configured tail (its first user message takes the summary)
+    eng = Compressor(Config({"model_context_length": 4_000, "compression": config}), summarize=lambda t: "S")
     out = eng.compress(msgs, reason="overflow")
     validate(out)
     tail = out[next(i for i, m in enumerate(out) if SUMMARY_PREFIX in str(m.get("content"))) + 1 :]
     assert estimate_tokens(tail) <= 1_000 and tail == msgs[len(msgs) - len(tail):]
+
+
+def test_preflight_keeps_fewer_recent_messages_when_they_alone_pass_the_target_ratio():
+    """hermes-agent's compression.target_ratio: 20 recent messages of big tool results kept whole would leave the
+    history over the threshold after every compression (ineffective, then never again until the window overflows).
+    The tail is halved while it takes more than target_ratio of the threshold; small messages keep all 20."""
+    msgs = long_history(8, size=1_500)  # 40 messages, ~150 tokens each message with a result
+    eng = Compressor(Config({"model_context_length": 8_000, "compression": {"protect_first_n": 1}}),
+                     summarize=lambda t: "S")
+    assert eng.threshold_tokens == 4_000 and estimate_tokens(msgs[-20:]) > 800 and eng.should_compress(msgs)
+    out = eng.compress(msgs)
+    validate(out)
+    tail = out[next(i for i, m in enumerate(out) if SUMMARY_PREFIX in str(m.get("content"))) + 1 :]
+    assert estimate_tokens(tail) <= 800 and tail == msgs[len(msgs) - len(tail):] and len(tail) >= 2
+    assert estimate_tokens(out) < eng.threshold_tokens  # the next turn does not compress again
+    small = long_history(8)
+    kept = Compressor(Config({"model_context_length": 8_000, "compression": {"protect_first_n": 1}}),
+                      summarize=lambda t: "S").compress(small)
+    assert kept[-19:] == small[-19:]
