@@ -21,6 +21,8 @@ def register_config(declare):
     declare("cron.with_serve", bool, True, "hermes serve runs the due cron jobs too (as hermes cron daemon does)")
     declare("cron.tick_seconds", float, 60, "how often hermes serve and hermes cron daemon look for due jobs",
             minimum=1)
+    declare("cron.max_parallel_jobs", int, None, "jobs due together that run side by side (empty: all of them)",
+            minimum=1)
     declare("cron.output_retention", int, 50, "the answers kept of each job's runs (the oldest go)", minimum=1)
 
 

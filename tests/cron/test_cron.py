@@ -282,3 +282,23 @@ def test_a_jobs_flagged_command_is_refused_unless_approvals_cron_mode_approves(h
         config.write("approvals:\n  cron_mode: maybe\n")
     wrong = hermes("cron", "run", job["id"])
     assert wrong.returncode == 2 and "approvals.cron_mode" in wrong.stderr and "deny, approve" in wrong.stderr
+
+
+def test_jobs_due_together_run_side_by_side_up_to_max_parallel_jobs(hermes, hermes_home, scripted, tmp_path):
+    """A long job does not hold back those due with it (hermes-agent runs them in parallel); cron.max_parallel_jobs
+    bounds how many at once, 1 one after another."""
+    log = tmp_path / "ran.log"
+    scripted([{"tool_calls": [["terminal", {"command": f"echo start >> {log}; sleep 1; echo end >> {log}"}]]}, "done"])
+    config = (hermes_home / "config.yaml").read_text()
+    for parallel, order in ((None, ["start", "start", "end", "end"]), (1, ["start", "end", "start", "end"])):
+        if parallel:
+            (hermes_home / "config.yaml").write_text(config + f"cron:\n  max_parallel_jobs: {parallel}\n")
+        log.unlink(missing_ok=True)
+        for name in ("a", "b"):
+            assert hermes("cron", "add", "1s", f"job {name}").returncode == 0
+        time.sleep(1.2)
+        ticked = hermes("cron", "tick", "--json", cwd=tmp_path)
+        assert ticked.returncode == 0, ticked.stderr
+        ran = json.loads(ticked.stdout)["ran"]
+        assert sorted(j["prompt"] for j in ran) == ["job a", "job b"] and {j["last_status"] for j in ran} == {"ok"}
+        assert log.read_text().split() == order, parallel
