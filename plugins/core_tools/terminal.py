@@ -139,6 +139,23 @@ def source_init_files(agent, config, argv_of, env: dict) -> None:
     remember_exports(agent, env, {k: v for k, v in ended.items() if k in env or not is_secret_name(k)})
 
 
+def last_folder(messages: list) -> "str | None":
+    """The folder the terminal's results in ``messages`` last said commands moved to (``workdir``), if it is there."""
+    import json
+
+    terminal = {call.get("id") for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or ()
+                if (call.get("function") or {}).get("name") == "terminal"}
+    for message in reversed(messages):
+        content = message.get("content") if message.get("tool_call_id") in terminal else None
+        if isinstance(content, str) and '"workdir"' in content:
+            try:
+                folder = json.loads(content).get("workdir")
+            except (ValueError, AttributeError):
+                continue
+            return folder if isinstance(folder, str) and os.path.isdir(folder) else None
+    return None
+
+
 def wait_or_stop(proc: subprocess.Popen, deadline: float, agent, pause=None) -> "str | None":
     """Wait for ``proc`` until the ``time.monotonic()`` deadline; ``"timeout"`` or ``"interrupted"`` when its group
     was killed for that, None when it ended. ``pause(seconds)`` waits between the checks (default: for ``proc``)."""

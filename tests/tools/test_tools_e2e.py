@@ -272,3 +272,18 @@ def test_a_sessions_first_command_takes_what_the_users_shell_files_export(make_a
     assert first({"auto_source_bashrc": False}).endswith("fromhome: command not found\n[] [] [] []\n")
     assert first({"shell_init_files": ["~/custom.sh"]}).endswith("not found\n[] [] [yes] []\n")
     assert first({"shell_init_files": ["~/exits.sh"]}).endswith("not found\n[] [] [] []\n")
+
+
+def test_a_resumed_session_goes_on_in_the_folder_its_commands_had_moved_to(hermes, tmp_path):
+    """The shell lives in memory; its folder is in the history (the results' workdir), which the model reads on:
+    `hermes run --resume` starts the commands where that history left them, not where the model would not expect."""
+    (tmp_path / "sub").mkdir()
+    first, then = tmp_path / "first.json", tmp_path / "then.json"
+    first.write_text(json.dumps([{"tool_calls": [["terminal", {"command": "cd sub"}]]}, "moved"]))
+    then.write_text(json.dumps([{"tool_calls": [["terminal", {"command": "pwd"}]]}, "here"]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", first, "--json", "go", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    session = json.loads(out.stdout)["session_id"]
+    out = hermes("run", "--api-mode", "scripted", "--base-url", then, "--json", "--resume", session, "on", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert _results(json.loads(out.stdout))[-1]["output"] == f"{(tmp_path / 'sub').resolve()}\n"
