@@ -40,6 +40,12 @@ def register_config(declare):
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("agent.environment_hint", str, "", "a line about this machine for the session layer (hermes-agent's: "
             "\"apt is not here, use nix\")")
+    declare("agent.parallel_tool_call_guidance", bool, True, "the tools layer says independent calls may go in one "
+            "step (hermes-agent's)")
+    declare("agent.task_completion_guidance", bool, True, "the tools layer asks to see a task through and never to "
+            "present a result no tool gave (hermes-agent's)")
+    declare("agent.tool_use_enforcement", (str, bool, list), "auto", "the tools layer asks to call tools rather than "
+            "describe them: auto (GPT, Codex, Gemini, Gemma, Grok models), true, false, or a list of model-name parts")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
     declare("prefill_messages_file", str, "", "a JSON file of messages, [{role, content}, ...] (a few-shot example), "
             "put after the system prompt in each request, never stored (hermes-agent's; relative to config.yaml's "

@@ -25,8 +25,14 @@ tool, when you have it) only when a decision is theirs to make. Never invent fil
 facts you have not seen."""
 
 TOOL_GUIDANCE = ("Call a tool when it gets you a fact or does the work; answer directly when neither is needed. "
-                 "Several independent calls may go in one step. A tool result that starts with an error says what "
-                 "went wrong: fix the call rather than repeating it.")
+                 "A tool result that starts with an error says what went wrong: fix the call rather than repeating it.")
+# hermes-agent's agent.* switches of its tool guidance, in words of our own
+PARALLEL = "Several independent calls may go in one step: they run side by side."
+COMPLETION = ("See a task through: do not stop at a plan or a first step when the tools can do the rest, and when "
+              "something blocks you say so plainly; never present a result you did not get from a tool as if you had.")
+ENFORCEMENT = ("When you say you will do something, make the tool call in the same answer instead of describing it; "
+               "end your turn only when the work is done or you need the user.")
+ENFORCED_MODELS = ("gpt", "codex", "gemini", "gemma", "grok")  # those told to act rather than narrate ("auto")
 
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}  # sys.platform's names, as people say them
 
@@ -90,11 +96,24 @@ def tools(agent: Any) -> Optional[Layer]:
     offered = getattr(agent, "tools", None) or {}
     if not offered:
         return None
-    lines = [TOOL_GUIDANCE, "", "Tools offered in this session:"]
+    lines = [" ".join(_guidance(agent)), "", "Tools offered in this session:"]
     for name, tool in sorted(offered.items()):
         summary = _first_sentence(getattr(tool, "description", "") or "")
         lines.append(f"- {name}: {summary}" if summary else f"- {name}")
     return Layer("tools", "the tools offered", "\n".join(lines))
+
+
+def _guidance(agent: Any) -> list:
+    config = getattr(agent, "config", None)
+    said = [TOOL_GUIDANCE]
+    said += [PARALLEL] if _setting(config, "agent.parallel_tool_call_guidance", True) else []
+    said += [COMPLETION] if _setting(config, "agent.task_completion_guidance", True) else []
+    enforce = _setting(config, "agent.tool_use_enforcement", "auto")
+    model = str(getattr(getattr(agent, "provider_config", None), "model", "") or "").lower()
+    named = enforce if isinstance(enforce, list) else ENFORCED_MODELS if str(enforce).lower() == "auto" else ()
+    if enforce is True or str(enforce).lower() in ("true", "always") or any(str(n).lower() in model for n in named):
+        said.append(ENFORCEMENT)
+    return said
 
 
 def _first_sentence(text: str, limit: int = 160) -> str:

@@ -191,3 +191,25 @@ def test_hermes_agents_prefill_messages_go_into_every_request_and_nowhere_else(h
     assert any(line.startswith("warn  prefill ") and line.endswith(
         f"prefill_messages_file: {hermes_home / 'few-shot.json'}: expected a JSON array of messages, got dict; the "
         "requests go without it") for line in doctor), doctor
+
+
+def test_hermes_agents_guidance_switches_shape_the_tools_layer(hermes, hermes_home):
+    """agent.parallel_tool_call_guidance and agent.task_completion_guidance (on), and agent.tool_use_enforcement:
+    auto tells GPT, Codex, Gemini and Grok models to make the call rather than describe it, a list names others."""
+    from plugins.prompt.layers import COMPLETION, ENFORCEMENT, PARALLEL
+
+    def tools_layer(config: str) -> str:
+        (hermes_home / "config.yaml").write_text(config)
+        out = hermes("prompt", "show", "--json")
+        assert out.returncode == 0, out.stderr
+        return {layer["name"]: layer for layer in json.loads(out.stdout)["layers"]}["tools"]["text"]
+
+    gpt = tools_layer("model: gpt-4.1\n")
+    assert PARALLEL in gpt and COMPLETION in gpt and ENFORCEMENT in gpt
+    claude = tools_layer("model: claude-sonnet-4\n")
+    assert PARALLEL in claude and COMPLETION in claude and ENFORCEMENT not in claude
+    assert ENFORCEMENT in tools_layer("model: claude-sonnet-4\nagent:\n  tool_use_enforcement: [sonnet]\n")
+    lean = tools_layer("model: gpt-4.1\nagent:\n  tool_use_enforcement: false\n  parallel_tool_call_guidance: false\n"
+                       "  task_completion_guidance: false\n")
+    assert all(said not in lean for said in (PARALLEL, COMPLETION, ENFORCEMENT))
+    assert lean.startswith("Call a tool when it gets you a fact")
