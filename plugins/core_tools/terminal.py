@@ -101,6 +101,11 @@ def process_environment(agent, config) -> dict:
     return with_exports(agent, secrets.tool_environment(_QUIET_ENV))
 
 
+def _environment(listed: bytes) -> dict:
+    """The variables ``env -0`` printed."""
+    return dict(os.fsdecode(entry).partition("=")[::2] for entry in listed.split(b"\0") if b"=" in entry)
+
+
 def init_files(config) -> list:
     """The files a session's first command sources the variables of: hermes-agent's ``terminal.shell_init_files``,
     else (``terminal.auto_source_bashrc``) ~/.profile, ~/.bash_profile and ~/.bashrc, those that exist."""
@@ -127,7 +132,7 @@ def source_init_files(agent, config, argv_of, env: dict) -> None:
     try:
         done = subprocess.run(argv_of(f"{{ {sources}; }} >/dev/null 2>&1 </dev/null; env -0"), env=env,
                               capture_output=True, timeout=10, start_new_session=True)
-        ended = dict(os.fsdecode(entry).partition("=")[::2] for entry in done.stdout.split(b"\0") if b"=" in entry)
+        ended = _environment(done.stdout)
         if done.returncode or not ended:
             raise OSError(f"it ended with status {done.returncode}")
     except (OSError, subprocess.SubprocessError) as exc:
@@ -271,8 +276,7 @@ def make_terminal(config=None) -> Tool:
             folder, _, exported = (ended.read(MAX_ENVIRONMENT + 1) if not stopped else b"").partition(b"\0")
         moved = os.fsdecode(folder)
         if 0 < len(exported) <= MAX_ENVIRONMENT:  # no `env` on this machine, or an environment too large: unchanged
-            remember_exports(agent, env, dict(os.fsdecode(entry).partition("=")[::2]
-                                              for entry in exported.split(b"\0") if b"=" in entry))
+            remember_exports(agent, env, _environment(exported))
 
         hook = getattr(agent, "hook", None)
         if hook is not None and hook.transform_terminal_output.get_hookimpls():
