@@ -163,6 +163,7 @@ class HermesAgent:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.outbox: Optional[asyncio.Queue] = None
         self.turns = threading.Lock()  # one turn at a time: the process has one working folder
+        app.config.overrides["terminal.cwd"] = ""  # the tools work in the folder the editor opened, not config's
 
     def on_connect(self, conn) -> None:
         self.conn = conn

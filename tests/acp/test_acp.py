@@ -95,14 +95,15 @@ def test_a_prompt_streams_tool_calls_and_the_answer(editor_session, hermes, tmp_
         await settled(lambda: editor.said().endswith("Still fig."))
         return session_id, first, second
 
-    steps = [{"tool_calls": [["terminal", {"command": "echo from the tool"}]]}, "Done: fig.", "Still fig."]
-    session_id, first, second = start(steps, editor, body, "sandbox:\n  mode: off\n")
+    steps = [{"tool_calls": [["terminal", {"command": "pwd; echo from the tool"}]]}, "Done: fig.", "Still fig."]
+    # the editor's folder, not config.yaml's terminal.cwd, is where the tools work
+    session_id, first, second = start(steps, editor, body, f"sandbox:\n  mode: off\nterminal:\n  cwd: {tmp_path}\n")
     assert first.stop_reason == second.stop_reason == "end_turn"
     [started] = [u for u in editor.updates if u.session_update == "tool_call"]
-    assert started.title == "terminal: echo from the tool" and started.kind == "execute"
+    assert started.title == "terminal: pwd; echo from the tool" and started.kind == "execute"
     [ended] = [u for u in editor.updates if u.session_update == "tool_call_update"]
     assert ended.tool_call_id == started.tool_call_id and ended.status == "completed"
-    assert "from the tool" in ended.content[0].content.text
+    assert json.loads(ended.content[0].content.text)["output"] == f"{project.resolve()}\nfrom the tool\n"
     assert editor.said() == "Done: fig.Still fig."
     # one stored session, on platform acp, holding both turns and the linked file's text
     shown = json.loads(hermes("sessions", "show", session_id, "--json").stdout)
