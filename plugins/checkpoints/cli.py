@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -13,12 +12,18 @@ from plugins.checkpoints.chat import clip, listing
 
 
 def _store(app, folder):
+    from kernel.types import ToolError
     from plugins.checkpoints.store import Store
+    from plugins.tool_args import start_folder
 
-    return Store(folder or os.getcwd(), app.config)
+    try:
+        return Store(folder or start_folder(app.config), app.config)
+    except ToolError as exc:
+        raise Fail(str(exc)) from None
 
 
-DIR = click.option("--dir", "folder", type=click.Path(exists=True, file_okay=False), help="The folder (default: here).")
+DIR = click.option("--dir", "folder", type=click.Path(exists=True, file_okay=False),
+                   help="The folder (default: where the tools start: terminal.cwd, else here).")
 
 
 @click.group("checkpoints", invoke_without_command=True)

@@ -124,7 +124,7 @@ def test_the_folder_a_call_would_change(tmp_path, monkeypatch):
     assert folder_of(Call(name="terminal", args={"command": "ls"})) == str(here.resolve())
 
 
-def test_snapshots_are_of_the_folder_the_tools_start_in(make_agent, tmp_path, monkeypatch):
+def test_snapshots_are_of_the_folder_the_tools_start_in(make_agent, hermes, hermes_home, tmp_path, monkeypatch):
     """With terminal.cwd, the tools work in that folder wherever hermes started: its files are snapshotted and
     /rollback lists them; a path relative to a folder a `cd` moved to is judged from there."""
     import plugins.checkpoints as checkpoints
@@ -144,6 +144,8 @@ def test_snapshots_are_of_the_folder_the_tools_start_in(make_agent, tmp_path, mo
     assert (folder / "sub" / "b.txt").read_text() == "new\n"
     assert len(Store(str(folder)).snapshots()) == 1 and Store(str(elsewhere)).snapshots() == []
     assert rollback("", agent).startswith(f"Checkpoints of {folder.resolve()} (newest first):")
+    (hermes_home / "config.yaml").write_text(f"terminal:\n  cwd: {folder}\n")  # hermes checkpoints, run elsewhere
+    assert len(json.loads(hermes("checkpoints", "list", "--json", cwd=elsewhere).stdout)["checkpoints"]) == 1
 
 
 def test_doctor_says_whether_snapshots_can_be_taken(hermes, hermes_home, tmp_path):
