@@ -24,14 +24,14 @@ def sandbox_command(app, as_json: bool):
         raise Fail(str(exc), 2) from None
     why = box.why_not()
     info = {"mode": box.mode, "sandboxed": box.mode != "off" and why is None, "why_not": why, "bwrap": shutil.which("bwrap"),
-            "network": box.network, "required": box.required, "writable": list(box.writable),
+            "network": box.network, "required": box.required, "workspace": box.workspace, "writable": list(box.writable),
             "hidden": list(box.hidden), "not_folders": [p for p in box.writable if not os.path.isdir(p)]}
     if as_json:
         echo_json(info)
     else:
         click.echo(box.describe().replace("It will run", "Tool commands run", 1).replace("It will not run",
                                                                                        "Tool commands do not run", 1))
-        for key in ("bwrap", "writable", "hidden") if info["sandboxed"] else ():
+        for key in ("bwrap", "workspace", "writable", "hidden") if info["sandboxed"] else ():
             if info[key]:
                 click.echo(f"  {key}: {', '.join(info[key]) if isinstance(info[key], list) else info[key]}")
         for path in info["not_folders"] if info["sandboxed"] else ():  # a typo there: writes fail read-only

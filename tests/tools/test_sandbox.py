@@ -202,7 +202,9 @@ def test_hermes_sandbox_says_whether_one_can_start_and_why_not(hermes, hermes_ho
     shown = hermes("sandbox", "--json")
     info = json.loads(shown.stdout)
     assert info["mode"] == "workspace-write" and info["sandboxed"] is sandboxed() and shown.returncode == (not sandboxed())
-    assert str(hermes_home) in info["hidden"]
+    assert str(hermes_home) in info["hidden"] and info["workspace"] == os.path.realpath(os.getcwd())
+    (hermes_home / "config.yaml").write_text(f"terminal:\n  cwd: {tmp_path}\n")  # where the tools start
+    assert json.loads(hermes("sandbox", "--json").stdout)["workspace"] == str(tmp_path.resolve())
     plain = hermes("sandbox", env={"PATH": str(tmp_path)})  # no bwrap on this PATH
     assert plain.returncode == 1 and "Tool commands run without a sandbox: bubblewrap (bwrap) is not installed" \
         in plain.stdout
