@@ -1,5 +1,4 @@
-"""Built-in plugin logs: hermes' warnings and errors kept in a file of the data folder, and ``hermes logs`` to read
-them.
+"""Built-in plugin logs: hermes' warnings and errors kept in the data folder, and ``hermes logs`` to read them.
 
 Warnings go to stderr, where nobody reads them when hermes runs unattended (``hermes serve``, ``cron``, batch
 workers, an editor's ACP agent). From the first session a process starts, they also go to
