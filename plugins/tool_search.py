@@ -24,6 +24,7 @@ from typing import Any
 from kernel import hookimpl
 
 SEARCH, CALL = "tool_search", "tool_call"
+OURS = ("builtin", "object")  # plugins whose tools are always offered whole: hermes' own, an embedder's in-process
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -40,10 +41,20 @@ def register_config(declare):
 
 
 @hookimpl
-def register_tools(register, config):
+def agent_tools(agent, starting):
+    """The two bridges, for an agent that may have tools to hide: MCP servers configured, or a plugin that did not
+    come with hermes (without either, nothing is added to its tools or its prompt)."""
+    servers = agent.config.get("mcp_servers")
+    if not (isinstance(servers, dict) and servers) and not any(
+            c.source not in OURS and c.status == "enabled" for c in getattr(agent.host, "records", ())):
+        return None
+    return bridges(agent.config)
+
+
+def bridges(config) -> list:
     from kernel.types import Tool
 
-    register(Tool(
+    return [Tool(
         name=SEARCH,
         description="Find tools that are not in your tool list (those of MCP servers and plugins) by what they do. "
                     "Returns each match's name, description and parameters; run one with tool_call.",
@@ -52,21 +63,21 @@ def register_tools(register, config):
                                                        "issue\"), or part of its name."},
             "limit": {"type": "integer", "description": "How many tools to return at most."}},
             "required": ["query"]},
-        handler=lambda args, ctx: search(args, ctx, config), toolset="tool_search", parallel_safe=True))
-    register(Tool(
+        handler=lambda args, ctx: search(args, ctx, config), toolset="tool_search", parallel_safe=True,
+        plugin="tool-search"), Tool(
         name=CALL,
         description="Run a tool that tool_search found, with its arguments as its parameters describe them.",
         parameters={"type": "object", "properties": {
             "name": {"type": "string", "description": "The tool's name, as tool_search gave it."},
             "arguments": {"type": "object", "description": "The tool's arguments."}},
             "required": ["name"]},
-        handler=call, toolset="tool_search"))
+        handler=call, toolset="tool_search", plugin="tool-search")]
 
 
 @hookimpl
 def register_toolsets(register):
-    register("tool_search", [SEARCH, CALL], description="tool_search and tool_call: the tools of MCP servers and "
-             "plugins without their schemas in every request, when they are many")
+    register("tool_search", [], description="tool_search and tool_call: the tools of MCP servers and plugins "
+             "without their schemas in every request, when they are many (with toolsets named, add this one)")
 
 
 @hookimpl
@@ -82,12 +93,12 @@ def pre_api_request(call, agent):
 
 
 def hideable(agent, name: str) -> bool:
-    """A tool of an MCP server or of a plugin that did not come with hermes."""
+    """A tool of an MCP server or of a plugin installed beside hermes (not a built-in, nor an embedder's own)."""
     plugin = getattr(agent.tools.get(name), "plugin", "")
     if plugin == "mcp":
         return True
     record = agent.host.record(plugin) if plugin and hasattr(agent.host, "record") else None
-    return record is not None and record.source != "builtin"
+    return record is not None and record.source not in OURS
 
 
 def _hiding(agent, schemas: list) -> bool:

@@ -88,3 +88,13 @@ def test_a_tool_called_through_the_bridge_is_asked_about_as_itself(mcp_agent, mo
     [said] = results(agent.run_conversation("go"))
     assert asked == [("mcp__t__echo", "secret_value")]
     assert "denied by the user" in said and "echo:" not in said and key not in said
+
+
+def test_without_mcp_servers_or_plugins_of_others_nothing_is_added(make_agent):
+    """The common case: no tool could be hidden, so neither bridge is among the agent's tools or in its prompt."""
+    from plugins import core_tools, prompt
+
+    agent = make_agent(core_tools, prompt, tool_search, script=["done"])
+    agent.run_conversation("go")
+    assert tool_search.SEARCH not in agent.tools and tool_search.CALL not in agent.tools
+    assert "tool_search" not in agent.scripted.requests[0].messages[0]["content"]
