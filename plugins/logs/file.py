@@ -20,8 +20,11 @@ class LogFile(logging.Handler):
         super().__init__(level)
         self.path, self.max_bytes, self.backups, self.mask = path, max_bytes, backups, mask
         self.file: Optional[logging.Handler] = None
+        self.broken = False
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.broken:
+            return
         try:
             if self.file is None:
                 from logging.handlers import RotatingFileHandler
@@ -31,11 +34,21 @@ class LogFile(logging.Handler):
                 self.file = RotatingFileHandler(self.path, maxBytes=self.max_bytes, backupCount=self.backups,
                                                 encoding="utf-8")
                 self.file.setFormatter(logging.Formatter(FORMAT))
+                self.file.handleError = self.failed  # its own writes and rotations too
             if self.mask is not None:
                 record.msg, record.args = self.mask(record.getMessage()), None
             self.file.emit(record)
-        except Exception:  # a full disk or a folder it cannot write: stderr still has the warning
-            self.handleError(record)
+        except OSError:
+            self.failed(record)
+
+    def failed(self, record: Optional[logging.LogRecord] = None) -> None:
+        """The file cannot be written (a full disk, a folder it may not write): said once on stderr, not again."""
+        import sys
+
+        if not self.broken:
+            self.broken = True
+            sys.stderr.write(f"hermes: warning: cannot write {self.path} ({sys.exc_info()[1]}); warnings go to "
+                             "stderr only\n")
 
     def close(self) -> None:
         if self.file is not None:

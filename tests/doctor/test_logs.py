@@ -102,3 +102,13 @@ def test_key_values_are_masked_in_the_log(make_agent, hermes_home, monkeypatch):
     text = (hermes_home / "logs" / "hermes.log").read_text()
     assert "the server said: bad key [hermes: the value of $OPENAI_API_KEY was masked]" in text
     assert "sk-live" not in text
+
+
+def test_a_log_that_cannot_be_written_is_said_once_and_the_run_goes_on(hermes, hermes_home, wire_server, cli_env):  # noqa: F811
+    """logs/ is a file (or a full disk): one line on stderr, no traceback, the answer as ever."""
+    (hermes_home / "logs").write_text("not a folder\n")
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test", "HERMES_TIMEZONE": "Mars/Olympus"}
+    out = run(hermes, wire_server, env)
+    assert out.stderr.count(f"hermes: warning: cannot write {hermes_home / 'logs' / 'hermes.log'}") == 1
+    assert "Traceback" not in out.stderr and "Logging error" not in out.stderr
+    assert "timezone 'Mars/Olympus' is no IANA time zone" in out.stderr
