@@ -86,9 +86,9 @@ def pre_api_request(call, agent):
     request = call.request
     if not request.tools or SEARCH not in agent.tools:
         return
-    bridges = {SEARCH, CALL}
-    hidden = {s["name"] for s in request.tools if s["name"] not in bridges and hideable(agent, s["name"])}
-    out = bridges if not hidden or not _hiding(agent, [s for s in request.tools if s["name"] in hidden]) else hidden
+    ours = {SEARCH, CALL}
+    hidden = {s["name"] for s in request.tools if s["name"] not in ours and hideable(agent, s["name"])}
+    out = ours if not hidden or not _hiding(agent, [s for s in request.tools if s["name"] in hidden]) else hidden
     request.tools = [s for s in request.tools if s["name"] not in out]
 
 
