@@ -119,7 +119,7 @@ def on_session_start(reason, agent):
         for key in (WORKING_FOLDER, EXPORTED):
             agent.state.pop(key, None)
         if reason == "resume":  # ... in the folder its commands had moved to, which its history tells the model
-            from plugins.core_tools.terminal import last_folder
+            from plugins.core_tools.shell import last_folder
 
             folder = last_folder(agent.messages)
             if folder:
