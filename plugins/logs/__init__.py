@@ -33,3 +33,23 @@ def on_session_start(agent):
     from plugins.logs.file import attach
 
     attach(agent)
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """What the log holds of the last day: nothing to see, or how many warnings and errors, and how to read them."""
+    import time
+
+    from plugins.doctor.hookspecs import OK, WARN, Check
+    from plugins.logs.cli import read, wanted
+    from plugins.logs.file import log_path
+
+    path = log_path(agent.config)
+    if not path.exists():
+        return [Check("logs", OK, f"{path}: nothing logged yet")]
+    said = read(path, wanted("WARNING", time.time() - 86400))
+    if not said:
+        return [Check("logs", OK, f"{path}: no warnings in the last day")]
+    errors = sum(r["level"] in ("ERROR", "CRITICAL") for r in said)
+    return [Check("logs", WARN, f"{len(said)} warnings and errors in the last day ({errors} errors), the last: "
+                  f"{said[-1]['message'].splitlines()[0][:160]} (`hermes logs --since 1d`)")]

@@ -50,6 +50,12 @@ def wanted(level: Optional[str], since: Optional[float]):
     return test
 
 
+def read(path: Path, test, most: Optional[int] = None) -> list:
+    """The last ``most`` records of the log that pass ``test`` (all of them: None), read through once."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return list(collections.deque((r for r in records(fh) if test(r)), maxlen=most))
+
+
 def follow(path: Path, test) -> None:
     """Print each new record that passes ``test`` until Ctrl+C, from the new file after a rotation."""
     position, inode = (path.stat().st_size, path.stat().st_ino) if path.exists() else (0, None)
@@ -102,10 +108,8 @@ def logs(app, which, count, following, level, age, show_path, as_json):
         else:
             click.echo(f"No log yet: a session writes its warnings and errors to {path}.", err=True)
         return
-    shown: collections.deque = collections.deque(maxlen=count)
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            shown.extend(r for r in records(fh) if test(r))
+        shown = read(path, test, count)
     except OSError as exc:
         raise Fail(f"cannot read {path}: {exc.strerror or exc}") from None
     if as_json:

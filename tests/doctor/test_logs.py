@@ -30,6 +30,8 @@ def test_a_sessions_warnings_are_kept_and_hermes_logs_shows_them(hermes, hermes_
     env = {**cli_env, "OPENAI_API_KEY": "sk-test", "HERMES_TIMEZONE": "Mars/Olympus"}
     said = hermes("logs")
     assert said.returncode == 0 and said.stdout == "" and "No log yet" in said.stderr
+    [line] = [c for c in json.loads(hermes("doctor", "--offline", "--json").stdout) if c["name"] == "logs"]
+    assert line["status"] == "ok" and line["detail"].endswith("hermes.log: nothing logged yet")
     first = run(hermes, wire_server, env)
     assert "timezone 'Mars/Olympus' is no IANA time zone" in first.stderr
     log = hermes_home / "logs" / "hermes.log"
@@ -54,6 +56,9 @@ def test_a_sessions_warnings_are_kept_and_hermes_logs_shows_them(hermes, hermes_
     assert json.loads(hermes("logs", "--since", "2999-01-01", "--json").stdout)["records"] == []
     bad = hermes("logs", "--since", "soon")
     assert bad.returncode == 2 and "'soon': expected a duration (30d, 12h, 2w, 30m) or a date" in bad.stderr
+    [line] = [c for c in json.loads(hermes("doctor", "--offline", "--json").stdout) if c["name"] == "logs"]
+    assert line["status"] == "warn" and line["detail"].startswith("2 warnings and errors in the last day (0 errors), "
+                                                                  "the last: timezone 'Mars/Olympus' is no IANA")
     wrong = hermes("logs", "--follow", "--json")
     assert wrong.returncode == 1 and wrong.stderr.startswith("hermes: error: --follow prints records as they come")
 
