@@ -51,5 +51,5 @@ def doctor_checks(agent):
     if not said:
         return [Check("logs", OK, f"{path}: no warnings in the last day")]
     errors = sum(r["level"] in ("ERROR", "CRITICAL") for r in said)
-    return [Check("logs", WARN, f"{len(said)} warnings and errors in the last day ({errors} errors), the last: "
+    return [Check("logs", WARN, f"warnings and errors in the last day: {len(said)} ({errors} errors); the last: "
                   f"{said[-1]['message'].splitlines()[0][:160]} (`hermes logs --since 1d`)")]

@@ -247,7 +247,7 @@ def test_hermes_agents_own_keys_are_known_and_only_changed_ones_are_said(hermes,
     checked = hermes("config", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     doctor = hermes("doctor", "--offline")
-    [line] = [line for line in doctor.stdout.splitlines() if "hermes-agent" in line]
+    [line] = [line for line in doctor.stdout.splitlines() if line.split()[1:2] == ["hermes-agent"]]
     assert line.startswith("warn") and line.endswith(
         "settings of config.yaml with no effect here: terminal.backend")
     (hermes_home / "config.yaml").write_text("terminal:\n  backendd: docker\n")  # a typo is still one

@@ -57,7 +57,7 @@ def test_a_sessions_warnings_are_kept_and_hermes_logs_shows_them(hermes, hermes_
     bad = hermes("logs", "--since", "soon")
     assert bad.returncode == 2 and "'soon': expected a duration (30d, 12h, 2w, 30m) or a date" in bad.stderr
     [line] = [c for c in json.loads(hermes("doctor", "--offline", "--json").stdout) if c["name"] == "logs"]
-    assert line["status"] == "warn" and line["detail"].startswith("2 warnings and errors in the last day (0 errors), "
+    assert line["status"] == "warn" and line["detail"].startswith("warnings and errors in the last day: 2 (0 errors); "
                                                                   "the last: timezone 'Mars/Olympus' is no IANA")
     wrong = hermes("logs", "--follow", "--json")
     assert wrong.returncode == 1 and wrong.stderr.startswith("hermes: error: --follow prints records as they come")
