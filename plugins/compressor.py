@@ -63,6 +63,7 @@ CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600  # a rough cost of one image part
 SUMMARY_PREFIX = "[Summary of earlier conversation"
 SUMMARY_END = "[End of summary]"
+MAX_ASKED = 4_000  # characters of the user's latest message a summary keeps word for word
 PREVIOUS_SUMMARY_CHARS = 6_000  # of an earlier summary kept in a fallback summary
 MAX_MESSAGE_CHARS = 2_000  # per message in the transcript given to the summariser
 FALLBACK_LINE_CHARS = 160
@@ -357,12 +358,19 @@ class Compressor(ContextEngine):
             log.warning("not compressed: the summary model %s, and compression.abort_on_summary_failure keeps the "
                         "history as it is", failed)
             return list(messages)
+        # a tail cut short may leave the request in hand to the summary: it stays word for word
+        asked = "" if any(m.get("role") == "user" for m in tail) else next(
+            (t for m in reversed(middle) if m.get("role") == "user"
+             and not (t := _content_text(m.get("content"))).startswith(SUMMARY_PREFIX)), "")
         summary = {
             "role": "user",
             "content": (
                 f"{SUMMARY_PREFIX}: {len(middle)} messages were compressed to save context. "
                 "Continue from the messages after this summary; do not reply to the summary itself.]\n\n"
-                f"{text}\n{SUMMARY_END}"
+                f"{text}\n"
+                + (f"\nThe user's latest message, word for word (the task in hand):\n{_clip(asked, MAX_ASKED)}\n"
+                   if asked.strip() else "")
+                + SUMMARY_END
             ),
         }
         out = join(head, summary, tail)

@@ -342,7 +342,12 @@ def test_preflight_keeps_fewer_recent_messages_when_they_alone_pass_the_target_r
     tail = out[next(i for i, m in enumerate(out) if SUMMARY_PREFIX in str(m.get("content"))) + 1 :]
     assert estimate_tokens(tail) <= 800 and tail == msgs[len(msgs) - len(tail):] and len(tail) >= 2
     assert estimate_tokens(out) < eng.threshold_tokens  # the next turn does not compress again
+    # the tail cut short left the request in hand to the summary: it stays word for word
+    assert not any(m["role"] == "user" for m in tail)
+    summary = next(m["content"] for m in out if SUMMARY_PREFIX in str(m.get("content")))
+    assert f"The user's latest message, word for word (the task in hand):\nquestion 7 {'q' * 1_500}\n" in summary
     small = long_history(8)
     kept = Compressor(Config({"model_context_length": 8_000, "compression": {"protect_first_n": 1}}),
                       summarize=lambda t: "S").compress(small)
     assert kept[-19:] == small[-19:]
+    assert "word for word" not in next(m["content"] for m in kept if SUMMARY_PREFIX in str(m.get("content")))
