@@ -454,7 +454,7 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
             return Block(f"This command is denied by the approvals.deny rule {glob!r}; do not retry it.")
     if _mode(config) == "off":
         return None
-    allowed = _allowed(config, frozenset(session))
+    allowed = _allowed(config, session)
     if command.strip() in allowed:
         return None
     # the named rules first (the most specific reason), then what the parse tree shows; the

@@ -48,10 +48,10 @@ def agent_tools(agent, starting):
     if not (isinstance(servers, dict) and servers) and not any(
             c.source not in OURS and c.status == "enabled" for c in getattr(agent.host, "records", ())):
         return None
-    return bridges(agent.config)
+    return bridges()
 
 
-def bridges(config) -> list:
+def bridges() -> list:
     from kernel.types import Tool
 
     return [Tool(
@@ -63,7 +63,7 @@ def bridges(config) -> list:
                                                        "issue\"), or part of its name."},
             "limit": {"type": "integer", "description": "How many tools to return at most."}},
             "required": ["query"]},
-        handler=lambda args, ctx: search(args, ctx, config), toolset="tool_search", parallel_safe=True,
+        handler=search, toolset="tool_search", parallel_safe=True,
         plugin="tool-search"), Tool(
         name=CALL,
         description="Run a tool that tool_search found, with its arguments as its parameters describe them.",
@@ -117,15 +117,15 @@ def _words(text: str) -> set:
     return set(_WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", text or "").lower()))
 
 
-def search(args: dict, ctx: Any, config: Any) -> dict:
+def search(args: dict, ctx: Any) -> dict:
     from plugins.tool_args import arg, check_args
 
     args = check_args(args, SEARCH)
     query = arg(args, "query", str, tool=SEARCH).strip()
-    most = int(config.get("tools.tool_search.max_search_limit", 20)) if config is not None else 20
-    default = int(config.get("tools.tool_search.search_default_limit", 5)) if config is not None else 5
-    limit = max(1, min(arg(args, "limit", int, tool=SEARCH, default=default), most))
-    agent = ctx.agent
+    agent, config = ctx.agent, ctx.agent.config
+    most = int(config.get("tools.tool_search.max_search_limit", 20))
+    limit = max(1, min(arg(args, "limit", int, tool=SEARCH,
+                           default=int(config.get("tools.tool_search.search_default_limit", 5))), most))
     wanted, phrase = _words(query), query.lower()
     scored = []
     for name, tool in agent.tools.items():

@@ -62,7 +62,7 @@ class Sandbox:
     required: bool
     writable: tuple  # folders writable besides the workspace
     hidden: tuple  # hermes' own folders: a command never sees them
-    workspace: str = ""  # the folder writable in workspace-write: where the tools start (terminal.cwd)
+    workspace: str  # the folder writable in workspace-write: where the tools start (terminal.cwd)
 
     @classmethod
     def from_config(cls, config) -> "Sandbox":
@@ -110,7 +110,7 @@ class Sandbox:
                 _said.add(why)
                 log.warning("tools run without a sandbox: %s (`hermes sandbox` shows it; sandbox.mode: off says you know)", why)
             return argv, False
-        workspace = self.workspace or os.path.realpath(os.getcwd())
+        workspace = self.workspace
         args = [bwrap_path(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 *([] if self.network else ["--unshare-net"]),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",

@@ -179,7 +179,7 @@ def make_terminal(config=None) -> Tool:
             shell = shutil.which("bash") or "/bin/sh"
         if isinstance(getattr(agent, "state", None), dict) and EXPORTED not in agent.state:  # a session's first
             source_init_files(agent, config, lambda script: box.wrap([shell, "-c", script], cwd)[0], env)
-            env = process_environment(agent, config)
+            env = with_exports(agent, env)
         if arg(args, "background", bool, tool="terminal", default=False):
             from plugins.core_tools.processes import run_in_background
 

@@ -195,19 +195,16 @@ def tick(app, said=lambda job: None) -> list:
     """Run the jobs due now, side by side up to ``cron.max_parallel_jobs`` (hermes-agent's key; empty: all of them),
     so that a long job does not hold back those due with it; the jobs as recorded after their runs, in the order
     they ended (``said`` is told each)."""
-    due, ran = claim_due(local_now()), []
-    most = min(int(app.config.get("cron.max_parallel_jobs") or len(due) or 1), len(due) or 1)
-    if most == 1:
-        for job in due:
-            ran.append(run(app, job))
-            said(ran[-1])
-        return ran
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    with ThreadPoolExecutor(most, thread_name_prefix="hermes-cron") as pool:
-        for done in as_completed([pool.submit(run, app, job) for job in due]):
-            ran.append(done.result())  # run() records a job's failure as its outcome: it does not raise
-            said(ran[-1])
+    due, ran = claim_due(local_now()), []
+    most = min(int(app.config.get("cron.max_parallel_jobs") or len(due) or 1), len(due) or 1)
+    with ThreadPoolExecutor(most, thread_name_prefix="hermes-cron") as pool:  # its threads start with the first job
+        ended = (run(app, job) for job in due) if most == 1 else \
+            (done.result() for done in as_completed([pool.submit(run, app, job) for job in due]))
+        for job in ended:  # run() records a job's failure as its outcome: it does not raise
+            ran.append(job)
+            said(job)
     return ran
 
 

@@ -64,7 +64,7 @@ def attach(agent: Any) -> None:
     path = log_path(config)
     level = logging.getLevelName(str(config.get("logging.level") or "WARNING").upper())
     level = level if isinstance(level, int) else logging.WARNING
-    for handler in root.handlers:
+    for handler in list(root.handlers):  # one may be removed on the way
         if isinstance(handler, LogFile):
             if handler.path == path and handler.level == level:
                 return
