@@ -8,7 +8,8 @@
 * ``register_hookspecs``: ``on_slash_command``, which chat fires before a
   command runs, and ``queue_user_message``, a plugin's next message for chat to send;
 * ``register_config``: ``display.show_reasoning`` (chat's ``/reasoning`` turns it on and off), ``personalities``
-  (chat's ``/personality``).
+  (chat's ``/personality``), ``display.busy_input_mode`` (chat's ``/busy``);
+* ``post_tool_call``: a line typed in chat's ``steer`` mode enters the history after the tool call.
 
 A distro can block it (``hermes run`` then prints only the answer, and no
 approval can be asked, so flagged commands are refused) or replace it with a
@@ -24,6 +25,7 @@ SHOW_REASONING = Key("display.show_reasoning", bool, False,
                      "show the model's reasoning, dimmed, where it streams it (chat: /reasoning)")
 
 
+STEER = "terminal-ui.steer"  # agent.state: the lines chat's steer mode has for the model (plugins.terminal.busy)
 PERSONALITIES = "personalities"  # hermes-agent's: name -> a prompt, or {system_prompt, tone, style, description}
 
 
@@ -48,6 +50,18 @@ def register_config(declare):
     declare("display.resume_max_user_chars", int, 200, "characters of each of your messages it shows", minimum=10)
     declare("display.resume_max_assistant_chars", int, 200, "characters of each answer it shows", minimum=10)
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
+    declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
+            "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "
+            "reads it after its current tool call); chat's /busy", choices=("interrupt", "queue", "steer"))
+
+
+@hookimpl
+def post_tool_call(agent):
+    """chat's ``steer`` mode: what the user typed during the call enters the history before the next model call."""
+    if agent.state.get(STEER):
+        from plugins.terminal.busy import steer
+
+        steer(agent)
 
 
 @hookimpl

@@ -60,13 +60,8 @@ def chat(app, **opts):
                 break
             if not text.strip():
                 continue
-            if text.strip() in ("/quit", "/exit"):
+            if not chat.handle(text):
                 break
-            text = chat.dropped(text)
-            if text is None:
-                continue
-            chat.slash(text) if text.startswith("/") else chat.turn(text)
-            chat.send_queued()
     finally:
         chat.close()
 
@@ -104,6 +99,20 @@ class Chat:
         self.app, self.agent, self.console = app, agent, console
         self.usage: dict = {}
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
+        self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
+
+    def handle(self, text: str) -> bool:
+        """A line the user sent; then what they typed while it ran, and what plugins queued. False: they leave."""
+        while True:
+            if text.strip() in ("/quit", "/exit"):
+                return False
+            text = self.dropped(text)
+            if text is not None:
+                self.slash(text) if text.startswith("/") else self.turn(text)
+                self.send_queued()
+            if not self.typed:
+                return True
+            text = self.typed.pop(0)
 
     def turn(self, text: "str | list") -> None:
         """A turn on what the user typed, with the images attached since (a list: a message as it was, /retry)."""
@@ -112,8 +121,11 @@ class Chat:
         if isinstance(text, str):
             text = with_images(text, self.images, mode(self.agent.config, self.agent.provider_config.model))
         self.images = []
-        with CtrlC(self.agent) as stop:
+        from plugins.terminal.busy import BusyInput
+
+        with CtrlC(self.agent) as stop, BusyInput(self) as busy:
             result = self.agent.run_conversation(text)
+        self.typed += busy.typed
         self.usage = add_usage(self.usage, result.usage)
         self.console.end_answer(result.final_response)
         if self.agent.config.get(BELL) and sys.stdout.isatty():  # a long task done while the user looked elsewhere

@@ -172,6 +172,20 @@ def _fast(chat, args):
            "for its fast mode)"
 
 
+def _busy(chat, args):
+    """What a line typed during a turn does (display.busy_input_mode: for this chat, or with --global in config.yaml
+    too), hermes-agent's /busy."""
+    from plugins.terminal.busy import MEANS, MODE, MODES
+
+    words, config = args.lower().split(), chat.agent.config
+    wanted = [w for w in words if w != "--global"]
+    if len(wanted) > 1 or wanted and wanted[0] not in (*MODES, "status") or not wanted and words:
+        return f"usage: /busy [{'|'.join(MODES)}] [--global]"
+    where = f" ({_saved(config, MODE, wanted[0], '--global' in words)})" if wanted and wanted[0] != "status" else ""
+    mode = config.get(MODE)
+    return f"busy input mode {mode}{where}: a line typed during a turn {MEANS[mode]}"
+
+
 def _effort(agent) -> str:
     """The chat's reasoning effort and what its model gets for it."""
     from kernel.types import ProviderError
@@ -425,6 +439,7 @@ BUILTIN = {
     "usage": ("tokens used in this chat", _usage),
     "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
     "fast": ("priority processing for this chat, OpenAI's or Claude's (/fast on|off [--global])", _fast),
+    "busy": ("what a line typed during a turn does: /busy interrupt|queue|steer [--global]", _busy),
     "personality": ("the model's prompt: /personality NAME of config's personalities, or none", _personality),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),

@@ -48,6 +48,7 @@ class Console:
         self.show_status = not quiet and self.err.isatty()
         self.quiet = quiet
         self.streamed_any = False  # did this turn's answer reach the screen?
+        self.answering = False  # the latest model call's text is on the screen and no tool started since
         self.last_stream = ""  # what the latest model call streamed (and the calls it continued)
         self._cut = False  # the latest call's answer stopped at the output limit: the next one goes on with it
         self._mid_line = False  # streamed text without its newline yet
@@ -62,6 +63,7 @@ class Console:
         self._reasoning_mid = False  # streamed reasoning without its newline yet (it goes to stderr)
         self._held_reasoning = ""
         self.inbox: Optional[list] = None  # hermes chat: the messages plugins queued (queue_user_message)
+        self.questions = threading.Lock()  # held while a question waits for its answer: chat's busy input reads none
 
     @hookimpl
     def queue_user_message(self, content, agent):
@@ -103,7 +105,7 @@ class Console:
         with self._lock:
             self._clear()
             self._end_reasoning()
-            self.streamed_any = True
+            self.streamed_any = self.answering = True
             self.last_stream += text
             self.out.write(printable(text, self.out))  # the model's text never drives the terminal
             self.out.flush()
@@ -117,6 +119,7 @@ class Console:
     @hookimpl
     def on_thinking(self, active):
         if active:
+            self.answering = False
             self.last_stream = self.last_stream if self._cut else ""  # the loop asks for the rest of a cut answer
             self._start_spinner("thinking")
         else:
@@ -151,6 +154,7 @@ class Console:
     def on_tool_start(self, tool_name, args, agent):
         from plugins.tool_args import masked
 
+        self.answering = False
         args = masked(args, agent)  # a key the model typed into the call is not shown either
         preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
         self._line(f"-> {tool_name}({preview})", "tool")
@@ -195,12 +199,13 @@ class Console:
         text = message if shown else f"{message}\n  {tool_name} {json.dumps(args, ensure_ascii=False)[:500]}"
         ask = paint("Run it? [o]nce, [s]ession, [a]lways, [d]eny", "question", self.err)
         until = f", {wait:g} s: deny" if wait else ""
-        self.err.write(f"\n{printable(text, self.err)}\n{ask} (Enter: deny, Ctrl+C: stop the turn{until}) ")
-        self.err.flush()
-        if wait and not select.select([answers], [], [], wait)[0]:
-            self.err.write(f"\nno answer within {wait:g} s: denied (approvals.timeout)\n")
-            return "deny"
-        answer = answers.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
+        with self.questions:
+            self.err.write(f"\n{printable(text, self.err)}\n{ask} (Enter: deny, Ctrl+C: stop the turn{until}) ")
+            self.err.flush()
+            if wait and not select.select([answers], [], [], wait)[0]:
+                self.err.write(f"\nno answer within {wait:g} s: denied (approvals.timeout)\n")
+                return "deny"
+            answer = answers.readline()  # Ctrl+C here interrupts the turn: the call is denied and nothing runs
         return CHOICES.get(answer.strip().lower(), "deny")
 
     @hookimpl(optionalhook=True)  # brought by agent-tools
@@ -209,15 +214,20 @@ class Console:
         if answers is None:
             return None
         self._stop_spinner()
-        self.err.write(f"\n{printable(str(question), self.err)}\n")
-        for i, choice in enumerate(choices or [], 1):
-            self.err.write(f"  {i}. {printable(str(choice), self.err)}\n")
-        self.err.write("> ")
-        self.err.flush()
-        answer = answers.readline().strip()
+        with self.questions:
+            self.err.write(f"\n{printable(str(question), self.err)}\n")
+            for i, choice in enumerate(choices or [], 1):
+                self.err.write(f"  {i}. {printable(str(choice), self.err)}\n")
+            self.err.write("> ")
+            self.err.flush()
+            answer = answers.readline().strip()
         if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return answer
+
+    def say(self, text: str) -> None:
+        """A status line of the front end's own (chat's), between the answer's lines."""
+        self._line(text, "status")
 
     # -- helpers (the spinner and status lines share the terminal with the
     # streamed answer: never erase answer text, never draw in the middle of it)
