@@ -49,33 +49,37 @@ def _load(source: str, settings: dict, ctx) -> bytes:
     return path.read_bytes()
 
 
+def look(ctx, data: bytes, question: str, tool: str) -> str:
+    """What the model that sees (``auxiliary.vision``, else the conversation's) answers about the image ``data``."""
+    from hermes.host.config import ConfigError
+    from plugins import auxiliary
+
+    kind = sniff(data)
+    try:
+        call = auxiliary.caller(ctx.agent, auxiliary.provider_config(ctx.agent.config, "vision"), "vision")
+    except ConfigError as exc:
+        raise ToolError(f"{tool}: {exc}") from None
+    if call is None:
+        raise ToolError(f"{tool}: this agent cannot call a model")
+    image = f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+    ctx.progress(f"asking about {kind} ({len(data):,} bytes)")
+    try:
+        return call([{"role": "user", "content": [{"type": "text", "text": question},
+                                                  {"type": "image_url", "image_url": {"url": image}}]}])
+    except ProviderError as exc:
+        raise ToolError(f"{tool}: the model could not look at it: {exc.message or exc}") from None
+
+
 def make_vision_analyze(settings: dict) -> Tool:
     def vision_analyze(args, ctx):
-        from hermes.host.config import ConfigError
-        from plugins import auxiliary
-
         args = check_args(args, "vision_analyze")
         source = arg(args, "image_url", str, tool="vision_analyze").strip()
         question = arg(args, "question", str, tool="vision_analyze", default="").strip() or DEFAULT_QUESTION
         data = _load(source, settings, ctx)
-        kind = sniff(data)
-        if not kind:
+        if not sniff(data):
             shown = "the data: URL" if source.startswith("data:") else source  # not its kilobytes of base64
             raise ToolError(f"vision_analyze: {shown} is not a PNG, JPEG, GIF or WebP image")
-        try:
-            call = auxiliary.caller(ctx.agent, auxiliary.provider_config(ctx.agent.config, "vision"), "vision")
-        except ConfigError as exc:
-            raise ToolError(f"vision_analyze: {exc}") from None
-        if call is None:
-            raise ToolError("vision_analyze: this agent cannot call a model")
-        image = f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
-        ctx.progress(f"asking about {kind} ({len(data):,} bytes)")
-        try:
-            answer = call([{"role": "user", "content": [{"type": "text", "text": question},
-                                                         {"type": "image_url", "image_url": {"url": image}}]}])
-        except ProviderError as exc:
-            raise ToolError(f"vision_analyze: the model could not look at it: {exc.message or exc}") from None
-        return {"analysis": answer}
+        return {"analysis": look(ctx, data, question, "vision_analyze")}
 
     return Tool(
         name="vision_analyze",

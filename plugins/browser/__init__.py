@@ -1,0 +1,68 @@
+"""Built-in plugin browser: the model uses web pages in a real browser, with hermes-agent's browser tools.
+
+``browser_navigate`` opens a page in a headless Chromium and returns its snapshot: the headings and the elements one
+can act on, each with a ref (``@e3``) that ``browser_click``, ``browser_type`` and ``browser_press`` act on;
+``browser_snapshot``, ``browser_scroll``, ``browser_back``, ``browser_get_images``, ``browser_vision`` (a screenshot
+for a model that sees) and ``browser_console`` (what the page logged; a JavaScript expression's value) go on from
+there (:mod:`plugins.browser.tools`). The tools are offered where selenium (``pip install 'hermes-kernel[browser]'``),
+a Chromium or Chrome and chromedriver are installed; ``hermes doctor`` says which is missing.
+
+Each agent has its own browser, started at the first navigation (:mod:`plugins.browser.session`): it ends with the
+session, after ``browser.inactivity_timeout`` seconds unused, and with hermes (``kill -9`` too). It runs outside the
+tool sandbox, like the web tools, with hermes' environment without the keys. The address rules of the web tools hold
+for the URLs the model opens and the pages they lead to: private and local addresses only with
+``browser.allow_private_urls`` (or ``security.allow_private_urls``), never a cloud's metadata endpoint or a host of
+``security.website_blocklist``, and never a URL, or typed text, that carries a key's value."""
+
+from __future__ import annotations
+
+from kernel import hookimpl
+
+
+@hookimpl
+def register_config(declare):
+    declare("browser.command_timeout", float, 30, "seconds a page may take to load, or a script in it to run",
+            minimum=1)
+    declare("browser.inactivity_timeout", float, 120, "seconds without a browser call after which the browser ends "
+            "(its page is gone; 0: it lasts the session)", minimum=0)
+    declare("browser.headed", bool, False, "show the browser's window instead of running it headless")
+    declare("browser.allow_private_urls", bool, False, "let the browser open private and local addresses "
+            "(localhost, a router); cloud metadata endpoints stay refused")
+
+
+@hookimpl
+def register_tools(register, config):
+    from plugins.browser.session import programs
+    from plugins.browser.tools import make_tools
+
+    available = lambda: programs()[0] is not None  # noqa: E731 - asked when the tools are offered
+    for tool in make_tools(config):
+        tool.check = available
+        register(tool)
+
+
+@hookimpl
+def register_toolsets(register):
+    register("browser", ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
+                         "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console"],
+             description="A web browser: open pages, click, type, read what they show")
+
+
+@hookimpl
+def on_session_finalize(agent):
+    from plugins.browser.session import STATE
+
+    session = agent.state.pop(STATE, None)
+    if session is not None:
+        session.close()
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    from plugins.browser.session import programs
+    from plugins.doctor.hookspecs import OK, WARN, Check
+
+    browser, driver = programs()
+    if browser is None:
+        return [Check("browser", WARN, f"the browser tools are not offered: {driver}")]
+    return [Check("browser", OK, f"{browser} with {driver}")]

@@ -1,0 +1,188 @@
+"""The browser plugin with the system's Chromium and chromedriver (scripts/install_test_system_packages.sh) against
+pages served on 127.0.0.1: hermes-agent's browser tools through the agent loop, the address rules, and a browser that
+ends with its session, when unused, and with hermes at kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from plugins import browser
+from plugins.browser.session import STATE, programs
+
+pytestmark = pytest.mark.skipif(programs()[0] is None, reason=f"no browser here: {programs()[1]}")
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d4944415478da63f8cfc0f01f0005000201a2e1f3c30000000049454e44ae426082")
+PAGES = {
+    "/": "<title>Shop</title><h1>Welcome</h1><a href='/login'>Sign in</a>"
+         "<script>console.error('boom from the shop')</script>",
+    "/login": "<title>Sign in</title><h2>Your account</h2><form action='/hello'>"
+              "<label>Email <input name='email'></label><label>Password <input type='password' name='pw'></label>"
+              "<button>Submit</button></form>",
+}
+
+
+class Site(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        parts = urlsplit(self.path)
+        if parts.path == "/dot.png":
+            body, kind = PNG, "image/png"
+        elif parts.path == "/hello":
+            email = parse_qs(parts.query).get("email", ["nobody"])[0]
+            body, kind = (f"<title>Hello</title><h1>Hello {email}</h1><img src='/dot.png' alt='a dot' width=40>"
+                          f"<div style='height:3000px'></div><p>the end</p>").encode(), "text/html"
+        elif parts.path == "/away":
+            self.send_response(302)
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.end_headers()
+            return
+        else:
+            body, kind = PAGES.get(parts.path, "<title>Missing</title>").encode(), "text/html"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def site():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def results(result) -> list:
+    return [m["content"] for m in result["messages"] if m["role"] == "tool"]
+
+
+def test_a_model_signs_in_through_the_browser_tools(make_agent, site):
+    """Navigate, click a link by its ref, type into the form, press Enter, then back, scroll, the images, the console
+    and a screenshot a model that sees looks at (the scripted model answers the vision call too)."""
+    agent = make_agent(browser, config={"browser": {"allow_private_urls": True}}, script=[
+        {"tool_calls": [("browser_navigate", {"url": site})]},
+        {"tool_calls": [("browser_click", {"ref": "@e1"})]},
+        {"tool_calls": [("browser_type", {"ref": "@e1", "text": "ann@example.com"}),
+                        ("browser_type", {"ref": "@e2", "text": "secret"}),
+                        ("browser_snapshot", {})]},
+        {"tool_calls": [("browser_press", {"key": "Enter"})]},
+        {"tool_calls": [("browser_get_images", {}), ("browser_scroll", {"direction": "down"}),
+                        ("browser_snapshot", {"full": True}), ("browser_console", {"expression": "window.scrollY > 0"})]},
+        {"tool_calls": [("browser_vision", {"question": "What does the page greet?"})]},
+        "It greets Ann.",  # the vision call's answer
+        {"tool_calls": [("browser_back", {}), ("browser_click", {"ref": "e9"})]},
+        "signed in",
+    ])
+    result = agent.run_conversation("sign in")
+    assert result["final_response"] == "signed in", result
+    opened, clicked, typed, typed_pw, form, pressed, images, scrolled, full, console, vision, back, bad = \
+        results(result)
+    assert opened.splitlines()[:5] == ["Shop", f"{site}/", "", "# Welcome", '[@e1] link "Sign in" -> /login']
+    assert clicked.startswith("clicked @e1; the page is now:\nSign in\n")
+    assert typed == "typed 15 characters into @e1 (browser_snapshot shows the page now)"
+    assert form.splitlines()[3:] == ["## Your account", '[@e1] textbox "Email" = "ann@example.com"',
+                                     '[@e2] textbox "Password" = "(a password)"', '[@e3] button "Submit"']
+    assert pressed.startswith("pressed Enter; the page is now:\nHello\n") and "# Hello ann@example.com" in pressed
+    assert json.loads(images) == {"images": [{"src": f"{site}/dot.png", "alt": "a dot", "width": 1, "height": 1}],
+                                  "count": 1}
+    assert scrolled == "scrolled down (browser_snapshot shows the page now)"
+    assert "--- the page's text ---\nHello ann@example.com" in full and full.rstrip().endswith("the end")
+    console = json.loads(console)
+    assert console["result"] == "true"
+    assert any("boom from the shop" in m["message"] and m["level"] == "SEVERE" for m in console["messages"])
+    vision = json.loads(vision)
+    assert vision["analysis"] == "It greets Ann." and open(vision["screenshot_path"], "rb").read(8) == PNG[:8]
+    [aux] = [r for r in agent.scripted.requests if isinstance(r.messages[-1]["content"], list)]  # the vision call
+    assert [p["type"] for p in aux.messages[-1]["content"]] == ["text", "image_url"]
+    assert aux.messages[-1]["content"][0]["text"] == "What does the page greet?"
+    assert back.startswith("went back; the page is now:\nSign in\n")
+    assert bad == '{"error": "browser_click: no element @e9 on the page now (it changed since the snapshot): take ' \
+                  'a new browser_snapshot"}'
+
+    session = agent.state[STATE]
+    driver_pid = session.driver.service.process.pid
+    agent.close()  # the session ends: so does its browser
+    assert session.driver is None and not os.path.exists(f"/proc/{driver_pid}")
+
+
+def test_addresses_the_web_tools_refuse_and_a_page_that_needs_opening_first(make_agent, site):
+    agent = make_agent(browser, script=[
+        {"tool_calls": [("browser_snapshot", {}), ("browser_navigate", {"url": site}),
+                        ("browser_navigate", {"url": "file:///etc/passwd"})]},
+        "refused"])
+    first, local, file_url = (json.loads(r)["error"] for r in results(agent.run_conversation("go")))
+    assert first == "no page is open: open one with browser_navigate first"
+    assert local == "127.0.0.1 is a private or local address (127.0.0.1): not fetched (security.allow_private_urls: " \
+                    "true in config.yaml allows it)"
+    assert file_url == "only http and https URLs are fetched, not 'file:///etc/passwd'"
+
+    agent = make_agent(browser, config={"browser": {"allow_private_urls": True}}, script=[
+        {"tool_calls": [("browser_navigate", {"url": f"{site}/away"})]}, "refused"])
+    [redirected] = results(agent.run_conversation("go"))  # the browser cannot even resolve a metadata endpoint
+    assert json.loads(redirected)["error"] == f"browser_navigate: {site}/away could not be opened (net::ERR_NAME_NOT_RESOLVED)"
+
+
+def test_an_unused_browser_ends_and_the_model_is_told(make_agent, site):
+    agent = make_agent(browser, config={"browser": {"allow_private_urls": True, "inactivity_timeout": 1}}, script=[
+        {"tool_calls": [("browser_navigate", {"url": site})]}, "open",
+        {"tool_calls": [("browser_snapshot", {})]}, "gone"])
+    agent.run_conversation("open")
+    pid = agent.state[STATE].driver.service.process.pid
+    time.sleep(2.5)
+    assert not os.path.exists(f"/proc/{pid}")
+    [said] = results(agent.run_conversation("look again"))[-1:]
+    assert json.loads(said)["error"] == ("the browser was closed after 1 s without use (browser.inactivity_timeout): "
+                                         "open one with browser_navigate first")
+
+
+def test_the_browser_ends_with_hermes_at_kill_9(tmp_path, site):
+    """hermes killed with SIGKILL runs no clean-up: the guard ends chromedriver and Chromium."""
+    own_tmp = tmp_path / "tmp"  # the profile folder is made here: the processes using it are this test's
+    own_tmp.mkdir()
+    (tmp_path / "script.json").write_text(json.dumps([
+        {"tool_calls": [["browser_navigate", {"url": site}]]},
+        {"tool_calls": [["terminal", {"command": "sleep 60"}]]}, "never"]))
+    env = {**os.environ, "HERMES_HOME": str(tmp_path / "home"), "TMPDIR": str(own_tmp)}
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.yaml").write_text("browser:\n  allow_private_urls: true\n")
+    from tests.conftest import hermes_command
+
+    run = subprocess.Popen([*hermes_command(), "run", "--api-mode", "scripted", "--base-url",
+                            str(tmp_path / "script.json"), "--yolo", "go"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, cwd=tmp_path)
+
+    def ours() -> list:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if str(own_tmp).encode() in fh.read():
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    deadline = time.monotonic() + 30
+    while not ours() and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    assert ours(), run.stderr.read() if run.poll() is not None else "no browser started"
+    time.sleep(1)  # the page opened, the next step's command running
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    deadline = time.monotonic() + 10
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ours() == []
