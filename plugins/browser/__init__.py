@@ -30,14 +30,19 @@ def register_config(declare):
             "(localhost, a router); cloud metadata endpoints stay refused")
 
 
+def _available() -> bool:
+    """Asked when the tools are offered (never for a command that starts no agent)."""
+    from plugins.browser.session import programs
+
+    return programs()[0] is not None
+
+
 @hookimpl
 def register_tools(register, config):
-    from plugins.browser.session import programs
     from plugins.browser.tools import make_tools
 
-    available = lambda: programs()[0] is not None  # noqa: E731 - asked when the tools are offered
     for tool in make_tools(config):
-        tool.check = available
+        tool.check = _available
         register(tool)
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import sys
-import tempfile
 import threading
 from typing import Any, Optional
 
@@ -25,6 +23,7 @@ _open: set = set()  # every session of this process, for the exit
 def programs() -> tuple:
     """(the browser, chromedriver) found on PATH, or why not: (None, reason)."""
     import importlib.util
+    import shutil
 
     if importlib.util.find_spec("selenium") is None:
         return None, "selenium is not installed (pip install 'hermes-kernel[browser]')"
@@ -91,6 +90,8 @@ class BrowserSession:
         from selenium.webdriver.chrome.service import Service
 
         import importlib.util
+        import shutil
+        import tempfile
 
         guard = importlib.util.find_spec("plugins.mcp.guard").origin  # its file, not imported: the guard runs alone
         browser, driver = programs()
@@ -145,6 +146,8 @@ class BrowserSession:
                 except Exception:  # noqa: BLE001 - already gone: its guard ends what is left
                     pass
             if self.profile:
+                import shutil
+
                 shutil.rmtree(self.profile, ignore_errors=True)
                 self.profile = ""
 
