@@ -34,7 +34,7 @@ class BusyInput:
     """The lines typed during one turn (a context around it): ``typed`` holds what is to be sent after it."""
 
     def __init__(self, chat: Any):
-        self.chat, self.agent, self.console = chat, chat.agent, chat.console
+        self.agent, self.console = chat.agent, chat.console
         self.typed: list = []  # text, and commands, in the order typed
         self._stop = threading.Event()
         self._thread = None
@@ -84,7 +84,7 @@ class BusyInput:
         else:
             self.typed.append(line)
         if mode in ("queue", "steer") or self.agent.interrupted:
-            self.console.say(SAID[mode] if mode in SAID else SAID["interrupt"])
+            self.console.say(SAID.get(mode, SAID["interrupt"]))
         elif self.console.answering:
             self.console.say("(the answer is coming: your message goes next)")
         else:
