@@ -8,7 +8,9 @@ there (:mod:`plugins.browser.tools`). The tools are offered where selenium (``pi
 a Chromium or Chrome and chromedriver are installed; ``hermes doctor`` says which is missing.
 
 Each agent has its own browser, started at the first navigation (:mod:`plugins.browser.session`): it ends with the
-session, after ``browser.inactivity_timeout`` seconds unused, and with hermes (``kill -9`` too). It runs outside the
+session, after ``browser.inactivity_timeout`` seconds unused, and with hermes (``kill -9`` too). With
+``browser.cdp_url`` the tools drive a Chrome the user started with ``--remote-debugging-port`` instead (their
+profile, their logins), which hermes never ends. It runs outside the
 tool sandbox, like the web tools, with hermes' environment without the keys. The address rules of the web tools hold
 for the URLs the model opens and the pages they lead to: private and local addresses only with
 ``browser.allow_private_urls`` (or ``security.allow_private_urls``), never a cloud's metadata endpoint or a host of
@@ -26,23 +28,35 @@ def register_config(declare):
     declare("browser.inactivity_timeout", float, 120, "seconds without a browser call after which the browser ends "
             "(its page is gone; 0: it lasts the session)", minimum=0)
     declare("browser.headed", bool, False, "show the browser's window instead of running it headless")
+    declare("browser.cdp_url", str, "", "drive a Chrome or Chromium you started with --remote-debugging-port (such "
+            "as http://127.0.0.1:9222), its profile and logins, instead of a headless one of hermes' own; hermes never "
+            "ends it")
     declare("browser.allow_private_urls", bool, False, "let the browser open private and local addresses "
             "(localhost, a router); cloud metadata endpoints stay refused")
 
 
-def _available() -> bool:
+def _attach(config) -> str:
+    from plugins.browser.session import address
+    from plugins.tool_args import setting
+
+    return address(str(setting(config, "browser.cdp_url", "", str) or ""))
+
+
+def _available(config) -> bool:
     """Asked when the tools are offered (never for a command that starts no agent)."""
     from plugins.browser.session import programs
 
-    return programs()[0] is not None
+    return programs(_attach(config))[0] is not None
 
 
 @hookimpl
 def register_tools(register, config):
+    from functools import partial
+
     from plugins.browser.tools import make_tools
 
     for tool in make_tools(config):
-        tool.check = _available
+        tool.check = partial(_available, config)
         register(tool)
 
 
@@ -67,7 +81,7 @@ def doctor_checks(agent):
     from plugins.browser.session import programs
     from plugins.doctor.hookspecs import OK, WARN, Check
 
-    browser, driver = programs()
+    browser, driver = programs(_attach(agent.config))
     if browser is None:
         return [Check("browser", WARN, f"the browser tools are not offered: {driver}")]
     return [Check("browser", OK, f"{browser} with {driver}")]

@@ -20,14 +20,15 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 _open: set = set()  # every session of this process, for the exit
 
 
-def programs() -> tuple:
-    """(the browser, chromedriver) found on PATH, or why not: (None, reason)."""
+def programs(attach: str = "") -> tuple:
+    """(the browser, chromedriver) found on PATH, or why not: (None, reason). Attaching to a running browser
+    (``browser.cdp_url``), the browser is that address."""
     import importlib.util
     import shutil
 
     if importlib.util.find_spec("selenium") is None:
         return None, "selenium is not installed (pip install 'hermes-kernel[browser]')"
-    browser = next((found for name in BROWSERS if (found := shutil.which(name))), None)
+    browser = attach or next((found for name in BROWSERS if (found := shutil.which(name))), None)
     if browser is None:
         return None, f"no Chromium or Chrome on PATH ({', '.join(BROWSERS)})"
     driver = shutil.which("chromedriver")
@@ -47,6 +48,7 @@ class BrowserSession:
         self.timeout = setting(config, "browser.command_timeout", 30.0, float, 1)
         self.idle = setting(config, "browser.inactivity_timeout", 120.0, float, 0)
         self.headed = setting(config, "browser.headed", False, bool)
+        self.attach = address(str(setting(config, "browser.cdp_url", "", str) or ""))  # the user's own browser
         self.driver: Any = None
         self.profile = ""
         self.closed_idle = False  # the last browser ended for want of use: the next call says so
@@ -86,15 +88,15 @@ class BrowserSession:
                     self._timer.start()
 
     def _start(self) -> None:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-
         import importlib.util
         import shutil
         import tempfile
 
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
         guard = importlib.util.find_spec("plugins.mcp.guard").origin  # its file, not imported: the guard runs alone
-        browser, driver = programs()
+        browser, driver = programs(self.attach)
         if browser is None:
             raise ToolError(f"the browser cannot start: {driver}")
 
@@ -103,29 +105,37 @@ class BrowserSession:
                 return ["-I", "-S", guard, str(os.getpid()), driver, *super().command_line_args()]
 
         options = webdriver.ChromeOptions()
-        options.binary_location = browser
-        self.profile = tempfile.mkdtemp(prefix="hermes-browser-")
-        for flag in ("--disable-gpu", "--window-size=1280,900", f"--user-data-dir={self.profile}",
-                     "--no-first-run", "--disable-dev-shm-usage", *(() if self.headed else ("--headless=new",)),
-                     *(("--no-sandbox",) if os.geteuid() == 0 else ())):  # Chromium refuses root with its sandbox
-            options.add_argument(flag)
-        from plugins.web.fetching import METADATA_ADDRESSES, METADATA_HOSTS
-
-        # a page (or a redirect) never reaches a cloud's metadata endpoint: the browser cannot resolve it at all
-        unknown = ", ".join(f"MAP {host} ~NOTFOUND" for host in sorted(METADATA_HOSTS | METADATA_ADDRESSES))
-        options.add_argument(f"--host-resolver-rules={unknown}")
+        if self.attach:  # the user's browser, its profile and its logins: only driven, never ended here
+            options.debugger_address = self.attach
+        else:
+            self._own_browser(options, browser, tempfile.mkdtemp(prefix="hermes-browser-"))
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         service = Guarded(executable_path=sys.executable, env=self.environment, popen_kw={"start_new_session": True})
         try:
             self.driver = webdriver.Chrome(service=service, options=options)
         except Exception as exc:
-            shutil.rmtree(self.profile, ignore_errors=True)
+            if self.profile:
+                shutil.rmtree(self.profile, ignore_errors=True)
+                self.profile = ""
             message = (getattr(exc, "msg", None) or str(exc)).strip().splitlines()[0][:300]
             raise ToolError(f"the browser cannot start ({browser}, {driver}): {message}") from None
         self.driver.set_page_load_timeout(self.timeout)
         self.driver.set_script_timeout(self.timeout)
         self.closed_idle, self.console = False, []
         _open.add(self)
+
+    def _own_browser(self, options: Any, browser: str, profile: str) -> None:
+        """A Chromium of this session's own: headless (unless ``browser.headed``), a fresh profile."""
+        from plugins.web.fetching import METADATA_ADDRESSES, METADATA_HOSTS
+
+        options.binary_location, self.profile = browser, profile
+        for flag in ("--disable-gpu", "--window-size=1280,900", f"--user-data-dir={self.profile}",
+                     "--no-first-run", "--disable-dev-shm-usage", *(() if self.headed else ("--headless=new",)),
+                     *(("--no-sandbox",) if os.geteuid() == 0 else ())):  # Chromium refuses root with its sandbox
+            options.add_argument(flag)
+        # a page (or a redirect) never reaches a cloud's metadata endpoint: the browser cannot resolve it at all
+        unknown = ", ".join(f"MAP {host} ~NOTFOUND" for host in sorted(METADATA_HOSTS | METADATA_ADDRESSES))
+        options.add_argument(f"--host-resolver-rules={unknown}")
 
     def _expire(self) -> None:
         with self._lock:
@@ -150,6 +160,15 @@ class BrowserSession:
 
                 shutil.rmtree(self.profile, ignore_errors=True)
                 self.profile = ""
+
+
+def address(cdp_url: str) -> str:
+    """``host:port`` of a DevTools address as given (http://127.0.0.1:9222, ws://.../devtools/browser/..., or
+    host:port), "" for none."""
+    from urllib.parse import urlsplit
+
+    cdp_url = cdp_url.strip()
+    return urlsplit(cdp_url if "://" in cdp_url else f"//{cdp_url}").netloc if cdp_url else ""
 
 
 def session_of(agent: Any) -> BrowserSession:

@@ -150,7 +150,7 @@ def test_an_unused_browser_ends_and_the_model_is_told(make_agent, site):
 
 def test_the_browser_ends_with_hermes_at_kill_9(tmp_path, site):
     """hermes killed with SIGKILL runs no clean-up: the guard ends chromedriver and Chromium."""
-    own_tmp = tmp_path / "tmp"  # the profile folder is made here: the processes using it are this test's
+    own_tmp = tmp_path / "tmp"  # the profile folder is made here: the browser using it is this test's
     own_tmp.mkdir()
     (tmp_path / "script.json").write_text(json.dumps([
         {"tool_calls": [["browser_navigate", {"url": site}]]},
@@ -164,25 +164,67 @@ def test_the_browser_ends_with_hermes_at_kill_9(tmp_path, site):
                             str(tmp_path / "script.json"), "--yolo", "go"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, cwd=tmp_path)
 
-    def ours() -> list:
-        found = []
+    def group_of_our_browser() -> int:
+        """The process group of the Chromium using a profile in own_tmp (chromedriver's, and its guard's), or 0."""
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                    if str(own_tmp).encode() in fh.read():
-                        found.append(pid)
+                    if f"--user-data-dir={own_tmp}".encode() in fh.read():
+                        return os.getpgid(int(pid))
             except OSError:
+                pass
+        return 0
+
+    def alive(group: int) -> list:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+                if int(fields[2]) == group and fields[0] != b"Z":
+                    found.append(pid)
+            except (OSError, IndexError):
                 pass
         return found
 
-    deadline = time.monotonic() + 30
-    while not ours() and time.monotonic() < deadline and run.poll() is None:
+    deadline, group = time.monotonic() + 30, 0
+    while not group and time.monotonic() < deadline and run.poll() is None:
         time.sleep(0.2)
-    assert ours(), run.stderr.read() if run.poll() is not None else "no browser started"
+        group = group_of_our_browser()
+    assert group, run.stderr.read() if run.poll() is not None else "no browser started"
+    assert len(alive(group)) >= 3  # the guard, chromedriver, Chromium's processes
     time.sleep(1)  # the page opened, the next step's command running
     run.send_signal(signal.SIGKILL)
     run.wait()
     deadline = time.monotonic() + 10
-    while ours() and time.monotonic() < deadline:
+    while alive(group) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert ours() == []
+    assert alive(group) == []
+
+
+def test_browser_cdp_url_drives_a_browser_the_user_started_and_leaves_it_running(make_agent, site, tmp_path):
+    """hermes-agent's browser.cdp_url: a Chromium started with --remote-debugging-port (its profile, its logins) is
+    driven, and still runs, with the page open, after the session ends."""
+    from urllib.request import urlopen
+
+    profile = tmp_path / "profile"
+    user = subprocess.Popen([programs()[0], "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
+                             "--no-first-run", *(["--no-sandbox"] if os.geteuid() == 0 else []), "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not (profile / "DevToolsActivePort").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        port = (profile / "DevToolsActivePort").read_text().split()[0]
+        agent = make_agent(browser, config={"browser": {"cdp_url": f"http://127.0.0.1:{port}",
+                                                        "allow_private_urls": True}},
+                           script=[{"tool_calls": [("browser_navigate", {"url": f"{site}/login"})]}, "there"])
+        [page] = results(agent.run_conversation("go"))
+        assert page.startswith("Sign in\n")
+        agent.close()
+        assert user.poll() is None  # still running
+        pages = json.loads(urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5).read())
+        assert f"{site}/login" in [p["url"] for p in pages]
+    finally:
+        user.kill()
+        user.wait()
