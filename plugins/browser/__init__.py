@@ -3,7 +3,8 @@
 ``browser_navigate`` opens a page in a headless Chromium and returns its snapshot: the headings and the elements one
 can act on, each with a ref (``@e3``) that ``browser_click``, ``browser_type`` and ``browser_press`` act on;
 ``browser_snapshot``, ``browser_scroll``, ``browser_back``, ``browser_get_images``, ``browser_vision`` (a screenshot
-for a model that sees) and ``browser_console`` (what the page logged; a JavaScript expression's value) go on from
+for a model that sees), ``browser_console`` (what the page logged; a JavaScript expression's value) and
+``browser_dialog`` (an alert, confirm or prompt the page opened, as ``browser.dialog_policy`` says) go on from
 there (:mod:`plugins.browser.tools`). The tools are offered where selenium (``pip install 'hermes-kernel[browser]'``),
 a Chromium or Chrome and chromedriver are installed; ``hermes doctor`` says which is missing.
 
@@ -31,6 +32,12 @@ def register_config(declare):
     declare("browser.cdp_url", str, "", "drive a Chrome or Chromium you started with --remote-debugging-port (such "
             "as http://127.0.0.1:9222), its profile and logins, instead of a headless one of hermes' own; hermes never "
             "ends it")
+    declare("browser.dialog_policy", str, "must_respond", "a dialog a page opens (alert, confirm, prompt): "
+            "must_respond (the model answers it with browser_dialog), auto_dismiss or auto_accept",
+            choices=("must_respond", "auto_dismiss", "auto_accept"))
+    declare("browser.restrict_evaluate", bool, False, "refuse browser_console expressions that read or send the "
+            "page's logins and storage (cookies, localStorage, form values, fetch)")
+    declare("browser.allow_unsafe_evaluate", bool, False, "hermes-agent's older override of restrict_evaluate")
     declare("browser.allow_private_urls", bool, False, "let the browser open private and local addresses "
             "(localhost, a router); cloud metadata endpoints stay refused")
 
@@ -63,7 +70,8 @@ def register_tools(register, config):
 @hookimpl
 def register_toolsets(register):
     register("browser", ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
-                         "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console"],
+                         "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
+                         "browser_dialog"],
              description="A web browser: open pages, click, type, read what they show")
 
 

@@ -110,7 +110,11 @@ class BrowserSession:
         else:
             self._own_browser(options, browser, tempfile.mkdtemp(prefix="hermes-browser-"))
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = Guarded(executable_path=sys.executable, env=self.environment, popen_kw={"start_new_session": True})
+        options.unhandled_prompt_behavior = "ignore"  # a dialog waits for the tools (browser.dialog_policy)
+        environment = dict(self.environment if self.environment is not None else os.environ)
+        if len(tempfile.gettempdir()) > 40 and os.path.isdir("/tmp"):  # Chromium's singleton socket lives there, and
+            environment["TMPDIR"] = "/tmp"  # a socket's path may not pass 107 bytes: it would exit as it starts
+        service = Guarded(executable_path=sys.executable, env=environment, popen_kw={"start_new_session": True})
         try:
             self.driver = webdriver.Chrome(service=service, options=options)
         except Exception as exc:
@@ -130,7 +134,9 @@ class BrowserSession:
 
         options.binary_location, self.profile = browser, profile
         for flag in ("--disable-gpu", "--window-size=1280,900", f"--user-data-dir={self.profile}",
-                     "--no-first-run", "--disable-dev-shm-usage", *(() if self.headed else ("--headless=new",)),
+                     "--no-first-run", "--disable-dev-shm-usage",
+                     "--disable-crash-reporter", "--disable-breakpad",  # its handler would live outside the group
+                     *(() if self.headed else ("--headless=new",)),
                      *(("--no-sandbox",) if os.geteuid() == 0 else ())):  # Chromium refuses root with its sandbox
             options.add_argument(flag)
         # a page (or a redirect) never reaches a cloud's metadata endpoint: the browser cannot resolve it at all

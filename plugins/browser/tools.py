@@ -1,6 +1,6 @@
 """The browser tools, with hermes-agent's names and arguments: ``browser_navigate``, ``browser_snapshot``,
 ``browser_click``, ``browser_type``, ``browser_scroll``, ``browser_back``, ``browser_press``, ``browser_get_images``,
-``browser_vision`` and ``browser_console``."""
+``browser_vision``, ``browser_console`` and ``browser_dialog``."""
 
 from __future__ import annotations
 
@@ -16,11 +16,36 @@ from plugins.tool_args import arg, check_args, clip, setting
 SNAPSHOT_CHARS = 15_000  # of a snapshot the model reads (hermes-agent's)
 MOST_IMAGES = 50
 SETTLE = 0.3  # seconds after an action for what it set off (a navigation, a script) to start
+POLICIES = ("must_respond", "auto_dismiss", "auto_accept")  # browser.dialog_policy (hermes-agent's)
+# what browser.restrict_evaluate keeps a script of the model's from reading or sending: the page's logins and storage
+SENSITIVE = re.compile(r"document\.cookie|localStorage|sessionStorage|indexedDB|navigator\.clipboard|\bfetch\s*\(|"
+                       r"XMLHttpRequest|WebSocket|sendBeacon|\.value\b|FormData|credentials")
 
 
 def _settings(config) -> dict:
+    policy = str(setting(config, "browser.dialog_policy", "must_respond", str) or "").strip().lower()
     return {"allow_private": bool(setting(config, "browser.allow_private_urls", False, bool)
-                                  or setting(config, "security.allow_private_urls", False, bool))}
+                                  or setting(config, "security.allow_private_urls", False, bool)),
+            "dialogs": policy if policy in POLICIES else "must_respond",
+            "restrict": bool(setting(config, "browser.restrict_evaluate", False, bool))
+            and not setting(config, "browser.allow_unsafe_evaluate", False, bool)}
+
+
+def _dialog(driver, policy: str) -> str:
+    """A dialog the page opened (alert, confirm, prompt): answered as ``browser.dialog_policy`` says, or left open for
+    browser_dialog; what the model reads of it ("" for none)."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        alert = driver.switch_to.alert
+        text = alert.text
+    except NoAlertPresentException:
+        return ""
+    if policy == "must_respond":
+        return (f"; the page opened a dialog saying {text[:500]!r}: the page waits for it. Answer it with "
+                "browser_dialog (accept or dismiss) before anything else")
+    alert.accept() if policy == "auto_accept" else alert.dismiss()
+    return f"; the page's dialog said {text[:500]!r}: {policy[5:]}ed (browser.dialog_policy)"
 
 
 def _session(ctx):
@@ -100,7 +125,31 @@ def make_tools(config=None) -> list:
 
     def snapshot(args, ctx):
         full = arg(check_args(args, "browser_snapshot"), "full", bool, tool="browser_snapshot", default=False)
-        return _session(ctx).run(lambda driver: _snapshot(driver, full))
+        return _session(ctx).run(lambda driver: _dialog(driver, "must_respond").lstrip("; ") or _snapshot(driver, full))
+
+    def dialog(args, ctx):
+        from selenium.common.exceptions import NoAlertPresentException
+
+        args = check_args(args, "browser_dialog")
+        action = arg(args, "action", str, tool="browser_dialog").strip().lower()
+        if action not in ("accept", "dismiss"):
+            raise ToolError("browser_dialog: 'action' must be accept or dismiss")
+        answer = arg(args, "prompt_text", str, tool="browser_dialog", default=None)
+        session = _session(ctx)
+
+        def respond(driver):
+            try:
+                alert = driver.switch_to.alert
+                text = alert.text
+            except NoAlertPresentException:
+                raise ToolError("browser_dialog: no dialog is open") from None
+            if answer is not None and action == "accept":
+                alert.send_keys(answer)  # a prompt's answer
+            alert.accept() if action == "accept" else alert.dismiss()
+            _settled(driver, session.timeout)
+            return f"{action}ed the dialog saying {text[:200]!r}; the page is now:\n{_snapshot(driver)}"
+
+        return session.run(respond)
 
     def act(tool: str, work: Callable[[Any, dict], str]) -> Callable:
         """A tool that acts on the page and returns where the page is then (its snapshot for a new address)."""
@@ -111,6 +160,10 @@ def make_tools(config=None) -> list:
             def run(driver):
                 before = driver.current_url
                 done = work(driver, args, ctx)
+                if said := _dialog(driver, settings["dialogs"]):
+                    if settings["dialogs"] == "must_respond":
+                        return done + said
+                    done += said
                 _settled(driver, session.timeout)
                 if driver.current_url != before:
                     return f"{done}; the page is now:\n{_snapshot(driver)}"
@@ -191,6 +244,9 @@ def make_tools(config=None) -> list:
                                 for e in driver.get_log("browser")]
             found: dict = {"messages": session.console[-100:]}
             if expression.strip():
+                if settings["restrict"] and (sensitive := SENSITIVE.search(expression)):
+                    raise ToolError(f"browser_console: the expression uses {sensitive.group()!r}, which "
+                                    "browser.restrict_evaluate keeps scripts from (the page's logins and storage)")
                 value = driver.execute_script("return eval(arguments[0])", expression)
                 found["result"] = clip(json.dumps(value, ensure_ascii=False, default=str), SNAPSHOT_CHARS)
             if clear:
@@ -233,6 +289,12 @@ def make_tools(config=None) -> list:
              "answer and the screenshot's file." + needs_page,
              {"type": "object", "properties": {"question": {"type": "string", "description": "What to find out"}},
               "required": ["question"]}, vision, toolset="browser"),
+        Tool("browser_dialog", "Answer the dialog the page opened (an alert, a confirm, a prompt), which it waits "
+             "for: accept (OK, with 'prompt_text' for a prompt) or dismiss (Cancel)." + needs_page,
+             {"type": "object", "properties": {
+                 "action": {"type": "string", "enum": ["accept", "dismiss"]},
+                 "prompt_text": {"type": "string", "description": "A prompt dialog's answer"}},
+              "required": ["action"]}, dialog, toolset="browser"),
         Tool("browser_console", "What the page logged (console messages and script errors) since it was opened; "
              "with 'expression', also the value of that JavaScript in the page (document.title, ...)." + needs_page,
              {"type": "object", "properties": {
