@@ -125,7 +125,13 @@ def make_tools(config=None) -> list:
 
     def snapshot(args, ctx):
         full = arg(check_args(args, "browser_snapshot"), "full", bool, tool="browser_snapshot", default=False)
-        return _session(ctx).run(lambda driver: _dialog(driver, "must_respond").lstrip("; ") or _snapshot(driver, full))
+        def look(driver):  # a dialog a timer opened since: what it asks, or answered as the policy says
+            said = _dialog(driver, settings["dialogs"]).lstrip("; ")
+            if said and settings["dialogs"] == "must_respond":
+                return said
+            return _snapshot(driver, full) + (f"\n({said})" if said else "")
+
+        return _session(ctx).run(look)
 
     def dialog(args, ctx):
         from selenium.common.exceptions import NoAlertPresentException
