@@ -4,7 +4,8 @@ Warnings go to stderr, where nobody reads them when hermes runs unattended (``he
 workers, an editor's ACP agent). From the first session a process starts, they also go to
 ``<data folder>/logs/hermes.log``, each line with its time and process. hermes-agent's keys say how much and how
 long: ``logging.level`` (WARNING here; INFO adds a line per HTTP request), ``logging.max_size_mb`` (the file is
-rotated at that size) and ``logging.backup_count`` (the rotated files kept). Known key values are masked."""
+rotated at that size) and ``logging.backup_count`` (the rotated files kept). Known key values are masked, and with
+``security.redact_secrets`` the credentials the redact plugin finds in tools' results."""
 
 from __future__ import annotations
 

@@ -70,9 +70,14 @@ def attach(agent: Any) -> None:
                 return
             root.removeHandler(handler)
             handler.close()
-    secrets = getattr(agent, "secrets", None)
+    mask = getattr(getattr(agent, "secrets", None), "mask", None)
+    if config.get("security.redact_secrets", True) is not False:  # credentials hermes does not know, as in results
+        from plugins.redact import redact_text
+
+        known = mask or str
+        mask = lambda text: redact_text(known(text))  # noqa: E731
     root.addHandler(LogFile(path, level, int(float(config.get("logging.max_size_mb") or 0) * 1024 * 1024),
-                            int(config.get("logging.backup_count") or 0), getattr(secrets, "mask", None)))
+                            int(config.get("logging.backup_count") or 0), mask))
     if level < root.getEffectiveLevel():  # INFO: the root lets it through, stderr stays at what it showed
         for handler in root.handlers:
             if handler.level == logging.NOTSET and not isinstance(handler, LogFile):

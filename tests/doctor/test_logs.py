@@ -117,3 +117,13 @@ def test_a_log_that_cannot_be_written_is_said_once_and_the_run_goes_on(hermes, h
     assert out.stderr.count(f"hermes: warning: cannot write {hermes_home / 'logs' / 'hermes.log'}") == 1
     assert "Traceback" not in out.stderr and "Logging error" not in out.stderr
     assert "timezone 'Mars/Olympus' is no IANA time zone" in out.stderr
+
+
+def test_a_credential_in_a_warning_is_hidden_in_the_log_as_in_tools_results(hermes, hermes_home, wire_server, cli_env):  # noqa: F811
+    """security.redact_secrets (the redact plugin's patterns) holds for the log file too: a token in a bad setting is
+    a marker there; stderr, the user's own screen, shows what they typed."""
+    token = "ghp_" + "Q7r2LmX9vB4nK8sT1wY6zA3cE5gH0jU2pD4f"
+    out = run(hermes, wire_server, {**cli_env, "OPENAI_API_KEY": "sk-test", "HERMES_TIMEZONE": token})
+    assert f"timezone '{token}' is no IANA time zone" in out.stderr
+    logged = (hermes_home / "logs" / "hermes.log").read_text()
+    assert "timezone '⟦redacted GitHub token⟧' is no IANA time zone" in logged and token not in logged
