@@ -19,7 +19,43 @@ for the URLs the model opens and the pages they lead to: private and local addre
 
 from __future__ import annotations
 
+import functools
+import os
+
 from kernel import hookimpl
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def programs(attach: str = "") -> tuple:
+    """(the browser, chromedriver) found on PATH, or why not: (None, reason). Attaching to a running browser
+    (``browser.cdp_url``), the browser is that address."""
+    return _programs(attach, os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=8)  # asked at every agent's start: one search of PATH while it stays the same
+def _programs(attach: str, path: str) -> tuple:
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("selenium") is None:
+        return None, "selenium is not installed (pip install 'hermes-kernel[browser]')"
+    browser = attach or next((found for name in BROWSERS if (found := shutil.which(name, path=path))), None)
+    if browser is None:
+        return None, f"no Chromium or Chrome on PATH ({', '.join(BROWSERS)})"
+    driver = shutil.which("chromedriver", path=path)
+    if driver is None:
+        return None, "no chromedriver on PATH (Debian: apt install chromium-driver)"
+    return browser, driver
+
+
+def address(cdp_url: str) -> str:
+    """``host:port`` of a DevTools address as given (http://127.0.0.1:9222, ws://.../devtools/browser/..., or
+    host:port), "" for none."""
+    from urllib.parse import urlsplit
+
+    cdp_url = cdp_url.strip()
+    return urlsplit(cdp_url if "://" in cdp_url else f"//{cdp_url}").netloc if cdp_url else ""
 
 
 @hookimpl
@@ -43,7 +79,6 @@ def register_config(declare):
 
 
 def _attach(config) -> str:
-    from plugins.browser.session import address
     from plugins.tool_args import setting
 
     return address(str(setting(config, "browser.cdp_url", "", str) or ""))
@@ -51,8 +86,6 @@ def _attach(config) -> str:
 
 def _available(config) -> bool:
     """Asked when the tools are offered (never for a command that starts no agent)."""
-    from plugins.browser.session import programs
-
     return programs(_attach(config))[0] is not None
 
 
@@ -86,7 +119,6 @@ def on_session_finalize(agent):
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent):
-    from plugins.browser.session import programs
     from plugins.doctor.hookspecs import OK, WARN, Check
 
     browser, driver = programs(_attach(agent.config))

@@ -14,27 +14,10 @@ import threading
 from typing import Any, Optional
 
 from kernel.types import ToolError
+from plugins.browser import address, programs
 
 STATE = "browser.session"  # agent.state: the agent's BrowserSession
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 _open: set = set()  # every session of this process, for the exit
-
-
-def programs(attach: str = "") -> tuple:
-    """(the browser, chromedriver) found on PATH, or why not: (None, reason). Attaching to a running browser
-    (``browser.cdp_url``), the browser is that address."""
-    import importlib.util
-    import shutil
-
-    if importlib.util.find_spec("selenium") is None:
-        return None, "selenium is not installed (pip install 'hermes-kernel[browser]')"
-    browser = attach or next((found for name in BROWSERS if (found := shutil.which(name))), None)
-    if browser is None:
-        return None, f"no Chromium or Chrome on PATH ({', '.join(BROWSERS)})"
-    driver = shutil.which("chromedriver")
-    if driver is None:
-        return None, "no chromedriver on PATH (Debian: apt install chromium-driver)"
-    return browser, driver
 
 
 class BrowserSession:
@@ -166,15 +149,6 @@ class BrowserSession:
 
                 shutil.rmtree(self.profile, ignore_errors=True)
                 self.profile = ""
-
-
-def address(cdp_url: str) -> str:
-    """``host:port`` of a DevTools address as given (http://127.0.0.1:9222, ws://.../devtools/browser/..., or
-    host:port), "" for none."""
-    from urllib.parse import urlsplit
-
-    cdp_url = cdp_url.strip()
-    return urlsplit(cdp_url if "://" in cdp_url else f"//{cdp_url}").netloc if cdp_url else ""
 
 
 def session_of(agent: Any) -> BrowserSession:

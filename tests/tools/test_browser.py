@@ -16,7 +16,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from plugins import browser
-from plugins.browser.session import STATE, programs
+from plugins.browser import programs
+from plugins.browser.session import STATE
 
 pytestmark = pytest.mark.skipif(programs()[0] is None, reason=f"no browser here: {programs()[1]}")
 
