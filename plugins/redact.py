@@ -21,10 +21,10 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any
 
 from kernel import hookimpl
 from kernel.types import Block
+from plugins.tool_args import each_string
 
 MARK = "⟦redacted "
 KERNEL_MARK = "[hermes: the value of $"  # kernel.secrets.Secrets.mask's marker
@@ -126,14 +126,6 @@ def _from_store(call) -> bool:
     return isinstance(what, str) and bool(re.search(_STORE, what) or (call.name == "terminal" and re.search(_DUMP, what)))
 
 
-def _each_string(value: Any, change) -> Any:
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {key: _each_string(item, change) for key, item in value.items()}
-    return [_each_string(item, change) for item in value] if isinstance(value, list) else value
-
-
 def redact_result(result: str, store: bool = False) -> str:
     """A tool's result as the model reads it, redacted. A JSON result is redacted string by string, so a secret
     store's lines are still lines (the text has them as ``\\n``) and the JSON stays whole."""
@@ -143,7 +135,7 @@ def redact_result(result: str, store: bool = False) -> str:
         except ValueError:
             data = None
         if isinstance(data, (dict, list)):
-            changed = _each_string(data, lambda s: redact_text(s, store))
+            changed = each_string(data, lambda s: redact_text(s, store))
             return result if changed == data else json.dumps(changed, ensure_ascii=False, default=str)
     return redact_text(result, store)
 
@@ -177,7 +169,7 @@ def pre_tool_call(call, agent):
     if call.name not in WRITERS:
         return None
     found: list = []
-    _each_string(call.args, lambda s: found.append(s) if MARK in s or KERNEL_MARK in s else None)
+    each_string(call.args, lambda s: found.append(s) if MARK in s or KERNEL_MARK in s else None)
     if not found:
         return None
     marker = MARK + "...⟧" if any(MARK in s for s in found) else KERNEL_MARK + "...]"

@@ -159,6 +159,27 @@ def resolve_path(raw: str, tool: str, cwd: str | None = None) -> Path:
     return path
 
 
+def kept(folder: str, name: str, data: bytes, most: int) -> str:
+    """``data`` written to ``name`` in the data folder's ``folder`` (0600, the folder 0700), the newest ``most`` files of
+    the same suffix kept; its path, or "" when it cannot be written (the caller's result still stands)."""
+    import contextlib
+
+    from hermes.host.paths import data_dir
+
+    where = data_dir() / folder
+    path = where / name
+    try:
+        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+            fh.write(data)
+    except OSError:
+        return ""
+    with contextlib.suppress(OSError):  # another process pruning at once: its loss, not this file's
+        for old in sorted(where.glob(f"*{path.suffix}"), key=lambda p: p.stat().st_mtime)[:-most]:
+            old.unlink(missing_ok=True)
+    return str(path)
+
+
 def clip(text: str, limit: int, what: str = "characters") -> str:
     """Keep the head and the tail of a long text and say how much was cut."""
     if len(text) <= limit:
@@ -218,11 +239,16 @@ def masked(value: Any, agent: Any) -> Any:
     mask = getattr(getattr(agent, "secrets", None), "mask", None)
     if mask is None or not getattr(agent.secrets, "values", None):
         return value
+    return each_string(value, mask)
+
+
+def each_string(value: Any, change: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with ``change`` applied to every string in it."""
     if isinstance(value, str):
-        return mask(value)
+        return change(value)
     if isinstance(value, dict):
-        return {key: masked(item, agent) for key, item in value.items()}
-    return [masked(item, agent) for item in value] if isinstance(value, list) else value
+        return {key: each_string(item, change) for key, item in value.items()}
+    return [each_string(item, change) for item in value] if isinstance(value, list) else value
 
 
 def masked_calls(message: dict, agent: Any) -> dict:

@@ -60,7 +60,7 @@ class BrowserSession:
 
                 if not isinstance(exc, WebDriverException):
                     raise
-                message = (getattr(exc, "msg", None) or str(exc) or type(exc).__name__).strip().splitlines()[0]
+                message = said(exc)
                 if "invalid session id" in message or "disconnected" in message or "no such window" in message:
                     self.close()  # the browser is gone (it crashed, or was killed): the next navigation starts one
                 raise ToolError(f"the browser: {message[:300]}") from None
@@ -104,8 +104,7 @@ class BrowserSession:
             if self.profile:
                 shutil.rmtree(self.profile, ignore_errors=True)
                 self.profile = ""
-            message = (getattr(exc, "msg", None) or str(exc)).strip().splitlines()[0][:300]
-            raise ToolError(f"the browser cannot start ({browser}, {driver}): {message}") from None
+            raise ToolError(f"the browser cannot start ({browser}, {driver}): {said(exc)[:300]}") from None
         self.driver.set_page_load_timeout(self.timeout)
         self.driver.set_script_timeout(self.timeout)
         self.closed_idle, self.console = False, []
@@ -149,6 +148,12 @@ class BrowserSession:
 
                 shutil.rmtree(self.profile, ignore_errors=True)
                 self.profile = ""
+
+
+def said(exc: BaseException) -> str:
+    """A selenium error's first line, without chromedriver's stack."""
+    text = (getattr(exc, "msg", None) or str(exc) or type(exc).__name__).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def session_of(agent: Any) -> BrowserSession:

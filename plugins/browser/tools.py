@@ -236,7 +236,12 @@ def make_tools(config=None) -> list:
         args = check_args(args, "browser_vision")
         question = arg(args, "question", str, tool="browser_vision", default="").strip() or DEFAULT_QUESTION
         png = _session(ctx).run(lambda driver: driver.get_screenshot_as_png())
-        path = _keep_screenshot(png)
+        import os
+
+        from plugins.tool_args import kept
+
+        name = f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}.png"
+        path = kept("browser-screenshots", name, png, 20)  # the newest 20 stay
         return {"analysis": look(ctx, png, question, "browser_vision"), "screenshot_path": path}
 
     def console(args, ctx):
@@ -308,24 +313,3 @@ def make_tools(config=None) -> list:
                  "clear": {"type": "boolean", "description": "Forget the messages read"}}}, console,
              toolset="browser"),
     ]
-
-
-def _keep_screenshot(png: bytes) -> str:
-    """The screenshot in the data folder's ``browser-screenshots`` (the newest 20 stay); its path, or "" unwritable."""
-    import contextlib
-    import os
-
-    from hermes.host.paths import data_dir
-
-    folder = data_dir() / "browser-screenshots"
-    path = folder / f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}.png"
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
-            fh.write(png)
-    except OSError:
-        return ""
-    with contextlib.suppress(OSError):
-        for old in sorted(folder.glob("*.png"), key=lambda p: p.stat().st_mtime)[:-20]:
-            old.unlink(missing_ok=True)
-    return str(path)

@@ -122,28 +122,15 @@ def _page(title: str, text: str, limit: int, url: str = "") -> dict:
 def _keep(url: str, text: str) -> str:
     """Write a page's whole text to the data folder's ``web-pages`` (the newest :data:`KEPT_PAGES` stay); its path,
     or "" when it cannot be written (the clipped page still stands)."""
-    import contextlib
     import hashlib
-    import os
     import re
     from urllib.parse import urlsplit
 
-    from hermes.host.paths import data_dir
+    from plugins.tool_args import kept
 
-    folder = data_dir() / "web-pages"
     host = re.sub(r"[^A-Za-z0-9.-]", "-", urlsplit(url).hostname or "page")[:60]
-    path = folder / f"{host}-{hashlib.sha256(url.encode('utf-8', 'replace')).hexdigest()[:12]}.md"
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8",
-                  errors="replace") as fh:
-            fh.write(text)
-    except OSError:
-        return ""
-    with contextlib.suppress(OSError):  # another process pruning at once: its loss, not this page's
-        for old in sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime)[:-KEPT_PAGES]:
-            old.unlink(missing_ok=True)
-    return str(path)
+    name = f"{host}-{hashlib.sha256(url.encode('utf-8', 'replace')).hexdigest()[:12]}.md"
+    return kept("web-pages", name, text.encode("utf-8", "replace"), KEPT_PAGES)
 
 
 def _pdf(got, limit: int, settings: dict, agent) -> dict:
