@@ -158,6 +158,18 @@ def session(agent: Any, cwd: Path) -> Layer:
     return Layer("session", "the date, the model, the working folder", "\n".join(lines))
 
 
+def working_folder(config: Any) -> Path:
+    """The folder the prompt describes: where the tools start, ``terminal.cwd`` as in hermes-agent (a wrong one: its
+    tools say so, and the prompt describes where hermes started)."""
+    from kernel.types import ToolError
+    from plugins.tool_args import start_folder
+
+    try:
+        return Path(start_folder(config))
+    except ToolError:
+        return Path.cwd()
+
+
 def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added: list = ()) -> list:
     """The layers for ``agent``'s session; ``contributions`` are the other
     plugins' ``system_prompt`` parts (the memory block among them), ``added``
@@ -166,14 +178,7 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
     off = set(_setting(config, "prompt.disabled_layers", []) or [])
     limit = int(_setting(config, "prompt.max_layer_chars", 20_000))
     plugins_text = "\n\n".join(c.strip() for c in contributions if isinstance(c, str) and c.strip())
-    if cwd is None:  # where the tools start: terminal.cwd, as in hermes-agent (a wrong one: its tools say so)
-        from kernel.types import ToolError
-        from plugins.tool_args import start_folder
-
-        try:
-            cwd = Path(start_folder(config))
-        except ToolError:
-            cwd = Path.cwd()
+    cwd = working_folder(config) if cwd is None else cwd
     built = {
         "identity": lambda: identity(config),
         "tools": lambda: tools(agent),

@@ -67,7 +67,8 @@ def test_soul_md_replaces_the_identity_and_prompt_show_says_where_each_layer_cam
     assert out.returncode == 0, out.stderr
     shown = json.loads(out.stdout)
     layers = {layer["name"]: layer for layer in shown["layers"]}
-    assert [layer["name"] for layer in shown["layers"]] == ["identity", "tools", "context", "platform", "session"]
+    assert [layer["name"] for layer in shown["layers"]] == ["identity", "tools", "context", "coding", "platform",
+                                                            "session"]  # AGENTS.md: a code project's
     assert layers["identity"]["source"] == str(hermes_home / "SOUL.md") and "Wren" in layers["identity"]["text"]
     assert "You are hermes" not in shown["prompt"] and layers["context"]["source"] == "AGENTS.md"
     assert shown["chars"] == len(shown["prompt"])
@@ -80,7 +81,7 @@ def test_layers_can_be_turned_off_and_a_long_one_is_cut_with_a_marker(hermes, he
     (hermes_home / "config.yaml").write_text(
         "prompt:\n  disabled_layers: [tools, platform]\n  max_layer_chars: 2000\n  identity: You are Kestrel.\n")
     shown = json.loads(hermes("prompt", "show", "--json", cwd=folder).stdout)
-    assert [layer["name"] for layer in shown["layers"]] == ["identity", "context", "session"]
+    assert [layer["name"] for layer in shown["layers"]] == ["identity", "context", "coding", "session"]
     context = shown["layers"][1]
     assert context["truncated"] and context["chars"] > 15000 and len(context["text"]) <= 2000
     assert "[... truncated:" in context["text"] and "characters of AGENTS.md left out]" in context["text"]
@@ -107,7 +108,7 @@ def test_a_distro_sets_the_identity_turns_layers_off_and_adds_context_files(herm
                       "    disabled_layers: [tools]\n    context_files: [STYLE.md]\n")
     shown = json.loads(hermes("--distro", distro, "prompt", "show", "--json", cwd=folder).stdout)
     layers = {layer["name"]: layer for layer in shown["layers"]}
-    assert list(layers) == ["identity", "context", "platform", "session"]
+    assert list(layers) == ["identity", "context", "coding", "platform", "session"]
     assert layers["identity"]["text"] == "You are the support desk of Acme."
     assert layers["context"]["source"] == "AGENTS.md, STYLE.md" and "Write short sentences." in shown["prompt"]
     # a context file this folder lacks is left out (another project may have it); `prompt show` says so
