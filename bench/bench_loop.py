@@ -209,14 +209,15 @@ class Run:
         steps = [reply(tool_calls=[("echo", {"text": f"step {i}"})]) for i in range(iterations)] + [reply("All done.")]
         server.script([first, *steps[1:-1], last])
 
-    def timed(self, cmd: list, env: dict) -> tuple:
+    def timed(self, cmd: list, env: dict, cwd: Path) -> tuple:
         """(wall seconds, CPU seconds of the child: user + system, first-request wall and CPU, last-request
-        wall and CPU)."""
+        wall and CPU). Every contender runs in ``cwd``, a folder of no project: started in a code project,
+        hermes' coding layer would run git, which the minimal loop has no counterpart of."""
         import resource
 
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.started = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
         self.pid = proc.pid
         out, err = proc.communicate(timeout=300)
         elapsed = time.perf_counter() - self.started
@@ -298,7 +299,7 @@ def main() -> None:
                 run = Run()
                 run.script(server, args.iterations)
                 before = len(server.requests)
-                timing = run.timed(cmd, run_env)
+                timing = run.timed(cmd, run_env, tmp)
                 if round_ >= 0:
                     results[name].append(timing)
                 made = len(server.requests) - before

@@ -212,8 +212,7 @@ def snapshot(root: Path) -> str:
         if status:
             changed = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
             lines.append(f"- Status: {changed or 'clean'}")
-        dirs = _git(root, "rev-parse", "--git-dir", "--git-common-dir").splitlines()
-        if len(dirs) == 2 and (root / dirs[0]).resolve() != (root / dirs[1]).resolve():
+        if "/worktrees/" in _small(git_root(root) / ".git"):  # a linked worktree's .git is a file naming its folder
             lines.append("- A linked worktree: branches and stashes are shared with the main one")
         if commits := _git(root, "log", "-3", "--format=%h %s").splitlines():
             lines.append("- Last commits:")  # a subject that reads like an order to the agent is not repeated

@@ -60,6 +60,10 @@ def test_a_repository_is_described_and_its_fsmonitor_never_runs(hermes, wire_ser
     assert "- Project: pyproject.toml, Makefile (uv)\n- Verify: uv run pytest; make test; make lint" in text
     assert text.index("# Working in a codebase") < text.index("This is a one-shot command")  # before the platform's
     assert not ran.exists()  # git ran without the repository's fsmonitor program
+    git(repo, "config", "--unset", "core.fsmonitor")
+    git(repo, "worktree", "add", "-q", "-b", "fix", str(tmp_path / "fix"))
+    text = layers(hermes, tmp_path / "fix")["coding"]
+    assert "- Branch: fix\n- Status: clean\n- A linked worktree" in text
 
 
 def test_where_it_is_no_code_project_or_turned_off_there_is_no_layer(hermes, hermes_home, tmp_path):
