@@ -40,6 +40,8 @@ def register_config(declare):
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("agent.environment_hint", str, "", "a line about this machine for the session layer (hermes-agent's: "
             "\"apt is not here, use nix\")")
+    declare("agent.environment_probe", bool, True, "the session layer says when python3 on PATH is managed by the "
+            "system (PEP 668), where pip install fails (hermes-agent's)")
     declare("agent.parallel_tool_call_guidance", bool, True, "the tools layer says independent calls may go in one "
             "step (hermes-agent's)")
     declare("agent.task_completion_guidance", bool, True, "the tools layer asks to see a task through and never to "

@@ -142,8 +142,9 @@ def platform(agent: Any) -> Optional[Layer]:
 def session(agent: Any, cwd: Path) -> Layer:
     """The day the conversation started (in ``timezone``, hermes-agent's key, or ``HERMES_TIMEZONE``), the model and
     the provider, as hermes-agent says them: a model knows its training, not today's date; then where its tools work
-    (the folder, a git repository or not, the system), which it would otherwise spend a tool call to learn, and the
-    user's own line about this machine (hermes-agent's ``agent.environment_hint``)."""
+    (the folder, a git repository or not, the system, a python3 that refuses ``pip install``), which it would
+    otherwise spend a tool call to learn, and the user's own line about this machine (hermes-agent's
+    ``agent.environment_hint``)."""
     from plugins.clock import now
 
     config = getattr(agent, "config", None)
@@ -153,6 +154,10 @@ def session(agent: Any, cwd: Path) -> Layer:
                                                        ("Provider", getattr(pconf, "provider", ""))) if value]
     repository = " (a git repository)" if project.git_root(cwd) else ""
     lines += [f"Working folder: {cwd}{repository}", f"System: {SYSTEMS.get(sys.platform, sys.platform)}"]
+    if _setting(config, "agent.environment_probe", True):
+        from plugins.prompt.toolchain import python_note
+
+        lines += [note] if (note := python_note()) else []
     if hint := str(_setting(config, "agent.environment_hint", "") or "").strip():
         lines.append(hint)
     return Layer("session", "the date, the model, the working folder", "\n".join(lines))

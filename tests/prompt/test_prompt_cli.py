@@ -140,8 +140,8 @@ def test_the_session_layer_tells_the_date_in_the_users_zone_the_model_and_the_wo
     work.mkdir(parents=True)
     (tmp_path / "repo" / ".git").mkdir()
 
-    def session_layer(*args, env=None, cwd=work):
-        out = hermes("prompt", "show", "--json", *args, env=env, cwd=cwd)
+    def session_layer(*args, env=None, cwd=work):  # in a virtual environment: no line about the system's python3
+        out = hermes("prompt", "show", "--json", *args, env={"VIRTUAL_ENV": str(tmp_path), **(env or {})}, cwd=cwd)
         assert out.returncode == 0, out.stderr
         return {layer["name"]: layer for layer in json.loads(out.stdout)["layers"]}.get("session"), out.stderr
 
@@ -214,3 +214,33 @@ def test_hermes_agents_guidance_switches_shape_the_tools_layer(hermes, hermes_ho
                        "  task_completion_guidance: false\n")
     assert all(said not in lean for said in (PARALLEL, COMPLETION, ENFORCEMENT))
     assert lean.startswith("Call a tool when it gets you a fact")
+
+
+def test_the_session_layer_says_when_python3_on_path_refuses_pip_install(hermes, hermes_home, tmp_path):
+    """agent.environment_probe: a python3 the system manages (PEP 668) is named, with the way around it; a
+    virtual environment's or an unmanaged one is not, nor with the key off."""
+    bin_, lib = tmp_path / "usr" / "bin", tmp_path / "usr" / "lib" / "python3.12"
+    bin_.mkdir(parents=True)
+    lib.mkdir(parents=True)
+    (bin_ / "python3.12").write_text("")  # never run: only looked at
+    (bin_ / "python3.12").chmod(0o755)
+    (bin_ / "python3").symlink_to("python3.12")
+    (bin_ / "uv").write_text("")
+    (bin_ / "uv").chmod(0o755)
+    env = {"PATH": str(bin_), "VIRTUAL_ENV": ""}
+
+    def session_text():
+        out = hermes("prompt", "show", "--json", "-t", "", env=env, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return {layer["name"]: layer for layer in json.loads(out.stdout)["layers"]}["session"]["text"]
+
+    assert "python3" not in session_text()  # not managed
+    (lib / "EXTERNALLY-MANAGED").write_text("[externally-managed]\n")
+    assert session_text().endswith(f"python3 on PATH ({bin_ / 'python3'}) is managed by the system (PEP 668): pip "
+                                   "install fails there; make a virtual environment first (python3 -m venv .venv) or "
+                                   "use uv, which is installed.")
+    (tmp_path / "usr" / "pyvenv.cfg").write_text("home = /usr/bin\n")  # the same python3, as a venv's
+    assert "python3" not in session_text()
+    (tmp_path / "usr" / "pyvenv.cfg").unlink()
+    (hermes_home / "config.yaml").write_text("agent:\n  environment_probe: false\n")
+    assert "python3" not in session_text()
