@@ -58,6 +58,7 @@ class Console:
         self._spinning = threading.Event()
         self._spin_guard = threading.Lock()
         self._label = "working"
+        self._before: dict = {}  # tool call id -> what write_file's file held before it (display.inline_diffs)
         self._held = ""  # the streamed tail that could be the start of a key value
         self.show_reasoning = show_reasoning
         self._reasoning_mid = False  # streamed reasoning without its newline yet (it goes to stderr)
@@ -151,20 +152,30 @@ class Console:
             self.last_stream = ""
 
     @hookimpl
-    def on_tool_start(self, tool_name, args, agent):
+    def on_tool_start(self, tool_name, args, tool_call_id, agent):
         from plugins.tool_args import masked
 
         self.answering = False
+        if tool_name == "write_file" and self.show_status and agent.config.get("display.inline_diffs", True):
+            from plugins.terminal.diffs import before
+
+            self._before[tool_call_id] = before(tool_name, args, agent)
         args = masked(args, agent)  # a key the model typed into the call is not shown either
         preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
         self._line(f"-> {tool_name}({preview})", "tool")
         self._start_spinner(tool_name)
 
     @hookimpl
-    def on_tool_complete(self, tool_name, result, duration_ms, status):
+    def on_tool_complete(self, tool_name, tool_call_id, result, duration_ms, status, agent):
         self._stop_spinner()
+        kept = self._before.pop(tool_call_id, None)
         if status == "ok":
             self._line(f"   {tool_name} done ({duration_ms:.0f} ms)", "ok")
+            if tool_name in ("patch", "write_file") and agent.config.get("display.inline_diffs", True):
+                from plugins.terminal.diffs import diff_of, shown
+
+                for line, role in shown(agent.secrets.mask(diff_of(tool_name, result, kept))):
+                    self._line(f"     {line}", role)
         else:  # what went wrong, in its first line: the model reads the rest
             why = " ".join(str(result or "").split())[:160]
             self._line(f"   {tool_name} {status} ({duration_ms:.0f} ms){': ' + why if why else ''}", "failed")

@@ -20,6 +20,8 @@ ROLES = {
     "error": {"fg": "red", "bold": True},
     "dim": {"dim": True},
     "question": {"fg": "magenta", "bold": True},
+    "added": {"fg": "green"},  # a diff's lines
+    "removed": {"fg": "red"},
 }
 
 
