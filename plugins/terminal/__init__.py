@@ -51,6 +51,8 @@ def register_config(declare):
     declare("display.resume_max_assistant_chars", int, 200, "characters of each answer it shows", minimum=10)
     declare("display.inline_diffs", bool, True, "chat and run show the change under a patch or write_file call's "
             "line, at most 40 lines of it (hermes-agent's)")
+    declare("display.tool_preview_length", int, 40, "characters of each argument a tool call's line shows (0: all, "
+            "hermes-agent's default)", minimum=0)
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

@@ -34,6 +34,10 @@ def held_back(secrets, text: str) -> tuple:
     return text, ""
 
 
+def _cut(text: str, most) -> str:
+    return text if most is None or len(text) <= most else text[:most] + "..."
+
+
 class Console:
     """Callbacks for ``hermes run`` and ``hermes chat``."""
 
@@ -161,7 +165,8 @@ class Console:
 
             self._before[tool_call_id] = before(tool_name, args, agent)
         args = masked(args, agent)  # a key the model typed into the call is not shown either
-        preview = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in list(args.items())[:3])
+        most = agent.config.get("display.tool_preview_length", 40) or None  # 0: whole (hermes-agent's)
+        preview = ", ".join(f"{k}={_cut(str(v), most)!r}" for k, v in list(args.items())[:3])
         self._line(f"-> {tool_name}({preview})", "tool")
         self._start_spinner(tool_name)
 

@@ -1,5 +1,6 @@
 """display.inline_diffs: in a terminal, `hermes run` shows under a write_file or patch call's line what it changed
-(new file, rewrite, patch), a long diff cut with a count; off, only the lines; the model's results are as before."""
+(new file, rewrite, patch), a long diff cut with a count; off, only the lines; the model's results are as before.
+display.tool_preview_length: how much of each argument the call's line shows."""
 
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ def test_a_file_tools_change_is_shown_under_its_line(terminal, hermes, hermes_ho
     results = [m["content"] for m in stored if m["role"] == "tool"]
     assert len(results) == 4 and "bytes_written" in results[1] and "-second" not in results[2]  # the model's: as before
 
-    (hermes_home / "config.yaml").write_text("display:\n  inline_diffs: false\n")
+    assert "-> patch(path='app.py', old_string='return 1'" in seen
+    (hermes_home / "config.yaml").write_text("display:\n  inline_diffs: false\n  tool_preview_length: 4\n")
     (tmp_path / "app.py").write_text("def total():\n    return 1\n")
     run, _ = terminal(steps[:1] + ["done"], "-t", "file", "again", command=("run",), name="two.json")
     run.expect("done", timeout=30)
     assert run.close() == 0 and "patch done" in run.seen and "+    return 2" not in run.seen
+    assert "-> patch(path='app....', old_string='retu...', new_string='retu...')" in run.seen
