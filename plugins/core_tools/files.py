@@ -135,6 +135,25 @@ def make_read_file(config=None) -> Tool:
     )
 
 
+def _text_of(path: Path) -> "str | None":
+    """The text of a file whose syntax is checked after a write (:mod:`plugins.core_tools.syntax`), as it was."""
+    from plugins.core_tools.syntax import MOST, checked
+
+    try:
+        return path.read_text(encoding="utf-8") if checked(path) and path.stat().st_size <= MOST else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _with_syntax(result: dict, path: Path, before: "str | None", after: str) -> dict:
+    """``result`` with ``syntax`` saying what of the file no longer parses, when something does not."""
+    from plugins.core_tools.syntax import after_write
+
+    if problem := after_write(path, before, after):
+        result["syntax"] = problem
+    return result
+
+
 def make_write_file(config=None) -> Tool:
     def write_file(args, ctx):
         args = check_args(args, "write_file")
@@ -144,6 +163,7 @@ def make_write_file(config=None) -> Tool:
         if path.is_dir():
             raise ToolError(f"write_file: {raw} is a directory; give a file path")
         created = not path.exists()
+        before = None if created else _text_of(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -158,13 +178,15 @@ def make_write_file(config=None) -> Tool:
         except OSError as exc:
             raise ToolError(f"write_file: cannot write {raw}: {exc.strerror or exc}") from None
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-        return {"path": str(path), "bytes_written": len(data), "lines": lines, "created": created}
+        return _with_syntax({"path": str(path), "bytes_written": len(data), "lines": lines, "created": created},
+                            path, before, content)
 
     return Tool(
         name="write_file",
         description=(
             "Write a whole file (UTF-8), replacing it if it exists; missing parent folders are created. "
-            "The write is atomic. To change part of an existing file use patch instead."
+            "The write is atomic; 'syntax' in the result says when a Python, JSON, YAML or TOML file no longer "
+            "parses. To change part of an existing file use patch instead."
         ),
         parameters={
             "type": "object",
@@ -271,13 +293,15 @@ def make_patch(config=None) -> Tool:
                 text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{raw}", f"b/{raw}", n=2
             )
         )
-        return {"path": str(path), "replacements": count if replace_all else 1, "diff": clip(diff, 4000)}
+        return _with_syntax({"path": str(path), "replacements": count if replace_all else 1, "diff": clip(diff, 4000)},
+                            path, text, updated)
 
     return Tool(
         name="patch",
         description=(
             "Edit a file by exact string replacement: 'old_string' must match the file exactly (whitespace "
-            "included, no line-number prefixes) and be unique unless replace_all=true. Returns a diff."
+            "included, no line-number prefixes) and be unique unless replace_all=true. Returns a diff, and "
+            "'syntax' when a Python, JSON, YAML or TOML file no longer parses."
         ),
         parameters={
             "type": "object",

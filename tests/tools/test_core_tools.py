@@ -496,3 +496,28 @@ def test_patch_is_one_exact_replacement(text, start, length, new):
         with open(path, encoding="utf-8", newline="") as fh:
             assert fh.read() == text.replace(old, new, 1)
     assert result["replacements"] == 1
+
+
+def test_a_write_that_breaks_a_files_syntax_says_so_and_what_was_broken_before_is_said_as_such(run, tmp_path):
+    app = tmp_path / "app.py"
+    result = run("write_file", path=str(app), content="def total(:\n    return 1\n")
+    assert result["syntax"].startswith("the file no longer parses as Python: invalid syntax (line 1, column 11;")
+    assert app.read_text() == "def total(:\n    return 1\n"  # written all the same: the model mends it
+    result = run("patch", path=str(app), old_string="return 1", new_string="return 2")
+    assert result["syntax"].startswith("the file did not parse as Python before this change either")
+    result = run("patch", path=str(app), old_string="total(:", new_string="total():")
+    assert "syntax" not in result and result["replacements"] == 1
+    config = tmp_path / "config.json"
+    run("write_file", path=str(config), content='{"port": 8080}\n')
+    result = run("patch", path=str(config), old_string="8080}", new_string="8080,}")
+    assert result["syntax"] == "the file no longer parses as JSON: Expecting property name enclosed in double " \
+                               "quotes: line 1 column 15 (char 14)"
+    cases = {"a.yaml": ("key: [1, 2\n", "the file no longer parses as YAML: while parsing a flow sequence"),
+             "b.toml": ("name = \n", "the file no longer parses as TOML: Invalid value (at line 1, column 8)"),
+             "stack.yaml": ("Bucket: !Ref Name\n", None),  # a tag YAML does not know is still YAML
+             "chart.yaml": ("replicas: {{ .Values.replicas }\n", None),  # a template: YAML once rendered
+             "tsconfig.json": ('{\n  // strict\n  "strict": true,\n}\n', None),  # JSON with comments
+             "notes.txt": ("def (:\n", None)}
+    for name, (content, said) in cases.items():
+        got = run("write_file", path=str(tmp_path / name), content=content).get("syntax")
+        assert (got is None) if said is None else got.startswith(said), (name, got)
