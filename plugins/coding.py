@@ -15,7 +15,7 @@ the layer (a string or a list). ``prompt.disabled_layers: [coding]`` leaves the 
 
 git runs with a repository's own ``core.fsmonitor`` turned off (a cloned repository could name a program there,
 which ``git status`` would run) and without taking the index lock (the user's own git commands do not fail beside
-it); a git that takes more than two seconds is left out of the snapshot."""
+it); what git has not said within two seconds is left out of the snapshot."""
 
 from __future__ import annotations
 
@@ -169,17 +169,34 @@ def _holds_source(root: Path, most: int = 500) -> bool:
     return False
 
 
-def _git(root: Path, *args: str) -> str:
-    """git's output in ``root``, or "" (no git, not a repository, too slow)."""
+def _git(root: Path, *commands: tuple) -> list:
+    """git's output of each command in ``root``, or "" (no git, not a repository, too slow). The commands run side
+    by side, all within :data:`GIT_TIMEOUT`: a huge repository delays a start by that at most."""
     import subprocess
+    import time
 
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    try:
-        done = subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", str(root), *args], capture_output=True,
-                              text=True, errors="replace", timeout=GIT_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+    running = []
+    for args in commands:
+        try:
+            running.append(subprocess.Popen(["git", "-c", "core.fsmonitor=false", "-C", str(root), *args], env=env,
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, text=True, errors="replace",
+                                            start_new_session=True))  # a group of its own: stopped whole
+        except OSError:
+            running.append(None)
+    deadline, out = time.monotonic() + GIT_TIMEOUT, []
+    for proc in running:
+        try:
+            text = proc.communicate(timeout=max(deadline - time.monotonic(), 0.01))[0] if proc else ""
+            out.append(text.strip() if proc and proc.returncode == 0 else "")
+        except subprocess.TimeoutExpired:
+            import signal
+
+            os.killpg(proc.pid, signal.SIGKILL)  # what it started too, which would hold the pipe open
+            proc.communicate()
+            out.append("")
+    return out
 
 
 def snapshot(root: Path) -> str:
@@ -188,7 +205,7 @@ def snapshot(root: Path) -> str:
 
     lines = ["# Workspace", "", "At the session's start (run git status before relying on it):", f"- Root: {root}"]
     if git_root(root) is not None:
-        status = _git(root, "status", "--porcelain=2", "--branch")
+        status, log = _git(root, ("status", "--porcelain=2", "--branch"), ("log", "-3", "--format=%h %s"))
         head, upstream, ahead, counts = "", "", "", {"staged": 0, "modified": 0, "untracked": 0, "conflicted": 0}
         for line in status.splitlines():
             if line.startswith("# branch.head "):
@@ -214,7 +231,7 @@ def snapshot(root: Path) -> str:
             lines.append(f"- Status: {changed or 'clean'}")
         if "/worktrees/" in _small(git_root(root) / ".git"):  # a linked worktree's .git is a file naming its folder
             lines.append("- A linked worktree: branches and stashes are shared with the main one")
-        if commits := _git(root, "log", "-3", "--format=%h %s").splitlines():
+        if commits := log.splitlines():
             lines.append("- Last commits:")  # a subject that reads like an order to the agent is not repeated
             lines += [f"    {c[:100]}" if not scan(c) else f"    {c.split(' ')[0]} (subject withheld: it reads like "
                       "an instruction to the agent)" for c in commits]

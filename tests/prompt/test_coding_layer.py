@@ -1,13 +1,15 @@
 """The coding plugin through the command line: in a real git repository, hermes run's first request (real openai
 SDK, wire-protocol server) carries the brief and the workspace's snapshot, a repository's own fsmonitor program never
 runs and a commit subject that reads like an order is withheld; where it is not a code project, or turned off, no
-layer; ``focus`` narrows the requests' tools unless toolsets are chosen."""
+layer; a git that hangs is given two seconds; ``focus`` narrows the requests' tools unless toolsets are chosen."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import time
 
 import pytest
 import yaml
@@ -25,8 +27,8 @@ def git(folder, *args):
                    check=True, capture_output=True)
 
 
-def layers(hermes, folder, *args):
-    out = hermes("prompt", "show", "--json", *args, cwd=folder)
+def layers(hermes, folder, *args, env=None):
+    out = hermes("prompt", "show", "--json", *args, cwd=folder, env=env)
     assert out.returncode == 0, out.stderr
     return {layer["name"]: layer["text"] for layer in json.loads(out.stdout)["layers"]}
 
@@ -81,6 +83,15 @@ def test_where_it_is_no_code_project_or_turned_off_there_is_no_layer(hermes, her
     text = layers(hermes, project)["coding"]
     assert "- Project: package.json (pnpm)\n- Verify: pnpm run test; pnpm run build" in text and "Branch" not in text
     assert "coding" not in layers(hermes, project, "--platform", "api")  # the API server's clients are not pairing
+
+    (project / ".git").mkdir()
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nsleep 30\n")  # a git stuck on a huge repository
+    (slow / "git").chmod(0o755)
+    started = time.monotonic()
+    text = layers(hermes, project, env={"PATH": f"{slow}:{os.environ['PATH']}"})["coding"]
+    assert time.monotonic() - started < 10 and "Branch" not in text and "- Project: package.json" in text
 
     (hermes_home / "config.yaml").write_text("agent:\n  coding_context: 'off'\n")
     assert "coding" not in layers(hermes, project)
