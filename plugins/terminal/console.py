@@ -137,7 +137,7 @@ class Console:
     def on_status(self, status, detail):
         if status in ("retrying", "fallback") and self.last_stream:
             self._restart_marker()
-        if status in ("retrying", "fallback", "compressing", "budget"):  # the front end says "interrupted" itself
+        if status in ("retrying", "fallback", "compressing", "budget", "moa"):  # "interrupted": the front end says it
             self._line(f"[{status}] {detail}", "status")
             if status in ("retrying", "fallback") and not self.show_status and not self.quiet:
                 from hermes.cli.app import program
