@@ -25,7 +25,9 @@ Config:
   of ``{key, pattern, description}`` (for example ``kubectl delete``);
 * ``approvals.deny``: shell globs (``*rm -rf /*``) that are refused outright;
 * ``memory.write_approval``, ``skills.write_approval`` (hermes-agent's): ask before the agent changes its memory or a
-  skill, which later sessions read.
+  skill, which later sessions read;
+* ``security.tirith_*`` (hermes-agent's): where tirith, a command scanner, is installed, what it flags is asked about
+  too (:mod:`plugins.tirith`).
 
 The rules look for the command in command position (after ``;``, ``&&``,
 ``|``, ``$(``, ``sudo``, ``xargs``, a quote of ``bash -c "..."``), so ``grep
@@ -254,7 +256,9 @@ class AutoApprove:
 
 @hookimpl
 def register_config(declare):
-    for key in CONFIG_KEYS:
+    from plugins.tirith import CONFIG_KEYS as TIRITH_KEYS
+
+    for key in (*CONFIG_KEYS, *TIRITH_KEYS):
         declare(key)
 
 
@@ -468,6 +472,9 @@ def _check(command: str, config, workdir: str = None, session: frozenset = froze
         rules.update((rule.key, rule) for rule in matches(command, only=RAW_TEXT_RULES))
     found = [(rule.key, rule.description) for rule in rules.values()]
     found += [(f.key, f.description) for f in analysis.findings]
+    from plugins.tirith import findings as tirith
+
+    found += tirith(command, config)  # what tirith, when installed, finds beside
     pending = [(key, why) for key, why in found if key not in allowed]
     if not pending:
         return None

@@ -172,31 +172,12 @@ def _holds_source(root: Path, most: int = 500) -> bool:
 def _git(root: Path, *commands: tuple) -> list:
     """git's output of each command in ``root``, or "" (no git, not a repository, too slow). The commands run side
     by side, all within :data:`GIT_TIMEOUT`: a huge repository delays a start by that at most."""
-    import subprocess
-    import time
+    from plugins.bounded import run_within
 
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    running = []
-    for args in commands:
-        try:
-            running.append(subprocess.Popen(["git", "-c", "core.fsmonitor=false", "-C", str(root), *args], env=env,
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.DEVNULL, text=True, errors="replace",
-                                            start_new_session=True))  # a group of its own: stopped whole
-        except OSError:
-            running.append(None)
-    deadline, out = time.monotonic() + GIT_TIMEOUT, []
-    for proc in running:
-        try:
-            text = proc.communicate(timeout=max(deadline - time.monotonic(), 0.01))[0] if proc else ""
-            out.append(text.strip() if proc and proc.returncode == 0 else "")
-        except subprocess.TimeoutExpired:
-            import signal
-
-            os.killpg(proc.pid, signal.SIGKILL)  # what it started too, which would hold the pipe open
-            proc.communicate()
-            out.append("")
-    return out
+    done = run_within([["git", "-c", "core.fsmonitor=false", "-C", str(root), *args] for args in commands],
+                      GIT_TIMEOUT, env)
+    return [ran[1].strip() if ran and ran[0] == 0 else "" for ran in done]
 
 
 def snapshot(root: Path) -> str:

@@ -9,6 +9,15 @@
 # apt-get; elsewhere it says what to install and those tests skip. Called by the
 # README's test command before pytest.
 set -uo pipefail
+# tirith, the command scanner the approval plugin asks when it is installed (tests/tools/test_tirith.py): its
+# npm package from the registry, unpacked into a cache folder off PATH (on PATH it would scan every test's commands)
+tirith_dir="${XDG_CACHE_HOME:-$HOME/.cache}/hermes-tests/tirith-0.4.2"
+if [ ! -x "$tirith_dir/package/bin/tirith" ] && [ "$(uname -sm)" = "Linux x86_64" ]; then
+  mkdir -p "$tirith_dir" && (cd "$tirith_dir" \
+    && curl -fsSL -o tirith.tgz https://registry.npmjs.org/@sheeki03/tirith-linux-x64/-/tirith-linux-x64-0.4.2.tgz \
+    && tar xzf tirith.tgz && rm tirith.tgz) >/dev/null 2>&1 \
+    || echo "test setup: could not fetch tirith from the npm registry: its test skips" >&2
+fi
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

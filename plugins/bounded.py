@@ -1,0 +1,36 @@
+"""Programs run beside the agent's work (git for the coding layer, tirith for the approval check), side by side and
+within one deadline: one that hangs is killed with what it started, which would otherwise hold its output open."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from typing import Optional
+
+
+def run_within(commands: list, timeout: float, env: Optional[dict] = None) -> list:
+    """``(exit status, stdout)`` of each argv of ``commands``, started together; ``None`` for one that could not start
+    or had not ended ``timeout`` seconds after the start."""
+    running = []
+    for argv in commands:
+        try:
+            running.append(subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, text=True, errors="replace",
+                                            start_new_session=True))  # a group of its own: stopped whole
+        except OSError:
+            running.append(None)
+    deadline, done = time.monotonic() + timeout, []
+    for proc in running:
+        if proc is None:
+            done.append(None)
+            continue
+        try:
+            out = proc.communicate(timeout=max(deadline - time.monotonic(), 0.01))[0]
+            done.append((proc.returncode, out))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            done.append(None)
+    return done

@@ -1,0 +1,66 @@
+"""tirith (https://github.com/sheeki03/tirith), a scanner of shell commands, asked about each terminal command when it
+is installed (hermes-agent's ``security.tirith_*``): it knows what our rules do not (a punycode domain that looks like
+another, plain http fed to a shell, terminal escape tricks). Its verdict (exit 0 allow, 1 block, 2 warn) turns into
+findings the approval plugin asks about with its own, each under the rule key ``tirith:RULE`` (``command_allowlist``
+and a session's yes work on those). hermes is not tied to it: it is not installed for the user, and where it is
+missing nothing changes, unless ``security.tirith_fail_open: false`` makes every command ask."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import Any
+
+from hermes.host.config import Key
+
+CONFIG_KEYS = [
+    Key("security.tirith_enabled", bool, True, "scan each terminal command with tirith when it is installed"),
+    Key("security.tirith_path", str, "tirith", "the tirith program: a name on PATH or a path"),
+    Key("security.tirith_timeout", (int, float), 5, "seconds one scan may take", minimum=0.1),
+    Key("security.tirith_fail_open", bool, True, "when tirith is missing, fails or times out, commands run as "
+        "without it (false: each is asked about)"),
+]
+MOST_FINDINGS = 5
+
+
+@functools.lru_cache(maxsize=8)
+def _program(name: str, path: str) -> "str | None":
+    """The tirith to run, searched once per PATH."""
+    import shutil
+
+    return shutil.which(os.path.expanduser(name), path=path)
+
+
+def findings(command: str, config: Any) -> list:
+    """``[(rule key, description)]`` of what tirith says of ``command``; [] when it allows it (or is off)."""
+    if not config.get("security.tirith_enabled", True):
+        return []
+    fail_open = config.get("security.tirith_fail_open", True)
+    program = _program(str(config.get("security.tirith_path") or "tirith"), os.environ.get("PATH", os.defpath))
+    if program is None:
+        return [] if fail_open else [("tirith:unavailable", "tirith, the command scanner, is not installed and "
+                                      "security.tirith_fail_open is false")]
+    timeout = float(config.get("security.tirith_timeout", 5))
+    from plugins.bounded import run_within
+
+    ran, = run_within([[program, "check", "--json", "--non-interactive", "--shell", "posix", "--", command]], timeout)
+    if ran is None:
+        return [] if fail_open else [("tirith:failed", f"tirith did not answer within {timeout:g} s and "
+                                      "security.tirith_fail_open is false")]
+    status, out = ran
+    if status == 0:
+        return []
+    if status not in (1, 2):  # a crash: its verdict is unknown
+        return [] if fail_open else [("tirith:failed", f"tirith ended with status {status} and "
+                                      "security.tirith_fail_open is false")]
+    try:
+        found = [f for f in json.loads(out or "{}").get("findings") or () if isinstance(f, dict)]
+    except (ValueError, AttributeError):
+        found = []
+    if not found:  # the exit status is the verdict; its JSON only says why
+        return [("tirith:unknown", "tirith flags this command (it did not say why)")]
+    return [(f"tirith:{f.get('rule_id') or 'unknown'}",
+             f"tirith: {f.get('title') or f.get('rule_id')} ({str(f.get('severity') or '?').lower()}): "
+             f"{str(f.get('description') or '').splitlines()[0] if f.get('description') else ''}".rstrip(": "))
+            for f in found[:MOST_FINDINGS]]
