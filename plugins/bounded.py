@@ -11,13 +11,13 @@ from typing import Optional
 
 
 def run_within(commands: list, timeout: float, env: Optional[dict] = None) -> list:
-    """``(exit status, stdout)`` of each argv of ``commands``, started together; ``None`` for one that could not start
-    or had not ended ``timeout`` seconds after the start."""
+    """``(exit status, stdout, stderr)`` of each argv of ``commands``, started together; ``None`` for one that could
+    not start or had not ended ``timeout`` seconds after the start."""
     running = []
     for argv in commands:
         try:
             running.append(subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.DEVNULL, text=True, errors="replace",
+                                            stderr=subprocess.PIPE, text=True, errors="replace",
                                             start_new_session=True))  # a group of its own: stopped whole
         except OSError:
             running.append(None)
@@ -27,8 +27,8 @@ def run_within(commands: list, timeout: float, env: Optional[dict] = None) -> li
             done.append(None)
             continue
         try:
-            out = proc.communicate(timeout=max(deadline - time.monotonic(), 0.01))[0]
-            done.append((proc.returncode, out))
+            out, err = proc.communicate(timeout=max(deadline - time.monotonic(), 0.01))
+            done.append((proc.returncode, out, err))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()

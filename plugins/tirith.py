@@ -48,7 +48,7 @@ def findings(command: str, config: Any) -> list:
     if ran is None:
         return [] if fail_open else [("tirith:failed", f"tirith did not answer within {timeout:g} s and "
                                       "security.tirith_fail_open is false")]
-    status, out = ran
+    status, out, _ = ran
     if status == 0:
         return []
     if status not in (1, 2):  # a crash: its verdict is unknown

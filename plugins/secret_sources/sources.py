@@ -1,0 +1,216 @@
+"""Reading the two sources (``op read`` per reference, ``bws secret list`` per project), keeping what they gave for
+``cache_ttl_seconds``, and putting it into the environment."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from hermes.host.config import Key
+
+log = logging.getLogger("hermes.secrets")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+TIMEOUT = 30  # seconds one CLI call may take
+CONFIG_KEYS = [
+    Key("secrets.onepassword.enabled", bool, False, "read keys from 1Password with its op CLI as hermes starts"),
+    Key("secrets.onepassword.env", dict, {}, "variable -> 1Password reference: {OPENAI_API_KEY: "
+        "\"op://Private/OpenAI/api key\"}"),
+    Key("secrets.onepassword.account", str, "", "op's --account (empty: its default account)"),
+    Key("secrets.onepassword.service_account_token_env", str, "OP_SERVICE_ACCOUNT_TOKEN", "the variable holding a "
+        "1Password service-account token, handed to op (unset: the signed-in app or session)"),
+    Key("secrets.onepassword.binary_path", str, "", "the op program (empty: op on PATH)"),
+    Key("secrets.onepassword.cache_ttl_seconds", (int, float), 300, "seconds what 1Password gave is kept in the data "
+        "folder (mode 0600) for the next commands; 0: nothing kept", minimum=0),
+    Key("secrets.onepassword.override_existing", bool, True, "1Password's value replaces one the environment or .env "
+        "has"),
+    Key("secrets.bitwarden.enabled", bool, False, "read keys from Bitwarden Secrets Manager with its bws CLI as "
+        "hermes starts"),
+    Key("secrets.bitwarden.access_token_env", str, "BWS_ACCESS_TOKEN", "the variable holding the machine account's "
+        "access token"),
+    Key("secrets.bitwarden.project_id", str, "", "the project whose secrets are read, each under its key"),
+    Key("secrets.bitwarden.server_url", str, "", "the Bitwarden server (empty: bws's default, the US cloud)"),
+    Key("secrets.bitwarden.cache_ttl_seconds", (int, float), 300, "seconds what Bitwarden gave is kept in the data "
+        "folder (mode 0600); 0: nothing kept", minimum=0),
+    Key("secrets.bitwarden.override_existing", bool, True, "Bitwarden's value replaces one the environment or .env "
+        "has"),
+]
+
+DEFAULTS = {key.name: key.default for key in CONFIG_KEYS}
+
+
+@dataclass
+class Report:
+    """What one source did this start (for ``hermes doctor``)."""
+
+    applied: list = field(default_factory=list)
+    kept: list = field(default_factory=list)  # the environment's values left in place (override_existing: false)
+    error: str = ""
+    cached: bool = False
+
+
+REPORTS: dict = {}  # source -> Report, this process's
+
+
+def _program(configured: str, name: str) -> Optional[str]:
+    import shutil
+
+    return shutil.which(os.path.expanduser(configured or name))
+
+
+def _first_line(text: str) -> str:
+    line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    return re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]", "", line)[:300]  # a CLI's colours are no part of the message
+
+
+def onepassword(get: Callable, environ: dict) -> tuple:
+    """``(values, error)`` from ``op read`` of each reference of ``secrets.onepassword.env``."""
+    from plugins.bounded import run_within
+
+    refs = get("env") or {}
+    if not isinstance(refs, dict) or not refs:
+        return {}, "env maps no variable to a reference (OPENAI_API_KEY: op://vault/item/field)"
+    bad = [str(n) for n, ref in refs.items() if not NAME.match(str(n)) or not str(ref).startswith("op://")]
+    if bad:
+        return {}, f"not a variable name and an op:// reference: {', '.join(bad)}"
+    program = _program(get("binary_path"), "op")
+    if program is None:
+        return {}, "the op CLI is not installed (https://developer.1password.com/docs/cli)"
+    env = dict(environ)
+    if token := environ.get(get("service_account_token_env") or ""):
+        env["OP_SERVICE_ACCOUNT_TOKEN"] = token
+    account = ["--account", get("account")] if get("account") else []
+    values = {}
+    for name, ref in refs.items():  # one after the other: the 1Password app may ask the person for each
+        ran, = run_within([[program, "read", "--no-newline", *account, "--", str(ref)]], TIMEOUT, env)
+        if ran is None or ran[0] != 0:
+            why = "no answer within 30 s" if ran is None else _first_line(ran[2]) or f"status {ran[0]}"
+            return {}, f"op read {ref} failed: {why}"
+        values[str(name)] = ran[1]
+    return values, ""
+
+
+def bitwarden(get: Callable, environ: dict) -> tuple:
+    """``(values, error)``: every secret of ``project_id`` under its key, from ``bws secret list``."""
+    from plugins.bounded import run_within
+
+    token_name = get("access_token_env") or "BWS_ACCESS_TOKEN"
+    if not environ.get(token_name):
+        return {}, f"{token_name} is not set (the machine account's access token, in the environment or .env)"
+    if not get("project_id"):
+        return {}, "project_id is not set"
+    program = _program("", "bws")
+    if program is None:
+        return {}, "the bws CLI is not installed (https://bitwarden.com/help/secrets-manager-cli/)"
+    env = {**environ, "BWS_ACCESS_TOKEN": environ[token_name], **({"BWS_SERVER_URL": get("server_url")}
+                                                                    if get("server_url") else {})}
+    ran, = run_within([[program, "secret", "list", get("project_id"), "--output", "json"]], TIMEOUT, env)
+    if ran is None or ran[0] != 0:
+        return {}, "bws secret list failed: " + ("no answer within 30 s" if ran is None else
+                                                 _first_line(ran[2]) or f"status {ran[0]}")
+    try:
+        items = json.loads(ran[1])
+    except ValueError:
+        return {}, "bws secret list did not print JSON"
+    values, skipped = {}, []
+    for item in items if isinstance(items, list) else ():
+        key, value = (item.get("key"), item.get("value")) if isinstance(item, dict) else (None, None)
+        if isinstance(key, str) and NAME.match(key) and isinstance(value, str):
+            values[key] = value
+        elif key is not None:
+            skipped.append(str(key))
+    if skipped:
+        log.warning("secrets.bitwarden: keys that are no variable names were left out: %s", ", ".join(skipped))
+    return values, ""
+
+
+PULLS = {"onepassword": (onepassword, ("env", "account", "binary_path")),
+         "bitwarden": (bitwarden, ("project_id", "server_url"))}
+TOKENS = {"onepassword": ("service_account_token_env", "OP_SERVICE_ACCOUNT_TOKEN"),
+          "bitwarden": ("access_token_env", "BWS_ACCESS_TOKEN")}
+
+
+def _cache_path(name: str):
+    from hermes.host.paths import data_dir
+
+    return data_dir() / "cache" / f"secrets-{name}.json"
+
+
+def _fingerprint(name: str, get: Callable, environ: dict) -> str:
+    """What the kept values were read with: the source's settings and a hash of its token (never the token)."""
+    import hashlib
+
+    fields, (token_key, token_default) = PULLS[name][1], TOKENS[name]
+    token = environ.get(get(token_key) or token_default, "")
+    raw = json.dumps([name, {f: get(f) for f in fields}, hashlib.sha256(token.encode()).hexdigest()],
+                     sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _cached(name: str, fingerprint: str, ttl: float) -> Optional[dict]:
+    try:
+        kept = json.loads(_cache_path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fresh = isinstance(kept, dict) and kept.get("fingerprint") == fingerprint \
+        and 0 <= time.time() - float(kept.get("time", 0)) < ttl and isinstance(kept.get("values"), dict)
+    return kept["values"] if fresh else None
+
+
+def _keep(name: str, fingerprint: str, values: dict) -> None:
+    path = _cache_path(name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # keys: the user's eyes only
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump({"fingerprint": fingerprint, "time": time.time(), "values": values}, out)
+        os.replace(temporary, path)
+    except OSError as exc:
+        log.warning("secrets.%s: cannot keep the values in %s: %s", name, path, exc.strerror or exc)
+
+
+def apply_all(config: Any, environ: Optional[dict] = None) -> dict:
+    """Read each enabled source (1Password first) and set what it gave in ``environ`` (``os.environ``); the
+    reports, also kept in :data:`REPORTS`."""
+    from hermes.host.paths import config_dir
+    from plugins.hermes_compat.dotenv import load
+
+    environ = os.environ if environ is None else environ
+    load(config_dir())  # a token may be in .env, read into the environment before the first provider is built
+    claimed: set = set()  # set by an earlier source in this pass: a later one does not replace it
+    for name in PULLS:
+        def get(key, name=name):  # the declarations are not in force yet while register_config runs: defaults here
+            value = config.get(f"secrets.{name}.{key}")
+            return DEFAULTS[f"secrets.{name}.{key}"] if value is None else value
+
+        if get("enabled") is not True:
+            continue
+        report = REPORTS[name] = Report()
+        ttl = float(get("cache_ttl_seconds") or 0)
+        fingerprint = _fingerprint(name, get, environ)
+        values = _cached(name, fingerprint, ttl) if ttl else None
+        report.cached = values is not None
+        if values is None:
+            values, report.error = PULLS[name][0](get, environ)
+            if report.error:
+                log.warning("secrets.%s: %s; going on with the keys the environment and .env have", name,
+                            report.error)
+                continue
+            if ttl:
+                _keep(name, fingerprint, values)
+        protected = {get(TOKENS[name][0]) or TOKENS[name][1], TOKENS[name][1]}  # the token that reads the vault
+        for variable, value in values.items():
+            if variable in protected or variable in claimed:
+                continue
+            if variable in environ and environ[variable] != value and not get("override_existing"):
+                report.kept.append(variable)
+                continue
+            environ[variable] = value
+            claimed.add(variable)
+            report.applied.append(variable)
+    return REPORTS
