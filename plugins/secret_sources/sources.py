@@ -62,6 +62,17 @@ def _program(configured: str, name: str) -> Optional[str]:
     return shutil.which(os.path.expanduser(configured or name))
 
 
+BASE_ENV = ("PATH", "HOME", "USER", "TMPDIR", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR")
+SESSION = {"onepassword": ("OP_SESSION_", "OP_ACCOUNT", "OP_CONNECT_HOST", "OP_CONNECT_TOKEN"), "bitwarden": ()}
+
+
+def _child_env(name: str, environ: dict, extra: dict) -> dict:
+    """A CLI's environment: the basics, its own session variables and ``extra``; never the other keys hermes holds
+    by now (those of .env among them)."""
+    env = {k: v for k, v in environ.items() if k in BASE_ENV or SESSION[name] and k.startswith(SESSION[name])}
+    return {**env, **extra, "NO_COLOR": "1"}
+
+
 def _first_line(text: str) -> str:
     line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
     return re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]", "", line)[:300]  # a CLI's colours are no part of the message
@@ -80,9 +91,8 @@ def onepassword(get: Callable, environ: dict) -> tuple:
     program = _program(get("binary_path"), "op")
     if program is None:
         return {}, "the op CLI is not installed (https://developer.1password.com/docs/cli)"
-    env = dict(environ)
-    if token := environ.get(get("service_account_token_env") or ""):
-        env["OP_SERVICE_ACCOUNT_TOKEN"] = token
+    token = environ.get(get("service_account_token_env") or "")
+    env = _child_env("onepassword", environ, {"OP_SERVICE_ACCOUNT_TOKEN": token} if token else {})
     account = ["--account", get("account")] if get("account") else []
     values = {}
     for name, ref in refs.items():  # one after the other: the 1Password app may ask the person for each
@@ -106,8 +116,8 @@ def bitwarden(get: Callable, environ: dict) -> tuple:
     program = _program("", "bws")
     if program is None:
         return {}, "the bws CLI is not installed (https://bitwarden.com/help/secrets-manager-cli/)"
-    env = {**environ, "BWS_ACCESS_TOKEN": environ[token_name], **({"BWS_SERVER_URL": get("server_url")}
-                                                                    if get("server_url") else {})}
+    env = _child_env("bitwarden", environ, {"BWS_ACCESS_TOKEN": environ[token_name],
+                                            **({"BWS_SERVER_URL": get("server_url")} if get("server_url") else {})})
     ran, = run_within([[program, "secret", "list", get("project_id"), "--output", "json"]], TIMEOUT, env)
     if ran is None or ran[0] != 0:
         return {}, "bws secret list failed: " + ("no answer within 30 s" if ran is None else
@@ -141,11 +151,13 @@ def _cache_path(name: str):
 
 
 def _fingerprint(name: str, get: Callable, environ: dict) -> str:
-    """What the kept values were read with: the source's settings and a hash of its token (never the token)."""
+    """What the kept values were read with: the source's settings and a hash of its token and sessions (never
+    themselves): signed in as someone else, the values are asked for again."""
     import hashlib
 
     fields, (token_key, token_default) = PULLS[name][1], TOKENS[name]
-    token = environ.get(get(token_key) or token_default, "")
+    token = environ.get(get(token_key) or token_default, "") + "".join(
+        f"\n{k}={v}" for k, v in sorted(_child_env(name, environ, {}).items()) if k not in BASE_ENV)
     raw = json.dumps([name, {f: get(f) for f in fields}, hashlib.sha256(token.encode()).hexdigest()],
                      sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()

@@ -15,8 +15,10 @@ from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
 
 FAKE_OP = f"""#!{sys.executable}
 import os, sys
-with open(os.environ["OP_TEST_LOG"], "a") as log:
+with open(os.path.join(os.path.dirname(sys.argv[0]), "op.log"), "a") as log:
     log.write(" ".join(sys.argv[1:]) + "\\n")
+if any(name.endswith("_API_KEY") for name in os.environ):  # the keys hermes holds are none of its business
+    sys.exit("[ERROR] given keys: " + ", ".join(n for n in os.environ if n.endswith("_API_KEY")))
 if os.environ.get("OP_SERVICE_ACCOUNT_TOKEN") != "ops_test":
     sys.exit("[ERROR] 2026/12/06 12:00:00 you are not currently signed in")
 vault = {{"op://Private/OpenAI/credential": "sk-from-1password"}}
@@ -27,6 +29,7 @@ sys.stdout.write(vault[sys.argv[-1]])
 FAKE_BWS = f"""#!{sys.executable}
 import json, os, sys
 assert sys.argv[1:] == ["secret", "list", "proj-1", "--output", "json"] and os.environ["BWS_ACCESS_TOKEN"] == "bws_t"
+assert "DEEPSEEK_API_KEY" not in os.environ and "OP_SERVICE_ACCOUNT_TOKEN" not in os.environ
 print(json.dumps([{{"key": "OPENAI_API_KEY", "value": "sk-from-bitwarden"}},
                   {{"key": "DEEPSEEK_API_KEY", "value": "sk-deepseek"}}, {{"key": "not a name", "value": "x"}}]))
 """
@@ -43,14 +46,14 @@ def program(folder, name, text):
 def test_a_key_from_1password_is_used_kept_for_the_next_command_and_a_bad_reference_falls_back(
         hermes, hermes_home, wire_server, cli_env, tmp_path):  # noqa: F811
     op = program(tmp_path / "bin", "op", FAKE_OP)
-    log = tmp_path / "op.log"
+    log = tmp_path / "bin" / "op.log"
     (hermes_home / ".env").write_text("OP_SERVICE_ACCOUNT_TOKEN=ops_test\nOPENAI_API_KEY=sk-stale-in-dotenv\n")
     (hermes_home / ".env").chmod(0o600)
     config = {"secrets": {"onepassword": {"enabled": True, "binary_path": str(op),
                                           "env": {"OPENAI_API_KEY": "op://Private/OpenAI/credential"}}}}
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config))
     wire_server.script([reply("one"), reply("two"), reply("three")])
-    env = {**cli_env, "OP_TEST_LOG": str(log)}
+    env = cli_env
     for _ in range(2):
         out = hermes("run", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "m", "hi",
                      env=env)
@@ -79,7 +82,7 @@ def test_bitwarden_fills_what_1password_left_and_doctor_says_what_each_gave(herm
                         "env": {"OPENAI_API_KEY": "op://Private/OpenAI/credential"}},
         "bitwarden": {"enabled": True, "project_id": "proj-1", "override_existing": False, "cache_ttl_seconds": 0}}}))
     env = {"PATH": f"{bin_}:/usr/bin:/bin", "OP_SERVICE_ACCOUNT_TOKEN": "ops_test", "BWS_ACCESS_TOKEN": "bws_t",
-           "OP_TEST_LOG": str(tmp_path / "op.log"), "DEEPSEEK_API_KEY": "sk-mine"}
+           "DEEPSEEK_API_KEY": "sk-mine"}
     out = hermes("doctor", "--offline", env=env)
     lines = [line for line in out.stdout.splitlines() if "secrets." in line]
     assert any("secrets.onepassword: 1 variables set (OPENAI_API_KEY)" in line for line in lines), out.stdout
