@@ -34,14 +34,17 @@ def _program(name: str, path: str) -> "str | None":
 
 def findings(command: str, config: Any) -> list:
     """``[(rule key, description)]`` of what tirith says of ``command``; [] when it allows it (or is off)."""
-    if not config.get("security.tirith_enabled", True):
+    def get(key, default):  # no config (a check called on its own): the defaults
+        return default if config is None else config.get(key, default)
+
+    if not get("security.tirith_enabled", True):
         return []
-    fail_open = config.get("security.tirith_fail_open", True)
-    program = _program(str(config.get("security.tirith_path") or "tirith"), os.environ.get("PATH", os.defpath))
+    fail_open = get("security.tirith_fail_open", True)
+    program = _program(str(get("security.tirith_path", "") or "tirith"), os.environ.get("PATH", os.defpath))
     if program is None:
         return [] if fail_open else [("tirith:unavailable", "tirith, the command scanner, is not installed and "
                                       "security.tirith_fail_open is false")]
-    timeout = float(config.get("security.tirith_timeout", 5))
+    timeout = float(get("security.tirith_timeout", 5))
     from plugins.bounded import run_within
 
     ran, = run_within([[program, "check", "--json", "--non-interactive", "--shell", "posix", "--", command]], timeout)

@@ -403,9 +403,9 @@ def test_console_shows_a_working_indicator_on_a_terminal():
     time.sleep(0.25)
     console.on_thinking(active=False)
     assert "thinking" in err.getvalue()
-    console.on_tool_start(tool_name="terminal", args={"command": "ls"}, agent=None)
-    console.on_tool_complete(tool_name="terminal", result="exit 2: ls: cannot open\ndetails", duration_ms=3.0,
-                             status="error")
+    console.on_tool_start(tool_name="terminal", args={"command": "ls"}, tool_call_id="c1", agent=None)
+    console.on_tool_complete(tool_name="terminal", tool_call_id="c1", result="exit 2: ls: cannot open\ndetails",
+                             duration_ms=3.0, status="error", agent=None)
     console.on_stream_delta(agent=None, text="answer")
     console.end_answer()
     assert "-> terminal(command='ls')" in err.getvalue() and "terminal error (3 ms): exit 2: ls: cannot open details" in err.getvalue()
@@ -430,8 +430,9 @@ def test_console_never_erases_streamed_text(monkeypatch):
     time.sleep(0.15)  # the spinner draws
     console.on_stream_delta(agent=None, text="Let me look.")
     console.on_thinking(active=False)
-    console.on_tool_start(tool_name="read_file", args={"path": "x"}, agent=None)
-    console.on_tool_complete(tool_name="read_file", result="x", duration_ms=1.0, status="ok")
+    console.on_tool_start(tool_name="read_file", args={"path": "x"}, tool_call_id="c1", agent=None)
+    console.on_tool_complete(tool_name="read_file", tool_call_id="c1", result="x", duration_ms=1.0, status="ok",
+                             agent=None)
     console.on_stream_delta(agent=None, text="Done.")
     console.on_thinking(active=False)
     console.end_answer()
