@@ -1,6 +1,6 @@
 """Registration bridges: a hermes plugin's tools, slash commands, CLI
-commands, memory providers, context engines, model provider profiles and web
-search providers as kernel registrations. See :mod:`plugins.hermes_compat.bridge`
+commands, memory providers, context engines, model provider profiles, web
+search providers and secret sources as kernel registrations. See :mod:`plugins.hermes_compat.bridge`
 for hooks."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from plugins.hermes_compat.memory import register_memory
 from plugins.hermes_compat.profiles import register_profiles, resolve_mode
 from plugins.hermes_compat.tools_commands import register_cli, register_skills, register_slash, register_tools
 from plugins.hermes_compat.web import backends as web_backends
+from plugins.secret_sources.sources import read_sources
 
 
 def registration_impls(record: state.PluginRecord):
@@ -34,6 +35,9 @@ def registration_impls(record: state.PluginRecord):
     if record.web_providers:  # the web plugin's hooks
         yield "web_search_backends", ("agent",), lambda kw: web_backends(record, "search"), {"optionalhook": True}
         yield "web_extract_backends", ("agent",), lambda kw: web_backends(record, "extract"), {"optionalhook": True}
+    if record.secret_sources:  # after the built-in sources' register_config: theirs are set first
+        yield "register_config", ("declare", "config"), lambda kw: read_sources(
+            record.secret_sources, kw["declare"], kw["config"]), {"trylast": True}
     if record.profiles:
         yield "register_model_providers", ("register",), lambda kw: register_profiles(record, kw["register"]), {}
         yield "resolve_api_mode", ("config",), lambda kw: resolve_mode(record, kw["config"]), {}

@@ -248,6 +248,21 @@ class PluginContext:
         self._record.web_providers.append(provider)
 
     @_lenient
+    def register_secret_source(self, source: Any) -> None:
+        from plugins.secret_sources import SOURCES
+
+        name = str(getattr(source, "name", "") or "")
+        why = ("no name of lowercase letters, digits and '_'" if not re.fullmatch(r"[a-z0-9_]+", name) else
+               "no fetch()" if not callable(getattr(source, "fetch", None)) else
+               f"built against contract {getattr(source, 'api_version', None)!r}, not 1"
+               if getattr(source, "api_version", 1) != 1 else
+               f"'{name}' is a built-in source's name" if name in SOURCES else "")
+        if why:
+            log.warning("plugin %s: register_secret_source(%r): %s; ignored", self._record.name, source, why)
+            return
+        self._record.secret_sources.append(source)
+
+    @_lenient
     def register_middleware(self, kind: str, callback: Callable) -> None:
         if kind not in MIDDLEWARE_KINDS or not callable(callback):
             log.warning("plugin %s: register_middleware(%r): unknown kind or not callable; ignored",

@@ -54,6 +54,7 @@ class Report:
 
 
 REPORTS: dict = {}  # source -> Report, this process's
+CLAIMED: set = set()  # the variables a source set this start: a later source does not replace them
 
 
 def _program(configured: str, name: str) -> Optional[str]:
@@ -194,13 +195,12 @@ def apply_all(config: Any, environ: Optional[dict] = None) -> dict:
 
     environ = os.environ if environ is None else environ
     load(config_dir())  # a token may be in .env, read into the environment before the first provider is built
-    claimed: set = set()  # set by an earlier source in this pass: a later one does not replace it
     for name in PULLS:
         def get(key, name=name):  # the declarations are not in force yet while register_config runs: defaults here
             value = config.get(f"secrets.{name}.{key}")
             return DEFAULTS[f"secrets.{name}.{key}"] if value is None else value
 
-        if get("enabled") is not True:
+        if get("enabled") is not True or name in REPORTS:  # read once a process (a second host: already set)
             continue
         report = REPORTS[name] = Report()
         ttl = float(get("cache_ttl_seconds") or 0)
@@ -216,13 +216,55 @@ def apply_all(config: Any, environ: Optional[dict] = None) -> dict:
             if ttl:
                 _keep(name, fingerprint, values)
         protected = {get(TOKENS[name][0]) or TOKENS[name][1], TOKENS[name][1]}  # the token that reads the vault
-        for variable, value in values.items():
-            if variable in protected or variable in claimed:
-                continue
-            if variable in environ and environ[variable] != value and not get("override_existing"):
-                report.kept.append(variable)
-                continue
-            environ[variable] = value
-            claimed.add(variable)
-            report.applied.append(variable)
+        _put(values, report, bool(get("override_existing")), protected, environ)
     return REPORTS
+
+
+def _put(values: dict, report: Report, override: bool, protected: set, environ: dict) -> None:
+    """Set what a source gave, unless an earlier source of this start set it or (without ``override``) the
+    environment has it."""
+    for variable, value in values.items():
+        if variable in protected or variable in CLAIMED:
+            continue
+        if environ.get(variable) and environ[variable] != value and not override:  # an empty one is no value
+            report.kept.append(variable)
+            continue
+        environ[variable] = value
+        CLAIMED.add(variable)
+        report.applied.append(variable)
+
+
+def read_sources(sources: list, declare: Callable, config: Any, environ: Optional[dict] = None) -> None:
+    """hermes plugins' sources (``ctx.register_secret_source``), each read when its ``secrets.<name>`` section turns
+    it on, within its ``fetch_timeout_seconds``; after the built-in ones."""
+    import threading
+
+    from hermes.host.paths import data_dir
+
+    for source in sources:
+        declare(Key(f"secrets.{source.name}", dict, {}, f"the settings of {getattr(source, 'label', '') or source.name}"
+                    f", a plugin's secret source: enabled, override_existing and its own"))
+    environ = os.environ if environ is None else environ
+    data = getattr(config, "data", None) or {}
+    sections = data.get("secrets") if isinstance(data.get("secrets"), dict) else {}
+    for source in sorted(sources, key=lambda s: getattr(s, "shape", "") == "bulk"):  # a binding before a dump
+        name, cfg = source.name, sections.get(source.name) or {}
+        try:
+            if not source.is_enabled(cfg) or name in REPORTS:
+                continue
+            report, box = REPORTS.setdefault(name, Report()), {}
+            reader = threading.Thread(target=lambda: box.update(result=source.fetch(cfg, data_dir())), daemon=True)
+            reader.start()
+            reader.join(source.fetch_timeout_seconds(cfg))
+            result = box.get("result")
+            if result is None or getattr(result, "error", None):
+                report.error = "no answer within the time it has" if result is None else str(result.error)
+                log.warning("secrets.%s: %s; going on with the keys the environment and .env have", name, report.error)
+                continue
+            for warning in getattr(result, "warnings", None) or ():
+                log.warning("secrets.%s: %s", name, warning)
+            values = {k: v for k, v in (result.secrets or {}).items() if isinstance(v, str) and NAME.match(str(k))}
+            _put(values, report, bool(source.override_existing(cfg)), set(source.protected_env_vars(cfg)), environ)
+        except Exception as exc:  # a plugin's source that breaks its contract: said, and hermes goes on
+            REPORTS.setdefault(name, Report()).error = f"{type(exc).__name__}: {exc}"
+            log.warning("secrets.%s failed: %s: %s", name, type(exc).__name__, exc)
