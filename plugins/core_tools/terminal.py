@@ -83,6 +83,10 @@ def kill_group(proc: subprocess.Popen, grace: float = 1.0) -> None:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        dead_by = time.monotonic() + 1.0  # SIGKILL is not instant on a loaded machine: the caller is told "ended"
+        while _group_alive(pgid) and time.monotonic() < dead_by:
+            proc.poll()
+            time.sleep(0.01)
     proc.wait()
 
 
