@@ -340,11 +340,14 @@ def on_session_start(agent):
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent, online):
+    from plugins.tirith import doctor_line
+
+    lines = [line] if (line := doctor_line(_config(agent))) else []
     if _mode(_config(agent)) == "smart":
         from plugins import auxiliary
 
-        return auxiliary.doctor_lines(agent, "approval", online)
-    return None
+        lines += auxiliary.doctor_lines(agent, "approval", online) or []
+    return lines or None
 
 
 @hookimpl

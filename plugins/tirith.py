@@ -67,3 +67,21 @@ def findings(command: str, config: Any) -> list:
              f"tirith: {f.get('title') or f.get('rule_id')} ({str(f.get('severity') or '?').lower()}): "
              f"{str(f.get('description') or '').splitlines()[0] if f.get('description') else ''}".rstrip(": "))
             for f in found[:MOST_FINDINGS]]
+
+
+def doctor_line(config: Any):
+    """``hermes doctor``'s line: where tirith is found (or, configured otherwise than by default, that it is not);
+    None where nobody asked for it."""
+    from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
+
+    if not config.get("security.tirith_enabled", True):
+        return None
+    configured = str(config.get("security.tirith_path", "") or "tirith")
+    program = _program(configured, os.environ.get("PATH", os.defpath))
+    if program is not None:
+        return Check("tirith", OK, f"{program} scans each terminal command (its findings are asked about)")
+    if not config.get("security.tirith_fail_open", True):
+        return Check("tirith", FAIL, f"{configured} is not found and security.tirith_fail_open is false: every "
+                                     "terminal command is asked about")
+    return Check("tirith", WARN, f"{configured} is not found: commands are not scanned by it") \
+        if configured != "tirith" else None

@@ -45,12 +45,12 @@ def register_config(declare):
 @hookimpl(tryfirst=True)
 def choose_provider(primary, agent):
     """As a turn starts: does it run through a preset (/moa's, the chat's, config's)? Its aggregator acts, if named."""
-    from plugins.moa.presets import PresetError, load
-
     name = agent.state.pop(NEXT, None) or agent.state.get(SESSION) or agent.config.get("moa.active_preset") or ""
     agent.state[TURN] = None
     if not name or agent.parent is not None:  # a subagent acts for its parent: no advisers of its own
         return None
+    from plugins.moa.presets import PresetError, load  # here: a turn without a preset imports nothing
+
     try:
         preset = load(agent.config, name)
     except PresetError as exc:

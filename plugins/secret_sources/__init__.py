@@ -21,15 +21,38 @@ from __future__ import annotations
 from kernel import hookimpl
 
 SOURCES = ("onepassword", "bitwarden")
+KEYS = [  # (name, type, default, help); the sources' module is imported only where one is enabled
+    ("secrets.onepassword.enabled", bool, False, "read keys from 1Password with its op CLI as hermes starts"),
+    ("secrets.onepassword.env", dict, {}, "variable -> 1Password reference: {OPENAI_API_KEY: "
+     "\"op://Private/OpenAI/api key\"}"),
+    ("secrets.onepassword.account", str, "", "op's --account (empty: its default account)"),
+    ("secrets.onepassword.service_account_token_env", str, "OP_SERVICE_ACCOUNT_TOKEN", "the variable holding a "
+     "1Password service-account token, handed to op (unset: the signed-in app or session)"),
+    ("secrets.onepassword.binary_path", str, "", "the op program (empty: op on PATH)"),
+    ("secrets.onepassword.cache_ttl_seconds", (int, float), 300, "seconds what 1Password gave is kept in the data "
+     "folder (mode 0600) for the next commands; 0: nothing kept"),
+    ("secrets.onepassword.override_existing", bool, True, "1Password's value replaces one the environment or .env "
+     "has"),
+    ("secrets.bitwarden.enabled", bool, False, "read keys from Bitwarden Secrets Manager with its bws CLI as hermes "
+     "starts"),
+    ("secrets.bitwarden.access_token_env", str, "BWS_ACCESS_TOKEN", "the variable holding the machine account's "
+     "access token"),
+    ("secrets.bitwarden.project_id", str, "", "the project whose secrets are read, each under its key"),
+    ("secrets.bitwarden.server_url", str, "", "the Bitwarden server (empty: bws's default, the US cloud)"),
+    ("secrets.bitwarden.cache_ttl_seconds", (int, float), 300, "seconds what Bitwarden gave is kept in the data "
+     "folder (mode 0600); 0: nothing kept"),
+    ("secrets.bitwarden.override_existing", bool, True, "Bitwarden's value replaces one the environment or .env "
+     "has"),
+]
 
 
 @hookimpl  # before hermes-compat's (trylast), which would take its keys for hermes-agent's without effect
 def register_config(declare, config):
-    from plugins.secret_sources.sources import CONFIG_KEYS, apply_all
-
-    for key in CONFIG_KEYS:
-        declare(key)
+    for name, kind, default, help_ in KEYS:
+        declare(name, kind, default, help_, **({"minimum": 0} if name.endswith("_seconds") else {}))
     if any(_enabled(config, name) for name in SOURCES):
+        from plugins.secret_sources.sources import apply_all
+
         try:
             apply_all(config)
         except (TypeError, ValueError) as exc:  # a malformed setting: `hermes config check` names it

@@ -12,35 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from hermes.host.config import Key
+from plugins.secret_sources import KEYS
 
 log = logging.getLogger("hermes.secrets")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TIMEOUT = 30  # seconds one CLI call may take
-CONFIG_KEYS = [
-    Key("secrets.onepassword.enabled", bool, False, "read keys from 1Password with its op CLI as hermes starts"),
-    Key("secrets.onepassword.env", dict, {}, "variable -> 1Password reference: {OPENAI_API_KEY: "
-        "\"op://Private/OpenAI/api key\"}"),
-    Key("secrets.onepassword.account", str, "", "op's --account (empty: its default account)"),
-    Key("secrets.onepassword.service_account_token_env", str, "OP_SERVICE_ACCOUNT_TOKEN", "the variable holding a "
-        "1Password service-account token, handed to op (unset: the signed-in app or session)"),
-    Key("secrets.onepassword.binary_path", str, "", "the op program (empty: op on PATH)"),
-    Key("secrets.onepassword.cache_ttl_seconds", (int, float), 300, "seconds what 1Password gave is kept in the data "
-        "folder (mode 0600) for the next commands; 0: nothing kept", minimum=0),
-    Key("secrets.onepassword.override_existing", bool, True, "1Password's value replaces one the environment or .env "
-        "has"),
-    Key("secrets.bitwarden.enabled", bool, False, "read keys from Bitwarden Secrets Manager with its bws CLI as "
-        "hermes starts"),
-    Key("secrets.bitwarden.access_token_env", str, "BWS_ACCESS_TOKEN", "the variable holding the machine account's "
-        "access token"),
-    Key("secrets.bitwarden.project_id", str, "", "the project whose secrets are read, each under its key"),
-    Key("secrets.bitwarden.server_url", str, "", "the Bitwarden server (empty: bws's default, the US cloud)"),
-    Key("secrets.bitwarden.cache_ttl_seconds", (int, float), 300, "seconds what Bitwarden gave is kept in the data "
-        "folder (mode 0600); 0: nothing kept", minimum=0),
-    Key("secrets.bitwarden.override_existing", bool, True, "Bitwarden's value replaces one the environment or .env "
-        "has"),
-]
-
-DEFAULTS = {key.name: key.default for key in CONFIG_KEYS}
+DEFAULTS = {key[0]: key[2] for key in KEYS}
 
 
 @dataclass

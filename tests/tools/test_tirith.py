@@ -1,7 +1,7 @@
 """tirith, the command scanner, asked about each terminal command when it is installed (the real binary, fetched by
 the test setup script from the npm registry): a command it flags is asked about (nobody answers in hermes run: not
 run), its rule key in command_allowlist lets it run, an unflagged one runs; a tirith missing or hanging lets commands
-run unless security.tirith_fail_open is false."""
+run unless security.tirith_fail_open is false; hermes doctor says which."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ def test_a_command_tirith_flags_is_asked_about_and_its_rule_key_lets_it_run(herm
     allowed, = results(hermes, tmp_path, {"security": {"tirith_path": str(TIRITH)},
                                           "command_allowlist": ["tirith:punycode_domain"]}, FLAGGED)
     assert json.loads(allowed)["output"] == "http://xn--pple-43d.com\n"
+    assert f"ok    tirith    {TIRITH} scans each terminal command" in hermes("doctor", "--offline").stdout
     off, = results(hermes, tmp_path, {"security": {"tirith_path": str(TIRITH), "tirith_enabled": False}}, FLAGGED)
     assert json.loads(off)["output"] == "http://xn--pple-43d.com\n"
 
@@ -50,3 +51,5 @@ def test_a_missing_or_hanging_tirith_fails_open_unless_told_otherwise(hermes, tm
     asked, = results(hermes, tmp_path, {"security": {"tirith_path": str(tmp_path / "nowhere"),
                                                      "tirith_fail_open": False}}, "echo a")
     assert "tirith, the command scanner, is not installed" in asked
+    assert "is not found and security.tirith_fail_open is false: every terminal command is asked about" in hermes(
+        "doctor", "--offline").stdout
