@@ -82,10 +82,14 @@ def on_session_end(agent):
 
 @hookimpl(optionalhook=True)  # the commands plugin's hook
 def register_slash_commands(register, config):
-    from plugins.moa.presets import command
-
-    register("moa", command, "PROMPT: one prompt with other models advising (Mixture of Agents); --use NAME, --off, "
+    register("moa", _command, "PROMPT: one prompt with other models advising (Mixture of Agents); --use NAME, --off, "
              "or alone: the presets")
+
+
+def _command(raw_args, agent):
+    from plugins.moa.presets import command  # here: registering the command imports nothing
+
+    return command(raw_args, agent)
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
