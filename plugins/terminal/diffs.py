@@ -8,7 +8,7 @@ import json
 from typing import Any, Optional
 
 MOST_LINES = 40  # of one diff; the rest is counted
-READ_LIMIT = 256 * 1024  # a bigger file's rewrite is said in a line, not diffed
+READ_LIMIT = 256 * 1024  # a bigger file's rewrite is not diffed: its line alone says it was written
 
 
 def before(tool_name: str, args: Any, agent: Any) -> Optional[tuple]:
@@ -52,7 +52,8 @@ def diff_of(tool_name: str, result: str, kept: Optional[tuple]) -> str:
 
 def shown(diff: str) -> list:
     """``(line, role)`` pairs to print, at most :data:`MOST_LINES` of the diff's and one saying what is left out."""
-    lines = [line.rstrip("\n") for line in diff.splitlines() if not line.startswith(("--- ", "+++ "))]
+    lines = diff.splitlines()
+    lines = lines[next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines)):]  # no file headers
     out = [(line, "added" if line.startswith("+") else "removed" if line.startswith("-") else
             "tool" if line.startswith("@@") else "dim") for line in lines[:MOST_LINES]]
     if len(lines) > MOST_LINES:
