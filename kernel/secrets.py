@@ -1,6 +1,7 @@
-"""A tool's environment without the keys, and masking of key values that still turn up. Which variables
-hold keys is the host's to say (``Settings.key_envs()``: those a provider setting names, and the
-environment's secret-looking ones); tools see those ``tools.env_passthrough`` names."""
+"""Which variables of the environment hold keys, and masking of their values where they still turn up (a tool's
+output, the model's answer). Which variables those are is the host's to say (``Settings.key_envs()``: those a
+provider setting names, and the environment's secret-looking ones); ``passthrough`` names those tools may still see
+(``tools.env_passthrough``), which :func:`plugins.tool_args.tool_environment` leaves in a tool's environment."""
 
 from __future__ import annotations
 
@@ -21,13 +22,6 @@ class Secrets:
         # every known key value, longest first (a key that contains another is masked whole)
         values = {(self.environ[name], name) for name in self.names if name in self.environ}
         self.values = sorted(((v, n) for v, n in values if len(v) >= MIN_MASKED), key=lambda p: -len(p[0]))
-
-    def tool_environment(self, extra: Optional[Mapping[str, str]] = None) -> dict:
-        """The environment for a process a tool starts: everything but the secrets
-        (unless passed through by name)."""
-        env = {k: v for k, v in self.environ.items() if k not in self.names or k in self.passthrough}
-        env.update(extra or {})
-        return env
 
     def mask(self, text: str) -> str:
         """``text`` with every known key value replaced by a marker naming its variable."""

@@ -12,7 +12,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Optional
 
 from kernel.types import ToolError
 
@@ -110,6 +110,14 @@ def start_folder(config: Any) -> str:
     if not os.path.isdir(path):
         raise ToolError(f"terminal.cwd is {raw!r}, which is not a folder here: set it to one in config.yaml")
     return path
+
+
+def tool_environment(secrets: Any, extra: Optional[Mapping[str, str]] = None) -> dict:
+    """The environment of a process a tool starts: ``secrets``' environment without its keys (but those passed
+    through by name), and ``extra``."""
+    env = {k: v for k, v in secrets.environ.items() if k not in secrets.names or k in secrets.passthrough}
+    env.update(extra or {})
+    return env
 
 
 def working_folder(agent: Any, config: Any = None) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from kernel.types import ToolError
 from plugins.browser import address, programs
+from plugins.tool_args import tool_environment
 
 STATE = "browser.session"  # agent.state: the agent's BrowserSession
 _open: set = set()  # every session of this process, for the exit
@@ -160,7 +161,7 @@ def session_of(agent: Any) -> BrowserSession:
     session = agent.state.get(STATE)
     if session is None:
         secrets = getattr(agent, "secrets", None)
-        session = agent.state[STATE] = BrowserSession(agent.config, secrets.tool_environment() if secrets else None)
+        session = agent.state[STATE] = BrowserSession(agent.config, tool_environment(secrets) if secrets else None)
     return session
 
 

@@ -13,7 +13,7 @@ from plugins.core_tools.environ import hide_from_proc
 from plugins.core_tools.sandbox import Sandbox
 from plugins.core_tools.shell import MAX_ENVIRONMENT, environment, source_init_files
 from plugins.tool_args import (EXPORTED, WORKING_FOLDER, arg, check_args, clip, is_interrupted, remember_exports,
-                               resolve_path, setting, with_exports, working_folder)
+                               resolve_path, setting, tool_environment, with_exports, working_folder)
 
 if TYPE_CHECKING:
     import subprocess
@@ -98,7 +98,7 @@ def process_environment(agent, config) -> dict:
     secrets = getattr(agent, "secrets", None) or Secrets(
         config.key_envs() if config else filter(is_secret_name, os.environ))
     hide_from_proc(secrets.names)
-    return with_exports(agent, secrets.tool_environment(_QUIET_ENV))
+    return with_exports(agent, tool_environment(secrets, _QUIET_ENV))
 
 
 def wait_or_stop(proc: subprocess.Popen, deadline: float, agent, pause=None) -> "str | None":

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from kernel.secrets import Secrets
+from plugins.tool_args import tool_environment
 from kernel.types import ToolError
 from plugins.mcp import tools as mcp_tools
 from plugins.mcp.config import Server, problems, resolve, tls_context
@@ -254,7 +255,7 @@ class Manager:
     def environment(self, granted: dict) -> dict:
         """A stdio server's environment: hermes' without its secrets (as a terminal command gets it), plus what
         its entry grants."""
-        return self.secrets.tool_environment(granted)
+        return tool_environment(self.secrets, granted)
 
     def sampling_for(self, server: Server) -> dict:
         if self.sampler is None or not server.sampling.get("enabled"):

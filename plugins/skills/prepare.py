@@ -30,9 +30,11 @@ def prepared(skill: Any, agent: Any) -> str:
 def _output(command: str, folder: Any, seconds: float, agent: Any) -> str:
     """What one inline command prints (run in the skill's folder, without the keys in its environment, masked), or a
     marker saying why not: one bad snippet never costs the skill."""
+    from plugins.tool_args import tool_environment
+
     try:
         done = subprocess.run(["bash", "-c", command], cwd=str(folder), capture_output=True, text=True,
-                              timeout=seconds, stdin=subprocess.DEVNULL, env=agent.secrets.tool_environment(),
+                              timeout=seconds, stdin=subprocess.DEVNULL, env=tool_environment(agent.secrets),
                               errors="replace")
     except subprocess.TimeoutExpired:
         return f"[inline command stopped after {seconds:g}s: {command}]"

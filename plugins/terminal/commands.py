@@ -272,10 +272,12 @@ def quick(chat, name: str, args: str) -> "str | None":
         return f"/{name}: quick_commands.{name} needs type: exec with a command, or type: alias with a target"
     import subprocess
 
+    from plugins.tool_args import tool_environment
+
     agent = chat.agent
     try:
         done = subprocess.run(str(entry["command"]), shell=True, capture_output=True, text=True, errors="replace",
-                              timeout=30, env=agent.secrets.tool_environment(), stdin=subprocess.DEVNULL)
+                              timeout=30, env=tool_environment(agent.secrets), stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return f"/{name}: the command did not end within 30 s; it was stopped"
     output = agent.secrets.mask(done.stdout.strip() or done.stderr.strip()) or "(no output)"

@@ -2,6 +2,7 @@
 
 from hermes.host.config import Config, is_secret_name
 from kernel.secrets import Secrets
+from plugins.tool_args import tool_environment
 
 ENV = {"PATH": "/bin", "HOME": "/root", "OPENAI_API_KEY": "sk-openai-0123456789", "MY_KEY": "custom-key-0123456789",
        "GITHUB_TOKEN": "ghp-0123456789", "DB_PASSWORD": "hunter2-longer", "SHORT_TOKEN": "1", "LANG": "C.UTF-8",
@@ -17,9 +18,9 @@ def test_names_by_rule_and_by_provider(monkeypatch):
     names = Config({"provider_options": {"api_key_env": "MY_KEY"}, "fallback_providers": [{"api_key_env": "FB"}]}).key_envs()
     assert names == {"OPENAI_API_KEY", "MY_KEY", "FB", "GITHUB_TOKEN", "DB_PASSWORD", "SHORT_TOKEN", "AWS_SECRET_ACCESS_KEY"}
     secrets = Secrets(names, environ=ENV)
-    env = secrets.tool_environment({"PAGER": "cat"})
+    env = tool_environment(secrets, {"PAGER": "cat"})
     assert env == {"PATH": "/bin", "HOME": "/root", "LANG": "C.UTF-8", "PAGER": "cat"}
-    assert "GITHUB_TOKEN" in Secrets(names, passthrough=["GITHUB_TOKEN"], environ=ENV).tool_environment()
+    assert "GITHUB_TOKEN" in tool_environment(Secrets(names, passthrough=["GITHUB_TOKEN"], environ=ENV))
 
 
 def test_values_are_masked_longest_first_and_short_ones_never():
