@@ -3,11 +3,25 @@ within one deadline: one that hangs is killed with what it started, which would 
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import time
 from typing import Optional
+
+
+def find_program(name: str) -> Optional[str]:
+    """The program ``name`` (a name on PATH, or a path, ``~`` allowed), or None; searched once while PATH stays the
+    same."""
+    return _found(os.path.expanduser(name), os.environ.get("PATH", os.defpath))
+
+
+@functools.lru_cache(maxsize=16)
+def _found(name: str, path: str) -> Optional[str]:
+    import shutil
+
+    return shutil.which(name, path=path)
 
 
 def run_within(commands: list, timeout: float, env: Optional[dict] = None) -> list:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kernel import hookimpl
+from plugins.prompt.project import is_file
 
 POSTURE = "coding.posture"  # agent.state: True once the layer was given (focus narrows the requests then)
 SURFACES = ("cli", "run", "acp", "")  # chat, hermes run, an editor, an embedder; not the API server, cron, a gateway
@@ -130,19 +131,12 @@ def project_root(cwd: Path) -> Optional[Path]:
     cwd = cwd.resolve()
     never = {Path.home().resolve(), Path(tempfile.gettempdir()).resolve()}
     for folder in [cwd, *cwd.parents][:7]:
-        if folder not in never and any(_is_file(folder / name) for name in MARKERS):
+        if folder not in never and any(is_file(folder / name) for name in MARKERS):
             return folder
     repository = git_root(cwd)
     if repository is not None and repository not in never and _holds_source(repository):
         return repository
     return None
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
-        return False
 
 
 def _holds_source(root: Path, most: int = 500) -> bool:
@@ -229,9 +223,9 @@ def _small(path: Path) -> str:
 
 def facts(root: Path) -> list:
     """The project's manifests with its package managers, and the commands that check it."""
-    found = [name for name in MANIFESTS if _is_file(root / name)]
-    managers = list(dict.fromkeys(manager for lock, manager in LOCKFILES if _is_file(root / lock)))
-    checks = ["scripts/run_tests.sh"] if _is_file(root / "scripts" / "run_tests.sh") else []
+    found = [name for name in MANIFESTS if is_file(root / name)]
+    managers = list(dict.fromkeys(manager for lock, manager in LOCKFILES if is_file(root / lock)))
+    checks = ["scripts/run_tests.sh"] if is_file(root / "scripts" / "run_tests.sh") else []
     if "package.json" in found:
         try:
             scripts = json.loads(_small(root / "package.json") or "{}").get("scripts") or {}
@@ -240,7 +234,7 @@ def facts(root: Path) -> list:
         runner = next((m for m in managers if m in ("pnpm", "bun", "yarn", "npm")), "npm")
         checks += [f"{runner} run {name}" for name in TARGETS if isinstance(scripts, dict) and name in scripts]
     pyproject = _small(root / "pyproject.toml")
-    if _is_file(root / "pytest.ini") or "[tool.pytest" in pyproject or "[tool:pytest]" in _small(root / "setup.cfg") \
+    if is_file(root / "pytest.ini") or "[tool.pytest" in pyproject or "[tool:pytest]" in _small(root / "setup.cfg") \
             or "[pytest]" in _small(root / "tox.ini"):
         checks.append("uv run pytest" if "uv" in managers else "pytest")
     if "Cargo.toml" in found:

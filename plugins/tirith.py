@@ -7,9 +7,7 @@ missing nothing changes, unless ``security.tirith_fail_open: false`` makes every
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from typing import Any
 
 from hermes.host.config import Key
@@ -24,29 +22,19 @@ CONFIG_KEYS = [
 MOST_FINDINGS = 5
 
 
-@functools.lru_cache(maxsize=8)
-def _program(name: str, path: str) -> "str | None":
-    """The tirith to run, searched once per PATH."""
-    import shutil
-
-    return shutil.which(os.path.expanduser(name), path=path)
-
-
 def findings(command: str, config: Any) -> list:
     """``[(rule key, description)]`` of what tirith says of ``command``; [] when it allows it (or is off)."""
-    def get(key, default):  # no config (a check called on its own): the defaults
-        return default if config is None else config.get(key, default)
+    from plugins.bounded import find_program, run_within
+    from plugins.tool_args import setting
 
-    if not get("security.tirith_enabled", True):
+    if not setting(config, "security.tirith_enabled", True, bool):  # no config (a check called alone): defaults
         return []
-    fail_open = get("security.tirith_fail_open", True)
-    program = _program(str(get("security.tirith_path", "") or "tirith"), os.environ.get("PATH", os.defpath))
+    fail_open = setting(config, "security.tirith_fail_open", True, bool)
+    program = find_program(setting(config, "security.tirith_path", "", str) or "tirith")
     if program is None:
         return [] if fail_open else [("tirith:unavailable", "tirith, the command scanner, is not installed and "
                                       "security.tirith_fail_open is false")]
-    timeout = float(get("security.tirith_timeout", 5))
-    from plugins.bounded import run_within
-
+    timeout = setting(config, "security.tirith_timeout", 5, float)
     ran, = run_within([[program, "check", "--json", "--non-interactive", "--shell", "posix", "--", command]], timeout)
     if ran is None:
         return [] if fail_open else [("tirith:failed", f"tirith did not answer within {timeout:g} s and "
@@ -76,8 +64,10 @@ def doctor_line(config: Any):
 
     if not config.get("security.tirith_enabled", True):
         return None
+    from plugins.bounded import find_program
+
     configured = str(config.get("security.tirith_path", "") or "tirith")
-    program = _program(configured, os.environ.get("PATH", os.defpath))
+    program = find_program(configured)
     if program is not None:
         return Check("tirith", OK, f"{program} scans each terminal command (its findings are asked about)")
     if not config.get("security.tirith_fail_open", True):

@@ -98,7 +98,7 @@ def _read(path: Path) -> str:
     return (text or "")[:READ_LIMIT].strip()
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
     try:
         return path.is_file()
     except OSError:
@@ -125,7 +125,7 @@ def _label(path: Path, cwd: Path) -> str:
 def _hermes_md(cwd: Path, root: Optional[Path]) -> list:
     for folder in (cwd, *cwd.parents):
         for name in (".hermes.md", "HERMES.md"):
-            if _is_file(folder / name):
+            if is_file(folder / name):
                 return [folder / name]
         if root is None or folder == root:
             break
@@ -140,18 +140,18 @@ def _agents_md(cwd: Path, root: Optional[Path]) -> list:
     found = []
     for folder in chain:
         for name in ("AGENTS.override.md", "AGENTS.md", "agents.md"):
-            if _is_file(folder / name) and _read(folder / name):
+            if is_file(folder / name) and _read(folder / name):
                 found.append(folder / name)
                 break
     return found
 
 
 def _claude_md(cwd: Path, root: Optional[Path]) -> list:
-    return [p for p in (cwd / "CLAUDE.md", cwd / "claude.md") if _is_file(p) and _read(p)][:1]
+    return [p for p in (cwd / "CLAUDE.md", cwd / "claude.md") if is_file(p) and _read(p)][:1]
 
 
 def _cursor_rules(cwd: Path, root: Optional[Path]) -> list:
-    rules = [cwd / ".cursorrules"] if _is_file(cwd / ".cursorrules") else []
+    rules = [cwd / ".cursorrules"] if is_file(cwd / ".cursorrules") else []
     try:
         rules += sorted((cwd / ".cursor" / "rules").glob("*.mdc"))
     except OSError:
@@ -169,7 +169,7 @@ def _extra_path(cwd: Path, name: str) -> Path:
 def missing_extras(cwd: Path, extra: Iterable[str]) -> list:
     """The names of ``extra`` (``prompt.context_files``) that are no file at ``cwd``: :func:`context_files` leaves
     them out (unsaid in a run: another project may have them)."""
-    return [name for name in extra if not _is_file(_extra_path(cwd, name))]
+    return [name for name in extra if not is_file(_extra_path(cwd, name))]
 
 
 def context_files(cwd: Path, extra: Iterable[str] = ()) -> list:
@@ -186,7 +186,7 @@ def context_files(cwd: Path, extra: Iterable[str] = ()) -> list:
             break
     for name in extra:
         path = _extra_path(cwd, name)
-        text = _read(path) if _is_file(path) else ""
+        text = _read(path) if is_file(path) else ""
         if text and all(f.path != path for f in chosen):
             chosen.append(ContextFile(_label(path, cwd), path, text))
     for f in chosen:

@@ -34,12 +34,6 @@ REPORTS: dict = {}  # source -> Report, this process's
 CLAIMED: set = set()  # the variables a source set this start: a later source does not replace them
 
 
-def _program(configured: str, name: str) -> Optional[str]:
-    import shutil
-
-    return shutil.which(os.path.expanduser(configured or name))
-
-
 BASE_ENV = ("PATH", "HOME", "USER", "TMPDIR", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR")
 SESSION = {"onepassword": ("OP_SESSION_", "OP_ACCOUNT", "OP_CONNECT_HOST", "OP_CONNECT_TOKEN"), "bitwarden": ()}
 
@@ -58,7 +52,7 @@ def _first_line(text: str) -> str:
 
 def onepassword(get: Callable, environ: dict) -> tuple:
     """``(values, error)`` from ``op read`` of each reference of ``secrets.onepassword.env``."""
-    from plugins.bounded import run_within
+    from plugins.bounded import find_program, run_within
 
     refs = get("env") or {}
     if not isinstance(refs, dict) or not refs:
@@ -66,7 +60,7 @@ def onepassword(get: Callable, environ: dict) -> tuple:
     bad = [str(n) for n, ref in refs.items() if not NAME.match(str(n)) or not str(ref).startswith("op://")]
     if bad:
         return {}, f"not a variable name and an op:// reference: {', '.join(bad)}"
-    program = _program(get("binary_path"), "op")
+    program = find_program(get("binary_path") or "op")
     if program is None:
         return {}, "the op CLI is not installed (https://developer.1password.com/docs/cli)"
     token = environ.get(get("service_account_token_env") or "")
@@ -84,14 +78,14 @@ def onepassword(get: Callable, environ: dict) -> tuple:
 
 def bitwarden(get: Callable, environ: dict) -> tuple:
     """``(values, error)``: every secret of ``project_id`` under its key, from ``bws secret list``."""
-    from plugins.bounded import run_within
+    from plugins.bounded import find_program, run_within
 
     token_name = get("access_token_env") or "BWS_ACCESS_TOKEN"
     if not environ.get(token_name):
         return {}, f"{token_name} is not set (the machine account's access token, in the environment or .env)"
     if not get("project_id"):
         return {}, "project_id is not set"
-    program = _program("", "bws")
+    program = find_program("bws")
     if program is None:
         return {}, "the bws CLI is not installed (https://bitwarden.com/help/secrets-manager-cli/)"
     env = _child_env("bitwarden", environ, {"BWS_ACCESS_TOKEN": environ[token_name],

@@ -38,9 +38,10 @@ def _cut(text: str, most) -> str:
     return text if most is None or len(text) <= most else text[:most] + "..."
 
 
-def _setting(agent, key: str, default):
-    config = getattr(agent, "config", None)
-    return default if config is None else config.get(key, default)
+def _setting(agent, key: str, default, kind: type):
+    from plugins.tool_args import setting
+
+    return setting(getattr(agent, "config", None), key, default, kind)  # an agent without config: the default
 
 
 class Console:
@@ -165,12 +166,12 @@ class Console:
         from plugins.tool_args import masked
 
         self.answering = False
-        if tool_name == "write_file" and self.show_status and _setting(agent, "display.inline_diffs", True):
+        if tool_name == "write_file" and self.show_status and _setting(agent, "display.inline_diffs", True, bool):
             from plugins.terminal.diffs import before
 
             self._before[tool_call_id] = before(tool_name, args, agent)
         args = masked(args, agent)  # a key the model typed into the call is not shown either
-        most = _setting(agent, "display.tool_preview_length", 40) or None  # 0: whole (hermes-agent's)
+        most = _setting(agent, "display.tool_preview_length", 40, int) or None  # 0: whole (hermes-agent's)
         preview = ", ".join(f"{k}={_cut(str(v), most)!r}" for k, v in list(args.items())[:3])
         self._line(f"-> {tool_name}({preview})", "tool")
         self._start_spinner(tool_name)
@@ -181,7 +182,7 @@ class Console:
         kept = self._before.pop(tool_call_id, None)
         if status == "ok":
             self._line(f"   {tool_name} done ({duration_ms:.0f} ms)", "ok")
-            if tool_name in ("patch", "write_file") and _setting(agent, "display.inline_diffs", True):
+            if tool_name in ("patch", "write_file") and _setting(agent, "display.inline_diffs", True, bool):
                 from plugins.terminal.diffs import diff_of, shown
 
                 diff = diff_of(tool_name, result, kept)
