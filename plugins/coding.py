@@ -179,7 +179,8 @@ def snapshot(root: Path) -> str:
     from plugins.prompt.project import git_root, scan
 
     lines = ["# Workspace", "", "At the session's start (run git status before relying on it):", f"- Root: {root}"]
-    if git_root(root) is not None:
+    repository = git_root(root)
+    if repository is not None:
         status, log = _git(root, ("status", "--porcelain=2", "--branch"), ("log", "-3", "--format=%h %s"))
         head, upstream, ahead, counts = "", "", "", {"staged": 0, "modified": 0, "untracked": 0, "conflicted": 0}
         for line in status.splitlines():
@@ -204,7 +205,7 @@ def snapshot(root: Path) -> str:
         if status:
             changed = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
             lines.append(f"- Status: {changed or 'clean'}")
-        if "/worktrees/" in _small(git_root(root) / ".git"):  # a linked worktree's .git is a file naming its folder
+        if "/worktrees/" in _small(repository / ".git"):  # a linked worktree's .git is a file naming its folder
             lines.append("- A linked worktree: branches and stashes are shared with the main one")
         if commits := log.splitlines():
             lines.append("- Last commits:")  # a subject that reads like an order to the agent is not repeated
