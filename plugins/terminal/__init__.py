@@ -33,7 +33,8 @@ PERSONALITIES = "personalities"  # hermes-agent's: name -> a prompt, or {system_
 def terminal_front_end(quiet, config):
     from plugins.terminal.console import Console
 
-    return Console(quiet=quiet, show_reasoning=bool(config.get(SHOW_REASONING.name)))
+    return Console(quiet=quiet, show_reasoning=bool(config.get(SHOW_REASONING.name)),
+                   markdown=config.get("display.final_response_markdown"))
 
 
 @hookimpl
@@ -53,6 +54,9 @@ def register_config(declare):
             "line, at most 40 lines of it (hermes-agent's)")
     declare("display.tool_preview_length", int, 40, "characters of each argument a tool call's line shows (0: all, "
             "hermes-agent's default)", minimum=0)
+    declare("display.final_response_markdown", str, "render", "how a terminal shows the answer's Markdown: render "
+            "(bold, code in colour, markers gone), strip (markers gone) or raw; piped, it stays as written",
+            choices=("render", "strip", "raw"))
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

@@ -6,6 +6,7 @@ so library users of the same process never see it."""
 from __future__ import annotations
 
 import json
+import os
 import select
 import sys
 import threading
@@ -38,6 +39,13 @@ def _cut(text: str, most) -> str:
     return text if most is None or len(text) <= most else text[:most] + "..."
 
 
+def _width(stream) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def _setting(agent, key: str, default, kind: type):
     from plugins.tool_args import setting
 
@@ -50,7 +58,7 @@ class Console:
     __name__ = "console"
 
     def __init__(self, *, stream_to=None, status_to=None, interactive: Optional[bool] = None, quiet: bool = False,
-                 show_reasoning: bool = False):
+                 show_reasoning: bool = False, markdown: str = "raw"):
         self.out = stream_to or sys.stdout
         self.err = status_to or sys.stderr
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
@@ -75,6 +83,11 @@ class Console:
         self._held_reasoning = ""
         self.inbox: Optional[list] = None  # hermes chat: the messages plugins queued (queue_user_message)
         self.questions = threading.Lock()  # held while a question waits for its answer: chat's busy input reads none
+        # display.final_response_markdown, on a terminal only: the answer's lines as shown (plugins.terminal.markdown)
+        self.markdown = markdown if markdown in ("render", "strip") and self.out.isatty() else ""
+        self._md = None  # this answer's Markdown (it knows whether a code block is open)
+        self._partial = ""  # the streamed line not shown yet (its newline has not come)
+        self._continued = False  # part of the line is on the screen already
 
     @hookimpl
     def queue_user_message(self, content, agent):
@@ -118,9 +131,41 @@ class Console:
             self._end_reasoning()
             self.streamed_any = self.answering = True
             self.last_stream += text
-            self.out.write(printable(text, self.out))  # the model's text never drives the terminal
-            self.out.flush()
-            self._mid_line = not text.endswith("\n")
+            text = printable(text, self.out)  # the model's text never drives the terminal
+            if self.markdown:
+                text = self._lines(text)
+            if text:
+                self.out.write(text)
+                self.out.flush()
+                self._mid_line = not text.endswith("\n")
+
+    def _lines(self, text: str) -> str:
+        """What of the streamed ``text`` can be shown now, its Markdown shown as ``display.final_response_markdown``
+        says: whole lines, and a line wider than the terminal up to its last space."""
+        if self._md is None:
+            from plugins.terminal.markdown import Markdown
+            from plugins.terminal.style import colour_on
+
+            self._md = Markdown(self.markdown, colour_on(self.out))
+        *lines, self._partial = (self._partial + text).split("\n")
+        shown = ""
+        for line in lines:
+            line, self._continued = self._md.line(line, self._continued), False
+            shown += "" if line is None else line + "\n"
+        if len(self._partial) > _width(self.out):
+            cut = self._partial.rfind(" ") + 1 or len(self._partial)
+            shown += self._md.line(self._partial[:cut], self._continued) or ""
+            self._partial, self._continued = self._partial[cut:], True
+        return shown
+
+    def _show_partial(self) -> None:
+        """The streamed line so far, shown without its newline (the model call ended, or a line comes between)."""
+        if self._partial:
+            line, self._partial = self._md.line(self._partial, self._continued), ""
+            if line:
+                self.out.write(line)
+                self.out.flush()
+                self._mid_line = self._continued = True
 
     # -- what the agent is doing
     @hookimpl
@@ -138,6 +183,8 @@ class Console:
             held, self._held = self._held, ""
             if held:  # the call ended: what was held back is not a key
                 self._write_stream(held)
+            with self._lock:
+                self._show_partial()
 
     @hookimpl
     def on_status(self, status, detail):
@@ -159,7 +206,7 @@ class Console:
             self._end_line()
             self.out.write(f"{RESTART_MARKER}\n")
             self.out.flush()
-            self.last_stream = ""
+            self.last_stream, self._md = "", None
 
     @hookimpl
     def on_tool_start(self, tool_name, args, tool_call_id, agent):
@@ -272,6 +319,8 @@ class Console:
 
     def _end_line(self) -> None:
         self._end_reasoning()
+        self._show_partial()
+        self._continued = False
         if self._mid_line:
             self.out.write("\n")
             self.out.flush()
@@ -326,6 +375,10 @@ class Console:
             if final and final.strip() != self.last_stream.strip():
                 if self.streamed_any and not self.quiet:
                     self.err.write("(the answer as finally given:)\n")
-                self.out.write(printable(final.rstrip("\n"), self.out) + "\n")
+                shown = printable(final.rstrip("\n"), self.out)
+                if self.markdown:
+                    self._md = None
+                    shown = self._lines(shown + "\n")
+                self.out.write(shown.rstrip("\n") + "\n")
                 self.out.flush()
-            self.streamed_any, self.last_stream = False, ""
+            self.streamed_any, self.last_stream, self._md = False, "", None

@@ -1,0 +1,74 @@
+"""display.final_response_markdown: at a terminal the answer's Markdown is rendered (render, the default) or its
+markers taken away (strip, and render without colour); raw, or piped to a file, the answer is as the model wrote it.
+The answer streams in pieces of 16 characters, so a marker is often cut between two of them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plugins.terminal.markdown import Markdown
+
+ANSWER = ("# Plan\n"
+          "Use **pytest -x** and `make check`; see [the docs](https://example.org/docs).\n"
+          "- first *step*\n"
+          "```python\n"
+          "total = a**2 * `b`\n"
+          "```\n"
+          "0 * * * * runs it hourly; snake_case_name stays\n"
+          "* * * * *\n"
+          + "word " * 40 + "**the end**\n")
+
+
+def test_the_answers_markdown_at_a_terminal_and_not_when_piped(terminal, hermes, hermes_home, tmp_path):
+    run, _ = terminal([ANSWER], "hi", command=("run",))  # render, with colour
+    run.expect("the end", timeout=30)
+    assert run.close() == 0
+    seen = run.seen.replace("\r\n", "\n")
+    assert "\x1b[1m\x1b[4mPlan\x1b[0m\n" in seen and "\x1b[1mpytest -x\x1b[0m" in seen
+    assert "\x1b[36mmake check\x1b[0m" in seen and "\x1b[4mthe docs\x1b[0m\x1b[2m (https://example.org/docs)" in seen
+    assert "• first \x1b[3mstep\x1b[0m\n" in seen and "\x1b[36mtotal = a**2 * `b`\x1b[0m\n" in seen  # code as it is
+    assert "```" not in seen and "**" not in seen.replace("a**2", "")
+    assert "0 * * * * runs it hourly; snake_case_name stays\n* * * * *\n" in seen
+    assert "word word \x1b[1mthe end\x1b[0m" in seen  # a line wider than the terminal, shown before its newline
+
+    run, _ = terminal([ANSWER], "hi", command=("run",), env={"NO_COLOR": "1"}, name="two.json")  # no colour: strip
+    run.expect("the end", timeout=30)
+    assert run.close() == 0
+    seen = run.seen.replace("\r\n", "\n")
+    assert "Plan\nUse pytest -x and make check; see the docs (https://example.org/docs).\n• first step\n" \
+           "total = a**2 * `b`\n0 * * * *" in seen and "\x1b[0m" not in seen
+
+    (hermes_home / "config.yaml").write_text("display:\n  final_response_markdown: raw\n")
+    run, _ = terminal([ANSWER], "hi", command=("run",), name="three.json")
+    run.expect("the end", timeout=30)
+    assert run.close() == 0 and ANSWER.rstrip("\n") in run.seen.replace("\r\n", "\n")
+
+    (hermes_home / "config.yaml").write_text("display:\n  final_response_markdown: render\n")
+    script = tmp_path / "piped.json"
+    script.write_text(json.dumps([ANSWER]))
+    piped = hermes("run", "--api-mode", "scripted", "--base-url", script, "hi")
+    assert piped.returncode == 0 and piped.stdout == ANSWER, piped.stderr  # a file gets the model's Markdown
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    stored = json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+    assert stored[-1]["content"] == ANSWER
+
+
+@pytest.mark.parametrize("line, shown", [
+    ("## Two ##", "Two"),
+    ("> a _quote_", "│ a quote"),
+    ("  + nested **item**", "  • nested item"),
+    ("---", "─" * 24),
+    ("2*3*4 and a * b * c", "2*3*4 and a * b * c"),
+    ("~~old~~ [https://a.b](https://a.b)", "old https://a.b"),
+    ("``a `tick` b``", "a `tick` b"),
+])
+def test_one_line_stripped(line, shown):
+    assert Markdown("strip", colour=True).line(line) == shown  # strip never paints
+
+
+def test_a_fence_closes_only_on_its_own_kind():
+    md = Markdown("strip", colour=False)
+    shown = [md.line(line) for line in ["````", "```", "# inside", "~~~", "````", "# outside"]]
+    assert shown == [None, "```", "# inside", "~~~", None, "outside"]
