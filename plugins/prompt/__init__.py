@@ -49,6 +49,8 @@ def register_config(declare):
     declare("agent.tool_use_enforcement", (str, bool, list), "auto", "the tools layer asks to call tools rather than "
             "describe them: auto (GPT, Codex, Gemini, Gemma, Grok models), true, false, or a list of model-name parts")
     declare("prompt.max_layer_chars", int, 20_000, "the most characters one layer may take (then it is cut, marked)", minimum=1)
+    declare("context_file_max_chars", int, None, "the most characters the context files' layer may take (hermes-agent's; "
+            "unset: prompt.max_layer_chars)", minimum=1)
     declare("prefill_messages_file", str, "", "a JSON file of messages, [{role, content}, ...] (a few-shot example), "
             "put after the system prompt in each request, never stored (hermes-agent's; relative to config.yaml's "
             "folder)")

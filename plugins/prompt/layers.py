@@ -218,7 +218,8 @@ def assemble(agent: Any, contributions: list, cwd: Optional[Path] = None, added:
         if layer is None or not layer.text.strip():
             continue
         layer.chars = len(layer.text)
-        layer.text, layer.truncated = cap(layer.text, limit, layer.source)
+        most = _setting(config, "context_file_max_chars", None) if name == "context" else None
+        layer.text, layer.truncated = cap(layer.text, int(most or limit), layer.source)
         layers.append(layer)
     return layers
 

@@ -86,6 +86,10 @@ def test_layers_can_be_turned_off_and_a_long_one_is_cut_with_a_marker(hermes, he
     assert context["truncated"] and context["chars"] > 15000 and len(context["text"]) <= 2000
     assert "[... truncated:" in context["text"] and "characters of AGENTS.md left out]" in context["text"]
     assert shown["layers"][0]["text"] == "You are Kestrel."
+    with (hermes_home / "config.yaml").open("a") as config:  # hermes-agent's cap of the context files
+        config.write("context_file_max_chars: 500\n")
+    layers = json.loads(hermes("prompt", "show", "--json", cwd=folder).stdout)["layers"]
+    assert len(layers[1]["text"]) <= 500 and "characters of AGENTS.md left out]" in layers[1]["text"]
 
 
 def test_a_distro_blocking_the_prompt_plugin_sends_only_what_it_sets(hermes, wire_server, cli_env,  # noqa: F811
