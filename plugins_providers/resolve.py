@@ -69,7 +69,7 @@ def resolve_api_mode(config):
 
 
 @hookimpl
-def register_config(declare):
+def register_config(declare, config):
     from kernel.keys import Key
     from plugins_providers.reasoning import DELEGATION, KEY, LEVELS, PER_MODEL, SPELLINGS
 
@@ -80,6 +80,12 @@ def register_config(declare):
                 "anthropic/claude-opus-4.6 and claude-opus-4-6 name one model)"))
     declare(Key(DELEGATION, (str, bool), "", f"the subagents' level over {KEY} (unset: theirs is the same)",
                 choices=("", *LEVELS, *SPELLINGS)))
+    declare(Key("network.force_ipv4", bool, False, "look hosts up for IPv4 addresses first, where IPv6 is broken "
+                "(hermes-agent's)"))
+    if config.get("network.force_ipv4") is True:  # before any command connects anywhere
+        from plugins_providers.ipv4 import prefer_ipv4
+
+        prefer_ipv4()
     from plugins_providers.serving import declare_keys
 
     declare_keys(declare)
