@@ -33,6 +33,16 @@ def hermes_home(tmp_path, monkeypatch):
     return home
 
 
+TITLES_OFF = "auxiliary:\n  title_generation:\n    enabled: false\n"
+
+
+def no_titles(home: Path) -> None:
+    """A chat's first answer asks the model for a title (auxiliary.title_generation): off, for a test that counts the
+    requests a wire server gets or scripts each answer."""
+    with (home / "config.yaml").open("a") as config:
+        config.write(TITLES_OFF)
+
+
 @pytest.fixture
 def make_agent():
     """``make_agent(*plugins, script=[...], config={...}, callbacks=(), **agent_kwargs)``

@@ -10,6 +10,7 @@ import json
 
 from plugins_providers.testserver import reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+from tests.conftest import no_titles
 
 MODEL = ("--api-mode", "chat_completions", "-m", "gpt-test")
 
@@ -33,6 +34,7 @@ def test_the_layers_in_order_and_the_same_bytes_every_turn(hermes, wire_server, 
     (hermes_home / "memories" / "MEMORY.md").write_text("The user keeps bees.\n")
     folder = project(tmp_path, "# House rules\nRun the tests with `make check`.\n")
     wire_server.script([reply("one"), reply("two"), reply("three")])
+    no_titles(hermes_home)
     env = {**cli_env, "OPENAI_API_KEY": "sk-test"}
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, "-t", "file", env=env, cwd=folder,
                  input="first\nsecond\nthird\n/exit\n")

@@ -9,6 +9,7 @@ import json
 
 from plugins_providers.testserver import reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+from tests.conftest import no_titles
 
 MODEL = ("--api-mode", "chat_completions", "-m", "gpt-test")
 
@@ -72,6 +73,7 @@ def test_slash_skill_name_loads_it_into_the_next_message(hermes, wire_server, cl
     (hermes_home / "skills" / "bare").mkdir()
     (hermes_home / "skills" / "bare" / "SKILL.md").write_text("No front matter.\n")  # was listed as "skill: "
     wire_server.script([reply("Bees hum in the sun"), reply("Moths at the lamp"), reply("plain")])
+    no_titles(hermes_home)
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
                  cwd=tmp_path, input="/help\n/haiku\nwrite about bees\n/haiku now about moths\nplain again\n/exit\n")
     assert out.returncode == 0, out.stderr

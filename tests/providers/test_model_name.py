@@ -11,6 +11,7 @@ import pytest
 
 from plugins_providers.testserver import reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+from tests.conftest import no_titles
 
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "", "XAI_API_KEY": "",
            "OPENAI_BASE_URL": "", "ANTHROPIC_BASE_URL": ""}
@@ -20,8 +21,9 @@ NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "", 
 @pytest.mark.parametrize("model, path", [("gpt-4.1", "/v1/responses"), ("o4-mini", "/v1/responses"),
                                          ("claude-sonnet-4-5", "/v1/messages")])
 def test_a_model_name_alone_reaches_its_family_s_provider(hermes, wire_server, cli_env, model, path,  # noqa: F811
-                                                          command):
+                                                          command, hermes_home):
     env = {**cli_env, **NO_KEYS}
+    no_titles(hermes_home)
     if model.startswith("claude"):
         env.update(ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=wire_server.url)
     else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from tests.conftest import TITLES_OFF, no_titles
 
 LEFT, UP, ALT_ENTER = "\x1b[D", "\x1b[A", "\x1b\r"
 
@@ -46,6 +47,7 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
     from plugins_providers.testserver import reply
 
     (hermes_home / "config.yaml").write_text("# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n")
+    no_titles(hermes_home)
     wire_server.push(reply("light"), reply("deep"), reply("deeper"))
     chat, _ = terminal([], "--api-mode", "anthropic_messages", "--base-url", wire_server.url, "-m", "claude-opus-4-7",
                        env={"ANTHROPIC_API_KEY": "sk-ant-test"})
@@ -68,7 +70,7 @@ def test_reasoning_effort_for_this_chat_or_from_now_on(terminal, wire_server, he
     assert second["thinking"]["type"] == "adaptive" and second["output_config"] == {"effort": "high"}  # the chat's
     assert third["output_config"] == {"effort": "xhigh"}
     assert (hermes_home / "config.yaml").read_text() == (
-        "# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n  reasoning_effort: xhigh\n")
+        "# mine\nagent:\n  reasoning_overrides: {claude-opus-4.7: low}\n  reasoning_effort: xhigh\n" + TITLES_OFF)
 
 
 def test_fast_mode_for_this_chat_or_from_now_on(terminal, wire_server, hermes_home):
@@ -77,6 +79,7 @@ def test_fast_mode_for_this_chat_or_from_now_on(terminal, wire_server, hermes_ho
     from plugins_providers.testserver import reply
 
     (hermes_home / "config.yaml").write_text("# mine\n")
+    no_titles(hermes_home)
     wire_server.push(reply("plain"), reply("quick"), reply("still quick"))
     proxy = {"HTTP_PROXY": wire_server.url, "http_proxy": wire_server.url, "NO_PROXY": "", "no_proxy": ""}
     chat, _ = terminal([], "--api-mode", "chat_completions", "--base-url", "http://api.openai.com/v1", "-m", "gpt-5.2",
@@ -100,7 +103,7 @@ def test_fast_mode_for_this_chat_or_from_now_on(terminal, wire_server, hermes_ho
     assert chat.close() == 0
     first, second, third = (r.body for r in wire_server.requests)
     assert "service_tier" not in first and second["service_tier"] == third["service_tier"] == "priority"
-    assert (hermes_home / "config.yaml").read_text() == "# mine\nagent:\n  service_tier: fast\n"
+    assert (hermes_home / "config.yaml").read_text() == "# mine\n" + TITLES_OFF + "agent:\n  service_tier: fast\n"
 
 
 def test_a_personality_of_config_is_the_prompt_from_now_on_and_none_goes_back(terminal, wire_server, hermes_home):
@@ -110,6 +113,7 @@ def test_a_personality_of_config_is_the_prompt_from_now_on_and_none_goes_back(te
 
     (hermes_home / "config.yaml").write_text("# mine\npersonalities:\n  pirate: Answer as a pirate would.\n"
                                              "  Teacher: {system_prompt: Explain slowly., tone: patient}\n")
+    no_titles(hermes_home)
     wire_server.push(reply("plain"), reply("arr"), reply("plain again"))
     chat, _ = terminal([], "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test",
                        env={"OPENAI_API_KEY": "sk-test"})
@@ -135,7 +139,7 @@ def test_a_personality_of_config_is_the_prompt_from_now_on_and_none_goes_back(te
     assert systems[2].startswith("You are hermes")
     assert [m["content"] for m in wire_server.requests[1].body["messages"][1:]] == ["one", "plain", "two"]  # kept
     assert (hermes_home / "config.yaml").read_text().endswith(  # comments kept; pirate's was written, then none's
-        "tone: patient}\nagent:\n  system_prompt: \"\"\n")
+        "tone: patient}\n" + TITLES_OFF + "agent:\n  system_prompt: \"\"\n")
 
 
 def test_quick_commands_of_config_run_a_command_or_stand_for_another(terminal, hermes_home, tmp_path):

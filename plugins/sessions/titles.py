@@ -1,0 +1,81 @@
+"""A chat's title, from its first exchange (hermes-agent's ``auxiliary.title_generation``): after the first answer,
+a model call beside the conversation names it in a few words, so ``hermes sessions list`` and ``/resume`` show what
+each chat was about. It runs on a thread of its own (the chat goes on at once) on a child agent (a call on the
+chat's own agent would change its provider under the next turn); a title set by ``/title`` meanwhile stays."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any
+
+KEY = "auxiliary.title_generation"
+PROMPT = ("Name the conversation below in three to seven words: its topic or aim, in the language the user writes in"
+          "{language}. Answer with the title alone: no quotes, no full stop, no \"Title:\".")
+SHOWN = 500  # characters of the question and of the answer the call sees
+WAIT = 5.0  # seconds the chat's end waits for a title still coming
+
+log = logging.getLogger("hermes.sessions")
+_running: dict = {}  # session id -> its title's thread
+
+
+def wanted(agent: Any, conversation_history: list) -> bool:
+    """A chat's first exchange, titling not turned off."""
+    if getattr(agent, "platform", "") != "cli" or getattr(agent, "parent", None) is not None:
+        return False
+    if getattr(agent.provider_config, "api_mode", "") == "scripted":  # a call beside it would take the next turn's step
+        return False
+    block = agent.config.get(KEY) or {}
+    if isinstance(block, dict) and block.get("enabled") is False:
+        return False
+    return sum(1 for message in conversation_history if message.get("role") == "user") == 1
+
+
+def start(agent: Any, store: Any, question: str, answer: str) -> None:
+    """Name ``agent``'s session on a thread of its own."""
+    session_id = agent.session_id
+    thread = threading.Thread(target=_name, args=(agent, store, session_id, question, answer), daemon=True,
+                              name="session-title")
+    _running[session_id] = thread
+    thread.start()
+
+
+def wait(session_id: str) -> None:
+    """As the chat ends: give a title still coming a few seconds to be stored."""
+    thread = _running.pop(session_id, None)
+    if thread is not None:
+        thread.join(WAIT)
+
+
+def _name(agent: Any, store: Any, session_id: str, question: str, answer: str) -> None:
+    from plugins.auxiliary import joined, provider_config
+
+    child = None
+    try:
+        block = agent.config.get(KEY) or {}
+        language = str(block.get("language") or "").strip() if isinstance(block, dict) else ""
+        aux = provider_config(agent.config, "title_generation")
+        child = agent.spawn_child(provider=joined(agent, aux) if aux is not None else None)
+        said = child.complete_once([
+            {"role": "system", "content": PROMPT.format(language=f" (in {language})" if language else "")},
+            {"role": "user", "content": f"User: {question[:SHOWN]}\n\nAssistant: {answer[:SHOWN]}"}],
+            max_tokens=60, task="title_generation")
+        title = _clean(said)
+        meta = store.get_session(session_id) or {}
+        if title and not meta.get("title"):  # a /title meanwhile wins
+            store.set_title(session_id, title)
+    except Exception as exc:  # noqa: BLE001 - a title is never worth a chat: one warning
+        log.warning("no title for session %s (%s): `/title TEXT` names it", session_id, str(exc).splitlines()[0]
+                    if str(exc) else type(exc).__name__)
+    finally:
+        if child is not None:
+            agent.release_child(child)
+
+
+def _clean(said: str) -> str:
+    """The title in a model's answer: its thinking, quotes, a "Title:" and a closing full stop taken off."""
+    text = re.sub(r"<think>.*?</think>", "", said or "", flags=re.S).strip()
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    line = re.sub(r"^(title\s*:\s*)", "", line.strip("*#\"'` "), flags=re.I).strip("\"'` ").rstrip(".")
+    return line if len(line) <= 80 else line[:77].rstrip() + "..."
