@@ -38,7 +38,8 @@ TITLES_OFF = "auxiliary:\n  title_generation:\n    enabled: false\n"
 
 def no_titles(home: Path) -> None:
     """A chat's first answer asks the model for a title (auxiliary.title_generation): off, for a test that counts the
-    requests a wire server gets or scripts each answer."""
+    requests a wire server gets or scripts each answer (appended: a config.yaml with an ``auxiliary`` block of its
+    own writes ``title_generation`` into that instead)."""
     with (home / "config.yaml").open("a") as config:
         config.write(TITLES_OFF)
 

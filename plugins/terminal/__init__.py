@@ -57,6 +57,10 @@ def register_config(declare):
     declare("display.final_response_markdown", str, "render", "how a terminal shows the answer's Markdown: render "
             "(bold, code in colour, markers gone), strip (markers gone) or raw; piped, it stays as written",
             choices=("render", "strip", "raw"))
+    declare("goals.max_turns", int, 20, "the steps chat's /goal asks for before the goal pauses (hermes-agent's)",
+            minimum=0)
+    declare("auxiliary.goal_judge", dict, {}, "the model that judges whether /goal's goal is done: model, provider, "
+            "base_url ... as the auxiliary blocks (hermes-agent's; unset: the chat's)")
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

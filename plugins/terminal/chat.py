@@ -114,8 +114,9 @@ class Chat:
                 return True
             text = self.typed.pop(0)
 
-    def turn(self, text: "str | list") -> None:
-        """A turn on what the user typed, with the images attached since (a list: a message as it was, /retry)."""
+    def turn(self, text: "str | list"):
+        """A turn on what the user typed, with the images attached since (a list: a message as it was, /retry);
+        its result."""
         from plugins.images import mode, with_images
 
         if isinstance(text, str):
@@ -140,6 +141,7 @@ class Chat:
             self.say("(interrupted)", "status")
         elif result.exit_reason == "budget_exhausted" and not result.final_response:
             self.say("(the iteration budget ran out before a final answer; raise it with --max-turns)", "status")
+        return result
 
     def dropped(self, text: str) -> "str | None":
         """A line that starts with an image file's path (a terminal pastes a dragged file so: quoted, or its spaces

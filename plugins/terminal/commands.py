@@ -317,6 +317,12 @@ def _retry(chat, args):
     chat.turn(taken)
 
 
+def _goal(chat, args):
+    from plugins.terminal.goals import command
+
+    return command(chat, args)
+
+
 def _image(chat, args):
     from plugins.images import read_image
 
@@ -448,6 +454,7 @@ BUILTIN = {
     "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),
     "yolo": ("approvals off in this chat, or back (/yolo on|off)", _yolo),
     "clear": ("clear the screen and start a new session", _clear),
+    "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
     "version": ("hermes' version", _version),
 }
 ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here

@@ -1,0 +1,63 @@
+"""chat's /goal (hermes-agent's standing goal) over the real openai SDK: after each answer the judge model
+(auxiliary.goal_judge) says whether the goal is done; not yet, the chat asks for the next step, up to
+goals.max_turns, then pauses until /goal resume; a judge that answers no verdict three times pauses it too."""
+
+from __future__ import annotations
+
+import json
+
+from plugins_providers.testserver import reply
+from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
+
+MODEL = ("--api-mode", "chat_completions", "-m", "gpt-test")
+CONFIG = ("goals:\n  max_turns: {turns}\nauxiliary:\n  goal_judge:\n    model: judge-model\n"
+          "  title_generation:\n    enabled: false\n")  # the title's call would take a step
+
+
+def judged(answers, verdicts):
+    """A step for the next request: the judge model's next verdict, or the chat's next answer."""
+    return lambda request: (reply(next(verdicts)) if request.body["model"] == "judge-model"
+                            else reply(next(answers)))
+
+
+def test_a_goal_is_worked_on_until_the_judge_finds_it_done(hermes, hermes_home, wire_server, cli_env):  # noqa: F811
+    (hermes_home / "config.yaml").write_text(CONFIG.format(turns=2))
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test"}
+    answers = iter(["I wrote the parser.", "The tests run: 2 fail.", "All 3 tests pass."])
+    verdicts = iter(['{"done": false, "reason": "the tests were not run"}',
+                     'Sure! {"done": false, "reason": "two tests fail"}',
+                     '{"done": true, "reason": "all tests pass"}'])
+    wire_server.script([judged(answers, verdicts)] * 6)
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env=env,
+                 input="/goal make the parser's tests pass\n/goal\n/exit\n")
+    assert out.returncode == 0 and "All 3 tests pass." in out.stdout, out.stderr
+    assert "goal set (2 turns at most; a judge checks each answer): make the parser's tests pass" in out.stderr
+    assert "goal: not done yet (the tests were not run); next step 1 of 2" in out.stderr
+    assert "goal: not done yet (two tests fail); next step 2 of 2" in out.stderr
+    assert "goal done: all tests pass" in out.stderr and "no goal: /goal TEXT sets one" in out.stdout
+    chat = [r.body for r in wire_server.requests if r.body["model"] == "gpt-test"]
+    judge = [r.body for r in wire_server.requests if r.body["model"] == "judge-model"]
+    assert len(chat) == len(judge) == 3 and all("tools" not in body for body in judge)
+    assert chat[0]["messages"][-1]["content"] == "make the parser's tests pass"
+    assert chat[1]["messages"][-1]["content"].startswith("[Still working toward the goal you were given]\n"
+                                                         "Goal: make the parser's tests pass\n")
+    assert judge[2]["messages"][1]["content"].endswith("The agent's latest answer:\nAll 3 tests pass.")
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    stored = json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+    assert [m["role"] for m in stored] == ["user", "assistant"] * 3  # the judge's calls are not in the history
+
+    # the budget pauses it; /goal resume goes on with a new one; a judge with no verdict three times pauses it
+    wire_server.requests.clear()
+    answers = iter(f"step {n}" for n in range(1, 7))
+    verdicts = iter(['{"done": false, "reason": "more to do"}'] * 3 + ["I think so?", "", "maybe"])
+    wire_server.script([judged(answers, verdicts)] * 12)
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env=env,
+                 input="/goal write six steps\n/goal status\n/goal resume\n/goal clear\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert "goal paused: 2 turns (goals.max_turns) went by without it done" in out.stderr
+    assert "goal: write six steps\npaused (2 turns (goals.max_turns) went by without it done): /goal resume goes on" \
+           in out.stdout
+    assert "goal resumed (2 more turns at most): write six steps" in out.stderr
+    assert "goal paused: the judge gave no verdict 3 times (the judge answered no verdict: 'maybe'); check " \
+           "auxiliary.goal_judge" in out.stderr
+    assert "step 6" in out.stdout and "goal cleared" in out.stdout and len(wire_server.requests) == 12
