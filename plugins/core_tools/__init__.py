@@ -68,6 +68,9 @@ def register_config(declare):
             "the agent offers)")
     declare("code_execution.python", str, "", "the Python of execute_code scripts (default: the active virtual "
             "environment's, else hermes' own)")
+    declare("code_execution.mode", str, "project", "where execute_code scripts run: project (the working folder, "
+            "code_execution.python) or strict (hermes' own Python in a temporary folder of their own; hermes-agent's)",
+            choices=("project", "strict"))
     declare("sandbox.mode", (str, bool), "workspace-write", "where terminal commands may write: workspace-write (the "
             "working folder and a private /tmp), read-only (only the private /tmp) or off (no sandbox)",
             choices=(*sandbox.MODES, False))  # YAML reads a bare off as false

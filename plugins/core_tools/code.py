@@ -167,21 +167,30 @@ def make_execute_code(config=None) -> Tool:
     names = tuple(setting(config, "code_execution.tools", list(CALLABLE), list))
 
     def execute_code(args, ctx):
-        import socket
-        import subprocess  # here: a command that never runs a script does not import them
-        import tempfile
+        import tempfile  # here: a command that never runs a script does not import it
 
         from plugins.core_tools.sandbox import Sandbox
-        from plugins.core_tools.terminal import read_output, process_environment, wait_or_stop
 
         code = arg(check_args(args, "execute_code"), "code", str, tool="execute_code")
         if not code.strip():
             raise ToolError("execute_code: 'code' is empty")
         agent = getattr(ctx, "agent", None)
         box = Sandbox.from_config(config)
-        python = _python(config)
+        strict = setting(config, "code_execution.mode", "project", str) == "strict"
+        python = sys.executable if strict else _python(config)
         home = os.path.dirname(os.path.dirname(os.path.abspath(python)))  # its virtual environment, if it has one
-        here = working_folder(agent, config)  # relative paths mean what they mean to the terminal
+        if strict:  # hermes' own Python in a folder of its own, gone afterwards (hermes-agent's isolation)
+            with tempfile.TemporaryDirectory(prefix="hermes-code-") as here:
+                return _run(box, python, home, here, code, agent, ctx)
+        return _run(box, python, home, working_folder(agent, config), code, agent, ctx)  # as the terminal's paths
+
+    def _run(box, python, home, here, code, agent, ctx):
+        import socket
+        import subprocess  # here: a command that never runs a script does not import them
+        import tempfile
+
+        from plugins.core_tools.terminal import read_output, process_environment, wait_or_stop
+
         argv, sandboxed = box.wrap([python, "-c", BOOT], here, readable=(home,))
         ours, theirs = socket.socketpair()
         channel = _Channel(ours, agent, ctx, most, names)

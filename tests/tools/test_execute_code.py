@@ -3,6 +3,7 @@ own do (guards, approval, after-hooks), only what the script prints comes back, 
 deadline, its call limit and an interrupt as a terminal command is."""
 
 import json
+import os
 import textwrap
 import threading
 import time
@@ -123,6 +124,22 @@ def test_a_python_below_tmp_outside_the_workspace_runs_in_the_sandbox(make_agent
     config = {"sandbox": {"mode": "workspace-write"}, "code_execution": {"python": str(tmp_path / "venv/bin/python")}}
     result = run_script(make_agent, "import sys\nprint(sys.prefix)", config=config)
     assert (result["exit_code"], result["output"], result["sandbox"]) == (0, f"{tmp_path / 'venv'}\n", "workspace-write")
+
+
+def test_strict_mode_runs_hermes_python_in_a_folder_of_its_own(make_agent, tmp_path, monkeypatch):
+    """code_execution.mode (hermes-agent's): project runs the active virtual environment's Python in the working
+    folder; strict, hermes' own in a temporary folder that is gone afterwards."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))
+    code = "import os, sys\nprint(sys.prefix)\nprint(os.getcwd())"
+    project = run_script(make_agent, code)["output"].splitlines()
+    assert project == [str(tmp_path / "venv"), str(tmp_path)]
+    strict = run_script(make_agent, code, config={**OFF, "code_execution": {"mode": "strict"}})["output"].splitlines()
+    assert strict[0] == sys.prefix and os.path.basename(strict[1]).startswith("hermes-code-")
+    assert not os.path.exists(strict[1])
 
 
 def test_what_a_script_may_call_is_limited_and_refusals_raise(make_agent):
