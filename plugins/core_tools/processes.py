@@ -136,6 +136,16 @@ def run_in_background(agent, argv: list, command: str, cwd, env: dict, max_chars
     return result
 
 
+def stop_running(agent: Any) -> list:
+    """Stop each background command of ``agent`` still running (chat's /stop); their output stays for the model to
+    read. The ids of those stopped."""
+    jobs = (getattr(agent, "state", None) or {}).get(STATE, {}).values()
+    running = [job for job in jobs if job.proc.poll() is None]
+    for job in running:
+        job.stop()
+    return [job.id for job in running]
+
+
 def stop_all(agent: Any) -> None:
     """End every background command ``agent`` started (it is closing) and remove their output files."""
     for job in list((getattr(agent, "state", None) or {}).pop(STATE, {}).values()):

@@ -9,7 +9,8 @@ During a turn the terminal is in its line mode (prompt_toolkit has given it back
 * ``steer``: the turn goes on, and the model reads the line, as a message of the user's, after the tool call that
   is running or the next one. A turn that ends without another tool call has it sent as the next message.
 
-A line starting with ``/`` is a chat command: it runs after the turn, whatever the mode. Nothing typed is lost: what
+``/queue TEXT`` and ``/steer TEXT`` send one line as those modes do. Another line starting with ``/`` is a chat
+command: it runs after the turn, whatever the mode. Nothing typed is lost: what
 is not sent into the turn is sent after it. Only at a terminal: piped input is a script's next messages."""
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ class BusyInput:
         if not line:
             return
         mode = self.agent.config.get(MODE)
-        if line.startswith("/"):
+        word, _, rest = line[1:].partition(" ")
+        if line.startswith("/") and word in ("queue", "q", "steer") and rest.strip():  # this line's mode, named
+            line, mode = rest.strip(), "steer" if word == "steer" else "queue"
+        elif line.startswith("/"):
             self.typed.append(line)
             self.console.say(f"(/{line[1:].split(' ')[0]} runs when this turn ends)")
             return

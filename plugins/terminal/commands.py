@@ -317,6 +317,44 @@ def _retry(chat, args):
     chat.turn(taken)
 
 
+def _branch(chat, args):
+    """hermes-agent's /branch: the chat goes on in a new session holding the conversation so far; the current one
+    stays as it is, to go back to."""
+    from hermes.cli.app import program
+
+    agent = chat.agent
+    if not agent.messages:
+        return "nothing to branch yet: say something first"
+    old = agent.session_id
+    agent.rotate_session("branch")
+    title = agent.host.registry[SLASH_COMMANDS].get("title")  # the sessions plugin's, when a store keeps them
+    if args and title is not None:
+        title.value(args, agent)
+    return (f"branched{f' as {args!r}' if args else ''}: the chat goes on in session {agent.session_id}; "
+            f"{old} stays as it was (`{program()} chat --resume {old}`)")
+
+
+def _queue(chat, args):
+    """/queue TEXT: typed during a turn it waits for the turn's end (busy.py); typed now, it is the next message."""
+    if not args:
+        return "usage: /queue TEXT  (typed while a turn runs, TEXT is sent when it ends)"
+    chat.turn(args)
+
+
+def _steer(chat, args):
+    if not args:
+        return "usage: /steer TEXT  (typed while a turn runs, the model reads TEXT after its current tool call)"
+    chat.turn(args)  # no turn to steer: the next message
+
+
+def _stop(chat, args):
+    from plugins.core_tools.processes import stop_running
+
+    stopped = stop_running(chat.agent)
+    return f"stopped {len(stopped)} background command(s): {', '.join(stopped)}" if stopped else \
+        "no background command is running"
+
+
 def _goal(chat, args):
     from plugins.terminal.goals import command
 
@@ -454,6 +492,12 @@ BUILTIN = {
     "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),
     "yolo": ("approvals off in this chat, or back (/yolo on|off)", _yolo),
     "clear": ("clear the screen and start a new session", _clear),
+    "branch": ("/branch [TITLE]: go on in a copy of this session; this one stays as it is (also /fork)", _branch),
+    "fork": ("/fork [TITLE]: /branch", _branch),
+    "queue": ("/queue TEXT: typed during a turn, sent when it ends (also /q)", _queue),
+    "q": ("/q TEXT: /queue", _queue),
+    "steer": ("/steer TEXT: typed during a turn, the model reads it after its current tool call", _steer),
+    "stop": ("stop the background commands the model started", _stop),
     "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
     "version": ("hermes' version", _version),
 }
