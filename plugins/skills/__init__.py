@@ -26,7 +26,7 @@ from plugins.skills.hookspecs import SKILLS
 PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
 # chat's own commands and the built-in plugins': a skill of the same name is not a command
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
-            "context", "memory", "search", "title"}
+            "context", "memory", "search", "title", "skills"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:
@@ -103,6 +103,7 @@ def prompt_layer(agent):
 def register_slash_commands(register, config):
     from pathlib import Path
 
+    register("skills", _slash_skills, "the skills: /NAME loads one into your next message (hermes-agent's /skills)")
     for name, skill in sorted(skills_of(config, cwd=Path.cwd()).items()):
         if name in RESERVED or ":" in name:
             continue
@@ -114,6 +115,19 @@ def register_slash_commands(register, config):
             return f"skill {name} loaded: it goes with your next message"
 
         register(name, load, f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
+
+
+def _slash_skills(raw_args: str, agent) -> str:
+    """``/skills [WORDS]``: the skills (those whose name or description holds every word), each as its command."""
+    words = raw_args.lower().split()
+    found = [s for name, s in sorted(skills_of(agent).items())
+             if all(w in f"{name} {s.description}".lower() for w in words)]
+    if not found:
+        return ("no skill holds " + " ".join(words)) if words else \
+            "no skills yet: `hermes skills install PATH`, or ask the agent to write one"
+    width = max(len(s.name) for s in found) + 1
+    return "\n".join(f"{'/' + s.name if s.name not in RESERVED and ':' not in s.name else s.name:<{width}}  "
+                     f"{s.description[:90] or '(no description in its SKILL.md)'}" for s in found)
 
 
 @hookimpl

@@ -75,8 +75,11 @@ def test_slash_skill_name_loads_it_into_the_next_message(hermes, wire_server, cl
     wire_server.script([reply("Bees hum in the sun"), reply("Moths at the lamp"), reply("plain")])
     no_titles(hermes_home)
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
-                 cwd=tmp_path, input="/help\n/haiku\nwrite about bees\n/haiku now about moths\nplain again\n/exit\n")
+                 cwd=tmp_path, input="/help\n/skills\n/skills HAIKU\n/skills nothing\n/haiku\nwrite about bees\n"
+                                     "/haiku now about moths\nplain again\n/exit\n")
     assert out.returncode == 0, out.stderr
+    assert "hermes> /bare   (no description in its SKILL.md)\n/haiku  Answer in a haiku.\n" \
+           "hermes> /haiku  Answer in a haiku.\nhermes> no skill holds nothing\n" in out.stdout  # /skills [WORDS]
     assert "/haiku" in out.stdout and "skill: Answer in a haiku." in out.stdout  # listed by /help
     assert "skill: (no description in its SKILL.md)" in out.stdout
     assert "skill haiku loaded" in out.stdout
