@@ -92,6 +92,15 @@ def pre_api_request(call, agent):
     request.tools = [s for s in request.tools if s["name"] not in out]
 
 
+def hidden_tools(agent) -> "set | None":
+    """The tools this agent's requests offer through tool_search (none: an empty set), as its first request will
+    choose them; None when the bridges are not offered either (they then leave every request)."""
+    if SEARCH not in agent.tools:
+        return set()
+    hidden = {name for name in agent.tools if name not in (SEARCH, CALL) and hideable(agent, name)}
+    return hidden if hidden and _hiding(agent, [agent.tools[n].schema() for n in hidden]) else None
+
+
 def hideable(agent, name: str) -> bool:
     """A tool of an MCP server or of a plugin installed beside hermes (not a built-in, nor an embedder's own)."""
     plugin = getattr(agent.tools.get(name), "plugin", "")

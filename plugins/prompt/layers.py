@@ -93,13 +93,20 @@ def identity(config: Any) -> Optional[Layer]:
 
 
 def tools(agent: Any) -> Optional[Layer]:
-    offered = getattr(agent, "tools", None) or {}
+    offered = dict(getattr(agent, "tools", None) or {})
+    search = sys.modules.get("plugins.tool_search")  # loaded: its bridges may stand in for many tools
+    hidden = search.hidden_tools(agent) if search is not None and hasattr(agent, "host") else set()
+    for name in (search.SEARCH, search.CALL) if hidden is None else hidden:  # no bridges, or their tools: not named
+        offered.pop(name, None)
     if not offered:
         return None
     lines = [" ".join(_guidance(agent)), "", "Tools offered in this session:"]
     for name, tool in sorted(offered.items()):
         summary = _first_sentence(getattr(tool, "description", "") or "")
         lines.append(f"- {name}: {summary}" if summary else f"- {name}")
+    if hidden:
+        lines.append(f"- and {len(hidden)} more tools of MCP servers and plugins, not listed: find them with "
+                     f"{search.SEARCH}, run them with {search.CALL}")
     return Layer("tools", "the tools offered", "\n".join(lines))
 
 

@@ -6,6 +6,7 @@ import json
 import plugins.tool_search as tool_search
 from kernel import hookimpl
 from plugins import approval
+from plugins.prompt.layers import tools as tools_layer
 from tests.mcp.conftest import entry
 
 
@@ -66,6 +67,9 @@ def test_below_the_threshold_or_off_the_tools_are_offered_as_they_are(mcp_agent)
         offered = names(agent.scripted.requests[0])
         assert ("mcp__t__add" not in offered) is hidden, config
         assert (tool_search.SEARCH in offered) is hidden and ("terminal" in offered or "terminal" not in agent.tools)
+        listed = tools_layer(agent).text  # the system prompt names what the requests offer, no more
+        assert ("- mcp__t__add:" not in listed) is hidden and ("- tool_search:" in listed) is hidden
+        assert ("more tools of MCP servers and plugins, not listed: find them with tool_search" in listed) is hidden
         agent.close()
 
 
