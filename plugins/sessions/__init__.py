@@ -16,7 +16,6 @@ opened on first use, so loading this plugin costs nothing.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import weakref
 from pathlib import Path
@@ -115,9 +114,6 @@ def register_config(declare):
             "more than sessions.retention_days ago (as `hermes sessions prune` does)")
     declare("sessions.retention_days", int, 90, "how old auto_prune lets a session grow, in days", minimum=1)
     declare("sessions.min_interval_hours", float, 24, "hours between two auto_prune runs", minimum=0)
-    declare("auxiliary.title_generation", dict, {}, "a chat's title from its first exchange, by a model call beside "
-            "it: enabled (true), language (the user's), and the auxiliary blocks' model, provider, base_url ... "
-            "(hermes-agent's)")
     declare("sessions.vacuum_after_prune", bool, True, "after an auto_prune that deleted sessions, give their space "
             "back to the file system (as `hermes sessions compact`)")
 
@@ -211,17 +207,6 @@ def session_info(session_id, agent):
 
 
 @hookimpl
-def post_llm_call(user_message, assistant_response, conversation_history, agent):
-    """A chat's first answer: its title, on a thread of its own (:mod:`plugins.sessions.titles`)."""
-    from plugins.sessions import titles
-
-    if titles.wanted(agent, conversation_history):
-        store = _store_for(agent)
-        if not (store.get_session(agent.session_id) or {}).get("title"):
-            titles.start(agent, store, user_message, assistant_response)
-
-
-@hookimpl
 def on_session_end(session_id, exit_reason, usage, agent):
     _store_for(agent).end_session(session_id, exit_reason or "", usage or {})
 
@@ -229,9 +214,6 @@ def on_session_end(session_id, exit_reason, usage, agent):
 @hookimpl
 def on_session_finalize(session_id, agent):
     store = _store_for(agent)
-    titles = sys.modules.get("plugins.sessions.titles")  # imported: a chat's first answer asked for a title
-    if titles is not None:
-        titles.wait(session_id)
     store.release(session_id)  # shut down, or continued in a new session after compression
     if agent.config.get("sessions.auto_prune"):
         _prune_daily(store, agent.config)

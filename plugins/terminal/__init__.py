@@ -57,6 +57,9 @@ def register_config(declare):
     declare("display.final_response_markdown", str, "render", "how a terminal shows the answer's Markdown: render "
             "(bold, code in colour, markers gone), strip (markers gone) or raw; piped, it stays as written",
             choices=("render", "strip", "raw"))
+    declare("auxiliary.title_generation", dict, {}, "chat's title from its first exchange, by a model call beside "
+            "it: enabled (true), language (the user's), and the auxiliary blocks' model, provider, base_url ... "
+            "(hermes-agent's)")
     declare("goals.max_turns", int, 20, "the steps chat's /goal asks for before the goal pauses (hermes-agent's)",
             minimum=0)
     declare("auxiliary.goal_judge", dict, {}, "the model that judges whether /goal's goal is done: model, provider, "

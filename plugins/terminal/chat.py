@@ -12,6 +12,7 @@ import click
 from hermes.cli.app import program
 from hermes.host.plugins import paused_collector
 from kernel import __version__
+from kernel.messages import text_of
 from kernel.types import add_usage
 from plugins.commands.front import CtrlC, build_agent, prepare_store, provider_options, session_to_resume
 from plugins.commands.hookspecs import SLASH_COMMANDS
@@ -100,6 +101,7 @@ class Chat:
         self.usage: dict = {}
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
+        self.title = None  # the thread naming the session (plugins.terminal.titles)
 
     def handle(self, text: str) -> bool:
         """A line the user sent; then what they typed while it ran, and what plugins queued. False: they leave."""
@@ -129,6 +131,11 @@ class Chat:
         self.typed += busy.typed
         self.usage = add_usage(self.usage, result.usage)
         self.console.end_answer(result.final_response)
+        if result.final_response and not result.interrupted:
+            from plugins.terminal import titles
+
+            if titles.wanted(self.agent):  # a session's first exchange: its title, beside it
+                self.title = titles.start(self.agent, text_of(text), result.final_response)
         if self.agent.config.get(BELL) and sys.stdout.isatty():  # a long task done while the user looked elsewhere
             sys.stdout.write("\a")
             sys.stdout.flush()
@@ -221,6 +228,10 @@ class Chat:
 
     def close(self) -> None:
         agent = self.agent
+        if self.title is not None:  # a title still coming gets a few seconds to be stored
+            from plugins.terminal.titles import WAIT
+
+            self.title.join(WAIT)
         stored = agent.messages and agent.hook.append_messages.get_hookimpls()
         agent.close()
         if stored:

@@ -65,7 +65,8 @@ def test_references_advise_at_every_call_and_the_history_keeps_none_of_it(hermes
 def test_moa_in_chat_for_one_turn_once_per_turn_with_a_failing_reference(terminal, hermes, hermes_home,  # noqa: F811
                                                                           wire_server):
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"moa": {"save_traces": True, "presets": {"default": {
-        "reference_models": ["ref-a", "ref-bad"], "fanout": "user_turn"}, "broken": {"reference_models": []}}}}))
+        "reference_models": ["ref-a", "ref-bad"], "fanout": "user_turn"}, "broken": {"reference_models": []}}},
+        "auxiliary": {"title_generation": {"enabled": False}}}))  # the title's call would take the model's answer
     by_model(wire_server, [reply(tool_calls=[("terminal", {"command": "true"})]), reply("first answer"),
                            reply("second answer")])
     chat, home = terminal([], "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "main",

@@ -1,7 +1,9 @@
 """A chat's title, from its first exchange (hermes-agent's ``auxiliary.title_generation``): after the first answer,
 a model call beside the conversation names it in a few words, so ``hermes sessions list`` and ``/resume`` show what
 each chat was about. It runs on a thread of its own (the chat goes on at once) on a child agent (a call on the
-chat's own agent would change its provider under the next turn); a title set by ``/title`` meanwhile stays."""
+chat's own agent would change its provider under the next turn). The session store plugin keeps it, through its
+``/title`` command; a title set meanwhile (``/title``) stays. Only chat: ``hermes run`` and embedded agents make no
+call of their own."""
 
 from __future__ import annotations
 
@@ -17,38 +19,39 @@ SHOWN = 500  # characters of the question and of the answer the call sees
 WAIT = 5.0  # seconds the chat's end waits for a title still coming
 
 log = logging.getLogger("hermes.sessions")
-_running: dict = {}  # session id -> its title's thread
 
 
-def wanted(agent: Any, conversation_history: list) -> bool:
-    """A chat's first exchange, titling not turned off."""
-    if getattr(agent, "platform", "") != "cli" or getattr(agent, "parent", None) is not None:
-        return False
-    if getattr(agent.provider_config, "api_mode", "") == "scripted":  # a call beside it would take the next turn's step
-        return False
+def wanted(agent: Any) -> bool:
+    """The first exchange of a chat whose session is stored, titling not turned off."""
     block = agent.config.get(KEY) or {}
     if isinstance(block, dict) and block.get("enabled") is False:
         return False
-    return sum(1 for message in conversation_history if message.get("role") == "user") == 1
+    if getattr(agent.provider_config, "api_mode", "") == "scripted":  # a call beside it would take the next turn's step
+        return False
+    if not agent.hook.append_messages.get_hookimpls() or _title_command(agent) is None:  # --no-save, or no store
+        return False
+    return sum(1 for message in agent.messages if message.get("role") == "user") == 1
 
 
-def start(agent: Any, store: Any, question: str, answer: str) -> None:
-    """Name ``agent``'s session on a thread of its own."""
-    session_id = agent.session_id
-    thread = threading.Thread(target=_name, args=(agent, store, session_id, question, answer), daemon=True,
+def start(agent: Any, question: str, answer: str) -> threading.Thread:
+    """Name ``agent``'s session on a thread of its own; the thread (the chat's end waits for it a while)."""
+    thread = threading.Thread(target=_name, args=(agent, agent.session_id, question, answer), daemon=True,
                               name="session-title")
-    _running[session_id] = thread
     thread.start()
+    return thread
 
 
-def wait(session_id: str) -> None:
-    """As the chat ends: give a title still coming a few seconds to be stored."""
-    thread = _running.pop(session_id, None)
-    if thread is not None:
-        thread.join(WAIT)
+def _title_command(agent: Any):
+    from plugins.commands.hookspecs import SLASH_COMMANDS
+
+    return agent.host.registry[SLASH_COMMANDS].get("title")
 
 
-def _name(agent: Any, store: Any, session_id: str, question: str, answer: str) -> None:
+def _stored_title(agent: Any, session_id: str) -> str:
+    return (agent.host.pm.hook.session_info(session_id=session_id, agent=agent) or {}).get("title") or ""
+
+
+def _name(agent: Any, session_id: str, question: str, answer: str) -> None:
     from plugins.auxiliary import joined, provider_config
 
     child = None
@@ -62,9 +65,10 @@ def _name(agent: Any, store: Any, session_id: str, question: str, answer: str) -
             {"role": "user", "content": f"User: {question[:SHOWN]}\n\nAssistant: {answer[:SHOWN]}"}],
             max_tokens=60, task="title_generation")
         title = _clean(said)
-        meta = store.get_session(session_id) or {}
-        if title and not meta.get("title"):  # a /title meanwhile wins
-            store.set_title(session_id, title)
+        if title and not _stored_title(agent, session_id) and agent.session_id == session_id:  # a /title meanwhile wins
+            said = _title_command(agent).value(title, agent)
+            if not _stored_title(agent, session_id):  # the store's own words say why it could not keep it
+                log.warning("no title for session %s: %s", session_id, said)
     except Exception as exc:  # noqa: BLE001 - a title is never worth a chat: one warning
         log.warning("no title for session %s (%s): `/title TEXT` names it", session_id, str(exc).splitlines()[0]
                     if str(exc) else type(exc).__name__)
