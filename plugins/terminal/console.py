@@ -146,26 +146,30 @@ class Console:
             from plugins.terminal.markdown import Markdown
             from plugins.terminal.style import colour_on
 
-            self._md = Markdown(self.markdown, colour_on(self.out))
+            self._md = Markdown(self.markdown, colour_on(self.out), _width(self.out))
         *lines, self._partial = (self._partial + text).split("\n")
         shown = ""
         for line in lines:
             line, self._continued = self._md.line(line, self._continued), False
             shown += "" if line is None else line + "\n"
-        if len(self._partial) > _width(self.out):
+        if len(self._partial) > self._md.width and not self._partial.lstrip().startswith("|"):  # a table's row waits
             cut = self._partial.rfind(" ") + 1 or len(self._partial)
             shown += self._md.line(self._partial[:cut], self._continued) or ""
             self._partial, self._continued = self._partial[cut:], True
         return shown
 
     def _show_partial(self) -> None:
-        """The streamed line so far, shown without its newline (the model call ended, or a line comes between)."""
-        if self._partial:
-            line, self._partial = self._md.line(self._partial, self._continued), ""
-            if line:
-                self.out.write(line)
-                self.out.flush()
-                self._mid_line = self._continued = True
+        """The streamed line so far, shown without its newline, and a table held back (the model call ended, or a
+        line comes between)."""
+        if self._md is None:
+            return
+        line, self._partial = self._md.line(self._partial, self._continued) if self._partial else None, ""
+        table = self._md.finish()
+        shown = (f"{table}\n" if table else "") + (line or "")
+        if shown:
+            self.out.write(shown)
+            self.out.flush()
+            self._mid_line = self._continued = bool(line)
 
     # -- what the agent is doing
     @hookimpl
@@ -379,6 +383,7 @@ class Console:
                 if self.markdown:
                     self._md = None
                     shown = self._lines(shown + "\n")
+                    shown += (self._md.finish() or "") if self._md is not None else ""
                 self.out.write(shown.rstrip("\n") + "\n")
                 self.out.flush()
             self.streamed_any, self.last_stream, self._md = False, "", None

@@ -2,8 +2,9 @@
 **bold** bold and `code` in colour, ``strip`` takes the markers away, ``raw`` leaves the text as the model wrote it.
 
 Line by line, so it works on a streamed answer: a line is shown when its newline comes (or when it grows wider than
-the terminal). Code blocks are shown as they are, fence lines left out. Only a terminal sees this: an answer piped
-to a file or another program stays the model's Markdown."""
+the terminal). Code blocks are shown as they are, fence lines left out; a table is held until it ends, then shown
+with its columns lined up. Only a terminal sees this: an answer piped to a file or another program stays the model's
+Markdown."""
 
 from __future__ import annotations
 
@@ -29,16 +30,31 @@ INLINE = re.compile(
 class Markdown:
     """One answer's lines, for ``mode`` ``render`` (with ``colour``) or ``strip``; it remembers code blocks."""
 
-    def __init__(self, mode: str, colour: bool):
+    def __init__(self, mode: str, colour: bool, width: int = 80):
         self.colour = colour and mode == "render"
         self.fence = ""  # the open code block's fence
+        self.width = width  # the terminal's: a wider table is shown a row at a time
+        self.table: list = []  # the rows of a table held back until it ends (its columns need all of them)
 
     def _style(self, text: str, **style) -> str:
         return click.style(text, **style) if self.colour else text
 
     def line(self, text: str, continued: bool = False):
-        """The line as shown (without its newline), or ``None`` for a fence line; ``continued``: the rest of a line
-        whose start is shown already."""
+        """The line as shown (without its newline; a table that ended before it comes first), or ``None`` for a
+        fence line and a table's row; ``continued``: the rest of a line whose start is shown already."""
+        if not self.fence and not continued and text.lstrip().startswith("|"):
+            self.table.append(text)
+            return None
+        table = self.finish()
+        shown = self._line(text, continued)
+        return shown if table is None else table if shown is None else f"{table}\n{shown}"
+
+    def finish(self):
+        """The table held back, as shown (the answer or the model call ended), or ``None``."""
+        rows, self.table = self.table, []
+        return _table(self, rows) if rows else None
+
+    def _line(self, text: str, continued: bool):
         fence = None if continued else FENCE.match(text)
         if self.fence:
             if fence and fence.group(1)[0] == self.fence[0] and len(fence.group(1)) >= len(self.fence) \
@@ -80,3 +96,52 @@ class Markdown:
             return self._style(found.group("em_text") or found.group("em2_text"), italic=True)
 
         return INLINE.sub(span, text)
+
+
+DIVIDER = re.compile(r"^\s*\|?(\s*:?-+:?\s*\|)*\s*:?-+:?\s*\|?\s*$")
+ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _cells(row: str) -> list:
+    """A table row's cells: split at each ``|`` outside code and not escaped."""
+    cells, cell, code = [], "", False
+    text = row.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") and not text.endswith("\\|") else text
+    for i, char in enumerate(text):
+        if char == "`":
+            code = not code
+        if char == "|" and not code and (i == 0 or text[i - 1] != "\\"):
+            cells.append(cell.strip())
+            cell = ""
+        else:
+            cell += char
+    return [*cells, cell.strip()]
+
+
+def _width(text: str) -> int:
+    """The columns ``text`` takes on a terminal (its colours none, a wide character two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in ESCAPES.sub("", text))
+
+
+def _table(md: Markdown, rows: list) -> str:
+    """A Markdown table with its columns lined up (its header bold), or, wider than the terminal, each row as
+    ``header: value`` lines; rows without a divider under the first, as they are."""
+    if len(rows) < 2 or not DIVIDER.match(rows[1]):  # no table without its divider ("| grep x" in prose)
+        return "\n".join(md.inline(row) for row in rows)
+    cells = [[md.inline(c) for c in _cells(row)] for i, row in enumerate(rows) if i != 1]
+    count = max(len(row) for row in cells)
+    cells = [row + [""] * (count - len(row)) for row in cells]
+    widths = [max(_width(row[i]) for row in cells) for i in range(count)]
+    if sum(widths) + 2 * (count - 1) > md.width:
+        names = [ESCAPES.sub("", name) for name in cells[0]]
+        return "\n\n".join("\n".join(f"{md._style(name or '-', bold=True)}: {value}".rstrip()
+                                     for name, value in zip(names, row))
+                           for row in cells[1:])
+    lines = ["  ".join(cell + " " * (width - _width(cell)) for cell, width in zip(row, widths)).rstrip()
+             for row in cells]
+    lines[0] = md._style(lines[0], bold=True)
+    lines.insert(1, md._style("  ".join("─" * width for width in widths), dim=True))
+    return "\n".join(lines)
