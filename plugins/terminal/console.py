@@ -354,7 +354,7 @@ class Console:
         i, started = 0, time.monotonic()
         while self._spinning.is_set():
             with self._lock:
-                if self._spinning.is_set() and not (self._mid_line or self._reasoning_mid):
+                if self._spinning.is_set() and not (self._mid_line or self._reasoning_mid or self._partial):
                     self.err.write(f"\r{SPINNER[i % 4]} {self._label} {time.monotonic() - started:4.1f}s")
                     self.err.flush()
                     self._drawn = True
