@@ -27,19 +27,25 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @click.command()
 @provider_options
 @click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest chat.")
+@click.option("-q", "--query", metavar="PROMPT", help="One turn and its answer, as `hermes run PROMPT` (hermes-agent's).")
 @click.pass_obj
-def chat(app, **opts):
+def chat(app, query, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
     from plugins.terminal.commands import BUILTIN, recap_of
     from plugins.terminal.console import Console
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
 
+    if query is not None:  # hermes-agent's scripts call `hermes chat -q "..."`
+        root = click.get_current_context().find_root()
+        root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=[], **opts)
+        return
     _first_run(app, opts)
     with paused_collector():
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, "cli")
-        console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")))
+        console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")),
+                          markdown=app.config.get("display.final_response_markdown"))
         console.inbox = []
         commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
                             **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}

@@ -36,13 +36,17 @@ def test_the_answers_markdown_at_a_terminal_and_not_when_piped(terminal, hermes,
     assert "\x1b[1mTool        Runs\x1b[0m\n\x1b[2m──────────  ────\x1b[0m\n\x1b[36mpytest\x1b[0m      12\n" \
            "make check  3\n" in seen  # the columns lined up, the header bold
 
-    run, _ = terminal([ANSWER], "hi", command=("run",), env={"NO_COLOR": "1"}, name="two.json")  # no colour: strip
+    run, _ = terminal([ANSWER], env={"NO_COLOR": "1"}, name="two.json")  # chat; no colour: strip
+    run.expect("hermes> ", timeout=30)
+    run.line("hi")
     run.expect("the end", timeout=30)
+    run.expect("hermes> ")
+    run.line("/exit")
     assert run.close() == 0
     seen = run.seen.replace("\r\n", "\n")
     assert "Plan\nUse pytest -x and make check; see the docs (https://example.org/docs).\n• first step\n" \
            "Tool        Runs\n──────────  ────\npytest      12\nmake check  3\n" \
-           "total = a**2 * `b`\n0 * * * *" in seen and "\x1b[0m" not in seen
+           "total = a**2 * `b`\n0 * * * *" in seen and "\x1b[36m" not in seen  # no colour
 
     (hermes_home / "config.yaml").write_text("display:\n  final_response_markdown: raw\n")
     run, _ = terminal([ANSWER], "hi", command=("run",), name="three.json")
@@ -52,7 +56,7 @@ def test_the_answers_markdown_at_a_terminal_and_not_when_piped(terminal, hermes,
     (hermes_home / "config.yaml").write_text("display:\n  final_response_markdown: render\n")
     script = tmp_path / "piped.json"
     script.write_text(json.dumps([ANSWER]))
-    piped = hermes("run", "--api-mode", "scripted", "--base-url", script, "hi")
+    piped = hermes("chat", "-q", "hi", "--api-mode", "scripted", "--base-url", script)  # hermes-agent's one turn
     assert piped.returncode == 0 and piped.stdout == ANSWER, piped.stderr  # a file gets the model's Markdown
     session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
     stored = json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
