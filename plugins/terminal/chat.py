@@ -6,10 +6,11 @@ import os
 import re
 import sys
 import threading
+from pathlib import Path
 
 import click
 
-from hermes.cli.app import program
+from hermes.cli.app import Fail, program
 from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.messages import text_of
@@ -28,19 +29,44 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @provider_options
 @click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest chat.")
 @click.option("-q", "--query", metavar="PROMPT", help="One turn and its answer, as `hermes run PROMPT` (hermes-agent's).")
+@click.option("-w", "--worktree", is_flag=True, help="Work in a git worktree of this chat's own, on a new branch "
+              "(hermes-agent's; removed at the end when nothing changed in it).")
 @click.pass_obj
-def chat(app, query, **opts):
+def chat(app, query, worktree, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
-    from plugins.terminal.commands import BUILTIN, recap_of
-    from plugins.terminal.console import Console
-    from plugins.terminal.line_editor import LineEditor
-    from plugins.terminal.style import paint
-
     if query is not None:  # hermes-agent's scripts call `hermes chat -q "..."`
         root = click.get_current_context().find_root()
         root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=[], **opts)
         return
     _first_run(app, opts)
+    if worktree:
+        return _in_worktree(app, opts)
+    _chat(app, opts)
+
+
+def _in_worktree(app, opts: dict) -> None:
+    from plugins.terminal.worktree import WorktreeError, create, finish
+
+    started = os.getcwd()
+    try:
+        tree = create(Path(started))
+    except WorktreeError as exc:
+        raise Fail(str(exc)) from None
+    click.echo(f"worktree {tree.path} (branch {tree.branch}, from {tree.base[:10]})", err=True)
+    os.chdir(tree.path)  # the agent's tools start here
+    try:
+        _chat(app, opts)
+    finally:
+        os.chdir(started)
+        click.echo(finish(tree), err=True)
+
+
+def _chat(app, opts: dict) -> None:
+    from plugins.terminal.commands import BUILTIN, recap_of
+    from plugins.terminal.console import Console
+    from plugins.terminal.line_editor import LineEditor
+    from plugins.terminal.style import paint
+
     with paused_collector():
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, "cli")
