@@ -31,13 +31,23 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @click.option("-q", "--query", metavar="PROMPT", help="One turn and its answer, as `hermes run PROMPT` (hermes-agent's).")
 @click.option("-w", "--worktree", is_flag=True, help="Work in a git worktree of this chat's own, on a new branch "
               "(hermes-agent's; removed at the end when nothing changed in it).")
+@click.option("-Q", "--quiet", is_flag=True, help="No banner, no tool lines; each answer printed whole (hermes-agent's).")
+@click.option("--checkpoints", is_flag=True, help="Snapshot a folder before a turn changes it (checkpoints.enabled).")
+@click.option("--source", metavar="NAME", help="The sessions' platform (default cli; hermes-agent's: tool keeps an "
+              "integration's sessions from `hermes chat -c`).")
+@click.option("--accept-hooks", is_flag=True, help="Run config.yaml's shell hooks unapproved (HERMES_ACCEPT_HOOKS).")
 @click.pass_obj
-def chat(app, query, worktree, **opts):
+def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
-    if query is not None:  # hermes-agent's scripts call `hermes chat -q "..."`
+    if checkpoints:
+        app.config.overrides["checkpoints.enabled"] = True
+    if accept_hooks:
+        os.environ["HERMES_ACCEPT_HOOKS"] = "1"
+    if query is not None:  # hermes-agent's scripts call `hermes chat -q "..." [-Q]`: run prints only the answer
         root = click.get_current_context().find_root()
         root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=[], **opts)
         return
+    opts.update(quiet=quiet, platform=source or "cli")
     _first_run(app, opts)
     if worktree:
         return _in_worktree(app, opts)
@@ -67,20 +77,22 @@ def _chat(app, opts: dict) -> None:
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
 
+    quiet, platform = opts.pop("quiet"), opts.pop("platform")
     with paused_collector():
         prepare_store(app, opts)
-        session_id = session_to_resume(app, opts, "cli")
-        console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")),
+        session_id = session_to_resume(app, opts, platform)
+        console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")), quiet=quiet,
                           markdown=app.config.get("display.final_response_markdown"))
         console.inbox = []
         commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
                             **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}
         # before the agent: building it starts its MCP servers, whose SDK import in the background would slow this
         editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
-        agent = build_agent(app, opts, console, session_id=session_id)
+        agent = build_agent(app, opts, console, session_id=session_id, platform=platform)
     chat = Chat(app, agent, console)
-    click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to leave",
-                     "dim", sys.stderr), err=True)
+    if not quiet:
+        click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to "
+                         "leave", "dim", sys.stderr), err=True)
     if session_id:
         for line in recap_of(app, session_id):
             click.echo(printable(line, sys.stderr), err=True)
