@@ -361,6 +361,32 @@ def _goal(chat, args):
     return command(chat, args)
 
 
+# what reads an image off the clipboard: Wayland's, X11's, macOS' (pngpaste)
+CLIPBOARD = (["wl-paste", "--no-newline", "--type", "image/png"], ["xclip", "-selection", "clipboard", "-t",
+             "image/png", "-o"], ["pngpaste", "-"])
+
+
+def _paste(chat, args):
+    """hermes-agent's /paste: the clipboard's image (a screenshot) goes with the next message."""
+    import subprocess
+
+    from plugins.bounded import find_program
+    from plugins.images import MAX_BYTES, fitted, sniff
+
+    tried = [argv for argv in CLIPBOARD if find_program(argv[0])]
+    for argv in tried:
+        try:
+            raw = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if raw and len(raw) <= MAX_BYTES and sniff(raw):
+            chat.images.append(fitted(raw, sniff(raw)))
+            return f"attached the clipboard's image ({len(raw) // 1024 or 1} KB): it goes with your next message"
+    if not tried:
+        return "no clipboard program here (wl-paste, xclip or pngpaste): /image FILE, or drag the file in"
+    return f"the clipboard holds no image ({', '.join(argv[0] for argv in tried)} asked)"
+
+
 def _image(chat, args):
     from plugins.images import read_image
 
@@ -487,6 +513,7 @@ BUILTIN = {
     "fast": ("priority processing for this chat, OpenAI's or Claude's (/fast on|off [--global])", _fast),
     "busy": ("what a line typed during a turn does: /busy interrupt|queue|steer [--global]", _busy),
     "personality": ("the model's prompt: /personality NAME of config's personalities, or none", _personality),
+    "paste": ("the clipboard's image (a screenshot) goes with your next message", _paste),
     "image": ("/image FILE: an image for the model to see with your next message", _image),
     "prompt": ("write your next message in $EDITOR, then send it", _prompt),
     "copy": ("copy the last answer to the clipboard (through the terminal)", _copy),
@@ -508,6 +535,5 @@ ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "toolsets": "/tools",
     "config": "`hermes config show`",
     "insights": "`hermes sessions stats`",
-    "paste": "/image FILE (or drag the file into the terminal)",
     "plugins": "`hermes plugins list`",
 }

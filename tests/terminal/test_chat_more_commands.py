@@ -59,3 +59,33 @@ def test_steer_queue_stop_and_branch(terminal, hermes, hermes_home):
 
 def _session_shown(seen: str) -> str:
     return seen.split(" · session ", 1)[1].split(" ", 1)[0]
+
+
+def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
+    """hermes-agent's /paste: a screenshot on the clipboard goes with the next message. Stand-ins answer as the
+    clipboard programs do: wl-paste (no Wayland here: it fails), then xclip with the PNG."""
+    import base64
+    import os
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
+                           "rkJggg==")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tmp_path / "shot.png").write_bytes(png)
+    (tools / "wl-paste").write_text("#!/bin/sh\necho 'Failed to connect to a Wayland server' >&2\nexit 1\n")
+    (tools / "xclip").write_text(f"#!/bin/sh\n[ \"$4\" = image/png ] && exec cat {tmp_path / 'shot.png'}\nexit 1\n")
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["a dot"]))
+    env = {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, "-m", "claude-test", env=env,  # it sees
+                 input="/paste\nwhat is it?\n/exit\n")
+    assert out.returncode == 0 and "attached the clipboard's image (1 KB): it goes with your next message" in out.stdout
+    [session] = json.loads(hermes("sessions", "list", "--json").stdout)
+    [asked] = [m for m in json.loads(hermes("sessions", "show", session["id"], "--json").stdout)["messages"]
+               if m["role"] == "user"]
+    assert asked["content"][1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(png).decode()
+    (tools / "xclip").write_text("#!/bin/sh\nexit 1\n")  # text on the clipboard: no image
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, env=env, input="/paste\n/exit\n")
+    assert "the clipboard holds no image (wl-paste, xclip asked)" in out.stdout
