@@ -26,7 +26,9 @@ from plugins.skills.hookspecs import SKILLS
 PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
 # chat's own commands and the built-in plugins': a skill of the same name is not a command
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
-            "context", "memory", "search", "title", "skills"}
+            "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
+            "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
+            "stop", "goal"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:

@@ -61,6 +61,15 @@ def _session_shown(seen: str) -> str:
     return seen.split(" · session ", 1)[1].split(" ", 1)[0]
 
 
+def test_no_skill_is_named_after_a_chat_command():
+    """A skill named like one of chat's commands would be listed as its /NAME and never run: the skills plugin
+    leaves those names out."""
+    from plugins.skills import RESERVED
+    from plugins.terminal.commands import BUILTIN
+
+    assert set(BUILTIN) <= RESERVED
+
+
 def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
     """hermes-agent's /paste: a screenshot on the clipboard goes with the next message. Stand-ins answer as the
     clipboard programs do: wl-paste (no Wayland here: it fails), then xclip with the PNG."""
