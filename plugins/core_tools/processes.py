@@ -136,6 +136,11 @@ def run_in_background(agent, argv: list, command: str, cwd, env: dict, max_chars
     return result
 
 
+def listed(agent: Any) -> list:
+    """The background commands of ``agent`` (chat's /agents), each its ``status()``."""
+    return [job.status() for job in (getattr(agent, "state", None) or {}).get(STATE, {}).values()]
+
+
 def stop_running(agent: Any) -> list:
     """Stop each background command of ``agent`` still running (chat's /stop); their output stays for the model to
     read. The ids of those stopped."""

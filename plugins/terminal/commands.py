@@ -347,6 +347,20 @@ def _steer(chat, args):
     chat.turn(args)  # no turn to steer: the next message
 
 
+def _agents(chat, args):
+    """hermes-agent's /agents: what runs beside the chat (the model's background commands, a goal)."""
+    from plugins.core_tools.processes import listed
+    from plugins.terminal.goals import STATE
+
+    goal = chat.agent.state.get(STATE)
+    lines = [f"goal ({'paused: ' + goal.paused if goal.paused else 'pursued'}): {goal.text}"] if goal else []
+    for job in listed(chat.agent):
+        state = f"running {job['seconds']:.0f} s" if job["status"] == "running" else \
+            f"{job['status']}, exit {job['exit_code']}"
+        lines.append(f"{job['process_id']}  pid {job['pid']}  {state}  {_clip(job['command'], 60)}")
+    return "\n".join(lines) or "nothing runs beside this chat"
+
+
 def _stop(chat, args):
     from plugins.core_tools.processes import stop_running
 
@@ -525,6 +539,8 @@ BUILTIN = {
     "q": ("/q TEXT: /queue", _queue),
     "steer": ("/steer TEXT: typed during a turn, the model reads it after its current tool call", _steer),
     "stop": ("stop the background commands the model started", _stop),
+    "agents": ("what runs beside the chat: the model's background commands, a goal (also /tasks)", _agents),
+    "tasks": ("/agents", _agents),
     "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
     "version": ("hermes' version", _version),
 }
