@@ -154,7 +154,10 @@ class Chat:
                 return False
             text = self.dropped(text)
             if text is not None:
-                self.slash(text) if text.startswith("/") else self.turn(text)
+                try:
+                    self.slash(text) if text.startswith("/") else self.turn(text)
+                except KeyboardInterrupt:  # Ctrl+C in a command's model call (/compress): the command stops, not chat
+                    self.say("(interrupted)", "status")
                 self.send_queued()
             if not self.typed:
                 return True

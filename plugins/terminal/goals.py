@@ -69,7 +69,10 @@ def pursue(chat: Any, goal: Goal, message: str) -> None:
             return _pause(chat, goal, "the turn was interrupted or failed")
         if chat.typed:
             return _pause(chat, goal, "you wrote during the turn: your message goes first")
-        done, reason = judge(chat.agent, goal.text, result.final_response)
+        try:
+            done, reason = judge(chat.agent, goal.text, result.final_response)
+        except KeyboardInterrupt:  # Ctrl+C while the judge thinks: the chat goes on, the goal waits
+            return _pause(chat, goal, "interrupted while the judge read the answer")
         if done:
             chat.agent.state.pop(STATE, None)
             return chat.say(f"goal done: {reason}", "ok")

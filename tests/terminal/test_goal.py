@@ -5,6 +5,7 @@ goals.max_turns, then pauses until /goal resume; a judge that answers no verdict
 from __future__ import annotations
 
 import json
+import time
 
 from plugins_providers.testserver import reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
@@ -61,3 +62,25 @@ def test_a_goal_is_worked_on_until_the_judge_finds_it_done(hermes, hermes_home, 
     assert "goal paused: the judge gave no verdict 3 times (the judge answered no verdict: 'maybe'); check " \
            "auxiliary.goal_judge" in out.stderr
     assert "step 6" in out.stdout and "goal cleared" in out.stdout and len(wire_server.requests) == 12
+
+
+def test_ctrl_c_while_the_judge_reads_pauses_the_goal_and_the_chat_goes_on(terminal, hermes_home, wire_server):
+    (hermes_home / "config.yaml").write_text(CONFIG.format(turns=5))
+    answers, verdicts = iter(["first step", "after"]), iter(["never read"])
+    wire_server.script([lambda request: reply(next(verdicts), delay=30) if request.body["model"] == "judge-model"
+                        else reply(next(answers))] * 2)
+    chat, _ = terminal([], *MODEL, "--base-url", wire_server.openai_url, env={"OPENAI_API_KEY": "sk-test"})
+    chat.expect("hermes> ")
+    chat.line("/goal do the thing")
+    chat.expect("first step")
+    wait = 0
+    while len(wire_server.requests) < 2 and wait < 100:  # the judge's call is on its way
+        time.sleep(0.1)
+        wait += 1
+    chat.ctrl_c()
+    chat.expect("goal paused: interrupted while the judge read the answer")
+    chat.expect("hermes> ")
+    chat.line("/goal")
+    chat.expect("paused (interrupted while the judge read the answer): /goal resume goes on")
+    chat.line("/exit")
+    assert chat.close() == 0
