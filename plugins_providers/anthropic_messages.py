@@ -243,7 +243,7 @@ class AnthropicMessagesProvider(SDKProvider):
     def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         kwargs = self.kwargs(request)
         if not request.stream:
-            msg = self.client.messages.create(**kwargs)
+            msg = self.client.messages.create(**kwargs, timeout=self.answer_timeout())
             return response_of(msg.content, usage_of(msg.usage), msg.stop_reason, msg.model)
         return self._from_stream(self.client.messages.create(**kwargs), request, emit)
 

@@ -203,6 +203,15 @@ class SDKProvider(Provider):
         idle = min(whole, self._seconds("idle_timeout", whole))
         return httpx2.Timeout(idle, connect=min(10.0, idle))
 
+    def answer_timeout(self) -> Any:
+        """The SDK's timeout for a call that is not streamed: it sends nothing until its whole answer, so it may take
+        the call's whole limit (``agent.api_timeout``); the idle one would fail every answer slower than it (a
+        subagent's, never streamed; a long summary)."""
+        import httpx2
+
+        whole = self._seconds("timeout", DEFAULT_TIMEOUT)
+        return httpx2.Timeout(whole, connect=min(10.0, whole))
+
     def events(self, stream: Any) -> Iterator:
         """The stream's events. When none comes for ``idle_timeout`` seconds the
         stream is closed and the call fails as a silent one: keep-alive

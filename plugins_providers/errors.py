@@ -153,7 +153,8 @@ def classify(exc: BaseException, *, provider: str = "", secrets: Iterable[str] =
                       "text gives it where they are kept, for vision_analyze)"
         return make(reason, message or f"HTTP {status}", status, wait)
     if "APITimeoutError" in names or "TimeoutException" in names or isinstance(exc, TimeoutError):
-        err = make(TRANSPORT, "no bytes within the stream idle timeout (agent.stream_idle_timeout, --timeout)")
+        err = make(TRANSPORT, "no bytes within the stream idle timeout (agent.stream_idle_timeout, --timeout; an "
+                              "answer not streamed: agent.api_timeout)")
         err.silent = True
         return err
     if "APIConnectionError" in names or "TransportError" in names or isinstance(exc, (ConnectionError, OSError)):

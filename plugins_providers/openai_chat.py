@@ -108,7 +108,7 @@ class ChatCompletionsProvider(SDKProvider):
     def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         kwargs = self.kwargs(request)
         if not request.stream:
-            return self._from_completion(self.client.chat.completions.create(**kwargs))
+            return self._from_completion(self.client.chat.completions.create(**kwargs, timeout=self.answer_timeout()))
         return self._from_stream(self.client.chat.completions.create(**kwargs), request, emit)
 
     def _from_completion(self, completion: Any) -> ModelResponse:

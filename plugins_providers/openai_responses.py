@@ -165,7 +165,7 @@ class ResponsesProvider(SDKProvider):
     def _complete(self, request: ModelRequest, emit: Any) -> ModelResponse:
         kwargs = self.kwargs(request)
         if not request.stream:
-            resp = self.client.responses.create(**kwargs)
+            resp = self.client.responses.create(**kwargs, timeout=self.answer_timeout())
             return response_of(resp, incomplete=get(resp, "status") == "incomplete")
         return self._from_stream(self.client.responses.create(**kwargs), request, emit)
 

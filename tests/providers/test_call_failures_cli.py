@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from plugins.terminal.console import RESTART_MARKER
 from plugins_providers.testserver import cut, reply
 from tests.providers.test_cli_e2e import cli_env  # noqa: F401  (fixture)
@@ -58,3 +60,17 @@ def test_a_cut_stream_is_retried_and_the_new_answer_is_never_glued_on(hermes, wi
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["final_response"] == "the whole answer"
     assert len(wire_server.requests) == 4
+
+
+@pytest.mark.parametrize("mode", ["chat_completions", "codex_responses", "anthropic_messages"])
+def test_an_answer_not_streamed_may_take_longer_than_the_idle_timeout(hermes, wire_server, cli_env, hermes_home,  # noqa: F811
+                                                                      mode):
+    """A call that is not streamed (a subagent's always, agent.stream: false) sends nothing until its whole answer:
+    the stream idle timeout failed every answer slower than it, retried it, and gave up. The call's own limit holds
+    instead."""
+    (hermes_home / "config.yaml").write_text("agent:\n  stream: false\n")
+    wire_server.push(reply("slow but whole", delay=2))
+    url = wire_server.url if mode == "anthropic_messages" else wire_server.openai_url
+    out = hermes("run", "--timeout", "1", "--base-url", url, "--api-mode", mode, "-m", "m", "hi",
+                 env={**cli_env, "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
+    assert (out.returncode, out.stdout, len(wire_server.requests)) == (0, "slow but whole\n", 1), out.stderr
