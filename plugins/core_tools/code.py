@@ -176,7 +176,7 @@ def make_execute_code(config=None) -> Tool:
             raise ToolError("execute_code: 'code' is empty")
         agent = getattr(ctx, "agent", None)
         box = Sandbox.from_config(config)
-        strict = setting(config, "code_execution.mode", "project", str) == "strict"
+        strict = setting(config, "code_execution.mode", "project", str).strip().lower() == "strict"
         python = sys.executable if strict else _python(config)
         home = os.path.dirname(os.path.dirname(os.path.abspath(python)))  # its virtual environment, if it has one
         if strict:  # hermes' own Python in a folder of its own, gone afterwards (hermes-agent's isolation)

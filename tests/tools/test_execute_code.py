@@ -137,7 +137,7 @@ def test_strict_mode_runs_hermes_python_in_a_folder_of_its_own(make_agent, tmp_p
     code = "import os, sys\nprint(sys.prefix)\nprint(os.getcwd())"
     project = run_script(make_agent, code)["output"].splitlines()
     assert project == [str(tmp_path / "venv"), str(tmp_path)]
-    strict = run_script(make_agent, code, config={**OFF, "code_execution": {"mode": "strict"}})["output"].splitlines()
+    strict = run_script(make_agent, code, config={**OFF, "code_execution": {"mode": "Strict"}})["output"].splitlines()
     assert strict[0] == sys.prefix and os.path.basename(strict[1]).startswith("hermes-code-")
     assert not os.path.exists(strict[1])
 
