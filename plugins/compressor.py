@@ -267,6 +267,7 @@ class Compressor(ContextEngine):
         self.agent = agent  # read for the current model (fallbacks change it)
         self.model = model
         self.summarize = summarize  # tests inject one; else the agent's complete_once
+        self.focus = ""  # /compress focus TOPIC: what the next summary keeps in detail
         setting = lambda name: config.get(name, DEFAULTS[name])  # noqa: E731
         self.enabled = bool(setting("compression.enabled"))
         self.threshold_percent = _fraction(setting("compression.threshold"), "compression.threshold")
@@ -402,6 +403,8 @@ class Compressor(ContextEngine):
                 prompt = f"Summary of what came before (fold it into your summary):\n{earlier}\n\n{prompt}"
             if notes:
                 prompt += "\n\nNotes the memory saved before compression (keep what matters):\n" + notes
+            if self.focus:
+                prompt += f"\n\nThe user asks the summary to keep in detail what concerns: {self.focus}"
             try:
                 text = summarize(prompt)
                 if isinstance(text, str) and text.strip():
@@ -533,28 +536,10 @@ def _summarizes(agent) -> bool:
     return agent.config.get("context.engine", NAME) == NAME and agent.config.get("compression.enabled", True)
 
 
-def _compress_command(raw_args: str, agent: Any) -> str:
-    """``/compress``: compress the conversation now, whatever its size."""
-    before, old = len(agent.messages), agent.session_id
-    if not agent.compress("manual"):
-        return "nothing to compress (the conversation fits in the protected head and tail)"
-    return f"compressed {before} messages to {len(agent.messages)}; continuing in session {agent.session_id} (parent {old})"
-
-
-def _context_command(raw_args: str, agent: Any) -> str:
-    """``/context``: how full the context window is."""
-    engine = getattr(agent, "context_engine", None)
-    if not isinstance(engine, Compressor):
-        return "the compressor is not this agent's context engine"
-    status = engine.get_status()
-    estimate = estimate_tokens(agent.messages)
-    return (
-        f"~{max(estimate, status['last_prompt_tokens'])} of {status['context_length']} tokens "
-        f"(compresses at {status['threshold_tokens']}); compressions so far: {status['compression_count']}"
-    )
-
-
 @hookimpl
 def register_slash_commands(register):
-    register("compress", _compress_command, description="summarise the middle of the conversation now")
-    register("context", _context_command, description="how full the model's context window is")
+    from plugins.compress_commands import compress_command, context_command
+
+    register("compress", compress_command, description="summarise the middle of the conversation now: "
+             "/compress [here N | focus TOPIC | --preview]")
+    register("context", context_command, description="how full the model's context window is")

@@ -186,6 +186,31 @@ def test_slash_compress_and_context(make_agent):
     assert "compressions so far: 1" in commands["context"].value("", agent)
 
 
+def test_slash_compress_here_focus_and_preview(make_agent):
+    """hermes-agent's /compress here N (the last N exchanges kept whole), focus TOPIC (the summary keeps it in
+    detail) and --preview (what would be summarised; nothing changes)."""
+    model = Model()
+    agent = make_agent(compressor, script=script(model, 20))
+    compress = agent.host.registry[SLASH_COMMANDS]["compress"].value
+    for i in range(6):
+        agent.chat(f"question {i}")
+    session, messages = agent.session_id, list(agent.messages)
+    assert compress("--preview", agent) == ("/compress would summarise messages 4 to 7 of 12 (~324 tokens), keeping "
+                                            "the first 3 and the last 5 as they are; nothing is changed")
+    assert agent.messages == messages and agent.session_id == session and not model.summary_prompts
+    assert compress("here two", agent) == compress("sideways", agent) == \
+        "usage: /compress [here N | focus TOPIC | --preview]"
+    assert compress("here 2", agent).startswith("compressed 12 messages to ")
+    users = [m["content"] for m in agent.messages if m["role"] == "user"]
+    assert users[-1] == "question 5" and users[-2].endswith("[End of summary]\n\nquestion 4")  # the last 2 kept
+    assert agent.context_engine.protect_last_n == 20  # back to config's after the command
+    for i in range(6, 9):
+        agent.chat(f"question {i}")
+    assert compress("focus the pytest flags", agent).startswith("compressed ")
+    assert model.summary_prompts[-1].endswith("keep in detail what concerns: the pytest flags")
+    assert "keep in detail" not in model.summary_prompts[0] and agent.context_engine.focus == ""
+
+
 class AuxProviders:
     """A second model provider ``aux``: records its requests, answers or fails."""
 
