@@ -19,6 +19,7 @@ from typing import Any, Iterator, Optional
 
 from hermes.host.plugins import paused_collector
 from kernel.hints import did_you_mean
+from kernel.keys import KERNEL_KEYS
 from kernel.messages import valid_text
 from kernel.protocols import Provider
 from kernel.types import CONFIG, TRANSPORT, USAGE_KEYS, ModelRequest, ModelResponse, ProviderConfig, ProviderError, normalize_usage
@@ -26,6 +27,7 @@ from plugins_providers import defaults
 from plugins_providers.errors import classify, missing_key
 
 DEFAULT_TIMEOUT = 600.0
+DEFAULT_IDLE = next(key.default for key in KERNEL_KEYS if key.name == "agent.stream_idle_timeout")
 _SHARED: dict = {}  # (provider class, client settings) -> SDK client (SDKProvider._shared_client)
 _SHARED_LOCK = threading.Lock()
 SDK_REQUIREMENTS = {"openai": "openai>=3.51,<4", "anthropic": "anthropic>=2.10,<3"}
@@ -193,14 +195,20 @@ class SDKProvider(Provider):
 
         return verify_of(self.options.get("ssl_verify"), self.options.get("ssl_ca_cert"))
 
+    def idle(self) -> float:
+        """Seconds without a byte before the call is given up: ``idle_timeout`` (``agent.stream_idle_timeout``), never
+        past the whole call's limit (``agent.api_timeout``); for a server on this machine left at the default, that
+        limit (a local model reading a long prompt sends nothing for minutes; hermes-agent waits 900 s)."""
+        whole = self._seconds("timeout", DEFAULT_TIMEOUT)
+        idle = self._seconds("idle_timeout", whole)
+        return whole if idle == DEFAULT_IDLE and self.target.local else min(whole, idle)
+
     def timeout(self) -> Any:
-        """The SDK's timeout: every read, write and pool wait ends after
-        ``idle_timeout`` seconds without a byte (a silent provider fails fast);
-        the whole call's limit is the kernel's (``agent.api_timeout``)."""
+        """The SDK's timeout: every read, write and pool wait ends after :meth:`idle` seconds without a byte (a
+        silent provider fails fast); the whole call's limit is the kernel's (``agent.api_timeout``)."""
         import httpx2  # the SDKs' HTTP client, imported with them
 
-        whole = self._seconds("timeout", DEFAULT_TIMEOUT)
-        idle = min(whole, self._seconds("idle_timeout", whole))
+        idle = self.idle()
         return httpx2.Timeout(idle, connect=min(10.0, idle))
 
     def answer_timeout(self) -> Any:
@@ -216,8 +224,7 @@ class SDKProvider(Provider):
         """The stream's events. When none comes for ``idle_timeout`` seconds the
         stream is closed and the call fails as a silent one: keep-alive
         comments are bytes, so the read timeout alone never fires on them."""
-        whole = self._seconds("timeout", DEFAULT_TIMEOUT)
-        entry = IDLE.watch(stream, min(whole, self._seconds("idle_timeout", whole)))
+        entry = IDLE.watch(stream, self.idle())
         try:
             for event in stream:
                 entry[0] = time.monotonic()

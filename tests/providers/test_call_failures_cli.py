@@ -74,3 +74,17 @@ def test_an_answer_not_streamed_may_take_longer_than_the_idle_timeout(hermes, wi
     out = hermes("run", "--timeout", "1", "--base-url", url, "--api-mode", mode, "-m", "m", "hi",
                  env={**cli_env, "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
     assert (out.returncode, out.stdout, len(wire_server.requests)) == (0, "slow but whole\n", 1), out.stderr
+
+
+@pytest.mark.parametrize("base_url, config, idle", [
+    ("http://127.0.0.1:11434/v1", {}, 600),  # a local model reading a long prompt sends nothing for minutes
+    ("http://localhost:8080/v1", {"agent": {"stream_idle_timeout": 5}}, 5),  # the user's own word wins
+    ("https://api.example.org/v1", {}, 60),
+    ("http://127.0.0.1:11434/v1", {"agent": {"api_timeout": 120}}, 120),  # never past the call's limit
+])
+def test_a_local_server_may_be_silent_up_to_the_calls_limit(make_agent, monkeypatch, base_url, config, idle):
+    from plugins_providers import openai_chat
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    agent = make_agent(openai_chat, config=config, api_mode="chat_completions", base_url=base_url, model="m")
+    assert agent.provider_for(agent.provider_config).idle() == idle
