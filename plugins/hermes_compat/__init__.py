@@ -185,6 +185,31 @@ def register_commands(cli, config):
     agent_commands.add_commands(cli)
 
 
+@hookimpl
+def register_slash_commands(register):
+    register("reload", _slash_reload, description="read the .env beside config.yaml again (a key added or changed "
+             "there): hermes-agent's /reload")
+
+
+def _slash_reload(raw_args: str, agent) -> str:
+    from hermes.host.paths import config_dir
+    from kernel.secrets import Secrets
+    from kernel.types import ProviderError
+    from plugins.hermes_compat.dotenv import reload
+
+    added, changed = reload(config_dir())
+    if not added and not changed:
+        return f"{config_dir() / '.env'}: nothing new (a variable exported in your shell wins over it)"
+    # as the kernel's agent does: the keys it masks, now with the new values
+    agent.secrets = Secrets({agent.primary.api_key_env, *agent.config.key_envs()}, passthrough=agent.secrets.passthrough)
+    try:  # the model's client takes its key again (one built with the old key would keep it)
+        getattr(agent.provider_for(agent.provider_config), "refresh_credentials", lambda: None)()
+    except ProviderError:  # still no usable key: the next call says so
+        pass
+    said = [f"{', '.join(names)} {verb}" for names, verb in ((added, "added"), (changed, "changed")) if names]
+    return f"{config_dir() / '.env'} read again: {'; '.join(said)} (the next model call uses them)"
+
+
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
 def doctor_checks(agent):
     """hermes-agent's settings that have no effect here; the shell hooks: how many, and any not approved or whose

@@ -12,6 +12,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 LINE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)")
 _read: set = set()  # the files read in this process
+_loaded: dict = {}  # name -> the value a file gave it (reload replaces only those, while unchanged)
 
 
 def load(folder: Path) -> list:
@@ -20,14 +21,41 @@ def load(folder: Path) -> list:
     if path in _read or not path.is_file():
         return []
     _read.add(path)
+    names = []
+    for name, value in _entries(path):
+        if name not in os.environ:
+            os.environ[name] = _loaded[name] = value
+            names.append(name)
+    return names
+
+
+def reload(folder: Path) -> tuple:
+    """``.env`` again, for a process that read it (chat's /reload): ``(added, changed)`` names. A variable it set
+    takes the file's new value; one the environment had otherwise (exported in the shell) still wins."""
+    added, changed = [], []
+    for name, value in _entries(folder / ".env"):
+        if name not in os.environ:
+            added.append(name)
+        elif _loaded.get(name) == os.environ[name] != value:  # set from the file, and not by anyone since
+            changed.append(name)
+        else:
+            continue
+        os.environ[name] = _loaded[name] = value
+    return added, changed
+
+
+def _entries(path: Path) -> list:
+    """The ``(name, value)`` lines of the file (one not readable is said, and has none)."""
     try:
         text = path.read_text(encoding="utf-8")
         if os.stat(path).st_mode & 0o077:  # keys readable by other users of the machine
             log.warning("%s can be read by other users; it holds keys: chmod 600 %s", path, path)
+    except FileNotFoundError:
+        return []
     except (OSError, UnicodeDecodeError) as exc:
         log.warning("%s: not read (%s)", path, exc)
         return []
-    names = []
+    entries = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
@@ -41,10 +69,8 @@ def load(folder: Path) -> list:
             value = value[1:-1]
         else:
             value = re.split(r"\s+#", value, maxsplit=1)[0]  # an unquoted value ends at a comment
-        if name not in os.environ:
-            os.environ[name] = value
-            names.append(name)
-    return names
+        entries.append((name, value))
+    return entries
 
 
 def save(folder: Path, name: str, value: str) -> Path:
