@@ -197,11 +197,12 @@ class SDKProvider(Provider):
 
     def idle(self) -> float:
         """Seconds without a byte before the call is given up: ``idle_timeout`` (``agent.stream_idle_timeout``), never
-        past the whole call's limit (``agent.api_timeout``); for a server on this machine left at the default, that
-        limit (a local model reading a long prompt sends nothing for minutes; hermes-agent waits 900 s)."""
+        past the whole call's limit (``agent.api_timeout``); for a server on this machine or network left at the
+        default, that limit (a local model reading a long prompt sends nothing for minutes; hermes-agent: 900 s)."""
         whole = self._seconds("timeout", DEFAULT_TIMEOUT)
         idle = self._seconds("idle_timeout", whole)
-        return whole if idle == DEFAULT_IDLE and self.target.local else min(whole, idle)
+        local = defaults.on_own_network(self.target.base_url)
+        return whole if idle == DEFAULT_IDLE and local else min(whole, idle)
 
     def timeout(self) -> Any:
         """The SDK's timeout: every read, write and pool wait ends after :meth:`idle` seconds without a byte (a

@@ -95,6 +95,21 @@ def is_local(base_url: str) -> bool:
     return host_of(base_url) in LOCAL_HOSTS
 
 
+def on_own_network(base_url: str) -> bool:
+    """A server on this machine or the user's own network (a private or Tailscale address, a name without a dot:
+    a model box on the LAN, a compose service), as hermes-agent tells local endpoints."""
+    import ipaddress
+
+    host = host_of(base_url)
+    if host in LOCAL_HOSTS or (host and "." not in host and ":" not in host) or host.endswith((".local", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_private or address.is_loopback or address in ipaddress.ip_network("100.64.0.0/10")
+
+
 @dataclass(frozen=True)
 class Target:
     provider: str  # "" when unknown (a custom endpoint)

@@ -63,7 +63,7 @@ def _name(agent: Any, session_id: str, question: str, answer: str) -> None:
         said = child.complete_once([
             {"role": "system", "content": PROMPT.format(language=f" (in {language})" if language else "")},
             {"role": "user", "content": f"User: {question[:SHOWN]}\n\nAssistant: {answer[:SHOWN]}"}],
-            max_tokens=60, task="title_generation")
+            max_tokens=500, task="title_generation")  # room for a reasoning model's thinking
         title = _clean(said)
         if title and not _stored_title(agent, session_id) and agent.session_id == session_id:  # a /title meanwhile wins
             said = _title_command(agent).value(title, agent)

@@ -79,7 +79,10 @@ def test_an_answer_not_streamed_may_take_longer_than_the_idle_timeout(hermes, wi
 @pytest.mark.parametrize("base_url, config, idle", [
     ("http://127.0.0.1:11434/v1", {}, 600),  # a local model reading a long prompt sends nothing for minutes
     ("http://localhost:8080/v1", {"agent": {"stream_idle_timeout": 5}}, 5),  # the user's own word wins
+    ("http://192.168.1.20:11434/v1", {}, 600),  # a model box on the LAN
+    ("http://ollama:11434/v1", {}, 600),  # a compose service
     ("https://api.example.org/v1", {}, 60),
+    ("https://8.8.8.8/v1", {}, 60),
     ("http://127.0.0.1:11434/v1", {"agent": {"api_timeout": 120}}, 120),  # never past the call's limit
 ])
 def test_a_local_server_may_be_silent_up_to_the_calls_limit(make_agent, monkeypatch, base_url, config, idle):
