@@ -149,7 +149,7 @@ STARTED_WITH = ("model", "provider", "api_mode", "base_url", "api_key_env")  # w
 def started_with(agent) -> dict:
     """The agent's provider and toolsets as a resume should set them again: a base URL without a user and
     password in it, a local file (a scripted provider's) by its whole path; never a key (``api_key_env``
-    names one)."""
+    names one); and ``cwd``, the folder it started in (chat goes back there)."""
     import os
     from urllib.parse import urlsplit
 
@@ -162,6 +162,7 @@ def started_with(agent) -> dict:
     elif url and "://" not in url and os.path.exists(url):
         fields["base_url"] = os.path.abspath(url)
     fields = {key: value for key, value in fields.items() if value}
+    fields["cwd"] = os.getcwd()
     toolsets = getattr(agent, "toolsets", None)  # None: every tool; a resume offers what this session was offered
     return fields if toolsets is None else {**fields, "toolsets": [str(name) for name in toolsets]}
 

@@ -15,7 +15,8 @@ from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.messages import text_of
 from kernel.types import add_usage
-from plugins.commands.front import CtrlC, build_agent, prepare_store, provider_options, session_to_resume
+from plugins.commands.front import (CtrlC, ask_store, build_agent, prepare_store, provider_options,
+                                    session_to_resume)
 from plugins.commands.hookspecs import SLASH_COMMANDS
 from plugins.text import printable
 
@@ -36,8 +37,10 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @click.option("--source", metavar="NAME", help="The sessions' platform (default cli; hermes-agent's: tool keeps an "
               "integration's sessions from `hermes chat -c`).")
 @click.option("--accept-hooks", is_flag=True, help="Run config.yaml's shell hooks unapproved (HERMES_ACCEPT_HOOKS).")
+@click.option("--no-restore-cwd", is_flag=True, help="Resumed, stay here instead of going to the folder the session "
+              "started in (hermes-agent's).")
 @click.pass_obj
-def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, **opts):
+def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
     if checkpoints:
         app.config.overrides["checkpoints.enabled"] = True
@@ -47,7 +50,7 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, **opts)
         root = click.get_current_context().find_root()
         root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=[], **opts)
         return
-    opts.update(quiet=quiet, platform=source or "cli")
+    opts.update(quiet=quiet, platform=source or "cli", restore_cwd=not (no_restore_cwd or worktree))
     _first_run(app, opts)
     if worktree:
         return _in_worktree(app, opts)
@@ -77,10 +80,12 @@ def _chat(app, opts: dict) -> None:
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
 
-    quiet, platform = opts.pop("quiet"), opts.pop("platform")
+    quiet, platform, restore_cwd = opts.pop("quiet"), opts.pop("platform"), opts.pop("restore_cwd")
     with paused_collector():
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, platform)
+        if session_id and restore_cwd:
+            _to_sessions_folder(app, session_id)
         console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")), quiet=quiet,
                           markdown=app.config.get("display.final_response_markdown"))
         console.inbox = []
@@ -109,6 +114,18 @@ def _chat(app, opts: dict) -> None:
                 break
     finally:
         chat.close()
+
+
+def _to_sessions_folder(app, session_id: str) -> None:
+    """A resumed chat works where the session started (its relative paths mean what they meant), as hermes-agent's."""
+    folder = (ask_store(app, "session_info", needed=False, session_id=session_id) or {}).get("cwd")
+    if not folder or os.path.realpath(folder) == os.path.realpath(os.getcwd()):
+        return
+    if not os.path.isdir(folder):
+        click.echo(f"the session started in {folder}, which is gone: working here", err=True)
+        return
+    os.chdir(folder)
+    click.echo(f"working in {folder}, where the session started (--no-restore-cwd stays where you are)", err=True)
 
 
 def _first_run(app, opts: dict) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import signal
@@ -166,7 +167,7 @@ def test_the_stored_start_holds_no_user_or_password_of_a_base_url(home):
     agent = SimpleNamespace(provider_config=SimpleNamespace(
         model="m", provider="openai", api_mode="", base_url="https://ann:s3cret@llm.example/v1", api_key_env="MY_KEY"))
     assert started_with(agent) == {"model": "m", "provider": "openai", "base_url": "https://llm.example/v1",
-                                   "api_key_env": "MY_KEY"}
+                                   "api_key_env": "MY_KEY", "cwd": os.getcwd()}
     agent.toolsets = []  # none, kept as none
     assert started_with(agent)["toolsets"] == []
 

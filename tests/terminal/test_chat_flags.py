@@ -23,3 +23,27 @@ def test_hermes_agents_chat_flags(hermes, tmp_path):
     assert session["platform"] == "tool" and (work / "a.txt").read_text() == "after\n"
     [snapshot] = json.loads(hermes("checkpoints", "list", "--json", cwd=work).stdout)["checkpoints"]
     assert snapshot["reason"] == "before write_file: a.txt"
+
+
+def test_a_resumed_chat_works_where_its_session_started(hermes, tmp_path):
+    """hermes-agent goes back to a resumed session's folder (its relative paths mean what they meant there);
+    --no-restore-cwd stays; a folder gone since is said."""
+    first, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    first.mkdir()
+    elsewhere.mkdir()
+    script = tmp_path / "script.json"
+    model = ("--api-mode", "scripted", "--base-url", script)
+    script.write_text(json.dumps(["hello"]))
+    assert hermes("chat", *model, cwd=first, input="hi\n/exit\n").returncode == 0
+    [session] = json.loads(hermes("sessions", "list", "--json").stdout)
+    write = {"tool_calls": [["write_file", {"path": "notes.txt", "content": "x\n"}]]}
+    script.write_text(json.dumps([write, "wrote", write, "wrote"]))
+    out = hermes("chat", "-r", session["id"], *model, cwd=elsewhere, input="note it\n/exit\n")
+    assert f"working in {first}, where the session started (--no-restore-cwd stays where you are)" in out.stderr
+    assert (first / "notes.txt").exists() and not (elsewhere / "notes.txt").exists()
+    out = hermes("chat", "-c", "--no-restore-cwd", *model, cwd=elsewhere, input="note it\n/exit\n")
+    assert out.returncode == 0 and "working in" not in out.stderr and (elsewhere / "notes.txt").exists()
+    (first / "notes.txt").unlink()
+    first.rmdir()
+    out = hermes("chat", "-r", session["id"], *model, cwd=elsewhere, input="/exit\n")
+    assert f"the session started in {first}, which is gone: working here" in out.stderr
