@@ -98,11 +98,13 @@ def is_local(base_url: str) -> bool:
 def on_own_network(base_url: str) -> bool:
     """A server on this machine or the user's own network (a private or Tailscale address, a name without a dot:
     a model box on the LAN, a compose service), as hermes-agent tells local endpoints."""
-    import ipaddress
-
     host = host_of(base_url)
     if host in LOCAL_HOSTS or (host and "." not in host and ":" not in host) or host.endswith((".local", ".internal")):
         return True
+    if not host or host[-1].isalpha() and ":" not in host:  # a name (api.openai.com): no address to look at
+        return False
+    import ipaddress  # here: a provider's name needs none of it
+
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
