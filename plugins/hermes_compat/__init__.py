@@ -185,7 +185,7 @@ def register_commands(cli, config):
     agent_commands.add_commands(cli)
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the commands plugin's hook: a listing loads this plugin (a source of plugins) alone
 def register_slash_commands(register):
     register("reload", _slash_reload, description="read the .env beside config.yaml again (a key added or changed "
              "there): hermes-agent's /reload")
