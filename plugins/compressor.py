@@ -536,10 +536,18 @@ def _summarizes(agent) -> bool:
     return agent.config.get("context.engine", NAME) == NAME and agent.config.get("compression.enabled", True)
 
 
+def _command(name: str):
+    """One of :mod:`plugins.compress_commands`, imported when it runs (every start registers it: hermes run too)."""
+    def run(raw_args: str, agent: Any) -> str:
+        from plugins import compress_commands
+
+        return getattr(compress_commands, name)(raw_args, agent)
+
+    return run
+
+
 @hookimpl
 def register_slash_commands(register):
-    from plugins.compress_commands import compress_command, context_command
-
-    register("compress", compress_command, description="summarise the middle of the conversation now: "
+    register("compress", _command("compress_command"), description="summarise the middle of the conversation now: "
              "/compress [here N | focus TOPIC | --preview]")
-    register("context", context_command, description="how full the model's context window is")
+    register("context", _command("context_command"), description="how full the model's context window is")
