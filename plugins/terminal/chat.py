@@ -18,6 +18,7 @@ from kernel.types import add_usage
 from plugins.commands.front import (CtrlC, ask_store, build_agent, prepare_store, provider_options,
                                     session_to_resume)
 from plugins.commands.hookspecs import SLASH_COMMANDS
+from plugins.images import image_option
 from plugins.text import printable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
@@ -29,18 +30,21 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @click.command()
 @provider_options
 @click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest chat.")
-@click.option("-q", "--query", metavar="PROMPT", help="One turn and its answer, as `hermes run PROMPT` (hermes-agent's).")
+@click.option("-q", "--query", metavar="PROMPT",
+              help="One turn and its answer, as `hermes run PROMPT` (hermes-agent's).")
 @click.option("-w", "--worktree", is_flag=True, help="Work in a git worktree of this chat's own, on a new branch "
               "(hermes-agent's; removed at the end when nothing changed in it).")
-@click.option("-Q", "--quiet", is_flag=True, help="No banner, no tool lines; each answer printed whole (hermes-agent's).")
+@click.option("-Q", "--quiet", is_flag=True,
+              help="No banner, no tool lines; each answer printed whole (hermes-agent's).")
 @click.option("--checkpoints", is_flag=True, help="Snapshot a folder before a turn changes it (checkpoints.enabled).")
 @click.option("--source", metavar="NAME", help="The sessions' platform (default cli; hermes-agent's: tool keeps an "
               "integration's sessions from `hermes chat -c`).")
 @click.option("--accept-hooks", is_flag=True, help="Run config.yaml's shell hooks unapproved (HERMES_ACCEPT_HOOKS).")
 @click.option("--no-restore-cwd", is_flag=True, help="Resumed, stay here instead of going to the folder the session "
               "started in (hermes-agent's).")
+@image_option
 @click.pass_obj
-def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, **opts):
+def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, images, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
     if checkpoints:
         app.config.overrides["checkpoints.enabled"] = True
@@ -48,9 +52,9 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_rest
         os.environ["HERMES_ACCEPT_HOOKS"] = "1"
     if query is not None:  # hermes-agent's scripts call `hermes chat -q "..." [-Q]`: run prints only the answer
         root = click.get_current_context().find_root()
-        root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=[], **opts)
+        root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=list(images), **opts)
         return
-    opts.update(quiet=quiet, platform=source or "cli", restore_cwd=not (no_restore_cwd or worktree))
+    opts.update(quiet=quiet, platform=source or "cli", restore_cwd=not (no_restore_cwd or worktree), images=images)
     _first_run(app, opts)
     if worktree:
         return _in_worktree(app, opts)
@@ -80,7 +84,7 @@ def _chat(app, opts: dict) -> None:
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint
 
-    quiet, platform, restore_cwd = opts.pop("quiet"), opts.pop("platform"), opts.pop("restore_cwd")
+    quiet, platform, restore_cwd, images = (opts.pop(k) for k in ("quiet", "platform", "restore_cwd", "images"))
     with paused_collector():
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, platform)
@@ -95,6 +99,7 @@ def _chat(app, opts: dict) -> None:
         editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
         agent = build_agent(app, opts, console, session_id=session_id, platform=platform)
     chat = Chat(app, agent, console)
+    chat.images = list(images)  # --image: with the first message, as /image FILE does
     if not quiet:
         click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to "
                          "leave", "dim", sys.stderr), err=True)

@@ -22,10 +22,10 @@ SHOWN = 4000  # characters of the answer the judge reads
 CONTINUE = ("[Still working toward the goal you were given]\nGoal: {goal}\n\nTake the next concrete step toward it. "
             "When it is done, say so plainly and stop; when you are blocked or need the user, say what is needed and "
             "stop.")
-ASK_JUDGE = ("You check whether an agent has reached a goal a user set, from the agent's latest answer. The goal is done "
-             "when the answer shows it achieved (the result given, the work confirmed), or says it cannot be achieved "
-             "or needs the user. Otherwise it is not done: the agent has a next step to take. Answer with one line of "
-             'JSON and nothing else: {"done": true or false, "reason": "one sentence"}')
+ASK_JUDGE = ("You check whether an agent has reached a goal a user set, from the agent's latest answer. The goal is "
+             "done when the answer shows it achieved (the result given, the work confirmed), or says it cannot be "
+             "achieved or needs the user. Otherwise it is not done: the agent has a next step to take. Answer with "
+             'one line of JSON and nothing else: {"done": true or false, "reason": "one sentence"}')
 
 
 @dataclass

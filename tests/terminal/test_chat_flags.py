@@ -47,3 +47,24 @@ def test_a_resumed_chat_works_where_its_session_started(hermes, tmp_path):
     first.rmdir()
     out = hermes("chat", "-r", session["id"], *model, cwd=elsewhere, input="/exit\n")
     assert f"the session started in {first}, which is gone: working here" in out.stderr
+
+
+def test_an_image_given_on_the_command_line_goes_with_the_first_message(hermes, tmp_path):
+    """hermes-agent's `chat -q PROMPT --image FILE`, and `chat --image FILE` (the first message takes it)."""
+    import base64
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAAB"
+                           "JRU5ErkJggg==")
+    (tmp_path / "dot.png").write_bytes(png)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["a dot", "one", "two"]))
+    model = ("--api-mode", "scripted", "--base-url", script, "-m", "claude-test", "--image", tmp_path / "dot.png")
+    assert hermes("chat", "-q", "what is it?", *model).stdout == "a dot\n"
+    assert hermes("chat", *model, input="and now?\nagain?\n/exit\n").returncode == 0
+    asked = []
+    for session in json.loads(hermes("sessions", "list", "--json").stdout):
+        shown = json.loads(hermes("sessions", "show", session["id"], "--json").stdout)["messages"]
+        asked += [m["content"] for m in shown if m["role"] == "user"]
+    with_image = [c[0]["text"] for c in asked if isinstance(c, list) and c[1]["type"] == "image_url"]
+    assert sorted(with_image) == ["and now?", "what is it?"] and "again?" in asked  # the first message only
+    assert hermes("chat", "--image", tmp_path / "nothing.png").returncode == 2  # a file that is not there: usage
