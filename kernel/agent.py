@@ -57,8 +57,7 @@ class Agent:
         self.state: dict = {}
         self.stream = bool(cfg.get("agent.stream")) and parent is None  # a child's answer is its parent's to show
         self.provider_config = self.primary = provider or ProviderConfig.configured(cfg)
-        self.secrets = Secrets({self.primary.api_key_env, *cfg.key_envs()},
-                               passthrough=cfg.get("tools.env_passthrough") or [])
+        self.read_secrets()
         if not registry[MODEL_PROVIDERS]:
             raise AgentError("no model provider is enabled: install or enable a provider plugin "
                              "(see `hermes plugins list`)")
@@ -139,6 +138,11 @@ class Agent:
         """Call a question hook (``clarify``, ``approve_tool_call``) on this
         agent's plugins and callbacks; ``None`` if nobody answered."""
         return getattr(self.hook, hook_name)(agent=self, **kwargs)
+
+    def read_secrets(self) -> None:
+        """Which variables hold keys, and their values to mask, read from the environment (again: a key added)."""
+        self.secrets = Secrets({self.primary.api_key_env, *self.config.key_envs()},
+                               passthrough=self.config.get("tools.env_passthrough") or [])
 
     def provider_for(self, pconf: ProviderConfig):
         """The provider object for a config (built once, then kept)."""

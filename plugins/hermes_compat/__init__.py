@@ -193,15 +193,13 @@ def register_slash_commands(register):
 
 def _slash_reload(raw_args: str, agent) -> str:
     from hermes.host.paths import config_dir
-    from kernel.secrets import Secrets
     from kernel.types import ProviderError
     from plugins.hermes_compat.dotenv import reload
 
     added, changed = reload(config_dir())
     if not added and not changed:
         return f"{config_dir() / '.env'}: nothing new (a variable exported in your shell wins over it)"
-    # as the kernel's agent does: the keys it masks, now with the new values
-    agent.secrets = Secrets({agent.primary.api_key_env, *agent.config.key_envs()}, passthrough=agent.secrets.passthrough)
+    agent.read_secrets()  # the keys it masks, now with the new values
     try:  # the model's client takes its key again (one built with the old key would keep it)
         getattr(agent.provider_for(agent.provider_config), "refresh_credentials", lambda: None)()
     except ProviderError:  # still no usable key: the next call says so
