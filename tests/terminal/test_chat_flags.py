@@ -51,10 +51,8 @@ def test_a_resumed_chat_works_where_its_session_started(hermes, tmp_path):
 
 def test_an_image_given_on_the_command_line_goes_with_the_first_message(hermes, tmp_path):
     """hermes-agent's `chat -q PROMPT --image FILE`, and `chat --image FILE` (the first message takes it)."""
-    import base64
+    from tests.providers.test_images import PNG as png
 
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAAB"
-                           "JRU5ErkJggg==")
     (tmp_path / "dot.png").write_bytes(png)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["a dot", "one", "two"]))

@@ -81,8 +81,8 @@ def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
     import base64
     import os
 
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5E"
-                           "rkJggg==")
+    from tests.providers.test_images import PNG as png
+
     tools = tmp_path / "bin"
     tools.mkdir()
     (tmp_path / "shot.png").write_bytes(png)
