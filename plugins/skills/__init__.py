@@ -28,7 +28,7 @@ PENDING = "skills.pending"  # agent.state: skills /name loaded for the next mess
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
-            "stop", "goal", "agents", "tasks", "reload"}
+            "stop", "goal", "agents", "tasks", "reload", "background", "bg"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:

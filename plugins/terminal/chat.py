@@ -109,14 +109,15 @@ def _chat(app, opts: dict) -> None:
     threading.Thread(target=_ready_the_model, args=(agent,), name="hermes-ready-model", daemon=True).start()
     try:
         while True:
-            text = editor.read()
+            text = editor.read(above=bool(chat.background and chat.background.running))
             if text is None:
                 click.echo("", err=True)
                 break
             if not text.strip():
                 continue
-            if not chat.handle(text):
-                break
+            with chat.screen:  # a background task's answer waits for the turn's end
+                if not chat.handle(text):
+                    break
     finally:
         chat.close()
 
@@ -168,6 +169,8 @@ class Chat:
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
         self.title = None  # the thread naming the session (plugins.terminal.titles)
+        self.background = None  # its /background tasks (plugins.terminal.background), from the first
+        self.screen = threading.RLock()  # held while a turn or a command writes: a background answer waits for it
 
     def handle(self, text: str) -> bool:
         """A line the user sent; then what they typed while it ran, and what plugins queued. False: they leave."""
@@ -297,6 +300,8 @@ class Chat:
 
     def close(self) -> None:
         agent = self.agent
+        for line in self.background.stop() if self.background else ():
+            self.say(line, "status")
         if self.title is not None:  # a title still coming gets a few seconds to be stored
             from plugins.terminal.titles import WAIT
 

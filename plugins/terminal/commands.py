@@ -348,12 +348,14 @@ def _steer(chat, args):
 
 
 def _agents(chat, args):
-    """hermes-agent's /agents: what runs beside the chat (the model's background commands, a goal)."""
+    """hermes-agent's /agents: what runs beside the chat (/background's tasks, the model's background commands, a
+    goal)."""
     from plugins.core_tools.processes import listed
     from plugins.terminal.goals import STATE
 
     goal = chat.agent.state.get(STATE)
     lines = [f"goal ({'paused: ' + goal.paused if goal.paused else 'pursued'}): {goal.text}"] if goal else []
+    lines += [task.line() for task in chat.background.all] if chat.background else []
     for job in listed(chat.agent):
         state = f"running {job['seconds']:.0f} s" if job["status"] == "running" else \
             f"{job['status']}, exit {job['exit_code']}"
@@ -367,6 +369,12 @@ def _stop(chat, args):
     stopped = stop_running(chat.agent)
     return f"stopped {len(stopped)} background command(s): {', '.join(stopped)}" if stopped else \
         "no background command is running"
+
+
+def _background(chat, args):
+    from plugins.terminal.background import command
+
+    return command(chat, args)
 
 
 def _goal(chat, args):
@@ -539,8 +547,11 @@ BUILTIN = {
     "q": ("/q TEXT: /queue", _queue),
     "steer": ("/steer TEXT: typed during a turn, the model reads it after its current tool call", _steer),
     "stop": ("stop the background commands the model started", _stop),
-    "agents": ("what runs beside the chat: the model's background commands, a goal (also /tasks)", _agents),
+    "agents": ("what runs beside the chat: /background's tasks, the model's background commands, a goal (also "
+               "/tasks)", _agents),
     "tasks": ("/agents", _agents),
+    "background": ("/background PROMPT: worked on beside the chat, in a session of its own (also /bg)", _background),
+    "bg": ("/bg PROMPT: /background", _background),
     "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
     "version": ("hermes' version", _version),
 }
