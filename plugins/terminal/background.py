@@ -62,8 +62,12 @@ class Tasks:
                 "comes; chat on meanwhile (/agents lists it)")
 
     def _run(self, task: Task) -> None:
+        from kernel.types import Interrupted
+
         try:
             result = task.agent.run_conversation(task.prompt)
+        except Interrupted:  # stopped inside a plugin's hook
+            task.outcome, answer = "stopped", ""
         except Exception as exc:  # noqa: BLE001 - the chat goes on; the task says what went wrong
             task.outcome, answer = "failed", f"{type(exc).__name__}: {exc}"
         else:
@@ -105,6 +109,7 @@ class Tasks:
         for task in running:
             task.thread.join(max(0.0, deadline - time.monotonic()))
         return [f"background #{task.number} stopped; resume it with: {program()} chat --resume {task.agent.session_id}"
+                if task.agent.messages else f"background #{task.number} stopped before it began: {task.prompt}"
                 for task in running]
 
 
