@@ -1,6 +1,7 @@
 """chat's /background (hermes-agent's, also /bg) in a pseudo-terminal over the real openai SDK: a prompt worked on
 by an agent and a session of its own while the user chats on; its answer shown at the prompt above the line being
-typed, or after the chat's turn when one runs; a command that needs approval refused (nobody to ask); leaving the chat stops what still runs, its session kept to resume."""
+typed, or after the chat's turn when one runs; a command that needs approval refused (nobody to ask); leaving the
+chat stops what still runs, its session kept to resume."""
 
 from __future__ import annotations
 
