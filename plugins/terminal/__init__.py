@@ -49,7 +49,12 @@ def register_config(declare):
             "minimal (its title alone)", choices=("full", "minimal"))
     declare("display.resume_exchanges", int, 2, "the exchanges a resumed chat shows", minimum=0)
     declare("display.resume_max_user_chars", int, 200, "characters of each of your messages it shows", minimum=10)
-    declare("display.resume_max_assistant_chars", int, 200, "characters of each answer it shows", minimum=10)
+    declare("display.resume_max_assistant_chars", int, 200, "characters of each answer it shows (the last one: "
+            "whole)", minimum=10)
+    declare("display.resume_max_assistant_lines", int, 3, "lines of each answer it shows (the last one: whole)",
+            minimum=1)
+    declare("display.resume_skip_tool_only", bool, True, "it leaves out the answers that only called tools (false: "
+            "shown as [N tool calls: NAMES])")
     declare("display.inline_diffs", bool, True, "chat and run show the change under a patch or write_file call's "
             "line, at most 40 lines of it (hermes-agent's)")
     declare("display.tool_preview_length", int, 40, "characters of each argument a tool call's line shows (0: all, "

@@ -79,7 +79,8 @@ def _in_worktree(app, opts: dict) -> None:
 
 
 def _chat(app, opts: dict) -> None:
-    from plugins.terminal.commands import BUILTIN, recap_of
+    from plugins.terminal.commands import BUILTIN
+    from plugins.terminal.recap import recap_of
     from plugins.terminal.console import Console
     from plugins.terminal.line_editor import LineEditor
     from plugins.terminal.style import paint

@@ -1,4 +1,4 @@
-"""The chat's own slash commands, and the recap a resumed chat starts with.
+"""The chat's own slash commands (the recap a resumed chat starts with: plugins.terminal.recap).
 
 Each command is ``handler(chat, args) -> text or None``; plugins add theirs
 with ``register_slash_commands`` and ``/help`` lists both."""
@@ -7,47 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
 from kernel.messages import text_of
 from plugins.commands.hookspecs import SLASH_COMMANDS
-
-
-def _text(content) -> str:
-    return " ".join(text_of(content).split())
-
-
-def _clip(text: str, width: int) -> str:
-    return text[:width] + ("..." if len(text) > width else "")
-
-
-def _said(history: list) -> list:
-    """``(role, text)`` of what the user and the model said (tool calls and results left out)."""
-    return [(m["role"], _text(m.get("content"))) for m in history
-             if m.get("role") in ("user", "assistant") and _text(m.get("content"))]
-
-
-def _last_exchanges(said: list, exchanges: int, widths: tuple = (200, 200)) -> list:
-    """The last ``exchanges`` of ``said`` (from a user's message on), a line each clipped at ``widths`` (the user's,
-    the model's)."""
-    tail, users = [], 0
-    for role, text in reversed(said if exchanges else ()):
-        tail.append(f"  {'you' if role == 'user' else 'hermes'}: {_clip(text, widths[role != 'user'])}")
-        users += role == "user"
-        if users == exchanges:
-            break
-    return list(reversed(tail))
-
-
-def recap(history: list, exchanges: int = 2, title: Optional[str] = None, widths: tuple = (200, 200)) -> list:
-    """What a resumed chat shows first: its title (or first prompt), its size,
-    and the last exchanges (clipped), so the user knows where they are."""
-    said = _said(history)
-    if not said:
-        return ["(resuming an empty session)"]
-    first = next((text for role, text in said if role == "user"), said[0][1])
-    return [f"resuming: {_clip(title, 70) if title else _clip(first, 70)} ({len(history)} messages)",
-            *_last_exchanges(said, exchanges, widths)]
+from plugins.terminal.recap import clip, last_exchanges, one_line, recap_of, spoken
 
 
 def _history(chat, args):
@@ -57,10 +20,10 @@ def _history(chat, args):
     refused = agent.load_history()  # a resumed session's stored messages, if no turn has loaded them yet
     if refused:
         return refused
-    said = _said(agent.messages)
+    said = spoken(agent.messages)
     if not said:
         return "nothing said yet in this session"
-    lines = _last_exchanges(said, int(args or 10))
+    lines = last_exchanges(said, int(args or 10))
     shown = f"the last {len(lines)} of {len(said)} messages" if len(lines) < len(said) else f"{len(said)} messages"
     from hermes.cli.app import program
 
@@ -90,7 +53,7 @@ def _tools(chat, args):
     if not tools:
         return "no tools are offered (see -t)"
     width = max(map(len, tools))  # a column, as /help's
-    return "\n".join(f"{name:<{width}}  {_clip(tool.description.splitlines()[0] if tool.description else '', 70)}"
+    return "\n".join(f"{name:<{width}}  {clip(tool.description.splitlines()[0] if tool.description else '', 70)}"
                      for name, tool in sorted(tools.items()))
 
 
@@ -232,7 +195,7 @@ def _personality(chat, args):
     if not name:
         if not named:
             return f"no personalities: add them to config.yaml as {PERSONALITIES}: {{NAME: PROMPT}}"
-        rows = [("none", "the identity as configured")] + [(n, _clip(" ".join(personality_prompt(v).split()), 60))
+        rows = [("none", "the identity as configured")] + [(n, clip(" ".join(personality_prompt(v).split()), 60))
                                                           for n, v in named.items()]
         width = max(len(n) for n, _ in rows)
         return "\n".join([*(f"{n:<{width}}  {text}" for n, text in rows), "usage: /personality NAME"])
@@ -306,14 +269,14 @@ def _undo(chat, args):
     taken = take_back(chat.agent)
     if taken is None:
         return "nothing to undo"
-    return f"took back: {_clip(_text(taken), 70)} (the chat goes on in session {chat.agent.session_id})"
+    return f"took back: {clip(one_line(taken), 70)} (the chat goes on in session {chat.agent.session_id})"
 
 
 def _retry(chat, args):
     taken = take_back(chat.agent)
     if taken is None:
         return "nothing to retry"
-    chat.say(f"again: {_clip(_text(taken), 70)}")
+    chat.say(f"again: {clip(one_line(taken), 70)}")
     chat.turn(taken)
 
 
@@ -359,7 +322,7 @@ def _agents(chat, args):
     for job in listed(chat.agent):
         state = f"running {job['seconds']:.0f} s" if job["status"] == "running" else \
             f"{job['status']}, exit {job['exit_code']}"
-        lines.append(f"{job['process_id']}  pid {job['pid']}  {state}  {_clip(job['command'], 60)}")
+        lines.append(f"{job['process_id']}  pid {job['pid']}  {state}  {clip(job['command'], 60)}")
     return "\n".join(lines) or "nothing runs beside this chat"
 
 
@@ -490,35 +453,6 @@ def _resume(chat, args):
         return f"already in session {full}"
     chat.agent.new_session(resume=full)
     return "\n".join(recap_of(chat.app, full, chat.agent))
-
-
-def recap_of(app, session_id: str, agent=None) -> list:
-    """The recap of a stored session, with its title when the store has one; with the chat's ``agent``
-    (``/resume``), a note when the session was started with another model or other toolsets, which the chat keeps."""
-    from plugins.commands.front import ask_store
-
-    info = ask_store(app, "session_info", needed=False, session_id=session_id)
-    info = info if isinstance(info, dict) else {}
-    get = app.config.get  # hermes-agent's display.resume_* keys
-    exchanges = 0 if get("display.resume_display") == "minimal" else int(get("display.resume_exchanges"))
-    lines = recap(ask_store(app, "load_session", session_id=session_id) or [], exchanges, info.get("title"),
-                  (int(get("display.resume_max_user_chars")), int(get("display.resume_max_assistant_chars"))))
-    return lines + (_kept(agent, info, session_id) if agent is not None else [])
-
-
-def _kept(agent, started: dict, session_id: str) -> list:
-    from hermes.cli.app import program
-
-    def toolsets(names) -> str:
-        return "every toolset" if names is None or "all" in names else f"toolsets {','.join(names) or '(none)'}"
-
-    model = agent.provider_config.model
-    differ = [(theirs, mine) for theirs, mine in ((f"model {started.get('model', model)}", f"model {model}"),
-                                                  (toolsets(started.get("toolsets")), toolsets(agent.toolsets)))
-              if theirs != mine]
-    return [f"note: that session was started with {' and '.join(t for t, _ in differ)}; this chat keeps "
-            f"{' and '.join(m for _, m in differ)} (`{program()} chat --resume {session_id}` starts with the "
-            "session's)"] if differ else []
 
 
 BUILTIN = {

@@ -666,8 +666,9 @@ def test_hermes_agents_chat_commands_prompt_copy_yolo_clear_version_and_pointers
 
 
 def test_the_recap_of_a_resumed_chat_follows_hermes_agents_resume_keys(hermes, hermes_home, tmp_path):
-    """display.resume_exchanges, resume_max_user_chars and resume_max_assistant_chars shape the recap a resumed chat
-    starts with; resume_display: minimal leaves the title line alone."""
+    """display.resume_exchanges, resume_max_user_chars, resume_max_assistant_chars, resume_max_assistant_lines and
+    resume_skip_tool_only shape the recap a resumed chat starts with; resume_display: minimal leaves the title line
+    alone."""
     script = tmp_path / "s.json"
     script.write_text(json.dumps(["first answer " + "x" * 50, "second answer", "third answer", "more"]))
     model = ("--api-mode", "scripted", "--base-url", script)
@@ -677,10 +678,19 @@ def test_the_recap_of_a_resumed_chat_follows_hermes_agents_resume_keys(hermes, h
         (hermes_home / "config.yaml").write_text(config)
         out = hermes("chat", *model, "--continue", input="/exit\n")
         assert out.returncode == 0, out.stderr
-        return [line for line in out.stderr.splitlines() if line.startswith(("resuming:", "  you:", "  hermes:"))]
+        shown = ("resuming:", "  you:", "  hermes:", " " * 10)  # the last: an answer's next lines
+        return [line for line in out.stderr.splitlines() if line.startswith(shown)]
 
     assert recap("") == ["resuming: one " + "y" * 50 + " (6 messages)", "  you: two", "  hermes: second answer",
                          "  you: three", "  hermes: third answer"]
     assert recap("display:\n  resume_exchanges: 3\n  resume_max_user_chars: 10\n  resume_max_assistant_chars: 12\n")[1:3] \
         == ["  you: one yyyyyy...", "  hermes: first answer..."]
     assert recap("display:\n  resume_display: minimal\n") == ["resuming: one " + "y" * 50 + " (6 messages)"]
+
+    # an answer shows 3 lines (resume_max_assistant_lines), the last one all of its; tool-only answers on request
+    script.write_text(json.dumps([{"tool_calls": [["terminal", {"command": "true"}]]}, "1\n2\n3\n4", "a\nb\nc\nd"]))
+    assert hermes("chat", *model, input="first\nsecond\n/exit\n").returncode == 0
+    assert recap("")[1:] == ["  you: first", "  hermes: 1", "          2", "          3 ...", "  you: second",
+                             "  hermes: a", "          b", "          c", "          d"]
+    assert recap("display:\n  resume_skip_tool_only: false\n  resume_max_assistant_lines: 1\n")[1:5] == [
+        "  you: first", "  hermes: [1 tool call: terminal]", "  hermes: 1 ...", "  you: second"]
