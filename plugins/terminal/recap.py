@@ -25,13 +25,14 @@ def spoken(history: list) -> list:
 def last_exchanges(said: list, exchanges: int, widths: tuple = (200, 200)) -> list:
     """The last ``exchanges`` of ``said`` (from a user's message on), a line each clipped at ``widths`` (the user's,
     the model's)."""
-    tail, users = [], 0
-    for role, text in reversed(said if exchanges else ()):
-        tail.append(f"  {'you' if role == 'user' else 'hermes'}: {clip(text, widths[role != 'user'])}")
-        users += role == "user"
-        if users == exchanges:
-            break
-    return list(reversed(tail))
+    return [f"  {'you' if role == 'user' else 'hermes'}: {clip(text, widths[role != 'user'])}"
+            for role, text in _tail(said, exchanges)]
+
+
+def _tail(entries: list, exchanges: int) -> list:
+    """The entries (``(role, ...)``) from the ``exchanges``-th last user's on."""
+    starts = [i for i, entry in enumerate(entries) if entry[0] == "user"]
+    return entries[starts[-exchanges] if len(starts) >= exchanges else 0:] if exchanges else []
 
 
 def recap(history: list, exchanges: int = 2, title: Optional[str] = None, widths: tuple = (200, 200),
@@ -51,13 +52,7 @@ def recap(history: list, exchanges: int = 2, title: Optional[str] = None, widths
         calls = _calls(message) if role == "assistant" else ""
         if role == "user" and text or role == "assistant" and (text or calls and tool_only):
             shown.append((role, text, calls))
-    tail, users = [], 0
-    for entry in reversed(shown if exchanges else ()):
-        tail.append(entry)
-        users += entry[0] == "user"
-        if users == exchanges:
-            break
-    tail.reverse()
+    tail = _tail(shown, exchanges)
     last = max((i for i, (role, text, _) in enumerate(tail) if role == "assistant" and text), default=None)
     lines = []
     for i, (role, text, calls) in enumerate(tail):
