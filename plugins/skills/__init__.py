@@ -28,7 +28,8 @@ PENDING = "skills.pending"  # agent.state: skills /name loaded for the next mess
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
-            "stop", "goal", "agents", "tasks", "reload", "background", "bg"}
+            "stop", "goal", "agents", "tasks", "reload", "background", "bg",
+            "verbose"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:

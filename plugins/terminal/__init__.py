@@ -57,6 +57,9 @@ def register_config(declare):
             "shown as [N tool calls: NAMES])")
     declare("display.inline_diffs", bool, True, "chat and run show the change under a patch or write_file call's "
             "line, at most 40 lines of it (hermes-agent's)")
+    declare("display.tool_progress", (str, bool), "all", "the tool calls chat and run show: all, new (a tool "
+            "called again in a row gets no line), verbose (each call's arguments whole, and its result) or off; chat's "
+            "/verbose goes round them (hermes-agent's)", choices=("off", "new", "all", "verbose", False, True))
     declare("display.tool_preview_length", int, 40, "characters of each argument a tool call's line shows (0: all, "
             "hermes-agent's default)", minimum=0)
     declare("display.final_response_markdown", str, "render", "how a terminal shows the answer's Markdown: render "

@@ -340,6 +340,17 @@ def _background(chat, args):
     return command(chat, args)
 
 
+def _verbose(chat, args):
+    """hermes-agent's /verbose: the tool calls shown, off -> new -> all -> verbose -> off, for this chat."""
+    from plugins.terminal.console import PROGRESS, TOOL_PROGRESS, progress
+
+    mode = PROGRESS[(PROGRESS.index(progress(chat.agent)) + 1) % len(PROGRESS)]
+    chat.agent.config.overrides[TOOL_PROGRESS] = mode
+    return "tool progress: " + {"off": "off (the answer alone)", "new": "new (a tool called again in a row gets no "
+                                "line)", "all": "all (every call)", "verbose": "verbose (each call's arguments whole, "
+                                "and its result)"}[mode]
+
+
 def _goal(chat, args):
     from plugins.terminal.goals import command
 
@@ -486,6 +497,7 @@ BUILTIN = {
     "tasks": ("/agents", _agents),
     "background": ("/background PROMPT: worked on beside the chat, in a session of its own (also /bg)", _background),
     "bg": ("/bg PROMPT: /background", _background),
+    "verbose": ("the tool calls shown: off, new, all, verbose, in turn", _verbose),
     "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
     "version": ("hermes' version", _version),
 }

@@ -22,6 +22,7 @@ SPINNER = "|/-\\"
 CHOICES = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session", "session": "session",
            "a": "always", "always": "always"}
 RESTART_MARKER = "[hermes: the answer above was cut off; it starts again below]"
+TOOL_PROGRESS, PROGRESS = "display.tool_progress", ("off", "new", "all", "verbose")  # chat's /verbose goes round
 
 
 def held_back(secrets, text: str) -> tuple:
@@ -44,6 +45,15 @@ def _width(stream) -> int:
         return os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, ValueError, OSError):
         return 80
+
+
+def progress(agent) -> str:
+    """``display.tool_progress`` (hermes-agent's, chat's /verbose): off, new (a tool called again in a row gets no
+    line), all, verbose (each call's arguments whole, and its result)."""
+    mode = _setting(agent, TOOL_PROGRESS, "all", (str, bool))
+    if isinstance(mode, bool):
+        return "all" if mode else "off"
+    return mode.strip().lower() if mode.strip().lower() in PROGRESS else "all"
 
 
 def _setting(agent, key: str, default, kind: type):
@@ -87,6 +97,8 @@ class Console:
         self.markdown = markdown if markdown in ("render", "strip") and self.out.isatty() else ""
         self._md = None  # this answer's Markdown (it knows whether a code block is open)
         self._partial = ""  # the streamed line not shown yet (its newline has not come)
+        self._last_tool = ""  # display.tool_progress new: a tool called again in a row gets no line
+        self._unshown: set = set()  # the calls whose line display.tool_progress left out: their end's too
         self._continued = False  # part of the line is on the screen already
 
     @hookimpl
@@ -221,23 +233,38 @@ class Console:
             from plugins.terminal.diffs import before
 
             self._before[tool_call_id] = before(tool_name, args, agent)
-        args = masked(args, agent)  # a key the model typed into the call is not shown either
-        most = _setting(agent, "display.tool_preview_length", 40, int) or None  # 0: whole (hermes-agent's)
-        preview = ", ".join(f"{k}={_cut(str(v), most)!r}" for k, v in list(args.items())[:3])
-        self._line(f"-> {tool_name}({preview})", "tool")
+        mode = progress(agent)
+        if mode == "off" or mode == "new" and tool_name == self._last_tool:  # the line left out, and its end's
+            self._unshown.add(tool_call_id)
+        else:
+            args = masked(args, agent)  # a key the model typed into the call is not shown either
+            most = None if mode == "verbose" else _setting(agent, "display.tool_preview_length", 40, int) or None
+            shown = list(args.items())[: None if mode == "verbose" else 3]
+            preview = ", ".join(f"{k}={_cut(str(v), most)!r}" for k, v in shown)
+            self._line(f"-> {tool_name}({preview})", "tool")
+        self._last_tool = tool_name
         self._start_spinner(tool_name)
 
     @hookimpl
     def on_tool_complete(self, tool_name, tool_call_id, result, duration_ms, status, agent):
         self._stop_spinner()
         kept = self._before.pop(tool_call_id, None)
-        if status == "ok":
+        if tool_call_id in self._unshown:
+            self._unshown.discard(tool_call_id)
+            return
+        secrets = getattr(agent, "secrets", None)
+        if progress(agent) == "verbose":  # the result as the model reads it, at most 40 lines
+            lines = (secrets.mask(str(result)) if secrets is not None else str(result)).splitlines()
+            self._line(f"   {tool_name} {'done' if status == 'ok' else status} ({duration_ms:.0f} ms)",
+                       "ok" if status == "ok" else "failed")
+            for line in lines[:40] + ([f"... ({len(lines) - 40} more lines)"] if len(lines) > 40 else []):
+                self._line(f"     {line}", "dim")
+        elif status == "ok":
             self._line(f"   {tool_name} done ({duration_ms:.0f} ms)", "ok")
             if tool_name in ("patch", "write_file") and _setting(agent, "display.inline_diffs", True, bool):
                 from plugins.terminal.diffs import diff_of, shown
 
                 diff = diff_of(tool_name, result, kept)
-                secrets = getattr(agent, "secrets", None)
                 for line, role in shown(secrets.mask(diff) if secrets is not None else diff):
                     self._line(f"     {line}", role)
         else:  # what went wrong, in its first line: the model reads the rest
