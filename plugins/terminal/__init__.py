@@ -72,6 +72,9 @@ def register_config(declare):
             minimum=0)
     declare("auxiliary.goal_judge", dict, {}, "the model that judges whether /goal's goal is done: model, provider, "
             "base_url ... as the auxiliary blocks (hermes-agent's; unset: the chat's)")
+    declare("display.timestamps", bool, False, "chat's prompt says the time each message went (and so when the "
+            "answer before it ended); chat's /timestamps (hermes-agent's)")
+    declare("display.timestamp_format", str, "%H:%M", "how display.timestamps shows the time (strftime's codes)")
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

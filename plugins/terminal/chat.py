@@ -22,7 +22,7 @@ from plugins.images import image_option
 from plugins.text import printable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-BELL = "display.bell_on_complete"  # hermes-agent's
+BELL, TIMESTAMPS = "display.bell_on_complete", "display.timestamps"  # hermes-agent's
 # a path at a line's start as a terminal pastes a dragged file: 'quoted', "quoted", or with its spaces escaped
 DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\s+(.*))?$""", re.S)
 
@@ -97,7 +97,7 @@ def _chat(app, opts: dict) -> None:
         commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
                             **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}
         # before the agent: building it starts its MCP servers, whose SDK import in the background would slow this
-        editor = LineEditor(f"{program()}> ", app.config.data_dir / "chat_history", commands)
+        editor = LineEditor(lambda: prompt(app.config), app.config.data_dir / "chat_history", commands)
         agent = build_agent(app, opts, console, session_id=session_id, platform=platform)
     chat = Chat(app, agent, console)
     chat.images = list(images)  # --image: with the first message, as /image FILE does
@@ -121,6 +121,16 @@ def _chat(app, opts: dict) -> None:
                     break
     finally:
         chat.close()
+
+
+def prompt(config) -> str:
+    """``hermes> ``, or with ``display.timestamps`` (hermes-agent's; chat's /timestamps) ``hermes 14:03> ``: drawn
+    last as the line is sent, it says when each message went, and the next prompt when its answer ended."""
+    if not config.get(TIMESTAMPS):
+        return f"{program()}> "
+    import time
+
+    return f"{program()} {time.strftime(str(config.get('display.timestamp_format')))}> "
 
 
 def _to_sessions_folder(app, session_id: str) -> None:

@@ -351,6 +351,20 @@ def _verbose(chat, args):
                                 "and its result)"}[mode]
 
 
+def _timestamps(chat, args):
+    """hermes-agent's /timestamps: the prompt says the time (display.timestamps), for this chat or --global."""
+    from plugins.terminal.chat import TIMESTAMPS
+
+    words, config = args.lower().split(), chat.agent.config
+    wanted = [w for w in words if w != "--global"]
+    if len(wanted) > 1 or wanted and wanted[0] not in ("on", "off", "status"):
+        return "usage: /timestamps [on|off|status] [--global]"
+    if wanted != ["status"]:
+        on = wanted == ["on"] or not wanted and not config.get(TIMESTAMPS)
+        return f"timestamps {'on' if on else 'off'} ({_saved(config, TIMESTAMPS, on, '--global' in words)})"
+    return f"timestamps {'on' if config.get(TIMESTAMPS) else 'off'}"
+
+
 def _goal(chat, args):
     from plugins.terminal.goals import command
 
@@ -498,6 +512,7 @@ BUILTIN = {
     "background": ("/background PROMPT: worked on beside the chat, in a session of its own (also /bg)", _background),
     "bg": ("/bg PROMPT: /background", _background),
     "verbose": ("the tool calls shown: off, new, all, verbose, in turn", _verbose),
+    "timestamps": ("the prompt says the time each message went: /timestamps [on|off] [--global]", _timestamps),
     "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
     "version": ("hermes' version", _version),
 }

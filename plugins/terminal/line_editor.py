@@ -16,8 +16,8 @@ Commands = Callable[[], dict]  # name -> one line of help, asked each time (plug
 
 
 class LineEditor:
-    def __init__(self, prompt: str, history: Optional[Path], commands: Commands):
-        self.prompt = prompt
+    def __init__(self, prompt: "str | Callable[[], str]", history: Optional[Path], commands: Commands):
+        self.prompt = prompt if callable(prompt) else lambda: prompt  # asked at each drawing: the last is at Enter
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
         self._session = self._build(history, commands) if self.interactive else None
 
@@ -26,7 +26,7 @@ class LineEditor:
         input). Ctrl+C clears the line and asks again. ``above``: what other threads print meanwhile is shown above
         the line being typed."""
         if self._session is None:
-            sys.stdout.write(self.prompt)
+            sys.stdout.write(self.prompt())
             sys.stdout.flush()
             line = sys.stdin.readline()
             return line.rstrip("\n") if line else None
@@ -80,8 +80,8 @@ class LineEditor:
             except OSError as exc:  # a read-only data folder: this chat's history is kept in memory only
                 sys.stderr.write(f"chat history not saved ({history}: {exc.strerror})\n")
         return PromptSession(
-            FormattedText([("ansigreen bold", self.prompt)]),
+            lambda: FormattedText([("ansigreen bold", self.prompt())]),
             history=store, completer=SlashCompleter(), complete_while_typing=True,
             key_bindings=keys, multiline=False, enable_history_search=False,
-            prompt_continuation=" " * (len(self.prompt) - 2) + ". ",
+            prompt_continuation=lambda width, *_: " " * (width - 2) + ". ",
         )

@@ -103,3 +103,25 @@ def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
     (tools / "xclip").write_text("#!/bin/sh\nexit 1\n")  # text on the clipboard: no image
     out = hermes("chat", "--api-mode", "scripted", "--base-url", script, env=env, input="/paste\n/exit\n")
     assert "the clipboard holds no image (wl-paste, xclip asked)" in out.stdout
+
+
+def test_timestamps_in_the_prompt(terminal, hermes_home):
+    """hermes-agent's display.timestamps and /timestamps: the prompt says the time (display.timestamp_format) each
+    message went; /timestamps turns it off for this chat, or with --global in config.yaml."""
+    import time
+
+    (hermes_home / "config.yaml").write_text("display:\n  timestamps: true\n  timestamp_format: '%Y-%m'\n")
+    chat, _ = terminal(["first", "second"])
+    chat.expect(f"hermes {time.strftime('%Y-%m')}> ")
+    chat.line("one")
+    chat.expect("first")
+    chat.line("/timestamps")
+    chat.expect("timestamps off (this chat)")
+    chat.expect("hermes> ")
+    chat.line("/timestamps on")
+    chat.expect(f"hermes {time.strftime('%Y-%m')}> ")
+    chat.line("/timestamps off --global")
+    chat.expect("timestamps off (config.yaml)")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert "timestamps: false" in (hermes_home / "config.yaml").read_text()
