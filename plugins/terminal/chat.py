@@ -110,7 +110,7 @@ def _chat(app, opts: dict) -> None:
     threading.Thread(target=_ready_the_model, args=(agent,), name="hermes-ready-model", daemon=True).start()
     try:
         while True:
-            text = editor.read(above=bool(chat.background and chat.background.running))
+            text, chat.prefill = editor.read(bool(chat.background and chat.background.running), chat.prefill), ""
             if text is None:
                 click.echo("", err=True)
                 break
@@ -180,6 +180,7 @@ class Chat:
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
         self.title = None  # the thread naming the session (plugins.terminal.titles)
+        self.prefill = ""  # what the next input line starts with (/undo's message taken back, to edit)
         self.background = None  # its /background tasks (plugins.terminal.background), from the first
         self.screen = threading.RLock()  # held while a turn or a command writes: a background answer waits for it
 

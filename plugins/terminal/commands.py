@@ -247,18 +247,18 @@ def quick(chat, name: str, args: str) -> "str | None":
     return output + (f"\n(exit {done.returncode})" if done.returncode else "")
 
 
-def take_back(agent) -> "str | list | None":
-    """Take back the last exchange (``/undo`` and ``/retry``): the history loses
-    its last user message and everything after it, and continues in a new
-    session linked to the old one (``reason="undo"``), so the stored transcript
-    keeps what was said. The user's message taken back (its text, or its parts
-    with the images), or None (nothing to undo, or another process writes the session)."""
+def take_back(agent, exchanges: int = 1) -> "str | list | None":
+    """Take back the last exchanges (``/undo [N]`` and ``/retry``): the history loses its ``exchanges``-th last user
+    message (the first, when it has fewer) and everything after it, and continues in a new session linked to the old
+    one (``reason="undo"``), so the stored transcript keeps what was said. The user's message taken back (its text,
+    or its parts with the images), or None (nothing to undo, or another process writes the session)."""
     if agent.load_history():
         return None
     messages = agent.messages
-    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
-    if last is None:
+    users = [i for i, message in enumerate(messages) if message.get("role") == "user"]
+    if not users:
         return None
+    last = users[-min(exchanges, len(users))]
     taken = messages[last].get("content")
     agent.messages = messages[:last]
     agent.rotate_session("undo")
@@ -266,9 +266,14 @@ def take_back(agent) -> "str | list | None":
 
 
 def _undo(chat, args):
-    taken = take_back(chat.agent)
+    """/undo [N]: the last N exchanges taken back; the first of their messages waits on the input line, to edit and
+    send again (hermes-agent's)."""
+    if args and (not args.isdigit() or int(args) < 1):
+        return "usage: /undo [N] (the last N exchanges; 1 when not given)"
+    taken = take_back(chat.agent, int(args or 1))
     if taken is None:
         return "nothing to undo"
+    chat.prefill = text_of(taken)
     return f"took back: {clip(one_line(taken), 70)} (the chat goes on in session {chat.agent.session_id})"
 
 
@@ -485,7 +490,8 @@ BUILTIN = {
     "new": ("start a new session (the current one stays stored)", _new),
     "resume": ("/resume ID: continue a stored session instead", _resume),
     "retry": ("send your last message again", _retry),
-    "undo": ("take back your last message and its answer", _undo),
+    "undo": ("take back your last message and its answer (/undo N: the last N); it waits on the line to edit",
+             _undo),
     "model": ("show the model, or /model NAME to switch", _model),
     "tools": ("the tools the model may call", _tools),
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),

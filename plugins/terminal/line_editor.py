@@ -21,10 +21,10 @@ class LineEditor:
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
         self._session = self._build(history, commands) if self.interactive else None
 
-    def read(self, above: bool = False) -> Optional[str]:
+    def read(self, above: bool = False, default: str = "") -> Optional[str]:
         """The next line the user sends; None when they leave (Ctrl+D, end of
         input). Ctrl+C clears the line and asks again. ``above``: what other threads print meanwhile is shown above
-        the line being typed."""
+        the line being typed; ``default``: the line starts with it (at a terminal)."""
         if self._session is None:
             sys.stdout.write(self.prompt())
             sys.stdout.flush()
@@ -36,10 +36,10 @@ class LineEditor:
                     from prompt_toolkit.patch_stdout import patch_stdout
 
                     with patch_stdout(raw=True):
-                        return self._session.prompt()
-                return self._session.prompt()
+                        return self._session.prompt(default=default)
+                return self._session.prompt(default=default)
             except KeyboardInterrupt:
-                continue  # as in a shell: the line is dropped, the chat goes on
+                default = ""  # as in a shell: the line is dropped, the chat goes on
             except EOFError:
                 return None
 

@@ -296,6 +296,8 @@ def test_retry_undo_resume_and_a_plugins_command(terminal, hermes):
     chat.expect("second again")
     chat.line("/undo")
     chat.expect("took back: beta")
+    chat.expect("beta")  # on the line, to edit and send again; Ctrl+C drops it
+    chat.ctrl_c()
     chat.line("gamma")
     chat.expect("after undo")
     chat.line("/title garden plans")  # a plugin's command (sessions)
@@ -694,3 +696,23 @@ def test_the_recap_of_a_resumed_chat_follows_hermes_agents_resume_keys(hermes, h
                              "  hermes: a", "          b", "          c", "          d"]
     assert recap("display:\n  resume_skip_tool_only: false\n  resume_max_assistant_lines: 1\n")[1:5] == [
         "  you: first", "  hermes: [1 tool call: terminal]", "  hermes: 1 ...", "  you: second"]
+
+
+def test_undo_n_exchanges_leaves_the_first_message_to_edit(terminal, hermes):
+    """hermes-agent's /undo N: the last N exchanges taken back; the first of their messages waits on the input line,
+    edited there and sent again."""
+    chat, _ = terminal(["a1", "a2", "a3", "again"])
+    for message, answer in (("one", "a1"), ("two", "a2"), ("three", "a3")):
+        chat.expect("hermes> ")
+        chat.line(message)
+        chat.expect(answer)
+    chat.line("/undo 0")
+    chat.expect("usage: /undo [N]")
+    chat.line("/undo 2")
+    chat.expect("took back: two")
+    chat.expect("two")  # on the line
+    chat.line(" more")  # the end of the line the user edits
+    chat.expect("again")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert said(hermes, resume_id(chat.seen)) == ["one", "two more"]
