@@ -57,6 +57,26 @@ def _tools(chat, args):
                      for name, tool in sorted(tools.items()))
 
 
+def _status(chat, args):
+    """hermes-agent's /status: where this chat stands."""
+    from plugins.commands.front import ask_store
+    from plugins.core_tools.processes import listed
+
+    agent = chat.agent
+    info = ask_store(chat.app, "session_info", needed=False, session_id=agent.session_id)
+    title = info.get("title") if isinstance(info, dict) else None
+    lines = [f"session {agent.session_id}{f' ({title})' if title else ''}: {len(agent.messages)} messages",
+             f"model: {agent.provider_config.label()}", _usage(chat, ""),
+             f"working in {os.getcwd()}; data folder {agent.config.data_dir}"]
+    context = agent.host.registry[SLASH_COMMANDS].get("context")  # the context engine's, when it has one
+    lines += [f"context: {context.value('', agent)}"] if context is not None else []
+    tasks = len(chat.background.running) if chat.background else 0
+    commands = sum(job["status"] == "running" for job in listed(agent))
+    if tasks or commands:
+        lines.append(f"beside it: {tasks} background task(s), {commands} background command(s) (/agents)")
+    return "\n".join(lines)
+
+
 def _model(chat, args):
     agent = chat.agent
     if args:  # the next turn starts on it; the provider is built (and checked) now
@@ -496,6 +516,7 @@ BUILTIN = {
     "tools": ("the tools the model may call", _tools),
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
+    "status": ("where this chat stands: its session, model, tokens, context, folder", _status),
     "reasoning": ("how hard the model thinks (/reasoning high [--global]), or /reasoning show|hide", _reasoning),
     "fast": ("priority processing for this chat, OpenAI's or Claude's (/fast on|off [--global])", _fast),
     "busy": ("what a line typed during a turn does: /busy interrupt|queue|steer [--global]", _busy),
@@ -524,7 +545,6 @@ BUILTIN = {
 }
 ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "save": "/export [FILE.md]",
-    "status": "/model and /usage",
     "sessions": "/resume ID (`hermes sessions list` lists them)",
     "toolsets": "/tools",
     "config": "`hermes config show`",

@@ -627,8 +627,8 @@ def test_an_image_goes_with_the_next_message_by_image_or_dragged_into_the_termin
 
 
 def test_hermes_agents_chat_commands_prompt_copy_yolo_clear_version_and_pointers(terminal, hermes, tmp_path):
-    """/prompt, /copy, /yolo, /clear and /version are hermes-agent's chat commands a user reaches for; its /save,
-    /status or /paste said only "unknown command"."""
+    """/prompt, /copy, /yolo, /clear, /version and /status are hermes-agent's chat commands a user reaches for; its
+    /save said only "unknown command"."""
     import base64
     import sys
 
@@ -657,6 +657,12 @@ def test_hermes_agents_chat_commands_prompt_copy_yolo_clear_version_and_pointers
     chat.expect("approvals are back to config's: manual")
     chat.line("/version")
     chat.expect(f"hermes {__import__('kernel').__version__}")
+    chat.line("/status")
+    chat.expect(": 8 messages")
+    chat.expect("model: scripted")
+    chat.expect("model requests: 4")
+    chat.expect(f"working in {tmp_path}")
+    chat.expect("context: ~")
     chat.line("/save")
     chat.expect("hermes-agent's /save: here, /export [FILE.md]")
     chat.line("/clear")
