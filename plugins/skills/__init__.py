@@ -29,7 +29,7 @@ RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
             "stop", "goal", "agents", "tasks", "reload", "background", "bg",
-            "verbose", "timestamps", "status"}
+            "verbose", "timestamps", "status", "subgoal"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:

@@ -396,6 +396,12 @@ def _goal(chat, args):
     return command(chat, args)
 
 
+def _subgoal(chat, args):
+    from plugins.terminal.goals import subgoal
+
+    return subgoal(chat, args)
+
+
 # what reads an image off the clipboard: Wayland's, X11's, macOS' (pngpaste)
 CLIPBOARD = (["wl-paste", "--no-newline", "--type", "image/png"], ["xclip", "-selection", "clipboard", "-t",
              "image/png", "-o"], ["pngpaste", "-"])
@@ -541,6 +547,7 @@ BUILTIN = {
     "verbose": ("the tool calls shown: off, new, all, verbose, in turn", _verbose),
     "timestamps": ("the prompt says the time each message went: /timestamps [on|off] [--global]", _timestamps),
     "goal": ("/goal TEXT: work on it until a judge finds it done; /goal status|resume|clear", _goal),
+    "subgoal": ("/subgoal TEXT: the goal must meet it too; /subgoal [remove N|clear] lists or drops them", _subgoal),
     "version": ("hermes' version", _version),
 }
 ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 STATE = "terminal-ui.goal"  # agent.state: this chat's Goal
@@ -34,6 +34,12 @@ class Goal:
     turns: int = 0  # continuation messages sent since it was set or resumed
     paused: str = ""  # why it waits for /goal resume ("" while pursued)
     misses: int = 0  # judge calls in a row that gave no verdict
+    subgoals: list = field(default_factory=list)  # criteria the user added (/subgoal): the judge weighs them too
+
+    def described(self) -> str:
+        """The goal as the judge and the next step's message say it: with its subgoals."""
+        also = "".join(f"\n{n}. {text}" for n, text in enumerate(self.subgoals, 1))
+        return f"{self.text}\nAlso required:{also}" if also else self.text
 
 
 def command(chat: Any, args: str) -> Optional[str]:
@@ -43,7 +49,7 @@ def command(chat: Any, args: str) -> Optional[str]:
     if word in ("", "status"):
         if goal is None:
             return "no goal: /goal TEXT sets one (the chat works on it until a judge finds it done)"
-        return f"goal: {goal.text}\n" + (f"paused ({goal.paused}): /goal resume goes on" if goal.paused else "")
+        return f"goal: {goal.described()}\n" + (f"paused ({goal.paused}): /goal resume goes on" if goal.paused else "")
     if word == "clear":
         state.pop(STATE, None)
         return "goal cleared" if goal else "no goal to clear"
@@ -54,10 +60,32 @@ def command(chat: Any, args: str) -> Optional[str]:
             return "no goal to resume: /goal TEXT sets one"
         goal.turns, goal.paused, goal.misses = 0, "", 0
         chat.say(f"goal resumed ({_most(chat)} more turns at most): {goal.text}", "status")
-        return pursue(chat, goal, CONTINUE.format(goal=goal.text))
+        return pursue(chat, goal, CONTINUE.format(goal=goal.described()))
     goal = state[STATE] = Goal(args.strip())
     chat.say(f"goal set ({_most(chat)} turns at most; a judge checks each answer): {goal.text}", "status")
     return pursue(chat, goal, goal.text)
+
+
+def subgoal(chat: Any, args: str) -> str:
+    """``/subgoal [TEXT | remove N | clear]`` (hermes-agent's): criteria the goal must meet too, read by the judge and
+    the next step's message from the next turn on."""
+    goal: Optional[Goal] = chat.agent.state.get(STATE)
+    if goal is None:
+        return "no goal: /goal TEXT sets one, then /subgoal TEXT adds to it"
+    verb, _, rest = args.strip().partition(" ")
+    if not args.strip():
+        return "\n".join(f"{n}. {text}" for n, text in enumerate(goal.subgoals, 1)) or \
+            "no subgoals: /subgoal TEXT adds one"
+    if verb.lower() == "clear":
+        count, goal.subgoals = len(goal.subgoals), []
+        return f"cleared {count} subgoal(s)"
+    if verb.lower() == "remove":
+        if not rest.strip().isdigit() or not 1 <= int(rest) <= len(goal.subgoals):
+            return f"usage: /subgoal remove N (1 to {len(goal.subgoals)})" if goal.subgoals else "no subgoals"
+        return f"removed subgoal {rest.strip()}: {goal.subgoals.pop(int(rest) - 1)}"
+    goal.subgoals.append(" ".join(args.split()))
+    return f"subgoal {len(goal.subgoals)} added: the judge weighs it from the next answer on" + \
+        (" (/goal resume goes on)" if goal.paused else "")
 
 
 def pursue(chat: Any, goal: Goal, message: str) -> None:
@@ -70,7 +98,7 @@ def pursue(chat: Any, goal: Goal, message: str) -> None:
         if chat.typed:
             return _pause(chat, goal, "you wrote during the turn: your message goes first")
         try:
-            done, reason = judge(chat.agent, goal.text, result.final_response)
+            done, reason = judge(chat.agent, goal.described(), result.final_response)
         except KeyboardInterrupt:  # Ctrl+C while the judge thinks: the chat goes on, the goal waits
             return _pause(chat, goal, "interrupted while the judge read the answer")
         if done:
@@ -83,7 +111,7 @@ def pursue(chat: Any, goal: Goal, message: str) -> None:
             return _pause(chat, goal, f"{most} turns ({MAX_TURNS}) went by without it done")
         goal.turns += 1
         chat.say(f"goal: not done yet ({reason}); next step {goal.turns} of {most}", "status")
-        message = CONTINUE.format(goal=goal.text)
+        message = CONTINUE.format(goal=goal.described())
 
 
 def judge(agent: Any, goal: str, answer: str) -> tuple:

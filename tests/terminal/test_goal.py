@@ -53,7 +53,8 @@ def test_a_goal_is_worked_on_until_the_judge_finds_it_done(hermes, hermes_home, 
     verdicts = iter(['{"done": false, "reason": "more to do"}'] * 3 + ["I think so?", "", "maybe"])
     wire_server.script([judged(answers, verdicts)] * 12)
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env=env,
-                 input="/goal write six steps\n/goal status\n/goal resume\n/goal clear\n/exit\n")
+                 input="/goal write six steps\n/goal status\n/subgoal\n/subgoal keep   each step short\n"
+                       "/subgoal remove 2\n/goal resume\n/goal clear\n/subgoal more\n/exit\n")
     assert out.returncode == 0, out.stderr
     assert "goal paused: 2 turns (goals.max_turns) went by without it done" in out.stderr
     assert "goal: write six steps\npaused (2 turns (goals.max_turns) went by without it done): /goal resume goes on" \
@@ -62,6 +63,15 @@ def test_a_goal_is_worked_on_until_the_judge_finds_it_done(hermes, hermes_home, 
     assert "goal paused: the judge gave no verdict 3 times (the judge answered no verdict: 'maybe'); check " \
            "auxiliary.goal_judge" in out.stderr
     assert "step 6" in out.stdout and "goal cleared" in out.stdout and len(wire_server.requests) == 12
+    # hermes-agent's /subgoal: a criterion the judge and the next step's message carry from then on
+    assert "no subgoals: /subgoal TEXT adds one" in out.stdout and "usage: /subgoal remove N (1 to 1)" in out.stdout
+    assert "subgoal 1 added: the judge weighs it from the next answer on (/goal resume goes on)" in out.stdout
+    assert "no goal: /goal TEXT sets one, then /subgoal TEXT adds to it" in out.stdout
+    bodies = [r.body["messages"] for r in wire_server.requests]
+    also = "write six steps\nAlso required:\n1. keep each step short"
+    assert [also in m[1]["content"] for m in bodies if len(m) == 2 and m[0]["content"].startswith("You check")] \
+        == [False] * 3 + [True] * 3  # the judge's, before and after it was added
+    assert also in bodies[6][-1]["content"] and also not in bodies[4][-1]["content"]  # the next steps' messages
 
 
 def test_ctrl_c_while_the_judge_reads_pauses_the_goal_and_the_chat_goes_on(terminal, hermes_home, wire_server):
