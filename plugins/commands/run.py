@@ -36,8 +36,8 @@ def run(app: App, as_json: bool, prompt: tuple, images: list, **opts):
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, "run")
         from plugins.commands.hookspecs import Display  # here: the remembered `plugins list` imports no spec
-        # the display is a plugin's (built-in: terminal); without one only the answer is printed
-        console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=False, config=app.config)
+        quiet = click.get_current_context().meta.get("hermes.quiet", False)  # chat -q -Q: the answer alone
+        console = None if as_json else app.host.pm.hook.terminal_front_end(quiet=quiet, config=app.config)  # a plugin's
         console = console if isinstance(console, Display) else None  # none, or not what the spec asks for
         # platform "run": `hermes chat --continue` picks up the latest chat, not a one-shot turn
         agent = build_agent(app, opts, console, session_id=session_id, platform="run")

@@ -52,6 +52,7 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_rest
         os.environ["HERMES_ACCEPT_HOOKS"] = "1"
     if query is not None:  # hermes-agent's scripts call `hermes chat -q "..." [-Q]`: run prints only the answer
         root = click.get_current_context().find_root()
+        root.meta["hermes.quiet"] = quiet  # run's display: no spinner nor tool lines, the answer whole
         root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=list(images), **opts)
         return
     opts.update(quiet=quiet, platform=source or "cli", restore_cwd=not (no_restore_cwd or worktree), images=images)

@@ -66,3 +66,12 @@ def test_an_image_given_on_the_command_line_goes_with_the_first_message(hermes, 
     with_image = [c[0]["text"] for c in asked if isinstance(c, list) and c[1]["type"] == "image_url"]
     assert sorted(with_image) == ["and now?", "what is it?"] and "again?" in asked  # the first message only
     assert hermes("chat", "--image", tmp_path / "nothing.png").returncode == 2  # a file that is not there: usage
+
+
+def test_quiet_query_at_a_terminal_shows_the_answer_alone(terminal):
+    """`hermes chat -q PROMPT -Q` at a terminal: no spinner nor tool lines, as piped (run showed both)."""
+    chat, _ = terminal([{"tool_calls": [["terminal", {"command": "echo hi"}]]}, "the answer alone"], "-Q", "-q",
+                       "work")
+    chat.expect("the answer alone")
+    assert chat.close() == 0
+    assert "terminal" not in chat.seen and "thinking" not in chat.seen, chat.seen
