@@ -91,7 +91,7 @@ def _chat(app, opts: dict) -> None:
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, platform)
         if session_id and restore_cwd:
-            _to_sessions_folder(app, session_id)
+            to_sessions_folder(app, session_id)
         console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")), quiet=quiet,
                           markdown=app.config.get("display.final_response_markdown"))
         console.inbox = []
@@ -101,6 +101,7 @@ def _chat(app, opts: dict) -> None:
         editor = LineEditor(lambda: prompt(app.config), app.config.data_dir / "chat_history", commands)
         agent = build_agent(app, opts, console, session_id=session_id, platform=platform)
     chat = Chat(app, agent, console)
+    chat.restore_cwd = restore_cwd  # /resume goes to its session's folder too
     chat.images = list(images)  # --image: with the first message, as /image FILE does
     if not quiet:
         click.echo(paint(f"{program()} {__version__} · session {agent.session_id} · /help for commands, /exit to "
@@ -134,7 +135,7 @@ def prompt(config) -> str:
     return f"{program()} {time.strftime(str(config.get('display.timestamp_format')))}> "
 
 
-def _to_sessions_folder(app, session_id: str) -> None:
+def to_sessions_folder(app, session_id: str) -> None:
     """A resumed chat works where the session started (its relative paths mean what they meant), as hermes-agent's."""
     folder = (ask_store(app, "session_info", needed=False, session_id=session_id) or {}).get("cwd")
     if not folder or os.path.realpath(folder) == os.path.realpath(os.getcwd()):
@@ -181,6 +182,7 @@ class Chat:
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
         self.title = None  # the thread naming the session (plugins.terminal.titles)
+        self.restore_cwd = False  # /resume works in the folder its session started in (not with -w)
         self.prefill = ""  # what the next input line starts with (/undo's message taken back, to edit)
         self.background = None  # its /background tasks (plugins.terminal.background), from the first
         self.screen = threading.RLock()  # held while a turn or a command writes: a background answer waits for it

@@ -508,6 +508,10 @@ def _resume(chat, args):
     if full == chat.agent.session_id:
         return f"already in session {full}"
     chat.agent.new_session(resume=full)
+    if chat.restore_cwd:  # as `chat --resume` does
+        from plugins.terminal.chat import to_sessions_folder
+
+        to_sessions_folder(chat.app, full)
     return "\n".join(recap_of(chat.app, full, chat.agent))
 
 

@@ -26,8 +26,8 @@ def test_hermes_agents_chat_flags(hermes, tmp_path):
 
 
 def test_a_resumed_chat_works_where_its_session_started(hermes, tmp_path):
-    """hermes-agent goes back to a resumed session's folder (its relative paths mean what they meant there);
-    --no-restore-cwd stays; a folder gone since is said."""
+    """hermes-agent goes back to a resumed session's folder (its relative paths mean what they meant there), with -r,
+    -c and chat's /resume; --no-restore-cwd stays; a folder gone since is said."""
     first, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     first.mkdir()
     elsewhere.mkdir()
@@ -43,6 +43,9 @@ def test_a_resumed_chat_works_where_its_session_started(hermes, tmp_path):
     assert (first / "notes.txt").exists() and not (elsewhere / "notes.txt").exists()
     out = hermes("chat", "-c", "--no-restore-cwd", *model, cwd=elsewhere, input="note it\n/exit\n")
     assert out.returncode == 0 and "working in" not in out.stderr and (elsewhere / "notes.txt").exists()
+    (first / "notes.txt").unlink()
+    out = hermes("chat", *model, cwd=elsewhere, input=f"/resume {session['id']}\nnote it\n/exit\n")  # chat's own
+    assert f"working in {first}, where the session started" in out.stderr and (first / "notes.txt").exists()
     (first / "notes.txt").unlink()
     first.rmdir()
     out = hermes("chat", "-r", session["id"], *model, cwd=elsewhere, input="/exit\n")
