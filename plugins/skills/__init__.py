@@ -20,10 +20,14 @@ index names (does not quote) such a description from any source.
 
 from __future__ import annotations
 
+import logging
+
 from kernel import hookimpl
 from plugins.skills.hookspecs import SKILLS
 
+log = logging.getLogger(__name__)
 PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
+PRELOAD = "skills.preload"
 # chat's own commands and the built-in plugins': a skill of the same name is not a command
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
@@ -62,6 +66,8 @@ def register_config(declare):
     declare("skills.inline_shell", bool, False, "run a skill's !`command` snippets and put their output in its place "
             "(hermes-agent's; the user's own skills only, never a project's)")
     declare("skills.inline_shell_timeout", (int, float), 10, "seconds one inline command may run", minimum=1)
+    declare(PRELOAD, list[str], [], "skills whose instructions hold for the whole session, in the system prompt "
+            "(chat's -s NAME, as hermes-agent's `hermes -s`)")
 
 
 @hookimpl
@@ -91,15 +97,35 @@ def _indexed(skill) -> str:
 
 @hookimpl(optionalhook=True)  # brought by the prompt plugin
 def prompt_layer(agent):
-    if "skill_view" not in (getattr(agent, "tools", None) or {}):
-        return None  # an index the model cannot open is noise (-t without skills)
-    skills = skills_of(agent)
-    if not skills:
+    indexed = "skill_view" in (getattr(agent, "tools", None) or {})  # an index the model cannot open is noise
+    if not indexed and not agent.config.get(PRELOAD):
         return None
-    lines = ["# Skills", "", "Instructions for particular tasks. When one fits, load it with skill_view "
-             "before you start; skill_manage keeps what you learn as a new skill.", ""]
-    lines += [f"- {s.name}: {_indexed(s)}" for s in sorted(skills.values(), key=lambda s: s.name)]
-    return {"name": "skills", "text": "\n".join(lines), "source": f"{len(skills)} skills", "after": "plugins"}
+    skills = skills_of(agent)
+    lines = _preloaded(agent, skills)
+    if skills and indexed:
+        lines += ["# Skills", "", "Instructions for particular tasks. When one fits, load it with skill_view "
+                  "before you start; skill_manage keeps what you learn as a new skill.", ""]
+        lines += [f"- {s.name}: {_indexed(s)}" for s in sorted(skills.values(), key=lambda s: s.name)]
+    return {"name": "skills", "text": "\n".join(lines), "source": f"{len(skills)} skills", "after": "plugins"} \
+        if lines else None
+
+
+def _preloaded(agent, skills: dict) -> list:
+    """The instructions of ``skills.preload``'s skills, which hold for the session; one that is gone is a warning."""
+    from plugins.skills import catalog
+    from plugins.skills.prepare import prepared
+
+    lines = []
+    for name in dict.fromkeys(agent.config.get(PRELOAD) or []):
+        try:
+            skill = catalog.lookup(skills, name)
+        except catalog.SkillError as exc:
+            log.warning("skills.preload: %s", exc)
+            continue
+        lines += [f"# The skill {skill.name}, preloaded", "", "The user started this session with this skill "
+                  "preloaded: its instructions hold for the whole session unless the user overrides them.", "",
+                  prepared(skill, agent), ""]
+    return lines
 
 
 @hookimpl

@@ -42,10 +42,14 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @click.option("--accept-hooks", is_flag=True, help="Run config.yaml's shell hooks unapproved (HERMES_ACCEPT_HOOKS).")
 @click.option("--no-restore-cwd", is_flag=True, help="Resumed, stay here instead of going to the folder the session "
               "started in (hermes-agent's).")
+@click.option("-s", "--skills", "preload", multiple=True, metavar="NAME", help="A skill whose instructions hold for "
+              "the whole session (repeat, or comma-separate; hermes-agent's; skills.preload).")
 @image_option
 @click.pass_obj
-def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, images, **opts):
+def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, preload, images, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
+    if preload:
+        _preload(app, [name.strip() for names in preload for name in names.split(",") if name.strip()])
     if checkpoints:
         app.config.overrides["checkpoints.enabled"] = True
     if accept_hooks:
@@ -60,6 +64,20 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_rest
     if worktree:
         return _in_worktree(app, opts)
     _chat(app, opts)
+
+
+def _preload(app, names: list) -> None:
+    """``-s NAME``: the skills plugin keeps the skill's instructions in the system prompt; an unknown one is said now."""
+    if "skills.preload" not in app.config.keys:
+        raise Fail("-s: no skills plugin is enabled (see `hermes plugins list`)")
+    from plugins.skills import skills_of
+    from plugins.skills.catalog import SkillError, lookup
+
+    skills = skills_of(app.config, app.host)
+    try:
+        app.config.overrides["skills.preload"] = [lookup(skills, name).name for name in names]
+    except SkillError as exc:
+        raise Fail(f"-s: {exc}") from None
 
 
 def _in_worktree(app, opts: dict) -> None:

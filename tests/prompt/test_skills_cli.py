@@ -145,3 +145,25 @@ def test_a_lone_markdown_file_is_named_after_itself_and_one_without_a_descriptio
     assert out.returncode == 0 and out.stderr.strip() == (
         f"hermes: note: {hermes_home / 'skills' / 'moth' / 'SKILL.md'}: its front matter is not valid YAML (found "
         "unexpected end of stream, line 3), so the model sees only the name 'moth'; fix it"), out.stderr
+
+
+def test_a_skill_preloaded_for_the_session(hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
+    """hermes-agent's `-s NAME`: the skill's instructions are in the system prompt of every turn, whatever tools are
+    offered (skills.preload); an unknown name is one line before any request."""
+    skill(hermes_home / "skills", "terse", "Answer briefly.", "Answer in five words or fewer.")
+    no_titles(hermes_home)
+    env = {**cli_env, "OPENAI_API_KEY": "sk"}
+    wire_server.script([reply("Short."), reply("Still short."), reply("One.")])
+    out = hermes("chat", "-s", "terse", "--base-url", wire_server.openai_url, *MODEL, "-t", "", env=env,
+                 cwd=tmp_path, input="hi\nand?\n/exit\n")
+    assert out.returncode == 0 and "Still short." in out.stdout, out.stderr
+    out = hermes("chat", "-q", "once", "--skills", "terse,", "--base-url", wire_server.openai_url, *MODEL, env=env,
+                 cwd=tmp_path)
+    assert out.stdout == "One.\n", out.stderr
+    for request in wire_server.requests:
+        system = request.body["messages"][0]["content"]
+        assert "# The skill terse, preloaded" in system and "Answer in five words or fewer." in system
+    out = hermes("chat", "-s", "tersee", "--base-url", wire_server.openai_url, *MODEL, env=env, input="/exit\n")
+    assert out.returncode == 1 and out.stderr.startswith("hermes: error: -s: no skill named 'tersee'"), out.stderr
+    assert "'terse'" in out.stderr  # did you mean
+    assert len(wire_server.requests) == 3
