@@ -37,6 +37,8 @@ def register_config(declare):
             "session")
     declare("timezone", str, "", "the user's IANA time zone, of the date the agent is told and of cron schedules "
             "(Europe/Berlin; empty: this machine's; HERMES_TIMEZONE wins)")
+    declare("prompt.pass_session_id", bool, False, "the session layer names the session, for tools and skills "
+            "that file things under it (chat's --pass-session-id, hermes-agent's)")
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("agent.environment_hint", str, "", "a line about this machine for the session layer (hermes-agent's: "
             "\"apt is not here, use nix\")")

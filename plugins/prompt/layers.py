@@ -157,6 +157,7 @@ def session(agent: Any, cwd: Path) -> Layer:
     config = getattr(agent, "config", None)
     pconf = getattr(agent, "provider_config", None)
     lines = [f"Conversation started: {now(config).strftime('%A, %B %d, %Y')}"]
+    lines += [f"Session ID: {agent.session_id}"] if _setting(config, "prompt.pass_session_id", False) else []
     lines += [f"{label}: {value}" for label, value in (("Model", getattr(pconf, "model", "")),
                                                        ("Provider", getattr(pconf, "provider", ""))) if value]
     repository = " (a git repository)" if project.git_root(cwd) else ""

@@ -44,10 +44,19 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
               "started in (hermes-agent's).")
 @click.option("-s", "--skills", "preload", multiple=True, metavar="NAME", help="A skill whose instructions hold for "
               "the whole session (repeat, or comma-separate; hermes-agent's; skills.preload).")
+@click.option("--pass-session-id", is_flag=True, help="The system prompt names the session (prompt.pass_session_id; "
+              "hermes-agent's).")
+@click.option("--ignore-rules", is_flag=True, help="No AGENTS.md, SOUL.md or other context files, no memory, no "
+              "preloaded skills from config (hermes-agent's; HERMES_IGNORE_RULES=1 too).")
 @image_option
 @click.pass_obj
-def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, preload, images, **opts):
+def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_restore_cwd, preload, pass_session_id,
+         ignore_rules, images, **opts):
     """An interactive conversation (Ctrl+C stops a turn, Ctrl+D quits)."""
+    if pass_session_id:
+        app.config.overrides["prompt.pass_session_id"] = True
+    if ignore_rules or os.environ.get("HERMES_IGNORE_RULES") == "1":
+        _ignore_rules(app.config)
     if preload:
         _preload(app, [name.strip() for names in preload for name in names.split(",") if name.strip()])
     if checkpoints:
@@ -64,6 +73,19 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_rest
     if worktree:
         return _in_worktree(app, opts)
     _chat(app, opts)
+
+
+def _ignore_rules(config) -> None:
+    """hermes-agent's --ignore-rules, for this chat: the plugins' keys that bring the user's and the project's rules
+    in, turned off (a key no loaded plugin declares is left alone)."""
+    off = {"prompt.disabled_layers": sorted({*(config.get("prompt.disabled_layers", None) or []), "context"}),
+           "memory.memory_enabled": False, "memory.user_profile_enabled": False, "memory.provider": "",
+           "skills.preload": []}
+    if "prompt.identity" in config.keys and not config.get("prompt.identity"):  # SOUL.md's: the built-in one
+        from plugins.prompt.layers import DEFAULT_IDENTITY
+
+        off["prompt.identity"] = DEFAULT_IDENTITY
+    config.overrides.update({key: value for key, value in off.items() if key in config.keys})
 
 
 def _preload(app, names: list) -> None:

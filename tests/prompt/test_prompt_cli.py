@@ -250,3 +250,23 @@ def test_the_session_layer_says_when_python3_on_path_refuses_pip_install(hermes,
     (tmp_path / "usr" / "pyvenv.cfg").unlink()
     (hermes_home / "config.yaml").write_text("agent:\n  environment_probe: false\n")
     assert "python3" not in session_text()
+
+
+def test_chat_ignore_rules_and_pass_session_id(hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
+    """hermes-agent's --ignore-rules: no SOUL.md, AGENTS.md or memory in the prompt; --pass-session-id: the session
+    layer names the session."""
+    (hermes_home / "SOUL.md").write_text("You are Bob, a gardener.")
+    (hermes_home / "memories").mkdir()
+    (hermes_home / "memories" / "MEMORY.md").write_text("The user grows beans.")
+    folder = project(tmp_path, "Always indent with tabs.")
+    env = {**cli_env, "OPENAI_API_KEY": "sk"}
+    wire_server.script([reply("one"), reply("two")])
+    assert hermes("chat", "-q", "hi", "--base-url", wire_server.openai_url, *MODEL, env=env, cwd=folder).returncode == 0
+    assert hermes("chat", "-q", "hi", "--ignore-rules", "--pass-session-id", "--base-url", wire_server.openai_url,
+                  *MODEL, env=env, cwd=folder).returncode == 0
+    usual, bare = (system_of(r) for r in wire_server.requests)
+    for rule in ("You are Bob", "Always indent with tabs.", "The user grows beans."):
+        assert rule in usual and rule not in bare
+    assert bare.startswith("You are hermes") and "Session ID: " not in usual
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    assert f"Session ID: {session}" in bare
