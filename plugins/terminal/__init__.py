@@ -75,6 +75,9 @@ def register_config(declare):
     declare("display.timestamps", bool, False, "chat's prompt says the time each message went (and so when the "
             "answer before it ended); chat's /timestamps (hermes-agent's)")
     declare("display.timestamp_format", str, "%H:%M", "how display.timestamps shows the time (strftime's codes)")
+    declare("display.user_message_preview.first_lines", int, 2, "a long message chat sent stays on the screen as "
+            "its first lines, a count of the rest ... (hermes-agent's)", minimum=1)
+    declare("display.user_message_preview.last_lines", int, 2, "... and its last lines", minimum=0)
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

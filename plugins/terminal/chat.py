@@ -23,6 +23,7 @@ from plugins.text import printable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 BELL, TIMESTAMPS = "display.bell_on_complete", "display.timestamps"  # hermes-agent's
+FIRST_LINES, LAST_LINES = "display.user_message_preview.first_lines", "display.user_message_preview.last_lines"
 # a path at a line's start as a terminal pastes a dragged file: 'quoted', "quoted", or with its spaces escaped
 DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\s+(.*))?$""", re.S)
 
@@ -138,7 +139,8 @@ def _chat(app, opts: dict) -> None:
         commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
                             **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}
         # before the agent: building it starts its MCP servers, whose SDK import in the background would slow this
-        editor = LineEditor(lambda: prompt(app.config), app.config.data_dir / "chat_history", commands)
+        editor = LineEditor(lambda: prompt(app.config), app.config.data_dir / "chat_history", commands,
+                            lambda: (app.config.get(FIRST_LINES), app.config.get(LAST_LINES)))
         agent = build_agent(app, opts, console, session_id=session_id, platform=platform)
     chat = Chat(app, agent, console)
     chat.restore_cwd = restore_cwd  # /resume goes to its session's folder too

@@ -16,8 +16,10 @@ Commands = Callable[[], dict]  # name -> one line of help, asked each time (plug
 
 
 class LineEditor:
-    def __init__(self, prompt: "str | Callable[[], str]", history: Optional[Path], commands: Commands):
+    def __init__(self, prompt: "str | Callable[[], str]", history: Optional[Path], commands: Commands,
+                 preview: Callable[[], tuple] = lambda: (2, 2)):
         self.prompt = prompt if callable(prompt) else lambda: prompt  # asked at each drawing: the last is at Enter
+        self.preview = preview  # (first, last): the lines of a long message kept on the screen once it is sent
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
         self._session = self._build(history, commands) if self.interactive else None
 
@@ -36,12 +38,32 @@ class LineEditor:
                     from prompt_toolkit.patch_stdout import patch_stdout
 
                     with patch_stdout(raw=True):
-                        return self._session.prompt(default=default)
-                return self._session.prompt(default=default)
+                        return self._sent(self._session.prompt(default=default))
+                return self._sent(self._session.prompt(default=default))
             except KeyboardInterrupt:
                 default = ""  # as in a shell: the line is dropped, the chat goes on
             except EOFError:
                 return None
+
+    def _sent(self, text: str) -> str:
+        """The line sent stays on the screen (prompt_toolkit erased it), a long one as its first and last lines
+        (hermes-agent's display.user_message_preview): a pasted log does not fill the scrollback."""
+        from plugins.terminal.style import paint
+        from plugins.text import printable
+
+        first, last = self.preview()
+        lines, prompt = [printable(line, sys.stdout) for line in text.split("\n")], self.prompt()
+        if len(lines) > first + last + 1:
+            hidden = paint(f"... ({len(lines) - first - last} more lines)", "dim", sys.stdout)
+            lines = lines[:first] + [hidden] + lines[len(lines) - last:]
+        sys.stdout.write(paint(prompt, "prompt", sys.stdout) + ("\n" + self._continuation(len(prompt))).join(lines)
+                         + "\n")
+        sys.stdout.flush()
+        return text
+
+    @staticmethod
+    def _continuation(width: int) -> str:
+        return " " * (width - 2) + ". "
 
     def _build(self, history: Optional[Path], commands: Commands):
         from prompt_toolkit import PromptSession
@@ -83,5 +105,5 @@ class LineEditor:
             lambda: FormattedText([("ansigreen bold", self.prompt())]),
             history=store, completer=SlashCompleter(), complete_while_typing=True,
             key_bindings=keys, multiline=False, enable_history_search=False,
-            prompt_continuation=lambda width, *_: " " * (width - 2) + ". ",
+            prompt_continuation=lambda width, *_: self._continuation(width), erase_when_done=True,
         )

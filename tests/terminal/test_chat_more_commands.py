@@ -125,3 +125,18 @@ def test_timestamps_in_the_prompt(terminal, hermes_home):
     chat.line("/exit")
     assert chat.close() == 0
     assert "timestamps: false" in (hermes_home / "config.yaml").read_text()
+
+
+def test_a_long_message_sent_stays_as_its_first_and_last_lines(terminal, hermes):
+    """hermes-agent's display.user_message_preview: a pasted log is sent whole, and the screen keeps its first and
+    last lines and a count of the rest."""
+    chat, _ = terminal(["got it"], env={"NO_COLOR": "1"})
+    chat.expect("hermes> ")
+    pasted = "\n".join(f"log line {n}" for n in range(1, 11))
+    chat.keys(f"\x1b[200~{pasted}\x1b[201~\r")  # a bracketed paste, then Enter
+    chat.expect("got it")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert "hermes> log line 1\r\n      . log line 2\r\n      . ... (6 more lines)\r\n      . log line 9\r\n" \
+           "      . log line 10\r\n" in chat.seen
+    assert stored(hermes, chat.seen)[0] == ("user", pasted)
