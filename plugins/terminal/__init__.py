@@ -40,6 +40,8 @@ def terminal_front_end(quiet, config):
 @hookimpl
 def register_config(declare):
     declare(SHOW_REASONING)
+    declare("display.reasoning_full", bool, False, "reasoning that comes whole (not streamed) is shown in full, not "
+            "its first 10 lines; chat's /reasoning full|clamp (hermes-agent's)")
     declare("quick_commands", dict, {}, "chat's own commands (hermes-agent's): {NAME: {type: exec, command: SHELL, "
             "description}} runs a command and shows its output, {NAME: {type: alias, target: /other}} another command")
     declare(PERSONALITIES, dict, {}, "chat's /personality NAME: {NAME: PROMPT} (hermes-agent's; the prompt is the "

@@ -105,21 +105,25 @@ def _usage(chat, args):
 def _reasoning(chat, args):
     """How hard the model thinks (agent.reasoning_effort: for this chat, or with --global in config.yaml too) and
     whether its reasoning shows (hermes-agent's /reasoning)."""
+    from plugins.terminal.console import REASONING_FULL
     from plugins_providers.reasoning import KEY, LEVELS, SPELLINGS
 
     console, config = chat.console, chat.agent.config
     words = args.lower().split()
     if words in (["on"], ["show"], ["off"], ["hide"]):
         console.show_reasoning = words[0] in ("on", "show")
-        return "the model's reasoning is " + ("shown where it streams it" if console.show_reasoning else "hidden")
+        return "the model's reasoning is " + ("shown" if console.show_reasoning else "hidden")
+    if words in (["full"], ["clamp"]):  # hermes-agent's: reasoning that came whole (not streamed), all of it or not
+        config.overrides[REASONING_FULL] = words == ["full"]
+        return "reasoning that comes whole is shown " + ("in full" if words == ["full"] else "up to 10 lines")
     scope = [w for w in words if w in ("--global", "--session")]
     level = [w for w in words if w not in scope]
     if not words:
         shown = "shown" if console.show_reasoning else "hidden"
         return f"reasoning effort {_effort(chat.agent)}\nthe reasoning is {shown} (/reasoning LEVEL [--global], " \
-               "/reasoning show|hide)"
+               "/reasoning show|hide|full|clamp)"
     if len(level) != 1 or level[0] not in (*LEVELS, *SPELLINGS):
-        return f"usage: /reasoning [{'|'.join(LEVELS)}] [--global] or /reasoning show|hide"
+        return f"usage: /reasoning [{'|'.join(LEVELS)}] [--global] or /reasoning show|hide|full|clamp"
     return f"reasoning effort ({_saved(config, KEY, level[0], '--global' in scope)}) {_effort(chat.agent)}"
 
 

@@ -23,6 +23,7 @@ CHOICES = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "sessio
            "a": "always", "always": "always"}
 RESTART_MARKER = "[hermes: the answer above was cut off; it starts again below]"
 TOOL_PROGRESS, PROGRESS = "display.tool_progress", ("off", "new", "all", "verbose")  # chat's /verbose goes round
+REASONING_FULL, REASONING_LINES = "display.reasoning_full", 10  # reasoning that came whole: all of it, or this many
 
 
 def held_back(secrets, text: str) -> tuple:
@@ -91,6 +92,7 @@ class Console:
         self.show_reasoning = show_reasoning
         self._reasoning_mid = False  # streamed reasoning without its newline yet (it goes to stderr)
         self._held_reasoning = ""
+        self._reasoned = False  # this model call's reasoning was shown as it streamed
         self.inbox: Optional[list] = None  # hermes chat: the messages plugins queued (queue_user_message)
         self.questions = threading.Lock()  # held while a question waits for its answer: chat's busy input reads none
         # display.final_response_markdown, on a terminal only: the answer's lines as shown (plugins.terminal.markdown)
@@ -135,7 +137,7 @@ class Console:
             self.err.write(paint(printable(text, self.err), "dim", self.err))
             self.err.flush()
             if text:
-                self._reasoning_mid = not text.endswith("\n")
+                self._reasoning_mid, self._reasoned = not text.endswith("\n"), True
 
     def _write_stream(self, text: str) -> None:
         with self._lock:
@@ -185,8 +187,19 @@ class Console:
 
     # -- what the agent is doing
     @hookimpl
-    def post_api_request(self, response):
+    def post_api_request(self, response, agent):
         self._cut = response.finish_reason == "length" and bool(response.content) and not response.tool_calls
+        streamed, self._reasoned = self._reasoned, False
+        reasoning = (response.reasoning or "").strip()
+        if reasoning and not streamed and self.show_reasoning and not self.quiet:  # it came whole: shown now
+            lines = reasoning.splitlines()
+            if len(lines) > REASONING_LINES and not _setting(agent, REASONING_FULL, False, bool):
+                lines = lines[:REASONING_LINES] + [f"... ({len(lines) - REASONING_LINES} more lines; /reasoning "
+                                                   "full shows all)"]
+            with self._lock:
+                self._clear()
+                self.err.write(paint(printable("\n".join(lines), self.err), "dim", self.err) + "\n")
+                self.err.flush()
 
     @hookimpl
     def on_thinking(self, active):

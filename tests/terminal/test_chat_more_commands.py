@@ -140,3 +140,24 @@ def test_a_long_message_sent_stays_as_its_first_and_last_lines(terminal, hermes)
     assert "hermes> log line 1\r\n      . log line 2\r\n      . ... (6 more lines)\r\n      . log line 9\r\n" \
            "      . log line 10\r\n" in chat.seen
     assert stored(hermes, chat.seen)[0] == ("user", pasted)
+
+
+def test_reasoning_that_comes_whole_is_shown_clamped_or_full(terminal, hermes_home):
+    """Not streamed (agent.stream: false), the model's reasoning was never shown; now with display.show_reasoning
+    its first 10 lines come before the answer, all of it after hermes-agent's /reasoning full."""
+    (hermes_home / "config.yaml").write_text("agent:\n  stream: false\ndisplay:\n  show_reasoning: true\n")
+    thought = "\n".join(f"thought {n}" for n in range(1, 13))
+    chat, _ = terminal([{"reasoning": thought, "content": "first"}, {"reasoning": thought, "content": "second"}],
+                       env={"NO_COLOR": "1"})
+    chat.expect("hermes> ")
+    chat.line("one")
+    chat.expect("thought 10\r\n... (2 more lines; /reasoning full shows all)")
+    chat.expect("first")
+    chat.line("/reasoning full")
+    chat.expect("reasoning that comes whole is shown in full")
+    chat.line("two")
+    chat.expect("thought 12")
+    chat.expect("second")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert "thought 11" not in chat.seen.split("/reasoning full")[0]
