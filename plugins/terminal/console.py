@@ -23,6 +23,7 @@ CHOICES = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "sessio
            "a": "always", "always": "always"}
 RESTART_MARKER = "[hermes: the answer above was cut off; it starts again below]"
 TOOL_PROGRESS, PROGRESS = "display.tool_progress", ("off", "new", "all", "verbose")  # chat's /verbose goes round
+CLARIFY_TIMEOUT = "agent.clarify_timeout"
 REASONING_FULL, REASONING_LINES = "display.reasoning_full", 10  # reasoning that came whole: all of it, or this many
 
 
@@ -324,17 +325,21 @@ class Console:
         return CHOICES.get(answer.strip().lower(), "deny")
 
     @hookimpl(optionalhook=True)  # brought by agent-tools
-    def clarify(self, question, choices):
+    def clarify(self, question, choices, agent):
         answers = self._answers()
         if answers is None:
             return None
         self._stop_spinner()
+        wait = _setting(agent, CLARIFY_TIMEOUT, 3600, (int, float)) or None  # hermes-agent's: then the model decides
         with self.questions:
             self.err.write(f"\n{printable(str(question), self.err)}\n")
             for i, choice in enumerate(choices or [], 1):
                 self.err.write(f"  {i}. {printable(str(choice), self.err)}\n")
             self.err.write("> ")
             self.err.flush()
+            if wait and not select.select([answers], [], [], wait)[0]:
+                self.err.write(f"\nno answer within {wait:g} s: the model decides ({CLARIFY_TIMEOUT})\n")
+                return None
             answer = answers.readline().strip()
         if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]

@@ -81,6 +81,26 @@ def test_a_question_left_alone_is_denied_after_approvals_timeout(terminal, tmp_p
     assert chat.close() == 0
     assert not marker.exists()
 
+
+def test_a_clarifying_question_left_alone_lets_the_model_decide(terminal, hermes_home, hermes):
+    """hermes-agent's agent.clarify_timeout: the model's question waited forever for an answer; now, after it,
+    the model reads that nobody answered and decides."""
+    (hermes_home / "config.yaml").write_text("agent:\n  clarify_timeout: 1\n")
+    ask = {"tool_calls": [["clarify", {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}]]}
+    chat, _ = terminal([ask, "spaces, then"])
+    chat.expect("hermes> ")
+    chat.line("indent it")
+    chat.expect("2. spaces")
+    chat.expect("no answer within 1 s: the model decides (agent.clarify_timeout)")
+    chat.expect("spaces, then")
+    chat.line("/quit")
+    assert chat.close() == 0
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    [result] = [m["content"] for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+                if m["role"] == "tool"]
+    assert '"answer": null' in result and "Proceed with your best judgement" in result
+
+
 def test_the_choices_once_session_always_and_deny(terminal, tmp_path):
     call = {"tool_calls": [["terminal", {"command": "python3 -c 'print(6 * 7)'"}]]}
     chat, home = terminal([call, "first", call, "second", call, "third", call, "fourth"], "-t", "terminal")
