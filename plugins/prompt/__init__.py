@@ -39,6 +39,8 @@ def register_config(declare):
             "(Europe/Berlin; empty: this machine's; HERMES_TIMEZONE wins)")
     declare("prompt.pass_session_id", bool, False, "the session layer names the session, for tools and skills "
             "that file things under it (chat's --pass-session-id, hermes-agent's)")
+    declare("platform_hints", dict, {}, "per platform (cli, run, ...): {replace: TEXT} instead of the platform "
+            "layer's words, or {append: TEXT} (or the text alone) after them (hermes-agent's)")
     declare("prompt.context_files", list[str], [], "more files for the context layer, relative to the working folder")
     declare("agent.environment_hint", str, "", "a line about this machine for the session layer (hermes-agent's: "
             "\"apt is not here, use nix\")")

@@ -142,8 +142,18 @@ def context(config: Any, cwd: Path) -> Optional[Layer]:
 
 
 def platform(agent: Any) -> Optional[Layer]:
-    hint = PLATFORM_HINTS.get(getattr(agent, "platform", "") or "")
-    return Layer("platform", f"platform {agent.platform}", hint) if hint else None
+    """How to write for the platform the agent answers on; config's ``platform_hints.<platform>`` (hermes-agent's)
+    replaces it (``replace: TEXT``) or adds to it (``append: TEXT``, or the text alone)."""
+    name = getattr(agent, "platform", "") or ""
+    hint = PLATFORM_HINTS.get(name, "")
+    hints = _setting(getattr(agent, "config", None), "platform_hints", {})
+    own = hints.get(name) if isinstance(hints, dict) else None
+    own = {"append": own} if isinstance(own, str) else own if isinstance(own, dict) else {}
+    if isinstance(own.get("replace"), str) and own["replace"].strip():
+        hint = own["replace"].strip()
+    elif isinstance(own.get("append"), str) and own["append"].strip():
+        hint = f"{hint}\n\n{own['append'].strip()}".strip()
+    return Layer("platform", f"platform {name}", hint) if hint else None
 
 
 def session(agent: Any, cwd: Path) -> Layer:

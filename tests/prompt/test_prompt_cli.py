@@ -94,6 +94,19 @@ def test_layers_can_be_turned_off_and_a_long_one_is_cut_with_a_marker(hermes, he
     assert len(layers[1]["text"]) <= 500 and "characters of AGENTS.md left out]" in layers[1]["text"]
 
 
+def test_hermes_agents_platform_hints_replace_or_append_to_the_platform_layer(hermes, hermes_home, tmp_path):
+    def platform_layer(config: str) -> str:
+        (hermes_home / "config.yaml").write_text(config)
+        layers = json.loads(hermes("prompt", "show", "--json", cwd=tmp_path).stdout)["layers"]
+        return next(layer["text"] for layer in layers if layer["name"] == "platform")
+
+    usual = platform_layer("")
+    assert platform_layer("platform_hints:\n  cli: {append: Answer in French.}\n") == f"{usual}\n\nAnswer in French."
+    assert platform_layer("platform_hints:\n  cli: Answer in French.\n") == f"{usual}\n\nAnswer in French."
+    assert platform_layer("platform_hints:\n  cli: {replace: Be terse., append: x}\n  run: {replace: y}\n") \
+        == "Be terse."
+
+
 def test_a_distro_blocking_the_prompt_plugin_sends_only_what_it_sets(hermes, wire_server, cli_env,  # noqa: F811
                                                                      tmp_path):
     distro = tmp_path / "plain.yaml"
