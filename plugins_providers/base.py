@@ -274,8 +274,12 @@ class SDKProvider(Provider):
         return int(limit) if limit else None
 
     def sampling(self, request: ModelRequest, keys: tuple) -> dict:
-        """Those of ``keys`` the request's ``extra`` or else this provider's options set (temperature, ...)."""
+        """Those of ``keys`` the request's ``extra`` or else this provider's options set (temperature, ...); a
+        call's headers or body fields add to the provider's."""
         given = {**self.options, **request.extra}
+        for key in MAPPING_OPTIONS:
+            if isinstance(self.options.get(key), dict) and isinstance(request.extra.get(key), dict):
+                given[key] = {**request.extra[key], **self.options[key]}
         return {key: given[key] for key in keys if key in given}
 
     def _seconds(self, option: str, default: float) -> float:

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 
 from kernel import hookimpl
 from plugins_providers.defaults import PROVIDERS, provider_name, target
-from plugins_providers.serving import carry
+from plugins_providers.serving import carry, openrouter_cache
 
 DEFAULT_MODE = "chat_completions"
 
@@ -95,7 +95,8 @@ def register_config(declare, config):
 def pre_api_request(call, agent):
     """Each call carries the reasoning level it is asked at to the providers (``request.extra["reasoning"]``;
     :func:`plugins_providers.reasoning.level_of_call`): the conversation's, a subagent's, or a side call's own; a
-    conversation's calls also its service tier and Claude's cache lifetime (:mod:`plugins_providers.serving`)."""
+    conversation's calls also its service tier and Claude's cache lifetime, and every call to OpenRouter its response
+    cache (:mod:`plugins_providers.serving`)."""
     config = agent.config
     if call.aux_task or any(config.get(key) not in ("", None) for key in ("agent.reasoning_effort",
                                                                           "delegation.reasoning_effort")) \
@@ -106,6 +107,7 @@ def pre_api_request(call, agent):
             call.request.extra.setdefault("reasoning", level)
     if not call.aux_task:
         carry(config, call)
+    openrouter_cache(config, call)
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook

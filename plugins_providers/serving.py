@@ -1,16 +1,20 @@
 """hermes-agent's keys for how a conversation's model calls are served: ``agent.service_tier`` (OpenAI's processing
 tier: ``fast`` is its priority processing, ``flex`` the slower and cheaper one; on Anthropic's API ``fast`` is Claude
-Opus 4.6's fast mode, a beta) and ``prompt_caching.cache_ttl`` (how
-long Claude keeps a prompt's cache: ``5m``, or ``1h`` for conversations with long pauses). The provider-resolve
-plugin hands them to each call that can take them (``request.extra``); the providers send them in their API's words.
+Opus 4.6's fast mode, a beta), ``prompt_caching.cache_ttl`` (how
+long Claude keeps a prompt's cache: ``5m``, or ``1h`` for conversations with long pauses) and
+``openrouter.response_cache`` (OpenRouter answers a request it has seen from its cache, for
+``openrouter.response_cache_ttl`` seconds). The provider-resolve plugin hands them to each call that can take them
+(``request.extra``); the providers send them in their API's words.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 SERVICE_TIER, CACHE_TTL = "agent.service_tier", "prompt_caching.cache_ttl"
+OR_CACHE, OR_CACHE_TTL = "openrouter.response_cache", "openrouter.response_cache_ttl"
 TIERS = {"fast": "priority", "priority": "priority", "on": "priority", "true": "priority", "flex": "flex"}
 STANDARD = ("", "normal", "default", "standard", "auto", "off", "none", "false")  # hermes-agent's words for none
 TTLS = ("5m", "1h")
@@ -52,6 +56,21 @@ def carry(config: Any, call: Any) -> None:
                   call.request.model)
 
 
+def openrouter_cache(config: Any, call: Any) -> None:
+    """A call to OpenRouter asks for its response cache (hermes-agent's headers): ``HERMES_OPENROUTER_CACHE`` and
+    ``HERMES_OPENROUTER_CACHE_TTL`` win over config, as there."""
+    if call.provider != "openrouter" and "openrouter.ai" not in (call.base_url or ""):
+        return
+    said = os.environ.get("HERMES_OPENROUTER_CACHE", "").strip().lower()
+    if not (said in ("1", "true", "yes", "on") if said else config.get(OR_CACHE)):
+        return
+    headers = {"X-OpenRouter-Cache": "true"}
+    ttl = os.environ.get("HERMES_OPENROUTER_CACHE_TTL", "").strip() or config.get(OR_CACHE_TTL)
+    if str(ttl).isdigit() and 1 <= int(ttl) <= 86400:
+        headers["X-OpenRouter-Cache-TTL"] = str(int(ttl))
+    call.request.extra["extra_headers"] = {**headers, **call.request.extra.get("extra_headers", {})}
+
+
 def declare_keys(declare: Any) -> None:
     from kernel.keys import Key
 
@@ -60,3 +79,7 @@ def declare_keys(declare: Any) -> None:
                 "Anthropic's", choices=(*STANDARD, *TIERS)))
     declare(Key(CACHE_TTL, str, "5m", "how long Claude keeps the prompt's cache: 5m, or 1h (each write costs more, "
                 "a pause of up to an hour still reads it)", choices=TTLS))
+    declare(Key(OR_CACHE, bool, True, "OpenRouter answers a request it has seen from its response cache "
+                "(hermes-agent's; HERMES_OPENROUTER_CACHE wins)"))
+    declare(Key(OR_CACHE_TTL, int, 300, "seconds OpenRouter keeps a cached response, 1 to 86400 "
+                "(HERMES_OPENROUTER_CACHE_TTL wins)", minimum=1))

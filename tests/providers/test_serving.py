@@ -73,3 +73,26 @@ def test_claudes_cache_markers_last_an_hour_when_config_says_1h(hermes, wire_ser
     config.write_text("prompt_caching:\n  cache_ttl: 2h\n")
     wrong = hermes("run", "--base-url", wire_server.url, "-m", "claude-sonnet-4-5", "hi", env={**cli_env, **KEYS})
     assert wrong.returncode == 2 and "prompt_caching.cache_ttl: expected one of 5m, 1h" in wrong.stderr
+
+
+def test_openrouter_is_asked_for_its_response_cache(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
+    """hermes-agent's openrouter.response_cache (on) and _ttl: a call to OpenRouter (the wire server stands in, its
+    provider named) carries the cache headers, beside the user's own; off, or HERMES_OPENROUTER_CACHE=0, none; the
+    environment's TTL wins over config's; another provider is never asked."""
+    env = {**cli_env, "OPENROUTER_API_KEY": "sk-or-test", "OPENAI_API_KEY": "sk-test"}
+    config = hermes_home / "config.yaml"
+    model = ("--base-url", wire_server.openai_url, "-m", "anthropic/claude-sonnet-4.6")
+    cases = (("provider_options:\n  extra_headers: {X-Mine: a}\n", {}, "openrouter", ("true", "300")),
+             ("openrouter:\n  response_cache_ttl: 60\n", {"HERMES_OPENROUTER_CACHE_TTL": "90"}, "openrouter",
+              ("true", "90")),
+             ("openrouter:\n  response_cache: false\n", {}, "openrouter", (None, None)),
+             ("", {"HERMES_OPENROUTER_CACHE": "0"}, "openrouter", (None, None)),
+             ("", {}, "openai", (None, None)))
+    for text, more, provider, sent in cases:
+        config.write_text(text)
+        wire_server.push(reply("ok"))
+        out = hermes("run", "--provider", provider, *model, "hi", env={**env, **more})
+        assert out.returncode == 0, out.stderr
+        headers = wire_server.requests[-1].headers
+        assert (headers.get("x-openrouter-cache"), headers.get("x-openrouter-cache-ttl")) == sent, (text, more)
+    assert wire_server.requests[0].headers["x-mine"] == "a"
