@@ -421,10 +421,13 @@ class Console:
         self._stop_spinner()
         with self._lock:
             self._end_line()
-            if final and final.strip() != self.last_stream.strip():
-                if self.streamed_any and not self.quiet:
+            streamed = self.last_stream.strip()
+            if final and final.strip() != streamed:
+                added = streamed and final.lstrip().startswith(streamed)  # a plugin's note under it: that alone
+                if self.streamed_any and not self.quiet and not added:
                     self.err.write("(the answer as finally given:)\n")
-                shown = printable(final.rstrip("\n"), self.out)
+                shown = printable("\n" + final.lstrip()[len(streamed):].strip("\n") if added else final.rstrip("\n"),
+                                  self.out)
                 if self.markdown:
                     self._md = None
                     shown = self._lines(shown + "\n")

@@ -161,3 +161,18 @@ def test_reasoning_that_comes_whole_is_shown_clamped_or_full(terminal, hermes_ho
     chat.line("/exit")
     assert chat.close() == 0
     assert "thought 11" not in chat.seen.split("/reasoning full")[0]
+
+
+def test_a_note_a_plugin_adds_under_a_streamed_answer_is_shown_alone(terminal, tmp_path):
+    """The file-change check adds its note under the answer once it streamed: the terminal shows the note, not the
+    whole answer again."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    chat, _ = terminal([{"tool_calls": [["patch", {"path": "a.txt", "old_string": "gamma", "new_string": "x"}]]},
+                        "Changed it, all good."], env={"NO_COLOR": "1"})
+    chat.expect("hermes> ")
+    chat.line("change it")
+    chat.expect("file change(s) of this turn did not happen")
+    chat.expect("hermes> ")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert chat.seen.count("Changed it, all good.") == 1 and "as finally given" not in chat.seen
