@@ -82,6 +82,8 @@ def register_config(declare):
     declare("display.user_message_preview.last_lines", int, 2, "... and its last lines", minimum=0)
     declare("agent.clarify_timeout", (int, float), 3600, "seconds chat and run wait for the answer to the model's "
             "clarifying question; then it decides itself (hermes-agent's; 0: no limit)", minimum=0)
+    declare("display.turn_completion_explainer", bool, True, "chat says why a turn ended without an answer (an "
+            "empty one, the budget spent; hermes-agent's)")
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

@@ -23,6 +23,7 @@ from plugins.text import printable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 BELL, TIMESTAMPS = "display.bell_on_complete", "display.timestamps"  # hermes-agent's
+EXPLAIN = "display.turn_completion_explainer"  # hermes-agent's: a turn that ended without an answer says why
 FIRST_LINES, LAST_LINES = "display.user_message_preview.first_lines", "display.user_message_preview.last_lines"
 # a path at a line's start as a terminal pastes a dragged file: 'quoted', "quoted", or with its spaces escaped
 DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\s+(.*))?$""", re.S)
@@ -275,8 +276,10 @@ class Chat:
             raise SystemExit(128 + stop.stopped_by)
         elif result.interrupted:
             self.say("(interrupted)", "status")
-        elif result.exit_reason == "budget_exhausted" and not result.final_response:
-            self.say("(the iteration budget ran out before a final answer; raise it with --max-turns)", "status")
+        elif not (result.final_response or "").strip() and self.agent.config.get(EXPLAIN):
+            self.say("(the iteration budget ran out before a final answer; raise it with --max-turns)"
+                     if result.exit_reason == "budget_exhausted" else "(the model's answer was empty; /retry asks "
+                     "again)", "status")
         return result
 
     def dropped(self, text: str) -> "str | None":

@@ -78,3 +78,15 @@ def test_quiet_query_at_a_terminal_shows_the_answer_alone(terminal):
     chat.expect("the answer alone")
     assert chat.close() == 0
     assert "terminal" not in chat.seen and "thinking" not in chat.seen, chat.seen
+
+
+def test_a_turn_without_an_answer_says_why(hermes, hermes_home, tmp_path):
+    """hermes-agent's display.turn_completion_explainer: an empty answer left a blank in chat; now it is said (off:
+    nothing)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"content": ""}]))
+    model = ("--api-mode", "scripted", "--base-url", script)
+    out = hermes("chat", *model, input="hi\n/exit\n")
+    assert "(the model's answer was empty; /retry asks again)" in out.stderr
+    (hermes_home / "config.yaml").write_text("display:\n  turn_completion_explainer: false\n")
+    assert "empty" not in hermes("chat", *model, input="hi\n/exit\n").stderr
