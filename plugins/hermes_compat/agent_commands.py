@@ -1,6 +1,7 @@
 """hermes-agent's commands that are called otherwise here, or do not exist: ``hermes status`` or ``hermes insights``
 says what to run instead of "No such command" (exit 2). They are hidden from ``--help``, and a plugin's command of
-the same name wins. ``hermes version`` and ``hermes completion`` do what hermes-agent's do."""
+the same name wins. ``hermes version``, ``hermes completion``, ``hermes backup`` and ``hermes import``
+(:mod:`plugins.hermes_compat.backup`) do what hermes-agent's do."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ SHELLS = ("bash", "zsh", "fish")
 
 def add_commands(cli: click.Group) -> None:
     """Each of hermes-agent's commands that no plugin added."""
-    for command in (version, completion, *map(_pointer, ELSEWHERE)):
+    from plugins.hermes_compat.backup import backup, import_
+
+    for command in (version, completion, backup, import_, *map(_pointer, ELSEWHERE)):
         if command.name not in cli.commands:
             cli.add_command(command)
 

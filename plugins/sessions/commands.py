@@ -393,18 +393,7 @@ def sessions_group(config) -> click.Group:
         if source is None:
             raise StoreError(f"no state.db of hermes-agent in {config.data_dir} or {Path.home() / '.hermes'}; "
                              "give its path: hermes sessions import PATH/state.db")
-        s = store()
-        if not hasattr(s, "import_session"):
-            raise StoreError(f"the session store {s.where} cannot import sessions")
-        done = {"source": str(source), "imported": 0, "messages": 0, "went_on": 0, "already_here": 0}
-        for meta, rows in hermes_agent.read(source):
-            if s.import_session(meta, rows):
-                done["imported"], done["messages"] = done["imported"] + 1, done["messages"] + len(rows)
-            elif (known := hermes_agent.went_on(s, meta["id"], rows)) is not None:
-                s.import_session(meta, rows, known=known)  # with their times, and the session's totals
-                done["went_on"], done["messages"] = done["went_on"] + 1, done["messages"] + len(rows) - known
-            else:
-                done["already_here"] += 1
+        done = hermes_agent.import_into(store(), source)
         if as_json:
             _print_json(done)
             return

@@ -77,6 +77,23 @@ def read(path: Path) -> Iterator[tuple[dict, list[dict]]]:
             yield meta, rows
 
 
+def import_into(store, source: Path) -> dict:
+    """hermes-agent's sessions of ``source`` into ``store`` (``hermes sessions import``, ``hermes import``): the new
+    ones, and what hermes-agent added to one imported before (unless it went on here); what was done, counted."""
+    if not hasattr(store, "import_session"):
+        raise StoreError(f"the session store {store.where} cannot import sessions")
+    done = {"source": str(source), "imported": 0, "messages": 0, "went_on": 0, "already_here": 0}
+    for meta, rows in read(source):
+        if store.import_session(meta, rows):
+            done["imported"], done["messages"] = done["imported"] + 1, done["messages"] + len(rows)
+        elif (known := went_on(store, meta["id"], rows)) is not None:
+            store.import_session(meta, rows, known=known)  # with their times, and the session's totals
+            done["went_on"], done["messages"] = done["went_on"] + 1, done["messages"] + len(rows) - known
+        else:
+            done["already_here"] += 1
+    return done
+
+
 def went_on(store, session_id: str, rows: list) -> Optional[int]:
     """How many of ``rows`` (a session imported before, as hermes-agent holds it now) are here, when it added more
     since (``import_session(meta, rows, known=...)`` adds them); None when it has no more, or when the copy here went
