@@ -68,12 +68,13 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_rest
     if query is not None:  # hermes-agent's scripts call `hermes chat -q "..." [-Q]`: run prints only the answer
         root = click.get_current_context().find_root()
         root.meta["hermes.quiet"] = quiet  # run's display: no spinner nor tool lines, the answer whole
-        root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False, images=list(images), **opts)
-        return
+        run = lambda: root.invoke(root.command.get_command(root, "run"), prompt=(query,), as_json=False,  # noqa: E731
+                                  images=list(images), **opts)
+        return _in_worktree(run) if worktree else run()
     opts.update(quiet=quiet, platform=source or "cli", restore_cwd=not (no_restore_cwd or worktree), images=images)
     _first_run(app, opts)
     if worktree:
-        return _in_worktree(app, opts)
+        return _in_worktree(lambda: _chat(app, opts))
     _chat(app, opts)
 
 
@@ -104,7 +105,8 @@ def _preload(app, names: list) -> None:
         raise Fail(f"-s: {exc}") from None
 
 
-def _in_worktree(app, opts: dict) -> None:
+def _in_worktree(work) -> None:
+    """``work()`` (the chat, or -q's turn) in a git worktree of its own (-w)."""
     from plugins.terminal.worktree import WorktreeError, create, finish
 
     started = os.getcwd()
@@ -115,7 +117,7 @@ def _in_worktree(app, opts: dict) -> None:
     click.echo(f"worktree {tree.path} (branch {tree.branch}, from {tree.base[:10]})", err=True)
     os.chdir(tree.path)  # the agent's tools start here
     try:
-        _chat(app, opts)
+        work()
     finally:
         os.chdir(started)
         click.echo(finish(tree), err=True)

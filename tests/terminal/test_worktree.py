@@ -46,6 +46,12 @@ def test_a_chat_in_a_worktree_of_its_own(hermes, tmp_path):
     assert git("for-each-ref", "--format=%(refname:short)", "refs/heads/hermes/", cwd=repo).split() == [
         f"hermes/{tree.name}"]  # the removed one's branch is gone
 
+    script.write_text(json.dumps([{"tool_calls": [["write_file", {"path": "q.txt", "content": "q\n"}]]}, "done"]))
+    out = hermes("chat", "-w", "-q", "write q", *model, cwd=repo)  # one turn, in a worktree all the same
+    assert out.returncode == 0 and out.stdout == "done\n", out.stderr
+    [made] = [t for t in (repo / ".worktrees").iterdir() if t != tree]
+    assert (made / "q.txt").read_text() == "q\n" and not (repo / "q.txt").exists() and "worktree kept: " in out.stderr
+
     out = hermes("chat", "-w", *model, cwd=tmp_path, input="/exit\n")
     assert out.returncode == 1 and out.stderr.strip().endswith(
         f"-w needs a git repository, and {tmp_path} is in none: cd into one first")
