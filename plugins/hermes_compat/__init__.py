@@ -196,15 +196,16 @@ def _slash_reload(raw_args: str, agent) -> str:
     from kernel.types import ProviderError
     from plugins.hermes_compat.dotenv import reload
 
-    added, changed = reload(config_dir())
-    if not added and not changed:
+    added, changed, removed = reload(config_dir())
+    if not added and not changed and not removed:
         return f"{config_dir() / '.env'}: nothing new (a variable exported in your shell wins over it)"
     agent.read_secrets()  # the keys it masks, now with the new values
     try:  # the model's client takes its key again (one built with the old key would keep it)
         getattr(agent.provider_for(agent.provider_config), "refresh_credentials", lambda: None)()
     except ProviderError:  # still no usable key: the next call says so
         pass
-    said = [f"{', '.join(names)} {verb}" for names, verb in ((added, "added"), (changed, "changed")) if names]
+    said = [f"{', '.join(names)} {verb}" for names, verb in ((added, "added"), (changed, "changed"),
+                                                              (removed, "removed")) if names]
     return f"{config_dir() / '.env'} read again: {'; '.join(said)} (the next model call uses them)"
 
 

@@ -30,10 +30,11 @@ def load(folder: Path) -> list:
 
 
 def reload(folder: Path) -> tuple:
-    """``.env`` again, for a process that read it (chat's /reload): ``(added, changed)`` names. A variable it set
-    takes the file's new value; one the environment had otherwise (exported in the shell) still wins."""
-    added, changed = [], []
-    for name, value in _entries(folder / ".env"):
+    """``.env`` again, for a process that read it (chat's /reload): ``(added, changed, removed)`` names. A variable it
+    set takes the file's new value, or goes when the file has it no more; one the environment had otherwise
+    (exported in the shell) still wins."""
+    added, changed, entries = [], [], dict(_entries(folder / ".env"))
+    for name, value in entries.items():
         if name not in os.environ:
             added.append(name)
         elif _loaded.get(name) == os.environ[name] != value:  # set from the file, and not by anyone since
@@ -41,7 +42,10 @@ def reload(folder: Path) -> tuple:
         else:
             continue
         os.environ[name] = _loaded[name] = value
-    return added, changed
+    removed = [name for name, value in _loaded.items() if name not in entries and os.environ.get(name) == value]
+    for name in removed:
+        del os.environ[name], _loaded[name]
+    return added, changed, removed
 
 
 def _entries(path: Path) -> list:
