@@ -33,7 +33,7 @@ RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
             "stop", "goal", "agents", "tasks", "reload", "background", "bg",
-            "verbose", "timestamps", "status", "subgoal"}
+            "verbose", "timestamps", "status", "subgoal", "reload-skills"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:
@@ -133,17 +133,45 @@ def register_slash_commands(register, config):
     from pathlib import Path
 
     register("skills", _slash_skills, "the skills: /NAME loads one into your next message (hermes-agent's /skills)")
-    for name, skill in sorted(skills_of(config, cwd=Path.cwd()).items()):
-        if name in RESERVED or ":" in name:
-            continue
+    register("reload-skills", _slash_reload, "look for skills installed or removed since the chat started "
+             "(hermes-agent's)")
+    for name, load, description in _commands(skills_of(config, cwd=Path.cwd())):
+        register(name, load, description)
 
-        def load(raw_args, agent, name=name):
+
+def _commands(skills: dict) -> list:
+    """``(name, handler, description)`` of the ``/NAME`` command of each skill a command can be named after."""
+    def loader(name):
+        def load(raw_args, agent):
             agent.state.setdefault(PENDING, []).append(name)
             if raw_args.strip():  # /name do this: the skill and its task in one message
                 return {"reply": f"skill {name} loaded", "send": raw_args.strip()}
             return f"skill {name} loaded: it goes with your next message"
+        return load
 
-        register(name, load, f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
+    return [(name, loader(name), f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
+            for name, skill in sorted(skills.items()) if name not in RESERVED and ":" not in name]
+
+
+def _slash_reload(raw_args: str, agent) -> str:
+    """``/reload-skills``: the skills' commands as the skill folders hold them now (the chat's registry changed in
+    place: they were registered as the chat started)."""
+    from hermes.host.registry import Entry
+    from plugins.commands.hookspecs import SLASH_COMMANDS
+
+    table = agent.host.registry[SLASH_COMMANDS]
+    mine = table["reload-skills"].plugin
+    before = {name for name, entry in table.items() if entry.plugin == mine and name not in ("skills", "reload-skills")}
+    now = {name: (load, description) for name, load, description in _commands(skills_of(agent))}
+    for name in before - set(now):
+        del table[name]
+    for name, (load, description) in now.items():
+        if name in before or name not in table:  # a plugin's own command of the name stays
+            table[name] = Entry(name=name, value=load, description=description, plugin=mine)
+    added, removed = sorted(set(now) - before), sorted(before - set(now))
+    said = [f"{verb} {', '.join('/' + n for n in names)}" for verb, names in (("added", added), ("removed", removed))
+            if names]
+    return f"skills: {'; '.join(said)}" if said else f"skills: no change ({len(now)} skill commands)"
 
 
 def _slash_skills(raw_args: str, agent) -> str:

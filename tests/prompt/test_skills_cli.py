@@ -167,3 +167,23 @@ def test_a_skill_preloaded_for_the_session(hermes, wire_server, cli_env, hermes_
     assert out.returncode == 1 and out.stderr.startswith("hermes: error: -s: no skill named 'tersee'"), out.stderr
     assert "'terse'" in out.stderr  # did you mean
     assert len(wire_server.requests) == 3
+
+
+def test_reload_skills_finds_a_skill_installed_or_removed_during_the_chat(hermes, hermes_home, tmp_path):
+    """hermes-agent's /reload-skills: the /NAME commands as the skill folders hold them now (config's
+    quick_commands stand in for another terminal)."""
+    folder = hermes_home / "skills" / "bees"
+    config = {"quick_commands": {
+        "add": {"type": "exec", "command": f"mkdir -p {folder} && printf -- '---\\nname: bees\\ndescription: Bees."
+                                           f"\\n---\\nSmoke first.\\n' > {folder}/SKILL.md"},
+        "drop": {"type": "exec", "command": f"rm -r {folder}"}}}
+    (hermes_home / "config.yaml").write_text(json.dumps(config))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["smoked"]))
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script,
+                 input="/bees\n/add\n/reload-skills\n/bees check the hive\n/drop\n/reload-skills\n/reload-skills\n"
+                       "/bees\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("unknown command /bees") == 2
+    assert "skills: added /bees" in out.stdout and "skill bees loaded" in out.stdout and "smoked" in out.stdout
+    assert "skills: removed /bees" in out.stdout and "skills: no change (0 skill commands)" in out.stdout
