@@ -78,17 +78,47 @@ def _status(chat, args):
 
 
 def _model(chat, args):
-    agent = chat.agent
-    if args:  # the next turn starts on it; the provider is built (and checked) now
+    """``/model [NAME] [--provider NAME] [--global]`` (hermes-agent's): the next turn starts on it, its provider built
+    (and checked) now; ``--global`` saves it in config.yaml too, as ``hermes model set`` does."""
+    agent, words, name, provider, everywhere = chat.agent, args.split(), None, None, False
+    while words:
+        word = words.pop(0)
+        if word in ("--global", "--session"):
+            everywhere = everywhere or word == "--global"
+        elif word == "--provider" and words:
+            provider = words.pop(0)
+        elif word.startswith("--") or name is not None:
+            return "usage: /model [NAME] [--provider NAME] [--global]"
+        else:
+            name = word
+    if name or provider:
         from kernel.types import ProviderError
 
-        wanted = agent.primary.with_(model=args)
+        change = {"model": name} if name else {}  # another provider: its own endpoint, API and key
+        change.update(provider=provider, base_url="", api_mode="", api_key_env="") if provider else None
+        wanted = agent.primary.with_(**change)
         try:
             agent.provider_for(wanted)
         except ProviderError as exc:
-            return f"cannot use {args}: {exc.message}"
+            return f"cannot use {wanted.label()}: {exc.message}"
         agent.primary = agent.provider_config = wanted
+        if everywhere:
+            return f"model: {wanted.label()} ({_saved_model(chat, change)})"
     return f"model: {agent.provider_config.label()}"
+
+
+def _saved_model(chat, change: dict) -> str:
+    from hermes.cli.app import Fail
+
+    try:
+        from plugins.model_command.cli import save
+    except ImportError:
+        return "this chat; config.yaml was not changed: no model command plugin here"
+    try:
+        save(chat.app, {"model": chat.agent.primary.model, **{k: v for k, v in change.items() if k != "model"}})
+    except Fail as exc:
+        return f"this chat; {exc.format_message()}"
+    return "config.yaml too"
 
 
 def _usage(chat, args):
@@ -526,7 +556,7 @@ BUILTIN = {
     "retry": ("send your last message again", _retry),
     "undo": ("take back your last message and its answer (/undo N: the last N); it waits on the line to edit",
              _undo),
-    "model": ("show the model, or /model NAME to switch", _model),
+    "model": ("show the model, or /model NAME [--provider NAME] [--global] to switch", _model),
     "tools": ("the tools the model may call", _tools),
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),

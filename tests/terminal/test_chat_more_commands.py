@@ -176,3 +176,20 @@ def test_a_note_a_plugin_adds_under_a_streamed_answer_is_shown_alone(terminal, t
     chat.line("/exit")
     assert chat.close() == 0
     assert chat.seen.count("Changed it, all good.") == 1 and "as finally given" not in chat.seen
+
+
+def test_model_switch_with_provider_and_global(hermes, hermes_home, tmp_path):
+    """hermes-agent's `/model NAME [--provider NAME] [--global]`: --global saves it as `hermes model set` does;
+    another provider is checked before the next turn (its key missing: said, the chat stays on its model)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["one"]))
+    (hermes_home / "config.yaml").write_text("# mine\nmodel: first\n")
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, env={"ANTHROPIC_API_KEY": ""},
+                 input="/model second --global\n/model claude-sonnet-4-6 --provider anthropic\n/model a b\n"
+                       "/model --provider\n/model\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert "model: scripted:second (config.yaml too)" in out.stdout
+    assert "cannot use anthropic:claude-sonnet-4-6: " in out.stdout and "ANTHROPIC_API_KEY" in out.stdout
+    assert out.stdout.count("usage: /model [NAME] [--provider NAME] [--global]") == 2
+    assert out.stdout.endswith("hermes> model: scripted:second\nhermes> ")  # the chat stayed on it
+    assert (hermes_home / "config.yaml").read_text() == "# mine\nmodel: second\n"
