@@ -131,7 +131,7 @@ def check_session(app: App, session_id: str) -> str:
     if isinstance(full, list):
         raise Fail(f"session id '{session_id}' is ambiguous (matches {', '.join(map(str, full[:2]))}, ...)")
     if not full or ask_store(app, "load_session", session_id=full) is None:
-        raise Fail(f"no session '{session_id}' (see `hermes sessions list`; a shortened id must be unique)")
+        raise Fail(f"no session '{session_id}' (`hermes sessions list`: an id, a unique start of one, or a title)")
     claim(app, full)
     return full
 

@@ -182,8 +182,9 @@ def load_session(session_id, agent):
 
 @hookimpl
 def resolve_session(session_id, agent):
-    ids = _store_for(agent).matching_ids(session_id)
-    return ids[0] if len(ids) == 1 else ids or None
+    store = _store_for(agent)
+    ids = store.matching_ids(session_id)
+    return ids[0] if len(ids) == 1 else ids or store.titled_id(session_id)
 
 
 @hookimpl

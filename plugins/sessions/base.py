@@ -89,14 +89,32 @@ class Store:
     """What every store builds on its own answers (``matching_ids``, ``list_sessions``): the same for all."""
 
     def resolve_id(self, prefix: str) -> str:
-        """An exact id, or a unique prefix of one (for the command line)."""
-        ids = self.matching_ids(prefix)
+        """An exact id, or a unique prefix of one, or a title (for the command line)."""
+        ids = self.matching_ids(prefix) or [found for found in [self.titled_id(prefix)] if found]
         if len(ids) == 1:
             return ids[0]
         if ids:
             raise UnknownSession(ambiguous(prefix, ids))
         prefix = str(prefix).strip()
         raise UnknownSession(f"no session with id {prefix!r}" if prefix else "no session id given")
+
+    def titled_id(self, title: str, page: int = 200) -> Optional[str]:
+        """The session a title names, as hermes-agent resumes one by its title: the most recently active of those so
+        titled (case and spacing aside), followed to where it went on after a compression or an undo."""
+        wanted = " ".join(str(title).split()).casefold()
+        found, offset = None, 0
+        while wanted and found is None:
+            rows = self.list_sessions(limit=page, offset=offset, include_children=False)
+            found = next((r["id"] for r in rows if " ".join((r.get("title") or "").split()).casefold() == wanted), None)
+            if len(rows) < page:
+                break
+            offset += page
+        for _ in range(50 if found else 0):
+            went_on = (self.get_session(found) or {}).get("continued_in")
+            if not went_on:
+                break
+            found = went_on
+        return found
 
     def latest_session_id(self, platform: Optional[str] = None) -> Optional[str]:
         """The most recently active top-level session (a delegated child is

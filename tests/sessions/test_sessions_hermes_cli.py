@@ -85,6 +85,23 @@ def test_unknown_ids_are_one_clear_line(hermes_sessions, tmp_path):
     _one_line_error(hermes_sessions("sessions", "search", '""'), "empty")
 
 
+def test_a_session_resumed_by_its_title_goes_on_where_it_went_on(hermes_sessions, tmp_path):
+    """hermes-agent resumes a session by its ID or its title: a title names the most recently active session so
+    titled (case and spacing aside), followed to its continuation (an undo's here)."""
+    garden = _run_json(hermes_sessions, tmp_path, ["Beans need a trellis."], prompt="garden?")["session_id"]
+    _run_json(hermes_sessions, tmp_path, ["Other."], prompt="other?")
+    assert hermes_sessions("sessions", "title", garden, "Garden plans").returncode == 0
+    again = _run_json(hermes_sessions, tmp_path, ["Water them."], "--resume", "garden  PLANS", prompt="and then?")
+    assert again["session_id"] == garden
+    script = _script(tmp_path, "undo.json", ["taken back"])
+    assert hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script, "-r", "Garden plans",
+                           input="oops\n/undo\n/exit\n").returncode == 0
+    shown = json.loads(hermes_sessions("sessions", "show", "Garden plans", "--json").stdout)["session"]
+    assert shown["parent_session_id"] == garden and shown["start_reason"] == "undo"
+    _one_line_error(hermes_sessions("run", "--api-mode", "scripted", "--base-url", script, "-r", "Garden", "x"),
+                    "no session 'Garden' (`hermes sessions list`: an id, a unique start of one, or a title)")
+
+
 def test_chat_continue_resumes_the_latest_session(hermes_sessions, tmp_path):
     noted = _script(tmp_path, "noted.json", ["Noted: the password hint is 'blue'."])
     res = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", noted, input="Remember: hint blue\n")
