@@ -33,7 +33,7 @@ RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
             "stop", "goal", "agents", "tasks", "reload", "background", "bg",
-            "verbose", "timestamps", "status", "subgoal", "reload-skills"}
+            "verbose", "timestamps", "status", "subgoal", "reload-skills", "learn"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:
@@ -135,6 +135,8 @@ def register_slash_commands(register, config):
     register("skills", _slash_skills, "the skills: /NAME loads one into your next message (hermes-agent's /skills)")
     register("reload-skills", _slash_reload, "look for skills installed or removed since the chat started "
              "(hermes-agent's)")
+    register("learn", _slash_learn, "/learn WHAT: the agent makes a skill of it: this chat's work, a folder, a URL, "
+             "notes (hermes-agent's)")
     for name, load, description in _commands(skills_of(config, cwd=Path.cwd())):
         register(name, load, description)
 
@@ -151,6 +153,27 @@ def _commands(skills: dict) -> list:
 
     return [(name, loader(name), f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
             for name, skill in sorted(skills.items()) if name not in RESERVED and ":" not in name]
+
+
+LEARN = """Make a reusable skill of this, with skill_manage (action "create"): {what}
+
+First gather it with the tools you have: read the files or folder named, fetch a URL, or go back over this \
+conversation when it means what was done here. Then write one skill:
+- name: lowercase words joined by hyphens, naming the task (not a tool);
+- description: one sentence of at most 60 characters saying when to use it (the index shows no more);
+- body, in Markdown: when to use it; what is needed first; the steps, with the exact commands or calls that \
+worked here; how to check the result; the mistakes to avoid.
+Write only commands and facts you saw work or read in the sources; no names, paths or keys of this machine or \
+user that another would not have. Say the skill's name when it is saved."""
+
+
+def _slash_learn(raw_args: str, agent):
+    """``/learn WHAT`` (hermes-agent's): a turn asking the agent to make a skill of what the user points at."""
+    if not raw_args.strip():
+        return "usage: /learn WHAT (what we just did, a folder, a URL, notes): the agent writes a skill of it"
+    if "skill_manage" not in (getattr(agent, "tools", None) or {}):
+        return "/learn needs the skill_manage tool, which this chat does not offer (see -t)"
+    return {"reply": "learning: the agent writes a skill of it", "send": LEARN.format(what=raw_args.strip())}
 
 
 def _slash_reload(raw_args: str, agent) -> str:

@@ -187,3 +187,22 @@ def test_reload_skills_finds_a_skill_installed_or_removed_during_the_chat(hermes
     assert out.stderr.count("unknown command /bees") == 2
     assert "skills: added /bees" in out.stdout and "skill bees loaded" in out.stdout and "smoked" in out.stdout
     assert "skills: removed /bees" in out.stdout and "skills: no change (0 skill commands)" in out.stdout
+
+
+def test_learn_asks_the_agent_to_make_a_skill_of_what_the_user_names(hermes, hermes_home, tmp_path):
+    """hermes-agent's /learn: one turn asking the agent to gather what the user names and write a skill of it."""
+    script = tmp_path / "script.json"
+    write = {"action": "create", "name": "venv-setup", "description": "Set up a project's virtual environment.",
+             "body": "1. python3 -m venv .venv\n2. .venv/bin/pip install -e .\n"}
+    script.write_text(json.dumps([{"tool_calls": [["skill_manage", write]]}, "Saved venv-setup."]))
+    no_titles(hermes_home)
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, "--yolo",
+                 input="/learn\n/learn how we set up the venv just now\n/exit\n")
+    assert out.returncode == 0 and "Saved venv-setup." in out.stdout, out.stderr
+    assert "usage: /learn WHAT" in out.stdout and "learning: the agent writes a skill of it" in out.stdout
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    [asked] = [m["content"] for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+               if m["role"] == "user"]
+    assert asked.startswith("Make a reusable skill of this, with skill_manage (action \"create\"): how we set up the "
+                            "venv just now\n") and "at most 60 characters" in asked
+    assert "venv-setup" in hermes("skills", "list").stdout
