@@ -183,6 +183,7 @@ CLARIFY_TOOL = Tool(
 # delegate depends on the depth limit.
 BLOCKED_IN_CHILDREN = frozenset({"clarify", "memory", "send_message", "execute_code", "cronjob"})
 MAX_TASKS_PER_CALL = 10
+ORCHESTRATORS = "delegation.orchestrator_enabled"
 
 CHILD_PROMPT = """You are a subagent: a parent agent gave you one task. Work on it on your own with your tools; \
 you cannot ask the user anything.
@@ -305,7 +306,7 @@ def make_delegate_task(config=None) -> Tool:
         items = _task_items(args)
         if len(items) > MAX_TASKS_PER_CALL:
             raise ToolError(f"delegate_task: at most {MAX_TASKS_PER_CALL} tasks per call; group or split them")
-        child_can_delegate = depth + 1 < max_depth
+        child_can_delegate = depth + 1 < max_depth and setting(cfg, ORCHESTRATORS, True, bool)
         provider = _child_provider(agent)
         role = "orchestrator" if child_can_delegate else "leaf"
         per_child = max(200, max_summary // len(items))
@@ -406,6 +407,8 @@ def register_config(declare):
     declare("delegation.max_iterations", int, 50, "each subagent's iteration budget", minimum=1)
     declare("delegation.max_concurrent_children", int, 3, "subagents of one delegate_task call running at once", minimum=1)
     declare("delegation.max_spawn_depth", int, 1, "how deep subagents may delegate (1: children cannot)", minimum=0)
+    declare(ORCHESTRATORS, bool, True, "subagents may delegate in turn where max_spawn_depth allows; false: never "
+            "(hermes-agent's switch)")
     declare("delegation.max_summary_chars", int, 24_000, "characters of all children's answers the parent reads", minimum=200)
     declare("delegation.child_timeout_seconds", float, 0, "seconds a subagent may run (0: no limit)", minimum=0)
     declare("delegation.inherit_mcp_toolsets", bool, True, "a subagent given toolsets of its own keeps the parent's "

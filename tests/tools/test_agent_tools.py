@@ -312,6 +312,11 @@ def test_depth_two_lets_a_child_delegate_once(make_agent):
     tools_by_goal = {("grandchild" if "grandchild work" in u else "middle"): t for u, t in seen}
     assert tools_by_goal == {"middle": ["delegate_task", "todo"], "grandchild": ["todo"]}
 
+    seen.clear()  # hermes-agent's switch: no child delegates, whatever the depth allows
+    off = {"delegation": {"max_spawn_depth": 2, "orchestrator_enabled": False}}
+    _delegating_agent(make_agent, Dispatcher({"goal": "middle work"}, child), config=off).run_conversation("go")
+    assert seen == [(seen[0][0], ["todo"])] and "middle work" in seen[0][0]
+
 
 def test_many_tasks_run_at_most_max_concurrent_children_at_once(make_agent):
     def child(request):
