@@ -26,11 +26,15 @@ says whether one can start here).
 from __future__ import annotations
 
 from kernel import hookimpl
-from plugins.core_tools import sandbox, verify
+from plugins.core_tools import sandbox
 from plugins.core_tools.code import CALLABLE, DEFAULT_TIMEOUT as CODE_TIMEOUT, MAX_TOOL_CALLS
 from plugins.core_tools.files import (DEFAULT_READ_LINES, MAX_FILES_SCANNED, MAX_LINE_CHARS, MAX_READ_BYTES,
                                       MAX_READ_CHARS, make_patch, make_read_file, make_search_files, make_write_file)
 from plugins.core_tools.terminal import DEFAULT_TIMEOUT, MAX_OUTPUT_CHARS, MAX_TIMEOUT, live_group_members, make_terminal
+
+CHANGING = ("write_file", "patch")  # the file tools whose failures the answer names (plugins.core_tools.verify)
+CHANGE_CHECK = "display.file_mutation_verifier"  # hermes-agent's key of that check
+FAILED_CHANGES = "core-tools.failed-changes"  # agent.state: (turn id, {path: (tool, why)}) of this turn's
 
 __all__ = ["live_group_members", "make_patch", "make_read_file", "make_search_files", "make_terminal", "make_tools",
            "make_write_file"]
@@ -56,7 +60,7 @@ def register_config(declare):
     declare("terminal.shell_init_files", list[str], [], "the files to take the exports of instead of those three")
     declare("terminal.max_output_chars", int, MAX_OUTPUT_CHARS, "characters of a command's output the model reads", minimum=1000)
     declare("file.max_read_chars", int, MAX_READ_CHARS, "characters read_file returns at most", minimum=1000)
-    declare(verify.KEY, bool, True, "a write_file or patch of a turn that failed, and was not made after all, is "
+    declare(CHANGE_CHECK, bool, True, "a write_file or patch of a turn that failed, and was not made after all, is "
             "named under the answer (hermes-agent's; HERMES_FILE_MUTATION_VERIFIER wins)")
     declare("file.max_read_bytes", int, MAX_READ_BYTES, "the largest file read_file opens, in bytes", minimum=1)
     declare("file.max_read_lines", int, DEFAULT_READ_LINES, "lines one read_file returns at most (and by default)",
@@ -133,15 +137,19 @@ def on_session_start(reason, agent):
 
 @hookimpl
 def post_tool_call(call, outcome, agent):
-    if call.name in verify.TOOLS:
-        verify.note(call, outcome, agent)
+    if call.name in CHANGING:  # (the check's module loads when a file tool has run)
+        from plugins.core_tools.verify import note
+
+        note(call, outcome, agent)
 
 
 @hookimpl
 def transform_llm_output(response_text, agent):
     """A file change of this turn that failed, and was not made after all, is named under the answer."""
-    if verify.STATE in agent.state:
-        return verify.footer(response_text, agent)
+    if FAILED_CHANGES in agent.state:
+        from plugins.core_tools.verify import footer
+
+        return footer(response_text, agent)
 
 
 @hookimpl

@@ -8,15 +8,14 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-KEY = "display.file_mutation_verifier"
-STATE = "core-tools.failed-changes"  # agent.state: (turn id, {path: (tool, why)})
-TOOLS = ("write_file", "patch")
+from plugins.core_tools import CHANGE_CHECK, CHANGING, FAILED_CHANGES as STATE
+
 SHOWN = 10  # files named; the rest counted
 
 
 def note(call: Any, outcome: Any, agent: Any) -> None:
     """After a file tool's call: a failure is kept (its first reason), a success forgets the file's failures."""
-    path = call.args.get("path") if call.name in TOOLS else None
+    path = call.args.get("path") if call.name in CHANGING else None
     if not isinstance(path, str) or not path:
         return
     turn, failed = agent.state.get(STATE, ("", {}))
@@ -46,4 +45,4 @@ def _enabled(config: Any) -> bool:
     said = os.environ.get("HERMES_FILE_MUTATION_VERIFIER")  # hermes-agent's: it wins over config
     if said is not None:
         return said.strip().lower() not in ("0", "false", "no", "off")
-    return bool(config.get(KEY, True))
+    return bool(config.get(CHANGE_CHECK, True))
