@@ -106,7 +106,7 @@ class Tasks:
         for task in running:
             task.agent.interrupt()
         deadline = time.monotonic() + WAIT
-        for task in running:
+        for task in self.all:  # a task that ended as the chat did still shows its answer
             task.thread.join(max(0.0, deadline - time.monotonic()))
         return [f"background #{task.number} stopped; resume it with: {program()} chat --resume {task.agent.session_id}"
                 if task.agent.messages else f"background #{task.number} stopped before it began: {task.prompt}"
