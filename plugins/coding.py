@@ -29,6 +29,7 @@ from kernel import hookimpl
 from plugins.prompt.project import is_file
 
 POSTURE = "coding.posture"  # agent.state: True once the layer was given (focus narrows the requests then)
+SNAPSHOT = "coding.snapshot"  # agent.state: (root, the workspace's snapshot) the layer gave
 SURFACES = ("cli", "run", "acp", "")  # chat, hermes run, an editor, an embedder; not the API server, cron, a gateway
 MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "package.json", "tsconfig.json",
              "deno.json", "Cargo.toml", "go.mod", "pom.xml", "build.gradle", "build.gradle.kts", "Gemfile",
@@ -98,8 +99,11 @@ def prompt_layer(agent):
         return None
     agent.state[POSTURE] = True
     parts = [BRIEF]
-    if root is not None:
-        parts.append(snapshot(root))
+    if root is not None:  # a subagent takes its parent's (a batch of them ran git once each, to say the same)
+        parent = getattr(agent, "parent", None)
+        kept = parent.state.get(SNAPSHOT) if parent is not None else None
+        agent.state[SNAPSHOT] = kept if kept and kept[0] == root else (root, snapshot(root))
+        parts.append(agent.state[SNAPSHOT][1])
     instructions = config.get("agent.coding_instructions") if config is not None else ""
     if isinstance(instructions, list):
         instructions = "\n".join(str(line) for line in instructions if str(line).strip())

@@ -117,3 +117,21 @@ def test_focus_offers_the_coding_tools_unless_toolsets_are_chosen(hermes, hermes
     assert {"terminal", "read_file", "patch", "todo"} <= focused and "cronjob" not in focused
     assert "mcp__a__echo" in focused and "word_count" not in focused  # a server's kept; the example plugin's not
     assert chosen == {"cronjob", "read_file", "write_file", "patch", "search_files"}
+
+
+def test_a_subagent_takes_its_parents_snapshot(tmp_path, monkeypatch):
+    """delegate_task's children start with the parent's workspace snapshot instead of running git again each."""
+    from types import SimpleNamespace
+
+    from plugins import coding
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    taken = []
+    monkeypatch.setattr(coding, "snapshot", lambda root: taken.append(root) or f"# Workspace of {root.name}")
+    config = SimpleNamespace(get=lambda key, default=None: {"terminal.cwd": str(project)}.get(key, default))
+    parent = SimpleNamespace(config=config, platform="cli", state={}, parent=None)
+    children = [SimpleNamespace(config=config, platform="cli", state={}, parent=parent) for _ in range(3)]
+    layers = [coding.prompt_layer(agent)["text"] for agent in (parent, *children)]
+    assert taken == [project] and all(text.endswith("# Workspace of project") for text in layers)
