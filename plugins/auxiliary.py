@@ -2,7 +2,8 @@
 ``approval``) and one call on the model they name.
 
 A block names a model and, optionally, another endpoint (``provider``,
-``base_url``, ``api_mode``, ``api_key_env``, ``timeout``). Empty or ``auto``
+``base_url``, ``api_mode``, ``api_key_env``, ``timeout``), and what the calls send besides (``extra_body``);
+hermes-agent's ``api_key`` written in the block is used, and said to belong in the environment. Empty or ``auto``
 means the conversation's own model. The call goes through the agent's single
 model-call path (``agent.complete_once``), so the API hooks see it, an
 interrupt stops it, and the fallback policy applies.
@@ -42,13 +43,32 @@ def provider_config(config: Any, task: str, prefix: str = "") -> Optional[Any]:
             raise ConfigError(f"{key}.{field}: expected a string, got {value!r}")
         if value.strip() and value.strip().lower() != "auto":
             fields[field] = value.strip()
-    timeout = raw.get("timeout")
+    timeout, body = raw.get("timeout"), raw.get("extra_body")
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(f"{key}.timeout: expected a positive number of seconds, got {timeout!r}")
+    if body is not None and not isinstance(body, dict):
+        raise ConfigError(f"{key}.extra_body: expected a mapping of fields to send, got {body!r}")
+    if isinstance(raw.get("api_key"), str) and raw["api_key"].strip() and "api_key_env" not in fields:
+        fields["api_key_env"] = _literal_key(key, raw["api_key"].strip())
     if not fields:
         return None
     extra = (("timeout", float(timeout)),) if timeout is not None else ()
-    return ProviderConfig(**fields, extra=extra)
+    return ProviderConfig(**fields, extra=extra + ((("extra_body", body),) if body else ()))
+
+
+def _literal_key(key: str, value: str) -> str:
+    """hermes-agent's ``api_key`` written in an auxiliary block: used (through a variable of its own), and said once
+    to belong in the environment (``api_key_env``)."""
+    import os
+    import re
+
+    variable = f"HERMES_{re.sub(r'[^A-Z0-9]', '_', key.upper())}_API_KEY"
+    os.environ.setdefault(variable, value)
+    if key not in _said:
+        _said.add(key)
+        log.warning("%s.api_key: an API key written in config.yaml; it is used, but belongs in the environment "
+                    "(%s.api_key_env names the variable)", key, key)
+    return variable
 
 
 def caller(agent: Any, aux: Any = None, task: str = "auxiliary") -> Optional[Callable[..., str]]:

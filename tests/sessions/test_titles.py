@@ -42,3 +42,26 @@ def test_a_chat_is_titled_from_its_first_exchange(hermes, hermes_home, wire_serv
     assert out.returncode == 0 and "Hello." in out.stdout, out.stderr
     assert "no title for session" in out.stderr and "no such model: small-model" in out.stderr
     assert [s["title"] for s in json.loads(hermes("sessions", "list", "--json").stdout)] == [None, "Stopping pytest early"]
+
+
+def test_an_auxiliary_block_sends_its_extra_body_and_its_written_key(hermes, hermes_home, make_wire_server,
+                                                                      cli_env):  # noqa: F811
+    """hermes-agent's auxiliary blocks hold extra_body (fields the calls send besides) and may hold an api_key written
+    in config.yaml: the title's call to another endpoint goes with both, and the written key is said once to belong in
+    the environment."""
+    main, titler = make_wire_server(), make_wire_server(api_key="sk-aux-written-0123")
+    (hermes_home / "config.yaml").write_text(
+        "auxiliary:\n  title_generation:\n    model: small-model\n"
+        f"    base_url: {titler.openai_url}\n    api_key: sk-aux-written-0123\n"
+        "    extra_body: {provider: {order: [fast-host]}}\n")
+    main.script([reply("Use -x.")])
+    titler.script(["Pytest stop early"])
+    out = hermes("chat", "--base-url", main.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk-main"},
+                 input="how do I stop pytest early?\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("auxiliary.title_generation.api_key: an API key written in config.yaml; it is used, "
+                            "but belongs in the environment") == 1
+    [asked] = titler.requests
+    assert asked.headers["authorization"] == "Bearer sk-aux-written-0123"
+    assert asked.body["provider"] == {"order": ["fast-host"]} and "provider" not in main.requests[0].body
+    assert json.loads(hermes("sessions", "list", "--json").stdout)[0]["title"] == "Pytest stop early"
