@@ -595,4 +595,9 @@ ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "config": "`hermes config show`",
     "insights": "`hermes sessions stats`",
     "plugins": "`hermes plugins list`",
+    "snapshot": "`hermes backup` (and `hermes import ZIP`)",
+    "debug": "`hermes doctor --json` and `hermes logs`",
+    "statusbar": "/status, when you want it",
+    "footer": "/status, when you want it",
+    "redraw": "Ctrl+L",
 }

@@ -665,6 +665,8 @@ def test_hermes_agents_chat_commands_prompt_copy_yolo_clear_version_and_pointers
     chat.expect("context: ~")
     chat.line("/save")
     chat.expect("hermes-agent's /save: here, /export [FILE.md]")
+    chat.line("/snapshot")
+    chat.expect("hermes-agent's /snapshot: here, `hermes backup` (and `hermes import ZIP`)")
     chat.line("/clear")
     chat.expect("new session ")
     chat.line("/exit")
