@@ -288,6 +288,23 @@ def _slash_search(raw_args: str, agent) -> str:
                      for h in hits)
 
 
+def _slash_sessions(raw_args: str, agent) -> str:
+    """``/sessions [N]``: the latest N (10) conversations, this one marked, each as ``/resume`` takes it."""
+    from plugins.sessions.base import StoreError
+    from plugins.sessions.commands import _one_line, _row
+
+    if raw_args.strip() and not raw_args.strip().isdigit():
+        return "usage: /sessions [N] (the latest N sessions; 10 when not given)"
+    try:
+        rows = _store_for(agent).list_sessions(limit=int(raw_args or 10) or 10, include_children=False)
+    except StoreError as exc:
+        return f"cannot list sessions: {exc}"
+    lines = [_row(r, _one_line(r["title"] or r["preview"] or "", 50)) + ("  (this one)" if r["id"] == agent.session_id
+                                                                         else "") for r in rows]
+    return "\n".join(lines + ["/resume ID (or a unique start of it, or a title) goes on in one"]) if rows else \
+        "no sessions yet"
+
+
 def _slash_export(raw_args: str, agent) -> str:
     """``/export [FILE.md]``: this chat as ``hermes sessions export`` writes it (default: ``<session id>.md`` here)."""
     from plugins.sessions.base import StoreError
@@ -310,6 +327,8 @@ def register_slash_commands(register):
     register("title", _slash_title, description="name the current session")
     register("export", _slash_export, description="write this chat as Markdown: /export [FILE.md]")
     register("search", _slash_search, description="search past sessions: /search WORDS")
+    register("sessions", _slash_sessions, description="the latest sessions, to /resume one (hermes-agent's): "
+             "/sessions [N]")
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook

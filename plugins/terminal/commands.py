@@ -590,7 +590,6 @@ BUILTIN = {
 }
 ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "save": "/export [FILE.md]",
-    "sessions": "/resume ID (`hermes sessions list` lists them)",
     "toolsets": "/tools",
     "config": "`hermes config show`",
     "insights": "`hermes sessions stats`",
