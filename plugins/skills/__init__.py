@@ -33,7 +33,8 @@ RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
             "stop", "goal", "agents", "tasks", "reload", "background", "bg",
-            "verbose", "timestamps", "status", "subgoal", "reload-skills", "learn", "sessions"}
+            "verbose", "timestamps", "status", "subgoal", "reload-skills", "learn", "sessions", "export",
+            "cron", "moa", "reload-mcp", "rollback"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:

@@ -66,13 +66,19 @@ def _session_shown(seen: str) -> str:
     return seen.split(" · session ", 1)[1].split(" ", 1)[0]
 
 
-def test_no_skill_is_named_after_a_chat_command():
-    """A skill named like one of chat's commands would be listed as its /NAME and never run: the skills plugin
-    leaves those names out."""
+def test_no_skill_is_named_after_a_chat_command(hermes, tmp_path):
+    """A skill named like one of chat's commands, or a built-in plugin's, would be listed as its /NAME and never
+    run: the skills plugin leaves those names out."""
     from plugins.skills import RESERVED
     from plugins.terminal.commands import BUILTIN
 
     assert set(BUILTIN) <= RESERVED
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    shown = hermes("chat", "--api-mode", "scripted", "--base-url", script, input="/help\n/exit\n").stdout
+    commands = {line.split()[0].strip("/,") for line in shown.replace("hermes> ", "\n").splitlines()
+                if line.startswith("/")}
+    assert len(commands) > 40 and commands - {"exit"} <= RESERVED, commands - RESERVED
 
 
 def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
