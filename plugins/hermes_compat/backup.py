@@ -122,8 +122,10 @@ def _add(archive, path: Path, arcname: str) -> int:
             with sqlite3.connect(copy) as destination:
                 source.backup(destination)
             destination.close()
-        except sqlite3.Error as exc:
-            raise ValueError(f"SQLite could not copy it: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            if "not a database" not in str(exc):  # busy, locked, damaged: said
+                raise ValueError(f"SQLite could not copy it: {exc}") from None
+            copy = path  # a .db that is no SQLite database (a plugin's own format): as it is
         finally:
             source.close()
         archive.write(copy, arcname)

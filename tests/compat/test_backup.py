@@ -25,6 +25,7 @@ def test_a_backup_restored_in_another_data_folder(hermes, hermes_home, tmp_path)
     os.chmod(hermes_home / ".env", 0o600)
     (hermes_home / "skills" / "pack").mkdir(parents=True)
     (hermes_home / "skills" / "pack" / "SKILL.md").write_text("---\nname: pack\ndescription: d\n---\nBox.\n")
+    (hermes_home / "plugin-data.db").write_bytes(b"a plugin's own format, not SQLite")
     for junk in ("__pycache__/x.pyc", "checkpoints/store/HEAD", "skills/pack/.venv/lib.py"):
         (hermes_home / junk).parent.mkdir(parents=True, exist_ok=True)
         (hermes_home / junk).write_text("x")
@@ -37,6 +38,7 @@ def test_a_backup_restored_in_another_data_folder(hermes, hermes_home, tmp_path)
     assert not [n for n in names if any(part in n for part in ("__pycache__", "checkpoints", ".venv", "-wal",
                                                                  "plugin-state"))]
     assert stat.S_IMODE(os.stat(report["path"]).st_mode) == 0o600 and report["failed"] == []
+    assert archive.read("home/plugin-data.db") == b"a plugin's own format, not SQLite"  # copied as it is
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
