@@ -288,6 +288,22 @@ def _slash_search(raw_args: str, agent) -> str:
                      for h in hits)
 
 
+def _slash_insights(raw_args: str, agent) -> str:
+    """``/insights [AGE]``: ``hermes sessions stats --since AGE`` (30 days), in the chat."""
+    import click
+
+    from plugins.numbers import cutoff
+    from plugins.sessions.base import StoreError
+    from plugins.sessions.commands import stats_lines, usage_since
+
+    try:
+        return "\n".join(stats_lines(usage_since(_store_for(agent), cutoff(raw_args.strip() or "30d", "/insights"))))
+    except click.BadParameter as exc:
+        return f"usage: /insights [AGE] ({exc.message})"
+    except StoreError as exc:
+        return f"cannot read the sessions: {exc}"
+
+
 def _slash_sessions(raw_args: str, agent) -> str:
     """``/sessions [N]``: the latest N (10) conversations, this one marked, each as ``/resume`` takes it."""
     from plugins.sessions.base import StoreError
@@ -327,6 +343,8 @@ def register_slash_commands(register):
     register("title", _slash_title, description="name the current session")
     register("export", _slash_export, description="write this chat as Markdown: /export [FILE.md]")
     register("search", _slash_search, description="search past sessions: /search WORDS")
+    register("insights", _slash_insights, description="what the sessions used, by model, platform and day "
+             "(hermes-agent's): /insights [AGE: 30d, 12h, 2w]")
     register("sessions", _slash_sessions, description="the latest sessions, to /resume one (hermes-agent's): "
              "/sessions [N]")
 

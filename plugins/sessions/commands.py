@@ -87,6 +87,25 @@ def usage_since(store, since: float, page: int = 500) -> dict:
             "by_day": dict(sorted(by_day.items()))}
 
 
+def stats_lines(used: dict) -> list:
+    """``usage_since``'s answer as ``hermes sessions stats`` (and chat's ``/insights``) shows it."""
+    if not used["sessions"]:
+        return [f"No sessions active since {used['since'][:10]}."]
+    n = "{:,}".format
+    lines = [f"Since {used['since'][:16].replace('T', ' ')}: {n(used['sessions'])} sessions, "
+             f"{n(used['api_calls'])} model calls",
+             f"tokens: {n(used['input_tokens'])} in ({n(used['cache_read_tokens'])} of them cached), "
+             f"{n(used['output_tokens'])} out ({n(used['reasoning_tokens'])} reasoning)", "by model:"]
+    width = max(map(len, used["by_model"]))
+    lines += [f"  {label:<{width}}  {n(row['sessions']):>5} sessions {n(row['api_calls']):>7} calls "
+              f"{n(row['input_tokens']):>12} in {n(row['output_tokens']):>10} out"
+              for label, row in used["by_model"].items()]
+    busiest = max(used["by_day"].items(), key=lambda item: item[1])
+    return lines + ["by platform: " + ", ".join(f"{p} {c}" for p, c in used["by_platform"].items()),
+                    f"busiest day: {busiest[0]} ({busiest[1]} sessions started); {len(used['by_day'])} days with "
+                    "some"]
+
+
 def _fenced(text: str, info: str = "") -> str:
     """``text`` in a code fence longer than any run of backticks in it (a result holding ``` stays inside)."""
     fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
@@ -361,22 +380,7 @@ def sessions_group(config) -> click.Group:
         if as_json:
             _print_json(used)
             return
-        if not used["sessions"]:
-            click.echo(f"No sessions active since {used['since'][:10]}.")
-            return
-        n = "{:,}".format
-        click.echo(f"Since {used['since'][:16].replace('T', ' ')}: {n(used['sessions'])} sessions, "
-                   f"{n(used['api_calls'])} model calls")
-        click.echo(f"tokens: {n(used['input_tokens'])} in ({n(used['cache_read_tokens'])} of them cached), "
-                   f"{n(used['output_tokens'])} out ({n(used['reasoning_tokens'])} reasoning)")
-        click.echo("by model:")
-        width = max(map(len, used["by_model"]))
-        for label, row in used["by_model"].items():
-            click.echo(f"  {label:<{width}}  {n(row['sessions']):>5} sessions {n(row['api_calls']):>7} calls "
-                       f"{n(row['input_tokens']):>12} in {n(row['output_tokens']):>10} out")
-        click.echo("by platform: " + ", ".join(f"{p} {c}" for p, c in used["by_platform"].items()))
-        busiest = max(used["by_day"].items(), key=lambda item: item[1])
-        click.echo(f"busiest day: {busiest[0]} ({busiest[1]} sessions started); {len(used['by_day'])} days with some")
+        click.echo("\n".join(stats_lines(used)))
 
     @group.command("import")
     @click.argument("state_db", required=False, type=click.Path(dir_okay=False, path_type=Path))

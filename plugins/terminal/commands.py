@@ -378,7 +378,6 @@ ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "save": "/export [FILE.md]",
     "toolsets": "/tools",
     "config": "`hermes config show`",
-    "insights": "`hermes sessions stats`",
     "plugins": "`hermes plugins list`",
     "snapshot": "`hermes backup` (and `hermes import ZIP`)",
     "debug": "`hermes doctor --json` and `hermes logs`",

@@ -277,11 +277,13 @@ def test_chat_slash_title_and_search(hermes_sessions, tmp_path):
     _run_json(hermes_sessions, tmp_path, ["Basil likes sun."], prompt="Where should basil go?")
     script = _script(tmp_path, "chat.json", ["Tomatoes too."])
     res = hermes_sessions("chat", "--api-mode", "scripted", "--base-url", script,
-                          input="And tomatoes?\n/title  Herb   garden \n/search basil\n/search \"\n/sessions\n/quit\n")
+                          input="And tomatoes?\n/title  Herb   garden \n/search basil\n/search \"\n/sessions\n"
+                                "/insights 2w\n/quit\n")
     assert res.returncode == 0, res.stderr
     assert "is now titled: Herb garden" in res.stdout
     listed = res.stdout.split("/resume ID (or a unique start of it, or a title) goes on in one")[0].splitlines()[-2:]
     assert listed[0].endswith("msgs  Herb garden  (this one)") and listed[1].endswith("msgs  Where should basil go?")
+    assert ": 2 sessions, 2 model calls\ntokens: " in res.stdout and "by platform: cli 1, run 1" in res.stdout
     assert "[basil]" in res.stdout.lower()
     assert "cannot search: the search query is empty" in res.stdout
     rows = json.loads(hermes_sessions("sessions", "list", "--json").stdout)
