@@ -58,6 +58,23 @@ def _tools(chat, args):
                      for name, tool in sorted(tools.items()))
 
 
+def _toolsets(chat, args):
+    """hermes-agent's /toolsets: each toolset, its tools' count, and whether this chat offers it (-t, toolsets)."""
+    agent, rows, registry = chat.agent, [], chat.agent.host.registry
+    named = {name: description for name, (_, description) in registry.toolsets.items()}
+    for name in sorted(named.keys() | {tool.toolset for tool in registry.tools.values() if tool.toolset}):
+        description = named.get(name) or "(the tools that name it as theirs)"
+        try:
+            count = len(registry.expand_toolsets([name]))
+        except KeyError:  # a composite naming a toolset no plugin registered
+            count = 0
+        rows.append((name, f"{count} tools", "offered" if agent.offers(name) else "-", clip(description or "", 60)))
+    if not rows:
+        return "no toolsets are registered"
+    width = max(len(row[0]) for row in rows)
+    return "\n".join(f"{n:<{width}}  {c:>9}  {o:<7}  {d}" for n, c, o, d in rows)
+
+
 def _status(chat, args):
     """hermes-agent's /status: where this chat stands."""
     from plugins.commands.front import ask_store
@@ -343,6 +360,7 @@ BUILTIN = {
              _undo),
     "model": ("show the model, or /model NAME [--provider NAME] [--global] to switch", settings.model),
     "tools": ("the tools the model may call", _tools),
+    "toolsets": ("the toolsets, and which this chat offers", _toolsets),
     "history": ("what was said in this session (/history N: the last N exchanges)", _history),
     "usage": ("tokens used in this chat", _usage),
     "status": ("where this chat stands: its session, model, tokens, context, folder", _status),
@@ -376,7 +394,6 @@ BUILTIN = {
 }
 ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "save": "/export [FILE.md]",
-    "toolsets": "/tools",
     "config": "`hermes config show`",
     "plugins": "`hermes plugins list`",
     "snapshot": "`hermes backup` (and `hermes import ZIP`)",

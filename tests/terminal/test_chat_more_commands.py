@@ -199,3 +199,13 @@ def test_model_switch_with_provider_and_global(hermes, hermes_home, tmp_path):
     assert out.stdout.count("usage: /model [NAME] [--provider NAME] [--global]") == 2
     assert out.stdout.endswith("hermes> model: scripted:second\nhermes> ")  # the chat stayed on it
     assert (hermes_home / "config.yaml").read_text() == "# mine\nmodel: second\n"
+
+
+def test_toolsets_says_which_this_chat_offers(hermes, tmp_path):
+    """hermes-agent's /toolsets: the registered toolsets and those the tools name as theirs, with what -t offers."""
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, "-t", "file", input="/toolsets\n/exit\n")
+    rows = {line.split()[0].removeprefix("hermes>"): line.split()[1:4] for line in
+            out.stdout.replace("hermes> ", "\n").splitlines() if "tools  " in line}
+    assert rows["file"][:3] == ["4", "tools", "offered"] and rows["web"][2] == "-" and "browser" in rows
