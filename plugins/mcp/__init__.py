@@ -95,8 +95,20 @@ def agent_tools(agent, starting) -> Optional[list]:
             return None
         running.agents.add(agent)
         limit = float(agent.config.get("plugins.hook_timeout") or 0) or 3600.0
-        running.wait_connecting(max(0.0, limit - 2.0), agent, chosen)
+        running.wait_connecting(min(max(0.0, limit - 2.0), _discovery_wait(agent)), agent, chosen)
     return running.tools(_cache())
+
+
+def _discovery_wait(agent) -> float:
+    """hermes-agent's ``mcp_discovery_timeout``: the first model call waits that long for servers still connecting,
+    the later ones not at all (a server that connects after says so, and the next call has its tools)."""
+    from plugins.mcp.keys import DISCOVERY
+
+    seconds = agent.config.get(DISCOVERY)
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return float("inf")
+    waited, agent.state[DISCOVERY] = agent.state.get(DISCOVERY), True
+    return 0.0 if waited else max(0.0, float(seconds))
 
 
 @hookimpl

@@ -45,6 +45,7 @@ ENTRY_KEYS = {
     "max_lifetime_seconds": (float, "hermes-agent's; read, not used"),
 }
 AUTO_RELOAD = "mcp.auto_reload_on_config_change"  # hermes-agent's
+DISCOVERY = "mcp_discovery_timeout"  # hermes-agent's
 _SECTIONS = {"tools", "sampling"}  # mappings whose own keys are declared one by one
 
 
@@ -52,6 +53,9 @@ def declare_keys(declare, config) -> None:
     """``mcp_servers`` and, for each server named in config.yaml, the keys of its entry."""
     declare(AUTO_RELOAD, bool, True, "a conversation picks up MCP servers added, changed or removed in config.yaml "
             "before its next model call (else: /reload-mcp)")
+    declare(DISCOVERY, (int, float), None, "seconds a conversation's first model call waits for MCP servers still "
+            "connecting; then it goes on, and a server's tools come with the calls after it connects (hermes-agent's; "
+            "unset: each server is waited for, within its connect_timeout)", minimum=0)
     servers = config.get("mcp_servers") if config is not None else None
     if not isinstance(servers, dict) or not servers:
         declare("mcp_servers", dict, {}, "MCP servers whose tools the agent may call (hermes-agent's format)")

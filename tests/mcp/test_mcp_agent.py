@@ -357,3 +357,20 @@ def test_a_call_carrying_a_key_to_a_server_asks_the_person_first(mcp_agent, monk
     assert asked[0][1] == ("This call of mcp__t__echo carries the value of $HERMES_TEST_API_KEY (a key): it could "
                            "send it off this machine. Arguments: {\"text\": \"token [hermes: the value of "
                            "$HERMES_TEST_API_KEY was masked]\"}")
+
+
+def test_mcp_discovery_timeout_bounds_the_first_calls_wait_and_a_late_server_joins_after(mcp_agent):
+    """hermes-agent's mcp_discovery_timeout: a server slow to start does not hold the first model call past it; its
+    tools come with the calls after it connects. Unset, the call waits for it (as before)."""
+    agent = mcp_agent({"s": entry("slow-start", 4)}, script=["first", "second"], config={"mcp_discovery_timeout": 0.5})
+    started = time.monotonic()
+    assert agent.run_conversation("go").final_response == "first"
+    assert time.monotonic() - started < 3 and not any(n.startswith("mcp__s__") for n in offered(
+        agent.scripted.requests[0]))
+    import plugins.mcp
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and plugins.mcp._manager.connections["s"].state != "ready":
+        time.sleep(0.1)
+    assert agent.run_conversation("again").final_response == "second"
+    assert "mcp__s__echo" in offered(agent.scripted.requests[1])
