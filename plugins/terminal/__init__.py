@@ -84,6 +84,10 @@ def register_config(declare):
             "clarifying question; then it decides itself (hermes-agent's; 0: no limit)", minimum=0)
     declare("display.turn_completion_explainer", bool, True, "chat says why a turn ended without an answer (an "
             "empty one, the budget spent; hermes-agent's)")
+    declare("paste_collapse_threshold", int, 5, "a paste into chat of this many line breaks or more stands in the "
+            "line as [Pasted text #N: L lines -> FILE] (kept in the data folder's pastes/), sent whole (hermes-agent's; "
+            "0: never)", minimum=0)
+    declare("paste_collapse_char_threshold", int, 2000, "... or of this many characters or more (0: never)", minimum=0)
     declare("display.bell_on_complete", bool, False, "chat rings the terminal's bell when an answer is done")
     declare("display.busy_input_mode", str, "interrupt", "what a line typed while chat's turn runs does: interrupt "
             "(the turn stops; the line is the next message), queue (it is sent when the turn ends) or steer (the model "

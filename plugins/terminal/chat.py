@@ -24,6 +24,7 @@ from plugins.text import printable
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 BELL, TIMESTAMPS = "display.bell_on_complete", "display.timestamps"  # hermes-agent's
 EXPLAIN = "display.turn_completion_explainer"  # hermes-agent's: a turn that ended without an answer says why
+PASTE_LINES, PASTE_CHARS = "paste_collapse_threshold", "paste_collapse_char_threshold"  # hermes-agent's
 FIRST_LINES, LAST_LINES = "display.user_message_preview.first_lines", "display.user_message_preview.last_lines"
 # a path at a line's start as a terminal pastes a dragged file: 'quoted', "quoted", or with its spaces escaped
 DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\s+(.*))?$""", re.S)
@@ -127,7 +128,7 @@ def _chat(app, opts: dict) -> None:
     from plugins.terminal.commands import BUILTIN
     from plugins.terminal.recap import recap_of
     from plugins.terminal.console import Console
-    from plugins.terminal.line_editor import LineEditor
+    from plugins.terminal.line_editor import LineEditor, Pastes
     from plugins.terminal.style import paint
 
     quiet, platform, restore_cwd, images = (opts.pop(k) for k in ("quiet", "platform", "restore_cwd", "images"))
@@ -143,7 +144,9 @@ def _chat(app, opts: dict) -> None:
                             **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}
         # before the agent: building it starts its MCP servers, whose SDK import in the background would slow this
         editor = LineEditor(lambda: prompt(app.config), app.config.data_dir / "chat_history", commands,
-                            lambda: (app.config.get(FIRST_LINES), app.config.get(LAST_LINES)))
+                            lambda: (app.config.get(FIRST_LINES), app.config.get(LAST_LINES)),
+                            Pastes(app.config.data_dir / "pastes", lambda: (app.config.get(PASTE_LINES),
+                                                                            app.config.get(PASTE_CHARS))))
         agent = build_agent(app, opts, console, session_id=session_id, platform=platform)
     chat = Chat(app, agent, console)
     chat.restore_cwd = restore_cwd  # /resume goes to its session's folder too

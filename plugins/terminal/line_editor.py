@@ -3,23 +3,62 @@ in the data folder, multi-line input, slash-command completion), plain lines
 when stdin is a pipe or a file (scripts, tests).
 
 Keys: Enter sends; Alt+Enter (or Esc then Enter) starts a new line;
-a paste keeps its newlines; Up/Down walk the history; Tab completes a
+a paste keeps its newlines (a big one stands in the line as a placeholder: :class:`Pastes`); Up/Down walk the
+history; Tab completes a
 ``/command`` (and ``/image``'s file); Ctrl+C clears the line; Ctrl+D on an empty line leaves."""
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
 Commands = Callable[[], dict]  # name -> one line of help, asked each time (plugins may add some)
+PASTED = re.compile(r"\[Pasted text #\d+: \d+ lines \u2192 (.+?)\]")
+
+
+class Pastes:
+    """hermes-agent's collapsed pastes: a paste of ``lines`` lines or ``chars`` characters and more (``limits()``; 0:
+    never) is kept in a file of ``folder`` and stands in the input line as ``[Pasted text #N: L lines → FILE]``, which
+    the message sent holds whole again. The line stays short to edit, and a huge paste does not stall the editor."""
+
+    def __init__(self, folder: Path, limits: Callable[[], tuple]):
+        self.folder, self.limits, self.count = folder, limits, 0
+
+    def placeholder(self, text: str) -> Optional[str]:
+        lines, chars = self.limits()
+        if not (lines and text.count("\n") >= lines or chars and len(text) >= chars):
+            return None
+        self.count += 1
+        path = self.folder / f"paste-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self.count}.txt"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError:  # a read-only data folder: the paste goes in whole
+            return None
+        return f"[Pasted text #{self.count}: {text.count(chr(10)) + 1} lines \u2192 {path}]"
+
+    @staticmethod
+    def expand(text: str) -> str:
+        def whole(found):
+            try:
+                return Path(found.group(1)).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):  # gone: the model reads the placeholder, and can look for the file
+                return found.group(0)
+
+        return PASTED.sub(whole, text) if "[Pasted text #" in text else text
 
 
 class LineEditor:
     def __init__(self, prompt: "str | Callable[[], str]", history: Optional[Path], commands: Commands,
-                 preview: Callable[[], tuple] = lambda: (2, 2)):
+                 preview: Callable[[], tuple] = lambda: (2, 2), pastes: Optional[Pastes] = None):
         self.prompt = prompt if callable(prompt) else lambda: prompt  # asked at each drawing: the last is at Enter
         self.preview = preview  # (first, last): the lines of a long message kept on the screen once it is sent
+        self.pastes = pastes
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
         self._session = self._build(history, commands) if self.interactive else None
 
@@ -38,8 +77,8 @@ class LineEditor:
                     from prompt_toolkit.patch_stdout import patch_stdout
 
                     with patch_stdout(raw=True):
-                        return self._sent(self._session.prompt(default=default))
-                return self._sent(self._session.prompt(default=default))
+                        return self._sent(Pastes.expand(self._session.prompt(default=default)))
+                return self._sent(Pastes.expand(self._session.prompt(default=default)))
             except KeyboardInterrupt:
                 default = ""  # as in a shell: the line is dropped, the chat goes on
             except EOFError:
@@ -72,6 +111,7 @@ class LineEditor:
         from prompt_toolkit.formatted_text import FormattedText
         from prompt_toolkit.history import FileHistory, InMemoryHistory
         from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.keys import Keys
 
         files = PathCompleter(expanduser=True)
 
@@ -92,6 +132,13 @@ class LineEditor:
         @keys.add("escape", "enter")  # not Ctrl+J: an Enter typed ahead during a turn arrives as one
         def _newline(event):
             event.current_buffer.insert_text("\n")
+
+        @keys.add(Keys.BracketedPaste)
+        def _paste(event):
+            text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+            buffer = event.current_buffer
+            kept = self.pastes.placeholder(text) if self.pastes and not buffer.text.startswith("/") else None
+            buffer.insert_text(kept or text)
 
         store = InMemoryHistory()
         if history is not None:

@@ -209,3 +209,23 @@ def test_toolsets_says_which_this_chat_offers(hermes, tmp_path):
     rows = {line.split()[0].removeprefix("hermes>"): line.split()[1:4] for line in
             out.stdout.replace("hermes> ", "\n").splitlines() if "tools  " in line}
     assert rows["file"][:3] == ["4", "tools", "offered"] and rows["web"][2] == "-" and "browser" in rows
+
+
+def test_a_big_paste_stands_in_the_line_as_a_placeholder_and_is_sent_whole(terminal, hermes, hermes_home):
+    """hermes-agent's paste_collapse_threshold: a paste of 5 line breaks or more is kept in a file and stands in the
+    input line as [Pasted text #N: L lines -> FILE]; the message sent holds it whole. A smaller one goes in as it is."""
+    chat, _ = terminal(["got the log", "got the note"], env={"NO_COLOR": "1"})
+    chat.expect("hermes> ")
+    pasted = "\n".join(f"trace line {n}" for n in range(1, 8))
+    chat.keys(f"look: \x1b[200~{pasted}\x1b[201~")
+    chat.expect("[Pasted text #1: 7 lines \u2192 ")
+    chat.keys("\r")
+    chat.expect("got the log")
+    chat.keys("\x1b[200~a\nb\x1b[201~\r")  # two lines: no placeholder
+    chat.expect("got the note")
+    chat.line("/exit")
+    assert chat.close() == 0
+    assert "[Pasted text #2" not in chat.seen
+    [kept] = (hermes_home / "pastes").iterdir()
+    assert kept.read_text() == pasted and oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert [c for r, c in stored(hermes, chat.seen) if r == "user"] == [f"look: {pasted}", "a\nb"]
