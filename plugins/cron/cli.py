@@ -4,6 +4,7 @@ the system's cron or a systemd timer), ``daemon`` every minute until stopped."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 
@@ -40,7 +41,8 @@ NOTHING_TICKS = ("nothing has run the jobs lately: start `hermes cron daemon`, o
 @click.group("cron", invoke_without_command=True)
 @click.pass_context
 def cron(ctx):
-    """Prompts that run on a schedule, each as its own run: add, list, show, pause, resume, remove, run, tick, daemon."""
+    """Prompts that run on a schedule, each as its own run: add, list, show, pause, resume, remove, run, tick, daemon,
+    import (hermes-agent's jobs)."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(list_jobs)
 
@@ -195,3 +197,29 @@ def daemon(app, every):
         started = time.monotonic()
         _tick(app, False)
         time.sleep(max(0.0, every - (time.monotonic() - started)))
+
+
+@cron.command("import")
+@click.argument("jobs_json", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_obj
+def import_jobs(app, jobs_json, as_json):
+    """hermes-agent's cron jobs, from its JOBS_JSON (default: the data folder's cron/jobs.json when shared with it,
+    else ~/.hermes/cron/jobs.json): each with its prompt, name, schedule, model and toolsets, paused if it was."""
+    from plugins.cron.agents_jobs import find, import_jobs as bring
+
+    source = jobs_json or find(app.config.data_dir)
+    if source is None:
+        raise Fail(f"no cron/jobs.json of hermes-agent in {app.config.data_dir} or ~/.hermes; give its path")
+    try:
+        done = bring(source)
+    except ValueError as exc:
+        raise Fail(str(exc)) from None
+    if as_json:
+        return echo_json(done)
+    click.echo(f"Imported {done['imported']} jobs from {source}" + (f"; {done['already_here']} were here already"
+                                                                     if done["already_here"] else "") + ".")
+    for line in done["left_out"]:
+        click.echo(f"  left out: {line}", err=True)
+    for line in done["notes"]:
+        click.echo(f"  note: {line}", err=True)

@@ -9,7 +9,8 @@ virtual environments, lock files, SQLite's side files, checkpoints of folders on
 
 ``hermes import ZIP`` restores one, each file written whole (a temporary file renamed over the old), and a database's
 old side files removed. A hermes-agent backup (its ``~/.hermes`` zipped) brings its config.yaml, .env, SOUL.md,
-memories and skills, and its conversations through ``hermes sessions import``; the rest of it is hermes-agent's own.
+memories and skills, its conversations through ``hermes sessions import`` and its cron jobs through ``hermes cron
+import``; the rest of it is hermes-agent's own.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ SKIPPED_SUFFIXES = (".pyc", ".db-wal", ".db-shm", ".db-journal")
 PRIVATE = {".env", "state.db", "hermes-state.db", "auth.json"}  # written 0600 on import
 AGENTS_KEPT = ("config.yaml", ".env", "SOUL.md")  # of a hermes-agent backup, into the config folder
 AGENTS_FOLDERS = ("memories", "skills")  # ... and into the data folder
+AGENTS_READ = {"state.db": "sessions", "cron/jobs.json": "cron"}  # ... and brought in by the plugins' importers
 PROGRESS = 500  # files between two progress lines
 
 
@@ -147,7 +149,7 @@ def _size(count: float) -> str:
 @click.pass_context
 def import_(ctx, zip_path: Path, yes: bool, as_json: bool):
     """Restore a `hermes backup` zip here, or bring in a hermes-agent backup: its config.yaml, .env, SOUL.md,
-    memories and skills, and its sessions (hermes-agent's `hermes import`)."""
+    memories and skills, its sessions and its cron jobs (hermes-agent's `hermes import`)."""
     import zipfile
 
     from hermes.cli.app import Fail, echo_json
@@ -156,8 +158,8 @@ def import_(ctx, zip_path: Path, yes: bool, as_json: bool):
         raise Fail(f"{zip_path}: not a zip file")
     roots = _roots()
     with zipfile.ZipFile(zip_path) as archive:
-        plan, agents_db, refused = _plan(archive, roots)
-        if not plan and agents_db is None:
+        plan, agents, refused = _plan(archive, roots)
+        if not plan and not agents:
             raise Fail(f"{zip_path}: not a backup of hermes' or hermes-agent's (no {MANIFEST}, config.yaml, .env or "
                        "state.db in it)")
         there = [str(target) for _, target in plan if target.name in ("config.yaml", ".env") and target.exists()]
@@ -169,23 +171,27 @@ def import_(ctx, zip_path: Path, yes: bool, as_json: bool):
             _restore(archive, member, target)
             if number % PROGRESS == 0 and not as_json:
                 click.echo(f"  {number} of {len(plan)} files ...", err=True)
-        sessions = _agents_sessions(ctx.obj, archive, agents_db) if agents_db is not None else None
+        sessions = _agents_sessions(ctx.obj, archive, agents["sessions"]) if "sessions" in agents else None
+        cron = _agents_cron(archive, agents["cron"]) if "cron" in agents else None
     report = {"source": str(zip_path), "restored": len(plan), "into": {k: str(v) for k, v in roots.items()},
-              "refused": refused, "agents_sessions": sessions}
+              "refused": refused, "agents_sessions": sessions, "agents_cron": cron}
     if as_json:
         return echo_json(report)
     click.echo(f"Restored {len(plan)} files into {' and '.join(str(v) for v in dict.fromkeys(roots.values()))}."
                + (f" hermes-agent's sessions: {sessions['imported']} imported ({sessions['messages']} messages)."
-                  if sessions else ""))
+                  if sessions else "") + (f" Its cron jobs: {cron['imported']} imported." if cron else ""))
     for line in refused:
         click.echo(f"  not restored: {line}", err=True)
+    for line in (cron or {}).get("left_out", []) + [f"note: {n}" for n in (cron or {}).get("notes", [])]:
+        click.echo(f"  cron job {line}", err=True)
 
 
 def _plan(archive, roots: dict) -> tuple:
-    """``([(member, target path)], hermes-agent's state.db member or None, [refused members with why])``."""
+    """``([(member, target path)], {"sessions" or "cron": hermes-agent's state.db or cron/jobs.json member},
+    [refused members with why])``."""
     names = [info for info in archive.infolist() if not info.is_dir()]
     manifest = next((info for info in names if info.filename == MANIFEST), None)
-    plan, refused, agents_db = [], [], None
+    plan, refused, agents = [], [], {}
     if manifest is not None:
         for info in names:
             label, _, rest = info.filename.partition("/")
@@ -195,21 +201,19 @@ def _plan(archive, roots: dict) -> tuple:
                 root = (roots.get(label) or roots.get("home")) if label in ("config", "data") else None
             if info.filename != MANIFEST:
                 _place(info, root, rest, plan, refused)
-        return plan, None, refused
+        return plan, {}, refused
     prefix = _agents_prefix(names)
     config, data = roots.get("config") or roots["home"], roots.get("data") or roots["home"]
     for info in names:
         rest = info.filename[len(prefix):]
         top = rest.split("/", 1)[0]
-        if rest == "state.db":
-            agents_db = info
+        if rest in AGENTS_READ:
+            agents[AGENTS_READ[rest]] = info
         elif rest in AGENTS_KEPT:
             _place(info, config, rest, plan, refused)
         elif top in AGENTS_FOLDERS:
             _place(info, data, rest, plan, refused)
-    if not plan and agents_db is None:
-        return [], None, []
-    return plan, agents_db, refused
+    return (plan, agents, refused) if plan or agents else ([], {}, [])
 
 
 def _agents_prefix(names: list) -> str:
@@ -271,3 +275,24 @@ def _agents_sessions(app, archive, info) -> Optional[dict]:
             return import_into(get_store(app.config, app.host), copy)
         except StoreError as exc:
             raise Fail(f"hermes-agent's sessions: {exc}") from None
+
+
+def _agents_cron(archive, info) -> Optional[dict]:
+    """hermes-agent's cron jobs, as ``hermes cron import`` brings them."""
+    import shutil
+    import tempfile
+
+    try:
+        from plugins.cron.agents_jobs import import_jobs
+    except ImportError:  # a distro without the cron plugin
+        click.echo("hermes-agent's cron jobs were not imported: no cron plugin here", err=True)
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "jobs.json"
+        with archive.open(info) as source, copy.open("wb") as out:
+            shutil.copyfileobj(source, out)
+        try:
+            return import_jobs(copy)
+        except ValueError as exc:
+            click.echo(f"hermes-agent's cron jobs were not imported: {exc}", err=True)
+            return None

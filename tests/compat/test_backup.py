@@ -1,7 +1,7 @@
 """hermes-agent's `hermes backup` and `hermes import`, as subprocesses: a data folder zipped (its database copied by
 SQLite, caches and side files left out, the zip private) and restored in another, where its sessions resume; config
 folders apart from data; a config already there kept unless --yes; a member that would land outside refused; and a
-hermes-agent backup brought in (its config, keys, memory, skills and sessions)."""
+hermes-agent backup brought in (its config, keys, memory, skills, sessions and cron jobs)."""
 
 from __future__ import annotations
 
@@ -109,12 +109,17 @@ def test_a_hermes_agent_backup_is_brought_in(hermes, hermes_home, tmp_path):
         archive.writestr(".hermes/memories/MEMORY.md", "The user grows beans.")
         archive.writestr(".hermes/skills/bees/SKILL.md", "---\nname: bees\ndescription: Bees.\n---\nSmoke.\n")
         archive.write(tmp_path / "agents-state.db", ".hermes/state.db")
+        archive.writestr(".hermes/cron/jobs.json", json.dumps({"jobs": [{"id": "j1", "name": "build", "prompt": "check "
+                         "the build", "schedule": {"kind": "interval", "minutes": 30}, "enabled": True}]}))
         archive.writestr(".hermes/gateway.pid", "123")
         archive.writestr(".hermes/hermes-agent/README.md", "its code")
     out = hermes("import", zipped, "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["restored"] == 5 and report["agents_sessions"]["imported"] == 2
+    assert report["agents_cron"]["imported"] == 1
+    [job] = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
+    assert (job["name"], job["schedule"]) == ("build", "every 30m")
     assert (hermes_home / "SOUL.md").read_text() == "You are Bob."
     assert (hermes_home / "memories" / "MEMORY.md").read_text() == "The user grows beans."
     assert not (hermes_home / "gateway.pid").exists() and not (hermes_home / "hermes-agent").exists()

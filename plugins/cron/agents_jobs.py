@@ -1,0 +1,77 @@
+"""hermes-agent's cron jobs (its ``cron/jobs.json``) brought here: ``hermes cron import``, and ``hermes import`` of a
+hermes-agent backup. Each job keeps its prompt, name, schedule, model and toolsets, and stays paused when it was;
+what runs differently here is said: its answers are kept in ``cron/output`` (a delivery to a messaging platform is
+hermes-agent's gateway's), a job that runs a script without the agent is left out, and so is a once job whose time
+has passed. A job already here (the same prompt and schedule) is not added twice."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+LOCAL_DELIVERY = ("", "local", "origin", "none", None)
+
+
+def find(data_dir: Path) -> Optional[Path]:
+    """hermes-agent's jobs file: in a data folder shared with it, else in ``~/.hermes``."""
+    for path in (data_dir / "cron" / "jobs.json", Path.home() / ".hermes" / "cron" / "jobs.json"):
+        if path.is_file():
+            return path
+    return None
+
+
+def schedule_of(job: dict) -> Optional[str]:
+    """A job's schedule in the words this cron reads, or None for a once job whose time has passed."""
+    schedule = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
+    kind = schedule.get("kind")
+    if kind == "interval" and isinstance(schedule.get("minutes"), (int, float)):
+        return f"every {int(schedule['minutes'])}m"
+    if kind == "cron" and isinstance(schedule.get("expr"), str):
+        return schedule["expr"]
+    if kind == "once" and isinstance(schedule.get("run_at"), str):
+        at = datetime.fromisoformat(schedule["run_at"])
+        return schedule["run_at"] if at.astimezone() > datetime.now().astimezone() else None
+    return str(job.get("schedule_display") or job.get("schedule") or "")
+
+
+def import_jobs(path: Path) -> dict:
+    """The jobs of hermes-agent's ``path`` added here; what was done, and each job left out or changed with why."""
+    from plugins.cron import jobs
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not read ({getattr(exc, 'strerror', None) or exc})") from None
+    found = data.get("jobs", []) if isinstance(data, dict) else data if isinstance(data, list) else []
+    here = {(job.prompt, job.schedule) for job in jobs.load().jobs}
+    done = {"source": str(path), "imported": 0, "already_here": 0, "left_out": [], "notes": []}
+    for job in (j for j in found if isinstance(j, dict)):
+        name = str(job.get("name") or job.get("id") or "?")
+        prompt = str(job.get("prompt") or "")
+        if job.get("no_agent") or job.get("script"):
+            done["left_out"].append(f"{name}: it runs a script without the agent")
+            continue
+        schedule = schedule_of(job)
+        if schedule is None:
+            done["left_out"].append(f"{name}: a once job whose time has passed")
+            continue
+        if (prompt, schedule) in here:
+            done["already_here"] += 1
+            continue
+        try:
+            added = jobs.add(prompt, schedule, name, toolsets=job.get("enabled_toolsets") or None,
+                             model=str(job.get("model") or ""))
+        except ValueError as exc:
+            done["left_out"].append(f"{name}: {exc}")
+            continue
+        here.add((prompt, schedule))
+        done["imported"] += 1
+        if not job.get("enabled", True) or job.get("state") == "paused":
+            jobs.change(added.id, "pause")
+        if job.get("deliver") not in LOCAL_DELIVERY:
+            done["notes"].append(f"{name}: its answers are kept in cron/output, not sent to {job['deliver']}")
+        if job.get("skills") or job.get("skill"):
+            done["notes"].append(f"{name}: its skills are not loaded first; name them in its prompt")
+    return done
