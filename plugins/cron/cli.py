@@ -60,7 +60,12 @@ def list_jobs(as_json):
                    "nothing_ticks": idle})
         return
     if not state.jobs:
-        click.echo("No cron jobs (add one: hermes cron add 'every 1h' 'check the build and say what broke').")
+        from hermes.host.paths import data_dir
+        from plugins.cron.agents_jobs import find
+
+        agents = find(data_dir())
+        click.echo("No cron jobs (add one: hermes cron add 'every 1h' 'check the build and say what broke')." +
+                   (f" hermes-agent's are in {agents}: `hermes cron import` brings them here." if agents else ""))
     for job in state.jobs:
         last = f"  last {_when(job.last_run)} {job.last_status}" if job.last_run else ""
         click.echo(f"{job.id}  {job.status():<9} {job.schedule:<16} next {_when(job.next_run):<16}{last}  {job.name}")

@@ -321,6 +321,8 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
                                                                          "run_at": "2020-01-01T09:00:00+00:00"}},
         {"id": "a5", "name": "disk", "prompt": "", "script": "df -h", "no_agent": True,
          "schedule": {"kind": "interval", "minutes": 60}}]}))
+    assert hermes("cron", "list").stdout.endswith(f"hermes-agent's are in {agents}: `hermes cron import` brings them "
+                                                  "here.\n")
     out = hermes("cron", "import")
     assert out.returncode == 0 and out.stdout == f"Imported 3 jobs from {agents}.\n", out.stderr
     assert "left out: past: a once job whose time has passed" in out.stderr
