@@ -20,7 +20,8 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import click
 
@@ -255,9 +256,6 @@ def _restore(archive, info, target: Path) -> None:
 
 def _agents_sessions(app, archive, info) -> Optional[dict]:
     """hermes-agent's conversations of its state.db, into the session store, as ``hermes sessions import`` does."""
-    import shutil
-    import tempfile
-
     from hermes.cli.app import Fail
 
     try:
@@ -267,10 +265,7 @@ def _agents_sessions(app, archive, info) -> Optional[dict]:
     except ImportError:  # a distro without the sessions plugin
         click.echo("hermes-agent's sessions were not imported: no sessions plugin here", err=True)
         return None
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / "state.db"
-        with archive.open(info) as source, copy.open("wb") as out:
-            shutil.copyfileobj(source, out)
+    with _extracted(archive, info, "state.db") as copy:
         try:
             return import_into(get_store(app.config, app.host), copy)
         except StoreError as exc:
@@ -279,20 +274,27 @@ def _agents_sessions(app, archive, info) -> Optional[dict]:
 
 def _agents_cron(archive, info) -> Optional[dict]:
     """hermes-agent's cron jobs, as ``hermes cron import`` brings them."""
-    import shutil
-    import tempfile
-
     try:
         from plugins.cron.agents_jobs import import_jobs
     except ImportError:  # a distro without the cron plugin
         click.echo("hermes-agent's cron jobs were not imported: no cron plugin here", err=True)
         return None
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / "jobs.json"
-        with archive.open(info) as source, copy.open("wb") as out:
-            shutil.copyfileobj(source, out)
+    with _extracted(archive, info, "jobs.json") as copy:
         try:
             return import_jobs(copy)
         except ValueError as exc:
             click.echo(f"hermes-agent's cron jobs were not imported: {exc}", err=True)
             return None
+
+
+@contextmanager
+def _extracted(archive, info, name: str) -> Iterator[Path]:
+    """A member of the zip as a file of its own while the block runs (an importer reads a path)."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / name
+        with archive.open(info) as source, copy.open("wb") as out:
+            shutil.copyfileobj(source, out)
+        yield copy
