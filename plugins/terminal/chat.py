@@ -84,7 +84,8 @@ def _ignore_rules(config) -> None:
     in, turned off (a key no loaded plugin declares is left alone)."""
     off = {"prompt.disabled_layers": sorted({*(config.get("prompt.disabled_layers", None) or []), "context"}),
            "memory.memory_enabled": False, "memory.user_profile_enabled": False, "memory.provider": "",
-           "skills.preload": []}
+           "skills.preload": [],  # and the memory tool (registered as the program started, with config's memory)
+           "agent.disabled_tools": sorted({*(config.get("agent.disabled_tools", None) or []), "memory"})}
     if "prompt.identity" in config.keys and not config.get("prompt.identity"):  # SOUL.md's: the built-in one
         from plugins.prompt.layers import DEFAULT_IDENTITY
 

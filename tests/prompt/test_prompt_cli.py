@@ -266,8 +266,8 @@ def test_the_session_layer_says_when_python3_on_path_refuses_pip_install(hermes,
 
 
 def test_chat_ignore_rules_and_pass_session_id(hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
-    """hermes-agent's --ignore-rules: no SOUL.md, AGENTS.md or memory in the prompt; --pass-session-id: the session
-    layer names the session."""
+    """hermes-agent's --ignore-rules: no SOUL.md, AGENTS.md or memory in the prompt, nor the memory tool;
+    --pass-session-id: the session layer names the session."""
     (hermes_home / "SOUL.md").write_text("You are Bob, a gardener.")
     (hermes_home / "memories").mkdir()
     (hermes_home / "memories" / "MEMORY.md").write_text("The user grows beans.")
@@ -283,3 +283,5 @@ def test_chat_ignore_rules_and_pass_session_id(hermes, wire_server, cli_env, her
     assert bare.startswith("You are hermes") and "Session ID: " not in usual
     session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
     assert f"Session ID: {session}" in bare
+    offered = [{t["function"]["name"] for t in request.body["tools"]} for request in wire_server.requests]
+    assert "memory" in offered[0] and "memory" not in offered[1]  # nor the memory tool
