@@ -8,9 +8,10 @@ chat running meanwhile leaves a consistent copy. Left out: what is rebuilt or me
 virtual environments, lock files, SQLite's side files, checkpoints of folders on this machine, earlier backups).
 
 ``hermes import ZIP`` restores one, each file written whole (a temporary file renamed over the old), and a database's
-old side files removed; a config.yaml, .env or database already here is overwritten only when the user says so. A hermes-agent backup (its ``~/.hermes`` zipped) brings its config.yaml, .env, SOUL.md,
-memories and skills, its conversations through ``hermes sessions import`` and its cron jobs through ``hermes cron
-import``; the rest of it is hermes-agent's own.
+old side files removed; a config.yaml, .env or database already here is overwritten only when the user says so. A
+hermes-agent backup (its ``~/.hermes`` zipped) brings its config.yaml, .env, SOUL.md, memories and skills, its
+conversations through ``hermes sessions import`` and its cron jobs through ``hermes cron import``; the rest of it
+is hermes-agent's own.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ def test_a_backup_restored_in_another_data_folder(hermes, hermes_home, tmp_path)
     report = json.loads(out.stdout)
     archive = zipfile.ZipFile(report["path"])
     names = set(archive.namelist())
-    assert {"hermes-backup.json", "home/config.yaml", "home/.env", "home/state.db", "home/skills/pack/SKILL.md"} <= names
+    assert {"hermes-backup.json", "home/config.yaml", "home/.env", "home/state.db",
+            "home/skills/pack/SKILL.md"} <= names
     assert not [n for n in names if any(part in n for part in ("__pycache__", "checkpoints", ".venv", "-wal",
                                                                  "plugin-state"))]
     assert stat.S_IMODE(os.stat(report["path"]).st_mode) == 0o600 and report["failed"] == []
@@ -94,7 +95,8 @@ def test_a_member_outside_the_folders_is_refused(hermes, hermes_home, tmp_path):
     assert not (hermes_home / "link").exists()
     assert hermes("import", tmp_path / "crafted.zip.nope").returncode == 2
     (tmp_path / "plain.zip").write_bytes(b"not a zip")
-    assert hermes("import", tmp_path / "plain.zip").stderr == f"hermes: error: {tmp_path / 'plain.zip'}: not a zip file\n"
+    plain = hermes("import", tmp_path / "plain.zip")
+    assert plain.stderr == f"hermes: error: {tmp_path / 'plain.zip'}: not a zip file\n"
 
 
 def test_a_hermes_agent_backup_is_brought_in(hermes, hermes_home, tmp_path):
