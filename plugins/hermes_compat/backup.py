@@ -8,10 +8,10 @@ chat running meanwhile leaves a consistent copy. Left out: what is rebuilt or me
 virtual environments, lock files, SQLite's side files, checkpoints of folders on this machine, earlier backups).
 
 ``hermes import ZIP`` restores one, each file written whole (a temporary file renamed over the old), and a database's
-old side files removed; a config.yaml, .env or database already here is overwritten only when the user says so. A
-hermes-agent backup (its ``~/.hermes`` zipped) brings its config.yaml, .env, SOUL.md, memories and skills, its
-conversations through ``hermes sessions import`` and its cron jobs through ``hermes cron import``; the rest of it
-is hermes-agent's own.
+old side files removed; a file already here (a config.yaml, .env, database, memory) is overwritten only when the
+user says so. A hermes-agent backup (its ``~/.hermes`` zipped) brings its config.yaml, .env, SOUL.md, memories and
+skills, its conversations through ``hermes sessions import`` and its cron jobs through ``hermes cron import``; the
+rest of it is hermes-agent's own.
 """
 
 from __future__ import annotations
@@ -146,8 +146,8 @@ def _size(count: float) -> str:
 
 @click.command("import")
 @click.argument("zip_path", metavar="ZIP", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-y", "--yes", "--force", "yes", is_flag=True, help="Overwrite the config, keys and databases here "
-              "without asking.")
+@click.option("-y", "--yes", "--force", "yes", is_flag=True, help="Overwrite the files already here (config, keys, "
+              "sessions, memory) without asking.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
 @click.pass_context
 def import_(ctx, zip_path: Path, yes: bool, as_json: bool):
@@ -165,12 +165,12 @@ def import_(ctx, zip_path: Path, yes: bool, as_json: bool):
         if not plan and not agents:
             raise Fail(f"{zip_path}: not a backup of hermes' or hermes-agent's (no {MANIFEST}, config.yaml, .env or "
                        "state.db in it)")
-        there = [str(target) for _, target in plan  # the config, the keys, a database of sessions: asked first
-                 if (target.name in ("config.yaml", ".env") or target.suffix == ".db") and target.exists()]
+        there = [target for _, target in plan if target.exists()]  # config, keys, sessions, memory: asked first
         if there and not yes:
+            named = ", ".join(str(t) for t in there[:3]) + (f" and {len(there) - 3} more" if len(there) > 3 else "")
             if not sys.stdin.isatty():
-                raise Fail(f"{', '.join(there)} would be overwritten: --yes does it")
-            click.confirm(f"Overwrite {', '.join(there)} with the backup's?", abort=True, err=True)
+                raise Fail(f"{named} would be overwritten: --yes does it")
+            click.confirm(f"Overwrite {named} with the backup's?", abort=True, err=True)
         for number, (member, target) in enumerate(plan, 1):
             _restore(archive, member, target)
             if number % PROGRESS == 0 and not as_json:

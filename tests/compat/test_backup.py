@@ -53,10 +53,10 @@ def test_a_backup_restored_in_another_data_folder(hermes, hermes_home, tmp_path)
     assert stat.S_IMODE(os.stat(elsewhere / ".env").st_mode) == 0o600
     assert hermes("config", "get", "model", env=moved).stdout.strip() == "gpt-test"
 
-    (elsewhere / "config.yaml").write_text("model: mine\n")  # a config, keys, sessions here: kept unless --yes
+    (elsewhere / "config.yaml").write_text("model: mine\n")  # what is here (config, keys, sessions): kept unless --yes
     out = hermes("import", report["path"], env=moved)
     assert out.returncode == 1 and out.stderr == f"hermes: error: {elsewhere / '.env'}, {elsewhere / 'config.yaml'}, " \
-        f"{elsewhere / 'plugin-data.db'}, {elsewhere / 'state.db'} would be overwritten: --yes does it\n"
+        f"{elsewhere / 'plugin-data.db'} and 2 more would be overwritten: --yes does it\n"
     assert (elsewhere / "config.yaml").read_text() == "model: mine\n"
     assert hermes("import", "--yes", report["path"], env=moved).returncode == 0
     assert (elsewhere / "config.yaml").read_text() == "model: gpt-test\n"
