@@ -69,6 +69,16 @@ def register_config(declare):
     declare("skills.inline_shell_timeout", (int, float), 10, "seconds one inline command may run", minimum=1)
     declare(PRELOAD, list[str], [], "skills whose instructions hold for the whole session, in the system prompt "
             "(chat's -s NAME, as hermes-agent's `hermes -s`)")
+    declare("curator.enabled", bool, True, "mark the agent's own skills stale when unused, archive them later "
+            "(hermes-agent's curator; `hermes curator`)")
+    declare("curator.interval_hours", (int, float), 168, "hours between the curator's passes (at a session's start)",
+            minimum=1)
+    declare("curator.stale_after_days", (int, float), 30, "days unused before the agent's skill is marked stale",
+            minimum=1)
+    declare("curator.archive_after_days", (int, float), 90, "days unused before it moves to skills/.archive",
+            minimum=1)
+    declare("curator.backup.enabled", bool, True, "snapshot the skills folder before a pass archives any")
+    declare("curator.backup.keep", int, 5, "how many snapshots to keep", minimum=1)
 
 
 @hookimpl
@@ -123,6 +133,7 @@ def _preloaded(agent, skills: dict) -> list:
         except catalog.SkillError as exc:
             log.warning("skills.preload: %s", exc)
             continue
+        agent.emit("on_skill_event", action="loaded", name=skill.name, source=skill.source)
         lines += [f"# The skill {skill.name}, preloaded", "", "The user started this session with this skill "
                   "preloaded: its instructions hold for the whole session unless the user overrides them.", "",
                   prepared(skill, agent), ""]
@@ -232,7 +243,27 @@ def pre_llm_call(agent):
 
 
 @hookimpl
+def on_skill_event(action, name):
+    from plugins.skills import curator
+
+    curator.note(action, name)
+
+
+@hookimpl
+def on_session_start(agent):
+    """A curator pass when one is due, before the session's first call (not a subagent's: its parent's start was)."""
+    from plugins.skills.catalog import user_dir
+
+    if agent.parent_session_id is None and agent.config.get("curator.enabled") and \
+            (user_dir() / ".usage.json").exists():  # no skill ever used or made: nothing to look after, no file made
+        from plugins.skills import curator
+
+        curator.maybe_run(agent)
+
+
+@hookimpl
 def register_commands(cli, config):
-    from plugins.skills.command import skills
+    from plugins.skills.command import curator, skills
 
     cli.add_command(skills)
+    cli.add_command(curator)

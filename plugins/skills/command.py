@@ -1,4 +1,4 @@
-"""``hermes skills list|show|install|remove``."""
+"""``hermes skills list|show|install|remove`` and ``hermes curator``."""
 
 from __future__ import annotations
 
@@ -95,3 +95,200 @@ def remove_cmd(name):
         click.echo(f"removed {name} ({catalog.remove(name)})")
     except catalog.SkillError as exc:
         raise _fail(str(exc)) from None
+    from plugins.skills.curator import note
+
+    note("deleted", name)
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def curator(ctx):
+    """The skills the agent made: stale when unused, archived later (hermes-agent's curator; alone: status)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(status_cmd)
+
+
+def _curated(action):
+    """Run a curator action; its one-line errors are the command's."""
+    from plugins.skills.curator import CuratorError
+
+    try:
+        return action()
+    except CuratorError as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"{getattr(exc, 'filename', '') or 'skills folder'}: {exc.strerror or exc}") from None
+
+
+@curator.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status_cmd(app, as_json):
+    """On or paused, the last and next pass, and each skill the agent made: state, uses, last use."""
+    from datetime import timedelta
+
+    from hermes.cli.app import echo_json
+    from plugins.skills import curator as c
+
+    config, current, usage = app.config, c.state(), c.usage()
+    last = c._when(current.get("last_run_at"))
+    following = last + timedelta(hours=config.get("curator.interval_hours")) if last else None
+    skills = [{"name": name, "state": r.get("state", c.ACTIVE), "pinned": bool(r.get("pinned")),
+               "uses": int(r.get("use_count") or 0) + int(r.get("view_count") or 0),
+               "last_used": (c.last_activity(r) or c._when(r.get("created_at")) or c.now()).isoformat()}
+              for name, r in sorted(usage.items()) if c.agent_made(r)]
+    out = {"enabled": bool(config.get("curator.enabled")), "paused": bool(current.get("paused")),
+           "last_run_at": last and last.isoformat(), "last_run_summary": current.get("last_run_summary"),
+           "next_run_after": following and following.isoformat(), "skills": skills, "archived": c.archived(),
+           "snapshots": len(c.snapshots())}
+    if as_json:
+        return echo_json(out)
+    on = "paused (`hermes curator resume`)" if out["paused"] else "on" if out["enabled"] else "off (curator.enabled)"
+    said = f" ({out['last_run_summary']})" if out["last_run_summary"] else ""
+    click.echo(f"curator: {on}; last pass {f'{last:%Y-%m-%d %H:%M} UTC' if last else 'never'}{said}")
+    if following and out["enabled"] and not out["paused"]:
+        click.echo(f"next pass: at a session's start after {following:%Y-%m-%d %H:%M} UTC")
+    if not skills:
+        click.echo("no skills made by the agent yet (only those are the curator's to move)")
+    width = max([len(s["name"]) for s in skills] + [4])
+    for s in skills:
+        click.echo(f"  {s['name']:<{width}}  {s['state'] + (', pinned' if s['pinned'] else ''):<15}  "
+                   f"{s['uses']:>4} uses  last {s['last_used'][:10]}")
+    if out["archived"]:
+        click.echo(f"archived: {', '.join(out['archived'])} (`hermes curator restore NAME`)")
+    if out["snapshots"]:
+        click.echo(f"snapshots: {out['snapshots']} (`hermes curator rollback --list`)")
+
+
+@curator.command("run")
+@click.option("--dry-run", is_flag=True, help="Say what it would change; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def run_cmd(app, dry_run, as_json):
+    """A pass now: the agent's skills unused for curator.stale_after_days marked stale, for archive_after_days
+    archived (after a snapshot of the skills folder)."""
+    from hermes.cli.app import echo_json
+    from plugins.skills import curator as c
+
+    result = _curated(lambda: c.run(app.config, dry_run=dry_run))
+    if as_json:
+        return echo_json(result)
+    click.echo(f"{'would change' if dry_run else 'curator'}: {c.summary(result)}"
+               + (f" (snapshot {result['snapshot']} first)" if result["snapshot"] else ""))
+
+
+@curator.command("pause")
+def pause_cmd():
+    """No passes until `hermes curator resume`."""
+    _paused(True)
+
+
+@curator.command("resume")
+def resume_cmd():
+    """Passes again, at a session's start when one is due."""
+    _paused(False)
+
+
+def _paused(paused: bool) -> None:
+    from plugins.skills import curator as c
+
+    def change():
+        with c.locked():
+            current = c.state()
+            current["paused"] = paused
+            c._write(c.root() / ".curator_state", current)
+    _curated(change)
+    click.echo("curator paused" if paused else "curator resumed")
+
+
+@curator.command("pin")
+@click.argument("name")
+def pin_cmd(name):
+    """Never mark this skill stale nor archive it."""
+    from plugins.skills import curator as c
+
+    _curated(lambda: c.pin(name, True))
+    click.echo(f"pinned {name}")
+
+
+@curator.command("unpin")
+@click.argument("name")
+def unpin_cmd(name):
+    """The curator may move this skill again."""
+    from plugins.skills import curator as c
+
+    _curated(lambda: c.pin(name, False))
+    click.echo(f"unpinned {name}")
+
+
+@curator.command("archive")
+@click.argument("name")
+def archive_cmd(name):
+    """Move a skill of the skills folder to skills/.archive now (out of the index and the commands)."""
+    from plugins.skills import curator as c
+
+    click.echo(f"archived {name} ({_curated(lambda: c.archive(name))}); `hermes curator restore {name}` brings it back")
+
+
+@curator.command("restore")
+@click.argument("name")
+def restore_cmd(name):
+    """Bring an archived skill back to the skills folder."""
+    from plugins.skills import curator as c
+
+    click.echo(f"restored {name} ({_curated(lambda: c.restore(name))})")
+
+
+@curator.command("list-archived")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_archived_cmd(as_json):
+    """The archived skills' names."""
+    from hermes.cli.app import echo_json
+    from plugins.skills import curator as c
+
+    names = c.archived()
+    if as_json:
+        return echo_json(names)
+    click.echo("\n".join(names) if names else "no archived skills")
+
+
+@curator.command("backup")
+@click.option("--reason", default="by hand", help="Said in the snapshot's manifest.")
+@click.pass_obj
+def backup_cmd(app, reason):
+    """Snapshot the skills folder now (a pass that archives does it first)."""
+    from plugins.skills import curator as c
+
+    made = _curated(lambda: c.snapshot(reason, app.config.get("curator.backup.keep")))
+    click.echo(f"snapshot {made['id']}: {made['files']} files, {made['bytes']} bytes")
+
+
+@curator.command("rollback")
+@click.option("--list", "listing", is_flag=True, help="List the snapshots, newest first; restore none.")
+@click.option("--id", "ident", help="The snapshot to restore (default: the newest).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def rollback_cmd(listing, ident, yes, as_json):
+    """The skills folder as a snapshot holds it; what is there now is snapshotted first."""
+    import sys
+
+    from hermes.cli.app import echo_json
+    from plugins.skills import curator as c
+
+    if listing:
+        found = c.snapshots()
+        if as_json:
+            return echo_json(found)
+        for m in found:
+            click.echo(f"{m['id']}  {m.get('files', '?'):>5} files  {m.get('reason', '')}")
+        return None if found else click.echo("no snapshots yet")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise _fail("rollback replaces the skills folder: give --yes to do it without a terminal")
+        click.confirm(f"Replace {c.root()} with snapshot {ident or 'the newest'}? (what is there now is "
+                      "snapshotted first)", abort=True)
+    done = _curated(lambda: c.rollback(ident))
+    if as_json:
+        return echo_json(done)
+    click.echo(f"skills folder restored from {done['restored']['id']}; what was there is snapshot "
+               f"{done['saved_before']['id']}")

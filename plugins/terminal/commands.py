@@ -401,4 +401,5 @@ ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "statusbar": "/status, when you want it",
     "footer": "/status, when you want it",
     "redraw": "Ctrl+L",
+    "curator": "`hermes curator` (status, run, pin, restore, rollback)",
 }

@@ -220,9 +220,9 @@ class Console:
     def on_status(self, status, detail):
         if status in ("retrying", "fallback") and self.last_stream:
             self._restart_marker()
-        if status in ("retrying", "fallback", "compressing", "budget", "moa"):  # "interrupted": the front end says it
+        if status in ("retrying", "fallback", "compressing", "budget", "moa", "curator"):  # not "interrupted"
             self._line(f"[{status}] {detail}", "status")
-            if status in ("retrying", "fallback") and not self.show_status and not self.quiet:
+            if status in ("retrying", "fallback", "curator") and not self.show_status and not self.quiet:
                 from hermes.cli.app import program
 
                 self.err.write(f"{program()}: {status}: {detail}\n")  # no terminal: still say it, as one line

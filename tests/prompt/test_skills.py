@@ -127,7 +127,8 @@ def test_a_skill_that_reads_like_a_takeover_is_refused_and_never_quoted_in_the_i
     refused, hidden, kept = results(agent.run_conversation("go"))
     assert "refused" in refused["error"] and "overrides earlier instructions" in refused["error"]
     assert "hides something from the user" in hidden["error"]
-    assert kept["ok"] is True and sorted(p.name for p in (hermes_home / "skills").iterdir()) == ["deploy"]
+    kept_names = sorted(p.name for p in (hermes_home / "skills").iterdir() if p.name[0] != ".")  # not the curator's
+    assert kept["ok"] is True and kept_names == ["deploy"]
     # a project's skill folder (from a cloned repository) with such a description: named, not quoted
     project = tmp_path / ".agents" / "skills" / "setup"
     project.mkdir(parents=True)
