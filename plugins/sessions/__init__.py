@@ -114,6 +114,8 @@ def register_config(declare):
             "more than sessions.retention_days ago (as `hermes sessions prune` does)")
     declare("sessions.retention_days", int, 90, "how old auto_prune lets a session grow, in days", minimum=1)
     declare("sessions.min_interval_hours", float, 24, "hours between two auto_prune runs", minimum=0)
+    declare("sessions.write_json_snapshots", bool, False, "after each turn, also write the session whole as "
+            "sessions/session_ID.json in the data folder (hermes-agent's, for tools that read those files)")
     declare("sessions.vacuum_after_prune", bool, True, "after an auto_prune that deleted sessions, give their space "
             "back to the file system (as `hermes sessions compact`)")
 
@@ -211,6 +213,15 @@ def session_info(session_id, agent):
 @hookimpl
 def on_session_end(session_id, exit_reason, usage, agent):
     _store_for(agent).end_session(session_id, exit_reason or "", usage or {})
+    if agent.config.get("sessions.write_json_snapshots"):
+        from plugins.sessions import snapshot
+
+        try:
+            snapshot.write(agent, session_id)
+        except OSError as exc:  # the store has it all: a warning, not a failed turn
+            import logging
+
+            logging.getLogger(__name__).warning("sessions.write_json_snapshots: %s", exc)
 
 
 @hookimpl

@@ -143,3 +143,18 @@ def test_stats_adds_up_the_sessions_active_since(cli, data, home):
     assert "2 sessions, 2 model calls" in text and "openai:gpt-x" in text and "by platform: cli 1, telegram 1" in text
     bad = cli("stats", "--since", "lately")
     assert bad.exit_code == 2 and "'--since'" in bad.output
+
+
+def test_write_json_snapshots_keeps_each_session_as_hermes_agents_file(hermes, hermes_home, tmp_path):
+    """``sessions.write_json_snapshots``: after each turn, the session whole in sessions/session_ID.json."""
+    (hermes_home / "config.yaml").write_text("sessions:\n  write_json_snapshots: true\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"content": "an answer"}]))
+    out = hermes("run", "--api-mode", "scripted", "--base-url", str(script), "--json", "hello")
+    assert out.returncode == 0, out.stderr
+    session = json.loads(out.stdout)["session_id"]
+    assert hermes("run", "--api-mode", "scripted", "--base-url", str(script), "-r", session, "again").returncode == 0
+    snap = json.loads((hermes_home / "sessions" / f"session_{session}.json").read_text())
+    assert snap["session_id"] == session and snap["message_count"] == 4
+    assert [m["content"] for m in snap["messages"]] == ["hello", "an answer", "again", "an answer"]
+    assert {"session_id", "model", "platform", "last_updated", "tools", "messages"} <= set(snap)
