@@ -417,6 +417,8 @@ def register_config(declare):
             "the log) instead of being refused: nobody can be asked while the parent's turn runs")
     for field in ("model", "provider", "base_url", "api_mode", "api_key_env"):  # hermes-agent's, but api_key_env
         declare(f"delegation.{field}", str, "", f"the subagents' {field} (empty: the conversation's)")
+    declare("delegation.api_key", str, "", "hermes-agent's key written in config: used, but it belongs in the "
+            "environment (delegation.api_key_env names the variable)")
 
 
 @hookimpl

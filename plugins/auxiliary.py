@@ -29,7 +29,8 @@ def provider_config(config: Any, task: str, prefix: str = "") -> Optional[Any]:
     if config is None:
         return None
     key = prefix or f"auxiliary.{task}"
-    raw = {field: config.get(f"{prefix}.{field}", None) for field in FIELDS} if prefix else config.get(key, None)
+    raw = {field: config.get(f"{prefix}.{field}", None) for field in (*FIELDS, "api_key")} if prefix else \
+        config.get(key, None)
     if raw is None:
         return None
     if not isinstance(raw, dict):

@@ -294,3 +294,21 @@ def test_subagents_run_on_the_model_delegation_names(hermes, hermes_home, make_w
                  env={**cli_env, "OPENAI_API_KEY": "sk-test"})
     assert out.returncode == 0 and out.stderr.startswith(
         "hermes: WARNING: delegation (openroutr:big-1) cannot be used: unknown provider 'openroutr'"), out.stderr
+
+
+def test_a_delegation_key_written_in_config_is_used_and_said(hermes, hermes_home, make_wire_server,  # noqa: F811
+                                                             cli_env):
+    """hermes-agent's delegation.api_key: the subagents' endpoint's key, written in config.yaml. It was left unread,
+    and the children sent the parent's key to the other endpoint."""
+    parent, cheap = make_wire_server(), make_wire_server()
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"delegation": {
+        "model": "cheap-1", "base_url": cheap.openai_url, "api_mode": "chat_completions", "api_key": "sk-child"}}))
+    parent.push(reply(tool_calls=[("delegate_task", {"goal": "count"})]), reply("done"))
+    cheap.push(reply("3"))
+    out = hermes("run", "--api-mode", "chat_completions", "--base-url", parent.openai_url, "-m", "big-1",
+                 "-t", "delegation", "go", env={**cli_env, "OPENAI_API_KEY": "sk-parent"})
+    assert out.returncode == 0, out.stderr
+    assert [r.headers["authorization"] for r in cheap.requests] == ["Bearer sk-child"]
+    assert [r.headers["authorization"] for r in parent.requests] == ["Bearer sk-parent"] * 2
+    assert "delegation.api_key: an API key written in config.yaml; it is used, but belongs in the environment" \
+        in out.stderr
