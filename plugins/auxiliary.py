@@ -50,16 +50,16 @@ def provider_config(config: Any, task: str, prefix: str = "") -> Optional[Any]:
     if body is not None and not isinstance(body, dict):
         raise ConfigError(f"{key}.extra_body: expected a mapping of fields to send, got {body!r}")
     if isinstance(raw.get("api_key"), str) and raw["api_key"].strip() and "api_key_env" not in fields:
-        fields["api_key_env"] = _literal_key(key, raw["api_key"].strip())
+        fields["api_key_env"] = literal_key(key, raw["api_key"].strip())
     if not fields:
         return None
     extra = (("timeout", float(timeout)),) if timeout is not None else ()
     return ProviderConfig(**fields, extra=extra + ((("extra_body", body),) if body else ()))
 
 
-def _literal_key(key: str, value: str) -> str:
-    """hermes-agent's ``api_key`` written in an auxiliary block: used (through a variable of its own), and said once
-    to belong in the environment (``api_key_env``)."""
+def literal_key(key: str, value: str) -> str:
+    """hermes-agent's ``api_key`` written in an auxiliary block (or a delegation or fallback entry): used (through a
+    variable of its own, so it never travels in a ProviderConfig), and said once to belong in the environment."""
     import os
     import re
 

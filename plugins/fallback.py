@@ -80,23 +80,37 @@ def _setting(agent: Any, key: str) -> float:
     return value
 
 
-# Literal keys are not read from config (keys live in environment variables);
-# they are dropped so they never travel in a ProviderConfig into hook payloads.
+# A key written in an entry (hermes-agent reads them) is used through a variable of its own, so it never travels in a
+# ProviderConfig into hook payloads; beside api_key_env it is dropped.
 LITERAL_KEYS = ("api_key", "key")
 _warned: set = set()
 
 
-def _entry(i: int, entry: dict) -> dict:
+def normalized(i: int, entry: dict) -> dict:
+    """Entry ``i`` with hermes-agent's spellings read and a key written in it moved to a variable."""
     entry = dict(entry)
     if "key_env" in entry and not entry.get("api_key_env"):
         entry["api_key_env"] = entry.pop("key_env")  # hermes-agent's spelling
     entry.pop("key_env", None)
     for name in LITERAL_KEYS:
-        if entry.pop(name, None) is not None and (i, name) not in _warned:
+        value = entry.pop(name, None)
+        if isinstance(value, str) and value.strip() and not entry.get("api_key_env"):
+            from plugins.auxiliary import literal_key
+
+            entry["api_key_env"] = literal_key(f"fallback_providers[{i}]", value.strip())
+        elif value is not None and (i, name) not in _warned:
             _warned.add((i, name))
-            log.warning("fallback_providers[%d]: '%s' in config is ignored; put the key in an environment "
-                        "variable and name it with api_key_env", i, name)
+            log.warning("fallback_providers[%d]: '%s' in config is ignored: api_key_env names the key's variable",
+                        i, name)
     return entry
+
+
+def entries(config: Any) -> list:
+    """``fallback_providers``, then hermes-agent's older ``fallback_model`` (one mapping, or a list)."""
+    if config is None:
+        return []
+    older = config.get("fallback_model", None)
+    return [*(config.get("fallback_providers") or []), *([older] if isinstance(older, dict) else older or [])]
 
 
 def provider_config(entry: dict) -> ProviderConfig:
@@ -110,16 +124,14 @@ def chain(agent: Any, primary: ProviderConfig) -> list:
     """``[primary] + fallback_providers`` as ProviderConfigs, without repeats.
     Entries without a model are skipped (the original does the same)."""
     out = [primary]
-    config = getattr(agent, "config", None)
-    entries = (config.get("fallback_providers") if config is not None else None) or []
-    for i, entry in enumerate(entries):
+    for i, entry in enumerate(entries(getattr(agent, "config", None))):
         if not isinstance(entry, dict) or not entry.get("model"):
             if (i, "model") not in _warned:  # asked at each session's start and each failure: said once
                 _warned.add((i, "model"))
                 near = [k for k in (entry if isinstance(entry, dict) else ()) if close_matches(str(k), ["model"])]
                 log.warning("fallback_providers[%d] has no model%s; skipped", i, f" ('{near[0]}' is no key)" if near else "")
             continue
-        pconf = provider_config(_entry(i, entry))
+        pconf = provider_config(normalized(i, entry))
         if pconf not in out:
             out.append(pconf)
     return out
@@ -195,6 +207,8 @@ def _start_cooldown(failure: Any, agent: Any) -> None:
 def register_config(declare):
     for key, text in HELP.items():
         declare(key, int if key == "agent.api_max_retries" else float, SETTINGS[key], text, minimum=0)
+    declare("fallback_model", (dict, list), None, "hermes-agent's older single fallback (a mapping like a "
+            "fallback_providers entry): tried after those")
 
 
 @hookimpl(trylast=True)

@@ -68,7 +68,7 @@ def _preflight(agent) -> None:
     line now, before any request. With fallback providers configured the loop tries them instead."""
     from kernel.types import CONFIG, ProviderError
 
-    if agent.config.get("fallback_providers"):
+    if agent.config.get("fallback_providers") or agent.config.get("fallback_model", None):
         return
     try:
         agent.provider_for(agent.provider_config)

@@ -18,7 +18,6 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "login": LOGIN,
     "auth": LOGIN,
     "logout": "`hermes config unset VAR` (a key kept in the .env)",
-    "fallback": "config.yaml's `fallback_providers` (hermes-agent's key, read as it is): `hermes config edit`",
     "dump": DEBUG,
     "debug": DEBUG,
     "update": f"`pip install -U {PACKAGE}` (or your installer's upgrade)",
