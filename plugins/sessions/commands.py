@@ -288,14 +288,16 @@ def sessions_group(config) -> click.Group:
 
     @group.command("title")
     @click.argument("session_id")
-    @click.argument("title")
+    @click.argument("title", nargs=-1, required=True)
     @_errors_as_clicks
     def title_cmd(session_id, title):
-        """Give a session a title."""
+        """Give a session a title (the words after its id; `rename` as hermes-agent's)."""
         s = store()
         sid = s.resolve_id(session_id)
-        s.set_title(sid, title)
+        s.set_title(sid, " ".join(title))
         click.echo(f"Titled {sid}.")
+
+    group.add_command(title_cmd, "rename")
 
     @group.command("delete")
     @click.argument("session_id")
@@ -405,6 +407,20 @@ def sessions_group(config) -> click.Group:
             bool(done["went_on"]) + [f"{done['already_here']} were here already"] * bool(done["already_here"])
         click.echo(f"Imported {done['imported']} sessions ({done['messages']} messages) from {source}"
                    + "".join(f"; {part}" for part in said) + ".")
+
+    @group.command("compact")
+    @_errors_as_clicks
+    def compact_cmd():
+        """Give deleted sessions' space back to the file system (`optimize` as hermes-agent's); prune does it
+        too, after it deletes."""
+        s = store()
+        if not hasattr(s, "compact"):
+            click.echo(f"{s.where}: the database server keeps its own space; nothing to do here.")
+            return
+        before, after = s.compact()
+        click.echo(f"{s.where}: {_mb(before)} -> {_mb(after)}")
+
+    group.add_command(compact_cmd, "optimize")
 
     @group.command("repair")
     @click.option("--yes", "-y", is_flag=True, help="Move a damaged file aside without asking.")

@@ -105,6 +105,22 @@ def test_title(cli, data):
     assert "Garden weather" in cli("list").output
 
 
+def test_rename_takes_the_words_after_the_id(cli, data):  # hermes-agent's `sessions rename ID WORDS...`
+    out = cli("rename", "20261129_110000", "Garden", "weather", "in", "May")
+    assert out.exit_code == 0, out.output
+    assert data.get_session("20261129_110000_bbbb")["title"] == "Garden weather in May"
+
+
+def test_compact_gives_a_deleted_sessions_space_back(cli, data):
+    data.ensure_session("20261130_big", model="gpt-x", platform="cli")
+    data.append("20261130_big", [{"role": "user", "content": f"{i} " + "words " * 2000} for i in range(200)])
+    assert cli("delete", "20261130_big", "--yes").exit_code == 0
+    out = cli("optimize")
+    assert out.exit_code == 0, out.output
+    before, after = (float(x.split()[0]) for x in out.output.split(": ", 1)[1].split(" -> "))
+    assert before > 2 and after < 1, out.output  # MB: the 2.4 MB of the deleted session went back
+
+
 def test_delete(cli, data):
     kept = cli("delete", "20261129_100000_aaaa", input="n\n")
     assert kept.exit_code == 1 and data.load("20261129_100000_aaaa") is not None
