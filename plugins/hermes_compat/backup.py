@@ -32,7 +32,7 @@ SKIPPED_FOLDERS = {"__pycache__", ".git", "node_modules", ".venv", "venv", "site
 SKIPPED_SUFFIXES = (".pyc", ".db-wal", ".db-shm", ".db-journal")
 PRIVATE = {".env", "state.db", "hermes-state.db", "auth.json"}  # written 0600 on import
 AGENTS_KEPT = ("config.yaml", ".env", "SOUL.md")  # of a hermes-agent backup, into the config folder
-AGENTS_FOLDERS = ("memories", "skills")  # ... and into the data folder
+AGENTS_FOLDERS = ("memories", "skills", "skill-bundles")  # ... and into the data folder
 AGENTS_READ = {"state.db": "sessions", "cron/jobs.json": "cron"}  # ... and brought in by the plugins' importers
 PROGRESS = 500  # files between two progress lines
 

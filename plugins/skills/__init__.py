@@ -8,9 +8,12 @@ goes into the system prompt (a ``prompt_layer``, after the memory block);
 the tools ``skills_list``, ``skill_view`` and ``skill_manage`` load the rest
 and let the agent keep what it learns in ``$HERMES_HOME/skills``. In chat,
 ``/skill-name`` loads a skill into the next message (``/skill-name task``
-sends the task with it). ``hermes skills
-list|show|install|remove`` manage them from the shell. Plugins ship skills
-with ``register_skills``; hermes-compat's ``ctx.register_skill`` feeds it.
+sends the task with it); a skill bundle's ``/NAME`` loads several
+(:mod:`plugins.skills.bundles`). ``hermes skills list|show|install|remove``
+and ``hermes bundles`` manage them from the shell; ``hermes curator`` looks
+after the skills the agent wrote (:mod:`plugins.skills.curator`). Plugins
+ship skills with ``register_skills``; hermes-compat's
+``ctx.register_skill`` feeds it.
 
 Skills outlive a session and their descriptions enter every later prompt,
 so the prompt plugin's injection scan guards both ways in: ``skill_manage``
@@ -28,6 +31,8 @@ from plugins.skills.hookspecs import SKILLS
 log = logging.getLogger(__name__)
 PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
 PRELOAD = "skills.preload"
+OWN = ("skills", "reload-skills", "learn")  # this plugin's commands beside the skills' and bundles'
+NOTES = "skills.pending_notes"  # agent.state: a bundle's instruction for the next message
 # chat's own commands and the built-in plugins': a skill of the same name is not a command
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
             "context", "memory", "search", "title", "skills", "history", "reasoning", "fast", "busy", "personality",
@@ -144,27 +149,37 @@ def _preloaded(agent, skills: dict) -> list:
 def register_slash_commands(register, config):
     from pathlib import Path
 
-    register("skills", _slash_skills, "the skills: /NAME loads one into your next message (hermes-agent's /skills)")
-    register("reload-skills", _slash_reload, "look for skills installed or removed since the chat started "
+    register(OWN[0], _slash_skills, "the skills: /NAME loads one into your next message (hermes-agent's /skills)")
+    register(OWN[1], _slash_reload, "look for skills installed or removed since the chat started "
              "(hermes-agent's)")
-    register("learn", _slash_learn, "/learn WHAT: the agent makes a skill of it: this chat's work, a folder, a URL, "
+    register(OWN[2], _slash_learn, "/learn WHAT: the agent makes a skill of it: this chat's work, a folder, a URL, "
              "notes (hermes-agent's)")
     for name, load, description in _commands(skills_of(config, cwd=Path.cwd())):
         register(name, load, description)
 
 
 def _commands(skills: dict) -> list:
-    """``(name, handler, description)`` of the ``/NAME`` command of each skill a command can be named after."""
-    def loader(name):
+    """``(name, handler, description)`` of the ``/NAME`` command of each skill a command can be named after, and of
+    each skill bundle (which wins over a skill of its name)."""
+    from plugins.skills.bundles import bundles
+
+    def loader(name, names, instruction=""):
+        what = f"skill {name}" if names == [name] and not instruction else f"bundle {name} ({', '.join(names)})"
+
         def load(raw_args, agent):
-            agent.state.setdefault(PENDING, []).append(name)
+            agent.state.setdefault(PENDING, []).extend(names)
+            if instruction:
+                agent.state.setdefault(NOTES, []).append(f"The user loaded the skill bundle {name}: {instruction}")
             if raw_args.strip():  # /name do this: the skill and its task in one message
-                return {"reply": f"skill {name} loaded", "send": raw_args.strip()}
-            return f"skill {name} loaded: it goes with your next message"
+                return {"reply": f"{what} loaded", "send": raw_args.strip()}
+            return f"{what} loaded: it goes with your next message"
         return load
 
-    return [(name, loader(name), f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
-            for name, skill in sorted(skills.items()) if name not in RESERVED and ":" not in name]
+    found = {name: (loader(name, [name]), f"skill: {skill.description[:60] or '(no description in its SKILL.md)'}")
+             for name, skill in skills.items() if ":" not in name}
+    found.update({name: (loader(name, b["skills"], b["instruction"]), f"bundle: {b['description'][:60]}")
+                  for name, b in bundles().items()})
+    return [(name, load, said) for name, (load, said) in sorted(found.items()) if name not in RESERVED]
 
 
 LEARN = """Make a reusable skill of this, with skill_manage (action "create"): {what}
@@ -196,7 +211,7 @@ def _slash_reload(raw_args: str, agent) -> str:
 
     table = agent.host.registry[SLASH_COMMANDS]
     mine = table["reload-skills"].plugin
-    before = {name for name, entry in table.items() if entry.plugin == mine and name not in ("skills", "reload-skills")}
+    before = {name for name, entry in table.items() if entry.plugin == mine and name not in OWN}
     now = {name: (load, description) for name, load, description in _commands(skills_of(agent))}
     for name in before - set(now):
         del table[name]
@@ -227,12 +242,12 @@ def pre_llm_call(agent):
     from plugins.skills import catalog
     from plugins.skills.prepare import prepared
 
-    names = agent.state.pop(PENDING, None)
-    if not names:
+    names, notes = agent.state.pop(PENDING, None), agent.state.pop(NOTES, None)
+    if not names and not notes:
         return None
     skills = skills_of(agent)
-    parts = []
-    for name in dict.fromkeys(names):
+    parts = list(notes or [])
+    for name in dict.fromkeys(names or []):
         try:
             skill = catalog.lookup(skills, name)
             parts.append(f"The user loaded the skill {skill.name} for this message:\n\n{prepared(skill, agent)}")
@@ -263,7 +278,8 @@ def on_session_start(agent):
 
 @hookimpl
 def register_commands(cli, config):
-    from plugins.skills.command import curator, skills
+    from plugins.skills.command import bundles, curator, skills
 
     cli.add_command(skills)
+    cli.add_command(bundles)
     cli.add_command(curator)

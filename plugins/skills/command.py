@@ -292,3 +292,69 @@ def rollback_cmd(listing, ident, yes, as_json):
         return echo_json(done)
     click.echo(f"skills folder restored from {done['restored']['id']}; what was there is snapshot "
                f"{done['saved_before']['id']}")
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def bundles(ctx):
+    """Skill bundles: skills one chat command loads together, /NAME (hermes-agent's; alone: list)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(bundles_list_cmd)
+
+
+@bundles.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def bundles_list_cmd(app, as_json):
+    """Each bundle, its skills (a missing one marked !) and its description."""
+    from hermes.cli.app import echo_json
+    from plugins.skills import skills_of
+    from plugins.skills.bundles import bundles as found
+
+    have, rows = set(skills_of(app.config, app.host)), list(found().values())
+    for row in rows:
+        row["missing"] = [name for name in row["skills"] if name not in have]
+    if as_json:
+        return echo_json(rows)
+    if not rows:
+        return click.echo("no skill bundles yet: `hermes bundles create NAME --skill A --skill B`")
+    for row in rows:
+        names = ", ".join(n + ("!" if n in row["missing"] else "") for n in row["skills"])
+        click.echo(f"/{row['name']}  {names}  {row['description']}")
+    if any(row["missing"] for row in rows):
+        click.echo("!: no such skill here (`hermes skills list`); the bundle loads the others")
+
+
+@bundles.command("create")
+@click.argument("name")
+@click.option("--skill", "-s", "names", multiple=True, required=True, help="A skill it loads (again for more).")
+@click.option("--description", default="", help="One line for /help.")
+@click.option("--instruction", default="", help="Said to the model above the skills.")
+@click.pass_obj
+def bundles_create_cmd(app, name, names, description, instruction):
+    """A bundle NAME of the skills given (a file in the data folder's skill-bundles/)."""
+    from hermes.cli.app import program
+    from plugins.skills import skills_of
+    from plugins.skills.bundles import BundleError, save, slug
+
+    try:
+        path = save(name, list(names), description, instruction)
+    except BundleError as exc:
+        raise _fail(str(exc)) from None
+    click.echo(f"bundle /{slug(name)}: {', '.join(names)} ({path})")
+    missing = [n for n in names if n not in skills_of(app.config, app.host)]
+    if missing:
+        click.echo(f"{program()}: note: no skill {', '.join(missing)} here yet; the bundle loads the others",
+                   err=True)
+
+
+@bundles.command("delete")
+@click.argument("name")
+def bundles_delete_cmd(name):
+    """Remove a bundle (its skills stay)."""
+    from plugins.skills.bundles import BundleError, delete
+
+    try:
+        click.echo(f"deleted bundle {name} ({delete(name)})")
+    except BundleError as exc:
+        raise _fail(str(exc)) from None

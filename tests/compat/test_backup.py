@@ -110,6 +110,7 @@ def test_a_hermes_agent_backup_is_brought_in(hermes, hermes_home, tmp_path):
         archive.writestr(".hermes/SOUL.md", "You are Bob.")
         archive.writestr(".hermes/memories/MEMORY.md", "The user grows beans.")
         archive.writestr(".hermes/skills/bees/SKILL.md", "---\nname: bees\ndescription: Bees.\n---\nSmoke.\n")
+        archive.writestr(".hermes/skill-bundles/garden.yaml", "name: garden\nskills: [bees]\n")
         archive.write(tmp_path / "agents-state.db", ".hermes/state.db")
         archive.writestr(".hermes/cron/jobs.json", json.dumps({"jobs": [{"id": "j1", "name": "build", "prompt": "check "
                          "the build", "schedule": {"kind": "interval", "minutes": 30}, "enabled": True}]}))
@@ -118,7 +119,7 @@ def test_a_hermes_agent_backup_is_brought_in(hermes, hermes_home, tmp_path):
     out = hermes("import", zipped, "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert report["restored"] == 5 and report["agents_sessions"]["imported"] == 2
+    assert report["restored"] == 6 and report["agents_sessions"]["imported"] == 2
     assert report["agents_cron"]["imported"] == 1
     [job] = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
     assert (job["name"], job["schedule"]) == ("build", "every 30m")
@@ -127,4 +128,4 @@ def test_a_hermes_agent_backup_is_brought_in(hermes, hermes_home, tmp_path):
     assert not (hermes_home / "gateway.pid").exists() and not (hermes_home / "hermes-agent").exists()
     listed = {s["id"] for s in json.loads(hermes("sessions", "list", "--json").stdout)}
     assert listed == {agents_db.FIRST, agents_db.SECOND}
-    assert "bees" in hermes("skills", "list").stdout
+    assert "bees" in hermes("skills", "list").stdout and "/garden  bees" in hermes("bundles").stdout

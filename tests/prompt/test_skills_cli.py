@@ -206,3 +206,30 @@ def test_learn_asks_the_agent_to_make_a_skill_of_what_the_user_names(hermes, her
     assert asked.startswith("Make a reusable skill of this, with skill_manage (action \"create\"): how we set up the "
                             "venv just now\n") and "at most 60 characters" in asked
     assert "venv-setup" in hermes("skills", "list").stdout
+
+
+def test_a_skill_bundle_loads_its_skills_and_instruction_with_one_command(hermes, wire_server, cli_env,  # noqa: F811
+                                                                          hermes_home, tmp_path):
+    """hermes-agent's skill bundles: `hermes bundles create`, then /NAME in chat loads each skill (one missing is
+    said to the model) under the bundle's instruction; /reload-skills keeps the plugin's own /learn."""
+    skill(hermes_home / "skills", "review", "Review a diff.", "Read every hunk twice.")
+    out = hermes("bundles", "create", "Backend Dev", "-s", "review", "-s", "tdd", "--instruction", "Review first.")
+    assert out.returncode == 0 and out.stdout.startswith("bundle /backend-dev: review, tdd (")
+    assert out.stderr == "hermes: note: no skill tdd here yet; the bundle loads the others\n"
+    listed = json.loads(hermes("bundles", "list", "--json").stdout)
+    assert [(b["name"], b["skills"], b["missing"]) for b in listed] == [("backend-dev", ["review", "tdd"], ["tdd"])]
+    (hermes_home / "skill-bundles" / "broken.yaml").write_text("skills: [")  # left out, the others not
+
+    no_titles(hermes_home)
+    wire_server.script([reply("fixed")])
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
+                 input="/reload-skills\n/backend-dev fix the bug\n/learn\n/exit\n", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "bundle backend-dev (review, tdd) loaded" in out.stdout and "fixed" in out.stdout
+    assert "usage: /learn WHAT" in out.stdout and "removed /learn" not in out.stdout
+    sent = json.dumps(wire_server.requests[0].body["messages"])
+    assert "The user loaded the skill bundle backend-dev: Review first." in sent
+    assert "Read every hunk twice." in sent and "the skill tdd could not be loaded" in sent
+    assert "fix the bug" in sent
+    assert hermes("bundles", "delete", "backend-dev").returncode == 0
+    assert not (hermes_home / "skill-bundles" / "backend-dev.yaml").exists()
