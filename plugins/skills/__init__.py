@@ -31,7 +31,7 @@ from plugins.skills.hookspecs import SKILLS
 log = logging.getLogger(__name__)
 PENDING = "skills.pending"  # agent.state: skills /name loaded for the next message
 PRELOAD = "skills.preload"
-OWN = ("skills", "reload-skills", "learn")  # this plugin's commands beside the skills' and bundles'
+OWN = ("skills", "reload-skills", "learn", "bundles")  # this plugin's commands beside the skills' and bundles'
 NOTES = "skills.pending_notes"  # agent.state: a bundle's instruction for the next message
 # chat's own commands and the built-in plugins': a skill of the same name is not a command
 RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage", "exit", "quit", "compress",
@@ -39,7 +39,7 @@ RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
             "stop", "goal", "agents", "tasks", "reload", "background", "bg",
             "verbose", "timestamps", "status", "subgoal", "reload-skills", "learn", "sessions", "export",
-            "cron", "moa", "reload-mcp", "rollback", "insights", "toolsets"}
+            "cron", "moa", "reload-mcp", "rollback", "insights", "toolsets", "bundles"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:
@@ -152,6 +152,7 @@ def register_slash_commands(register, config):
     register(OWN[0], _slash_skills, "the skills: /NAME loads one into your next message (hermes-agent's /skills)")
     register(OWN[1], _slash_reload, "look for skills installed or removed since the chat started "
              "(hermes-agent's)")
+    register(OWN[3], _slash_bundles, "the skill bundles: /NAME loads a bundle's skills (hermes-agent's /bundles)")
     register(OWN[2], _slash_learn, "/learn WHAT: the agent makes a skill of it: this chat's work, a folder, a URL, "
              "notes (hermes-agent's)")
     for name, load, description in _commands(skills_of(config, cwd=Path.cwd())):
@@ -222,6 +223,14 @@ def _slash_reload(raw_args: str, agent) -> str:
     said = [f"{verb} {', '.join('/' + n for n in names)}" for verb, names in (("added", added), ("removed", removed))
             if names]
     return f"skills: {'; '.join(said)}" if said else f"skills: no change ({len(now)} skill commands)"
+
+
+def _slash_bundles(raw_args: str, agent) -> str:
+    from plugins.skills.bundles import bundles
+
+    found = bundles()
+    return "\n".join(f"/{name}  {', '.join(b['skills'])}  {b['description']}" for name, b in found.items()) or \
+        "no skill bundles yet: `hermes bundles create NAME --skill A --skill B`"
 
 
 def _slash_skills(raw_args: str, agent) -> str:

@@ -141,7 +141,7 @@ def _chat(app, opts: dict) -> None:
         console = Console(show_reasoning=bool(app.config.get("display.show_reasoning")), quiet=quiet,
                           markdown=app.config.get("display.final_response_markdown"))
         console.inbox = []
-        commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": "leave (Ctrl+D too)",  # noqa: E731
+        commands = lambda: {**{n: h for n, (h, _) in BUILTIN.items()}, "exit": EXIT_HELP,  # noqa: E731
                             **{n: e.description for n, e in app.host.registry[SLASH_COMMANDS].items()}}
         # before the agent: building it starts its MCP servers, whose SDK import in the background would slow this
         editor = LineEditor(lambda: prompt(app.config), app.config.data_dir / "chat_history", commands,
@@ -172,6 +172,23 @@ def _chat(app, opts: dict) -> None:
                     break
     finally:
         chat.close()
+
+
+EXIT_HELP = "leave (Ctrl+D too); /exit --delete: and delete this chat's sessions (also /quit)"
+
+
+def forget(agent, ids: list) -> str:
+    """``/exit --delete`` (hermes-agent's ``/quit --delete``): this chat's sessions deleted from the store, once
+    the chat has let them go."""
+    from plugins.sessions import get_store
+    from plugins.sessions.base import StoreError
+
+    try:
+        deleted, busy, _ = get_store(agent.config, agent.host).delete_unclaimed(ids)
+    except StoreError as exc:
+        return f"the sessions were not deleted: {exc}"
+    kept = f"; {', '.join(busy)} kept: another process writes it" if busy else ""
+    return f"deleted {len(deleted)} session{'s' * (len(deleted) != 1)} of this chat: {', '.join(deleted)}{kept}"
 
 
 def prompt(config) -> str:
@@ -231,6 +248,8 @@ class Chat:
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
         self.title = None  # the thread naming the session (plugins.terminal.titles)
+        self.written: set = set()  # the sessions its turns ran in: /exit --delete deletes them
+        self.forget = False
         self.restore_cwd = False  # /resume works in the folder its session started in (not with -w)
         self.prefill = ""  # what the next input line starts with (/undo's message taken back, to edit)
         self.background = None  # its /background tasks (plugins.terminal.background), from the first
@@ -239,9 +258,15 @@ class Chat:
     def handle(self, text: str) -> bool:
         """A line the user sent; then what they typed while it ran, and what plugins queued. False: they leave."""
         while True:
-            if text.strip() in ("/quit", "/exit"):
-                return False
-            text = self.dropped(text)
+            words = text.split()
+            if words[:1] in (["/quit"], ["/exit"]):
+                if words[1:] in ([], ["--delete"]):
+                    self.forget = bool(words[1:])
+                    return False
+                self.say(f"usage: {words[0]} [--delete] (--delete: the sessions of this chat are deleted too)",
+                         "error")
+                text = None
+            text = text and self.dropped(text)
             if text is not None:
                 try:
                     self.slash(text) if text.startswith("/") else self.turn(text)
@@ -262,8 +287,10 @@ class Chat:
         self.images = []
         from plugins.terminal.busy import BusyInput
 
+        self.written.add(self.agent.session_id)
         with CtrlC(self.agent) as stop, BusyInput(self) as busy:
             result = self.agent.run_conversation(text)
+        self.written.add(self.agent.session_id)  # compression may have gone on in a new one
         self.typed += busy.typed
         self.usage = add_usage(self.usage, result.usage)
         self.console.end_answer(result.final_response)
@@ -374,5 +401,7 @@ class Chat:
             self.title.join(WAIT)
         stored = agent.messages and agent.hook.append_messages.get_hookimpls()
         agent.close()
-        if stored:
+        if self.forget and self.written and agent.hook.append_messages.get_hookimpls():
+            self.say(forget(agent, sorted(self.written)), "status")
+        elif stored:
             self.say(f"resume it with: {program()} chat --resume {agent.session_id}")

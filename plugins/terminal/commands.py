@@ -402,4 +402,5 @@ ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "footer": "/status, when you want it",
     "redraw": "Ctrl+L",
     "curator": "`hermes curator` (status, run, pin, restore, rollback)",
+    "profile": "/status (its folders); a profile is a folder of its own: `HERMES_HOME=FOLDER hermes chat`",
 }

@@ -223,8 +223,9 @@ def test_a_skill_bundle_loads_its_skills_and_instruction_with_one_command(hermes
     no_titles(hermes_home)
     wire_server.script([reply("fixed")])
     out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env={**cli_env, "OPENAI_API_KEY": "sk"},
-                 input="/reload-skills\n/backend-dev fix the bug\n/learn\n/exit\n", cwd=tmp_path)
+                 input="/bundles\n/reload-skills\n/backend-dev fix the bug\n/learn\n/exit\n", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+    assert "/backend-dev  review, tdd  2 skills: review, tdd" in out.stdout  # /bundles
     assert "bundle backend-dev (review, tdd) loaded" in out.stdout and "fixed" in out.stdout
     assert "usage: /learn WHAT" in out.stdout and "removed /learn" not in out.stdout
     sent = json.dumps(wire_server.requests[0].body["messages"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import no_titles
+
 
 def test_hermes_agents_chat_flags(hermes, tmp_path):
     script = tmp_path / "script.json"
@@ -90,3 +92,19 @@ def test_a_turn_without_an_answer_says_why(hermes, hermes_home, tmp_path):
     assert "(the model's answer was empty; /retry asks again)" in out.stderr
     (hermes_home / "config.yaml").write_text("display:\n  turn_completion_explainer: false\n")
     assert "empty" not in hermes("chat", *model, input="hi\n/exit\n").stderr
+
+
+def test_exit_delete_takes_the_chats_sessions_away(hermes, hermes_home, tmp_path):
+    """hermes-agent's /quit --delete: the chat ends and the sessions its turns ran in are deleted; other words after
+    /exit are a usage line, and the chat goes on."""
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["first", "second"]))
+    no_titles(hermes_home)
+    kept = hermes("run", "--api-mode", "scripted", "--base-url", script, "--json", "an older session")
+    older = json.loads(kept.stdout)["session_id"]
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script,
+                 input="hello\n/exit now\n/new\nagain\n/quit --delete\n")
+    assert out.returncode == 0, out.stderr
+    assert "usage: /exit [--delete] (--delete: the sessions of this chat are deleted too)" in out.stderr
+    assert "deleted 2 sessions of this chat: " in out.stderr and "resume it with" not in out.stderr
+    assert [s["id"] for s in json.loads(hermes("sessions", "list", "--json").stdout)] == [older]
