@@ -125,3 +125,69 @@ def doctor_checks(agent):
     if browser is None:
         return [Check("browser", WARN, f"the browser tools are not offered: {driver}")]
     return [Check("browser", OK, f"{browser} with {driver}")]
+
+
+@hookimpl(optionalhook=True)  # the commands plugin's hook
+def register_slash_commands(register):
+    register("browser", _slash_browser, "the browser the tools drive: /browser connect [URL] (your Chrome, started "
+             "with --remote-debugging-port), disconnect, status (hermes-agent's)")
+
+
+def _slash_browser(raw_args: str, agent) -> str:
+    """``/browser connect [URL] | disconnect | status``: for this chat, the browser tools drive the user's own
+    browser (as ``browser.cdp_url``) or hermes' headless one; the page open in the other is closed, never the user's
+    browser."""
+    words = raw_args.split()
+    action = words[0] if words else "status"
+    if action not in ("connect", "disconnect", "status") or len(words) > (2 if action == "connect" else 1):
+        return "usage: /browser connect [URL] | disconnect | status"
+    if action == "status":
+        return _status(agent)
+    url = ""
+    if action == "connect":
+        url = words[1] if len(words) > 1 else "http://127.0.0.1:9222"
+        found = _devtools(address(url))
+        if isinstance(found, str):
+            return f"/browser connect: {found}"
+    from plugins.browser.session import STATE
+
+    session = agent.state.pop(STATE, None)
+    if session is not None:
+        session.close()
+    agent.config.overrides["browser.cdp_url"] = url
+    agent.tools_changed()  # the tools are offered where the browser is there
+    if action == "disconnect":
+        return "the browser tools use a headless browser of hermes' own again"
+    return f"the browser tools drive {found.get('Browser') or 'the browser'} at {address(url)} in this chat " \
+           "(browser.cdp_url in config.yaml keeps it)"
+
+
+def _devtools(where: str):
+    """What the browser at ``host:port`` says of itself (DevTools' /json/version), or why nothing answers."""
+    import json
+    from urllib.error import URLError
+    from urllib.request import urlopen
+
+    try:
+        with urlopen(f"http://{where}/json/version", timeout=3) as answer:
+            return json.loads(answer.read())
+    except (URLError, OSError, ValueError) as exc:
+        why = getattr(exc, "reason", exc)
+        return f"nothing answers at {where} ({why}): start Chrome or Chromium with --remote-debugging-port=" \
+               f"{where.rpartition(':')[2] or 9222}"
+
+
+def _status(agent) -> str:
+    from plugins.browser.session import STATE
+
+    attach, open_ = _attach(agent.config), agent.state.get(STATE) is not None
+    browser, driver = programs(attach)
+    if browser is None:
+        return f"no browser: {driver}"
+    if attach:
+        found = _devtools(attach)
+        said = found if isinstance(found, str) else f"{found.get('Browser') or 'a browser'}, answering"
+        return f"the browser tools drive your browser at {attach}: {said}"
+    return f"the browser tools drive a headless browser of hermes' own ({browser}): " + \
+        ("open" if open_ else "started at the first page the model opens")
+

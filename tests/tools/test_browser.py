@@ -237,6 +237,55 @@ def test_browser_cdp_url_drives_a_browser_the_user_started_and_leaves_it_running
         user.wait()
 
 
+def test_slash_browser_connects_the_chat_to_the_users_browser_and_back(make_agent, site, tmp_path):
+    """hermes-agent's /browser connect|disconnect|status: a chat's browser tools move to a Chromium the user started
+    with --remote-debugging-port, and back to hermes' own; nothing answering is one line."""
+    from urllib.request import urlopen
+
+    agent = make_agent(browser, config={"browser": {"allow_private_urls": True}},
+                       script=[{"tool_calls": [("browser_navigate", {"url": f"{site}/"})]}, "here",
+                               {"tool_calls": [("browser_navigate", {"url": f"{site}/login"})]}, "there",
+                               {"tool_calls": [("browser_navigate", {"url": f"{site}/ask"})]}, "back"])
+    assert browser._slash_browser("", agent).startswith("the browser tools drive a headless browser of hermes' own (")
+    results(agent.run_conversation("open the shop"))
+    own = agent.state[STATE]
+    assert browser._slash_browser("connect http://127.0.0.1:9", agent) == (
+        "/browser connect: nothing answers at 127.0.0.1:9 ([Errno 111] Connection refused): start Chrome or "
+        "Chromium with --remote-debugging-port=9")
+    assert agent.state[STATE] is own  # a failed connect changes nothing
+    assert browser._slash_browser("open", agent) == "usage: /browser connect [URL] | disconnect | status"
+
+    profile = tmp_path / "profile"
+    user = subprocess.Popen([programs()[0], "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
+                             "--no-first-run", *(["--no-sandbox"] if os.geteuid() == 0 else []), "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not (profile / "DevToolsActivePort").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        port = (profile / "DevToolsActivePort").read_text().split()[0]
+        said = browser._slash_browser(f"connect http://127.0.0.1:{port}", agent)
+        assert said.startswith("the browser tools drive ") and "Chrome/" in said and f" at 127.0.0.1:{port} in this " \
+            "chat (browser.cdp_url in config.yaml keeps it)" in said
+        assert own.driver is None  # hermes' own browser closed
+        status = browser._slash_browser("status", agent)
+        assert status.startswith(f"the browser tools drive your browser at 127.0.0.1:{port}: ") and "Chrome/" in status
+        assert results(agent.run_conversation("sign in"))[-1].startswith("Sign in\n")
+        pages = json.loads(urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5).read())
+        assert f"{site}/login" in [p["url"] for p in pages]  # in the user's browser
+
+        assert browser._slash_browser("disconnect", agent) == "the browser tools use a headless browser of hermes' " \
+                                                              "own again"
+        assert results(agent.run_conversation("ask"))[-1].startswith("Ask\n")
+        assert user.poll() is None and agent.state[STATE].attach == ""
+        pages = json.loads(urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5).read())
+        assert f"{site}/ask" not in [p["url"] for p in pages]
+        agent.close()
+    finally:
+        user.kill()
+        user.wait()
+
+
 def test_dialogs_wait_for_browser_dialog_or_are_answered_as_the_policy_says(make_agent, site):
     """hermes-agent's browser.dialog_policy: must_respond (its default) leaves a confirm or prompt for browser_dialog;
     auto_dismiss answers it; browser.restrict_evaluate keeps the page's cookies from a script."""
