@@ -46,8 +46,9 @@ def cronjob(args, ctx):
         raise ToolError("cronjob: a scheduled run cannot change the schedule (ask the user)")
     try:
         if action == "create":
+            skills = arg(args, "skills", list, tool="cronjob", default=[])
             job = jobs.add(arg(args, "prompt", str, tool="cronjob"), arg(args, "schedule", str, tool="cronjob"),
-                           arg(args, "name", str, tool="cronjob", default=""))
+                           arg(args, "name", str, tool="cronjob", default=""), skills=[str(s) for s in skills])
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
@@ -75,6 +76,8 @@ CRONJOB = Tool(
         "schedule": {"type": "string", "description": "When it runs (for create)"},
         "prompt": {"type": "string", "description": "What the run is asked, whole (for create)"},
         "name": {"type": "string", "description": "A short name (for create)"},
+        "skills": {"type": "array", "items": {"type": "string"},
+                   "description": "Skills loaded with the prompt at each run (for create)"},
         "job_id": {"type": "string", "description": "The job's id (pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

@@ -61,8 +61,11 @@ def import_jobs(path: Path) -> dict:
             done["already_here"] += 1
             continue
         try:
+            skills = job.get("skills") or ([job["skill"]] if job.get("skill") else [])
             added = jobs.add(prompt, schedule, name, toolsets=job.get("enabled_toolsets") or None,
-                             model=str(job.get("model") or ""))
+                             model=str(job.get("model") or ""), provider=str(job.get("provider") or ""),
+                             base_url=str(job.get("base_url") or ""),
+                             skills=[str(s) for s in skills] if isinstance(skills, list) else [])
         except ValueError as exc:
             done["left_out"].append(f"{name}: {exc}")
             continue
@@ -72,6 +75,6 @@ def import_jobs(path: Path) -> dict:
             jobs.change(added.id, "pause")
         if job.get("deliver") not in LOCAL_DELIVERY:
             done["notes"].append(f"{name}: its answers are kept in cron/output, not sent to {job['deliver']}")
-        if job.get("skills") or job.get("skill"):
-            done["notes"].append(f"{name}: its skills are not loaded first; name them in its prompt")
+        if job.get("workdir"):
+            done["notes"].append(f"{name}: it runs where the cron daemon runs, not in {job['workdir']}")
     return done

@@ -37,6 +37,9 @@ class Job:
     created: str = ""
     toolsets: Optional[list] = None  # None: the configured ones
     model: str = ""
+    provider: str = ""  # how its runs reach the model ("": the configured way)
+    base_url: str = ""
+    skills: list = field(default_factory=list)  # loaded with its prompt (hermes-agent's per-job skills)
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
@@ -135,13 +138,15 @@ def first_run(schedule: str) -> tuple:
     return schedule.text, first.isoformat()
 
 
-def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "") -> Job:
+def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "",
+        provider: str = "", base_url: str = "", skills: Optional[list] = None) -> Job:
     """A new job (``ValueError`` for a schedule that cannot be read or an empty prompt)."""
     if not prompt.strip():
         raise ValueError("the job's prompt is empty")
     text, first = first_run(schedule)
     job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
-              schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model)
+              schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model,
+              provider=provider, base_url=base_url, skills=list(skills or []))
     with editing() as state:
         state.jobs.append(job)
     return job
@@ -249,11 +254,14 @@ def run(app, job: Job) -> Job:
             return job  # removed since it was claimed
         state.find(job.id).running = os.getpid()
     started, answer, error, status = local_now(), "", "", "error"
-    opts = {"model": job.model or None, "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
+    opts = {"model": job.model or None, "provider": job.provider or None, "base_url": job.base_url or None,
+            "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
     try:
         approving = app.config.get("approvals.cron_mode") == "approve"  # else nobody answers: no
         agent = build_agent(app, opts, AutoApprove("approvals.cron_mode: approve") if approving else None,
                             platform="cron")
+        if job.skills:  # the skills plugin loads them with the prompt, as chat's /NAME does
+            agent.state.setdefault("skills.pending", []).extend(job.skills)
         try:
             result = agent.run_conversation(job.prompt)
         finally:

@@ -15,6 +15,7 @@ import pytest
 
 from plugins import cron
 from plugins.cron.schedule import parse
+from plugins_providers.testserver import reply
 from tests.conftest import ROOT, hermes_command, kill_9, wait_until
 
 SAT = datetime(2026, 12, 5, 23, 30).astimezone()  # a Saturday evening
@@ -219,7 +220,7 @@ def test_the_daemon_runs_jobs_as_they_come_due_until_stopped(hermes, hermes_home
 
 def test_the_model_schedules_lists_pauses_and_removes_jobs(make_agent, hermes_home):
     steps = [{"tool_calls": [["cronjob", {"action": "create", "schedule": "every 1d", "prompt": "summarise the news",
-                                          "name": "news"}],
+                                          "name": "news", "skills": ["news-digest"]}],
                              ["cronjob", {"action": "create", "schedule": "someday", "prompt": "x"}],
                              ["cronjob", {"action": "list"}]]},
              {"tool_calls": [["cronjob", {"action": "pause", "job_id": "news"}],
@@ -231,6 +232,7 @@ def test_the_model_schedules_lists_pauses_and_removes_jobs(make_agent, hermes_ho
     created, bad, listed, paused, removed, again, unknown = [
         json.loads(m["content"]) for m in agent.run_conversation("go")["messages"] if m["role"] == "tool"]
     assert created["created"]["name"] == "news" and created["created"]["status"] == "scheduled"
+    assert created["created"]["skills"] == ["news-digest"]
     assert "no process runs the jobs yet" in created["note"]
     assert bad["error"].startswith("cronjob: 'someday' is not a schedule")
     assert [j["name"] for j in listed["jobs"]] == ["news"]
@@ -312,7 +314,8 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     agents = hermes_home / "cron" / "jobs.json"  # a data folder shared with hermes-agent
     agents.write_text(json.dumps({"jobs": [
         {"id": "a1", "name": "build", "prompt": "check the build", "schedule": {"kind": "interval", "minutes": 30},
-         "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "telegram"},
+         "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "telegram",
+         "skills": ["ci-triage"], "provider": "openrouter", "workdir": "/srv/app"},
         {"id": "a2", "name": "standup", "prompt": "write the standup notes", "enabled": False, "state": "paused",
          "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"}},
         {"id": "a3", "name": "later", "prompt": "remind me", "schedule": {"kind": "once",
@@ -328,11 +331,36 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert "left out: past: a once job whose time has passed" in out.stderr
     assert "left out: disk: it runs a script without the agent" in out.stderr
     assert "note: build: its answers are kept in cron/output, not sent to telegram" in out.stderr
+    assert "note: build: it runs where the cron daemon runs, not in /srv/app" in out.stderr
     jobs = {j["name"]: j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"]}
     assert (jobs["build"]["schedule"], jobs["build"]["model"], jobs["build"]["toolsets"]) == ("every 30m", "gpt-5.2",
                                                                                              ["terminal"])
+    assert (jobs["build"]["skills"], jobs["build"]["provider"]) == (["ci-triage"], "openrouter")
     assert jobs["standup"]["status"] == "paused" and jobs["standup"]["schedule"] == "0 9 * * 1-5"
     assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later"}
     again = json.loads(hermes("cron", "import", "--json").stdout)
     assert (again["imported"], again["already_here"]) == (0, 3)
     assert hermes("cron", "import", tmp_path / "none.json").stderr.startswith("hermes: error: ")
+
+
+def test_a_job_loads_its_skills_and_reaches_its_own_endpoint(hermes, hermes_home, wire_server, tmp_path):
+    """hermes-agent's per-job skills, provider and base_url: the job's run loads its skill with the prompt and asks
+    the endpoint the job names, not config's (real openai SDK against the wire-protocol server)."""
+    bees = hermes_home / "skills" / "bees"
+    bees.mkdir(parents=True)
+    (bees / "SKILL.md").write_text("---\nname: bees\ndescription: Bees.\n---\nSmoke the hive first.\n")
+    (hermes_home / "config.yaml").write_text("model: big\napi_mode: chat_completions\n"
+                                             "base_url: http://127.0.0.1:9/v1\n")  # nothing answers there
+    env = {"OPENAI_API_KEY": "sk-test"}
+    added = hermes("cron", "add", "every 1h", "check", "the", "hive", "--skill", "bees", "--base-url",
+                   wire_server.openai_url, "--json", env=env)
+    assert added.returncode == 0, added.stderr
+    job = json.loads(added.stdout)
+    assert (job["skills"], job["base_url"]) == (["bees"], wire_server.openai_url)
+    wire_server.script([reply("the hive is calm")])
+    ran = hermes("cron", "run", job["id"], "--json", env=env, cwd=tmp_path)
+    assert ran.returncode == 0 and json.loads(ran.stdout)["last_status"] == "ok", ran.stdout + ran.stderr
+    sent = json.dumps(wire_server.requests[0].body["messages"])
+    assert "Smoke the hive first." in sent and "check the hive" in sent
+    shown = hermes("cron", "show", job["id"]).stdout
+    assert "  skills    bees\n" in shown and f"  model     {wire_server.openai_url}" in shown
