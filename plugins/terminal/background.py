@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from plugins.terminal import titles
+
 WAIT = 5.0  # seconds the chat's end waits for a stopped task to store its turn
 
 
@@ -82,6 +84,8 @@ class Tasks:
             if task.outcome != "stopped":
                 with self.chat.screen:  # after the chat's turn, if one runs
                     self._show(task, answer)
+            if task.outcome == "done" and titles.wanted(task.agent):  # named as a chat's session is
+                titles.start(task.agent, task.prompt, answer).join(WAIT)
         finally:
             task.agent.close()
 

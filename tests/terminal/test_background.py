@@ -66,3 +66,21 @@ def test_background_tasks_answer_beside_the_chat(terminal, wire_server, hermes_h
     assert said["hello"] == ["hi there", "quick question", "the turn's answer"]  # the tasks are not in the chat's
     assert "nobody was available to approve it" in said["push it"][1] and said["push it"][2] == "it was refused"
     assert said["never ends"] == ["[hermes: interrupted by the user before an answer]"]  # stopped, kept to resume
+
+
+def test_a_background_tasks_session_is_titled_as_a_chats_is(terminal, wire_server, hermes):
+    def answering(request):
+        asked = request.body["messages"][-1]["content"]
+        return reply("Moons of Jupiter") if asked.startswith("User: count the moons") else reply("Jupiter has 95.")
+
+    wire_server.script([answering] * 2)
+    chat, _ = terminal([], "--api-mode", "chat_completions", "--base-url", wire_server.openai_url, "-m", "gpt-test",
+                       env={"OPENAI_API_KEY": "sk-test"})
+    chat.expect("hermes> ")
+    chat.line("/bg count the moons")
+    chat.expect("── background #1  done")
+    chat.expect("hermes> ")
+    chat.line("/exit")
+    assert chat.close() == 0
+    [session] = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert session["title"] == "Moons of Jupiter"
