@@ -335,8 +335,11 @@ def _resume(chat, args):
     from hermes.cli.app import Fail, program
     from plugins.commands.front import check_session
 
-    if not args:
-        return f"usage: /resume ID (a unique start of it will do; `{program()} sessions list` shows them)"
+    if not args:  # the sessions plugin's /sessions lists the recent ones
+        listing = chat.agent.host.registry[SLASH_COMMANDS].get("sessions")
+        recent = listing.value("10", chat.agent) if listing is not None else ""
+        return recent if "/resume" in recent else \
+            f"usage: /resume ID or TITLE (a unique start of an id will do; `{program()} sessions list` shows them)"
     try:
         full = check_session(chat.app, args)
     except Fail as exc:

@@ -302,8 +302,9 @@ def test_retry_undo_resume_and_a_plugins_command(terminal, hermes):
     chat.expect("after undo")
     chat.line("/title garden plans")  # a plugin's command (sessions)
     chat.expect("garden plans")
-    chat.line("/resume")
-    chat.expect("usage: /resume ID")
+    chat.line("/resume")  # the recent sessions, to choose from
+    chat.expect("garden plans  (this one)")
+    chat.expect("/resume ID (or a unique start of it, or a title) goes on in one")
     chat.line("/resume nope-no-such")
     chat.expect("no session 'nope-no-such'")
     chat.line(f"/resume {first_session}")
