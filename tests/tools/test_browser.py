@@ -209,20 +209,25 @@ def test_the_browser_ends_with_hermes_at_kill_9(tmp_path, site):
     assert alive(group) == []
 
 
+def users_browser(tmp_path) -> tuple:
+    """(the process, its DevTools port) of a Chromium started as a user would, with --remote-debugging-port."""
+    profile = tmp_path / "profile"
+    user = subprocess.Popen([programs()[0], "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
+                             "--no-first-run", *(["--no-sandbox"] if os.geteuid() == 0 else []), "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not (profile / "DevToolsActivePort").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return user, (profile / "DevToolsActivePort").read_text().split()[0]
+
+
 def test_browser_cdp_url_drives_a_browser_the_user_started_and_leaves_it_running(make_agent, site, tmp_path):
     """hermes-agent's browser.cdp_url: a Chromium started with --remote-debugging-port (its profile, its logins) is
     driven, and still runs, with the page open, after the session ends."""
     from urllib.request import urlopen
 
-    profile = tmp_path / "profile"
-    user = subprocess.Popen([programs()[0], "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
-                             "--no-first-run", *(["--no-sandbox"] if os.geteuid() == 0 else []), "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    user, port = users_browser(tmp_path)
     try:
-        deadline = time.monotonic() + 20
-        while not (profile / "DevToolsActivePort").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        port = (profile / "DevToolsActivePort").read_text().split()[0]
         agent = make_agent(browser, config={"browser": {"cdp_url": f"http://127.0.0.1:{port}",
                                                         "allow_private_urls": True}},
                            script=[{"tool_calls": [("browser_navigate", {"url": f"{site}/login"})]}, "there"])
@@ -255,15 +260,8 @@ def test_slash_browser_connects_the_chat_to_the_users_browser_and_back(make_agen
     assert agent.state[STATE] is own  # a failed connect changes nothing
     assert browser._slash_browser("open", agent) == "usage: /browser connect [URL] | disconnect | status"
 
-    profile = tmp_path / "profile"
-    user = subprocess.Popen([programs()[0], "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
-                             "--no-first-run", *(["--no-sandbox"] if os.geteuid() == 0 else []), "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    user, port = users_browser(tmp_path)
     try:
-        deadline = time.monotonic() + 20
-        while not (profile / "DevToolsActivePort").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        port = (profile / "DevToolsActivePort").read_text().split()[0]
         said = browser._slash_browser(f"connect http://127.0.0.1:{port}", agent)
         assert said.startswith("the browser tools drive ") and "Chrome/" in said and f" at 127.0.0.1:{port} in this " \
             "chat (browser.cdp_url in config.yaml keeps it)" in said
