@@ -135,16 +135,13 @@ def remove_cmd(app, which):
 @click.pass_obj
 def clear_cmd(app, yes):
     """Take every entry out: when the model fails, the turn fails."""
-    import sys
+    from plugins.asking import confirm
 
     chain = _chain(app)
     if not chain:
         return click.echo("no fallback providers to clear")
     if not yes:
-        if not sys.stdin.isatty():
-            raise Fail(f"this empties the fallback chain ({len(chain)} entries): give --yes to do it without a "
-                       "terminal", 2)
-        click.confirm(f"Empty the fallback chain ({len(chain)} entries)?", abort=True)
+        confirm(f"Empty the fallback chain ({len(chain)} entries)?", "the fallback chain was not emptied")
     _save(app, [])
     click.echo(f"the fallback chain is empty ({len(chain)} entries removed)")
 

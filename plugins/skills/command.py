@@ -270,8 +270,6 @@ def backup_cmd(app, reason):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def rollback_cmd(listing, ident, yes, as_json):
     """The skills folder as a snapshot holds it; what is there now is snapshotted first."""
-    import sys
-
     from hermes.cli.app import echo_json
     from plugins.skills import curator as c
 
@@ -283,10 +281,10 @@ def rollback_cmd(listing, ident, yes, as_json):
             click.echo(f"{m['id']}  {m.get('files', '?'):>5} files  {m.get('reason', '')}")
         return None if found else click.echo("no snapshots yet")
     if not yes:
-        if not sys.stdin.isatty():
-            raise _fail("rollback replaces the skills folder: give --yes to do it without a terminal")
-        click.confirm(f"Replace {c.root()} with snapshot {ident or 'the newest'}? (what is there now is "
-                      "snapshotted first)", abort=True)
+        from plugins.asking import confirm
+
+        confirm(f"Replace {c.root()} with snapshot {ident or 'the newest'}? (what is there now is snapshotted "
+                "first)", "the skills folder was not replaced")
     done = _curated(lambda: c.rollback(ident))
     if as_json:
         return echo_json(done)

@@ -69,7 +69,8 @@ def test_rollback_brings_the_folder_back_and_can_be_undone(hermes, hermes_home):
     (folder / "new-one" / "SKILL.md").write_text("---\ndescription: made since\n---\nbody\n")
 
     refused = hermes("curator", "rollback")
-    assert refused.returncode == 1 and "give --yes" in refused.stderr
+    assert refused.returncode == 1 and "the skills folder was not replaced: no answer came (end of input); pass " \
+                                       "--yes" in refused.stderr
     done = as_json(hermes("curator", "rollback", "--yes", "--json"))
     assert (folder / "old" / "SKILL.md").is_file() and not (folder / "new-one").exists()
     assert json.loads((folder / ".usage.json").read_text())["old"]["state"] == "active"

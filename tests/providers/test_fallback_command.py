@@ -55,7 +55,8 @@ def test_add_list_remove_and_clear(hermes, hermes_home):
     out = run(hermes, "fallback", "remove", "7")
     assert out.returncode == 2 and out.stderr == "hermes: error: '7' is no entry; the chain: 1. claude-sonnet-4-5\n"
     out = run(hermes, "fallback", "clear")
-    assert out.returncode == 2 and "give --yes" in out.stderr
+    assert out.returncode == 1 and out.stderr == "hermes: error: the fallback chain was not emptied: no answer came " \
+                                                 "(end of input); pass --yes\n"
     assert run(hermes, "fallback", "clear", "--yes").returncode == 0
     assert yaml.safe_load(config.read_text()) == {"model": "gpt-4o-mini"}
 
