@@ -21,11 +21,15 @@ from typing import Optional
 
 log = logging.getLogger(__name__)
 ACTIVE, STALE, ARCHIVED = "active", "stale", "archived"
-LEFT_OUT = (".curator_backups", ".usage.json.lock")  # never inside a snapshot, never replaced by a rollback
+LEFT_OUT = (".curator_backups", ".usage.json.lock", ".curator_run.lock")  # never in a snapshot nor rolled back
 
 
 class CuratorError(Exception):
     """A one-line reason the command could not do it."""
+
+
+class Busy(CuratorError):
+    """Another process makes a pass now."""
 
 
 def root() -> Path:
@@ -71,13 +75,17 @@ def _write(path: Path, data: dict) -> None:
 
 
 @contextlib.contextmanager
-def locked():
-    """One process at a time reads, changes and writes the usage file (a chat and a cron job may both use skills)."""
+def locked(name: str = ".usage.json.lock", wait: bool = True):
+    """One process at a time reads, changes and writes the usage file (a chat and a cron job may both use skills);
+    with ``.curator_run.lock``, makes a pass (``wait=False``: another pass running now is :class:`Busy`)."""
     import fcntl
 
     root().mkdir(parents=True, exist_ok=True)
-    with open(root() / ".usage.json.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with open(root() / name, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise Busy("another curator pass runs now") from None
         yield
 
 
@@ -269,7 +277,11 @@ def rollback(ident: Optional[str]) -> dict:
 
 def run(config, dry_run: bool = False, at: Optional[datetime] = None) -> dict:
     """One pass: the states the days unused call for; archived skills moved (after a snapshot)."""
-    at = at or now()
+    with locked(".curator_run.lock", wait=False):
+        return _run(config, dry_run, at or now())
+
+
+def _run(config, dry_run: bool, at: datetime) -> dict:
     with locked():
         changes = plan(config, at)
     result = {"at": at.isoformat(), "dry_run": dry_run, "changes": [
@@ -322,7 +334,12 @@ def maybe_run(agent) -> None:
     try:
         if not due(agent.config):
             return
-        result = run(agent.config)
+        with locked(".curator_run.lock", wait=False):
+            if not due(agent.config):  # another process's pass ended just now
+                return
+            result = _run(agent.config, False, now())
+    except Busy:  # another process's pass runs now
+        return
     except (OSError, CuratorError, ValueError) as exc:
         log.warning("curator: %s", exc)
         return

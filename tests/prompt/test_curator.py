@@ -91,6 +91,13 @@ def test_pin_archive_by_hand_and_a_broken_usage_file(hermes, hermes_home):
     missing = hermes("curator", "archive", "ghost")
     assert missing.returncode == 1 and "no skill 'ghost'" in missing.stderr
 
+    import fcntl
+
+    with open(folder / ".curator_run.lock", "a") as held:  # another process's pass
+        fcntl.flock(held, fcntl.LOCK_EX)
+        busy = hermes("curator", "run")
+    assert busy.returncode == 1 and busy.stderr == "hermes: error: another curator pass runs now\n"
+
     (folder / ".usage.json").write_text("{not json")
     status = hermes("curator", "status", "--json")
     assert status.returncode == 0 and json.loads(status.stdout)["skills"] == []
