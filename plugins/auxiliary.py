@@ -57,13 +57,36 @@ def provider_config(config: Any, task: str, prefix: str = "") -> Optional[Any]:
     return ProviderConfig(**fields, extra=extra + ((("extra_body", body),) if body else ()))
 
 
+def _variable(key: str) -> str:
+    import re
+
+    return f"HERMES_{re.sub(r'[^A-Z0-9]', '_', key.upper())}_API_KEY"
+
+
+def export_written_keys(data: dict) -> None:
+    """As hermes starts (hermes-compat's ``register_config``): each key written in config (an auxiliary block's, the
+    delegation's, a fallback entry's) into the variable :func:`literal_key` names, before any agent reads which
+    variables hold keys, so it is masked and kept from tools as every key is."""
+    import os
+
+    blocks = [(f"auxiliary.{task}", b) for task, b in (data.get("auxiliary") or {}).items()] \
+        if isinstance(data.get("auxiliary"), dict) else []
+    older = data.get("fallback_model")
+    chain = [*(data.get("fallback_providers") or []), *([older] if isinstance(older, dict) else older or [])]
+    blocks += [("delegation", data.get("delegation"))] + [(f"fallback_providers[{i}]", e) for i, e in enumerate(chain)]
+    for key, block in blocks:
+        if isinstance(block, dict) and not block.get("api_key_env") and not block.get("key_env"):
+            value = block.get("api_key") or (block.get("key") if key.startswith("fallback") else None)
+            if isinstance(value, str) and value.strip():
+                os.environ.setdefault(_variable(key), value.strip())
+
+
 def literal_key(key: str, value: str) -> str:
     """hermes-agent's ``api_key`` written in an auxiliary block (or a delegation or fallback entry): used (through a
     variable of its own, so it never travels in a ProviderConfig), and said once to belong in the environment."""
     import os
-    import re
 
-    variable = f"HERMES_{re.sub(r'[^A-Z0-9]', '_', key.upper())}_API_KEY"
+    variable = _variable(key)
     os.environ.setdefault(variable, value)
     if key not in _said:
         _said.add(key)

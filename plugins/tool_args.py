@@ -114,8 +114,11 @@ def start_folder(config: Any) -> str:
 
 def tool_environment(secrets: Any, extra: Optional[Mapping[str, str]] = None) -> dict:
     """The environment of a process a tool starts: ``secrets``' environment without its keys (but those passed
-    through by name), and ``extra``."""
-    env = {k: v for k, v in secrets.environ.items() if k not in secrets.names or k in secrets.passthrough}
+    through by name), nor a variable named as a key that came since they were read, and ``extra``."""
+    from hermes.host.config import is_secret_name
+
+    env = {k: v for k, v in secrets.environ.items()
+           if k in secrets.passthrough or (k not in secrets.names and not is_secret_name(k))}
     env.update(extra or {})
     return env
 

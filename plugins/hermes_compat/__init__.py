@@ -98,7 +98,12 @@ def register_config(declare, config):
         from plugins.hermes_compat.dotenv import load  # any provider is built (a listing imports no more without one)
 
         load(config_dir())
-    for name in agent_keys_in(getattr(config, "data", None) or {}):
+    data = getattr(config, "data", None) or {}
+    if {"auxiliary", "delegation", "fallback_providers", "fallback_model"} & set(data):  # keys written in them, too
+        from plugins.auxiliary import export_written_keys
+
+        export_written_keys(data)
+    for name in agent_keys_in(data):
         declare(Key(name, ANY, None, AGENT_KEY_HELP))
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
     if state is not None:

@@ -67,6 +67,29 @@ def test_every_key_the_config_names_is_hidden_and_a_key_in_the_answer_is_masked(
         assert secret not in out.stdout and secret.encode() not in stored
 
 
+WRITTEN = ("aux-written-in-config-0123456789", "fallback-written-in-config-0123456789",
+           "delegation-written-in-config-0123456789")
+
+
+def test_keys_written_in_config_are_kept_from_tools_and_masked(hermes, wire_server, cli_env, hermes_home):  # noqa: F811
+    """hermes-agent's api_key written in an auxiliary block, a fallback entry and delegation: used through variables
+    of their own, which reached the tools' environment (they were set after the agent read which hold keys)."""
+    aux, fallback, delegation = WRITTEN
+    (hermes_home / "config.yaml").write_text(json.dumps({
+        "auxiliary": {"compression": {"model": "small", "api_key": aux}}, "delegation": {"api_key": delegation},
+        "fallback_providers": [{"model": "other", "base_url": wire_server.openai_url, "api_key": fallback}]}))
+    wire_server.push(reply("", tool_calls=[("terminal", {"command": "env"})]))
+    wire_server.push(reply("done"))
+    out = hermes("run", "--json", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions", "-m", "t",
+                 "--api-key-env", "MY_KEY", "-t", "terminal", "go", env=dict(cli_env, MY_KEY=KEY))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    tool_output = json.loads(next(m["content"] for m in result["messages"] if m["role"] == "tool"))["output"]
+    assert "HERMES_" not in tool_output.replace("HERMES_HOME", "")  # none of their variables
+    for secret in WRITTEN:
+        assert secret not in tool_output and secret not in json.dumps([r.body for r in wire_server.requests])
+
+
 def test_without_the_sandbox_no_key_is_readable_in_hermes_exec_time_environment(hermes, wire_server, cli_env,  # noqa: F811
                                                                                  hermes_home, tmp_path):
     import base64
