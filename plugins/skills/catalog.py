@@ -286,6 +286,46 @@ def install(source: Path, name: Optional[str] = None) -> Skill:
     return load(target, "user", target.name)
 
 
+def install_url(url: str, name: Optional[str] = None, force: bool = False) -> Skill:
+    """A ``SKILL.md`` at an http(s) URL into ``$HERMES_HOME/skills/`` (hermes-agent's ``skills install URL``). Text
+    from the web that reads like an instruction to the agent itself is refused unless ``force``."""
+    import shutil
+    import tempfile
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "hermes"}), timeout=30) as got:
+            data = got.read(MAX_FILE_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise SkillError(f"{url}: cannot download it ({getattr(exc, 'reason', None) or exc}); nothing was "
+                         "installed") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillError(f"{url}: not a SKILL.md (not text); nothing was installed") from None
+    if len(data) > MAX_FILE_BYTES or not text.strip():
+        raise SkillError(f"{url}: not a SKILL.md ({'over 1 MB' if text.strip() else 'empty'}); nothing was installed")
+    from plugins.prompt.project import scan
+
+    findings = scan(text)
+    if findings and not force:
+        raise SkillError(f"{url}: refused: it reads like an instruction to the agent itself ({', '.join(findings)}); "
+                         "--force installs it all the same")
+    segments = [p for p in urlsplit(url).path.split("/") if p]
+    named = name or str(split(text)[0].get("name") or "") or \
+        (segments[-2] if len(segments) > 1 and segments[-1].lower() == "skill.md" else "")
+    if not named:
+        raise SkillError(f"{url}: no name in its front matter nor its URL: give --name")
+    folder = Path(tempfile.mkdtemp(prefix="hermes-skill-"))
+    try:
+        (folder / "SKILL.md").write_text(text, encoding="utf-8")
+        return install(folder, named)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _check_tree(source: Path) -> None:
     """A skill folder to copy holds regular files and folders only, within the limits."""
     count = size = 0

@@ -63,16 +63,23 @@ def show_cmd(app, name, as_json):
 
 
 @skills.command("install")
-@click.argument("path", type=click.Path(exists=True))
+@click.argument("path")
 @click.option("--name", help="Install it under another name.")
-def install_cmd(path, name):
-    """Copy a skill folder (or a SKILL.md) into $HERMES_HOME/skills."""
+@click.option("--force", is_flag=True, help="A SKILL.md from a URL that reads like an instruction to the agent: "
+                                            "install it all the same.")
+def install_cmd(path, name, force):
+    """Copy a skill folder (or a SKILL.md, here or at an http(s) URL) into $HERMES_HOME/skills."""
     from pathlib import Path
 
     from plugins.skills import catalog
 
     try:
-        skill = catalog.install(Path(path), name)
+        if path.startswith(("http://", "https://")):
+            skill = catalog.install_url(path, name, force)
+        elif not Path(path).exists():
+            raise catalog.SkillError(f"{path}: no such file or folder (a skill folder, a SKILL.md, or its URL)")
+        else:
+            skill = catalog.install(Path(path), name)
     except catalog.SkillError as exc:
         raise _fail(str(exc)) from None
     click.echo(f"installed {skill.name} ({skill.folder})")
