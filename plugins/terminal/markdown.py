@@ -126,6 +126,15 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in ESCAPES.sub("", text))
 
 
+def _aligned(cell: str, room: int, left: bool, right: bool) -> str:
+    """A cell in the room its column leaves: ``---:`` to the right, ``:---:`` centred, else to the left."""
+    if right and not left:
+        return " " * room + cell
+    if right and left:
+        return " " * (room // 2) + cell + " " * (room - room // 2)
+    return cell + " " * room
+
+
 def _table(md: Markdown, rows: list) -> str:
     """A Markdown table with its columns lined up (its header bold), or, wider than the terminal, each row as
     ``header: value`` lines; rows without a divider under the first, as they are."""
@@ -135,13 +144,14 @@ def _table(md: Markdown, rows: list) -> str:
     count = max(len(row) for row in cells)
     cells = [row + [""] * (count - len(row)) for row in cells]
     widths = [max(_width(row[i]) for row in cells) for i in range(count)]
+    aligns = [(c.startswith(":"), c.endswith(":")) for c in (_cells(rows[1]) + [""] * count)[:count]]
     if sum(widths) + 2 * (count - 1) > md.width:
         names = [ESCAPES.sub("", name) for name in cells[0]]
         return "\n\n".join("\n".join(f"{md._style(name or '-', bold=True)}: {value}".rstrip()
                                      for name, value in zip(names, row))
                            for row in cells[1:])
-    lines = ["  ".join(cell + " " * (width - _width(cell)) for cell, width in zip(row, widths)).rstrip()
-             for row in cells]
+    lines = ["  ".join(_aligned(cell, width - _width(cell), *align) for cell, width, align in zip(row, widths, aligns))
+             .rstrip() for row in cells]
     lines[0] = md._style(lines[0], bold=True)
     lines.insert(1, md._style("  ".join("─" * width for width in widths), dim=True))
     return "\n".join(lines)

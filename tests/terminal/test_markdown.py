@@ -33,8 +33,8 @@ def test_the_answers_markdown_at_a_terminal_and_not_when_piped(terminal, hermes,
     assert "```" not in seen and "**" not in seen.replace("a**2", "")
     assert "0 * * * * runs it hourly; snake_case_name stays\n* * * * *\n" in seen
     assert "word word \x1b[1mthe end\x1b[0m" in seen  # a line wider than the terminal, shown before its newline
-    assert "\x1b[1mTool        Runs\x1b[0m\n\x1b[2m──────────  ────\x1b[0m\n\x1b[36mpytest\x1b[0m      12\n" \
-           "make check  3\n" in seen  # the columns lined up, the header bold
+    assert "\x1b[1mTool        Runs\x1b[0m\n\x1b[2m──────────  ────\x1b[0m\n\x1b[36mpytest\x1b[0m        12\n" \
+           "make check     3\n" in seen  # the columns lined up (---: to the right), the header bold
 
     run, _ = terminal([ANSWER], env={"NO_COLOR": "1"}, name="two.json")  # chat; no colour: strip
     run.expect("hermes> ", timeout=30)
@@ -45,7 +45,7 @@ def test_the_answers_markdown_at_a_terminal_and_not_when_piped(terminal, hermes,
     assert run.close() == 0
     seen = run.seen.replace("\r\n", "\n")
     assert "Plan\nUse pytest -x and make check; see the docs (https://example.org/docs).\n• first step\n" \
-           "Tool        Runs\n──────────  ────\npytest      12\nmake check  3\n" \
+           "Tool        Runs\n──────────  ────\npytest        12\nmake check     3\n" \
            "total = a**2 * `b`\n0 * * * *" in seen and "\x1b[36m" not in seen  # no colour
 
     (hermes_home / "config.yaml").write_text("display:\n  final_response_markdown: raw\n")
@@ -83,6 +83,13 @@ def test_a_table_wider_than_the_terminal_is_a_row_at_a_time_and_a_pipe_in_code_i
     assert md.line("after") == "Name: one\nNote: a|b and more words\n\nName: two\nNote:\nafter"
     assert md.finish() is None
     assert md.line("| grep x") is None and md.finish() == "| grep x"  # no divider: no table
+
+
+def test_a_tables_columns_are_aligned_as_its_divider_says():
+    md = Markdown("strip", colour=False)
+    rows = ["| Item | Price | Note |", "| :--- | ---: | :--: |", "| tea | 3.50 | hot |", "| cake | 12.00 | x |"]
+    assert [md.line(row) for row in rows] == [None] * 4
+    assert md.finish() == "Item  Price  Note\n────  ─────  ────\ntea    3.50  hot\ncake  12.00   x"
 
 
 def test_a_fence_closes_only_on_its_own_kind():
