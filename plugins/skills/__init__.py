@@ -285,6 +285,29 @@ def on_session_start(agent):
         curator.maybe_run(agent)
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """The skills there are, a bundle naming one that is not, a bundle file left out, and the curator's state."""
+    import glob
+    import os
+
+    from plugins.doctor.hookspecs import OK, WARN, Check
+    from plugins.skills import curator
+    from plugins.skills.bundles import bundles, folder
+
+    found, made = skills_of(agent), bundles()
+    problems = [f"bundle {name} names no skill {', '.join(missing)}" for name, b in made.items()
+                if (missing := [n for n in b["skills"] if n not in found])]
+    files = glob.glob(os.path.join(folder(), "*.yaml")) + glob.glob(os.path.join(folder(), "*.yml"))
+    problems += [f"{len(files) - len(made)} bundle file(s) in {folder()} left out (`hermes logs` says why)"] \
+        if len(files) > len(made) else []
+    state = curator.state() if (curator.root() / ".curator_state").exists() else {}
+    said = "curator paused" if state.get("paused") else \
+        f"curator's last pass {str(state.get('last_run_at'))[:10]}" if state.get("last_run_at") else ""
+    text = "; ".join([f"{len(found)} skills, {len(made)} bundles" + (f"; {said}" if said else ""), *problems])
+    return [Check("skills", WARN if problems else OK, text)]
+
+
 @hookimpl
 def register_commands(cli, config):
     from plugins.skills.command import bundles, curator, skills

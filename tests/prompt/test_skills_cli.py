@@ -219,6 +219,9 @@ def test_a_skill_bundle_loads_its_skills_and_instruction_with_one_command(hermes
     listed = json.loads(hermes("bundles", "list", "--json").stdout)
     assert [(b["name"], b["skills"], b["missing"]) for b in listed] == [("backend-dev", ["review", "tdd"], ["tdd"])]
     (hermes_home / "skill-bundles" / "broken.yaml").write_text("skills: [")  # left out, the others not
+    [check] = [c for c in json.loads(hermes("doctor", "--offline", "--json").stdout) if c["name"] == "skills"]
+    assert check == {"name": "skills", "status": "warn", "detail": "1 skills, 1 bundles; bundle backend-dev names no "
+                     f"skill tdd; 1 bundle file(s) in {hermes_home / 'skill-bundles'} left out (`hermes logs` says why)"}
 
     no_titles(hermes_home)
     wire_server.script([reply("fixed")])
