@@ -167,6 +167,38 @@ def status_cmd(app, as_json):
         click.echo(f"snapshots: {out['snapshots']} (`hermes curator rollback --list`)")
 
 
+@curator.command("usage")
+@click.option("--sort", type=click.Choice(["activity", "recent", "name"]), default="activity",
+              help="Most used first (default), most recently used first, or by name.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def usage_cmd(app, sort, as_json):
+    """Every skill with its uses and last use, and whether the agent made it (hermes-agent's)."""
+    from hermes.cli.app import echo_json
+    from plugins.skills import curator as c
+    from plugins.skills import skills_of
+
+    usage = c.usage()
+    rows = []
+    for name, skill in skills_of(app.config, app.host).items():
+        record = usage.get(name) if isinstance(usage.get(name), dict) else {}
+        last = c.last_activity(record)
+        rows.append({"name": name, "source": skill.source, "made_by_agent": c.agent_made(record),
+                     "uses": int(record.get("use_count") or 0) + int(record.get("view_count") or 0),
+                     "last_used": last.isoformat() if last else None, "state": record.get("state", c.ACTIVE)})
+    rows.sort(key=lambda r: r["name"])
+    if sort != "name":  # stable: ties stay by name; never used, last
+        rows.sort(key=(lambda r: r["uses"]) if sort == "activity" else (lambda r: r["last_used"] or ""), reverse=True)
+    if as_json:
+        return echo_json(rows)
+    if not rows:
+        return click.echo("no skills yet")
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        made = "agent" if r["made_by_agent"] else r["source"]
+        click.echo(f"{r['name']:<{width}}  {r['uses']:>4} uses  last {(r['last_used'] or 'never')[:10]:<10}  {made}")
+
+
 @curator.command("run")
 @click.option("--dry-run", is_flag=True, help="Say what it would change; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

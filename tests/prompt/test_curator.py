@@ -55,6 +55,10 @@ def test_a_pass_marks_stale_archives_and_keeps_the_rest(hermes, hermes_home):
         "dusty": "stale", "fresh": "active", "unused_young": "active", "pinned": "active", "old": "archived"}
     assert status["archived"] == ["old"] and status["snapshots"] == 1 and "archived: old" in status["last_run_summary"]
 
+    used = as_json(hermes("curator", "usage", "--json"))
+    assert [(u["name"], u["uses"], u["made_by_agent"]) for u in used][:2] == [("dusty", 1, True), ("fresh", 1, True)]
+    assert [u["name"] for u in as_json(hermes("curator", "usage", "--sort", "recent", "--json"))] == [
+        "fresh", "dusty", "pinned", "mine", "unused_young"]  # never used: last, by name
     out = hermes("curator", "restore", "old")
     assert out.returncode == 0 and (folder / "old" / "SKILL.md").is_file(), out.stderr
     assert as_json(hermes("curator", "run", "--dry-run", "--json"))["changes"] == []  # restored: not archived again
