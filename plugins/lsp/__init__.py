@@ -42,6 +42,7 @@ SERVERS = {  # hermes-agent's server names -> (the extensions it takes, the comm
 }
 _running: dict = {}  # (server name, root) -> Server, or None when it could not start (not tried again)
 _lock = threading.Lock()
+IDLE = 600  # seconds a server may go unused before it is ended (hermes serve edits in many repositories)
 
 
 @hookimpl
@@ -182,6 +183,12 @@ def _server(path: Path, root: Path, agent):
     from plugins.lsp.client import Server, ServerGone
     from plugins.tool_args import tool_environment
 
+    import time
+
+    with _lock:
+        idle = [key for key, s in _running.items() if s is not None and time.monotonic() - s.last_used > IDLE]
+        for key in idle:
+            _running.pop(key).close()
     for name, extensions, command, env, options in servers(agent.config):
         if path.suffix not in extensions:
             continue

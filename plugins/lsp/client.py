@@ -33,7 +33,17 @@ class Server:
         self.diagnostics: dict = {}  # uri -> (how many times published, the last list)
         self.versions: dict = {}  # uri -> the version of the text the server has
         self.texts: dict = {}  # uri -> that text
+        self.last_used = time.monotonic()
         threading.Thread(target=self._read, name=f"lsp-{self.name}", daemon=True).start()
+        try:
+            self._start(options)
+        except ServerGone:
+            self.process.kill()
+            self.process.wait()
+            raise
+
+    def _start(self, options) -> None:
+        root = self.root
         self._request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "rootPath": str(root),
                                      "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
                                      "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True},
@@ -124,7 +134,7 @@ class Server:
                 "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}})
         self._send({"jsonrpc": "2.0", "method": "textDocument/didSave",
                     "params": {"textDocument": {"uri": uri}, "text": text}})
-        self.versions[uri], self.texts[uri] = version, text
+        self.versions[uri], self.texts[uri], self.last_used = version, text, time.monotonic()
         deadline = time.monotonic() + wait
         with self._changed:
             while self.diagnostics.get(uri, (0, []))[0] == seen:
