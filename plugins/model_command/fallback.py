@@ -88,6 +88,8 @@ def add_cmd(app, name, provider, base_url, api_mode, api_key_env):
     from plugins.model_command.cli import _plugin_providers, current
     from plugins_providers.defaults import mistake
 
+    if not name.strip():
+        raise Fail(f"a fallback needs a model: {program()} fallback add MODEL [--provider NAME]", 2)
     given = {"model": name.strip(), "provider": provider, "base_url": base_url, "api_mode": api_mode,
              "api_key_env": api_key_env}
     entry = {k: v.strip() for k, v in given.items() if v and v.strip()}

@@ -32,13 +32,15 @@ def test_add_list_remove_and_clear(hermes, hermes_home):
                          "set GROQ_API_KEY ...` keeps it in the .env beside config.yaml; or name another one with " \
                          "api_key_env in config)\n"
     assert config.read_text().startswith("# mine\n")
-    assert yaml.safe_load(config.read_text())["fallback_providers"] == [
-        {"model": "claude-sonnet-4-5"}, {"model": "llama3", "provider": "ollama"}, {"model": "qwen", "provider": "groq"}]
+    assert yaml.safe_load(config.read_text())["fallback_providers"] == [{"model": "claude-sonnet-4-5"}, {
+        "model": "llama3", "provider": "ollama"}, {"model": "qwen", "provider": "groq"}]
 
     for args, said in ((("gpt-4o-mini",), "hermes: error: gpt-4o-mini is the model itself: a fallback must be "
                                          "another model or provider\n"),
                        (("llama3", "--provider", "ollama"), "hermes: error: llama3 is in the chain already (entry 2); "
                                                             "config.yaml was not changed\n"),
+                       (("  ",), "hermes: error: a fallback needs a model: hermes fallback add MODEL [--provider "
+                                 "NAME]\n"),
                        (("x", "--provider", "openroutr"), None)):
         out = run(hermes, "fallback", "add", *args)
         assert out.returncode == 2 and (said is None or out.stderr == said), out.stderr
