@@ -9,8 +9,8 @@ turns one off), is shown to that server as it was and as it is now; the errors i
 (by their message, wherever they moved) are added to the result as ``lsp_diagnostics``, at most 20. A server is
 started at the first such write, one per language and repository, and ends with hermes. One that is not there, fails
 or says nothing within ``lsp.wait_timeout`` seconds adds nothing: the write itself is never held up by it. Servers run
-outside the tool sandbox, with hermes' environment without the keys, as the browser does; what they say is cut to one
-line a finding, since a hostile repository can put text of its own in an error message."""
+in the tool sandbox (some run a repository's build scripts), with hermes' environment without the keys; what they say
+is cut to one line a finding, since a hostile repository can put text of its own in an error message."""
 
 from __future__ import annotations
 
@@ -180,6 +180,8 @@ def said(diagnostics: list) -> list:
 
 def _server(path: Path, root: Path, agent):
     """The running server for ``path``'s language in ``root``, started now if none is; None when none can run."""
+    from kernel.types import ToolError
+    from plugins.core_tools.sandbox import Sandbox
     from plugins.lsp.client import Server, ServerGone
     from plugins.tool_args import tool_environment
 
@@ -194,11 +196,12 @@ def _server(path: Path, root: Path, agent):
             continue
         with _lock:
             if (name, root) not in _running:
-                try:
+                try:  # in the tool sandbox: some servers run a repository's build scripts (rust-analyzer's build.rs)
+                    argv, _ = Sandbox.from_config(agent.config).wrap(command, str(root), readable=(str(root),))
                     environment = {**tool_environment(agent.secrets), **env}
-                    _running[name, root] = Server(command, root, LANGUAGES.get(path.suffix, path.suffix[1:]),
-                                                  environment, options)
-                except (ServerGone, OSError) as exc:
+                    _running[name, root] = Server(argv, root, LANGUAGES.get(path.suffix, path.suffix[1:]),
+                                                  environment, options, name=os.path.basename(command[0]))
+                except (ServerGone, OSError, ToolError) as exc:
                     log.warning("lsp: %s could not start in %s: %s", command[0], root, exc)
                     _running[name, root] = None
             server = _running[name, root]

@@ -24,8 +24,9 @@ class ServerGone(Exception):
 class Server:
     """A language server for one language in one folder (a git repository's root)."""
 
-    def __init__(self, command: list, root: Path, language: str, env: Optional[dict] = None, options=None):
-        self.root, self.language, self.name = root, language, os.path.basename(command[0])
+    def __init__(self, command: list, root: Path, language: str, env: Optional[dict] = None, options=None,
+                 name: str = ""):
+        self.root, self.language, self.name = root, language, name or os.path.basename(command[0])
         self.process = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, start_new_session=True)
         self._lock, self._changed = threading.Lock(), threading.Condition()
