@@ -64,7 +64,8 @@ def test_nothing_is_added_outside_a_repository_without_a_server_or_when_off(herm
         os.symlink(shutil.which(name), empty / name)
     [without] = results(run(hermes, loose, write, tmp_path, path=f"{empty}{os.pathsep}/usr/bin"))
     assert "lsp_diagnostics" not in without
-    (hermes_home / "config.yaml").write_text("lsp:\n  servers:\n    broken: {command: [\"false\"], extensions: [.zz]}\n")
+    (hermes_home / "config.yaml").write_text(json.dumps({"lsp": {"servers": {"broken": {
+        "command": ["false"], "extensions": [".zz"]}}}}))
     out = run(hermes, loose, [{"tool_calls": [["write_file", {"path": "b.zz", "content": "x\n"}]]}], tmp_path)
     [broken] = results(out)  # a server that ends at once: the write stands, one warning says so
     assert broken["created"] and "lsp_diagnostics" not in broken and "lsp: false could not start in " in out.stderr
