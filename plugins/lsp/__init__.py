@@ -114,7 +114,8 @@ def transform_tool_result(call, outcome, agent):
         return None
     if not found:
         return None
-    return json.dumps({**result, "lsp_diagnostics": found})
+    secrets = getattr(agent, "secrets", None)  # a key in the code can be in an error message: masked as results are
+    return json.dumps({**result, "lsp_diagnostics": [secrets.mask(line) for line in found] if secrets else found})
 
 
 def _extensions(config) -> set:

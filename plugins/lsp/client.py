@@ -15,6 +15,7 @@ from typing import Optional
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 50_000_000  # bytes of one message a server may send before it is taken for broken
 SETTLE = 0.3  # seconds without another publication of a file's diagnostics before the last is taken
+START_WAIT = 15  # seconds a server may take to answer its start (a big repository's pyright takes some)
 
 
 class ServerGone(Exception):
@@ -50,7 +51,7 @@ class Server:
                                      "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True},
                                                                        "synchronization": {"didSave": True}},
                                                       "workspace": {"configuration": True}},
-                                     "initializationOptions": options or {}}, wait=30)
+                                     "initializationOptions": options or {}}, wait=START_WAIT)
         self._send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
     def alive(self) -> bool:

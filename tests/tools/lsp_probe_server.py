@@ -1,5 +1,5 @@
 """A language server for tests: it tries to write the file named by its argument (outside the workspace), then
-answers every text it is shown with one error saying whether that write went through."""
+answers every text it is shown with two errors: whether that write went through, and the text."""
 
 import json
 import sys
@@ -33,8 +33,12 @@ while True:
     elif method == "exit":
         sys.exit(0)
     elif method in ("textDocument/didOpen", "textDocument/didChange"):
-        document = message["params"]["textDocument"]
+        params = message["params"]
+        document = params["textDocument"]
+        text = document.get("text") or params.get("contentChanges", [{}])[0].get("text", "")
         send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {
             "uri": document["uri"], "version": document.get("version"),
             "diagnostics": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
-                             "severity": 1, "message": f"the write outside the workspace {wrote}"}]}})
+                             "severity": 1, "message": f"the write outside the workspace {wrote}"},
+                            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                             "severity": 1, "message": f"the text: {text.strip()}"}]}})

@@ -24,10 +24,10 @@ def results(out) -> list:
     return [json.loads(m["content"]) for m in json.loads(out.stdout)["messages"] if m["role"] == "tool"]
 
 
-def run(hermes, folder, steps, tmp_path, path=None):
+def run(hermes, folder, steps, tmp_path, path=None, env=None):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([*steps, "done"]))
-    env = {"PATH": f"{path if path is not None else BIN}{os.pathsep}{os.environ['PATH']}"}
+    env = {"PATH": f"{path if path is not None else BIN}{os.pathsep}{os.environ['PATH']}", **(env or {})}
     return hermes("run", "--api-mode", "scripted", "--base-url", script, "--yolo", "--json", "go", cwd=folder, env=env)
 
 
@@ -102,11 +102,14 @@ def test_a_language_server_runs_in_the_tool_sandbox(hermes, hermes_home, tmp_pat
         "command": [sys.executable, probe, str(outside / "escaped")], "extensions": [".probe"]}}}}))
     [written] = results(run(hermes, repo, [{"tool_calls": [["write_file", {"path": "a.probe", "content": "x"}]]}],
                             tmp_path))
-    [said] = written["lsp_diagnostics"]
+    [said, text] = written["lsp_diagnostics"]
     assert said.startswith("1:1: the write outside the workspace refused (") and not (outside / "escaped").exists()
+    assert text == "1:1: the text: x"
     config = json.loads((hermes_home / "config.yaml").read_text())
     (hermes_home / "config.yaml").write_text(json.dumps({**config, "sandbox": {"mode": "off"}}))  # the probe works
-    [written] = results(run(hermes, repo, [{"tool_calls": [["write_file", {"path": "b.probe", "content": "y"}]]}],
-                            tmp_path))
-    assert written["lsp_diagnostics"] == ["1:1: the write outside the workspace went through"]
+    key = "sk-probe-secret-0123456789abcdef"  # a key in the code the model writes: masked in what the server says
+    [written] = results(run(hermes, repo, [{"tool_calls": [["write_file", {"path": "b.probe", "content": key}]]}],
+                            tmp_path, env={"PROBE_API_KEY": key}))
+    assert written["lsp_diagnostics"] == ["1:1: the write outside the workspace went through",
+                                          "1:1: the text: [hermes: the value of $PROBE_API_KEY was masked]"]
     assert (outside / "escaped").read_text() == "written by the language server"
