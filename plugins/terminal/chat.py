@@ -158,6 +158,9 @@ def _chat(app, opts: dict) -> None:
     if session_id:
         for line in recap_of(app, session_id):
             click.echo(printable(line, sys.stderr), err=True)
+        from plugins.terminal.goals import restore
+
+        restore(chat)
     threading.Thread(target=_ready_the_model, args=(agent,), name="hermes-ready-model", daemon=True).start()
     try:
         while True:
@@ -249,6 +252,7 @@ class Chat:
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
         self.title = None  # the thread naming the session (plugins.terminal.titles)
         self.written: set = set()  # the sessions its turns ran in: /exit --delete deletes them
+        self.goal_session = ""  # the session its /goal was kept with (plugins.terminal.goals)
         self.forget = False
         self.restore_cwd = False  # /resume works in the folder its session started in (not with -w)
         self.prefill = ""  # what the next input line starts with (/undo's message taken back, to edit)

@@ -347,6 +347,9 @@ def _resume(chat, args):
     if full == chat.agent.session_id:
         return f"already in session {full}"
     chat.agent.new_session(resume=full)
+    from plugins.terminal.goals import restore
+
+    restore(chat)
     if chat.restore_cwd:  # as `chat --resume` does
         from plugins.terminal.chat import to_sessions_folder
 

@@ -5,6 +5,8 @@ the chat's model) judges whether the answer shows the goal done. Not yet, the ch
 to take the next step, at most ``goals.max_turns`` times; then the goal pauses until ``/goal resume``. Ctrl+C, a
 failed turn, a line typed during a turn (it goes first) and a judge that cannot answer three times in a row pause it
 too. The continuation messages are ordinary user messages: stored, resumable, nothing in the system prompt changes.
+A goal not done is kept with its session (``goals/SESSION.json`` in the data folder): a chat resuming that session
+finds it paused, and ``/goal resume`` goes on.
 """
 
 from __future__ import annotations
@@ -42,8 +44,55 @@ class Goal:
         return f"{self.text}\nAlso required:{also}" if also else self.text
 
 
+def _file(agent: Any, session_id: str):
+    import re
+
+    return agent.config.data_dir / "goals" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', session_id)}.json"
+
+
+def keep(agent: Any, kept_as: str = "") -> None:
+    """The chat's goal with its session now (and not under ``kept_as``, a session it went on from); none: forgotten."""
+    from dataclasses import asdict
+
+    from hermes.host.files import atomic_write
+
+    goal: Optional[Goal] = agent.state.get(STATE)
+    for session_id in {kept_as, agent.session_id} - {""}:
+        if goal is None or session_id != agent.session_id:
+            _file(agent, session_id).unlink(missing_ok=True)
+    if goal is not None:
+        try:
+            _file(agent, agent.session_id).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(_file(agent, agent.session_id), json.dumps(asdict(goal)))
+        except OSError:  # the goal goes on in this chat; a resumed one would not find it
+            pass
+
+
+def restore(chat: Any) -> None:
+    """A resumed session's goal, paused (nobody saw its last turns), said once."""
+    chat.goal_session = chat.agent.session_id
+    try:
+        kept = json.loads(_file(chat.agent, chat.agent.session_id).read_text(encoding="utf-8"))
+        goal = Goal(**{k: v for k, v in kept.items() if k in Goal.__dataclass_fields__})
+    except (OSError, ValueError, TypeError, AttributeError):  # none kept (or not readable): the chat has none now
+        chat.agent.state.pop(STATE, None)
+        return
+    goal.paused = goal.paused or "the chat ended"
+    chat.agent.state[STATE] = goal
+    chat.say(f"this session's goal, paused ({goal.paused}): {goal.text}; /goal resume goes on, /goal clear drops it",
+             "status")
+
+
 def command(chat: Any, args: str) -> Optional[str]:
     """``/goal TEXT | status | pause | resume | clear``."""
+    try:
+        return _command(chat, args)
+    finally:
+        keep(chat.agent, chat.goal_session)
+        chat.goal_session = chat.agent.session_id
+
+
+def _command(chat: Any, args: str) -> Optional[str]:
     state, word = chat.agent.state, args.strip().lower()
     goal: Optional[Goal] = state.get(STATE)
     if word in ("", "status"):
@@ -69,6 +118,13 @@ def command(chat: Any, args: str) -> Optional[str]:
 def subgoal(chat: Any, args: str) -> str:
     """``/subgoal [TEXT | remove N | clear]`` (hermes-agent's): criteria the goal must meet too, read by the judge and
     the next step's message from the next turn on."""
+    try:
+        return _subgoal(chat, args)
+    finally:
+        keep(chat.agent)
+
+
+def _subgoal(chat: Any, args: str) -> str:
     goal: Optional[Goal] = chat.agent.state.get(STATE)
     if goal is None:
         return "no goal: /goal TEXT sets one, then /subgoal TEXT adds to it"
@@ -92,6 +148,7 @@ def pursue(chat: Any, goal: Goal, message: str) -> None:
     """Send ``message``, then the next step's, until the goal is done or has to pause."""
     most = _most(chat)
     while True:
+        keep(chat.agent)  # with its session now: a chat killed mid-way leaves it to resume
         result = chat.turn(message)
         if result is None or result.interrupted or result.exit_reason == "error" or not result.final_response:
             return _pause(chat, goal, "the turn was interrupted or failed")

@@ -94,3 +94,24 @@ def test_ctrl_c_while_the_judge_reads_pauses_the_goal_and_the_chat_goes_on(termi
     chat.expect("paused (interrupted while the judge read the answer): /goal resume goes on")
     chat.line("/exit")
     assert chat.close() == 0
+
+
+def test_a_goal_not_done_is_kept_with_its_session(hermes, hermes_home, wire_server, cli_env):  # noqa: F811
+    """A chat resuming the session finds its goal paused; /goal resume goes on; /goal clear forgets it."""
+    (hermes_home / "config.yaml").write_text(CONFIG.format(turns=0))
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test"}
+    answers, verdicts = iter(["step 1", "step 2"]), iter(['{"done": false, "reason": "more to do"}'] * 2)
+    wire_server.script([judged(answers, verdicts)] * 4)
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env=env,
+                 input="/goal write two steps\n/subgoal number them\n/exit\n")
+    assert out.returncode == 0 and "goal paused: 0 turns (goals.max_turns)" in out.stderr, out.stderr
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    assert (hermes_home / "goals" / f"{session}.json").is_file()
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, "-r", session, env=env,
+                 input="/goal status\n/goal resume\n/goal clear\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert "this session's goal, paused (0 turns (goals.max_turns) went by without it done): write two steps; " \
+           "/goal resume goes on, /goal clear drops it" in out.stderr
+    assert "goal: write two steps\nAlso required:\n1. number them" in out.stdout  # its subgoal kept too
+    assert "step 2" in out.stdout and "goal cleared" in out.stdout
+    assert not (hermes_home / "goals" / f"{session}.json").exists()
