@@ -281,6 +281,9 @@ class Console:
                 diff = diff_of(tool_name, result, kept)
                 for line, role in shown(secrets.mask(diff) if secrets is not None else diff):
                     self._line(f"     {line}", role)
+            if tool_name in ("patch", "write_file"):  # what the model reads of the file it broke: the user too
+                for line in _problems(result)[:4]:
+                    self._line(f"     {line}", "failed")
         else:  # what went wrong, in its first line: the model reads the rest
             why = " ".join(str(result or "").split())[:160]
             self._line(f"   {tool_name} {status} ({duration_ms:.0f} ms){': ' + why if why else ''}", "failed")
@@ -435,3 +438,18 @@ class Console:
                 self.out.write(shown.rstrip("\n") + "\n")
                 self.out.flush()
             self.streamed_any, self.last_stream, self._md = False, "", None
+
+
+def _problems(result) -> list:
+    """A file tool's result's ``syntax`` problem and ``lsp_diagnostics`` (the language server's new errors)."""
+    import json
+
+    try:
+        found = json.loads(result) if isinstance(result, str) else {}
+    except ValueError:
+        return []
+    if not isinstance(found, dict):
+        return []
+    lines = [f"syntax: {found['syntax']}"] if found.get("syntax") else []
+    return lines + [f"error: {line}" for line in found.get("lsp_diagnostics") or [] if isinstance(line, str)]
+

@@ -16,6 +16,7 @@ def test_a_file_tools_change_is_shown_under_its_line(terminal, hermes, hermes_ho
              {"tool_calls": [["write_file", {"path": "notes.txt", "content": "first\nsecond\n"}]]},
              {"tool_calls": [["write_file", {"path": "notes.txt", "content": "first\nthird\n"}]]},
              {"tool_calls": [["write_file", {"path": "long.txt", "content": long}]]},
+             {"tool_calls": [["write_file", {"path": "broken.py", "content": "def f(:\n"}]]},
              "done"]
     run, _ = terminal(steps, "-t", "file", "change it", command=("run",), env={"NO_COLOR": "1"})
     run.expect("done", timeout=30)
@@ -26,10 +27,11 @@ def test_a_file_tools_change_is_shown_under_its_line(terminal, hermes, hermes_ho
     assert "     +first\n     +second\n" in seen  # a new file: every line added
     assert "      first\n     -second\n     +third\n" in seen  # a rewrite: what changed
     assert "     +line 38\n     ... 21 more lines of the diff\n" in seen and "+line 39" not in seen
+    assert "     syntax: " in seen  # what the model reads of the file it broke, the user reads too
     session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
     stored = json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
     results = [m["content"] for m in stored if m["role"] == "tool"]
-    assert len(results) == 5 and "bytes_written" in results[2] and "-second" not in results[3]  # the model's: as before
+    assert len(results) == 6 and "bytes_written" in results[2] and "-second" not in results[3]  # the model's: as before
 
     assert "-> patch(path='app.py', old_string='return 1'" in seen
     (hermes_home / "config.yaml").write_text("display:\n  inline_diffs: false\n  tool_preview_length: 4\n")
