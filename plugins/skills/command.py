@@ -201,19 +201,28 @@ def usage_cmd(app, sort, as_json):
 
 @curator.command("run")
 @click.option("--dry-run", is_flag=True, help="Say what it would change; change nothing.")
+@click.option("--consolidate", is_flag=True, help="Then ask the model to merge the agent's skills that overlap "
+                                                  "(hermes-agent's consolidation; a model call or more).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def run_cmd(app, dry_run, as_json):
+def run_cmd(app, dry_run, consolidate, as_json):
     """A pass now: the agent's skills unused for curator.stale_after_days marked stale, for archive_after_days
     archived (after a snapshot of the skills folder)."""
     from hermes.cli.app import echo_json
     from plugins.skills import curator as c
 
     result = _curated(lambda: c.run(app.config, dry_run=dry_run))
+    if consolidate:
+        result["consolidation"] = _curated(lambda: c.consolidate(app, dry_run))
     if as_json:
         return echo_json(result)
     click.echo(f"{'would change' if dry_run else 'curator'}: {c.summary(result)}"
                + (f" (snapshot {result['snapshot']} first)" if result["snapshot"] else ""))
+    merged = result.get("consolidation")
+    if merged:
+        click.echo(f"consolidation: {merged.get('summary') or merged.get('why')}" + (
+            f" (archived: {', '.join(merged['archived'])}; snapshot {merged['snapshot']} first)"
+            if merged.get("archived") else ""))
 
 
 @curator.command("pause")

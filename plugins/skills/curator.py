@@ -4,8 +4,9 @@ Only skills the agent made with ``skill_manage`` are the curator's to move: they
 ``.usage.json``, the file hermes-agent keeps there too, so a skills folder brought over keeps its marks and counts.
 Pinned ones are never moved. An archived skill goes to ``skills/.archive/NAME``, out of the index and the commands,
 until ``hermes curator restore NAME``. Before a run that moves any, the skills folder is saved as a snapshot in
-``skills/.curator_backups/`` (``hermes curator rollback`` brings one back). Nothing here calls a model:
-hermes-agent's consolidation pass (``curator.consolidate``) is not done.
+``skills/.curator_backups/`` (``hermes curator rollback`` brings one back). Nothing of that calls a model;
+``hermes curator run --consolidate`` (hermes-agent's consolidation pass) asks the model to merge the agent's skills
+that overlap into broader ones (:func:`consolidate`).
 """
 
 from __future__ import annotations
@@ -345,3 +346,47 @@ def maybe_run(agent) -> None:
         return
     if result["changes"]:
         agent.emit("on_status", status="curator", detail=f"skills {summary(result)} (`hermes curator status`)")
+
+
+CONSOLIDATE = """You are curating the skills an agent wrote for itself over time: merge those that overlap.
+
+These are the skills (name: description, and how often each was used):
+{listing}
+
+Read them with skill_view. Where several cover one kind of task, keep one broader skill: edit the best of them with
+skill_manage (action "edit") so it holds everything the others teach, or create one (action "create") with a name
+for the whole kind of task; then remove the narrower ones with skill_manage (action "delete"). Keep every command,
+step and warning they hold; change nothing else. Skills that overlap with none stay as they are. Touch no skill
+but these. When done, say in a few lines what you merged into what, or that nothing overlaps."""
+
+
+def consolidate(app, dry_run: bool = False) -> dict:
+    """hermes-agent's consolidation pass: one agent, given the skills tools only, merges the agent's own skills that
+    overlap (after a snapshot). It may edit or remove only those skills; a removed one is archived, not deleted."""
+    from plugins.commands.front import build_agent
+    from plugins.skills.tools import CURATING
+
+    with locked(".curator_run.lock", wait=False):
+        records = usage()
+        names = sorted(n for n, r in records.items() if agent_made(r) and r.get("state", ACTIVE) != ARCHIVED
+                       and (root() / n / "SKILL.md").is_file())
+        if len(names) < 2:
+            return {"consolidated": False, "why": "fewer than two skills the agent made", "skills": names}
+        from plugins.skills import skills_of
+
+        found = skills_of(app.config, app.host)
+        listing = "\n".join(f"- {n}: {found[n].description if n in found else ''} (used "
+                            f"{int(records[n].get('use_count') or 0)} times)" for n in names)
+        if dry_run:
+            return {"consolidated": False, "why": "a dry run", "skills": names}
+        kept = snapshot("before consolidating", app.config.get("curator.backup.keep"))["id"]
+        agent = build_agent(app, {"toolsets": "skills"}, None, platform="curator")
+        agent.state[CURATING] = set(names)
+        try:
+            result = agent.run_conversation(CONSOLIDATE.format(listing=listing))
+        finally:
+            agent.close()
+        gone = [n for n in names if not (root() / n / "SKILL.md").is_file()]
+        return {"consolidated": True, "skills": names, "archived": gone, "snapshot": kept,
+                "summary": result.final_response or result.error or ""}
+

@@ -57,10 +57,23 @@ def refuse_takeover(text: str) -> None:
                         f"({', '.join(findings)}); a skill says how to do a task")
 
 
+CURATING = "skills.curating"  # agent.state: the skills a curator's consolidation may change (removed: archived)
+
+
 def skill_manage(args, ctx):
     from plugins.skills import catalog
 
     action, name = args.get("action"), str(args.get("name") or "").strip()
+    curating = ctx.agent.state.get(CURATING)
+    if curating is not None and action in ("edit", "delete") and name not in curating:
+        raise ToolError(f"skill_manage: {name!r} is not one of the skills to consolidate; leave it as it is")
+    if curating is not None and action == "delete":  # the curator archives: `hermes curator restore` undoes it
+        from plugins.skills.curator import CuratorError, archive
+
+        try:
+            return {"ok": True, "action": "delete", "name": name, "archived": str(archive(name))}
+        except (CuratorError, OSError) as exc:
+            raise ToolError(f"skill_manage: {exc}") from None
     try:
         if action in ("create", "edit"):
             description, body = str(args.get("description") or ""), str(args.get("body") or "")

@@ -136,3 +136,33 @@ def test_the_models_skills_are_counted_and_a_due_pass_runs_at_the_start(hermes, 
     assert out.stderr == "hermes: curator: skills archived: old (`hermes curator status`)\n"
     assert (folder / ".archive" / "old").is_dir() and (folder / "brew").is_dir()
     assert json.loads((folder / ".curator_state").read_text())["run_count"] == 1
+
+
+def test_consolidation_merges_the_agents_overlapping_skills_and_archives_the_narrow_ones(hermes, hermes_home,
+                                                                                         tmp_path):
+    """hermes-agent's consolidation (`curator run --consolidate`): the model, with the skills tools only, writes a
+    broader skill and removes the narrow ones, which are archived; it may not touch a skill that is not the agent's."""
+    folder = library(hermes_home, **{"git-commit": agent_made(3), "git-push": agent_made(4)})
+    skill(folder, "mine", "My own.", "Hands off.")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [["skill_manage", {"action": "create", "name": "git-work", "description": "Commit and push.",
+                                          "body": "1. git commit -m MSG\n2. git push"}]]},
+        {"tool_calls": [["skill_manage", {"action": "delete", "name": "git-commit"}],
+                        ["skill_manage", {"action": "delete", "name": "git-push"}],
+                        ["skill_manage", {"action": "delete", "name": "mine"}]]},
+        "Merged git-commit and git-push into git-work."]))
+    (hermes_home / "config.yaml").write_text(f"api_mode: scripted\nbase_url: {script}\nmodel: test\n")
+    preview = as_json(hermes("curator", "run", "--consolidate", "--dry-run", "--json"))
+    assert preview["consolidation"] == {"consolidated": False, "why": "a dry run", "skills": ["git-commit", "git-push"]}
+    out = hermes("curator", "run", "--consolidate")
+    assert out.returncode == 0, out.stderr
+    assert "consolidation: Merged git-commit and git-push into git-work. (archived: git-commit, git-push; snapshot" \
+        in out.stdout
+    assert sorted(p.name for p in (folder / ".archive").iterdir()) == ["git-commit", "git-push"]
+    assert (folder / "git-work" / "SKILL.md").is_file() and (folder / "mine" / "SKILL.md").is_file()
+    assert json.loads((folder / ".usage.json").read_text())["git-work"]["created_by"] == "agent"
+    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    refused = [m["content"] for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
+               if m["role"] == "tool" and "mine" in m["content"]]
+    assert refused and "'mine' is not one of the skills to consolidate" in refused[0]
