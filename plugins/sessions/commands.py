@@ -240,6 +240,39 @@ def sessions_group(config) -> click.Group:
                 label += f"  [current; after {r['start_reason']} of {r['parent_session_id']}]"
             _echo(_row(r, label))
 
+    @group.command("browse")
+    @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+    @click.pass_context
+    @_errors_as_clicks
+    def browse_cmd(ctx, limit):
+        """Choose a session at a terminal and go on in it: the latest by number, or words to find (hermes-agent's)."""
+        import sys
+
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise _fail("browse asks at a terminal; in a script: `hermes sessions list`, then `hermes chat -r ID`")
+        s = store()
+        rows, said = s.list_sessions(limit=limit, include_children=False), "the latest"
+        while True:
+            if not rows:
+                _echo(f"No sessions hold {said}." if said != "the latest" else "No sessions yet.")
+            for number, r in enumerate(rows, 1):
+                _echo(f"{number:>3}. {_row(r, _one_line(r['title'] or r['preview'] or '', 50))}")
+            answer = click.prompt("\nA number goes on in that session; words find others; Enter leaves", default="",
+                                  show_default=False).strip()
+            if not answer:
+                return
+            if answer.isdigit() and 1 <= int(answer) <= len(rows):
+                break
+            first: dict = {}  # session -> its best match's words
+            for hit in s.search(answer, 200):
+                first.setdefault(hit["session_id"], hit["snippet"])
+            rows = [{**r, "preview": first[r["id"]]} for r in map(s.get_session, first) if r][:limit]
+            said = f"'{answer}'"
+        chat = ctx.find_root().command.get_command(ctx.find_root(), "chat")
+        if chat is None:
+            raise _fail("no chat command here (the terminal plugin is disabled): `hermes chat -r ID` needs it")
+        ctx.invoke(chat, resume=rows[int(answer) - 1]["id"])
+
     @group.command("show")
     @click.argument("session_id")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -725,3 +725,33 @@ def test_undo_n_exchanges_leaves_the_first_message_to_edit(terminal, hermes):
     chat.line("/exit")
     assert chat.close() == 0
     assert said(hermes, resume_id(chat.seen)) == ["one", "two more"]
+
+
+def test_sessions_browse_finds_a_session_and_goes_on_in_it(hermes, hermes_home, tmp_path):
+    """hermes-agent's `sessions browse`: at a terminal, the latest sessions by number, words to find others; a number
+    goes on in that session (its recap, then the chat); without a terminal, one line saying what to run."""
+    import os
+
+    from tests.conftest import ROOT, hermes_command
+    from tests.terminal.conftest import Terminal
+
+    for prompt, answer in (("plan the garden", "beans by the fence"), ("fix the bike", "new chain")):
+        script = tmp_path / f"{answer[:3]}.json"
+        script.write_text(json.dumps([answer]))
+        assert hermes("run", "--api-mode", "scripted", "--base-url", script, prompt).returncode == 0
+    assert "browse asks at a terminal" in hermes("sessions", "browse").stderr
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
+           "PYTHONPATH": str(ROOT)}
+    browse = Terminal([*hermes_command(), "sessions", "browse"], env, tmp_path)
+    browse.expect("2. ")
+    browse.expect("Enter leaves")
+    browse.line("zebra")
+    browse.expect("No sessions hold 'zebra'.")
+    browse.line("garden")
+    browse.expect("plan the [garden]")  # the match, its words marked
+    browse.expect("Enter leaves")
+    browse.line("1")
+    browse.expect("plan the garden")  # the recap of the session resumed
+    browse.expect("hermes> ")
+    browse.line("/exit")
+    assert browse.close() == 0
