@@ -138,11 +138,11 @@ def status_cmd(app, as_json):
     from plugins.skills import curator as c
 
     config, current, usage = app.config, c.state(), c.usage()
-    last = c._when(current.get("last_run_at"))
+    last = c.moment(current.get("last_run_at"))
     following = last + timedelta(hours=config.get("curator.interval_hours")) if last else None
     skills = [{"name": name, "state": r.get("state", c.ACTIVE), "pinned": bool(r.get("pinned")),
-               "uses": int(r.get("use_count") or 0) + int(r.get("view_count") or 0),
-               "last_used": (c.last_activity(r) or c._when(r.get("created_at")) or c.now()).isoformat()}
+               "uses": c.uses(r),
+               "last_used": (c.last_activity(r) or c.moment(r.get("created_at")) or c.now()).isoformat()}
               for name, r in sorted(usage.items()) if c.agent_made(r)]
     out = {"enabled": bool(config.get("curator.enabled")), "paused": bool(current.get("paused")),
            "last_run_at": last and last.isoformat(), "last_run_summary": current.get("last_run_summary"),
@@ -184,7 +184,7 @@ def usage_cmd(app, sort, as_json):
         record = usage.get(name) if isinstance(usage.get(name), dict) else {}
         last = c.last_activity(record)
         rows.append({"name": name, "source": skill.source, "made_by_agent": c.agent_made(record),
-                     "uses": int(record.get("use_count") or 0) + int(record.get("view_count") or 0),
+                     "uses": c.uses(record),
                      "last_used": last.isoformat() if last else None, "state": record.get("state", c.ACTIVE)})
     rows.sort(key=lambda r: r["name"])
     if sort != "name":  # stable: ties stay by name; never used, last

@@ -43,7 +43,7 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _when(value) -> Optional[datetime]:
+def moment(value) -> Optional[datetime]:
     try:
         moment = datetime.fromisoformat(str(value)) if value else None
     except ValueError:
@@ -110,17 +110,17 @@ def note(action: str, name: str) -> None:
     """A skill was loaded, created, edited or deleted (``on_skill_event``). Never fails the tool that did it."""
     try:
         with locked():
-            data, moment = usage(), now().isoformat()
+            data, stamp = usage(), now().isoformat()
             if action == "deleted":
                 data.pop(name, None)
             else:
                 record = _record(data, name)
                 if action == "created":
-                    record.update(created_by="agent", created_at=moment, state=ACTIVE)
+                    record.update(created_by="agent", created_at=stamp, state=ACTIVE)
                 elif action == "edited":
-                    record.update(patch_count=int(record.get("patch_count") or 0) + 1, last_patched_at=moment)
+                    record.update(patch_count=int(record.get("patch_count") or 0) + 1, last_patched_at=stamp)
                 else:
-                    record.update(use_count=int(record.get("use_count") or 0) + 1, last_used_at=moment)
+                    record.update(use_count=int(record.get("use_count") or 0) + 1, last_used_at=stamp)
                     if record.get("state") == STALE:
                         record["state"] = ACTIVE
             _write(root() / ".usage.json", data)
@@ -128,12 +128,23 @@ def note(action: str, name: str) -> None:
         log.debug("curator: usage of %s not noted: %s", name, exc)
 
 
+def uses(record: dict) -> int:
+    """Its uses and views, however the file holds them (hermes-agent's counts; a hand-edited file's)."""
+    total = 0
+    for key in ("use_count", "view_count"):
+        try:
+            total += int(record.get(key) or 0)
+        except (TypeError, ValueError):
+            pass
+    return total
+
+
 def agent_made(record) -> bool:
     return isinstance(record, dict) and (record.get("created_by") == "agent" or record.get("agent_created") is True)
 
 
 def last_activity(record: dict) -> Optional[datetime]:
-    moments = [_when(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at")]
+    moments = [moment(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at")]
     return max((m for m in moments if m), default=None)
 
 
@@ -150,7 +161,7 @@ def plan(config, at: Optional[datetime] = None) -> list:
         if not (root() / name / "SKILL.md").is_file():
             continue
         used = last_activity(record)
-        anchor = used or _when(record.get("created_at")) or at
+        anchor = used or moment(record.get("created_at")) or at
         if used is None and anchor > stale_at:  # never used yet: it has had less than the stale days to be
             target = ACTIVE
         else:
@@ -318,7 +329,7 @@ def due(config, at: Optional[datetime] = None) -> bool:
     at, current = at or now(), state()
     if current.get("paused"):
         return False
-    last = _when(current.get("last_run_at"))
+    last = moment(current.get("last_run_at"))
     if last is None:
         with locked():
             current = state()
@@ -375,8 +386,8 @@ def consolidate(app, dry_run: bool = False) -> dict:
         from plugins.skills import skills_of
 
         found = skills_of(app.config, app.host)
-        listing = "\n".join(f"- {n}: {found[n].description if n in found else ''} (used "
-                            f"{int(records[n].get('use_count') or 0)} times)" for n in names)
+        listing = "\n".join(f"- {n}: {found[n].description if n in found else ''} (used {uses(records[n])} times)"
+                            for n in names)
         if dry_run:
             return {"consolidated": False, "why": "a dry run", "skills": names}
         kept = snapshot("before consolidating", app.config.get("curator.backup.keep"))["id"]

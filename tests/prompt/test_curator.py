@@ -107,6 +107,10 @@ def test_pin_archive_by_hand_and_a_broken_usage_file(hermes, hermes_home):
     assert status.returncode == 0 and json.loads(status.stdout)["skills"] == []
     kept = [p for p in folder.iterdir() if p.name.startswith(".usage.json.unreadable-")]
     assert len(kept) == 1 and kept[0].read_text() == "{not json"  # kept aside, not written over
+    (folder / ".usage.json").write_text(json.dumps({"old": {"created_by": "agent", "use_count": "lots",
+                                                            "last_used_at": "yesterday"}}))  # edited by hand
+    assert [s["uses"] for s in as_json(hermes("curator", "status", "--json"))["skills"]] == [0]
+    assert hermes("curator", "usage").returncode == 0 and hermes("curator", "run").returncode == 0
 
 
 def test_the_models_skills_are_counted_and_a_due_pass_runs_at_the_start(hermes, wire_server, cli_env,  # noqa: F811
