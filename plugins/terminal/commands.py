@@ -251,21 +251,39 @@ def _subgoal(chat, args):
 
 
 # what reads an image off the clipboard: Wayland's, X11's, macOS' (pngpaste)
-CLIPBOARD = (["wl-paste", "--no-newline", "--type", "image/png"], ["xclip", "-selection", "clipboard", "-t",
-             "image/png", "-o"], ["pngpaste", "-"])
+CLIPBOARD = (  # (the types it holds, an image of one type); pngpaste (macOS) gives PNG only
+    (["wl-paste", "--list-types"], ["wl-paste", "--no-newline", "--type", "{type}"]),
+    (["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"], ["xclip", "-selection", "clipboard", "-t", "{type}",
+                                                                   "-o"]),
+    (None, ["pngpaste", "-"]))
+
+
+def _clipboard(listing, argv) -> bytes:
+    """The clipboard's image through one program: of the image types it lists, PNG first (a screenshot), else the
+    first (a photo copied as JPEG); b"" when there is none."""
+    import subprocess
+
+    def run(args):
+        return subprocess.run(args, capture_output=True, timeout=10, stdin=subprocess.DEVNULL).stdout
+
+    kinds = ["image/png"]
+    if listing is not None:
+        listed = [t.strip() for t in run(listing).decode(errors="replace").splitlines() if t.startswith("image/")]
+        kinds = sorted(listed, key=lambda t: t != "image/png")[:1]
+    return run([part.replace("{type}", kinds[0]) for part in argv]) if kinds else b""
 
 
 def _paste(chat, args):
-    """hermes-agent's /paste: the clipboard's image (a screenshot) goes with the next message."""
+    """hermes-agent's /paste: the clipboard's image (a screenshot, a copied photo) goes with the next message."""
     import subprocess
 
     from plugins.bounded import find_program
     from plugins.images import MAX_BYTES, fitted, sniff
 
-    tried = [argv for argv in CLIPBOARD if find_program(argv[0])]
-    for argv in tried:
+    tried = [pair for pair in CLIPBOARD if find_program(pair[1][0])]
+    for listing, argv in tried:
         try:
-            raw = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL).stdout
+            raw = _clipboard(listing, argv)
         except (OSError, subprocess.TimeoutExpired):
             continue
         if raw and len(raw) <= MAX_BYTES and sniff(raw):
@@ -273,7 +291,7 @@ def _paste(chat, args):
             return f"attached the clipboard's image ({len(raw) // 1024 or 1} KB): it goes with your next message"
     if not tried:
         return "no clipboard program here (wl-paste, xclip or pngpaste): /image FILE, or drag the file in"
-    return f"the clipboard holds no image ({', '.join(argv[0] for argv in tried)} asked)"
+    return f"the clipboard holds no image ({', '.join(argv[0] for _, argv in tried)} asked)"
 
 
 def _image(chat, args):

@@ -93,7 +93,8 @@ def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
     tools.mkdir()
     (tmp_path / "shot.png").write_bytes(png)
     (tools / "wl-paste").write_text("#!/bin/sh\necho 'Failed to connect to a Wayland server' >&2\nexit 1\n")
-    (tools / "xclip").write_text(f"#!/bin/sh\n[ \"$4\" = image/png ] && exec cat {tmp_path / 'shot.png'}\nexit 1\n")
+    (tools / "xclip").write_text(f"#!/bin/sh\n[ \"$4\" = TARGETS ] && exec printf 'TARGETS\\nimage/jpeg\\nimage/png\\n'\n"
+                                 f"[ \"$4\" = image/png ] && exec cat {tmp_path / 'shot.png'}\nexit 1\n")
     for tool in tools.iterdir():
         tool.chmod(0o755)
     script = tmp_path / "script.json"
@@ -106,9 +107,17 @@ def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
     [asked] = [m for m in json.loads(hermes("sessions", "show", session["id"], "--json").stdout)["messages"]
                if m["role"] == "user"]
     assert asked["content"][1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(png).decode()
-    (tools / "xclip").write_text("#!/bin/sh\nexit 1\n")  # text on the clipboard: no image
+    from PIL import Image
+
+    Image.new("RGB", (4, 4), "red").save(tmp_path / "photo.jpg", "JPEG")  # a photo copied from a browser: JPEG only
+    (tools / "xclip").write_text(f"#!/bin/sh\n[ \"$4\" = TARGETS ] && exec printf 'TARGETS\\nimage/jpeg\\n'\n"
+                                 f"[ \"$4\" = image/jpeg ] && exec cat {tmp_path / 'photo.jpg'}\nexit 1\n")
+    out = hermes("chat", "--api-mode", "scripted", "--base-url", script, "-m", "claude-test", env=env,
+                 input="/paste\n/exit\n")
+    assert "attached the clipboard's image (1 KB)" in out.stdout, out.stdout + out.stderr
+    (tools / "xclip").write_text("#!/bin/sh\n[ \"$4\" = TARGETS ] && exec printf 'TARGETS\\nUTF8_STRING\\n'\nexit 1\n")
     out = hermes("chat", "--api-mode", "scripted", "--base-url", script, env=env, input="/paste\n/exit\n")
-    assert "the clipboard holds no image (wl-paste, xclip asked)" in out.stdout
+    assert "the clipboard holds no image (wl-paste, xclip asked)" in out.stdout  # text on the clipboard
 
 
 def test_timestamps_in_the_prompt(terminal, hermes_home):
