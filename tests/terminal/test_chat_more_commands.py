@@ -93,8 +93,8 @@ def test_paste_attaches_the_clipboards_image(hermes, tmp_path):
     tools.mkdir()
     (tmp_path / "shot.png").write_bytes(png)
     (tools / "wl-paste").write_text("#!/bin/sh\necho 'Failed to connect to a Wayland server' >&2\nexit 1\n")
-    (tools / "xclip").write_text(f"#!/bin/sh\n[ \"$4\" = TARGETS ] && exec printf 'TARGETS\\nimage/jpeg\\nimage/png\\n'\n"
-                                 f"[ \"$4\" = image/png ] && exec cat {tmp_path / 'shot.png'}\nexit 1\n")
+    (tools / "xclip").write_text("#!/bin/sh\n[ \"$4\" = TARGETS ] && exec printf 'TARGETS\\nimage/jpeg\\n"
+                                 f"image/png\\n'\n[ \"$4\" = image/png ] && exec cat {tmp_path / 'shot.png'}\nexit 1\n")
     for tool in tools.iterdir():
         tool.chmod(0o755)
     script = tmp_path / "script.json"
