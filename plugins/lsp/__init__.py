@@ -198,7 +198,7 @@ def _server(path: Path, root: Path, agent):
         with _lock:
             if (name, root) not in _running:
                 try:  # in the tool sandbox: some servers run a repository's build scripts (rust-analyzer's build.rs)
-                    argv, _ = Sandbox.from_config(agent.config).wrap(command, str(root), readable=(str(root),))
+                    argv, _ = Sandbox.from_config(agent.config).wrap(command, str(root), readable=_read(command, root))
                     environment = {**tool_environment(agent.secrets), **env}
                     _running[name, root] = Server(argv, root, LANGUAGES.get(path.suffix, path.suffix[1:]),
                                                   environment, options, name=os.path.basename(command[0]))
@@ -209,6 +209,16 @@ def _server(path: Path, root: Path, agent):
         if server is not None and server.alive():
             return server
     return None
+
+
+def _read(command: list, root: Path) -> tuple:
+    """What the server reads that the sandbox's own /tmp would hide: the repository, and the folders of the program
+    and the files its command names (a virtual environment in /tmp, a script of its own)."""
+    import shutil
+
+    named = [shutil.which(command[0]) or command[0], *(p for p in command[1:] if os.path.isabs(p))]
+    return (str(root), *dict.fromkeys(os.path.dirname(os.path.dirname(os.path.abspath(p))) for p in named
+                                      if os.path.exists(p)))
 
 
 @atexit.register
