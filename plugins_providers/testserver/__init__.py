@@ -6,7 +6,8 @@ It answers ``POST /v1/chat/completions`` (OpenAI Chat Completions),
 as the SDKs do) or not, and ``GET /v1/models`` (its ``models``, in the shape
 of the SDK asking). Replies come from a script queue; when the queue is
 empty the server answers with ``default`` (the text ``"ok"``). Every request
-is recorded. Only the standard library is used, so the real SDKs talk to it
+is recorded (``POST /v1/images/generations``, OpenAI's images, too: a
+reply's text is the picture in base64). Only the standard library is used, so the real SDKs talk to it
 over real sockets: parsing, streaming, retries and timeouts are all exercised.
 
 Usage::

@@ -9,7 +9,8 @@ from typing import Any, Optional, Union
 CHAT = "/v1/chat/completions"
 RESPONSES = "/v1/responses"
 MESSAGES = "/v1/messages"
-PATHS = (CHAT, RESPONSES, MESSAGES)
+IMAGES = "/v1/images/generations"  # OpenAI's: a reply's text is the image, base64 (or a 1x1 PNG)
+PATHS = (CHAT, RESPONSES, MESSAGES, IMAGES)
 CREATED = 1700000000
 
 

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any, Optional, Union
 
-from plugins_providers.testserver.script import CHAT, CREATED, MESSAGES, RESPONSES, Step
+from plugins_providers.testserver.script import CHAT, CREATED, IMAGES, MESSAGES, RESPONSES, Step
 
 
 def _split_words(text: str) -> list:
@@ -331,7 +331,19 @@ class _Messages:
         return _Frame({"type": "error", "error": {"type": step.error_kind, "message": step.message or "Overloaded"}}, event="error")
 
 
-RENDER = {CHAT: _Chat, RESPONSES: _Responses, MESSAGES: _Messages}
+class _Images:
+    """OpenAI's image generation: the step's text is the image, as base64 (default: a 1x1 PNG)."""
+
+    DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+    @staticmethod
+    def body(step: Step, n: int, model: str, body: dict) -> dict:
+        return {"created": CREATED, "data": [{"b64_json": step.text if isinstance(step.text, str) else _Images.DOT,
+                                              "revised_prompt": body.get("prompt")}],
+                "usage": {"input_tokens": 10, "output_tokens": 100, "total_tokens": 110}}
+
+
+RENDER = {CHAT: _Chat, RESPONSES: _Responses, MESSAGES: _Messages, IMAGES: _Images}
 
 # status -> (anthropic error type, openai type, openai code, default message)
 _ERRORS = {
