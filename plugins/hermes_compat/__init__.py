@@ -51,7 +51,7 @@ AGENT_TOOLSETS = {
     "browser": ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
                 "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
                 "browser_cdp", "browser_dialog", "web_search"],
-    "image_gen": ["image_generate"], "video": ["video_analyze"],
+    "video": ["video_analyze"],
     "video_gen": ["video_generate", "xai_video_edit", "xai_video_extend"], "computer_use": ["computer_use"],
     "tts": ["text_to_speech"], "project": ["project_list", "project_create", "project_switch"],
     "homeassistant": ["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"],
