@@ -63,17 +63,19 @@ def _variable(key: str) -> str:
     return f"HERMES_{re.sub(r'[^A-Z0-9]', '_', key.upper())}_API_KEY"
 
 
-def export_written_keys(data: dict) -> None:
+def export_written_keys(config: Any) -> None:
     """As hermes starts (hermes-compat's ``register_config``): each key written in config (an auxiliary block's, the
     delegation's, a fallback entry's) into the variable :func:`literal_key` names, before any agent reads which
     variables hold keys, so it is masked and kept from tools as every key is."""
     import os
 
+    from plugins.fallback import entries  # numbered as the fallback chain numbers them: the same variables
+
+    data = config.data
     blocks = [(f"auxiliary.{task}", b) for task, b in (data.get("auxiliary") or {}).items()] \
         if isinstance(data.get("auxiliary"), dict) else []
-    older = data.get("fallback_model")
-    chain = [*(data.get("fallback_providers") or []), *([older] if isinstance(older, dict) else older or [])]
-    blocks += [("delegation", data.get("delegation"))] + [(f"fallback_providers[{i}]", e) for i, e in enumerate(chain)]
+    blocks += [("delegation", data.get("delegation"))]
+    blocks += [(f"fallback_providers[{i}]", entry) for i, entry in enumerate(entries(config))]
     for key, block in blocks:
         if isinstance(block, dict) and not block.get("api_key_env") and not block.get("key_env"):
             value = block.get("api_key") or (block.get("key") if key.startswith("fallback") else None)

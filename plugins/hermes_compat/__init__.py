@@ -102,7 +102,7 @@ def register_config(declare, config):
     if {"auxiliary", "delegation", "fallback_providers", "fallback_model"} & set(data):  # keys written in them, too
         from plugins.auxiliary import export_written_keys
 
-        export_written_keys(data)
+        export_written_keys(config)
     for name in agent_keys_in(data):
         declare(Key(name, ANY, None, AGENT_KEY_HELP))
     state = sys.modules.get("plugins.hermes_compat.state")  # not imported: no hermes plugin loaded (a listing)
