@@ -6,8 +6,8 @@ It answers ``POST /v1/chat/completions`` (OpenAI Chat Completions),
 as the SDKs do) or not, and ``GET /v1/models`` (its ``models``, in the shape
 of the SDK asking). Replies come from a script queue; when the queue is
 empty the server answers with ``default`` (the text ``"ok"``). Every request
-is recorded (``POST /v1/images/generations``, OpenAI's images, too: a
-reply's text is the picture in base64). Only the standard library is used, so the real SDKs talk to it
+is recorded (``POST /v1/images/generations``, OpenAI's images, and ``POST /v1/audio/speech``, its speech, too: a
+reply's text is the picture or the audio in base64). Only the standard library is used, so the real SDKs talk to it
 over real sockets: parsing, streaming, retries and timeouts are all exercised.
 
 Usage::
@@ -143,7 +143,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(path, step, n)
             return
         render = RENDER[path]
-        if record.stream:
+        if hasattr(render, "audio"):  # bytes, not JSON
+            data, kind = render.audio(step, body)
+            self.send_response(200)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif record.stream:
             frames = render.frames(step, n, model, body)
             self._send_stream(frames, step, render)
         elif step.cut_after is not None:

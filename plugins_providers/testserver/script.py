@@ -10,7 +10,8 @@ CHAT = "/v1/chat/completions"
 RESPONSES = "/v1/responses"
 MESSAGES = "/v1/messages"
 IMAGES = "/v1/images/generations"  # OpenAI's: a reply's text is the image, base64 (or a 1x1 PNG)
-PATHS = (CHAT, RESPONSES, MESSAGES, IMAGES)
+SPEECH = "/v1/audio/speech"  # OpenAI's: a reply's text is the audio, base64 (or a short silent WAV)
+PATHS = (CHAT, RESPONSES, MESSAGES, IMAGES, SPEECH)
 CREATED = 1700000000
 
 

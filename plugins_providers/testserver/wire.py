@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any, Optional, Union
 
-from plugins_providers.testserver.script import CHAT, CREATED, IMAGES, MESSAGES, RESPONSES, Step
+from plugins_providers.testserver.script import CHAT, CREATED, IMAGES, MESSAGES, RESPONSES, SPEECH, Step
 
 
 def _split_words(text: str) -> list:
@@ -343,7 +343,33 @@ class _Images:
                 "usage": {"input_tokens": 10, "output_tokens": 100, "total_tokens": 110}}
 
 
-RENDER = {CHAT: _Chat, RESPONSES: _Responses, MESSAGES: _Messages, IMAGES: _Images}
+class _Speech:
+    """OpenAI's speech: the step's text is the audio, as base64 (default: a tenth of a second of silence, WAV),
+    sent as bytes of the type ``response_format`` names."""
+
+    TYPES = {"mp3": "audio/mpeg", "wav": "audio/wav", "opus": "audio/ogg", "aac": "audio/aac", "flac": "audio/flac",
+             "pcm": "audio/pcm"}
+
+    @staticmethod
+    def audio(step: Step, body: dict) -> "tuple[bytes, str]":
+        import base64
+        import io
+        import wave
+
+        if isinstance(step.text, str):
+            data = base64.b64decode(step.text)
+        else:
+            out = io.BytesIO()
+            with wave.open(out, "wb") as w:
+                w.setnchannels(1)
+                w.setsampwidth(2)
+                w.setframerate(8000)
+                w.writeframes(b"\0\0" * 800)
+            data = out.getvalue()
+        return data, _Speech.TYPES.get(str(body.get("response_format") or "mp3"), "application/octet-stream")
+
+
+RENDER = {CHAT: _Chat, RESPONSES: _Responses, MESSAGES: _Messages, IMAGES: _Images, SPEECH: _Speech}
 
 # status -> (anthropic error type, openai type, openai code, default message)
 _ERRORS = {
