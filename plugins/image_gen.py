@@ -29,12 +29,11 @@ def _key(config) -> str:
 
 def image_generate(args, ctx):
     import base64
-    import time
 
     import openai
 
     from hermes.host.files import atomic_write
-    from plugins.tool_args import arg, check_args
+    from plugins.tool_args import arg, check_args, endpoint_error, fresh_path
 
     args = check_args(args, "image_generate")
     prompt = arg(args, "prompt", str, tool="image_generate").strip()
@@ -50,19 +49,15 @@ def image_generate(args, ctx):
     try:
         answer = client.images.generate(model=model, prompt=prompt, size=SIZES[aspect], n=1)
         data = base64.b64decode(answer.data[0].b64_json or "", validate=True)
-    except openai.APIStatusError as exc:
-        body = exc.body if isinstance(exc.body, dict) else {}
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body  # the SDK's body, or the whole
-        said = str(inner.get("message") or exc.message)
-        raise ToolError(f"image_generate: the images endpoint said {exc.status_code}: {said[:300]}") from None
-    except (openai.APIError, ValueError, IndexError, TypeError) as exc:
+    except openai.APIError as exc:
+        raise endpoint_error("image_generate", "images", exc) from None
+    except (ValueError, IndexError, TypeError) as exc:
         raise ToolError(f"image_generate: no picture came ({str(exc).splitlines()[0][:300] or type(exc).__name__})") \
             from None
     if not data:
         raise ToolError("image_generate: the images endpoint sent no picture (it may only send links, which are "
                         "not fetched)")
-    slug = "-".join("".join(c if c.isalnum() else " " for c in prompt.lower()).split()[:6])[:48] or "image"
-    path = config.data_dir / "generated_images" / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}.png"
+    path = fresh_path(config.data_dir / "generated_images", prompt, ".png", "image")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, data)
     return {"path": str(path), "model": model, "size": SIZES[aspect], "bytes": len(data),

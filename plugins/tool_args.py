@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -199,6 +200,28 @@ def clip(text: str, limit: int, what: str = "characters") -> str:
     tail = limit - head
     dropped = len(text) - head - tail
     return f"{text[:head]}\n\n[... {dropped} {what} omitted ...]\n\n{text[-tail:]}"
+
+
+def endpoint_error(tool: str, what: str, exc: Exception) -> ToolError:
+    """The one line the model reads when an openai SDK call to an endpoint of ``what`` (images, speech) failed: its
+    status and message, or why nothing came."""
+    body = getattr(exc, "body", None)
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        first = str(exc).splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        return ToolError(f"{tool}: the {what} endpoint did not answer ({first})")
+    inner = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else body
+    said = str(inner.get("message") if isinstance(inner, dict) and inner.get("message") else getattr(exc, "message", exc))
+    return ToolError(f"{tool}: the {what} endpoint said {status}: {said[:300]}")
+
+
+def fresh_path(folder: Path, words: str, suffix: str, fallback: str) -> Path:
+    """A new file in ``folder`` named by the time and the first words of ``words`` (what the model asked for), never
+    one that is there: ``20261207-101500-a-red-fox.png``, then ``...-a-red-fox-2.png``."""
+    slug = "-".join("".join(c if c.isalnum() else " " for c in words.lower()).split()[:6])[:48] or fallback
+    stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+    taken = {p.stem for p in folder.glob(stem + "*")} if folder.is_dir() else set()
+    return folder / (next(n for n in (stem, *(f"{stem}-{i}" for i in range(2, 10**6))) if n not in taken) + suffix)
 
 
 def headline(tool_name: str, args: Any, most: int = 120) -> str:

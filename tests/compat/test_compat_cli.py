@@ -208,7 +208,7 @@ def test_hermes_agents_toolsets_we_lack_take_in_what_exists_and_an_empty_one_is_
     """A config.yaml of hermes-agent's naming its toolsets (`browser`, `code_execution`, `debugging`, ...) stopped
     every run with "unknown toolset": each takes in those of its tools that exist here; one with none is one
     warning, and the run goes on."""
-    (hermes_home / "config.yaml").write_text("toolsets: [debugging, code_execution, tts]\n")
+    (hermes_home / "config.yaml").write_text("toolsets: [debugging, code_execution, spotify]\n")
     assert hermes("config", "check").stdout.startswith("ok")
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([{"tool_calls": [["read_file", {"path": str(steps)}],
@@ -220,7 +220,8 @@ def test_hermes_agents_toolsets_we_lack_take_in_what_exists_and_an_empty_one_is_
     assert json.loads(missing)["error"].startswith("unknown tool 'todo'")
     assert "execute_code" in json.loads(missing)["error"]  # code_execution is a toolset of core-tools
     assert sorted(out.stderr.strip().splitlines()) == [
-        "hermes: WARNING: toolsets: hermes-agent's 'tts' has none of its tools here (text_to_speech); it adds "
+        "hermes: WARNING: toolsets: hermes-agent's 'spotify' has none of its tools here (spotify_playback, "
+        "spotify_devices, spotify_queue, spotify_search, spotify_playlists, spotify_albums, spotify_library); it adds "
         "nothing"]
 
 

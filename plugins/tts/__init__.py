@@ -1,0 +1,162 @@
+"""Built-in plugin tts: the model speaks with ``text_to_speech`` (hermes-agent's tool).
+
+The audio of the text is kept in the data folder's ``audio_cache/`` (or where the model says) and its path returned.
+``tts.provider`` names the backend, as in hermes-agent: ``openai`` (an OpenAI-compatible speech endpoint,
+``POST /v1/audio/speech``, through the openai SDK: ``tts.openai.model``, ``voice``, ``base_url``; its key in
+``VOICE_TOOLS_OPENAI_KEY`` or ``OPENAI_API_KEY``), a command of the user's declared under ``tts.providers``
+(:mod:`plugins.tts.command`), or any a plugin provides through the ``tts_backends`` hook. hermes-agent's default,
+``edge`` (Microsoft's online voices), and its other cloud and local backends are not here: the tool is not offered
+while ``tts.provider`` names one of them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kernel import hookimpl
+from kernel.types import Tool, ToolError
+
+KEYS = ("VOICE_TOOLS_OPENAI_KEY", "OPENAI_API_KEY")
+NOT_HERE = {"edge", "elevenlabs", "minimax", "xai", "mistral", "gemini", "neutts", "kittentts", "piper", "deepinfra"}
+BUILT_IN = frozenset({"openai", *NOT_HERE})  # hermes-agent's own backends: no plugin's may take a name of them
+LIMITS = {"openai": 4096}  # characters a backend takes (a command's: 5000, a plugin's: 4000), as hermes-agent cuts
+FORMATS = ("mp3", "wav", "ogg", "flac", "opus", "aac")
+
+
+@hookimpl
+def register_config(declare):
+    declare("tts.provider", str, "edge", "the backend text_to_speech speaks with: openai, a command of "
+            "tts.providers, or a plugin's (hermes-agent's default, edge, is not here)")
+    declare("tts.speed", float, 1.0, "how fast the voice speaks (1.0: as the backend does)", minimum=0.25)
+    declare("tts.voice", str, "", "the voice a plugin's backend is asked for (empty: its own)")
+    declare("tts.model", str, "", "the model a plugin's backend is asked for (empty: its own)")
+    declare("tts.providers", dict, {}, "commands that speak: NAME: {command, output_format, timeout, voice, model, "
+            "max_text_length}; {input_path} and {output_path} in the command (see the tts plugin)")
+    declare("tts.openai.model", str, "gpt-4o-mini-tts", "the speech model text_to_speech asks with tts.provider: openai")
+    declare("tts.openai.voice", str, "alloy", "the voice of tts.provider: openai")
+    declare("tts.openai.base_url", str, "", "an OpenAI-compatible speech endpoint (empty: OpenAI's)")
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.tts import hookspecs
+
+    add(hookspecs)
+
+
+def _key() -> str:
+    return next((os.environ[name].strip() for name in KEYS if os.environ.get(name, "").strip()), "")
+
+
+def _offered(config) -> bool:
+    from plugins.tts.command import declared
+
+    provider = str(config.get("tts.provider") or "").strip()
+    if provider in declared(config):
+        return True
+    return bool(_key()) if provider == "openai" else bool(provider) and provider not in NOT_HERE
+
+
+def _openai(config):
+    def speak(text: str, path: Path) -> Path:
+        import openai
+
+        from plugins.tool_args import endpoint_error
+
+        fmt = path.suffix[1:] if path.suffix[1:] in FORMATS else "mp3"
+        client = openai.OpenAI(api_key=_key() or "none", base_url=config.get("tts.openai.base_url") or None,
+                               max_retries=1, timeout=120)
+        speed = float(config.get("tts.speed") or 1.0)
+        try:
+            audio = client.audio.speech.create(model=config.get("tts.openai.model"), input=text,
+                                               voice=config.get("tts.openai.voice"), response_format=fmt,
+                                               **({"speed": min(speed, 4.0)} if speed != 1.0 else {}))
+            data = audio.read()
+        except openai.APIError as exc:
+            raise endpoint_error("text_to_speech", "speech", exc) from None
+        if not data:
+            raise ToolError("text_to_speech: the speech endpoint sent no audio")
+        from hermes.host.files import atomic_write
+
+        atomic_write(path.with_suffix("." + fmt), data)
+        return path.with_suffix("." + fmt)
+
+    return speak
+
+
+@hookimpl
+def tts_backends(agent):
+    from plugins.tts.command import declared, speaker
+
+    config = agent.config
+    return {"openai": _openai(config), **{name: speaker(name, entry, config)
+                                          for name, entry in declared(config).items() if name not in LIMITS}}
+
+
+def _limit(config, provider: str) -> int:
+    """The characters ``provider`` speaks: its ``max_text_length`` (a command's entry, or ``tts.NAME``), else
+    :data:`LIMITS`, 5000 for a command, 4000 for a plugin's."""
+    from plugins.tts.command import declared
+
+    commands, written = declared(config), getattr(config, "data", None) or {}
+    entry = commands.get(provider) or (written.get("tts") if isinstance(written.get("tts"), dict) else {}).get(provider)
+    wanted = entry.get("max_text_length") if isinstance(entry, dict) else None
+    if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted > 0:
+        return wanted
+    return LIMITS.get(provider) or (5000 if provider in commands else 4000)
+
+
+def _target(args, ctx, text: str) -> Path:
+    from plugins.tool_args import arg, fresh_path, resolve_path, working_folder
+
+    raw = arg(args, "output_path", str, tool="text_to_speech", default="").strip()
+    if raw:
+        if ".." in Path(raw).parts:  # the model's path: a traversal is a bug or someone's instruction
+            raise ToolError(f"text_to_speech: output_path {raw!r} has '..' in it: give a path without it")
+        path = resolve_path(raw, "text_to_speech", working_folder(ctx.agent))
+        return path if path.suffix else path.with_suffix(".mp3")
+    return fresh_path(ctx.agent.config.data_dir / "audio_cache", text, ".mp3", "speech")
+
+
+def text_to_speech(args, ctx):
+    from plugins.tool_args import arg, check_args
+
+    args = check_args(args, "text_to_speech")
+    text = arg(args, "text", str, tool="text_to_speech")
+    if not text.strip():
+        raise ToolError("text_to_speech: 'text' is empty: give the words to speak")
+    config = ctx.agent.config
+    provider = str(config.get("tts.provider") or "").strip()
+    backends = {}
+    for provided in ctx.agent.ask("tts_backends") or []:
+        backends.update(provided if isinstance(provided, dict) else {})
+    if not callable(backends.get(provider)):
+        raise ToolError(f"text_to_speech: no backend named {provider!r} (tts.provider); there are: "
+                        f"{', '.join(sorted(backends)) or 'none'}")
+    most, total = _limit(config, provider), len(text)
+    target = _target(args, ctx, text)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(f"text_to_speech: cannot make the folder {str(target.parent)!r}: {exc.strerror or exc}") \
+            from None
+    written = Path(backends[provider](text[:most], target))
+    result = {"path": str(written), "provider": provider, "format": written.suffix[1:], "bytes":
+              written.stat().st_size}
+    if total > most:
+        result["note"] = f"only the first {most} of {total} characters were spoken (the {provider} backend's limit)"
+    return result
+
+
+@hookimpl
+def register_tools(register, config):
+    register(Tool(
+        name="text_to_speech",
+        description="Speak text aloud with the user's configured voice: the audio file is saved and its path "
+                    "returned. output_path (optional) says where; its suffix (.mp3, .wav, ...) the format.",
+        parameters={"type": "object", "properties": {
+            "text": {"type": "string", "description": "The words to speak (long text is cut at the voice's limit)"},
+            "output_path": {"type": "string", "description": "Where to save the audio (default: the data folder's "
+                                                             "audio_cache/)"}}, "required": ["text"]},
+        handler=text_to_speech, toolset="tts", parallel_safe=True, path_arg="output_path",
+        check=lambda: _offered(config)))
