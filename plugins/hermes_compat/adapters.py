@@ -1,6 +1,6 @@
 """Registration bridges: a hermes plugin's tools, slash commands, CLI
 commands, memory providers, context engines, model provider profiles, web
-search providers and secret sources as kernel registrations. See :mod:`plugins.hermes_compat.bridge`
+search and speech providers and secret sources as kernel registrations. See :mod:`plugins.hermes_compat.bridge`
 for hooks."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from plugins.hermes_compat import state
 from plugins.hermes_compat.engines import register_engine
 from plugins.hermes_compat.memory import register_memory
 from plugins.hermes_compat.profiles import register_profiles, resolve_mode
+from plugins.hermes_compat.speech import backends as speech_backends
 from plugins.hermes_compat.tools_commands import register_cli, register_skills, register_slash, register_tools
 from plugins.hermes_compat.web import backends as web_backends
 from plugins.secret_sources.sources import read_sources
@@ -35,6 +36,8 @@ def registration_impls(record: state.PluginRecord):
     if record.web_providers:  # the web plugin's hooks
         yield "web_search_backends", ("agent",), lambda kw: web_backends(record, "search"), {"optionalhook": True}
         yield "web_extract_backends", ("agent",), lambda kw: web_backends(record, "extract"), {"optionalhook": True}
+    if record.tts_providers:  # the tts plugin's hook
+        yield "tts_backends", ("agent",), lambda kw: speech_backends(record, kw["agent"]), {"optionalhook": True}
     if record.secret_sources:  # after the built-in sources' register_config: theirs are set first
         yield "register_config", ("declare", "config"), lambda kw: read_sources(
             record.secret_sources, kw["declare"], kw["config"]), {"trylast": True}

@@ -248,6 +248,18 @@ class PluginContext:
         self._record.web_providers.append(provider)
 
     @_lenient
+    def register_tts_provider(self, provider: Any) -> None:
+        from plugins.tts import BUILT_IN
+
+        name = str(getattr(provider, "name", "") or "")
+        why = ("no name or no synthesize()" if not name or not callable(getattr(provider, "synthesize", None)) else
+               f"'{name}' is a built-in backend's name" if name.lower() in BUILT_IN else "")
+        if why:
+            log.warning("plugin %s: register_tts_provider(%r): %s; ignored", self._record.name, provider, why)
+            return
+        self._record.tts_providers.append(provider)
+
+    @_lenient
     def register_secret_source(self, source: Any) -> None:
         from plugins.secret_sources import SOURCES
 

@@ -40,6 +40,7 @@ STANDINS = {
     "agent.context_engine": _HOST + "context_engine",
     "agent.context_compressor": _HOST + "context_compressor",
     "agent.web_search_provider": _HOST + "web_search_provider",
+    "agent.tts_provider": _HOST + "tts_provider",
     "agent.secret_sources": None,
     "agent.secret_sources.base": _HOST + "secret_source_base",
     "providers": _HOST + "providers",

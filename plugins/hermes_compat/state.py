@@ -53,6 +53,7 @@ class PluginRecord:
     memory_providers: list = field(default_factory=list)
     context_engines: list = field(default_factory=list)
     web_providers: list = field(default_factory=list)  # agent.web_search_provider.WebSearchProvider objects
+    tts_providers: list = field(default_factory=list)  # agent.tts_provider.TTSProvider objects
     secret_sources: list = field(default_factory=list)  # agent.secret_sources.base.SecretSource objects
     profiles: list = field(default_factory=list)  # providers.base.ProviderProfile objects
     middleware: list = field(default_factory=list)  # (kind, callback)
@@ -65,7 +66,8 @@ class PluginRecord:
         for label, items in (("tools", self.tools), ("hooks", self.hooks), ("commands", self.commands),
                              ("cli commands", self.cli_commands), ("memory providers", self.memory_providers),
                              ("context engines", self.context_engines), ("model providers", self.profiles),
-                             ("web search providers", self.web_providers), ("secret sources", self.secret_sources)):
+                             ("web search providers", self.web_providers), ("speech providers", self.tts_providers),
+                             ("secret sources", self.secret_sources)):
             if items:
                 names = items if isinstance(items, dict) else [getattr(i, "name", type(i).__name__) for i in items]
                 parts.append(f"{label} {', '.join(str(n) for n in names)}")

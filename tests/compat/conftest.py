@@ -43,7 +43,8 @@ def make_site(site: Path) -> Path:
     site.mkdir(parents=True, exist_ok=True)
     write_dist(site, "hermes_kernel", "0.1.0", {"hermes.plugins": kernel_entry_points()}, "the kernel")
     for name in ("hxfix_kitchen", "hxfix_funcs", "hxfix_sideeffect", "hxfix_memory", "hxfix_engine", "hxfix_halfway",
-                 "hxfix_lazy", "hxfix_strict", "hxfix_guard", "hxfix_pruner", "hxfix_newest", "hxfix_websearch"):
+                 "hxfix_lazy", "hxfix_strict", "hxfix_guard", "hxfix_pruner", "hxfix_newest", "hxfix_websearch",
+                 "hxfix_tts"):
         shutil.copy(FIXTURES / f"{name}.py", site / f"{name}.py")
     write_dist(site, "hermes-kitchen", "1.0", {"hermes_agent.plugins": {"kitchen": "hxfix_kitchen"}},
                "soup and shouting")
@@ -58,6 +59,7 @@ def make_site(site: Path) -> Path:
     write_dist(site, "hermes-lazy", "0.1", {"hermes_agent.plugins": {"lazy": "hxfix_lazy"}})
     write_dist(site, "hermes-newest", "0.1", {"hermes_agent.plugins": {"newest": "hxfix_newest"}})
     write_dist(site, "hermes-almanac", "0.1", {"hermes_agent.plugins": {"almanac": "hxfix_websearch"}})
+    write_dist(site, "hermes-chime", "0.1", {"hermes_agent.plugins": {"chime": "hxfix_tts"}})
     write_dist(site, "hermes-pruner", "0.1", {"hermes_agent.plugins": {"pruner": "hxfix_pruner",
                                                                        "delegating": "hxfix_pruner:register_delegating"}})
     write_dist(site, "hermes-halfway", "0.1", {"hermes_agent.plugins": {"halfway": "hxfix_halfway"}})

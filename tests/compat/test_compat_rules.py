@@ -367,3 +367,25 @@ def test_a_web_search_provider_of_the_newest_host_answers_web_search(compat_site
                                                                     "done"])
     assert [json.loads(t) for t in tool_results(agent.run_conversation("search"))] == [
         {"error": "web_search: the unplugged backend is not available (its key or package is missing)"}]
+
+
+def test_a_speech_provider_of_hermes_agent_answers_text_to_speech(compat_site, make_agent, caplog, tmp_path):
+    import plugins.tts as tts
+
+    cfg = Config({"plugins": {"enabled": ["chime"]}, "tts": {"provider": "chime", "voice": "bell", "speed": 1.5}})
+    cands, adapters = load_compat(cfg)
+    assert cands["chime"].status == "enabled", cands["chime"].error
+    assert "register_tts_provider" in caplog.text and "'openai' is a built-in backend's name" in caplog.text
+    assert "no name or no synthesize()" in caplog.text  # Mute
+    steps = [{"tool_calls": [["text_to_speech", {"text": "ding", "output_path": str(tmp_path / "ding.mp3")}],
+                             ["text_to_speech", {"text": "refuse", "output_path": str(tmp_path / "no.mp3")}]]}, "done"]
+    agent = make_agent(tts, *adapters, config=cfg, script=steps)
+    made, refused = [json.loads(t) for t in tool_results(agent.run_conversation("speak"))]
+    assert made["path"] == str(tmp_path / "ding.ogg") and made["provider"] == "chime" and made["format"] == "ogg"
+    assert (tmp_path / "ding.ogg").read_text() == "bell|None|1.5|mp3|ding"
+    assert refused["error"] == "text_to_speech failed: RuntimeError: chime: the bell is cracked"
+    cfg = Config({"plugins": {"enabled": ["chime"]}, "tts": {"provider": "unplugged"}})
+    agent = make_agent(tts, *load_compat(cfg)[1], config=cfg, script=[{"tool_calls": [["text_to_speech", {
+        "text": "x", "output_path": str(tmp_path / "x.mp3")}]]}, "done"])
+    assert [json.loads(t) for t in tool_results(agent.run_conversation("speak"))] == [
+        {"error": "text_to_speech: the unplugged backend is not available (its key or package is missing)"}]
