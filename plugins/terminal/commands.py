@@ -46,7 +46,12 @@ def _help(chat, args):
 
 
 def _new(chat, args):
-    return f"new session {chat.agent.new_session()}"
+    from plugins.terminal.goals import STATE, restore
+
+    old, goal = chat.agent.session_id, chat.agent.state.get(STATE)
+    new = chat.agent.new_session()
+    restore(chat)  # a goal stays with the session it was set in (as hermes-agent's): none in the new one
+    return f"new session {new}" + (f"; the goal stays with session {old} (/resume {old} brings it back)" if goal else "")
 
 
 def _tools(chat, args):

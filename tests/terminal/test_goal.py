@@ -115,3 +115,18 @@ def test_a_goal_not_done_is_kept_with_its_session(hermes, hermes_home, wire_serv
     assert "goal: write two steps\nAlso required:\n1. number them" in out.stdout  # its subgoal kept too
     assert "step 2" in out.stdout and "goal cleared" in out.stdout
     assert not (hermes_home / "goals" / f"{session}.json").exists()
+
+
+def test_a_new_session_leaves_the_goal_with_the_one_it_was_set_in(hermes, hermes_home, wire_server, cli_env):  # noqa: F811
+    """/new (and /clear) start without the goal; it stays with its session, where /resume finds it."""
+    (hermes_home / "config.yaml").write_text(CONFIG.format(turns=0))
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test"}
+    answers, verdicts = iter(["step 1", "other work"]), iter(['{"done": false, "reason": "more to do"}'])
+    wire_server.script([judged(answers, verdicts)] * 3)
+    out = hermes("chat", "--base-url", wire_server.openai_url, *MODEL, env=env,
+                 input="/goal write two steps\n/new\n/goal status\nsomething else\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    first = json.loads(hermes("sessions", "list", "--json").stdout)[-1]["id"]  # the oldest
+    assert f"the goal stays with session {first} (/resume {first} brings it back)" in out.stdout
+    assert "no goal: /goal TEXT sets one" in out.stdout and "other work" in out.stdout
+    assert sorted(p.name for p in (hermes_home / "goals").iterdir()) == [f"{first}.json"]
