@@ -20,6 +20,9 @@ Commands = Callable[[], dict]  # name -> one line of help, asked each time (plug
 PASTED = re.compile(r"\[Pasted text #\d+: \d+ lines \u2192 (.+?)\]")
 
 
+KEPT_DAYS = 30  # a paste's file, as the images of plugins.images
+
+
 class Pastes:
     """hermes-agent's collapsed pastes: a paste of ``lines`` lines or ``chars`` characters and more (``limits()``; 0:
     never) is kept in a file of ``folder`` and stands in the input line as ``[Pasted text #N: L lines → FILE]``, which
@@ -33,6 +36,8 @@ class Pastes:
         if not (lines and text.count("\n") >= lines or chars and len(text) >= chars):
             return None
         self.count += 1
+        if self.count == 1:
+            self.prune()
         path = self.folder / f"paste-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self.count}.txt"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -41,6 +46,17 @@ class Pastes:
         except OSError:  # a read-only data folder: the paste goes in whole
             return None
         return f"[Pasted text #{self.count}: {text.count(chr(10)) + 1} lines \u2192 {path}]"
+
+    def prune(self) -> None:
+        """Pastes older than :data:`KEPT_DAYS` go (the message sent held each whole; only a line of the input history
+        names the file): the folder does not grow for ever."""
+        cutoff = time.time() - KEPT_DAYS * 86400
+        for old in self.folder.glob("paste-*.txt") if self.folder.is_dir() else ():
+            try:
+                if old.stat().st_mtime < cutoff:
+                    old.unlink()
+            except OSError:
+                pass
 
     @staticmethod
     def expand(text: str) -> str:

@@ -5,6 +5,8 @@ commands the model started; /branch goes on in a copy of the session, titled, th
 from __future__ import annotations
 
 import json
+import os
+import time
 
 from tests.terminal.test_busy_input import stored
 
@@ -222,7 +224,12 @@ def test_toolsets_says_which_this_chat_offers(hermes, tmp_path):
 
 def test_a_big_paste_stands_in_the_line_as_a_placeholder_and_is_sent_whole(terminal, hermes, hermes_home):
     """hermes-agent's paste_collapse_threshold: a paste of 5 line breaks or more is kept in a file and stands in the
-    input line as [Pasted text #N: L lines -> FILE]; the message sent holds it whole. A smaller one goes in as it is."""
+    input line as [Pasted text #N: L lines -> FILE]; the message sent holds it whole. A smaller one goes in as it is.
+    Pastes older than 30 days go."""
+    old = hermes_home / "pastes" / "paste-20261001-120000-1-1.txt"  # 31 days old at the first paste: it goes
+    old.parent.mkdir()
+    old.write_text("an old paste")
+    os.utime(old, (time.time() - 31 * 86400,) * 2)
     chat, _ = terminal(["got the log", "got the note"], env={"NO_COLOR": "1"})
     chat.expect("hermes> ")
     pasted = "\n".join(f"trace line {n}" for n in range(1, 8))
