@@ -1,0 +1,45 @@
+"""Built-in plugin gateway: the agent on a messaging platform, as hermes-agent's gateway (``hermes gateway run``).
+
+Telegram is built in (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in
+hermes-agent); a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+:mod:`plugins.gateway.runner`."""
+
+from __future__ import annotations
+
+import os
+
+from kernel import hookimpl
+
+
+@hookimpl
+def register_config(declare):
+    declare("telegram.extra.base_url", str, "https://api.telegram.org", "the Telegram Bot API server the gateway "
+            "talks to (hermes-agent's key: a local telegram-bot-api)")
+    declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
+    declare("max_live_sessions", int, 16, "chats whose agents the gateway keeps built (the least recently used go)",
+            minimum=1)
+
+
+@hookimpl
+def register_hookspecs(add):
+    from plugins.gateway import hookspecs
+
+    add(hookspecs)
+
+
+@hookimpl
+def gateway_platforms(config):
+    def telegram():
+        from plugins.gateway.telegram import Telegram
+
+        token = os.environ.get("TELEGRAM_BOT_TOKEN", "").strip()
+        return Telegram(token, str(config.get("telegram.extra.base_url"))) if token else None
+
+    return {"telegram": telegram}
+
+
+@hookimpl
+def register_commands(cli):
+    from plugins.gateway.cli import gateway
+
+    cli.add_command(gateway)

@@ -1,0 +1,85 @@
+"""``hermes gateway``: run the gateway in the foreground, or say how it is set up."""
+
+from __future__ import annotations
+
+import click
+
+
+def _configured(app, only: tuple) -> dict:
+    """``{name: make}`` of the platforms plugins provide (``only``: those named)."""
+    from hermes.cli.app import EXIT_USAGE, Fail
+
+    provided: dict = {}
+    for each in app.host.pm.hook.gateway_platforms(config=app.config) or []:
+        provided.update(each if isinstance(each, dict) else {})
+    unknown = [name for name in only if name not in provided]
+    if unknown:
+        raise Fail(f"no platform named {', '.join(unknown)}; there are: {', '.join(sorted(provided)) or 'none'}",
+                   EXIT_USAGE)
+    return {name: make for name, make in provided.items() if not only or name in only}
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def gateway(ctx):
+    """The agent on a messaging platform (Telegram: TELEGRAM_BOT_TOKEN): run, status."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(status)
+
+
+@gateway.command()
+@click.option("--platform", "only", multiple=True, help="Only this platform (again for more; default: every one "
+                                                         "whose token is set).")
+@click.pass_obj
+def run(app, only):
+    """Answer the platforms' messages until Ctrl+C (or SIGTERM), one conversation per chat."""
+    from hermes.cli.app import Fail, program
+    from plugins.commands.front import build_agent
+    from plugins.gateway.hookspecs import PlatformError
+    from plugins.gateway.runner import Gateway, allowed_users
+
+    build_agent(app, {}, None, platform="gateway").close()  # no model or key: one line now, not in every chat
+    platforms = [made for made in (make() for make in _configured(app, only).values()) if made is not None]
+    if not platforms:
+        raise Fail("no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or "
+                   "the data folder's .env")
+    for platform in platforms:
+        try:
+            who = platform.start()
+        except Exception as exc:  # noqa: BLE001 - a plugin's platform may raise anything: one line
+            raise Fail(str(exc) if isinstance(exc, PlatformError) else f"{platform.name}: {type(exc).__name__}: "
+                       f"{exc}") from None
+        allowed = allowed_users(app.config, platform.name)
+        click.echo(f"{program()}: gateway on {platform.name} as {who} ("
+                   + ("everybody may talk to it" if allowed is None else f"{len(allowed)} user(s) allowed" if allowed
+                      else f"nobody is allowed yet: set {platform.name.upper()}_ALLOWED_USERS=ID,...; a stranger "
+                      "is told their id") + "); Ctrl+C stops", err=True)
+    running = Gateway(app, platforms)
+    running.run()
+    if running.failure:
+        raise Fail(running.failure)
+
+
+@gateway.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status(app, as_json):
+    """Each platform: whether its token is set and who may talk to it (nothing is sent)."""
+    from hermes.cli.app import echo_json
+    from plugins.gateway.runner import allowed_users
+
+    rows = []
+    for name, make in sorted(_configured(app, ()).items()):
+        platform = make()
+        allowed = allowed_users(app.config, name)
+        rows.append({"platform": name, "configured": platform is not None,
+                     "allowed_users": None if allowed is None else sorted(allowed)})
+        if platform is not None:
+            platform.close()
+    if as_json:
+        echo_json(rows)
+        return
+    for row in rows:
+        who = "everybody" if row["allowed_users"] is None else ", ".join(row["allowed_users"]) or "nobody yet"
+        click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
+                                              f"no token ({row['platform'].upper()}_BOT_TOKEN)"))

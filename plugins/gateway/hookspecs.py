@@ -1,0 +1,64 @@
+"""The hook the messaging gateway asks (added through ``register_hookspecs``): the platforms plugins connect it to.
+A plugin that implements it without the gateway plugin loaded marks it ``optionalhook=True``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+from kernel import hookspec
+
+
+@dataclass
+class Incoming:
+    """A message a platform received."""
+
+    chat: str  # where to answer: a conversation of its own (a private chat, a group)
+    user: str  # who sent it: what the allow-list names
+    name: str  # who sent it, for people (a username)
+    text: str  # "" for a message without text (a picture, a voice note)
+    addressed: bool = True  # to the bot: a private chat's messages are; a group's only when they name or answer it
+
+
+class PlatformError(Exception):
+    """A platform's failure as one line for the user (the bot's token refused, the service not reachable); ``lasting``
+    when trying again cannot help."""
+
+    def __init__(self, message: str, lasting: bool = False):
+        super().__init__(message)
+        self.lasting = lasting
+
+
+class Platform(Protocol):
+    """A messaging service the gateway talks through; its methods are called from the gateway's threads."""
+
+    name: str  # "telegram": the sessions' platform, and what `hermes gateway run --platform` names
+    most: int  # the longest message it sends (longer answers go in parts)
+    offset: int  # where receiving goes on after a restart (the gateway keeps it): no message is received twice
+
+    def start(self) -> str:
+        """Connect and check the credentials; who the bot is there (``@hermes_bot``). :class:`PlatformError`."""
+
+    def receive(self) -> list:
+        """The next messages (:class:`Incoming`), waiting a few seconds at most for one; ``[]`` for none.
+        :class:`PlatformError` when the service failed (the gateway waits and asks again)."""
+
+    def send(self, chat: str, text: str) -> None:
+        """Send ``text`` (at most ``most`` characters) to ``chat``. :class:`PlatformError`."""
+
+    def typing(self, chat: str) -> None:
+        """Show that an answer is being written (a few seconds' worth); failures are ignored."""
+
+    def close(self) -> None:
+        """Let go of connections."""
+
+
+@hookspec
+def gateway_platforms(config: Any) -> Optional[dict]:
+    """``hermes gateway run`` is starting: which messaging platforms do you connect it to? Each configured one
+    (its token set) is started; the gateway then answers its messages, one conversation per chat.
+
+    :param config: the loaded configuration.
+    :return: ``{name: make}``, where ``make()`` returns a :class:`Platform`, or ``None`` when it is not configured
+        here (no token); or ``None``.
+    """

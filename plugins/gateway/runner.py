@@ -1,0 +1,416 @@
+"""The gateway at work: each platform's messages received on a thread of its own, one conversation per chat.
+
+A chat's messages are answered in order, by an agent of its own (``platform`` the platform's name, its session
+stored as any other and kept across restarts); chats run side by side, ``max_concurrent_sessions`` at once, and
+the agents of the ``max_live_sessions`` chats used last stay built. Only the allowed users are answered (a
+stranger is told their id, once). A message received is kept in the data folder's ``gateway/state.json`` until
+its turn starts, with where receiving goes on: a gateway stopped or killed meanwhile answers it when it starts
+again, and never receives a message twice. A flagged tool call asks the chat (``/approve``, ``/deny``) and is
+denied after ``approvals.timeout`` seconds without an answer."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections import OrderedDict, deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from kernel import hookimpl
+from plugins.gateway.hookspecs import Incoming, PlatformError
+
+log = logging.getLogger("hermes.gateway")
+CHAT = "gateway.chat"  # agent.state key: the chat a gateway agent answers
+TYPING_EVERY = 4.0  # seconds: Telegram shows "typing" for about five
+RETRY_WAIT = (1, 2, 5, 10, 30)  # seconds between attempts to reach a platform that failed
+HELP = ("I answer each message here as one conversation that goes on. /new starts another, /stop stops the answer "
+        "being written, /status says where we are; when a command of mine needs your yes: /approve (or /approve "
+        "session, /approve always), /deny.")
+AT_ONCE = ("start", "help", "stop", "approve", "deny", "status")  # commands answered while a turn runs
+NOT_TEXT = "only text messages are read here (a picture, a voice note or a file is not)"
+
+
+@dataclass
+class Waiting:
+    """An approval the chat was asked for."""
+
+    event: threading.Event = field(default_factory=threading.Event)
+    choice: str = "deny"
+
+
+@dataclass
+class Chat:
+    platform: Any
+    chat: str
+    queue: deque = field(default_factory=deque)  # texts waiting for their turn (each also in the state's inbox)
+    busy: bool = False  # a worker is answering its queue
+    turning: bool = False  # a turn runs now
+    agent: Any = None
+    pending: list = field(default_factory=list)  # Waiting approvals, oldest first
+
+    @property
+    def key(self) -> str:
+        return f"{self.platform.name}:{self.chat}"
+
+
+def allowed_users(config, platform: str) -> "set | None":
+    """The ids allowed on ``platform`` (hermes-agent's ``TELEGRAM_ALLOWED_USERS``, ``GATEWAY_ALLOWED_USERS``), or
+    ``None`` for everybody (``TELEGRAM_ALLOW_ALL_USERS``, ``GATEWAY_ALLOW_ALL_USERS``: true)."""
+    prefix = platform.upper()
+    if any(os.environ.get(v, "").strip().lower() in ("true", "1", "yes")
+           for v in (f"{prefix}_ALLOW_ALL_USERS", "GATEWAY_ALLOW_ALL_USERS")):
+        return None
+    listed = ",".join(os.environ.get(v, "") for v in (f"{prefix}_ALLOWED_USERS", "GATEWAY_ALLOWED_USERS"))
+    return {u.strip().lstrip("@").lower() for u in listed.split(",") if u.strip()}
+
+
+class Gateway:
+    def __init__(self, app, platforms: list):
+        self.app, self.config, self.platforms = app, app.config, platforms
+        self.lock, self.stopping = threading.RLock(), threading.Event()
+        self.chats: dict = {}
+        self.live: OrderedDict = OrderedDict()  # chat key -> its agent, least recently used first
+        self.told: set = set()  # strangers told their id
+        self.failure = ""  # why it stopped by itself (a platform that cannot go on)
+        self.path = self.config.data_dir / "gateway" / "state.json"
+        self.state = self._load()
+        most = int(self.config.get("max_concurrent_sessions") or 4)
+        self.workers = ThreadPoolExecutor(most, thread_name_prefix="hermes-gateway")
+        self.allowed = {p.name: allowed_users(self.config, p.name) for p in platforms}
+
+    # -- the state file
+    def _load(self) -> dict:
+        try:
+            state = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"offsets": {}, "sessions": {}, "inbox": []}
+        except (OSError, ValueError) as exc:  # kept aside, never written over: its sessions map is the user's
+            aside = self.path.with_suffix(f".unreadable-{int(time.time())}")
+            os.replace(self.path, aside)
+            log.warning("gateway: %s could not be read (%s); kept as %s", self.path, exc, aside.name)
+            return {"offsets": {}, "sessions": {}, "inbox": []}
+        return {k: state.get(k) if isinstance(state.get(k), type(v)) else v
+                for k, v in {"offsets": {}, "sessions": {}, "inbox": []}.items()}
+
+    def _save(self) -> None:
+        from hermes.host.files import atomic_write
+
+        with self.lock:
+            try:
+                atomic_write(self.path, json.dumps(self.state, indent=1))
+            except OSError as exc:  # the answers go on; a restart meanwhile may answer a message twice or not
+                log.warning("gateway: cannot write %s: %s", self.path, exc.strerror or exc)
+
+    # -- running
+    def run(self) -> None:
+        for platform in self.platforms:
+            platform.offset = int(self.state["offsets"].get(platform.name) or 0)
+        relay = Relay(self)
+        self.app.host.pm.register(relay, name="gateway-relay")  # this gateway's agents' approvals, no one else's
+        previous = {s: signal.signal(s, lambda *_: self.stopping.set())
+                    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        try:
+            for item in list(self.state["inbox"]):  # received before a stop, not yet answered
+                platform = next((p for p in self.platforms if p.name == item.get("platform")), None)
+                if platform is not None:
+                    chat = self._chat(platform, str(item.get("chat")))
+                    chat.queue.append((str(item.get("text")), item))
+                    self._schedule(chat)
+            for platform in self.platforms:
+                threading.Thread(target=self._receive, args=(platform,), name=f"gateway-{platform.name}",
+                                 daemon=True).start()
+            while not self.stopping.wait(0.5):
+                pass
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            self._stop()
+            self.app.host.pm.unregister(relay)
+
+    def _stop(self) -> None:
+        self.stopping.set()
+        with self.lock:
+            running = [c for c in self.chats.values() if c.turning]
+        for chat in running:  # stored as far as they got; the message stays in the inbox only when not yet started
+            self._deny_waiting(chat)
+            chat.agent.interrupt()
+            self._send(chat, "(the gateway is stopping: this answer ends here; send it again to go on)")
+        self.workers.shutdown(wait=True, cancel_futures=True)
+        for agent in self.live.values():
+            agent.close()
+        for platform in self.platforms:
+            platform.close()
+
+    def _receive(self, platform) -> None:
+        failures = 0
+        while not self.stopping.is_set():
+            try:
+                messages = platform.receive()
+                failures = 0
+            except Exception as exc:  # noqa: BLE001 - a plugin's platform may raise anything: it is asked again
+                if self.stopping.is_set():  # closed under it
+                    return
+                if not isinstance(exc, PlatformError):
+                    log.exception("gateway: %s", platform.name)
+                    exc = PlatformError(f"{platform.name}: {type(exc).__name__}: {exc}")
+                if exc.lasting:  # `hermes gateway run` ends with it
+                    self.failure = str(exc)
+                    self.stopping.set()
+                    return
+                if not failures:
+                    click.echo(f"gateway: {exc} (trying again)", err=True)
+                self.stopping.wait(RETRY_WAIT[min(failures, len(RETRY_WAIT) - 1)])
+                failures += 1
+                continue
+            with self.lock:  # the messages queued and where receiving goes on, kept together before any answer
+                then = [self._sort(platform, message) for message in messages]
+                self.state["offsets"][platform.name] = platform.offset
+                self._save()
+            for each in then:
+                if each is not None:
+                    each()
+
+    def _sort(self, platform, message: Incoming):
+        """Queue ``message`` (kept in the inbox), or what to do with it at once; ``None``: nothing."""
+        allowed = self.allowed[platform.name]
+        if not message.addressed:
+            return None
+        chat = self._chat(platform, message.chat)
+        if allowed is not None and message.user not in allowed:
+            if (platform.name, message.user) in self.told:
+                return None
+            self.told.add((platform.name, message.user))
+            log.warning("gateway: %s user %s (%s) is not allowed", platform.name, message.user, message.name)
+            return lambda: self._send(chat, f"I only answer the people my owner allowed. Your {platform.name} user "
+                                            f"id is {message.user}: the owner adds it to "
+                                            f"{platform.name.upper()}_ALLOWED_USERS.")
+        text = message.text.strip()
+        if not text:
+            return lambda: self._send(chat, NOT_TEXT)
+        if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE:
+            return lambda: self._at_once(chat, text)
+        item = {"platform": platform.name, "chat": message.chat, "text": text}
+        self.state["inbox"].append(item)
+        chat.queue.append((text, item))
+        return lambda: self._schedule(chat)
+
+    def _chat(self, platform, chat_id: str) -> Chat:
+        with self.lock:
+            return self.chats.setdefault(f"{platform.name}:{chat_id}", Chat(platform, chat_id))
+
+    def _schedule(self, chat: Chat) -> None:
+        with self.lock:
+            if chat.queue and not chat.busy:
+                chat.busy = True
+                self.workers.submit(self._drain, chat)
+
+    def _drain(self, chat: Chat) -> None:
+        from hermes.cli.app import Fail
+
+        while not self.stopping.is_set():
+            with self.lock:
+                if not chat.queue:
+                    chat.busy = False
+                    return
+                text, item = chat.queue.popleft()
+                if item in self.state["inbox"]:
+                    self.state["inbox"].remove(item)
+                self._save()
+            try:
+                self._command(chat, text) if text.startswith("/") else self._turn(chat, text)
+            except Fail as exc:  # the agent could not be built (no model, a provider without its key)
+                self._send(chat, f"⚠️ {exc.message}")
+            except Exception as exc:  # noqa: BLE001 - one chat's failure is said there, the gateway goes on
+                log.exception("gateway: %s", chat.key)
+                self._send(chat, f"⚠️ that failed: {type(exc).__name__}: {exc}")
+        with self.lock:
+            chat.busy = False
+
+    # -- answering
+    def _send(self, chat: Chat, text: str) -> None:
+        from plugins.tool_args import masked
+
+        if chat.agent is not None:
+            text = masked(text, chat.agent)
+        most, rest = chat.platform.most, text
+        while rest:
+            cut = len(rest) if len(rest) <= most else (rest.rfind("\n", 0, most) + 1 or most)
+            part, rest = rest[:cut], rest[cut:]
+            try:
+                chat.platform.send(chat.chat, part)
+            except PlatformError as exc:
+                click.echo(f"gateway: {chat.key}: could not send an answer: {exc}", err=True)
+                return
+
+    def _agent(self, chat: Chat):
+        """The chat's agent: kept while the chat is among the last used, its session carried across restarts."""
+        from hermes.cli.app import Fail
+        from plugins.commands.front import build_agent, check_session
+
+        if chat.agent is None:
+            session = self.state["sessions"].get(chat.key)
+            note = ""
+            if session:
+                try:
+                    check_session(self.app, session)
+                except Fail as exc:
+                    session, note = None, f"(a new conversation: the last one could not go on: {exc.message})"
+            chat.agent = build_agent(self.app, {}, None, session_id=session, platform=chat.platform.name)
+            chat.agent.state[CHAT] = chat
+            if note:
+                self._send(chat, note)
+        with self.lock:
+            self.live[chat.key] = chat.agent
+            self.live.move_to_end(chat.key)
+            most = max(int(self.config.get("max_live_sessions") or 16), 1)
+            for key in list(self.live):  # the least recently used first; one answering now stays
+                if len(self.live) <= most:
+                    break
+                if key != chat.key and not self.chats[key].busy:
+                    self.live.pop(key).close()
+                    self.chats[key].agent = None
+        return chat.agent
+
+    def _remember(self, chat: Chat) -> None:
+        with self.lock:
+            if self.state["sessions"].get(chat.key) != chat.agent.session_id:
+                self.state["sessions"][chat.key] = chat.agent.session_id  # a new one, or rotated by compression
+                self._save()
+
+    def _turn(self, chat: Chat, text: str) -> None:
+        from kernel.types import ExitReason
+
+        agent = self._agent(chat)
+        done = threading.Event()
+        threading.Thread(target=self._typing, args=(chat, done), daemon=True).start()
+        chat.turning = True
+        try:
+            result = agent.run_conversation(text)
+        finally:
+            chat.turning = False
+            done.set()
+            self._remember(chat)
+        if (result.final_response or "").strip():
+            self._send(chat, result.final_response)
+        if result.exit_reason == ExitReason.ERROR:
+            self._send(chat, f"⚠️ {result.error}")
+        elif result.exit_reason == ExitReason.INTERRUPTED and not self.stopping.is_set():
+            self._send(chat, "stopped")
+        elif result.exit_reason == ExitReason.BUDGET:
+            self._send(chat, "(the step budget ran out: send \"go on\" to continue)")
+
+    def _typing(self, chat: Chat, done: threading.Event) -> None:
+        while not done.is_set():
+            chat.platform.typing(chat.chat)
+            done.wait(TYPING_EVERY)
+
+    # -- commands
+    def _at_once(self, chat: Chat, text: str) -> None:
+        """A command of :data:`AT_ONCE`, answered as it comes, while a turn runs (the others wait their turn)."""
+        name, _, args = text[1:].partition(" ")
+        name = name.lower()
+        if name in ("start", "help"):
+            self._send(chat, HELP)
+        elif name == "stop":
+            with self.lock:
+                dropped = len(chat.queue)
+                for _, item in chat.queue:
+                    if item in self.state["inbox"]:
+                        self.state["inbox"].remove(item)
+                chat.queue.clear()
+                self._save()
+            running = chat.turning
+            if running:
+                self._deny_waiting(chat)
+                chat.agent.interrupt()
+            self._send(chat, "nothing is running" if not running and not dropped else
+                       f"stopping{f' (and {dropped} message(s) waiting dropped)' if dropped else ''}")
+        elif name in ("approve", "deny"):
+            with self.lock:
+                waiting = chat.pending.pop(0) if chat.pending else None
+            if waiting is None:
+                self._send(chat, "nothing waits for your approval")
+            else:
+                how = args.strip().lower()
+                waiting.choice = "deny" if name == "deny" else how if how in ("session", "always") else "once"
+                waiting.event.set()
+        elif name == "status":
+            agent = chat.agent
+            self._send(chat, f"session {self.state['sessions'].get(chat.key) or '(none yet)'}"
+                       + (f", model {agent.provider_config.model}" if agent is not None else "")
+                       + (", answering" if chat.busy else ", idle")
+                       + (f", {len(chat.queue)} message(s) waiting" if chat.queue else ""))
+
+    def _command(self, chat: Chat, text: str) -> None:
+        from kernel.hints import close_matches
+        from plugins.commands.hookspecs import SLASH_COMMANDS
+
+        name, _, args = text[1:].partition(" ")
+        name = name.lower()
+        if name in ("new", "reset"):
+            agent = self._agent(chat)
+            agent.new_session()
+            self._remember(chat)
+            self._send(chat, f"a new conversation (session {agent.session_id})")
+            return
+        commands = self.app.host.registry[SLASH_COMMANDS]
+        entry = commands.get(name)
+        if entry is None:
+            near = close_matches(name, [*commands, "new", "stop", "status", "approve", "deny", "help"], n=1)
+            self._send(chat, f"unknown command /{name}" + (f" (did you mean /{near[0]}?)" if near else " (/help)"))
+            return
+        reply = entry.value(args.strip(), self._agent(chat))
+        send = reply.get("send") if isinstance(reply, dict) else None
+        reply = reply.get("reply") if isinstance(reply, dict) else reply
+        if reply:
+            self._send(chat, str(reply))
+        if isinstance(send, str) and send.strip():  # the command asked for a turn (a skill and its task)
+            self._turn(chat, send)
+
+    def _deny_waiting(self, chat: Chat) -> None:
+        with self.lock:
+            waiting, chat.pending = chat.pending, []
+        for each in waiting:
+            each.event.set()  # its choice: deny
+
+    def ask(self, chat: Chat, tool_name: str, args: dict, message: str) -> str:
+        from plugins.approval import what_runs
+        from plugins.tool_args import masked
+
+        waiting = Waiting()
+        with self.lock:
+            chat.pending.append(waiting)
+        timeout = float(self.config.get("approvals.timeout") or 60)
+        command = what_runs(tool_name, masked(args, chat.agent))
+        self._send(chat, f"⚠️ {tool_name} needs your yes: {message.splitlines()[0] if message else ''}\n"
+                   + (f"{command[:1500]}\n" if command else "")
+                   + f"/approve (once), /approve session, /approve always, or /deny; no answer in {timeout:g} s: no")
+        if not waiting.event.wait(timeout):
+            with self.lock:
+                if waiting in chat.pending:
+                    chat.pending.remove(waiting)
+            self._send(chat, f"denied: no answer in {timeout:g} s")
+            return "deny"
+        return waiting.choice
+
+
+class Relay:
+    """The approvals of the gateway's agents go to their chat (registered while ``hermes gateway run`` runs)."""
+
+    def __init__(self, gateway: Gateway):
+        self.gateway = gateway
+
+    @hookimpl
+    def approve_tool_call(self, tool_name, args, message, agent):
+        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        if chat is None:
+            return None
+        choice = self.gateway.ask(chat, tool_name, args, message)
+        return False if choice == "deny" else choice

@@ -1,0 +1,97 @@
+"""Telegram, through its Bot API over HTTPS (httpx2, the SDKs' HTTP client): long polling
+(``getUpdates``), so no public address or webhook is needed. ``TELEGRAM_BOT_TOKEN`` (from @BotFather) is hermes-agent's
+variable; ``telegram.extra.base_url`` its key for another Bot API server (a local telegram-bot-api, or a test's).
+Text messages only: a picture, a voice note or a file gets a one-line answer saying so."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from plugins.gateway.hookspecs import Incoming, PlatformError
+
+POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
+
+
+class Telegram:
+    name = "telegram"
+    most = 4096
+
+    def __init__(self, token: str, base_url: str, poll_seconds: float = POLL_SECONDS):
+        import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
+
+        self.token, self.poll_seconds = token, poll_seconds
+        self.url = f"{base_url.rstrip('/')}/bot{token}/"
+        self.client = httpx.Client(timeout=httpx.Timeout(poll_seconds + 15, connect=15))
+        self.offset = 0  # the next update wanted (kept by the gateway): those before it are confirmed and forgotten
+        self.me: dict = {}
+
+    def _call(self, method: str, **params: Any) -> Any:
+        import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
+
+        for _ in range(3):
+            try:
+                answer = self.client.post(self.url + method, json=params)
+                body = answer.json()
+            except httpx.HTTPError as exc:  # the token is in the URL: never in what is said
+                said = str(exc).replace(self.token, "<token>") or type(exc).__name__
+                raise PlatformError(f"telegram: {method}: cannot reach the Bot API ({said})") from None
+            except ValueError:
+                raise PlatformError(f"telegram: {method}: the Bot API answered {answer.status_code}, not JSON") \
+                    from None
+            if isinstance(body, dict) and body.get("ok"):
+                return body.get("result")
+            body = body if isinstance(body, dict) else {}
+            wait = (body.get("parameters") or {}).get("retry_after")
+            if answer.status_code == 429 and isinstance(wait, (int, float)) and wait <= 60:
+                time.sleep(wait)  # Telegram's flood control says how long
+                continue
+            said = str(body.get("description") or answer.reason_phrase)
+            if answer.status_code in (401, 404) and method == "getMe":
+                raise PlatformError("telegram: the Bot API refused TELEGRAM_BOT_TOKEN ({}): check it with "
+                                    "@BotFather".format(said), lasting=True)
+            if answer.status_code == 409:
+                raise PlatformError("telegram: another program takes this bot's messages (a second gateway, or a "
+                                    f"webhook set for it): {said}", lasting=True)
+            raise PlatformError(f"telegram: {method}: {answer.status_code} {said}")
+        raise PlatformError(f"telegram: {method}: flood control still refuses after three waits")
+
+    def start(self) -> str:
+        self.me = self._call("getMe") or {}
+        return "@" + str(self.me.get("username") or self.me.get("id"))
+
+    def receive(self) -> list:
+        updates = self._call("getUpdates", offset=self.offset, timeout=int(self.poll_seconds),
+                             allowed_updates=["message"]) or []
+        found = []
+        for update in updates:
+            self.offset = max(self.offset, int(update.get("update_id", 0)) + 1)
+            message = update.get("message")
+            if isinstance(message, dict) and isinstance(message.get("chat"), dict):
+                found.append(self._incoming(message))
+        return found
+
+    def _incoming(self, message: dict) -> Incoming:
+        sender, chat = message.get("from") or {}, message["chat"]
+        text = str(message.get("text") or message.get("caption") or "")
+        mine = str(self.me.get("username") or "")
+        answered = ((message.get("reply_to_message") or {}).get("from") or {}).get("id") == self.me.get("id")
+        named = bool(mine) and f"@{mine.lower()}" in text.lower()
+        if named:  # "@hermes_bot what is..." and "/new@hermes_bot": the name is not part of the message
+            text = " ".join(re.sub(rf"@{re.escape(mine)}\b", " ", text, flags=re.IGNORECASE).split())
+        return Incoming(chat=str(chat.get("id")), user=str(sender.get("id", "")),
+                        name=str(sender.get("username") or sender.get("first_name") or sender.get("id", "")),
+                        text=text, addressed=chat.get("type") == "private" or named or answered)
+
+    def send(self, chat: str, text: str) -> None:
+        self._call("sendMessage", chat_id=chat, text=text, link_preview_options={"is_disabled": True})
+
+    def typing(self, chat: str) -> None:
+        try:
+            self._call("sendChatAction", chat_id=chat, action="typing")
+        except PlatformError:
+            pass
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,135 @@
+"""A loopback Telegram Bot API server for the gateway's tests: the methods the gateway calls (getMe, getUpdates with
+long polling and confirmation by offset, sendMessage, sendChatAction), in the Bot API's own JSON, each call recorded.
+Standard library only, so the gateway's real HTTP client talks to it over a real socket.
+
+    with BotAPI() as api:                       # api.base_url goes in telegram.extra.base_url, api.token in
+        api.say("hello", user=42)               # TELEGRAM_BOT_TOKEN
+        api.wait_sent(1)                        # -> [(chat_id, text)]
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+BOT = {"id": 999, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot"}
+
+
+class BotAPI:
+    def __init__(self, token: str = "999:test-token"):
+        self.token, self.updates, self.calls, self.failures = token, [], [], {}
+        self.next_id, self.message_id = 100, 0
+        self.changed = threading.Condition()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                _, _, rest = self.path.partition("/bot")
+                token, _, method = rest.partition("/")
+                status, answer = owner.answer(token, method, json.loads(body or b"{}"))
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the gateway stopped while it waited
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "BotAPI":
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- what a user does
+    def say(self, text: str = "", user: int = 42, chat: int = 0, chat_type: str = "private", username: str = "alice",
+            **message) -> int:
+        """A message from ``user`` in ``chat`` (default: their private chat); its update_id."""
+        with self.changed:
+            self.next_id += 1
+            self.message_id += 1
+            chat_id = chat or user
+            self.updates.append({"update_id": self.next_id, "message": {
+                "message_id": self.message_id, "date": int(time.time()), "text": text, **message,
+                "from": {"id": user, "is_bot": False, "first_name": username.title(), "username": username},
+                "chat": {"id": chat_id, "type": chat_type,
+                         **({"username": username} if chat_type == "private" else {"title": "a group"})}}})
+            if not text:
+                del self.updates[-1]["message"]["text"]
+            self.changed.notify_all()
+            return self.next_id
+
+    def fail(self, method: str, status: int, description: str, times: int = 1, **parameters) -> None:
+        """The next ``times`` calls of ``method`` fail so."""
+        self.failures[method] = [status, description, parameters, times]
+
+    # -- what the test reads
+    def sent(self, chat=None) -> list:
+        return [(c["chat_id"], c["text"]) for m, c in list(self.calls) if m == "sendMessage"
+                and (chat is None or str(c["chat_id"]) == str(chat))]
+
+    def wait_sent(self, count: int, timeout: float = 30, chat=None) -> list:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while len(self.sent(chat)) < count:
+                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
+                    raise AssertionError(f"{len(self.sent(chat))} message(s) sent, not {count}: {self.sent(chat)}")
+            return self.sent(chat)
+
+    def pending(self) -> list:
+        """The updates not confirmed yet."""
+        with self.changed:
+            return list(self.updates)
+
+    # -- the server's side
+    def answer(self, token: str, method: str, params: dict):
+        with self.changed:
+            self.calls.append((method, params))
+            self.changed.notify_all()
+            failure = self.failures.get(method)
+            if failure and failure[3] > 0:
+                failure[3] -= 1
+                return failure[0], {"ok": False, "error_code": failure[0], "description": failure[1],
+                                    **({"parameters": failure[2]} if failure[2] else {})}
+        if token != self.token:
+            return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+        if method == "getMe":
+            return 200, {"ok": True, "result": BOT}
+        if method == "getUpdates":
+            return 200, {"ok": True, "result": self._updates(int(params.get("offset") or 0),
+                                                             min(float(params.get("timeout") or 0), 0.5))}
+        if method == "sendMessage":
+            if len(params.get("text") or "") > 4096:
+                return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message is too long"}
+            with self.changed:
+                self.message_id += 1
+                return 200, {"ok": True, "result": {"message_id": self.message_id, "date": int(time.time()),
+                                                    "chat": {"id": params.get("chat_id")}, "text": params.get("text"),
+                                                    "from": BOT}}
+        if method == "sendChatAction":
+            return 200, {"ok": True, "result": True}
+        return 404, {"ok": False, "error_code": 404, "description": "Not Found"}
+
+    def _updates(self, offset: int, wait: float) -> list:
+        deadline = time.monotonic() + wait
+        with self.changed:
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]  # confirmed: forgotten
+            while not self.updates and time.monotonic() < deadline:
+                self.changed.wait(deadline - time.monotonic())
+            return list(self.updates)

@@ -1,0 +1,63 @@
+"""`hermes gateway run` as a subprocess on a loopback Telegram Bot API (tests/botapi.py), its agent's model the
+wire-protocol test server through the real openai SDK."""
+
+import os
+import signal
+import subprocess
+
+import pytest
+import yaml
+
+from tests.botapi import BotAPI
+from tests.conftest import ROOT, hermes_command
+
+
+class Running:
+    def __init__(self, process):
+        self.process = process
+
+    def ended(self) -> subprocess.CompletedProcess:
+        """Wait for it to end by itself."""
+        out, err = self.process.communicate(timeout=60)
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, out, err)
+
+    def stop(self, sig=signal.SIGTERM) -> str:
+        """Stop it (SIGKILL: at once); what it said on stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            _, err = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err
+
+
+@pytest.fixture
+def bot_api():
+    with BotAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def gateway(hermes_home, wire_server, bot_api):
+    """``gateway(config={}, env={}, allowed="42")``: a running ``hermes gateway run``; stopped after the test."""
+    started = []
+
+    def start(config: dict = None, env: dict = None, allowed: str = "42") -> Running:
+        settings = {"model": "gpt-test", "base_url": wire_server.openai_url, "api_mode": "chat_completions",
+                    "telegram": {"extra": {"base_url": bot_api.base_url}},
+                    "auxiliary": {"title_generation": {"enabled": False}}, **(config or {})}
+        (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
+        full_env = {**os.environ, "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test",
+                    "TELEGRAM_BOT_TOKEN": bot_api.token, "TELEGRAM_ALLOWED_USERS": allowed, **(env or {}),
+                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        process = subprocess.Popen(hermes_command() + ["gateway", "run"], env=full_env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        running = Running(process)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop(signal.SIGKILL)

@@ -1,0 +1,135 @@
+"""The gateway on Telegram, end to end: `hermes gateway run` receives from a loopback Bot API by long polling and
+answers through the wire-protocol server's model, one conversation per chat."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+from plugins_providers.testserver import reply
+
+
+def user_texts(request) -> list:
+    return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+
+
+def test_a_chat_is_one_conversation_answered_in_order_and_kept_across_a_restart(gateway, bot_api, wire_server,
+                                                                                  hermes, hermes_home):
+    wire_server.push(reply("Hi, Alice."), reply("Still here."), reply("Back again."))
+    running = gateway()
+    bot_api.say("hello")
+    bot_api.say("are you there?")
+    assert bot_api.wait_sent(2) == [("42", "Hi, Alice."), ("42", "Still here.")]
+    assert user_texts(wire_server.requests[1]) == ["hello", "are you there?"]  # one conversation
+    assert "You are talking to a person on Telegram" in wire_server.requests[0].body["messages"][0]["content"]
+    assert any(m == "sendChatAction" for m, _ in bot_api.calls)
+    assert "gateway on telegram as @hermes_test_bot (1 user(s) allowed)" in running.stop()
+    [session] = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert session["platform"] == "telegram" and session["message_count"] == 4
+    gateway()
+    bot_api.say("and now?")
+    assert bot_api.wait_sent(3)[-1] == ("42", "Back again.")
+    assert user_texts(wire_server.requests[2]) == ["hello", "are you there?", "and now?"]  # the same session
+
+
+def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot_api, wire_server):
+    gateway()
+    bot_api.say("let me in", user=7, username="mallory")
+    bot_api.say("please", user=7, username="mallory")
+    bot_api.say("", user=42, photo=[{"file_id": "x"}])  # an allowed user's picture
+    sent = bot_api.wait_sent(2)
+    assert sent[0] == ("7", "I only answer the people my owner allowed. Your telegram user id is 7: the owner adds it "
+                            "to TELEGRAM_ALLOWED_USERS.")
+    assert sent[1] == ("42", "only text messages are read here (a picture, a voice note or a file is not)")
+    bot_api.say("in a group, not to me", user=42, chat=-100, chat_type="group")
+    bot_api.say("@hermes_test_bot what is 6 times 7?", user=42, chat=-100, chat_type="group")
+    wire_server.push(reply("42."))
+    assert bot_api.wait_sent(3)[-1] == ("-100", "42.")
+    assert [user_texts(r) for r in wire_server.requests] == [["what is 6 times 7?"]]
+
+
+def test_a_flagged_command_asks_the_chat_and_its_answer_decides(gateway, bot_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It was refused."),
+                     reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
+    gateway(config={"sandbox": {"mode": "off"}})
+    bot_api.say("run it")
+    asked = bot_api.wait_sent(1)[0][1]
+    assert asked.startswith("⚠️ terminal needs your yes: ") and command in asked and "/deny" in asked
+    bot_api.say("/deny")
+    assert bot_api.wait_sent(2)[-1] == ("42", "It was refused.")
+    bot_api.say("run it again")
+    bot_api.wait_sent(3)
+    bot_api.say("/approve")
+    assert bot_api.wait_sent(4)[-1] == ("42", "It printed 42.")
+    results = [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "42" not in results[0] and "42" in results[1]
+    bot_api.say("/approve")
+    assert bot_api.wait_sent(5)[-1] == ("42", "nothing waits for your approval")
+
+
+def test_stop_new_and_the_plugins_commands(gateway, bot_api, wire_server, hermes):
+    wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 30"})]), reply("Fresh start."))
+    gateway()
+    bot_api.say("wait a while")
+    bot_api.say("this waits its turn")
+    bot_api.wait_sent(0)
+    while not wire_server.requests:
+        bot_api.wait_sent(0, timeout=1)
+    bot_api.say("/stop")
+    sent = bot_api.wait_sent(2)
+    assert sent == [("42", "stopping (and 1 message(s) waiting dropped)"), ("42", "stopped")]
+    bot_api.say("/new")
+    assert bot_api.wait_sent(3)[-1][1].startswith("a new conversation (session ")
+    bot_api.say("hi")
+    assert bot_api.wait_sent(4)[-1] == ("42", "Fresh start.")
+    assert user_texts(wire_server.requests[-1]) == ["hi"]
+    bot_api.say("/insights")  # the sessions plugin's command, as in chat
+    assert "model calls" in bot_api.wait_sent(5)[-1][1]
+    bot_api.say("/stauts")
+    assert bot_api.wait_sent(6)[-1] == ("42", "unknown command /stauts (did you mean /status?)")
+    wire_server.push(reply("\n".join(f"line {n:04} " + "x" * 40 for n in range(200))))  # 10 000 characters
+    bot_api.say("a long one, please")
+    parts = [text for _, text in bot_api.wait_sent(9)[6:]]
+    assert all(len(p) <= 4096 for p in parts) and len(parts) == 3
+    assert "".join(parts).splitlines() == [f"line {n:04} " + "x" * 40 for n in range(200)]
+
+
+def test_a_message_received_before_a_kill_is_answered_once_after_the_restart(gateway, bot_api, wire_server):
+    wire_server.push(reply("slow answer", delay=30), reply("Second, answered."))
+    running = gateway()
+    bot_api.say("first")
+    bot_api.say("second")
+    while not wire_server.requests:
+        bot_api.wait_sent(0, timeout=1)
+    while bot_api.pending():  # both received and confirmed: the second waits in the inbox
+        bot_api.wait_sent(0, timeout=1)
+    running.stop(signal.SIGKILL)
+    gateway()
+    assert bot_api.wait_sent(1) == [("42", "Second, answered.")]
+    assert [user_texts(r)[-1] for r in wire_server.requests] == ["first", "second"]  # neither asked twice
+
+
+def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes):
+    refused = gateway(env={"TELEGRAM_BOT_TOKEN": "999:wrong"}).ended()
+    assert refused.returncode == 1 and refused.stderr == ("hermes: error: telegram: the Bot API refused TELEGRAM_BOT_TOKEN "
+                                                          "(Unauthorized): check it with @BotFather\n")
+    bot_api.fail("getUpdates", 409, "Conflict: can't use getUpdates method while webhook is active")
+    conflict = gateway().ended()
+    assert conflict.returncode == 1 and conflict.stderr.splitlines()[-1] == (
+        "hermes: error: telegram: another program takes this bot's messages (a second gateway, or a webhook set for it): "
+        "Conflict: can't use getUpdates method while webhook is active")
+    bot_api.fail("getUpdates", 502, "Bad Gateway", times=2)
+    wire_server.push(reply("Through."))
+    flaky = gateway()
+    bot_api.say("hello")
+    assert bot_api.wait_sent(1) == [("42", "Through.")]
+    said = flaky.stop()
+    assert said.count("telegram: getUpdates: 502 Bad Gateway (trying again)") == 1, said
+    unreachable = gateway(config={"telegram": {"extra": {"base_url": "http://127.0.0.1:9"}}}).ended()
+    assert unreachable.returncode == 1 and "telegram: getMe: cannot reach the Bot API" in unreachable.stderr
+    assert bot_api.token not in unreachable.stderr
+    none = hermes("gateway", "run", env={"TELEGRAM_BOT_TOKEN": ""})
+    assert none.returncode == 1 and none.stderr.strip() == (
+        "hermes: error: no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or the "
+        "data folder's .env")
