@@ -38,6 +38,34 @@ def gateway_platforms(config):
     return {"telegram": telegram}
 
 
+@hookimpl(optionalhook=True)
+def doctor_checks(agent, online):
+    """A line for each platform whose token is set: who may talk to it and, online, whether the token is taken."""
+    from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
+    from plugins.gateway.hookspecs import PlatformError
+    from plugins.gateway.runner import allowed_users
+
+    lines = []
+    for name, make in gateway_platforms(agent.config).items():
+        platform = make()
+        if platform is None:
+            continue
+        allowed = allowed_users(agent.config, name)
+        who = "everybody may talk to it" if allowed is None else f"{len(allowed)} user(s) allowed"
+        try:
+            bot = platform.start() if online else ""
+        except PlatformError as exc:
+            lines.append(Check(f"gateway {name}", FAIL, str(exc)))
+            continue
+        finally:
+            platform.close()
+        lines.append(Check(f"gateway {name}", OK, f"{bot or 'token set (not checked: --offline)'}; {who}")
+                     if allowed != set() else
+                     Check(f"gateway {name}", WARN, f"nobody may talk to {bot or 'it'} yet: set "
+                           f"{name.upper()}_ALLOWED_USERS=ID,... (a stranger is told their id)"))
+    return lines
+
+
 @hookimpl
 def register_commands(cli):
     from plugins.gateway.cli import gateway

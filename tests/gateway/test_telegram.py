@@ -126,6 +126,14 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes):
     assert bot_api.wait_sent(1) == [("42", "Through.")]
     said = flaky.stop()
     assert said.count("telegram: getUpdates: 502 Bad Gateway (trying again)") == 1, said
+    doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--json", env={
+        "TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_ALLOWED_USERS": "42"}).stdout)}
+    assert doctor["gateway telegram"]["status"] == "fail" and "refused TELEGRAM_BOT_TOKEN" in \
+        doctor["gateway telegram"]["detail"]
+    doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--json", env={
+        "TELEGRAM_BOT_TOKEN": bot_api.token, "TELEGRAM_ALLOWED_USERS": ""}).stdout)}
+    assert doctor["gateway telegram"] == {"name": "gateway telegram", "status": "warn", "detail": (
+        "nobody may talk to @hermes_test_bot yet: set TELEGRAM_ALLOWED_USERS=ID,... (a stranger is told their id)")}
     unreachable = gateway(config={"telegram": {"extra": {"base_url": "http://127.0.0.1:9"}}}).ended()
     assert unreachable.returncode == 1 and "telegram: getMe: cannot reach the Bot API" in unreachable.stderr
     assert bot_api.token not in unreachable.stderr
