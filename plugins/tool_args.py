@@ -99,6 +99,7 @@ def setting(config: Any, key: str, default: Any, kind: type = int, minimum: Any 
     return value
 
 
+ORIGIN = "deliver.origin"  # agent.state key: the chat a gateway agent answers ("telegram:123"), for a job it schedules
 WORKING_FOLDER = "tools.working_folder"  # agent.state key: the folder the agent's last terminal command ended in
 
 

@@ -18,7 +18,8 @@ ACTIONS = ("create", "list", "pause", "resume", "remove")
 
 @hookimpl
 def register_config(declare):
-    declare("cron.with_serve", bool, True, "hermes serve runs the due cron jobs too (as hermes cron daemon does)")
+    declare("cron.with_serve", bool, True, "hermes serve and hermes gateway run the due cron jobs too (as hermes "
+            "cron daemon does)")
     declare("cron.tick_seconds", float, 60, "how often hermes serve and hermes cron daemon look for due jobs",
             minimum=1)
     declare("cron.max_parallel_jobs", int, None, "jobs due together that run side by side (empty: all of them)",
@@ -36,7 +37,7 @@ def register_commands(cli):
 def cronjob(args, ctx):
     from plugins.cron import jobs
     from plugins.cron.schedule import local_now
-    from plugins.tool_args import arg, check_args
+    from plugins.tool_args import ORIGIN, arg, check_args
 
     args = check_args(args, "cronjob")
     action = arg(args, "action", str, tool="cronjob").strip().lower()
@@ -47,8 +48,13 @@ def cronjob(args, ctx):
     try:
         if action == "create":
             skills = arg(args, "skills", list, tool="cronjob", default=[])
+            deliver = arg(args, "deliver", str, tool="cronjob", default="origin").strip()
+            origin = ctx.agent.state.get(ORIGIN, "")  # the chat of a gateway's conversation
+            if deliver == "origin" and not origin:
+                deliver = "local"  # the user reads it with `hermes cron show`
             job = jobs.add(arg(args, "prompt", str, tool="cronjob"), arg(args, "schedule", str, tool="cronjob"),
-                           arg(args, "name", str, tool="cronjob", default=""), skills=[str(s) for s in skills])
+                           arg(args, "name", str, tool="cronjob", default=""), skills=[str(s) for s in skills],
+                           deliver={"origin": origin, "local": ""}.get(deliver, deliver))
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
@@ -78,6 +84,9 @@ CRONJOB = Tool(
         "name": {"type": "string", "description": "A short name (for create)"},
         "skills": {"type": "array", "items": {"type": "string"},
                    "description": "Skills loaded with the prompt at each run (for create)"},
+        "deliver": {"type": "string", "description": "Where each answer goes (for create): 'origin' (default: this "
+                                                     "chat, on a messaging platform), 'local' (kept for the user to "
+                                                     "read), or 'telegram:CHAT_ID'"},
         "job_id": {"type": "string", "description": "The job's id (pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

@@ -1,8 +1,8 @@
 """hermes-agent's cron jobs (its ``cron/jobs.json``) brought here: ``hermes cron import``, and ``hermes import`` of a
 hermes-agent backup. Each job keeps its prompt, name, schedule, model and toolsets, and stays paused when it was;
-what runs differently here is said: its answers are kept in ``cron/output`` (a delivery to a messaging platform is
-hermes-agent's gateway's), a job that runs a script without the agent is left out, and so is a once job whose time
-has passed. A job already here (the same prompt and schedule) is not added twice."""
+what runs differently here is said: a delivery to Telegram (its chat, or the chat it was made in) is kept, one to
+another platform is said (its answers are kept in ``cron/output`` only), a job that runs a script without the agent
+is left out, and so is a once job whose time has passed. A job already here (the same prompt and schedule) is not added twice."""
 
 from __future__ import annotations
 
@@ -12,6 +12,18 @@ from pathlib import Path
 from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
+SENT_TO = ("telegram",)  # the platforms the gateway plugin sends to
+
+
+def delivery_of(job: dict) -> str:
+    """Where a hermes-agent job's answers go here: ``telegram:CHAT`` (its ``deliver``, or ``origin`` with the chat
+    it was made in), ``telegram`` (the home chat), or "" (kept only)."""
+    deliver = str(job.get("deliver") or "").split(",")[0].strip()
+    origin = job.get("origin") if isinstance(job.get("origin"), dict) else {}
+    if deliver in ("", "origin") and origin.get("platform") and origin.get("chat_id"):
+        deliver = f"{origin['platform']}:{origin['chat_id']}"
+    platform, _, chat = deliver.partition(":")
+    return f"{platform}:{chat.split(':')[0]}".rstrip(":") if platform in SENT_TO else ""
 
 
 def find(data_dir: Path) -> Optional[Path]:
@@ -65,7 +77,8 @@ def import_jobs(path: Path) -> dict:
             added = jobs.add(prompt, schedule, name, toolsets=job.get("enabled_toolsets") or None,
                              model=str(job.get("model") or ""), provider=str(job.get("provider") or ""),
                              base_url=str(job.get("base_url") or ""),
-                             skills=[str(s) for s in skills] if isinstance(skills, list) else [])
+                             skills=[str(s) for s in skills] if isinstance(skills, list) else [],
+                             deliver=delivery_of(job))
         except ValueError as exc:
             done["left_out"].append(f"{name}: {exc}")
             continue
@@ -73,7 +86,7 @@ def import_jobs(path: Path) -> dict:
         done["imported"] += 1
         if not job.get("enabled", True) or job.get("state") == "paused":
             jobs.change(added.id, "pause")
-        if job.get("deliver") not in LOCAL_DELIVERY:
+        if job.get("deliver") not in LOCAL_DELIVERY and not added.deliver:
             done["notes"].append(f"{name}: its answers are kept in cron/output, not sent to {job['deliver']}")
         if job.get("workdir"):
             done["notes"].append(f"{name}: it runs where the cron daemon runs, not in {job['workdir']}")

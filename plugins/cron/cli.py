@@ -71,6 +71,8 @@ def list_jobs(as_json):
         click.echo(f"{job.id}  {job.status():<9} {job.schedule:<16} next {_when(job.next_run):<16}{last}  {job.name}")
         if job.last_error:
             click.echo(f"{'':10}last error: {job.last_error}")
+        if job.last_delivery not in ("", "sent"):
+            click.echo(f"{'':10}not delivered to {job.deliver}: {job.last_delivery}")
     if idle:
         click.echo(f"hermes: warning: {NOTHING_TICKS}", err=True)
 
@@ -91,6 +93,8 @@ def show_job(job_id, as_json):
     click.echo(f"{job.id}  {job.name}\n  schedule  {job.schedule} ({job.status()}), next {_when(job.next_run)}\n"
                f"  runs      {job.runs}, last {_when(job.last_run)} {job.last_status}\n  prompt    {job.prompt}"
                + (f"\n  skills    {', '.join(job.skills)}" if job.skills else "")
+               + (f"\n  deliver   {job.deliver}" + (f" (last: {job.last_delivery})" if job.last_delivery else "")
+                  if job.deliver else "")
                + (f"\n  model     {' '.join(x for x in (job.model, job.provider, job.base_url) if x)}"
                   if job.model or job.provider or job.base_url else ""))
     click.echo(f"\n{output}" if output else "\n(no run yet)" if not job.runs else f"\n(its output is gone: {job.last_output})")
@@ -106,8 +110,10 @@ def show_job(job_id, as_json):
 @click.option("--provider", default="", help="The provider its runs reach the model through.")
 @click.option("--base-url", default="", help="Another endpoint's URL for its runs.")
 @click.option("-s", "--skill", "skills", multiple=True, help="A skill loaded with its prompt (again for more).")
+@click.option("--deliver", default="", metavar="TARGET", help="Send each answer there too: telegram:CHAT_ID, or "
+                                                              "telegram (TELEGRAM_HOME_CHANNEL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
-def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, as_json):
+def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, as_json):
     """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or
     2026-12-24T09:00 (once)."""
     from plugins.cron.jobs import add, load
@@ -115,7 +121,7 @@ def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills,
 
     sets = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
     try:
-        job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills))
+        job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver)
     except ValueError as exc:
         raise Fail(str(exc), 2) from None
     if as_json:

@@ -40,11 +40,13 @@ class Job:
     provider: str = ""  # how its runs reach the model ("": the configured way)
     base_url: str = ""
     skills: list = field(default_factory=list)  # loaded with its prompt (hermes-agent's per-job skills)
+    deliver: str = ""  # where each answer is sent too ("telegram:123", "telegram": its home chat; "": kept only)
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
     last_error: str = ""
     last_output: str = ""  # the file of the last run's answer
+    last_delivery: str = ""  # "sent", or why the last answer was not (a job that delivers)
     running: int = 0  # the process running it now (0: none)
 
     def status(self) -> str:
@@ -139,14 +141,14 @@ def first_run(schedule: str) -> tuple:
 
 
 def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "",
-        provider: str = "", base_url: str = "", skills: Optional[list] = None) -> Job:
+        provider: str = "", base_url: str = "", skills: Optional[list] = None, deliver: str = "") -> Job:
     """A new job (``ValueError`` for a schedule that cannot be read or an empty prompt)."""
     if not prompt.strip():
         raise ValueError("the job's prompt is empty")
     text, first = first_run(schedule)
     job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
               schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model,
-              provider=provider, base_url=base_url, skills=list(skills or []))
+              provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip())
     with editing() as state:
         state.jobs.append(job)
     return job
@@ -232,6 +234,18 @@ def keep_ticking(app, every: float) -> None:
         time.sleep(max(0.0, every - (time.monotonic() - started)))
 
 
+def tick_beside(app) -> None:
+    """The due jobs run on a thread of this process (``hermes serve``'s, ``hermes gateway run``'s) as ``hermes cron
+    daemon`` runs them, when the cron plugin is loaded and ``cron.with_serve`` is on."""
+    import threading
+
+    record = app.host.record("cron")
+    if record is None or record.status != "enabled" or not app.config.get("cron.with_serve", True):
+        return
+    every = float(app.config.get("cron.tick_seconds", 60) or 60)
+    threading.Thread(target=keep_ticking, args=(app, every), name="cron", daemon=True).start()
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -273,6 +287,7 @@ def run(app, job: Job) -> Job:
     except Exception as exc:  # noqa: BLE001 - one job's failure is its record, not the tick's end
         error = f"{type(exc).__name__}: {exc}"
     output = _keep_output(job, started, answer, error, app.config.get("cron.output_retention", KEPT_OUTPUTS))
+    delivered = _deliver(app, job, answer, error) if job.deliver else ""
     with editing() as state:
         try:
             recorded = state.find(job.id)
@@ -280,8 +295,21 @@ def run(app, job: Job) -> Job:
             return job
         recorded.runs += 1
         recorded.last_run, recorded.last_status, recorded.last_error = started.isoformat(), status, error[:500]
-        recorded.last_output, recorded.running = output, 0
+        recorded.last_output, recorded.running, recorded.last_delivery = output, 0, delivered
     return recorded
+
+
+def _deliver(app, job: Job, answer: str, error: str) -> str:
+    """The answer sent where ``job.deliver`` says (the gateway plugin's ``deliver_message``): "sent", or why not."""
+    text = f"⏰ {job.name}\n\n{answer or '(no answer)'}" + (f"\n\n⚠️ {error}" if error else "")
+    hook = getattr(app.host.pm.hook, "deliver_message", None)
+    try:
+        said = hook(target=job.deliver, text=text, host=app.host) if hook is not None else None
+    except Exception as exc:  # noqa: BLE001 - the run is recorded either way
+        said = f"{type(exc).__name__}: {exc}"
+    if said is None:
+        said = f"no plugin sends to {job.deliver.partition(':')[0]!r} (the gateway plugin sends to telegram)"
+    return said or "sent"
 
 
 def _keep_output(job: Job, started: datetime, answer: str, error: str, kept: int = KEPT_OUTPUTS) -> str:

@@ -38,6 +38,13 @@ def gateway_platforms(config):
     return {"telegram": telegram}
 
 
+@hookimpl
+def deliver_message(target, text, host):
+    from plugins.gateway.runner import deliver
+
+    return deliver(target, text, host)
+
+
 @hookimpl(optionalhook=True)
 def doctor_checks(agent, online):
     """A line for each platform whose token is set: who may talk to it and, online, whether the token is taken."""

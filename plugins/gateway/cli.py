@@ -54,6 +54,10 @@ def run(app, only):
                    + ("everybody may talk to it" if allowed is None else f"{len(allowed)} user(s) allowed" if allowed
                       else f"nobody is allowed yet: set {platform.name.upper()}_ALLOWED_USERS=ID,...; a stranger "
                       "is told their id") + "); Ctrl+C stops", err=True)
+    if app.host.record("cron") is not None:  # the cron jobs run here too, as they come due (cron.with_serve)
+        from plugins.cron.jobs import tick_beside
+
+        tick_beside(app)
     running = Gateway(app, platforms)
     running.run()
     if running.failure:

@@ -62,3 +62,16 @@ def gateway_platforms(config: Any) -> Optional[dict]:
     :return: ``{name: make}``, where ``make()`` returns a :class:`Platform`, or ``None`` when it is not configured
         here (no token); or ``None``.
     """
+
+
+@hookspec(firstresult=True)
+def deliver_message(target: str, text: str, host: Any) -> Optional[str]:
+    """A message to a chat outside its conversation (a cron job's answer, ``deliver: telegram:123``): send it, from
+    whichever process runs, if ``target`` is yours.
+
+    :param target: ``PLATFORM:CHAT``, or ``PLATFORM`` for its home chat (hermes-agent's ``TELEGRAM_HOME_CHANNEL``).
+    :param text: the message, of any length (sent in parts).
+    :param host: the plugin host: its ``config``, and its ``pm`` to ask ``gateway_platforms``.
+    :return: ``""`` once sent, one line saying why not (no token, no home chat, the platform refused), or ``None``
+        when ``target`` names no platform of yours.
+    """

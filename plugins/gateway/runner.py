@@ -19,12 +19,13 @@ import time
 from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 import click
 
 from kernel import hookimpl
 from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.tool_args import ORIGIN
 
 log = logging.getLogger("hermes.gateway")
 CHAT = "gateway.chat"  # agent.state key: the chat a gateway agent answers
@@ -69,6 +70,38 @@ def allowed_users(config, platform: str) -> "set | None":
         return None
     listed = ",".join(os.environ.get(v, "") for v in (f"{prefix}_ALLOWED_USERS", "GATEWAY_ALLOWED_USERS"))
     return {u.strip().lstrip("@").lower() for u in listed.split(",") if u.strip()}
+
+
+def send_parts(platform, chat: str, text: str) -> None:
+    """``text`` to ``chat`` in parts of at most ``platform.most`` characters, cut at a line's end where one is."""
+    rest = text
+    while rest:
+        cut = len(rest) if len(rest) <= platform.most else (rest.rfind("\n", 0, platform.most) + 1 or platform.most)
+        platform.send(chat, rest[:cut])
+        rest = rest[cut:]
+
+
+def deliver(target: str, text: str, host) -> Optional[str]:
+    """:func:`plugins.gateway.hookspecs.deliver_message` for the platforms of ``gateway_platforms``."""
+    name, _, chat = target.partition(":")
+    makers: dict = {}
+    for each in host.pm.hook.gateway_platforms(config=host.config) or []:
+        makers.update(each if isinstance(each, dict) else {})
+    if name not in makers:
+        return None
+    chat = chat or os.environ.get(f"{name.upper()}_HOME_CHANNEL", "").strip()
+    if not chat:
+        return f"no chat to send to: {target} names none, and {name.upper()}_HOME_CHANNEL is not set"
+    platform = makers[name]()
+    if platform is None:
+        return f"{name} is not set up here (no {name.upper()}_BOT_TOKEN)"
+    try:
+        send_parts(platform, chat, text)
+    except PlatformError as exc:
+        return str(exc)
+    finally:
+        platform.close()
+    return ""
 
 
 class Gateway:
@@ -237,17 +270,10 @@ class Gateway:
     def _send(self, chat: Chat, text: str) -> None:
         from plugins.tool_args import masked
 
-        if chat.agent is not None:
-            text = masked(text, chat.agent)
-        most, rest = chat.platform.most, text
-        while rest:
-            cut = len(rest) if len(rest) <= most else (rest.rfind("\n", 0, most) + 1 or most)
-            part, rest = rest[:cut], rest[cut:]
-            try:
-                chat.platform.send(chat.chat, part)
-            except PlatformError as exc:
-                click.echo(f"gateway: {chat.key}: could not send an answer: {exc}", err=True)
-                return
+        try:
+            send_parts(chat.platform, chat.chat, masked(text, chat.agent) if chat.agent is not None else text)
+        except PlatformError as exc:
+            click.echo(f"gateway: {chat.key}: could not send an answer: {exc}", err=True)
 
     def _agent(self, chat: Chat):
         """The chat's agent: kept while the chat is among the last used, its session carried across restarts."""
@@ -264,6 +290,7 @@ class Gateway:
                     session, note = None, f"(a new conversation: the last one could not go on: {exc.message})"
             chat.agent = build_agent(self.app, {}, None, session_id=session, platform=chat.platform.name)
             chat.agent.state[CHAT] = chat
+            chat.agent.state[ORIGIN] = chat.key  # a job it schedules answers here
             if note:
                 self._send(chat, note)
         with self.lock:

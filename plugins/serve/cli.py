@@ -50,13 +50,8 @@ def serve(app, host, port):
     guard = "key required" if server.key else "no key: loopback only"
     click.echo(f"{program()}: serving on http://{host}:{bound}/v1 ({guard}); Ctrl+C stops", err=True)
     server.app = app
-    from plugins.serve.jobs import enabled
+    if app.host.record("cron") is not None:  # the cron jobs run here too, as they come due (cron.with_serve)
+        from plugins.cron.jobs import tick_beside
 
-    if enabled(app.host) and config.get("cron.with_serve", True):  # the cron jobs run here too, as they come due
-        import threading
-
-        from plugins.cron.jobs import keep_ticking
-
-        every = float(config.get("cron.tick_seconds", 60) or 60)
-        threading.Thread(target=keep_ticking, args=(app, every), name="cron", daemon=True).start()
+        tick_beside(app)
     uvicorn.Server(uvicorn.Config(make_app(server), log_level="warning", access_log=False)).run(sockets=[sock])

@@ -141,3 +141,27 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes):
     assert none.returncode == 1 and none.stderr.strip() == (
         "hermes: error: no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or the "
         "data folder's .env")
+
+
+def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, wire_server, hermes):
+    """hermes-agent's cron delivery: the cronjob tool in a Telegram conversation makes a job whose answers go to that
+    chat (deliver: origin, sent through the gateway plugin's deliver_message), from whichever process runs it; one
+    that cannot be delivered says why."""
+    wire_server.push(reply(tool_calls=[("cronjob", {"action": "create", "schedule": "every 1h", "name": "time check",
+                                                    "prompt": "say the time"})]), reply("Scheduled."),
+                     reply("It is noon."), reply("Nobody hears this."))
+    running = gateway()
+    bot_api.say("tell me the time every hour")
+    assert bot_api.wait_sent(1) == [("42", "Scheduled.")]
+    [job] = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
+    assert job["deliver"] == "telegram:42"
+    env = {"TELEGRAM_BOT_TOKEN": bot_api.token, "OPENAI_API_KEY": "sk-test"}
+    ran = hermes("cron", "run", job["id"], "--json", env=env)  # another process than the gateway's
+    assert ran.returncode == 0 and json.loads(ran.stdout)["last_delivery"] == "sent", ran.stderr
+    assert bot_api.wait_sent(2)[-1] == ("42", "⏰ time check\n\nIt is noon.")
+    running.stop()
+    added = json.loads(hermes("cron", "add", "--deliver", "telegram", "--json", "every 1h", "say hi").stdout)
+    ran = hermes("cron", "run", added["id"], env={**env, "TELEGRAM_HOME_CHANNEL": ""})
+    listed = hermes("cron", "list").stdout
+    assert "not delivered to telegram: no chat to send to: telegram names none, and TELEGRAM_HOME_CHANNEL is not " \
+           "set" in listed, listed
