@@ -17,6 +17,38 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 BOT = {"id": 999, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot"}
 
 
+TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "a", "blockquote", "tg-spoiler",
+        "span"}
+
+
+def unparsable(text: str) -> str:
+    """Why Telegram would refuse ``text`` as HTML ("" when it would not): a tag it does not know, or one not closed."""
+    from html.parser import HTMLParser
+
+    why, stack = [], []
+
+    class Check(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag not in TAGS:
+                why.append(f"unsupported start tag \"{tag}\"")
+            stack.append(tag)
+
+        def handle_endtag(self, tag):
+            if not stack or stack.pop() != tag:
+                why.append(f"unexpected end tag \"{tag}\"")
+
+    Check(convert_charrefs=True).feed(text)
+    return (why or [f"can't find end tag corresponding to start tag \"{stack[-1]}\""] if stack else why or [""])[0]
+
+
+def shown(text: str) -> str:
+    """An HTML message as its reader sees it: without tags, entities as the characters."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
 class BotAPI:
     def __init__(self, token: str = "999:test-token"):
         self.token, self.updates, self.calls, self.failures = token, [], [], {}
@@ -81,8 +113,13 @@ class BotAPI:
 
     # -- what the test reads
     def sent(self, chat=None) -> list:
-        return [(c["chat_id"], c["text"]) for m, c in list(self.calls) if m == "sendMessage"
-                and (chat is None or str(c["chat_id"]) == str(chat))]
+        """``(chat_id, text)`` of each message sent, as a user reads it (an HTML one without its tags)."""
+        return [(chat_id, shown(text) if mode == "HTML" else text) for chat_id, text, mode in self.sent_raw(chat)]
+
+    def sent_raw(self, chat=None) -> list:
+        """``(chat_id, text, parse_mode)`` of each message Telegram took."""
+        return [(c["chat_id"], c["text"], c.get("parse_mode")) for m, c, ok in list(self.calls) if m == "sendMessage"
+                and ok and (chat is None or str(c["chat_id"]) == str(chat))]
 
     def wait_sent(self, count: int, timeout: float = 30, chat=None) -> list:
         deadline = time.monotonic() + timeout
@@ -99,9 +136,14 @@ class BotAPI:
 
     # -- the server's side
     def answer(self, token: str, method: str, params: dict):
+        status, body = self._answer(token, method, params)
         with self.changed:
-            self.calls.append((method, params))
+            self.calls.append((method, params, status == 200))
             self.changed.notify_all()
+        return status, body
+
+    def _answer(self, token: str, method: str, params: dict):
+        with self.changed:
             failure = self.failures.get(method)
             if failure and failure[3] > 0:
                 failure[3] -= 1
@@ -115,7 +157,10 @@ class BotAPI:
             return 200, {"ok": True, "result": self._updates(int(params.get("offset") or 0),
                                                              min(float(params.get("timeout") or 0), 0.5))}
         if method == "sendMessage":
-            if len(params.get("text") or "") > 4096:
+            text = params.get("text") or ""
+            if params.get("parse_mode") == "HTML" and (why := unparsable(text)):
+                return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: can't parse entities: {why}"}
+            if len(shown(text) if params.get("parse_mode") == "HTML" else text) > 4096:
                 return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message is too long"}
             with self.changed:
                 self.message_id += 1

@@ -22,11 +22,11 @@ class Incoming:
 
 class PlatformError(Exception):
     """A platform's failure as one line for the user (the bot's token refused, the service not reachable); ``lasting``
-    when trying again cannot help."""
+    when trying again cannot help; ``status``, the service's HTTP status when it answered."""
 
-    def __init__(self, message: str, lasting: bool = False):
+    def __init__(self, message: str, lasting: bool = False, status: int = 0):
         super().__init__(message)
-        self.lasting = lasting
+        self.lasting, self.status = lasting, status
 
 
 class Platform(Protocol):

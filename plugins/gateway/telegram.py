@@ -1,7 +1,8 @@
 """Telegram, through its Bot API over HTTPS (httpx2, the SDKs' HTTP client): long polling
 (``getUpdates``), so no public address or webhook is needed. ``TELEGRAM_BOT_TOKEN`` (from @BotFather) is hermes-agent's
 variable; ``telegram.extra.base_url`` its key for another Bot API server (a local telegram-bot-api, or a test's).
-Text messages only: a picture, a voice note or a file gets a one-line answer saying so."""
+Text messages only: a picture, a voice note or a file gets a one-line answer saying so. Answers are sent as Telegram's
+HTML (:mod:`plugins.gateway.markup`)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ class Telegram:
             if answer.status_code == 409:
                 raise PlatformError("telegram: another program takes this bot's messages (a second gateway, or a "
                                     f"webhook set for it): {said}", lasting=True)
-            raise PlatformError(f"telegram: {method}: {answer.status_code} {said}")
+            raise PlatformError(f"telegram: {method}: {answer.status_code} {said}", status=answer.status_code)
         raise PlatformError(f"telegram: {method}: flood control still refuses after three waits")
 
     def start(self) -> str:
@@ -85,7 +86,16 @@ class Telegram:
                         text=text, addressed=chat.get("type") == "private" or named or answered)
 
     def send(self, chat: str, text: str) -> None:
-        self._call("sendMessage", chat_id=chat, text=text, link_preview_options={"is_disabled": True})
+        """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that."""
+        from plugins.gateway.markup import to_html
+
+        plain = {"chat_id": chat, "text": text, "link_preview_options": {"is_disabled": True}}
+        try:
+            self._call("sendMessage", **dict(plain, text=to_html(text), parse_mode="HTML"))
+        except PlatformError as exc:
+            if exc.status != 400:  # a markup Telegram cannot parse, or longer than a message once marked up
+                raise
+            self._call("sendMessage", **plain)
 
     def typing(self, chat: str) -> None:
         try:

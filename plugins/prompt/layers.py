@@ -41,9 +41,9 @@ PLATFORM_HINTS = {
            "tables wider than 80 columns.",
     "run": "This is a one-shot command: there is no follow-up turn, so finish the task in this answer and end "
            "with the result. Plain text; your output may be read by a script.",
-    "telegram": "You are talking to a person on Telegram, often on a phone: plain text (Markdown shows as typed), "
-                "short answers, no tables; the files and commands you use are on the machine you run on, not "
-                "theirs.",
+    "telegram": "You are talking to a person on Telegram, often on a phone: short answers; Markdown's bold, italics, "
+                "code and links show, tables do not (a list reads better); the files and commands you use are on "
+                "the machine you run on, not theirs.",
 }
 
 

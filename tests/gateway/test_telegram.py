@@ -22,7 +22,7 @@ def test_a_chat_is_one_conversation_answered_in_order_and_kept_across_a_restart(
     assert bot_api.wait_sent(2) == [("42", "Hi, Alice."), ("42", "Still here.")]
     assert user_texts(wire_server.requests[1]) == ["hello", "are you there?"]  # one conversation
     assert "You are talking to a person on Telegram" in wire_server.requests[0].body["messages"][0]["content"]
-    assert any(m == "sendChatAction" for m, _ in bot_api.calls)
+    assert any(m == "sendChatAction" for m, *_ in bot_api.calls)
     assert "gateway on telegram as @hermes_test_bot (1 user(s) allowed)" in running.stop()
     [session] = json.loads(hermes("sessions", "list", "--json").stdout)
     assert session["platform"] == "telegram" and session["message_count"] == 4
@@ -30,6 +30,21 @@ def test_a_chat_is_one_conversation_answered_in_order_and_kept_across_a_restart(
     bot_api.say("and now?")
     assert bot_api.wait_sent(3)[-1] == ("42", "Back again.")
     assert user_texts(wire_server.requests[2]) == ["hello", "are you there?", "and now?"]  # the same session
+
+
+def test_answers_are_marked_up_as_telegram_shows_them_and_plain_when_it_refuses(gateway, bot_api, wire_server):
+    answer = "**Done**: `a < b` holds.\n```python\nprint(1 < 2)\n```\n| a | b |\n|---|---|\n| 1 | 2 |"
+    wire_server.push(reply(answer), reply("*again*"))
+    gateway()
+    bot_api.say("check it")
+    bot_api.wait_sent(1)
+    assert bot_api.sent_raw() == [("42", '<b>Done</b>: <code>a &lt; b</code> holds.\n<pre><code class="language-'
+                                         'python">print(1 &lt; 2)</code></pre>\n<pre>| a | b |\n|---|---|\n| 1 | 2 '
+                                         '|</pre>', "HTML")]
+    bot_api.fail("sendMessage", 400, "Bad Request: can't parse entities: unsupported start tag")
+    bot_api.say("again")
+    bot_api.wait_sent(2)
+    assert bot_api.sent_raw()[-1] == ("42", "*again*", None)  # refused marked up: sent as written
 
 
 def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot_api, wire_server):
@@ -165,3 +180,19 @@ def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, w
     listed = hermes("cron", "list").stdout
     assert "not delivered to telegram: no chat to send to: telegram names none, and TELEGRAM_HOME_CHANNEL is not " \
            "set" in listed, listed
+
+
+def test_the_markup_leaves_what_is_not_markup_as_text():
+    from plugins.gateway.markup import to_html
+    from tests.botapi import unparsable
+
+    cases = {
+        "snake_case_name and 2*3*4 stay": "snake_case_name and 2*3*4 stay",
+        "# Plan\n- **one**\n* _two_": "<b>Plan</b>\n• <b>one</b>\n• <i>two</i>",
+        "[docs](https://x.org/?a=1&b=2) <script>": '<a href="https://x.org/?a=1&amp;b=2">docs</a> &lt;script&gt;',
+        "> quoted\n> on": "<blockquote>quoted\non</blockquote>",
+        "```\nan answer cut <short>": "<pre><code>an answer cut &lt;short&gt;</code></pre>",
+        "**not closed": "**not closed",
+    }
+    for markdown, expected in cases.items():
+        assert to_html(markdown) == expected and not unparsable(expected)
