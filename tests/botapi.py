@@ -52,6 +52,7 @@ def shown(text: str) -> str:
 class BotAPI:
     def __init__(self, token: str = "999:test-token"):
         self.token, self.updates, self.calls, self.failures = token, [], [], {}
+        self.files: dict = {}  # file_id -> bytes, for getFile and the download
         self.next_id, self.message_id = 100, 0
         self.changed = threading.Condition()
         owner = self
@@ -61,6 +62,15 @@ class BotAPI:
 
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):  # a file's download: /file/bot<token>/<file_path>
+                _, _, rest = self.path.partition("/file/bot")
+                token, _, path = rest.partition("/")
+                data = owner.files.get(path.rpartition("/")[2]) if token == owner.token else None
+                self.send_response(200 if data is not None else 404)
+                self.send_header("content-length", str(len(data or b"")))
+                self.end_headers()
+                self.wfile.write(data or b"")
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -106,6 +116,14 @@ class BotAPI:
                 del self.updates[-1]["message"]["text"]
             self.changed.notify_all()
             return self.next_id
+
+    def picture(self, data: bytes, caption: str = "", **kw) -> int:
+        """A photo from the user (Telegram's sizes: a thumbnail, then the picture), with ``caption``."""
+        big, small = f"file-{len(self.files) + 1}", f"thumb-{len(self.files) + 1}"
+        self.files.update({big: data, small: data[:10]})
+        sizes = [{"file_id": small, "width": 90, "height": 90}, {"file_id": big, "width": 800, "height": 600,
+                                                                 "file_size": len(data)}]
+        return self.say("", photo=sizes, **({"caption": caption} if caption else {}), **kw)
 
     def fail(self, method: str, status: int, description: str, times: int = 1, **parameters) -> None:
         """The next ``times`` calls of ``method`` fail so."""
@@ -167,6 +185,12 @@ class BotAPI:
                 return 200, {"ok": True, "result": {"message_id": self.message_id, "date": int(time.time()),
                                                     "chat": {"id": params.get("chat_id")}, "text": params.get("text"),
                                                     "from": BOT}}
+        if method == "getFile":
+            file_id = str(params.get("file_id"))
+            if file_id not in self.files:
+                return 400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"}
+            return 200, {"ok": True, "result": {"file_id": file_id, "file_size": len(self.files[file_id]),
+                                                "file_path": f"photos/{file_id}"}}
         if method == "sendChatAction":
             return 200, {"ok": True, "result": True}
         return 404, {"ok": False, "error_code": 404, "description": "Not Found"}

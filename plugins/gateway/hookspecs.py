@@ -3,7 +3,7 @@ A plugin that implements it without the gateway plugin loaded marks it ``optiona
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 from kernel import hookspec
@@ -16,8 +16,10 @@ class Incoming:
     chat: str  # where to answer: a conversation of its own (a private chat, a group)
     user: str  # who sent it: what the allow-list names
     name: str  # who sent it, for people (a username)
-    text: str  # "" for a message without text (a picture, a voice note)
+    text: str  # "" for a message without text (a picture alone, a voice note)
     addressed: bool = True  # to the bot: a private chat's messages are; a group's only when they name or answer it
+    images: list = field(default_factory=list)  # the pictures it carries: (bytes, type) each, as plugins.images reads
+    missed: str = ""  # what it carried that could not be fetched, for the model to be told
 
 
 class PlatformError(Exception):

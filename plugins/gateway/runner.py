@@ -25,6 +25,7 @@ import click
 
 from kernel import hookimpl
 from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.images import keep
 from plugins.tool_args import ORIGIN
 
 log = logging.getLogger("hermes.gateway")
@@ -35,7 +36,7 @@ HELP = ("I answer each message here as one conversation that goes on. /new start
         "being written, /status says where we are; when a command of mine needs your yes: /approve (or /approve "
         "session, /approve always), /deny.")
 AT_ONCE = ("start", "help", "stop", "approve", "deny", "status")  # commands answered while a turn runs
-NOT_TEXT = "only text messages are read here (a picture, a voice note or a file is not)"
+NOT_TEXT = "only text and pictures are read here (a voice note or another file is not)"
 
 
 @dataclass
@@ -225,11 +226,14 @@ class Gateway:
                                             f"id is {message.user}: the owner adds it to "
                                             f"{platform.name.upper()}_ALLOWED_USERS.")
         text = message.text.strip()
-        if not text:
+        if not text and not message.images and not message.missed:
             return lambda: self._send(chat, NOT_TEXT)
         if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE:
             return lambda: self._at_once(chat, text)
+        text = "\n\n".join(filter(None, [text, message.missed]))
         item = {"platform": platform.name, "chat": message.chat, "text": text}
+        if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
+            item["images"] = [str(keep(*image)) for image in message.images]
         self.state["inbox"].append(item)
         chat.queue.append((text, item))
         return lambda: self._schedule(chat)
@@ -257,7 +261,8 @@ class Gateway:
                     self.state["inbox"].remove(item)
                 self._save()
             try:
-                self._command(chat, text) if text.startswith("/") else self._turn(chat, text)
+                self._command(chat, text) if text.startswith("/") and "images" not in item else \
+                    self._turn(chat, text, item.get("images") or [])
             except Fail as exc:  # the agent could not be built (no model, a provider without its key)
                 self._send(chat, f"⚠️ {exc.message}")
             except Exception as exc:  # noqa: BLE001 - one chat's failure is said there, the gateway goes on
@@ -311,15 +316,23 @@ class Gateway:
                 self.state["sessions"][chat.key] = chat.agent.session_id  # a new one, or rotated by compression
                 self._save()
 
-    def _turn(self, chat: Chat, text: str) -> None:
+    def _turn(self, chat: Chat, text: str, pictures: list = ()) -> None:
         from kernel.types import ExitReason
+        from plugins.images import mode, read_image, with_images
 
         agent = self._agent(chat)
+        seen = []
+        for path in pictures:
+            try:
+                seen.append(read_image(path))
+            except ValueError as exc:  # removed since (30 days), or unreadable
+                text += f"\n\n[the user sent a picture that is gone: {exc}]"
+        message = with_images(text, seen, mode(agent.config, agent.provider_config.model))
         done = threading.Event()
         threading.Thread(target=self._typing, args=(chat, done), daemon=True).start()
         chat.turning = True
         try:
-            result = agent.run_conversation(text)
+            result = agent.run_conversation(message)
         finally:
             chat.turning = False
             done.set()

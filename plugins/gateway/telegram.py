@@ -1,7 +1,8 @@
 """Telegram, through its Bot API over HTTPS (httpx2, the SDKs' HTTP client): long polling
 (``getUpdates``), so no public address or webhook is needed. ``TELEGRAM_BOT_TOKEN`` (from @BotFather) is hermes-agent's
 variable; ``telegram.extra.base_url`` its key for another Bot API server (a local telegram-bot-api, or a test's).
-Text messages only: a picture, a voice note or a file gets a one-line answer saying so. Answers are sent as Telegram's
+Text and pictures (a photo, or an image sent as a file, with its caption); a voice note or another file gets a
+one-line answer saying so. Answers are sent as Telegram's
 HTML (:mod:`plugins.gateway.markup`)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from plugins.gateway.hookspecs import Incoming, PlatformError
 
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
+MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
 
 
 class Telegram:
@@ -24,6 +26,7 @@ class Telegram:
 
         self.token, self.poll_seconds = token, poll_seconds
         self.url = f"{base_url.rstrip('/')}/bot{token}/"
+        self.files = f"{base_url.rstrip('/')}/file/bot{token}/"
         self.client = httpx.Client(timeout=httpx.Timeout(poll_seconds + 15, connect=15))
         self.offset = 0  # the next update wanted (kept by the gateway): those before it are confirmed and forgotten
         self.me: dict = {}
@@ -81,9 +84,36 @@ class Telegram:
         named = bool(mine) and f"@{mine.lower()}" in text.lower()
         if named:  # "@hermes_bot what is..." and "/new@hermes_bot": the name is not part of the message
             text = " ".join(re.sub(rf"@{re.escape(mine)}\b", " ", text, flags=re.IGNORECASE).split())
-        return Incoming(chat=str(chat.get("id")), user=str(sender.get("id", "")),
-                        name=str(sender.get("username") or sender.get("first_name") or sender.get("id", "")),
-                        text=text, addressed=chat.get("type") == "private" or named or answered)
+        incoming = Incoming(chat=str(chat.get("id")), user=str(sender.get("id", "")),
+                            name=str(sender.get("username") or sender.get("first_name") or sender.get("id", "")),
+                            text=text, addressed=chat.get("type") == "private" or named or answered)
+        document = message.get("document") if isinstance(message.get("document"), dict) else {}
+        photo = message.get("photo")[-1] if isinstance(message.get("photo"), list) and message["photo"] else \
+            document if str(document.get("mime_type", "")).startswith("image/") else None  # the largest size
+        if incoming.addressed and isinstance(photo, dict):
+            try:
+                incoming.images.append(self._picture(photo))
+            except PlatformError as exc:
+                incoming.missed = f"[the user sent a picture that could not be fetched: {exc}]"
+        return incoming
+
+    def _picture(self, photo: dict) -> tuple:
+        """(bytes, type) of a picture the user sent, as plugins.images reads it."""
+        import httpx2 as httpx
+
+        from plugins.images import fitted, sniff
+
+        if int(photo.get("file_size") or 0) > MAX_FILE:
+            raise PlatformError(f"{int(photo['file_size']) / 2**20:.0f} MB, over the Bot API's 20 MB")
+        where = (self._call("getFile", file_id=photo.get("file_id")) or {}).get("file_path")
+        try:
+            raw = self.client.get(self.files + str(where)).raise_for_status().content
+        except httpx.HTTPError as exc:
+            raise PlatformError(str(exc).replace(self.token, "<token>") or type(exc).__name__) from None
+        mime = sniff(raw)
+        if mime is None:
+            raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
+        return fitted(raw, mime)
 
     def send(self, chat: str, text: str) -> None:
         """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that."""

@@ -3,6 +3,7 @@ answers through the wire-protocol server's model, one conversation per chat."""
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 
@@ -47,15 +48,33 @@ def test_answers_are_marked_up_as_telegram_shows_them_and_plain_when_it_refuses(
     assert bot_api.sent_raw()[-1] == ("42", "*again*", None)  # refused marked up: sent as written
 
 
+def test_a_picture_reaches_the_model_with_its_caption(gateway, bot_api, wire_server, hermes_home):
+    from tests.providers.test_images import PNG
+
+    wire_server.push(reply("A red dot."), reply("I could not see it."))
+    gateway(config={"agent": {"image_input_mode": "native"}})
+    bot_api.picture(PNG, caption="what is this?")
+    assert bot_api.wait_sent(1) == [("42", "A red dot.")]
+    [asked] = [m for m in wire_server.requests[0].body["messages"] if m["role"] == "user"]
+    assert asked["content"][0] == {"type": "text", "text": "what is this?"}
+    assert asked["content"][1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    bot_api.picture(b"not a picture")
+    bot_api.wait_sent(2)
+    [_, asked] = [m for m in wire_server.requests[1].body["messages"] if m["role"] == "user"]
+    assert asked["content"] == ("[the user sent a picture that could not be fetched: not a picture a model takes "
+                                "(PNG, JPEG, GIF or WebP)]")
+    assert len(list((hermes_home / "images").iterdir())) == 1  # kept until its turn started (and 30 days)
+
+
 def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot_api, wire_server):
     gateway()
     bot_api.say("let me in", user=7, username="mallory")
     bot_api.say("please", user=7, username="mallory")
-    bot_api.say("", user=42, photo=[{"file_id": "x"}])  # an allowed user's picture
+    bot_api.say("", user=42, voice={"file_id": "x", "duration": 3})  # an allowed user's voice note
     sent = bot_api.wait_sent(2)
     assert sent[0] == ("7", "I only answer the people my owner allowed. Your telegram user id is 7: the owner adds it "
                             "to TELEGRAM_ALLOWED_USERS.")
-    assert sent[1] == ("42", "only text messages are read here (a picture, a voice note or a file is not)")
+    assert sent[1] == ("42", "only text and pictures are read here (a voice note or another file is not)")
     bot_api.say("in a group, not to me", user=42, chat=-100, chat_type="group")
     bot_api.say("@hermes_test_bot what is 6 times 7?", user=42, chat=-100, chat_type="group")
     wire_server.push(reply("42."))
