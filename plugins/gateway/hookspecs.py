@@ -19,6 +19,7 @@ class Incoming:
     text: str  # "" for a message without text (a picture alone, a voice note)
     addressed: bool = True  # to the bot: a private chat's messages are; a group's only when they name or answer it
     images: list = field(default_factory=list)  # the pictures it carries: (bytes, type) each, as plugins.images reads
+    voice: Optional[tuple] = None  # a voice note: (its bytes, a file name whose suffix says the format)
     missed: str = ""  # what it carried that could not be fetched, for the model to be told
 
 

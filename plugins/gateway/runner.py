@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 import click
@@ -36,7 +37,7 @@ HELP = ("I answer each message here as one conversation that goes on. /new start
         "being written, /status says where we are; when a command of mine needs your yes: /approve (or /approve "
         "session, /approve always), /deny.")
 AT_ONCE = ("start", "help", "stop", "approve", "deny", "status")  # commands answered while a turn runs
-NOT_TEXT = "only text and pictures are read here (a voice note or another file is not)"
+NOT_TEXT = "only text, pictures and voice notes are read here (another file is not)"
 
 
 @dataclass
@@ -211,13 +212,33 @@ class Gateway:
                 if each is not None:
                     each()
 
+    def _allowed(self, platform, message: Incoming) -> bool:
+        allowed = self.allowed[platform.name]
+        return allowed is None or message.user in allowed
+
+    def _hear(self, chat: Chat, text: str, voice: str) -> str:
+        """The words of the voice note kept at ``voice`` (after ``text``, its caption), shown to the chat first
+        (``stt.echo_transcripts``); "" when it cannot be heard, and the chat is told why."""
+        from plugins.tts.listen import transcribe
+
+        path = Path(voice)
+        try:
+            said = transcribe(path.read_bytes(), path.name.partition("-")[2] or "voice.ogg", self.config)
+        except (OSError, ValueError) as exc:
+            self._send(chat, str(exc) if isinstance(exc, ValueError) else f"the voice note is gone: {exc}")
+            return ""
+        finally:
+            path.unlink(missing_ok=True)
+        if self.config.get("stt.echo_transcripts", True):
+            self._send(chat, f"🎤 {said or '(nothing heard)'}")
+        return "\n\n".join(filter(None, [text, said]))
+
     def _sort(self, platform, message: Incoming):
         """Queue ``message`` (kept in the inbox), or what to do with it at once; ``None``: nothing."""
-        allowed = self.allowed[platform.name]
         if not message.addressed:
             return None
         chat = self._chat(platform, message.chat)
-        if allowed is not None and message.user not in allowed:
+        if not self._allowed(platform, message):
             if (platform.name, message.user) in self.told:
                 return None
             self.told.add((platform.name, message.user))
@@ -226,7 +247,7 @@ class Gateway:
                                             f"id is {message.user}: the owner adds it to "
                                             f"{platform.name.upper()}_ALLOWED_USERS.")
         text = message.text.strip()
-        if not text and not message.images and not message.missed:
+        if not text and not message.images and not message.missed and message.voice is None:
             return lambda: self._send(chat, NOT_TEXT)
         if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE:
             return lambda: self._at_once(chat, text)
@@ -234,9 +255,20 @@ class Gateway:
         item = {"platform": platform.name, "chat": message.chat, "text": text}
         if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
             item["images"] = [str(keep(*image)) for image in message.images]
+        if message.voice is not None:  # kept until it is heard, in its turn (a transcription takes seconds)
+            item["voice"] = str(self._kept_voice(*message.voice))
         self.state["inbox"].append(item)
         chat.queue.append((text, item))
         return lambda: self._schedule(chat)
+
+    def _kept_voice(self, audio: bytes, name: str) -> Path:
+        import hashlib
+
+        from hermes.host.files import atomic_write
+
+        path = self.path.parent / "voice" / f"{hashlib.sha256(audio).hexdigest()[:16]}-{Path(name).name}"
+        atomic_write(path, audio)
+        return path
 
     def _chat(self, platform, chat_id: str) -> Chat:
         with self.lock:
@@ -261,7 +293,11 @@ class Gateway:
                     self.state["inbox"].remove(item)
                 self._save()
             try:
-                self._command(chat, text) if text.startswith("/") and "images" not in item else \
+                if item.get("voice"):
+                    text = self._hear(chat, text, item["voice"])
+                if not text and not item.get("images"):
+                    continue  # a voice note not heard (the chat was told)
+                self._command(chat, text) if text.startswith("/") and not item.get("images") else \
                     self._turn(chat, text, item.get("images") or [])
             except Fail as exc:  # the agent could not be built (no model, a provider without its key)
                 self._send(chat, f"⚠️ {exc.message}")

@@ -1,8 +1,8 @@
 """Telegram, through its Bot API over HTTPS (httpx2, the SDKs' HTTP client): long polling
 (``getUpdates``), so no public address or webhook is needed. ``TELEGRAM_BOT_TOKEN`` (from @BotFather) is hermes-agent's
 variable; ``telegram.extra.base_url`` its key for another Bot API server (a local telegram-bot-api, or a test's).
-Text and pictures (a photo, or an image sent as a file, with its caption); a voice note or another file gets a
-one-line answer saying so. Answers are sent as Telegram's
+Text, pictures (a photo, or an image sent as a file, with its caption) and voice notes (heard as
+:mod:`plugins.tts.listen` says); another file gets a one-line answer saying so. Answers are sent as Telegram's
 HTML (:mod:`plugins.gateway.markup`)."""
 
 from __future__ import annotations
@@ -90,26 +90,35 @@ class Telegram:
         document = message.get("document") if isinstance(message.get("document"), dict) else {}
         photo = message.get("photo")[-1] if isinstance(message.get("photo"), list) and message["photo"] else \
             document if str(document.get("mime_type", "")).startswith("image/") else None  # the largest size
+        voice = next((message[k] for k in ("voice", "audio") if isinstance(message.get(k), dict)), None)
         if incoming.addressed and isinstance(photo, dict):
             try:
                 incoming.images.append(self._picture(photo))
             except PlatformError as exc:
                 incoming.missed = f"[the user sent a picture that could not be fetched: {exc}]"
+        elif incoming.addressed and voice is not None:
+            try:
+                incoming.voice = (self._download(voice), str(voice.get("file_name") or "voice.ogg"))
+            except PlatformError as exc:
+                incoming.missed = f"[the user sent a voice note that could not be fetched: {exc}]"
         return incoming
+
+    def _download(self, file: dict) -> bytes:
+        import httpx2 as httpx
+
+        if int(file.get("file_size") or 0) > MAX_FILE:
+            raise PlatformError(f"{int(file['file_size']) / 2**20:.0f} MB, over the Bot API's 20 MB")
+        where = (self._call("getFile", file_id=file.get("file_id")) or {}).get("file_path")
+        try:
+            return self.client.get(self.files + str(where)).raise_for_status().content
+        except httpx.HTTPError as exc:
+            raise PlatformError(str(exc).replace(self.token, "<token>") or type(exc).__name__) from None
 
     def _picture(self, photo: dict) -> tuple:
         """(bytes, type) of a picture the user sent, as plugins.images reads it."""
-        import httpx2 as httpx
-
         from plugins.images import fitted, sniff
 
-        if int(photo.get("file_size") or 0) > MAX_FILE:
-            raise PlatformError(f"{int(photo['file_size']) / 2**20:.0f} MB, over the Bot API's 20 MB")
-        where = (self._call("getFile", file_id=photo.get("file_id")) or {}).get("file_path")
-        try:
-            raw = self.client.get(self.files + str(where)).raise_for_status().content
-        except httpx.HTTPError as exc:
-            raise PlatformError(str(exc).replace(self.token, "<token>") or type(exc).__name__) from None
+        raw = self._download(photo)
         mime = sniff(raw)
         if mime is None:
             raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")

@@ -1,4 +1,4 @@
-"""Built-in plugin tts: the model speaks with ``text_to_speech`` (hermes-agent's tool).
+"""Built-in plugin tts: speech out (``text_to_speech``, hermes-agent's tool) and in (voice notes, for the gateway).
 
 The audio of the text is kept in the data folder's ``audio_cache/`` (or where the model says) and its path returned.
 ``tts.provider`` names the backend, as in hermes-agent: ``openai`` (an OpenAI-compatible speech endpoint,
@@ -6,7 +6,7 @@ The audio of the text is kept in the data folder's ``audio_cache/`` (or where th
 ``VOICE_TOOLS_OPENAI_KEY`` or ``OPENAI_API_KEY``), a command of the user's declared under ``tts.providers``
 (:mod:`plugins.tts.command`), or any a plugin provides through the ``tts_backends`` hook. hermes-agent's default,
 ``edge`` (Microsoft's online voices), and its other cloud and local backends are not here: the tool is not offered
-while ``tts.provider`` names one of them."""
+while ``tts.provider`` names one of them. Voice notes: :mod:`plugins.tts.listen`."""
 
 from __future__ import annotations
 
@@ -35,6 +35,11 @@ def register_config(declare):
     declare("tts.openai.model", str, "gpt-4o-mini-tts", "the speech model text_to_speech asks with tts.provider: openai")
     declare("tts.openai.voice", str, "alloy", "the voice of tts.provider: openai")
     declare("tts.openai.base_url", str, "", "an OpenAI-compatible speech endpoint (empty: OpenAI's)")
+    declare("stt.enabled", bool, True, "voice notes sent to the gateway are transcribed (plugins.tts.listen)")
+    declare("stt.provider", str, "local", "what transcribes them: openai (hermes-agent's default, local, is not here)")
+    declare("stt.openai.model", str, "whisper-1", "the transcription model of stt.provider: openai")
+    declare("stt.openai.base_url", str, "", "an OpenAI-compatible transcription endpoint (empty: OpenAI's)")
+    declare("stt.echo_transcripts", bool, True, "the gateway shows the chat what it heard before it answers")
 
 
 @hookimpl

@@ -7,7 +7,8 @@ as the SDKs do) or not, and ``GET /v1/models`` (its ``models``, in the shape
 of the SDK asking). Replies come from a script queue; when the queue is
 empty the server answers with ``default`` (the text ``"ok"``). Every request
 is recorded (``POST /v1/images/generations``, OpenAI's images, and ``POST /v1/audio/speech``, its speech, too: a
-reply's text is the picture or the audio in base64). Only the standard library is used, so the real SDKs talk to it
+reply's text is the picture or the audio in base64; ``POST /v1/audio/transcriptions``: a reply's text is the
+transcript). Only the standard library is used, so the real SDKs talk to it
 over real sockets: parsing, streaming, retries and timeouts are all exercised.
 
 Usage::
@@ -57,9 +58,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional, Union
 from urllib.parse import urlsplit
 
-from plugins_providers.testserver.script import (CHAT, MESSAGES, PATHS, RESPONSES, RecordedRequest, Step, cut, drop,
-                                                 bad_bytes, error, garbage, keepalive, reply, stream_error)
+from plugins_providers.testserver.script import (CHAT, MESSAGES, PATHS, RESPONSES, TRANSCRIPTIONS, RecordedRequest,
+                                                 Step, bad_bytes, cut, drop, error, garbage, keepalive, reply,
+                                                 stream_error)
 from plugins_providers.testserver.wire import RENDER, error_body
+
+
+def _form(content_type: str, raw: bytes) -> dict:
+    """A multipart/form-data body as ``{field: value}``, a file as ``{"filename": ..., "bytes": n}``."""
+    from email.parser import BytesParser
+
+    message = BytesParser().parsebytes(f"content-type: {content_type}\r\n\r\n".encode() + raw)
+    found = {}
+    for part in message.get_payload() if message.is_multipart() else []:
+        name, filename = part.get_param("name", header="content-disposition"), part.get_filename()
+        data = part.get_payload(decode=True) or b""
+        found[name] = {"filename": filename, "bytes": len(data)} if filename else data.decode("utf-8", "replace")
+    return found
 
 __all__ = ["CHAT", "MESSAGES", "RESPONSES", "RecordedRequest", "Step", "WireServer", "cut", "drop", "error",
            "garbage", "reply", "stream_error", "bad_bytes", "keepalive"]
@@ -119,6 +134,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = raw.decode("utf-8", "replace")
+        if urlsplit(self.path).path == TRANSCRIPTIONS:  # multipart: its fields, the file's name and size
+            body = _form(self.headers.get("content-type", ""), raw)
         path = urlsplit(self.path).path  # an absolute URL too: the server stands in for a host through a proxy
         headers = {k.lower(): v for k, v in self.headers.items()}
         record = RecordedRequest("POST", path, headers, body, time.time())

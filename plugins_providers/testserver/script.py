@@ -11,7 +11,8 @@ RESPONSES = "/v1/responses"
 MESSAGES = "/v1/messages"
 IMAGES = "/v1/images/generations"  # OpenAI's: a reply's text is the image, base64 (or a 1x1 PNG)
 SPEECH = "/v1/audio/speech"  # OpenAI's: a reply's text is the audio, base64 (or a short silent WAV)
-PATHS = (CHAT, RESPONSES, MESSAGES, IMAGES, SPEECH)
+TRANSCRIPTIONS = "/v1/audio/transcriptions"  # OpenAI's (multipart): a reply's text is the transcript
+PATHS = (CHAT, RESPONSES, MESSAGES, IMAGES, SPEECH, TRANSCRIPTIONS)
 CREATED = 1700000000
 
 

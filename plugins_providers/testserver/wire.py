@@ -7,7 +7,8 @@ import json
 import re
 from typing import Any, Optional, Union
 
-from plugins_providers.testserver.script import CHAT, CREATED, IMAGES, MESSAGES, RESPONSES, SPEECH, Step
+from plugins_providers.testserver.script import (CHAT, CREATED, IMAGES, MESSAGES, RESPONSES, SPEECH, TRANSCRIPTIONS,
+                                                 Step)
 
 
 def _split_words(text: str) -> list:
@@ -369,7 +370,16 @@ class _Speech:
         return data, _Speech.TYPES.get(str(body.get("response_format") or "mp3"), "application/octet-stream")
 
 
-RENDER = {CHAT: _Chat, RESPONSES: _Responses, MESSAGES: _Messages, IMAGES: _Images, SPEECH: _Speech}
+class _Transcription:
+    """OpenAI's transcription: the step's text is what was said (default: "hello")."""
+
+    @staticmethod
+    def body(step: Step, n: int, model: str, body: dict) -> dict:
+        return {"text": step.text if isinstance(step.text, str) else "hello"}
+
+
+RENDER = {CHAT: _Chat, RESPONSES: _Responses, MESSAGES: _Messages, IMAGES: _Images, SPEECH: _Speech,
+          TRANSCRIPTIONS: _Transcription}
 
 # status -> (anthropic error type, openai type, openai code, default message)
 _ERRORS = {

@@ -66,15 +66,34 @@ def test_a_picture_reaches_the_model_with_its_caption(gateway, bot_api, wire_ser
     assert len(list((hermes_home / "images").iterdir())) == 1  # kept until its turn started (and 30 days)
 
 
+def test_a_voice_note_is_heard_shown_and_answered(gateway, bot_api, wire_server):
+    """hermes-agent's stt: a voice note goes to an OpenAI-compatible transcription endpoint (the real openai SDK, a
+    multipart upload) and its words are the message; without stt.provider: openai the chat is told how."""
+    running = gateway()
+    bot_api.files["v1"] = b"OggS voice bytes"
+    bot_api.say("", voice={"file_id": "v1", "duration": 2, "mime_type": "audio/ogg"})
+    assert bot_api.wait_sent(1) == [("42", "voice notes are not transcribed here: set stt.provider: openai (a "
+                                           "Whisper endpoint, OPENAI_API_KEY)")]
+    running.stop()
+    wire_server.push(reply("remind me to buy milk"), reply("Noted: milk."))
+    gateway(config={"stt": {"provider": "openai", "openai": {"base_url": wire_server.openai_url}}})
+    bot_api.say("", voice={"file_id": "v1", "duration": 2, "mime_type": "audio/ogg"})
+    assert bot_api.wait_sent(3)[1:] == [("42", "🎤 remind me to buy milk"), ("42", "Noted: milk.")]
+    heard, answered = wire_server.requests
+    assert heard.path == "/v1/audio/transcriptions" and heard.body["model"] == "whisper-1"
+    assert heard.body["file"] == {"filename": "voice.ogg", "bytes": len(b"OggS voice bytes")}
+    assert [m["content"] for m in answered.body["messages"] if m["role"] == "user"] == ["remind me to buy milk"]
+
+
 def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot_api, wire_server):
     gateway()
     bot_api.say("let me in", user=7, username="mallory")
     bot_api.say("please", user=7, username="mallory")
-    bot_api.say("", user=42, voice={"file_id": "x", "duration": 3})  # an allowed user's voice note
+    bot_api.say("", user=42, document={"file_id": "x", "file_name": "a.zip", "mime_type": "application/zip"})
     sent = bot_api.wait_sent(2)
     assert sent[0] == ("7", "I only answer the people my owner allowed. Your telegram user id is 7: the owner adds it "
                             "to TELEGRAM_ALLOWED_USERS.")
-    assert sent[1] == ("42", "only text and pictures are read here (a voice note or another file is not)")
+    assert sent[1] == ("42", "only text, pictures and voice notes are read here (another file is not)")
     bot_api.say("in a group, not to me", user=42, chat=-100, chat_type="group")
     bot_api.say("@hermes_test_bot what is 6 times 7?", user=42, chat=-100, chat_type="group")
     wire_server.push(reply("42."))
