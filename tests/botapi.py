@@ -41,6 +41,18 @@ def unparsable(text: str) -> str:
     return (why or [f"can't find end tag corresponding to start tag \"{stack[-1]}\""] if stack else why or [""])[0]
 
 
+def form(content_type: str, raw: bytes) -> dict:
+    """A multipart/form-data body as ``{field: value}``, a file as ``{"filename": ..., "data": bytes}``."""
+    from email.parser import BytesParser
+
+    message = BytesParser().parsebytes(f"content-type: {content_type}\r\n\r\n".encode() + raw)
+    found = {}
+    for part in message.get_payload() if message.is_multipart() else []:
+        name, data = part.get_param("name", header="content-disposition"), part.get_payload(decode=True) or b""
+        found[name] = {"filename": part.get_filename(), "data": data} if part.get_filename() else data.decode()
+    return found
+
+
 def shown(text: str) -> str:
     """An HTML message as its reader sees it: without tags, entities as the characters."""
     import html
@@ -76,7 +88,9 @@ class BotAPI:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 _, _, rest = self.path.partition("/bot")
                 token, _, method = rest.partition("/")
-                status, answer = owner.answer(token, method, json.loads(body or b"{}"))
+                kind = self.headers.get("content-type", "")
+                params = form(kind, body) if kind.startswith("multipart/") else json.loads(body or b"{}")
+                status, answer = owner.answer(token, method, params)
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -147,6 +161,11 @@ class BotAPI:
                     raise AssertionError(f"{len(self.sent(chat))} message(s) sent, not {count}: {self.sent(chat)}")
             return self.sent(chat)
 
+    def sent_files(self) -> list:
+        """``(chat_id, method, file name, bytes)`` of each file sent."""
+        return [(c["chat_id"], m, f["filename"], f["data"]) for m, c, ok in list(self.calls) if ok
+                for f in c.values() if isinstance(f, dict) and "filename" in f]
+
     def pending(self) -> list:
         """The updates not confirmed yet."""
         with self.changed:
@@ -191,6 +210,9 @@ class BotAPI:
                 return 400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"}
             return 200, {"ok": True, "result": {"file_id": file_id, "file_size": len(self.files[file_id]),
                                                 "file_path": f"photos/{file_id}"}}
+        if method in ("sendPhoto", "sendAudio", "sendVoice", "sendDocument"):
+            return 200, {"ok": True, "result": {"message_id": 1, "date": int(time.time()), "chat": {
+                "id": params.get("chat_id")}}}
         if method == "sendChatAction":
             return 200, {"ok": True, "result": True}
         return 404, {"ok": False, "error_code": 404, "description": "Not Found"}

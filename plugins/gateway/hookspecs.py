@@ -49,6 +49,10 @@ class Platform(Protocol):
     def send(self, chat: str, text: str) -> None:
         """Send ``text`` (at most ``most`` characters) to ``chat``. :class:`PlatformError`."""
 
+    def send_file(self, chat: str, path: str, kind: str) -> None:
+        """Send the file at ``path``: ``kind`` is ``photo``, ``audio`` or ``document``, as it should show.
+        :class:`PlatformError`."""
+
     def typing(self, chat: str) -> None:
         """Show that an answer is being written (a few seconds' worth); failures are ignored."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import threading
 import time
@@ -36,6 +37,8 @@ RETRY_WAIT = (1, 2, 5, 10, 30)  # seconds between attempts to reach a platform t
 HELP = ("I answer each message here as one conversation that goes on. /new starts another, /stop stops the answer "
         "being written, /status says where we are; when a command of mine needs your yes: /approve (or /approve "
         "session, /approve always), /deny.")
+MAKERS = {"image_generate": "photo", "text_to_speech": "audio"}  # tools whose file (their result's path) is sent
+MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 AT_ONCE = ("start", "help", "stop", "approve", "deny", "status")  # commands answered while a turn runs
 NOT_TEXT = "only text, pictures and voice notes are read here (another file is not)"
 
@@ -57,6 +60,7 @@ class Chat:
     turning: bool = False  # a turn runs now
     agent: Any = None
     pending: list = field(default_factory=list)  # Waiting approvals, oldest first
+    made: list = field(default_factory=list)  # (path, kind) of the files its turn's tools made, sent after the answer
 
     @property
     def key(self) -> str:
@@ -104,6 +108,15 @@ def deliver(target: str, text: str, host) -> Optional[str]:
     finally:
         platform.close()
     return ""
+
+
+def media_of(answer: str) -> tuple:
+    """hermes-agent's ``MEDIA:/path`` lines of an answer (the model sending a file): the answer without them, and
+    ``(path, kind)`` of each, its kind told by its suffix."""
+    named = [m.strip() for m in MEDIA.findall(answer)]
+    kinds = {".png": "photo", ".jpg": "photo", ".jpeg": "photo", ".gif": "photo", ".webp": "photo",
+             ".mp3": "audio", ".ogg": "audio", ".opus": "audio", ".wav": "audio", ".m4a": "audio", ".flac": "audio"}
+    return MEDIA.sub("", answer).strip(), [(p, kinds.get(Path(p).suffix.lower(), "document")) for p in named]
 
 
 class Gateway:
@@ -366,15 +379,21 @@ class Gateway:
         message = with_images(text, seen, mode(agent.config, agent.provider_config.model))
         done = threading.Event()
         threading.Thread(target=self._typing, args=(chat, done), daemon=True).start()
-        chat.turning = True
+        chat.turning, chat.made = True, []
         try:
             result = agent.run_conversation(message)
         finally:
             chat.turning = False
             done.set()
             self._remember(chat)
-        if (result.final_response or "").strip():
-            self._send(chat, result.final_response)
+        answer, named = media_of(result.final_response or "")
+        if answer.strip():
+            self._send(chat, answer)
+        for path, kind in [*chat.made, *named]:
+            try:
+                chat.platform.send_file(chat.chat, path, kind)
+            except (OSError, PlatformError) as exc:
+                self._send(chat, f"(could not send {path}: {exc.strerror if isinstance(exc, OSError) else exc})")
         if result.exit_reason == ExitReason.ERROR:
             self._send(chat, f"⚠️ {result.error}")
         elif result.exit_reason == ExitReason.INTERRUPTED and not self.stopping.is_set():
@@ -478,10 +497,23 @@ class Gateway:
 
 
 class Relay:
-    """The approvals of the gateway's agents go to their chat (registered while ``hermes gateway run`` runs)."""
+    """The approvals of the gateway's agents go to their chat, and the files their tools make follow their answer
+    (registered while ``hermes gateway run`` runs)."""
 
     def __init__(self, gateway: Gateway):
         self.gateway = gateway
+
+    @hookimpl
+    def on_tool_complete(self, tool_name, result, status, agent):
+        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        if chat is None or status != "ok" or tool_name not in MAKERS:
+            return
+        try:
+            path = json.loads(result).get("path")
+        except (ValueError, AttributeError):
+            return
+        if isinstance(path, str) and path:
+            chat.made.append((path, MAKERS[tool_name]))
 
     @hookimpl
     def approve_tool_call(self, tool_name, args, message, agent):

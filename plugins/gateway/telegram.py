@@ -15,6 +15,7 @@ from plugins.gateway.hookspecs import Incoming, PlatformError
 
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
 MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
+MAX_UPLOAD = 50 * 2**20  # and upload
 
 
 class Telegram:
@@ -135,6 +136,28 @@ class Telegram:
             if exc.status != 400:  # a markup Telegram cannot parse, or longer than a message once marked up
                 raise
             self._call("sendMessage", **plain)
+
+    def send_file(self, chat: str, path: str, kind: str) -> None:
+        import httpx2 as httpx
+
+        from pathlib import Path
+
+        file = Path(path)
+        if file.stat().st_size > MAX_UPLOAD:
+            raise PlatformError(f"{file.name}: {file.stat().st_size / 2**20:.0f} MB, over the Bot API's 50 MB")
+        method, field = {"photo": ("sendPhoto", "photo"), "audio": (
+            ("sendVoice", "voice") if file.suffix.lower() in (".ogg", ".opus", ".oga") else ("sendAudio", "audio"))
+                         }.get(kind, ("sendDocument", "document"))
+        try:
+            answer = self.client.post(self.url + method, data={"chat_id": chat},
+                                      files={field: (file.name, file.read_bytes())})
+            body = answer.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise PlatformError(f"telegram: {method}: " + (str(exc).replace(self.token, "<token>") or
+                                                            type(exc).__name__)) from None
+        if not (isinstance(body, dict) and body.get("ok")):
+            said = body.get("description") if isinstance(body, dict) else answer.reason_phrase
+            raise PlatformError(f"telegram: {method}: {answer.status_code} {said}", status=answer.status_code)
 
     def typing(self, chat: str) -> None:
         try:

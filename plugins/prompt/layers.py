@@ -43,7 +43,8 @@ PLATFORM_HINTS = {
            "with the result. Plain text; your output may be read by a script.",
     "telegram": "You are talking to a person on Telegram, often on a phone: short answers; Markdown's bold, italics, "
                 "code and links show, tables do not (a list reads better); the files and commands you use are on "
-                "the machine you run on, not theirs.",
+                "the machine you run on, not theirs: to send them a file, end your answer with a line MEDIA:/its/path "
+                "(the pictures and audio your tools make are sent by themselves).",
 }
 
 

@@ -85,6 +85,23 @@ def test_a_voice_note_is_heard_shown_and_answered(gateway, bot_api, wire_server)
     assert [m["content"] for m in answered.body["messages"] if m["role"] == "user"] == ["remind me to buy milk"]
 
 
+def test_the_files_the_tools_make_and_the_model_names_follow_the_answer(gateway, bot_api, wire_server, tmp_path):
+    from tests.providers.test_images import PNG
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the notes")
+    wire_server.push(reply(tool_calls=[("image_generate", {"prompt": "a red dot"})]),
+                     reply(base64.b64encode(PNG).decode()),  # the images endpoint's picture
+                     reply(f"Here is the dot, and your notes.\nMEDIA:{notes}\nMEDIA:{tmp_path}/gone.pdf"))
+    gateway(config={"image_gen": {"base_url": wire_server.openai_url}})
+    bot_api.say("draw a dot and send my notes")
+    assert bot_api.wait_sent(2) == [("42", "Here is the dot, and your notes."),
+                                    ("42", f"(could not send {tmp_path}/gone.pdf: No such file or directory)")]
+    photo, document = bot_api.sent_files()
+    assert photo[:2] == ("42", "sendPhoto") and photo[3] == PNG and photo[2].endswith("-a-red-dot.png")
+    assert document == ("42", "sendDocument", "notes.txt", b"the notes")
+
+
 def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot_api, wire_server):
     gateway()
     bot_api.say("let me in", user=7, username="mallory")
