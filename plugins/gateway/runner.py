@@ -35,11 +35,12 @@ CHAT = "gateway.chat"  # agent.state key: the chat a gateway agent answers
 TYPING_EVERY = 4.0  # seconds: Telegram shows "typing" for about five
 RETRY_WAIT = (1, 2, 5, 10, 30)  # seconds between attempts to reach a platform that failed
 HELP = ("I answer each message here as one conversation that goes on. /new starts another, /stop stops the answer "
-        "being written, /status says where we are; when a command of mine needs your yes: /approve (or /approve "
-        "session, /approve always), /deny.")
+        "being written, /status says where we are, /sethome makes this chat the one scheduled jobs answer in; when a "
+        "command of mine needs your yes: /approve (or /approve session, /approve always), /deny.")
+STATE = "gateway/state.json"  # in the data folder: where receiving goes on, the chats' sessions, the inbox, homes
 MAKERS = {"image_generate": "photo", "text_to_speech": "audio"}  # tools whose file (their result's path) is sent
 MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
-AT_ONCE = ("start", "help", "stop", "approve", "deny", "status")  # commands answered while a turn runs
+AT_ONCE = ("start", "help", "stop", "approve", "deny", "status", "sethome")  # commands answered while a turn runs
 NOT_TEXT = "only text, pictures and voice notes are read here (another file is not)"
 
 
@@ -87,6 +88,20 @@ def send_parts(platform, chat: str, text: str) -> None:
         rest = rest[cut:]
 
 
+def fresh() -> dict:
+    """The state of a gateway that never ran: offsets by platform, sessions and homes by chat, the inbox."""
+    return {"offsets": {}, "sessions": {}, "inbox": [], "homes": {}}
+
+
+def _home(config, platform: str) -> str:
+    """The chat that said ``/sethome`` on ``platform`` ("" for none)."""
+    try:
+        state = json.loads((config.data_dir / STATE).read_text(encoding="utf-8"))
+        return str((state.get("homes") or {}).get(platform) or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
 def deliver(target: str, text: str, host) -> Optional[str]:
     """:func:`plugins.gateway.hookspecs.deliver_message` for the platforms of ``gateway_platforms``."""
     name, _, chat = target.partition(":")
@@ -95,9 +110,10 @@ def deliver(target: str, text: str, host) -> Optional[str]:
         makers.update(each if isinstance(each, dict) else {})
     if name not in makers:
         return None
-    chat = chat or os.environ.get(f"{name.upper()}_HOME_CHANNEL", "").strip()
+    chat = chat or os.environ.get(f"{name.upper()}_HOME_CHANNEL", "").strip() or _home(host.config, name)
     if not chat:
-        return f"no chat to send to: {target} names none, and {name.upper()}_HOME_CHANNEL is not set"
+        return (f"no chat to send to: {target} names none, {name.upper()}_HOME_CHANNEL is not set and no chat "
+                "said /sethome")
     platform = makers[name]()
     if platform is None:
         return f"{name} is not set up here (no {name.upper()}_BOT_TOKEN)"
@@ -127,7 +143,7 @@ class Gateway:
         self.live: OrderedDict = OrderedDict()  # chat key -> its agent, least recently used first
         self.told: set = set()  # strangers told their id
         self.failure = ""  # why it stopped by itself (a platform that cannot go on)
-        self.path = self.config.data_dir / "gateway" / "state.json"
+        self.path = self.config.data_dir / STATE
         self.state = self._load()
         most = int(self.config.get("max_concurrent_sessions") or 4)
         self.workers = ThreadPoolExecutor(most, thread_name_prefix="hermes-gateway")
@@ -138,14 +154,13 @@ class Gateway:
         try:
             state = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return {"offsets": {}, "sessions": {}, "inbox": []}
+            return fresh()
         except (OSError, ValueError) as exc:  # kept aside, never written over: its sessions map is the user's
             aside = self.path.with_suffix(f".unreadable-{int(time.time())}")
             os.replace(self.path, aside)
             log.warning("gateway: %s could not be read (%s); kept as %s", self.path, exc, aside.name)
-            return {"offsets": {}, "sessions": {}, "inbox": []}
-        return {k: state.get(k) if isinstance(state.get(k), type(v)) else v
-                for k, v in {"offsets": {}, "sessions": {}, "inbox": []}.items()}
+            return fresh()
+        return {k: state.get(k) if isinstance(state.get(k), type(v)) else v for k, v in fresh().items()}
 
     def _save(self) -> None:
         from hermes.host.files import atomic_write
@@ -436,6 +451,12 @@ class Gateway:
                 how = args.strip().lower()
                 waiting.choice = "deny" if name == "deny" else how if how in ("session", "always") else "once"
                 waiting.event.set()
+        elif name == "sethome":
+            with self.lock:
+                self.state["homes"][chat.platform.name] = chat.chat
+                self._save()
+            self._send(chat, f"this chat is the home chat now: cron jobs delivering to {chat.platform.name} answer "
+                             "here")
         elif name == "status":
             agent = chat.agent
             self._send(chat, f"session {self.state['sessions'].get(chat.key) or '(none yet)'}"

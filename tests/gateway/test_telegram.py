@@ -229,12 +229,20 @@ def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, w
     ran = hermes("cron", "run", job["id"], "--json", env=env)  # another process than the gateway's
     assert ran.returncode == 0 and json.loads(ran.stdout)["last_delivery"] == "sent", ran.stderr
     assert bot_api.wait_sent(2)[-1] == ("42", "⏰ time check\n\nIt is noon.")
-    running.stop()
     added = json.loads(hermes("cron", "add", "--deliver", "telegram", "--json", "every 1h", "say hi").stdout)
-    ran = hermes("cron", "run", added["id"], env={**env, "TELEGRAM_HOME_CHANNEL": ""})
+    hermes("cron", "run", added["id"], env={**env, "TELEGRAM_HOME_CHANNEL": ""})
     listed = hermes("cron", "list").stdout
-    assert "not delivered to telegram: no chat to send to: telegram names none, and TELEGRAM_HOME_CHANNEL is not " \
-           "set" in listed, listed
+    assert "not delivered to telegram: no chat to send to: telegram names none, TELEGRAM_HOME_CHANNEL is not set " \
+           "and no chat said /sethome" in listed, listed
+    bot_api.say("/sethome", user=42, chat=-100, chat_type="group")  # not to the bot: a group's other bots may take it
+    bot_api.say("/sethome@hermes_test_bot", user=42, chat=-100, chat_type="group")
+    assert bot_api.wait_sent(3)[-1] == ("-100", "this chat is the home chat now: cron jobs delivering to telegram "
+                                                "answer here")
+    running.stop()
+    wire_server.push(reply("Hi, group."))
+    ran = hermes("cron", "run", added["id"], "--json", env={**env, "TELEGRAM_HOME_CHANNEL": ""})
+    assert json.loads(ran.stdout)["last_delivery"] == "sent"
+    assert bot_api.wait_sent(4)[-1] == ("-100", "⏰ say hi\n\nHi, group.")
 
 
 def test_the_markup_leaves_what_is_not_markup_as_text():
