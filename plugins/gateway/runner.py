@@ -56,7 +56,7 @@ class Waiting:
 class Chat:
     platform: Any
     chat: str
-    queue: deque = field(default_factory=deque)  # texts waiting for their turn (each also in the state's inbox)
+    queue: deque = field(default_factory=deque)  # (text, inbox entry) waiting for their turn
     busy: bool = False  # a worker is answering its queue
     turning: bool = False  # a turn runs now
     agent: Any = None
@@ -76,7 +76,7 @@ def allowed_users(config, platform: str) -> "set | None":
            for v in (f"{prefix}_ALLOW_ALL_USERS", "GATEWAY_ALLOW_ALL_USERS")):
         return None
     listed = ",".join(os.environ.get(v, "") for v in (f"{prefix}_ALLOWED_USERS", "GATEWAY_ALLOWED_USERS"))
-    return {u.strip().lstrip("@").lower() for u in listed.split(",") if u.strip()}
+    return {u.strip() for u in listed.split(",") if u.strip()}
 
 
 def send_parts(platform, chat: str, text: str) -> None:
@@ -233,7 +233,7 @@ class Gateway:
                 failures += 1
                 continue
             with self.lock:  # the messages queued and where receiving goes on, kept together before any answer
-                then = [self._sort(platform, message) for message in messages]
+                then = [self._sorted(platform, message) for message in messages]
                 self.state["offsets"][platform.name] = platform.offset
                 self._save()
             for each in then:
@@ -261,6 +261,13 @@ class Gateway:
             self._send(chat, f"🎤 {said or '(nothing heard)'}")
         return "\n\n".join(filter(None, [text, said]))
 
+    def _sorted(self, platform, message: Incoming):
+        try:
+            return self._sort(platform, message)
+        except Exception:  # noqa: BLE001 - one message that cannot be sorted must not stop the receiving
+            log.exception("gateway: a %s message of %s could not be read", platform.name, message.user)
+            return None
+
     def _sort(self, platform, message: Incoming):
         """Queue ``message`` (kept in the inbox), or what to do with it at once; ``None``: nothing."""
         if not message.addressed:
@@ -281,10 +288,14 @@ class Gateway:
             return lambda: self._at_once(chat, text)
         text = "\n\n".join(filter(None, [text, message.missed]))
         item = {"platform": platform.name, "chat": message.chat, "text": text}
-        if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
-            item["images"] = [str(keep(*image)) for image in message.images]
-        if message.voice is not None:  # kept until it is heard, in its turn (a transcription takes seconds)
-            item["voice"] = str(self._kept_voice(*message.voice))
+        try:
+            if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
+                item["images"] = [str(keep(*image)) for image in message.images]
+            if message.voice is not None:  # kept until it is heard, in its turn (a transcription takes seconds)
+                item["voice"] = str(self._kept_voice(*message.voice))
+        except OSError as exc:  # a data folder that cannot be written: the model is told what did not come
+            item["text"] = text = "\n\n".join(filter(None, [text, f"[the user sent a file that could not be kept "
+                                                                   f"here: {exc.strerror or exc}]"]))
         self.state["inbox"].append(item)
         chat.queue.append((text, item))
         return lambda: self._schedule(chat)

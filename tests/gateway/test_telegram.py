@@ -180,7 +180,7 @@ def test_a_message_received_before_a_kill_is_answered_once_after_the_restart(gat
     assert [user_texts(r)[-1] for r in wire_server.requests] == ["first", "second"]  # neither asked twice
 
 
-def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes):
+def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes_home):
     refused = gateway(env={"TELEGRAM_BOT_TOKEN": "999:wrong"}).ended()
     assert refused.returncode == 1 and refused.stderr == ("hermes: error: telegram: the Bot API refused TELEGRAM_BOT_TOKEN "
                                                           "(Unauthorized): check it with @BotFather\n")
@@ -191,11 +191,17 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes):
         "Conflict: can't use getUpdates method while webhook is active")
     bot_api.fail("getUpdates", 502, "Bad Gateway", times=2)
     wire_server.push(reply("Through."))
+    state = hermes_home / "gateway" / "state.json"
+    state.parent.mkdir()
+    state.write_text('{"sessions": {"telegram:42": ')  # cut short: kept aside, never written over
     flaky = gateway()
     bot_api.say("hello")
     assert bot_api.wait_sent(1) == [("42", "Through.")]
     said = flaky.stop()
     assert said.count("telegram: getUpdates: 502 Bad Gateway (trying again)") == 1, said
+    assert "gateway: " + str(state) + " could not be read" in said
+    [aside] = state.parent.glob("state.unreadable-*")
+    assert aside.read_text() == '{"sessions": {"telegram:42": ' and json.loads(state.read_text())["offsets"]
     doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--json", env={
         "TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_ALLOWED_USERS": "42"}).stdout)}
     assert doctor["gateway telegram"]["status"] == "fail" and "refused TELEGRAM_BOT_TOKEN" in \
