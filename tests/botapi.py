@@ -65,6 +65,7 @@ class BotAPI:
     def __init__(self, token: str = "999:test-token"):
         self.token, self.updates, self.calls, self.failures = token, [], [], {}
         self.files: dict = {}  # file_id -> bytes, for getFile and the download
+        self.messages: list = []  # each message sent: {chat_id, message_id, text, parse_mode}, as edited since
         self.next_id, self.message_id = 100, 0
         self.changed = threading.Condition()
         owner = self
@@ -145,18 +146,20 @@ class BotAPI:
 
     # -- what the test reads
     def sent(self, chat=None) -> list:
-        """``(chat_id, text)`` of each message sent, as a user reads it (an HTML one without its tags)."""
+        """``(chat_id, text)`` of each message sent, as a user reads it now (edited, an HTML one without its tags)."""
         return [(chat_id, shown(text) if mode == "HTML" else text) for chat_id, text, mode in self.sent_raw(chat)]
 
     def sent_raw(self, chat=None) -> list:
-        """``(chat_id, text, parse_mode)`` of each message Telegram took."""
-        return [(c["chat_id"], c["text"], c.get("parse_mode")) for m, c, ok in list(self.calls) if m == "sendMessage"
-                and ok and (chat is None or str(c["chat_id"]) == str(chat))]
+        """``(chat_id, text, parse_mode)`` of each message Telegram took, as it is now (after its edits)."""
+        with self.changed:
+            return [(m["chat_id"], m["text"], m.get("parse_mode")) for m in self.messages
+                    if chat is None or str(m["chat_id"]) == str(chat)]
 
     def wait_sent(self, count: int, timeout: float = 30, chat=None) -> list:
+        """The messages once there are ``count`` of them and none is a draft still being written."""
         deadline = time.monotonic() + timeout
         with self.changed:
-            while len(self.sent(chat)) < count:
+            while len(self.sent(chat)) < count or any(t.endswith(" ▉") for _, t in self.sent(chat)):
                 if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
                     raise AssertionError(f"{len(self.sent(chat))} message(s) sent, not {count}: {self.sent(chat)}")
             return self.sent(chat)
@@ -201,9 +204,25 @@ class BotAPI:
                 return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message is too long"}
             with self.changed:
                 self.message_id += 1
+                self.messages.append({"chat_id": params.get("chat_id"), "message_id": self.message_id,
+                                      "text": text, "parse_mode": params.get("parse_mode")})
                 return 200, {"ok": True, "result": {"message_id": self.message_id, "date": int(time.time()),
                                                     "chat": {"id": params.get("chat_id")}, "text": params.get("text"),
                                                     "from": BOT}}
+        if method == "editMessageText":
+            text = params.get("text") or ""
+            if params.get("parse_mode") == "HTML" and (why := unparsable(text)):
+                return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: can't parse entities: {why}"}
+            with self.changed:
+                found = next((m for m in self.messages if m["message_id"] == params.get("message_id")
+                              and str(m["chat_id"]) == str(params.get("chat_id"))), None)
+                if found is None:
+                    return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message to edit not found"}
+                if (found["text"], found["parse_mode"]) == (text, params.get("parse_mode")):
+                    return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message is not "
+                                 "modified: specified new message content and reply markup are exactly the same"}
+                found.update(text=text, parse_mode=params.get("parse_mode"), edits=found.get("edits", 0) + 1)
+                return 200, {"ok": True, "result": {"message_id": found["message_id"], "text": text}}
         if method == "getFile":
             file_id = str(params.get("file_id"))
             if file_id not in self.files:

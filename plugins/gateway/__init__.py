@@ -15,6 +15,8 @@ from kernel import hookimpl
 def register_config(declare):
     declare("telegram.extra.base_url", str, "https://api.telegram.org", "the Telegram Bot API server the gateway "
             "talks to (hermes-agent's key: a local telegram-bot-api)")
+    declare("display.platforms.telegram.streaming", bool, True, "the gateway shows an answer on Telegram as it is "
+            "written (a message edited about once a second), as hermes-agent does")
     declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
     declare("max_live_sessions", int, 16, "chats whose agents the gateway keeps built (the least recently used go)",
             minimum=1)

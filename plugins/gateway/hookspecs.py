@@ -46,8 +46,13 @@ class Platform(Protocol):
         """The next messages (:class:`Incoming`), waiting a few seconds at most for one; ``[]`` for none.
         :class:`PlatformError` when the service failed (the gateway waits and asks again)."""
 
-    def send(self, chat: str, text: str) -> None:
-        """Send ``text`` (at most ``most`` characters) to ``chat``. :class:`PlatformError`."""
+    def send(self, chat: str, text: str, final: bool = True) -> Optional[str]:
+        """Send ``text`` (at most ``most`` characters; the model's Markdown, marked up as the platform shows it, or
+        as it is when not ``final``: a draft being written) to ``chat``; the message's id. :class:`PlatformError`."""
+
+    def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
+        """Put ``text`` in place of what the message ``message`` says (a draft, as it grows); optional: a platform
+        without it has its answers sent whole. :class:`PlatformError`."""
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         """Send the file at ``path``: ``kind`` is ``photo``, ``audio`` or ``document``, as it should show.

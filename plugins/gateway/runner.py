@@ -62,6 +62,7 @@ class Chat:
     agent: Any = None
     pending: list = field(default_factory=list)  # Waiting approvals, oldest first
     made: list = field(default_factory=list)  # (path, kind) of the files its turn's tools made, sent after the answer
+    draft: Any = None  # the turn's answer as it is written (plugins.gateway.streaming), when the platform shows one
 
     @property
     def key(self) -> str:
@@ -406,13 +407,25 @@ class Gateway:
         done = threading.Event()
         threading.Thread(target=self._typing, args=(chat, done), daemon=True).start()
         chat.turning, chat.made = True, []
+        if self.config.get(f"display.platforms.{chat.platform.name}.streaming") and \
+                callable(getattr(chat.platform, "edit", None)):
+            from plugins.gateway.streaming import Draft
+            from plugins.tool_args import masked
+
+            agent.stream, chat.draft = True, Draft(chat.platform, chat.chat, lambda text: masked(text, agent))
         try:
             result = agent.run_conversation(message)
+        except BaseException:
+            if chat.draft is not None:  # its thread ends with the turn
+                chat.draft, _ = None, chat.draft.finish("")
+            raise
         finally:
             chat.turning = False
             done.set()
             self._remember(chat)
         answer, named = media_of(result.final_response or "")
+        if chat.draft is not None:
+            answer, chat.draft = chat.draft.finish(answer), None
         if answer.strip():
             self._send(chat, answer)
         for path, kind in [*chat.made, *named]:
@@ -534,6 +547,18 @@ class Relay:
 
     def __init__(self, gateway: Gateway):
         self.gateway = gateway
+
+    @hookimpl
+    def on_stream_delta(self, text, agent):
+        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        if chat is not None and chat.draft is not None:
+            chat.draft.add(text)
+
+    @hookimpl
+    def on_tool_start(self, agent):
+        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        if chat is not None and chat.draft is not None:
+            chat.draft.tool_started()
 
     @hookimpl
     def on_tool_complete(self, tool_name, result, status, agent):

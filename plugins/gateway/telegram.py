@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, Optional
 
 from plugins.gateway.hookspecs import Incoming, PlatformError
 
@@ -125,17 +125,31 @@ class Telegram:
             raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
         return fitted(raw, mime)
 
-    def send(self, chat: str, text: str) -> None:
-        """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that."""
+    def send(self, chat: str, text: str, final: bool = True) -> Optional[str]:
+        """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that, or for a draft."""
+        sent = self._marked("sendMessage", {"chat_id": chat, "text": text,
+                                            "link_preview_options": {"is_disabled": True}}, final)
+        return str(sent.get("message_id")) if isinstance(sent, dict) else None
+
+    def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
+        try:
+            self._marked("editMessageText", {"chat_id": chat, "message_id": int(message), "text": text,
+                                             "link_preview_options": {"is_disabled": True}}, final)
+        except PlatformError as exc:
+            if "message is not modified" not in str(exc):  # the same words again: nothing to do
+                raise
+
+    def _marked(self, method: str, params: dict, final: bool) -> Any:
         from plugins.gateway.markup import to_html
 
-        plain = {"chat_id": chat, "text": text, "link_preview_options": {"is_disabled": True}}
+        if not final:
+            return self._call(method, **params)
         try:
-            self._call("sendMessage", **dict(plain, text=to_html(text), parse_mode="HTML"))
+            return self._call(method, **dict(params, text=to_html(params["text"]), parse_mode="HTML"))
         except PlatformError as exc:
-            if exc.status != 400:  # a markup Telegram cannot parse, or longer than a message once marked up
+            if exc.status != 400 or "message is not modified" in str(exc):  # 400: markup it cannot parse, or too long
                 raise
-            self._call("sendMessage", **plain)
+            return self._call(method, **params)
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         import httpx2 as httpx

@@ -1,0 +1,68 @@
+"""An answer shown as it is written (hermes-agent's ``display.platforms.telegram.streaming``): once a second or so the
+text so far goes out as a draft, one message sent and then edited, with a cursor; a tool call ends the draft where
+it is (the model's words before it stay), and the next words start another. At the turn's end the last draft
+becomes the answer, marked up; an answer too long for one message is sent in parts after it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable, Optional
+
+from plugins.gateway.hookspecs import PlatformError
+
+log = logging.getLogger("hermes.gateway")
+CURSOR = " ▉"
+EVERY = 1.5  # seconds between edits: Telegram takes about one a second in a chat
+
+
+class Draft:
+    def __init__(self, platform: Any, chat: str, mask: Callable[[str], str], every: float = EVERY):
+        self.platform, self.chat, self.mask, self.every = platform, chat, mask, every  # mask: the keys out
+        self.words: list = []  # the deltas since the draft began
+        self.message: Optional[str] = None  # the id of the message being edited
+        self.shown = ""
+        self.lock, self.done = threading.Lock(), threading.Event()
+        self.thread = threading.Thread(target=self._run, name="hermes-gateway-draft", daemon=True)
+        self.thread.start()
+
+    def add(self, text: str) -> None:
+        with self.lock:
+            self.words.append(text)
+
+    def tool_started(self) -> None:
+        """The words so far stay as they are (no cursor); the next ones start a new draft."""
+        with self.lock:
+            if self.message is not None and self.shown:
+                self._show(self.shown, final=True)
+            self.words, self.message, self.shown = [], None, ""
+
+    def _run(self) -> None:
+        while not self.done.wait(self.every):
+            with self.lock:
+                text = "".join(self.words)
+                if text.strip() and text != self.shown and len(text) + len(CURSOR) <= self.platform.most:
+                    self._show(text, final=False)
+
+    def _show(self, text: str, final: bool) -> None:
+        shown = self.mask(text) + ("" if final else CURSOR)
+        try:
+            if self.message is None:
+                self.message = self.platform.send(self.chat, shown, final=final)
+            else:
+                self.platform.edit(self.chat, self.message, shown, final=final)
+            self.shown = text
+        except PlatformError as exc:  # the answer is sent whole at the end either way
+            log.warning("gateway: a draft could not be shown: %s", exc)
+
+    def finish(self, answer: str) -> str:
+        """Stop drafting; the answer put into the draft being edited, when there is one: what is left to send."""
+        self.done.set()
+        self.thread.join()
+        with self.lock:
+            if self.message is None or not answer.strip():
+                return answer
+            cut = len(answer) if len(answer) <= self.platform.most else \
+                (answer.rfind("\n", 0, self.platform.most) + 1 or self.platform.most)
+            self._show(answer[:cut], final=True)
+            return answer[cut:]
