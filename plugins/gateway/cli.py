@@ -87,3 +87,78 @@ def status(app, as_json):
         who = "everybody" if row["allowed_users"] is None else ", ".join(row["allowed_users"]) or "nobody yet"
         click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
                                               f"no token ({row['platform'].upper()}_BOT_TOKEN)"))
+
+
+CARRIED = ("HERMES_HOME", "HERMES_DISTRO")  # and the platforms' allow-lists and home chats, written in the unit
+UNIT = """[Unit]
+Description=hermes gateway: the agent on {platforms}
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+ExecStart={command}
+{environment}Restart=on-failure
+RestartSec=10
+TimeoutStopSec=60
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def _unit_path():
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "systemd" / "user" / "hermes-gateway.service"
+
+
+@gateway.command()
+@click.option("--print", "only_print", is_flag=True, help="Print the unit instead of writing it.")
+@click.pass_obj
+def install(app, only_print):
+    """A systemd user service that keeps `hermes gateway run` going (after a crash, and from the next login or boot
+    with lingering)."""
+    import os
+    import shlex
+    import sys
+
+    from hermes.cli.app import program
+    from hermes.host.files import atomic_write
+    from hermes.host.paths import config_dir
+
+    platforms = sorted(name for name, make in _configured(app, ()).items() if make() is not None)
+    keep = {name: os.environ[name] for name in (*CARRIED, *(f"{p.upper()}_{v}" for p in platforms for v in (
+        "ALLOWED_USERS", "ALLOW_ALL_USERS", "HOME_CHANNEL"))) if os.environ.get(name)}  # no key: the unit is readable
+    text = UNIT.format(platforms=", ".join(platforms) or "Telegram",
+                       command=" ".join(shlex.quote(part) for part in (sys.executable, "-m", "hermes.cli", "gateway",
+                                                                        "run")),
+                       environment="".join(f"Environment={shlex.quote(f'{k}={v}')}\n" for k, v in keep.items()))
+    if only_print:
+        click.echo(text, nl=False)
+        return
+    path = _unit_path()
+    atomic_write(path, text)
+    click.echo(f"wrote {path}\nstart it now and at each login: systemctl --user daemon-reload && systemctl --user "
+               f"enable --now hermes-gateway\nand at boot, without a login: loginctl enable-linger $USER\n"
+               f"its output: journalctl --user -u hermes-gateway -f")
+    dotenv = config_dir() / ".env"
+    written = dotenv.read_text(encoding="utf-8") if dotenv.is_file() else ""
+    for name in (f"{p.upper()}_BOT_TOKEN" for p in platforms):
+        if os.environ.get(name) and f"{name}=" not in written:  # the service has no shell: it reads the .env
+            click.echo(f"{program()}: warning: {name} is set in this shell only: the service will not see it; keep "
+                       f"it in {dotenv} (`{program()} config set {name} ...` does)", err=True)
+
+
+@gateway.command()
+def uninstall():
+    """Remove the systemd user service `install` wrote (stop it first: systemctl --user disable --now
+    hermes-gateway)."""
+    from hermes.cli.app import Fail
+
+    path = _unit_path()
+    if not path.is_file():
+        raise Fail(f"no service to remove ({path} is not there)")
+    path.unlink()
+    click.echo(f"removed {path}")

@@ -281,3 +281,20 @@ def test_the_markup_leaves_what_is_not_markup_as_text():
     }
     for markdown, expected in cases.items():
         assert to_html(markdown) == expected and not unparsable(expected)
+
+
+def test_install_writes_a_user_service_that_runs_the_gateway(hermes, hermes_home, tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "TELEGRAM_BOT_TOKEN": "999:in-the-shell",
+           "TELEGRAM_ALLOWED_USERS": "42,43"}
+    out = hermes("gateway", "install", env=env)
+    assert out.returncode == 0 and "systemctl --user enable --now hermes-gateway" in out.stdout, out.stderr
+    assert "TELEGRAM_BOT_TOKEN is set in this shell only: the service will not see it" in out.stderr
+    unit = (tmp_path / "cfg" / "systemd" / "user" / "hermes-gateway.service").read_text()
+    assert "-m hermes.cli gateway run\n" in unit and f"Environment=HERMES_HOME={hermes_home}\n" in unit
+    assert "Environment=TELEGRAM_ALLOWED_USERS=42,43\n" in unit and "in-the-shell" not in unit  # never the key
+    (hermes_home / ".env").write_text("TELEGRAM_BOT_TOKEN=999:kept\n")
+    (hermes_home / ".env").chmod(0o600)
+    assert "warning" not in hermes("gateway", "install", env=env).stderr
+    assert hermes("gateway", "uninstall", env=env).returncode == 0
+    gone = hermes("gateway", "uninstall", env=env)
+    assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no service to remove"), gone.stderr
