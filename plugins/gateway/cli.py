@@ -19,10 +19,24 @@ def _configured(app, only: tuple) -> dict:
     return {name: make for name, make in provided.items() if not only or name in only}
 
 
+def _made(app, only: tuple) -> list:
+    """The platforms configured here (a token set), made: ``(name, platform or None)``; a plugin's that fails to
+    make one is a one-line error."""
+    from hermes.cli.app import Fail
+
+    made = []
+    for name, make in _configured(app, only).items():
+        try:
+            made.append((name, make()))
+        except Exception as exc:  # noqa: BLE001 - a plugin's platform may raise anything: one line
+            raise Fail(f"{name}: {type(exc).__name__}: {exc}") from None
+    return made
+
+
 @click.group(invoke_without_command=True)
 @click.pass_context
 def gateway(ctx):
-    """The agent on a messaging platform (Telegram: TELEGRAM_BOT_TOKEN): run, status."""
+    """The agent on a messaging platform (Telegram: TELEGRAM_BOT_TOKEN): run, status, install."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(status)
 
@@ -39,7 +53,7 @@ def run(app, only):
     from plugins.gateway.runner import Gateway, allowed_users
 
     build_agent(app, {}, None, platform="gateway").close()  # no model or key: one line now, not in every chat
-    platforms = [made for made in (make() for make in _configured(app, only).values()) if made is not None]
+    platforms = [platform for _, platform in _made(app, only) if platform is not None]
     if not platforms:
         raise Fail("no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or "
                    "the data folder's .env")
@@ -73,8 +87,7 @@ def status(app, as_json):
     from plugins.gateway.runner import allowed_users
 
     rows = []
-    for name, make in sorted(_configured(app, ()).items()):
-        platform = make()
+    for name, platform in sorted(_made(app, ()), key=lambda row: row[0]):
         allowed = allowed_users(app.config, name)
         rows.append({"platform": name, "configured": platform is not None,
                      "allowed_users": None if allowed is None else sorted(allowed)})
@@ -128,7 +141,11 @@ def install(app, only_print):
     from hermes.host.files import atomic_write
     from hermes.host.paths import config_dir
 
-    platforms = sorted(name for name, make in _configured(app, ()).items() if make() is not None)
+    made = _made(app, ())
+    platforms = sorted(name for name, platform in made if platform is not None)
+    for _, platform in made:
+        if platform is not None:
+            platform.close()
     keep = {name: os.environ[name] for name in (*CARRIED, *(f"{p.upper()}_{v}" for p in platforms for v in (
         "ALLOWED_USERS", "ALLOW_ALL_USERS", "HOME_CHANNEL"))) if os.environ.get(name)}  # no key: the unit is readable
     text = UNIT.format(platforms=", ".join(platforms) or "Telegram",

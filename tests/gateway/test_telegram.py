@@ -206,6 +206,7 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes
         "hermes: error: telegram: another program takes this bot's messages (a second gateway, or a webhook set for it): "
         "Conflict: can't use getUpdates method while webhook is active")
     bot_api.fail("getUpdates", 502, "Bad Gateway", times=2)
+    bot_api.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)  # flood control: it waits
     wire_server.push(reply("Through."))
     state = hermes_home / "gateway" / "state.json"
     state.parent.mkdir()
