@@ -49,13 +49,20 @@ def register_hookspecs(add):
     add(hookspecs)
 
 
+def declared(config) -> dict:
+    """``{name: entry}`` of ``tts.providers`` that are commands (:mod:`plugins.tts.command`; an entry of another
+    ``type`` is someone else's). Read here, at each start: running one is the module's."""
+    entries = config.get("tts.providers") or {}
+    return {str(name): entry for name, entry in (entries.items() if isinstance(entries, dict) else ())
+            if isinstance(entry, dict) and str(entry.get("type") or "command").strip().lower() == "command"
+            and isinstance(entry.get("command"), str) and entry["command"].strip()}
+
+
 def _key() -> str:
     return next((os.environ[name].strip() for name in KEYS if os.environ.get(name, "").strip()), "")
 
 
 def _offered(config) -> bool:
-    from plugins.tts.command import declared
-
     provider = str(config.get("tts.provider") or "").strip()
     if provider in declared(config):
         return True
@@ -91,7 +98,7 @@ def _openai(config):
 
 @hookimpl
 def tts_backends(agent):
-    from plugins.tts.command import declared, speaker
+    from plugins.tts.command import speaker
 
     config = agent.config
     return {"openai": _openai(config), **{name: speaker(name, entry, config)
@@ -101,8 +108,6 @@ def tts_backends(agent):
 def _limit(config, provider: str) -> int:
     """The characters ``provider`` speaks: its ``max_text_length`` (a command's entry, or ``tts.NAME``), else
     :data:`LIMITS`, 5000 for a command, 4000 for a plugin's."""
-    from plugins.tts.command import declared
-
     commands, written = declared(config), getattr(config, "data", None) or {}
     entry = commands.get(provider) or (written.get("tts") if isinstance(written.get("tts"), dict) else {}).get(provider)
     wanted = entry.get("max_text_length") if isinstance(entry, dict) else None

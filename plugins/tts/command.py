@@ -32,14 +32,6 @@ TIMEOUT = 120.0
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(input_path|text_path|output_path|format|voice|model|speed)\}")
 
 
-def declared(config) -> dict:
-    """``{name: entry}`` of ``tts.providers`` that are commands (an entry of another ``type`` is someone else's)."""
-    entries = config.get("tts.providers") or {}
-    return {str(name): entry for name, entry in (entries.items() if isinstance(entries, dict) else ())
-            if isinstance(entry, dict) and str(entry.get("type") or "command").strip().lower() == "command"
-            and isinstance(entry.get("command"), str) and entry["command"].strip()}
-
-
 def output_format(entry: dict) -> str:
     fmt = str(entry.get("output_format") or entry.get("format") or "mp3").strip().lower().lstrip(".")
     return fmt if fmt in FORMATS else "mp3"
