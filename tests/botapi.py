@@ -132,6 +132,24 @@ class BotAPI:
             self.changed.notify_all()
             return self.next_id
 
+    def press(self, data: str, user: int = 42, username: str = "alice") -> int:
+        """The user presses the button of ``data`` under the last message showing it; its update_id."""
+        with self.changed:
+            shown = next(m for m in reversed(self.messages) if data in m.get("buttons", []))
+            self.next_id += 1
+            self.updates.append({"update_id": self.next_id, "callback_query": {
+                "id": f"cb{self.next_id}", "data": data, "chat_instance": "x",
+                "from": {"id": user, "is_bot": False, "first_name": username.title(), "username": username},
+                "message": {"message_id": shown["message_id"], "date": int(time.time()), "text": shown["text"],
+                            "chat": {"id": int(shown["chat_id"]), "type": "private"}}}})
+            self.changed.notify_all()
+            return self.next_id
+
+    def buttons(self) -> list:
+        """The buttons each message shows now."""
+        with self.changed:
+            return [m.get("buttons", []) for m in self.messages]
+
     def picture(self, data: bytes, caption: str = "", **kw) -> int:
         """A photo from the user (Telegram's sizes: a thumbnail, then the picture), with ``caption``."""
         big, small = f"file-{len(self.files) + 1}", f"thumb-{len(self.files) + 1}"
@@ -205,7 +223,9 @@ class BotAPI:
             with self.changed:
                 self.message_id += 1
                 self.messages.append({"chat_id": params.get("chat_id"), "message_id": self.message_id,
-                                      "text": text, "parse_mode": params.get("parse_mode")})
+                                      "text": text, "parse_mode": params.get("parse_mode"),
+                                      "buttons": [b["callback_data"] for row in (params.get("reply_markup") or {})
+                                                  .get("inline_keyboard", []) for b in row]})
                 return 200, {"ok": True, "result": {"message_id": self.message_id, "date": int(time.time()),
                                                     "chat": {"id": params.get("chat_id")}, "text": params.get("text"),
                                                     "from": BOT}}
@@ -232,6 +252,15 @@ class BotAPI:
         if method in ("sendPhoto", "sendAudio", "sendVoice", "sendDocument"):
             return 200, {"ok": True, "result": {"message_id": 1, "date": int(time.time()), "chat": {
                 "id": params.get("chat_id")}}}
+        if method == "answerCallbackQuery":
+            return 200, {"ok": True, "result": True}
+        if method == "editMessageReplyMarkup":
+            with self.changed:
+                for m in self.messages:
+                    if m["message_id"] == params.get("message_id"):
+                        m["buttons"] = [b["callback_data"] for row in (params.get("reply_markup") or {})
+                                        .get("inline_keyboard", []) for b in row]
+            return 200, {"ok": True, "result": True}
         if method == "sendChatAction":
             return 200, {"ok": True, "result": True}
         return 404, {"ok": False, "error_code": 404, "description": "Not Found"}

@@ -46,9 +46,11 @@ class Platform(Protocol):
         """The next messages (:class:`Incoming`), waiting a few seconds at most for one; ``[]`` for none.
         :class:`PlatformError` when the service failed (the gateway waits and asks again)."""
 
-    def send(self, chat: str, text: str, final: bool = True) -> Optional[str]:
+    def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
         """Send ``text`` (at most ``most`` characters; the model's Markdown, marked up as the platform shows it, or
-        as it is when not ``final``: a draft being written) to ``chat``; the message's id. :class:`PlatformError`."""
+        as it is when not ``final``: a draft being written) to ``chat``; the message's id. ``buttons``: ``(label,
+        command)`` to show with it where the platform can, a press received as that command typed by whoever pressed
+        (a platform without buttons ignores them: the text says the commands too). :class:`PlatformError`."""
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
         """Put ``text`` in place of what the message ``message`` says (a draft, as it grows); optional: a platform

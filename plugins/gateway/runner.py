@@ -38,6 +38,8 @@ HELP = ("I answer each message here as one conversation that goes on. /new start
         "being written, /status says where we are, /sethome makes this chat the one scheduled jobs answer in; when a "
         "command of mine needs your yes: /approve (or /approve session, /approve always), /deny.")
 STATE = "gateway/state.json"  # in the data folder: where receiving goes on, the chats' sessions, the inbox, homes
+BUTTONS = [("✅ Once", "/approve"), ("This session", "/approve session"), ("Always", "/approve always"),
+           ("❌ Deny", "/deny")]  # under an approval question, where the platform shows buttons
 MAKERS = {"image_generate": "photo", "text_to_speech": "audio"}  # tools whose file (their result's path) is sent
 MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 AT_ONCE = ("start", "help", "stop", "approve", "deny", "status", "sethome")  # commands answered while a turn runs
@@ -529,9 +531,16 @@ class Gateway:
             chat.pending.append(waiting)
         timeout = float(self.config.get("approvals.timeout") or 60)
         command = what_runs(tool_name, masked(args, chat.agent))
-        self._send(chat, f"⚠️ {tool_name} needs your yes: {message.splitlines()[0] if message else ''}\n"
-                   + (f"{command[:1500]}\n" if command else "")
-                   + f"/approve (once), /approve session, /approve always, or /deny; no answer in {timeout:g} s: no")
+        question = (f"⚠️ {tool_name} needs your yes: {message.splitlines()[0] if message else ''}\n"
+                    + (f"```\n{command[:1500]}\n```\n" if command else "")
+                    + f"/approve (once), /approve session, /approve always, or /deny; no answer in {timeout:g} s: no")
+        try:
+            chat.platform.send(chat.chat, masked(question, chat.agent), buttons=BUTTONS)
+        except PlatformError as exc:  # nobody can answer it: no
+            click.echo(f"gateway: {chat.key}: could not ask for approval: {exc}", err=True)
+            with self.lock:
+                chat.pending.remove(waiting)
+            return "deny"
         if not waiting.event.wait(timeout):
             with self.lock:
                 if waiting in chat.pending:

@@ -68,14 +68,28 @@ class Telegram:
 
     def receive(self) -> list:
         updates = self._call("getUpdates", offset=self.offset, timeout=int(self.poll_seconds),
-                             allowed_updates=["message"]) or []
+                             allowed_updates=["message", "callback_query"]) or []
         found = []
         for update in updates:
             self.offset = max(self.offset, int(update.get("update_id", 0)) + 1)
-            message = update.get("message")
+            message, pressed = update.get("message"), update.get("callback_query")
             if isinstance(message, dict) and isinstance(message.get("chat"), dict):
                 found.append(self._incoming(message))
+            elif isinstance(pressed, dict) and isinstance((pressed.get("message") or {}).get("chat"), dict):
+                found.append(self._pressed(pressed))
         return found
+
+    def _pressed(self, pressed: dict) -> Incoming:
+        """A button of :meth:`send`'s pressed: its command, as if typed; its buttons go (one answer per question)."""
+        question, sender = pressed["message"], pressed.get("from") or {}
+        try:
+            self._call("answerCallbackQuery", callback_query_id=pressed.get("id"), text=str(pressed.get("data"))[:200])
+            self._call("editMessageReplyMarkup", chat_id=question["chat"]["id"], message_id=question.get("message_id"),
+                       reply_markup={"inline_keyboard": []})
+        except PlatformError:  # the command counts all the same
+            pass
+        return Incoming(chat=str(question["chat"].get("id")), user=str(sender.get("id", "")),
+                        name=str(sender.get("username") or sender.get("id", "")), text=str(pressed.get("data") or ""))
 
     def _incoming(self, message: dict) -> Incoming:
         sender, chat = message.get("from") or {}, message["chat"]
@@ -125,9 +139,12 @@ class Telegram:
             raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
         return fitted(raw, mime)
 
-    def send(self, chat: str, text: str, final: bool = True) -> Optional[str]:
-        """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that, or for a draft."""
-        sent = self._marked("sendMessage", {"chat_id": chat, "text": text,
+    def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
+        """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that, or for a draft.
+        ``buttons`` (label, command) under it: a press comes back as the command, sent by whoever pressed."""
+        keyboard = {"reply_markup": {"inline_keyboard": [[{"text": label, "callback_data": command[:64]}
+                                                          for label, command in buttons]]}} if buttons else {}
+        sent = self._marked("sendMessage", {"chat_id": chat, "text": text, **keyboard,
                                             "link_preview_options": {"is_disabled": True}}, final)
         return str(sent.get("message_id")) if isinstance(sent, dict) else None
 

@@ -146,8 +146,10 @@ def test_a_flagged_command_asks_the_chat_and_its_answer_decides(gateway, bot_api
     assert bot_api.wait_sent(2)[-1] == ("42", "It was refused.")
     bot_api.say("run it again")
     bot_api.wait_sent(3)
-    bot_api.say("/approve")
+    assert bot_api.buttons()[2] == ["/approve", "/approve session", "/approve always", "/deny"]
+    bot_api.press("/approve")  # the button under the question
     assert bot_api.wait_sent(4)[-1] == ("42", "It printed 42.")
+    assert bot_api.buttons()[2] == []  # one answer per question
     results = [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "42" not in results[0] and "42" in results[1]
     bot_api.say("/approve")
