@@ -414,7 +414,9 @@ class Gateway:
             from plugins.gateway.streaming import Draft
             from plugins.tool_args import masked
 
-            agent.stream, chat.draft = True, Draft(chat.platform, chat.chat, lambda text: masked(text, agent))
+            agent.stream = True
+            chat.draft = Draft(chat.platform, chat.chat, lambda text: masked(text, agent),
+                               progress=self.config.get("display.tool_progress", "all") not in ("off", False))
         try:
             result = agent.run_conversation(message)
         except BaseException:
@@ -564,10 +566,12 @@ class Relay:
             chat.draft.add(text)
 
     @hookimpl
-    def on_tool_start(self, agent):
+    def on_tool_start(self, tool_name, args, agent):
+        from plugins.tool_args import headline
+
         chat = (getattr(agent, "state", None) or {}).get(CHAT)
         if chat is not None and chat.draft is not None:
-            chat.draft.tool_started()
+            chat.draft.tool_started(headline(tool_name, args, 80))
 
     @hookimpl
     def on_tool_complete(self, tool_name, result, status, agent):

@@ -1,7 +1,8 @@
 """An answer shown as it is written (hermes-agent's ``display.platforms.telegram.streaming``): once a second or so the
 text so far goes out as a draft, one message sent and then edited, with a cursor; a tool call ends the draft where
-it is (the model's words before it stay), and the next words start another. At the turn's end the last draft
-becomes the answer, marked up; an answer too long for one message is sent in parts after it."""
+it is (the model's words before it stay), shows in the turn's list of tool calls (one message, edited as they come;
+``display.tool_progress: off`` leaves it out), and the next words start another draft. At the turn's end the last
+draft becomes the answer, marked up; an answer too long for one message is sent in parts after it."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ EVERY = 1.5  # seconds between edits: Telegram takes about one a second in a cha
 
 
 class Draft:
-    def __init__(self, platform: Any, chat: str, mask: Callable[[str], str], every: float = EVERY):
+    def __init__(self, platform: Any, chat: str, mask: Callable[[str], str], every: float = EVERY,
+                 progress: bool = True):
         self.platform, self.chat, self.mask, self.every = platform, chat, mask, every  # mask: the keys out
+        self.progress, self.calls, self.listed = progress, [], None  # the tool calls' lines, and their message
         self.words: list = []  # the deltas since the draft began
         self.message: Optional[str] = None  # the id of the message being edited
         self.shown = ""
@@ -30,12 +33,24 @@ class Draft:
         with self.lock:
             self.words.append(text)
 
-    def tool_started(self) -> None:
-        """The words so far stay as they are (no cursor); the next ones start a new draft."""
+    def tool_started(self, line: str) -> None:
+        """The words so far stay as they are (no cursor); ``line`` (the call, in a few words) joins the list of the
+        turn's calls; the next words start a new draft."""
         with self.lock:
-            if self.message is not None and self.shown:
-                self._show(self.shown, final=True)
+            text = "".join(self.words)
+            if text.strip():  # the model's words before the call: kept, as their own message
+                self._show(text, final=True)
             self.words, self.message, self.shown = [], None, ""
+            if self.progress:
+                self.calls.append(f"⚙️ {self.mask(line)}")
+                listed = "\n".join(self.calls)[-self.platform.most:]
+                try:
+                    if self.listed is None:
+                        self.listed = self.platform.send(self.chat, listed, final=False)
+                    else:
+                        self.platform.edit(self.chat, self.listed, listed, final=False)
+                except PlatformError as exc:
+                    log.warning("gateway: the tool calls could not be shown: %s", exc)
 
     def _run(self) -> None:
         while not self.done.wait(self.every):

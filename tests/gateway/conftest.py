@@ -47,7 +47,9 @@ def gateway(hermes_home, wire_server, bot_api):
     def start(config: dict = None, env: dict = None, allowed: str = "42") -> Running:
         settings = {"model": "gpt-test", "base_url": wire_server.openai_url, "api_mode": "chat_completions",
                     "telegram": {"extra": {"base_url": bot_api.base_url}},
-                    "auxiliary": {"title_generation": {"enabled": False}}, **(config or {})}
+                    "auxiliary": {"title_generation": {"enabled": False}},
+                    "display": {"tool_progress": "off"},  # the list of tool calls: its own test turns it on
+                    **(config or {})}
         (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
         full_env = {**os.environ, "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test",
                     "TELEGRAM_BOT_TOKEN": bot_api.token, "TELEGRAM_ALLOWED_USERS": allowed, **(env or {}),

@@ -50,13 +50,15 @@ def test_answers_are_marked_up_as_telegram_shows_them_and_plain_when_it_refuses(
 
 def test_an_answer_is_shown_as_it_is_written(gateway, bot_api, wire_server):
     """hermes-agent's display.platforms.telegram.streaming: a draft sent and edited with a cursor, the model's words
-    before a tool call left as their own message, the answer marked up in the last draft at the end."""
+    before a tool call left as their own message, the call in the turn's list of calls, the answer marked up in the
+    last draft at the end."""
     wire_server.push(reply(["Let me ", "look ", "at it."], tool_calls=[("read_file", {"path": "/nowhere"})],
                            frame_delay=0.5),
                      reply(["The answer ", "comes ", "slowly, ", "**word** by word."], frame_delay=0.5))
-    gateway()
+    gateway(config={"display": {"tool_progress": "all"}})
     bot_api.say("explain")
-    assert bot_api.wait_sent(2) == [("42", "Let me look at it."), ("42", "The answer comes slowly, word by word.")]
+    assert bot_api.wait_sent(3) == [("42", "Let me look at it."), ("42", "⚙️ read_file: /nowhere"),
+                                    ("42", "The answer comes slowly, word by word.")]
     drafts = [c["text"] for m, c, ok in bot_api.calls if m in ("sendMessage", "editMessageText") and ok]
     assert any(d.endswith(" ▉") and d.startswith("Let me") for d in drafts), drafts  # written as it came
     assert any(d.endswith(" ▉") and d.startswith("The answer") for d in drafts), drafts
