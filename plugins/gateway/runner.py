@@ -35,8 +35,9 @@ CHAT = "gateway.chat"  # agent.state key: the chat a gateway agent answers
 TYPING_EVERY = 4.0  # seconds: Telegram shows "typing" for about five
 RETRY_WAIT = (1, 2, 5, 10, 30)  # seconds between attempts to reach a platform that failed
 HELP = ("I answer each message here as one conversation that goes on. /new starts another, /stop stops the answer "
-        "being written, /status says where we are, /sethome makes this chat the one scheduled jobs answer in; when a "
-        "command of mine needs your yes: /approve (or /approve session, /approve always), /deny.")
+        "being written, /retry asks again, /undo takes the last exchange back, /model switches the model, /status "
+        "says where we are, /sethome makes this chat the one scheduled jobs answer in; when a command of mine needs "
+        "your yes: /approve (or /approve session, /approve always), /deny.")
 STATE = "gateway/state.json"  # in the data folder: where receiving goes on, the chats' sessions, the inbox, homes
 BUTTONS = [("✅ Once", "/approve"), ("This session", "/approve session"), ("Always", "/approve always"),
            ("❌ Deny", "/deny")]  # under an approval question, where the platform shows buttons
@@ -394,7 +395,8 @@ class Gateway:
                 self.state["sessions"][chat.key] = chat.agent.session_id  # a new one, or rotated by compression
                 self._save()
 
-    def _turn(self, chat: Chat, text: str, pictures: list = ()) -> None:
+    def _turn(self, chat: Chat, text: "str | list", pictures: list = ()) -> None:
+        """A turn on ``text`` (or a message's parts, taken back by /retry) and the pictures kept at ``pictures``."""
         from kernel.types import ExitReason
         from plugins.images import mode, read_image, with_images
 
@@ -405,7 +407,8 @@ class Gateway:
                 seen.append(read_image(path))
             except ValueError as exc:  # removed since (30 days), or unreadable
                 text += f"\n\n[the user sent a picture that is gone: {exc}]"
-        message = with_images(text, seen, mode(agent.config, agent.provider_config.model))
+        message = text if isinstance(text, list) else with_images(text, seen, mode(agent.config,
+                                                                                     agent.provider_config.model))
         done = threading.Event()
         threading.Thread(target=self._typing, args=(chat, done), daemon=True).start()
         chat.turning, chat.made = True, []
@@ -504,10 +507,13 @@ class Gateway:
             self._remember(chat)
             self._send(chat, f"a new conversation (session {agent.session_id})")
             return
+        if name in ("retry", "undo", "model"):  # chat's own, as hermes-agent's gateway has them
+            self._send(chat, self._chats_own(chat, name, args.strip()))
+            return
         commands = self.app.host.registry[SLASH_COMMANDS]
         entry = commands.get(name)
         if entry is None:
-            near = close_matches(name, [*commands, "new", "stop", "status", "approve", "deny", "help"], n=1)
+            near = close_matches(name, [*commands, *AT_ONCE, "new", "retry", "undo", "model"], n=1)
             self._send(chat, f"unknown command /{name}" + (f" (did you mean /{near[0]}?)" if near else " (/help)"))
             return
         reply = entry.value(args.strip(), self._agent(chat))
@@ -517,6 +523,30 @@ class Gateway:
             self._send(chat, str(reply))
         if isinstance(send, str) and send.strip():  # the command asked for a turn (a skill and its task)
             self._turn(chat, send)
+
+    def _chats_own(self, chat: Chat, name: str, args: str) -> str:
+        """``/retry``, ``/undo [N]`` and ``/model [NAME] [--provider NAME] [--global]``, as ``hermes chat`` has them
+        (:mod:`plugins.terminal.commands`: the exchange taken back goes on in a linked session)."""
+        from types import SimpleNamespace
+
+        from plugins.terminal.commands import take_back
+        from plugins.terminal.recap import clip, one_line
+        from plugins.terminal.settings import model
+
+        agent = self._agent(chat)
+        if name == "model":
+            return model(SimpleNamespace(agent=agent, app=self.app), args)
+        if name == "undo" and args and (not args.isdigit() or int(args) < 1):
+            return "usage: /undo [N] (the last N exchanges; 1 when not given)"
+        taken = take_back(agent, int(args or 1) if name == "undo" else 1)
+        self._remember(chat)
+        if taken is None:
+            return f"nothing to {name}"
+        if name == "undo":
+            return f"took back: {clip(one_line(taken), 70)} (the chat goes on in session {agent.session_id})"
+        self._send(chat, f"again: {clip(one_line(taken), 70)}")
+        self._turn(chat, taken)
+        return ""
 
     def _deny_waiting(self, chat: Chat) -> None:
         with self.lock:

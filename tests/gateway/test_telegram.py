@@ -178,9 +178,18 @@ def test_stop_new_and_the_plugins_commands(gateway, bot_api, wire_server, hermes
     assert "model calls" in bot_api.wait_sent(5)[-1][1]
     bot_api.say("/stauts")
     assert bot_api.wait_sent(6)[-1] == ("42", "unknown command /stauts (did you mean /status?)")
+    wire_server.push(reply("Fresh again."))
+    bot_api.say("/retry")  # chat's own: the last exchange taken back and sent again
+    assert bot_api.wait_sent(8)[-2:] == [("42", "again: hi"), ("42", "Fresh again.")]
+    assert user_texts(wire_server.requests[-1]) == ["hi"]
+    bot_api.say("/undo")
+    assert bot_api.wait_sent(9)[-1][1].startswith("took back: hi (the chat goes on in session ")
+    bot_api.say("/model gpt-other")
+    assert bot_api.wait_sent(10)[-1] == ("42", "model: chat_completions:gpt-other")
     wire_server.push(reply("\n".join(f"line {n:04} " + "x" * 40 for n in range(200))))  # 10 000 characters
     bot_api.say("a long one, please")
-    parts = [text for _, text in bot_api.wait_sent(9)[6:]]
+    parts = [text for _, text in bot_api.wait_sent(13)[10:]]
+    assert wire_server.requests[-1].body["model"] == "gpt-other"
     assert all(len(p) <= 4096 for p in parts) and len(parts) == 3
     assert "".join(parts).splitlines() == [f"line {n:04} " + "x" * 40 for n in range(200)]
 
