@@ -42,7 +42,7 @@ def gateway_platforms(config):
 
 @hookimpl
 def deliver_message(target, text, host):
-    from plugins.gateway.runner import deliver
+    from plugins.gateway.sending import deliver
 
     return deliver(target, text, host)
 

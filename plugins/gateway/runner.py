@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import signal
 import threading
 import time
@@ -21,12 +20,13 @@ from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import click
 
 from kernel import hookimpl
 from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.sending import STATE, media_of, send_parts
 from plugins.images import keep
 from plugins.tool_args import ORIGIN
 
@@ -38,11 +38,9 @@ HELP = ("I answer each message here as one conversation that goes on. /new start
         "being written, /retry asks again, /undo takes the last exchange back, /model switches the model, /status "
         "says where we are, /sethome makes this chat the one scheduled jobs answer in; when a command of mine needs "
         "your yes: /approve (or /approve session, /approve always), /deny.")
-STATE = "gateway/state.json"  # in the data folder: where receiving goes on, the chats' sessions, the inbox, homes
 BUTTONS = [("✅ Once", "/approve"), ("This session", "/approve session"), ("Always", "/approve always"),
            ("❌ Deny", "/deny")]  # under an approval question, where the platform shows buttons
 MAKERS = {"image_generate": "photo", "text_to_speech": "audio"}  # tools whose file (their result's path) is sent
-MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 AT_ONCE = ("start", "help", "stop", "approve", "deny", "status", "sethome")  # commands answered while a turn runs
 NOT_TEXT = "only text, pictures and voice notes are read here (another file is not)"
 
@@ -83,60 +81,9 @@ def allowed_users(config, platform: str) -> "set | None":
     return {u.strip() for u in listed.split(",") if u.strip()}
 
 
-def send_parts(platform, chat: str, text: str) -> None:
-    """``text`` to ``chat`` in parts of at most ``platform.most`` characters, cut at a line's end where one is."""
-    rest = text
-    while rest:
-        cut = len(rest) if len(rest) <= platform.most else (rest.rfind("\n", 0, platform.most) + 1 or platform.most)
-        platform.send(chat, rest[:cut])
-        rest = rest[cut:]
-
-
 def fresh() -> dict:
     """The state of a gateway that never ran: offsets by platform, sessions and homes by chat, the inbox."""
     return {"offsets": {}, "sessions": {}, "inbox": [], "homes": {}}
-
-
-def _home(config, platform: str) -> str:
-    """The chat that said ``/sethome`` on ``platform`` ("" for none)."""
-    try:
-        state = json.loads((config.data_dir / STATE).read_text(encoding="utf-8"))
-        return str((state.get("homes") or {}).get(platform) or "")
-    except (OSError, ValueError, AttributeError):
-        return ""
-
-
-def deliver(target: str, text: str, host) -> Optional[str]:
-    """:func:`plugins.gateway.hookspecs.deliver_message` for the platforms of ``gateway_platforms``."""
-    name, _, chat = target.partition(":")
-    makers: dict = {}
-    for each in host.pm.hook.gateway_platforms(config=host.config) or []:
-        makers.update(each if isinstance(each, dict) else {})
-    if name not in makers:
-        return None
-    chat = chat or os.environ.get(f"{name.upper()}_HOME_CHANNEL", "").strip() or _home(host.config, name)
-    if not chat:
-        return (f"no chat to send to: {target} names none, {name.upper()}_HOME_CHANNEL is not set and no chat "
-                "said /sethome")
-    platform = makers[name]()
-    if platform is None:
-        return f"{name} is not set up here (no {name.upper()}_BOT_TOKEN)"
-    try:
-        send_parts(platform, chat, text)
-    except PlatformError as exc:
-        return str(exc)
-    finally:
-        platform.close()
-    return ""
-
-
-def media_of(answer: str) -> tuple:
-    """hermes-agent's ``MEDIA:/path`` lines of an answer (the model sending a file): the answer without them, and
-    ``(path, kind)`` of each, its kind told by its suffix."""
-    named = [m.strip() for m in MEDIA.findall(answer)]
-    kinds = {".png": "photo", ".jpg": "photo", ".jpeg": "photo", ".gif": "photo", ".webp": "photo",
-             ".mp3": "audio", ".ogg": "audio", ".opus": "audio", ".wav": "audio", ".m4a": "audio", ".flac": "audio"}
-    return MEDIA.sub("", answer).strip(), [(p, kinds.get(Path(p).suffix.lower(), "document")) for p in named]
 
 
 class Gateway:

@@ -11,6 +11,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from plugins.gateway.hookspecs import PlatformError
+from plugins.gateway.sending import first_part
 
 log = logging.getLogger("hermes.gateway")
 CURSOR = " ▉"
@@ -77,7 +78,6 @@ class Draft:
         with self.lock:
             if self.message is None or not answer.strip():
                 return answer
-            cut = len(answer) if len(answer) <= self.platform.most else \
-                (answer.rfind("\n", 0, self.platform.most) + 1 or self.platform.most)
+            cut = first_part(answer, self.platform.most)
             self._show(answer[:cut], final=True)
             return answer[cut:]

@@ -1,0 +1,71 @@
+"""What the gateway sends: an answer in parts a platform takes, the files an answer names (``MEDIA:/path``), and a
+message outside any conversation (a cron job's answer), sent from whichever process runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+from plugins.gateway.hookspecs import PlatformError
+
+STATE = "gateway/state.json"  # in the data folder: where receiving goes on, the chats' sessions, the inbox, homes
+MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
+
+
+def first_part(text: str, most: int) -> int:
+    """Where ``text``'s first part ends: at most ``most`` characters, cut at a line's end where one is."""
+    return len(text) if len(text) <= most else (text.rfind("\n", 0, most) + 1 or most)
+
+
+def send_parts(platform, chat: str, text: str) -> None:
+    """``text`` to ``chat`` in parts of at most ``platform.most`` characters (:func:`first_part`)."""
+    rest = text
+    while rest:
+        cut = first_part(rest, platform.most)
+        platform.send(chat, rest[:cut])
+        rest = rest[cut:]
+
+
+def _home(config, platform: str) -> str:
+    """The chat that said ``/sethome`` on ``platform`` ("" for none)."""
+    try:
+        state = json.loads((config.data_dir / STATE).read_text(encoding="utf-8"))
+        return str((state.get("homes") or {}).get(platform) or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def deliver(target: str, text: str, host) -> Optional[str]:
+    """:func:`plugins.gateway.hookspecs.deliver_message` for the platforms of ``gateway_platforms``."""
+    name, _, chat = target.partition(":")
+    makers: dict = {}
+    for each in host.pm.hook.gateway_platforms(config=host.config) or []:
+        makers.update(each if isinstance(each, dict) else {})
+    if name not in makers:
+        return None
+    chat = chat or os.environ.get(f"{name.upper()}_HOME_CHANNEL", "").strip() or _home(host.config, name)
+    if not chat:
+        return (f"no chat to send to: {target} names none, {name.upper()}_HOME_CHANNEL is not set and no chat "
+                "said /sethome")
+    platform = makers[name]()
+    if platform is None:
+        return f"{name} is not set up here (no {name.upper()}_BOT_TOKEN)"
+    try:
+        send_parts(platform, chat, text)
+    except PlatformError as exc:
+        return str(exc)
+    finally:
+        platform.close()
+    return ""
+
+
+def media_of(answer: str) -> tuple:
+    """hermes-agent's ``MEDIA:/path`` lines of an answer (the model sending a file): the answer without them, and
+    ``(path, kind)`` of each, its kind told by its suffix."""
+    named = [m.strip() for m in MEDIA.findall(answer)]
+    kinds = {".png": "photo", ".jpg": "photo", ".jpeg": "photo", ".gif": "photo", ".webp": "photo",
+             ".mp3": "audio", ".ogg": "audio", ".opus": "audio", ".wav": "audio", ".m4a": "audio", ".flac": "audio"}
+    return MEDIA.sub("", answer).strip(), [(p, kinds.get(Path(p).suffix.lower(), "document")) for p in named]
