@@ -15,6 +15,10 @@ from kernel import hookimpl
 def register_config(declare):
     declare("telegram.extra.base_url", str, "https://api.telegram.org", "the Telegram Bot API server the gateway "
             "talks to (hermes-agent's key: a local telegram-bot-api)")
+    declare("telegram.allowed_chats", (list[str], str), "", "the groups the bot answers in (ids, comma-separated; "
+            "TELEGRAM_ALLOWED_CHATS; empty: any): private chats are not filtered")
+    declare("telegram.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
+            "conversations: {CHAT_ID: TEXT}")
     declare("display.platforms.telegram.streaming", bool, True, "the gateway shows an answer on Telegram as it is "
             "written (a message edited about once a second), as hermes-agent does")
     declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
@@ -35,7 +39,10 @@ def gateway_platforms(config):
         from plugins.gateway.telegram import Telegram
 
         token = os.environ.get("TELEGRAM_BOT_TOKEN", "").strip()
-        return Telegram(token, str(config.get("telegram.extra.base_url"))) if token else None
+        chats = config.get("telegram.allowed_chats") or os.environ.get("TELEGRAM_ALLOWED_CHATS", "")
+        chats = chats if isinstance(chats, list) else str(chats).split(",")
+        return Telegram(token, str(config.get("telegram.extra.base_url")),
+                        allowed_chats={str(c).strip() for c in chats if str(c).strip()}) if token else None
 
     return {"telegram": telegram}
 

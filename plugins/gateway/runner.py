@@ -367,8 +367,11 @@ class Gateway:
             agent.stream = True
             chat.draft = Draft(chat.platform, chat.chat, lambda text: masked(text, agent),
                                progress=self.config.get("display.tool_progress", "all") not in ("off", False))
+        prompts = self.config.get(f"{chat.platform.name}.channel_prompts") or {}
+        own = {str(k): v for k, v in prompts.items()}.get(chat.chat) if isinstance(prompts, dict) else None
+        system = "\n\n".join(filter(None, [self.config.get("agent.system_prompt"), own])) if own else None
         try:
-            result = agent.run_conversation(message)
+            result = agent.run_conversation(message, system_message=system)
         except BaseException:
             if chat.draft is not None:  # its thread ends with the turn
                 chat.draft, _ = None, chat.draft.finish("")

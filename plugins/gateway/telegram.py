@@ -22,7 +22,7 @@ class Telegram:
     name = "telegram"
     most = 4096
 
-    def __init__(self, token: str, base_url: str, poll_seconds: float = POLL_SECONDS):
+    def __init__(self, token: str, base_url: str, poll_seconds: float = POLL_SECONDS, allowed_chats: frozenset = ()):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
         self.token, self.poll_seconds = token, poll_seconds
@@ -31,6 +31,7 @@ class Telegram:
         self.client = httpx.Client(timeout=httpx.Timeout(poll_seconds + 15, connect=15))
         self.offset = 0  # the next update wanted (kept by the gateway): those before it are confirmed and forgotten
         self.me: dict = {}
+        self.allowed_chats = set(allowed_chats)  # the groups it answers in (empty: any)
 
     def _call(self, method: str, **params: Any) -> Any:
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
@@ -99,9 +100,11 @@ class Telegram:
         named = bool(mine) and f"@{mine.lower()}" in text.lower()
         if named:  # "@hermes_bot what is..." and "/new@hermes_bot": the name is not part of the message
             text = " ".join(re.sub(rf"@{re.escape(mine)}\b", " ", text, flags=re.IGNORECASE).split())
+        private = chat.get("type") == "private"
         incoming = Incoming(chat=str(chat.get("id")), user=str(sender.get("id", "")),
                             name=str(sender.get("username") or sender.get("first_name") or sender.get("id", "")),
-                            text=text, addressed=chat.get("type") == "private" or named or answered)
+                            text=text, addressed=private or (named or answered) and (
+                                not self.allowed_chats or str(chat.get("id")) in self.allowed_chats))
         document = message.get("document") if isinstance(message.get("document"), dict) else {}
         photo = message.get("photo")[-1] if isinstance(message.get("photo"), list) and message["photo"] else \
             document if str(document.get("mime_type", "")).startswith("image/") else None  # the largest size

@@ -121,7 +121,8 @@ def test_the_files_the_tools_make_and_the_model_names_follow_the_answer(gateway,
 
 
 def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot_api, wire_server):
-    gateway()
+    gateway(config={"telegram": {"allowed_chats": "-100,-300", "channel_prompts": {-100: "Answer in French."},
+                                 "extra": {"base_url": bot_api.base_url}}})
     bot_api.say("let me in", user=7, username="mallory")
     bot_api.say("please", user=7, username="mallory")
     bot_api.say("", user=42, document={"file_id": "x", "file_name": "a.zip", "mime_type": "application/zip"})
@@ -134,6 +135,10 @@ def test_strangers_are_told_their_id_once_and_never_reach_the_model(gateway, bot
     wire_server.push(reply("42."))
     assert bot_api.wait_sent(3)[-1] == ("-100", "42.")
     assert [user_texts(r) for r in wire_server.requests] == [["what is 6 times 7?"]]
+    assert "Answer in French." in wire_server.requests[0].body["messages"][0]["content"]  # telegram.channel_prompts
+    bot_api.say("@hermes_test_bot hello?", user=42, chat=-200, chat_type="group")  # a group not in allowed_chats
+    bot_api.say("/status", user=42)
+    assert bot_api.wait_sent(4)[-1][0] == "42" and len(wire_server.requests) == 1
 
 
 def test_a_flagged_command_asks_the_chat_and_its_answer_decides(gateway, bot_api, wire_server):
