@@ -372,8 +372,8 @@ but these. When done, say in a few lines what you merged into what, or that noth
 
 
 def consolidate(app, dry_run: bool = False) -> dict:
-    """hermes-agent's consolidation pass: one agent, given the skills tools only, merges the agent's own skills that
-    overlap (after a snapshot). It may edit or remove only those skills; a removed one is archived, not deleted."""
+    """hermes-agent's consolidation pass: one agent (on ``auxiliary.curator``'s model when it names one), given the
+    skills tools only, merges the agent's own skills that overlap (after a snapshot). It may edit or remove only those skills; a removed one is archived, not deleted."""
     from plugins.commands.front import build_agent
     from plugins.skills.tools import CURATING
 
@@ -391,7 +391,11 @@ def consolidate(app, dry_run: bool = False) -> dict:
         if dry_run:
             return {"consolidated": False, "why": "a dry run", "skills": names}
         kept = snapshot("before consolidating", app.config.get("curator.backup.keep"))["id"]
-        agent = build_agent(app, {"toolsets": "skills"}, None, platform="curator")
+        from plugins.auxiliary import FIELDS, provider_config
+
+        aux = provider_config(app.config, "curator")  # hermes-agent's auxiliary.curator: its model, not the chat's
+        agent = build_agent(app, {"toolsets": "skills", **{f: getattr(aux, f) for f in FIELDS if aux and getattr(
+            aux, f)}}, None, platform="curator")
         agent.state[CURATING] = set(names)
         try:
             result = agent.run_conversation(CONSOLIDATE.format(listing=listing))

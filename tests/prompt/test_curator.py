@@ -156,7 +156,8 @@ def test_consolidation_merges_the_agents_overlapping_skills_and_archives_the_nar
                         ["skill_manage", {"action": "delete", "name": "git-push"}],
                         ["skill_manage", {"action": "delete", "name": "mine"}]]},
         "Merged git-commit and git-push into git-work."]))
-    (hermes_home / "config.yaml").write_text(f"api_mode: scripted\nbase_url: {script}\nmodel: test\n")
+    (hermes_home / "config.yaml").write_text(f"api_mode: scripted\nbase_url: {script}\nmodel: test\n"
+                                             "auxiliary:\n  curator:\n    model: curator-model\n")
     preview = as_json(hermes("curator", "run", "--consolidate", "--dry-run", "--json"))
     assert preview["consolidation"] == {"consolidated": False, "why": "a dry run", "skills": ["git-commit", "git-push"]}
     out = hermes("curator", "run", "--consolidate")
@@ -166,7 +167,9 @@ def test_consolidation_merges_the_agents_overlapping_skills_and_archives_the_nar
     assert sorted(p.name for p in (folder / ".archive").iterdir()) == ["git-commit", "git-push"]
     assert (folder / "git-work" / "SKILL.md").is_file() and (folder / "mine" / "SKILL.md").is_file()
     assert json.loads((folder / ".usage.json").read_text())["git-work"]["created_by"] == "agent"
-    session = json.loads(hermes("sessions", "list", "--json").stdout)[0]["id"]
+    [session] = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert session["model"] == "curator-model"  # hermes-agent's auxiliary.curator
+    session = session["id"]
     refused = [m["content"] for m in json.loads(hermes("sessions", "show", session, "--json").stdout)["messages"]
                if m["role"] == "tool" and "mine" in m["content"]]
     assert refused and "'mine' is not one of the skills to consolidate" in refused[0]
