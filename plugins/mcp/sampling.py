@@ -41,9 +41,13 @@ class Sampler:
             if len(recent) >= int(settings.get("max_rpm") or 10):
                 return refuse(f"more than {int(settings.get('max_rpm') or 10)} sampling requests a minute")
             recent.append(now)
+        from plugins import auxiliary
+
+        aux = auxiliary.provider_config(agent.config, "mcp")  # hermes-agent's auxiliary.mcp: these calls' model
+        base = auxiliary.joined(agent, aux) if aux else agent.provider_config
         allowed = [str(m) for m in settings.get("allowed_models") or []]
         hint = _hinted(params)  # the server's wish, taken only when allowed by name: it may not exist here
-        model = str(settings.get("model") or "") or (hint if hint in allowed else "") or agent.provider_config.model
+        model = str(settings.get("model") or "") or (hint if hint in allowed else "") or base.model
         if allowed and model not in allowed:
             return refuse(f"model {model!r} is not in this server's sampling.allowed_models")
         if not agent.budget.consume():
@@ -51,8 +55,7 @@ class Sampler:
         cap = int(settings.get("max_tokens_cap") or 4096)
         messages = ([{"role": "system", "content": params.system_prompt}] if params.system_prompt else []) + \
             [{"role": m.role, "content": _text(m.content)} for m in params.messages]
-        pconf = agent.provider_config if model == agent.provider_config.model else \
-            agent.provider_config.with_(model=model)
+        pconf = base if model == base.model else base.with_(model=model)
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-mcp-sampling")
         future = pool.submit(agent.complete_once, messages, max_tokens=min(cap, params.max_tokens or cap),
                              provider_config=pconf, task=f"mcp_sampling:{server.name}")

@@ -244,6 +244,10 @@ def test_sampling_is_off_unless_enabled_and_then_answered_by_the_agents_model(mc
     limited = mcp_agent({"t": entry("sampling", sampling={"enabled": True, "allowed_models": ["other"]})},
                         script=[calls(("mcp__t__ask_model", {"question": "2+2?"})), "done"])
     assert "not in this server's sampling.allowed_models" in results(limited.run_conversation("go"))[0]
+    helped = mcp_agent({"t": entry("sampling", sampling={"enabled": True})}, max_turns=5,
+                       config={"auxiliary": {"mcp": {"model": "helper-model"}}},  # hermes-agent's auxiliary.mcp
+                       script=[calls(("mcp__t__ask_model", {"question": "2+2?"})), "four", "done"])
+    assert json.loads(results(helped.run_conversation("go"))[0])["result"] == "the model said: four (helper-model)"
 
 
 def test_remote_servers_streamable_http_and_sse(mcp_agent, http_server, sse_server):
