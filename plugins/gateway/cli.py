@@ -57,6 +57,11 @@ def run(app, only):
     if not platforms:
         raise Fail("no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or "
                    "the data folder's .env")
+    running = Gateway(app, platforms)
+    try:
+        running.hold()
+    except PlatformError as exc:
+        raise Fail(str(exc)) from None
     for platform in platforms:
         try:
             who = platform.start()
@@ -72,7 +77,6 @@ def run(app, only):
         from plugins.cron.jobs import tick_beside
 
         tick_beside(app)
-    running = Gateway(app, platforms)
     running.run()
     if running.failure:
         raise Fail(running.failure)
@@ -86,10 +90,10 @@ def status(app, as_json):
     from hermes.cli.app import echo_json
     from plugins.gateway.runner import allowed_users
 
-    rows = []
+    rows, running = [], _running(app)
     for name, platform in sorted(_made(app, ()), key=lambda row: row[0]):
         allowed = allowed_users(app.config, name)
-        rows.append({"platform": name, "configured": platform is not None,
+        rows.append({"platform": name, "configured": platform is not None, "running": running,
                      "allowed_users": None if allowed is None else sorted(allowed)})
         if platform is not None:
             platform.close()
@@ -100,6 +104,24 @@ def status(app, as_json):
         who = "everybody" if row["allowed_users"] is None else ", ".join(row["allowed_users"]) or "nobody yet"
         click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
                                               f"no token ({row['platform'].upper()}_BOT_TOKEN)"))
+    click.echo(f"a gateway runs on this data folder (pid {running})" if running else
+               "no gateway runs on this data folder (`hermes gateway run`)")
+
+
+def _running(app) -> "int | None":
+    """The pid of the gateway running on this data folder (it holds gateway/gateway.lock), or None."""
+    import fcntl
+
+    path = app.config.data_dir / "gateway" / "gateway.lock"
+    try:
+        with open(path) as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return int(held.read().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 CARRIED = ("HERMES_HOME", "HERMES_DISTRO")  # and the platforms' allow-lists and home chats, written in the unit

@@ -123,6 +123,23 @@ class Gateway:
                 log.warning("gateway: cannot write %s: %s", self.path, exc.strerror or exc)
 
     # -- running
+    def hold(self) -> None:
+        """This data folder's gateway is this process now (``gateway/gateway.lock``, its pid in it): a second one
+        would answer the same inbox twice. :class:`PlatformError` (lasting) naming the one running."""
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.held = open(self.path.with_name("gateway.lock"), "a+")
+        try:
+            fcntl.flock(self.held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.held.seek(0)
+            raise PlatformError(f"a gateway already runs on this data folder (pid {self.held.read().strip() or '?'})",
+                                lasting=True) from None
+        self.held.truncate(0)
+        self.held.write(str(os.getpid()))
+        self.held.flush()
+
     def run(self) -> None:
         for platform in self.platforms:
             platform.offset = int(self.state["offsets"].get(platform.name) or 0)

@@ -81,7 +81,7 @@ def test_a_plugins_platform_is_answered_and_restarts_where_it_left_off(hermes, h
     shown = hermes("gateway", "status", "--json", env=env)
     assert shown.returncode == 0, shown.stderr
     status = json.loads(shown.stdout)
-    assert {"platform": "files", "configured": True, "allowed_users": ["alice"]} in status
+    assert {"platform": "files", "configured": True, "running": None, "allowed_users": ["alice"]} in status
     wire_server.push(reply("A first answer that is longer than forty characters."), reply("Second."))
 
     def say(text, user="alice"):

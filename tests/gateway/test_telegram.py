@@ -24,7 +24,14 @@ def test_a_chat_is_one_conversation_answered_in_order_and_kept_across_a_restart(
     assert user_texts(wire_server.requests[1]) == ["hello", "are you there?"]  # one conversation
     assert "You are talking to a person on Telegram" in wire_server.requests[0].body["messages"][0]["content"]
     assert any(m == "sendChatAction" for m, *_ in bot_api.calls)
+    second = gateway().ended()  # on the same data folder: it would answer the same inbox again
+    assert second.returncode == 1 and second.stderr.strip().endswith(
+        f"a gateway already runs on this data folder (pid {running.process.pid})")
+    env = {"TELEGRAM_BOT_TOKEN": bot_api.token}
+    assert [r["running"] for r in json.loads(hermes("gateway", "status", "--json", env=env).stdout)] == [
+        running.process.pid]
     assert "gateway on telegram as @hermes_test_bot (1 user(s) allowed)" in running.stop()
+    assert [r["running"] for r in json.loads(hermes("gateway", "status", "--json", env=env).stdout)] == [None]
     [session] = json.loads(hermes("sessions", "list", "--json").stdout)
     assert session["platform"] == "telegram" and session["message_count"] == 4
     gateway()
@@ -227,7 +234,7 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes
     bot_api.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)  # flood control: it waits
     wire_server.push(reply("Through."))
     state = hermes_home / "gateway" / "state.json"
-    state.parent.mkdir()
+    state.parent.mkdir(exist_ok=True)
     state.write_text('{"sessions": {"telegram:42": ')  # cut short: kept aside, never written over
     flaky = gateway()
     bot_api.say("hello")
