@@ -397,6 +397,10 @@ class Gateway:
             chat.turning = False
             done.set()
             self._remember(chat)
+        from plugins.sessions import titles
+
+        if titles.wanted(agent) and (result.final_response or "").strip():  # its first exchange: a title, beside it
+            titles.start(agent, text if isinstance(text, str) else "", result.final_response)
         answer, named = media_of(result.final_response or "")
         if chat.draft is not None:
             answer, chat.draft = chat.draft.finish(answer), None

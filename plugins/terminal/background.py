@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from plugins.terminal import titles
+from plugins.sessions import titles
 
 WAIT = 5.0  # seconds the chat's end waits for a stopped task to store its turn
 

@@ -250,7 +250,7 @@ class Chat:
         self.usage: dict = {}
         self.images: list = []  # (bytes, type) of each image for the next message: /image, a file dragged in
         self.typed: list = []  # what the user typed during turns, to send next (plugins.terminal.busy)
-        self.title = None  # the thread naming the session (plugins.terminal.titles)
+        self.title = None  # the thread naming the session (plugins.sessions.titles)
         self.written: set = set()  # the sessions its turns ran in: /exit --delete deletes them
         self.goal_session = ""  # the session its /goal was kept with (plugins.terminal.goals)
         self.forget = False
@@ -299,7 +299,7 @@ class Chat:
         self.usage = add_usage(self.usage, result.usage)
         self.console.end_answer(result.final_response)
         if result.final_response and not result.interrupted:
-            from plugins.terminal import titles
+            from plugins.sessions import titles
 
             if titles.wanted(self.agent):  # a session's first exchange: its title, beside it
                 self.title = titles.start(self.agent, text_of(text), result.final_response)
@@ -400,7 +400,7 @@ class Chat:
         for line in self.background.stop() if self.background else ():
             self.say(line, "status")
         if self.title is not None:  # a title still coming gets a few seconds to be stored
-            from plugins.terminal.titles import WAIT
+            from plugins.sessions.titles import WAIT
 
             self.title.join(WAIT)
         stored = agent.messages and agent.hook.append_messages.get_hookimpls()

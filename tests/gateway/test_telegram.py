@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import signal
+import time
 
 from plugins_providers.testserver import reply
 
@@ -324,3 +325,23 @@ def test_install_writes_a_user_service_that_runs_the_gateway(hermes, hermes_home
     assert hermes("gateway", "uninstall", env=env).returncode == 0
     gone = hermes("gateway", "uninstall", env=env)
     assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no service to remove"), gone.stderr
+
+
+def test_a_chats_session_is_titled_from_its_first_exchange(gateway, bot_api, wire_server, hermes):
+    """hermes-agent's auxiliary.title_generation, as chat's sessions are: `hermes sessions list` says what each
+    Telegram conversation was about."""
+    def answer(request):
+        system = request.body["messages"][0]["content"]
+        return reply("Greeting Alice" if system.startswith("Name the conversation") else "Hi, Alice.")
+
+    wire_server.script([answer] * 3)
+    gateway(config={"auxiliary": {"title_generation": {"enabled": True}}})
+    bot_api.say("hello")
+    assert bot_api.wait_sent(1) == [("42", "Hi, Alice.")]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        [session] = json.loads(hermes("sessions", "list", "--json").stdout) or [{"title": None}]
+        if session["title"]:
+            break
+        time.sleep(0.2)
+    assert session["title"] == "Greeting Alice" and session["platform"] == "telegram"

@@ -1,9 +1,10 @@
-"""A chat's title, from its first exchange (hermes-agent's ``auxiliary.title_generation``): after the first answer,
-a model call beside the conversation names it in a few words, so ``hermes sessions list`` and ``/resume`` show what
-each chat was about. It runs on a thread of its own (the chat goes on at once) on a child agent (a call on the
-chat's own agent would change its provider under the next turn). The session store plugin keeps it, through its
-``/title`` command; a title set meanwhile (``/title``) stays. Only chat: ``hermes run`` and embedded agents make no
-call of their own."""
+"""A conversation's title, from its first exchange (hermes-agent's ``auxiliary.title_generation``): after the first
+answer, a model call beside the conversation names it in a few words, so ``hermes sessions list`` and ``/resume``
+show what each was about. It runs on a thread of its own (the conversation goes on at once) on a child agent (a call
+on the conversation's own agent would change its provider under the next turn). The session store keeps it, through
+its ``/title`` command; a title set meanwhile (``/title``) stays. The front ends with a person there ask for it
+(``hermes chat``, its background tasks, the gateway's chats): ``hermes run`` and embedded agents make no call of
+their own."""
 
 from __future__ import annotations
 
