@@ -67,8 +67,9 @@ class Telegram:
         self.me = self._call("getMe") or {}
         return "@" + str(self.me.get("username") or self.me.get("id"))
 
-    def receive(self) -> list:
-        updates = self._call("getUpdates", offset=self.offset, timeout=int(self.poll_seconds),
+    def receive(self, wait: "float | None" = None) -> list:
+        """The next messages, waiting ``wait`` seconds at most (default: the long poll's)."""
+        updates = self._call("getUpdates", offset=self.offset, timeout=int(self.poll_seconds if wait is None else wait),
                              allowed_updates=["message", "callback_query"]) or []
         found = []
         for update in updates:

@@ -345,3 +345,38 @@ def test_a_chats_session_is_titled_from_its_first_exchange(gateway, bot_api, wir
             break
         time.sleep(0.2)
     assert session["title"] == "Greeting Alice" and session["platform"] == "telegram"
+
+
+def test_setup_checks_the_token_and_learns_the_users_id_from_a_first_message(bot_api, hermes, hermes_home, tmp_path):
+    """At a terminal: the token typed hidden and checked, the user's id taken from their first message to the bot,
+    both kept in the .env the gateway reads; a refused token is one line and nothing is kept."""
+    import os
+
+    import yaml
+
+    from tests.conftest import ROOT, hermes_command
+    from tests.terminal.conftest import Terminal
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"telegram": {"extra": {"base_url": bot_api.base_url}}}))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TELEGRAM_")}, "HERMES_HOME": str(hermes_home),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+    wrong = Terminal([*hermes_command(), "gateway", "setup"], env, tmp_path)
+    wrong.expect("Telegram bot token")
+    wrong.line("999:wrong")
+    wrong.expect("hermes: error: telegram: the Bot API refused TELEGRAM_BOT_TOKEN (Unauthorized)")
+    assert wrong.close() == 1 and not (hermes_home / ".env").exists()
+    bot_api.say("an old message, from before", user=13)  # not the one it waits for
+    term = Terminal([*hermes_command(), "gateway", "setup", "--wait", "30"], env, tmp_path)
+    term.expect("Telegram bot token")
+    term.line(bot_api.token)
+    term.expect("The bot is @hermes_test_bot. Now send it any message")
+    bot_api.say("hello bot", user=77, username="owner")
+    term.expect("It was owner (id 77)")
+    assert term.close() == 0 and bot_api.token not in term.seen  # typed hidden
+    dotenv = hermes_home / ".env"
+    assert dotenv.read_text() == f"TELEGRAM_BOT_TOKEN={bot_api.token}\nTELEGRAM_ALLOWED_USERS=77\n"
+    assert oct(dotenv.stat().st_mode & 0o777) == "0o600" and not bot_api.pending()  # its message is not answered later
+    status = json.loads(hermes("gateway", "status", "--json").stdout)
+    assert status[0]["configured"] is True and status[0]["allowed_users"] == ["77"]  # read from the .env
+    piped = hermes("gateway", "setup")
+    assert piped.returncode == 2 and "gateway setup asks at a terminal" in piped.stderr
