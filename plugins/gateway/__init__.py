@@ -1,7 +1,8 @@
 """Built-in plugin gateway: the agent on a messaging platform, as hermes-agent's gateway (``hermes gateway run``).
 
-Telegram is built in (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in
-hermes-agent); a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent)
+and Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``) are built in; a plugin
+adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ def register_config(declare):
             "TELEGRAM_ALLOWED_CHATS; empty: any): private chats are not filtered")
     declare("telegram.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
             "conversations: {CHAT_ID: TEXT}")
+    declare("discord.require_mention", bool, True, "in a server's channel the bot answers when it is mentioned "
+            "(hermes-agent's; direct messages always)")
+    declare("discord.free_response_channels", (list[str], str), "", "channels where it answers every message")
+    declare("discord.allowed_channels", (list[str], str), "", "the only server channels it answers in (empty: any)")
+    declare("discord.api_url", str, "", "another Discord REST API (empty: discord.com's; a test's)")
+    declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
+    declare("display.platforms.discord.streaming", bool, True, "the gateway shows an answer on Discord as it is "
+            "written (a message edited about once a second)")
     declare("display.platforms.telegram.streaming", bool, True, "the gateway shows an answer on Telegram as it is "
             "written (a message edited about once a second), as hermes-agent does")
     declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
@@ -33,18 +42,33 @@ def register_hookspecs(add):
     add(hookspecs)
 
 
+def _listed(config, key: str, env: str = "") -> set:
+    """The ids a key holds, as a list or comma-separated (unset: the variable ``env``'s)."""
+    raw = config.get(key) or (os.environ.get(env, "") if env else "")
+    return {str(v).strip() for v in (raw if isinstance(raw, list) else str(raw).split(",")) if str(v).strip()}
+
+
 @hookimpl
 def gateway_platforms(config):
     def telegram():
         from plugins.gateway.telegram import Telegram
 
         token = os.environ.get("TELEGRAM_BOT_TOKEN", "").strip()
-        chats = config.get("telegram.allowed_chats") or os.environ.get("TELEGRAM_ALLOWED_CHATS", "")
-        chats = chats if isinstance(chats, list) else str(chats).split(",")
         return Telegram(token, str(config.get("telegram.extra.base_url")),
-                        allowed_chats={str(c).strip() for c in chats if str(c).strip()}) if token else None
+                        allowed_chats=_listed(config, "telegram.allowed_chats", "TELEGRAM_ALLOWED_CHATS")) \
+            if token else None
 
-    return {"telegram": telegram}
+    def discord():
+        from plugins.gateway.discord import API, GATEWAY, Discord
+
+        token = os.environ.get("DISCORD_BOT_TOKEN", "").strip()
+        return Discord(token, str(config.get("discord.api_url") or API), str(config.get("discord.gateway_url") or
+                                                                              GATEWAY),
+                       require_mention=bool(config.get("discord.require_mention")),
+                       free=_listed(config, "discord.free_response_channels"),
+                       allowed=_listed(config, "discord.allowed_channels")) if token else None
+
+    return {"telegram": telegram, "discord": discord}
 
 
 @hookimpl

@@ -1,0 +1,252 @@
+"""Discord: its gateway (a websocket, through websocket-client: ``pip install 'hermes-kernel[discord]'``) brings the
+messages, its REST API (httpx2) takes the answers. ``DISCORD_BOT_TOKEN`` and ``DISCORD_ALLOWED_USERS`` are
+hermes-agent's variables; the bot needs Discord's Message Content intent (its developer portal) to read a server's
+messages. Direct messages are always read; in a server's channel only those that mention the bot
+(``discord.require_mention``, true), or any in ``discord.free_response_channels``, and only in
+``discord.allowed_channels`` when it lists any. Discord shows Markdown itself: answers go as the model wrote them, in
+parts of 2000 characters. A picture or a voice message is fetched as Telegram's are. Messages sent while the gateway
+was stopped are not replayed (Discord keeps no queue for bots)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import random
+import threading
+import time
+from typing import Any, Optional
+
+from plugins.gateway.hookspecs import Incoming, PlatformError
+
+log = logging.getLogger("hermes.gateway")
+API = "https://discord.com/api/v10"
+GATEWAY = "wss://gateway.discord.gg/?v=10&encoding=json"
+INTENTS = (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15)  # guilds, their messages, direct messages, message content
+LASTING = {4004: "the gateway refused DISCORD_BOT_TOKEN", 4013: "invalid intents",
+           4014: "the bot lacks the Message Content intent: turn it on in Discord's developer portal"}
+POLL_SECONDS = 5  # receive() waits this long for a message
+
+
+class Discord:
+    name = "discord"
+    most = 2000
+
+    def __init__(self, token: str, api: str = API, gateway: str = GATEWAY, require_mention: bool = True,
+                 free: frozenset = (), allowed: frozenset = ()):
+        import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
+
+        self.token, self.api, self.gateway = token, api.rstrip("/"), gateway
+        self.require_mention, self.free, self.allowed = require_mention, set(free), set(allowed)
+        self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bot {token}",
+                                                        "User-Agent": "DiscordBot (hermes, 1)"})
+        self.offset = 0  # Discord replays nothing: kept for the gateway's sake only
+        self.me: dict = {}
+        self.inbox: queue.Queue = queue.Queue()  # Incoming, or a PlatformError the connection met
+        self.ready, self.settled, self.stopping = threading.Event(), threading.Event(), threading.Event()
+        self.failure: Optional[PlatformError] = None
+        self.ws: Any = None
+
+    # -- REST
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx2 as httpx
+
+        for _ in range(3):
+            try:
+                answer = self.client.request(method, self.api + path, **kwargs)
+            except httpx.HTTPError as exc:
+                raise PlatformError(f"discord: {method} {path}: cannot reach the API "
+                                    f"({str(exc).replace(self.token, '<token>') or type(exc).__name__})") from None
+            if answer.status_code == 429:  # its rate limit says how long
+                time.sleep(min(float((_json(answer) or {}).get("retry_after") or 1), 60))
+                continue
+            if answer.status_code == 204:
+                return None
+            body = _json(answer)
+            if answer.is_success:
+                return body
+            said = (body or {}).get("message") if isinstance(body, dict) else answer.reason_phrase
+            if answer.status_code == 401:
+                raise PlatformError(f"discord: the API refused DISCORD_BOT_TOKEN ({said}): check it in Discord's "
+                                    "developer portal", lasting=True, status=401)
+            raise PlatformError(f"discord: {method} {path}: {answer.status_code} {said}", status=answer.status_code)
+        raise PlatformError(f"discord: {method} {path}: still rate limited after three waits")
+
+    # -- the gateway
+    def start(self) -> str:
+        import importlib.util
+
+        if importlib.util.find_spec("websocket") is None:  # websocket-client: checked before anything starts
+            raise PlatformError("discord needs websocket-client: pip install 'hermes-kernel[discord]'", lasting=True)
+        self.me = self._call("GET", "/users/@me") or {}
+        threading.Thread(target=self._run, name="gateway-discord-socket", daemon=True).start()
+        self.settled.wait(30)
+        if not self.ready.is_set():
+            self.close()
+            raise self.failure or PlatformError("discord: the gateway did not say it was ready in 30 s")
+        return "@" + str(self.me.get("username") or self.me.get("id"))
+
+    def _run(self) -> None:
+        failures = 0
+        while not self.stopping.is_set():
+            try:
+                self._session()
+                failures = 0
+            except PlatformError as exc:
+                if exc.lasting or not self.ready.is_set():  # never ready, or never will be: start() or the gateway
+                    self.failure = exc                        # says it and stops
+                    self.inbox.put(exc)
+                    self.settled.set()
+                    return
+                self.inbox.put(exc)  # said by the gateway, which goes on receiving
+                failures += 1
+            if self.stopping.wait(min(30, 2 ** failures) * random.uniform(0.5, 1)):
+                return
+
+    def _session(self) -> None:
+        import websocket
+
+        try:
+            self.ws = ws = websocket.create_connection(self.gateway, timeout=30)
+        except (OSError, websocket.WebSocketException) as exc:
+            raise PlatformError(f"discord: cannot reach the gateway ({exc})") from None
+        try:
+            hello = json.loads(ws.recv())
+            every = float(hello["d"]["heartbeat_interval"]) / 1000
+            ws.send(json.dumps({"op": 2, "d": {"token": self.token, "intents": INTENTS, "properties": {
+                "os": "linux", "browser": "hermes", "device": "hermes"}}}))
+            seq: list = [None]
+            beating = threading.Thread(target=self._beat, args=(ws, every, seq), daemon=True)
+            beating.start()
+            ws.settimeout(every + 10)
+            while not self.stopping.is_set():
+                opcode, frame = ws.recv_data(control_frame=True)
+                if opcode == websocket.ABNF.OPCODE_CLOSE:
+                    code = int.from_bytes(frame[:2], "big") if len(frame) >= 2 else None
+                    raise PlatformError(f"discord: {LASTING.get(code, f'the gateway closed the connection ({code})')}",
+                                        lasting=code in LASTING)
+                if opcode != websocket.ABNF.OPCODE_TEXT:
+                    continue
+                event = json.loads(frame)
+                seq[0] = event.get("s") if event.get("s") is not None else seq[0]
+                if event.get("op") == 0:
+                    self._dispatch(event.get("t"), event.get("d") or {})
+                elif event.get("op") == 1:
+                    ws.send(json.dumps({"op": 1, "d": seq[0]}))
+                elif event.get("op") in (7, 9):  # reconnect, or a session to identify again
+                    return
+        except (OSError, ValueError, KeyError, websocket.WebSocketException) as exc:
+            if self.stopping.is_set():
+                return
+            raise PlatformError(f"discord: the gateway connection failed ({type(exc).__name__}: {exc})") from None
+        finally:
+            ws.close()
+
+    def _beat(self, ws, every: float, seq: list) -> None:
+        time.sleep(every * random.random())  # as Discord asks: the first beat at a random point of the interval
+        while ws.connected and not self.stopping.is_set():
+            try:
+                ws.send(json.dumps({"op": 1, "d": seq[0]}))
+            except Exception:  # noqa: BLE001 - the reader sees the connection end
+                return
+            self.stopping.wait(every)
+
+    def _dispatch(self, kind: str, data: dict) -> None:
+        if kind == "READY":
+            self.me = dict(self.me, **(data.get("user") or {}))
+            self.ready.set()
+            self.settled.set()
+        elif kind == "MESSAGE_CREATE" and not (data.get("author") or {}).get("bot"):
+            self.inbox.put(self._incoming(data))
+
+    def _incoming(self, data: dict) -> Incoming:
+        author, channel, mine = data.get("author") or {}, str(data.get("channel_id")), str(self.me.get("id"))
+        text = str(data.get("content") or "")
+        named = any(str(m.get("id")) == mine for m in data.get("mentions") or []) or f"<@{mine}>" in text \
+            or f"<@!{mine}>" in text
+        text = " ".join(text.replace(f"<@{mine}>", " ").replace(f"<@!{mine}>", " ").split())
+        direct = not data.get("guild_id")
+        addressed = direct or (not self.allowed or channel in self.allowed) and (
+            named or not self.require_mention or channel in self.free)
+        incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
+                            text=text, addressed=addressed)
+        for attached in data.get("attachments") or [] if addressed else []:
+            kind = str(attached.get("content_type") or "")
+            try:
+                if kind.startswith("image/") and not incoming.images:
+                    from plugins.images import fitted, sniff
+
+                    raw = self._fetch(attached)
+                    if sniff(raw):
+                        incoming.images.append(fitted(raw, sniff(raw)))
+                elif kind.startswith("audio/") and incoming.voice is None:
+                    incoming.voice = (self._fetch(attached), str(attached.get("filename") or "voice.ogg"))
+            except PlatformError as exc:
+                incoming.missed = f"[the user sent a file that could not be fetched: {exc}]"
+        return incoming
+
+    def _fetch(self, attached: dict) -> bytes:
+        import httpx2 as httpx
+
+        if int(attached.get("size") or 0) > 25 * 2**20:
+            raise PlatformError(f"{attached.get('filename')}: over 25 MB")
+        try:
+            return httpx.get(str(attached.get("url")), timeout=60, follow_redirects=True).raise_for_status().content
+        except httpx.HTTPError as exc:
+            raise PlatformError(str(exc) or type(exc).__name__) from None
+
+    def receive(self, wait: "float | None" = None) -> list:
+        try:
+            first = self.inbox.get(timeout=POLL_SECONDS if wait is None else wait)
+        except queue.Empty:
+            return []
+        found = [first]
+        while not self.inbox.empty():
+            found.append(self.inbox.get_nowait())
+        failures = [f for f in found if isinstance(f, PlatformError)]
+        messages = [m for m in found if not isinstance(m, PlatformError)]
+        if messages:  # the messages first; a failure after them is said at the next call
+            for failure in failures:
+                self.inbox.put(failure)
+            return messages
+        raise failures[0]
+
+    # -- answers
+    def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
+        sent = self._call("POST", f"/channels/{chat}/messages",
+                          json={"content": text, "allowed_mentions": {"parse": []}})  # nobody pinged by the model
+        return str(sent.get("id")) if isinstance(sent, dict) else None
+
+    def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
+        self._call("PATCH", f"/channels/{chat}/messages/{message}", json={"content": text})
+
+    def send_file(self, chat: str, path: str, kind: str) -> None:
+        from pathlib import Path
+
+        file = Path(path)
+        if file.stat().st_size > 25 * 2**20:
+            raise PlatformError(f"{file.name}: {file.stat().st_size / 2**20:.0f} MB, over Discord's 25 MB")
+        self._call("POST", f"/channels/{chat}/messages", data={"payload_json": json.dumps({"content": ""})},
+                   files={"files[0]": (file.name, file.read_bytes())})
+
+    def typing(self, chat: str) -> None:
+        try:
+            self._call("POST", f"/channels/{chat}/typing")
+        except PlatformError:
+            pass
+
+    def close(self) -> None:
+        self.stopping.set()
+        if self.ws is not None:
+            try:
+                self.ws.close()
+            except Exception:  # noqa: BLE001 - closing what may be closed
+                pass
+        self.client.close()
+
+
+def _json(answer) -> Any:
+    try:
+        return answer.json()
+    except ValueError:
+        return None

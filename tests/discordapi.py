@@ -1,0 +1,165 @@
+"""A loopback Discord for the gateway's tests: its gateway (a websocket: HELLO, IDENTIFY checked, READY, heartbeats
+acknowledged, MESSAGE_CREATE dispatched, a wrong token closed with 4004) and the REST calls the gateway makes
+(GET /users/@me, messages posted, edited and uploaded, typing), on Starlette and uvicorn as hermes serve runs, each
+call recorded.
+
+    with DiscordAPI() as api:                   # api.api_url -> discord.api_url, api.gateway_url ->
+        api.say("hello", user=42)               # discord.gateway_url, api.token -> DISCORD_BOT_TOKEN
+        api.wait_sent(1)                        # -> [(channel_id, content)]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+
+BOT = {"id": "999", "username": "hermes_test_bot", "bot": True}
+
+
+class DiscordAPI:
+    def __init__(self, token: str = "discord-test-token"):
+        self.token, self.events, self.calls, self.messages = token, [], [], []
+        self.files: dict = {}  # attachment file name -> bytes, served at /attachments/NAME
+        self.identified, self.changed, self.next_id = [], threading.Condition(), 1000
+        self.refuse_gateway = False  # the REST API takes the token, the gateway closes with 4004
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        port = self.socket.getsockname()[1]
+        self.api_url, self.gateway_url = f"http://127.0.0.1:{port}/api/v10", f"ws://127.0.0.1:{port}/gateway"
+
+    def __enter__(self) -> "DiscordAPI":
+        import uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(self._app(), log_level="error", ws="wsproto", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    # -- what a user does
+    def say(self, content: str = "", user: int = 42, channel: str = "", guild: str = "", mention: bool = False,
+            username: str = "alice", attachments: list = ()) -> None:
+        """A message from ``user`` (default: in their direct-message channel, ``dm-USER``)."""
+        with self.changed:
+            self.next_id += 1
+            self.events.append({"id": str(self.next_id), "channel_id": channel or f"dm-{user}",
+                                **({"guild_id": guild} if guild else {}), "content": content,
+                                "author": {"id": str(user), "username": username, "bot": False},
+                                "mentions": [BOT] if mention else [], "attachments": list(attachments)})
+            self.changed.notify_all()
+
+    # -- what the test reads
+    def sent(self, channel=None) -> list:
+        with self.changed:
+            return [(m["channel_id"], m["content"]) for m in self.messages
+                    if channel is None or m["channel_id"] == channel]
+
+    def wait_sent(self, count: int, timeout: float = 30) -> list:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while len(self.sent()) < count or any(c.endswith(" ▉") for _, c in self.sent()):
+                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
+                    raise AssertionError(f"{len(self.sent())} message(s) sent, not {count}: {self.sent()}")
+            return self.sent()
+
+    # -- the server's side
+    def _record(self, method: str, path: str, body) -> None:
+        with self.changed:
+            self.calls.append((method, path, body))
+            self.changed.notify_all()
+
+    def _app(self):
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Route, WebSocketRoute
+
+        def authorized(request: Request) -> bool:
+            return request.headers.get("authorization") == f"Bot {self.token}"
+
+        async def me(request: Request):
+            self._record("GET", "/users/@me", None)
+            if not authorized(request):
+                return JSONResponse({"message": "401: Unauthorized", "code": 0}, status_code=401)
+            return JSONResponse(BOT)
+
+        async def messages(request: Request):
+            channel = request.path_params["channel"]
+            if "multipart" in request.headers.get("content-type", ""):
+                from tests.botapi import form
+
+                fields = form(request.headers["content-type"], await request.body())
+                files = [(f["filename"], f["data"]) for f in fields.values() if isinstance(f, dict)]
+                self._record("POST", f"/channels/{channel}/messages", {"files": files})
+                return JSONResponse({"id": "f1", "channel_id": channel})
+            body = await request.json()
+            self._record("POST", f"/channels/{channel}/messages", body)
+            if not authorized(request):
+                return JSONResponse({"message": "401: Unauthorized", "code": 0}, status_code=401)
+            if len(body.get("content") or "") > 2000:
+                return JSONResponse({"message": "Invalid Form Body", "code": 50035}, status_code=400)
+            with self.changed:
+                self.next_id += 1
+                self.messages.append({"id": str(self.next_id), "channel_id": channel, "content": body["content"]})
+                self.changed.notify_all()
+            return JSONResponse({"id": str(self.next_id), "channel_id": channel, "content": body["content"]})
+
+        async def edit(request: Request):
+            body = await request.json()
+            self._record("PATCH", request.url.path, body)
+            with self.changed:
+                found = next((m for m in self.messages if m["id"] == request.path_params["message"]), None)
+                if found is None:
+                    return JSONResponse({"message": "Unknown Message", "code": 10008}, status_code=404)
+                found["content"] = body["content"]
+                self.changed.notify_all()
+            return JSONResponse(found)
+
+        async def typing(request: Request):
+            self._record("POST", request.url.path, None)
+            return Response(status_code=204)
+
+        async def attachment(request: Request):
+            data = self.files.get(request.path_params["name"])
+            return Response(data, media_type="application/octet-stream") if data is not None else \
+                Response(status_code=404)
+
+        async def gateway(websocket):
+            await websocket.accept()
+            await websocket.send_text(json.dumps({"op": 10, "d": {"heartbeat_interval": 1000}}))
+            identify = json.loads(await websocket.receive_text())
+            self.identified.append(identify)
+            if identify.get("op") != 2 or (identify.get("d") or {}).get("token") != self.token or self.refuse_gateway:
+                await websocket.close(code=4004, reason="Authentication failed.")
+                return
+            seq = 1
+            await websocket.send_text(json.dumps({"op": 0, "s": seq, "t": "READY", "d": {
+                "v": 10, "user": BOT, "session_id": "s1", "resume_gateway_url": self.gateway_url, "guilds": []}}))
+            while True:
+                try:
+                    frame = await asyncio.wait_for(websocket.receive_text(), 0.05)
+                    if json.loads(frame).get("op") == 1:
+                        await websocket.send_text(json.dumps({"op": 11}))
+                except asyncio.TimeoutError:
+                    pass
+                except Exception:  # noqa: BLE001 - the client went away
+                    return
+                with self.changed:
+                    waiting, self.events = self.events, []
+                for event in waiting:
+                    seq += 1
+                    await websocket.send_text(json.dumps({"op": 0, "s": seq, "t": "MESSAGE_CREATE", "d": event}))
+
+        return Starlette(routes=[
+            Route("/api/v10/users/@me", me), Route("/api/v10/channels/{channel}/messages", messages, methods=["POST"]),
+            Route("/api/v10/channels/{channel}/messages/{message}", edit, methods=["PATCH"]),
+            Route("/api/v10/channels/{channel}/typing", typing, methods=["POST"]),
+            Route("/attachments/{name}", attachment), WebSocketRoute("/gateway", gateway)])
