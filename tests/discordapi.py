@@ -25,6 +25,7 @@ class DiscordAPI:
         self.files: dict = {}  # attachment file name -> bytes, served at /attachments/NAME
         self.identified, self.changed, self.next_id = [], threading.Condition(), 1000
         self.refuse_gateway = False  # the REST API takes the token, the gateway closes with 4004
+        self.dropping = False  # the next loop of the gateway's connection closes it (1001: Discord restarting)
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
         port = self.socket.getsockname()[1]
@@ -55,6 +56,10 @@ class DiscordAPI:
                                 "author": {"id": str(user), "username": username, "bot": False},
                                 "mentions": [BOT] if mention else [], "attachments": list(attachments)})
             self.changed.notify_all()
+
+    def drop(self) -> None:
+        """Discord closes the gateway connection (it does, to move a bot to another server): the bot comes back."""
+        self.dropping = True
 
     # -- what the test reads
     def sent(self, channel=None) -> list:
@@ -151,6 +156,10 @@ class DiscordAPI:
                 except asyncio.TimeoutError:
                     pass
                 except Exception:  # noqa: BLE001 - the client went away
+                    return
+                if self.dropping:
+                    self.dropping = False
+                    await websocket.close(code=1001)
                     return
                 with self.changed:
                     waiting, self.events = self.events, []

@@ -63,10 +63,19 @@ def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is
     assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
         ["hello"], ["what is 6 times 7?"]]  # the mention is not part of the message
     assert any(method == "POST" and path.endswith("/typing") for method, path, _ in discord_api.calls)
+    discord_api.drop()  # Discord closes the connection: the gateway connects again and goes on
+    while len(discord_api.identified) < 2:
+        discord_api.wait_sent(0, timeout=1)
+    wire_server.push(reply("Back."))
+    discord_api.say("still there?")
+    assert discord_api.wait_sent(4)[-1] == ("dm-42", "Back.")
     process.terminate()
-    assert "gateway on discord as @hermes_test_bot (1 user(s) allowed)" in process.communicate(timeout=30)[1]
+    said = process.communicate(timeout=30)[1]
+    assert "gateway on discord as @hermes_test_bot (1 user(s) allowed)" in said
+    assert "discord: the gateway closed the connection (1001) (trying again)" in said
     sessions = json.loads(hermes("sessions", "list", "--json").stdout)
     assert {s["platform"] for s in sessions} == {"discord"} and len(sessions) == 2  # one conversation per channel
+    assert max(s["message_count"] for s in sessions) == 4  # the direct messages' one went on after the reconnection
 
 
 def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api, wire_server):
