@@ -203,13 +203,18 @@ def uninstall():
     click.echo(f"removed {path}")
 
 
+HOW = {"telegram": "Telegram bot token (from @BotFather; typed hidden)",
+       "discord": "Discord bot token (its developer portal, Bot tab; typed hidden)"}
+
+
 @gateway.command()
+@click.option("--platform", "name", default="telegram", show_default=True, help="The platform to set up.")
 @click.option("--wait", type=click.FloatRange(min=1), default=120, show_default=True, metavar="SECONDS",
               help="How long to wait for your first message to the bot.")
 @click.pass_obj
-def setup(app, wait):
-    """At a terminal: the bot's token (checked), then your first message to it tells your Telegram id; both kept in
-    the data folder's .env, where `hermes gateway run` reads them."""
+def setup(app, name, wait):
+    """At a terminal: the bot's token (checked), then your first message to it tells your id there; both kept in the
+    data folder's .env, where `hermes gateway run` reads them."""
     import os
     import sys
     import time
@@ -217,28 +222,30 @@ def setup(app, wait):
     from hermes.cli.app import EXIT_USAGE, Fail, program
     from hermes.host.paths import config_dir
     from plugins.gateway.hookspecs import PlatformError
-    from plugins.gateway.telegram import Telegram
 
+    token_var, users_var = f"{name.upper()}_BOT_TOKEN", f"{name.upper()}_ALLOWED_USERS"
+    make = _configured(app, (name,))[name]
     if not sys.stdin.isatty():
-        raise Fail("gateway setup asks at a terminal: run it in one (or set TELEGRAM_BOT_TOKEN and "
-                   "TELEGRAM_ALLOWED_USERS in the data folder's .env)", EXIT_USAGE)
+        raise Fail(f"gateway setup asks at a terminal: run it in one (or set {token_var} and {users_var} in the data "
+                   "folder's .env)", EXIT_USAGE)
     if (pid := _running(app)) is not None:
         raise Fail(f"a gateway runs on this data folder (pid {pid}): stop it first; it would take the message")
     record = app.host.record("hermes-compat")
     if record is None or record.status != "enabled":
-        raise Fail("nothing here reads the .env (hermes-compat is not loaded): export TELEGRAM_BOT_TOKEN and "
-                   "TELEGRAM_ALLOWED_USERS in your shell's profile")
-    token = click.prompt("Telegram bot token (from @BotFather; typed hidden)", hide_input=True).strip()
-    bot = Telegram(token, str(app.config.get("telegram.extra.base_url")), poll_seconds=5)
+        raise Fail(f"nothing here reads the .env (hermes-compat is not loaded): export {token_var} and {users_var} "
+                   "in your shell's profile")
+    os.environ[token_var] = click.prompt(HOW.get(name, f"{name} bot token (typed hidden)"), hide_input=True).strip()
+    bot = make()
     try:
-        name = bot.start()
+        who = bot.start()
         while bot.receive(wait=0):  # what came before (anybody's): not the message waited for
             pass
-        click.echo(f"The bot is {name}. Now send it any message from your Telegram account (waiting {wait:g} s; "
+        click.echo(f"The bot is {who}. Now send it any message from your {name} account (waiting {wait:g} s; "
                    "Ctrl+C to stop)...")
         deadline, found = time.monotonic() + wait, None
         while found is None and time.monotonic() < deadline:
-            found = next((m for m in bot.receive() if m.user), None)
+            found = next((m for m in bot.receive(wait=min(5.0, max(deadline - time.monotonic(), 1.0))) if m.user),
+                         None)
         if found is not None:
             bot.receive(wait=0)  # it is confirmed: the gateway will not answer it later
     except PlatformError as exc:
@@ -248,15 +255,15 @@ def setup(app, wait):
     from plugins.hermes_compat.dotenv import save
 
     try:
-        save(config_dir(), "TELEGRAM_BOT_TOKEN", token)
+        save(config_dir(), token_var, os.environ[token_var])
         if found is not None:
-            listed = {u.strip() for u in os.environ.get("TELEGRAM_ALLOWED_USERS", "").split(",") if u.strip()}
-            save(config_dir(), "TELEGRAM_ALLOWED_USERS", ",".join(sorted(listed | {found.user})))
+            listed = {u.strip() for u in os.environ.get(users_var, "").split(",") if u.strip()}
+            save(config_dir(), users_var, ",".join(sorted(listed | {found.user})))
     except (OSError, ValueError) as exc:
         raise Fail(f"not saved: {exc}") from None
     if found is None:
-        click.echo(f"No message came: the token is kept in {config_dir() / '.env'}; add your id with "
-                   f"TELEGRAM_ALLOWED_USERS there (a stranger's message is answered with their id)")
+        click.echo(f"No message came: the token is kept in {config_dir() / '.env'}; add your id with {users_var} "
+                   "there (a stranger's message is answered with their id)")
     else:
         click.echo(f"It was {found.name} (id {found.user}): kept in {config_dir() / '.env'} with the token.")
     click.echo(f"Start it: {program()} gateway run (or {program()} gateway install, to keep it running)")

@@ -42,8 +42,9 @@ class Platform(Protocol):
     def start(self) -> str:
         """Connect and check the credentials; who the bot is there (``@hermes_bot``). :class:`PlatformError`."""
 
-    def receive(self) -> list:
-        """The next messages (:class:`Incoming`), waiting a few seconds at most for one; ``[]`` for none.
+    def receive(self, wait: Optional[float] = None) -> list:
+        """The next messages (:class:`Incoming`), waiting ``wait`` seconds at most for one (default: a few; 0: those
+        already there); ``[]`` for none.
         :class:`PlatformError` when the service failed (the gateway waits and asks again)."""
 
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:

@@ -103,3 +103,21 @@ def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api,
     _, err = closed.communicate(timeout=60)
     assert closed.returncode == 1 and err.strip().splitlines()[-1] == (
         "hermes: error: discord: the gateway refused DISCORD_BOT_TOKEN")
+
+
+def test_setup_on_discord_learns_the_users_id_from_a_direct_message(discord_api, hermes_home, tmp_path):
+    from tests.terminal.conftest import Terminal
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"discord": {
+        "api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url}}))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_"))},
+           "HERMES_HOME": str(hermes_home),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+    term = Terminal([*hermes_command(), "gateway", "setup", "--platform", "discord", "--wait", "30"], env, tmp_path)
+    term.expect("Discord bot token")
+    term.line(discord_api.token)
+    term.expect("The bot is @hermes_test_bot. Now send it any message from your discord account")
+    discord_api.say("hi", user=55, username="bob")
+    term.expect("It was bob (id 55)")
+    assert term.close() == 0
+    assert (hermes_home / ".env").read_text() == f"DISCORD_BOT_TOKEN={discord_api.token}\nDISCORD_ALLOWED_USERS=55\n"
