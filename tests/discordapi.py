@@ -26,6 +26,7 @@ class DiscordAPI:
         self.identified, self.changed, self.next_id = [], threading.Condition(), 1000
         self.refuse_gateway = False  # the REST API takes the token, the gateway closes with 4004
         self.dropping = False  # the next loop of the gateway's connection closes it (1001: Discord restarting)
+        self.pressed: dict = {}  # interaction id -> the message whose button was pressed
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
         port = self.socket.getsockname()[1]
@@ -51,11 +52,27 @@ class DiscordAPI:
         """A message from ``user`` (default: in their direct-message channel, ``dm-USER``)."""
         with self.changed:
             self.next_id += 1
-            self.events.append({"id": str(self.next_id), "channel_id": channel or f"dm-{user}",
+            self.events.append(("MESSAGE_CREATE", {"id": str(self.next_id), "channel_id": channel or f"dm-{user}",
                                 **({"guild_id": guild} if guild else {}), "content": content,
                                 "author": {"id": str(user), "username": username, "bot": False},
-                                "mentions": [BOT] if mention else [], "attachments": list(attachments)})
+                                "mentions": [BOT] if mention else [], "attachments": list(attachments)}))
             self.changed.notify_all()
+
+    def press(self, custom_id: str, user: int = 42, username: str = "alice") -> None:
+        """The user presses the button ``custom_id`` under the last message showing it."""
+        with self.changed:
+            shown = next(m for m in reversed(self.messages) if custom_id in m.get("buttons", []))
+            self.next_id += 1
+            self.pressed[str(self.next_id)] = shown
+            self.events.append(("INTERACTION_CREATE", {
+                "id": str(self.next_id), "token": "tok", "type": 3, "channel_id": shown["channel_id"],
+                "user": {"id": str(user), "username": username}, "message": {"id": shown["id"]},
+                "data": {"custom_id": custom_id, "component_type": 2}}))
+            self.changed.notify_all()
+
+    def buttons(self) -> list:
+        with self.changed:
+            return [m.get("buttons", []) for m in self.messages]
 
     def drop(self) -> None:
         """Discord closes the gateway connection (it does, to move a bot to another server): the bot comes back."""
@@ -113,7 +130,9 @@ class DiscordAPI:
                 return JSONResponse({"message": "Invalid Form Body", "code": 50035}, status_code=400)
             with self.changed:
                 self.next_id += 1
-                self.messages.append({"id": str(self.next_id), "channel_id": channel, "content": body["content"]})
+                self.messages.append({"id": str(self.next_id), "channel_id": channel, "content": body["content"],
+                                      "buttons": [b["custom_id"] for row in body.get("components") or []
+                                                  for b in row["components"]]})
                 self.changed.notify_all()
             return JSONResponse({"id": str(self.next_id), "channel_id": channel, "content": body["content"]})
 
@@ -127,6 +146,16 @@ class DiscordAPI:
                 found["content"] = body["content"]
                 self.changed.notify_all()
             return JSONResponse(found)
+
+        async def callback(request: Request):
+            body = await request.json()
+            self._record("POST", request.url.path, body)
+            with self.changed:
+                pressed = self.pressed.get(request.path_params["interaction"])
+                if pressed is not None and body.get("type") == 7:
+                    pressed["buttons"] = [b["custom_id"] for row in body["data"].get("components") or []
+                                          for b in row["components"]]
+            return Response(status_code=204)
 
         async def typing(request: Request):
             self._record("POST", request.url.path, None)
@@ -163,12 +192,13 @@ class DiscordAPI:
                     return
                 with self.changed:
                     waiting, self.events = self.events, []
-                for event in waiting:
+                for kind, event in waiting:
                     seq += 1
-                    await websocket.send_text(json.dumps({"op": 0, "s": seq, "t": "MESSAGE_CREATE", "d": event}))
+                    await websocket.send_text(json.dumps({"op": 0, "s": seq, "t": kind, "d": event}))
 
         return Starlette(routes=[
             Route("/api/v10/users/@me", me), Route("/api/v10/channels/{channel}/messages", messages, methods=["POST"]),
             Route("/api/v10/channels/{channel}/messages/{message}", edit, methods=["PATCH"]),
             Route("/api/v10/channels/{channel}/typing", typing, methods=["POST"]),
+            Route("/api/v10/interactions/{interaction}/{token}/callback", callback, methods=["POST"]),
             Route("/attachments/{name}", attachment), WebSocketRoute("/gateway", gateway)])

@@ -4,7 +4,8 @@ hermes-agent's variables; the bot needs Discord's Message Content intent (its de
 messages. Direct messages are always read; in a server's channel only those that mention the bot
 (``discord.require_mention``, true), or any in ``discord.free_response_channels``, and only in
 ``discord.allowed_channels`` when it lists any. Discord shows Markdown itself: answers go as the model wrote them, in
-parts of 2000 characters. A picture or a voice message is fetched as Telegram's are. Messages sent while the gateway
+parts of 2000 characters. A picture or a voice message is fetched as Telegram's are; an approval question has
+buttons. Messages sent while the gateway
 was stopped are not replayed (Discord keeps no queue for bots)."""
 
 from __future__ import annotations
@@ -158,6 +159,19 @@ class Discord:
             self.settled.set()
         elif kind == "MESSAGE_CREATE" and not (data.get("author") or {}).get("bot"):
             self.inbox.put(self._incoming(data))
+        elif kind == "INTERACTION_CREATE" and data.get("type") == 3:  # a button of send()'s pressed
+            self.inbox.put(self._pressed(data))
+
+    def _pressed(self, data: dict) -> Incoming:
+        """The button's command, as if typed by whoever pressed it; the question's buttons go (answered once)."""
+        who = (data.get("member") or {}).get("user") or data.get("user") or {}
+        try:
+            self._call("POST", f"/interactions/{data.get('id')}/{data.get('token')}/callback",
+                       json={"type": 7, "data": {"components": []}})  # the message, without its buttons
+        except PlatformError:  # the command counts all the same
+            pass
+        return Incoming(chat=str(data.get("channel_id")), user=str(who.get("id", "")),
+                        name=str(who.get("username") or ""), text=str((data.get("data") or {}).get("custom_id")))
 
     def _incoming(self, data: dict) -> Incoming:
         author, channel, mine = data.get("author") or {}, str(data.get("channel_id")), str(self.me.get("id"))
@@ -213,8 +227,10 @@ class Discord:
 
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
-        sent = self._call("POST", f"/channels/{chat}/messages",
-                          json={"content": text, "allowed_mentions": {"parse": []}})  # nobody pinged by the model
+        rows = [{"type": 1, "components": [{"type": 2, "style": 2, "label": label, "custom_id": command[:100]}
+                                           for label, command in buttons[:5]]}] if buttons else []
+        sent = self._call("POST", f"/channels/{chat}/messages", json={
+            "content": text, "allowed_mentions": {"parse": []}, **({"components": rows} if rows else {})})
         return str(sent.get("id")) if isinstance(sent, dict) else None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:

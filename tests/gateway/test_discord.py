@@ -121,3 +121,15 @@ def test_setup_on_discord_learns_the_users_id_from_a_direct_message(discord_api,
     term.expect("It was bob (id 55)")
     assert term.close() == 0
     assert (hermes_home / ".env").read_text() == f"DISCORD_BOT_TOKEN={discord_api.token}\nDISCORD_ALLOWED_USERS=55\n"
+
+
+def test_an_approval_question_has_buttons(discord_gateway, discord_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
+    discord_gateway(config={"sandbox": {"mode": "off"}})
+    discord_api.say("run it")
+    assert command in discord_api.wait_sent(1)[0][1]
+    assert discord_api.buttons()[0] == ["/approve", "/approve session", "/approve always", "/deny"]
+    discord_api.press("/approve session")
+    assert discord_api.wait_sent(2)[-1] == ("dm-42", "It printed 42.")
+    assert discord_api.buttons()[0] == []  # answered once
