@@ -131,7 +131,10 @@ class Discord:
                 event = json.loads(frame)
                 seq[0] = event.get("s") if event.get("s") is not None else seq[0]
                 if event.get("op") == 0:
-                    self._dispatch(event.get("t"), event.get("d") or {})
+                    try:
+                        self._dispatch(event.get("t"), event.get("d") or {})
+                    except Exception:  # noqa: BLE001 - one event that cannot be read never ends the connection
+                        log.exception("discord: a %s event could not be read", event.get("t"))
                 elif event.get("op") == 1:
                     ws.send(json.dumps({"op": 1, "d": seq[0]}))
                 elif event.get("op") in (7, 9):  # reconnect, or a session to identify again
