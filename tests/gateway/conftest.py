@@ -39,27 +39,34 @@ def bot_api():
         yield api
 
 
-@pytest.fixture
-def gateway(hermes_home, wire_server, bot_api):
-    """``gateway(config={}, env={}, allowed="42")``: a running ``hermes gateway run``; stopped after the test."""
+def starter(hermes_home, wire_server, platform: dict, variables: dict):
+    """``start(config={}, env={})``: ``hermes gateway run`` as a subprocess on ``platform``'s settings and
+    ``variables`` (its token, its allow-list), its model the wire-protocol server; with ``stop_all``."""
     started = []
 
-    def start(config: dict = None, env: dict = None, allowed: str = "42") -> Running:
+    def start(config: dict = None, env: dict = None) -> Running:
         settings = {"model": "gpt-test", "base_url": wire_server.openai_url, "api_mode": "chat_completions",
-                    "telegram": {"extra": {"base_url": bot_api.base_url}},
-                    "auxiliary": {"title_generation": {"enabled": False}},
+                    **platform, "auxiliary": {"title_generation": {"enabled": False}},
                     "display": {"tool_progress": "off"},  # the list of tool calls: its own test turns it on
                     **(config or {})}
         (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
-        full_env = {**os.environ, "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test",
-                    "TELEGRAM_BOT_TOKEN": bot_api.token, "TELEGRAM_ALLOWED_USERS": allowed, **(env or {}),
+        full_env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_"))},
+                    "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test", **variables, **(env or {}),
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
         process = subprocess.Popen(hermes_command() + ["gateway", "run"], env=full_env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
-        running = Running(process)
-        started.append(running)
-        return running
+        started.append(Running(process))
+        return started[-1]
 
+    start.stop_all = lambda: [running.stop(signal.SIGKILL) for running in started]
+    return start
+
+
+@pytest.fixture
+def gateway(hermes_home, wire_server, bot_api):
+    """``gateway(config={}, env={})``: a running ``hermes gateway run`` on the loopback Telegram (user 42 allowed);
+    stopped after the test."""
+    start = starter(hermes_home, wire_server, {"telegram": {"extra": {"base_url": bot_api.base_url}}},
+                    {"TELEGRAM_BOT_TOKEN": bot_api.token, "TELEGRAM_ALLOWED_USERS": "42"})
     yield start
-    for running in started:
-        running.stop(signal.SIGKILL)
+    start.stop_all()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 import yaml
@@ -13,6 +12,7 @@ import yaml
 from plugins_providers.testserver import reply
 from tests.conftest import ROOT, hermes_command
 from tests.discordapi import DiscordAPI
+from tests.gateway.conftest import starter
 
 
 @pytest.fixture
@@ -23,33 +23,18 @@ def discord_api():
 
 @pytest.fixture
 def discord_gateway(hermes_home, wire_server, discord_api):
-    started = []
-
-    def start(config: dict = None, token: str = "", allowed: str = "42"):
-        settings = {"model": "gpt-test", "base_url": wire_server.openai_url, "api_mode": "chat_completions",
-                    "discord": {"api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url},
-                    "auxiliary": {"title_generation": {"enabled": False}}, "display": {"tool_progress": "off"},
-                    **(config or {})}
-        (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_"))},
-               "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test",
-               "DISCORD_BOT_TOKEN": token or discord_api.token, "DISCORD_ALLOWED_USERS": allowed,
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
-        process = subprocess.Popen(hermes_command() + ["gateway", "run"], env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        started.append(process)
-        return process
-
+    """``discord_gateway(config={}, env={})``: a running ``hermes gateway run`` on the loopback Discord."""
+    start = starter(hermes_home, wire_server, {"discord": {"api_url": discord_api.api_url,
+                                                           "gateway_url": discord_api.gateway_url}},
+                    {"DISCORD_BOT_TOKEN": discord_api.token, "DISCORD_ALLOWED_USERS": "42"})
     yield start
-    for process in started:
-        process.kill()
-        process.communicate()
+    start.stop_all()
 
 
 def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is_not(discord_gateway, discord_api,
                                                                                    wire_server, hermes):
     wire_server.push(reply("Hi, **Alice**."), reply("42."))
-    process = discord_gateway()
+    running = discord_gateway()
     discord_api.say("hello")
     assert discord_api.wait_sent(1) == [("dm-42", "Hi, **Alice**.")]  # Discord shows the Markdown itself
     identify = discord_api.identified[0]["d"]
@@ -69,8 +54,7 @@ def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is
     wire_server.push(reply("Back."))
     discord_api.say("still there?")
     assert discord_api.wait_sent(4)[-1] == ("dm-42", "Back.")
-    process.terminate()
-    said = process.communicate(timeout=30)[1]
+    said = running.stop()
     assert "gateway on discord as @hermes_test_bot (1 user(s) allowed)" in said
     assert "discord: the gateway closed the connection (1001) (trying again)" in said
     sessions = json.loads(hermes("sessions", "list", "--json").stdout)
@@ -83,7 +67,7 @@ def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api,
 
     wire_server.push(reply("A red dot.\n" + "\n".join(f"line {n:03} " + "x" * 40 for n in range(60))))  # 3000 chars
     discord_api.files["dot.png"] = PNG
-    process = discord_gateway(config={"agent": {"image_input_mode": "native"}})
+    running = discord_gateway(config={"agent": {"image_input_mode": "native"}})
     discord_api.say("what is this?", attachments=[{"id": "a1", "filename": "dot.png", "content_type": "image/png",
                                                    "size": len(PNG), "url": discord_api.api_url.replace(
                                                        "/api/v10", "/attachments/dot.png")}])
@@ -91,17 +75,14 @@ def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api,
     assert len(parts) == 2 and all(len(p) <= 2000 for p in parts) and "".join(parts).startswith("A red dot.\nline 000")
     [asked] = [m for m in wire_server.requests[0].body["messages"] if m["role"] == "user"]
     assert asked["content"][0]["text"] == "what is this?" and asked["content"][1]["type"] == "image_url"
-    process.kill()
-    process.communicate()
-    refused = discord_gateway(token="wrong")
-    _, err = refused.communicate(timeout=60)
-    assert refused.returncode == 1 and err.strip().splitlines()[-1] == (
+    running.stop()
+    refused = discord_gateway(env={"DISCORD_BOT_TOKEN": "wrong"}).ended()
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
         "hermes: error: discord: the API refused DISCORD_BOT_TOKEN (401: Unauthorized): check it in Discord's "
         "developer portal")
     discord_api.refuse_gateway = True  # the REST API takes it, the gateway does not
-    closed = discord_gateway()
-    _, err = closed.communicate(timeout=60)
-    assert closed.returncode == 1 and err.strip().splitlines()[-1] == (
+    closed = discord_gateway().ended()
+    assert closed.returncode == 1 and closed.stderr.strip().splitlines()[-1] == (
         "hermes: error: discord: the gateway refused DISCORD_BOT_TOKEN")
 
 
