@@ -86,7 +86,7 @@ CRONJOB = Tool(
                    "description": "Skills loaded with the prompt at each run (for create)"},
         "deliver": {"type": "string", "description": "Where each answer goes (for create): 'origin' (default: this "
                                                      "chat, on a messaging platform), 'local' (kept for the user to "
-                                                     "read), or 'telegram:CHAT_ID'"},
+                                                     "read), 'telegram:CHAT_ID' or 'discord:CHANNEL_ID'"},
         "job_id": {"type": "string", "description": "The job's id (pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

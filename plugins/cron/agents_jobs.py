@@ -1,8 +1,8 @@
 """hermes-agent's cron jobs (its ``cron/jobs.json``) brought here: ``hermes cron import``, and ``hermes import`` of a
 hermes-agent backup. Each job keeps its prompt, name, schedule, model and toolsets, and stays paused when it was;
-what runs differently here is said: a delivery to Telegram (its chat, or the chat it was made in) is kept, one to
-another platform is said (its answers are kept in ``cron/output`` only), a job that runs a script without the agent
-is left out, and so is a once job whose time has passed. A job already here (the same prompt and schedule) is not
+what runs differently here is said: a delivery to Telegram or Discord (its chat, or the one it was made in) is
+kept, one to another platform is said (its answers are kept in ``cron/output`` only), a job that runs a script
+without the agent is left out, and so is a once job whose time has passed. A job already here (the same prompt and schedule) is not
 added twice."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
-SENT_TO = ("telegram",)  # the platforms the gateway plugin sends to
+SENT_TO = ("telegram", "discord")  # the platforms the gateway plugin sends to
 
 
 def delivery_of(job: dict) -> str:
-    """Where a hermes-agent job's answers go here: ``telegram:CHAT`` (its ``deliver``, or ``origin`` with the chat
-    it was made in), ``telegram`` (the home chat), or "" (kept only)."""
+    """Where a hermes-agent job's answers go here: ``telegram:CHAT`` or ``discord:CHANNEL`` (its ``deliver``, or
+    ``origin`` with the chat it was made in), ``telegram`` (the home chat), or "" (kept only)."""
     deliver = str(job.get("deliver") or "").split(",")[0].strip()
     origin = job.get("origin") if isinstance(job.get("origin"), dict) else {}
     if deliver in ("", "origin") and origin.get("platform") and origin.get("chat_id"):

@@ -40,7 +40,7 @@ class Job:
     provider: str = ""  # how its runs reach the model ("": the configured way)
     base_url: str = ""
     skills: list = field(default_factory=list)  # loaded with its prompt (hermes-agent's per-job skills)
-    deliver: str = ""  # where each answer is sent too ("telegram:123", "telegram": its home chat; "": kept only)
+    deliver: str = ""  # where each answer is sent too ("telegram:123", "discord:CHANNEL", "telegram": its home chat)
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
@@ -308,7 +308,8 @@ def _deliver(app, job: Job, answer: str, error: str) -> str:
     except Exception as exc:  # noqa: BLE001 - the run is recorded either way
         said = f"{type(exc).__name__}: {exc}"
     if said is None:
-        said = f"no plugin sends to {job.deliver.partition(':')[0]!r} (the gateway plugin sends to telegram)"
+        said = f"no plugin sends to {job.deliver.partition(':')[0]!r} (the gateway plugin's platforms do: telegram, " \
+               "discord)"
     return said or "sent"
 
 
