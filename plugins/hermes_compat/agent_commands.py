@@ -22,8 +22,8 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "debug": DEBUG,
     "update": f"`pip install -U {PACKAGE}` (or your installer's upgrade)",
     "uninstall": f"`pip uninstall {PACKAGE}` (the data folder and config.yaml stay)",
-    "gateway": "the gateway plugin's `hermes gateway run` (Telegram), which is not loaded here (`hermes plugins "
-               "enable gateway`)",
+    "gateway": "the gateway plugin's `hermes gateway run` (Telegram, Discord), which is not loaded here (`hermes "
+               "plugins enable gateway`)",
     "profile": "a profile is a folder of its own: `HERMES_HOME=FOLDER hermes ...`",
     "logs": "the logs plugin's `hermes logs`, which is disabled (`hermes plugins enable logs`); "
             "`HERMES_TRACE_HOOKS=FILE` logs each hook call, and MCP servers' stderr is in the data folder's logs/",

@@ -37,6 +37,7 @@ def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is
     running = discord_gateway()
     discord_api.say("hello")
     assert discord_api.wait_sent(1) == [("dm-42", "Hi, **Alice**.")]  # Discord shows the Markdown itself
+    assert "You are talking to people on Discord" in wire_server.requests[0].body["messages"][0]["content"]
     identify = discord_api.identified[0]["d"]
     assert identify["token"] == discord_api.token and identify["intents"] & (1 << 15)  # the Message Content intent
     discord_api.say("talking among ourselves", channel="general", guild="g1")
