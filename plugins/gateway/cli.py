@@ -55,8 +55,8 @@ def run(app, only):
     build_agent(app, {}, None, platform="gateway").close()  # no model or key: one line now, not in every chat
     platforms = [platform for _, platform in _made(app, only) if platform is not None]
     if not platforms:
-        raise Fail("no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or "
-                   "the data folder's .env")
+        raise Fail("no platform to answer on: `hermes gateway setup` (or set TELEGRAM_BOT_TOKEN, or "
+                   "DISCORD_BOT_TOKEN, in the environment or the data folder's .env)")
     running = Gateway(app, platforms)
     try:
         running.hold()

@@ -8,7 +8,7 @@ import json
 import signal
 import time
 
-from plugins_providers.testserver import reply
+from plugins_providers.testserver import error, reply
 
 
 def user_texts(request) -> list:
@@ -256,10 +256,20 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes
     unreachable = gateway(config={"telegram": {"extra": {"base_url": "http://127.0.0.1:9"}}}).ended()
     assert unreachable.returncode == 1 and "telegram: getMe: cannot reach the Bot API" in unreachable.stderr
     assert bot_api.token not in unreachable.stderr
+    wire_server.push(error(400, message="This model's context is too long."))
+    failing = gateway()
+    bot_api.say("something")
+    said = bot_api.wait_sent(2)[-1][1]
+    assert said.startswith("⚠️ ") and "This model's context is too long." in said and "\n" not in said
+    failing.stop()
     none = hermes("gateway", "run", env={"TELEGRAM_BOT_TOKEN": ""})
     assert none.returncode == 1 and none.stderr.strip() == (
-        "hermes: error: no platform to answer on: set TELEGRAM_BOT_TOKEN (a bot of @BotFather's) in the environment or the "
-        "data folder's .env")
+        "hermes: error: no platform to answer on: `hermes gateway setup` (or set TELEGRAM_BOT_TOKEN, or "
+        "DISCORD_BOT_TOKEN, in the environment or the data folder's .env)")
+    (hermes_home / "config.yaml").write_text("")  # no model at all: said once, before any chat
+    nothing = hermes("gateway", "run", env={"TELEGRAM_BOT_TOKEN": bot_api.token})
+    assert nothing.returncode == 1 and nothing.stderr.startswith("hermes: error: no model") and \
+        nothing.stderr.count("\n") == 1, nothing.stderr
 
 
 def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, wire_server, hermes):
