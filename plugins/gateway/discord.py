@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import random
 import threading
 import time
 from typing import Any, Optional
 
 from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
 API = "https://discord.com/api/v10"
@@ -26,10 +26,9 @@ GATEWAY = "wss://gateway.discord.gg/?v=10&encoding=json"
 INTENTS = (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15)  # guilds, their messages, direct messages, message content
 LASTING = {4004: "the gateway refused DISCORD_BOT_TOKEN", 4013: "invalid intents",
            4014: "the bot lacks the Message Content intent: turn it on in Discord's developer portal"}
-POLL_SECONDS = 5  # receive() waits this long for a message
 
 
-class Discord:
+class Discord(Socketed):
     name = "discord"
     most = 2000
 
@@ -37,16 +36,12 @@ class Discord:
                  free: frozenset = (), allowed: frozenset = ()):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
+        super().__init__()
         self.token, self.api, self.gateway = token, api.rstrip("/"), gateway
         self.require_mention, self.free, self.allowed = require_mention, set(free), set(allowed)
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bot {token}",
                                                         "User-Agent": "DiscordBot (hermes, 1)"})
-        self.offset = 0  # Discord replays nothing: kept for the gateway's sake only
         self.me: dict = {}
-        self.inbox: queue.Queue = queue.Queue()  # Incoming, or a PlatformError the connection met
-        self.ready, self.settled, self.stopping = threading.Event(), threading.Event(), threading.Event()
-        self.failure: Optional[PlatformError] = None
-        self.ws: Any = None
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -80,29 +75,8 @@ class Discord:
         if importlib.util.find_spec("websocket") is None:  # websocket-client: checked before anything starts
             raise PlatformError("discord needs websocket-client: pip install 'hermes-kernel[discord]'", lasting=True)
         self.me = self._call("GET", "/users/@me") or {}
-        threading.Thread(target=self._run, name="gateway-discord-socket", daemon=True).start()
-        self.settled.wait(30)
-        if not self.ready.is_set():
-            self.close()
-            raise self.failure or PlatformError("discord: the gateway did not say it was ready in 30 s")
+        self.connect("the gateway")
         return "@" + str(self.me.get("username") or self.me.get("id"))
-
-    def _run(self) -> None:
-        failures = 0
-        while not self.stopping.is_set():
-            try:
-                self._session()
-                failures = 0
-            except PlatformError as exc:
-                if exc.lasting or not self.ready.is_set():  # never ready, or never will be: start() or the gateway
-                    self.failure = exc                        # says it and stops
-                    self.inbox.put(exc)
-                    self.settled.set()
-                    return
-                self.inbox.put(exc)  # said by the gateway, which goes on receiving
-                failures += 1
-            if self.stopping.wait(min(30, 2 ** failures) * random.uniform(0.5, 1)):
-                return
 
     def _session(self) -> None:
         import websocket
@@ -212,22 +186,6 @@ class Discord:
         except httpx.HTTPError as exc:
             raise PlatformError(str(exc) or type(exc).__name__) from None
 
-    def receive(self, wait: "float | None" = None) -> list:
-        try:
-            first = self.inbox.get(timeout=POLL_SECONDS if wait is None else wait)
-        except queue.Empty:
-            return []
-        found = [first]
-        while not self.inbox.empty():
-            found.append(self.inbox.get_nowait())
-        failures = [f for f in found if isinstance(f, PlatformError)]
-        messages = [m for m in found if not isinstance(m, PlatformError)]
-        if messages:  # the messages first; a failure after them is said at the next call
-            for failure in failures:
-                self.inbox.put(failure)
-            return messages
-        raise failures[0]
-
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
         rows = [{"type": 1, "components": [{"type": 2, "style": 2, "label": label, "custom_id": command[:100]}
@@ -254,14 +212,6 @@ class Discord:
         except PlatformError:
             pass
 
-    def close(self) -> None:
-        self.stopping.set()
-        if self.ws is not None:
-            try:
-                self.ws.close()
-            except Exception:  # noqa: BLE001 - closing what may be closed
-                pass
-        self.client.close()
 
 
 def _json(answer) -> Any:
