@@ -1,8 +1,9 @@
 """Built-in plugin gateway: the agent on a messaging platform, as hermes-agent's gateway (``hermes gateway run``).
 
-Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent)
-and Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``) are built in; a plugin
-adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent),
+Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``) and Slack
+(:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``) are built in; a
+plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ def register_config(declare):
     declare("discord.api_url", str, "", "another Discord REST API (empty: discord.com's; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("display.platforms.discord.streaming", bool, True, "the gateway shows an answer on Discord as it is "
+            "written (a message edited about once a second)")
+    declare("slack.require_mention", bool, True, "in a channel the bot answers when it is mentioned (hermes-agent's; "
+            "direct messages always)")
+    declare("slack.free_response_channels", (list[str], str), "", "channels where it answers every message")
+    declare("slack.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
+    declare("slack.api_url", str, "", "another Slack Web API (empty: slack.com's; a test's)")
+    declare("display.platforms.slack.streaming", bool, True, "the gateway shows an answer on Slack as it is "
             "written (a message edited about once a second)")
     declare("display.platforms.telegram.streaming", bool, True, "the gateway shows an answer on Telegram as it is "
             "written (a message edited about once a second), as hermes-agent does")
@@ -68,7 +76,16 @@ def gateway_platforms(config):
                        free=_listed(config, "discord.free_response_channels"),
                        allowed=_listed(config, "discord.allowed_channels")) if token else None
 
-    return {"telegram": telegram, "discord": discord}
+    def slack():
+        from plugins.gateway.slack import API, Slack
+
+        bot, app = (os.environ.get(f"SLACK_{kind}_TOKEN", "").strip() for kind in ("BOT", "APP"))
+        return Slack(bot, app, str(config.get("slack.api_url") or API),
+                     require_mention=bool(config.get("slack.require_mention")),
+                     free=_listed(config, "slack.free_response_channels"),
+                     allowed=_listed(config, "slack.allowed_channels")) if bot and app else None
+
+    return {"telegram": telegram, "discord": discord, "slack": slack}
 
 
 @hookimpl

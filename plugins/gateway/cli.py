@@ -204,7 +204,9 @@ def uninstall():
 
 
 HOW = {"telegram": "Telegram bot token (from @BotFather; typed hidden)",
-       "discord": "Discord bot token (its developer portal, Bot tab; typed hidden)"}
+       "discord": "Discord bot token (its developer portal, Bot tab; typed hidden)",
+       "slack": "Slack bot token (xoxb-..., the app's OAuth page; typed hidden)"}
+ALSO = {"slack": [("SLACK_APP_TOKEN", "Slack app-level token (xapp-..., with connections:write; typed hidden)")]}
 
 
 @gateway.command()
@@ -235,7 +237,11 @@ def setup(app, name, wait):
         raise Fail(f"nothing here reads the .env (hermes-compat is not loaded): export {token_var} and {users_var} "
                    "in your shell's profile")
     os.environ[token_var] = click.prompt(HOW.get(name, f"{name} bot token (typed hidden)"), hide_input=True).strip()
+    for variable, asked in ALSO.get(name, ()):
+        os.environ[variable] = click.prompt(asked, hide_input=True).strip()
     bot = make()
+    if bot is None:
+        raise Fail(f"{name} is not set up by its token alone: see the README's {name} paragraph")
     try:
         who = bot.start()
         while bot.receive(wait=0):  # what came before (anybody's): not the message waited for
@@ -255,7 +261,8 @@ def setup(app, name, wait):
     from plugins.hermes_compat.dotenv import save
 
     try:
-        save(config_dir(), token_var, os.environ[token_var])
+        for variable in (token_var, *(v for v, _ in ALSO.get(name, ()))):
+            save(config_dir(), variable, os.environ[variable])
         if found is not None:
             listed = {u.strip() for u in os.environ.get(users_var, "").split(",") if u.strip()}
             save(config_dir(), users_var, ",".join(sorted(listed | {found.user})))

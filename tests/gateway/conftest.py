@@ -50,7 +50,7 @@ def starter(hermes_home, wire_server, platform: dict, variables: dict):
                     "display": {"tool_progress": "off"},  # the list of tool calls: its own test turns it on
                     **(config or {})}
         (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
-        full_env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_"))},
+        full_env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_", "SLACK_"))},
                     "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test", **variables, **(env or {}),
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
         process = subprocess.Popen(hermes_command() + ["gateway", "run"], env=full_env, stdout=subprocess.PIPE,

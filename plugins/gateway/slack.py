@@ -1,0 +1,200 @@
+"""Slack, in Socket Mode: a websocket (websocket-client, ``pip install 'hermes-kernel[slack]'``) brings the events, so
+no public address is needed; its Web API (httpx2) takes the answers. hermes-agent's variables: ``SLACK_BOT_TOKEN``
+(``xoxb-``), ``SLACK_APP_TOKEN`` (``xapp-``, with ``connections:write``), ``SLACK_ALLOWED_USERS``. The app subscribes
+to ``message.im`` and ``app_mention`` (and ``message.channels`` for ``slack.free_response_channels``). A direct
+message is always read; in a channel, one that mentions the bot (``slack.require_mention``, true) or any in
+``slack.free_response_channels``, and only in ``slack.allowed_channels`` when it lists any. The model's Markdown is
+sent as Slack's mrkdwn; a picture is fetched with the bot's token; files are not sent (Slack's upload is a flow of
+its own: the chat is told). Events sent while the gateway was stopped are not replayed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from typing import Any, Optional
+
+from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.socketed import Socketed
+
+log = logging.getLogger("hermes.gateway")
+API = "https://slack.com/api"
+
+
+def to_mrkdwn(text: str) -> str:
+    """The model's Markdown as Slack shows it: **bold** and __bold__ as *bold*, [label](url) as <url|label>, a heading
+    as a bold line (code, italics with _ and quotes are Slack's already)."""
+    parts = re.split(r"(```.*?```|`[^`\n]+`)", text, flags=re.DOTALL)  # code is left as it is
+    for i in range(0, len(parts), 2):
+        piece = re.sub(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__", lambda m: f"*{m[1] or m[2]}*", parts[i])
+        piece = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", piece)
+        parts[i] = re.sub(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", r"*\1*", piece, flags=re.MULTILINE)
+    return "".join(parts)
+
+
+class Slack(Socketed):
+    name = "slack"
+    most = 3900  # Slack's advice for one message's text (it takes more, and cuts it)
+
+    def __init__(self, bot_token: str, app_token: str, api: str = API, require_mention: bool = True,
+                 free: frozenset = (), allowed: frozenset = ()):
+        import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
+
+        super().__init__()
+        self.tokens, self.api = (bot_token, app_token), api.rstrip("/")
+        self.require_mention, self.free, self.allowed = require_mention, set(free), set(allowed)
+        self.client = httpx.Client(timeout=30)
+        self.me: dict = {}
+        self.seen: dict = {}  # (channel, ts) of the messages read lately: a mention comes as two events
+
+    def _call(self, method: str, token: Optional[str] = None, **payload: Any) -> dict:
+        import httpx2 as httpx
+
+        for _ in range(3):
+            try:
+                answer = self.client.post(f"{self.api}/{method}", json=payload,
+                                          headers={"Authorization": f"Bearer {token or self.tokens[0]}"})
+                body = answer.json()
+            except (httpx.HTTPError, ValueError) as exc:
+                said = str(exc)
+                for secret in self.tokens:
+                    said = said.replace(secret, "<token>")
+                raise PlatformError(f"slack: {method}: cannot reach the Web API ({said or type(exc).__name__})") \
+                    from None
+            if answer.status_code == 429:
+                time.sleep(min(float(answer.headers.get("retry-after") or 1), 60))
+                continue
+            if isinstance(body, dict) and body.get("ok"):
+                return body
+            error = body.get("error") if isinstance(body, dict) else answer.reason_phrase
+            if error in ("invalid_auth", "not_authed", "account_inactive", "token_revoked"):
+                which = "SLACK_APP_TOKEN" if token == self.tokens[1] else "SLACK_BOT_TOKEN"
+                raise PlatformError(f"slack: the Web API refused {which} ({error})", lasting=True)
+            raise PlatformError(f"slack: {method}: {error}", status=answer.status_code)
+        raise PlatformError(f"slack: {method}: still rate limited after three waits")
+
+    # -- Socket Mode
+    def start(self) -> str:
+        import importlib.util
+
+        if importlib.util.find_spec("websocket") is None:
+            raise PlatformError("slack needs websocket-client: pip install 'hermes-kernel[slack]'", lasting=True)
+        self.me = self._call("auth.test")
+        self.connect("Socket Mode")
+        return "@" + str(self.me.get("user") or self.me.get("user_id"))
+
+    def _session(self) -> None:
+        import websocket
+
+        url = self._call("apps.connections.open", token=self.tokens[1])["url"]
+        try:
+            self.ws = ws = websocket.create_connection(url, timeout=30)
+        except (OSError, websocket.WebSocketException) as exc:
+            raise PlatformError(f"slack: cannot reach Socket Mode ({exc})") from None
+        try:
+            ws.settimeout(60)
+            while not self.stopping.is_set():
+                try:
+                    envelope = json.loads(ws.recv() or "{}")
+                except websocket.WebSocketTimeoutException:
+                    ws.ping()  # a connection that answers nothing is found out by the next recv
+                    continue
+                if envelope.get("envelope_id"):  # acknowledged at once, or Slack sends it again
+                    ws.send(json.dumps({"envelope_id": envelope["envelope_id"]}))
+                kind = envelope.get("type")
+                if kind == "hello":
+                    self.ready.set()
+                    self.settled.set()
+                elif kind == "disconnect":  # Slack moves the connection: another one
+                    return
+                elif kind in ("events_api", "interactive"):
+                    try:
+                        self._event(kind, envelope.get("payload") or {})
+                    except Exception:  # noqa: BLE001 - one event that cannot be read never ends the connection
+                        log.exception("slack: an event could not be read")
+                elif not envelope:
+                    raise PlatformError("slack: Socket Mode closed the connection")
+        except (OSError, ValueError, websocket.WebSocketException) as exc:
+            if self.stopping.is_set():
+                return
+            raise PlatformError(f"slack: the Socket Mode connection failed ({type(exc).__name__}: {exc})") from None
+        finally:
+            ws.close()
+
+    def _event(self, kind: str, payload: dict) -> None:
+        if kind == "interactive":  # a button of send()'s pressed
+            action = (payload.get("actions") or [{}])[0]
+            channel, question = (payload.get("channel") or {}).get("id"), (payload.get("message") or {})
+            try:
+                self._call("chat.update", channel=channel, ts=question.get("ts"), text=question.get("text") or "",
+                           blocks=[])  # answered once: its buttons go
+            except PlatformError:
+                pass
+            self.inbox.put(Incoming(chat=str(channel), user=str((payload.get("user") or {}).get("id", "")),
+                                    name=str((payload.get("user") or {}).get("username") or ""),
+                                    text=str(action.get("value") or "")))
+            return
+        event = payload.get("event") or {}
+        if event.get("type") not in ("message", "app_mention") or event.get("bot_id") or \
+                event.get("subtype") not in (None, "file_share"):
+            return
+        key = (event.get("channel"), event.get("ts"))
+        if key in self.seen:
+            return
+        self.seen[key] = time.monotonic()
+        for old in [k for k, at in self.seen.items() if time.monotonic() - at > 300]:
+            del self.seen[old]
+        self.inbox.put(self._incoming(event))
+
+    def _incoming(self, event: dict) -> Incoming:
+        mine, channel = str(self.me.get("user_id")), str(event.get("channel"))
+        text = str(event.get("text") or "")
+        named = event.get("type") == "app_mention" or f"<@{mine}>" in text
+        text = " ".join(text.replace(f"<@{mine}>", " ").split())
+        direct = event.get("channel_type") == "im" or channel.startswith("D")
+        addressed = direct or (not self.allowed or channel in self.allowed) and (
+            named or not self.require_mention or channel in self.free)
+        incoming = Incoming(chat=channel, user=str(event.get("user") or ""), name=str(event.get("user") or ""),
+                            text=text, addressed=addressed)
+        for file in event.get("files") or [] if addressed else []:
+            if str(file.get("mimetype") or "").startswith("image/") and not incoming.images:
+                try:
+                    incoming.images.append(self._picture(file))
+                except PlatformError as exc:
+                    incoming.missed = f"[the user sent a picture that could not be fetched: {exc}]"
+        return incoming
+
+    def _picture(self, file: dict) -> tuple:
+        import httpx2 as httpx
+
+        from plugins.images import fitted, sniff
+
+        try:
+            raw = self.client.get(str(file.get("url_private")), follow_redirects=True, timeout=60,
+                                  headers={"Authorization": f"Bearer {self.tokens[0]}"}).raise_for_status().content
+        except httpx.HTTPError as exc:
+            raise PlatformError(str(exc).replace(self.tokens[0], "<token>") or type(exc).__name__) from None
+        if sniff(raw) is None:
+            raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
+        return fitted(raw, sniff(raw))
+
+    # -- answers
+    def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
+        shown = to_mrkdwn(text) if final else text
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": shown[:3000]}},
+                  {"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": label},
+                                                    "action_id": f"hermes-{i}", "value": command}
+                                                   for i, (label, command) in enumerate(buttons)]}] if buttons else None
+        sent = self._call("chat.postMessage", channel=chat, text=shown, unfurl_links=False,
+                          **({"blocks": blocks} if blocks else {}))
+        return str(sent.get("ts") or "") or None
+
+    def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
+        self._call("chat.update", channel=chat, ts=message, text=to_mrkdwn(text) if final else text)
+
+    def send_file(self, chat: str, path: str, kind: str) -> None:
+        raise PlatformError("files are not sent to Slack here")
+
+    def typing(self, chat: str) -> None:
+        pass  # Slack shows no typing for a bot

@@ -1,0 +1,86 @@
+"""The gateway on Slack, end to end: `hermes gateway run` in Socket Mode against a loopback Slack (a websocket for the
+events, the Web API for the answers), the model the wire-protocol server through the real openai SDK."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import yaml
+
+from plugins_providers.testserver import reply
+from tests.conftest import ROOT, hermes_command
+from tests.gateway.conftest import starter
+from tests.slackapi import SlackAPI
+
+
+@pytest.fixture
+def slack_api():
+    with SlackAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def slack_gateway(hermes_home, wire_server, slack_api):
+    start = starter(hermes_home, wire_server, {"slack": {"api_url": slack_api.api_url}},
+                    {"SLACK_BOT_TOKEN": slack_api.bot_token, "SLACK_APP_TOKEN": slack_api.app_token,
+                     "SLACK_ALLOWED_USERS": "U42"})
+    yield start
+    start.stop_all()
+
+
+def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack_gateway, slack_api, wire_server,
+                                                                          hermes):
+    wire_server.push(reply("Hi, **Alice**: see [the docs](https://example.org/docs)."), reply("42."))
+    running = slack_gateway()
+    slack_api.say("hello")
+    assert slack_api.wait_sent(1) == [("D-U42", "Hi, *Alice*: see <https://example.org/docs|the docs>.")]
+    slack_api.say("talking among ourselves", channel="C1")
+    slack_api.say("<@U999> what is 6 times 7?", channel="C1", mention=True)  # two events: answered once
+    slack_api.say("let me in", user="U7")
+    sent = slack_api.wait_sent(3)
+    assert ("C1", "42.") in sent and ("D-U7", "I only answer the people my owner allowed. Your slack user id is U7: "
+                                              "the owner adds it to SLACK_ALLOWED_USERS.") in sent
+    assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
+        ["hello"], ["what is 6 times 7?"]]
+    assert len(slack_api.acks) >= 5  # every envelope acknowledged, or Slack would send it again
+    said = running.stop()
+    assert "gateway on slack as @hermes_test_bot (1 user(s) allowed)" in said
+    assert {s["platform"] for s in json.loads(hermes("sessions", "list", "--json").stdout)} == {"slack"}
+
+
+def test_an_approval_has_buttons_and_a_refused_token_is_one_line(slack_gateway, slack_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
+    running = slack_gateway(config={"sandbox": {"mode": "off"}})
+    slack_api.say("run it")
+    assert command in slack_api.wait_sent(1)[0][1]
+    assert slack_api.buttons()[0] == ["/approve", "/approve session", "/approve always", "/deny"]
+    slack_api.press("/approve")
+    assert slack_api.wait_sent(2)[-1] == ("D-U42", "It printed 42.")
+    assert slack_api.buttons()[0] == []  # answered once
+    running.stop()
+    refused = slack_gateway(env={"SLACK_APP_TOKEN": "xapp-wrong"}).ended()
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
+        "hermes: error: slack: the Web API refused SLACK_APP_TOKEN (invalid_auth)")
+
+
+def test_setup_on_slack_asks_both_tokens(slack_api, hermes_home, tmp_path):
+    from tests.terminal.conftest import Terminal
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"slack": {"api_url": slack_api.api_url}}))
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_", "SLACK_"))},
+           "HERMES_HOME": str(hermes_home),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+    term = Terminal([*hermes_command(), "gateway", "setup", "--platform", "slack", "--wait", "30"], env, tmp_path)
+    term.expect("Slack bot token")
+    term.line(slack_api.bot_token)
+    term.expect("Slack app-level token")
+    term.line(slack_api.app_token)
+    term.expect("The bot is @hermes_test_bot. Now send it any message from your slack account")
+    slack_api.say("hi", user="U55")
+    term.expect("(id U55)")
+    assert term.close() == 0
+    assert (hermes_home / ".env").read_text() == (f"SLACK_BOT_TOKEN={slack_api.bot_token}\n"
+                                                  f"SLACK_APP_TOKEN={slack_api.app_token}\nSLACK_ALLOWED_USERS=U55\n")

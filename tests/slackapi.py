@@ -1,0 +1,145 @@
+"""A loopback Slack for the gateway's tests: Socket Mode (apps.connections.open, then a websocket that says hello,
+sends events and interactions in envelopes and records their acknowledgements) and the Web API calls the gateway
+makes (auth.test, chat.postMessage, chat.update), on Starlette and uvicorn, each call recorded.
+
+    with SlackAPI() as api:                     # api.api_url -> slack.api_url; api.bot_token, api.app_token ->
+        api.say("hello", user="U42")            # SLACK_BOT_TOKEN, SLACK_APP_TOKEN
+        api.wait_sent(1)                        # -> [(channel, text)]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+
+
+class SlackAPI:
+    def __init__(self):
+        self.bot_token, self.app_token = "xoxb-test", "xapp-test"
+        self.envelopes, self.acks, self.calls, self.messages = [], [], [], []
+        self.changed, self.next = threading.Condition(), 1000
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        port = self.socket.getsockname()[1]
+        self.api_url, self.socket_url = f"http://127.0.0.1:{port}/api", f"ws://127.0.0.1:{port}/socket"
+
+    def __enter__(self) -> "SlackAPI":
+        import uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(self._app(), log_level="error", ws="wsproto", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def _envelope(self, kind: str, payload: dict) -> None:
+        with self.changed:
+            self.next += 1
+            self.envelopes.append({"envelope_id": f"e{self.next}", "type": kind, "payload": payload})
+            self.changed.notify_all()
+
+    # -- what a user does
+    def say(self, text: str, user: str = "U42", channel: str = "", mention: bool = False) -> None:
+        """A message from ``user`` (default: their direct-message channel, ``D-USER``); a mention comes as the
+        message and an app_mention, as Slack sends it to an app subscribed to both."""
+        ts = f"{time.time():.6f}"
+        channel = channel or f"D-{user}"
+        event = {"type": "message", "channel": channel, "user": user, "text": text, "ts": ts,
+                 "channel_type": "im" if channel.startswith("D") else "channel"}
+        self._envelope("events_api", {"event": event})
+        if mention:
+            self._envelope("events_api", {"event": dict(event, type="app_mention")})
+
+    def press(self, value: str, user: str = "U42") -> None:
+        """The user presses the button of ``value`` under the last message showing it."""
+        with self.changed:
+            shown = next(m for m in reversed(self.messages) if value in m["buttons"])
+        self._envelope("interactive", {"type": "block_actions", "user": {"id": user, "username": "alice"},
+                                       "channel": {"id": shown["channel"]},
+                                       "message": {"ts": shown["ts"], "text": shown["text"]},
+                                       "actions": [{"action_id": "hermes-0", "value": value}]})
+
+    # -- what the test reads
+    def sent(self) -> list:
+        with self.changed:
+            return [(m["channel"], m["text"]) for m in self.messages]
+
+    def buttons(self) -> list:
+        with self.changed:
+            return [m["buttons"] for m in self.messages]
+
+    def wait_sent(self, count: int, timeout: float = 30) -> list:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while len(self.sent()) < count or any(t.endswith(" ▉") for _, t in self.sent()):
+                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
+                    raise AssertionError(f"{len(self.sent())} message(s) sent, not {count}: {self.sent()}")
+            return self.sent()
+
+    # -- the server's side
+    def _app(self):
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route, WebSocketRoute
+
+        def buttons(body: dict) -> list:
+            return [e["value"] for block in body.get("blocks") or [] if block.get("type") == "actions"
+                    for e in block["elements"]]
+
+        async def method(request: Request):
+            name, body = request.path_params["method"], await request.json()
+            token = request.headers.get("authorization", "").removeprefix("Bearer ")
+            with self.changed:
+                self.calls.append((name, body))
+                self.changed.notify_all()
+            wanted = self.app_token if name == "apps.connections.open" else self.bot_token
+            if token != wanted:
+                return JSONResponse({"ok": False, "error": "invalid_auth"})
+            if name == "auth.test":
+                return JSONResponse({"ok": True, "user": "hermes_test_bot", "user_id": "U999", "team": "T1"})
+            if name == "apps.connections.open":
+                return JSONResponse({"ok": True, "url": self.socket_url})
+            with self.changed:
+                if name == "chat.postMessage":
+                    self.next += 1
+                    message = {"channel": body["channel"], "ts": f"{self.next}.000100", "text": body["text"],
+                               "buttons": buttons(body)}
+                    self.messages.append(message)
+                elif name == "chat.update":
+                    message = next((m for m in self.messages if m["ts"] == body.get("ts")), None)
+                    if message is None:
+                        return JSONResponse({"ok": False, "error": "message_not_found"})
+                    message.update(text=body["text"], buttons=buttons(body))
+                else:
+                    return JSONResponse({"ok": False, "error": "unknown_method"})
+                self.changed.notify_all()
+            return JSONResponse({"ok": True, "channel": message["channel"], "ts": message["ts"]})
+
+        async def socket_mode(websocket):
+            await websocket.accept()
+            await websocket.send_text(json.dumps({"type": "hello", "num_connections": 1}))
+            while True:
+                try:
+                    ack = json.loads(await asyncio.wait_for(websocket.receive_text(), 0.05))
+                    with self.changed:
+                        self.acks.append(ack.get("envelope_id"))
+                except asyncio.TimeoutError:
+                    pass
+                except Exception:  # noqa: BLE001 - the client went away
+                    return
+                with self.changed:
+                    waiting, self.envelopes = self.envelopes, []
+                for envelope in waiting:
+                    await websocket.send_text(json.dumps(envelope))
+
+        return Starlette(routes=[Route("/api/{method}", method, methods=["POST"]),
+                                 WebSocketRoute("/socket", socket_mode)])
