@@ -22,7 +22,7 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "debug": DEBUG,
     "update": f"`pip install -U {PACKAGE}` (or your installer's upgrade)",
     "uninstall": f"`pip uninstall {PACKAGE}` (the data folder and config.yaml stay)",
-    "gateway": "the gateway plugin's `hermes gateway run` (Telegram, Discord), which is not loaded here (`hermes "
+    "gateway": "the gateway plugin's `hermes gateway run` (Telegram, Discord, Slack), which is not loaded here (`hermes "
                "plugins enable gateway`)",
     "profile": "a profile is a folder of its own: `HERMES_HOME=FOLDER hermes ...`",
     "logs": "the logs plugin's `hermes logs`, which is disabled (`hermes plugins enable logs`); "

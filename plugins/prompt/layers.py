@@ -45,6 +45,9 @@ PLATFORM_HINTS = {
                 "code and links show, tables do not (a list reads better); the files and commands you use are on "
                 "the machine you run on, not theirs: to send them a file, end your answer with a line MEDIA:/its/path "
                 "(the pictures and audio your tools make are sent by themselves).",
+    "slack": "You are talking to people on Slack, at work: short answers; Markdown's bold, code and links show, "
+             "tables do not (a list reads better); the files and commands you use are on the machine you run on, "
+             "not theirs.",
     "discord": "You are talking to people on Discord: short answers; Markdown shows, tables do not (a list reads "
                "better); the files and commands you use are on the machine you run on, not theirs: to send a file, "
                "end your answer with a line MEDIA:/its/path (the pictures and audio your tools make are sent by "

@@ -36,6 +36,7 @@ def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack
     running = slack_gateway()
     slack_api.say("hello")
     assert slack_api.wait_sent(1) == [("D-U42", "Hi, *Alice*: see <https://example.org/docs|the docs>.")]
+    assert "You are talking to people on Slack" in wire_server.requests[0].body["messages"][0]["content"]
     slack_api.say("talking among ourselves", channel="C1")
     slack_api.say("<@U999> what is 6 times 7?", channel="C1", mention=True)  # two events: answered once
     slack_api.say("let me in", user="U7")
