@@ -1,9 +1,9 @@
 """hermes-agent's cron jobs (its ``cron/jobs.json``) brought here: ``hermes cron import``, and ``hermes import`` of a
 hermes-agent backup. Each job keeps its prompt, name, schedule, model and toolsets, and stays paused when it was;
-what runs differently here is said: a delivery to Telegram, Discord or Slack (its chat, or the one it was made
-in) is kept, one to another platform is said (its answers are kept in ``cron/output`` only), a job that runs a script
-without the agent is left out, and so is a once job whose time has passed. A job already here (the same prompt and schedule) is not
-added twice."""
+what runs differently here is said: a delivery to Telegram, Discord or Slack (its chat, or the one it was made in)
+is kept, one to another platform is said (its answers are kept in ``cron/output`` only), a job that runs a script
+without the agent is left out, and so is a once job whose time has passed. A job already here (the same prompt and
+schedule) is not added twice."""
 
 from __future__ import annotations
 
