@@ -38,6 +38,11 @@ def register_config(declare):
             "written (a message edited about once a second)")
     declare("display.platforms.telegram.streaming", bool, True, "the gateway shows an answer on Telegram as it is "
             "written (a message edited about once a second), as hermes-agent does")
+    declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
+            "model names them (MEDIA:/path), whenever they were changed (hermes-agent's)")
+    declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "
+            "(made by the turn)")
+    declare("gateway.trust_recent_files_seconds", float, 600, "how lately", minimum=0)
     declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
     declare("max_live_sessions", int, 16, "chats whose agents the gateway keeps built (the least recently used go)",
             minimum=1)

@@ -406,7 +406,7 @@ class Gateway:
             answer, chat.draft = chat.draft.finish(answer), None
         if answer.strip():
             self._send(chat, answer)
-        for path, kind in [*chat.made, *named]:
+        for path, kind in [*chat.made, *((p, k) for p, k in named if self._may_send(chat, p))]:
             try:
                 chat.platform.send_file(chat.chat, path, kind)
             except (OSError, PlatformError) as exc:
@@ -417,6 +417,27 @@ class Gateway:
             self._send(chat, "stopped")
         elif result.exit_reason == ExitReason.BUDGET:
             self._send(chat, "(the step budget ran out: send \"go on\" to continue)")
+
+    def _may_send(self, chat: Chat, path: str) -> bool:
+        """Whether a file the model names (``MEDIA:``) may go to the chat, as hermes-agent's gateway decides: under
+        ``gateway.media_delivery_allow_dirs``, or changed in the last ``gateway.trust_recent_files_seconds`` (a file
+        the turn made) while ``gateway.trust_recent_files`` is on; else the chat is told why not."""
+        import os
+
+        where = os.path.realpath(path)
+        allowed = [os.path.realpath(os.path.expanduser(str(d))) for d in self.config.get(
+            "gateway.media_delivery_allow_dirs") or []]
+        if any(where == d or where.startswith(d.rstrip(os.sep) + os.sep) for d in allowed):
+            return True
+        recent = float(self.config.get("gateway.trust_recent_files_seconds") or 0)
+        try:
+            if self.config.get("gateway.trust_recent_files") and time.time() - os.stat(where).st_mtime <= recent:
+                return True
+        except OSError:
+            return True  # not there: sending it says so
+        self._send(chat, f"(not sent: {path} was not changed in the last {recent:g} s and is not under "
+                         "gateway.media_delivery_allow_dirs)")
+        return False
 
     def _typing(self, chat: Chat, done: threading.Event) -> None:
         while not done.is_set():

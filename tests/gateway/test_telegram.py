@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
 import time
 
@@ -116,13 +117,19 @@ def test_the_files_the_tools_make_and_the_model_names_follow_the_answer(gateway,
 
     notes = tmp_path / "notes.txt"
     notes.write_text("the notes")
+    old = tmp_path / "old" / "key.pem"  # not changed lately, nor in an allowed folder: not sent
+    old.parent.mkdir()
+    old.write_text("a key")
+    os.utime(old, (time.time() - 86400,) * 2)
     wire_server.push(reply(tool_calls=[("image_generate", {"prompt": "a red dot"})]),
                      reply(base64.b64encode(PNG).decode()),  # the images endpoint's picture
-                     reply(f"Here is the dot, and your notes.\nMEDIA:{notes}\nMEDIA:{tmp_path}/gone.pdf"))
+                     reply(f"Here is the dot, and your notes.\nMEDIA:{notes}\nMEDIA:{tmp_path}/gone.pdf\nMEDIA:{old}"))
     gateway(config={"image_gen": {"base_url": wire_server.openai_url}})
     bot_api.say("draw a dot and send my notes")
-    assert bot_api.wait_sent(2) == [("42", "Here is the dot, and your notes."),
-                                    ("42", f"(could not send {tmp_path}/gone.pdf: No such file or directory)")]
+    assert bot_api.wait_sent(3) == [
+        ("42", "Here is the dot, and your notes."),
+        ("42", f"(not sent: {old} was not changed in the last 600 s and is not under gateway.media_delivery_allow_dirs)"),
+        ("42", f"(could not send {tmp_path}/gone.pdf: No such file or directory)")]
     photo, document = bot_api.sent_files()
     assert photo[:2] == ("42", "sendPhoto") and photo[3] == PNG and photo[2].endswith("-a-red-dot.png")
     assert document == ("42", "sendDocument", "notes.txt", b"the notes")
