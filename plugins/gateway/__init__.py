@@ -43,6 +43,8 @@ def register_config(declare):
     declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "
             "(made by the turn)")
     declare("gateway.trust_recent_files_seconds", float, 600, "how lately", minimum=0)
+    declare("voice.auto_tts", bool, False, "every gateway answer comes as a voice note too, spoken with "
+            "tts.provider (a chat's /voice on|tts|off wins; hermes-agent's)")
     declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
     declare("max_live_sessions", int, 16, "chats whose agents the gateway keeps built (the least recently used go)",
             minimum=1)

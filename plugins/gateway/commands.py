@@ -16,12 +16,15 @@ if TYPE_CHECKING:  # annotations only
     from plugins.gateway.runner import Chat
 
 HELP = ("I answer each message here as one conversation that goes on. /new starts another, /stop stops the answer "
-        "being written, /retry asks again, /undo takes the last exchange back, /model switches the model, /status "
-        "says where we are, /sethome makes this chat the one scheduled jobs answer in; when a command of mine needs "
-        "your yes: /approve (or /approve session, /approve always), /deny.")
+        "being written, /retry asks again, /undo takes the last exchange back, /model switches the model, /voice "
+        "on|tts|off answers aloud, /status says where we are, /sethome makes this chat the one scheduled jobs answer "
+        "in; when a command of mine needs your yes: /approve (or /approve session, /approve always), /deny.")
 BUTTONS = [("✅ Once", "/approve"), ("This session", "/approve session"), ("Always", "/approve always"),
            ("❌ Deny", "/deny")]  # under an approval question, where the platform shows buttons
-AT_ONCE = ("start", "help", "stop", "approve", "deny", "status", "sethome")  # commands answered while a turn runs
+AT_ONCE = ("start", "help", "stop", "approve", "deny", "status", "sethome", "voice")  # answered while a turn runs
+VOICE = {"on": "voice_only", "tts": "all", "off": "off"}  # /voice's words -> the chat's voice mode (hermes-agent's)
+VOICE_SAID = {"voice_only": "a voice note is answered with a voice note too", "all": "every answer comes as a voice "
+              "note too", "off": "answers come as text only"}
 
 
 @dataclass
@@ -34,6 +37,10 @@ class Waiting:
 
 class Commands:
     """The gateway's commands (:class:`plugins.gateway.runner.Gateway` has them)."""
+
+    def voice_mode(self, chat: Chat) -> str:
+        """How the chat's answers are spoken: ``/voice``'s choice, else ``voice.auto_tts`` (hermes-agent's)."""
+        return self.state["voice"].get(chat.key) or ("all" if self.config.get("voice.auto_tts") else "off")
 
     def _at_once(self, chat: Chat, text: str) -> None:
         """A command of :data:`AT_ONCE`, answered as it comes, while a turn runs (the others wait their turn)."""
@@ -70,6 +77,19 @@ class Commands:
                 self._save()
             self._send(chat, f"this chat is the home chat now: cron jobs delivering to {chat.platform.name} answer "
                              "here")
+        elif name == "voice":
+            word = args.strip().lower() or "status"
+            if word not in (*VOICE, "status"):
+                self._send(chat, "usage: /voice on (voice notes answered aloud), tts (every answer), off, status")
+                return
+            with self.lock:
+                if word in VOICE:
+                    self.state["voice"][chat.key] = VOICE[word]
+                    self._save()
+            mode = self.voice_mode(chat)
+            ready = "" if mode == "off" or self.config.get("tts.provider") not in ("", "edge") else \
+                " (but nothing speaks yet: set tts.provider, openai or a command of yours)"
+            self._send(chat, f"voice: {VOICE_SAID[mode]}{ready}")
         elif name == "status":
             agent = chat.agent
             self._send(chat, f"session {self.state['sessions'].get(chat.key) or '(none yet)'}"

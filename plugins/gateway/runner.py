@@ -68,8 +68,9 @@ def allowed_users(config, platform: str) -> "set | None":
 
 
 def fresh() -> dict:
-    """The state of a gateway that never ran: offsets by platform, sessions and homes by chat, the inbox."""
-    return {"offsets": {}, "sessions": {}, "inbox": [], "homes": {}}
+    """The state of a gateway that never ran: offsets by platform, sessions, homes and voice modes by chat, the
+    inbox."""
+    return {"offsets": {}, "sessions": {}, "inbox": [], "homes": {}, "voice": {}}
 
 
 class Gateway(Commands):
@@ -291,7 +292,7 @@ class Gateway(Commands):
                 if not text and not item.get("images"):
                     continue  # a voice note not heard (the chat was told)
                 self._command(chat, text) if text.startswith("/") and not item.get("images") else \
-                    self._turn(chat, text, item.get("images") or [])
+                    self._turn(chat, text, item.get("images") or [], heard=bool(item.get("voice")))
             except Fail as exc:  # the agent could not be built (no model, a provider without its key)
                 self._send(chat, f"⚠️ {exc.message}")
             except Exception as exc:  # noqa: BLE001 - one chat's failure is said there, the gateway goes on
@@ -345,8 +346,9 @@ class Gateway(Commands):
                 self.state["sessions"][chat.key] = chat.agent.session_id  # a new one, or rotated by compression
                 self._save()
 
-    def _turn(self, chat: Chat, text: "str | list", pictures: list = ()) -> None:
-        """A turn on ``text`` (or a message's parts, taken back by /retry) and the pictures kept at ``pictures``."""
+    def _turn(self, chat: Chat, text: "str | list", pictures: list = (), heard: bool = False) -> None:
+        """A turn on ``text`` (or a message's parts, taken back by /retry) and the pictures kept at ``pictures``;
+        ``heard``: it came as a voice note (``/voice on`` answers it aloud)."""
         from kernel.types import ExitReason
         from plugins.images import mode, read_image, with_images
 
@@ -392,6 +394,8 @@ class Gateway(Commands):
             answer, chat.draft = chat.draft.finish(answer), None
         if answer.strip():
             self._send(chat, answer)
+        if answer.strip() and (self.voice_mode(chat) == "all" or heard and self.voice_mode(chat) == "voice_only"):
+            self._aloud(chat, agent, answer)
         for path, kind in [*chat.made, *((p, k) for p, k in named if self._may_send(chat, p))]:
             try:
                 chat.platform.send_file(chat.chat, path, kind)
@@ -403,6 +407,19 @@ class Gateway(Commands):
             self._send(chat, "stopped")
         elif result.exit_reason == ExitReason.BUDGET:
             self._send(chat, "(the step budget ran out: send \"go on\" to continue)")
+
+    def _aloud(self, chat: Chat, agent, answer: str) -> None:
+        """The answer as a voice note too (``/voice``), spoken by the tts plugin's backend (``tts.provider``)."""
+        from kernel.types import ToolError
+        from plugins.tool_args import fresh_path
+        from plugins.tts import speak, spoken
+
+        words = spoken(answer)
+        try:
+            made = speak(agent, words, fresh_path(self.config.data_dir / "audio_cache", words, ".ogg", "answer"))
+            chat.platform.send_file(chat.chat, made["path"], "audio")
+        except (ToolError, OSError, PlatformError) as exc:
+            self._send(chat, f"(no voice note: {str(exc).removeprefix('text_to_speech: ')})")
 
     def _may_send(self, chat: Chat, path: str) -> bool:
         """Whether a file the model names (``MEDIA:``) may go to the chat, as hermes-agent's gateway decides: under

@@ -76,12 +76,13 @@ def _openai(config):
         from plugins.tool_args import endpoint_error
 
         fmt = path.suffix[1:] if path.suffix[1:] in FORMATS else "mp3"
+        asked = "opus" if fmt == "ogg" else fmt  # OpenAI's opus comes in an Ogg file: a voice note's
         client = openai.OpenAI(api_key=_key() or "none", base_url=config.get("tts.openai.base_url") or None,
                                max_retries=1, timeout=120)
         speed = float(config.get("tts.speed") or 1.0)
         try:
             audio = client.audio.speech.create(model=config.get("tts.openai.model"), input=text,
-                                               voice=config.get("tts.openai.voice"), response_format=fmt,
+                                               voice=config.get("tts.openai.voice"), response_format=asked,
                                                **({"speed": min(speed, 4.0)} if speed != 1.0 else {}))
             data = audio.read()
         except openai.APIError as exc:
@@ -128,23 +129,19 @@ def _target(args, ctx, text: str) -> Path:
     return fresh_path(ctx.agent.config.data_dir / "audio_cache", text, ".mp3", "speech")
 
 
-def text_to_speech(args, ctx):
-    from plugins.tool_args import arg, check_args
-
-    args = check_args(args, "text_to_speech")
-    text = arg(args, "text", str, tool="text_to_speech")
-    if not text.strip():
-        raise ToolError("text_to_speech: 'text' is empty: give the words to speak")
-    config = ctx.agent.config
+def speak(agent, text: str, target: Path) -> dict:
+    """``text`` spoken with the backend ``tts.provider`` names, into ``target`` (its suffix the format wanted): the
+    file written, its backend, format and size, and a note when the text was cut at the backend's limit. Also the
+    gateway's voice replies. :class:`ToolError` saying what failed."""
+    config = agent.config
     provider = str(config.get("tts.provider") or "").strip()
     backends = {}
-    for provided in ctx.agent.ask("tts_backends") or []:
+    for provided in agent.ask("tts_backends") or []:
         backends.update(provided if isinstance(provided, dict) else {})
     if not callable(backends.get(provider)):
         raise ToolError(f"text_to_speech: no backend named {provider!r} (tts.provider); there are: "
                         f"{', '.join(sorted(backends)) or 'none'}")
     most, total = _limit(config, provider), len(text)
-    target = _target(args, ctx, text)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -156,6 +153,28 @@ def text_to_speech(args, ctx):
     if total > most:
         result["note"] = f"only the first {most} of {total} characters were spoken (the {provider} backend's limit)"
     return result
+
+
+def spoken(markdown: str) -> str:
+    """An answer as it is said aloud: code blocks, links' addresses and Markdown's marks left out."""
+    import re
+
+    text = re.sub(r"```.*?(```|$)", " ", markdown, flags=re.DOTALL)
+    text = re.sub(r"\[([^\]\n]+)\]\([^)\s]+\)", r"\1", text)
+    text = re.sub(r"https?://\S+", "", text)
+    text = re.sub(r"(\*\*|__|\*|_|`|~~)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
+    text = re.sub(r"^\s*(#{1,6}|[-*+]|>)\s+", "", text, flags=re.MULTILINE)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def text_to_speech(args, ctx):
+    from plugins.tool_args import arg, check_args
+
+    args = check_args(args, "text_to_speech")
+    text = arg(args, "text", str, tool="text_to_speech")
+    if not text.strip():
+        raise ToolError("text_to_speech: 'text' is empty: give the words to speak")
+    return speak(ctx.agent, text, _target(args, ctx, text))
 
 
 @hookimpl

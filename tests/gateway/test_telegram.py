@@ -397,3 +397,33 @@ def test_setup_checks_the_token_and_learns_the_users_id_from_a_first_message(bot
     assert status["configured"] is True and status["allowed_users"] == ["77"]  # read from the .env
     piped = hermes("gateway", "setup")
     assert piped.returncode == 2 and "gateway setup asks at a terminal" in piped.stderr
+
+
+def test_voice_answers_aloud_with_the_tts_plugins_backend(gateway, bot_api, wire_server, tmp_path):
+    """hermes-agent's /voice: `on` answers a voice note with a voice note too, `tts` every answer, `off` none; the
+    words spoken without Markdown's marks, by tts.provider's backend (here a command of the user's)."""
+    import sys
+
+    speaker = tmp_path / "speak.py"
+    speaker.write_text("import sys\nopen(sys.argv[2], 'wb').write(b'RIFF' + open(sys.argv[1], 'rb').read())\n")
+    wire_server.push(reply("**Hello** there."), reply("heard you"), reply("I heard you."), reply("Plain text only."))
+    gateway(config={"tts": {"provider": "mine", "providers": {"mine": {
+        "command": f"{sys.executable} {speaker} {{input_path}} {{output_path}}", "output_format": "wav"}}},
+        "stt": {"provider": "openai", "openai": {"base_url": wire_server.openai_url}}})
+    bot_api.say("/voice tts")
+    assert bot_api.wait_sent(1) == [("42", "voice: every answer comes as a voice note too")]
+    bot_api.say("hi")
+    bot_api.wait_sent(2)
+    deadline = time.monotonic() + 30
+    while not bot_api.sent_files() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    [(chat, method, name, data)] = bot_api.sent_files()
+    assert (chat, method, data) == ("42", "sendAudio", b"RIFFHello there.") and name.endswith(".wav")
+    bot_api.say("/voice on")  # voice notes only
+    bot_api.files["v1"] = b"OggS voice"
+    bot_api.say("", voice={"file_id": "v1", "duration": 1})
+    bot_api.say("typed")
+    sent = bot_api.wait_sent(6)
+    assert sent[2:] == [("42", "voice: a voice note is answered with a voice note too"), ("42", "🎤 heard you"),
+                        ("42", "I heard you."), ("42", "Plain text only.")]
+    assert [data for *_, data in bot_api.sent_files()] == [b"RIFFHello there.", b"RIFFI heard you."]
