@@ -36,7 +36,7 @@ def _made(app, only: tuple) -> list:
 @click.group(invoke_without_command=True)
 @click.pass_context
 def gateway(ctx):
-    """The agent on a messaging platform (Telegram: TELEGRAM_BOT_TOKEN): run, status, install."""
+    """The agent on Telegram, Discord or Slack: setup, run, status, install."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(status)
 
@@ -52,11 +52,16 @@ def run(app, only):
     from plugins.gateway.hookspecs import PlatformError
     from plugins.gateway.runner import Gateway, allowed_users
 
-    build_agent(app, {}, None, platform="gateway").close()  # no model or key: one line now, not in every chat
     platforms = [platform for _, platform in _made(app, only) if platform is not None]
     if not platforms:
         raise Fail("no platform to answer on: `hermes gateway setup` (or set TELEGRAM_BOT_TOKEN, or "
                    "DISCORD_BOT_TOKEN, in the environment or the data folder's .env)")
+    try:
+        build_agent(app, {}, None, platform="gateway").close()  # no model or key: one line now, not in every chat
+    except Fail:
+        for platform in platforms:
+            platform.close()
+        raise
     running = Gateway(app, platforms)
     try:
         running.hold()
@@ -87,7 +92,7 @@ def run(app, only):
 @click.pass_obj
 def status(app, as_json):
     """Each platform: whether its token is set and who may talk to it (nothing is sent)."""
-    from hermes.cli.app import echo_json
+    from hermes.cli.app import echo_json, program
     from plugins.gateway.runner import allowed_users
 
     rows, running = [], _running(app)
@@ -103,7 +108,8 @@ def status(app, as_json):
     for row in rows:
         who = "everybody" if row["allowed_users"] is None else ", ".join(row["allowed_users"]) or "nobody yet"
         click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
-                                              f"no token ({row['platform'].upper()}_BOT_TOKEN)"))
+                                              f"not set up (`{program()} gateway setup --platform "
+                                              f"{row['platform']}`)"))
     click.echo(f"a gateway runs on this data folder (pid {running})" if running else
                "no gateway runs on this data folder (`hermes gateway run`)")
 
