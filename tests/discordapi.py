@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
+
+from tests.asgiserver import Served
 
 BOT = {"id": "999", "username": "hermes_test_bot", "bot": True}
 
 
-class DiscordAPI:
+class DiscordAPI(Served):
     def __init__(self, token: str = "discord-test-token"):
         self.token, self.events, self.calls, self.messages = token, [], [], []
         self.files: dict = {}  # attachment file name -> bytes, served at /attachments/NAME
@@ -27,24 +28,9 @@ class DiscordAPI:
         self.refuse_gateway = False  # the REST API takes the token, the gateway closes with 4004
         self.dropping = False  # the next loop of the gateway's connection closes it (1001: Discord restarting)
         self.pressed: dict = {}  # interaction id -> the message whose button was pressed
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        port = self.socket.getsockname()[1]
+        super().__init__()
+        port = self.port
         self.api_url, self.gateway_url = f"http://127.0.0.1:{port}/api/v10", f"ws://127.0.0.1:{port}/gateway"
-
-    def __enter__(self) -> "DiscordAPI":
-        import uvicorn
-
-        self.server = uvicorn.Server(uvicorn.Config(self._app(), log_level="error", ws="wsproto", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
     # -- what a user does
     def say(self, content: str = "", user: int = 42, channel: str = "", guild: str = "", mention: bool = False,

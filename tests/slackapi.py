@@ -11,34 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 
+from tests.asgiserver import Served
 
-class SlackAPI:
+
+class SlackAPI(Served):
     def __init__(self):
         self.bot_token, self.app_token = "xoxb-test", "xapp-test"
         self.envelopes, self.acks, self.calls, self.messages = [], [], [], []
         self.changed, self.next = threading.Condition(), 1000
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        port = self.socket.getsockname()[1]
+        super().__init__()
+        port = self.port
         self.api_url, self.socket_url = f"http://127.0.0.1:{port}/api", f"ws://127.0.0.1:{port}/socket"
-
-    def __enter__(self) -> "SlackAPI":
-        import uvicorn
-
-        self.server = uvicorn.Server(uvicorn.Config(self._app(), log_level="error", ws="wsproto", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
     def _envelope(self, kind: str, payload: dict) -> None:
         with self.changed:

@@ -21,23 +21,16 @@ def register_config(declare):
             "TELEGRAM_ALLOWED_CHATS; empty: any): private chats are not filtered")
     declare("telegram.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
             "conversations: {CHAT_ID: TEXT}")
-    declare("discord.require_mention", bool, True, "in a server's channel the bot answers when it is mentioned "
-            "(hermes-agent's; direct messages always)")
-    declare("discord.free_response_channels", (list[str], str), "", "channels where it answers every message")
-    declare("discord.allowed_channels", (list[str], str), "", "the only server channels it answers in (empty: any)")
-    declare("discord.api_url", str, "", "another Discord REST API (empty: discord.com's; a test's)")
+    for name, where in (("discord", "a server's channel"), ("slack", "a channel")):
+        declare(f"{name}.require_mention", bool, True, f"in {where} the bot answers when it is mentioned "
+                "(hermes-agent's; direct messages always)")
+        declare(f"{name}.free_response_channels", (list[str], str), "", "channels where it answers every message")
+        declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
+        declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
-    declare("display.platforms.discord.streaming", bool, True, "the gateway shows an answer on Discord as it is "
-            "written (a message edited about once a second)")
-    declare("slack.require_mention", bool, True, "in a channel the bot answers when it is mentioned (hermes-agent's; "
-            "direct messages always)")
-    declare("slack.free_response_channels", (list[str], str), "", "channels where it answers every message")
-    declare("slack.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
-    declare("slack.api_url", str, "", "another Slack Web API (empty: slack.com's; a test's)")
-    declare("display.platforms.slack.streaming", bool, True, "the gateway shows an answer on Slack as it is "
-            "written (a message edited about once a second)")
-    declare("display.platforms.telegram.streaming", bool, True, "the gateway shows an answer on Telegram as it is "
-            "written (a message edited about once a second), as hermes-agent does")
+    for name in ("telegram", "discord", "slack"):
+        declare(f"display.platforms.{name}.streaming", bool, True, f"the gateway shows an answer on {name.title()} "
+                "as it is written (a message edited about once a second), as hermes-agent does")
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
             "model names them (MEDIA:/path), whenever they were changed (hermes-agent's)")
     declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "
