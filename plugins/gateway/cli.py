@@ -118,7 +118,9 @@ def _running(app) -> "int | None":
     """The pid of the gateway running on this data folder (it holds gateway/gateway.lock), or None."""
     import fcntl
 
-    path = app.config.data_dir / "gateway" / "gateway.lock"
+    from plugins.gateway.sending import LOCK
+
+    path = app.config.data_dir / LOCK
     try:
         with open(path) as held:
             try:

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, picture
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -165,11 +165,11 @@ class Discord(Socketed):
             kind = str(attached.get("content_type") or "")
             try:
                 if kind.startswith("image/") and not incoming.images:
-                    from plugins.images import fitted, sniff
+                    from plugins.images import sniff
 
                     raw = self._fetch(attached)
-                    if sniff(raw):
-                        incoming.images.append(fitted(raw, sniff(raw)))
+                    if sniff(raw):  # one that is no picture is left out
+                        incoming.images.append(picture(raw))
                 elif kind.startswith("audio/") and incoming.voice is None:
                     incoming.voice = (self._fetch(attached), str(attached.get("filename") or "voice.ogg"))
             except PlatformError as exc:

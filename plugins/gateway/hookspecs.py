@@ -23,6 +23,17 @@ class Incoming:
     missed: str = ""  # what it carried that could not be fetched, for the model to be told
 
 
+def picture(raw: bytes) -> tuple:
+    """What a platform puts in :attr:`Incoming.images` for a picture the user sent: ``(bytes, type)`` as
+    :mod:`plugins.images` reads and fits it; :class:`PlatformError` when it is no picture a model takes."""
+    from plugins.images import fitted, sniff
+
+    mime = sniff(raw)
+    if mime is None:
+        raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
+    return fitted(raw, mime)
+
+
 class PlatformError(Exception):
     """A platform's failure as one line for the user (the bot's token refused, the service not reachable); ``lasting``
     when trying again cannot help; ``status``, the service's HTTP status when it answered."""

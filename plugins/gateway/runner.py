@@ -27,7 +27,7 @@ import click
 from kernel import hookimpl
 from plugins.gateway.commands import AT_ONCE, Commands
 from plugins.gateway.hookspecs import Incoming, PlatformError
-from plugins.gateway.sending import STATE, media_of, send_parts
+from plugins.gateway.sending import LOCK, STATE, media_of, send_parts
 from plugins.images import keep
 from plugins.tool_args import ORIGIN
 
@@ -116,7 +116,7 @@ class Gateway(Commands):
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.held = open(self.path.with_name("gateway.lock"), "a+")
+        self.held = open(self.config.data_dir / LOCK, "a+")
         try:
             fcntl.flock(self.held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -425,8 +425,6 @@ class Gateway(Commands):
         """Whether a file the model names (``MEDIA:``) may go to the chat, as hermes-agent's gateway decides: under
         ``gateway.media_delivery_allow_dirs``, or changed in the last ``gateway.trust_recent_files_seconds`` (a file
         the turn made) while ``gateway.trust_recent_files`` is on; else the chat is told why not."""
-        import os
-
         where = os.path.realpath(path)
         allowed = [os.path.realpath(os.path.expanduser(str(d))) for d in self.config.get(
             "gateway.media_delivery_allow_dirs") or []]
@@ -450,6 +448,11 @@ class Gateway(Commands):
     # -- commands
 
 
+def chat_of(agent) -> "Chat | None":
+    """The chat a gateway agent answers; ``None`` for any other agent of the process (a cron job's, a subagent)."""
+    return (getattr(agent, "state", None) or {}).get(CHAT)
+
+
 class Relay:
     """The approvals of the gateway's agents go to their chat, and the files their tools make follow their answer
     (registered while ``hermes gateway run`` runs)."""
@@ -459,7 +462,7 @@ class Relay:
 
     @hookimpl
     def on_stream_delta(self, text, agent):
-        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        chat = chat_of(agent)
         if chat is not None and chat.draft is not None:
             chat.draft.add(text)
 
@@ -467,13 +470,13 @@ class Relay:
     def on_tool_start(self, tool_name, args, agent):
         from plugins.tool_args import headline
 
-        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        chat = chat_of(agent)
         if chat is not None and chat.draft is not None:
             chat.draft.tool_started(headline(tool_name, args, 80))
 
     @hookimpl
     def on_tool_complete(self, tool_name, result, status, agent):
-        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        chat = chat_of(agent)
         if chat is None or status != "ok" or tool_name not in MAKERS:
             return
         try:
@@ -485,7 +488,7 @@ class Relay:
 
     @hookimpl
     def approve_tool_call(self, tool_name, args, message, agent):
-        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        chat = chat_of(agent)
         if chat is None:
             return None
         choice = self.gateway.ask(chat, tool_name, args, message)

@@ -12,6 +12,7 @@ from typing import Optional
 from plugins.gateway.hookspecs import PlatformError
 
 STATE = "gateway/state.json"  # in the data folder: where receiving goes on, the chats' sessions, the inbox, homes
+LOCK = "gateway/gateway.lock"  # in the data folder: held by the gateway running on it, its pid inside
 MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 
 

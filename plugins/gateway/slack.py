@@ -15,7 +15,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, picture
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -168,16 +168,12 @@ class Slack(Socketed):
     def _picture(self, file: dict) -> tuple:
         import httpx2 as httpx
 
-        from plugins.images import fitted, sniff
-
         try:
             raw = self.client.get(str(file.get("url_private")), follow_redirects=True, timeout=60,
                                   headers={"Authorization": f"Bearer {self.tokens[0]}"}).raise_for_status().content
         except httpx.HTTPError as exc:
             raise PlatformError(str(exc).replace(self.tokens[0], "<token>") or type(exc).__name__) from None
-        if sniff(raw) is None:
-            raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
-        return fitted(raw, sniff(raw))
+        return picture(raw)
 
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:

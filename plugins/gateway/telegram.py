@@ -11,7 +11,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, picture
 
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
 MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
@@ -135,13 +135,7 @@ class Telegram:
 
     def _picture(self, photo: dict) -> tuple:
         """(bytes, type) of a picture the user sent, as plugins.images reads it."""
-        from plugins.images import fitted, sniff
-
-        raw = self._download(photo)
-        mime = sniff(raw)
-        if mime is None:
-            raise PlatformError("not a picture a model takes (PNG, JPEG, GIF or WebP)")
-        return fitted(raw, mime)
+        return picture(self._download(photo))
 
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
         """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that, or for a draft.
