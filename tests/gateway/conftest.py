@@ -39,6 +39,24 @@ def bot_api():
         yield api
 
 
+PLATFORM_VARIABLES = ("TELEGRAM_", "DISCORD_", "SLACK_")  # the environment's are not the tests'
+
+
+def clean_environment(hermes_home) -> dict:
+    """The environment a gateway command of the tests runs in: no platform's variables of the machine's, this
+    worktree importable, the test's data folder."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(PLATFORM_VARIABLES)},
+            "HERMES_HOME": str(hermes_home),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+
+
+def setup_terminal(hermes_home, tmp_path, *args):
+    """``hermes gateway setup ARGS`` in a pseudo-terminal."""
+    from tests.terminal.conftest import Terminal
+
+    return Terminal([*hermes_command(), "gateway", "setup", *args], clean_environment(hermes_home), tmp_path)
+
+
 def starter(hermes_home, wire_server, platform: dict, variables: dict):
     """``start(config={}, env={})``: ``hermes gateway run`` as a subprocess on ``platform``'s settings and
     ``variables`` (its token, its allow-list), its model the wire-protocol server; with ``stop_all``."""
@@ -50,9 +68,7 @@ def starter(hermes_home, wire_server, platform: dict, variables: dict):
                     "display": {"tool_progress": "off"},  # the list of tool calls: its own test turns it on
                     **(config or {})}
         (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
-        full_env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_", "SLACK_"))},
-                    "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test", **variables, **(env or {}),
-                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        full_env = {**clean_environment(hermes_home), "OPENAI_API_KEY": "sk-test", **variables, **(env or {})}
         process = subprocess.Popen(hermes_command() + ["gateway", "run"], env=full_env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         started.append(Running(process))

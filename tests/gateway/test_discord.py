@@ -4,15 +4,13 @@ answers through its REST API, the model the wire-protocol server through the rea
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import yaml
 
 from plugins_providers.testserver import reply
-from tests.conftest import ROOT, hermes_command
 from tests.discordapi import DiscordAPI
-from tests.gateway.conftest import starter
+from tests.gateway.conftest import setup_terminal, starter
 
 
 @pytest.fixture
@@ -88,14 +86,9 @@ def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api,
 
 
 def test_setup_on_discord_learns_the_users_id_from_a_direct_message(discord_api, hermes_home, tmp_path):
-    from tests.terminal.conftest import Terminal
-
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"discord": {
         "api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url}}))
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_"))},
-           "HERMES_HOME": str(hermes_home),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
-    term = Terminal([*hermes_command(), "gateway", "setup", "--platform", "discord", "--wait", "30"], env, tmp_path)
+    term = setup_terminal(hermes_home, tmp_path, "--platform", "discord", "--wait", "30")
     term.expect("Discord bot token")
     term.line(discord_api.token)
     term.expect("The bot is @hermes_test_bot. Now send it any message from your discord account")

@@ -4,14 +4,12 @@ events, the Web API for the answers), the model the wire-protocol server through
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import yaml
 
 from plugins_providers.testserver import reply
-from tests.conftest import ROOT, hermes_command
-from tests.gateway.conftest import starter
+from tests.gateway.conftest import setup_terminal, starter
 from tests.slackapi import SlackAPI
 
 
@@ -68,13 +66,8 @@ def test_an_approval_has_buttons_and_a_refused_token_is_one_line(slack_gateway, 
 
 
 def test_setup_on_slack_asks_both_tokens(slack_api, hermes_home, tmp_path):
-    from tests.terminal.conftest import Terminal
-
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"slack": {"api_url": slack_api.api_url}}))
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DISCORD_", "SLACK_"))},
-           "HERMES_HOME": str(hermes_home),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
-    term = Terminal([*hermes_command(), "gateway", "setup", "--platform", "slack", "--wait", "30"], env, tmp_path)
+    term = setup_terminal(hermes_home, tmp_path, "--platform", "slack", "--wait", "30")
     term.expect("Slack bot token")
     term.line(slack_api.bot_token)
     term.expect("Slack app-level token")

@@ -367,23 +367,18 @@ def test_a_chats_session_is_titled_from_its_first_exchange(gateway, bot_api, wir
 def test_setup_checks_the_token_and_learns_the_users_id_from_a_first_message(bot_api, hermes, hermes_home, tmp_path):
     """At a terminal: the token typed hidden and checked, the user's id taken from their first message to the bot,
     both kept in the .env the gateway reads; a refused token is one line and nothing is kept."""
-    import os
-
     import yaml
 
-    from tests.conftest import ROOT, hermes_command
-    from tests.terminal.conftest import Terminal
+    from tests.gateway.conftest import setup_terminal
 
     (hermes_home / "config.yaml").write_text(yaml.safe_dump({"telegram": {"extra": {"base_url": bot_api.base_url}}}))
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TELEGRAM_")}, "HERMES_HOME": str(hermes_home),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
-    wrong = Terminal([*hermes_command(), "gateway", "setup"], env, tmp_path)
+    wrong = setup_terminal(hermes_home, tmp_path)
     wrong.expect("Telegram bot token")
     wrong.line("999:wrong")
     wrong.expect("hermes: error: telegram: the Bot API refused TELEGRAM_BOT_TOKEN (Unauthorized)")
     assert wrong.close() == 1 and not (hermes_home / ".env").exists()
     bot_api.say("an old message, from before", user=13)  # not the one it waits for
-    term = Terminal([*hermes_command(), "gateway", "setup", "--wait", "30"], env, tmp_path)
+    term = setup_terminal(hermes_home, tmp_path, "--wait", "30")
     term.expect("Telegram bot token")
     term.line(bot_api.token)
     term.expect("The bot is @hermes_test_bot. Now send it any message")
