@@ -165,15 +165,12 @@ class Discord(Socketed):
             kind = str(attached.get("content_type") or "")
             try:
                 if kind.startswith("image/") and not incoming.images:
-                    from plugins.images import sniff
-
-                    raw = self._fetch(attached)
-                    if sniff(raw):  # one that is no picture is left out
-                        incoming.images.append(picture(raw))
+                    incoming.images.append(picture(self._fetch(attached)))  # no picture a model takes: it is told
                 elif kind.startswith("audio/") and incoming.voice is None:
                     incoming.voice = (self._fetch(attached), str(attached.get("filename") or "voice.ogg"))
             except PlatformError as exc:
-                incoming.missed = f"[the user sent a file that could not be fetched: {exc}]"
+                incoming.missed = f"[the user sent {attached.get('filename') or 'a file'}, which could not be " \
+                                  f"fetched: {exc}]"
         return incoming
 
     def _fetch(self, attached: dict) -> bytes:

@@ -74,6 +74,15 @@ def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api,
     assert len(parts) == 2 and all(len(p) <= 2000 for p in parts) and "".join(parts).startswith("A red dot.\nline 000")
     [asked] = [m for m in wire_server.requests[0].body["messages"] if m["role"] == "user"]
     assert asked["content"][0]["text"] == "what is this?" and asked["content"][1]["type"] == "image_url"
+    wire_server.push(reply("I cannot see it."))
+    discord_api.files["logo.bmp"] = b"BM" + bytes(60)  # an image Discord labels so, but no model takes
+    discord_api.say("and this?", attachments=[{"id": "a2", "filename": "logo.bmp", "content_type": "image/bmp",
+                                               "size": 62, "url": discord_api.api_url.replace(
+                                                   "/api/v10", "/attachments/logo.bmp")}])
+    assert discord_api.wait_sent(3)[-1][1] == "I cannot see it."
+    assert wire_server.requests[1].body["messages"][-1]["content"] == (
+        "and this?\n\n[the user sent logo.bmp, which could not be fetched: not a picture a model takes (PNG, "
+        "JPEG, GIF or WebP)]")
     running.stop()
     refused = discord_gateway(env={"DISCORD_BOT_TOKEN": "wrong"}).ended()
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
