@@ -38,6 +38,14 @@ def register_config(declare):
     declare("gateway.trust_recent_files_seconds", float, 600, "how lately", minimum=0)
     declare("voice.auto_tts", bool, False, "every gateway answer comes as a voice note too, spoken with "
             "tts.provider (a chat's /voice on|tts|off wins; hermes-agent's)")
+    for key, default, what in (
+            ("agent.gateway_notify_interval", 180, "seconds between the gateway's \"still working\" lines while a "
+             "turn runs (one message, edited; HERMES_AGENT_NOTIFY_INTERVAL)"),
+            ("agent.gateway_timeout_warning", 900, "seconds a gateway turn may do nothing (no word streamed, no tool "
+             "call, no model answer) before the chat is told (HERMES_AGENT_TIMEOUT_WARNING)"),
+            ("agent.gateway_timeout", 1800, "seconds a gateway turn may do nothing before it is stopped "
+             "(HERMES_AGENT_TIMEOUT)")):
+        declare(key, float, default, what + "; 0: never", minimum=0)
     declare("max_concurrent_sessions", int, 4, "chats the gateway answers at once (the others wait)", minimum=1)
     declare("max_live_sessions", int, 16, "chats whose agents the gateway keeps built (the least recently used go)",
             minimum=1)

@@ -50,6 +50,9 @@ class Chat:
     pending: list = field(default_factory=list)  # Waiting approvals, oldest first
     made: list = field(default_factory=list)  # (path, kind) of the files its turn's tools made, sent after the answer
     draft: Any = None  # the turn's answer as it is written (plugins.gateway.streaming), when the platform shows one
+    active: float = 0.0  # when its turn last did something (a word streamed, a tool call, a model's answer)
+    tool: str = ""  # the tool its turn runs now
+    why: str = ""  # why its turn was stopped by the gateway (it stayed idle too long), said instead of "stopped"
 
     @property
     def key(self) -> str:
@@ -362,8 +365,8 @@ class Gateway(Commands):
         message = text if isinstance(text, list) else with_images(text, seen, mode(agent.config,
                                                                                      agent.provider_config.model))
         done = threading.Event()
-        threading.Thread(target=self._typing, args=(chat, done), daemon=True).start()
-        chat.turning, chat.made = True, []
+        chat.turning, chat.made, chat.why, chat.tool, chat.active = True, [], "", "", time.monotonic()
+        threading.Thread(target=self._watch, args=(chat, done), daemon=True).start()
         if self.config.get(f"display.platforms.{chat.platform.name}.streaming") and \
                 callable(getattr(chat.platform, "edit", None)):
             from plugins.gateway.streaming import Draft
@@ -404,7 +407,7 @@ class Gateway(Commands):
         if result.exit_reason == ExitReason.ERROR:
             self._send(chat, f"⚠️ {result.error}")
         elif result.exit_reason == ExitReason.INTERRUPTED and not self.stopping.is_set():
-            self._send(chat, "stopped")
+            self._send(chat, chat.why or "stopped")
         elif result.exit_reason == ExitReason.BUDGET:
             self._send(chat, "(the step budget ran out: send \"go on\" to continue)")
 
@@ -440,12 +443,58 @@ class Gateway(Commands):
                          "gateway.media_delivery_allow_dirs)")
         return False
 
-    def _typing(self, chat: Chat, done: threading.Event) -> None:
-        while not done.is_set():
-            chat.platform.typing(chat.chat)
-            done.wait(TYPING_EVERY)
+    def _watch(self, chat: Chat, done: threading.Event) -> None:
+        """While a turn runs, as hermes-agent's gateway: "typing" shown; every ``agent.gateway_notify_interval``
+        seconds a line saying it still works (one message, edited where the platform can); after
+        ``agent.gateway_timeout_warning`` seconds without activity the chat is told, once, and after
+        ``agent.gateway_timeout`` the turn is stopped (0: never)."""
+        every, warn, limit = (watch_setting(self.config, key) for key in WATCHED)
+        chat.platform.typing(chat.chat)
+        started = typed = noticed = time.monotonic()
+        notice, warned = None, False
+        while not done.wait(0.5):
+            now = time.monotonic()
+            if now - typed >= TYPING_EVERY:
+                chat.platform.typing(chat.chat)
+                typed = now
+            idle, doing = now - chat.active, f"the tool {chat.tool} runs" if chat.tool else "waiting for the model"
+            if limit and idle >= limit:
+                chat.why = (f"⏱️ stopped: nothing happened for {_span(limit)} ({doing}); agent.gateway_timeout "
+                            "says how long a turn may stay idle (0: no limit)")
+                chat.agent.interrupt()
+                return
+            if warn and idle >= warn and not warned:
+                warned = True
+                self._send(chat, f"⏳ nothing has happened for {_span(warn)} ({doing}); /stop ends it")
+            if every and now - noticed >= every:
+                noticed, text = now, f"⏳ still working: {_span(now - started)}" + (
+                    f", {chat.tool}" if chat.tool else "")
+                try:
+                    if notice is None or not callable(getattr(chat.platform, "edit", None)):
+                        notice = chat.platform.send(chat.chat, text)
+                    else:
+                        chat.platform.edit(chat.chat, notice, text)
+                except PlatformError as exc:
+                    log.warning("gateway: %s: %s", chat.key, exc)
 
     # -- commands
+
+
+WATCHED = {"agent.gateway_notify_interval": "HERMES_AGENT_NOTIFY_INTERVAL",  # key: hermes-agent's variable for it
+           "agent.gateway_timeout_warning": "HERMES_AGENT_TIMEOUT_WARNING",
+           "agent.gateway_timeout": "HERMES_AGENT_TIMEOUT"}
+
+
+def watch_setting(config, key: str) -> float:
+    """Seconds of a :data:`WATCHED` key; its hermes-agent variable wins, as there (0: off)."""
+    try:
+        return max(float(os.environ.get(WATCHED[key], "") or config.get(key) or 0), 0.0)
+    except ValueError:
+        return max(float(config.get(key) or 0), 0.0)
+
+
+def _span(seconds: float) -> str:
+    return f"{round(seconds, 1):g} s" if seconds < 120 else f"{seconds // 60:.0f} min"
 
 
 def chat_of(agent) -> "Chat | None":
@@ -460,23 +509,44 @@ class Relay:
     def __init__(self, gateway: Gateway):
         self.gateway = gateway
 
+    @staticmethod
+    def _active(agent, tool: "str | None" = None) -> "Chat | None":
+        """The agent's chat, its turn marked active now (and ``tool`` the one running, when given)."""
+        chat = chat_of(agent)
+        if chat is not None:
+            chat.active = time.monotonic()
+            chat.tool = chat.tool if tool is None else tool
+        return chat
+
     @hookimpl
     def on_stream_delta(self, text, agent):
-        chat = chat_of(agent)
+        chat = self._active(agent)
         if chat is not None and chat.draft is not None:
             chat.draft.add(text)
+
+    @hookimpl
+    def on_reasoning(self, agent):
+        self._active(agent)
+
+    @hookimpl
+    def post_api_request(self, agent):
+        self._active(agent)
+
+    @hookimpl
+    def on_tool_progress(self, agent):
+        self._active(agent)
 
     @hookimpl
     def on_tool_start(self, tool_name, args, agent):
         from plugins.tool_args import headline
 
-        chat = chat_of(agent)
+        chat = self._active(agent, tool_name)
         if chat is not None and chat.draft is not None:
             chat.draft.tool_started(headline(tool_name, args, 80))
 
     @hookimpl
     def on_tool_complete(self, tool_name, result, status, agent):
-        chat = chat_of(agent)
+        chat = self._active(agent, "")
         if chat is None or status != "ok" or tool_name not in MAKERS:
             return
         try:

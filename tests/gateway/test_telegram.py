@@ -229,6 +229,29 @@ def test_a_message_received_before_a_kill_is_answered_once_after_the_restart(gat
     assert [user_texts(r)[-1] for r in wire_server.requests] == ["first", "second"]  # neither asked twice
 
 
+def test_a_long_turn_says_it_still_works_and_one_idle_too_long_is_stopped(gateway, bot_api, wire_server):
+    wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 3"})]), reply("Slept."),
+                     reply("too late", delay=30), reply("Next."))
+    gateway(config={"agent": {"gateway_notify_interval": 1, "gateway_timeout_warning": 1.5, "gateway_timeout": 4.5}})
+    bot_api.say("sleep a little")
+    notice, warned, answer = bot_api.wait_sent(3)
+    notices = [p["text"] for m, p, _ in bot_api.calls if m in ("sendMessage", "editMessageText")
+               and p["text"].startswith("⏳ still")]
+    assert notices[:2] == ["⏳ still working: 1 s, terminal", "⏳ still working: 2 s, terminal"]  # one message, edited
+    assert notice[1] == notices[-1] and [m for m, p, _ in bot_api.calls if p.get("text") in notices] == [
+        "sendMessage"] + ["editMessageText"] * (len(notices) - 1)
+    assert warned[1] == "⏳ nothing has happened for 1.5 s (the tool terminal runs); /stop ends it"
+    assert answer[1] == "Slept."
+    bot_api.say("think hard")  # a model that answers after 30 s: told at 1.5 s, stopped at 4.5 s
+    notice, *said = [text for _, text in bot_api.wait_sent(6)[3:]]
+    assert notice in ("⏳ still working: 3 s", "⏳ still working: 4 s") and said == [
+        "⏳ nothing has happened for 1.5 s (waiting for the model); /stop ends it",
+        "⏱️ stopped: nothing happened for 4.5 s (waiting for the model); agent.gateway_timeout says how long a turn "
+        "may stay idle (0: no limit)"]
+    bot_api.say("again")
+    assert bot_api.wait_sent(7)[-1] == ("42", "Next.")
+
+
 def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes_home):
     refused = gateway(env={"TELEGRAM_BOT_TOKEN": "999:wrong"}).ended()
     assert refused.returncode == 1 and refused.stderr == ("hermes: error: telegram: the Bot API refused TELEGRAM_BOT_TOKEN "
