@@ -66,6 +66,7 @@ class BotAPI:
         self.token, self.updates, self.calls, self.failures = token, [], [], {}
         self.files: dict = {}  # file_id -> bytes, for getFile and the download
         self.messages: list = []  # each message sent: {chat_id, message_id, text, parse_mode}, as edited since
+        self.reactions: dict = {}  # message id -> the bot's reaction emoji on it
         self.next_id, self.message_id = 100, 0
         self.changed = threading.Condition()
         owner = self
@@ -117,7 +118,7 @@ class BotAPI:
     # -- what a user does
     def say(self, text: str = "", user: int = 42, chat: int = 0, chat_type: str = "private", username: str = "alice",
             **message) -> int:
-        """A message from ``user`` in ``chat`` (default: their private chat); its update_id."""
+        """A message from ``user`` in ``chat`` (default: their private chat); its message_id."""
         with self.changed:
             self.next_id += 1
             self.message_id += 1
@@ -130,7 +131,7 @@ class BotAPI:
             if not text:
                 del self.updates[-1]["message"]["text"]
             self.changed.notify_all()
-            return self.next_id
+            return self.message_id
 
     def press(self, data: str, user: int = 42, username: str = "alice") -> int:
         """The user presses the button of ``data`` under the last message showing it; its update_id."""
@@ -260,6 +261,13 @@ class BotAPI:
                     if m["message_id"] == params.get("message_id"):
                         m["buttons"] = [b["callback_data"] for row in (params.get("reply_markup") or {})
                                         .get("inline_keyboard", []) for b in row]
+            return 200, {"ok": True, "result": True}
+        if method == "setMessageReaction":
+            emoji = [r.get("emoji") for r in params.get("reaction") or []]
+            if not set(emoji) <= {"👀", "👍", "👎", "❤", "🔥", "🎉", "🤔", "👌"}:  # a few of the emoji Telegram takes
+                return 400, {"ok": False, "error_code": 400, "description": "Bad Request: REACTION_INVALID"}
+            with self.changed:
+                self.reactions[params.get("message_id")] = emoji
             return 200, {"ok": True, "result": True}
         if method == "sendChatAction":
             return 200, {"ok": True, "result": True}

@@ -28,14 +28,15 @@ class DiscordAPI(Served):
         self.refuse_gateway = False  # the REST API takes the token, the gateway closes with 4004
         self.dropping = False  # the next loop of the gateway's connection closes it (1001: Discord restarting)
         self.pressed: dict = {}  # interaction id -> the message whose button was pressed
+        self.reactions: dict = {}  # message id -> the bot's reaction emoji on it
         super().__init__()
         port = self.port
         self.api_url, self.gateway_url = f"http://127.0.0.1:{port}/api/v10", f"ws://127.0.0.1:{port}/gateway"
 
     # -- what a user does
     def say(self, content: str = "", user: int = 42, channel: str = "", guild: str = "", mention: bool = False,
-            username: str = "alice", attachments: list = ()) -> None:
-        """A message from ``user`` (default: in their direct-message channel, ``dm-USER``)."""
+            username: str = "alice", attachments: list = ()) -> str:
+        """A message from ``user`` (default: in their direct-message channel, ``dm-USER``); its id."""
         with self.changed:
             self.next_id += 1
             self.events.append(("MESSAGE_CREATE", {"id": str(self.next_id), "channel_id": channel or f"dm-{user}",
@@ -43,6 +44,7 @@ class DiscordAPI(Served):
                                 "author": {"id": str(user), "username": username, "bot": False},
                                 "mentions": [BOT] if mention else [], "attachments": list(attachments)}))
             self.changed.notify_all()
+            return str(self.next_id)
 
     def press(self, custom_id: str, user: int = 42, username: str = "alice") -> None:
         """The user presses the button ``custom_id`` under the last message showing it."""
@@ -147,6 +149,18 @@ class DiscordAPI(Served):
             self._record("POST", request.url.path, None)
             return Response(status_code=204)
 
+        async def reaction(request: Request):  # the bot's own, added (PUT) or taken away (DELETE)
+            self._record(request.method, request.url.path, None)
+            with self.changed:
+                mine = self.reactions.setdefault(request.path_params["message"], [])
+                emoji = request.path_params["emoji"]  # Starlette decodes the path
+                if request.method == "PUT" and emoji not in mine:
+                    mine.append(emoji)
+                elif request.method == "DELETE" and emoji in mine:
+                    mine.remove(emoji)
+                self.changed.notify_all()
+            return Response(status_code=204)
+
         async def attachment(request: Request):
             data = self.files.get(request.path_params["name"])
             return Response(data, media_type="application/octet-stream") if data is not None else \
@@ -186,5 +200,7 @@ class DiscordAPI(Served):
             Route("/api/v10/users/@me", me), Route("/api/v10/channels/{channel}/messages", messages, methods=["POST"]),
             Route("/api/v10/channels/{channel}/messages/{message}", edit, methods=["PATCH"]),
             Route("/api/v10/channels/{channel}/typing", typing, methods=["POST"]),
+            Route("/api/v10/channels/{channel}/messages/{message}/reactions/{emoji}/@me", reaction,
+                  methods=["PUT", "DELETE"]),
             Route("/api/v10/interactions/{interaction}/{token}/callback", callback, methods=["POST"]),
             Route("/attachments/{name}", attachment), WebSocketRoute("/gateway", gateway)])

@@ -22,6 +22,7 @@ class SlackAPI(Served):
         self.bot_token, self.app_token = "xoxb-test", "xapp-test"
         self.envelopes, self.acks, self.calls, self.messages = [], [], [], []
         self.changed, self.next = threading.Condition(), 1000
+        self.reactions: dict = {}  # message ts -> the names of the bot's reactions on it
         super().__init__()
         port = self.port
         self.api_url, self.socket_url = f"http://127.0.0.1:{port}/api", f"ws://127.0.0.1:{port}/socket"
@@ -33,7 +34,7 @@ class SlackAPI(Served):
             self.changed.notify_all()
 
     # -- what a user does
-    def say(self, text: str, user: str = "U42", channel: str = "", mention: bool = False) -> None:
+    def say(self, text: str, user: str = "U42", channel: str = "", mention: bool = False) -> str:
         """A message from ``user`` (default: their direct-message channel, ``D-USER``); a mention comes as the
         message and an app_mention, as Slack sends it to an app subscribed to both."""
         ts = f"{time.time():.6f}"
@@ -43,6 +44,7 @@ class SlackAPI(Served):
         self._envelope("events_api", {"event": event})
         if mention:
             self._envelope("events_api", {"event": dict(event, type="app_mention")})
+        return ts
 
     def press(self, value: str, user: str = "U42") -> None:
         """The user presses the button of ``value`` under the last message showing it."""
@@ -100,6 +102,14 @@ class SlackAPI(Served):
                     message = {"channel": body["channel"], "ts": f"{self.next}.000100", "text": body["text"],
                                "buttons": buttons(body)}
                     self.messages.append(message)
+                elif name in ("reactions.add", "reactions.remove"):
+                    mine = self.reactions.setdefault(body["timestamp"], [])
+                    if (body["name"] in mine) == (name == "reactions.add"):
+                        return JSONResponse({"ok": False, "error": "already_reacted" if name == "reactions.add"
+                                             else "no_reaction"})
+                    mine.append(body["name"]) if name == "reactions.add" else mine.remove(body["name"])
+                    self.changed.notify_all()
+                    return JSONResponse({"ok": True})
                 elif name == "chat.update":
                     message = next((m for m in self.messages if m["ts"] == body.get("ts")), None)
                     if message is None:

@@ -28,6 +28,9 @@ def register_config(declare):
         declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
+    for name, on in (("telegram", False), ("discord", True), ("slack", True)):
+        declare(f"{name}.reactions", bool, on, f"the user's message on {name.title()} marked while its turn runs, "
+                f"then with how it ended (hermes-agent's; {name.upper()}_REACTIONS)")
     for name in ("telegram", "discord", "slack"):
         declare(f"display.platforms.{name}.streaming", bool, True, f"the gateway shows an answer on {name.title()} "
                 "as it is written (a message edited about once a second), as hermes-agent does")

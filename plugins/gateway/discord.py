@@ -22,6 +22,7 @@ from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
 API = "https://discord.com/api/v10"
+REACTIONS = {"working": "👀", "done": "✅", "failed": "❌"}  # hermes-agent's
 GATEWAY = "wss://gateway.discord.gg/?v=10&encoding=json"
 INTENTS = (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15)  # guilds, their messages, direct messages, message content
 LASTING = {4004: "the gateway refused DISCORD_BOT_TOKEN", 4013: "invalid intents",
@@ -160,7 +161,7 @@ class Discord(Socketed):
         addressed = direct or (not self.allowed or channel in self.allowed) and (
             named or not self.require_mention or channel in self.free)
         incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
-                            text=text, addressed=addressed)
+                            text=text, addressed=addressed, message=str(data.get("id") or ""))
         for attached in data.get("attachments") or [] if addressed else []:
             kind = str(attached.get("content_type") or "")
             try:
@@ -202,6 +203,15 @@ class Discord(Socketed):
             raise PlatformError(f"{file.name}: {file.stat().st_size / 2**20:.0f} MB, over Discord's 25 MB")
         self._call("POST", f"/channels/{chat}/messages", data={"payload_json": json.dumps({"content": ""})},
                    files={"files[0]": (file.name, file.read_bytes())})
+
+    def react(self, chat: str, message: str, outcome: str) -> None:
+        from urllib.parse import quote
+
+        mine = f"/channels/{chat}/messages/{message}/reactions/{{}}/@me"
+        if outcome != "working":
+            self._call("DELETE", mine.format(quote(REACTIONS["working"])))
+        if outcome in REACTIONS:
+            self._call("PUT", mine.format(quote(REACTIONS[outcome])))
 
     def typing(self, chat: str) -> None:
         try:

@@ -21,6 +21,7 @@ class Incoming:
     images: list = field(default_factory=list)  # the pictures it carries: (bytes, type) each, as plugins.images reads
     voice: Optional[tuple] = None  # a voice note: (its bytes, a file name whose suffix says the format)
     missed: str = ""  # what it carried that could not be fetched, for the model to be told
+    message: str = ""  # its id on the platform, for :meth:`Platform.react`
 
 
 def picture(raw: bytes) -> tuple:
@@ -71,6 +72,10 @@ class Platform(Protocol):
     def send_file(self, chat: str, path: str, kind: str) -> None:
         """Send the file at ``path``: ``kind`` is ``photo``, ``audio`` or ``document``, as it should show.
         :class:`PlatformError`."""
+
+    def react(self, chat: str, message: str, outcome: str) -> None:
+        """Mark the user's message ``message`` (hermes-agent's ``PLATFORM.reactions``): ``working`` while its turn
+        runs, then ``done`` or ``failed``, or ``""`` (stopped: the mark goes); optional. :class:`PlatformError`."""
 
     def typing(self, chat: str) -> None:
         """Show that an answer is being written (a few seconds' worth); failures are ignored."""

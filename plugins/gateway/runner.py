@@ -89,6 +89,8 @@ class Gateway(Commands):
         most = int(self.config.get("max_concurrent_sessions") or 4)
         self.workers = ThreadPoolExecutor(most, thread_name_prefix="hermes-gateway")
         self.allowed = {p.name: allowed_users(self.config, p.name) for p in platforms}
+        self.reacting = {p.name for p in platforms if callable(getattr(p, "react", None)) and _on(os.environ.get(
+            f"{p.name.upper()}_REACTIONS", self.config.get(f"{p.name}.reactions")))}
 
     # -- the state file
     def _load(self) -> dict:
@@ -245,7 +247,7 @@ class Gateway(Commands):
         if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE:
             return lambda: self._at_once(chat, text)
         text = "\n\n".join(filter(None, [text, message.missed]))
-        item = {"platform": platform.name, "chat": message.chat, "text": text}
+        item = {"platform": platform.name, "chat": message.chat, "text": text, "message": message.message}
         try:
             if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
                 item["images"] = [str(keep(*image)) for image in message.images]
@@ -294,8 +296,15 @@ class Gateway(Commands):
                     text = self._hear(chat, text, item["voice"])
                 if not text and not item.get("images"):
                     continue  # a voice note not heard (the chat was told)
-                self._command(chat, text) if text.startswith("/") and not item.get("images") else \
-                    self._turn(chat, text, item.get("images") or [], heard=bool(item.get("voice")))
+                if text.startswith("/") and not item.get("images"):
+                    self._command(chat, text)
+                    continue
+                self._react(chat, item, "working")
+                outcome = "failed"
+                try:
+                    outcome = self._turn(chat, text, item.get("images") or [], heard=bool(item.get("voice")))
+                finally:
+                    self._react(chat, item, outcome)
             except Fail as exc:  # the agent could not be built (no model, a provider without its key)
                 self._send(chat, f"⚠️ {exc.message}")
             except Exception as exc:  # noqa: BLE001 - one chat's failure is said there, the gateway goes on
@@ -303,6 +312,14 @@ class Gateway(Commands):
                 self._send(chat, f"⚠️ that failed: {type(exc).__name__}: {exc}")
         with self.lock:
             chat.busy = False
+
+    def _react(self, chat: Chat, item: dict, outcome: str) -> None:
+        """The user's message marked with how its turn goes (``PLATFORM.reactions``: :meth:`Platform.react`)."""
+        if item.get("message") and chat.platform.name in self.reacting:
+            try:
+                chat.platform.react(chat.chat, str(item["message"]), outcome)
+            except PlatformError as exc:
+                log.warning("gateway: %s: no reaction: %s", chat.key, exc)
 
     # -- answering
     def _send(self, chat: Chat, text: str) -> None:
@@ -349,9 +366,10 @@ class Gateway(Commands):
                 self.state["sessions"][chat.key] = chat.agent.session_id  # a new one, or rotated by compression
                 self._save()
 
-    def _turn(self, chat: Chat, text: "str | list", pictures: list = (), heard: bool = False) -> None:
+    def _turn(self, chat: Chat, text: "str | list", pictures: list = (), heard: bool = False) -> str:
         """A turn on ``text`` (or a message's parts, taken back by /retry) and the pictures kept at ``pictures``;
-        ``heard``: it came as a voice note (``/voice on`` answers it aloud)."""
+        ``heard``: it came as a voice note (``/voice on`` answers it aloud). How it ended: ``done``, ``failed`` or
+        ``""`` (stopped)."""
         from kernel.types import ExitReason
         from plugins.images import mode, read_image, with_images
 
@@ -406,10 +424,14 @@ class Gateway(Commands):
                 self._send(chat, f"(could not send {path}: {exc.strerror if isinstance(exc, OSError) else exc})")
         if result.exit_reason == ExitReason.ERROR:
             self._send(chat, f"⚠️ {result.error}")
-        elif result.exit_reason == ExitReason.INTERRUPTED and not self.stopping.is_set():
-            self._send(chat, chat.why or "stopped")
-        elif result.exit_reason == ExitReason.BUDGET:
+            return "failed"
+        if result.exit_reason == ExitReason.INTERRUPTED:
+            if not self.stopping.is_set():
+                self._send(chat, chat.why or "stopped")
+            return ""
+        if result.exit_reason == ExitReason.BUDGET:
             self._send(chat, "(the step budget ran out: send \"go on\" to continue)")
+        return "done"
 
     def _aloud(self, chat: Chat, agent, answer: str) -> None:
         """The answer as a voice note too (``/voice``), spoken by the tts plugin's backend (``tts.provider``)."""
@@ -491,6 +513,10 @@ def watch_setting(config, key: str) -> float:
         return max(float(os.environ.get(WATCHED[key], "") or config.get(key) or 0), 0.0)
     except ValueError:
         return max(float(config.get(key) or 0), 0.0)
+
+
+def _on(value) -> bool:
+    return str(value).strip().lower() in ("true", "1", "yes", "on")
 
 
 def _span(seconds: float) -> str:

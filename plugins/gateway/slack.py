@@ -20,6 +20,7 @@ from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
 API = "https://slack.com/api"
+REACTIONS = {"working": "eyes", "done": "white_check_mark", "failed": "x"}  # hermes-agent's, by Slack's names
 
 
 def to_mrkdwn(text: str) -> str:
@@ -156,7 +157,7 @@ class Slack(Socketed):
         addressed = direct or (not self.allowed or channel in self.allowed) and (
             named or not self.require_mention or channel in self.free)
         incoming = Incoming(chat=channel, user=str(event.get("user") or ""), name=str(event.get("user") or ""),
-                            text=text, addressed=addressed)
+                            text=text, addressed=addressed, message=str(event.get("ts") or ""))
         for file in event.get("files") or [] if addressed else []:
             if str(file.get("mimetype") or "").startswith("image/") and not incoming.images:
                 try:
@@ -191,6 +192,15 @@ class Slack(Socketed):
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         raise PlatformError("files are not sent to Slack here")
+
+    def react(self, chat: str, message: str, outcome: str) -> None:
+        if outcome != "working":
+            try:
+                self._call("reactions.remove", channel=chat, timestamp=message, name=REACTIONS["working"])
+            except PlatformError:  # not there (its adding failed): the outcome is shown all the same
+                pass
+        if outcome in REACTIONS:
+            self._call("reactions.add", channel=chat, timestamp=message, name=REACTIONS[outcome])
 
     def typing(self, chat: str) -> None:
         pass  # Slack shows no typing for a bot

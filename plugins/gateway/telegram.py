@@ -16,6 +16,7 @@ from plugins.gateway.hookspecs import Incoming, PlatformError, picture
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
 MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
 MAX_UPLOAD = 50 * 2**20  # and upload
+REACTIONS = {"working": "👀", "done": "👍", "failed": "👎"}  # hermes-agent's (Telegram takes a set of its own only)
 
 
 class Telegram:
@@ -105,7 +106,8 @@ class Telegram:
         incoming = Incoming(chat=str(chat.get("id")), user=str(sender.get("id", "")),
                             name=str(sender.get("username") or sender.get("first_name") or sender.get("id", "")),
                             text=text, addressed=private or (named or answered) and (
-                                not self.allowed_chats or str(chat.get("id")) in self.allowed_chats))
+                                not self.allowed_chats or str(chat.get("id")) in self.allowed_chats),
+                            message=str(message.get("message_id") or ""))
         document = message.get("document") if isinstance(message.get("document"), dict) else {}
         photo = message.get("photo")[-1] if isinstance(message.get("photo"), list) and message["photo"] else \
             document if str(document.get("mime_type", "")).startswith("image/") else None  # the largest size
@@ -187,6 +189,11 @@ class Telegram:
         if not (isinstance(body, dict) and body.get("ok")):
             said = body.get("description") if isinstance(body, dict) else answer.reason_phrase
             raise PlatformError(f"telegram: {method}: {answer.status_code} {said}", status=answer.status_code)
+
+    def react(self, chat: str, message: str, outcome: str) -> None:
+        emoji = REACTIONS.get(outcome)
+        self._call("setMessageReaction", chat_id=chat, message_id=int(message),
+                   reaction=[{"type": "emoji", "emoji": emoji}] if emoji else [])  # it replaces the one before
 
     def typing(self, chat: str) -> None:
         try:

@@ -4,12 +4,21 @@ wire-protocol test server through the real openai SDK."""
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 import yaml
 
 from tests.botapi import BotAPI
 from tests.conftest import ROOT, hermes_command
+
+
+def eventually(check, timeout: float = 15) -> None:
+    """Wait until ``check()`` holds (what a gateway does after its answer is sent: a reaction)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "it did not happen in time"
+        time.sleep(0.05)
 
 
 class Running:

@@ -8,9 +8,9 @@ import json
 import pytest
 import yaml
 
-from plugins_providers.testserver import reply
+from plugins_providers.testserver import error, reply
 from tests.discordapi import DiscordAPI
-from tests.gateway.conftest import setup_terminal, starter
+from tests.gateway.conftest import eventually, setup_terminal, starter
 
 
 @pytest.fixture
@@ -83,6 +83,11 @@ def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api,
     assert wire_server.requests[1].body["messages"][-1]["content"] == (
         "and this?\n\n[the user sent logo.bmp, which could not be fetched: not a picture a model takes (PNG, "
         "JPEG, GIF or WebP)]")
+    wire_server.push(error(400, message="no such thing"))
+    failed = discord_api.say("break, please")
+    assert discord_api.wait_sent(4)[-1][1].startswith("⚠️ ")
+    eventually(lambda: discord_api.reactions.get(failed) == ["❌"])  # 👀 while it ran, then ❌
+    assert discord_api.reactions["1001"] == ["✅"]  # the first message's
     running.stop()
     refused = discord_gateway(env={"DISCORD_BOT_TOKEN": "wrong"}).ended()
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import setup_terminal, starter
+from tests.gateway.conftest import eventually, setup_terminal, starter
 from tests.slackapi import SlackAPI
 
 
@@ -32,8 +32,9 @@ def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack
                                                                           hermes):
     wire_server.push(reply("Hi, **Alice**: see [the docs](https://example.org/docs)."), reply("42."))
     running = slack_gateway()
-    slack_api.say("hello")
+    hello = slack_api.say("hello")
     assert slack_api.wait_sent(1) == [("D-U42", "Hi, *Alice*: see <https://example.org/docs|the docs>.")]
+    eventually(lambda: slack_api.reactions.get(hello) == ["white_check_mark"])  # 👀 while it ran, then ✅
     assert "You are talking to people on Slack" in wire_server.requests[0].body["messages"][0]["content"]
     slack_api.say("talking among ourselves", channel="C1")
     slack_api.say("<@U999> what is 6 times 7?", channel="C1", mention=True)  # two events: answered once
@@ -43,6 +44,9 @@ def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack
                                               "the owner adds it to SLACK_ALLOWED_USERS.") in sent
     assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
         ["hello"], ["what is 6 times 7?"]]
+    eventually(lambda: len(slack_api.reactions) == 2)  # the strangers' and the channel's talk: none
+    eventually(lambda: [name for name, _ in slack_api.calls if name.startswith("reactions.")] == [
+        "reactions.add", "reactions.remove", "reactions.add"] * 2)
     assert len(slack_api.acks) >= 5  # every envelope acknowledged, or Slack would send it again
     said = running.stop()
     assert "gateway on slack as @hermes_test_bot (1 user(s) allowed)" in said

@@ -10,6 +10,7 @@ import signal
 import time
 
 from plugins_providers.testserver import error, reply
+from tests.gateway.conftest import eventually
 
 
 def user_texts(request) -> list:
@@ -232,8 +233,9 @@ def test_a_message_received_before_a_kill_is_answered_once_after_the_restart(gat
 def test_a_long_turn_says_it_still_works_and_one_idle_too_long_is_stopped(gateway, bot_api, wire_server):
     wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 3"})]), reply("Slept."),
                      reply("too late", delay=30), reply("Next."))
-    gateway(config={"agent": {"gateway_notify_interval": 1, "gateway_timeout_warning": 1.5, "gateway_timeout": 4.5}})
-    bot_api.say("sleep a little")
+    gateway(config={"agent": {"gateway_notify_interval": 1, "gateway_timeout_warning": 1.5, "gateway_timeout": 4.5}},
+            env={"TELEGRAM_REACTIONS": "true"})  # hermes-agent's variable for telegram.reactions
+    first = bot_api.say("sleep a little")
     notice, warned, answer = bot_api.wait_sent(3)
     notices = [p["text"] for m, p, _ in bot_api.calls if m in ("sendMessage", "editMessageText")
                and p["text"].startswith("⏳ still")]
@@ -242,14 +244,18 @@ def test_a_long_turn_says_it_still_works_and_one_idle_too_long_is_stopped(gatewa
         "sendMessage"] + ["editMessageText"] * (len(notices) - 1)
     assert warned[1] == "⏳ nothing has happened for 1.5 s (the tool terminal runs); /stop ends it"
     assert answer[1] == "Slept."
-    bot_api.say("think hard")  # a model that answers after 30 s: told at 1.5 s, stopped at 4.5 s
+    stopped = bot_api.say("think hard")  # a model that answers after 30 s: told at 1.5 s, stopped at 4.5 s
     notice, *said = [text for _, text in bot_api.wait_sent(6)[3:]]
     assert notice in ("⏳ still working: 3 s", "⏳ still working: 4 s") and said == [
         "⏳ nothing has happened for 1.5 s (waiting for the model); /stop ends it",
         "⏱️ stopped: nothing happened for 4.5 s (waiting for the model); agent.gateway_timeout says how long a turn "
         "may stay idle (0: no limit)"]
-    bot_api.say("again")
+    again = bot_api.say("again")
     assert bot_api.wait_sent(7)[-1] == ("42", "Next.")
+    eventually(lambda: bot_api.reactions.get(again) == ["👍"])
+    assert bot_api.reactions[first] == ["👍"] and bot_api.reactions[stopped] == []  # 👀 while it ran: gone
+    assert [p["reaction"] for m, p, _ in bot_api.calls if m == "setMessageReaction" and p["message_id"] == first] == [
+        [{"type": "emoji", "emoji": "👀"}], [{"type": "emoji", "emoji": "👍"}]]
 
 
 def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes_home):
