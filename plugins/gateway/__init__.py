@@ -19,8 +19,6 @@ def register_config(declare):
             "talks to (hermes-agent's key: a local telegram-bot-api)")
     declare("telegram.allowed_chats", (list[str], str), "", "the groups the bot answers in (ids, comma-separated; "
             "TELEGRAM_ALLOWED_CHATS; empty: any): private chats are not filtered")
-    declare("telegram.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
-            "conversations: {CHAT_ID: TEXT}")
     for name, where in (("discord", "a server's channel"), ("slack", "a channel")):
         declare(f"{name}.require_mention", bool, True, f"in {where} the bot answers when it is mentioned "
                 "(hermes-agent's; direct messages always)")
@@ -29,6 +27,8 @@ def register_config(declare):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     for name, on in (("telegram", False), ("discord", True), ("slack", True)):
+        declare(f"{name}.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
+                "conversations: {CHAT_ID: TEXT} (hermes-agent's)")
         declare(f"{name}.reactions", bool, on, f"the user's message on {name.title()} marked while its turn runs, "
                 f"then with how it ended (hermes-agent's; {name.upper()}_REACTIONS)")
     for name in ("telegram", "discord", "slack"):

@@ -32,7 +32,8 @@ def discord_gateway(hermes_home, wire_server, discord_api):
 def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is_not(discord_gateway, discord_api,
                                                                                    wire_server, hermes):
     wire_server.push(reply("Hi, **Alice**."), reply("42."))
-    running = discord_gateway()
+    running = discord_gateway(config={"discord": {"api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url,
+                                                  "channel_prompts": {"general": "Answer in numbers only."}}})
     discord_api.say("hello")
     assert discord_api.wait_sent(1) == [("dm-42", "Hi, **Alice**.")]  # Discord shows the Markdown itself
     assert "You are talking to people on Discord" in wire_server.requests[0].body["messages"][0]["content"]
@@ -46,6 +47,8 @@ def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is
                                                    "is 7: the owner adds it to DISCORD_ALLOWED_USERS.") in sent
     assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
         ["hello"], ["what is 6 times 7?"]]  # the mention is not part of the message
+    assert ["Answer in numbers only." in r.body["messages"][0]["content"] for r in wire_server.requests] == [
+        False, True]  # the channel's own instructions (discord.channel_prompts)
     assert any(method == "POST" and path.endswith("/typing") for method, path, _ in discord_api.calls)
     discord_api.drop()  # Discord closes the connection: the gateway connects again and goes on
     while len(discord_api.identified) < 2:
