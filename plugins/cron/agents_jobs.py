@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
-SENT_TO = ("telegram", "discord", "slack")  # the platforms the gateway plugin sends to
+SENT_TO = ("telegram", "discord", "slack", "matrix")  # the platforms the gateway plugin sends to
 
 
 def delivery_of(job: dict) -> str:
@@ -24,7 +24,8 @@ def delivery_of(job: dict) -> str:
     if deliver in ("", "origin") and origin.get("platform") and origin.get("chat_id"):
         deliver = f"{origin['platform']}:{origin['chat_id']}"
     platform, _, chat = deliver.partition(":")
-    return f"{platform}:{chat.split(':')[0]}".rstrip(":") if platform in SENT_TO else ""
+    chat = ":".join(chat.split(":")[:2 if platform == "matrix" else 1])  # without a thread's id (a room's has a colon)
+    return f"{platform}:{chat}".rstrip(":") if platform in SENT_TO else ""
 
 
 def find(data_dir: Path) -> Optional[Path]:

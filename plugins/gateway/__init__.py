@@ -1,8 +1,9 @@
 """Built-in plugin gateway: the agent on a messaging platform, as hermes-agent's gateway (``hermes gateway run``).
 
 Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent),
-Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``) and Slack
-(:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``) are built in; a
+Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``), Slack
+(:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``) and Matrix
+(:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``) are built in; a
 plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
@@ -26,12 +27,18 @@ def register_config(declare):
         declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
-    for name, on in (("telegram", False), ("discord", True), ("slack", True)):
+    declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
+            "or answered (hermes-agent's; a direct chat always)")
+    declare("matrix.free_response_rooms", (list[str], str), "", "rooms where it answers every message "
+            "(MATRIX_FREE_RESPONSE_ROOMS)")
+    declare("matrix.allowed_rooms", (list[str], str), "", "the only rooms it answers in (MATRIX_ALLOWED_ROOMS; empty: "
+            "any; direct chats always)")
+    for name, on in (("telegram", False), ("discord", True), ("slack", True), ("matrix", True)):
         declare(f"{name}.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
                 "conversations: {CHAT_ID: TEXT} (hermes-agent's)")
         declare(f"{name}.reactions", bool, on, f"the user's message on {name.title()} marked while its turn runs, "
                 f"then with how it ended (hermes-agent's; {name.upper()}_REACTIONS)")
-    for name in ("telegram", "discord", "slack"):
+    for name in ("telegram", "discord", "slack", "matrix"):
         declare(f"display.platforms.{name}.streaming", bool, True, f"the gateway shows an answer on {name.title()} "
                 "as it is written (a message edited about once a second), as hermes-agent does")
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
@@ -96,7 +103,19 @@ def gateway_platforms(config):
                      free=_listed(config, "slack.free_response_channels"),
                      allowed=_listed(config, "slack.allowed_channels")) if bot and app else None
 
-    return {"telegram": telegram, "discord": discord, "slack": slack}
+    def matrix():
+        from plugins.gateway.matrix import Matrix
+        from plugins.gateway.runner import allowed_users
+
+        token, user, password, homeserver = (os.environ.get(f"MATRIX_{v}", "").strip() for v in (
+            "ACCESS_TOKEN", "USER_ID", "PASSWORD", "HOMESERVER"))
+        return Matrix(homeserver, token, user, password, inviters=allowed_users(config, "matrix"),
+                      require_mention=bool(config.get("matrix.require_mention")),
+                      free=_listed(config, "matrix.free_response_rooms", "MATRIX_FREE_RESPONSE_ROOMS"),
+                      allowed=_listed(config, "matrix.allowed_rooms", "MATRIX_ALLOWED_ROOMS")) \
+            if homeserver and (token or user and password) else None
+
+    return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix}
 
 
 @hookimpl

@@ -36,7 +36,7 @@ def _made(app, only: tuple) -> list:
 @click.group(invoke_without_command=True)
 @click.pass_context
 def gateway(ctx):
-    """The agent on Telegram, Discord or Slack: setup, run, status, install."""
+    """The agent on Telegram, Discord, Slack or Matrix: setup, run, status, install."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(status)
 
@@ -54,8 +54,8 @@ def run(app, only):
 
     platforms = [platform for _, platform in _made(app, only) if platform is not None]
     if not platforms:
-        raise Fail("no platform to answer on: `hermes gateway setup` (or set TELEGRAM_BOT_TOKEN, or "
-                   "DISCORD_BOT_TOKEN, in the environment or the data folder's .env)")
+        raise Fail("no platform to answer on: `hermes gateway setup [--platform NAME]` (or set TELEGRAM_BOT_TOKEN, "
+                   "DISCORD_BOT_TOKEN, ..., in the environment or the data folder's .env)")
     try:
         build_agent(app, {}, None, platform="gateway").close()  # no model or key: one line now, not in every chat
     except Fail:
@@ -192,7 +192,9 @@ def install(app, only_print):
                f"its output: journalctl --user -u hermes-gateway -f")
     dotenv = config_dir() / ".env"
     written = dotenv.read_text(encoding="utf-8") if dotenv.is_file() else ""
-    for name in (f"{p.upper()}_BOT_TOKEN" for p in platforms):
+    from plugins.gateway.sending import token_variable
+
+    for name in (token_variable(p) for p in platforms):
         if os.environ.get(name) and f"{name}=" not in written:  # the service has no shell: it reads the .env
             click.echo(f"{program()}: warning: {name} is set in this shell only: the service will not see it; keep "
                        f"it in {dotenv} (`{program()} config set {name} ...` does)", err=True)
@@ -213,8 +215,11 @@ def uninstall():
 
 HOW = {"telegram": "Telegram bot token (from @BotFather; typed hidden)",
        "discord": "Discord bot token (its developer portal, Bot tab; typed hidden)",
-       "slack": "Slack bot token (xoxb-..., the app's OAuth page; typed hidden)"}
-ALSO = {"slack": [("SLACK_APP_TOKEN", "Slack app-level token (xapp-..., with connections:write; typed hidden)")]}
+       "slack": "Slack bot token (xoxb-..., the app's OAuth page; typed hidden)",
+       "matrix": "Matrix access token of the bot's account (Element: Settings, Help & About; typed hidden)"}
+ALSO = {"slack": [("SLACK_APP_TOKEN", "Slack app-level token (xapp-..., with connections:write; typed hidden)", True)],
+        "matrix": [("MATRIX_HOMESERVER", "Matrix homeserver (https://matrix.example.org)", False)]}
+FIRST = {"matrix": "invite it to a direct chat and send any message"}
 
 
 @gateway.command()
@@ -233,7 +238,9 @@ def setup(app, name, wait):
     from hermes.host.paths import config_dir
     from plugins.gateway.hookspecs import PlatformError
 
-    token_var, users_var = f"{name.upper()}_BOT_TOKEN", f"{name.upper()}_ALLOWED_USERS"
+    from plugins.gateway.sending import token_variable
+
+    token_var, users_var = token_variable(name), f"{name.upper()}_ALLOWED_USERS"
     make = _configured(app, (name,))[name]
     if not sys.stdin.isatty():
         raise Fail(f"gateway setup asks at a terminal: run it in one (or set {token_var} and {users_var} in the data "
@@ -245,8 +252,9 @@ def setup(app, name, wait):
         raise Fail(f"nothing here reads the .env (hermes-compat is not loaded): export {token_var} and {users_var} "
                    "in your shell's profile")
     os.environ[token_var] = click.prompt(HOW.get(name, f"{name} bot token (typed hidden)"), hide_input=True).strip()
-    for variable, asked in ALSO.get(name, ()):
-        os.environ[variable] = click.prompt(asked, hide_input=True).strip()
+    for variable, asked, hidden in ALSO.get(name, ()):
+        os.environ[variable] = click.prompt(asked, hide_input=hidden).strip()
+    os.environ[f"{name.upper()}_ALLOW_ALL_USERS"] = "true"  # this process only: the first message names the owner
     bot = make()
     if bot is None:
         raise Fail(f"{name} is not set up by its token alone: see the README's {name} paragraph")
@@ -254,8 +262,8 @@ def setup(app, name, wait):
         who = bot.start()
         while bot.receive(wait=0):  # what came before (anybody's): not the message waited for
             pass
-        click.echo(f"The bot is {who}. Now send it any message from your {name} account (waiting {wait:g} s; "
-                   "Ctrl+C to stop)...")
+        click.echo(f"The bot is {who}. Now {FIRST.get(name, 'send it any message')} from your {name} account "
+                   f"(waiting {wait:g} s; Ctrl+C to stop)...")
         deadline, found = time.monotonic() + wait, None
         while found is None and time.monotonic() < deadline:
             found = next((m for m in bot.receive(wait=min(5.0, max(deadline - time.monotonic(), 1.0))) if m.user),
@@ -269,7 +277,7 @@ def setup(app, name, wait):
     from plugins.hermes_compat.dotenv import save
 
     try:
-        for variable in (token_var, *(v for v, _ in ALSO.get(name, ()))):
+        for variable in (token_var, *(v for v, *_ in ALSO.get(name, ()))):
             save(config_dir(), variable, os.environ[variable])
         if found is not None:
             listed = {u.strip() for u in os.environ.get(users_var, "").split(",") if u.strip()}

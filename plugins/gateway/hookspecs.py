@@ -49,7 +49,7 @@ class Platform(Protocol):
 
     name: str  # "telegram": the sessions' platform, and what `hermes gateway run --platform` names
     most: int  # the longest message it sends (longer answers go in parts)
-    offset: int  # where receiving goes on after a restart (the gateway keeps it): no message is received twice
+    offset: Any  # where receiving goes on after a restart, kept by the gateway (JSON: a number, a sync token...)
 
     def start(self) -> str:
         """Connect and check the credentials; who the bot is there (``@hermes_bot``). :class:`PlatformError`."""

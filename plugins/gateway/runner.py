@@ -134,7 +134,8 @@ class Gateway(Commands):
 
     def run(self) -> None:
         for platform in self.platforms:
-            platform.offset = int(self.state["offsets"].get(platform.name) or 0)
+            kept = self.state["offsets"].get(platform.name)  # a number (Telegram's), or a platform's token
+            platform.offset = kept if kept is not None else platform.offset
         relay = Relay(self)
         self.app.host.pm.register(relay, name="gateway-relay")  # this gateway's agents' approvals, no one else's
         previous = {s: signal.signal(s, lambda *_: self.stopping.set())

@@ -16,6 +16,11 @@ LOCK = "gateway/gateway.lock"  # in the data folder: held by the gateway running
 MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 
 
+def token_variable(platform: str) -> str:
+    """The variable holding a platform's token (hermes-agent's names)."""
+    return {"matrix": "MATRIX_ACCESS_TOKEN"}.get(platform, f"{platform.upper()}_BOT_TOKEN")
+
+
 def first_part(text: str, most: int) -> int:
     """Where ``text``'s first part ends: at most ``most`` characters, cut at a line's end where one is."""
     return len(text) if len(text) <= most else (text.rfind("\n", 0, most) + 1 or most)
@@ -53,7 +58,7 @@ def deliver(target: str, text: str, host) -> Optional[str]:
                 "said /sethome")
     platform = makers[name]()
     if platform is None:
-        return f"{name} is not set up here (no {name.upper()}_BOT_TOKEN)"
+        return f"{name} is not set up here (no {token_variable(name)})"
     try:
         send_parts(platform, chat, text)
     except PlatformError as exc:

@@ -52,6 +52,9 @@ PLATFORM_HINTS = {
                "better); the files and commands you use are on the machine you run on, not theirs: to send a file, "
                "end your answer with a line MEDIA:/its/path (the pictures and audio your tools make are sent by "
                "themselves).",
+    "matrix": "You are talking to people on Matrix: short answers; Markdown's bold, italics, code, links and quotes "
+              "show, tables do not (a list reads better); the files and commands you use are on the machine you "
+              "run on, not theirs: to send a file, end your answer with a line MEDIA:/its/path.",
 }
 
 

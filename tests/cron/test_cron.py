@@ -314,13 +314,14 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     agents = hermes_home / "cron" / "jobs.json"  # a data folder shared with hermes-agent
     agents.write_text(json.dumps({"jobs": [
         {"id": "a1", "name": "build", "prompt": "check the build", "schedule": {"kind": "interval", "minutes": 30},
-         "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "matrix",
+         "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "mattermost",
          "skills": ["ci-triage"], "provider": "openrouter", "workdir": "/srv/app"},
         {"id": "a2", "name": "standup", "prompt": "write the standup notes", "enabled": False, "state": "paused",
          "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"}, "deliver": "origin",
          "origin": {"platform": "telegram", "chat_id": "-1001234", "thread_id": "17"}},
         {"id": "a3", "name": "later", "prompt": "remind me", "schedule": {"kind": "once",
-                                                                           "run_at": "2099-01-01T09:00:00+00:00"}},
+                                                                           "run_at": "2099-01-01T09:00:00+00:00"},
+         "deliver": "matrix:!ops:example.org"},  # a Matrix room's id holds a colon
         {"id": "a4", "name": "past", "prompt": "too late", "schedule": {"kind": "once",
                                                                          "run_at": "2020-01-01T09:00:00+00:00"}},
         {"id": "a5", "name": "disk", "prompt": "", "script": "df -h", "no_agent": True,
@@ -331,7 +332,7 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert out.returncode == 0 and out.stdout == f"Imported 3 jobs from {agents}.\n", out.stderr
     assert "left out: past: a once job whose time has passed" in out.stderr
     assert "left out: disk: it runs a script without the agent" in out.stderr
-    assert "note: build: its answers are kept in cron/output, not sent to matrix" in out.stderr
+    assert "note: build: its answers are kept in cron/output, not sent to mattermost" in out.stderr
     assert "note: build: it runs where the cron daemon runs, not in /srv/app" in out.stderr
     jobs = {j["name"]: j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"]}
     assert (jobs["build"]["schedule"], jobs["build"]["model"], jobs["build"]["toolsets"]) == ("every 30m", "gpt-5.2",
@@ -339,6 +340,7 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert (jobs["build"]["skills"], jobs["build"]["provider"]) == (["ci-triage"], "openrouter")
     assert jobs["standup"]["status"] == "paused" and jobs["standup"]["schedule"] == "0 9 * * 1-5"
     assert jobs["standup"]["deliver"] == "telegram:-1001234" and jobs["build"]["deliver"] == ""
+    assert jobs["later"]["deliver"] == "matrix:!ops:example.org"
     assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later"}
     again = json.loads(hermes("cron", "import", "--json").stdout)
     assert (again["imported"], again["already_here"]) == (0, 3)

@@ -300,8 +300,8 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes
     failing.stop()
     none = hermes("gateway", "run", env={"TELEGRAM_BOT_TOKEN": ""})
     assert none.returncode == 1 and none.stderr.strip() == (
-        "hermes: error: no platform to answer on: `hermes gateway setup` (or set TELEGRAM_BOT_TOKEN, or "
-        "DISCORD_BOT_TOKEN, in the environment or the data folder's .env)")
+        "hermes: error: no platform to answer on: `hermes gateway setup [--platform NAME]` (or set "
+        "TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, ..., in the environment or the data folder's .env)")
     (hermes_home / "config.yaml").write_text("")  # no model at all: said once, before any chat
     nothing = hermes("gateway", "run", env={"TELEGRAM_BOT_TOKEN": bot_api.token})
     assert nothing.returncode == 1 and nothing.stderr.startswith("hermes: error: no model") and \
