@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
-SENT_TO = ("telegram", "discord", "slack", "matrix")  # the platforms the gateway plugin sends to
+SENT_TO = ("telegram", "discord", "slack", "matrix", "signal")  # the platforms the gateway plugin sends to
 
 
 def delivery_of(job: dict) -> str:
@@ -24,7 +24,8 @@ def delivery_of(job: dict) -> str:
     if deliver in ("", "origin") and origin.get("platform") and origin.get("chat_id"):
         deliver = f"{origin['platform']}:{origin['chat_id']}"
     platform, _, chat = deliver.partition(":")
-    chat = ":".join(chat.split(":")[:2 if platform == "matrix" else 1])  # without a thread's id (a room's has a colon)
+    whole = platform == "matrix" or chat.startswith("group:")  # a Matrix room's id and a Signal group's hold a colon
+    chat = ":".join(chat.split(":")[:2 if whole else 1])  # without a thread's id
     return f"{platform}:{chat}".rstrip(":") if platform in SENT_TO else ""
 
 

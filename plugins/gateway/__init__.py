@@ -2,8 +2,9 @@
 
 Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent),
 Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``), Slack
-(:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``) and Matrix
-(:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``) are built in; a
+(:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``), Matrix
+(:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``) and Signal
+(:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``) are built in; a
 plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
@@ -33,7 +34,7 @@ def register_config(declare):
             "(MATRIX_FREE_RESPONSE_ROOMS)")
     declare("matrix.allowed_rooms", (list[str], str), "", "the only rooms it answers in (MATRIX_ALLOWED_ROOMS; empty: "
             "any; direct chats always)")
-    for name, on in (("telegram", False), ("discord", True), ("slack", True), ("matrix", True)):
+    for name, on in (("telegram", False), ("discord", True), ("slack", True), ("matrix", True), ("signal", True)):
         declare(f"{name}.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
                 "conversations: {CHAT_ID: TEXT} (hermes-agent's)")
         declare(f"{name}.reactions", bool, on, f"the user's message on {name.title()} marked while its turn runs, "
@@ -115,7 +116,15 @@ def gateway_platforms(config):
                       allowed=_listed(config, "matrix.allowed_rooms", "MATRIX_ALLOWED_ROOMS")) \
             if homeserver and (token or user and password) else None
 
-    return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix}
+    def signal():
+        from plugins.gateway.signal import Signal
+
+        url, account = (os.environ.get(f"SIGNAL_{v}", "").strip() for v in ("HTTP_URL", "ACCOUNT"))
+        groups = {g.strip() for g in os.environ.get("SIGNAL_GROUP_ALLOWED_USERS", "").split(",") if g.strip()}
+        return Signal(url, account, groups, require_mention=os.environ.get("SIGNAL_REQUIRE_MENTION", "").strip()
+                      .lower() in ("true", "1", "yes", "on")) if url and account else None
+
+    return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal}
 
 
 @hookimpl

@@ -36,7 +36,7 @@ def _made(app, only: tuple) -> list:
 @click.group(invoke_without_command=True)
 @click.pass_context
 def gateway(ctx):
-    """The agent on Telegram, Discord, Slack or Matrix: setup, run, status, install."""
+    """The agent on Telegram, Discord, Slack, Matrix or Signal: setup, run, status, install."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(status)
 
@@ -213,12 +213,16 @@ def uninstall():
     click.echo(f"removed {path}")
 
 
-HOW = {"telegram": "Telegram bot token (from @BotFather; typed hidden)",
-       "discord": "Discord bot token (its developer portal, Bot tab; typed hidden)",
-       "slack": "Slack bot token (xoxb-..., the app's OAuth page; typed hidden)",
-       "matrix": "Matrix access token of the bot's account (Element: Settings, Help & About; typed hidden)"}
-ALSO = {"slack": [("SLACK_APP_TOKEN", "Slack app-level token (xapp-..., with connections:write; typed hidden)", True)],
-        "matrix": [("MATRIX_HOMESERVER", "Matrix homeserver (https://matrix.example.org)", False)]}
+ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; else its token
+    "telegram": [("TELEGRAM_BOT_TOKEN", "Telegram bot token (from @BotFather; typed hidden)", True)],
+    "discord": [("DISCORD_BOT_TOKEN", "Discord bot token (its developer portal, Bot tab; typed hidden)", True)],
+    "slack": [("SLACK_BOT_TOKEN", "Slack bot token (xoxb-..., the app's OAuth page; typed hidden)", True),
+              ("SLACK_APP_TOKEN", "Slack app-level token (xapp-..., with connections:write; typed hidden)", True)],
+    "matrix": [("MATRIX_ACCESS_TOKEN", "Matrix access token of the bot's account (Element: Settings, Help & About; "
+                                       "typed hidden)", True),
+               ("MATRIX_HOMESERVER", "Matrix homeserver (https://matrix.example.org)", False)],
+    "signal": [("SIGNAL_HTTP_URL", "signal-cli daemon's address (its --http; http://127.0.0.1:8080)", False),
+               ("SIGNAL_ACCOUNT", "the bot's Signal number, registered with signal-cli (+15551234567)", False)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message"}
 
 
@@ -251,9 +255,9 @@ def setup(app, name, wait):
     if record is None or record.status != "enabled":
         raise Fail(f"nothing here reads the .env (hermes-compat is not loaded): export {token_var} and {users_var} "
                    "in your shell's profile")
-    os.environ[token_var] = click.prompt(HOW.get(name, f"{name} bot token (typed hidden)"), hide_input=True).strip()
-    for variable, asked, hidden in ALSO.get(name, ()):
-        os.environ[variable] = click.prompt(asked, hide_input=hidden).strip()
+    asked = ASKED.get(name, [(token_var, f"{name} bot token (typed hidden)", True)])
+    for variable, question, hidden in asked:
+        os.environ[variable] = click.prompt(question, hide_input=hidden).strip()
     os.environ[f"{name.upper()}_ALLOW_ALL_USERS"] = "true"  # this process only: the first message names the owner
     bot = make()
     if bot is None:
@@ -277,7 +281,7 @@ def setup(app, name, wait):
     from plugins.hermes_compat.dotenv import save
 
     try:
-        for variable in (token_var, *(v for v, *_ in ALSO.get(name, ()))):
+        for variable, *_ in asked:
             save(config_dir(), variable, os.environ[variable])
         if found is not None:
             listed = {u.strip() for u in os.environ.get(users_var, "").split(",") if u.strip()}

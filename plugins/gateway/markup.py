@@ -76,3 +76,46 @@ def to_html(markdown: str) -> str:
             out.append(_inline(line))
         i += 1
     return "\n".join(out).replace("</blockquote>\n<blockquote>", "\n")
+
+
+STYLES = {"b": "BOLD", "i": "ITALIC", "s": "STRIKETHROUGH", "code": "MONOSPACE", "pre": "MONOSPACE"}
+
+
+def to_styled(markdown: str) -> tuple:
+    """``markdown`` as plain text and the ranges that style it (Signal's ``START:LENGTH:STYLE``, counted in UTF-16
+    units), read from :func:`to_html`'s HTML: a link's address follows its text, a quote's lines start with "> "."""
+    from html.parser import HTMLParser
+
+    parts, opened, ranges, at = [], [], [], [0]
+
+    def add(text: str) -> None:
+        if any(tag == "blockquote" for tag, *_ in opened):
+            text = text.replace("\n", "\n> ")
+        parts.append(text)
+        at[0] += len(text.encode("utf-16-le")) // 2
+
+    class Reader(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "blockquote":
+                add("> ")
+            opened.append((tag, at[0], dict(attrs).get("href") or "", len(parts)))
+
+        def handle_endtag(self, tag):
+            while opened:
+                name, start, href, first = opened.pop()
+                if name == tag:
+                    break
+            else:
+                return
+            if STYLES.get(tag) and at[0] > start and not (tag == "code" and opened and opened[-1][0] == "pre"):
+                ranges.append(f"{start}:{at[0] - start}:{STYLES[tag]}")
+            if tag == "a" and href and href != "".join(parts[first:]):
+                add(f" ({href})")
+
+        def handle_data(self, data):
+            add(data)
+
+    reader = Reader(convert_charrefs=True)
+    reader.feed(to_html(markdown))
+    reader.close()
+    return "".join(parts), ranges

@@ -55,6 +55,10 @@ PLATFORM_HINTS = {
     "matrix": "You are talking to people on Matrix: short answers; Markdown's bold, italics, code, links and quotes "
               "show, tables do not (a list reads better); the files and commands you use are on the machine you "
               "run on, not theirs: to send a file, end your answer with a line MEDIA:/its/path.",
+    "signal": "You are talking to a person on Signal, often on a phone: short answers; Markdown's bold, italics and "
+              "code show, links as their address, tables do not (a list reads better); the files and commands you "
+              "use are on the machine you run on, not theirs: to send a file, end your answer with a line "
+              "MEDIA:/its/path.",
 }
 
 
