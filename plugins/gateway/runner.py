@@ -490,7 +490,7 @@ class Gateway(Commands):
                 warned = True
                 self._send(chat, f"⏳ nothing has happened for {_span(warn)} ({doing}); /stop ends it")
             if every and now - noticed >= every:
-                noticed, text = now, f"⏳ still working: {_span(now - started)}" + (
+                noticed, text = now, f"⏳ still working: {_span(int(now - started))}" + (
                     f", {chat.tool}" if chat.tool else "")
                 try:
                     if notice is None or not callable(getattr(chat.platform, "edit", None)):
@@ -521,7 +521,7 @@ def _on(value) -> bool:
 
 
 def _span(seconds: float) -> str:
-    return f"{round(seconds, 1):g} s" if seconds < 120 else f"{seconds // 60:.0f} min"
+    return f"{seconds:g} s" if seconds < 120 else f"{seconds // 60:.0f} min"
 
 
 def chat_of(agent) -> "Chat | None":

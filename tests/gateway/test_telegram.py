@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import time
 
@@ -239,14 +240,15 @@ def test_a_long_turn_says_it_still_works_and_one_idle_too_long_is_stopped(gatewa
     notice, warned, answer = bot_api.wait_sent(3)
     notices = [p["text"] for m, p, _ in bot_api.calls if m in ("sendMessage", "editMessageText")
                and p["text"].startswith("⏳ still")]
-    assert notices[:2] == ["⏳ still working: 1 s, terminal", "⏳ still working: 2 s, terminal"]  # one message, edited
+    assert len(notices) >= 2 and all(re.fullmatch(r"⏳ still working: \d s(, terminal)?", n) for n in notices)
+    assert any(n.endswith(", terminal") for n in notices)  # the tool running then
     assert notice[1] == notices[-1] and [m for m, p, _ in bot_api.calls if p.get("text") in notices] == [
         "sendMessage"] + ["editMessageText"] * (len(notices) - 1)
     assert warned[1] == "⏳ nothing has happened for 1.5 s (the tool terminal runs); /stop ends it"
     assert answer[1] == "Slept."
     stopped = bot_api.say("think hard")  # a model that answers after 30 s: told at 1.5 s, stopped at 4.5 s
     notice, *said = [text for _, text in bot_api.wait_sent(6)[3:]]
-    assert notice in ("⏳ still working: 3 s", "⏳ still working: 4 s") and said == [
+    assert re.fullmatch(r"⏳ still working: \d s", notice) and said == [
         "⏳ nothing has happened for 1.5 s (waiting for the model); /stop ends it",
         "⏱️ stopped: nothing happened for 4.5 s (waiting for the model); agent.gateway_timeout says how long a turn "
         "may stay idle (0: no limit)"]
