@@ -3,8 +3,10 @@
 Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent),
 Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``), Slack
 (:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``), Matrix
-(:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``) and Signal
-(:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``) are built in; a
+(:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``), Signal
+(:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``) and email
+(:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) are
+built in; a
 plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
@@ -124,7 +126,25 @@ def gateway_platforms(config):
         return Signal(url, account, groups, require_mention=os.environ.get("SIGNAL_REQUIRE_MENTION", "").strip()
                       .lower() in ("true", "1", "yes", "on")) if url and account else None
 
-    return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal}
+    def mail():
+        from plugins.gateway.mail import Email
+
+        found = {v: os.environ.get(f"EMAIL_{v}", "").strip() for v in (
+            "ADDRESS", "PASSWORD", "IMAP_HOST", "IMAP_PORT", "SMTP_HOST", "SMTP_PORT", "POLL_INTERVAL")}
+        if not all(found[v] for v in ("ADDRESS", "PASSWORD", "IMAP_HOST", "SMTP_HOST")):
+            return None
+        try:
+            numbers = [float(found[v] or default) for v, default in (("IMAP_PORT", 993), ("SMTP_PORT", 587),
+                                                                      ("POLL_INTERVAL", 15))]
+        except ValueError:
+            raise ValueError("EMAIL_IMAP_PORT, EMAIL_SMTP_PORT and EMAIL_POLL_INTERVAL take numbers") from None
+        return Email(found["ADDRESS"], found["PASSWORD"], (found["IMAP_HOST"], int(numbers[0])),
+                     (found["SMTP_HOST"], int(numbers[1])), poll=numbers[2], authserv=os.environ.get(
+                         "EMAIL_AUTHSERV_ID", "").strip(), trust_from=os.environ.get(
+                         "EMAIL_TRUST_FROM_HEADER", "").strip().lower() in ("true", "1", "yes", "on"))
+
+    return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
+            "email": mail}
 
 
 @hookimpl

@@ -36,7 +36,7 @@ def _made(app, only: tuple) -> list:
 @click.group(invoke_without_command=True)
 @click.pass_context
 def gateway(ctx):
-    """The agent on Telegram, Discord, Slack, Matrix or Signal: setup, run, status, install."""
+    """The agent on Telegram, Discord, Slack, Matrix, Signal or by email: setup, run, status, install."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(status)
 
@@ -222,8 +222,12 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
                                        "typed hidden)", True),
                ("MATRIX_HOMESERVER", "Matrix homeserver (https://matrix.example.org)", False)],
     "signal": [("SIGNAL_HTTP_URL", "signal-cli daemon's address (its --http; http://127.0.0.1:8080)", False),
-               ("SIGNAL_ACCOUNT", "the bot's Signal number, registered with signal-cli (+15551234567)", False)]}
-FIRST = {"matrix": "invite it to a direct chat and send any message"}
+               ("SIGNAL_ACCOUNT", "the bot's Signal number, registered with signal-cli (+15551234567)", False)],
+    "email": [("EMAIL_ADDRESS", "the bot's email address", False),
+              ("EMAIL_PASSWORD", "its password (an app password; typed hidden)", True),
+              ("EMAIL_IMAP_HOST", "its IMAP server (imap.gmail.com)", False),
+              ("EMAIL_SMTP_HOST", "its SMTP server (smtp.gmail.com)", False)]}
+FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email"}
 
 
 @gateway.command()

@@ -18,7 +18,8 @@ MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 
 def token_variable(platform: str) -> str:
     """The variable holding a platform's token (hermes-agent's names)."""
-    return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT"}.get(platform, f"{platform.upper()}_BOT_TOKEN")
+    return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD"}.get(
+        platform, f"{platform.upper()}_BOT_TOKEN")
 
 
 def first_part(text: str, most: int) -> int:
@@ -52,10 +53,10 @@ def deliver(target: str, text: str, host) -> Optional[str]:
         makers.update(each if isinstance(each, dict) else {})
     if name not in makers:
         return None
-    chat = chat or os.environ.get(f"{name.upper()}_HOME_CHANNEL", "").strip() or _home(host.config, name)
+    home = "EMAIL_HOME_ADDRESS" if name == "email" else f"{name.upper()}_HOME_CHANNEL"  # hermes-agent's names
+    chat = chat or os.environ.get(home, "").strip() or _home(host.config, name)
     if not chat:
-        return (f"no chat to send to: {target} names none, {name.upper()}_HOME_CHANNEL is not set and no chat "
-                "said /sethome")
+        return f"no chat to send to: {target} names none, {home} is not set and no chat said /sethome"
     platform = makers[name]()
     if platform is None:
         return f"{name} is not set up here (no {token_variable(name)})"

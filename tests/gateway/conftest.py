@@ -48,7 +48,7 @@ def bot_api():
         yield api
 
 
-PLATFORM_VARIABLES = ("TELEGRAM_", "DISCORD_", "SLACK_", "MATRIX_", "SIGNAL_")  # the environment's are not the tests'
+PLATFORM_VARIABLES = ("TELEGRAM_", "DISCORD_", "SLACK_", "MATRIX_", "SIGNAL_", "EMAIL_")  # the environment's are not the tests'
 
 
 def clean_environment(hermes_home) -> dict:
@@ -59,11 +59,12 @@ def clean_environment(hermes_home) -> dict:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
 
 
-def setup_terminal(hermes_home, tmp_path, *args):
-    """``hermes gateway setup ARGS`` in a pseudo-terminal."""
+def setup_terminal(hermes_home, tmp_path, *args, env: dict = None):
+    """``hermes gateway setup ARGS`` in a pseudo-terminal (``env``: more variables)."""
     from tests.terminal.conftest import Terminal
 
-    return Terminal([*hermes_command(), "gateway", "setup", *args], clean_environment(hermes_home), tmp_path)
+    return Terminal([*hermes_command(), "gateway", "setup", *args], {**clean_environment(hermes_home), **(env or {})},
+                    tmp_path)
 
 
 def starter(hermes_home, wire_server, platform: dict, variables: dict):
