@@ -28,12 +28,12 @@ from kernel import hookimpl
 from plugins.gateway.commands import AT_ONCE, Commands
 from plugins.gateway.hookspecs import Incoming, PlatformError
 from plugins.gateway.sending import LOCK, STATE, media_of, send_parts
+from plugins.gateway.watching import watch
 from plugins.images import keep
 from plugins.tool_args import ORIGIN
 
 log = logging.getLogger("hermes.gateway")
 CHAT = "gateway.chat"  # agent.state key: the chat a gateway agent answers
-TYPING_EVERY = 4.0  # seconds: Telegram shows "typing" for about five
 RETRY_WAIT = (1, 2, 5, 10, 30)  # seconds between attempts to reach a platform that failed
 MAKERS = {"image_generate": "photo", "text_to_speech": "audio"}  # tools whose file (their result's path) is sent
 NOT_TEXT = "only text, pictures and voice notes are read here (another file is not)"
@@ -385,7 +385,7 @@ class Gateway(Commands):
                                                                                      agent.provider_config.model))
         done = threading.Event()
         chat.turning, chat.made, chat.why, chat.tool, chat.active = True, [], "", "", time.monotonic()
-        threading.Thread(target=self._watch, args=(chat, done), daemon=True).start()
+        threading.Thread(target=watch, args=(self, chat, done), daemon=True).start()
         if self.config.get(f"display.platforms.{chat.platform.name}.streaming") and \
                 callable(getattr(chat.platform, "edit", None)):
             from plugins.gateway.streaming import Draft
@@ -466,62 +466,11 @@ class Gateway(Commands):
                          "gateway.media_delivery_allow_dirs)")
         return False
 
-    def _watch(self, chat: Chat, done: threading.Event) -> None:
-        """While a turn runs, as hermes-agent's gateway: "typing" shown; every ``agent.gateway_notify_interval``
-        seconds a line saying it still works (one message, edited where the platform can); after
-        ``agent.gateway_timeout_warning`` seconds without activity the chat is told, once, and after
-        ``agent.gateway_timeout`` the turn is stopped (0: never)."""
-        every, warn, limit = (watch_setting(self.config, key) for key in WATCHED)
-        chat.platform.typing(chat.chat)
-        started = typed = noticed = time.monotonic()
-        notice, warned = None, False
-        while not done.wait(0.5):
-            now = time.monotonic()
-            if now - typed >= TYPING_EVERY:
-                chat.platform.typing(chat.chat)
-                typed = now
-            idle, doing = now - chat.active, f"the tool {chat.tool} runs" if chat.tool else "waiting for the model"
-            if limit and idle >= limit:
-                chat.why = (f"⏱️ stopped: nothing happened for {_span(limit)} ({doing}); agent.gateway_timeout "
-                            "says how long a turn may stay idle (0: no limit)")
-                chat.agent.interrupt()
-                return
-            if warn and idle >= warn and not warned:
-                warned = True
-                self._send(chat, f"⏳ nothing has happened for {_span(warn)} ({doing}); /stop ends it")
-            if every and now - noticed >= every:
-                noticed, text = now, f"⏳ still working: {_span(int(now - started))}" + (
-                    f", {chat.tool}" if chat.tool else "")
-                try:
-                    if notice is None or not callable(getattr(chat.platform, "edit", None)):
-                        notice = chat.platform.send(chat.chat, text)
-                    else:
-                        chat.platform.edit(chat.chat, notice, text)
-                except PlatformError as exc:
-                    log.warning("gateway: %s: %s", chat.key, exc)
-
     # -- commands
-
-
-WATCHED = {"agent.gateway_notify_interval": "HERMES_AGENT_NOTIFY_INTERVAL",  # key: hermes-agent's variable for it
-           "agent.gateway_timeout_warning": "HERMES_AGENT_TIMEOUT_WARNING",
-           "agent.gateway_timeout": "HERMES_AGENT_TIMEOUT"}
-
-
-def watch_setting(config, key: str) -> float:
-    """Seconds of a :data:`WATCHED` key; its hermes-agent variable wins, as there (0: off)."""
-    try:
-        return max(float(os.environ.get(WATCHED[key], "") or config.get(key) or 0), 0.0)
-    except ValueError:
-        return max(float(config.get(key) or 0), 0.0)
 
 
 def _on(value) -> bool:
     return str(value).strip().lower() in ("true", "1", "yes", "on")
-
-
-def _span(seconds: float) -> str:
-    return f"{seconds:g} s" if seconds < 120 else f"{seconds // 60:.0f} min"
 
 
 def chat_of(agent) -> "Chat | None":
