@@ -4,7 +4,8 @@ Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_AL
 Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``), Slack
 (:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``), Matrix
 (:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``), Signal
-(:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``) and email
+(:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``), Mattermost
+(:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``) and email
 (:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) are
 built in; a
 plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
@@ -23,11 +24,12 @@ def register_config(declare):
             "talks to (hermes-agent's key: a local telegram-bot-api)")
     declare("telegram.allowed_chats", (list[str], str), "", "the groups the bot answers in (ids, comma-separated; "
             "TELEGRAM_ALLOWED_CHATS; empty: any): private chats are not filtered")
-    for name, where in (("discord", "a server's channel"), ("slack", "a channel")):
+    for name, where in (("discord", "a server's channel"), ("slack", "a channel"), ("mattermost", "a channel")):
         declare(f"{name}.require_mention", bool, True, f"in {where} the bot answers when it is mentioned "
                 "(hermes-agent's; direct messages always)")
         declare(f"{name}.free_response_channels", (list[str], str), "", "channels where it answers every message")
         declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
+    for name in ("discord", "slack"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -36,12 +38,13 @@ def register_config(declare):
             "(MATRIX_FREE_RESPONSE_ROOMS)")
     declare("matrix.allowed_rooms", (list[str], str), "", "the only rooms it answers in (MATRIX_ALLOWED_ROOMS; empty: "
             "any; direct chats always)")
-    for name, on in (("telegram", False), ("discord", True), ("slack", True), ("matrix", True), ("signal", True)):
+    for name, on in (("telegram", False), ("discord", True), ("slack", True), ("matrix", True), ("signal", True),
+                     ("mattermost", True)):
         declare(f"{name}.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
                 "conversations: {CHAT_ID: TEXT} (hermes-agent's)")
         declare(f"{name}.reactions", bool, on, f"the user's message on {name.title()} marked while its turn runs, "
                 f"then with how it ended (hermes-agent's; {name.upper()}_REACTIONS)")
-    for name in ("telegram", "discord", "slack", "matrix"):
+    for name in ("telegram", "discord", "slack", "matrix", "mattermost"):
         declare(f"display.platforms.{name}.streaming", bool, True, f"the gateway shows an answer on {name.title()} "
                 "as it is written (a message edited about once a second), as hermes-agent does")
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
@@ -143,8 +146,18 @@ def gateway_platforms(config):
                          "EMAIL_AUTHSERV_ID", "").strip(), trust_from=os.environ.get(
                          "EMAIL_TRUST_FROM_HEADER", "").strip().lower() in ("true", "1", "yes", "on"))
 
+    def mattermost():
+        from plugins.gateway.mattermost import Mattermost
+
+        url, token = (os.environ.get(f"MATTERMOST_{v}", "").strip() for v in ("URL", "TOKEN"))
+        return Mattermost(url, token, require_mention=bool(config.get("mattermost.require_mention")),
+                          free=_listed(config, "mattermost.free_response_channels",
+                                       "MATTERMOST_FREE_RESPONSE_CHANNELS"),
+                          allowed=_listed(config, "mattermost.allowed_channels", "MATTERMOST_ALLOWED_CHANNELS")) \
+            if url and token else None
+
     return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
-            "email": mail}
+            "email": mail, "mattermost": mattermost}
 
 
 @hookimpl

@@ -36,7 +36,7 @@ def _made(app, only: tuple) -> list:
 @click.group(invoke_without_command=True)
 @click.pass_context
 def gateway(ctx):
-    """The agent on Telegram, Discord, Slack, Matrix, Signal or by email: setup, run, status, install."""
+    """The agent on messaging platforms (Telegram, Discord, Slack...): setup, run, status, install."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(status)
 
@@ -223,6 +223,8 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
                ("MATRIX_HOMESERVER", "Matrix homeserver (https://matrix.example.org)", False)],
     "signal": [("SIGNAL_HTTP_URL", "signal-cli daemon's address (its --http; http://127.0.0.1:8080)", False),
                ("SIGNAL_ACCOUNT", "the bot's Signal number, registered with signal-cli (+15551234567)", False)],
+    "mattermost": [("MATTERMOST_URL", "Mattermost server (https://mm.example.com)", False),
+                   ("MATTERMOST_TOKEN", "the bot account's token (System Console, Bot Accounts; typed hidden)", True)],
     "email": [("EMAIL_ADDRESS", "the bot's email address", False),
               ("EMAIL_PASSWORD", "its password (an app password; typed hidden)", True),
               ("EMAIL_IMAP_HOST", "its IMAP server (imap.gmail.com)", False),

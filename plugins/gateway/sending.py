@@ -18,7 +18,8 @@ MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 
 def token_variable(platform: str) -> str:
     """The variable holding a platform's token (hermes-agent's names)."""
-    return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD"}.get(
+    return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD",
+            "mattermost": "MATTERMOST_TOKEN"}.get(
         platform, f"{platform.upper()}_BOT_TOKEN")
 
 

@@ -59,6 +59,9 @@ PLATFORM_HINTS = {
               "code show, links as their address, tables do not (a list reads better); the files and commands you "
               "use are on the machine you run on, not theirs: to send a file, end your answer with a line "
               "MEDIA:/its/path.",
+    "mattermost": "You are talking to people on Mattermost, at work: short answers; Markdown shows, tables too; the "
+                  "files and commands you use are on the machine you run on, not theirs: to send a file, end your "
+                  "answer with a line MEDIA:/its/path.",
     "email": "You are answering a person's email: a complete answer in one message, plain paragraphs (Markdown's "
              "bold, code and lists show); the files and commands you use are on the machine you run on, not "
              "theirs: to attach a file, end your answer with a line MEDIA:/its/path.",
