@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -163,15 +163,8 @@ class Discord(Socketed):
         incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
                             text=text, addressed=addressed, message=str(data.get("id") or ""))
         for attached in data.get("attachments") or [] if addressed else []:
-            kind = str(attached.get("content_type") or "")
-            try:
-                if kind.startswith("image/") and not incoming.images:
-                    incoming.images.append(picture(self._fetch(attached)))  # no picture a model takes: it is told
-                elif kind.startswith("audio/") and incoming.voice is None:
-                    incoming.voice = (self._fetch(attached), str(attached.get("filename") or "voice.ogg"))
-            except PlatformError as exc:
-                incoming.missed = f"[the user sent {attached.get('filename') or 'a file'}, which could not be " \
-                                  f"fetched: {exc}]"
+            incoming.attach(str(attached.get("content_type") or ""), str(attached.get("filename") or ""),
+                            lambda attached=attached: self._fetch(attached))
         return incoming
 
     def _fetch(self, attached: dict) -> bytes:

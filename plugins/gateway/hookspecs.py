@@ -4,7 +4,7 @@ A plugin that implements it without the gateway plugin loaded marks it ``optiona
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from kernel import hookspec
 
@@ -22,6 +22,17 @@ class Incoming:
     voice: Optional[tuple] = None  # a voice note: (its bytes, a file name whose suffix says the format)
     missed: str = ""  # what it carried that could not be fetched, for the model to be told
     message: str = ""  # its id on the platform, for :meth:`Platform.react`
+
+    def attach(self, kind: str, name: str, fetch: Callable[[], bytes]) -> None:
+        """A file the user sent, by its MIME type ``kind``: the first picture and the first audio are fetched
+        (``fetch``) and kept, others are left out; one that cannot be fetched or read is told to the model."""
+        try:
+            if kind.startswith("image/") and not self.images:
+                self.images.append(picture(fetch()))
+            elif kind.startswith("audio/") and self.voice is None:
+                self.voice = (fetch(), name or "voice.ogg")
+        except PlatformError as exc:
+            self.missed = f"[the user sent {name or 'a file'}, which could not be fetched: {exc}]"
 
 
 def picture(raw: bytes) -> tuple:

@@ -25,7 +25,7 @@ import time
 from email.message import EmailMessage
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 
 log = logging.getLogger("hermes.gateway")
 RESULTS = re.compile(r"\b(dmarc|dkim|spf)\s*=\s*([a-z]+)((?:\s+[\w.-]+=[^\s;]+)*)", re.IGNORECASE)
@@ -160,18 +160,22 @@ class Email:
             if int(self.offset) < 0:  # never ran: the mail there is not answered
                 self.offset = max(found, default=0)
                 return []
-            messages = []
-            for uid in found:
-                data = imap.uid("FETCH", str(uid), "(RFC822)")[1]
-                raw = next((part[1] for part in data if isinstance(part, tuple)), b"")
-                self.offset = uid
-                incoming = self._incoming(email.message_from_bytes(raw, policy=email.policy.default))
-                if incoming is not None:
-                    messages.append(incoming)
-            return messages
+            fetched = [(uid, next((part[1] for part in imap.uid("FETCH", str(uid), "(RFC822)")[1]
+                                   if isinstance(part, tuple)), b"")) for uid in found]
         except (imaplib.IMAP4.error, OSError) as exc:
-            self.imap = None  # connected again at the next poll
+            self.imap = None  # connected again at the next poll; what was fetched is fetched again
             raise PlatformError(f"email: the IMAP server failed ({_said(exc)})") from None
+        messages = []
+        for uid, raw in fetched:
+            try:
+                incoming = self._incoming(email.message_from_bytes(raw, policy=email.policy.default))
+            except Exception:  # noqa: BLE001 - one mail that cannot be read must not stop the mailbox for good
+                log.exception("email: mail %s could not be read", uid)
+                continue
+            if incoming is not None:
+                messages.append(incoming)
+        self.offset = max(found, default=self.offset)
+        return messages
 
     def _incoming(self, message: EmailMessage) -> "Incoming | None":
         sender = email.utils.parseaddr(str(message.get("From") or ""))[1].lower()
@@ -192,14 +196,7 @@ class Email:
         incoming = Incoming(chat=sender, user=sender, name=email.utils.parseaddr(str(message.get("From")))[0] or
                             sender, text=text, message=str(message.get("Message-ID") or ""))
         for part in message.iter_attachments():
-            kind = part.get_content_type()
-            try:
-                if kind.startswith("image/") and not incoming.images:
-                    incoming.images.append(picture(part.get_content()))
-                elif kind.startswith("audio/") and incoming.voice is None:
-                    incoming.voice = (part.get_content(), part.get_filename() or "voice.ogg")
-            except PlatformError as exc:
-                incoming.missed = f"[the user sent {part.get_filename() or 'a file'}, which could not be read: {exc}]"
+            incoming.attach(part.get_content_type(), part.get_filename() or "", part.get_content)
         return incoming
 
     # -- answers

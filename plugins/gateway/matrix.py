@@ -11,13 +11,15 @@ HTML (:mod:`plugins.gateway.markup`), drafts are edited (``m.replace``), reactio
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import deque
 from typing import Any, Optional
 from urllib.parse import quote
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 
+log = logging.getLogger("hermes.gateway")
 CLIENT = "/_matrix/client/v3"
 POLL_SECONDS = 25  # a /sync waits this long for an event
 MAX_FILE = 20 * 2**20  # the largest picture or voice message fetched
@@ -118,12 +120,13 @@ class Matrix:
             for event in [] if first else (data.get("timeline") or {}).get("events") or []:
                 if not isinstance(event, dict) or event.get("sender") == self.me:
                     continue
-                if event.get("type") == "m.room.encrypted":
-                    self._encrypted(room)
-                elif event.get("type") == "m.room.message" and isinstance(event.get("content"), dict):
-                    incoming = self._incoming(room, event)
-                    if incoming is not None:
-                        found.append(incoming)
+                try:
+                    if event.get("type") == "m.room.encrypted":
+                        self._encrypted(room)
+                    elif event.get("type") == "m.room.message" and isinstance(event.get("content"), dict):
+                        found.extend(filter(None, [self._incoming(room, event)]))
+                except Exception:  # noqa: BLE001 - one event that cannot be read must not lose the others
+                    log.exception("matrix: an event in %s could not be read", room)
         return found
 
     def _invited(self, room: str, data: dict) -> None:
@@ -180,14 +183,9 @@ class Matrix:
         incoming = Incoming(chat=room, user=str(event.get("sender") or ""), name=str(event.get("sender") or ""),
                             text=caption if media else text, addressed=addressed,
                             message=str(event.get("event_id") or ""))
-        try:
-            if addressed and kind == "m.image":
-                incoming.images.append(picture(self._fetch(content)))
-            elif addressed and kind == "m.audio":
-                incoming.voice = (self._fetch(content), str(content.get("filename") or content.get("body") or
-                                                            "voice.ogg"))
-        except PlatformError as exc:
-            incoming.missed = f"[the user sent {content.get('body') or 'a file'}, which could not be fetched: {exc}]"
+        if addressed and kind in ("m.image", "m.audio"):
+            incoming.attach(kind.replace("m.", "") + "/", str(content.get("filename") or content.get("body") or ""),
+                            lambda: self._fetch(content))
         return incoming
 
     def _fetch(self, content: dict) -> bytes:

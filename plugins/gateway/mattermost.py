@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -113,14 +113,8 @@ class Mattermost(Socketed):
                             name=str(data.get("sender_name") or "").lstrip("@"), text=text, addressed=addressed,
                             message=str(post.get("id") or ""))
         for info in (post.get("metadata") or {}).get("files") or [] if addressed else []:
-            kind = str(info.get("mime_type") or "")
-            try:
-                if kind.startswith("image/") and not incoming.images:
-                    incoming.images.append(picture(self._fetch(info)))
-                elif kind.startswith("audio/") and incoming.voice is None:
-                    incoming.voice = (self._fetch(info), str(info.get("name") or "voice.ogg"))
-            except PlatformError as exc:
-                incoming.missed = f"[the user sent {info.get('name') or 'a file'}, which could not be fetched: {exc}]"
+            incoming.attach(str(info.get("mime_type") or ""), str(info.get("name") or ""),
+                            lambda info=info: self._fetch(info))
         self.inbox.put(incoming)
 
     def _fetch(self, info: dict) -> bytes:

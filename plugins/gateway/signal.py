@@ -15,7 +15,7 @@ import mimetypes
 from pathlib import Path
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -118,15 +118,8 @@ class Signal(Socketed):
                             addressed=not group or named or not self.require_mention,
                             message=f"{data.get('timestamp') or envelope.get('timestamp')}:{sender}")
         for attached in data.get("attachments") or [] if incoming.addressed else []:
-            kind = str(attached.get("contentType") or "")
-            try:
-                if kind.startswith("image/") and not incoming.images:
-                    incoming.images.append(picture(self._fetch(attached)))
-                elif kind.startswith("audio/") and incoming.voice is None:
-                    incoming.voice = (self._fetch(attached), str(attached.get("filename") or "voice.m4a"))
-            except PlatformError as exc:
-                incoming.missed = f"[the user sent {attached.get('filename') or 'a file'}, which could not be " \
-                                  f"fetched: {exc}]"
+            incoming.attach(str(attached.get("contentType") or ""), str(attached.get("filename") or "voice.m4a"),
+                            lambda attached=attached: self._fetch(attached))
         self.inbox.put(incoming)
 
     def _fetch(self, attached: dict) -> bytes:

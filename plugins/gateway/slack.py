@@ -15,7 +15,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -159,22 +159,19 @@ class Slack(Socketed):
         incoming = Incoming(chat=channel, user=str(event.get("user") or ""), name=str(event.get("user") or ""),
                             text=text, addressed=addressed, message=str(event.get("ts") or ""))
         for file in event.get("files") or [] if addressed else []:
-            if str(file.get("mimetype") or "").startswith("image/") and not incoming.images:
-                try:
-                    incoming.images.append(self._picture(file))
-                except PlatformError as exc:
-                    incoming.missed = f"[the user sent a picture that could not be fetched: {exc}]"
+            kind = str(file.get("mimetype") or "")
+            if kind.startswith("image/"):  # Slack's voice clips are not read here
+                incoming.attach(kind, str(file.get("name") or ""), lambda file=file: self._fetch(file))
         return incoming
 
-    def _picture(self, file: dict) -> tuple:
+    def _fetch(self, file: dict) -> bytes:
         import httpx2 as httpx
 
         try:
-            raw = self.client.get(str(file.get("url_private")), follow_redirects=True, timeout=60,
-                                  headers={"Authorization": f"Bearer {self.tokens[0]}"}).raise_for_status().content
+            return self.client.get(str(file.get("url_private")), follow_redirects=True, timeout=60,
+                                   headers={"Authorization": f"Bearer {self.tokens[0]}"}).raise_for_status().content
         except httpx.HTTPError as exc:
             raise PlatformError(str(exc).replace(self.tokens[0], "<token>") or type(exc).__name__) from None
-        return picture(raw)
 
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:

@@ -11,7 +11,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, picture
+from plugins.gateway.hookspecs import Incoming, PlatformError
 
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
 MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
@@ -113,15 +113,9 @@ class Telegram:
             document if str(document.get("mime_type", "")).startswith("image/") else None  # the largest size
         voice = next((message[k] for k in ("voice", "audio") if isinstance(message.get(k), dict)), None)
         if incoming.addressed and isinstance(photo, dict):
-            try:
-                incoming.images.append(self._picture(photo))
-            except PlatformError as exc:
-                incoming.missed = f"[the user sent a picture that could not be fetched: {exc}]"
+            incoming.attach("image/", str(photo.get("file_name") or "a picture"), lambda: self._download(photo))
         elif incoming.addressed and voice is not None:
-            try:
-                incoming.voice = (self._download(voice), str(voice.get("file_name") or "voice.ogg"))
-            except PlatformError as exc:
-                incoming.missed = f"[the user sent a voice note that could not be fetched: {exc}]"
+            incoming.attach("audio/", str(voice.get("file_name") or ""), lambda: self._download(voice))
         return incoming
 
     def _download(self, file: dict) -> bytes:
@@ -134,10 +128,6 @@ class Telegram:
             return self.client.get(self.files + str(where)).raise_for_status().content
         except httpx.HTTPError as exc:
             raise PlatformError(str(exc).replace(self.token, "<token>") or type(exc).__name__) from None
-
-    def _picture(self, photo: dict) -> tuple:
-        """(bytes, type) of a picture the user sent, as plugins.images reads it."""
-        return picture(self._download(photo))
 
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
         """``text`` (the model's Markdown) as Telegram's HTML; as it is when Telegram refuses that, or for a draft.

@@ -90,7 +90,7 @@ def test_a_picture_reaches_the_model_with_its_caption(gateway, bot_api, wire_ser
     bot_api.picture(b"not a picture")
     bot_api.wait_sent(2)
     [_, asked] = [m for m in wire_server.requests[1].body["messages"] if m["role"] == "user"]
-    assert asked["content"] == ("[the user sent a picture that could not be fetched: not a picture a model takes "
+    assert asked["content"] == ("[the user sent a picture, which could not be fetched: not a picture a model takes "
                                 "(PNG, JPEG, GIF or WebP)]")
     assert len(list((hermes_home / "images").iterdir())) == 1  # kept until its turn started (and 30 days)
 
