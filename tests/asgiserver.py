@@ -1,11 +1,13 @@
 """An ASGI application (Starlette's) served on a loopback port of its own by uvicorn, in a thread, for the tests'
-stand-ins of services that speak websockets (Discord's gateway, Slack's Socket Mode): ``with Served(app):``."""
+stand-ins of services that speak websockets (Discord's gateway, Slack's Socket Mode): ``with Served(app):``; and
+what every stand-in of a messaging service does for its tests, :func:`wait_sent`."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from typing import Callable
 
 
 class Served:
@@ -30,3 +32,14 @@ class Served:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def wait_sent(changed: threading.Condition, sent: Callable[[], list], count: int, timeout: float = 30) -> list:
+    """``sent()`` once it holds ``count`` messages and none is a draft still being written (text ending in the
+    cursor); AssertionError after ``timeout`` seconds. ``changed`` is notified whenever something is sent."""
+    deadline = time.monotonic() + timeout
+    with changed:
+        while len(sent()) < count or any(isinstance(m, tuple) and str(m[-1]).endswith(" ▉") for m in sent()):
+            if not changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
+                raise AssertionError(f"{len(sent())} message(s) sent, not {count}: {sent()}")
+        return sent()

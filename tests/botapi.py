@@ -14,6 +14,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.asgiserver import wait_sent
+
 BOT = {"id": 999, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot"}
 
 
@@ -176,12 +178,7 @@ class BotAPI:
 
     def wait_sent(self, count: int, timeout: float = 30, chat=None) -> list:
         """The messages once there are ``count`` of them and none is a draft still being written."""
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent(chat)) < count or any(t.endswith(" ▉") for _, t in self.sent(chat)):
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent(chat))} message(s) sent, not {count}: {self.sent(chat)}")
-            return self.sent(chat)
+        return wait_sent(self.changed, lambda: self.sent(chat), count, timeout)
 
     def sent_files(self) -> list:
         """``(chat_id, method, file name, bytes)`` of each file sent."""

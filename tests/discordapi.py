@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 
-from tests.asgiserver import Served
+from tests.asgiserver import Served, wait_sent
 
 BOT = {"id": "999", "username": "hermes_test_bot", "bot": True}
 
@@ -73,12 +72,7 @@ class DiscordAPI(Served):
                     if channel is None or m["channel_id"] == channel]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent()) < count or any(c.endswith(" ▉") for _, c in self.sent()):
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent())} message(s) sent, not {count}: {self.sent()}")
-            return self.sent()
+        return wait_sent(self.changed, self.sent, count, timeout)
 
     # -- the server's side
     def _record(self, method: str, path: str, body) -> None:

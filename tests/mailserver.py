@@ -16,8 +16,9 @@ import email.utils
 import socket
 import socketserver
 import threading
-import time
 from email.message import EmailMessage
+
+from tests.asgiserver import wait_sent
 
 VOUCHED = ("mx.test; dkim=pass header.d={domain}; spf=pass smtp.mailfrom={address}; "
            "dmarc=pass header.from={domain}")
@@ -56,12 +57,7 @@ class MailServer:
         return mail["Message-ID"]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent) < count:
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent)} mail(s) sent, not {count}")
-            return list(self.sent)
+        return wait_sent(self.changed, lambda: list(self.sent), count, timeout)
 
     # -- the servers
     def __enter__(self) -> "MailServer":

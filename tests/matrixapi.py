@@ -14,7 +14,7 @@ import asyncio
 import threading
 import time
 
-from tests.asgiserver import Served
+from tests.asgiserver import Served, wait_sent
 
 BOT, ALICE = "@hermes:test", "@alice:test"
 
@@ -94,12 +94,7 @@ class MatrixAPI(Served):
                     and e["content"]["m.relates_to"]["event_id"] == event_id and not e.get("redacted")]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent()) < count or any(str(t).endswith(" ▉") for _, t in self.sent()):
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent())} message(s) sent, not {count}: {self.sent()}")
-            return self.sent()
+        return wait_sent(self.changed, self.sent, count, timeout)
 
     # -- the server's side
     def _sync(self, since: "int | None") -> dict:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 
-from tests.asgiserver import Served
+from tests.asgiserver import Served, wait_sent
 
 BOT = {"id": "bot1", "username": "hermes"}
 
@@ -49,12 +48,7 @@ class MattermostAPI(Served):
             return [(p["channel_id"], p["message"]) for p in self.posts]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent()) < count or any(t.endswith(" ▉") for _, t in self.sent()):
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent())} post(s) sent, not {count}: {self.sent()}")
-            return self.sent()
+        return wait_sent(self.changed, self.sent, count, timeout)
 
     # -- the server's side
     def _app(self):

@@ -15,7 +15,7 @@ import json
 import threading
 import time
 
-from tests.asgiserver import Served
+from tests.asgiserver import Served, wait_sent
 
 ALICE = "+15550042"
 
@@ -60,12 +60,7 @@ class SignalAPI(Served):
             return [(m["chat"], m["message"]) for m in self.messages]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent()) < count:
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent())} message(s) sent, not {count}: {self.sent()}")
-            return self.sent()
+        return wait_sent(self.changed, self.sent, count, timeout)
 
     # -- the daemon's side
     def _call(self, method: str, params: dict):

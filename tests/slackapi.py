@@ -14,7 +14,7 @@ import json
 import threading
 import time
 
-from tests.asgiserver import Served
+from tests.asgiserver import Served, wait_sent
 
 
 class SlackAPI(Served):
@@ -65,12 +65,7 @@ class SlackAPI(Served):
             return [m["buttons"] for m in self.messages]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while len(self.sent()) < count or any(t.endswith(" ▉") for _, t in self.sent()):
-                if not self.changed.wait(max(deadline - time.monotonic(), 0)) and time.monotonic() >= deadline:
-                    raise AssertionError(f"{len(self.sent())} message(s) sent, not {count}: {self.sent()}")
-            return self.sent()
+        return wait_sent(self.changed, self.sent, count, timeout)
 
     # -- the server's side
     def _app(self):
