@@ -34,13 +34,15 @@ class SlackAPI(Served):
             self.changed.notify_all()
 
     # -- what a user does
-    def say(self, text: str, user: str = "U42", channel: str = "", mention: bool = False) -> str:
-        """A message from ``user`` (default: their direct-message channel, ``D-USER``); a mention comes as the
-        message and an app_mention, as Slack sends it to an app subscribed to both."""
+    def say(self, text: str, user: str = "U42", channel: str = "", mention: bool = False, thread: str = "") -> str:
+        """A message from ``user`` (default: their direct-message channel, ``D-USER``; in ``thread``: a reply under
+        the message of that ts); a mention comes as the message and an app_mention, as Slack sends it to an app
+        subscribed to both. Its ts."""
         ts = f"{time.time():.6f}"
         channel = channel or f"D-{user}"
         event = {"type": "message", "channel": channel, "user": user, "text": text, "ts": ts,
-                 "channel_type": "im" if channel.startswith("D") else "channel"}
+                 "channel_type": "im" if channel.startswith("D") else "channel", **({"thread_ts": thread}
+                                                                                    if thread else {})}
         self._envelope("events_api", {"event": event})
         if mention:
             self._envelope("events_api", {"event": dict(event, type="app_mention")})
@@ -52,7 +54,8 @@ class SlackAPI(Served):
             shown = next(m for m in reversed(self.messages) if value in m["buttons"])
         self._envelope("interactive", {"type": "block_actions", "user": {"id": user, "username": "alice"},
                                        "channel": {"id": shown["channel"]},
-                                       "message": {"ts": shown["ts"], "text": shown["text"]},
+                                       "message": {"ts": shown["ts"], "text": shown["text"],
+                                                   **({"thread_ts": shown["thread_ts"]} if shown["thread_ts"] else {})},
                                        "actions": [{"action_id": "hermes-0", "value": value}]})
 
     # -- what the test reads
@@ -95,7 +98,7 @@ class SlackAPI(Served):
                 if name == "chat.postMessage":
                     self.next += 1
                     message = {"channel": body["channel"], "ts": f"{self.next}.000100", "text": body["text"],
-                               "buttons": buttons(body)}
+                               "buttons": buttons(body), "thread_ts": body.get("thread_ts")}
                     self.messages.append(message)
                 elif name in ("reactions.add", "reactions.remove"):
                     mine = self.reactions.setdefault(body["timestamp"], [])

@@ -29,6 +29,8 @@ def register_config(declare):
                 "(hermes-agent's; direct messages always)")
         declare(f"{name}.free_response_channels", (list[str], str), "", "channels where it answers every message")
         declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
+    declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
+            "thread a conversation (hermes-agent's)")
     for name in ("discord", "slack"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
@@ -106,6 +108,7 @@ def gateway_platforms(config):
         bot, app = (os.environ.get(f"SLACK_{kind}_TOKEN", "").strip() for kind in ("BOT", "APP"))
         return Slack(bot, app, str(config.get("slack.api_url") or API),
                      require_mention=bool(config.get("slack.require_mention")),
+                     in_threads=bool(config.get("slack.reply_in_thread")),
                      free=_listed(config, "slack.free_response_channels"),
                      allowed=_listed(config, "slack.allowed_channels")) if bot and app else None
 

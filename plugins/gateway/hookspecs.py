@@ -13,7 +13,7 @@ from kernel import hookspec
 class Incoming:
     """A message a platform received."""
 
-    chat: str  # where to answer: a conversation of its own (a private chat, a group)
+    chat: str  # where to answer: a conversation of its own (a private chat, a group; CHANNEL/THREAD: a thread)
     user: str  # who sent it: what the allow-list names
     name: str  # who sent it, for people (a username)
     text: str  # "" for a message without text (a picture alone, a voice note)

@@ -395,7 +395,8 @@ class Gateway(Commands):
             chat.draft = Draft(chat.platform, chat.chat, lambda text: masked(text, agent),
                                progress=self.config.get("display.tool_progress", "all") not in ("off", False))
         prompts = self.config.get(f"{chat.platform.name}.channel_prompts") or {}
-        own = {str(k): v for k, v in prompts.items()}.get(chat.chat) if isinstance(prompts, dict) else None
+        own = {str(k): v for k, v in prompts.items()} if isinstance(prompts, dict) else {}
+        own = own.get(chat.chat) or own.get(chat.chat.partition("/")[0])  # a thread's: its channel's
         system = "\n\n".join(filter(None, [self.config.get("agent.system_prompt"), own])) if own else None
         try:
             result = agent.run_conversation(message, system_message=system)

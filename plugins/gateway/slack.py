@@ -3,7 +3,9 @@ no public address is needed; its Web API (httpx2) takes the answers. hermes-agen
 (``xoxb-``), ``SLACK_APP_TOKEN`` (``xapp-``, with ``connections:write``), ``SLACK_ALLOWED_USERS``. The app subscribes
 to ``message.im`` and ``app_mention`` (and ``message.channels`` for ``slack.free_response_channels``). A direct
 message is always read; in a channel, one that mentions the bot (``slack.require_mention``, true) or any in
-``slack.free_response_channels``, and only in ``slack.allowed_channels`` when it lists any. The model's Markdown is
+``slack.free_response_channels``, and only in ``slack.allowed_channels`` when it lists any; there the answer goes in a
+thread under the message (``slack.reply_in_thread``, as hermes-agent does), each thread a conversation of its own,
+whose later messages need no mention (its chat is ``CHANNEL/THREAD``). The model's Markdown is
 sent as Slack's mrkdwn; a picture is fetched with the bot's token; files are not sent (Slack's upload is a flow of
 its own: the chat is told). Events sent while the gateway was stopped are not replayed."""
 
@@ -39,7 +41,7 @@ class Slack(Socketed):
     most = 3900  # Slack's advice for one message's text (it takes more, and cuts it)
 
     def __init__(self, bot_token: str, app_token: str, api: str = API, require_mention: bool = True,
-                 free: frozenset = (), allowed: frozenset = ()):
+                 free: frozenset = (), allowed: frozenset = (), in_threads: bool = True):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
         super().__init__()
@@ -48,6 +50,8 @@ class Slack(Socketed):
         self.client = httpx.Client(timeout=30)
         self.me: dict = {}
         self.seen: dict = {}  # (channel, ts) of the messages read lately: a mention comes as two events
+        self.in_threads = in_threads
+        self.threads: set = set()  # (channel, thread) the bot answered in: read there without a mention
 
     def _call(self, method: str, token: Optional[str] = None, **payload: Any) -> dict:
         import httpx2 as httpx
@@ -132,7 +136,8 @@ class Slack(Socketed):
                            blocks=[])  # answered once: its buttons go
             except PlatformError:
                 pass
-            self.inbox.put(Incoming(chat=str(channel), user=str((payload.get("user") or {}).get("id", "")),
+            where = f"{channel}/{question['thread_ts']}" if question.get("thread_ts") else str(channel)
+            self.inbox.put(Incoming(chat=where, user=str((payload.get("user") or {}).get("id", "")),
                                     name=str((payload.get("user") or {}).get("username") or ""),
                                     text=str(action.get("value") or "")))
             return
@@ -154,10 +159,14 @@ class Slack(Socketed):
         named = event.get("type") == "app_mention" or f"<@{mine}>" in text
         text = " ".join(text.replace(f"<@{mine}>", " ").split())
         direct = event.get("channel_type") == "im" or channel.startswith("D")
+        thread = str(event.get("thread_ts") or "")
         addressed = direct or (not self.allowed or channel in self.allowed) and (
-            named or not self.require_mention or channel in self.free)
-        incoming = Incoming(chat=channel, user=str(event.get("user") or ""), name=str(event.get("user") or ""),
-                            text=text, addressed=addressed, message=str(event.get("ts") or ""))
+            named or not self.require_mention or channel in self.free or (channel, thread) in self.threads)
+        if addressed and not direct and not thread and self.in_threads:
+            thread = str(event.get("ts") or "")  # the answer starts a thread under the message
+        incoming = Incoming(chat=f"{channel}/{thread}" if thread else channel, user=str(event.get("user") or ""),
+                            name=str(event.get("user") or ""), text=text, addressed=addressed,
+                            message=str(event.get("ts") or ""))
         for file in event.get("files") or [] if addressed else []:
             kind = str(file.get("mimetype") or "")
             if kind.startswith("image/"):  # Slack's voice clips are not read here
@@ -180,24 +189,28 @@ class Slack(Socketed):
                   {"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": label},
                                                     "action_id": f"hermes-{i}", "value": command}
                                                    for i, (label, command) in enumerate(buttons)]}] if buttons else None
-        sent = self._call("chat.postMessage", channel=chat, text=shown, unfurl_links=False,
-                          **({"blocks": blocks} if blocks else {}))
+        channel, _, thread = chat.partition("/")
+        if thread:  # before it is posted: an answer to it may come before the post's own answer
+            self.threads.add((channel, thread))
+        sent = self._call("chat.postMessage", channel=channel, text=shown, unfurl_links=False,
+                          **({"blocks": blocks} if blocks else {}), **({"thread_ts": thread} if thread else {}))
         return str(sent.get("ts") or "") or None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
-        self._call("chat.update", channel=chat, ts=message, text=to_mrkdwn(text) if final else text)
+        self._call("chat.update", channel=chat.partition("/")[0], ts=message, text=to_mrkdwn(text) if final else text)
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         raise PlatformError("files are not sent to Slack here")
 
     def react(self, chat: str, message: str, outcome: str) -> None:
+        channel = chat.partition("/")[0]
         if outcome != "working":
             try:
-                self._call("reactions.remove", channel=chat, timestamp=message, name=REACTIONS["working"])
+                self._call("reactions.remove", channel=channel, timestamp=message, name=REACTIONS["working"])
             except PlatformError:  # not there (its adding failed): the outcome is shown all the same
                 pass
         if outcome in REACTIONS:
-            self._call("reactions.add", channel=chat, timestamp=message, name=REACTIONS[outcome])
+            self._call("reactions.add", channel=channel, timestamp=message, name=REACTIONS[outcome])
 
     def typing(self, chat: str) -> None:
         pass  # Slack shows no typing for a bot

@@ -30,23 +30,29 @@ def slack_gateway(hermes_home, wire_server, slack_api):
 
 def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack_gateway, slack_api, wire_server,
                                                                           hermes):
-    wire_server.push(reply("Hi, **Alice**: see [the docs](https://example.org/docs)."), reply("42."))
+    wire_server.push(reply("Hi, **Alice**: see [the docs](https://example.org/docs)."), reply("42."), reply("84."))
     running = slack_gateway()
     hello = slack_api.say("hello")
     assert slack_api.wait_sent(1) == [("D-U42", "Hi, *Alice*: see <https://example.org/docs|the docs>.")]
     eventually(lambda: slack_api.reactions.get(hello) == ["white_check_mark"])  # 👀 while it ran, then ✅
     assert "You are talking to people on Slack" in wire_server.requests[0].body["messages"][0]["content"]
     slack_api.say("talking among ourselves", channel="C1")
-    slack_api.say("<@U999> what is 6 times 7?", channel="C1", mention=True)  # two events: answered once
+    asked = slack_api.say("<@U999> what is 6 times 7?", channel="C1", mention=True)  # two events: answered once
     slack_api.say("let me in", user="U7")
     sent = slack_api.wait_sent(3)
     assert ("C1", "42.") in sent and ("D-U7", "I only answer the people my owner allowed. Your slack user id is U7: "
                                               "the owner adds it to SLACK_ALLOWED_USERS.") in sent
     assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
         ["hello"], ["what is 6 times 7?"]]
-    eventually(lambda: len(slack_api.reactions) == 2)  # the strangers' and the channel's talk: none
+    assert next(m for m in slack_api.messages if m["text"] == "42.")["thread_ts"] == asked  # in a thread under it
+    slack_api.say("and times 2?", channel="C1", thread=asked)  # the thread goes on without a mention
+    assert slack_api.wait_sent(4)[-1] == ("C1", "84.")
+    assert next(m for m in slack_api.messages if m["text"] == "84.")["thread_ts"] == asked
+    assert [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "user"] == [
+        "what is 6 times 7?", "and times 2?"]  # the thread is one conversation
+    eventually(lambda: len(slack_api.reactions) == 3)  # the strangers' and the channel's talk: none
     eventually(lambda: [name for name, _ in slack_api.calls if name.startswith("reactions.")] == [
-        "reactions.add", "reactions.remove", "reactions.add"] * 2)
+        "reactions.add", "reactions.remove", "reactions.add"] * 3)
     assert len(slack_api.acks) >= 5  # every envelope acknowledged, or Slack would send it again
     said = running.stop()
     assert "gateway on slack as @hermes_test_bot (1 user(s) allowed)" in said
@@ -57,11 +63,11 @@ def test_an_approval_has_buttons_and_a_refused_token_is_one_line(slack_gateway, 
     command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
     wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
     running = slack_gateway(config={"sandbox": {"mode": "off"}})
-    slack_api.say("run it")
-    assert command in slack_api.wait_sent(1)[0][1]
+    asked = slack_api.say("<@U999> run it", channel="C1", mention=True)  # in a channel: the thread asks
+    assert command in slack_api.wait_sent(1)[0][1] and slack_api.messages[0]["thread_ts"] == asked
     assert slack_api.buttons()[0] == ["/approve", "/approve session", "/approve always", "/deny"]
-    slack_api.press("/approve")
-    assert slack_api.wait_sent(2)[-1] == ("D-U42", "It printed 42.")
+    slack_api.press("/approve")  # the press comes from the thread's question: the thread's turn goes on
+    assert slack_api.wait_sent(2)[-1] == ("C1", "It printed 42.")
     assert slack_api.buttons()[0] == []  # answered once
     running.stop()
     refused = slack_gateway(env={"SLACK_APP_TOKEN": "xapp-wrong"}).ended()
