@@ -118,6 +118,12 @@ class DiscordAPI(Served):
                 self.changed.notify_all()
             return JSONResponse({"id": str(self.next_id), "channel_id": channel, "content": body["content"]})
 
+        async def thread(request: Request):  # a thread started from a message: a channel of its own
+            body = await request.json()
+            self._record("POST", request.url.path, body)
+            return JSONResponse({"id": request.path_params["message"], "type": 11, "name": body["name"],
+                                 "parent_id": request.path_params["channel"]}, status_code=201)  # its id: the message's
+
         async def edit(request: Request):
             body = await request.json()
             self._record("PATCH", request.url.path, body)
@@ -193,6 +199,7 @@ class DiscordAPI(Served):
         return Starlette(routes=[
             Route("/api/v10/users/@me", me), Route("/api/v10/channels/{channel}/messages", messages, methods=["POST"]),
             Route("/api/v10/channels/{channel}/messages/{message}", edit, methods=["PATCH"]),
+            Route("/api/v10/channels/{channel}/messages/{message}/threads", thread, methods=["POST"]),
             Route("/api/v10/channels/{channel}/typing", typing, methods=["POST"]),
             Route("/api/v10/channels/{channel}/messages/{message}/reactions/{emoji}/@me", reaction,
                   methods=["PUT", "DELETE"]),

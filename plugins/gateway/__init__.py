@@ -29,6 +29,8 @@ def register_config(declare):
                 "(hermes-agent's; direct messages always)")
         declare(f"{name}.free_response_channels", (list[str], str), "", "channels where it answers every message")
         declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
+    declare("discord.auto_thread", bool, True, "a mention in a server's channel starts a thread, where the "
+            "answer goes, a conversation of its own read without mentions (hermes-agent's; DISCORD_AUTO_THREAD)")
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
     for name in ("discord", "slack"):
@@ -100,7 +102,9 @@ def gateway_platforms(config):
                                                                               GATEWAY),
                        require_mention=bool(config.get("discord.require_mention")),
                        free=_listed(config, "discord.free_response_channels"),
-                       allowed=_listed(config, "discord.allowed_channels")) if token else None
+                       allowed=_listed(config, "discord.allowed_channels"),
+                       auto_thread=os.environ.get("DISCORD_AUTO_THREAD", str(config.get("discord.auto_thread")))
+                       .strip().lower() in ("true", "1", "yes", "on")) if token else None
 
     def slack():
         from plugins.gateway.slack import API, Slack

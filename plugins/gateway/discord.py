@@ -34,7 +34,7 @@ class Discord(Socketed):
     most = 2000
 
     def __init__(self, token: str, api: str = API, gateway: str = GATEWAY, require_mention: bool = True,
-                 free: frozenset = (), allowed: frozenset = ()):
+                 free: frozenset = (), allowed: frozenset = (), auto_thread: bool = True):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
         super().__init__()
@@ -43,6 +43,7 @@ class Discord(Socketed):
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bot {token}",
                                                         "User-Agent": "DiscordBot (hermes, 1)"})
         self.me: dict = {}
+        self.auto_thread, self.threads = auto_thread, {}  # thread -> its channel, of those it started (read whole)
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -157,15 +158,41 @@ class Discord(Socketed):
         named = any(str(m.get("id")) == mine for m in data.get("mentions") or []) or f"<@{mine}>" in text \
             or f"<@!{mine}>" in text
         text = " ".join(text.replace(f"<@{mine}>", " ").replace(f"<@!{mine}>", " ").split())
-        direct = not data.get("guild_id")
-        addressed = direct or (not self.allowed or channel in self.allowed) and (
+        direct, ours = not data.get("guild_id"), channel in self.threads  # ours: a thread it started, read whole
+        addressed = direct or ours or (not self.allowed or channel in self.allowed) and (
             named or not self.require_mention or channel in self.free)
+        if ours:
+            channel = f"{self.threads[channel]}/{channel}"
+        elif addressed and not direct and self.auto_thread:
+            channel = self._thread(channel, str(data.get("id")), text)
         incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
                             text=text, addressed=addressed, message=str(data.get("id") or ""))
         for attached in data.get("attachments") or [] if addressed else []:
             incoming.attach(str(attached.get("content_type") or ""), str(attached.get("filename") or ""),
                             lambda attached=attached: self._fetch(attached))
         return incoming
+
+    def _thread(self, channel: str, message: str, text: str) -> str:
+        """The chat ``CHANNEL/THREAD`` of a thread started from the message (``discord.auto_thread``, hermes-agent's),
+        where the answer goes; the channel itself when Discord refuses one (the message is in a thread already, no
+        permission)."""
+        name = " ".join(text.split()) or "hermes"
+        name = name if len(name) <= 80 else name[:77] + "..."
+        try:
+            made = self._call("POST", f"/channels/{channel}/messages/{message}/threads",
+                              json={"name": name, "auto_archive_duration": 1440})
+        except PlatformError as exc:
+            log.info("discord: no thread for a message in %s (%s): answered there", channel, exc)
+            return channel
+        self.threads[str(made.get("id"))] = channel
+        return f"{channel}/{made.get('id')}"
+
+    @staticmethod
+    def _channel(chat: str, message: str = "") -> str:
+        """The channel a chat's messages go to (a thread's own); with ``message``, the one that message is in (a
+        thread's first message, whose id is the thread's, is in its parent)."""
+        parent, _, thread = chat.rpartition("/")
+        return parent if message and message == thread else thread
 
     def _fetch(self, attached: dict) -> bytes:
         import httpx2 as httpx
@@ -181,12 +208,12 @@ class Discord(Socketed):
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
         rows = [{"type": 1, "components": [{"type": 2, "style": 2, "label": label, "custom_id": command[:100]}
                                            for label, command in buttons[:5]]}] if buttons else []
-        sent = self._call("POST", f"/channels/{chat}/messages", json={
+        sent = self._call("POST", f"/channels/{self._channel(chat)}/messages", json={
             "content": text, "allowed_mentions": {"parse": []}, **({"components": rows} if rows else {})})
         return str(sent.get("id")) if isinstance(sent, dict) else None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
-        self._call("PATCH", f"/channels/{chat}/messages/{message}", json={"content": text})
+        self._call("PATCH", f"/channels/{self._channel(chat)}/messages/{message}", json={"content": text})
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         from pathlib import Path
@@ -194,13 +221,14 @@ class Discord(Socketed):
         file = Path(path)
         if file.stat().st_size > 25 * 2**20:
             raise PlatformError(f"{file.name}: {file.stat().st_size / 2**20:.0f} MB, over Discord's 25 MB")
-        self._call("POST", f"/channels/{chat}/messages", data={"payload_json": json.dumps({"content": ""})},
+        self._call("POST", f"/channels/{self._channel(chat)}/messages", data={"payload_json": json.dumps({
+            "content": ""})},
                    files={"files[0]": (file.name, file.read_bytes())})
 
     def react(self, chat: str, message: str, outcome: str) -> None:
         from urllib.parse import quote
 
-        mine = f"/channels/{chat}/messages/{message}/reactions/{{}}/@me"
+        mine = f"/channels/{self._channel(chat, message)}/messages/{message}/reactions/{{}}/@me"
         if outcome != "working":
             self._call("DELETE", mine.format(quote(REACTIONS["working"])))
         if outcome in REACTIONS:
@@ -208,7 +236,7 @@ class Discord(Socketed):
 
     def typing(self, chat: str) -> None:
         try:
-            self._call("POST", f"/channels/{chat}/typing")
+            self._call("POST", f"/channels/{self._channel(chat)}/typing")
         except PlatformError:
             pass
 

@@ -105,7 +105,8 @@ class Matrix:
         """The next messages, waiting ``wait`` seconds at most (default: the long poll's). The first sync of a
         gateway that never ran only learns where the rooms are: their history is not answered."""
         first = not self.offset
-        params = {"filter": FILTER, "timeout": 0 if first else int(1000 * (self.poll_seconds if wait is None else wait))}
+        params = {"filter": FILTER,
+                  "timeout": 0 if first else int(1000 * (self.poll_seconds if wait is None else wait))}
         body = self._call("GET", f"{CLIENT}/sync", params={**params, **({} if first else {"since": self.offset})})
         self.offset = str(body.get("next_batch") or self.offset)
         rooms = body.get("rooms") if isinstance(body.get("rooms"), dict) else {}

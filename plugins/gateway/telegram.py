@@ -16,7 +16,7 @@ from plugins.gateway.hookspecs import Incoming, PlatformError
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
 MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
 MAX_UPLOAD = 50 * 2**20  # and upload
-REACTIONS = {"working": "👀", "done": "👍", "failed": "👎"}  # hermes-agent's (Telegram takes a set of its own only)
+REACTIONS = {"working": "👀", "done": "👍", "failed": "👎"}  # hermes-agent's (Telegram takes only its own set)
 
 
 class Telegram:

@@ -48,7 +48,8 @@ def bot_api():
         yield api
 
 
-PLATFORM_VARIABLES = ("TELEGRAM_", "DISCORD_", "SLACK_", "MATRIX_", "SIGNAL_", "EMAIL_", "MATTERMOST_")  # the environment's are not the tests'
+PLATFORM_VARIABLES = ("TELEGRAM_", "DISCORD_", "SLACK_", "MATRIX_", "SIGNAL_", "EMAIL_",
+                      "MATTERMOST_")  # the environment's are not the tests'
 
 
 def clean_environment(hermes_home) -> dict:

@@ -31,7 +31,7 @@ def discord_gateway(hermes_home, wire_server, discord_api):
 
 def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is_not(discord_gateway, discord_api,
                                                                                    wire_server, hermes):
-    wire_server.push(reply("Hi, **Alice**."), reply("42."))
+    wire_server.push(reply("Hi, **Alice**."), reply("42."), reply("84."))
     running = discord_gateway(config={"discord": {"api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url,
                                                   "channel_prompts": {"general": "Answer in numbers only."}}})
     discord_api.say("hello")
@@ -40,22 +40,28 @@ def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is
     identify = discord_api.identified[0]["d"]
     assert identify["token"] == discord_api.token and identify["intents"] & (1 << 15)  # the Message Content intent
     discord_api.say("talking among ourselves", channel="general", guild="g1")
-    discord_api.say("<@999> what is 6 times 7?", channel="general", guild="g1", mention=True)
+    asked = discord_api.say("<@999> what is 6 times 7?", channel="general", guild="g1", mention=True)
     discord_api.say("let me in", user=7, username="mallory")
     sent = discord_api.wait_sent(3)
-    assert ("general", "42.") in sent and ("dm-7", "I only answer the people my owner allowed. Your discord user id "
+    assert (asked, "42.") in sent and ("dm-7", "I only answer the people my owner allowed. Your discord user id "
                                                    "is 7: the owner adds it to DISCORD_ALLOWED_USERS.") in sent
     assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
         ["hello"], ["what is 6 times 7?"]]  # the mention is not part of the message
     assert ["Answer in numbers only." in r.body["messages"][0]["content"] for r in wire_server.requests] == [
         False, True]  # the channel's own instructions (discord.channel_prompts)
+    assert next(body for method, path, body in discord_api.calls if path.endswith("/threads"))["name"] == \
+        "what is 6 times 7?"  # the answer went to a thread started from the mention (discord.auto_thread)
+    discord_api.say("and times 2?", channel=asked, guild="g1")  # the thread goes on without a mention
+    assert discord_api.wait_sent(4)[-1] == (asked, "84.")
+    assert [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "user"] == [
+        "what is 6 times 7?", "and times 2?"]  # the thread is one conversation
     assert any(method == "POST" and path.endswith("/typing") for method, path, _ in discord_api.calls)
     discord_api.drop()  # Discord closes the connection: the gateway connects again and goes on
     while len(discord_api.identified) < 2:
         discord_api.wait_sent(0, timeout=1)
     wire_server.push(reply("Back."))
     discord_api.say("still there?")
-    assert discord_api.wait_sent(4)[-1] == ("dm-42", "Back.")
+    assert discord_api.wait_sent(5)[-1] == ("dm-42", "Back.")
     said = running.stop()
     assert "gateway on discord as @hermes_test_bot (1 user(s) allowed)" in said
     assert "discord: the gateway closed the connection (1001) (trying again)" in said
