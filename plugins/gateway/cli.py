@@ -44,13 +44,18 @@ def gateway(ctx):
 @gateway.command()
 @click.option("--platform", "only", multiple=True, help="Only this platform (again for more; default: every one "
                                                          "whose token is set).")
+@click.option("-m", "--model", default=None, help="The model the chats start with (default: config.yaml's; a chat's "
+                                                  "/model changes its own).")
 @click.pass_obj
-def run(app, only):
+def run(app, only, model):
     """Answer the platforms' messages until Ctrl+C (or SIGTERM), one conversation per chat."""
     from hermes.cli.app import Fail, program
     from plugins.commands.front import build_agent
     from plugins.gateway.hookspecs import PlatformError
     from plugins.gateway.runner import Gateway, allowed_users
+
+    if model:
+        app.config.overrides["model"] = model
 
     platforms = [platform for _, platform in _made(app, only) if platform is not None]
     if not platforms:

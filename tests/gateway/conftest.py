@@ -69,18 +69,18 @@ def setup_terminal(hermes_home, tmp_path, *args, env: dict = None):
 
 
 def starter(hermes_home, wire_server, platform: dict, variables: dict):
-    """``start(config={}, env={})``: ``hermes gateway run`` as a subprocess on ``platform``'s settings and
+    """``start(config={}, env={}, args=())``: ``hermes gateway run ARGS`` as a subprocess on ``platform``'s settings and
     ``variables`` (its token, its allow-list), its model the wire-protocol server; with ``stop_all``."""
     started = []
 
-    def start(config: dict = None, env: dict = None) -> Running:
+    def start(config: dict = None, env: dict = None, args: tuple = ()) -> Running:
         settings = {"model": "gpt-test", "base_url": wire_server.openai_url, "api_mode": "chat_completions",
                     **platform, "auxiliary": {"title_generation": {"enabled": False}},
                     "display": {"tool_progress": "off"},  # the list of tool calls: its own test turns it on
                     **(config or {})}
         (hermes_home / "config.yaml").write_text(yaml.safe_dump(settings))
         full_env = {**clean_environment(hermes_home), "OPENAI_API_KEY": "sk-test", **variables, **(env or {})}
-        process = subprocess.Popen(hermes_command() + ["gateway", "run"], env=full_env, stdout=subprocess.PIPE,
+        process = subprocess.Popen(hermes_command() + ["gateway", "run", *args], env=full_env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         started.append(Running(process))
         return started[-1]

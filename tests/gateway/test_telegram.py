@@ -306,8 +306,15 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes
         "TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, ..., in the environment or the data folder's .env)")
     (hermes_home / "config.yaml").write_text("")  # no model at all: said once, before any chat
     nothing = hermes("gateway", "run", env={"TELEGRAM_BOT_TOKEN": bot_api.token})
-    assert nothing.returncode == 1 and nothing.stderr.startswith("hermes: error: no model") and \
+    assert nothing.returncode == 1 and nothing.stderr.startswith("hermes: error: no model: pass -m MODEL") and \
         nothing.stderr.count("\n") == 1, nothing.stderr
+
+
+def test_the_model_can_be_given_on_the_command_line(gateway, bot_api, wire_server):
+    wire_server.push(reply("Hi."))
+    gateway(config={"model": ""}, args=("-m", "gpt-given"))  # as the "no model" line says
+    bot_api.say("hello")
+    assert bot_api.wait_sent(1) == [("42", "Hi.")] and wire_server.requests[0].body["model"] == "gpt-given"
 
 
 def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, wire_server, hermes):
