@@ -24,6 +24,8 @@ def register_config(declare):
             minimum=1)
     declare("cron.max_parallel_jobs", int, None, "jobs due together that run side by side (empty: all of them)",
             minimum=1)
+    declare("cron.wrap_response", bool, True, "a job's answer sent to a chat starts with the job's name "
+            "(hermes-agent's; false: the answer alone)")
     declare("cron.output_retention", int, 50, "the answers kept of each job's runs (the oldest go)", minimum=1)
 
 

@@ -301,7 +301,8 @@ def run(app, job: Job) -> Job:
 
 def _deliver(app, job: Job, answer: str, error: str) -> str:
     """The answer sent where ``job.deliver`` says (the gateway plugin's ``deliver_message``): "sent", or why not."""
-    text = f"⏰ {job.name}\n\n{answer or '(no answer)'}" + (f"\n\n⚠️ {error}" if error else "")
+    text = (f"⏰ {job.name}\n\n" if app.config.get("cron.wrap_response") else "") + (answer or "(no answer)") + (
+        f"\n\n⚠️ {error}" if error else "")
     hook = getattr(app.host.pm.hook, "deliver_message", None)
     try:
         said = hook(target=job.deliver, text=text, host=app.host) if hook is not None else None
@@ -309,7 +310,7 @@ def _deliver(app, job: Job, answer: str, error: str) -> str:
         said = f"{type(exc).__name__}: {exc}"
     if said is None:
         said = f"no plugin sends to {job.deliver.partition(':')[0]!r} (the gateway plugin's platforms do: telegram, " \
-               "discord, slack)"
+               "discord, slack, matrix, signal, mattermost, email)"
     return said or "sent"
 
 

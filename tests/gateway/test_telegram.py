@@ -10,6 +10,8 @@ import re
 import signal
 import time
 
+import yaml
+
 from plugins_providers.testserver import error, reply
 from tests.gateway.conftest import eventually
 
@@ -317,7 +319,7 @@ def test_the_model_can_be_given_on_the_command_line(gateway, bot_api, wire_serve
     assert bot_api.wait_sent(1) == [("42", "Hi.")] and wire_server.requests[0].body["model"] == "gpt-given"
 
 
-def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, wire_server, hermes):
+def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, wire_server, hermes, hermes_home):
     """hermes-agent's cron delivery: the cronjob tool in a Telegram conversation makes a job whose answers go to that
     chat (deliver: origin, sent through the gateway plugin's deliver_message), from whichever process runs it; one
     that cannot be delivered says why."""
@@ -343,10 +345,14 @@ def test_a_job_scheduled_from_a_chat_sends_its_answers_there(gateway, bot_api, w
     assert bot_api.wait_sent(3)[-1] == ("-100", "this chat is the home chat now: cron jobs delivering to telegram "
                                                 "answer here")
     running.stop()
-    wire_server.push(reply("Hi, group."))
+    wire_server.push(reply("Hi, group."), reply("Just this."))
     ran = hermes("cron", "run", added["id"], "--json", env={**env, "TELEGRAM_HOME_CHANNEL": ""})
     assert json.loads(ran.stdout)["last_delivery"] == "sent"
     assert bot_api.wait_sent(4)[-1] == ("-100", "⏰ say hi\n\nHi, group.")
+    settings = yaml.safe_load((hermes_home / "config.yaml").read_text())
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({**settings, "cron": {"wrap_response": False}}))
+    hermes("cron", "run", added["id"], env={**env, "TELEGRAM_HOME_CHANNEL": ""})
+    assert bot_api.wait_sent(5)[-1] == ("-100", "Just this.")  # hermes-agent's cron.wrap_response: false
 
 
 def test_the_markup_leaves_what_is_not_markup_as_text():
