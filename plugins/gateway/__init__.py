@@ -7,8 +7,7 @@ Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWE
 (:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``), Mattermost
 (:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``) and email
 (:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) are
-built in; a
-plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+built in; a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
@@ -86,6 +85,8 @@ def _listed(config, key: str, env: str = "") -> set:
 
 @hookimpl
 def gateway_platforms(config):
+    from plugins.gateway.sending import switched_on
+
     def telegram():
         from plugins.gateway.telegram import Telegram
 
@@ -103,8 +104,8 @@ def gateway_platforms(config):
                        require_mention=bool(config.get("discord.require_mention")),
                        free=_listed(config, "discord.free_response_channels"),
                        allowed=_listed(config, "discord.allowed_channels"),
-                       auto_thread=os.environ.get("DISCORD_AUTO_THREAD", str(config.get("discord.auto_thread")))
-                       .strip().lower() in ("true", "1", "yes", "on")) if token else None
+                       auto_thread=switched_on(os.environ.get("DISCORD_AUTO_THREAD",
+                                                              config.get("discord.auto_thread")))) if token else None
 
     def slack():
         from plugins.gateway.slack import API, Slack
@@ -133,8 +134,8 @@ def gateway_platforms(config):
 
         url, account = (os.environ.get(f"SIGNAL_{v}", "").strip() for v in ("HTTP_URL", "ACCOUNT"))
         groups = {g.strip() for g in os.environ.get("SIGNAL_GROUP_ALLOWED_USERS", "").split(",") if g.strip()}
-        return Signal(url, account, groups, require_mention=os.environ.get("SIGNAL_REQUIRE_MENTION", "").strip()
-                      .lower() in ("true", "1", "yes", "on")) if url and account else None
+        return Signal(url, account, groups, require_mention=switched_on(os.environ.get("SIGNAL_REQUIRE_MENTION"))) \
+            if url and account else None
 
     def mail():
         from plugins.gateway.mail import Email
@@ -149,9 +150,9 @@ def gateway_platforms(config):
         except ValueError:
             raise ValueError("EMAIL_IMAP_PORT, EMAIL_SMTP_PORT and EMAIL_POLL_INTERVAL take numbers") from None
         return Email(found["ADDRESS"], found["PASSWORD"], (found["IMAP_HOST"], int(numbers[0])),
-                     (found["SMTP_HOST"], int(numbers[1])), poll=numbers[2], authserv=os.environ.get(
-                         "EMAIL_AUTHSERV_ID", "").strip(), trust_from=os.environ.get(
-                         "EMAIL_TRUST_FROM_HEADER", "").strip().lower() in ("true", "1", "yes", "on"))
+                     (found["SMTP_HOST"], int(numbers[1])), poll=numbers[2],
+                     authserv=os.environ.get("EMAIL_AUTHSERV_ID", "").strip(),
+                     trust_from=switched_on(os.environ.get("EMAIL_TRUST_FROM_HEADER")))
 
     def mattermost():
         from plugins.gateway.mattermost import Mattermost

@@ -27,7 +27,7 @@ import click
 from kernel import hookimpl
 from plugins.gateway.commands import AT_ONCE, Commands
 from plugins.gateway.hookspecs import Incoming, PlatformError
-from plugins.gateway.sending import LOCK, STATE, media_of, send_parts
+from plugins.gateway.sending import LOCK, STATE, media_of, send_parts, switched_on
 from plugins.gateway.watching import watch
 from plugins.images import keep
 from plugins.tool_args import ORIGIN
@@ -63,8 +63,7 @@ def allowed_users(config, platform: str) -> "set | None":
     """The ids allowed on ``platform`` (hermes-agent's ``TELEGRAM_ALLOWED_USERS``, ``GATEWAY_ALLOWED_USERS``), or
     ``None`` for everybody (``TELEGRAM_ALLOW_ALL_USERS``, ``GATEWAY_ALLOW_ALL_USERS``: true)."""
     prefix = platform.upper()
-    if any(os.environ.get(v, "").strip().lower() in ("true", "1", "yes")
-           for v in (f"{prefix}_ALLOW_ALL_USERS", "GATEWAY_ALLOW_ALL_USERS")):
+    if any(switched_on(os.environ.get(v)) for v in (f"{prefix}_ALLOW_ALL_USERS", "GATEWAY_ALLOW_ALL_USERS")):
         return None
     listed = ",".join(os.environ.get(v, "") for v in (f"{prefix}_ALLOWED_USERS", "GATEWAY_ALLOWED_USERS"))
     return {u.strip() for u in listed.split(",") if u.strip()}
@@ -89,7 +88,7 @@ class Gateway(Commands):
         most = int(self.config.get("max_concurrent_sessions") or 4)
         self.workers = ThreadPoolExecutor(most, thread_name_prefix="hermes-gateway")
         self.allowed = {p.name: allowed_users(self.config, p.name) for p in platforms}
-        self.reacting = {p.name for p in platforms if callable(getattr(p, "react", None)) and _on(os.environ.get(
+        self.reacting = {p.name for p in platforms if callable(getattr(p, "react", None)) and switched_on(os.environ.get(
             f"{p.name.upper()}_REACTIONS", self.config.get(f"{p.name}.reactions")))}
 
     # -- the state file
@@ -468,10 +467,6 @@ class Gateway(Commands):
         return False
 
     # -- commands
-
-
-def _on(value) -> bool:
-    return str(value).strip().lower() in ("true", "1", "yes", "on")
 
 
 def chat_of(agent) -> "Chat | None":

@@ -16,6 +16,11 @@ LOCK = "gateway/gateway.lock"  # in the data folder: held by the gateway running
 MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S[^\n]*?)[ \t]*$\n?", re.MULTILINE)
 
 
+def switched_on(value) -> bool:
+    """A variable's or key's value that says yes (hermes-agent's ``true``, ``1``, ``yes``, ``on``)."""
+    return str(value).strip().lower() in ("true", "1", "yes", "on")
+
+
 def token_variable(platform: str) -> str:
     """The variable holding a platform's token (hermes-agent's names)."""
     return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD",
