@@ -314,7 +314,7 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     agents = hermes_home / "cron" / "jobs.json"  # a data folder shared with hermes-agent
     agents.write_text(json.dumps({"jobs": [
         {"id": "a1", "name": "build", "prompt": "check the build", "schedule": {"kind": "interval", "minutes": 30},
-         "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "mattermost",
+         "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "whatsapp",
          "skills": ["ci-triage"], "provider": "openrouter", "workdir": "/srv/app"},
         {"id": "a2", "name": "standup", "prompt": "write the standup notes", "enabled": False, "state": "paused",
          "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"}, "deliver": "origin",
@@ -332,7 +332,7 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert out.returncode == 0 and out.stdout == f"Imported 3 jobs from {agents}.\n", out.stderr
     assert "left out: past: a once job whose time has passed" in out.stderr
     assert "left out: disk: it runs a script without the agent" in out.stderr
-    assert "note: build: its answers are kept in cron/output, not sent to mattermost" in out.stderr
+    assert "note: build: its answers are kept in cron/output, not sent to whatsapp" in out.stderr
     assert "note: build: it runs where the cron daemon runs, not in /srv/app" in out.stderr
     jobs = {j["name"]: j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"]}
     assert (jobs["build"]["schedule"], jobs["build"]["model"], jobs["build"]["toolsets"]) == ("every 30m", "gpt-5.2",
