@@ -144,7 +144,9 @@ class BotAPI:
                 "id": f"cb{self.next_id}", "data": data, "chat_instance": "x",
                 "from": {"id": user, "is_bot": False, "first_name": username.title(), "username": username},
                 "message": {"message_id": shown["message_id"], "date": int(time.time()), "text": shown["text"],
-                            "chat": {"id": int(shown["chat_id"]), "type": "private"}}}})
+                            "chat": {"id": int(shown["chat_id"]), "type": "private"},
+                            **({"message_thread_id": shown["topic"], "is_topic_message": True} if shown["topic"]
+                               else {})}}})
             self.changed.notify_all()
             return self.next_id
 
@@ -222,6 +224,7 @@ class BotAPI:
                 self.message_id += 1
                 self.messages.append({"chat_id": params.get("chat_id"), "message_id": self.message_id,
                                       "text": text, "parse_mode": params.get("parse_mode"),
+                                      "topic": params.get("message_thread_id"),
                                       "buttons": [b["callback_data"] for row in (params.get("reply_markup") or {})
                                                   .get("inline_keyboard", []) for b in row]})
                 return 200, {"ok": True, "result": {"message_id": self.message_id, "date": int(time.time()),

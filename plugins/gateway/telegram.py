@@ -91,7 +91,7 @@ class Telegram:
                        reply_markup={"inline_keyboard": []})
         except PlatformError:  # the command counts all the same
             pass
-        return Incoming(chat=str(question["chat"].get("id")), user=str(sender.get("id", "")),
+        return Incoming(chat=self._chat(question), user=str(sender.get("id", "")),
                         name=str(sender.get("username") or sender.get("id", "")), text=str(pressed.get("data") or ""))
 
     def _incoming(self, message: dict) -> Incoming:
@@ -103,7 +103,7 @@ class Telegram:
         if named:  # "@hermes_bot what is..." and "/new@hermes_bot": the name is not part of the message
             text = " ".join(re.sub(rf"@{re.escape(mine)}\b", " ", text, flags=re.IGNORECASE).split())
         private = chat.get("type") == "private"
-        incoming = Incoming(chat=str(chat.get("id")), user=str(sender.get("id", "")),
+        incoming = Incoming(chat=self._chat(message), user=str(sender.get("id", "")),
                             name=str(sender.get("username") or sender.get("first_name") or sender.get("id", "")),
                             text=text, addressed=private or (named or answered) and (
                                 not self.allowed_chats or str(chat.get("id")) in self.allowed_chats),
@@ -117,6 +117,18 @@ class Telegram:
         elif incoming.addressed and voice is not None:
             incoming.attach("audio/", str(voice.get("file_name") or ""), lambda: self._download(voice))
         return incoming
+
+    @staticmethod
+    def _chat(message: dict) -> str:
+        """A message's chat: a forum group's topic is one of its own, ``CHAT/TOPIC`` (its answers go there too)."""
+        chat = str(message["chat"].get("id"))
+        return f"{chat}/{message['message_thread_id']}" if message.get("is_topic_message") else chat
+
+    @staticmethod
+    def _to(chat: str) -> dict:
+        """The parameters that send to a chat (and its topic)."""
+        chat, _, topic = chat.partition("/")
+        return {"chat_id": chat, **({"message_thread_id": int(topic)} if topic else {})}
 
     def _download(self, file: dict) -> bytes:
         import httpx2 as httpx
@@ -134,14 +146,14 @@ class Telegram:
         ``buttons`` (label, command) under it: a press comes back as the command, sent by whoever pressed."""
         keyboard = {"reply_markup": {"inline_keyboard": [[{"text": label, "callback_data": command[:64]}
                                                           for label, command in buttons]]}} if buttons else {}
-        sent = self._marked("sendMessage", {"chat_id": chat, "text": text, **keyboard,
+        sent = self._marked("sendMessage", {**self._to(chat), "text": text, **keyboard,
                                             "link_preview_options": {"is_disabled": True}}, final)
         return str(sent.get("message_id")) if isinstance(sent, dict) else None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
         try:
-            self._marked("editMessageText", {"chat_id": chat, "message_id": int(message), "text": text,
-                                             "link_preview_options": {"is_disabled": True}}, final)
+            self._marked("editMessageText", {"chat_id": chat.partition("/")[0], "message_id": int(message),
+                                             "text": text, "link_preview_options": {"is_disabled": True}}, final)
         except PlatformError as exc:
             if "message is not modified" not in str(exc):  # the same words again: nothing to do
                 raise
@@ -170,7 +182,7 @@ class Telegram:
             ("sendVoice", "voice") if file.suffix.lower() in (".ogg", ".opus", ".oga") else ("sendAudio", "audio"))
                          }.get(kind, ("sendDocument", "document"))
         try:
-            answer = self.client.post(self.url + method, data={"chat_id": chat},
+            answer = self.client.post(self.url + method, data=self._to(chat),
                                       files={field: (file.name, file.read_bytes())})
             body = answer.json()
         except (httpx.HTTPError, ValueError) as exc:
@@ -182,12 +194,12 @@ class Telegram:
 
     def react(self, chat: str, message: str, outcome: str) -> None:
         emoji = REACTIONS.get(outcome)
-        self._call("setMessageReaction", chat_id=chat, message_id=int(message),
+        self._call("setMessageReaction", chat_id=chat.partition("/")[0], message_id=int(message),
                    reaction=[{"type": "emoji", "emoji": emoji}] if emoji else [])  # it replaces the one before
 
     def typing(self, chat: str) -> None:
         try:
-            self._call("sendChatAction", chat_id=chat, action="typing")
+            self._call("sendChatAction", **self._to(chat), action="typing")
         except PlatformError:
             pass
 

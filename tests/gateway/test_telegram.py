@@ -312,6 +312,19 @@ def test_its_failures_are_one_line(gateway, bot_api, wire_server, hermes, hermes
         nothing.stderr.count("\n") == 1, nothing.stderr
 
 
+def test_a_forum_groups_topics_are_conversations_of_their_own(gateway, bot_api, wire_server):
+    wire_server.push(reply("In seven."), reply("In nine."), reply("Seven again."))
+    gateway()
+    topic = {"chat": -100, "chat_type": "supergroup", "is_topic_message": True}
+    bot_api.say("@hermes_test_bot first", **topic, message_thread_id=7)
+    assert bot_api.wait_sent(1) == [("-100", "In seven.")] and bot_api.messages[0]["topic"] == 7
+    bot_api.say("@hermes_test_bot other", **topic, message_thread_id=9)
+    assert bot_api.wait_sent(2)[-1] == ("-100", "In nine.") and bot_api.messages[1]["topic"] == 9
+    bot_api.say("@hermes_test_bot second", **topic, message_thread_id=7)
+    assert bot_api.wait_sent(3)[-1] == ("-100", "Seven again.") and bot_api.messages[2]["topic"] == 7
+    assert user_texts(wire_server.requests[2]) == ["first", "second"]  # topic 7's conversation, not 9's
+
+
 def test_the_model_can_be_given_on_the_command_line(gateway, bot_api, wire_server):
     wire_server.push(reply("Hi."))
     gateway(config={"model": ""}, args=("-m", "gpt-given"))  # as the "no model" line says
