@@ -28,7 +28,8 @@ from typing import Any, Optional
 from plugins.gateway.hookspecs import Incoming, PlatformError
 
 log = logging.getLogger("hermes.gateway")
-RESULTS = re.compile(r"\b(dmarc|dkim|spf)\s*=\s*([a-z]+)((?:\s+[\w.-]+=[^\s;]+)*)", re.IGNORECASE)
+RESULT = re.compile(r"\s*(dmarc|dkim|spf)\s*=\s*([a-z]+)", re.IGNORECASE)  # a clause's method and result
+PROPERTY = re.compile(r"([\w.-]+)=([^\s;()]+)")  # its properties (header.d=...), comments in () aside
 QUOTED = re.compile(r"^(On .{5,200} wrote:|-----\s*Original Message\s*-----)\s*$", re.MULTILINE)
 ROBOTS = re.compile(r"^(mailer-daemon|postmaster|no-?reply|do-?not-?reply)@", re.IGNORECASE)
 
@@ -51,11 +52,14 @@ def vouched(message: EmailMessage, sender: str, authserv: str = "") -> str:
     if authserv and header.split(";")[0].strip().lower() != authserv.lower():
         return f"the first Authentication-Results is not {authserv}'s"
     domain = _domain(sender)
-    for method, result, props in RESULTS.findall(header):
-        named = dict(p.split("=", 1) for p in props.split())
+    for clause in header.split(";")[1:]:
+        found = RESULT.match(clause)
+        if found is None:
+            continue
+        named = dict(PROPERTY.findall(re.sub(r"\([^)]*\)", " ", clause[found.end():])))
         whose = {"dmarc": named.get("header.from") or domain, "dkim": named.get("header.d") or named.get("header.i"),
-                 "spf": named.get("smtp.mailfrom")}[method.lower()]
-        if result.lower() == "pass" and _aligned(domain, _domain(whose or "")):
+                 "spf": named.get("smtp.mailfrom")}[found[1].lower()]
+        if found[2].lower() == "pass" and _aligned(domain, _domain(whose or "")):
             return ""
     return "neither DMARC nor DKIM nor SPF passed for its domain"
 

@@ -86,6 +86,9 @@ def test_a_refused_password_is_one_line_and_setup_learns_the_senders_address(mai
     ("mx.test; dmarc=pass header.from=example.org", "", ""),
     ("mx.test; dkim=pass header.d=mail.example.org", "", ""),  # the same organisation's domain
     ("mx.test; spf=pass smtp.mailfrom=bounce@example.org", "", ""),
+    ("mx.google.com; dkim=fail header.i=@example.org; spf=pass (google.com: domain of a@example.org designates "
+     "192.0.2.1 as permitted sender) smtp.mailfrom=a@example.org; dmarc=fail (p=NONE dis=NONE) header.from=example.org",
+     "mx.google.com", ""),  # Gmail's, with its comments
     ("mx.test; dkim=pass header.d=attacker.com; spf=pass smtp.mailfrom=x@attacker.com; dmarc=fail "
      "header.from=example.org", "", "neither DMARC nor DKIM nor SPF passed for its domain"),
     ("evil.example; dmarc=pass header.from=example.org", "mx.test", "the first Authentication-Results is not "
