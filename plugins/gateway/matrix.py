@@ -135,7 +135,7 @@ class Matrix:
         events = (data.get("invite_state") or {}).get("events") or []
         inviter = next((e.get("sender") for e in events if isinstance(e, dict) and e.get("type") == "m.room.member"
                         and e.get("state_key") == self.me), "")
-        accepted = self.inviters is None or inviter in self.inviters
+        accepted = self.inviters is None or str(inviter).lower() in {i.lower() for i in self.inviters}
         try:
             self._call("POST", f"{CLIENT}/rooms/{_room(room)}/{'join' if accepted else 'leave'}", json={})
         except PlatformError:  # asked again at the next sync while it is still an invitation

@@ -87,7 +87,8 @@ class Gateway(Commands):
         self.state = self._load()
         most = int(self.config.get("max_concurrent_sessions") or 4)
         self.workers = ThreadPoolExecutor(most, thread_name_prefix="hermes-gateway")
-        self.allowed = {p.name: allowed_users(self.config, p.name) for p in platforms}
+        self.allowed = {p.name: None if (ids := allowed_users(self.config, p.name)) is None else {
+            i.lower() for i in ids} for p in platforms}  # compared without case: Alice@Example.org is alice@...
         self.reacting = {p.name for p in platforms if callable(getattr(p, "react", None)) and switched_on(
             os.environ.get(f"{p.name.upper()}_REACTIONS", self.config.get(f"{p.name}.reactions")))}
 
@@ -202,7 +203,7 @@ class Gateway(Commands):
 
     def _allowed(self, platform, message: Incoming) -> bool:
         allowed = self.allowed[platform.name]
-        return allowed is None or message.user in allowed
+        return allowed is None or message.user.lower() in allowed
 
     def _hear(self, chat: Chat, text: str, voice: str) -> str:
         """The words of the voice note kept at ``voice`` (after ``text``, its caption), shown to the chat first

@@ -26,7 +26,7 @@ def variables(mail) -> dict:
 
 @pytest.fixture
 def mail_gateway(hermes_home, wire_server, mail):
-    start = starter(hermes_home, wire_server, {}, {**variables(mail), "EMAIL_ALLOWED_USERS": ALICE})
+    start = starter(hermes_home, wire_server, {}, {**variables(mail), "EMAIL_ALLOWED_USERS": "Alice@Example.org"})
     yield start
     start.stop_all()
 
