@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, channel_of, in_thread
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -56,11 +56,11 @@ class Discord(Socketed):
                 raise PlatformError(f"discord: {method} {path}: cannot reach the API "
                                     f"({str(exc).replace(self.token, '<token>') or type(exc).__name__})") from None
             if answer.status_code == 429:  # its rate limit says how long
-                time.sleep(min(float((_json(answer) or {}).get("retry_after") or 1), 60))
+                time.sleep(min(float((body_of(answer) or {}).get("retry_after") or 1), 60))
                 continue
             if answer.status_code == 204:
                 return None
-            body = _json(answer)
+            body = body_of(answer)
             if answer.is_success:
                 return body
             said = (body or {}).get("message") if isinstance(body, dict) else answer.reason_phrase
@@ -162,7 +162,7 @@ class Discord(Socketed):
         addressed = direct or ours or (not self.allowed or channel in self.allowed) and (
             named or not self.require_mention or channel in self.free)
         if ours:
-            channel = f"{self.threads[channel]}/{channel}"
+            channel = in_thread(self.threads[channel], channel)
         elif addressed and not direct and self.auto_thread:
             channel = self._thread(channel, str(data.get("id")), text)
         incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
@@ -185,14 +185,14 @@ class Discord(Socketed):
             log.info("discord: no thread for a message in %s (%s): answered there", channel, exc)
             return channel
         self.threads[str(made.get("id"))] = channel
-        return f"{channel}/{made.get('id')}"
+        return in_thread(channel, str(made.get("id")))
 
     @staticmethod
     def _channel(chat: str, message: str = "") -> str:
         """The channel a chat's messages go to (a thread's own); with ``message``, the one that message is in (a
         thread's first message, whose id is the thread's, is in its parent)."""
-        parent, _, thread = chat.rpartition("/")
-        return parent if message and message == thread else thread
+        parent, thread = channel_of(chat)
+        return parent if message and message == thread else thread or parent
 
     def _fetch(self, attached: dict) -> bytes:
         import httpx2 as httpx
@@ -241,9 +241,3 @@ class Discord(Socketed):
             pass
 
 
-
-def _json(answer) -> Any:
-    try:
-        return answer.json()
-    except ValueError:
-        return None

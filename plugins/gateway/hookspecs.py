@@ -35,6 +35,25 @@ class Incoming:
             self.missed = f"[the user sent {name or 'a file'}, which could not be fetched: {exc}]"
 
 
+def in_thread(channel: str, thread: str = "") -> str:
+    """The chat of a thread, ``CHANNEL/THREAD`` (a conversation of its own), or the channel's when ``thread`` is ""."""
+    return f"{channel}/{thread}" if thread else channel
+
+
+def channel_of(chat: str) -> tuple:
+    """``(channel, thread)`` of a chat (``thread`` "" for none): what a platform sends to, what settings apply to."""
+    channel, _, thread = chat.partition("/")
+    return channel, thread
+
+
+def body_of(answer) -> Any:
+    """An HTTP answer's JSON, or None when it holds none (an empty 204, a proxy's error page)."""
+    try:
+        return answer.json()
+    except ValueError:
+        return None
+
+
 def picture(raw: bytes) -> tuple:
     """What a platform puts in :attr:`Incoming.images` for a picture the user sent: ``(bytes, type)`` as
     :mod:`plugins.images` reads and fits it; :class:`PlatformError` when it is no picture a model takes."""

@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any, Optional
 from urllib.parse import quote
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
 
 log = logging.getLogger("hermes.gateway")
 CLIENT = "/_matrix/client/v3"
@@ -33,13 +33,6 @@ ENCRYPTED = ("This room is encrypted, and I read only unencrypted Matrix rooms (
 
 def _room(room: str) -> str:
     return quote(room, safe="")
-
-
-def _json(answer) -> Any:
-    try:
-        return answer.json()
-    except ValueError:
-        return None
 
 
 class Matrix:
@@ -77,7 +70,7 @@ class Matrix:
             except httpx.HTTPError as exc:
                 said = (str(exc).replace(self.token, "<token>") if self.token else str(exc)) or type(exc).__name__
                 raise PlatformError(f"matrix: cannot reach the homeserver {self.base} ({said})") from None
-            body = _json(answer)
+            body = body_of(answer)
             body = body if isinstance(body, dict) else {}
             if answer.status_code == 429:  # its rate limit says how long
                 time.sleep(min(float(body.get("retry_after_ms") or 1000) / 1000, 60))

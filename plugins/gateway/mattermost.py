@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -41,10 +41,7 @@ class Mattermost(Socketed):
             answer = self.client.request(method, f"{self.url}/api/v4{path}", **kwargs)
         except httpx.HTTPError as exc:
             raise PlatformError(f"mattermost: cannot reach {self.url} ({exc or type(exc).__name__})") from None
-        try:
-            body = answer.json() if answer.content else {}
-        except ValueError:
-            body = {}
+        body = (body_of(answer) if answer.content else None) or {}
         if answer.is_success:
             return body
         said = body.get("message") if isinstance(body, dict) and body.get("message") else answer.reason_phrase

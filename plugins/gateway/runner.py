@@ -26,7 +26,7 @@ import click
 
 from kernel import hookimpl
 from plugins.gateway.commands import AT_ONCE, Commands
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
 from plugins.gateway.sending import LOCK, STATE, media_of, send_parts, switched_on
 from plugins.gateway.watching import watch
 from plugins.images import keep
@@ -396,7 +396,7 @@ class Gateway(Commands):
                                progress=self.config.get("display.tool_progress", "all") not in ("off", False))
         prompts = self.config.get(f"{chat.platform.name}.channel_prompts") or {}
         own = {str(k): v for k, v in prompts.items()} if isinstance(prompts, dict) else {}
-        own = own.get(chat.chat) or own.get(chat.chat.partition("/")[0])  # a thread's: its channel's
+        own = own.get(chat.chat) or own.get(channel_of(chat.chat)[0])  # a thread's: its channel's
         system = "\n\n".join(filter(None, [self.config.get("agent.system_prompt"), own])) if own else None
         try:
             result = agent.run_conversation(message, system_message=system)

@@ -17,7 +17,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of, in_thread
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -136,7 +136,7 @@ class Slack(Socketed):
                            blocks=[])  # answered once: its buttons go
             except PlatformError:
                 pass
-            where = f"{channel}/{question['thread_ts']}" if question.get("thread_ts") else str(channel)
+            where = in_thread(str(channel), str(question.get("thread_ts") or ""))
             self.inbox.put(Incoming(chat=where, user=str((payload.get("user") or {}).get("id", "")),
                                     name=str((payload.get("user") or {}).get("username") or ""),
                                     text=str(action.get("value") or "")))
@@ -164,7 +164,7 @@ class Slack(Socketed):
             named or not self.require_mention or channel in self.free or (channel, thread) in self.threads)
         if addressed and not direct and not thread and self.in_threads:
             thread = str(event.get("ts") or "")  # the answer starts a thread under the message
-        incoming = Incoming(chat=f"{channel}/{thread}" if thread else channel, user=str(event.get("user") or ""),
+        incoming = Incoming(chat=in_thread(channel, thread), user=str(event.get("user") or ""),
                             name=str(event.get("user") or ""), text=text, addressed=addressed,
                             message=str(event.get("ts") or ""))
         for file in event.get("files") or [] if addressed else []:
@@ -189,7 +189,7 @@ class Slack(Socketed):
                   {"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": label},
                                                     "action_id": f"hermes-{i}", "value": command}
                                                    for i, (label, command) in enumerate(buttons)]}] if buttons else None
-        channel, _, thread = chat.partition("/")
+        channel, thread = channel_of(chat)
         if thread:  # before it is posted: an answer to it may come before the post's own answer
             self.threads.add((channel, thread))
         sent = self._call("chat.postMessage", channel=channel, text=shown, unfurl_links=False,
@@ -197,13 +197,13 @@ class Slack(Socketed):
         return str(sent.get("ts") or "") or None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
-        self._call("chat.update", channel=chat.partition("/")[0], ts=message, text=to_mrkdwn(text) if final else text)
+        self._call("chat.update", channel=channel_of(chat)[0], ts=message, text=to_mrkdwn(text) if final else text)
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         raise PlatformError("files are not sent to Slack here")
 
     def react(self, chat: str, message: str, outcome: str) -> None:
-        channel = chat.partition("/")[0]
+        channel = channel_of(chat)[0]
         if outcome != "working":
             try:
                 self._call("reactions.remove", channel=channel, timestamp=message, name=REACTIONS["working"])

@@ -11,7 +11,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError
+from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of, in_thread
 
 POLL_SECONDS = 25  # a getUpdates call waits this long for a message (Telegram's long polling)
 MAX_FILE = 20 * 2**20  # the largest file the Bot API lets a bot download
@@ -122,12 +122,12 @@ class Telegram:
     def _chat(message: dict) -> str:
         """A message's chat: a forum group's topic is one of its own, ``CHAT/TOPIC`` (its answers go there too)."""
         chat = str(message["chat"].get("id"))
-        return f"{chat}/{message['message_thread_id']}" if message.get("is_topic_message") else chat
+        return in_thread(chat, str(message["message_thread_id"]) if message.get("is_topic_message") else "")
 
     @staticmethod
     def _to(chat: str) -> dict:
         """The parameters that send to a chat (and its topic)."""
-        chat, _, topic = chat.partition("/")
+        chat, topic = channel_of(chat)
         return {"chat_id": chat, **({"message_thread_id": int(topic)} if topic else {})}
 
     def _download(self, file: dict) -> bytes:
@@ -152,7 +152,7 @@ class Telegram:
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
         try:
-            self._marked("editMessageText", {"chat_id": chat.partition("/")[0], "message_id": int(message),
+            self._marked("editMessageText", {"chat_id": channel_of(chat)[0], "message_id": int(message),
                                              "text": text, "link_preview_options": {"is_disabled": True}}, final)
         except PlatformError as exc:
             if "message is not modified" not in str(exc):  # the same words again: nothing to do
@@ -194,7 +194,7 @@ class Telegram:
 
     def react(self, chat: str, message: str, outcome: str) -> None:
         emoji = REACTIONS.get(outcome)
-        self._call("setMessageReaction", chat_id=chat.partition("/")[0], message_id=int(message),
+        self._call("setMessageReaction", chat_id=channel_of(chat)[0], message_id=int(message),
                    reaction=[{"type": "emoji", "emoji": emoji}] if emoji else [])  # it replaces the one before
 
     def typing(self, chat: str) -> None:
