@@ -1,7 +1,7 @@
 """A loopback mail server for the gateway's email tests: an IMAP server of the tests' own (the commands imaplib sends
-for the platform: CAPABILITY, LOGIN, SELECT, UID SEARCH, UID FETCH, NOOP, LOGOUT) over one mailbox, and aiosmtpd's
-SMTP server with AUTH taking the answers. Plain text on 127.0.0.1 (the platform sends a password in the clear only
-to this machine).
+for the platform: CAPABILITY, STARTTLS (refused when ``starttls`` says why), LOGIN, SELECT, UID SEARCH, UID FETCH,
+NOOP, LOGOUT) over one mailbox, and aiosmtpd's SMTP server with AUTH taking the answers. Plain text on 127.0.0.1
+(the platform sends a password in the clear only to this machine).
 
     with MailServer() as mail:                 # mail.imap_port, mail.smtp_port; mail.address, mail.password
         mail.deliver("alice@example.org", "Disk space", "How full is /?")  # -> its Message-ID
@@ -36,6 +36,8 @@ class MailServer:
         self.mailbox: list = []  # (uid, raw bytes) in the bot's INBOX
         self.sent: list = []  # the messages taken over SMTP, parsed
         self.changed, self.logins, self.polls = threading.Condition(), 0, 0  # polls: SELECTs of the mailbox
+        self.closed = 0  # IMAP connections ended
+        self.starttls = ""  # offered by IMAP, and then refused with these words
 
     # -- what people do
     def deliver(self, sender: str, subject: str, body: str, vouched: bool = True, name: str = "Alice",
@@ -100,13 +102,23 @@ class MailServer:
                 self.wfile.write(line.encode() + b"\r\n" + data)
 
             def handle(self):
+                try:
+                    self.commands()
+                finally:
+                    with server.changed:
+                        server.closed += 1
+
+            def commands(self):
                 self.say("* OK IMAP4rev1 ready")
                 while line := self.rfile.readline().decode().rstrip("\r\n"):
                     tag, _, rest = line.partition(" ")
                     command, _, args = rest.partition(" ")
                     command = command.upper()
                     if command == "CAPABILITY":
-                        self.say("* CAPABILITY IMAP4rev1 AUTH=PLAIN")
+                        self.say("* CAPABILITY IMAP4rev1 AUTH=PLAIN" + " STARTTLS" * bool(server.starttls))
+                    elif command == "STARTTLS":
+                        self.say(f"{tag} NO {server.starttls}")
+                        continue
                     elif command == "LOGIN":
                         user, _, password = args.partition(" ")
                         if (user.strip('"'), password.strip('"')) != (server.address, server.password):

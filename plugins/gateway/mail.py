@@ -104,44 +104,50 @@ class Email:
             raise PlatformError(f"email: {host} offers no TLS on EMAIL_{kind}_PORT: the password is not sent there "
                                 "in the clear", lasting=True)
 
-    def _imap(self) -> Any:
+    def _connect(self, kind: str) -> Any:
+        """An IMAP or SMTP connection, over TLS, logged in; each step's failure said as that step's, and the
+        connection closed."""
         import imaplib
-
-        if self.imap is None:
-            host, port = self.imap_at
-            try:
-                imap = imaplib.IMAP4_SSL(host, port, timeout=30) if port == 993 else imaplib.IMAP4(host, port,
-                                                                                                  timeout=30)
-                if port != 993:
-                    self._secure(imap, host, "IMAP")
-                imap.login(self.address, self.password)
-            except imaplib.IMAP4.error as exc:
-                raise PlatformError(f"email: the IMAP server refused EMAIL_ADDRESS and EMAIL_PASSWORD ({_said(exc)})",
-                                    lasting=True) from None
-            except OSError as exc:
-                raise PlatformError(f"email: cannot reach the IMAP server {host}:{port} ({exc})") from None
-            self.imap = imap
-        return self.imap
-
-    def _smtp(self) -> Any:
         import smtplib
 
-        host, port = self.smtp_at
+        host, port = self.imap_at if kind == "IMAP" else self.smtp_at
+        implicit = port == (993 if kind == "IMAP" else 465)
+        connection, step = None, "reach"
         try:
-            smtp = smtplib.SMTP_SSL(host, port, timeout=30) if port == 465 else smtplib.SMTP(host, port, timeout=30)
-            if port != 465:
-                smtp.ehlo()
-                self._secure(smtp, host, "SMTP")
-            smtp.login(self.address, self.password)
-            return smtp
-        except smtplib.SMTPAuthenticationError as exc:
-            raise PlatformError(f"email: the SMTP server refused EMAIL_ADDRESS and EMAIL_PASSWORD ({_said(exc)})",
-                                lasting=True) from None
-        except (smtplib.SMTPException, OSError) as exc:
-            raise PlatformError(f"email: cannot reach the SMTP server {host}:{port} ({_said(exc)})") from None
+            if kind == "IMAP":
+                connection = (imaplib.IMAP4_SSL if implicit else imaplib.IMAP4)(host, port, timeout=30)
+            else:
+                connection = (smtplib.SMTP_SSL if implicit else smtplib.SMTP)(host, port, timeout=30)
+                connection.ehlo()
+            if not implicit:
+                step = "TLS"
+                self._secure(connection, host, kind)
+            step = "login"
+            connection.login(self.address, self.password)
+            return connection
+        except (imaplib.IMAP4.error, smtplib.SMTPException, OSError, PlatformError) as exc:
+            if connection is not None:
+                try:
+                    connection.shutdown() if kind == "IMAP" else connection.close()
+                except OSError:
+                    pass
+            if isinstance(exc, PlatformError):
+                raise
+            if step == "login" and isinstance(exc, (imaplib.IMAP4.error, smtplib.SMTPAuthenticationError)):
+                raise PlatformError(f"email: the {kind} server refused EMAIL_ADDRESS and EMAIL_PASSWORD "
+                                    f"({_said(exc)})", lasting=True) from None
+            if step == "TLS":
+                raise PlatformError(f"email: the {kind} server {host}:{port} offered TLS (STARTTLS) but it failed "
+                                    f"({_said(exc)})") from None
+            raise PlatformError(f"email: cannot reach the {kind} server {host}:{port} ({_said(exc)})") from None
+
+    def _imap(self) -> Any:
+        if self.imap is None:
+            self.imap = self._connect("IMAP")
+        return self.imap
 
     def start(self) -> str:
-        self._smtp().quit()
+        self._connect("SMTP").quit()
         self._imap()
         return self.address
 
@@ -219,7 +225,7 @@ class Email:
     def _send(self, mail: EmailMessage) -> None:
         import smtplib
 
-        smtp = self._smtp()
+        smtp = self._connect("SMTP")
         try:
             smtp.send_message(mail)
         except smtplib.SMTPException as exc:
@@ -266,6 +272,8 @@ class Email:
 
 def _said(exc: BaseException) -> str:
     """An imaplib or smtplib failure in words (they carry bytes)."""
-    args = getattr(exc, "smtp_error", None) or (exc.args[0] if exc.args else "")
-    text = args.decode(errors="replace") if isinstance(args, bytes) else str(args or exc)
+    said = getattr(exc, "smtp_error", None)
+    if said is None and not isinstance(exc, OSError):  # an OSError's first argument is its errno
+        said = exc.args[0] if exc.args else ""
+    text = said.decode(errors="replace") if isinstance(said, bytes) else str(said or exc)
     return text.strip() or type(exc).__name__

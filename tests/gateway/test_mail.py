@@ -103,3 +103,25 @@ def test_a_sender_is_trusted_only_when_the_receiving_server_vouched_for_its_doma
     message["Authentication-Results"] = results
     message["Authentication-Results"] = "mx.test; dmarc=pass header.from=example.org"  # below: anyone's, not read
     assert vouched(message, ALICE, authserv) == why
+
+
+def test_a_failed_starttls_or_an_unreachable_server_is_said_as_such_and_the_connection_closed(mail):
+    import socket
+
+    from plugins.gateway.hookspecs import PlatformError
+    from plugins.gateway.mail import Email
+
+    mail.starttls = "TLS not available"
+    platform = Email(mail.address, "wrong", ("127.0.0.1", mail.imap_port), ("127.0.0.1", mail.smtp_port))
+    with pytest.raises(PlatformError) as failed:
+        platform._imap()
+    assert str(failed.value) == f"email: the IMAP server 127.0.0.1:{mail.imap_port} offered TLS (STARTTLS) but it " \
+                                "failed (Couldn't establish TLS session)"  # not a refused password: none was sent
+    assert not failed.value.lasting and mail.logins == 0
+    eventually(lambda: mail.closed == 1)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        nobody = free.getsockname()[1]
+    with pytest.raises(PlatformError, match=rf"^email: cannot reach the SMTP server 127.0.0.1:{nobody} "
+                                            r"\(\[Errno 111\] Connection refused\)$"):
+        Email(mail.address, "x", ("127.0.0.1", 1), ("127.0.0.1", nobody))._connect("SMTP")
