@@ -36,7 +36,7 @@ class MailServer:
         self.mailbox: list = []  # (uid, raw bytes) in the bot's INBOX
         self.sent: list = []  # the messages taken over SMTP, parsed
         self.changed, self.logins, self.polls = threading.Condition(), 0, 0  # polls: SELECTs of the mailbox
-        self.closed = 0  # IMAP connections ended
+        self.closed, self.validity = 0, 1  # IMAP connections ended; the mailbox's UIDVALIDITY
         self.starttls = ""  # offered by IMAP, and then refused with these words
 
     # -- what people do
@@ -130,6 +130,7 @@ class MailServer:
                         with server.changed:
                             server.polls += 1
                             self.say(f"* {len(server.mailbox)} EXISTS")
+                            self.say(f"* OK [UIDVALIDITY {server.validity}] UIDs valid")
                             self.say(f"* OK [UIDNEXT {len(server.mailbox) + 1}] predicted")
                         self.say(f"{tag} OK [READ-WRITE] SELECT completed")
                         continue

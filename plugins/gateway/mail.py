@@ -9,7 +9,7 @@ the From address's domain; anyone can write any From line, and this mailbox runs
 true`` trusts it all the same (a server that stamps no such header). Mail that is automatic (``Auto-Submitted``, a
 list's, a bounce) is never answered: two robots would answer each other forever. Answers go in the sender's thread
 (``In-Reply-To``), as text and HTML. Mail that came while the gateway was stopped is answered when it starts; the
-mail there before it ever ran is not. Passwords go only over TLS (implicit, or STARTTLS), to a server on this
+mail there before it ever ran is not, nor that in a mailbox made anew (its UIDVALIDITY changed). Passwords go only over TLS (implicit, or STARTTLS), to a server on this
 machine too."""
 
 from __future__ import annotations
@@ -86,7 +86,9 @@ class Email:
                  trust_from: bool = False, authserv: str = ""):
         self.address, self.password, self.imap_at, self.smtp_at = address, password, imap, smtp
         self.poll, self.trust_from, self.authserv = max(poll, 1.0), trust_from, authserv
-        self.offset: Any = -1  # the last UID read (kept by the gateway); -1: never ran (the mail there is not answered)
+        # [the mailbox's UIDVALIDITY, the last UID read] (kept by the gateway; a bare UID before); -1: never ran (the
+        # mail there is not answered)
+        self.offset: Any = -1
         self.imap: Any = None
         self.threads: dict = {}  # sender -> (subject, Message-ID) of their last mail: answers go in its thread
         self.stopping, self.polled = threading.Event(), 0.0
@@ -164,11 +166,17 @@ class Email:
         try:
             imap = self._imap()
             imap.select("INBOX")
-            last = max(int(self.offset), 0)
-            found = sorted(u for u in map(int, (imap.uid("SEARCH", f"UID {last + 1}:*")[1][0] or b"").split())
-                           if u > last)  # "N:*" holds the last mail however old
-            if int(self.offset) < 0:  # never ran: the mail there is not answered
-                self.offset = max(found, default=0)
+            validity = (imap.response("UIDVALIDITY")[1] or [b""])[0]
+            validity = validity.decode() if isinstance(validity, bytes) else str(validity or "")
+            kept, last = self.offset if isinstance(self.offset, list) else ("", int(self.offset))
+            if kept and validity and kept != validity:  # UIDs start again: the mailbox was made anew
+                log.warning("email: the mailbox was made anew (its UIDVALIDITY changed): the mail in it is taken "
+                            "as read, new mail is answered")
+                last = -1
+            found = sorted(u for u in map(int, (imap.uid("SEARCH", f"UID {max(last, 0) + 1}:*")[1][0] or
+                                                 b"").split()) if u > last)  # "N:*" holds the last mail however old
+            if last < 0:  # never ran: the mail there is not answered
+                self.offset = [validity, max(found, default=0)]
                 return []
             fetched = [(uid, next((part[1] for part in imap.uid("FETCH", str(uid), "(RFC822)")[1]
                                    if isinstance(part, tuple)), b"")) for uid in found]
@@ -184,7 +192,7 @@ class Email:
                 continue
             if incoming is not None:
                 messages.append(incoming)
-        self.offset = max(found, default=self.offset)
+        self.offset = [validity, max(found, default=last)]
         return messages
 
     def _incoming(self, message: EmailMessage) -> "Incoming | None":

@@ -125,3 +125,28 @@ def test_a_failed_starttls_or_an_unreachable_server_is_said_as_such_and_the_conn
     with pytest.raises(PlatformError, match=rf"^email: cannot reach the SMTP server 127.0.0.1:{nobody} "
                                             r"\(\[Errno 111\] Connection refused\)$"):
         Email(mail.address, "x", ("127.0.0.1", 1), ("127.0.0.1", nobody))._connect("SMTP")
+
+
+def test_a_mailbox_made_anew_is_read_from_its_start_and_a_bare_uid_offset_is_carried_on(mail, caplog):
+    from plugins.gateway.mail import Email
+
+    platform = Email(mail.address, mail.password, ("127.0.0.1", mail.imap_port), ("127.0.0.1", mail.smtp_port))
+
+    def polled() -> list:
+        platform.polled = 0.0  # the next poll now, not after EMAIL_POLL_INTERVAL
+        return [incoming.text for incoming in platform.receive()]
+
+    mail.deliver(ALICE, "Old", "before it ever ran")
+    assert polled() == [] and platform.offset == ["1", 1]
+    mail.deliver(ALICE, "New", "answered")
+    assert polled() == ["New\n\nanswered"] and platform.offset == ["1", 2]
+    mail.mailbox, mail.validity = [], 7  # made anew: UIDs start at 1 again
+    mail.deliver(ALICE, "Moved", "an old mail copied into the new mailbox")
+    assert polled() == [] and platform.offset == ["7", 1]
+    assert "the mailbox was made anew (its UIDVALIDITY changed)" in caplog.text
+    mail.deliver(ALICE, "Then", "answered")
+    assert polled() == ["Then\n\nanswered"] and platform.offset == ["7", 2]
+    platform.offset = 2  # what a gateway before kept: the last UID alone
+    mail.deliver(ALICE, "After", "answered")
+    assert polled() == ["After\n\nanswered"] and platform.offset == ["7", 3]
+    platform.close()
