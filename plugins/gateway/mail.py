@@ -9,8 +9,8 @@ the From address's domain; anyone can write any From line, and this mailbox runs
 true`` trusts it all the same (a server that stamps no such header). Mail that is automatic (``Auto-Submitted``, a
 list's, a bounce) is never answered: two robots would answer each other forever. Answers go in the sender's thread
 (``In-Reply-To``), as text and HTML. Mail that came while the gateway was stopped is answered when it starts; the
-mail there before it ever ran is not, nor that in a mailbox made anew (its UIDVALIDITY changed). Passwords go only over TLS (implicit, or STARTTLS), to a server on this
-machine too."""
+mail there before it ever ran is not, nor that in a mailbox made anew (its UIDVALIDITY changed). Passwords go only
+over TLS (implicit, or STARTTLS), to a server on this machine too."""
 
 from __future__ import annotations
 
