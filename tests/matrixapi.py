@@ -87,6 +87,12 @@ class MatrixAPI(Served):
                      if e["type"] == "m.room.message" and "m.relates_to" not in e["content"]]
             return shown if raw else [(room, content.get("body")) for room, content in shown]
 
+    def last_sent(self, room: str) -> str:
+        """The event id of the bot's last message in ``room`` (what a user answers to)."""
+        with self.changed:
+            return [e["event_id"] for e in self._mine() if e["room_id"] == room and e["type"] == "m.room.message"
+                    and "m.relates_to" not in e["content"]][-1]
+
     def reactions(self, event_id: str) -> list:
         """The bot's reactions on a message (those redacted since left out)."""
         with self.changed:

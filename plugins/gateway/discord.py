@@ -43,7 +43,7 @@ class Discord(Socketed):
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bot {token}",
                                                         "User-Agent": "DiscordBot (hermes, 1)"})
         self.me: dict = {}
-        self.auto_thread, self.threads = auto_thread, {}  # thread -> its channel, of those it started (read whole)
+        self.auto_thread = auto_thread
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:

@@ -79,7 +79,8 @@ class Platform(Protocol):
 
     name: str  # "telegram": the sessions' platform, and what `hermes gateway run --platform` names
     most: int  # the longest message it sends (longer answers go in parts)
-    offset: Any  # where receiving goes on after a restart, kept by the gateway (JSON: a number, a sync token...)
+    offset: Any  # what receiving goes on from after a restart, kept by the gateway (JSON: a number, a sync token, the
+    # threads it answers in...)
 
     def start(self) -> str:
         """Connect and check the credentials; who the bot is there (``@hermes_bot``). :class:`PlatformError`."""

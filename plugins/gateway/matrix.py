@@ -50,7 +50,7 @@ class Matrix:
         self.require_mention, self.free, self.allowed = require_mention, set(free), set(allowed)
         self.poll_seconds = poll_seconds
         self.client = httpx.Client(timeout=httpx.Timeout(poll_seconds + 15, connect=15))
-        self.offset: Any = ""  # the sync token receiving goes on from (kept by the gateway)
+        self.since = ""  # the sync token receiving goes on from
         self.me = ""
         self.members: dict = {}  # room -> how many joined it
         self.mine: deque = deque(maxlen=500)  # the bot's recent messages: an answer to one is addressed to it
@@ -93,15 +93,27 @@ class Matrix:
         self.me = str(self._call("GET", f"{CLIENT}/account/whoami").get("user_id") or "")
         return self.me
 
+    @property
+    def offset(self) -> dict:
+        """What the gateway keeps for it: the sync token, and the bot's recent messages (an answer to one is
+        addressed to it after a restart too)."""
+        return {"since": self.since, "mine": list(self.mine)}
+
+    @offset.setter
+    def offset(self, kept: Any) -> None:
+        kept = kept if isinstance(kept, dict) else {"since": kept}  # a sync token alone: a gateway before
+        self.since = str(kept.get("since") or "")
+        self.mine.extend(str(m) for m in kept.get("mine") or [] if isinstance(kept.get("mine"), list))
+
     # -- receiving
     def receive(self, wait: Optional[float] = None) -> list:
         """The next messages, waiting ``wait`` seconds at most (default: the long poll's). The first sync of a
         gateway that never ran only learns where the rooms are: their history is not answered."""
-        first = not self.offset
+        first = not self.since
         params = {"filter": FILTER,
                   "timeout": 0 if first else int(1000 * (self.poll_seconds if wait is None else wait))}
-        body = self._call("GET", f"{CLIENT}/sync", params={**params, **({} if first else {"since": self.offset})})
-        self.offset = str(body.get("next_batch") or self.offset)
+        body = self._call("GET", f"{CLIENT}/sync", params={**params, **({} if first else {"since": self.since})})
+        self.since = str(body.get("next_batch") or self.since)
         rooms = body.get("rooms") if isinstance(body.get("rooms"), dict) else {}
         for room, data in (rooms.get("invite") or {}).items():
             self._invited(room, data if isinstance(data, dict) else {})

@@ -51,7 +51,6 @@ class Slack(Socketed):
         self.me: dict = {}
         self.seen: dict = {}  # (channel, ts) of the messages read lately: a mention comes as two events
         self.in_threads = in_threads
-        self.threads: set = set()  # (channel, thread) the bot answered in: read there without a mention
 
     def _call(self, method: str, token: Optional[str] = None, **payload: Any) -> dict:
         import httpx2 as httpx
@@ -161,7 +160,7 @@ class Slack(Socketed):
         direct = event.get("channel_type") == "im" or channel.startswith("D")
         thread = str(event.get("thread_ts") or "")
         addressed = direct or (not self.allowed or channel in self.allowed) and (
-            named or not self.require_mention or channel in self.free or (channel, thread) in self.threads)
+            named or not self.require_mention or channel in self.free or self.threads.get(thread) == channel)
         if addressed and not direct and not thread and self.in_threads:
             thread = str(event.get("ts") or "")  # the answer starts a thread under the message
         incoming = Incoming(chat=in_thread(channel, thread), user=str(event.get("user") or ""),
@@ -191,7 +190,7 @@ class Slack(Socketed):
                                                    for i, (label, command) in enumerate(buttons)]}] if buttons else None
         channel, thread = channel_of(chat)
         if thread:  # before it is posted: an answer to it may come before the post's own answer
-            self.threads.add((channel, thread))
+            self.threads[thread] = channel
         sent = self._call("chat.postMessage", channel=channel, text=shown, unfurl_links=False,
                           **({"blocks": blocks} if blocks else {}), **({"thread_ts": thread} if thread else {}))
         return str(sent.get("ts") or "") or None

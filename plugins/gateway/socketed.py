@@ -17,14 +17,26 @@ POLL_SECONDS = 5  # receive() waits this long for a message
 
 class Socketed:
     name = "socketed"
-    offset = 0  # nothing is replayed to a bot: kept for the gateway's sake only
 
     def __init__(self) -> None:
+        self.threads: dict = {}  # thread -> its channel, of those the bot started or answers in: read whole
         self.inbox: queue.Queue = queue.Queue()  # Incoming, or a PlatformError the connection met
         self.ready, self.settled, self.stopping = threading.Event(), threading.Event(), threading.Event()
         self.failure: Optional[PlatformError] = None
         self.ws: Any = None
         self.client: Any = None
+
+    @property
+    def offset(self) -> list:
+        """What the gateway keeps for it: nothing is replayed to a bot, but the threads it answers in are read without
+        a mention after a restart too (the last 1000)."""
+        return [[thread, channel] for thread, channel in list(self.threads.items())[-1000:]]
+
+    @offset.setter
+    def offset(self, kept: Any) -> None:
+        if isinstance(kept, list):  # (a gateway before kept 0)
+            self.threads.update((str(pair[0]), str(pair[1])) for pair in kept if isinstance(pair, list) and
+                                len(pair) == 2)
 
     def _session(self) -> None:
         """One connection, until it ends (return: open another) or fails (:class:`PlatformError`); it sets ``ready``

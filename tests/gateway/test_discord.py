@@ -68,6 +68,10 @@ def test_a_direct_message_and_a_mention_are_answered_and_the_rest_of_a_server_is
     sessions = json.loads(hermes("sessions", "list", "--json").stdout)
     assert {s["platform"] for s in sessions} == {"discord"} and len(sessions) == 2  # one conversation per channel
     assert max(s["message_count"] for s in sessions) == 4  # the direct messages' one went on after the reconnection
+    wire_server.push(reply("168."))
+    discord_gateway(config={"discord": {"api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url}})
+    discord_api.say("and again?", channel=asked, guild="g1")  # after a restart too, the thread needs no mention
+    assert discord_api.wait_sent(6)[-1] == (asked, "168.")
 
 
 def test_pictures_long_answers_and_a_refused_token(discord_gateway, discord_api, wire_server):

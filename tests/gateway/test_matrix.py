@@ -37,7 +37,7 @@ def test_invited_it_joins_answers_a_direct_chat_and_a_room_when_named_and_goes_o
         matrix_gateway, matrix_api, wire_server, hermes):
     matrix_api.room("!old:test", ALICE)
     matrix_api.say("!old:test", "said before the gateway ever ran")  # history: not answered
-    wire_server.push(reply("Hi, **Alice**."), reply("42."), reply("Welcome back."))
+    wire_server.push(reply("Hi, **Alice**."), reply("42."), reply("Welcome back."), reply("84."))
     running = matrix_gateway()
     matrix_api.invite("!dm:test")
     matrix_api.invite("!spam:test", by="@mallory:test")  # a stranger's invitation: declined
@@ -65,6 +65,9 @@ def test_invited_it_joins_answers_a_direct_chat_and_a_room_when_named_and_goes_o
     matrix_gateway()
     assert matrix_api.wait_sent(4)[-1] == ("!dm:test", "Welcome back.")
     assert asked(wire_server)[-1] == "while you were away"
+    matrix_api.say("!team:test", "and times 2?", **{"m.relates_to": {"m.in_reply_to": {
+        "event_id": matrix_api.last_sent("!team:test")}}})  # an answer to the bot's message before the restart
+    assert matrix_api.wait_sent(5)[-1] == ("!team:test", "84.")
     sessions = json.loads(hermes("sessions", "list", "--json").stdout)
     assert {s["platform"] for s in sessions} == {"matrix"} and len(sessions) == 2  # one conversation per room
 
@@ -113,3 +116,15 @@ def test_setup_on_matrix_asks_the_homeserver_and_learns_the_users_id_from_a_dire
     assert term.close() == 0
     assert (hermes_home / ".env").read_text() == (f"MATRIX_ACCESS_TOKEN={matrix_api.token}\nMATRIX_HOMESERVER="
                                                   f"{matrix_api.url}\nMATRIX_ALLOWED_USERS=@bob:test\n")
+
+
+def test_an_offset_a_gateway_before_kept_is_read_and_malformed_parts_of_one_are_left_out():
+    from plugins.gateway.matrix import Matrix
+    from plugins.gateway.slack import Slack
+
+    matrix, slack = Matrix("http://127.0.0.1:9", token="t"), Slack("xoxb-1", "xapp-1")
+    matrix.offset, slack.offset = "s72_1", 0  # a sync token alone; the 0 a socketed platform's was
+    assert (matrix.offset, slack.offset) == ({"since": "s72_1", "mine": []}, [])
+    matrix.offset, slack.offset = {"since": "s73", "mine": ["$e1", 7]}, [["171.2", "C1"], "junk", ["x"]]
+    assert (matrix.offset, slack.offset) == ({"since": "s73", "mine": ["$e1", "7"]}, [["171.2", "C1"]])
+    matrix.close(), slack.close()

@@ -57,6 +57,10 @@ def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack
     said = running.stop()
     assert "gateway on slack as @hermes_test_bot (1 user(s) allowed)" in said
     assert {s["platform"] for s in json.loads(hermes("sessions", "list", "--json").stdout)} == {"slack"}
+    wire_server.push(reply("168."))
+    slack_gateway()
+    slack_api.say("and again?", channel="C1", thread=asked)  # after a restart too, the thread needs no mention
+    assert slack_api.wait_sent(5)[-1] == ("C1", "168.")
 
 
 def test_an_approval_has_buttons_and_a_refused_token_is_one_line(slack_gateway, slack_api, wire_server):
