@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
-SENT_TO = ("telegram", "discord", "slack", "matrix", "signal", "email", "mattermost")  # the platforms the gateway plugin sends to
+SENT_TO = ("telegram", "discord", "slack", "matrix", "signal", "email", "mattermost", "ntfy")  # the gateway's
 
 
 def delivery_of(job: dict) -> str:

@@ -5,9 +5,9 @@ Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWE
 (:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``), Matrix
 (:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``), Signal
 (:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``), Mattermost
-(:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``) and email
-(:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) are
-built in; a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+(:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``), email
+(:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) and ntfy
+(:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``) are built in; a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
@@ -164,8 +164,15 @@ def gateway_platforms(config):
                           allowed=_listed(config, "mattermost.allowed_channels", "MATTERMOST_ALLOWED_CHANNELS")) \
             if url and token else None
 
+    def ntfy():
+        from plugins.gateway.ntfy import SERVER, Ntfy
+
+        found = {v: os.environ.get(f"NTFY_{v}", "").strip() for v in ("TOPIC", "SERVER_URL", "TOKEN", "PUBLISH_TOPIC")}
+        return Ntfy(found["TOPIC"], found["SERVER_URL"] or SERVER, found["TOKEN"], found["PUBLISH_TOPIC"],
+                    markdown=switched_on(os.environ.get("NTFY_MARKDOWN"))) if found["TOPIC"] else None
+
     return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
-            "email": mail, "mattermost": mattermost}
+            "email": mail, "mattermost": mattermost, "ntfy": ntfy}
 
 
 @hookimpl

@@ -233,8 +233,13 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
     "email": [("EMAIL_ADDRESS", "the bot's email address", False),
               ("EMAIL_PASSWORD", "its password (an app password; typed hidden)", True),
               ("EMAIL_IMAP_HOST", "its IMAP server (imap.gmail.com)", False),
-              ("EMAIL_SMTP_HOST", "its SMTP server (smtp.gmail.com)", False)]}
-FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email"}
+              ("EMAIL_SMTP_HOST", "its SMTP server (smtp.gmail.com)", False)],
+    "ntfy": [("NTFY_SERVER_URL", "ntfy server (https://ntfy.sh, or your own)", False),
+             ("NTFY_TOPIC", "the topic it reads and answers (hard to guess: anyone who knows it may talk to it)",
+              False),
+             ("NTFY_TOKEN", "an access token for it, or USER:PASSWORD (empty: none; typed hidden)", True)]}
+FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
+         "ntfy": "publish a message to the topic"}
 
 
 @gateway.command()

@@ -85,6 +85,9 @@ class Gateway(Commands):
         self.failure = ""  # why it stopped by itself (a platform that cannot go on)
         self.path = self.config.data_dir / STATE
         self.state = self._load()
+        for platform in platforms:  # before they start: a stream opened at the start goes on from there
+            kept = self.state["offsets"].get(platform.name)  # a number (Telegram's), or a platform's token
+            platform.offset = kept if kept is not None else platform.offset
         most = int(self.config.get("max_concurrent_sessions") or 4)
         self.workers = ThreadPoolExecutor(most, thread_name_prefix="hermes-gateway")
         self.allowed = {p.name: None if (ids := allowed_users(self.config, p.name)) is None else {
@@ -133,9 +136,6 @@ class Gateway(Commands):
         self.held.flush()
 
     def run(self) -> None:
-        for platform in self.platforms:
-            kept = self.state["offsets"].get(platform.name)  # a number (Telegram's), or a platform's token
-            platform.offset = kept if kept is not None else platform.offset
         relay = Relay(self)
         self.app.host.pm.register(relay, name="gateway-relay")  # this gateway's agents' approvals, no one else's
         previous = {s: signal.signal(s, lambda *_: self.stopping.set())

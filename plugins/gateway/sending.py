@@ -24,7 +24,7 @@ def switched_on(value) -> bool:
 def token_variable(platform: str) -> str:
     """The variable holding a platform's token (hermes-agent's names)."""
     return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD",
-            "mattermost": "MATTERMOST_TOKEN"}.get(
+            "mattermost": "MATTERMOST_TOKEN", "ntfy": "NTFY_TOPIC"}.get(
         platform, f"{platform.upper()}_BOT_TOKEN")
 
 

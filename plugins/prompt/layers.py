@@ -62,6 +62,8 @@ PLATFORM_HINTS = {
     "mattermost": "You are talking to people on Mattermost, at work: short answers; Markdown shows, tables too; the "
                   "files and commands you use are on the machine you run on, not theirs: to send a file, end your "
                   "answer with a line MEDIA:/its/path.",
+    "ntfy": "You are answering through ntfy push notifications, read on a phone's lock screen: short plain "
+            "answers, no tables; the files and commands you use are on the machine you run on, not theirs.",
     "email": "You are answering a person's email: a complete answer in one message, plain paragraphs (Markdown's "
              "bold, code and lists show); the files and commands you use are on the machine you run on, not "
              "theirs: to attach a file, end your answer with a line MEDIA:/its/path.",
