@@ -7,7 +7,8 @@ Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWE
 (:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``), Mattermost
 (:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``), email
 (:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) and ntfy
-(:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``) are built in; a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+(:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``) are built in;
+a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
