@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from datetime import datetime, tzinfo
 from typing import Any, Optional
 
@@ -31,10 +32,10 @@ def zone(config: Any = None) -> Optional[tzinfo]:
         return None
 
 
-def now(config: Any = None) -> datetime:
-    """Now, in the user's zone."""
+def now(config: Any = None, epoch: Optional[float] = None) -> datetime:
+    """Now (or the time ``epoch``), in the user's zone."""
     found = zone(config)
-    return datetime.now(found) if found is not None else datetime.now().astimezone()
+    return datetime.fromtimestamp(time.time() if epoch is None else epoch, found).astimezone(found)
 
 
 def _configured() -> str:

@@ -51,6 +51,11 @@ def register_config(declare):
     for name in ("telegram", "discord", "slack", "matrix", "mattermost"):
         declare(f"display.platforms.{name}.streaming", bool, True, f"the gateway shows an answer on {name.title()} "
                 "as it is written (a message edited about once a second), as hermes-agent does")
+    declare("streaming.edit_interval", float, 1.5, "seconds between the edits of an answer shown as it is written "
+            "(hermes-agent's key, its default 0.8; Telegram takes about one edit a second in a chat)", minimum=0.3)
+    declare("streaming.cursor", str, " ▉", "what ends an answer's text while it is written (hermes-agent's)")
+    declare("gateway.message_timestamps.enabled", bool, False, "each message the model reads from a chat begins "
+            "with when it was sent, [Mon 2026-12-07 14:05:09 CET] in the user's timezone (hermes-agent's)")
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
             "model names them (MEDIA:/path), whenever they were changed (hermes-agent's)")
     declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "

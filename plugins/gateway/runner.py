@@ -248,7 +248,8 @@ class Gateway(Commands):
         if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE:
             return lambda: self._at_once(chat, text)
         text = "\n\n".join(filter(None, [text, message.missed]))
-        item = {"platform": platform.name, "chat": message.chat, "text": text, "message": message.message}
+        item = {"platform": platform.name, "chat": message.chat, "text": text, "message": message.message,
+                "at": time.time()}
         try:
             if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
                 item["images"] = [str(keep(*image)) for image in message.images]
@@ -300,6 +301,10 @@ class Gateway(Commands):
                 if text.startswith("/") and not item.get("images"):
                     self._command(chat, text)
                     continue
+                if self.config.get("gateway.message_timestamps.enabled") and item.get("at"):
+                    from plugins.clock import now
+
+                    text = f"[{now(self.config, item['at']):%a %Y-%m-%d %H:%M:%S %Z}] {text}"  # hermes-agent's
                 self._react(chat, item, "working")
                 outcome = "failed"
                 try:
@@ -393,7 +398,9 @@ class Gateway(Commands):
 
             agent.stream = True
             chat.draft = Draft(chat.platform, chat.chat, lambda text: masked(text, agent),
-                               progress=self.config.get("display.tool_progress", "all") not in ("off", False))
+                               progress=self.config.get("display.tool_progress", "all") not in ("off", False),
+                               every=self.config.get("streaming.edit_interval"),
+                               cursor=str(self.config.get("streaming.cursor")))
         prompts = self.config.get(f"{chat.platform.name}.channel_prompts") or {}
         own = {str(k): v for k, v in prompts.items()} if isinstance(prompts, dict) else {}
         own = own.get(chat.chat) or own.get(channel_of(chat.chat)[0])  # a thread's: its channel's

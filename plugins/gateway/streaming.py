@@ -20,8 +20,9 @@ EVERY = 1.5  # seconds between edits: Telegram takes about one a second in a cha
 
 class Draft:
     def __init__(self, platform: Any, chat: str, mask: Callable[[str], str], every: float = EVERY,
-                 progress: bool = True):
+                 progress: bool = True, cursor: str = CURSOR):
         self.platform, self.chat, self.mask, self.every = platform, chat, mask, every  # mask: the keys out
+        self.cursor = cursor
         self.progress, self.calls, self.listed = progress, [], None  # the tool calls' lines, and their message
         self.words: list = []  # the deltas since the draft began
         self.message: Optional[str] = None  # the id of the message being edited
@@ -57,11 +58,11 @@ class Draft:
         while not self.done.wait(self.every):
             with self.lock:
                 text = "".join(self.words)
-                if text.strip() and text != self.shown and len(text) + len(CURSOR) <= self.platform.most:
+                if text.strip() and text != self.shown and len(text) + len(self.cursor) <= self.platform.most:
                     self._show(text, final=False)
 
     def _show(self, text: str, final: bool) -> None:
-        shown = self.mask(text) + ("" if final else CURSOR)
+        shown = self.mask(text) + ("" if final else self.cursor)
         try:
             if self.message is None:
                 self.message = self.platform.send(self.chat, shown, final=final)

@@ -3,6 +3,8 @@ its answers there, the model the wire-protocol server through the real openai SD
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from plugins_providers.testserver import reply
@@ -51,15 +53,18 @@ def test_a_topics_messages_are_answered_there_its_own_never_and_those_sent_while
     eventually(lambda: "ntfy" in hermes("sessions", "list").stdout)
 
 
-def test_a_refused_token_is_one_line_and_answers_go_to_the_publish_topic(ntfy_gateway, ntfy_api, wire_server):
+def test_a_refused_token_is_one_line_answers_go_to_the_publish_topic_and_messages_can_say_when(ntfy_gateway, ntfy_api, wire_server):
     refused = ntfy_gateway(env={"NTFY_TOKEN": "wrong"}).ended()
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
         f"hermes: error: ntfy: {ntfy_api.url} refused NTFY_TOKEN for the topic {TOPIC} (401)")
     wire_server.push(reply("Done."))
-    ntfy_gateway(env={"NTFY_PUBLISH_TOPIC": "hermes-out"})
+    ntfy_gateway(config={"gateway": {"message_timestamps": {"enabled": True}}, "timezone": "Asia/Tokyo"},
+                 env={"NTFY_PUBLISH_TOPIC": "hermes-out"})
     ntfy_api.wait_listening()
     ntfy_api.publish(TOPIC, "hi")
     assert ntfy_api.wait_sent(1) == [("hermes-out", "Done.")]
+    [asked] = [m["content"] for m in wire_server.requests[0].body["messages"] if m["role"] == "user"]
+    assert re.fullmatch(r"\[(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d JST\] hi", asked), asked
 
 
 def test_setup_asks_the_server_topic_and_token_and_learns_the_topic_from_its_first_message(ntfy_api, hermes_home,

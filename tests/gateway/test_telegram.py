@@ -68,13 +68,13 @@ def test_an_answer_is_shown_as_it_is_written(gateway, bot_api, wire_server):
     wire_server.push(reply(["Let me ", "look ", "at it."], tool_calls=[("read_file", {"path": "/nowhere"})],
                            frame_delay=0.5),
                      reply(["The answer ", "comes ", "slowly, ", "**word** by word."], frame_delay=0.5))
-    gateway(config={"display": {"tool_progress": "all"}})
+    gateway(config={"display": {"tool_progress": "all"}, "streaming": {"edit_interval": 0.3, "cursor": "  ▉"}})
     bot_api.say("explain")
     assert bot_api.wait_sent(3) == [("42", "Let me look at it."), ("42", "⚙️ read_file: /nowhere"),
                                     ("42", "The answer comes slowly, word by word.")]
     drafts = [c["text"] for m, c, ok in bot_api.calls if m in ("sendMessage", "editMessageText") and ok]
-    assert any(d.endswith(" ▉") and d.startswith("Let me") for d in drafts), drafts  # written as it came
-    assert any(d.endswith(" ▉") and d.startswith("The answer") for d in drafts), drafts
+    assert any(d.endswith("  ▉") and d.startswith("Let me") for d in drafts), drafts  # written as it came
+    assert len({d for d in drafts if d.endswith("  ▉") and d.startswith("The answer")}) >= 3, drafts  # every 0.3 s
     assert bot_api.sent_raw()[-1][1:] == ("The answer comes slowly, <b>word</b> by word.", "HTML")
     assert wire_server.requests[0].body["stream"] is True
 
