@@ -28,6 +28,7 @@ class DiscordAPI(Served):
         self.dropping = False  # the next loop of the gateway's connection closes it (1001: Discord restarting)
         self.pressed: dict = {}  # interaction id -> the message whose button was pressed
         self.reactions: dict = {}  # message id -> the bot's reaction emoji on it
+        self.threads: dict = {}  # thread id -> the channel it is in
         super().__init__()
         port = self.port
         self.api_url, self.gateway_url = f"http://127.0.0.1:{port}/api/v10", f"ws://127.0.0.1:{port}/gateway"
@@ -43,6 +44,13 @@ class DiscordAPI(Served):
                                 "author": {"id": str(user), "username": username, "bot": False},
                                 "mentions": [BOT] if mention else [], "attachments": list(attachments)}))
             self.changed.notify_all()
+            return str(self.next_id)
+
+    def start_thread(self, channel: str) -> str:
+        """A thread a user starts in ``channel``; its id."""
+        with self.changed:
+            self.next_id += 1
+            self.threads[str(self.next_id)] = channel
             return str(self.next_id)
 
     def press(self, custom_id: str, user: int = 42, username: str = "alice") -> None:
@@ -121,8 +129,18 @@ class DiscordAPI(Served):
         async def thread(request: Request):  # a thread started from a message: a channel of its own
             body = await request.json()
             self._record("POST", request.url.path, body)
+            if request.path_params["channel"] in self.threads:
+                return JSONResponse({"message": "Cannot execute action on this channel type", "code": 50024},
+                                    status_code=400)
+            self.threads[request.path_params["message"]] = request.path_params["channel"]
             return JSONResponse({"id": request.path_params["message"], "type": 11, "name": body["name"],
                                  "parent_id": request.path_params["channel"]}, status_code=201)  # its id: the message's
+
+        async def channel(request: Request):
+            found = request.path_params["channel"]
+            self._record("GET", request.url.path, None)
+            return JSONResponse({"id": found, "type": 11, "parent_id": self.threads[found]} if found in self.threads
+                                else {"id": found, "type": 1 if found.startswith("dm-") else 0})
 
         async def edit(request: Request):
             body = await request.json()
@@ -198,6 +216,7 @@ class DiscordAPI(Served):
 
         return Starlette(routes=[
             Route("/api/v10/users/@me", me), Route("/api/v10/channels/{channel}/messages", messages, methods=["POST"]),
+            Route("/api/v10/channels/{channel}", channel),
             Route("/api/v10/channels/{channel}/messages/{message}", edit, methods=["PATCH"]),
             Route("/api/v10/channels/{channel}/messages/{message}/threads", thread, methods=["POST"]),
             Route("/api/v10/channels/{channel}/typing", typing, methods=["POST"]),

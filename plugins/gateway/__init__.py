@@ -31,6 +31,9 @@ def register_config(declare):
         declare(f"{name}.allowed_channels", (list[str], str), "", "the only channels it answers in (empty: any)")
     declare("discord.auto_thread", bool, True, "a mention in a server's channel starts a thread, where the "
             "answer goes, a conversation of its own read without mentions (hermes-agent's; DISCORD_AUTO_THREAD)")
+    declare("discord.thread_require_mention", bool, False, "in a thread the bot started or answered in, it answers "
+            "only when mentioned too (hermes-agent's; DISCORD_THREAD_REQUIRE_MENTION; for threads shared with other "
+            "bots)")
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
     for name in ("discord", "slack"):
@@ -111,7 +114,10 @@ def gateway_platforms(config):
                        free=_listed(config, "discord.free_response_channels"),
                        allowed=_listed(config, "discord.allowed_channels"),
                        auto_thread=switched_on(os.environ.get("DISCORD_AUTO_THREAD",
-                                                              config.get("discord.auto_thread")))) if token else None
+                                                              config.get("discord.auto_thread"))),
+                       thread_mention=switched_on(os.environ.get("DISCORD_THREAD_REQUIRE_MENTION",
+                                                                 config.get("discord.thread_require_mention")))) \
+            if token else None
 
     def slack():
         from plugins.gateway.slack import API, Slack

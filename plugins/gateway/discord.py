@@ -34,7 +34,7 @@ class Discord(Socketed):
     most = 2000
 
     def __init__(self, token: str, api: str = API, gateway: str = GATEWAY, require_mention: bool = True,
-                 free: frozenset = (), allowed: frozenset = (), auto_thread: bool = True):
+                 free: frozenset = (), allowed: frozenset = (), auto_thread: bool = True, thread_mention: bool = False):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
         super().__init__()
@@ -43,7 +43,8 @@ class Discord(Socketed):
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bot {token}",
                                                         "User-Agent": "DiscordBot (hermes, 1)"})
         self.me: dict = {}
-        self.auto_thread = auto_thread
+        self.auto_thread, self.thread_mention = auto_thread, thread_mention
+        self.parents: dict = {}  # channel -> the channel it is a thread in ("": none)
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -158,11 +159,14 @@ class Discord(Socketed):
         named = any(str(m.get("id")) == mine for m in data.get("mentions") or []) or f"<@{mine}>" in text \
             or f"<@!{mine}>" in text
         text = " ".join(text.replace(f"<@{mine}>", " ").replace(f"<@!{mine}>", " ").split())
-        direct, ours = not data.get("guild_id"), channel in self.threads  # ours: a thread it started, read whole
-        addressed = direct or ours or (not self.allowed or channel in self.allowed) and (
-            named or not self.require_mention or channel in self.free)
-        if ours:
-            channel = in_thread(self.threads[channel], channel)
+        direct, known = not data.get("guild_id"), self.threads.get(channel)  # known: a thread it is in, its channel
+        parent = known or ("" if direct else self._parent(channel))  # a thread's channel
+        where = parent or channel  # what the channel lists name
+        addressed = direct or known and not self.thread_mention or (not self.allowed or where in self.allowed) and (
+            named or not self.require_mention or where in self.free)
+        if addressed and parent:  # a thread: answered there, and then read whole (discord.thread_require_mention)
+            self.threads[channel] = parent
+            channel = in_thread(parent, channel)
         elif addressed and not direct and self.auto_thread:
             channel = self._thread(channel, str(data.get("id")), text)
         incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
@@ -171,6 +175,16 @@ class Discord(Socketed):
             incoming.attach(str(attached.get("content_type") or ""), str(attached.get("filename") or ""),
                             lambda attached=attached: self._fetch(attached))
         return incoming
+
+    def _parent(self, channel: str) -> str:
+        """The channel a thread is in ("" for a channel that is no thread), asked of Discord once per channel."""
+        if channel not in self.parents:
+            try:
+                found = self._call("GET", f"/channels/{channel}")
+            except PlatformError:  # asked again at its next message
+                return ""
+            self.parents[channel] = str(found.get("parent_id") or "") if found.get("type") in (10, 11, 12) else ""
+        return self.parents[channel]
 
     def _thread(self, channel: str, message: str, text: str) -> str:
         """The chat ``CHANNEL/THREAD`` of a thread started from the message (``discord.auto_thread``, hermes-agent's),

@@ -135,3 +135,26 @@ def test_an_approval_question_has_buttons(discord_gateway, discord_api, wire_ser
     discord_api.press("/approve session")
     assert discord_api.wait_sent(2)[-1] == ("dm-42", "It printed 42.")
     assert discord_api.buttons()[0] == []  # answered once
+
+
+def test_a_thread_someone_started_is_answered_when_mentioned_and_then_read_whole(discord_gateway, discord_api,
+                                                                                  wire_server):
+    wire_server.push(reply("Hi."), reply("Still here."), reply("Named."))
+    settings = {"api_url": discord_api.api_url, "gateway_url": discord_api.gateway_url,
+                "allowed_channels": ["general"]}
+    running = discord_gateway(config={"discord": settings})
+    ours, elsewhere = discord_api.start_thread("general"), discord_api.start_thread("random")
+    discord_api.say("<@999> hello?", channel=elsewhere, guild="g1", mention=True)  # not an allowed channel's thread
+    discord_api.say("talking among ourselves", channel=ours, guild="g1")  # before the bot is in it: not read
+    discord_api.say("<@999> hi", channel=ours, guild="g1", mention=True)
+    assert discord_api.wait_sent(1) == [(ours, "Hi.")]  # in the thread: no thread made from a thread's message
+    discord_api.say("and now?", channel=ours, guild="g1")  # the bot is in it: read whole
+    assert discord_api.wait_sent(2)[-1] == (ours, "Still here.")
+    assert [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in wire_server.requests] == [
+        ["hi"], ["hi", "and now?"]]
+    running.stop()
+    discord_gateway(config={"discord": {**settings, "thread_require_mention": True}})
+    discord_api.say("unnamed", channel=ours, guild="g1")  # discord.thread_require_mention: a mention is needed
+    discord_api.say("<@999> named", channel=ours, guild="g1", mention=True)
+    assert discord_api.wait_sent(3)[-1] == (ours, "Named.")
+    assert [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "user"][-1] == "named"
