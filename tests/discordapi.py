@@ -29,6 +29,7 @@ class DiscordAPI(Served):
         self.pressed: dict = {}  # interaction id -> the message whose button was pressed
         self.reactions: dict = {}  # message id -> the bot's reaction emoji on it
         self.threads: dict = {}  # thread id -> the channel it is in
+        self.history: list = []  # the users' messages, as sent to the bot
         super().__init__()
         port = self.port
         self.api_url, self.gateway_url = f"http://127.0.0.1:{port}/api/v10", f"ws://127.0.0.1:{port}/gateway"
@@ -43,6 +44,7 @@ class DiscordAPI(Served):
                                 **({"guild_id": guild} if guild else {}), "content": content,
                                 "author": {"id": str(user), "username": username, "bot": False},
                                 "mentions": [BOT] if mention else [], "attachments": list(attachments)}))
+            self.history.append(self.events[-1][1])
             self.changed.notify_all()
             return str(self.next_id)
 
@@ -136,6 +138,16 @@ class DiscordAPI(Served):
             return JSONResponse({"id": request.path_params["message"], "type": 11, "name": body["name"],
                                  "parent_id": request.path_params["channel"]}, status_code=201)  # its id: the message's
 
+        async def recent(request: Request):  # a channel's messages before one, the newest first
+            channel, before = request.path_params["channel"], int(request.query_params["before"])
+            self._record("GET", request.url.path, dict(request.query_params))
+            with self.changed:
+                found = [m for m in self.history if m["channel_id"] == channel] + [
+                    {"id": m["id"], "channel_id": channel, "content": m["content"], "author": BOT}
+                    for m in self.messages if m["channel_id"] == channel]
+            found = sorted((m for m in found if int(m["id"]) < before), key=lambda m: -int(m["id"]))
+            return JSONResponse(found[:int(request.query_params.get("limit", 50))])
+
         async def channel(request: Request):
             found = request.path_params["channel"]
             self._record("GET", request.url.path, None)
@@ -217,6 +229,7 @@ class DiscordAPI(Served):
         return Starlette(routes=[
             Route("/api/v10/users/@me", me), Route("/api/v10/channels/{channel}/messages", messages, methods=["POST"]),
             Route("/api/v10/channels/{channel}", channel),
+            Route("/api/v10/channels/{channel}/messages", recent, methods=["GET"]),
             Route("/api/v10/channels/{channel}/messages/{message}", edit, methods=["PATCH"]),
             Route("/api/v10/channels/{channel}/messages/{message}/threads", thread, methods=["POST"]),
             Route("/api/v10/channels/{channel}/typing", typing, methods=["POST"]),

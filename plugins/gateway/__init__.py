@@ -34,6 +34,10 @@ def register_config(declare):
     declare("discord.thread_require_mention", bool, False, "in a thread the bot started or answered in, it answers "
             "only when mentioned too (hermes-agent's; DISCORD_THREAD_REQUIRE_MENTION; for threads shared with other "
             "bots)")
+    declare("discord.history_backfill", bool, True, "a mention in a channel comes with the messages before it since "
+            "the bot's last answer, those of people not allowed marked [unverified] (hermes-agent's; "
+            "DISCORD_HISTORY_BACKFILL)")
+    declare("discord.history_backfill_limit", int, 50, "how many at most (DISCORD_HISTORY_BACKFILL_LIMIT)", minimum=0)
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
     for name in ("discord", "slack"):
@@ -106,8 +110,15 @@ def gateway_platforms(config):
 
     def discord():
         from plugins.gateway.discord import API, GATEWAY, Discord
+        from plugins.gateway.runner import allowed_users
 
         token = os.environ.get("DISCORD_BOT_TOKEN", "").strip()
+        try:
+            backfill = int(os.environ.get("DISCORD_HISTORY_BACKFILL_LIMIT") or config.get(
+                "discord.history_backfill_limit")) if switched_on(os.environ.get(
+                    "DISCORD_HISTORY_BACKFILL", config.get("discord.history_backfill"))) else 0
+        except ValueError:
+            raise ValueError("DISCORD_HISTORY_BACKFILL_LIMIT takes a number") from None
         return Discord(token, str(config.get("discord.api_url") or API), str(config.get("discord.gateway_url") or
                                                                               GATEWAY),
                        require_mention=bool(config.get("discord.require_mention")),
@@ -116,8 +127,8 @@ def gateway_platforms(config):
                        auto_thread=switched_on(os.environ.get("DISCORD_AUTO_THREAD",
                                                               config.get("discord.auto_thread"))),
                        thread_mention=switched_on(os.environ.get("DISCORD_THREAD_REQUIRE_MENTION",
-                                                                 config.get("discord.thread_require_mention")))) \
-            if token else None
+                                                                 config.get("discord.thread_require_mention"))),
+                       backfill=backfill, trusted=allowed_users(config, "discord")) if token else None
 
     def slack():
         from plugins.gateway.slack import API, Slack

@@ -34,7 +34,8 @@ class Discord(Socketed):
     most = 2000
 
     def __init__(self, token: str, api: str = API, gateway: str = GATEWAY, require_mention: bool = True,
-                 free: frozenset = (), allowed: frozenset = (), auto_thread: bool = True, thread_mention: bool = False):
+                 free: frozenset = (), allowed: frozenset = (), auto_thread: bool = True, thread_mention: bool = False,
+                 backfill: int = 50, trusted: "set | None" = None):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
         super().__init__()
@@ -45,6 +46,7 @@ class Discord(Socketed):
         self.me: dict = {}
         self.auto_thread, self.thread_mention = auto_thread, thread_mention
         self.parents: dict = {}  # channel -> the channel it is a thread in ("": none)
+        self.backfill, self.trusted = backfill, trusted  # recent messages read with a mention; who is allowed
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -159,7 +161,8 @@ class Discord(Socketed):
         named = any(str(m.get("id")) == mine for m in data.get("mentions") or []) or f"<@{mine}>" in text \
             or f"<@!{mine}>" in text
         text = " ".join(text.replace(f"<@{mine}>", " ").replace(f"<@!{mine}>", " ").split())
-        direct, known = not data.get("guild_id"), self.threads.get(channel)  # known: a thread it is in, its channel
+        posted, direct = channel, not data.get("guild_id")
+        known = self.threads.get(channel)  # a thread it is in: its channel
         parent = known or ("" if direct else self._parent(channel))  # a thread's channel
         where = parent or channel  # what the channel lists name
         addressed = direct or known and not self.thread_mention or (not self.allowed or where in self.allowed) and (
@@ -169,12 +172,36 @@ class Discord(Socketed):
             channel = in_thread(parent, channel)
         elif addressed and not direct and self.auto_thread:
             channel = self._thread(channel, str(data.get("id")), text)
+        if addressed and named and not direct and self.backfill and (self.trusted is None or str(
+                author.get("id")) in self.trusted):  # what was said before the mention (a stranger is only told)
+            text = self._recent(posted, str(data.get("id"))) + text
         incoming = Incoming(chat=channel, user=str(author.get("id", "")), name=str(author.get("username") or ""),
                             text=text, addressed=addressed, message=str(data.get("id") or ""))
         for attached in data.get("attachments") or [] if addressed else []:
             incoming.attach(str(attached.get("content_type") or ""), str(attached.get("filename") or ""),
                             lambda attached=attached: self._fetch(attached))
         return incoming
+
+    def _recent(self, channel: str, before: str) -> str:
+        """The messages before ``before`` in ``channel`` since the bot's last (``discord.history_backfill_limit`` at
+        most), hermes-agent's block of them; those of people not allowed marked so."""
+        try:
+            found = self._call("GET", f"/channels/{channel}/messages", params={"before": before,
+                                                                                "limit": min(self.backfill, 100)})
+        except PlatformError as exc:
+            log.info("discord: the messages before a mention in %s could not be read (%s)", channel, exc)
+            return ""
+        lines = []
+        for message in found if isinstance(found, list) else []:  # the newest first
+            author = message.get("author") or {}
+            if str(author.get("id")) == str(self.me.get("id")):
+                break  # its own last answer: what came before it is in the conversation, or was not for it
+            said = " ".join(str(message.get("content") or "").split()) or "(attachment)" * bool(
+                message.get("attachments"))
+            if said and not author.get("bot"):
+                unverified = "" if self.trusted is None or str(author.get("id")) in self.trusted else "[unverified] "
+                lines.append(f"{unverified}[{author.get('username') or author.get('id')}] {said}")
+        return "[Recent channel messages]\n" + "\n".join(reversed(lines)) + "\n\n" if lines else ""
 
     def _parent(self, channel: str) -> str:
         """The channel a thread is in ("" for a channel that is no thread), asked of Discord once per channel."""
