@@ -163,11 +163,13 @@ def _unit_path():
 
 
 @gateway.command()
+@click.option("--platform", "only", multiple=True, help="The service answers only this platform (again for more).")
+@click.option("-m", "--model", default=None, help="The model its chats start with (default: config.yaml's).")
 @click.option("--print", "only_print", is_flag=True, help="Print the unit instead of writing it.")
 @click.pass_obj
-def install(app, only_print):
+def install(app, only, model, only_print):
     """A systemd user service that keeps `hermes gateway run` going (after a crash, and from the next login or boot
-    with lingering)."""
+    with lingering), with the same --platform and -m."""
     import os
     import shlex
     import sys
@@ -176,7 +178,7 @@ def install(app, only_print):
     from hermes.host.files import atomic_write
     from hermes.host.paths import config_dir
 
-    made = _made(app, ())
+    made = _made(app, only)
     platforms = sorted(name for name, platform in made if platform is not None)
     for _, platform in made:
         if platform is not None:
@@ -184,8 +186,9 @@ def install(app, only_print):
     keep = {name: os.environ[name] for name in (*CARRIED, *(f"{p.upper()}_{v}" for p in platforms for v in (
         "ALLOWED_USERS", "ALLOW_ALL_USERS", "HOME_CHANNEL"))) if os.environ.get(name)}  # no key: the unit is readable
     text = UNIT.format(platforms=", ".join(platforms) or "Telegram",
-                       command=" ".join(shlex.quote(part) for part in (sys.executable, "-m", "hermes.cli", "gateway",
-                                                                        "run")),
+                       command=" ".join(shlex.quote(part) for part in (
+                           sys.executable, "-m", "hermes.cli", "gateway", "run",
+                           *(f"--platform={name}" for name in only), *(("-m", model) if model else ()))),
                        environment="".join(f"Environment={shlex.quote(f'{k}={v}')}\n" for k, v in keep.items()))
     if only_print:
         click.echo(text, nl=False)

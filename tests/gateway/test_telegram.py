@@ -396,6 +396,8 @@ def test_install_writes_a_user_service_that_runs_the_gateway(hermes, hermes_home
     (hermes_home / ".env").write_text("TELEGRAM_BOT_TOKEN=999:kept\n")
     (hermes_home / ".env").chmod(0o600)
     assert "warning" not in hermes("gateway", "install", env=env).stderr
+    shown = hermes("gateway", "install", "--platform", "telegram", "-m", "gpt 5", "--print", env=env).stdout
+    assert "-m hermes.cli gateway run --platform=telegram -m 'gpt 5'\n" in shown  # what `run` would be given
     assert hermes("gateway", "uninstall", env=env).returncode == 0
     gone = hermes("gateway", "uninstall", env=env)
     assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no service to remove"), gone.stderr
