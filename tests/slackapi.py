@@ -13,6 +13,7 @@ import asyncio
 import json
 import threading
 import time
+from urllib.parse import parse_qsl
 
 from tests.asgiserver import Served, wait_sent
 
@@ -21,6 +22,7 @@ class SlackAPI(Served):
     def __init__(self):
         self.bot_token, self.app_token = "xoxb-test", "xapp-test"
         self.envelopes, self.acks, self.calls, self.messages = [], [], [], []
+        self.history: list = []  # the users' messages
         self.changed, self.next = threading.Condition(), 1000
         self.reactions: dict = {}  # message ts -> the names of the bot's reactions on it
         super().__init__()
@@ -44,6 +46,8 @@ class SlackAPI(Served):
                  "channel_type": "im" if channel.startswith("D") else "channel", **({"thread_ts": thread}
                                                                                     if thread else {})}
         self._envelope("events_api", {"event": event})
+        with self.changed:
+            self.history.append(event)
         if mention:
             self._envelope("events_api", {"event": dict(event, type="app_mention")})
         return ts
@@ -82,7 +86,9 @@ class SlackAPI(Served):
                     for e in block["elements"]]
 
         async def method(request: Request):
-            name, body = request.path_params["method"], await request.json()
+            name = request.path_params["method"]
+            form = request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded")
+            body = dict(parse_qsl((await request.body()).decode())) if form else await request.json()
             token = request.headers.get("authorization", "").removeprefix("Bearer ")
             with self.changed:
                 self.calls.append((name, body))
@@ -94,6 +100,14 @@ class SlackAPI(Served):
                 return JSONResponse({"ok": True, "user": "hermes_test_bot", "user_id": "U999", "team": "T1"})
             if name == "apps.connections.open":
                 return JSONResponse({"ok": True, "url": self.socket_url})
+            if name == "conversations.replies":
+                if not form:  # as Slack: the methods that read take no JSON
+                    return JSONResponse({"ok": False, "error": "invalid_arguments"})
+                with self.changed:
+                    found = [m for m in self.history if body["ts"] in (m["ts"], m.get("thread_ts"))] + [
+                        {"user": "U999", "bot_id": "B1", "text": m["text"], "ts": m["ts"]} for m in self.messages
+                        if m["thread_ts"] == body["ts"]]
+                return JSONResponse({"ok": True, "messages": sorted(found, key=lambda m: float(m["ts"]))})
             with self.changed:
                 if name == "chat.postMessage":
                     self.next += 1

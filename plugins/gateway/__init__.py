@@ -131,10 +131,11 @@ def gateway_platforms(config):
                        backfill=backfill, trusted=allowed_users(config, "discord")) if token else None
 
     def slack():
+        from plugins.gateway.runner import allowed_users
         from plugins.gateway.slack import API, Slack
 
         bot, app = (os.environ.get(f"SLACK_{kind}_TOKEN", "").strip() for kind in ("BOT", "APP"))
-        return Slack(bot, app, str(config.get("slack.api_url") or API),
+        return Slack(bot, app, str(config.get("slack.api_url") or API), trusted=allowed_users(config, "slack"),
                      require_mention=bool(config.get("slack.require_mention")),
                      in_threads=bool(config.get("slack.reply_in_thread")),
                      free=_listed(config, "slack.free_response_channels"),

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, channel_of, in_thread
+from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, channel_of, earlier, in_thread
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -184,7 +184,7 @@ class Discord(Socketed):
 
     def _recent(self, channel: str, before: str) -> str:
         """The messages before ``before`` in ``channel`` since the bot's last (``discord.history_backfill_limit`` at
-        most), hermes-agent's block of them; those of people not allowed marked so."""
+        most), as :func:`earlier` shows them."""
         try:
             found = self._call("GET", f"/channels/{channel}/messages", params={"before": before,
                                                                                 "limit": min(self.backfill, 100)})
@@ -199,9 +199,9 @@ class Discord(Socketed):
             said = " ".join(str(message.get("content") or "").split()) or "(attachment)" * bool(
                 message.get("attachments"))
             if said and not author.get("bot"):
-                unverified = "" if self.trusted is None or str(author.get("id")) in self.trusted else "[unverified] "
-                lines.append(f"{unverified}[{author.get('username') or author.get('id')}] {said}")
-        return "[Recent channel messages]\n" + "\n".join(reversed(lines)) + "\n\n" if lines else ""
+                lines.append((author.get("username") or author.get("id"), said,
+                              self.trusted is None or str(author.get("id")) in self.trusted))
+        return earlier(lines[::-1], "channel")
 
     def _parent(self, channel: str) -> str:
         """The channel a thread is in ("" for a channel that is no thread), asked of Discord once per channel."""

@@ -17,7 +17,7 @@ import re
 import time
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of, in_thread
+from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of, earlier, in_thread
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -41,7 +41,7 @@ class Slack(Socketed):
     most = 3900  # Slack's advice for one message's text (it takes more, and cuts it)
 
     def __init__(self, bot_token: str, app_token: str, api: str = API, require_mention: bool = True,
-                 free: frozenset = (), allowed: frozenset = (), in_threads: bool = True):
+                 free: frozenset = (), allowed: frozenset = (), in_threads: bool = True, trusted: "set | None" = None):
         import httpx2 as httpx  # the SDKs' HTTP client (openai and anthropic depend on it)
 
         super().__init__()
@@ -50,15 +50,16 @@ class Slack(Socketed):
         self.client = httpx.Client(timeout=30)
         self.me: dict = {}
         self.seen: dict = {}  # (channel, ts) of the messages read lately: a mention comes as two events
-        self.in_threads = in_threads
+        self.in_threads, self.trusted = in_threads, trusted  # who is allowed (None: anybody)
 
-    def _call(self, method: str, token: Optional[str] = None, **payload: Any) -> dict:
+    def _call(self, method: str, token: Optional[str] = None, form: bool = False, **payload: Any) -> dict:
         import httpx2 as httpx
 
         for _ in range(3):
             try:
-                answer = self.client.post(f"{self.api}/{method}", json=payload,
-                                          headers={"Authorization": f"Bearer {token or self.tokens[0]}"})
+                answer = self.client.post(f"{self.api}/{method}", **{"data" if form else "json": payload},
+                                          headers={"Authorization": f"Bearer {token or self.tokens[0]}"})  # form:
+                # the methods that read take no JSON
                 body = answer.json()
             except (httpx.HTTPError, ValueError) as exc:
                 said = str(exc)
@@ -161,6 +162,9 @@ class Slack(Socketed):
         thread = str(event.get("thread_ts") or "")
         addressed = direct or (not self.allowed or channel in self.allowed) and (
             named or not self.require_mention or channel in self.free or self.threads.get(thread) == channel)
+        if addressed and named and thread and self.threads.get(thread) != channel and (
+                self.trusted is None or str(event.get("user")) in self.trusted):  # a thread it is named in first
+            text = self._before(channel, thread, str(event.get("ts"))) + text
         if addressed and not direct and not thread and self.in_threads:
             thread = str(event.get("ts") or "")  # the answer starts a thread under the message
         incoming = Incoming(chat=in_thread(channel, thread), user=str(event.get("user") or ""),
@@ -171,6 +175,23 @@ class Slack(Socketed):
             if kind.startswith("image/"):  # Slack's voice clips are not read here
                 incoming.attach(kind, str(file.get("name") or ""), lambda file=file: self._fetch(file))
         return incoming
+
+    def _before(self, channel: str, thread: str, current: str) -> str:
+        """A thread's messages before the bot was named in it (hermes-agent's thread context), as
+        :func:`earlier` shows them."""
+        mine = str(self.me.get("user_id"))
+        try:
+            found = self._call("conversations.replies", form=True, channel=channel, ts=thread, limit=30)
+        except PlatformError as exc:
+            log.info("slack: the thread %s could not be read (%s)", thread, exc)
+            return ""
+        lines = []
+        for message in found.get("messages") or []:  # the oldest first
+            said = " ".join(str(message.get("text") or "").replace(f"<@{mine}>", " ").split())
+            who = str(message.get("user") or message.get("username") or "bot")
+            if said and message.get("ts") != current and who != mine:
+                lines.append((who, said, self.trusted is None or bool(message.get("bot_id")) or who in self.trusted))
+        return earlier(lines, "thread")
 
     def _fetch(self, file: dict) -> bytes:
         import httpx2 as httpx
