@@ -30,10 +30,12 @@ class MattermostAPI(Served):
 
     # -- what users do
     def say(self, message: str, user: str = "alice-id", channel: str = "dm-alice", direct: bool = True,
-            mention: bool = False, file_ids: list = ()) -> str:
+            mention: bool = False, file_ids: list = (), root: str = "") -> str:
+        """A post (``root``: a reply in that post's thread); its id."""
         with self.changed:
             self.next += 1
             post = {"id": f"p{self.next}", "channel_id": channel, "user_id": user, "message": message, "type": "",
+                    "root_id": root,
                     **({"metadata": {"files": [{"id": f, "name": "dot.png", "mime_type": "image/png",
                                                 "size": len(self.files[f])} for f in file_ids]}} if file_ids else {})}
             self.events.append({"event": "posted", "data": {

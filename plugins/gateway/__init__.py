@@ -38,6 +38,9 @@ def register_config(declare):
             "the bot's last answer, those of people not allowed marked [unverified] (hermes-agent's; "
             "DISCORD_HISTORY_BACKFILL)")
     declare("discord.history_backfill_limit", int, 50, "how many at most (DISCORD_HISTORY_BACKFILL_LIMIT)", minimum=0)
+    declare("mattermost.reply_mode", str, "off", "thread: an answer in a channel goes in the post's thread, each "
+            "thread a conversation read without mentions; off: in the channel (hermes-agent's; MATTERMOST_REPLY_MODE)",
+            choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
     for name in ("discord", "slack"):
@@ -185,7 +188,9 @@ def gateway_platforms(config):
         return Mattermost(url, token, require_mention=bool(config.get("mattermost.require_mention")),
                           free=_listed(config, "mattermost.free_response_channels",
                                        "MATTERMOST_FREE_RESPONSE_CHANNELS"),
-                          allowed=_listed(config, "mattermost.allowed_channels", "MATTERMOST_ALLOWED_CHANNELS")) \
+                          allowed=_listed(config, "mattermost.allowed_channels", "MATTERMOST_ALLOWED_CHANNELS"),
+                          in_threads=str(os.environ.get("MATTERMOST_REPLY_MODE") or config.get(
+                              "mattermost.reply_mode")).strip().lower() == "thread") \
             if url and token else None
 
     def ntfy():

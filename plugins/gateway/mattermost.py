@@ -2,7 +2,9 @@
 its REST API v4 (httpx2) takes the answers. hermes-agent's variables: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN`` (a bot
 account's, or a personal access token), ``MATTERMOST_ALLOWED_USERS`` (user ids). A direct message is always read;
 in a channel, one that mentions the bot (``mattermost.require_mention``), or any in
-``mattermost.free_response_channels``, and only in ``mattermost.allowed_channels`` when it lists any. Mattermost
+``mattermost.free_response_channels``, and only in ``mattermost.allowed_channels`` when it lists any; with
+``MATTERMOST_REPLY_MODE=thread`` the answer goes in the post's thread, each thread a conversation read without
+mentions (the threads it answers in remembered across restarts). Mattermost
 shows Markdown itself; answers are drafts edited as they are written, reactions mark the user's post, pictures and
 voice are fetched, files uploaded. Posts sent while the gateway was stopped are not answered."""
 
@@ -12,7 +14,7 @@ import json
 import logging
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, channel_of, in_thread
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -25,7 +27,7 @@ class Mattermost(Socketed):
     most = 16000  # a post holds 16383 characters
 
     def __init__(self, url: str, token: str, require_mention: bool = True, free: frozenset = (),
-                 allowed: frozenset = ()):
+                 allowed: frozenset = (), in_threads: bool = False):
         import httpx2 as httpx
 
         super().__init__()
@@ -33,6 +35,7 @@ class Mattermost(Socketed):
         self.require_mention, self.free, self.allowed = require_mention, set(free), set(allowed)
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bearer {token}"})
         self.me: dict = {}
+        self.in_threads = in_threads
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         import httpx2 as httpx
@@ -104,9 +107,11 @@ class Mattermost(Socketed):
         text = str(post.get("message") or "")
         named = self.me.get("id") in json.loads(data.get("mentions") or "[]") or f"@{mine}" in text
         text = " ".join(text.replace(f"@{mine}", " ").split()) if mine else text
-        addressed = data.get("channel_type") == "D" or (not self.allowed or channel in self.allowed) and (
-            named or not self.require_mention or channel in self.free)
-        incoming = Incoming(chat=channel, user=str(post.get("user_id") or ""),
+        direct, root = data.get("channel_type") == "D", str(post.get("root_id") or "")
+        addressed = direct or (not self.allowed or channel in self.allowed) and (
+            named or not self.require_mention or channel in self.free or self.threads.get(root) == channel)
+        thread = root or str(post.get("id") or "") if addressed and not direct and self.in_threads else ""
+        incoming = Incoming(chat=in_thread(channel, thread), user=str(post.get("user_id") or ""),
                             name=str(data.get("sender_name") or "").lstrip("@"), text=text, addressed=addressed,
                             message=str(post.get("id") or ""))
         for info in (post.get("metadata") or {}).get("files") or [] if addressed else []:
@@ -126,7 +131,11 @@ class Mattermost(Socketed):
 
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
-        sent = self._call("POST", "/posts", json={"channel_id": chat, "message": text})
+        channel, thread = channel_of(chat)
+        if thread:  # read without a mention from now on
+            self.threads[thread] = channel
+        sent = self._call("POST", "/posts", json={"channel_id": channel, "message": text,
+                                                   **({"root_id": thread} if thread else {})})
         return str(sent.get("id")) if isinstance(sent, dict) and sent.get("id") else None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:
@@ -149,13 +158,17 @@ class Mattermost(Socketed):
         file = Path(path)
         if file.stat().st_size > 50 * 2**20:
             raise PlatformError(f"{file.name}: {file.stat().st_size / 2**20:.0f} MB, over the 50 MB sent here")
-        uploaded = self._call("POST", "/files", data={"channel_id": chat},
+        channel, thread = channel_of(chat)
+        uploaded = self._call("POST", "/files", data={"channel_id": channel},
                               files={"files": (file.name, file.read_bytes())})
         ids = [info.get("id") for info in uploaded.get("file_infos") or []]
-        self._call("POST", "/posts", json={"channel_id": chat, "message": "", "file_ids": ids})
+        self._call("POST", "/posts", json={"channel_id": channel, "message": "", "file_ids": ids,
+                                           **({"root_id": thread} if thread else {})})
 
     def typing(self, chat: str) -> None:
         try:
-            self._call("POST", f"/users/{self.me.get('id')}/typing", json={"channel_id": chat})
+            channel, thread = channel_of(chat)
+            self._call("POST", f"/users/{self.me.get('id')}/typing", json={"channel_id": channel,
+                                                                          "parent_id": thread})
         except PlatformError:
             pass

@@ -58,3 +58,18 @@ def test_a_direct_message_a_mention_and_a_picture_are_answered_and_a_refused_tok
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
         "hermes: error: mattermost: the server refused MATTERMOST_TOKEN (Invalid or expired session, please login "
         "again.)")
+
+
+def test_with_reply_mode_thread_a_mention_is_answered_in_its_thread_and_the_thread_read_whole(
+        mattermost_gateway, mattermost_api, wire_server):
+    wire_server.push(reply("42."), reply("84."))
+    mattermost_gateway(env={"MATTERMOST_REPLY_MODE": "thread"})
+    eventually(lambda: mattermost_api.challenged == [mattermost_api.token])
+    asked = mattermost_api.say("@hermes what is 6 times 7?", channel="town-square", direct=False, mention=True)
+    assert mattermost_api.wait_sent(1) == [("town-square", "42.")]
+    assert mattermost_api.posts[0]["root_id"] == asked  # under the post
+    mattermost_api.say("and times 2?", channel="town-square", direct=False, root=asked)  # no mention needed
+    assert mattermost_api.wait_sent(2)[-1] == ("town-square", "84.")
+    assert mattermost_api.posts[-1]["root_id"] == asked
+    assert [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "user"] == [
+        "what is 6 times 7?", "and times 2?"]  # the thread is one conversation
