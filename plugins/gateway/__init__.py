@@ -66,6 +66,15 @@ def register_config(declare):
     declare("streaming.cursor", str, " ▉", "what ends an answer's text while it is written (hermes-agent's)")
     declare("gateway.message_timestamps.enabled", bool, False, "each message the model reads from a chat begins "
             "with when it was sent, [Mon 2026-12-07 14:05:09 CET] in the user's timezone (hermes-agent's)")
+    declare("platforms.webhook.enabled", bool, False, "the gateway takes webhooks: events POSTed to /webhooks/ROUTE, "
+            "each a turn on its route's prompt (hermes-agent's; WEBHOOK_ENABLED)")
+    declare("platforms.webhook.extra.host", str, "0.0.0.0", "the address it listens on")
+    declare("platforms.webhook.extra.port", int, 8644, "its port (WEBHOOK_PORT)", minimum=0)
+    declare("platforms.webhook.extra.secret", str, "", "the routes' HMAC secret where a route has none "
+            "(WEBHOOK_SECRET)")
+    declare("platforms.webhook.extra.rate_limit", int, 30, "requests a route takes a minute", minimum=1)
+    declare("platforms.webhook.extra.routes", dict, {}, "ROUTE: {secret, events, prompt, deliver, deliver_extra, "
+            "deliver_only}: see the README's webhook paragraph")
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
             "model names them (MEDIA:/path), whenever they were changed (hermes-agent's)")
     declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "
@@ -200,8 +209,24 @@ def gateway_platforms(config):
         return Ntfy(found["TOPIC"], found["SERVER_URL"] or SERVER, found["TOKEN"], found["PUBLISH_TOPIC"],
                     markdown=switched_on(os.environ.get("NTFY_MARKDOWN"))) if found["TOPIC"] else None
 
-    return {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
+    def webhook():
+        from plugins.gateway.sending import send_to
+        from plugins.gateway.webhook import PORT, Webhook, subscriptions
+
+        if not switched_on(os.environ.get("WEBHOOK_ENABLED", config.get("platforms.webhook.enabled"))):
+            return None
+        extra = {key: config.get(f"platforms.webhook.extra.{key}") for key in ("host", "port", "secret", "rate_limit")}
+        try:
+            port = int(os.environ.get("WEBHOOK_PORT") or extra["port"] or PORT)
+        except ValueError:
+            raise ValueError("WEBHOOK_PORT takes a number") from None
+        return Webhook({**subscriptions(config.data_dir), **(config.get("platforms.webhook.extra.routes") or {})},
+                       extra["host"], port, os.environ.get("WEBHOOK_SECRET") or extra["secret"], extra["rate_limit"],
+                       deliver=lambda target, text, path: send_to(made, target, text, config, path) or "")
+
+    made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy}
+    return {**made, "webhook": webhook}
 
 
 @hookimpl
@@ -216,12 +241,16 @@ def doctor_checks(agent, online):
     """A line for each platform whose token is set: who may talk to it and, online, whether the token is taken."""
     from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
     from plugins.gateway.hookspecs import PlatformError
-    from plugins.gateway.runner import allowed_users
+    from plugins.gateway.runner import allowed_users, automated
 
     lines = []
     for name, make in gateway_platforms(agent.config).items():
         platform = make()
         if platform is None:
+            continue
+        if automated(platform):  # started, it would take the port of a gateway that runs
+            lines.append(Check(f"gateway {name}", OK, f"{len(getattr(platform, 'routes', {}))} route(s)"))
+            platform.close()
             continue
         allowed = allowed_users(agent.config, name)
         who = "everybody may talk to it" if allowed is None else f"{len(allowed)} user(s) allowed"

@@ -52,7 +52,7 @@ def run(app, only, model):
     from hermes.cli.app import Fail, program
     from plugins.commands.front import build_agent
     from plugins.gateway.hookspecs import PlatformError
-    from plugins.gateway.runner import Gateway, allowed_users
+    from plugins.gateway.runner import Gateway, allowed_users, automated
 
     if model:
         app.config.overrides["model"] = model
@@ -80,9 +80,10 @@ def run(app, only, model):
                        f"{exc}") from None
         allowed = allowed_users(app.config, platform.name)
         click.echo(f"{program()}: gateway on {platform.name} as {who} ("
-                   + ("everybody may talk to it" if allowed is None else f"{len(allowed)} user(s) allowed" if allowed
-                      else f"nobody is allowed yet: set {platform.name.upper()}_ALLOWED_USERS=ID,...; a stranger "
-                      "is told their id") + "); Ctrl+C stops", err=True)
+                   + ("signed requests only" if automated(platform) else "everybody may talk to it" if allowed is None
+                      else f"{len(allowed)} user(s) allowed" if allowed else f"nobody is allowed yet: set "
+                      f"{platform.name.upper()}_ALLOWED_USERS=ID,...; a stranger is told their id")
+                   + "); Ctrl+C stops", err=True)
     if app.host.record("cron") is not None:  # the cron jobs run here too, as they come due (cron.with_serve)
         from plugins.cron.jobs import tick_beside
 
@@ -102,9 +103,10 @@ def status(app, as_json):
 
     rows, running = [], _running(app)
     for name, platform in sorted(_made(app, ()), key=lambda row: row[0]):
-        allowed = allowed_users(app.config, name)
+        allowed = None if name == "webhook" else allowed_users(app.config, name)  # signed requests, no users
         rows.append({"platform": name, "configured": platform is not None, "running": running,
-                     "allowed_users": None if allowed is None else sorted(allowed)})
+                     "allowed_users": None if allowed is None else sorted(allowed),
+                     **({"routes": sorted(platform.routes) if platform else []} if name == "webhook" else {})})
         if platform is not None:
             platform.close()
     if as_json:
@@ -112,6 +114,10 @@ def status(app, as_json):
         return
     for row in rows:
         who = "everybody" if row["allowed_users"] is None else ", ".join(row["allowed_users"]) or "nobody yet"
+        if row["platform"] == "webhook":
+            click.echo("webhook: " + (f"routes {', '.join(row['routes']) or '(none)'}" if row["configured"] else
+                                      "not set up (platforms.webhook in config.yaml)"))
+            continue
         click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
                                               f"not set up (`{program()} gateway setup --platform "
                                               f"{row['platform']}`)"))
@@ -265,6 +271,9 @@ def setup(app, name, wait):
 
     token_var, users_var = token_variable(name), f"{name.upper()}_ALLOWED_USERS"
     make = _configured(app, (name,))[name]
+    if name == "webhook":
+        raise Fail("webhooks are set up in config.yaml (platforms.webhook: enabled, routes): see the README's "
+                   "webhook paragraph", EXIT_USAGE)
     if not sys.stdin.isatty():
         raise Fail(f"gateway setup asks at a terminal: run it in one (or set {token_var} and {users_var} in the data "
                    "folder's .env)", EXIT_USAGE)

@@ -91,6 +91,8 @@ class Platform(Protocol):
 
     name: str  # "telegram": the sessions' platform, and what `hermes gateway run --platform` names
     most: int  # the longest message it sends (longer answers go in parts)
+    automated: bool  # optional: its messages come from machines (webhooks), their senders checked by the platform:
+    # no allow-list, no commands, no approvals (refused)
     offset: Any  # what receiving goes on from after a restart, kept by the gateway (JSON: a number, a sync token, the
     # threads it answers in...)
 

@@ -203,7 +203,7 @@ class Gateway(Commands):
 
     def _allowed(self, platform, message: Incoming) -> bool:
         allowed = self.allowed[platform.name]
-        return allowed is None or message.user.lower() in allowed
+        return allowed is None or message.user.lower() in allowed or automated(platform)
 
     def _hear(self, chat: Chat, text: str, voice: str) -> str:
         """The words of the voice note kept at ``voice`` (after ``text``, its caption), shown to the chat first
@@ -245,7 +245,7 @@ class Gateway(Commands):
         text = message.text.strip()
         if not text and not message.images and not message.missed and message.voice is None:
             return lambda: self._send(chat, NOT_TEXT)
-        if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE:
+        if text.startswith("/") and text[1:].partition(" ")[0].lower() in AT_ONCE and not automated(platform):
             return lambda: self._at_once(chat, text)
         text = "\n\n".join(filter(None, [text, message.missed]))
         item = {"platform": platform.name, "chat": message.chat, "text": text, "message": message.message,
@@ -298,7 +298,7 @@ class Gateway(Commands):
                     text = self._hear(chat, text, item["voice"])
                 if not text and not item.get("images"):
                     continue  # a voice note not heard (the chat was told)
-                if text.startswith("/") and not item.get("images"):
+                if text.startswith("/") and not item.get("images") and not automated(chat.platform):
                     self._command(chat, text)
                     continue
                 if self.config.get("gateway.message_timestamps.enabled") and item.get("at"):
@@ -482,6 +482,12 @@ def chat_of(agent) -> "Chat | None":
     return (getattr(agent, "state", None) or {}).get(CHAT)
 
 
+def automated(platform) -> bool:
+    """A platform whose messages machines send (webhooks): it checks its senders itself, and they send no commands
+    and approve nothing."""
+    return bool(getattr(platform, "automated", False))
+
+
 class Relay:
     """The approvals of the gateway's agents go to their chat, and the files their tools make follow their answer
     (registered while ``hermes gateway run`` runs)."""
@@ -541,5 +547,7 @@ class Relay:
         chat = chat_of(agent)
         if chat is None:
             return None
+        if automated(chat.platform):  # nobody there to approve
+            return False
         choice = self.gateway.ask(chat, tool_name, args, message)
         return False if choice == "deny" else choice

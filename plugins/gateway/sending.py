@@ -53,21 +53,30 @@ def _home(config, platform: str) -> str:
 
 def deliver(target: str, text: str, host) -> Optional[str]:
     """:func:`plugins.gateway.hookspecs.deliver_message` for the platforms of ``gateway_platforms``."""
-    name, _, chat = target.partition(":")
     makers: dict = {}
     for each in host.pm.hook.gateway_platforms(config=host.config) or []:
         makers.update(each if isinstance(each, dict) else {})
+    return send_to(makers, target, text, host.config)
+
+
+def send_to(makers: dict, target: str, text: str, config, path: str = "") -> Optional[str]:
+    """``text`` (or the file at ``path``) to ``target`` (``PLATFORM:CHAT``, or ``PLATFORM``: its home chat) by
+    ``makers`` (``gateway_platforms``'); "" when sent, else why not (``None``: no such platform)."""
+    name, _, chat = target.partition(":")
     if name not in makers:
         return None
     home = "EMAIL_HOME_ADDRESS" if name == "email" else f"{name.upper()}_HOME_CHANNEL"  # hermes-agent's names
-    chat = chat or os.environ.get(home, "").strip() or _home(host.config, name)
+    chat = chat or os.environ.get(home, "").strip() or _home(config, name)
     if not chat:
         return f"no chat to send to: {target} names none, {home} is not set and no chat said /sethome"
     platform = makers[name]()
     if platform is None:
         return f"{name} is not set up here (no {token_variable(name)})"
     try:
-        send_parts(platform, chat, text)
+        if path:
+            platform.send_file(chat, path, kind_of(path))
+        else:
+            send_parts(platform, chat, text)
     except PlatformError as exc:
         return str(exc)
     finally:
@@ -79,6 +88,11 @@ def media_of(answer: str) -> tuple:
     """hermes-agent's ``MEDIA:/path`` lines of an answer (the model sending a file): the answer without them, and
     ``(path, kind)`` of each, its kind told by its suffix."""
     named = [m.strip() for m in MEDIA.findall(answer)]
+    return MEDIA.sub("", answer).strip(), [(p, kind_of(p)) for p in named]
+
+
+def kind_of(path: str) -> str:
+    """How a file should show, told by its suffix: ``photo``, ``audio`` or ``document``."""
     kinds = {".png": "photo", ".jpg": "photo", ".jpeg": "photo", ".gif": "photo", ".webp": "photo",
              ".mp3": "audio", ".ogg": "audio", ".opus": "audio", ".wav": "audio", ".m4a": "audio", ".flac": "audio"}
-    return MEDIA.sub("", answer).strip(), [(p, kinds.get(Path(p).suffix.lower(), "document")) for p in named]
+    return kinds.get(Path(path).suffix.lower(), "document")

@@ -1,0 +1,254 @@
+"""Webhooks (hermes-agent's webhook platform): a service (GitHub, GitLab, a monitor, a script) POSTs an event to
+``/webhooks/ROUTE``, and the agent runs a turn on the route's prompt filled from it; the answer goes where the route
+says. hermes-agent's settings: ``platforms.webhook.extra`` in config.yaml (``host``, ``port`` 8644, ``secret``,
+``rate_limit`` a minute, ``routes``) or ``WEBHOOK_ENABLED``, ``WEBHOOK_PORT``, ``WEBHOOK_SECRET``; the routes of
+hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``) too. A route::
+
+    github-pr:
+      secret: ...                       # checked on every request (or the global one); required
+      events: [pull_request]            # the event types taken (X-GitHub-Event, X-GitLab-Event, "type"); all
+      prompt: "Review PR #{number}: {pull_request.title}\\n{pull_request.html_url}"  # {__raw__}: all of it
+      deliver: telegram                 # or telegram:CHAT, any gateway platform; log (the default): stderr
+      deliver_extra: {chat_id: "42"}
+      deliver_only: false               # true: the filled prompt is the message, no model
+
+A request is taken only with its signature: GitHub's ``X-Hub-Signature-256``, GitLab's ``X-Gitlab-Token``, or an
+HMAC-SHA256 of the body in ``X-Webhook-Signature`` (of ``TIMESTAMP.BODY`` in ``X-Webhook-Signature-V2`` with
+``X-Webhook-Timestamp``, at most 5 minutes old); a delivery seen in the last hour is not run again (a service's
+retry). Each event is a conversation of its own; nobody is there to approve, so what would ask is refused, and a
+prompt is never a command."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import queue
+import re
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Optional
+
+from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
+
+log = logging.getLogger("hermes.gateway")
+PORT = 8644
+MOST_BODY = 1 << 20  # bytes
+NO_AUTH = "INSECURE_NO_AUTH"  # hermes-agent's: no signature asked (on this machine only)
+SEEN_FOR = 3600  # seconds a delivery id is remembered
+
+
+def render(template: str, payload: Any, event: str, route: str) -> str:
+    """hermes-agent's prompt template: ``{a.b}`` from the payload, ``{__raw__}`` all of it, ``{event_type}``."""
+    if not template:
+        return f"Webhook event '{event}' on route '{route}':\n\n```json\n{json.dumps(payload, indent=2)[:4000]}\n```"
+
+    def value(found: re.Match) -> str:
+        key = found[1]
+        if key == "__raw__":
+            return json.dumps(payload, indent=2)[:4000]
+        if key == "event_type":
+            return event
+        at: Any = payload
+        for part in key.split("."):
+            if not isinstance(at, dict) or part not in at:
+                return found[0]
+            at = at[part]
+        return json.dumps(at, indent=2)[:2000] if isinstance(at, (dict, list)) else str(at)
+
+    return re.sub(r"\{([A-Za-z0-9_.]+)\}", value, template)
+
+
+def signed(headers: Any, body: bytes, secret: str) -> bool:
+    """Whether the request carries ``secret``'s signature of ``body`` (GitHub's, GitLab's, or the generic V2/V1)."""
+    def same(given: str, wanted: str) -> bool:
+        return hmac.compare_digest(given.encode(), wanted.encode())
+
+    def mac(data: bytes) -> str:
+        return hmac.new(secret.encode(), data, hashlib.sha256).hexdigest()
+
+    if headers.get("X-Hub-Signature-256"):
+        return same(headers["X-Hub-Signature-256"], "sha256=" + mac(body))
+    if headers.get("X-Gitlab-Token"):
+        return same(headers["X-Gitlab-Token"], secret)
+    if headers.get("X-Webhook-Signature-V2"):  # never falls back to V1: that would undo its replay protection
+        stamp = str(headers.get("X-Webhook-Timestamp") or "")
+        return stamp.isdigit() and abs(time.time() - int(stamp)) <= 300 and same(
+            headers["X-Webhook-Signature-V2"], mac(stamp.encode() + b"." + body))
+    return bool(headers.get("X-Webhook-Signature")) and same(headers["X-Webhook-Signature"], mac(body))
+
+
+def subscriptions(data_dir) -> dict:
+    """The routes of hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``; ``{}`` for none)."""
+    try:
+        found = json.loads((data_dir / "webhook_subscriptions.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("webhook: webhook_subscriptions.json cannot be read (%s): its routes are not taken", exc)
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+class Webhook:
+    name = "webhook"
+    most = 1_000_000  # an answer goes whole to where it is delivered, in that platform's parts
+    offset = 0
+    automated = True  # the senders are checked here (signatures); no commands, no approvals
+
+    def __init__(self, routes: dict, host: str = "", port: int = PORT, secret: str = "", rate_limit: int = 30,
+                 deliver: Optional[Callable[[str, str, str], str]] = None):
+        self.routes, self.host, self.port, self.secret = routes, host or "0.0.0.0", port, secret
+        self.rate_limit, self.deliver = rate_limit, deliver  # deliver(target, text, path): why it failed, or ""
+        self.inbox: queue.Queue = queue.Queue()
+        self.seen: dict = {}  # delivery id -> when
+        self.hits: dict = {}  # route -> the times of its requests in the last minute
+        self.lock = threading.Lock()
+        self.server: Any = None
+
+    # -- receiving
+    def start(self) -> str:
+        from http.server import ThreadingHTTPServer
+
+        local = self.host in ("127.0.0.1", "localhost", "::1")
+        for name, route in self.routes.items():
+            secret = route.get("secret") or self.secret if isinstance(route, dict) else ""
+            if not isinstance(route, dict) or not secret or secret == NO_AUTH and not local:
+                raise PlatformError(f"webhook: the route {name} has no secret (each route's `secret`, or "
+                                    f"WEBHOOK_SECRET; {NO_AUTH} only on 127.0.0.1)", lasting=True)
+            if str(route.get("deliver") or "log").partition(":")[0] in ("github_comment", "gitlab_comment"):
+                raise PlatformError(f"webhook: the route {name} delivers to {route['deliver']}, which is not here: "
+                                    "deliver to a gateway platform or log", lasting=True)
+        try:
+            self.server = ThreadingHTTPServer((self.host, self.port), self._handler())
+        except OSError as exc:
+            raise PlatformError(f"webhook: cannot listen on {self.host}:{self.port} ({exc.strerror or exc})",
+                                lasting=True) from None
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, name="gateway-webhook", daemon=True).start()
+        return f"http://{self.host}:{self.server.server_address[1]}/webhooks/ROUTE ({len(self.routes)} route(s))"
+
+    def receive(self, wait: Optional[float] = None) -> list:
+        try:
+            found = [self.inbox.get(timeout=5 if wait is None else wait)]
+        except queue.Empty:
+            return []
+        while not self.inbox.empty():
+            found.append(self.inbox.get_nowait())
+        return found
+
+    def take(self, route_name: str, headers: Any, body: bytes) -> tuple:
+        """``(status, JSON answer)`` of a POST to ``/webhooks/ROUTE``; a turn queued when it is taken."""
+        route = self.routes.get(route_name)
+        if not isinstance(route, dict):
+            return 404, {"error": f"no route {route_name}"}
+        secret = route.get("secret") or self.secret
+        if secret != NO_AUTH and not signed(headers, body, secret):
+            log.warning("webhook: a request to %s had no valid signature", route_name)
+            return 401, {"error": "invalid signature"}
+        now = time.time()
+        with self.lock:
+            hits = self.hits.setdefault(route_name, deque())
+            while hits and now - hits[0] > 60:
+                hits.popleft()
+            if len(hits) >= self.rate_limit:
+                return 429, {"error": "rate limit exceeded"}
+            hits.append(now)
+        try:
+            payload = json.loads(body or b"{}")
+        except ValueError:
+            return 400, {"error": "the body is no JSON"}
+        payload = payload if isinstance(payload, dict) else {"payload": payload}
+        event = str(headers.get("X-GitHub-Event") or headers.get("X-GitLab-Event") or payload.get("event_type") or
+                    payload.get("type") or "unknown")
+        if route.get("events") and event not in route["events"]:
+            return 200, {"status": "ignored", "event": event}
+        delivery = str(headers.get("X-GitHub-Delivery") or headers.get("X-Request-ID") or f"{now:.6f}")
+        with self.lock:
+            for old in [d for d, at in self.seen.items() if now - at > SEEN_FOR]:
+                del self.seen[old]
+            if delivery in self.seen:
+                return 200, {"status": "duplicate", "delivery_id": delivery}
+            self.seen[delivery] = now
+        prompt = render(str(route.get("prompt") or ""), payload, event, route_name)
+        if route.get("deliver_only"):  # no model: the filled prompt is the message
+            try:
+                self.send(f"{route_name}/{delivery}", prompt)
+            except PlatformError as exc:
+                return 502, {"error": str(exc)}
+            return 200, {"status": "delivered"}
+        self.inbox.put(Incoming(chat=f"{route_name}/{delivery}", user="webhook", name=route_name, text=prompt,
+                                message=delivery))
+        return 202, {"status": "accepted", "delivery_id": delivery}
+
+    def _handler(self):
+        from http.server import BaseHTTPRequestHandler
+
+        platform = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def answer(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self.answer(*((200, {"status": "ok"}) if self.path == "/health" else (404, {"error": "not found"})))
+
+            def do_POST(self):
+                route = self.path.split("?")[0].removeprefix("/webhooks/")
+                size = int(self.headers.get("Content-Length") or 0)
+                if route == self.path.split("?")[0] or "/" in route:
+                    return self.answer(404, {"error": "not found"})
+                if size > MOST_BODY:
+                    return self.answer(413, {"error": "payload too large"})
+                try:
+                    self.answer(*platform.take(route, self.headers, self.rfile.read(size)))
+                except Exception:  # noqa: BLE001 - one request never ends the server
+                    log.exception("webhook: a request to %s failed", route)
+                    self.answer(500, {"error": "internal error"})
+
+            def log_message(self, *args):  # the gateway's log says what matters
+                pass
+
+        return Handler
+
+    # -- answers
+    def _target(self, chat: str) -> str:
+        route = self.routes.get(channel_of(chat)[0]) or {}
+        deliver, extra = str(route.get("deliver") or "log"), route.get("deliver_extra") or {}
+        chat_id = str(extra.get("chat_id") or "") if isinstance(extra, dict) else ""
+        return f"{deliver}:{chat_id}" if chat_id and ":" not in deliver else deliver
+
+    def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
+        """The answer, to where the route delivers."""
+        target = self._target(chat)
+        if target == "log" or self.deliver is None:
+            import click
+
+            click.echo(f"webhook {chat}: {text}", err=True)
+            return ""
+        failed = self.deliver(target, text, "")
+        if failed:
+            raise PlatformError(f"webhook: {chat} to {target}: {failed}")
+        return ""
+
+    def send_file(self, chat: str, path: str, kind: str) -> None:
+        target = self._target(chat)
+        if target != "log" and self.deliver is not None:
+            failed = self.deliver(target, "", path)
+            if failed:
+                raise PlatformError(f"webhook: {chat} to {target}: {failed}")
+
+    def typing(self, chat: str) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
