@@ -34,9 +34,9 @@ def webhook(hermes_home, wire_server, ntfy_api):
     port = free_port()
     start = starter(hermes_home, wire_server, {}, {"NTFY_SERVER_URL": ntfy_api.url, "NTFY_TOPIC": "hermes-in"})
 
-    def run(routes: dict):
+    def run(routes: dict, config: dict = None):
         running = start(config={"platforms": {"webhook": {"enabled": True, "extra": {
-            "host": "127.0.0.1", "port": port, "routes": routes}}}}, args=("--platform", "webhook"))
+            "host": "127.0.0.1", "port": port, "routes": routes}}}, **(config or {})}, args=("--platform", "webhook"))
 
         def listening() -> bool:
             assert running.process.poll() is None, running.stop()
@@ -103,3 +103,14 @@ def test_a_route_without_a_secret_stops_the_start_with_one_line(hermes_home, wir
     assert ended.returncode == 1 and ended.stderr.strip().splitlines()[-1] == (
         "hermes: error: webhook: the route open has no secret (each route's `secret`, or WEBHOOK_SECRET; "
         "INSECURE_NO_AUTH only on 127.0.0.1)")
+
+
+def test_nobody_is_there_to_approve_so_a_flagged_command_is_refused_at_once(webhook, ntfy_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It was refused."))
+    post = webhook({"ops": {"secret": "s3cret", "prompt": "{task}", "deliver": "ntfy:ops"}},
+                   config={"sandbox": {"mode": "off"}})
+    assert post("ops", {"task": "run it"})[0] == 202
+    assert ntfy_api.wait_sent(1) == [("ops", "It was refused.")]  # no question was sent there
+    [result] = [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "42" not in result and "denied" in result.lower(), result
