@@ -271,5 +271,7 @@ def doctor_checks(agent, online):
 @hookimpl
 def register_commands(cli):
     from plugins.gateway.cli import gateway
+    from plugins.gateway.webhook_cli import webhook
 
     cli.add_command(gateway)
+    cli.add_command(webhook)

@@ -114,3 +114,22 @@ def test_nobody_is_there_to_approve_so_a_flagged_command_is_refused_at_once(webh
     assert ntfy_api.wait_sent(1) == [("ops", "It was refused.")]  # no question was sent there
     [result] = [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "42" not in result and "denied" in result.lower(), result
+
+
+def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_gateway_takes(webhook, ntfy_api, hermes,
+                                                                                         hermes_home):
+    made = hermes("webhook", "subscribe", "deploys", "--deliver", "ntfy:ops", "--deliver-only", "--events",
+                  "deployment", "--prompt", "{env} deployed", "--json")
+    route = json.loads(made.stdout)
+    assert made.returncode == 0 and len(route["secret"]) >= 40 and route["events"] == ["deployment"]
+    assert (hermes_home / "webhook_subscriptions.json").stat().st_mode & 0o077 == 0  # its secrets: the user's only
+    assert hermes("webhook", "subscribe", "Bad Name").stderr == (
+        "hermes: error: 'Bad Name' is no route name: lowercase letters, digits, - and _\n")
+    webhook({})  # the gateway reads the routes of webhook_subscriptions.json
+    [listed] = json.loads(hermes("webhook", "list", "--json").stdout)
+    assert listed["name"] == "deploys" and "secret" not in listed and listed["url"].endswith("/webhooks/deploys")
+    tested = hermes("webhook", "test", "deploys", "--payload", '{"type": "deployment", "env": "staging"}')
+    assert tested.returncode == 0 and tested.stdout.startswith('200 {"status": "delivered"}'), tested.stderr
+    assert ntfy_api.wait_sent(1) == [("ops", "staging deployed")]
+    assert hermes("webhook", "remove", "deploys").returncode == 0
+    assert json.loads(hermes("webhook", "list", "--json").stdout) == []
