@@ -249,7 +249,7 @@ class Gateway(Commands):
             return lambda: self._at_once(chat, text)
         text = "\n\n".join(filter(None, [text, message.missed]))
         item = {"platform": platform.name, "chat": message.chat, "text": text, "message": message.message,
-                "at": time.time()}
+                "at": time.time(), **({"skills": list(message.skills)} if message.skills else {})}
         try:
             if message.images:  # kept in the data folder's images/ (plugins.images): the inbox holds where
                 item["images"] = [str(keep(*image)) for image in message.images]
@@ -305,6 +305,8 @@ class Gateway(Commands):
                     from plugins.clock import now
 
                     text = f"[{now(self.config, item['at']):%a %Y-%m-%d %H:%M:%S %Z}] {text}"  # hermes-agent's
+                if item.get("skills"):  # the skills plugin loads them with this message
+                    self._agent(chat).state.setdefault("skills.pending", []).extend(item["skills"])
                 self._react(chat, item, "working")
                 outcome = "failed"
                 try:

@@ -11,6 +11,7 @@ hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``) too
       deliver: telegram                 # or telegram:CHAT, any gateway platform; log (the default): stderr
       deliver_extra: {chat_id: "42"}
       deliver_only: false               # true: the filled prompt is the message, no model
+      skills: [code-review]             # loaded with the prompt
 
 A request is taken only with its signature: GitHub's ``X-Hub-Signature-256``, GitLab's ``X-Gitlab-Token``, or an
 HMAC-SHA256 of the body in ``X-Webhook-Signature`` (of ``TIMESTAMP.BODY`` in ``X-Webhook-Signature-V2`` with
@@ -180,7 +181,7 @@ class Webhook:
                 return 502, {"error": str(exc)}
             return 200, {"status": "delivered"}
         self.inbox.put(Incoming(chat=f"{route_name}/{delivery}", user="webhook", name=route_name, text=prompt,
-                                message=delivery))
+                                message=delivery, skills=[str(s) for s in route.get("skills") or []]))
         return 202, {"status": "accepted", "delivery_id": delivery}
 
     def _handler(self):

@@ -45,10 +45,11 @@ def webhook():
 @click.option("--events", default="", help="The event types taken, comma-separated (default: all).")
 @click.option("--deliver", default="log", show_default=True, help="Where the answer goes: PLATFORM[:CHAT], or log.")
 @click.option("--deliver-only", is_flag=True, help="No model: the filled prompt is the message delivered.")
+@click.option("--skills", default="", help="Skills loaded with the prompt, comma-separated.")
 @click.option("--secret", default="", help="The HMAC secret (default: a new random one, printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the route as JSON.")
 @click.pass_obj
-def subscribe(app, name, prompt, events, deliver, deliver_only, secret, as_json):
+def subscribe(app, name, prompt, events, deliver, deliver_only, skills, secret, as_json):
     """Add (or replace) the route NAME: its URL and secret are printed, for the service's webhook settings."""
     import secrets
     import time
@@ -62,6 +63,7 @@ def subscribe(app, name, prompt, events, deliver, deliver_only, secret, as_json)
     routes = _routes(app)
     route = {"events": [e.strip() for e in events.split(",") if e.strip()], "secret": secret or
              secrets.token_urlsafe(32), "prompt": prompt, "deliver": deliver,
+             "skills": [s.strip() for s in skills.split(",") if s.strip()],
              "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
              **({"deliver_only": True} if deliver_only else {})}
     routes[name] = route

@@ -105,15 +105,20 @@ def test_a_route_without_a_secret_stops_the_start_with_one_line(hermes_home, wir
         "INSECURE_NO_AUTH only on 127.0.0.1)")
 
 
-def test_nobody_is_there_to_approve_so_a_flagged_command_is_refused_at_once(webhook, ntfy_api, wire_server):
+def test_nobody_is_there_to_approve_so_a_flagged_command_is_refused_at_once_and_a_routes_skills_load(
+        webhook, ntfy_api, wire_server, hermes_home):
     command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
     wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It was refused."))
-    post = webhook({"ops": {"secret": "s3cret", "prompt": "{task}", "deliver": "ntfy:ops"}},
+    (hermes_home / "skills" / "ops").mkdir(parents=True)
+    (hermes_home / "skills" / "ops" / "SKILL.md").write_text("---\nname: ops\ndescription: Ops.\n---\nCheck the "
+                                                             "runbook first.\n")
+    post = webhook({"ops": {"secret": "s3cret", "prompt": "{task}", "deliver": "ntfy:ops", "skills": ["ops"]}},
                    config={"sandbox": {"mode": "off"}})
     assert post("ops", {"task": "run it"})[0] == 202
     assert ntfy_api.wait_sent(1) == [("ops", "It was refused.")]  # no question was sent there
     [result] = [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "42" not in result and "denied" in result.lower(), result
+    assert "Check the runbook first." in json.dumps(wire_server.requests[0].body["messages"])  # the route's skill
 
 
 def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_gateway_takes(webhook, ntfy_api, hermes,
