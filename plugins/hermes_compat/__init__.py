@@ -54,7 +54,6 @@ AGENT_TOOLSETS = {
     "video": ["video_analyze"],
     "video_gen": ["video_generate", "xai_video_edit", "xai_video_extend"], "computer_use": ["computer_use"],
     "project": ["project_list", "project_create", "project_switch"],
-    "homeassistant": ["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"],
     "kanban": ["kanban_show", "kanban_list", "kanban_complete", "kanban_block", "kanban_heartbeat", "kanban_comment",
                "kanban_create", "kanban_link", "kanban_unblock", "kanban_attach", "kanban_attach_url",
                "kanban_attachments"],
