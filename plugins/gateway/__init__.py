@@ -75,6 +75,9 @@ def register_config(declare):
     declare("platforms.webhook.extra.rate_limit", int, 30, "requests a route takes a minute", minimum=1)
     declare("platforms.webhook.extra.routes", dict, {}, "ROUTE: {secret, events, prompt, deliver, deliver_extra, "
             "deliver_only}: see the README's webhook paragraph")
+    declare("unauthorized_dm_behavior", str, "", "what a stranger who writes to the bot is told: pair (their id "
+            "and a pairing code for `hermes pairing approve`), ignore (nothing); unset: a code where nobody is allowed "
+            "yet, else their id (hermes-agent's key)", choices=("", "pair", "ignore"))
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
             "model names them (MEDIA:/path), whenever they were changed (hermes-agent's)")
     declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "
@@ -271,7 +274,9 @@ def doctor_checks(agent, online):
 @hookimpl
 def register_commands(cli):
     from plugins.gateway.cli import gateway
+    from plugins.gateway.pairing import pairing
     from plugins.gateway.webhook_cli import webhook
 
     cli.add_command(gateway)
     cli.add_command(webhook)
+    cli.add_command(pairing)

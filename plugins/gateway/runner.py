@@ -27,6 +27,7 @@ import click
 from kernel import hookimpl
 from plugins.gateway.commands import AT_ONCE, Commands
 from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
+from plugins.gateway.pairing import Pairing
 from plugins.gateway.sending import LOCK, STATE, media_of, send_parts, switched_on
 from plugins.gateway.watching import watch
 from plugins.images import keep
@@ -85,6 +86,7 @@ class Gateway(Commands):
         self.failure = ""  # why it stopped by itself (a platform that cannot go on)
         self.path = self.config.data_dir / STATE
         self.state = self._load()
+        self.pairing = Pairing(self.config.data_dir)
         for platform in platforms:  # before they start: a stream opened at the start goes on from there
             kept = self.state["offsets"].get(platform.name)  # a number (Telegram's), or a platform's token
             platform.offset = kept if kept is not None else platform.offset
@@ -203,7 +205,8 @@ class Gateway(Commands):
 
     def _allowed(self, platform, message: Incoming) -> bool:
         allowed = self.allowed[platform.name]
-        return allowed is None or message.user.lower() in allowed or automated(platform)
+        return allowed is None or message.user.lower() in allowed or automated(platform) or \
+            self.pairing.approved(platform.name, message.user)  # `hermes pairing approve`d, at once
 
     def _hear(self, chat: Chat, text: str, voice: str) -> str:
         """The words of the voice note kept at ``voice`` (after ``text``, its caption), shown to the chat first
@@ -239,9 +242,16 @@ class Gateway(Commands):
                 return None
             self.told.add((platform.name, message.user))
             log.warning("gateway: %s user %s (%s) is not allowed", platform.name, message.user, message.name)
+            behaviour = str(self.config.get("unauthorized_dm_behavior") or "").lower()
+            if behaviour == "ignore":
+                return None
+            code = self.pairing.code_for(platform.name, message.user, message.name) if behaviour == "pair" or (
+                not behaviour and not self.allowed[platform.name]) else None  # pairing: nobody is allowed yet
             return lambda: self._send(chat, f"I only answer the people my owner allowed. Your {platform.name} user "
                                             f"id is {message.user}: the owner adds it to "
-                                            f"{platform.name.upper()}_ALLOWED_USERS.")
+                                            f"{platform.name.upper()}_ALLOWED_USERS" + (
+                                                f", or lets you in with `hermes pairing approve {platform.name} "
+                                                f"{code}` (the code lasts an hour)." if code else "."))
         text = message.text.strip()
         if not text and not message.images and not message.missed and message.voice is None:
             return lambda: self._send(chat, NOT_TEXT)
