@@ -47,8 +47,8 @@ class Pairing:
     def _pending(self, platform: str) -> dict:
         """The platform's waiting codes, the expired ones gone."""
         pending = self._read(f"{platform}-pending.json")
-        live = {k: v for k, v in pending.items() if isinstance(v, dict) and isinstance(v.get("created_at"), (int, float))
-                and time.time() - v["created_at"] <= CODE_TTL}
+        live = {k: v for k, v in pending.items() if isinstance(v, dict) and isinstance(
+            v.get("created_at"), (int, float)) and time.time() - v["created_at"] <= CODE_TTL}
         if live != pending:
             self._write(f"{platform}-pending.json", live)
         return live
