@@ -166,7 +166,7 @@ class Webhook:
                     payload.get("type") or "unknown")
         if route.get("events") and event not in route["events"]:
             return 200, {"status": "ignored", "event": event}
-        delivery = str(headers.get("X-GitHub-Delivery") or headers.get("X-Request-ID") or f"{now:.6f}")
+        delivery = str(headers.get("X-GitHub-Delivery") or headers.get("X-Request-ID") or f"{now:.6f}")[:100]
         with self.lock:
             for old in [d for d, at in self.seen.items() if now - at > SEEN_FOR]:
                 del self.seen[old]
