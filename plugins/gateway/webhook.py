@@ -33,10 +33,10 @@ from collections import deque
 from typing import Any, Callable, Optional
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
+from plugins.gateway.listening import listen
 
 log = logging.getLogger("hermes.gateway")
 PORT = 8644
-MOST_BODY = 1 << 20  # bytes
 NO_AUTH = "INSECURE_NO_AUTH"  # hermes-agent's: no signature asked (on this machine only)
 SEEN_FOR = 3600  # seconds a delivery id is remembered
 
@@ -111,8 +111,6 @@ class Webhook:
 
     # -- receiving
     def start(self) -> str:
-        from http.server import ThreadingHTTPServer
-
         local = self.host in ("127.0.0.1", "localhost", "::1")
         for name, route in self.routes.items():
             secret = route.get("secret") or self.secret if isinstance(route, dict) else ""
@@ -122,13 +120,7 @@ class Webhook:
             if str(route.get("deliver") or "log").partition(":")[0] in ("github_comment", "gitlab_comment"):
                 raise PlatformError(f"webhook: the route {name} delivers to {route['deliver']}, which is not here: "
                                     "deliver to a gateway platform or log", lasting=True)
-        try:
-            self.server = ThreadingHTTPServer((self.host, self.port), self._handler())
-        except OSError as exc:
-            raise PlatformError(f"webhook: cannot listen on {self.host}:{self.port} ({exc.strerror or exc})",
-                                lasting=True) from None
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, name="gateway-webhook", daemon=True).start()
+        self.server = listen("webhook", self.host, self.port, self._request)
         return f"http://{self.host}:{self.server.server_address[1]}/webhooks/ROUTE ({len(self.routes)} route(s))"
 
     def receive(self, wait: Optional[float] = None) -> list:
@@ -184,40 +176,14 @@ class Webhook:
                                 message=delivery, skills=[str(s) for s in route.get("skills") or []]))
         return 202, {"status": "accepted", "delivery_id": delivery}
 
-    def _handler(self):
-        from http.server import BaseHTTPRequestHandler
-
-        platform = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def answer(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self.answer(*((200, {"status": "ok"}) if self.path == "/health" else (404, {"error": "not found"})))
-
-            def do_POST(self):
-                route = self.path.split("?")[0].removeprefix("/webhooks/")
-                size = int(self.headers.get("Content-Length") or 0)
-                if route == self.path.split("?")[0] or "/" in route:
-                    return self.answer(404, {"error": "not found"})
-                if size > MOST_BODY:
-                    return self.answer(413, {"error": "payload too large"})
-                try:
-                    self.answer(*platform.take(route, self.headers, self.rfile.read(size)))
-                except Exception:  # noqa: BLE001 - one request never ends the server
-                    log.exception("webhook: a request to %s failed", route)
-                    self.answer(500, {"error": "internal error"})
-
-            def log_message(self, *args):  # the gateway's log says what matters
-                pass
-
-        return Handler
+    def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
+        path = path.split("?")[0]
+        if method == "GET":
+            return (200, {"status": "ok"}) if path == "/health" else (404, {"error": "not found"})
+        route = path.removeprefix("/webhooks/")
+        if route == path or "/" in route:
+            return 404, {"error": "not found"}
+        return self.take(route, headers, body)
 
     # -- answers
     def _target(self, chat: str) -> str:

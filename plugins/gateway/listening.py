@@ -1,0 +1,53 @@
+"""What the platforms that are sent their messages share (webhooks, WhatsApp's Cloud API): an HTTP server on a thread
+of its own (the standard library's: a POST handler needs no framework), bodies of at most a megabyte."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any, Callable
+
+from plugins.gateway.hookspecs import PlatformError
+
+log = logging.getLogger("hermes.gateway")
+MOST_BODY = 1 << 20  # bytes
+
+
+def listen(name: str, host: str, port: int, handle: Callable[[str, str, Any, bytes], tuple]) -> Any:
+    """A running server on ``host:port`` whose requests ``handle(method, path, headers, body)`` answers with
+    ``(status, a JSON object or plain text)``; :class:`PlatformError` (lasting) when the port cannot be had."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, method: str) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            try:
+                status, body = (413, {"error": "payload too large"}) if size > MOST_BODY else handle(
+                    method, self.path, self.headers, self.rfile.read(size))
+            except Exception:  # noqa: BLE001 - one request never ends the server
+                log.exception("%s: a request to %s failed", name, self.path)
+                status, body = 500, {"error": "internal error"}
+            data = (body if isinstance(body, str) else json.dumps(body)).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain" if isinstance(body, str) else "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self._answer("GET")
+
+        def do_POST(self):
+            self._answer("POST")
+
+        def log_message(self, *args):  # the gateway's log says what matters
+            pass
+
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except OSError as exc:
+        raise PlatformError(f"{name}: cannot listen on {host}:{port} ({exc.strerror or exc})", lasting=True) from None
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name=f"gateway-{name}-http", daemon=True).start()
+    return server
