@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
-SENT_TO = ("telegram", "discord", "slack", "matrix", "signal", "email", "mattermost", "ntfy")  # the gateway's
+SENT_TO = ("telegram", "discord", "slack", "matrix", "signal", "email", "mattermost", "ntfy",
+           "whatsapp_cloud")  # the gateway's
 
 
 def delivery_of(job: dict) -> str:

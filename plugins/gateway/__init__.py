@@ -7,7 +7,9 @@ Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWE
 (:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``), Mattermost
 (:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``), email
 (:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) and ntfy
-(:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``) are built in;
+(:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``), WhatsApp's
+Cloud API (:mod:`plugins.gateway.whatsapp`: ``WHATSAPP_CLOUD_PHONE_NUMBER_ID``, ``WHATSAPP_CLOUD_ACCESS_TOKEN``,
+``WHATSAPP_CLOUD_APP_SECRET``) and webhooks (:mod:`plugins.gateway.webhook`) are built in;
 a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
@@ -43,7 +45,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack"):
+    for name in ("discord", "slack", "whatsapp_cloud"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -53,7 +55,7 @@ def register_config(declare):
     declare("matrix.allowed_rooms", (list[str], str), "", "the only rooms it answers in (MATRIX_ALLOWED_ROOMS; empty: "
             "any; direct chats always)")
     for name, on in (("telegram", False), ("discord", True), ("slack", True), ("matrix", True), ("signal", True),
-                     ("mattermost", True)):
+                     ("mattermost", True), ("whatsapp_cloud", True)):
         declare(f"{name}.channel_prompts", dict, {}, "a chat's own instructions, added to the system prompt of its "
                 "conversations: {CHAT_ID: TEXT} (hermes-agent's)")
         declare(f"{name}.reactions", bool, on, f"the user's message on {name.title()} marked while its turn runs, "
@@ -227,8 +229,25 @@ def gateway_platforms(config):
                        extra["host"], port, os.environ.get("WEBHOOK_SECRET") or extra["secret"], extra["rate_limit"],
                        deliver=lambda target, text, path: send_to(made, target, text, config, path) or "")
 
+    def whatsapp_cloud():
+        from plugins.gateway.whatsapp import GRAPH, WhatsAppCloud
+
+        found = {v: os.environ.get(f"WHATSAPP_CLOUD_{v}", "").strip() for v in (
+            "PHONE_NUMBER_ID", "ACCESS_TOKEN", "APP_SECRET", "VERIFY_TOKEN", "WEBHOOK_HOST", "WEBHOOK_PORT",
+            "WEBHOOK_PATH", "API_VERSION")}
+        if not (found["PHONE_NUMBER_ID"] and found["ACCESS_TOKEN"]):
+            return None
+        try:
+            port = int(found["WEBHOOK_PORT"] or 8090)
+        except ValueError:
+            raise ValueError("WHATSAPP_CLOUD_WEBHOOK_PORT takes a number") from None
+        return WhatsAppCloud(found["PHONE_NUMBER_ID"], found["ACCESS_TOKEN"], found["APP_SECRET"],
+                             found["VERIFY_TOKEN"], found["WEBHOOK_HOST"] or "0.0.0.0", port,
+                             found["WEBHOOK_PATH"] or "/whatsapp/webhook",
+                             str(config.get("whatsapp_cloud.api_url") or GRAPH), found["API_VERSION"] or "v20.0")
+
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
-            "email": mail, "mattermost": mattermost, "ntfy": ntfy}
+            "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud}
     return {**made, "webhook": webhook}
 
 

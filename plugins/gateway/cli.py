@@ -246,9 +246,16 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
     "ntfy": [("NTFY_SERVER_URL", "ntfy server (https://ntfy.sh, or your own)", False),
              ("NTFY_TOPIC", "the topic it reads and answers (hard to guess: anyone who knows it may talk to it)",
               False),
-             ("NTFY_TOKEN", "an access token for it, or USER:PASSWORD (empty: none; typed hidden)", True)]}
+             ("NTFY_TOKEN", "an access token for it, or USER:PASSWORD (empty: none; typed hidden)", True)],
+    "whatsapp_cloud": [("WHATSAPP_CLOUD_PHONE_NUMBER_ID", "the number's Phone number ID (Meta's WhatsApp API Setup)",
+                        False),
+                       ("WHATSAPP_CLOUD_ACCESS_TOKEN", "a system user's access token (typed hidden)", True),
+                       ("WHATSAPP_CLOUD_APP_SECRET", "the app's secret (App settings, Basic; typed hidden)", True),
+                       ("WHATSAPP_CLOUD_VERIFY_TOKEN", "a verify token of your choosing, the same in Meta's webhook "
+                                                       "settings (typed hidden)", True)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
-         "ntfy": "publish a message to the topic"}
+         "ntfy": "publish a message to the topic",
+         "whatsapp_cloud": "point Meta's webhook at this machine's port 8090 (/whatsapp/webhook) and send it a message"}
 
 
 @gateway.command()

@@ -78,6 +78,19 @@ def to_html(markdown: str) -> str:
     return "\n".join(out).replace("</blockquote>\n<blockquote>", "\n")
 
 
+def to_starred(text: str, link: str) -> str:
+    """The model's Markdown as Slack and WhatsApp show it: **bold** and __bold__ as *bold*, ~~gone~~ as ~gone~, a
+    heading as a bold line, [label](url) as ``link`` says (``\\1`` the label, ``\\2`` the address); code, italics
+    with _ and quotes are theirs already."""
+    parts = re.split(r"(```.*?```|`[^`\n]+`)", text, flags=re.DOTALL)  # code is left as it is
+    for i in range(0, len(parts), 2):
+        piece = re.sub(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__", lambda m: f"*{m[1] or m[2]}*", parts[i])
+        piece = re.sub(r"~~(?=\S)(.+?)(?<=\S)~~", r"~\1~", piece)
+        piece = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", link, piece)
+        parts[i] = re.sub(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", r"*\1*", piece, flags=re.MULTILINE)
+    return "".join(parts)
+
+
 STYLES = {"b": "BOLD", "i": "ITALIC", "s": "STRIKETHROUGH", "code": "MONOSPACE", "pre": "MONOSPACE"}
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from typing import Any, Optional
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of, earlier, in_thread
+from plugins.gateway.markup import to_starred
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
@@ -26,14 +26,8 @@ REACTIONS = {"working": "eyes", "done": "white_check_mark", "failed": "x"}  # he
 
 
 def to_mrkdwn(text: str) -> str:
-    """The model's Markdown as Slack shows it: **bold** and __bold__ as *bold*, [label](url) as <url|label>, a heading
-    as a bold line (code, italics with _ and quotes are Slack's already)."""
-    parts = re.split(r"(```.*?```|`[^`\n]+`)", text, flags=re.DOTALL)  # code is left as it is
-    for i in range(0, len(parts), 2):
-        piece = re.sub(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__", lambda m: f"*{m[1] or m[2]}*", parts[i])
-        piece = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", piece)
-        parts[i] = re.sub(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", r"*\1*", piece, flags=re.MULTILINE)
-    return "".join(parts)
+    """The model's Markdown as Slack shows it (:func:`markup.to_starred`), a link as <url|label>."""
+    return to_starred(text, r"<\2|\1>")
 
 
 class Slack(Socketed):

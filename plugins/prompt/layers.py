@@ -64,6 +64,10 @@ PLATFORM_HINTS = {
                   "answer with a line MEDIA:/its/path.",
     "ntfy": "You are answering through ntfy push notifications, read on a phone's lock screen: short plain "
             "answers, no tables; the files and commands you use are on the machine you run on, not theirs.",
+    "whatsapp_cloud": "You are talking to a person on WhatsApp, often on a phone: short answers; Markdown's bold, "
+                      "italics and code show, links as their address, tables do not (a list reads better); the files "
+                      "and commands you use are on the machine you run on, not theirs: to send a file, end your "
+                      "answer with a line MEDIA:/its/path.",
     "email": "You are answering a person's email: a complete answer in one message, plain paragraphs (Markdown's "
              "bold, code and lists show); the files and commands you use are on the machine you run on, not "
              "theirs: to attach a file, end your answer with a line MEDIA:/its/path.",
