@@ -298,6 +298,10 @@ class Gateway(Commands):
             with self.lock:
                 if not chat.queue:
                     chat.busy = False
+                    if automated(chat.platform):  # an event's conversation is done: its chat and agent go
+                        self.chats.pop(chat.key, None)
+                        if chat.key in self.live:
+                            self.live.pop(chat.key).close()
                     return
                 text, item = chat.queue.popleft()
                 if item in self.state["inbox"]:
@@ -380,6 +384,8 @@ class Gateway(Commands):
 
     def _remember(self, chat: Chat) -> None:
         with self.lock:
+            if automated(chat.platform):  # an event's conversation never goes on: nothing to keep
+                return
             if self.state["sessions"].get(chat.key) != chat.agent.session_id:
                 self.state["sessions"][chat.key] = chat.agent.session_id  # a new one, or rotated by compression
                 self._save()

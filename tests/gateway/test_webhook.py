@@ -66,7 +66,8 @@ def webhook(hermes_home, wire_server, ntfy_api):
 
 
 def test_a_signed_event_is_a_turn_whose_answer_is_delivered_once_and_the_rest_is_refused(webhook, ntfy_api,
-                                                                                          wire_server, hermes):
+                                                                                          wire_server, hermes,
+                                                                                          hermes_home):
     wire_server.push(reply("Looks good: one nit."), reply("I will not switch models."))
     post = webhook({"github-pr": {"secret": "s3cret", "events": ["pull_request"], "deliver": "ntfy",
                                   "prompt": "Review PR #{number} by {pull_request.user.login}: {pull_request.title}",
@@ -94,6 +95,9 @@ def test_a_signed_event_is_a_turn_whose_answer_is_delivered_once_and_the_rest_is
         "/model evil-model"]  # its own conversation: the first event's is not in it
     time.sleep(0.5)
     assert len(wire_server.requests) == 2
+    state = json.loads((hermes_home / "gateway" / "state.json").read_text())
+    assert state["sessions"] == {} and state["inbox"] == []  # an event's conversation is not kept to go on
+    assert len(json.loads(hermes("sessions", "list", "--json").stdout)) == 2  # its session is
 
 
 def test_a_route_without_a_secret_stops_the_start_with_one_line(hermes_home, wire_server):
