@@ -40,7 +40,8 @@ def test_a_direct_message_a_mention_and_a_picture_are_answered_and_a_refused_tok
     mattermost_api.say("talking among ourselves", channel="town-square", direct=False)
     mattermost_api.say("@hermes what is 6 times 7?", channel="town-square", direct=False, mention=True)
     mattermost_api.say("let me in", user="mallory-id", channel="dm-mallory")
-    mattermost_api.files["f1"] = PNG
+    eventually(lambda: ("town-square", "42.") in mattermost_api.sent())  # before the picture: two chats answer at
+    mattermost_api.files["f1"] = PNG  # once, and the model's answers are taken in the order asked
     mattermost_api.say("what is this?", file_ids=["f1"])
     sent = mattermost_api.wait_sent(4)
     assert ("town-square", "42.") in sent and ("dm-alice", "A red dot.") in sent and (

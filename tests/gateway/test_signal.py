@@ -46,7 +46,8 @@ def test_a_direct_message_a_group_mention_and_a_picture_are_answered_with_signal
     signal_api.say("\ufffc hello?", group="elsewhere", mentions=[{"start": 0, "length": 1,
                                                                    "number": signal_api.account}])
     signal_api.say("let me in", user="+15550007", name="Mallory")
-    signal_api.picture(PNG, caption="what is this?")
+    eventually(lambda: ("group:team", "42.") in signal_api.sent())  # before the picture: two chats answer at once,
+    signal_api.picture(PNG, caption="what is this?")  # and the model's answers are taken in the order asked
     sent = signal_api.wait_sent(5)
     assert ("group:team", "42.") in sent and (ALICE, "A red dot.") in sent and (
         "+15550007", "I only answer the people my owner allowed. Your signal user id is +15550007: the owner adds "
