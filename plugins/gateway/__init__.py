@@ -9,8 +9,9 @@ Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWE
 (:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) and ntfy
 (:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``), WhatsApp's
 Cloud API (:mod:`plugins.gateway.whatsapp`: ``WHATSAPP_CLOUD_PHONE_NUMBER_ID``, ``WHATSAPP_CLOUD_ACCESS_TOKEN``,
-``WHATSAPP_CLOUD_APP_SECRET``) and webhooks (:mod:`plugins.gateway.webhook`) are built in;
-a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
+``WHATSAPP_CLOUD_APP_SECRET``), SMS by Twilio (:mod:`plugins.gateway.sms`: ``TWILIO_ACCOUNT_SID``,
+``TWILIO_AUTH_TOKEN``, ``TWILIO_PHONE_NUMBER``, ``SMS_WEBHOOK_URL``) and webhooks (:mod:`plugins.gateway.webhook`)
+are built in; a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
 :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack", "whatsapp_cloud"):
+    for name in ("discord", "slack", "whatsapp_cloud", "sms"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -246,8 +247,26 @@ def gateway_platforms(config):
                              found["WEBHOOK_PATH"] or "/whatsapp/webhook",
                              str(config.get("whatsapp_cloud.api_url") or GRAPH), found["API_VERSION"] or "v20.0")
 
+    def sms():
+        from plugins.gateway.sms import API, Sms
+
+        found = {v: os.environ.get(v, "").strip() for v in (
+            "TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_PHONE_NUMBER", "SMS_WEBHOOK_URL", "SMS_WEBHOOK_HOST",
+            "SMS_WEBHOOK_PORT")}
+        if not (found["TWILIO_ACCOUNT_SID"] and found["TWILIO_AUTH_TOKEN"] and found["TWILIO_PHONE_NUMBER"]):
+            return None
+        try:
+            port = int(found["SMS_WEBHOOK_PORT"] or 8080)
+        except ValueError:
+            raise ValueError("SMS_WEBHOOK_PORT takes a number") from None
+        return Sms(found["TWILIO_ACCOUNT_SID"], found["TWILIO_AUTH_TOKEN"], found["TWILIO_PHONE_NUMBER"],
+                   found["SMS_WEBHOOK_URL"], found["SMS_WEBHOOK_HOST"] or "127.0.0.1", port,
+                   str(config.get("sms.api_url") or API),
+                   unsigned=switched_on(os.environ.get("SMS_INSECURE_NO_SIGNATURE")))
+
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
-            "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud}
+            "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
+            "sms": sms}
     return {**made, "webhook": webhook}
 
 

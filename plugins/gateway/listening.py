@@ -16,21 +16,23 @@ MOST_BODY = 1 << 20  # bytes
 
 def listen(name: str, host: str, port: int, handle: Callable[[str, str, Any, bytes], tuple]) -> Any:
     """A running server on ``host:port`` whose requests ``handle(method, path, headers, body)`` answers with
-    ``(status, a JSON object or plain text)``; :class:`PlatformError` (lasting) when the port cannot be had."""
+    ``(status, a JSON object or text[, the text's type])``; :class:`PlatformError` (lasting) when the port cannot be
+    had."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self, method: str) -> None:
             size = int(self.headers.get("Content-Length") or 0)
             try:
-                status, body = (413, {"error": "payload too large"}) if size > MOST_BODY else handle(
+                status, body, *kind = (413, {"error": "payload too large"}) if size > MOST_BODY else handle(
                     method, self.path, self.headers, self.rfile.read(size))
             except Exception:  # noqa: BLE001 - one request never ends the server
                 log.exception("%s: a request to %s failed", name, self.path)
-                status, body = 500, {"error": "internal error"}
+                status, body, kind = 500, {"error": "internal error"}, []
             data = (body if isinstance(body, str) else json.dumps(body)).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "text/plain" if isinstance(body, str) else "application/json")
+            self.send_header("Content-Type", kind[0] if kind else "text/plain" if isinstance(body, str) else
+                             "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

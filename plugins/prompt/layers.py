@@ -68,6 +68,8 @@ PLATFORM_HINTS = {
                       "italics and code show, links as their address, tables do not (a list reads better); the files "
                       "and commands you use are on the machine you run on, not theirs: to send a file, end your "
                       "answer with a line MEDIA:/its/path.",
+    "sms": "You are answering text messages (SMS) on a phone: very short plain answers, no Markdown (it shows as "
+           "typed), no tables; the files and commands you use are on the machine you run on, not theirs.",
     "email": "You are answering a person's email: a complete answer in one message, plain paragraphs (Markdown's "
              "bold, code and lists show); the files and commands you use are on the machine you run on, not "
              "theirs: to attach a file, end your answer with a line MEDIA:/its/path.",
