@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
 import threading
-from typing import Any, Callable
+from collections import OrderedDict
+from typing import Any, Callable, Optional
 
 from plugins.gateway.hookspecs import PlatformError
 
@@ -53,3 +55,41 @@ def listen(name: str, host: str, port: int, handle: Callable[[str, str, Any, byt
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name=f"gateway-{name}-http", daemon=True).start()
     return server
+
+
+class Listened:
+    """What such a platform keeps: the inbox its server's handler fills and :meth:`receive` empties, the server, and
+    the ids of the last messages (a service that was not answered in time delivers one again)."""
+
+    offset = 0  # the service sends again what was not taken: nothing to keep
+
+    def __init__(self) -> None:
+        self.inbox: queue.Queue = queue.Queue()
+        self.seen: OrderedDict = OrderedDict()
+        self.server: Any = None
+
+    def first(self, message: str) -> bool:
+        """Whether the message ``message`` comes for the first time (of the last thousand)."""
+        if message in self.seen:
+            return False
+        self.seen[message] = True
+        while len(self.seen) > 1000:
+            self.seen.popitem(last=False)
+        return True
+
+    def receive(self, wait: Optional[float] = None) -> list:
+        try:
+            found = [self.inbox.get(timeout=5 if wait is None else wait)]
+        except queue.Empty:
+            return []
+        while not self.inbox.empty():
+            found.append(self.inbox.get_nowait())
+        return found
+
+    def typing(self, chat: str) -> None:
+        pass  # none is shown
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()

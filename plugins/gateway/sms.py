@@ -14,13 +14,11 @@ import base64
 import hashlib
 import hmac
 import logging
-import queue
-from collections import OrderedDict
 from typing import Any, Optional
 from urllib.parse import parse_qsl
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
-from plugins.gateway.listening import listen
+from plugins.gateway.listening import Listened, listen
 from plugins.gateway.markup import to_styled
 
 log = logging.getLogger("hermes.gateway")
@@ -34,21 +32,18 @@ def twilio_signature(token: str, url: str, params: dict) -> str:
     return base64.b64encode(hmac.new(token.encode(), signed.encode(), hashlib.sha1).digest()).decode()
 
 
-class Sms:
+class Sms(Listened):
     name = "sms"
     most = 1600  # Twilio's longest message
-    offset = 0  # Twilio sends again what was not taken: nothing to keep
 
     def __init__(self, sid: str, token: str, number: str, url: str = "", host: str = "127.0.0.1", port: int = 8080,
                  api: str = API, unsigned: bool = False):
         import httpx2 as httpx
 
+        super().__init__()
         self.sid, self.token, self.number, self.url, self.unsigned = sid, token, number, url, unsigned
         self.host, self.port, self.api = host, port, f"{api.rstrip('/')}/2010-04-01/Accounts/{sid}"
         self.client = httpx.Client(timeout=30, auth=(sid, token))
-        self.inbox: queue.Queue = queue.Queue()
-        self.seen: OrderedDict = OrderedDict()  # the last texts' ids: Twilio may deliver one twice
-        self.server: Any = None
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         import httpx2 as httpx
@@ -75,15 +70,6 @@ class Sms:
         self.server = listen("sms", self.host, self.port, self._request)
         return f"{self.number} ({found.get('friendly_name') or self.sid})"
 
-    def receive(self, wait: Optional[float] = None) -> list:
-        try:
-            found = [self.inbox.get(timeout=5 if wait is None else wait)]
-        except queue.Empty:
-            return []
-        while not self.inbox.empty():
-            found.append(self.inbox.get_nowait())
-        return found
-
     def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
         if method != "POST":
             return 405, {"error": "POST only"}
@@ -93,10 +79,7 @@ class Sms:
             log.warning("sms: a POST without Twilio's signature was refused")
             return 403, NO_ANSWER, "application/xml"
         sender, sid = form.get("From", "").strip(), form.get("MessageSid", "")
-        if sender and sender != self.number and sid not in self.seen:
-            self.seen[sid] = True
-            while len(self.seen) > 1000:
-                self.seen.popitem(last=False)
+        if sender and sender != self.number and self.first(sid):
             incoming = Incoming(chat=sender, user=sender, name=sender, text=form.get("Body", "").strip(),
                                 message=sid)
             for n in range(int(form.get("NumMedia") or 0) if str(form.get("NumMedia") or "").isdigit() else 0):
@@ -115,11 +98,6 @@ class Sms:
     def send_file(self, chat: str, path: str, kind: str) -> None:
         raise PlatformError("files are not sent by text message")
 
-    def typing(self, chat: str) -> None:
-        pass
-
     def close(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+        super().close()
         self.client.close()

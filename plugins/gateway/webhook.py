@@ -25,7 +25,6 @@ import hashlib
 import hmac
 import json
 import logging
-import queue
 import re
 import threading
 import time
@@ -33,7 +32,7 @@ from collections import deque
 from typing import Any, Callable, Optional
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
-from plugins.gateway.listening import listen
+from plugins.gateway.listening import Listened, listen
 
 log = logging.getLogger("hermes.gateway")
 PORT = 8644
@@ -93,21 +92,19 @@ def subscriptions(data_dir) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-class Webhook:
+class Webhook(Listened):
     name = "webhook"
     most = 1_000_000  # an answer goes whole to where it is delivered, in that platform's parts
-    offset = 0
     automated = True  # the senders are checked here (signatures); no commands, no approvals
 
     def __init__(self, routes: dict, host: str = "", port: int = PORT, secret: str = "", rate_limit: int = 30,
                  deliver: Optional[Callable[[str, str, str], str]] = None):
+        super().__init__()
         self.routes, self.host, self.port, self.secret = routes, host or "0.0.0.0", port, secret
         self.rate_limit, self.deliver = rate_limit, deliver  # deliver(target, text, path): why it failed, or ""
-        self.inbox: queue.Queue = queue.Queue()
-        self.seen: dict = {}  # delivery id -> when
+        self.when: dict = {}  # delivery id -> when it came (a service's retry within the hour is not run again)
         self.hits: dict = {}  # route -> the times of its requests in the last minute
         self.lock = threading.Lock()
-        self.server: Any = None
 
     # -- receiving
     def start(self) -> str:
@@ -122,15 +119,6 @@ class Webhook:
                                     "deliver to a gateway platform or log", lasting=True)
         self.server = listen("webhook", self.host, self.port, self._request)
         return f"http://{self.host}:{self.server.server_address[1]}/webhooks/ROUTE ({len(self.routes)} route(s))"
-
-    def receive(self, wait: Optional[float] = None) -> list:
-        try:
-            found = [self.inbox.get(timeout=5 if wait is None else wait)]
-        except queue.Empty:
-            return []
-        while not self.inbox.empty():
-            found.append(self.inbox.get_nowait())
-        return found
 
     def take(self, route_name: str, headers: Any, body: bytes) -> tuple:
         """``(status, JSON answer)`` of a POST to ``/webhooks/ROUTE``; a turn queued when it is taken."""
@@ -160,11 +148,11 @@ class Webhook:
             return 200, {"status": "ignored", "event": event}
         delivery = str(headers.get("X-GitHub-Delivery") or headers.get("X-Request-ID") or f"{now:.6f}")[:100]
         with self.lock:
-            for old in [d for d, at in self.seen.items() if now - at > SEEN_FOR]:
-                del self.seen[old]
-            if delivery in self.seen:
+            for old in [d for d, at in self.when.items() if now - at > SEEN_FOR]:
+                del self.when[old]
+            if delivery in self.when:
                 return 200, {"status": "duplicate", "delivery_id": delivery}
-            self.seen[delivery] = now
+            self.when[delivery] = now
         prompt = render(str(route.get("prompt") or ""), payload, event, route_name)
         if route.get("deliver_only"):  # no model: the filled prompt is the message
             try:
@@ -212,10 +200,3 @@ class Webhook:
             if failed:
                 raise PlatformError(f"webhook: {chat} to {target}: {failed}")
 
-    def typing(self, chat: str) -> None:
-        pass
-
-    def close(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()

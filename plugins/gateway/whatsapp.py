@@ -16,14 +16,12 @@ import hashlib
 import hmac
 import json
 import logging
-import queue
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qs
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
-from plugins.gateway.listening import listen
+from plugins.gateway.listening import Listened, listen
 from plugins.gateway.markup import to_starred
 
 log = logging.getLogger("hermes.gateway")
@@ -33,23 +31,20 @@ KINDS = {"photo": "image", "audio": "audio", "document": "document"}
 MAX_FILE = 20 * 2**20
 
 
-class WhatsAppCloud:
+class WhatsAppCloud(Listened):
     name = "whatsapp_cloud"
     most = 4096  # a text message's body
-    offset = 0  # Meta sends again what was not taken: nothing to keep
 
     def __init__(self, number_id: str, token: str, app_secret: str = "", verify_token: str = "",
                  host: str = "0.0.0.0", port: int = 8090, path: str = "/whatsapp/webhook", api: str = GRAPH,
                  version: str = "v20.0"):
         import httpx2 as httpx
 
+        super().__init__()
         self.number_id, self.token, self.app_secret, self.verify_token = number_id, token, app_secret, verify_token
         self.host, self.port, self.path = host, port, "/" + path.strip("/")
         self.api = f"{api.rstrip('/')}/{version}"
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bearer {token}"})
-        self.inbox: queue.Queue = queue.Queue()
-        self.seen: OrderedDict = OrderedDict()  # the last messages' ids: Meta may deliver one twice
-        self.server: Any = None
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         import httpx2 as httpx
@@ -78,15 +73,6 @@ class WhatsAppCloud:
         found = self._call("GET", f"/{self.number_id}", params={"fields": "display_phone_number,verified_name"})
         self.server = listen("whatsapp_cloud", self.host, self.port, self._request)
         return f"{found.get('verified_name') or ''} {found.get('display_phone_number') or self.number_id}".strip()
-
-    def receive(self, wait: Optional[float] = None) -> list:
-        try:
-            found = [self.inbox.get(timeout=5 if wait is None else wait)]
-        except queue.Empty:
-            return []
-        while not self.inbox.empty():
-            found.append(self.inbox.get_nowait())
-        return found
 
     def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
         where, _, query = path.partition("?")
@@ -119,11 +105,8 @@ class WhatsAppCloud:
 
     def _message(self, message: dict, names: dict) -> None:
         wamid, sender = str(message.get("id") or ""), str(message.get("from") or "")
-        if not sender or wamid in self.seen:
+        if not sender or not self.first(wamid):
             return
-        self.seen[wamid] = True
-        while len(self.seen) > 1000:
-            self.seen.popitem(last=False)
         kind = str(message.get("type") or "")
         part = message.get(kind) if isinstance(message.get(kind), dict) else {}
         text = str(part.get("body") or part.get("caption") or "")  # a text's words, a picture's caption
@@ -169,11 +152,6 @@ class WhatsAppCloud:
         self._send(chat, kind, {"id": str(uploaded.get("id")), **({"filename": file.name} if kind == "document"
                                                                     else {})})
 
-    def typing(self, chat: str) -> None:
-        pass  # the Cloud API shows it only with a message's read receipt
-
     def close(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+        super().close()
         self.client.close()
