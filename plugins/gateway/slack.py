@@ -50,10 +50,9 @@ class Slack(Socketed):
         import httpx2 as httpx
 
         for _ in range(3):
-            try:
+            try:  # form: the methods that read take no JSON
                 answer = self.client.post(f"{self.api}/{method}", **{"data" if form else "json": payload},
-                                          headers={"Authorization": f"Bearer {token or self.tokens[0]}"})  # form:
-                # the methods that read take no JSON
+                                          headers={"Authorization": f"Bearer {token or self.tokens[0]}"})
                 body = answer.json()
             except (httpx.HTTPError, ValueError) as exc:
                 said = str(exc)
