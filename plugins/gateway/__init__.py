@@ -1,18 +1,13 @@
 """Built-in plugin gateway: the agent on a messaging platform, as hermes-agent's gateway (``hermes gateway run``).
 
-Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``, ``TELEGRAM_ALLOWED_USERS``, as in hermes-agent),
-Discord (:mod:`plugins.gateway.discord`: ``DISCORD_BOT_TOKEN``, ``DISCORD_ALLOWED_USERS``), Slack
-(:mod:`plugins.gateway.slack`: ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_ALLOWED_USERS``), Matrix
-(:mod:`plugins.gateway.matrix`: ``MATRIX_HOMESERVER``, ``MATRIX_ACCESS_TOKEN``, ``MATRIX_ALLOWED_USERS``), Signal
-(:mod:`plugins.gateway.signal`: ``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``, ``SIGNAL_ALLOWED_USERS``), Mattermost
-(:mod:`plugins.gateway.mattermost`: ``MATTERMOST_URL``, ``MATTERMOST_TOKEN``, ``MATTERMOST_ALLOWED_USERS``), email
-(:mod:`plugins.gateway.mail`: ``EMAIL_ADDRESS``, ``EMAIL_PASSWORD``, ``EMAIL_IMAP_HOST``, ``EMAIL_SMTP_HOST``) and ntfy
-(:mod:`plugins.gateway.ntfy`: ``NTFY_TOPIC``, ``NTFY_SERVER_URL``, ``NTFY_TOKEN``, ``NTFY_ALLOWED_USERS``), WhatsApp's
-Cloud API (:mod:`plugins.gateway.whatsapp`: ``WHATSAPP_CLOUD_PHONE_NUMBER_ID``, ``WHATSAPP_CLOUD_ACCESS_TOKEN``,
-``WHATSAPP_CLOUD_APP_SECRET``), SMS by Twilio (:mod:`plugins.gateway.sms`: ``TWILIO_ACCOUNT_SID``,
-``TWILIO_AUTH_TOKEN``, ``TWILIO_PHONE_NUMBER``, ``SMS_WEBHOOK_URL``) and webhooks (:mod:`plugins.gateway.webhook`)
-are built in; a plugin adds another platform through the ``gateway_platforms`` hook. How messages are answered:
-:mod:`plugins.gateway.runner`."""
+Built in, each with hermes-agent's variables: Telegram (:mod:`plugins.gateway.telegram`: ``TELEGRAM_BOT_TOKEN``,
+``TELEGRAM_ALLOWED_USERS``), Discord (:mod:`~plugins.gateway.discord`), Slack (:mod:`~plugins.gateway.slack`), Matrix
+(:mod:`~plugins.gateway.matrix`), Signal (:mod:`~plugins.gateway.signal`), Mattermost
+(:mod:`~plugins.gateway.mattermost`), email (:mod:`~plugins.gateway.mail`), ntfy (:mod:`~plugins.gateway.ntfy`),
+WhatsApp's Cloud API (:mod:`~plugins.gateway.whatsapp`), SMS by Twilio (:mod:`~plugins.gateway.sms`), Home
+Assistant's events (:mod:`~plugins.gateway.homeassistant`) and webhooks (:mod:`~plugins.gateway.webhook`); each
+module's docstring names its variables. A plugin adds another platform through the ``gateway_platforms`` hook. How
+messages are answered: :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
 
@@ -81,6 +76,15 @@ def register_config(declare):
     declare("unauthorized_dm_behavior", str, "", "what a stranger who writes to the bot is told: pair (their id "
             "and a pairing code for `hermes pairing approve`), ignore (nothing); unset: a code where nobody is allowed "
             "yet, else their id (hermes-agent's key)", choices=("", "pair", "ignore"))
+    for key, what in (("watch_domains", "the domains whose entities' changes are each a turn (binary_sensor, ...)"),
+                      ("watch_entities", "the entities whose changes are each a turn (binary_sensor.front_door)"),
+                      ("ignore_entities", "entities never told")):
+        declare(f"platforms.homeassistant.extra.{key}", list[str], [], f"Home Assistant events: {what} "
+                "(hermes-agent's; with HASS_TOKEN)")
+    declare("platforms.homeassistant.extra.watch_all", bool, False, "Home Assistant events: every entity's changes "
+            "(when no domain or entity is listed)")
+    declare("platforms.homeassistant.extra.cooldown_seconds", float, 30, "Home Assistant events: an entity's "
+            "changes within this are not told again", minimum=0)
     declare("gateway.media_delivery_allow_dirs", list[str], [], "folders whose files a chat may be sent when the "
             "model names them (MEDIA:/path), whenever they were changed (hermes-agent's)")
     declare("gateway.trust_recent_files", bool, True, "a file the model names may be sent when it changed lately "
@@ -264,9 +268,22 @@ def gateway_platforms(config):
                    str(config.get("sms.api_url") or API),
                    unsigned=switched_on(os.environ.get("SMS_INSECURE_NO_SIGNATURE")))
 
+    def homeassistant():
+        from plugins.gateway.homeassistant import HomeAssistant
+
+        extra = {key: config.get(f"platforms.homeassistant.extra.{key}") for key in (
+            "watch_domains", "watch_entities", "ignore_entities", "watch_all", "cooldown_seconds")}
+        token = os.environ.get("HASS_TOKEN", "").strip()
+        if not token or not (extra["watch_domains"] or extra["watch_entities"] or extra["watch_all"]):
+            return None  # the token alone is the tools': nothing to watch
+        return HomeAssistant(os.environ.get("HASS_URL", "").strip() or "http://homeassistant.local:8123", token,
+                             frozenset(extra["watch_domains"]), frozenset(extra["watch_entities"]),
+                             frozenset(extra["ignore_entities"]), bool(extra["watch_all"]),
+                             float(extra["cooldown_seconds"]))
+
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
-            "sms": sms}
+            "sms": sms, "homeassistant": homeassistant}
     return {**made, "webhook": webhook}
 
 

@@ -1,6 +1,6 @@
-"""The homeassistant plugin's tools through `hermes run` (a scripted model), against a loopback Home Assistant REST API
-(states, services, a service call) on Starlette and uvicorn: what the model asks is what Home Assistant is asked, a
-refused token or an unknown entity is the tool's one-line error, and the services that run commands are refused."""
+"""The homeassistant plugin's tools through `hermes run` (a scripted model), against a loopback Home Assistant's REST
+API (tests/homeassistantapi.py): what the model asks is what Home Assistant is asked, a refused token or an unknown
+entity is the tool's one-line error, and the services that run commands are refused."""
 
 from __future__ import annotations
 
@@ -8,52 +8,12 @@ import json
 
 import pytest
 
-from tests.asgiserver import Served
-
-STATES = [{"entity_id": "light.kitchen", "state": "off", "attributes": {"friendly_name": "Kitchen Light"}},
-          {"entity_id": "sensor.kitchen_temperature", "state": "21.5",
-           "attributes": {"friendly_name": "Kitchen Temperature", "unit_of_measurement": "°C"}},
-          {"entity_id": "light.porch", "state": "on", "attributes": {"friendly_name": "Porch"}}]
-
-
-class HomeAssistant(Served):
-    token = "ha-long-lived-token"
-
-    def __init__(self):
-        self.calls: list = []
-        super().__init__()
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def _app(self):
-        from starlette.applications import Starlette
-        from starlette.requests import Request
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
-
-        async def api(request: Request):
-            path = request.path_params["path"]
-            body = await request.json() if request.method == "POST" else None
-            self.calls.append((request.method, path, body))
-            if request.headers.get("authorization") != f"Bearer {self.token}":
-                return JSONResponse({"message": "Unauthorized"}, status_code=401)
-            if path == "states":
-                return JSONResponse(STATES)
-            if path.startswith("states/"):
-                found = [s for s in STATES if s["entity_id"] == path.removeprefix("states/")]
-                return JSONResponse(found[0]) if found else JSONResponse({"message": "Entity not found."}, 404)
-            if path == "services":
-                return JSONResponse([{"domain": "light", "services": {"turn_on": {
-                    "description": "Turn on one or more lights.", "fields": {"brightness": {}, "entity_id": {}}}}}])
-            if path == "services/light/turn_on":
-                return JSONResponse([{"entity_id": body["entity_id"], "state": "on"}])
-            return JSONResponse({"message": "not found"}, status_code=404)
-
-        return Starlette(routes=[Route("/api/{path:path}", api, methods=["GET", "POST"])])
+from tests.homeassistantapi import HomeAssistantAPI
 
 
 @pytest.fixture
 def home():
-    with HomeAssistant() as served:
+    with HomeAssistantAPI() as served:
         yield served
 
 
