@@ -113,7 +113,7 @@ def show_job(job_id, as_json):
 @click.option("--deliver", default="", metavar="TARGET",
               help="Send each answer there too: telegram:CHAT_ID, discord:CHANNEL_ID, slack:CHANNEL_ID, "
                    "matrix:ROOM_ID, signal:NUMBER, email:ADDRESS, mattermost:CHANNEL_ID, ntfy:TOPIC, "
-                   "whatsapp_cloud:NUMBER, sms:NUMBER, or telegram (its home chat).")
+                   "whatsapp_cloud:NUMBER, sms:NUMBER, irc:#CHANNEL, or telegram (its home chat).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
 def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, as_json):
     """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or

@@ -5,9 +5,9 @@ Built in, each with hermes-agent's variables: Telegram (:mod:`plugins.gateway.te
 (:mod:`~plugins.gateway.matrix`), Signal (:mod:`~plugins.gateway.signal`), Mattermost
 (:mod:`~plugins.gateway.mattermost`), email (:mod:`~plugins.gateway.mail`), ntfy (:mod:`~plugins.gateway.ntfy`),
 WhatsApp's Cloud API (:mod:`~plugins.gateway.whatsapp`), SMS by Twilio (:mod:`~plugins.gateway.sms`), Home
-Assistant's events (:mod:`~plugins.gateway.homeassistant`) and webhooks (:mod:`~plugins.gateway.webhook`); each
-module's docstring names its variables. A plugin adds another platform through the ``gateway_platforms`` hook. How
-messages are answered: :mod:`plugins.gateway.runner`."""
+Assistant's events (:mod:`~plugins.gateway.homeassistant`), IRC (:mod:`~plugins.gateway.irc`) and webhooks
+(:mod:`~plugins.gateway.webhook`); each module's docstring names its variables. A plugin adds another platform through
+the ``gateway_platforms`` hook. How messages are answered: :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
 
@@ -281,9 +281,24 @@ def gateway_platforms(config):
                              frozenset(extra["ignore_entities"]), bool(extra["watch_all"]),
                              float(extra["cooldown_seconds"]))
 
+    def irc():
+        from plugins.gateway.irc import Irc
+
+        found = {v: os.environ.get(f"IRC_{v}", "").strip() for v in (
+            "SERVER", "PORT", "NICKNAME", "CHANNEL", "USE_TLS", "SERVER_PASSWORD", "NICKSERV_PASSWORD")}
+        if not (found["SERVER"] and found["NICKNAME"]):
+            return None
+        try:
+            port = int(found["PORT"] or 6697)
+        except ValueError:
+            raise ValueError("IRC_PORT takes a number") from None
+        return Irc(found["SERVER"], found["NICKNAME"], [c.strip() for c in found["CHANNEL"].split(",") if c.strip()],
+                   port, tls=found["USE_TLS"].lower() not in ("false", "0", "no", "off"),
+                   password=found["SERVER_PASSWORD"], nickserv=found["NICKSERV_PASSWORD"])
+
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
-            "sms": sms, "homeassistant": homeassistant}
+            "sms": sms, "homeassistant": homeassistant, "irc": irc}
     return {**made, "webhook": webhook}
 
 

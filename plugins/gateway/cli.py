@@ -253,12 +253,16 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
                        ("WHATSAPP_CLOUD_APP_SECRET", "the app's secret (App settings, Basic; typed hidden)", True),
                        ("WHATSAPP_CLOUD_VERIFY_TOKEN", "a verify token of your choosing, the same in Meta's webhook "
                                                        "settings (typed hidden)", True)],
+    "irc": [("IRC_SERVER", "the IRC server (irc.libera.chat)", False),
+            ("IRC_NICKNAME", "the bot's nickname (registered with NickServ, best)", False),
+            ("IRC_CHANNEL", "the channels it joins, comma-separated (#hermes; empty: private messages only)", False)],
     "sms": [("TWILIO_ACCOUNT_SID", "Twilio's Account SID (AC...)", False),
             ("TWILIO_AUTH_TOKEN", "its Auth Token (typed hidden)", True),
             ("TWILIO_PHONE_NUMBER", "the bot's Twilio number (+15551234567)", False),
             ("SMS_WEBHOOK_URL", "the public address of this machine's port 8080 that Twilio's number posts to", False)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
+         "irc": "send it a private message (/msg NICK hello)",
          "sms": "set the number's messaging webhook to that address and text it",
          "whatsapp_cloud": "point Meta's webhook at this machine's port 8090 (/whatsapp/webhook) and send it a message"}
 

@@ -70,6 +70,8 @@ PLATFORM_HINTS = {
                       "answer with a line MEDIA:/its/path.",
     "sms": "You are answering text messages (SMS) on a phone: very short plain answers, no Markdown (it shows as "
            "typed), no tables; the files and commands you use are on the machine you run on, not theirs.",
+    "irc": "You are talking to people on IRC: short plain answers, a few lines (each line is a message; no Markdown, "
+           "no tables); the files and commands you use are on the machine you run on, not theirs.",
     "email": "You are answering a person's email: a complete answer in one message, plain paragraphs (Markdown's "
              "bold, code and lists show); the files and commands you use are on the machine you run on, not "
              "theirs: to attach a file, end your answer with a line MEDIA:/its/path.",
