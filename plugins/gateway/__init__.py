@@ -322,7 +322,8 @@ def doctor_checks(agent, online):
         if platform is None:
             continue
         if automated(platform):  # started, it would take the port of a gateway that runs
-            lines.append(Check(f"gateway {name}", OK, f"{len(getattr(platform, 'routes', {}))} route(s)"))
+            routes = getattr(platform, "routes", None)
+            lines.append(Check(f"gateway {name}", OK, "set up" if routes is None else f"{len(routes)} route(s)"))
             platform.close()
             continue
         allowed = allowed_users(agent.config, name)

@@ -103,7 +103,7 @@ def status(app, as_json):
 
     rows, running = [], _running(app)
     for name, platform in sorted(_made(app, ()), key=lambda row: row[0]):
-        allowed = None if name == "webhook" else allowed_users(app.config, name)  # signed requests, no users
+        allowed = None if name in IN_CONFIG else allowed_users(app.config, name)  # their senders: no users
         rows.append({"platform": name, "configured": platform is not None, "running": running,
                      "allowed_users": None if allowed is None else sorted(allowed),
                      **({"routes": sorted(platform.routes) if platform else []} if name == "webhook" else {})})
@@ -114,9 +114,10 @@ def status(app, as_json):
         return
     for row in rows:
         who = "everybody" if row["allowed_users"] is None else ", ".join(row["allowed_users"]) or "nobody yet"
-        if row["platform"] == "webhook":
-            click.echo("webhook: " + (f"routes {', '.join(row['routes']) or '(none)'}" if row["configured"] else
-                                      "not set up (platforms.webhook in config.yaml)"))
+        if row["platform"] in IN_CONFIG:
+            click.echo(f"{row['platform']}: " + (f"routes {', '.join(row['routes']) or '(none)'}" if "routes" in row
+                                                 and row["configured"] else "set up" if row["configured"] else
+                                                 f"not set up ({IN_CONFIG[row['platform']]})"))
             continue
         click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
                                               f"not set up (`{program()} gateway setup --platform "
@@ -227,6 +228,9 @@ def uninstall():
     click.echo(f"removed {path}")
 
 
+IN_CONFIG = {  # platform -> what sets it up, where no question is asked (no users: their events are signed)
+    "webhook": "platforms.webhook in config.yaml (enabled, routes) or `hermes webhook subscribe`",
+    "homeassistant": "HASS_TOKEN and platforms.homeassistant.extra.watch_domains in config.yaml"}
 ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; else its token
     "telegram": [("TELEGRAM_BOT_TOKEN", "Telegram bot token (from @BotFather; typed hidden)", True)],
     "discord": [("DISCORD_BOT_TOKEN", "Discord bot token (its developer portal, Bot tab; typed hidden)", True)],
@@ -287,9 +291,8 @@ def setup(app, name, wait):
 
     token_var, users_var = token_variable(name), f"{name.upper()}_ALLOWED_USERS"
     make = _configured(app, (name,))[name]
-    if name == "webhook":
-        raise Fail("webhooks are set up in config.yaml (platforms.webhook: enabled, routes): see the README's "
-                   "webhook paragraph", EXIT_USAGE)
+    if name in IN_CONFIG:
+        raise Fail(f"{name} is set up with {IN_CONFIG[name]}: see the README's paragraph", EXIT_USAGE)
     if not sys.stdin.isatty():
         raise Fail(f"gateway setup asks at a terminal: run it in one (or set {token_var} and {users_var} in the data "
                    "folder's .env)", EXIT_USAGE)
