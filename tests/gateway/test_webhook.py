@@ -135,6 +135,9 @@ def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_gatew
     assert hermes("webhook", "subscribe", "Bad Name").stderr == (
         "hermes: error: 'Bad Name' is no route name: lowercase letters, digits, - and _\n")
     webhook({})  # the gateway reads the routes of webhook_subscriptions.json
+    assert "webhook: routes deploys\n" in hermes("gateway", "status").stdout
+    assert hermes("gateway", "setup", "--platform", "webhook").stderr.startswith(
+        "hermes: error: webhook is set up with platforms.webhook in config.yaml")  # no questions: no bot, no users
     [listed] = json.loads(hermes("webhook", "list", "--json").stdout)
     assert listed["name"] == "deploys" and "secret" not in listed and listed["url"].endswith("/webhooks/deploys")
     tested = hermes("webhook", "test", "deploys", "--payload", '{"type": "deployment", "env": "staging"}')
