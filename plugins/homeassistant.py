@@ -1,9 +1,9 @@
-"""Built-in plugin homeassistant: the model looks at and controls a Home Assistant (hermes-agent's toolset
-``homeassistant``: ``ha_list_entities``, ``ha_get_state``, ``ha_list_services``, ``ha_call_service``).
+"""Built-in plugin homeassistant: the model looks at and controls a Home Assistant (hermes-agent's toolset).
 
-Its REST API at ``HASS_URL`` (http://homeassistant.local:8123) with a long-lived access token, ``HASS_TOKEN``
-(hermes-agent's variables; the tools are offered only where the token is set). Home Assistant has no permissions
-per service, so the services that run commands or reach other machines from it (``shell_command``,
+The tools ``ha_list_entities``, ``ha_get_state``, ``ha_list_services`` and ``ha_call_service`` (toolset
+``homeassistant``) ask its REST API at ``HASS_URL`` (http://homeassistant.local:8123) with a long-lived access
+token, ``HASS_TOKEN`` (hermes-agent's variables; the tools are offered only where the token is set). Home Assistant
+has no permissions per service, so the services that run commands or reach other machines from it (``shell_command``,
 ``command_line``, ``python_script``, ``pyscript``, ``hassio``, ``rest_command``) are refused here, as in
 hermes-agent; domain and service names are checked before they go into a URL."""
 
