@@ -23,6 +23,7 @@ class SlackAPI(Served):
         self.bot_token, self.app_token = "xoxb-test", "xapp-test"
         self.envelopes, self.acks, self.calls, self.messages = [], [], [], []
         self.history: list = []  # the users' messages
+        self.uploads: dict = {}  # file id -> {name, length, data, channel, thread} of the bot's uploads
         self.changed, self.next = threading.Condition(), 1000
         self.reactions: dict = {}  # message ts -> the names of the bot's reactions on it
         super().__init__()
@@ -78,7 +79,7 @@ class SlackAPI(Served):
     def _app(self):
         from starlette.applications import Starlette
         from starlette.requests import Request
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse, Response
         from starlette.routing import Route, WebSocketRoute
 
         def buttons(body: dict) -> list:
@@ -100,6 +101,18 @@ class SlackAPI(Served):
                 return JSONResponse({"ok": True, "user": "hermes_test_bot", "user_id": "U999", "team": "T1"})
             if name == "apps.connections.open":
                 return JSONResponse({"ok": True, "url": self.socket_url})
+            if name == "files.getUploadURLExternal":
+                with self.changed:
+                    self.next += 1
+                    self.uploads[f"F{self.next}"] = {"name": body["filename"], "length": int(body["length"])}
+                return JSONResponse({"ok": True, "upload_url": f"http://127.0.0.1:{self.port}/upload/F{self.next}",
+                                     "file_id": f"F{self.next}"})
+            if name == "files.completeUploadExternal":
+                with self.changed:
+                    for each in body["files"]:
+                        self.uploads[each["id"]].update(channel=body["channel_id"], thread=body.get("thread_ts"))
+                    self.changed.notify_all()
+                return JSONResponse({"ok": True, "files": body["files"]})
             if name == "conversations.replies":
                 if not form:  # as Slack: the methods that read take no JSON
                     return JSONResponse({"ok": False, "error": "invalid_arguments"})
@@ -149,5 +162,12 @@ class SlackAPI(Served):
                 for envelope in waiting:
                     await websocket.send_text(json.dumps(envelope))
 
+        async def upload(request: Request):  # the upload address: the bytes, multipart as Slack takes them
+            form = await request.form()
+            with self.changed:
+                self.uploads[request.path_params["file"]]["data"] = await form["file"].read()
+            return Response("OK - 5")
+
         return Starlette(routes=[Route("/api/{method}", method, methods=["POST"]),
+                                 Route("/upload/{file}", upload, methods=["POST"]),
                                  WebSocketRoute("/socket", socket_mode)])

@@ -5,9 +5,9 @@ to ``message.im`` and ``app_mention`` (and ``message.channels`` for ``slack.free
 message is always read; in a channel, one that mentions the bot (``slack.require_mention``, true) or any in
 ``slack.free_response_channels``, and only in ``slack.allowed_channels`` when it lists any; there the answer goes in a
 thread under the message (``slack.reply_in_thread``, as hermes-agent does), each thread a conversation of its own,
-whose later messages need no mention (its chat is ``CHANNEL/THREAD``). The model's Markdown is
-sent as Slack's mrkdwn; a picture is fetched with the bot's token; files are not sent (Slack's upload is a flow of
-its own: the chat is told). Events sent while the gateway was stopped are not replayed."""
+whose later messages need no mention (its chat is ``CHANNEL/THREAD``). The model's Markdown is sent as Slack's
+mrkdwn; a picture is fetched with the bot's token, a file uploaded (``files:write``). Events sent while the gateway
+was stopped are not replayed."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from plugins.gateway.socketed import Socketed
 log = logging.getLogger("hermes.gateway")
 API = "https://slack.com/api"
 REACTIONS = {"working": "eyes", "done": "white_check_mark", "failed": "x"}  # hermes-agent's, by Slack's names
+MAX_FILE = 50 * 2**20  # bytes uploaded
 
 
 def to_mrkdwn(text: str) -> str:
@@ -213,7 +214,23 @@ class Slack(Socketed):
         self._call("chat.update", channel=channel_of(chat)[0], ts=message, text=to_mrkdwn(text) if final else text)
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
-        raise PlatformError("files are not sent to Slack here")
+        """Slack's upload in three steps: an upload address asked for, the bytes sent there, the file shared in the
+        chat (the scope ``files:write``)."""
+        import httpx2 as httpx
+        from pathlib import Path
+
+        file = Path(path)
+        data = file.read_bytes()
+        if len(data) > MAX_FILE:
+            raise PlatformError(f"{file.name}: {len(data) / 2**20:.0f} MB, over the {MAX_FILE // 2**20} MB sent here")
+        asked = self._call("files.getUploadURLExternal", form=True, filename=file.name, length=len(data))
+        try:
+            self.client.post(str(asked.get("upload_url")), files={"file": (file.name, data)}).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise PlatformError(f"slack: the upload of {file.name} failed ({exc or type(exc).__name__})") from None
+        channel, thread = channel_of(chat)
+        self._call("files.completeUploadExternal", files=[{"id": asked.get("file_id"), "title": file.name}],
+                   channel_id=channel, **({"thread_ts": thread} if thread else {}))
 
     def react(self, chat: str, message: str, outcome: str) -> None:
         channel = channel_of(chat)[0]

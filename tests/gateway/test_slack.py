@@ -29,8 +29,10 @@ def slack_gateway(hermes_home, wire_server, slack_api):
 
 
 def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack_gateway, slack_api, wire_server,
-                                                                          hermes):
-    wire_server.push(reply("Hi, **Alice**: see [the docs](https://example.org/docs)."), reply("42."), reply("84."))
+                                                                          hermes, tmp_path):
+    (tmp_path / "sums.csv").write_text("6,7,42\n")
+    wire_server.push(reply("Hi, **Alice**: see [the docs](https://example.org/docs)."), reply("42."),
+                     reply(f"84.\nMEDIA:{tmp_path / 'sums.csv'}"))
     running = slack_gateway()
     hello = slack_api.say("hello")
     assert slack_api.wait_sent(1) == [("D-U42", "Hi, *Alice*: see <https://example.org/docs|the docs>.")]
@@ -48,6 +50,8 @@ def test_a_direct_message_and_a_mention_are_answered_once_in_slacks_markup(slack
     slack_api.say("and times 2?", channel="C1", thread=asked)  # the thread goes on without a mention
     assert slack_api.wait_sent(4)[-1] == ("C1", "84.")
     assert next(m for m in slack_api.messages if m["text"] == "84.")["thread_ts"] == asked
+    eventually(lambda: [(f["name"], f.get("data"), f.get("channel"), f.get("thread")) for f in
+                        slack_api.uploads.values()] == [("sums.csv", b"6,7,42\n", "C1", asked)])  # the file, uploaded
     assert [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "user"] == [
         "what is 6 times 7?", "and times 2?"]  # the thread is one conversation
     eventually(lambda: len(slack_api.reactions) == 3)  # the strangers' and the channel's talk: none
