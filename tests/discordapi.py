@@ -30,6 +30,8 @@ class DiscordAPI(Served):
         self.reactions: dict = {}  # message id -> the bot's reaction emoji on it
         self.threads: dict = {}  # thread id -> the channel it is in
         self.history: list = []  # the users' messages, as sent to the bot
+        self.connected = self.opened = 0  # gateway connections open, and ever opened: a message said while none is
+        # open, after the first was, is not sent (Discord replays nothing; the platform fetches it)
         super().__init__()
         port = self.port
         self.api_url, self.gateway_url = f"http://127.0.0.1:{port}/api/v10", f"ws://127.0.0.1:{port}/gateway"
@@ -40,11 +42,12 @@ class DiscordAPI(Served):
         """A message from ``user`` (default: in their direct-message channel, ``dm-USER``); its id."""
         with self.changed:
             self.next_id += 1
-            self.events.append(("MESSAGE_CREATE", {"id": str(self.next_id), "channel_id": channel or f"dm-{user}",
-                                **({"guild_id": guild} if guild else {}), "content": content,
-                                "author": {"id": str(user), "username": username, "bot": False},
-                                "mentions": [BOT] if mention else [], "attachments": list(attachments)}))
-            self.history.append(self.events[-1][1])
+            self.history.append({"id": str(self.next_id), "channel_id": channel or f"dm-{user}",
+                                 **({"guild_id": guild} if guild else {}), "content": content,
+                                 "author": {"id": str(user), "username": username, "bot": False},
+                                 "mentions": [BOT] if mention else [], "attachments": list(attachments)})
+            if self.connected or not self.identified:  # before the first connection: kept for it (a test's start)
+                self.events.append(("MESSAGE_CREATE", self.history[-1]))
             self.changed.notify_all()
             return str(self.next_id)
 
@@ -138,14 +141,15 @@ class DiscordAPI(Served):
             return JSONResponse({"id": request.path_params["message"], "type": 11, "name": body["name"],
                                  "parent_id": request.path_params["channel"]}, status_code=201)  # its id: the message's
 
-        async def recent(request: Request):  # a channel's messages before one, the newest first
-            channel, before = request.path_params["channel"], int(request.query_params["before"])
+        async def recent(request: Request):  # a channel's messages before one (or after one), the newest first
+            channel, after = request.path_params["channel"], int(request.query_params.get("after") or 0)
+            before = int(request.query_params.get("before") or 1 << 62)
             self._record("GET", request.url.path, dict(request.query_params))
             with self.changed:
                 found = [m for m in self.history if m["channel_id"] == channel] + [
                     {"id": m["id"], "channel_id": channel, "content": m["content"], "author": BOT}
                     for m in self.messages if m["channel_id"] == channel]
-            found = sorted((m for m in found if int(m["id"]) < before), key=lambda m: -int(m["id"]))
+            found = sorted((m for m in found if after < int(m["id"]) < before), key=lambda m: -int(m["id"]))
             return JSONResponse(found[:int(request.query_params.get("limit", 50))])
 
         async def channel(request: Request):
@@ -207,6 +211,16 @@ class DiscordAPI(Served):
             seq = 1
             await websocket.send_text(json.dumps({"op": 0, "s": seq, "t": "READY", "d": {
                 "v": 10, "user": BOT, "session_id": "s1", "resume_gateway_url": self.gateway_url, "guilds": []}}))
+            with self.changed:
+                self.connected, self.opened = self.connected + 1, self.opened + 1
+                self.changed.notify_all()
+            try:
+                await relay(websocket, seq)
+            finally:
+                with self.changed:
+                    self.connected -= 1
+
+        async def relay(websocket, seq):
             while True:
                 try:
                     frame = await asyncio.wait_for(websocket.receive_text(), 0.05)

@@ -5,8 +5,8 @@ messages. Direct messages are always read; in a server's channel only those that
 (``discord.require_mention``, true), or any in ``discord.free_response_channels``, and only in
 ``discord.allowed_channels`` when it lists any. Discord shows Markdown itself: answers go as the model wrote them, in
 parts of 2000 characters. A picture or a voice message is fetched as Telegram's are; an approval question has
-buttons. Messages sent while the gateway
-was stopped are not replayed (Discord keeps no queue for bots)."""
+buttons. Discord replays nothing to a bot: at each connection the last 50 conversations' messages after the last one
+read are fetched, so what is sent while the gateway is stopped is answered."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, channel_
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
+REPLAYED = 50  # conversations whose messages sent while the gateway was stopped are fetched at its start
 API = "https://discord.com/api/v10"
 REACTIONS = {"working": "👀", "done": "✅", "failed": "❌"}  # hermes-agent's
 GATEWAY = "wss://gateway.discord.gg/?v=10&encoding=json"
@@ -47,6 +48,21 @@ class Discord(Socketed):
         self.auto_thread, self.thread_mention = auto_thread, thread_mention
         self.parents: dict = {}  # channel -> the channel it is a thread in ("": none)
         self.backfill, self.trusted = backfill, trusted  # recent messages read with a mention; who is allowed
+        self.read: dict = {}  # channel -> [the last message read there, its server ("": a direct message)]
+
+    @property
+    def offset(self) -> dict:
+        """What the gateway keeps for it: the threads it is in, and the last message read in each conversation
+        (Discord replays nothing: what came after it while the gateway was stopped is fetched at the next start)."""
+        return {"threads": Socketed.offset.fget(self), "read": dict(list(self.read.items())[-REPLAYED:])}
+
+    @offset.setter
+    def offset(self, kept: Any) -> None:
+        kept = kept if isinstance(kept, dict) else {"threads": kept}  # the threads alone: a gateway before
+        Socketed.offset.fset(self, kept.get("threads"))
+        read = kept.get("read") if isinstance(kept.get("read"), dict) else {}
+        self.read.update({str(c): [str(v[0]), str(v[1])] for c, v in read.items() if isinstance(v, list) and
+                          len(v) == 2})
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -137,12 +153,32 @@ class Discord(Socketed):
     def _dispatch(self, kind: str, data: dict) -> None:
         if kind == "READY":
             self.me = dict(self.me, **(data.get("user") or {}))
+            self._replay()
             self.ready.set()
             self.settled.set()
         elif kind == "MESSAGE_CREATE" and not (data.get("author") or {}).get("bot"):
-            self.inbox.put(self._incoming(data))
+            self._read(data)
         elif kind == "INTERACTION_CREATE" and data.get("type") == 3:  # a button of send()'s pressed
             self.inbox.put(self._pressed(data))
+
+    def _read(self, data: dict) -> None:
+        incoming = self._incoming(data)
+        if incoming.addressed:  # where to go on from after a stop
+            self.read.pop(str(data.get("channel_id")), None)
+            self.read[str(data.get("channel_id"))] = [str(data.get("id")), str(data.get("guild_id") or "")]
+        self.inbox.put(incoming)
+
+    def _replay(self) -> None:
+        """What was sent in the conversations read before, after their last message read (while it was stopped)."""
+        for channel, (last, guild) in list(self.read.items()):
+            try:
+                found = self._call("GET", f"/channels/{channel}/messages", params={"after": last, "limit": 50})
+            except PlatformError as exc:
+                log.info("discord: what %s said while the gateway was stopped could not be read (%s)", channel, exc)
+                continue
+            for message in sorted(found if isinstance(found, list) else [], key=lambda m: int(m.get("id") or 0)):
+                if not (message.get("author") or {}).get("bot"):  # a REST message names no server: the last did
+                    self._read({**message, "channel_id": channel, **({"guild_id": guild} if guild else {})})
 
     def _pressed(self, data: dict) -> Incoming:
         """The button's command, as if typed by whoever pressed it; the question's buttons go (answered once)."""

@@ -127,4 +127,11 @@ def test_an_offset_a_gateway_before_kept_is_read_and_malformed_parts_of_one_are_
     assert (matrix.offset, slack.offset) == ({"since": "s72_1", "mine": []}, [])
     matrix.offset, slack.offset = {"since": "s73", "mine": ["$e1", 7]}, [["171.2", "C1"], "junk", ["x"]]
     assert (matrix.offset, slack.offset) == ({"since": "s73", "mine": ["$e1", "7"]}, [["171.2", "C1"]])
-    matrix.close(), slack.close()
+    from plugins.gateway.discord import Discord
+
+    discord = Discord("token")
+    discord.offset = [["1005", "general"]]  # the threads alone, as a gateway before kept them
+    assert discord.offset == {"threads": [["1005", "general"]], "read": {}}
+    discord.offset = {"read": {"dm-42": ["1009", ""], "bad": "x"}}
+    assert discord.offset == {"threads": [["1005", "general"]], "read": {"dm-42": ["1009", ""]}}
+    matrix.close(), slack.close(), discord.close()
