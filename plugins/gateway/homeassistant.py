@@ -80,21 +80,15 @@ class HomeAssistant(Socketed):
                 raise PlatformError(f"homeassistant: it refused HASS_TOKEN ({answer.get('message') or answer})",
                                     lasting=True)
             ws.send(json.dumps({"id": 1, "type": "subscribe_events", "event_type": "state_changed"}))
-            ws.settimeout(60)
-            while not self.stopping.is_set():
-                try:
-                    frame = ws.recv()
-                except websocket.WebSocketTimeoutException:
-                    ws.ping()  # a connection that answers nothing is found out by the next recv
-                    continue
-                if not frame:
-                    raise PlatformError("homeassistant: it closed the websocket")
-                event = json.loads(frame)
+            for event in self.frames(ws, "homeassistant: it closed the websocket"):
                 if event.get("type") == "result" and event.get("id") == 1:
                     self.ready.set()
                     self.settled.set()
                 elif event.get("type") == "event":
-                    self._changed((event.get("event") or {}).get("data") or {})
+                    try:
+                        self._changed((event.get("event") or {}).get("data") or {})
+                    except Exception:  # noqa: BLE001 - one event that cannot be read never ends the connection
+                        log.exception("homeassistant: an event could not be read")
         except (OSError, ValueError, websocket.WebSocketException) as exc:
             if self.stopping.is_set():
                 return

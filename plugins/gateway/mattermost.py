@@ -74,16 +74,7 @@ class Mattermost(Socketed):
             raise PlatformError(f"mattermost: cannot reach the websocket ({exc})") from None
         try:
             ws.send(json.dumps({"seq": 1, "action": "authentication_challenge", "data": {"token": self.token}}))
-            ws.settimeout(60)
-            while not self.stopping.is_set():
-                try:
-                    frame = ws.recv()
-                except websocket.WebSocketTimeoutException:
-                    ws.ping()  # a connection that answers nothing is found out by the next recv
-                    continue
-                if not frame:
-                    raise PlatformError("mattermost: the server closed the websocket")
-                event = json.loads(frame)
+            for event in self.frames(ws, "mattermost: the server closed the websocket"):
                 if event.get("event") == "hello":
                     self.ready.set()
                     self.settled.set()

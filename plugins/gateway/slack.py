@@ -92,13 +92,7 @@ class Slack(Socketed):
         except (OSError, websocket.WebSocketException) as exc:
             raise PlatformError(f"slack: cannot reach Socket Mode ({exc})") from None
         try:
-            ws.settimeout(60)
-            while not self.stopping.is_set():
-                try:
-                    envelope = json.loads(ws.recv() or "{}")
-                except websocket.WebSocketTimeoutException:
-                    ws.ping()  # a connection that answers nothing is found out by the next recv
-                    continue
+            for envelope in self.frames(ws, "slack: Socket Mode closed the connection"):
                 if envelope.get("envelope_id"):  # acknowledged at once, or Slack sends it again
                     ws.send(json.dumps({"envelope_id": envelope["envelope_id"]}))
                 kind = envelope.get("type")
@@ -112,8 +106,6 @@ class Slack(Socketed):
                         self._event(kind, envelope.get("payload") or {})
                     except Exception:  # noqa: BLE001 - one event that cannot be read never ends the connection
                         log.exception("slack: an event could not be read")
-                elif not envelope:
-                    raise PlatformError("slack: Socket Mode closed the connection")
         except (OSError, ValueError, websocket.WebSocketException) as exc:
             if self.stopping.is_set():
                 return

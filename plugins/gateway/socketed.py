@@ -5,10 +5,11 @@ through the inbox; one that cannot be had at the start, or never will be (a refu
 
 from __future__ import annotations
 
+import json
 import queue
 import random
 import threading
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from plugins.gateway.hookspecs import PlatformError
 
@@ -42,6 +43,23 @@ class Socketed:
         """One connection, until it ends (return: open another) or fails (:class:`PlatformError`); it sets ``ready``
         and ``settled`` once the service says it is."""
         raise NotImplementedError
+
+    def frames(self, ws: Any, closed: str) -> Iterator[dict]:
+        """A websocket's JSON frames (websocket-client's) until the gateway stops, pinging it when it is quiet for a
+        minute (a dead connection is found out by the next read); :class:`PlatformError` ``closed`` when the other
+        side closes it."""
+        import websocket
+
+        ws.settimeout(60)
+        while not self.stopping.is_set():
+            try:
+                frame = ws.recv()
+            except websocket.WebSocketTimeoutException:
+                ws.ping()
+                continue
+            if not frame:
+                raise PlatformError(closed)
+            yield json.loads(frame)
 
     def connect(self, what: str) -> None:
         """Start the connection's thread and wait until it is ready; :class:`PlatformError` when it is not."""

@@ -26,6 +26,8 @@ def test_a_watched_change_is_a_turn_that_may_switch_a_light_and_whose_answer_is_
             eventually(lambda: home.subscribed == 1)
             home.change("sensor.kitchen_temperature", "21.5", "22.0", "Kitchen Temperature")  # not watched
             home.change("binary_sensor.noisy", "off", "on")  # ignored
+            with home.changed:  # an event that cannot be read: logged, the connection goes on
+                home.events.append({"entity_id": "binary_sensor.garbled", "new_state": "not a state"})
             home.change("binary_sensor.front_door", "off", "on", "Front Door")
             home.change("binary_sensor.front_door", "on", "off", "Front Door")  # within the cooldown: not told
             eventually(lambda: home.notifications() == ["The front door opened: the porch light is on."])
