@@ -35,7 +35,7 @@ class MattermostAPI(Served):
         with self.changed:
             self.next += 1
             post = {"id": f"p{self.next}", "channel_id": channel, "user_id": user, "message": message, "type": "",
-                    "root_id": root,
+                    "root_id": root, "create_at": 1796650000000 + self.next,
                     **({"metadata": {"files": [{"id": f, "name": "dot.png", "mime_type": "image/png",
                                                 "size": len(self.files[f])} for f in file_ids]}} if file_ids else {})}
             self.events.append({"event": "posted", "data": {
@@ -73,6 +73,11 @@ class MattermostAPI(Served):
                 self.changed.notify_all()
                 if path == "users/me":
                     return JSONResponse(BOT)
+                if parts[0] == "channels" and parts[-1] == "posts" and method == "GET":  # since: created after it
+                    since = int(request.query_params.get("since") or 0)
+                    found = [json.loads(e["data"]["post"]) for e in self.events if e["event"] == "posted"]
+                    found = {p["id"]: p for p in found if p["channel_id"] == parts[1] and p["create_at"] >= since}
+                    return JSONResponse({"order": list(found), "posts": found})
                 if path == "posts" and method == "POST":
                     self.next += 1
                     self.posts.append({"id": f"p{self.next}", **body})

@@ -21,7 +21,6 @@ from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, channel_
 from plugins.gateway.socketed import Socketed
 
 log = logging.getLogger("hermes.gateway")
-REPLAYED = 50  # conversations whose messages sent while the gateway was stopped are fetched at its start
 API = "https://discord.com/api/v10"
 REACTIONS = {"working": "👀", "done": "✅", "failed": "❌"}  # hermes-agent's
 GATEWAY = "wss://gateway.discord.gg/?v=10&encoding=json"
@@ -48,21 +47,6 @@ class Discord(Socketed):
         self.auto_thread, self.thread_mention = auto_thread, thread_mention
         self.parents: dict = {}  # channel -> the channel it is a thread in ("": none)
         self.backfill, self.trusted = backfill, trusted  # recent messages read with a mention; who is allowed
-        self.read: dict = {}  # channel -> [the last message read there, its server ("": a direct message)]
-
-    @property
-    def offset(self) -> dict:
-        """What the gateway keeps for it: the threads it is in, and the last message read in each conversation
-        (Discord replays nothing: what came after it while the gateway was stopped is fetched at the next start)."""
-        return {"threads": Socketed.offset.fget(self), "read": dict(list(self.read.items())[-REPLAYED:])}
-
-    @offset.setter
-    def offset(self, kept: Any) -> None:
-        kept = kept if isinstance(kept, dict) else {"threads": kept}  # the threads alone: a gateway before
-        Socketed.offset.fset(self, kept.get("threads"))
-        read = kept.get("read") if isinstance(kept.get("read"), dict) else {}
-        self.read.update({str(c): [str(v[0]), str(v[1])] for c, v in read.items() if isinstance(v, list) and
-                          len(v) == 2})
 
     # -- REST
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -163,9 +147,8 @@ class Discord(Socketed):
 
     def _read(self, data: dict) -> None:
         incoming = self._incoming(data)
-        if incoming.addressed:  # where to go on from after a stop
-            self.read.pop(str(data.get("channel_id")), None)
-            self.read[str(data.get("channel_id"))] = [str(data.get("id")), str(data.get("guild_id") or "")]
+        if incoming.addressed:  # where to go on from after a stop (a REST message names no server: kept)
+            self.mark_read(str(data.get("channel_id")), str(data.get("id")), str(data.get("guild_id") or ""))
         self.inbox.put(incoming)
 
     def _replay(self) -> None:
@@ -177,7 +160,7 @@ class Discord(Socketed):
                 log.info("discord: what %s said while the gateway was stopped could not be read (%s)", channel, exc)
                 continue
             for message in sorted(found if isinstance(found, list) else [], key=lambda m: int(m.get("id") or 0)):
-                if not (message.get("author") or {}).get("bot"):  # a REST message names no server: the last did
+                if not (message.get("author") or {}).get("bot"):
                     self._read({**message, "channel_id": channel, **({"guild_id": guild} if guild else {})})
 
     def _pressed(self, data: dict) -> Incoming:

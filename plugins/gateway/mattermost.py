@@ -6,7 +6,8 @@ in a channel, one that mentions the bot (``mattermost.require_mention``), or any
 ``MATTERMOST_REPLY_MODE=thread`` the answer goes in the post's thread, each thread a conversation read without
 mentions (the threads it answers in remembered across restarts). Mattermost
 shows Markdown itself; answers are drafts edited as they are written, reactions mark the user's post, pictures and
-voice are fetched, files uploaded. Posts sent while the gateway was stopped are not answered."""
+voice are fetched, files uploaded. What is posted in the last 50 conversations while the gateway is stopped is
+fetched at its next start and answered."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ class Mattermost(Socketed):
             ws.send(json.dumps({"seq": 1, "action": "authentication_challenge", "data": {"token": self.token}}))
             for event in self.frames(ws, "mattermost: the server closed the websocket"):
                 if event.get("event") == "hello":
+                    self._replay()
                     self.ready.set()
                     self.settled.set()
                 elif event.get("event") == "posted":
@@ -108,7 +110,26 @@ class Mattermost(Socketed):
         for info in (post.get("metadata") or {}).get("files") or [] if addressed else []:
             incoming.attach(str(info.get("mime_type") or ""), str(info.get("name") or ""),
                             lambda info=info: self._fetch(info))
+        if addressed:  # where to go on from after a stop
+            self.mark_read(channel, str(post.get("create_at") or 0), str(data.get("channel_type") or ""))
         self.inbox.put(incoming)
+
+    def _replay(self) -> None:
+        """The posts sent in the conversations read before, after their last post read (while it was stopped)."""
+        for channel, (since, kind) in list(self.read.items()):
+            try:
+                found = self._call("GET", f"/channels/{channel}/posts", params={"since": int(since) + 1})
+            except (PlatformError, ValueError) as exc:
+                log.info("mattermost: what %s said while the gateway was stopped could not be read (%s)", channel, exc)
+                continue
+            posts = (found.get("posts") or {}).values() if isinstance(found, dict) else []
+            for post in sorted(posts, key=lambda p: int(p.get("create_at") or 0)):
+                if int(post.get("create_at") or 0) <= int(since):  # `since` brings edits of older posts too
+                    continue
+                try:
+                    self._posted({"post": json.dumps(post), "channel_type": kind})
+                except Exception:  # noqa: BLE001 - one post that cannot be read never stops the others
+                    log.exception("mattermost: a post could not be read")
 
     def _fetch(self, info: dict) -> bytes:
         import httpx2 as httpx

@@ -14,6 +14,7 @@ from typing import Any, Iterator, Optional
 from plugins.gateway.hookspecs import PlatformError
 
 POLL_SECONDS = 5  # receive() waits this long for a message
+REPLAYED = 50  # conversations whose messages sent while the gateway was stopped are fetched (where a platform can)
 
 
 class Socketed:
@@ -21,6 +22,7 @@ class Socketed:
 
     def __init__(self) -> None:
         self.threads: dict = {}  # thread -> its channel, of those the bot started or answers in: read whole
+        self.read: dict = {}  # channel -> [where its last message read was, what else reading it again takes]
         self.inbox: queue.Queue = queue.Queue()  # Incoming, or a PlatformError the connection met
         self.ready, self.settled, self.stopping = threading.Event(), threading.Event(), threading.Event()
         self.failure: Optional[PlatformError] = None
@@ -28,16 +30,26 @@ class Socketed:
         self.client: Any = None
 
     @property
-    def offset(self) -> list:
-        """What the gateway keeps for it: nothing is replayed to a bot, but the threads it answers in are read without
-        a mention after a restart too (the last 1000)."""
-        return [[thread, channel] for thread, channel in list(self.threads.items())[-1000:]]
+    def offset(self) -> dict:
+        """What the gateway keeps for it: the threads it answers in (read without a mention after a restart too; the
+        last 1000), and where each of the last conversations was read to (a platform that fetches what was sent while
+        the gateway was stopped goes on from there)."""
+        return {"threads": [[thread, channel] for thread, channel in list(self.threads.items())[-1000:]],
+                "read": dict(list(self.read.items())[-REPLAYED:])}
 
     @offset.setter
     def offset(self, kept: Any) -> None:
-        if isinstance(kept, list):  # (a gateway before kept 0)
-            self.threads.update((str(pair[0]), str(pair[1])) for pair in kept if isinstance(pair, list) and
-                                len(pair) == 2)
+        kept = kept if isinstance(kept, dict) else {"threads": kept}  # the threads alone (or 0): a gateway before
+        threads = kept.get("threads") if isinstance(kept.get("threads"), list) else []
+        self.threads.update((str(p[0]), str(p[1])) for p in threads if isinstance(p, list) and len(p) == 2)
+        read = kept.get("read") if isinstance(kept.get("read"), dict) else {}
+        self.read.update({str(c): [str(v[0]), str(v[1])] for c, v in read.items() if isinstance(v, list) and
+                          len(v) == 2})
+
+    def mark_read(self, channel: str, where: str, more: str = "") -> None:
+        """``channel`` read to ``where`` (``more``: what reading it again takes), the most recent conversation."""
+        self.read.pop(channel, None)
+        self.read[channel] = [where, more]
 
     def _session(self) -> None:
         """One connection, until it ends (return: open another) or fails (:class:`PlatformError`); it sets ``ready``

@@ -124,9 +124,10 @@ def test_an_offset_a_gateway_before_kept_is_read_and_malformed_parts_of_one_are_
 
     matrix, slack = Matrix("http://127.0.0.1:9", token="t"), Slack("xoxb-1", "xapp-1")
     matrix.offset, slack.offset = "s72_1", 0  # a sync token alone; the 0 a socketed platform's was
-    assert (matrix.offset, slack.offset) == ({"since": "s72_1", "mine": []}, [])
+    assert (matrix.offset, slack.offset) == ({"since": "s72_1", "mine": []}, {"threads": [], "read": {}})
     matrix.offset, slack.offset = {"since": "s73", "mine": ["$e1", 7]}, [["171.2", "C1"], "junk", ["x"]]
-    assert (matrix.offset, slack.offset) == ({"since": "s73", "mine": ["$e1", "7"]}, [["171.2", "C1"]])
+    assert (matrix.offset, slack.offset) == ({"since": "s73", "mine": ["$e1", "7"]}, {"threads": [["171.2", "C1"]],
+                                                                                      "read": {}})
     from plugins.gateway.discord import Discord
 
     discord = Discord("token")

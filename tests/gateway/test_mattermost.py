@@ -31,7 +31,7 @@ def test_a_direct_message_a_mention_and_a_picture_are_answered_and_a_refused_tok
 
     (tmp_path / "chart.png").write_bytes(PNG)
     wire_server.push(reply(["Hi, ", "**Alice**."], frame_delay=0.3), reply("42."),
-                     reply(f"A red dot.\nMEDIA:{tmp_path / 'chart.png'}"))
+                     reply(f"A red dot.\nMEDIA:{tmp_path / 'chart.png'}"), reply("Welcome back."))
     running = mattermost_gateway(config={"agent": {"image_input_mode": "native"}})
     eventually(lambda: mattermost_api.challenged == [mattermost_api.token])
     hello = mattermost_api.say("hello")
@@ -54,6 +54,12 @@ def test_a_direct_message_a_mention_and_a_picture_are_answered_and_a_refused_tok
     eventually(lambda: any(p.get("file_ids") for p in mattermost_api.posts))  # the file the model named, uploaded
     [attached] = [p for p in mattermost_api.posts if p.get("file_ids")]
     assert mattermost_api.files[attached["file_ids"][0]] == PNG and attached["channel_id"] == "dm-alice"
+    running.stop()
+    mattermost_api.say("while you were away")  # Mattermost replays nothing: the gateway fetches it at its start
+    running = mattermost_gateway()
+    eventually(lambda: ("dm-alice", "Welcome back.") in mattermost_api.sent())
+    assert [m["content"] for m in wire_server.requests[-1].body["messages"] if m["role"] == "user"][-1] == \
+        "while you were away"
     running.stop()
     refused = mattermost_gateway(env={"MATTERMOST_TOKEN": "wrong"}).ended()
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
