@@ -23,6 +23,7 @@ class SlackAPI(Served):
         self.bot_token, self.app_token = "xoxb-test", "xapp-test"
         self.envelopes, self.acks, self.calls, self.messages = [], [], [], []
         self.history: list = []  # the users' messages
+        self.connected = False  # a Socket Mode connection reads the envelopes: none is kept while it is closed
         self.uploads: dict = {}  # file id -> {name, length, data, channel, thread} of the bot's uploads
         self.changed, self.next = threading.Condition(), 1000
         self.reactions: dict = {}  # message ts -> the names of the bot's reactions on it
@@ -32,6 +33,8 @@ class SlackAPI(Served):
 
     def _envelope(self, kind: str, payload: dict) -> None:
         with self.changed:
+            if not self.connected and self.acks:  # closed, after a first connection: Slack keeps nothing
+                return
             self.next += 1
             self.envelopes.append({"envelope_id": f"e{self.next}", "type": kind, "payload": payload})
             self.changed.notify_all()
@@ -113,6 +116,13 @@ class SlackAPI(Served):
                         self.uploads[each["id"]].update(channel=body["channel_id"], thread=body.get("thread_ts"))
                     self.changed.notify_all()
                 return JSONResponse({"ok": True, "files": body["files"]})
+            if name == "conversations.history":  # a channel's messages after oldest, not a thread's replies
+                if not form:
+                    return JSONResponse({"ok": False, "error": "invalid_arguments"})
+                with self.changed:
+                    found = [m for m in self.history if m["channel"] == body["channel"] and float(m["ts"]) >
+                             float(body.get("oldest") or 0) and m.get("thread_ts", m["ts"]) == m["ts"]]
+                return JSONResponse({"ok": True, "messages": sorted(found, key=lambda m: -float(m["ts"]))})
             if name == "conversations.replies":
                 if not form:  # as Slack: the methods that read take no JSON
                     return JSONResponse({"ok": False, "error": "invalid_arguments"})
@@ -147,6 +157,8 @@ class SlackAPI(Served):
 
         async def socket_mode(websocket):
             await websocket.accept()
+            with self.changed:
+                self.connected = True
             await websocket.send_text(json.dumps({"type": "hello", "num_connections": 1}))
             while True:
                 try:
@@ -156,6 +168,8 @@ class SlackAPI(Served):
                 except asyncio.TimeoutError:
                     pass
                 except Exception:  # noqa: BLE001 - the client went away
+                    with self.changed:
+                        self.connected, self.envelopes = False, []  # Slack's few retries are not played here
                     return
                 with self.changed:
                     waiting, self.envelopes = self.envelopes, []

@@ -6,8 +6,9 @@ message is always read; in a channel, one that mentions the bot (``slack.require
 ``slack.free_response_channels``, and only in ``slack.allowed_channels`` when it lists any; there the answer goes in a
 thread under the message (``slack.reply_in_thread``, as hermes-agent does), each thread a conversation of its own,
 whose later messages need no mention (its chat is ``CHANNEL/THREAD``). The model's Markdown is sent as Slack's
-mrkdwn; a picture is fetched with the bot's token, a file uploaded (``files:write``). Events sent while the gateway
-was stopped are not replayed."""
+mrkdwn; a picture is fetched with the bot's token, a file uploaded (``files:write``). What is sent in the last 50
+conversations while the gateway is stopped is fetched at its next start and answered (``im:history``,
+``channels:history``)."""
 
 from __future__ import annotations
 
@@ -97,6 +98,7 @@ class Slack(Socketed):
                     ws.send(json.dumps({"envelope_id": envelope["envelope_id"]}))
                 kind = envelope.get("type")
                 if kind == "hello":
+                    self._replay()
                     self.ready.set()
                     self.settled.set()
                 elif kind == "disconnect":  # Slack moves the connection: another one
@@ -137,7 +139,27 @@ class Slack(Socketed):
         self.seen[key] = time.monotonic()
         for old in [k for k, at in self.seen.items() if time.monotonic() - at > 300]:
             del self.seen[old]
-        self.inbox.put(self._incoming(event))
+        incoming = self._incoming(event)
+        if incoming.addressed:  # where to go on from after a stop (a thread's replies are read apart)
+            self.mark_read(in_thread(str(event.get("channel")), str(event.get("thread_ts") or "")),
+                           str(event.get("ts")), str(event.get("channel_type") or ""))
+        self.inbox.put(incoming)
+
+    def _replay(self) -> None:
+        """What was sent in the conversations read before, after their last message read (while no connection was
+        open: Slack retries an event a few minutes at most); needs the scopes im:history and channels:history."""
+        for key, (last, kind) in list(self.read.items()):
+            channel, thread = channel_of(key)
+            try:
+                found = self._call("conversations.replies" if thread else "conversations.history", form=True,
+                                   channel=channel, oldest=last, limit=50, **({"ts": thread} if thread else {}))
+            except PlatformError as exc:
+                log.info("slack: what %s said while the gateway was stopped could not be read (%s)", key, exc)
+                continue
+            for message in sorted(found.get("messages") or [], key=lambda m: float(m.get("ts") or 0)):
+                if float(message.get("ts") or 0) > float(last):  # a thread's replies bring its first message too
+                    self._event("events_api", {"event": {"type": "message", **message, "channel": channel,
+                                                         "channel_type": kind}})
 
     def _incoming(self, event: dict) -> Incoming:
         mine, channel = str(self.me.get("user_id")), str(event.get("channel"))
