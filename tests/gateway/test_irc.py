@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import starter
+from tests.gateway.conftest import eventually, starter
 from tests.ircserver import IrcServer
 
 
@@ -33,7 +33,8 @@ def test_a_private_message_and_a_line_naming_it_are_answered_in_plain_lines_as_t
     wire_server.push(reply("**Hi**, alice.\n\nIt is 42."), reply("Yes."))
     running = irc_gateway()
     assert irc.wait_joined(1) == [("hermes_", "#hermes")]
-    assert "PRIVMSG NickServ :IDENTIFY ns-secret" in irc.lines and "PONG :irc.test" in irc.lines
+    assert "PRIVMSG NickServ :IDENTIFY ns-secret" in irc.lines
+    eventually(lambda: "PONG :irc.test" in irc.lines)  # the PING came with the welcome: answered after the JOIN
     irc.say("alice", "hermes_", "hello")
     assert irc.wait_sent(2) == [("alice", "Hi, alice."), ("alice", "It is 42.")]  # plain, a line each, no blank
     irc.say("bob", "#hermes", "talking among ourselves")
