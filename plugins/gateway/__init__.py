@@ -112,6 +112,14 @@ def register_hookspecs(add):
     add(hookspecs)
 
 
+def _number(value, default: int, variable: str) -> int:
+    """A variable's whole number (``default`` when it is empty); ValueError naming the variable when it is none."""
+    try:
+        return int(value or default)
+    except ValueError:
+        raise ValueError(f"{variable} takes a number") from None
+
+
 def _listed(config, key: str, env: str = "") -> set:
     """The ids a key holds, as a list or comma-separated (unset: the variable ``env``'s)."""
     raw = config.get(key) or (os.environ.get(env, "") if env else "")
@@ -135,12 +143,9 @@ def gateway_platforms(config):
         from plugins.gateway.runner import allowed_users
 
         token = os.environ.get("DISCORD_BOT_TOKEN", "").strip()
-        try:
-            backfill = int(os.environ.get("DISCORD_HISTORY_BACKFILL_LIMIT") or config.get(
-                "discord.history_backfill_limit")) if switched_on(os.environ.get(
-                    "DISCORD_HISTORY_BACKFILL", config.get("discord.history_backfill"))) else 0
-        except ValueError:
-            raise ValueError("DISCORD_HISTORY_BACKFILL_LIMIT takes a number") from None
+        backfill = _number(os.environ.get("DISCORD_HISTORY_BACKFILL_LIMIT"), config.get(
+            "discord.history_backfill_limit"), "DISCORD_HISTORY_BACKFILL_LIMIT") if switched_on(os.environ.get(
+                "DISCORD_HISTORY_BACKFILL", config.get("discord.history_backfill"))) else 0
         return Discord(token, str(config.get("discord.api_url") or API), str(config.get("discord.gateway_url") or
                                                                               GATEWAY),
                        require_mention=bool(config.get("discord.require_mention")),
@@ -226,10 +231,7 @@ def gateway_platforms(config):
         if not switched_on(os.environ.get("WEBHOOK_ENABLED", config.get("platforms.webhook.enabled"))):
             return None
         extra = {key: config.get(f"platforms.webhook.extra.{key}") for key in ("host", "port", "secret", "rate_limit")}
-        try:
-            port = int(os.environ.get("WEBHOOK_PORT") or extra["port"] or PORT)
-        except ValueError:
-            raise ValueError("WEBHOOK_PORT takes a number") from None
+        port = _number(os.environ.get("WEBHOOK_PORT"), extra["port"] or PORT, "WEBHOOK_PORT")
         return Webhook({**subscriptions(config.data_dir), **(config.get("platforms.webhook.extra.routes") or {})},
                        extra["host"], port, os.environ.get("WEBHOOK_SECRET") or extra["secret"], extra["rate_limit"],
                        deliver=lambda target, text, path: send_to(made, target, text, config, path) or "")
@@ -242,10 +244,7 @@ def gateway_platforms(config):
             "WEBHOOK_PATH", "API_VERSION")}
         if not (found["PHONE_NUMBER_ID"] and found["ACCESS_TOKEN"]):
             return None
-        try:
-            port = int(found["WEBHOOK_PORT"] or 8090)
-        except ValueError:
-            raise ValueError("WHATSAPP_CLOUD_WEBHOOK_PORT takes a number") from None
+        port = _number(found["WEBHOOK_PORT"], 8090, "WHATSAPP_CLOUD_WEBHOOK_PORT")
         return WhatsAppCloud(found["PHONE_NUMBER_ID"], found["ACCESS_TOKEN"], found["APP_SECRET"],
                              found["VERIFY_TOKEN"], found["WEBHOOK_HOST"] or "0.0.0.0", port,
                              found["WEBHOOK_PATH"] or "/whatsapp/webhook",
@@ -259,10 +258,7 @@ def gateway_platforms(config):
             "SMS_WEBHOOK_PORT")}
         if not (found["TWILIO_ACCOUNT_SID"] and found["TWILIO_AUTH_TOKEN"] and found["TWILIO_PHONE_NUMBER"]):
             return None
-        try:
-            port = int(found["SMS_WEBHOOK_PORT"] or 8080)
-        except ValueError:
-            raise ValueError("SMS_WEBHOOK_PORT takes a number") from None
+        port = _number(found["SMS_WEBHOOK_PORT"], 8080, "SMS_WEBHOOK_PORT")
         return Sms(found["TWILIO_ACCOUNT_SID"], found["TWILIO_AUTH_TOKEN"], found["TWILIO_PHONE_NUMBER"],
                    found["SMS_WEBHOOK_URL"], found["SMS_WEBHOOK_HOST"] or "127.0.0.1", port,
                    str(config.get("sms.api_url") or API),
@@ -288,10 +284,7 @@ def gateway_platforms(config):
             "SERVER", "PORT", "NICKNAME", "CHANNEL", "USE_TLS", "SERVER_PASSWORD", "NICKSERV_PASSWORD")}
         if not (found["SERVER"] and found["NICKNAME"]):
             return None
-        try:
-            port = int(found["PORT"] or 6697)
-        except ValueError:
-            raise ValueError("IRC_PORT takes a number") from None
+        port = _number(found["PORT"], 6697, "IRC_PORT")
         return Irc(found["SERVER"], found["NICKNAME"], [c.strip() for c in found["CHANNEL"].split(",") if c.strip()],
                    port, tls=found["USE_TLS"].lower() not in ("false", "0", "no", "off"),
                    password=found["SERVER_PASSWORD"], nickserv=found["NICKSERV_PASSWORD"])
