@@ -226,15 +226,16 @@ def gateway_platforms(config):
 
     def webhook():
         from plugins.gateway.sending import send_to
-        from plugins.gateway.webhook import PORT, Webhook, subscriptions
+        from plugins.gateway.webhook import PORT, Webhook
 
         if not switched_on(os.environ.get("WEBHOOK_ENABLED", config.get("platforms.webhook.enabled"))):
             return None
         extra = {key: config.get(f"platforms.webhook.extra.{key}") for key in ("host", "port", "secret", "rate_limit")}
         port = _number(os.environ.get("WEBHOOK_PORT"), extra["port"] or PORT, "WEBHOOK_PORT")
-        return Webhook({**subscriptions(config.data_dir), **(config.get("platforms.webhook.extra.routes") or {})},
-                       extra["host"], port, os.environ.get("WEBHOOK_SECRET") or extra["secret"], extra["rate_limit"],
-                       deliver=lambda target, text, path: send_to(made, target, text, config, path) or "")
+        return Webhook(config.get("platforms.webhook.extra.routes") or {}, extra["host"], port,
+                       os.environ.get("WEBHOOK_SECRET") or extra["secret"], extra["rate_limit"],
+                       deliver=lambda target, text, path: send_to(made, target, text, config, path) or "",
+                       data_dir=config.data_dir)
 
     def whatsapp_cloud():
         from plugins.gateway.whatsapp import GRAPH, WhatsAppCloud

@@ -2,7 +2,7 @@
 ``/webhooks/ROUTE``, and the agent runs a turn on the route's prompt filled from it; the answer goes where the route
 says. hermes-agent's settings: ``platforms.webhook.extra`` in config.yaml (``host``, ``port`` 8644, ``secret``,
 ``rate_limit`` a minute, ``routes``) or ``WEBHOOK_ENABLED``, ``WEBHOOK_PORT``, ``WEBHOOK_SECRET``; the routes of
-hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``) too. A route::
+hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``, read again when it changes) too. A route::
 
     github-pr:
       secret: ...                       # checked on every request (or the global one); required
@@ -98,30 +98,57 @@ class Webhook(Listened):
     automated = True  # the senders are checked here (signatures); no commands, no approvals
 
     def __init__(self, routes: dict, host: str = "", port: int = PORT, secret: str = "", rate_limit: int = 30,
-                 deliver: Optional[Callable[[str, str, str], str]] = None):
+                 deliver: Optional[Callable[[str, str, str], str]] = None, data_dir=None):
         super().__init__()
-        self.routes, self.host, self.port, self.secret = routes, host or "0.0.0.0", port, secret
+        self.configured, self.host, self.port, self.secret = routes, host or "0.0.0.0", port, secret
+        self.data_dir, self.read = data_dir, None  # where `hermes webhook subscribe` writes; its file's stamp read
+        self.routes = {**(subscriptions(data_dir) if data_dir is not None else {}), **routes}  # checked at the start
         self.rate_limit, self.deliver = rate_limit, deliver  # deliver(target, text, path): why it failed, or ""
         self.when: dict = {}  # delivery id -> when it came (a service's retry within the hour is not run again)
         self.hits: dict = {}  # route -> the times of its requests in the last minute
         self.lock = threading.Lock()
 
     # -- receiving
-    def start(self) -> str:
+    def _unfit(self, name: str, route: Any) -> str:
+        """Why a route cannot be taken ("" when it can)."""
         local = self.host in ("127.0.0.1", "localhost", "::1")
-        for name, route in self.routes.items():
-            secret = route.get("secret") or self.secret if isinstance(route, dict) else ""
-            if not isinstance(route, dict) or not secret or secret == NO_AUTH and not local:
-                raise PlatformError(f"webhook: the route {name} has no secret (each route's `secret`, or "
-                                    f"WEBHOOK_SECRET; {NO_AUTH} only on 127.0.0.1)", lasting=True)
-            if str(route.get("deliver") or "log").partition(":")[0] in ("github_comment", "gitlab_comment"):
-                raise PlatformError(f"webhook: the route {name} delivers to {route['deliver']}, which is not here: "
-                                    "deliver to a gateway platform or log", lasting=True)
+        secret = route.get("secret") or self.secret if isinstance(route, dict) else ""
+        if not isinstance(route, dict) or not secret or secret == NO_AUTH and not local:
+            return (f"webhook: the route {name} has no secret (each route's `secret`, or WEBHOOK_SECRET; {NO_AUTH} "
+                    "only on 127.0.0.1)")
+        if str(route.get("deliver") or "log").partition(":")[0] in ("github_comment", "gitlab_comment"):
+            return (f"webhook: the route {name} delivers to {route['deliver']}, which is not here: deliver to a "
+                    "gateway platform or log")
+        return ""
+
+    def _reread(self, starting: bool = False) -> None:
+        """The routes of config.yaml and webhook_subscriptions.json, the file read again when it changed (as
+        hermes-agent does: a route subscribed or removed while the gateway runs counts at the next request). At the
+        start a route that cannot be taken stops it; later it is left out and said."""
+        from hermes.host.paths import stamp
+
+        now = stamp(str(self.data_dir / "webhook_subscriptions.json")) if self.data_dir is not None else None
+        if now == self.read and not starting:
+            return
+        self.read = now
+        routes = {**(subscriptions(self.data_dir) if self.data_dir is not None else {}), **self.configured}
+        for name, route in list(routes.items()):
+            if why := self._unfit(name, route):
+                if starting:
+                    raise PlatformError(why, lasting=True)
+                log.warning("%s: it is not taken", why)
+                del routes[name]
+        self.routes = routes
+
+    def start(self) -> str:
+        self._reread(starting=True)
         self.server = listen("webhook", self.host, self.port, self._request)
         return f"http://{self.host}:{self.server.server_address[1]}/webhooks/ROUTE ({len(self.routes)} route(s))"
 
     def take(self, route_name: str, headers: Any, body: bytes) -> tuple:
         """``(status, JSON answer)`` of a POST to ``/webhooks/ROUTE``; a turn queued when it is taken."""
+        with self.lock:
+            self._reread()
         route = self.routes.get(route_name)
         if not isinstance(route, dict):
             return 404, {"error": f"no route {route_name}"}

@@ -78,7 +78,7 @@ def subscribe(app, name, prompt, events, deliver, deliver_only, skills, secret, 
                f"{', '.join(route['events']) or 'all'}; deliver: {deliver}{' (no model)' if deliver_only else ''}")
     if not app.config.get("platforms.webhook.enabled"):
         click.echo("the gateway takes webhooks once platforms.webhook.enabled is true (or WEBHOOK_ENABLED=true); "
-                   "then `hermes gateway run` (restarted, if it runs)")
+                   "then `hermes gateway run` (a running one takes new routes at their first request)")
 
 
 @webhook.command(name="list")

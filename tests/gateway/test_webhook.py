@@ -59,6 +59,7 @@ def webhook(hermes_home, wire_server, ntfy_api):
             except urllib.error.HTTPError as refused:
                 return refused.code, json.loads(refused.read())
 
+        post.running = running
         return post
 
     yield run
@@ -125,8 +126,8 @@ def test_nobody_is_there_to_approve_so_a_flagged_command_is_refused_at_once_and_
     assert "Check the runbook first." in json.dumps(wire_server.requests[0].body["messages"])  # the route's skill
 
 
-def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_gateway_takes(webhook, ntfy_api, hermes,
-                                                                                         hermes_home):
+def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_running_gateway_takes(webhook, ntfy_api,
+                                                                                                 hermes, hermes_home):
     made = hermes("webhook", "subscribe", "deploys", "--deliver", "ntfy:ops", "--deliver-only", "--events",
                   "deployment", "--prompt", "{env} deployed", "--json")
     route = json.loads(made.stdout)
@@ -134,7 +135,7 @@ def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_gatew
     assert (hermes_home / "webhook_subscriptions.json").stat().st_mode & 0o077 == 0  # its secrets: the user's only
     assert hermes("webhook", "subscribe", "Bad Name").stderr == (
         "hermes: error: 'Bad Name' is no route name: lowercase letters, digits, - and _\n")
-    webhook({})  # the gateway reads the routes of webhook_subscriptions.json
+    post = webhook({})  # the gateway reads the routes of webhook_subscriptions.json
     assert "webhook: routes deploys\n" in hermes("gateway", "status").stdout
     assert hermes("gateway", "setup", "--platform", "webhook").stderr.startswith(
         "hermes: error: webhook is set up with platforms.webhook in config.yaml")  # no questions: no bot, no users
@@ -145,3 +146,14 @@ def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_gatew
     assert ntfy_api.wait_sent(1) == [("ops", "staging deployed")]
     assert hermes("webhook", "remove", "deploys").returncode == 0
     assert json.loads(hermes("webhook", "list", "--json").stdout) == []
+    event = {"type": "deployment", "env": "prod"}
+    assert post("deploys", event, secret=route["secret"])[0] == 404  # the running gateway read the file again
+    assert hermes("webhook", "subscribe", "builds", "--deliver", "ntfy:ci", "--deliver-only", "--prompt",
+                  "{env} built", "--secret", "b-secret").returncode == 0  # while it runs: taken at once
+    assert post("builds", event, secret="b-secret") == (200, {"status": "delivered"})
+    assert ntfy_api.wait_sent(2)[-1] == ("ci", "prod built")
+    routes = json.loads((hermes_home / "webhook_subscriptions.json").read_text())
+    (hermes_home / "webhook_subscriptions.json").write_text(json.dumps({**routes, "open": {"prompt": "{x}"}}))
+    assert post("open", event, secret="")[0] == 404 and post("builds", event, secret="b-secret")[0] == 200
+    assert "webhook: the route open has no secret (each route's `secret`, or WEBHOOK_SECRET; INSECURE_NO_AUTH only " \
+        "on 127.0.0.1): it is not taken" in post.running.stop()  # a route edited in by hand: left out, said
