@@ -9,6 +9,7 @@ the only attack). ``unauthorized_dm_behavior: ignore`` sends strangers nothing a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,13 +23,25 @@ import click
 
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_TTL, RATE, LOCKOUT, MOST_PENDING, MOST_FAILURES = 3600, 600, 3600, 3, 5
-_lock = threading.RLock()
+_lock = threading.Lock()  # this process's threads wait here, the other processes at the file's
 
 
 class Pairing:
     def __init__(self, data_dir: Path):
         legacy = data_dir / "pairing"
         self.dir = legacy if legacy.is_dir() and any(legacy.glob("*.json")) else data_dir / "platforms" / "pairing"
+
+    @contextlib.contextmanager
+    def _locked(self):
+        """One at a time, this process's threads and the other processes (the gateway and `hermes pairing`): each
+        reads a file, changes it and writes it back, and a failed code counted meanwhile would be lost."""
+        import fcntl
+
+        with _lock:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            with open(self.dir / "_pairing.lock", "a") as held:  # closed: the lock is let go
+                fcntl.flock(held, fcntl.LOCK_EX)
+                yield
 
     def _read(self, name: str) -> dict:
         try:
@@ -58,7 +71,7 @@ class Pairing:
 
     def code_for(self, platform: str, user: str, name: str = "") -> Optional[str]:
         """A new code for ``user`` (None: asked less than 10 minutes ago, 3 waiting, or the platform locked)."""
-        with _lock:
+        with self._locked():
             limits, now = self._read("_rate_limits.json"), time.time()
             pending = self._pending(platform)
             if now < limits.get(f"_lockout:{platform}", 0) or now - limits.get(f"{platform}:{user}", 0) < RATE or \
@@ -73,7 +86,7 @@ class Pairing:
 
     def approve(self, platform: str, code: str) -> "dict | str":
         """The user the code was given to, now approved; else why not (a string)."""
-        with _lock:
+        with self._locked():
             limits, now, code = self._read("_rate_limits.json"), time.time(), code.strip().upper()
             if now < limits.get(f"_lockout:{platform}", 0):
                 return f"{platform}'s approvals are locked for an hour after {MOST_FAILURES} wrong codes"
@@ -98,7 +111,7 @@ class Pairing:
                 f"; {platform}'s approvals are now locked for an hour" if locked else "")
 
     def revoke(self, platform: str, user: str) -> bool:
-        with _lock:
+        with self._locked():
             approved = self._read(f"{platform}-approved.json")
             kept = {k: v for k, v in approved.items() if k.lower() != user.lower()}
             if kept != approved:
@@ -108,15 +121,18 @@ class Pairing:
     def listed(self) -> dict:
         """``{"pending": [...], "approved": [...]}`` of every platform (no code: only their hashes are kept)."""
         found: dict = {"pending": [], "approved": []}
-        for path in sorted(self.dir.glob("*-*.json")) if self.dir.is_dir() else []:
-            platform, _, kind = path.stem.rpartition("-")
-            if kind == "pending":
-                found["pending"] += [{"platform": platform, "user_id": e.get("user_id"), "user_name": e.get(
-                    "user_name", ""), "age_minutes": int((time.time() - e["created_at"]) // 60)}
-                    for e in self._pending(platform).values()]
-            elif kind == "approved":
-                found["approved"] += [{"platform": platform, "user_id": user, "user_name": (e or {}).get(
-                    "user_name", "")} for user, e in self._read(path.name).items()]
+        if not self.dir.is_dir():
+            return found
+        with self._locked():  # expired codes are dropped from their file
+            for path in sorted(self.dir.glob("*-*.json")):
+                platform, _, kind = path.stem.rpartition("-")
+                if kind == "pending":
+                    found["pending"] += [{"platform": platform, "user_id": e.get("user_id"), "user_name": e.get(
+                        "user_name", ""), "age_minutes": int((time.time() - e["created_at"]) // 60)}
+                        for e in self._pending(platform).values()]
+                elif kind == "approved":
+                    found["approved"] += [{"platform": platform, "user_id": user, "user_name": (e or {}).get(
+                        "user_name", "")} for user, e in self._read(path.name).items()]
         return found
 
 

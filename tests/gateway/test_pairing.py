@@ -3,11 +3,16 @@ a code; `hermes pairing approve` lets them in at once, a wrong code does not, an
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import stat
+import subprocess
+import time
 
 from plugins_providers.testserver import reply
+from tests.conftest import hermes_command
+from tests.gateway.conftest import clean_environment
 
 
 def test_a_strangers_code_approved_lets_them_in_at_once_and_wrong_codes_lock_the_approvals(gateway, bot_api,
@@ -45,3 +50,19 @@ def test_a_strangers_code_approved_lets_them_in_at_once_and_wrong_codes_lock_the
     bot_api.say("let me in", user=8, username="eve")  # told nothing at all
     bot_api.say("ping")
     assert bot_api.wait_sent(3)[-1] == ("42", "Pong.") and "8" not in [chat for chat, _ in bot_api.wait_sent(3)]
+
+
+def test_the_gateway_and_hermes_pairing_change_the_files_one_at_a_time(hermes_home):
+    folder = hermes_home / "platforms" / "pairing"
+    folder.mkdir(parents=True)
+    with open(folder / "_pairing.lock", "a") as held:  # as a gateway counting a stranger's code
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen([*hermes_command(), "pairing", "approve", "telegram", "AAAAAAAA"],
+                                   env=clean_environment(hermes_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        time.sleep(1.5)
+        assert waiting.poll() is None  # it waits for the file, not reading what is being written
+    _, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 1 and err == ("hermes: error: no waiting code AAAAAAAA on telegram (codes last an "
+                                               "hour)\n")
+    assert json.loads((folder / "_rate_limits.json").read_text()) == {"_failures:telegram": 1}
