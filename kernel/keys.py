@@ -41,7 +41,7 @@ KERNEL_KEYS = [
     Key("agent.max_turns", int, 90, "the iteration budget of one turn (model calls with tools)", minimum=1),
     Key("agent.api_timeout", float, 600, "seconds one model call may take in all", minimum=1),
     Key("agent.stream_idle_timeout", float, 60, "seconds a provider may send nothing before the call is retried "
-        "(left at 60, a server on this machine or network gets agent.api_timeout)", minimum=1),
+        "(left at 60, a local server or a reasoning model gets agent.api_timeout)", minimum=1),
     Key("agent.system_prompt", str, "", "the identity text at the start of the system prompt"),
     Key("agent.stream", bool, True, "stream answers as they arrive"),
     Key("agent.max_tokens", int, None, "the answer's token limit per call (the provider's default when unset)",

@@ -197,12 +197,22 @@ class SDKProvider(Provider):
 
     def idle(self) -> float:
         """Seconds without a byte before the call is given up: ``idle_timeout`` (``agent.stream_idle_timeout``), never
-        past the whole call's limit (``agent.api_timeout``); for a server on this machine or network left at the
-        default, that limit (a local model reading a long prompt sends nothing for minutes; hermes-agent: 900 s)."""
+        past the whole call's limit (``agent.api_timeout``). Left at the default, that limit for a server on this
+        machine or network (a local model reading a long prompt sends nothing for minutes; hermes-agent: 900 s) and
+        for a model that reasons (OpenAI's say nothing while they think, in chat completions, and OpenRouter only
+        keep-alive comments: a minute of thought was cut off and paid for again; hermes-agent waits 3 to 10 minutes)."""
         whole = self._seconds("timeout", DEFAULT_TIMEOUT)
         idle = self._seconds("idle_timeout", whole)
-        local = defaults.on_own_network(self.target.base_url)
-        return whole if idle == DEFAULT_IDLE and local else min(whole, idle)
+        if idle == DEFAULT_IDLE and (defaults.on_own_network(self.target.base_url) or self._reasons()):
+            return whole
+        return min(whole, idle)
+
+    def _reasons(self) -> bool:
+        """Does the configured model think before it answers (it takes a reasoning effort here)?"""
+        from plugins_providers import reasoning
+
+        host, model = defaults.host_of(self.target.base_url), self.target.model_for(self.target.model)
+        return bool(reasoning.arguments(self.api_mode, host, model, "high"))
 
     def timeout(self) -> Any:
         """The SDK's timeout: every read, write and pool wait ends after :meth:`idle` seconds without a byte (a

@@ -76,18 +76,25 @@ def test_an_answer_not_streamed_may_take_longer_than_the_idle_timeout(hermes, wi
     assert (out.returncode, out.stdout, len(wire_server.requests)) == (0, "slow but whole\n", 1), out.stderr
 
 
-@pytest.mark.parametrize("base_url, config, idle", [
-    ("http://127.0.0.1:11434/v1", {}, 600),  # a local model reading a long prompt sends nothing for minutes
-    ("http://localhost:8080/v1", {"agent": {"stream_idle_timeout": 5}}, 5),  # the user's own word wins
-    ("http://192.168.1.20:11434/v1", {}, 600),  # a model box on the LAN
-    ("http://ollama:11434/v1", {}, 600),  # a compose service
-    ("https://api.example.org/v1", {}, 60),
-    ("https://8.8.8.8/v1", {}, 60),
-    ("http://127.0.0.1:11434/v1", {"agent": {"api_timeout": 120}}, 120),  # never past the call's limit
+@pytest.mark.parametrize("base_url, config, idle, model", [
+    ("http://127.0.0.1:11434/v1", {}, 600, "m"),  # a local model reading a long prompt sends nothing for minutes
+    ("http://localhost:8080/v1", {"agent": {"stream_idle_timeout": 5}}, 5, "m"),  # the user's own word wins
+    ("http://192.168.1.20:11434/v1", {}, 600, "m"),  # a model box on the LAN
+    ("http://ollama:11434/v1", {}, 600, "m"),  # a compose service
+    ("https://api.example.org/v1", {}, 60, "m"),
+    ("https://8.8.8.8/v1", {}, 60, "m"),
+    ("http://127.0.0.1:11434/v1", {"agent": {"api_timeout": 120}}, 120, "m"),  # never past the call's limit
+    ("https://api.openai.com/v1", {}, 600, "o3"),  # a reasoning model says nothing while it thinks
+    ("https://api.openai.com/v1", {}, 600, "gpt-5.1"),
+    ("https://openrouter.ai/api/v1", {}, 600, "openai/o4-mini"),  # OpenRouter: only keep-alive comments meanwhile
+    ("https://api.openai.com/v1", {}, 60, "gpt-4.1"),  # one that does not think: a silent minute is a stuck call
+    ("https://api.openai.com/v1", {"agent": {"stream_idle_timeout": 90}}, 90, "o3"),
+    ("https://api.openai.com/v1", {"agent": {"api_timeout": 300}}, 300, "o3"),
 ])
-def test_a_local_server_may_be_silent_up_to_the_calls_limit(make_agent, monkeypatch, base_url, config, idle):
+def test_a_local_server_or_a_reasoning_model_may_be_silent_up_to_the_calls_limit(make_agent, monkeypatch, base_url,
+                                                                                  config, idle, model):
     from plugins_providers import openai_chat
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    agent = make_agent(openai_chat, config=config, api_mode="chat_completions", base_url=base_url, model="m")
+    agent = make_agent(openai_chat, config=config, api_mode="chat_completions", base_url=base_url, model=model)
     assert agent.provider_for(agent.provider_config).idle() == idle
