@@ -56,7 +56,8 @@ def cronjob(args, ctx):
                 deliver = "local"  # the user reads it with `hermes cron show`
             job = jobs.add(arg(args, "prompt", str, tool="cronjob"), arg(args, "schedule", str, tool="cronjob"),
                            arg(args, "name", str, tool="cronjob", default=""), skills=[str(s) for s in skills],
-                           deliver={"origin": origin, "local": ""}.get(deliver, deliver))
+                           deliver={"origin": origin, "local": ""}.get(deliver, deliver),
+                           workdir=arg(args, "workdir", str, tool="cronjob", default=""))
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
@@ -89,6 +90,8 @@ CRONJOB = Tool(
         "deliver": {"type": "string", "description": "Where each answer goes (for create): 'origin' (default: this "
                                                      "chat, on a messaging platform), 'local' (kept for the user to "
                                                      "read), 'telegram:CHAT_ID' or 'discord:CHANNEL_ID'"},
+        "workdir": {"type": "string", "description": "An absolute path: the runs work in that folder, its "
+                                                     "AGENTS.md read (for create; default: where the runs start)"},
         "job_id": {"type": "string", "description": "The job's id (pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

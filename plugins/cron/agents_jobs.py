@@ -8,6 +8,7 @@ schedule) is not added twice."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Optional
@@ -78,11 +79,15 @@ def import_jobs(path: Path) -> dict:
             continue
         try:
             skills = job.get("skills") or ([job["skill"]] if job.get("skill") else [])
+            workdir = str(job.get("workdir") or "").strip()
+            if workdir and not (os.path.isabs(workdir) and os.path.isdir(workdir)):
+                done["notes"].append(f"{name}: its workdir {workdir} is no folder here: it runs where the runs start")
+                workdir = ""
             added = jobs.add(prompt, schedule, name, toolsets=job.get("enabled_toolsets") or None,
                              model=str(job.get("model") or ""), provider=str(job.get("provider") or ""),
                              base_url=str(job.get("base_url") or ""),
                              skills=[str(s) for s in skills] if isinstance(skills, list) else [],
-                             deliver=delivery_of(job))
+                             deliver=delivery_of(job), workdir=workdir)
         except ValueError as exc:
             done["left_out"].append(f"{name}: {exc}")
             continue
@@ -92,6 +97,4 @@ def import_jobs(path: Path) -> dict:
             jobs.change(added.id, "pause")
         if job.get("deliver") not in LOCAL_DELIVERY and not added.deliver:
             done["notes"].append(f"{name}: its answers are kept in cron/output, not sent to {job['deliver']}")
-        if job.get("workdir"):
-            done["notes"].append(f"{name}: it runs where the cron daemon runs, not in {job['workdir']}")
     return done

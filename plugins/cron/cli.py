@@ -93,6 +93,7 @@ def show_job(job_id, as_json):
     click.echo(f"{job.id}  {job.name}\n  schedule  {job.schedule} ({job.status()}), next {_when(job.next_run)}\n"
                f"  runs      {job.runs}, last {_when(job.last_run)} {job.last_status}\n  prompt    {job.prompt}"
                + (f"\n  skills    {', '.join(job.skills)}" if job.skills else "")
+               + (f"\n  workdir   {job.workdir}" if job.workdir else "")
                + (f"\n  deliver   {job.deliver}" + (f" (last: {job.last_delivery})" if job.last_delivery else "")
                   if job.deliver else "")
                + (f"\n  model     {' '.join(x for x in (job.model, job.provider, job.base_url) if x)}"
@@ -114,8 +115,10 @@ def show_job(job_id, as_json):
               help="Send each answer there too: telegram:CHAT_ID, discord:CHANNEL_ID, slack:CHANNEL_ID, "
                    "matrix:ROOM_ID, signal:NUMBER, email:ADDRESS, mattermost:CHANNEL_ID, ntfy:TOPIC, "
                    "whatsapp_cloud:NUMBER, sms:NUMBER, irc:#CHANNEL, or telegram (its home chat).")
+@click.option("--workdir", default="", metavar="FOLDER", help="The folder its runs work in: its AGENTS.md in the "
+              "prompt, the tools starting there (an absolute path; default: where the runs start).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
-def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, as_json):
+def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, workdir, as_json):
     """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or
     2026-12-24T09:00 (once)."""
     from plugins.cron.jobs import add, load
@@ -123,7 +126,7 @@ def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills,
 
     sets = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
     try:
-        job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver)
+        job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver, workdir)
     except ValueError as exc:
         raise Fail(str(exc), 2) from None
     if as_json:

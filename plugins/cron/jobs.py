@@ -41,6 +41,7 @@ class Job:
     base_url: str = ""
     skills: list = field(default_factory=list)  # loaded with its prompt (hermes-agent's per-job skills)
     deliver: str = ""  # where each answer is sent too ("telegram:123", "discord:CHANNEL", "telegram": its home chat)
+    workdir: str = ""  # the folder its runs work in (hermes-agent's): a process of their own started there
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
@@ -141,14 +142,20 @@ def first_run(schedule: str) -> tuple:
 
 
 def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "",
-        provider: str = "", base_url: str = "", skills: Optional[list] = None, deliver: str = "") -> Job:
-    """A new job (``ValueError`` for a schedule that cannot be read or an empty prompt)."""
+        provider: str = "", base_url: str = "", skills: Optional[list] = None, deliver: str = "",
+        workdir: str = "") -> Job:
+    """A new job (``ValueError`` for a schedule that cannot be read, an empty prompt or a workdir that is no
+    folder)."""
     if not prompt.strip():
         raise ValueError("the job's prompt is empty")
     text, first = first_run(schedule)
+    workdir = os.path.expanduser(workdir.strip())
+    if workdir and not (os.path.isabs(workdir) and os.path.isdir(workdir)):
+        raise ValueError(f"the job's workdir {workdir!r} is no folder (give one by its absolute path)")
     job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
               schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model,
-              provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip())
+              provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip(),
+              workdir=os.path.realpath(workdir) if workdir else "")
     with editing() as state:
         state.jobs.append(job)
     return job
@@ -256,18 +263,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
+IN_WORKDIR = "HERMES_CRON_IN_WORKDIR"  # set for the process a job with a workdir runs in: the job's id
+
+
 def run(app, job: Job) -> Job:
     """Run ``job`` now as its own agent (platform ``cron``: nobody is there to approve), keep what it answered,
-    and record the run; the job as recorded."""
+    and record the run; the job as recorded. A job with a workdir runs in a process started there."""
     from hermes.cli.app import Fail
     from plugins.approval import AutoApprove
     from plugins.commands.front import build_agent
 
+    if job.workdir and os.environ.get(IN_WORKDIR) != job.id:
+        return _run_in_workdir(app, job)
     with editing() as state:  # `hermes cron run` too: a tick meanwhile leaves it alone
         if job.id not in {j.id for j in state.jobs}:
             return job  # removed since it was claimed
         state.find(job.id).running = os.getpid()
     started, answer, error, status = local_now(), "", "", "error"
+    if job.workdir:  # this process started there for it: the tools start where it is, whatever terminal.cwd says
+        app.config.overrides["terminal.cwd"] = ""
     opts = {"model": job.model or None, "provider": job.provider or None, "base_url": job.base_url or None,
             "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
     try:
@@ -286,6 +300,11 @@ def run(app, job: Job) -> Job:
         error = exc.message
     except Exception as exc:  # noqa: BLE001 - one job's failure is its record, not the tick's end
         error = f"{type(exc).__name__}: {exc}"
+    return _record(app, job, started, answer, error, status)
+
+
+def _record(app, job: Job, started: datetime, answer: str, error: str, status: str) -> Job:
+    """Keep a run's answer, send it where the job delivers, and note the run; the job as recorded."""
     output = _keep_output(job, started, answer, error, app.config.get("cron.output_retention", KEPT_OUTPUTS))
     delivered = _deliver(app, job, answer, error) if job.deliver else ""
     with editing() as state:
@@ -297,6 +316,36 @@ def run(app, job: Job) -> Job:
         recorded.last_run, recorded.last_status, recorded.last_error = started.isoformat(), status, error[:500]
         recorded.last_output, recorded.running, recorded.last_delivery = output, 0, delivered
     return recorded
+
+
+def _run_in_workdir(app, job: Job) -> Job:
+    """``hermes cron run JOB`` in a process started in the job's folder: a process has one current folder, which the
+    prompt's project files, the tools, the sandbox's workspace and the session all read, while other jobs and a
+    gateway's chats run beside it in this one (hermes-agent changes its own and runs such jobs one at a time)."""
+    import subprocess
+    import sys
+
+    if not os.path.isdir(job.workdir):
+        return _record(app, job, local_now(), "", f"its workdir {job.workdir} is no folder now: not run", "error")
+    env = {**os.environ, IN_WORKDIR: job.id}
+    if app.distro_path:
+        env["HERMES_DISTRO"] = app.distro_path
+    runs = job.runs
+    with contextlib.suppress(ValueError, LookupError):
+        runs = load().find(job.id).runs
+    started = local_now()
+    done = subprocess.run([sys.executable, "-m", "hermes.cli", "cron", "run", job.id], cwd=job.workdir, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(done.stderr)  # its warnings are this run's
+    try:
+        recorded = load().find(job.id)
+    except (LookupError, ValueError):  # removed while it ran (or the file damaged: the next tick says so)
+        return job
+    if recorded.runs > runs:
+        return recorded
+    said = (done.stderr.strip().splitlines() or [""])[-1]
+    return _record(app, job, started, "", f"its process in {job.workdir} ended with exit code {done.returncode}"
+                   + (f": {said}" if said else ""), "error")
 
 
 def _deliver(app, job: Job, answer: str, error: str) -> str:

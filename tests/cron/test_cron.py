@@ -316,7 +316,8 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
         {"id": "a1", "name": "build", "prompt": "check the build", "schedule": {"kind": "interval", "minutes": 30},
          "enabled": True, "model": "gpt-5.2", "enabled_toolsets": ["terminal"], "deliver": "whatsapp",
          "skills": ["ci-triage"], "provider": "openrouter", "workdir": "/srv/app"},
-        {"id": "a2", "name": "standup", "prompt": "write the standup notes", "enabled": False, "state": "paused",
+        {"id": "a2", "name": "standup", "workdir": str(tmp_path), "prompt": "write the standup notes",
+         "enabled": False, "state": "paused",
          "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"}, "deliver": "origin",
          "origin": {"platform": "telegram", "chat_id": "-1001234", "thread_id": "17"}},
         {"id": "a3", "name": "later", "prompt": "remind me", "schedule": {"kind": "once",
@@ -333,13 +334,14 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert "left out: past: a once job whose time has passed" in out.stderr
     assert "left out: disk: it runs a script without the agent" in out.stderr
     assert "note: build: its answers are kept in cron/output, not sent to whatsapp" in out.stderr
-    assert "note: build: it runs where the cron daemon runs, not in /srv/app" in out.stderr
+    assert "note: build: its workdir /srv/app is no folder here: it runs where the runs start" in out.stderr
     jobs = {j["name"]: j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"]}
     assert (jobs["build"]["schedule"], jobs["build"]["model"], jobs["build"]["toolsets"]) == ("every 30m", "gpt-5.2",
                                                                                              ["terminal"])
     assert (jobs["build"]["skills"], jobs["build"]["provider"]) == (["ci-triage"], "openrouter")
     assert jobs["standup"]["status"] == "paused" and jobs["standup"]["schedule"] == "0 9 * * 1-5"
     assert jobs["standup"]["deliver"] == "telegram:-1001234" and jobs["build"]["deliver"] == ""
+    assert (jobs["standup"]["workdir"], jobs["build"]["workdir"]) == (os.path.realpath(tmp_path), "")
     assert jobs["later"]["deliver"] == "matrix:!ops:example.org"
     assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later"}
     again = json.loads(hermes("cron", "import", "--json").stdout)
@@ -368,3 +370,49 @@ def test_a_job_loads_its_skills_and_reaches_its_own_endpoint(hermes, hermes_home
     assert "Smoke the hive first." in sent and "check the hive" in sent
     shown = hermes("cron", "show", job["id"]).stdout
     assert "  skills    bees\n" in shown and f"  model     {wire_server.openai_url}" in shown
+
+
+def test_a_job_with_a_workdir_runs_there_and_the_others_where_they_did(hermes, hermes_home, wire_server, tmp_path):
+    """hermes-agent's per-job workdir: the run reads that folder's AGENTS.md and its tools start there, whatever
+    terminal.cwd says, in a process of its own (a tick's other jobs, on threads beside it, keep terminal.cwd); a
+    folder gone since is the run's error, not a run elsewhere."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "AGENTS.md").write_text("Run the tests with make check.\n")
+    (hermes_home / "config.yaml").write_text(f"model: m\napi_mode: chat_completions\n"
+                                             f"base_url: {wire_server.openai_url}\n"
+                                             f"terminal:\n  cwd: {elsewhere}\nsandbox:\n  mode: off\n")
+    env = {"OPENAI_API_KEY": "sk-test"}
+    wrong = hermes("cron", "add", "every 1h", "x", "--workdir", "relative/folder")
+    assert wrong.returncode == 2 and "the job's workdir 'relative/folder' is no folder (give one by its absolute " \
+        "path)" in wrong.stderr
+    job = json.loads(hermes("cron", "add", "every 1h", "run", "the", "tests", "--workdir", str(project), "--json",
+                            env=env).stdout)
+    assert job["workdir"] == os.path.realpath(project)
+    assert f"  workdir   {os.path.realpath(project)}\n" in hermes("cron", "show", job["id"]).stdout
+    wire_server.script([reply(tool_calls=[("terminal", {"command": "pwd"})]), reply("tests pass")])
+    ran = hermes("cron", "run", job["id"], "--json", env=env, cwd=tmp_path)
+    assert ran.returncode == 0 and json.loads(ran.stdout)["last_status"] == "ok", ran.stdout + ran.stderr
+    assert "Run the tests with make check." in wire_server.requests[0].body["messages"][0]["content"]
+    [result] = [m["content"] for m in wire_server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert os.path.realpath(project) in result and str(elsewhere) not in result
+    other = json.loads(hermes("cron", "add", "every 1h", "where", "--json", env=env).stdout)
+    state = jobs_file(hermes_home)
+    for each in state["jobs"]:
+        each["next_run"] = "2026-01-01T09:00:00+00:00"
+    (hermes_home / "cron" / "schedule.json").write_text(json.dumps(state))
+    with open(hermes_home / "config.yaml", "a") as config:  # one after the other: each its scripted answers
+        config.write("cron:\n  max_parallel_jobs: 1\n")
+    wire_server.script([reply(tool_calls=[("terminal", {"command": "pwd"})]), reply("done"),
+                        reply(tool_calls=[("terminal", {"command": "pwd"})]), reply("done")])
+    ticked = hermes("cron", "tick", "--json", env=env, cwd=tmp_path)
+    assert sorted(j["last_status"] for j in json.loads(ticked.stdout)["ran"]) == ["ok", "ok"], ticked.stderr
+    results = [m["content"] for r in wire_server.requests[2:] for m in r.body["messages"] if m["role"] == "tool"]
+    assert [os.path.realpath(project) in r for r in results] == [True, False] and str(elsewhere) in results[1]
+    assert other["workdir"] == ""
+    project.joinpath("AGENTS.md").unlink()
+    project.rmdir()
+    gone = json.loads(hermes("cron", "run", job["id"], "--json", env=env).stdout)
+    assert (gone["last_status"], gone["last_error"]) == ("error", f"its workdir {os.path.realpath(project)} is no "
+                                                                  "folder now: not run")
