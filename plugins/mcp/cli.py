@@ -156,6 +156,39 @@ def mcp_group() -> click.Group:
         if row["status"] != "ready":
             raise _fail(f"MCP server '{name}' did not connect: {row['last_error'] or row['status']}")
 
+    @group.command("login")
+    @click.argument("name")
+    @click.pass_obj
+    def login_cmd(app, name):
+        """Sign in to a remote server that asks for OAuth (auth: oauth): its address to open, the tokens kept."""
+        import asyncio
+
+        from plugins.mcp import all_servers
+        from plugins.mcp.oauth import login
+        from plugins.mcp.servers import _why
+
+        server = all_servers(app.host).get(name)
+        if server is None or server.auth != "oauth":
+            raise _fail(f"no MCP server '{name}' signs in with OAuth (give it `auth: oauth` in mcp_servers)"
+                        if server is not None else f"no MCP server '{name}'", usage=True)
+        try:
+            tools = asyncio.run(login(server, app.config.data_dir, lambda line: click.echo(line, err=True)))
+        except Exception as exc:  # noqa: BLE001 - the sign-in's failure, one line
+            raise _fail(f"MCP server '{name}': {_why(exc, server)}") from None
+        click.echo(f"signed in to {name}: {len(tools)} tools")
+
+    @group.command("logout")
+    @click.argument("name")
+    @click.pass_obj
+    def logout_cmd(app, name):
+        """Forget what `hermes mcp login` kept for a server (the next connection needs a sign-in again)."""
+        from plugins.mcp.config import Server
+        from plugins.mcp.oauth import files_of
+
+        if not files_of(Server(name), app.config.data_dir).forget():
+            raise _fail(f"nothing is kept for MCP server '{name}'")
+        click.echo(f"signed out of {name}")
+
     @group.command("add", context_settings={"ignore_unknown_options": True})
     @click.argument("name")
     @click.argument("command", nargs=-1, type=click.UNPROCESSED)

@@ -50,6 +50,8 @@ class Server:
     ssl_verify: Any = None  # a remote server's certificate: None (the default check), False (none) or an authority
     client_cert: Any = None  # mutual TLS: the certificate hermes shows (a PEM path, or [cert, key])
     client_key: Any = None
+    auth: str = ""  # "oauth": signed in with `hermes mcp login` (plugins.mcp.oauth)
+    oauth: dict = field(default_factory=dict)  # scope, client_id, client_secret, redirect_port
 
     @property
     def toolset(self) -> str:
@@ -106,7 +108,9 @@ def parse(name: str, entry: Any, source: str = "config.yaml") -> Optional[Server
         include=_names(tools.get("include")), exclude=_names(tools.get("exclude")),
         resources=tools.get("resources") is not False, prompts=tools.get("prompts") is not False,
         sampling=entry["sampling"] if isinstance(entry.get("sampling"), dict) else {}, source=source,
-        ssl_verify=entry.get("ssl_verify"), client_cert=entry.get("client_cert"), client_key=entry.get("client_key"))
+        ssl_verify=entry.get("ssl_verify"), client_cert=entry.get("client_cert"), client_key=entry.get("client_key"),
+        auth=str(entry.get("auth") or "").strip().lower(),
+        oauth=entry["oauth"] if isinstance(entry.get("oauth"), dict) else {})
 
 
 def configured(config, shipped: Optional[dict] = None) -> dict:
@@ -155,6 +159,9 @@ def problems(server: Server) -> list:
         found.append("a stdio server needs a command (or give a url for a remote one)")
     elif server.transport != "stdio" and not re.match(r"https?://", server.url):
         found.append(f"url must start with http:// or https:// (got {server.url or 'none'!r})")
+    elif server.auth not in ("", "oauth") or server.auth and server.transport == "stdio":
+        found.append(f"auth: oauth is for a remote server (url); {server.auth!r} is not known here" if server.auth
+                     != "oauth" else "auth: oauth is for a remote server (url), not a command")
     elif server.transport != "stdio":
         from plugins import tls
 

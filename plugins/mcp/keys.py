@@ -20,6 +20,12 @@ ENTRY_KEYS = {
     "client_cert": ((str, list), "the certificate hermes shows a remote server that asks for one (mutual TLS): a PEM "
                                  "file, its key in it or in client_key, or [cert, key]"),
     "client_key": (str, "the key of client_cert, when not in its file"),
+    "auth": (str, "oauth: a remote server signed in to with `hermes mcp login NAME` (its tokens kept, refreshed)"),
+    "oauth": (dict, "the sign-in's settings: scope, client_id, client_secret, redirect_port"),
+    "oauth.scope": (str, "the scopes asked for (default: what the server says)"),
+    "oauth.client_id": (str, "a client registered with the server beforehand (default: hermes registers itself)"),
+    "oauth.client_secret": (str, "that client's secret (a confidential client)"),
+    "oauth.redirect_port": (int, "the loopback port the sign-in comes back to (default: a free one, then kept)"),
     "enabled": (bool, "false: configured but not started"),
     "timeout": (float, "seconds one call may take (default 300)"),
     "connect_timeout": (float, "seconds to start and connect (default 60)"),
@@ -46,7 +52,7 @@ ENTRY_KEYS = {
 }
 AUTO_RELOAD = "mcp.auto_reload_on_config_change"  # hermes-agent's
 DISCOVERY = "mcp_discovery_timeout"  # hermes-agent's
-_SECTIONS = {"tools", "sampling"}  # mappings whose own keys are declared one by one
+_SECTIONS = {"tools", "sampling", "oauth"}  # mappings whose own keys are declared one by one
 
 
 def declare_keys(declare, config) -> None:

@@ -72,14 +72,21 @@ class Connection:
                                                  *server.args], env=env, cwd=server.cwd or None)
             return stdio_client(params, errlog=self.manager.stderr_log(server.name))
         headers = {k: resolve(v) for k, v in server.headers.items()}
-        client = _client_factory(tls_context(server))
+        client = client_factory(tls_context(server))
+        auth = None
+        if server.auth == "oauth":  # with the tokens of `hermes mcp login`
+            from hermes.host.paths import data_dir
+            from plugins.mcp.oauth import provider
+
+            auth = provider(server, data_dir())
         if server.transport == "sse":
             from mcp.client.sse import sse_client
 
-            return sse_client(server.url, headers=headers, timeout=server.connect_timeout, httpx_client_factory=client)
+            return sse_client(server.url, headers=headers, timeout=server.connect_timeout, auth=auth,
+                              httpx_client_factory=client)
         from mcp.client.streamable_http import streamable_http_client
 
-        return streamable_http_client(server.url, http_client=client(headers=headers))
+        return streamable_http_client(server.url, http_client=client(headers=headers, auth=auth))
 
     async def run(self, attempt: int, stop: asyncio.Event) -> None:
         """One connection's life: connect and list within the connect timeout, then hold the session until
@@ -375,7 +382,7 @@ def tools_of(conn: Connection, cache: Path) -> list:
     return made + mcp_tools.utility_tools(server, conn.capabilities, utility)
 
 
-def _client_factory(context: Any) -> Callable:
+def client_factory(context: Any) -> Callable:
     """The MCP SDK's maker of HTTP clients, its own when ``context`` is None; else one whose clients check the server
     and show hermes' certificate with ``context`` (:func:`plugins.mcp.config.tls_context`), the SDK's timeouts kept."""
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client

@@ -41,10 +41,10 @@ def mcp_agent(make_agent):
     return build
 
 
-def _serve(flag: str, path: str, *extra):
+def _serve(flag: str, path: str, *extra, command: list = ()):
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), "normal", flag, str(port), *map(str, extra)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen([*(command or [sys.executable, str(SERVER), "normal", flag]), str(port),
+                                *map(str, extra)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -72,6 +72,14 @@ def mtls_server(tmp_path):
     pki = make_pki(tmp_path)
     for url in _serve("--https", "/mcp", pki["server_cert"], pki["server_key"], pki["ca"]):
         yield url, pki
+
+
+@pytest.fixture
+def oauth_server(tmp_path):
+    """tests/mcp/oauth_server.py: a server behind OAuth; (its URL, the file it notes what it issued in)."""
+    issued = tmp_path / "issued.log"
+    for url in _serve("", "/mcp", 3600, issued, command=[sys.executable, str(SERVER.with_name("oauth_server.py"))]):
+        yield url, issued
 
 
 @pytest.fixture

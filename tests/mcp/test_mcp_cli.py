@@ -311,3 +311,55 @@ def test_mcp_import_without_a_file_takes_the_first_client_config_found(hermes, h
     assert out.stdout.splitlines()[:2] == [f"from {home / '.cursor' / 'mcp.json'}", "added 'users' (a)"]
     none = hermes("mcp", "import", env={"HOME": str(tmp_path / "empty"), "XDG_CONFIG_HOME": str(tmp_path)}, cwd=tmp_path)
     assert none.returncode == 2 and "no MCP config of Claude Desktop, Cursor or VS Code found here" in none.stderr
+
+
+def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refreshed(hermes, hermes_home, wire_server,
+                                                                                      oauth_server):
+    """hermes-agent's `auth: oauth`: `hermes mcp login` registers hermes with the server (dynamic registration),
+    says the sign-in address and takes the browser's answer on a loopback port (the test is the browser here);
+    later connections use the kept tokens, and an expired one is refreshed, not signed in again."""
+    import re
+    import stat
+    import urllib.request
+
+    from tests.gateway.conftest import clean_environment
+
+    url, issued = oauth_server
+    write_config(hermes_home, {"linear": {"url": url, "auth": "oauth"}})
+    before = hermes("mcp", "test", "linear")
+    assert before.returncode == 1 and before.stderr.strip() == (
+        "hermes: error: MCP server 'linear' did not connect: it needs a sign-in: `hermes mcp login linear`")
+    login = subprocess.Popen([*hermes_command(), "mcp", "login", "linear"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env={**clean_environment(hermes_home),
+                                                                     "BROWSER": "true"})  # no browser opens
+    said = [login.stderr.readline()]
+    while not said[-1].startswith("http"):
+        assert said[-1], login.communicate()  # it ended without saying where to sign in
+        said.append(login.stderr.readline())
+    address = said[-1].strip()
+    assert said[-2].startswith("Sign in to linear at this address") and re.match(
+        r"http://127\.0\.0\.1:\d+/authorize\?", address), said
+    with urllib.request.urlopen(address, timeout=10) as page:  # the server approves at once, back to hermes
+        assert page.read() == b"Signed in: hermes has it. You can close this page."
+    out, err = login.communicate(timeout=30)
+    assert login.returncode == 0 and out == "signed in to linear: 1 tools\n", err
+    kept = hermes_home / "mcp-tokens" / "linear.json"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and json.loads(kept.read_text())["access_token"].startswith("at-")
+    assert (hermes_home / "mcp-tokens" / "linear.client.json").exists()  # hermes-agent's files
+    tested = hermes("mcp", "test", "linear")
+    assert tested.returncode == 0 and "  mcp__linear__whoami" in tested.stdout, tested.stderr
+    assert "refreshed" not in issued.read_text()
+    wire_server.push(reply(tool_calls=[("mcp__linear__whoami", {})]), reply("You are hermes."))
+    assert run(hermes, wire_server, "who am I there?").returncode == 0
+    client = json.loads((hermes_home / "mcp-tokens" / "linear.client.json").read_text())["client_id"]
+    assert f"client {client}" in tool_results(wire_server.requests[1])[0]  # the call carried hermes' token
+    tokens = json.loads(kept.read_text())
+    kept.write_text(json.dumps({**tokens, "expires_at": time.time() - 1}))  # an hour later: it has expired
+    again = hermes("mcp", "test", "linear")
+    assert again.returncode == 0, again.stderr
+    log = issued.read_text().splitlines()
+    assert sum(line.startswith("registered") for line in log) == 1 and log.count("refreshed") == 1  # not signed in
+    assert json.loads(kept.read_text())["access_token"] != tokens["access_token"]  # again
+    assert hermes("mcp", "logout", "linear").stdout == "signed out of linear\n" and not kept.exists()
+    assert "it needs a sign-in" in hermes("mcp", "test", "linear").stderr
+    assert hermes("mcp", "login", "nope").stderr == "hermes: error: no MCP server 'nope'\n"

@@ -36,6 +36,12 @@ def test_entries_parse_with_hermes_agents_defaults_and_problems_are_said():
     assert problems(parse("n", {"transport": "carrier-pigeon"})) == [
         "transport must be stdio, http or sse, not 'carrier-pigeon'"]
     assert parse("bad", "not a mapping") is None
+    signed = parse("o", {"url": "https://x/mcp", "auth": "OAuth", "oauth": {"scope": "read"}})
+    assert (signed.auth, signed.oauth, problems(signed)) == ("oauth", {"scope": "read"}, [])
+    assert problems(parse("o", {"command": "uvx", "auth": "oauth"})) == [
+        "auth: oauth is for a remote server (url), not a command"]
+    assert problems(parse("o", {"url": "https://x/mcp", "auth": "basic"})) == [
+        "auth: oauth is for a remote server (url); 'basic' is not known here"]
 
 
 def test_a_config_entry_changes_a_shipped_server_key_by_key():
