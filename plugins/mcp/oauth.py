@@ -28,8 +28,8 @@ WAIT = 300  # seconds a sign-in may take
 EARLY = 30  # seconds before its end an access token is refreshed (the SDK signs in again after a refusal)
 
 
-class NeedsLogin(Exception):
-    pass
+class SignInError(Exception):
+    """A connection that needs a sign-in first, or a sign-in that failed: one line for the user."""
 
 
 class Files:
@@ -115,7 +115,7 @@ def files_of(server: Any, data_dir: Path) -> Files:
 
 def provider(server: Any, data_dir: Path, say: Optional[Callable[[str], None]] = None) -> Any:
     """The ``httpx`` auth of ``server``'s connections; ``say`` given: a sign-in (``hermes mcp login``) may happen,
-    its address told with it; else a server without a sign-in fails with :class:`NeedsLogin`."""
+    its address told with it; else a server without a sign-in fails with :class:`SignInError`."""
     from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
@@ -129,7 +129,11 @@ def provider(server: Any, data_dir: Path, say: Optional[Callable[[str], None]] =
 
     settings = server.oauth
     files = files_of(server, data_dir)
-    port = int(settings.get("redirect_port") or 0) or files.registered_port() or _free_port()
+    try:
+        port = int(settings.get("redirect_port") or 0) or files.registered_port() or _free_port()  # then kept: a
+        # connection before the first sign-in registers hermes already, with this address for the sign-in's answer
+    except (TypeError, ValueError):
+        raise SignInError(f"oauth.redirect_port must be a port number, not {settings.get('redirect_port')!r}") from None
     redirect = f"http://127.0.0.1:{port}/callback"
     secret = str(settings.get("client_secret") or "") or None
     metadata = OAuthClientMetadata(client_name="hermes", redirect_uris=[redirect], response_types=["code"],
@@ -138,10 +142,10 @@ def provider(server: Any, data_dir: Path, say: Optional[Callable[[str], None]] =
                                    token_endpoint_auth_method="client_secret_post" if secret else None)
     if settings.get("client_id"):
         files.fixed = OAuthClientInformationFull(client_id=str(settings["client_id"]), client_secret=secret,
-                                                 **metadata.model_dump(exclude={"client_secret"}))
+                                                 **metadata.model_dump())
     if say is None:
         async def refuse(*_):
-            raise NeedsLogin(f"it needs a sign-in: `hermes mcp login {server.name}`")
+            raise SignInError(f"it needs a sign-in: `hermes mcp login {server.name}`")
 
         return Kept(server.url, metadata, files, refuse, refuse)
     answer = Callback(port)
@@ -204,20 +208,20 @@ class Callback:
         try:
             self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         except OSError as exc:
-            raise NeedsLogin(f"the sign-in's answer cannot be taken on port {self.port} ({exc.strerror}): "
+            raise SignInError(f"the sign-in's answer cannot be taken on port {self.port} ({exc.strerror}): "
                              "set oauth.redirect_port to a free one") from None
         threading.Thread(target=self.server.serve_forever, name="hermes-mcp-oauth", daemon=True).start()
 
     def wait(self, seconds: float) -> dict:
         try:
             if not self.done.wait(seconds):
-                raise NeedsLogin(f"no sign-in within {seconds // 60:g} minutes")
+                raise SignInError(f"no sign-in within {seconds // 60:g} minutes")
         finally:
             if self.server is not None:
                 self.server.shutdown()
                 self.server.server_close()
         if "error" in self.got:
-            raise NeedsLogin(f"the sign-in failed: {self.got.get('error_description') or self.got['error']}")
+            raise SignInError(f"the sign-in failed: {self.got.get('error_description') or self.got['error']}")
         return {key: self.got[key] for key in ("code", "state", "iss") if key in self.got}
 
 
