@@ -129,9 +129,10 @@ def provider(server: Any, data_dir: Path, say: Optional[Callable[[str], None]] =
 
     settings = server.oauth
     files = files_of(server, data_dir)
+    # the address the sign-in's answer comes back to, kept with the registration (a connection before the first
+    # sign-in registers hermes already)
     try:
-        port = int(settings.get("redirect_port") or 0) or files.registered_port() or _free_port()  # then kept: a
-        # connection before the first sign-in registers hermes already, with this address for the sign-in's answer
+        port = int(settings.get("redirect_port") or 0) or files.registered_port() or _free_port()
     except (TypeError, ValueError):
         raise SignInError(f"oauth.redirect_port must be a port number, not {settings.get('redirect_port')!r}") from None
     redirect = f"http://127.0.0.1:{port}/callback"
