@@ -197,8 +197,10 @@ def mcp_group() -> click.Group:
     @click.option("--header", "headers", multiple=True, metavar="K=V", help="An HTTP header (repeat for more).")
     @click.option("--env", "envs", multiple=True, metavar="K=V",
                   help="A variable for a stdio server (repeat); K alone passes hermes' own $K.")
+    @click.option("--auth", type=click.Choice(["oauth"]), default=None,
+                  help="oauth: the remote server asks for a sign-in (then `hermes mcp login NAME`).")
     @click.pass_obj
-    def add_cmd(app, name, command, url, sse, headers, envs):
+    def add_cmd(app, name, command, url, sse, headers, envs, auth):
         """Add a server: `hermes mcp add NAME -- COMMAND ARGS...` or `hermes mcp add NAME --url URL`."""
         if bool(command) == bool(url):
             raise _fail("give a command after `--`, or --url (one of them)", usage=True)
@@ -234,6 +236,8 @@ def mcp_group() -> click.Group:
             entry["headers"] = pairs(headers, "--header")
         if envs:
             entry["env"] = pairs(envs, "--env")
+        if auth:
+            entry["auth"] = auth
         from plugins.config_command.edit import set_key
         from plugins.mcp.config import parse, problems
 
@@ -241,7 +245,8 @@ def mcp_group() -> click.Group:
             raise _fail(f"MCP server '{name}': {wrong}", usage=True)
 
         _edit(app, lambda doc: set_key(doc, ["mcp_servers", name], entry))
-        click.echo(f"added MCP server '{name}'; `hermes mcp test {name}` connects to it")
+        click.echo(f"added MCP server '{name}'; " + (f"`hermes mcp login {name}` signs in to it" if auth else
+                                                      f"`hermes mcp test {name}` connects to it"))
         import shutil  # here: every command imports this module, and shutil only this one needs
 
         if command and shutil.which(command[0], path=entry.get("env", {}).get("PATH")) is None:

@@ -325,7 +325,10 @@ def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refre
     from tests.gateway.conftest import clean_environment
 
     url, issued = oauth_server
-    write_config(hermes_home, {"linear": {"url": url, "auth": "oauth"}})
+    added = hermes("mcp", "add", "linear", "--url", url, "--auth", "oauth")
+    assert added.stdout == "added MCP server 'linear'; `hermes mcp login linear` signs in to it\n", added.stderr
+    assert yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["linear"] == {
+        "url": url, "auth": "oauth"}
     before = hermes("mcp", "test", "linear")
     assert before.returncode == 1 and before.stderr.strip() == (
         "hermes: error: MCP server 'linear' did not connect: it needs a sign-in: `hermes mcp login linear`")
