@@ -160,7 +160,8 @@ def mcp_group() -> click.Group:
     @click.argument("name")
     @click.pass_obj
     def login_cmd(app, name):
-        """Sign in to a remote server that asks for OAuth (auth: oauth): its address to open, the tokens kept."""
+        """Sign in (again) to a remote server that asks for OAuth (auth: oauth): its address to open, the tokens
+        kept."""
         import asyncio
 
         from plugins.mcp import all_servers

@@ -227,7 +227,9 @@ class Callback:
 
 
 async def login(server: Any, data_dir: Path, say: Callable[[str], None]) -> list:
-    """Sign in to ``server`` (the SDK's flow, through :func:`provider`) and list its tools; their names."""
+    """Sign in to ``server`` (again: the tokens kept are dropped first, as hermes-agent's ``login`` forces it; the
+    registration stays) and list its tools; their names."""
+    files_of(server, data_dir).tokens.unlink(missing_ok=True)
     from mcp import ClientSession
 
     from plugins.mcp.config import tls_context

@@ -3,16 +3,20 @@
 
 import json
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import yaml
 
 from plugins_providers.testserver import reply
 from tests.conftest import hermes_command
+from tests.gateway.conftest import clean_environment
 from tests.mcp.conftest import SERVER, alive, entry
 
 
@@ -318,34 +322,34 @@ def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refre
     """hermes-agent's `auth: oauth`: `hermes mcp login` registers hermes with the server (dynamic registration),
     says the sign-in address and takes the browser's answer on a loopback port (the test is the browser here);
     later connections use the kept tokens, and an expired one is refreshed, not signed in again."""
-    import re
-    import stat
-    import urllib.request
-
-    from tests.gateway.conftest import clean_environment
-
     url, issued = oauth_server
     added = hermes("mcp", "add", "linear", "--url", url, "--auth", "oauth")
     assert added.stdout == "added MCP server 'linear'; `hermes mcp login linear` signs in to it\n", added.stderr
     assert yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["linear"] == {
         "url": url, "auth": "oauth"}
-    before = hermes("mcp", "test", "linear")
-    assert before.returncode == 1 and before.stderr.strip() == (
+    unsigned = hermes("mcp", "test", "linear")
+    assert unsigned.returncode == 1 and unsigned.stderr.strip() == (
         "hermes: error: MCP server 'linear' did not connect: it needs a sign-in: `hermes mcp login linear`")
-    login = subprocess.Popen([*hermes_command(), "mcp", "login", "linear"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env={**clean_environment(hermes_home),
-                                                                     "BROWSER": "true"})  # no browser opens
-    said = [login.stderr.readline()]
-    while not said[-1].startswith("http"):
-        assert said[-1], login.communicate()  # it ended without saying where to sign in
-        said.append(login.stderr.readline())
-    address = said[-1].strip()
-    assert said[-2].startswith("Sign in to linear at this address") and re.match(
-        r"http://127\.0\.0\.1:\d+/authorize\?", address), said
-    with urllib.request.urlopen(address, timeout=10) as page:  # the server approves at once, back to hermes
-        assert page.read() == b"Signed in: hermes has it. You can close this page."
-    out, err = login.communicate(timeout=30)
-    assert login.returncode == 0 and out == "signed in to linear: 1 tools\n", err
+
+    def sign_in() -> str:
+        """`hermes mcp login linear`, the test as the browser: what it printed."""
+        login = subprocess.Popen([*hermes_command(), "mcp", "login", "linear"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env={**clean_environment(hermes_home),
+                                                                         "BROWSER": "true"})  # no browser opens
+        said = [login.stderr.readline()]
+        while not said[-1].startswith("http"):
+            assert said[-1], login.communicate()  # it ended without saying where to sign in
+            said.append(login.stderr.readline())
+        address = said[-1].strip()
+        assert said[-2].startswith("Sign in to linear at this address") and re.match(
+            r"http://127\.0\.0\.1:\d+/authorize\?", address), said
+        with urllib.request.urlopen(address, timeout=10) as page:  # the server approves at once, back to hermes
+            assert page.read() == b"Signed in: hermes has it. You can close this page."
+        out, err = login.communicate(timeout=30)
+        assert login.returncode == 0, err
+        return out
+
+    assert sign_in() == "signed in to linear: 1 tools\n"
     kept = hermes_home / "mcp-tokens" / "linear.json"
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and json.loads(kept.read_text())["access_token"].startswith("at-")
     assert (hermes_home / "mcp-tokens" / "linear.client.json").exists()  # hermes-agent's files
@@ -363,6 +367,10 @@ def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refre
     log = issued.read_text().splitlines()
     assert sum(line.startswith("registered") for line in log) == 1 and log.count("refreshed") == 1  # not signed in
     assert json.loads(kept.read_text())["access_token"] != tokens["access_token"]  # again
+    before = json.loads(kept.read_text())["access_token"]
+    assert sign_in() == "signed in to linear: 1 tools\n"  # `login` signs in again, with the registration kept
+    assert json.loads(kept.read_text())["access_token"] != before
+    assert sum(line.startswith("registered") for line in issued.read_text().splitlines()) == 1
     assert hermes("mcp", "logout", "linear").stdout == "signed out of linear\n" and not kept.exists()
     assert "it needs a sign-in" in hermes("mcp", "test", "linear").stderr
     assert hermes("mcp", "login", "nope").stderr == "hermes: error: no MCP server 'nope'\n"
