@@ -101,8 +101,8 @@ class Webhook(Listened):
                  deliver: Optional[Callable[[str, str, str], str]] = None, data_dir=None):
         super().__init__()
         self.configured, self.host, self.port, self.secret = routes, host or "0.0.0.0", port, secret
-        self.data_dir, self.read = data_dir, None  # where `hermes webhook subscribe` writes; its file's stamp read
-        self.routes = {**(subscriptions(data_dir) if data_dir is not None else {}), **routes}  # checked at the start
+        self.data_dir, self.read_at = data_dir, None  # where `hermes webhook subscribe` writes; its file's stamp
+        self.routes = self._every()  # checked at the start
         self.rate_limit, self.deliver = rate_limit, deliver  # deliver(target, text, path): why it failed, or ""
         self.when: dict = {}  # delivery id -> when it came (a service's retry within the hour is not run again)
         self.hits: dict = {}  # route -> the times of its requests in the last minute
@@ -121,6 +121,10 @@ class Webhook(Listened):
                     "gateway platform or log")
         return ""
 
+    def _every(self) -> dict:
+        """config.yaml's routes, and webhook_subscriptions.json's of other names."""
+        return {**(subscriptions(self.data_dir) if self.data_dir is not None else {}), **self.configured}
+
     def _reread(self, starting: bool = False) -> None:
         """The routes of config.yaml and webhook_subscriptions.json, the file read again when it changed (as
         hermes-agent does: a route subscribed or removed while the gateway runs counts at the next request). At the
@@ -128,10 +132,9 @@ class Webhook(Listened):
         from hermes.host.paths import stamp
 
         now = stamp(str(self.data_dir / "webhook_subscriptions.json")) if self.data_dir is not None else None
-        if now == self.read and not starting:
+        if now == self.read_at and not starting:
             return
-        self.read = now
-        routes = {**(subscriptions(self.data_dir) if self.data_dir is not None else {}), **self.configured}
+        self.read_at, routes = now, self._every()
         for name, route in list(routes.items()):
             if why := self._unfit(name, route):
                 if starting:
