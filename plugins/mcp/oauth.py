@@ -210,7 +210,7 @@ class Callback:
             self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         except OSError as exc:
             raise SignInError(f"the sign-in's answer cannot be taken on port {self.port} ({exc.strerror}): "
-                             "set oauth.redirect_port to a free one") from None
+                              "set oauth.redirect_port to a free one") from None
         threading.Thread(target=self.server.serve_forever, name="hermes-mcp-oauth", daemon=True).start()
 
     def wait(self, seconds: float) -> dict:
@@ -229,12 +229,12 @@ class Callback:
 async def login(server: Any, data_dir: Path, say: Callable[[str], None]) -> list:
     """Sign in to ``server`` (again: the tokens kept are dropped first, as hermes-agent's ``login`` forces it; the
     registration stays) and list its tools; their names."""
-    files_of(server, data_dir).tokens.unlink(missing_ok=True)
     from mcp import ClientSession
 
     from plugins.mcp.config import tls_context
     from plugins.mcp.servers import client_factory, resolve
 
+    files_of(server, data_dir).tokens.unlink(missing_ok=True)
     headers = {k: resolve(v) for k, v in server.headers.items()}
     make, auth = client_factory(tls_context(server)), provider(server, data_dir, say)
     if server.transport == "sse":
