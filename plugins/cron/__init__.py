@@ -13,7 +13,7 @@ from __future__ import annotations
 from kernel import hookimpl
 from kernel.types import Tool, ToolError
 
-ACTIONS = ("create", "list", "pause", "resume", "remove")
+ACTIONS = ("create", "list", "update", "pause", "resume", "remove")
 
 
 @hookimpl
@@ -36,10 +36,19 @@ def register_commands(cli):
     cli.add_command(cron)
 
 
+def _target(deliver: str, ctx) -> str:
+    """Where a job's answers go: 'origin' is the chat of this gateway conversation (none: kept for the user, who reads
+    them with `hermes cron show`, as 'local' says), else the platform's target as given."""
+    from plugins.tool_args import ORIGIN
+
+    deliver = deliver.strip()
+    return {"origin": ctx.agent.state.get(ORIGIN, ""), "local": ""}.get(deliver, deliver)
+
+
 def cronjob(args, ctx):
     from plugins.cron import jobs
     from plugins.cron.schedule import local_now
-    from plugins.tool_args import ORIGIN, arg, check_args
+    from plugins.tool_args import arg, check_args
 
     args = check_args(args, "cronjob")
     action = arg(args, "action", str, tool="cronjob").strip().lower()
@@ -50,18 +59,20 @@ def cronjob(args, ctx):
     try:
         if action == "create":
             skills = arg(args, "skills", list, tool="cronjob", default=[])
-            deliver = arg(args, "deliver", str, tool="cronjob", default="origin").strip()
-            origin = ctx.agent.state.get(ORIGIN, "")  # the chat of a gateway's conversation
-            if deliver == "origin" and not origin:
-                deliver = "local"  # the user reads it with `hermes cron show`
             job = jobs.add(arg(args, "prompt", str, tool="cronjob"), arg(args, "schedule", str, tool="cronjob"),
                            arg(args, "name", str, tool="cronjob", default=""), skills=[str(s) for s in skills],
-                           deliver={"origin": origin, "local": ""}.get(deliver, deliver),
+                           deliver=_target(arg(args, "deliver", str, tool="cronjob", default="origin"), ctx),
                            workdir=arg(args, "workdir", str, tool="cronjob", default=""))
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
                                                             "last_status", "last_output")} for job in jobs.load().jobs]}
+        elif action == "update":  # what is given changes (hermes-agent's)
+            given = {key: arg(args, key, list if key == "skills" else str, tool="cronjob") for key in jobs.EDITABLE
+                     if args.get(key) is not None}
+            if "deliver" in given:
+                given["deliver"] = _target(given["deliver"], ctx)
+            found = {"updated": jobs.edit(arg(args, "job_id", str, tool="cronjob").strip(), **given).row()}
         else:
             job = jobs.change(arg(args, "job_id", str, tool="cronjob").strip(), action)
             found = {action + "d": job.id}  # paused, resumed, removed
@@ -76,23 +87,25 @@ CRONJOB = Tool(
     name="cronjob",
     description=("Schedule a prompt to run later or repeatedly, as its own run with your tools (nobody will be "
                  "there to approve anything), its answer kept for the user; only when the user asks for it. "
-                 "action 'create' (schedule, prompt, name), 'list', 'pause', 'resume', 'remove' (job_id). "
+                 "action 'create' (schedule, prompt, name), 'list', 'update' (job_id and what changes), 'pause', "
+                 "'resume', 'remove' (job_id). "
                  "schedule: '30m' (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time) or "
                  "'2026-12-24T09:00' (once). The prompt must say everything: the run does not see this "
                  "conversation."),
     parameters={"type": "object", "properties": {
         "action": {"type": "string", "enum": list(ACTIONS)},
-        "schedule": {"type": "string", "description": "When it runs (for create)"},
-        "prompt": {"type": "string", "description": "What the run is asked, whole (for create)"},
-        "name": {"type": "string", "description": "A short name (for create)"},
+        "schedule": {"type": "string", "description": "When it runs (for create, update)"},
+        "prompt": {"type": "string", "description": "What the run is asked, whole (for create, update)"},
+        "name": {"type": "string", "description": "A short name (for create, update)"},
         "skills": {"type": "array", "items": {"type": "string"},
-                   "description": "Skills loaded with the prompt at each run (for create)"},
-        "deliver": {"type": "string", "description": "Where each answer goes (for create): 'origin' (default: this "
+                   "description": "Skills loaded with the prompt at each run (for create, update)"},
+        "deliver": {"type": "string", "description": "Where each answer goes (create, update): 'origin' (default: this "
                                                      "chat, on a messaging platform), 'local' (kept for the user to "
                                                      "read), 'telegram:CHAT_ID' or 'discord:CHANNEL_ID'"},
         "workdir": {"type": "string", "description": "An absolute path: the runs work in that folder, its "
-                                                     "AGENTS.md read (for create; default: where the runs start)"},
-        "job_id": {"type": "string", "description": "The job's id (pause, resume, remove)"}},
+                                                     "AGENTS.md read (for create, update: '' for none; default: "
+                                                     "where the runs start)"},
+        "job_id": {"type": "string", "description": "The job's id (update, pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")
 

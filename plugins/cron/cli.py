@@ -147,6 +147,36 @@ def _change(job_id: str, action: str) -> None:
     click.echo(f"{action}d {job_id}")
 
 
+@cron.command("edit")
+@click.argument("job_id")
+@click.option("--schedule", default=None, help="A new schedule (it runs first at its next time from now).")
+@click.option("--prompt", default=None, help="A new prompt.")
+@click.option("--name", default=None, help="A new name.")
+@click.option("--deliver", default=None, metavar="TARGET", help="Where its answers go now ('' for nowhere).")
+@click.option("--workdir", default=None, metavar="FOLDER", help="The folder its runs work in ('' for none).")
+@click.option("-s", "--skill", "skills", multiple=True, help="Its skills, instead of those it has (again for more).")
+@click.option("--add-skill", "added", multiple=True, help="A skill more.")
+@click.option("--remove-skill", "removed", multiple=True, help="A skill less.")
+@click.option("--clear-skills", is_flag=True, help="No skills.")
+@click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
+def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, removed, clear_skills, as_json):
+    """Change a job (hermes-agent's `cron edit`): only what is given changes."""
+    from plugins.cron.jobs import edit
+
+    have = _job(job_id).skills
+    wanted = [] if clear_skills else list(skills) or have
+    wanted = [s for s in dict.fromkeys([*wanted, *added]) if s not in removed]
+    try:
+        job = edit(job_id, schedule=schedule, prompt=prompt, name=name, deliver=deliver, workdir=workdir,
+                   skills=wanted if wanted != have else None)
+    except (LookupError, ValueError) as exc:
+        raise Fail(str(exc), 2) from None
+    if as_json:
+        echo_json(job.row())
+    else:
+        click.echo(f"changed {job.id} ({job.name}): next run {_when(job.next_run)}")
+
+
 @cron.command("remove")
 @click.argument("job_id")
 def remove_job(job_id):

@@ -149,15 +149,42 @@ def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = N
     if not prompt.strip():
         raise ValueError("the job's prompt is empty")
     text, first = first_run(schedule)
-    workdir = os.path.expanduser(workdir.strip())
-    if workdir and not (os.path.isabs(workdir) and os.path.isdir(workdir)):
-        raise ValueError(f"the job's workdir {workdir!r} is no folder (give one by its absolute path)")
     job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
               schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model,
               provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip(),
-              workdir=os.path.realpath(workdir) if workdir else "")
+              workdir=_folder(workdir))
     with editing() as state:
         state.jobs.append(job)
+    return job
+
+
+def _folder(workdir: str) -> str:
+    """A job's workdir as kept: absolute and real ("": none); ``ValueError`` for one that is no folder."""
+    workdir = os.path.expanduser(workdir.strip())
+    if workdir and not (os.path.isabs(workdir) and os.path.isdir(workdir)):
+        raise ValueError(f"the job's workdir {workdir!r} is no folder (give one by its absolute path)")
+    return os.path.realpath(workdir) if workdir else ""
+
+
+EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills")
+
+
+def edit(job_id: str, **changes) -> Job:
+    """Change what :data:`EDITABLE` names of a job (hermes-agent's ``cron edit`` and the tool's ``update``); a new
+    schedule runs first at its next time from now. ``LookupError``/``ValueError`` as :func:`change` and :func:`add`."""
+    if changes.get("prompt") is not None and not str(changes["prompt"]).strip():
+        raise ValueError("the job's prompt is empty")
+    with editing() as state:
+        job = state.find(job_id)
+        if changes.get("schedule") is not None:
+            job.schedule, job.next_run = first_run(changes["schedule"])
+        if changes.get("workdir") is not None:
+            job.workdir = _folder(changes["workdir"])
+        for key in ("prompt", "name", "deliver"):
+            if changes.get(key) is not None:
+                setattr(job, key, str(changes[key]).strip() if key != "prompt" else changes[key])
+        if changes.get("skills") is not None:
+            job.skills = [str(s) for s in changes["skills"]]
     return job
 
 

@@ -223,14 +223,22 @@ def test_the_model_schedules_lists_pauses_and_removes_jobs(make_agent, hermes_ho
                                           "name": "news", "skills": ["news-digest"]}],
                              ["cronjob", {"action": "create", "schedule": "someday", "prompt": "x"}],
                              ["cronjob", {"action": "list"}]]},
+             {"tool_calls": [["cronjob", {"action": "update", "job_id": "news", "schedule": "every 2d",
+                                          "skills": ["digest"], "prompt": "summarise the news in French"}],
+                             ["cronjob", {"action": "update", "job_id": "news", "workdir": "relative/folder"}],
+                             ["cronjob", {"action": "update", "job_id": "news", "skills": "digest"}]]},
              {"tool_calls": [["cronjob", {"action": "pause", "job_id": "news"}],
                              ["cronjob", {"action": "remove", "job_id": "news"}],
                              ["cronjob", {"action": "remove", "job_id": "news"}],
                              ["cronjob", {"action": "explode"}]]},
              "done"]
     agent = make_agent(cron, script=steps)
-    created, bad, listed, paused, removed, again, unknown = [
+    created, bad, listed, updated, no_folder, no_list, paused, removed, again, unknown = [
         json.loads(m["content"]) for m in agent.run_conversation("go")["messages"] if m["role"] == "tool"]
+    changed = updated["updated"]  # hermes-agent's update: what is given changes, the rest stays
+    assert (changed["schedule"], changed["skills"], changed["prompt"], changed["name"]) == (
+        "every 2d", ["digest"], "summarise the news in French", "news")
+    assert "is no folder" in no_folder["error"] and "skills" in no_list["error"]
     assert created["created"]["name"] == "news" and created["created"]["status"] == "scheduled"
     assert created["created"]["skills"] == ["news-digest"]
     assert "no process runs the jobs yet" in created["note"]
@@ -238,7 +246,7 @@ def test_the_model_schedules_lists_pauses_and_removes_jobs(make_agent, hermes_ho
     assert [j["name"] for j in listed["jobs"]] == ["news"]
     assert paused == {"paused": created["created"]["id"]}  # no job waits now: no note
     assert removed["removed"] == created["created"]["id"] and "no cron job 'news'" in again["error"]
-    assert unknown == {"error": "cronjob: unknown action 'explode'; use create, list, pause, resume, remove"}
+    assert unknown == {"error": "cronjob: unknown action 'explode'; use create, list, update, pause, resume, remove"}
     # a scheduled run cannot change the schedule
     agent = make_agent(cron, platform="cron", script=[{"tool_calls": [["cronjob", {
         "action": "create", "schedule": "1m", "prompt": "again"}]]}, "done"])
@@ -391,6 +399,13 @@ def test_a_job_with_a_workdir_runs_there_and_the_others_where_they_did(hermes, h
                             env=env).stdout)
     assert job["workdir"] == os.path.realpath(project)
     assert f"  workdir   {os.path.realpath(project)}\n" in hermes("cron", "show", job["id"]).stdout
+    edited = hermes("cron", "edit", job["id"], "--workdir", "", "--add-skill", "ci", "--json")
+    assert edited.returncode == 0 and (json.loads(edited.stdout)["workdir"], json.loads(edited.stdout)["skills"]) == (
+        "", ["ci"]), edited.stderr  # hermes-agent's `cron edit`: what is given changes
+    assert hermes("cron", "edit", job["id"], "--schedule", "someday").stderr.startswith(
+        "hermes: error: 'someday' is not a schedule")
+    assert json.loads(hermes("cron", "edit", job["id"], "--workdir", str(project), "--clear-skills",
+                             "--json").stdout)["skills"] == []
     wire_server.script([reply(tool_calls=[("terminal", {"command": "pwd"})]), reply("tests pass")])
     ran = hermes("cron", "run", job["id"], "--json", env=env, cwd=tmp_path)
     assert ran.returncode == 0 and json.loads(ran.stdout)["last_status"] == "ok", ran.stdout + ran.stderr
