@@ -13,9 +13,10 @@ hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``, rea
       deliver_only: false               # true: the filled prompt is the message, no model
       skills: [code-review]             # loaded with the prompt
 
-A request is taken only with its signature: GitHub's ``X-Hub-Signature-256``, GitLab's ``X-Gitlab-Token``, or an
-HMAC-SHA256 of the body in ``X-Webhook-Signature`` (of ``TIMESTAMP.BODY`` in ``X-Webhook-Signature-V2`` with
-``X-Webhook-Timestamp``, at most 5 minutes old); a delivery seen in the last hour is not run again (a service's
+A request is taken only with its signature: GitHub's ``X-Hub-Signature-256``, GitLab's ``X-Gitlab-Token``, Svix's
+``svix-signature`` (Clerk, Resend ...; the secret as they give it, ``whsec_...``), or an HMAC-SHA256 of the body in
+``X-Webhook-Signature`` (of ``TIMESTAMP.BODY`` in ``X-Webhook-Signature-V2`` with ``X-Webhook-Timestamp``; Svix's
+and V2 at most 5 minutes old); a delivery seen in the last hour is not run again (a service's
 retry). Each event is a conversation of its own; nobody is there to approve, so what would ask is refused, and a
 prompt is never a command."""
 
@@ -62,7 +63,8 @@ def render(template: str, payload: Any, event: str, route: str) -> str:
 
 
 def signed(headers: Any, body: bytes, secret: str) -> bool:
-    """Whether the request carries ``secret``'s signature of ``body`` (GitHub's, GitLab's, or the generic V2/V1)."""
+    """Whether the request carries ``secret``'s signature of ``body`` (GitHub's, GitLab's, Svix's, or the generic
+    V2/V1)."""
     def same(given: str, wanted: str) -> bool:
         return hmac.compare_digest(given.encode(), wanted.encode())
 
@@ -73,6 +75,19 @@ def signed(headers: Any, body: bytes, secret: str) -> bool:
         return same(headers["X-Hub-Signature-256"], "sha256=" + mac(body))
     if headers.get("X-Gitlab-Token"):
         return same(headers["X-Gitlab-Token"], secret)
+    if headers.get("svix-signature"):  # Svix's (Clerk, Resend, AgentMail ...): of "ID.TIMESTAMP.BODY", base64
+        import base64
+        import binascii
+
+        stamp, key = str(headers.get("svix-timestamp") or ""), secret.removeprefix("whsec_")
+        try:
+            key = base64.b64decode(key, validate=True) if secret.startswith("whsec_") else secret.encode()
+        except binascii.Error:
+            return False
+        content = f"{headers.get('svix-id') or ''}.{stamp}.".encode() + body
+        wanted = base64.b64encode(hmac.new(key, content, hashlib.sha256).digest()).decode()
+        given = [each.partition(",")[2] for each in headers["svix-signature"].split() if each.startswith("v1,")]
+        return stamp.isdigit() and abs(time.time() - int(stamp)) <= 300 and any(same(g, wanted) for g in given)
     if headers.get("X-Webhook-Signature-V2"):  # never falls back to V1: that would undo its replay protection
         stamp = str(headers.get("X-Webhook-Timestamp") or "")
         return stamp.isdigit() and abs(time.time() - int(stamp)) <= 300 and same(
@@ -176,7 +191,8 @@ class Webhook(Listened):
                     payload.get("type") or "unknown")
         if route.get("events") and event not in route["events"]:
             return 200, {"status": "ignored", "event": event}
-        delivery = str(headers.get("X-GitHub-Delivery") or headers.get("X-Request-ID") or f"{now:.6f}")[:100]
+        delivery = str(headers.get("X-GitHub-Delivery") or headers.get("svix-id") or headers.get("X-Request-ID") or
+                       f"{now:.6f}")[:100]
         with self.lock:
             for old in [d for d, at in self.when.items() if now - at > SEEN_FOR]:
                 del self.when[old]

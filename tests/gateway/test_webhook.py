@@ -4,6 +4,7 @@ gateway platform (ntfy's loopback server, tests/ntfyapi.py)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -99,6 +100,28 @@ def test_a_signed_event_is_a_turn_whose_answer_is_delivered_once_and_the_rest_is
     state = json.loads((hermes_home / "gateway" / "state.json").read_text())
     assert state["sessions"] == {} and state["inbox"] == []  # an event's conversation is not kept to go on
     assert len(json.loads(hermes("sessions", "list", "--json").stdout)) == 2  # its session is
+
+
+def test_svix_signed_events_are_taken_once_and_forged_or_stale_ones_refused(webhook, ntfy_api):
+    """Svix's signatures (Clerk, Resend, AgentMail send them): base64 HMAC-SHA256 of "ID.TIMESTAMP.BODY" with the
+    key a ``whsec_`` secret holds, the id the delivery's."""
+    key = b"clerk-signing-key"
+    post = webhook({"signups": {"secret": "whsec_" + base64.b64encode(key).decode(), "deliver_only": True,
+                                "deliver": "ntfy:ops", "prompt": "{type}: {data.email}"}})
+    event = {"type": "user.created", "data": {"email": "ann@example.org"}}
+
+    def svix(msg: str, stamp: int, signing_key: bytes = key) -> dict:
+        content = f"{msg}.{stamp}.".encode() + json.dumps(event).encode()
+        mac = base64.b64encode(hmac.new(signing_key, content, hashlib.sha256).digest()).decode()
+        return {"X-Hub-Signature-256": "", "svix-id": msg, "svix-timestamp": str(stamp),
+                "svix-signature": f"v1,bm90IGl0 v1,{mac}"}  # one of the signatures it lists must match
+
+    now = int(time.time())
+    assert post("signups", event, svix("msg_1", now)) == (200, {"status": "delivered"})
+    assert ntfy_api.wait_sent(1) == [("ops", "user.created: ann@example.org")]
+    assert post("signups", event, svix("msg_1", now)) == (200, {"status": "duplicate", "delivery_id": "msg_1"})
+    assert post("signups", event, svix("msg_2", now, b"guessed"))[0] == 401
+    assert post("signups", event, svix("msg_3", now - 600))[0] == 401  # older than 5 minutes: a replay
 
 
 def test_a_route_without_a_secret_stops_the_start_with_one_line(hermes_home, wire_server):
