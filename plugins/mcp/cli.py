@@ -326,4 +326,10 @@ def mcp_group() -> click.Group:
 
     group.command("enable")(switch(True))
     group.command("disable")(switch(False))
+    import copy
+
+    for alias, name in (("ls", "list"), ("rm", "remove")):  # hermes-agent's short names, not in the help
+        hidden = copy.copy(group.commands[name])
+        hidden.hidden = True
+        group.add_command(hidden, alias)
     return group

@@ -115,9 +115,9 @@ def test_hermes_mcp_list_test_add_remove_enable_disable(hermes, hermes_home, htt
     assert config["two"] == {"command": sys.executable, "args": [str(SERVER), "normal"], "env": {"A": "1"}}
     assert config["remote"] == {"url": http_server, "headers": {"Authorization": "Bearer ${TOKEN}"}}
     assert config["ok"]["enabled"] is False
-    rows = {r["name"]: r for r in json.loads(hermes("mcp", "list", "--json", timeout=60).stdout)}
-    assert rows["ok"]["status"] == "disabled" and rows["two"]["status"] == "ready"
-    assert hermes("mcp", "enable", "ok").returncode == 0 and hermes("mcp", "remove", "two").returncode == 0
+    rows = {r["name"]: r for r in json.loads(hermes("mcp", "ls", "--json", timeout=60).stdout)}  # hermes-agent's
+    assert rows["ok"]["status"] == "disabled" and rows["two"]["status"] == "ready"  # short names: ls, rm
+    assert hermes("mcp", "enable", "ok").returncode == 0 and hermes("mcp", "rm", "two").returncode == 0
     config = yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]
     assert "two" not in config and config["ok"]["enabled"] is True
     assert hermes("mcp", "remove", "two").returncode == 2
