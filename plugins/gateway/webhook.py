@@ -12,6 +12,7 @@ hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``, rea
       deliver_extra: {chat_id: "42"}
       deliver_only: false               # true: the filled prompt is the message, no model
       skills: [code-review]             # loaded with the prompt
+      filters: [{field: pull_request.base.ref, equals: main}]   # the events taken: plugins.gateway.webhook.passes
 
 A request is taken only with its signature: GitHub's ``X-Hub-Signature-256``, GitLab's ``X-Gitlab-Token``, Svix's
 ``svix-signature`` (Clerk, Resend ...; the secret as they give it, ``whsec_...``), or an HMAC-SHA256 of the body in
@@ -93,6 +94,92 @@ def signed(headers: Any, body: bytes, secret: str) -> bool:
         return stamp.isdigit() and abs(time.time() - int(stamp)) <= 300 and same(
             headers["X-Webhook-Signature-V2"], mac(stamp.encode() + b"." + body))
     return bool(headers.get("X-Webhook-Signature")) and same(headers["X-Webhook-Signature"], mac(body))
+
+
+_NONE = object()  # a field the event does not have
+
+
+def passes(filters: Any, payload: dict, event: str, headers: Any, home: Any = None) -> bool:
+    """Whether an event passes a route's ``filters`` (hermes-agent's): a spec, or a list of them that must all hold.
+    A spec is ``{all: [...]}``, ``{any: [...]}``, ``{not: spec}``, or a ``field`` (dotted, in the payload; first
+    ``event``, ``headers`` or ``payload`` to name those) with one of ``exists``, ``missing``, ``equals``,
+    ``not_equals``, ``contains``, ``in``, ``in_file`` (a JSON list or a value a line, in the data folder ``home``),
+    ``regex``. A spec that is none of these holds for nothing (said in the log)."""
+    if not filters:
+        return True
+    specs = filters if isinstance(filters, list) else [filters]
+    return all(_holds(spec, payload, event, headers, home) for spec in specs)
+
+
+def _holds(spec: Any, payload: dict, event: str, headers: Any, home: Any) -> bool:
+    if not isinstance(spec, dict):
+        log.warning("webhook: a filter that is no mapping matches nothing: %r", spec)
+        return False
+    for key, combine in (("all", all), ("any", any)):
+        if key in spec:
+            return isinstance(spec[key], list) and combine(_holds(s, payload, event, headers, home) for s in spec[key])
+    if "not" in spec:
+        return not _holds(spec["not"], payload, event, headers, home)
+    value = _field(str(spec.get("field") or ""), payload, event, headers)
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True) if value is not _NONE else ""
+    if "exists" in spec or "missing" in spec:
+        return (value is not _NONE) is bool(spec.get("exists", not spec.get("missing")))
+    if "equals" in spec:
+        return value is not _NONE and value == spec["equals"]
+    if "not_equals" in spec:
+        return value is _NONE or value != spec["not_equals"]
+    if "contains" in spec:
+        return value is not _NONE and (spec["contains"] in value if isinstance(value, (list, dict))
+                                       else str(spec["contains"]) in text)
+    if "in" in spec or "in_file" in spec:
+        return value is not _NONE and value in (spec["in"] if "in" in spec else _listed(spec["in_file"], home))
+    if "regex" in spec:
+        try:
+            return value is not _NONE and re.search(str(spec["regex"]), text) is not None
+        except re.error as exc:
+            log.warning("webhook: a filter's regex %r cannot be read (%s): it matches nothing", spec["regex"], exc)
+            return False
+    log.warning("webhook: a filter without a test it knows matches nothing: %r", spec)
+    return False
+
+
+def _field(name: str, payload: dict, event: str, headers: Any) -> Any:
+    parts = [part for part in name.split(".") if part]
+    if not parts:
+        return _NONE
+    heads = {str(k).lower(): v for k, v in dict(headers or {}).items()}
+    roots = {"payload": payload, "event": event, "event_type": event, "headers": heads}
+    value = roots[parts[0]] if parts[0] in roots else payload
+    for part in parts[1:] if parts[0] in roots else parts:
+        if isinstance(value, dict):
+            value = value.get(part.lower() if value is heads else part, _NONE)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _NONE
+        if value is _NONE:
+            return _NONE
+    return value
+
+
+def _listed(path: Any, home: Any) -> list:
+    """The values of a filter's ``in_file``: a JSON list (a mapping's keys), or a value a line."""
+    from pathlib import Path
+
+    raw = str(path or "").strip()
+    raw = raw.replace("~/.hermes", str(home), 1) if home is not None and raw.startswith("~/.hermes") else raw
+    where = Path(raw).expanduser()
+    where = where if where.is_absolute() or home is None else Path(home) / where
+    try:
+        text = where.read_text(encoding="utf-8")
+    except OSError as exc:
+        log.warning("webhook: a filter's in_file %s cannot be read (%s): it matches nothing", where, exc.strerror)
+        return []
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    return list(found) if isinstance(found, (list, dict)) else [found]
 
 
 def subscriptions(data_dir) -> dict:
@@ -191,6 +278,8 @@ class Webhook(Listened):
                     payload.get("type") or "unknown")
         if route.get("events") and event not in route["events"]:
             return 200, {"status": "ignored", "event": event}
+        if not passes(route.get("filters"), payload, event, headers, self.data_dir):
+            return 200, {"status": "ignored", "reason": "filter", "route": route_name}
         delivery = str(headers.get("X-GitHub-Delivery") or headers.get("svix-id") or headers.get("X-Request-ID") or
                        f"{now:.6f}")[:100]
         with self.lock:

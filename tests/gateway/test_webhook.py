@@ -107,7 +107,8 @@ def test_svix_signed_events_are_taken_once_and_forged_or_stale_ones_refused(webh
     key a ``whsec_`` secret holds, the id the delivery's."""
     key = b"clerk-signing-key"
     post = webhook({"signups": {"secret": "whsec_" + base64.b64encode(key).decode(), "deliver_only": True,
-                                "deliver": "ntfy:ops", "prompt": "{type}: {data.email}"}})
+                                "deliver": "ntfy:ops", "prompt": "{type}: {data.email}",
+                                "filters": {"field": "type", "regex": "^user\\."}}})  # hermes-agent's filters
     event = {"type": "user.created", "data": {"email": "ann@example.org"}}
 
     def svix(msg: str, stamp: int, signing_key: bytes = key) -> dict:
@@ -122,6 +123,40 @@ def test_svix_signed_events_are_taken_once_and_forged_or_stale_ones_refused(webh
     assert post("signups", event, svix("msg_1", now)) == (200, {"status": "duplicate", "delivery_id": "msg_1"})
     assert post("signups", event, svix("msg_2", now, b"guessed"))[0] == 401
     assert post("signups", event, svix("msg_3", now - 600))[0] == 401  # older than 5 minutes: a replay
+    event = {"type": "session.created", "data": {}}
+    assert post("signups", event, svix("msg_4", now)) == (200, {"status": "ignored", "reason": "filter",
+                                                                 "route": "signups"})
+
+
+EVENT = {"action": "opened", "pull_request": {"base": {"ref": "main"}, "labels": ["bug", "ui"], "draft": False,
+                                              "title": "Fix the parser"}, "sender": {"login": "bob"}}
+
+
+@pytest.mark.parametrize("filters, taken", [
+    (None, True),
+    ({"field": "pull_request.base.ref", "equals": "main"}, True),
+    ([{"field": "pull_request.base.ref", "equals": "main"}, {"field": "action", "equals": "closed"}], False),  # all
+    ({"any": [{"field": "action", "equals": "closed"}, {"field": "sender.login", "in": ["bob", "ann"]}]}, True),
+    ({"not": {"field": "pull_request.draft", "equals": True}}, True),
+    ({"field": "pull_request.labels", "contains": "bug"}, True),
+    ({"field": "pull_request.title", "contains": "parser"}, True),
+    ({"field": "pull_request.title", "regex": "^Fix"}, True),
+    ({"field": "pull_request.title", "regex": "("}, False),  # a regex that cannot be read matches nothing
+    ({"field": "pull_request.merged_by", "missing": True}, True),
+    ({"field": "pull_request.merged_by", "exists": True}, False),
+    ({"field": "pull_request.labels.1", "equals": "ui"}, True),
+    ({"field": "event", "equals": "pull_request"}, True),
+    ({"field": "headers.x-github-event", "equals": "pull_request"}, True),  # any case of the header's name
+    ({"field": "action", "not_equals": "opened"}, False),
+    ({"field": "sender.login", "in_file": "reviewers.txt"}, True),  # a value a line, in the data folder
+    ({"field": "action", "sounds_like": "opened"}, False),  # no test it knows: nothing
+    ("action == opened", False),
+])
+def test_a_routes_filters_choose_the_events_it_takes(filters, taken, tmp_path):
+    from plugins.gateway.webhook import passes
+
+    (tmp_path / "reviewers.txt").write_text("ann\nbob\n")
+    assert passes(filters, EVENT, "pull_request", {"X-GitHub-Event": "pull_request"}, tmp_path) is taken
 
 
 def test_a_route_without_a_secret_stops_the_start_with_one_line(hermes_home, wire_server):
