@@ -13,6 +13,7 @@ hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``, rea
       deliver_only: false               # true: the filled prompt is the message, no model
       skills: [code-review]             # loaded with the prompt
       filters: [{field: pull_request.base.ref, equals: main}]   # the events taken: plugins.gateway.webhook.passes
+      script: triage.py                 # in the data folder's scripts/: the event in, the event to use out
 
 A request is taken only with its signature: GitHub's ``X-Hub-Signature-256``, GitLab's ``X-Gitlab-Token``, Svix's
 ``svix-signature`` (Clerk, Resend ...; the secret as they give it, ``whsec_...``), or an HMAC-SHA256 of the body in
@@ -27,6 +28,7 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -182,6 +184,46 @@ def _listed(path: Any, home: Any) -> list:
     return list(found) if isinstance(found, (list, dict)) else [found]
 
 
+SCRIPT_SECONDS = 30
+
+
+def transformed(script: str, payload: dict, home: Any) -> "tuple[Optional[dict], str]":
+    """A route's ``script`` (hermes-agent's, in the data folder's ``scripts/``; ``.sh`` runs with bash, the rest with
+    Python): the event's JSON on its stdin, its stdout a JSON object that replaces the event, or text kept as
+    ``script_output``; ``(None, why)`` for an event it drops (nothing printed, ``[SILENT]``, an exit not 0, a time
+    out). Its environment has no keys."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hermes.host.config import is_secret_name
+
+    folder = (Path(home) / "scripts").resolve()
+    path = (folder / str(script).replace("~/.hermes/scripts/", "", 1)).resolve()
+    if not path.is_relative_to(folder) or not path.is_file():
+        return None, f"its script {script} is no file in {folder}"
+    command = ["bash", str(path)] if path.suffix in (".sh", ".bash") else [sys.executable, str(path)]
+    keyless = {k: v for k, v in os.environ.items() if not is_secret_name(k)}
+    try:
+        done = subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True, cwd=folder,
+                              timeout=SCRIPT_SECONDS, env=keyless)
+    except subprocess.TimeoutExpired:
+        return None, f"its script {path.name} took over {SCRIPT_SECONDS} s"
+    except OSError as exc:
+        return None, f"its script {path.name} did not start ({exc.strerror})"
+    out = done.stdout.strip()
+    if done.returncode != 0 or not out or out == "[SILENT]":
+        return None, f"its script {path.name} dropped the event" + (f" (exit {done.returncode})" if done.returncode
+                                                                     else "")
+    try:
+        found = json.loads(out)
+    except ValueError:
+        return {**payload, "script_output": out}, ""
+    if not isinstance(found, dict) or found.get("[SILENT]") is True or found.get("__hermes_ignore__") is True:
+        return None, f"its script {path.name} dropped the event"
+    return found, ""
+
+
 def subscriptions(data_dir) -> dict:
     """The routes of hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``; ``{}`` for none)."""
     try:
@@ -280,6 +322,11 @@ class Webhook(Listened):
             return 200, {"status": "ignored", "event": event}
         if not passes(route.get("filters"), payload, event, headers, self.data_dir):
             return 200, {"status": "ignored", "reason": "filter", "route": route_name}
+        if route.get("script") and self.data_dir is not None:  # before the delivery id is noted: dropped, a retry
+            payload, why = transformed(route["script"], payload, self.data_dir)  # runs again
+            if payload is None:
+                log.info("webhook: %s: %s", route_name, why)
+                return 200, {"status": "ignored", "reason": "script", "route": route_name}
         delivery = str(headers.get("X-GitHub-Delivery") or headers.get("svix-id") or headers.get("X-Request-ID") or
                        f"{now:.6f}")[:100]
         with self.lock:

@@ -102,13 +102,20 @@ def test_a_signed_event_is_a_turn_whose_answer_is_delivered_once_and_the_rest_is
     assert len(json.loads(hermes("sessions", "list", "--json").stdout)) == 2  # its session is
 
 
-def test_svix_signed_events_are_taken_once_and_forged_or_stale_ones_refused(webhook, ntfy_api):
+def test_svix_signed_events_filters_and_scripts(webhook, ntfy_api, hermes_home):
     """Svix's signatures (Clerk, Resend, AgentMail send them): base64 HMAC-SHA256 of "ID.TIMESTAMP.BODY" with the
-    key a ``whsec_`` secret holds, the id the delivery's."""
+    key a ``whsec_`` secret holds, the id the delivery's; and hermes-agent's route filters and scripts."""
     key = b"clerk-signing-key"
+    (hermes_home / "scripts").mkdir()
+    (hermes_home / "scripts" / "shout.py").write_text("import json, sys\nevent = json.load(sys.stdin)\n"
+                                                      "print(json.dumps({'loud': event['text'].upper()}))\n")
     post = webhook({"signups": {"secret": "whsec_" + base64.b64encode(key).decode(), "deliver_only": True,
                                 "deliver": "ntfy:ops", "prompt": "{type}: {data.email}",
-                                "filters": {"field": "type", "regex": "^user\\."}}})  # hermes-agent's filters
+                                "filters": {"field": "type", "regex": "^user\\."}},  # hermes-agent's filters
+                    "shouts": {"secret": "s3cret", "deliver_only": True, "deliver": "ntfy:ops", "prompt": "{loud}",
+                               "script": "shout.py"}})
+    assert post("shouts", {"text": "fire drill"}) == (200, {"status": "delivered"})
+    assert ntfy_api.wait_sent(1) == [("ops", "FIRE DRILL")]  # the script's event filled the prompt
     event = {"type": "user.created", "data": {"email": "ann@example.org"}}
 
     def svix(msg: str, stamp: int, signing_key: bytes = key) -> dict:
@@ -119,7 +126,7 @@ def test_svix_signed_events_are_taken_once_and_forged_or_stale_ones_refused(webh
 
     now = int(time.time())
     assert post("signups", event, svix("msg_1", now)) == (200, {"status": "delivered"})
-    assert ntfy_api.wait_sent(1) == [("ops", "user.created: ann@example.org")]
+    assert ntfy_api.wait_sent(2)[-1] == ("ops", "user.created: ann@example.org")
     assert post("signups", event, svix("msg_1", now)) == (200, {"status": "duplicate", "delivery_id": "msg_1"})
     assert post("signups", event, svix("msg_2", now, b"guessed"))[0] == 401
     assert post("signups", event, svix("msg_3", now - 600))[0] == 401  # older than 5 minutes: a replay
@@ -157,6 +164,28 @@ def test_a_routes_filters_choose_the_events_it_takes(filters, taken, tmp_path):
 
     (tmp_path / "reviewers.txt").write_text("ann\nbob\n")
     assert passes(filters, EVENT, "pull_request", {"X-GitHub-Event": "pull_request"}, tmp_path) is taken
+
+
+def test_a_routes_script_reshapes_or_drops_the_event_without_the_keys(tmp_path, monkeypatch):
+    from plugins.gateway.webhook import transformed
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "triage.py").write_text(
+        "import json, os, sys\nevent = json.load(sys.stdin)\n"
+        "if event['level'] == 'debug': print('[SILENT]')\n"
+        "elif event['level'] == 'info': print('just text')\n"
+        "else: print(json.dumps({'summary': event['msg'].upper(), 'key': os.environ.get('OPENAI_API_KEY')}))\n")
+    (scripts / "fails.sh").write_text("exit 3\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    assert transformed("triage.py", {"level": "error", "msg": "disk full"}, tmp_path) == (
+        {"summary": "DISK FULL", "key": None}, "")  # a script never sees hermes' keys
+    assert transformed("triage.py", {"level": "info", "msg": "x"}, tmp_path) == (
+        {"level": "info", "msg": "x", "script_output": "just text"}, "")
+    assert transformed("triage.py", {"level": "debug", "msg": "x"}, tmp_path) == (
+        None, "its script triage.py dropped the event")
+    assert transformed("fails.sh", {}, tmp_path) == (None, "its script fails.sh dropped the event (exit 3)")
+    assert transformed("../../etc/passwd", {}, tmp_path)[1].startswith("its script ../../etc/passwd is no file in ")
 
 
 def test_a_route_without_a_secret_stops_the_start_with_one_line(hermes_home, wire_server):
