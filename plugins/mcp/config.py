@@ -159,9 +159,10 @@ def problems(server: Server) -> list:
         found.append("a stdio server needs a command (or give a url for a remote one)")
     elif server.transport != "stdio" and not re.match(r"https?://", server.url):
         found.append(f"url must start with http:// or https:// (got {server.url or 'none'!r})")
-    elif server.auth not in ("", "oauth") or server.auth and server.transport == "stdio":
-        found.append(f"auth: oauth is for a remote server (url); {server.auth!r} is not known here" if server.auth
-                     != "oauth" else "auth: oauth is for a remote server (url), not a command")
+    elif server.auth not in ("", "oauth"):
+        found.append(f"auth {server.auth!r} is not known here (auth: oauth signs in to a remote server)")
+    elif server.auth and server.transport == "stdio":
+        found.append("auth: oauth is for a remote server (url), not a command")
     elif server.transport != "stdio":
         from plugins import tls
 

@@ -41,7 +41,7 @@ def test_entries_parse_with_hermes_agents_defaults_and_problems_are_said():
     assert problems(parse("o", {"command": "uvx", "auth": "oauth"})) == [
         "auth: oauth is for a remote server (url), not a command"]
     assert problems(parse("o", {"url": "https://x/mcp", "auth": "basic"})) == [
-        "auth: oauth is for a remote server (url); 'basic' is not known here"]
+        "auth 'basic' is not known here (auth: oauth signs in to a remote server)"]
 
 
 def test_a_config_entry_changes_a_shipped_server_key_by_key():
