@@ -28,7 +28,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -187,26 +186,28 @@ def _listed(path: Any, home: Any) -> list:
 SCRIPT_SECONDS = 30
 
 
-def transformed(script: str, payload: dict, home: Any) -> "tuple[Optional[dict], str]":
+def transformed(script: str, payload: dict, home: Any, environ: Optional[dict] = None) -> "tuple[Optional[dict], str]":
     """A route's ``script`` (hermes-agent's, in the data folder's ``scripts/``; ``.sh`` runs with bash, the rest with
     Python): the event's JSON on its stdin, its stdout a JSON object that replaces the event, or text kept as
     ``script_output``; ``(None, why)`` for an event it drops (nothing printed, ``[SILENT]``, an exit not 0, a time
-    out). Its environment has no keys."""
+    out). ``environ``: its environment, a tool's (no keys); by default hermes' own without them."""
     import subprocess
     import sys
     from pathlib import Path
-
-    from hermes.host.config import is_secret_name
 
     folder = (Path(home) / "scripts").resolve()
     path = (folder / str(script).replace("~/.hermes/scripts/", "", 1)).resolve()
     if not path.is_relative_to(folder) or not path.is_file():
         return None, f"its script {script} is no file in {folder}"
     command = ["bash", str(path)] if path.suffix in (".sh", ".bash") else [sys.executable, str(path)]
-    keyless = {k: v for k, v in os.environ.items() if not is_secret_name(k)}
+    if environ is None:
+        from kernel.secrets import Secrets
+        from plugins.tool_args import tool_environment
+
+        environ = tool_environment(Secrets())
     try:
         done = subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True, cwd=folder,
-                              timeout=SCRIPT_SECONDS, env=keyless)
+                              timeout=SCRIPT_SECONDS, env=environ)
     except subprocess.TimeoutExpired:
         return None, f"its script {path.name} took over {SCRIPT_SECONDS} s"
     except OSError as exc:
@@ -242,12 +243,14 @@ class Webhook(Listened):
     automated = True  # the senders are checked here (signatures); no commands, no approvals
 
     def __init__(self, routes: dict, host: str = "", port: int = PORT, secret: str = "", rate_limit: int = 30,
-                 deliver: Optional[Callable[[str, str, str], str]] = None, data_dir=None):
+                 deliver: Optional[Callable[[str, str, str], str]] = None, data_dir=None,
+                 environ: Optional[Callable[[], dict]] = None):
         super().__init__()
         self.configured, self.host, self.port, self.secret = routes, host or "0.0.0.0", port, secret
         self.data_dir, self.read_at = data_dir, None  # where `hermes webhook subscribe` writes; its file's stamp
         self.routes = self._every()  # checked at the start
         self.rate_limit, self.deliver = rate_limit, deliver  # deliver(target, text, path): why it failed, or ""
+        self.environ = environ  # a route script's environment: a tool's (without the config's keys)
         self.when: dict = {}  # delivery id -> when it came (a service's retry within the hour is not run again)
         self.hits: dict = {}  # route -> the times of its requests in the last minute
         self.lock = threading.Lock()
@@ -323,7 +326,8 @@ class Webhook(Listened):
         if not passes(route.get("filters"), payload, event, headers, self.data_dir):
             return 200, {"status": "ignored", "reason": "filter", "route": route_name}
         if route.get("script") and self.data_dir is not None:  # before the delivery id is noted: dropped, a retry
-            payload, why = transformed(route["script"], payload, self.data_dir)  # runs again
+            payload, why = transformed(route["script"], payload, self.data_dir,  # runs again
+                                       self.environ() if self.environ else None)
             if payload is None:
                 log.info("webhook: %s: %s", route_name, why)
                 return 200, {"status": "ignored", "reason": "script", "route": route_name}
