@@ -89,7 +89,7 @@ import hermes.cli.app as app  # noqa: E402
 
 mark("program imported")
 import hermes.host.plugins as host_plugins  # noqa: E402
-import plugins.commands.front as front  # noqa: E402
+import plugins.front as front  # noqa: E402
 import plugins.commands.run as run_command  # noqa: E402
 
 stage(host_plugins, "entry_point_candidates", "entry points")

@@ -249,7 +249,7 @@ class HermesAgent:
         from acp import RequestError
 
         from hermes.cli.app import Fail
-        from plugins.commands.front import build_agent, check_session
+        from plugins.front import build_agent, check_session
 
         if not os.path.isdir(cwd or ""):
             raise RequestError.invalid_params({"cwd": f"not a folder: {cwd}"})

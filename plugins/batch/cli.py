@@ -17,7 +17,7 @@ import click
 
 from hermes.cli.app import EXIT_INTERRUPTED, EXIT_USAGE, App, Fail, echo_json, program
 from hermes.cli.output import document_stream
-from plugins.commands.front import build_agent, prepare_store, provider_options
+from plugins.front import build_agent, prepare_store, provider_options
 
 
 class Worker:

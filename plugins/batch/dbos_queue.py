@@ -45,7 +45,7 @@ def batch_prompt(settings: dict, task: dict) -> dict:
     """One prompt's run as a workflow of its own; its id names the session and the turn (a run resumed
     elsewhere writes the same session, skipping what it holds)."""
     from plugins.batch.worker import run_one
-    from plugins.commands.front import prepare_store
+    from plugins.front import prepare_store
 
     app = _apps.get(settings["distro"])
     if app is None:

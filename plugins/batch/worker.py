@@ -32,7 +32,7 @@ def run_one(app, opts: dict, task: dict, run_id: str = "") -> dict:
     workflow) names its session and turn, so a run resumed in another process writes the same session."""
     from hermes.cli.app import Fail
     from plugins.batch.trajectory import entry
-    from plugins.commands.front import build_agent
+    from plugins.front import build_agent
     from plugins.tool_args import masked_result
 
     settings = task["settings"]
@@ -69,7 +69,7 @@ def main() -> None:
     _die_with_parent(int(os.environ.get("HERMES_BATCH_PARENT", os.getppid())))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command's Ctrl+C is the command's to handle
     from hermes.cli.app import App, Fail
-    from plugins.commands.front import build_agent, prepare_store
+    from plugins.front import build_agent, prepare_store
 
     settings = json.loads(sys.stdin.readline())
     app = App(settings.get("distro"))

@@ -8,7 +8,7 @@ from itertools import groupby
 import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
-from plugins.commands.front import CtrlC, build_agent, finish, prepare_store, provider_options, session_to_resume, shown
+from plugins.front import CtrlC, build_agent, finish, prepare_store, provider_options, session_to_resume, shown
 from plugins.images import image_option, mode, with_images
 from plugins.text import printable
 

@@ -298,7 +298,7 @@ def run(app, job: Job) -> Job:
     and record the run; the job as recorded. A job with a workdir runs in a process started there."""
     from hermes.cli.app import Fail
     from plugins.approval import AutoApprove
-    from plugins.commands.front import build_agent
+    from plugins.front import build_agent
 
     if job.workdir and os.environ.get(IN_WORKDIR) != job.id:
         return _run_in_workdir(app, job)

@@ -101,7 +101,7 @@ def resume(app: App, run_id: str, as_json: bool):
     """Finish a turn that stopped: its finished steps are not run again. Ctrl+C leaves it resumable."""
     from types import SimpleNamespace
 
-    from plugins.commands.front import finish, shown
+    from plugins.front import finish, shown
     from plugins.commands.hookspecs import Display
 
     engine = _engine(app, queues=(RESUMING,))

@@ -50,7 +50,7 @@ def gateway(ctx):
 def run(app, only, model):
     """Answer the platforms' messages until Ctrl+C (or SIGTERM), one conversation per chat."""
     from hermes.cli.app import Fail, program
-    from plugins.commands.front import build_agent
+    from plugins.front import build_agent
     from plugins.gateway.hookspecs import PlatformError
     from plugins.gateway.runner import Gateway, allowed_users, automated
 

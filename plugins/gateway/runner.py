@@ -355,7 +355,7 @@ class Gateway(Commands):
     def _agent(self, chat: Chat):
         """The chat's agent: kept while the chat is among the last used, its session carried across restarts."""
         from hermes.cli.app import Fail
-        from plugins.commands.front import build_agent, check_session
+        from plugins.front import build_agent, check_session
 
         if chat.agent is None:
             session = self.state["sessions"].get(chat.key)

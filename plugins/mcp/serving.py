@@ -47,7 +47,7 @@ class Asker:
 
 
 def _agent(app, opts: dict, session_id: str, asker: Asker):
-    from plugins.commands.front import build_agent, check_session
+    from plugins.front import build_agent, check_session
 
     session_id = check_session(app, session_id) if session_id else None  # a unique prefix too; an unknown one: Fail
     return build_agent(app, dict(opts), asker, session_id=session_id, platform="mcp")

@@ -375,7 +375,7 @@ def consolidate(app, dry_run: bool = False) -> dict:
     """hermes-agent's consolidation pass: one agent (on ``auxiliary.curator``'s model when it names one), given the
     skills tools only, merges the agent's own skills that overlap (after a snapshot). It may edit or remove only those
     skills; a removed one is archived, not deleted."""
-    from plugins.commands.front import build_agent
+    from plugins.front import build_agent
     from plugins.skills.tools import CURATING
 
     with locked(".curator_run.lock", wait=False):

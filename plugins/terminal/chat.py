@@ -15,7 +15,7 @@ from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.messages import text_of
 from kernel.types import add_usage
-from plugins.commands.front import (CtrlC, ask_store, build_agent, prepare_store, provider_options,
+from plugins.front import (CtrlC, ask_store, build_agent, prepare_store, provider_options,
                                     session_to_resume)
 from plugins.commands.hookspecs import SLASH_COMMANDS
 from plugins.images import image_option

@@ -82,7 +82,7 @@ def _toolsets(chat, args):
 
 def _status(chat, args):
     """hermes-agent's /status: where this chat stands."""
-    from plugins.commands.front import ask_store
+    from plugins.front import ask_store
     from plugins.core_tools.processes import listed
 
     agent = chat.agent
@@ -356,7 +356,7 @@ def _version(chat, args):
 
 def _resume(chat, args):
     from hermes.cli.app import Fail, program
-    from plugins.commands.front import check_session
+    from plugins.front import check_session
 
     if not args:  # the sessions plugin's /sessions lists the recent ones
         listing = chat.agent.host.registry[SLASH_COMMANDS].get("sessions")

@@ -80,7 +80,7 @@ def _calls(message: dict) -> str:
 def recap_of(app, session_id: str, agent=None) -> list:
     """The recap of a stored session, with its title when the store has one; with the chat's ``agent``
     (``/resume``), a note when the session was started with another model or other toolsets, which the chat keeps."""
-    from plugins.commands.front import ask_store
+    from plugins.front import ask_store
 
     info = ask_store(app, "session_info", needed=False, session_id=session_id)
     info = info if isinstance(info, dict) else {}

@@ -74,7 +74,7 @@ def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_hom
     heavy = {"importlib.metadata", "yaml", "hermes.host.plugins", "hermes.host.config", "logging", "sqlite3"}
     # of the plugins only the essential built-ins' modules, for their commands (`plugins` is one), and the helpers
     # `run` prints and reads its options through (io, re, math and base64: nothing more to import)
-    essential = {"plugins", "plugins.commands", "plugins.commands.cli", "plugins.commands.front",
+    essential = {"plugins", "plugins.commands", "plugins.commands.cli", "plugins.front",
                  "plugins.commands.plugins_group", "plugins.commands.run", "plugins.config_command",
                  "plugins.config_command.cli", "plugins.images", "plugins.numbers", "plugins.text"}
     assert not heavy & mods and {m for m in mods if m.split(".")[0] in ("plugins", "plugins_memory",
@@ -102,8 +102,8 @@ def test_a_listing_found_again_imports_only_the_plugin_sources(hermes_home):
     again, mods = _listing_imports(env)
     assert again == first and "task list, questions to the user" in again  # agent-tools' description, remembered
     imported = {m.split(".")[1] for m in mods if m.startswith(("plugins.", "plugins_memory.", "plugins_providers."))}
-    # hermes-compat's discover_plugins, the essentials, and the helpers `run` prints and reads its options through
-    assert imported == {"hermes_compat", "commands", "config_command", "images", "numbers", "text"}, imported
+    # hermes-compat's discover_plugins, the essentials, and the helpers `run` builds, prints and reads its options with
+    assert imported == {"hermes_compat", "commands", "config_command", "front", "images", "numbers", "text"}, imported
     compat = {m for m in mods if m.startswith("plugins.hermes_compat.")}
     assert compat == {"plugins.hermes_compat.discovery", "plugins.hermes_compat.manifests"}, compat  # no runtime
     assert "difflib" not in mods  # the did-you-means import it for a name nobody knows, not on every start
