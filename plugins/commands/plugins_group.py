@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import click
 
-from hermes.cli import remembered
 from hermes.cli.app import App, Fail, echo_json, remember_output
 from hermes.host import loadstate
+from plugins.commands.listing import listed, listing
 
 
 class _PluginsGroup(click.Group):
@@ -38,7 +38,7 @@ def plugins():
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
-    records = [r.as_dict(with_hooks=True) for r in app.host.records] if hooks else remembered.listed(app)
+    records = [r.as_dict(with_hooks=True) for r in app.host.records] if hooks else listed(app)
     failures = loadstate.failures()
     if as_json:
         remember_output("listing-json", echo_json([dict(r, failures=failures.get(r["name"]) or {}) for r in records]))
@@ -62,7 +62,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
 def _find(app: App, name: str):
     from kernel.hints import did_you_mean
 
-    records = remembered.listing(app)
+    records = listing(app)
     if found := next((rec for rec in records if rec.name == name), None):
         return found
     raise Fail(f"no plugin named '{name}'{did_you_mean(name, [r.name for r in records]) or '; see `hermes plugins list`'}")

@@ -74,7 +74,7 @@ def test_an_unchanged_listing_reads_no_metadata_and_imports_no_plugin(hermes_hom
     heavy = {"importlib.metadata", "yaml", "hermes.host.plugins", "hermes.host.config", "logging", "sqlite3"}
     # of the plugins only the essential built-ins' modules, for their commands (`plugins` is one), and the helpers
     # `run` prints and reads its options through (io, re, math and base64: nothing more to import)
-    essential = {"plugins", "plugins.commands", "plugins.commands.cli", "plugins.front",
+    essential = {"plugins", "plugins.commands", "plugins.commands.cli", "plugins.front", "plugins.commands.listing",
                  "plugins.commands.plugins_group", "plugins.commands.run", "plugins.config_command",
                  "plugins.config_command.cli", "plugins.images", "plugins.numbers", "plugins.text"}
     assert not heavy & mods and {m for m in mods if m.split(".")[0] in ("plugins", "plugins_memory",
