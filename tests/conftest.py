@@ -35,7 +35,7 @@ def hermes_home(tmp_path, monkeypatch):
     home = tmp_path / "hermes-home"
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
-    for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE", "HERMES_TRACE_HOOKS", "OPENAI_API_KEY",
+    for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE", "HERMES_TRACE_HOOKS", "HERMES_PROFILE", "OPENAI_API_KEY",
                 "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENROUTER_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home

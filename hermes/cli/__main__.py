@@ -1,5 +1,5 @@
 """``python -m hermes.cli``: the ``hermes`` command."""
 
-from hermes.cli.app import main
+from hermes.cli.entry import main
 
 main()

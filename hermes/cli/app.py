@@ -16,7 +16,7 @@ from typing import Optional
 import click
 
 from hermes.cli import remembered
-from hermes.cli.entry import REMEMBERED, remembered_key, terminal_width
+from hermes.cli.entry import REMEMBERED, choose_profile, remembered_key, root_option, terminal_width
 from hermes.host import loadstate
 from kernel import __version__
 
@@ -63,16 +63,8 @@ def remember_output(name: str, text: str) -> None:
 
 
 def distro_argument(args: list) -> Optional[str]:
-    """The distro a command line runs as: the root's ``--distro``, read before click parses anything (an eager
-    ``--help`` runs before other options), else ``HERMES_DISTRO``. The one place the choice is read."""
-    for i, arg in enumerate(args):
-        if arg == "--distro" and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--distro="):
-            return arg.partition("=")[2]
-        if arg == "--" or not arg.startswith("-"):
-            break  # the command: what follows is its own
-    return os.environ.get("HERMES_DISTRO") or None
+    """The distro a command line runs as: the root's ``--distro``, else ``HERMES_DISTRO``. The one place it is read."""
+    return root_option(args, ("--distro",))[0] or os.environ.get("HERMES_DISTRO") or None
 
 
 class App:
@@ -349,6 +341,9 @@ class HermesGroup(click.Group):
 @click.version_option(__version__, "-V", "--version", message="%(prog)s %(version)s")
 @click.option("--distro", "distro_path", metavar="FILE_OR_NAME", envvar="HERMES_DISTRO",
               help="Run as a distro: a YAML file or an installed distro's name.")
+@click.option("-p", "--profile", metavar="NAME", expose_value=False, is_eager=True,  # (the console script reads it
+              callback=lambda ctx, param, name: name and choose_profile(["-p", name], program()),  # before click)
+              help="Run as a profile: a config, keys, sessions and memory of its own (`hermes profile`).")
 @click.pass_context
 def cli(ctx, distro_path):
     """hermes: a plugin-first microkernel for tool-using LLM agents."""

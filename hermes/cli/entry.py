@@ -1,11 +1,9 @@
 """The ``hermes`` console script.
 
-``hermes --help`` and ``hermes plugins list [--json]`` (and a distro's
-command's) are printed as they were printed the last time while nothing they
-depend on changed (the keys in :mod:`hermes.cli.remembered`): they then cost no
-import of click, of json or of the plugin host. Everything else, and an
-output that must be made again, goes to :func:`hermes.cli.app.main`.
-"""
+The profile is chosen first (:func:`choose_profile`), since it decides the data folder. ``hermes --help`` and ``hermes
+plugins list [--json]`` (and a distro's command's) are printed as they were printed the last time while nothing they
+depend on changed (the keys in :mod:`hermes.cli.remembered`): they then cost no import of click, of json or of the
+plugin host. Everything else, and an output that must be made again, goes to :func:`hermes.cli.app.main`."""
 
 import os
 import sys
@@ -56,7 +54,68 @@ def _printed_again(prog: str) -> bool:
     return True
 
 
+def root_option(args: list, names: tuple) -> tuple:
+    """(its value, the arguments without it) of a root's option (``--distro``, ``-p``) given before the command, read
+    before click parses anything (an eager ``--help`` runs before other options); ``(None, args)`` without it."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        flag, eq, value = args[i].partition("=")
+        if flag in names and (eq or i + 1 < len(args)):
+            return (value, args[:i] + args[i + 1:]) if eq else (args[i + 1], args[:i] + args[i + 2:])
+        i += 1 if eq or flag not in ("--distro", "-p", "--profile") else 2
+    return None, args
+
+
+PROFILE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")  # hermes-agent's: a folder's name, never a path
+
+
+def profiles_root() -> str:
+    """``profiles/`` of the data folder no profile's (``HERMES_HOME``'s or platformdirs'): a folder per profile."""
+    home = os.path.abspath(os.path.expanduser(os.environ.get("HERMES_HOME") or "/"))
+    if os.path.basename(os.path.dirname(home)) == "profiles":  # this process runs as a profile
+        return os.path.dirname(home)
+    from hermes.host.paths import data_dir
+
+    return os.path.join(data_dir(), "profiles")
+
+
+def profile_name() -> str:
+    """The profile this process runs as: its name, or ``default`` (the data folder itself)."""
+    home = os.path.abspath(os.path.expanduser(os.environ.get("HERMES_HOME") or "/"))
+    return os.path.basename(home) if os.path.dirname(home) == profiles_root() else "default"
+
+
+def choose_profile(args: list, prog: str) -> list:
+    """hermes-agent's profiles: ``-p NAME`` / ``--profile NAME`` before the command, else ``HERMES_PROFILE``, else the
+    one ``hermes profile use`` kept, sets ``HERMES_HOME`` to its folder and ``HERMES_PROFILE`` to its name (for the
+    processes this one starts); ``default`` is the data folder itself. The arguments are returned without the option."""
+    name, rest = root_option(args, ("-p", "--profile"))
+    name, kept, now = (name or os.environ.get("HERMES_PROFILE") or "").strip().lower(), False, profile_name()
+    if not name and now == "default":  # (else HERMES_HOME is a profile's folder already)
+        try:
+            with open(os.path.join(os.path.dirname(profiles_root()), "active_profile"), encoding="utf-8") as fh:
+                name, kept = fh.read().strip(), True
+        except (OSError, UnicodeDecodeError):
+            pass
+    if name not in ("", now, "default"):
+        folder = os.path.join(profiles_root(), name)
+        if set(name) <= PROFILE_NAME and name[0].isalnum() and os.path.isdir(folder):
+            os.environ["HERMES_HOME"] = folder
+        elif kept:  # the one `profile use` kept is gone: said, not a lock-out of every command
+            sys.stderr.write(f"{prog}: warning: the active profile '{name}' is not there; running as default\n")
+            name = "default"
+        else:
+            sys.exit(f"{prog}: error: no profile '{name}' (`{prog} profile list` shows them, `{prog} profile "
+                     "create NAME` makes one)")
+    elif name == "default" and now != "default":  # HERMES_HOME itself is a profile's folder
+        sys.exit(f"{prog}: error: HERMES_HOME is profile '{now}''s folder: unset it to run as default")
+    if name:
+        os.environ["HERMES_PROFILE"] = name  # the processes this one starts run as it too
+    return rest
+
+
 def main(prog: str = "hermes") -> None:
+    sys.argv[1:] = choose_profile(sys.argv[1:], prog)
     if not _printed_again(prog):
         from hermes.cli.app import main as cli_main
 

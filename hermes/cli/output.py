@@ -1,6 +1,5 @@
-"""What the program does with the process's output and its end: stdout kept
-for one machine-readable document under ``--json``, and an exit that plugin
-code cannot hold up."""
+"""What the program does with the process's output and its end: stdout kept for one machine-readable document under
+``--json``, and an exit that plugin code cannot hold up."""
 
 from __future__ import annotations
 
@@ -11,11 +10,9 @@ import time
 from typing import Callable
 
 def exit_within(grace: float, code: int, warn: Callable[[str], None]) -> None:
-    """Make the process end within ``grace`` seconds of now, with ``code``.
-    Python's exit waits for every non-daemon thread and every ``atexit``
-    handler, for ever if plugin code left one that never ends (the kernel
-    leaves none running): past the grace, the threads still running are
-    named through ``warn`` and the process ends without them."""
+    """Make the process end within ``grace`` seconds of now, with ``code``. Python's exit waits for every non-daemon
+    thread and every ``atexit`` handler, for ever if plugin code left one that never ends (the kernel leaves none
+    running): past the grace, the threads still running are named through ``warn`` and the process ends without them."""
 
     def expire():
         time.sleep(grace)

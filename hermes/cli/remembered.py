@@ -1,12 +1,9 @@
 """What the command line prints again without work, in the data folder.
 
-``plugin-commands.txt``: the plugins' commands, for ``hermes --help`` without
-loading them. ``output-*.txt``: what ``hermes --help`` and ``plugins list
-[--json]`` printed last, behind the key of what it depended on, for
-:mod:`hermes.cli.entry` to print again without importing click (this module
-imports only ``os`` and ``sys`` at the top). The listing itself is the commands
-plugin's (:mod:`plugins.commands.listing`).
-"""
+``plugin-commands.txt``: the plugins' commands, for ``hermes --help`` without loading them. ``output-*.txt``: what
+``hermes --help`` and ``plugins list [--json]`` printed last, behind the key of what it depended on, for
+:mod:`hermes.cli.entry` to print again without importing click (this module imports only ``os`` and ``sys`` at the top).
+The listing itself is the commands plugin's (:mod:`plugins.commands.listing`)."""
 
 from __future__ import annotations
 
@@ -20,10 +17,9 @@ COMMANDS_CACHE = "plugin-commands.txt"
 
 
 def listing_stamp() -> list:
-    """What a listing depends on, in a few ``stat`` calls: the folders of
-    ``sys.path`` (an install changes one's time), the data folder's
-    ``plugins`` and each ``plugin.yaml`` in it, ``config.yaml``, the distro
-    file, the selecting variables, the third-party plugin files last imported."""
+    """What a listing depends on, in a few ``stat`` calls: the folders of ``sys.path`` (an install changes one's time),
+    the data folder's ``plugins`` and each ``plugin.yaml`` in it, ``config.yaml``, the distro file, the selecting
+    variables, the third-party plugin files last imported."""
     from hermes.host.paths import config_dir, data_dir
     from kernel import __version__
 
@@ -59,9 +55,8 @@ def cached_commands():
 
 
 def help_key(prog: str, width: int) -> str:
-    """What the top-level help depends on: the kernel's version, the modules
-    that define its commands (an edit in a checkout), the plugins' commands,
-    the program's name and the width, and :func:`listing_stamp`."""
+    """What the top-level help depends on: the kernel's version, the modules that define its commands (an edit in a
+    checkout), the plugins' commands, the program's name and the width, and :func:`listing_stamp`."""
     from hermes.host.essential import ESSENTIAL
     from hermes.host.paths import stamp
     from kernel import __version__

@@ -24,7 +24,7 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "uninstall": f"`pip uninstall {PACKAGE}` (the data folder and config.yaml stay)",
     "gateway": "the gateway plugin's `hermes gateway run` (Telegram, Discord, Slack), which is not loaded here (`hermes "
                "plugins enable gateway`)",
-    "profile": "a profile is a folder of its own: `HERMES_HOME=FOLDER hermes ...`",
+    "profile": "the profiles plugin's `hermes profile`, which is not loaded here (`hermes plugins enable profiles`)",
     "logs": "the logs plugin's `hermes logs`, which is disabled (`hermes plugins enable logs`); "
             "`HERMES_TRACE_HOOKS=FILE` logs each hook call, and MCP servers' stderr is in the data folder's logs/",
 }

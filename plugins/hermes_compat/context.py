@@ -81,7 +81,9 @@ class PluginContext:
     # -- cheap extras
     @property
     def profile_name(self) -> str:
-        return "default"
+        from hermes.cli.entry import profile_name
+
+        return profile_name()
 
     @property
     def plugin_id(self) -> str:

@@ -82,6 +82,7 @@ def _toolsets(chat, args):
 
 def _status(chat, args):
     """hermes-agent's /status: where this chat stands."""
+    from hermes.cli.entry import profile_name
     from plugins.front import ask_store
     from plugins.core_tools.processes import listed
 
@@ -90,7 +91,7 @@ def _status(chat, args):
     title = info.get("title") if isinstance(info, dict) else None
     lines = [f"session {agent.session_id}{f' ({title})' if title else ''}: {len(agent.messages)} messages",
              f"model: {agent.provider_config.label()}", _usage(chat, ""),
-             f"working in {os.getcwd()}; data folder {agent.config.data_dir}"]
+             f"working in {os.getcwd()}; data folder {agent.config.data_dir} (profile {profile_name()})"]
     context = agent.host.registry[SLASH_COMMANDS].get("context")  # the context engine's, when it has one
     lines += [f"context: {context.value('', agent)}"] if context is not None else []
     tasks = len(chat.background.running) if chat.background else 0
@@ -431,5 +432,5 @@ ELSEWHERE = {  # hermes-agent's chat commands that are called otherwise here
     "footer": "/status, when you want it",
     "redraw": "Ctrl+L",
     "curator": "`hermes curator` (status, run, pin, restore, rollback)",
-    "profile": "/status (its folders); a profile is a folder of its own: `HERMES_HOME=FOLDER hermes chat`",
+    "profile": "/status (the profile and its folder); `hermes -p NAME chat` chats as another (`hermes profile list`)",
 }

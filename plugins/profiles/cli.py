@@ -1,0 +1,220 @@
+"""``hermes profile``: make, list, choose, rename and delete profiles (hermes-agent's ``hermes profile``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from hermes.cli.app import Fail, echo_json, program
+from hermes.cli.entry import PROFILE_NAME, profile_name, profiles_root
+
+KEPT = "active_profile"  # in the default data folder: the profile every command runs as (hermes-agent's file)
+CONFIG_FILES = ("config.yaml", ".env", "SOUL.md")  # what --clone copies, with the skills
+NOT_CLONED = {"profiles", KEPT, "locks", "backups", "checkpoints", "__pycache__"}  # --clone-all leaves these out
+
+
+def folders(name: str) -> tuple:
+    """(config folder, data folder) of a profile: one folder for a profile; for ``default`` the data folder
+    holding the profiles, and platformdirs' config folder beside it when the data folder is platformdirs'."""
+    root = Path(profiles_root())
+    if name != "default":
+        return root / name, root / name
+    import platformdirs
+
+    data = root.parent
+    own = data == Path(platformdirs.user_data_dir("hermes"))
+    return (Path(platformdirs.user_config_dir("hermes")) if own else data), data
+
+
+def kept() -> str:
+    try:
+        return (Path(profiles_root()).parent / KEPT).read_text(encoding="utf-8").strip() or "default"
+    except (OSError, UnicodeDecodeError):
+        return "default"
+
+
+def names() -> list:
+    try:
+        found = sorted(e.name for e in os.scandir(profiles_root()) if e.is_dir() and valid(e.name))
+    except OSError:
+        found = []
+    return ["default", *found]
+
+
+def valid(name: str) -> bool:
+    return bool(name) and set(name) <= PROFILE_NAME and name[0].isalnum() and len(name) <= 64
+
+
+def existing(name: str) -> str:
+    """``name`` (lowercased, as hermes-agent takes it) if that profile is there, else a one-line error."""
+    name = name.strip().lower()
+    if name != "default" and not (valid(name) and folders(name)[1].is_dir()):
+        from kernel.hints import did_you_mean
+
+        raise Fail(f"no profile '{name}'{did_you_mean(name, names()) or ''}; `{program()} profile list` shows them")
+    return name
+
+
+def describe(name: str) -> dict:
+    """What ``list`` and ``show`` say of a profile."""
+    config, data = folders(name)
+    model = ""
+    try:
+        import yaml
+
+        document = yaml.safe_load((config / "config.yaml").read_text(encoding="utf-8")) or {}
+        model = document.get("model") if isinstance(document, dict) else ""
+        model = model.get("default") if isinstance(model, dict) else model
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        pass
+    return {"name": name, "current": name == profile_name(), "active": name == kept(), "model": str(model or ""),
+            "folder": str(data), "config": str(config / "config.yaml"),
+            "sessions": (data / "state.db").is_file(), "env": (config / ".env").is_file()}
+
+
+@click.group()
+def profile():
+    """Profiles: agents side by side, each with its own config, keys, sessions and memory (`hermes -p NAME`)."""
+
+
+@profile.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def list_(as_json: bool):
+    """Every profile; * marks the one this command runs as."""
+    rows = [describe(name) for name in names()]
+    if as_json:
+        echo_json(rows)
+        return
+    width = max(len(row["name"]) for row in rows)
+    for row in rows:
+        note = " (active: `profile use`)" if row["active"] and row["name"] != "default" else ""
+        click.echo(f"{'*' if row['current'] else ' '} {row['name']:<{width}}  {row['model'] or '-':<24}  "
+                   f"{row['folder']}{note}")
+
+
+@profile.command("show")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+def show(name: "str | None", as_json: bool):
+    """One profile (else the one this command runs as): its folder, config and model."""
+    row = describe(existing(name) if name else profile_name())
+    if as_json:
+        echo_json(row)
+        return
+    for key in ("name", "model", "folder", "config"):
+        click.echo(f"{key + ':':<8} {row[key] or '-'}")
+    plain = row["name"] == kept() or row["name"] == "default" and kept() not in names()  # what `hermes ...` runs as
+    click.echo(f"{'runs:':<8} `{program()}{'' if plain else ' -p ' + row['name']} ...`")
+
+
+@profile.command("create")
+@click.argument("name")
+@click.option("--clone", is_flag=True,
+              help="Copy config.yaml, .env, SOUL.md and the skills of the profile this runs as.")
+@click.option("--clone-from", metavar="PROFILE", help="Copy them from this profile instead.")
+@click.option("--clone-all", is_flag=True, help="Copy everything: sessions, memory, cron jobs too.")
+def create(name: str, clone: bool, clone_from: "str | None", clone_all: bool):
+    """A new profile, empty or copied from another."""
+    name = name.strip().lower()
+    if not valid(name) or name == "default":
+        raise Fail(f"'{name}' cannot name a profile: lowercase letters, digits, '-' and '_', at most 64, "
+                   "not 'default'")
+    import shutil
+
+    target = folders(name)[1]
+    if target.exists():
+        raise Fail(f"profile '{name}' is there already ({target})")
+    source = existing(clone_from) if clone_from else profile_name() if clone or clone_all else None
+    config, data = folders(source) if source else (None, None)
+    partial = target.with_name(f".{name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        if clone_all:
+            for entry in data.iterdir():
+                _copy(entry, partial / entry.name, leave_out=NOT_CLONED)
+        if source:
+            for file in CONFIG_FILES:
+                _copy(config / file, partial / file)
+            _copy(data / "skills", partial / "skills")
+        os.replace(partial, target)  # a profile is there whole or not at all
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise Fail(f"profile '{name}' not made: {exc.strerror or exc} ({getattr(exc, 'filename', '') or target})")
+    said = (f" from '{source}'" + (" (everything)" if clone_all else " (config, keys, identity, skills)")
+            if source else "")
+    click.echo(f"Made profile '{name}'{said} in {target}. Use it with `{program()} -p {name} ...` "
+               f"or `{program()} profile use {name}`.")
+
+
+def _copy(source: Path, target: Path, leave_out: set = frozenset()) -> None:
+    import shutil
+
+    if source.name in leave_out or not (source.exists() or source.is_symlink()) or target.exists():
+        return
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True, ignore=lambda folder, found: [n for n in found if n in leave_out
+                                                                                  or n.endswith((".lock", ".pid"))])
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+@profile.command("use")
+@click.argument("name")
+def use(name: str):
+    """Run every command as this profile from now on (`default`: as none); `-p` still chooses another."""
+    from hermes.host.files import atomic_write
+
+    name = existing(name)
+    file = Path(profiles_root()).parent / KEPT
+    if name == "default":
+        file.unlink(missing_ok=True)
+    else:
+        atomic_write(file, name + "\n")
+    click.echo(f"Commands run as profile '{name}' now" + (f" ({folders(name)[1]})." if name != "default" else "."))
+
+
+@profile.command("rename")
+@click.argument("old")
+@click.argument("new")
+def rename(old: str, new: str):
+    """Give a profile another name (its folder moves)."""
+    old, new = existing(old), new.strip().lower()
+    if old == "default" or not valid(new) or new == "default":
+        raise Fail("the default profile keeps its name" if old == "default" else
+                   f"'{new}' cannot name a profile: lowercase letters, digits, '-' and '_', at most 64")
+    if folders(new)[1].exists():
+        raise Fail(f"profile '{new}' is there already")
+    os.rename(folders(old)[1], folders(new)[1])
+    if kept() == old:
+        from hermes.host.files import atomic_write
+
+        atomic_write(Path(profiles_root()).parent / KEPT, new + "\n")
+    click.echo(f"Renamed profile '{old}' to '{new}'.")
+
+
+@profile.command("delete")
+@click.argument("name")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask.")
+def delete(name: str, yes: bool):
+    """Delete a profile's folder: its config, keys, sessions and memory."""
+    import shutil
+
+    from plugins.asking import confirm
+
+    name = existing(name)
+    if name == "default":
+        raise Fail("the default profile is the data folder itself: it is not deleted (`hermes backup` keeps a copy)")
+    if name == profile_name():
+        raise Fail(f"this command runs as profile '{name}': delete it as another "
+                   f"(`{program()} -p default profile delete {name}`)")
+    folder = folders(name)[1]
+    if not yes:
+        confirm(f"Delete profile '{name}' ({folder}): its config, keys, sessions and memory?",
+                f"profile '{name}' not deleted")
+    shutil.rmtree(folder)
+    if kept() == name:
+        (Path(profiles_root()).parent / KEPT).unlink(missing_ok=True)
+    click.echo(f"Deleted profile '{name}'" + (" (commands run as default again)." if kept() == "default" else "."))
