@@ -36,6 +36,29 @@ def provider_options(f):
     return f
 
 
+skills_option = click.option("-s", "--skills", "preload", multiple=True, metavar="NAME", help="A skill whose "
+                             "instructions hold for the whole session (repeat, or comma-separate; hermes-agent's).")
+
+
+def preload_skills(app: App, given: tuple) -> None:
+    """``-s NAME``: the skills plugin keeps the skills' instructions in the system prompt (``skills.preload``, which
+    they replace); an unknown one is said now, before any call."""
+    names = [name.strip() for names in given for name in names.split(",") if name.strip()]
+    if not names:
+        return
+    host = app.host  # (the plugins declare their keys as they load: `run` comes before)
+    if "skills.preload" not in app.config.keys:
+        raise Fail("-s: no skills plugin is enabled (see `hermes plugins list`)")
+    from plugins.skills import skills_of
+    from plugins.skills.catalog import SkillError, lookup
+
+    skills = skills_of(app.config, host)
+    try:
+        app.config.overrides["skills.preload"] = [lookup(skills, name).name for name in names]
+    except SkillError as exc:
+        raise Fail(f"-s: {exc}") from None
+
+
 def build_agent(app: App, opts: dict, console, session_id: Optional[str] = None, platform: str = "cli"):
     from kernel.agent import Agent, AgentError
     from kernel.types import ProviderConfig

@@ -8,7 +8,8 @@ from itertools import groupby
 import click
 
 from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
-from plugins.front import CtrlC, build_agent, finish, prepare_store, provider_options, session_to_resume, shown
+from plugins.front import (CtrlC, build_agent, finish, preload_skills, prepare_store, provider_options,
+                           session_to_resume, shown, skills_option)
 from plugins.images import image_option, mode, with_images
 from plugins.text import printable
 
@@ -17,10 +18,11 @@ from plugins.text import printable
 @provider_options
 @click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest `hermes run` conversation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
+@skills_option
 @image_option
 @click.argument("prompt", nargs=-1)
 @click.pass_obj
-def run(app: App, as_json: bool, prompt: tuple, images: list, **opts):
+def run(app: App, as_json: bool, prompt: tuple, images: list, preload: tuple, **opts):
     """Run one turn and print the answer. Stdin is the PROMPT when none is given, or goes where a - stands in it."""
     words = prompt or (() if sys.stdin.isatty() else ("-",))  # a terminal's stdin is not read unasked
     piped = sys.stdin.read() if "-" in words else None  # `git diff | hermes run "review this:" -`: never unasked
@@ -33,6 +35,7 @@ def run(app: App, as_json: bool, prompt: tuple, images: list, **opts):
                    else "the prompt is empty" + (" (nothing on stdin)" if piped is not None else ""), EXIT_USAGE)
     from hermes.host.plugins import paused_collector  # here: the remembered `plugins list` imports no host
     with paused_collector():
+        preload_skills(app, preload)
         prepare_store(app, opts)
         session_id = session_to_resume(app, opts, "run")
         from plugins.commands.hookspecs import Display  # here: the remembered `plugins list` imports no spec

@@ -15,8 +15,8 @@ from hermes.host.plugins import paused_collector
 from kernel import __version__
 from kernel.messages import text_of
 from kernel.types import add_usage
-from plugins.front import (CtrlC, ask_store, build_agent, prepare_store, provider_options,
-                                    session_to_resume)
+from plugins.front import (CtrlC, ask_store, build_agent, preload_skills, prepare_store, provider_options,
+                            session_to_resume, skills_option)
 from plugins.commands.hookspecs import SLASH_COMMANDS
 from plugins.images import image_option
 from plugins.text import printable
@@ -45,8 +45,7 @@ DROPPED = re.compile(r"""(?:'([^']+)'|"([^"]+)"|((?:[~/]|file:)(?:\\ |\S)*))(?:\
 @click.option("--accept-hooks", is_flag=True, help="Run config.yaml's shell hooks unapproved (HERMES_ACCEPT_HOOKS).")
 @click.option("--no-restore-cwd", is_flag=True, help="Resumed, stay here instead of going to the folder the session "
               "started in (hermes-agent's).")
-@click.option("-s", "--skills", "preload", multiple=True, metavar="NAME", help="A skill whose instructions hold for "
-              "the whole session (repeat, or comma-separate; hermes-agent's; skills.preload).")
+@skills_option
 @click.option("--pass-session-id", is_flag=True, help="The system prompt names the session (prompt.pass_session_id; "
               "hermes-agent's).")
 @click.option("--ignore-rules", is_flag=True, help="No AGENTS.md, SOUL.md or other context files, no memory, no "
@@ -60,8 +59,7 @@ def chat(app, query, worktree, quiet, checkpoints, source, accept_hooks, no_rest
         app.config.overrides["prompt.pass_session_id"] = True
     if ignore_rules or os.environ.get("HERMES_IGNORE_RULES") == "1":
         _ignore_rules(app.config)
-    if preload:
-        _preload(app, [name.strip() for names in preload for name in names.split(",") if name.strip()])
+    preload_skills(app, preload)
     if checkpoints:
         app.config.overrides["checkpoints.enabled"] = True
     if accept_hooks:
@@ -91,20 +89,6 @@ def _ignore_rules(config) -> None:
 
         off["prompt.identity"] = DEFAULT_IDENTITY
     config.overrides.update({key: value for key, value in off.items() if key in config.keys})
-
-
-def _preload(app, names: list) -> None:
-    """``-s NAME``: the skills plugin keeps the skill's instructions in the system prompt; an unknown one is said now."""
-    if "skills.preload" not in app.config.keys:
-        raise Fail("-s: no skills plugin is enabled (see `hermes plugins list`)")
-    from plugins.skills import skills_of
-    from plugins.skills.catalog import SkillError, lookup
-
-    skills = skills_of(app.config, app.host)
-    try:
-        app.config.overrides["skills.preload"] = [lookup(skills, name).name for name in names]
-    except SkillError as exc:
-        raise Fail(f"-s: {exc}") from None
 
 
 def _in_worktree(work) -> None:

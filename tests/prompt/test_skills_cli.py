@@ -169,6 +169,25 @@ def test_a_skill_preloaded_for_the_session(hermes, wire_server, cli_env, hermes_
     assert len(wire_server.requests) == 3
 
 
+def test_run_and_the_oneshot_preload_skills_too(hermes, wire_server, cli_env, hermes_home, tmp_path):  # noqa: F811
+    """`hermes run -s NAME` and hermes-agent's `hermes -s NAME -z PROMPT` (its scripts' and workers' form): the skill
+    in the system prompt of the one turn; an unknown one is one line before any request."""
+    skill(hermes_home / "skills", "terse", "Answer briefly.", "Answer in five words or fewer.")
+    no_titles(hermes_home)
+    env = {**cli_env, "OPENAI_API_KEY": "sk"}
+    wire_server.script([reply("Short."), reply("Also short.")])
+    out = hermes("run", "-s", "terse", "--base-url", wire_server.openai_url, *MODEL, "hi", env=env, cwd=tmp_path)
+    assert out.stdout == "Short.\n", out.stderr
+    out = hermes("-s", "terse", "-z", "again", "--base-url", wire_server.openai_url, *MODEL, env=env, cwd=tmp_path)
+    assert out.stdout == "Also short.\n", out.stderr
+    assert len(wire_server.requests) == 2
+    for request in wire_server.requests:
+        assert "Answer in five words or fewer." in request.body["messages"][0]["content"]
+    out = hermes("run", "-s", "nope", "--base-url", wire_server.openai_url, *MODEL, "hi", env=env, cwd=tmp_path)
+    assert out.returncode == 1 and out.stderr.startswith("hermes: error: -s: no skill named 'nope'"), out.stderr
+    assert len(wire_server.requests) == 2
+
+
 def test_reload_skills_finds_a_skill_installed_or_removed_during_the_chat(hermes, hermes_home, tmp_path):
     """hermes-agent's /reload-skills: the /NAME commands as the skill folders hold them now (config's
     quick_commands stand in for another terminal)."""
