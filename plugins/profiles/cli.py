@@ -9,6 +9,7 @@ import click
 
 from hermes.cli.app import Fail, echo_json, program
 from hermes.cli.entry import PROFILE_NAME, profile_name, profiles_root
+from plugins.profiles.alias import aliases
 
 KEPT = "active_profile"  # in the default data folder: the profile every command runs as (hermes-agent's file)
 CONFIG_FILES = ("config.yaml", ".env", "SOUL.md")  # what --clone copies, with the skills
@@ -71,7 +72,7 @@ def describe(name: str) -> dict:
         pass
     return {"name": name, "current": name == profile_name(), "active": name == kept(), "model": str(model or ""),
             "folder": str(data), "config": str(config / "config.yaml"),
-            "sessions": (data / "state.db").is_file(), "env": (config / ".env").is_file()}
+            "sessions": (data / "state.db").is_file(), "env": (config / ".env").is_file(), "aliases": aliases(name)}
 
 
 @click.group()
@@ -103,8 +104,8 @@ def show(name: "str | None", as_json: bool):
     if as_json:
         echo_json(row)
         return
-    for key in ("name", "model", "folder", "config"):
-        click.echo(f"{key + ':':<8} {row[key] or '-'}")
+    for key in ("name", "model", "folder", "config", "aliases"):
+        click.echo(f"{key + ':':<8} {(', '.join(row[key]) if isinstance(row[key], list) else row[key]) or '-'}")
     plain = row["name"] == kept() or row["name"] == "default" and kept() not in names()  # what `hermes ...` runs as
     click.echo(f"{'runs:':<8} `{program()}{'' if plain else ' -p ' + row['name']} ...`")
 
@@ -115,7 +116,8 @@ def show(name: "str | None", as_json: bool):
               help="Copy config.yaml, .env, SOUL.md and the skills of the profile this runs as.")
 @click.option("--clone-from", metavar="PROFILE", help="Copy them from this profile instead.")
 @click.option("--clone-all", is_flag=True, help="Copy everything: sessions, memory, cron jobs too.")
-def create(name: str, clone: bool, clone_from: "str | None", clone_all: bool):
+@click.option("--alias", "with_alias", is_flag=True, help="A command named NAME that runs `hermes -p NAME`.")
+def create(name: str, clone: bool, clone_from: "str | None", clone_all: bool, with_alias: bool):
     """A new profile, empty or copied from another."""
     name = name.strip().lower()
     if not valid(name) or name == "default":
@@ -147,6 +149,8 @@ def create(name: str, clone: bool, clone_from: "str | None", clone_all: bool):
             if source else "")
     click.echo(f"Made profile '{name}'{said} in {target}. Use it with `{program()} -p {name} ...` "
                f"or `{program()} profile use {name}`.")
+    if with_alias:
+        _alias(name, name)
 
 
 def _copy(source: Path, target: Path, leave_out: set = frozenset()) -> None:
@@ -159,6 +163,36 @@ def _copy(source: Path, target: Path, leave_out: set = frozenset()) -> None:
                                                                                   or n.endswith((".lock", ".pid"))])
     else:
         shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _alias(alias: str, name: str) -> None:
+    from plugins.profiles.alias import make, on_path
+
+    if not valid(alias):
+        raise Fail(f"'{alias}' cannot name a command: lowercase letters, digits, '-' and '_'")
+    path, other = make(alias, name)
+    if other:
+        raise Fail(f"no alias '{alias}': a command of that name is there already ({other}); `--name` gives another")
+    click.echo(f"`{alias} ...` runs `{program()} -p {name} ...` ({path})" +
+               ("" if on_path() else f"; {path.parent} is not on PATH: add it to your shell's profile"))
+
+
+@profile.command("alias")
+@click.argument("name")
+@click.option("--name", "alias", metavar="ALIAS", help="The command's name (default: the profile's).")
+@click.option("--remove", is_flag=True, help="Remove the alias instead.")
+def alias_(name: str, alias: "str | None", remove: bool):
+    """A command that runs as a profile: `coder chat` for `hermes -p coder chat` (in ~/.local/bin)."""
+    from plugins.profiles import alias as aliases
+
+    name = existing(name)
+    if not remove:
+        _alias(alias or name, name)
+        return
+    gone = [a for a in ([alias] if alias else aliases.aliases(name)) if aliases.remove(a)]
+    if not gone:
+        raise Fail(f"no alias of profile '{name}' to remove")
+    click.echo(f"Removed {', '.join(gone)}.")
 
 
 @profile.command("use")
@@ -188,6 +222,11 @@ def rename(old: str, new: str):
     if folders(new)[1].exists():
         raise Fail(f"profile '{new}' is there already")
     os.rename(folders(old)[1], folders(new)[1])
+    from plugins.profiles.alias import make, remove
+
+    for alias in aliases(old):  # each runs the new name; the one named as the profile is named anew
+        remove(alias)
+        make(new if alias == old else alias, new)
     if kept() == old:
         from hermes.host.files import atomic_write
 
@@ -215,6 +254,10 @@ def delete(name: str, yes: bool):
         confirm(f"Delete profile '{name}' ({folder}): its config, keys, sessions and memory?",
                 f"profile '{name}' not deleted")
     shutil.rmtree(folder)
+    from plugins.profiles.alias import remove
+
+    for alias in aliases(name):
+        remove(alias)
     if kept() == name:
         (Path(profiles_root()).parent / KEPT).unlink(missing_ok=True)
     click.echo(f"Deleted profile '{name}'" + (" (commands run as default again)." if kept() == "default" else "."))

@@ -158,3 +158,30 @@ def test_default_from_a_profiles_own_folder_is_one_line_not_a_guess(hermes, herm
     result = hermes("-p", "default", "config", "get", "model", env=inside)
     assert result.returncode == 1 and result.stderr == ("hermes: error: HERMES_HOME is profile 'inner''s folder: "
                                                         "unset it to run as default\n")
+
+
+def test_an_alias_is_a_command_that_runs_as_the_profile(hermes, hermes_home, tmp_path):
+    bin_dir = tmp_path / "home" / ".local" / "bin"
+    env = {"HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    made = hermes("profile", "create", "coder", "--alias", env=env)
+    assert made.returncode == 0 and f"`coder ...` runs `hermes -p coder ...` ({bin_dir / 'coder'})" in made.stdout
+    assert hermes("-p", "coder", "config", "set", "model", "m-coder").returncode == 0
+    ran = subprocess.run([str(bin_dir / "coder"), "config", "get", "model"], capture_output=True, text=True,
+                         env={**os.environ, "HERMES_HOME": str(hermes_home), **env}, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.strip() == "m-coder", ran.stderr
+    assert json.loads(hermes("profile", "show", "coder", "--json", env=env).stdout)["aliases"] == ["coder"]
+
+    (bin_dir / "taken").write_text("#!/bin/sh\necho mine\n")  # a command of the user's is never overwritten
+    (bin_dir / "taken").chmod(0o755)
+    refused = hermes("profile", "alias", "coder", "--name", "taken", env=env)
+    assert refused.returncode == 1 and "a command of that name is there already" in refused.stderr
+    assert (bin_dir / "taken").read_text() == "#!/bin/sh\necho mine\n"
+    assert hermes("profile", "alias", "coder", "--name", "kodr", env=env).returncode == 0
+
+    assert hermes("profile", "rename", "coder", "writer", env=env).returncode == 0  # the aliases follow
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["kodr", "taken", "writer"]
+    assert "-p writer " in (bin_dir / "kodr").read_text()
+    assert hermes("profile", "delete", "writer", "-y", env=env).returncode == 0
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["taken"]
+    nothing = hermes("profile", "alias", "default", "--remove", env=env)
+    assert nothing.returncode == 1 and "no alias of profile 'default' to remove" in nothing.stderr
