@@ -1,4 +1,4 @@
-"""``hermes mcp``: list, test, add, remove, enable and disable MCP servers.
+"""``hermes mcp``: list, test, add, configure, remove, enable and disable MCP servers.
 
 ``list`` and ``test`` connect (``list`` all at once, each within its connect
 timeout); ``add``, ``remove``, ``enable`` and ``disable`` change ``mcp_servers``
@@ -82,6 +82,40 @@ def _entry(app, name: str) -> dict:
         known = ", ".join(sorted(servers)) if isinstance(servers, dict) and servers else "none"
         raise _fail(f"no MCP server '{name}' in config.yaml (configured: {known})", usage=True)
     return servers[name]
+
+
+def _at_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _pick(name: str, listed: dict, chosen: set) -> "set | None":
+    """At a terminal: the tools numbered, marked when offered; numbers switch them, until Enter keeps the choice
+    (None: q, or the end of input, leaves it as it was)."""
+    names = list(listed)
+    while True:
+        click.echo(f"MCP server '{name}': the tools offered to the agent are marked [x].")
+        for number, tool in enumerate(names, 1):
+            click.echo(f"  {number:>2} [{'x' if tool in chosen else ' '}] {tool}  {listed[tool][:70]}")
+        try:
+            answer = click.prompt("Numbers to switch (2 4-6), a: all, n: none, Enter: save, q: leave",
+                                  default="", show_default=False).strip().lower()
+        except click.Abort:
+            return None
+        if answer in ("", "q"):
+            return chosen if answer == "" else None
+        if answer in ("a", "n"):
+            chosen = set(names) if answer == "a" else set()
+            continue
+        for part in answer.replace(",", " ").split():
+            first, _, last = part.partition("-")
+            if not (first.isdigit() and (last or first).isdigit()):
+                click.echo(f"  '{part}' is no number", err=True)
+                continue
+            for number in range(int(first), int(last or first) + 1):
+                if 1 <= number <= len(names):
+                    chosen ^= {names[number - 1]}
 
 
 def mcp_group() -> click.Group:
@@ -298,6 +332,44 @@ def mcp_group() -> click.Group:
         if added and not dry_run:
             _edit(app, lambda doc: [set_key(doc, ["mcp_servers", n], e) for n, e in added.items()])
             click.echo(f"`hermes mcp list` connects {'them' if len(added) > 1 else 'it'}")
+
+    @group.command("configure")
+    @click.argument("name")
+    @click.option("--only", metavar="TOOLS", help="Offer only these of its tools (comma-separated).")
+    @click.option("--without", metavar="TOOLS", help="Offer all of its tools but these.")
+    @click.option("--all", "everything", is_flag=True, help="Offer every tool it has again.")
+    @click.pass_obj
+    def configure_cmd(app, name, only, without, everything):
+        """Choose which of a server's tools the agent is offered (hermes-agent's; at a terminal, from a list)."""
+        from plugins.config_command.edit import set_key, unset_key
+
+        _entry(app, name)
+        if sum(map(bool, (only is not None, without is not None, everything))) > 1:
+            raise _fail("give one of --only, --without and --all", usage=True)
+        server, conn = connect_all(app, {name})[name]
+        if conn is None or conn.state != "ready":
+            raise _fail(f"MCP server '{name}' did not connect: {row_of(server, conn)['last_error'] or 'disabled'}")
+        listed = {tool.name: " ".join((tool.description or "").split()) for tool in conn.listed}
+        was = chosen = {tool for tool in listed if server.offers(tool)}
+        if everything or only is not None or without is not None:
+            named = [t.strip() for t in (only or without or "").split(",") if t.strip()]
+            if unknown := [t for t in named if t not in listed]:
+                raise _fail(f"MCP server '{name}' has no tool '{unknown[0]}' (it has: {', '.join(listed)})", usage=True)
+            chosen = set(listed) if everything else set(named) if only is not None else set(listed) - set(named)
+        elif not _at_terminal():
+            raise _fail("no terminal to ask at: pass --only TOOLS, --without TOOLS or --all", usage=True)
+        else:
+            chosen = _pick(name, listed, set(chosen))  # (a copy: `was` stays what config.yaml says)
+        if chosen is None or chosen == was:
+            click.echo(f"MCP server '{name}': nothing changed ({len(was)} of its {len(listed)} tools offered).")
+            return
+        path = ["mcp_servers", name, "tools"]
+        if chosen == set(listed):
+            _edit(app, lambda doc: (unset_key(doc, [*path, "include"]), unset_key(doc, [*path, "exclude"])))
+        else:
+            _edit(app, lambda doc: (set_key(doc, [*path, "include"], [t for t in listed if t in chosen]),
+                                    unset_key(doc, [*path, "exclude"])))
+        click.echo(f"MCP server '{name}': {len(chosen)} of its {len(listed)} tools offered, from the next session.")
 
     @group.command("remove")
     @click.argument("name")

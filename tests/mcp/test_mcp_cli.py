@@ -374,3 +374,52 @@ def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refre
     assert hermes("mcp", "logout", "linear").stdout == "signed out of linear\n" and not kept.exists()
     assert "it needs a sign-in" in hermes("mcp", "test", "linear").stderr
     assert hermes("mcp", "login", "nope").stderr == "hermes: error: no MCP server 'nope'\n"
+
+
+def test_mcp_configure_chooses_the_tools_offered_with_flags_or_at_a_terminal(hermes, hermes_home):
+    """hermes-agent's `hermes mcp configure NAME`: the server's tools, those offered marked; the choice is the
+    server's tools.include in config.yaml (comments kept), and the agent is offered only those."""
+    import pexpect
+
+    write_config(hermes_home, {"ok": entry(), "down": entry("crash-start")})
+    (hermes_home / "config.yaml").write_text("# my servers\n" + (hermes_home / "config.yaml").read_text())
+    only = hermes("mcp", "configure", "ok", "--only", "echo,add", timeout=60)
+    assert only.returncode == 0 and "MCP server 'ok': 2 of its" in only.stdout, only.stderr
+    assert yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["ok"]["tools"] == {
+        "include": ["echo", "add"]}
+    assert (hermes_home / "config.yaml").read_text().startswith("# my servers\n")
+    listed = json.loads(hermes("mcp", "list", "--json", timeout=60).stdout)
+    offered = next(r for r in listed if r["name"] == "ok")["tools"]  # (and the resources' and prompts' own tools)
+    assert {"mcp__ok__add", "mcp__ok__echo"} <= set(offered) and not {"mcp__ok__die", "mcp__ok__pid"} & set(offered)
+
+    without = hermes("mcp", "configure", "ok", "--without", "die", timeout=60)
+    assert without.returncode == 0, without.stderr
+    kept = yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["ok"]["tools"]["include"]
+    assert "die" not in kept and "echo" in kept and "pid" in kept
+    unknown = hermes("mcp", "configure", "ok", "--only", "ech", timeout=60)
+    assert unknown.returncode == 2 and "MCP server 'ok' has no tool 'ech'" in unknown.stderr
+    no_terminal = hermes("mcp", "configure", "ok", timeout=60)
+    assert no_terminal.returncode == 2 and "no terminal to ask at" in no_terminal.stderr
+    down = hermes("mcp", "configure", "down", "--all", timeout=60)
+    assert down.returncode == 1 and "MCP server 'down' did not connect" in down.stderr
+
+    # at a terminal: the list, numbers switch tools, Enter saves
+    env = {**os.environ, "HERMES_HOME": str(hermes_home), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    child = pexpect.spawn(hermes_command()[0], [*hermes_command()[1:], "mcp", "configure", "ok"], env=env,
+                          encoding="utf-8", timeout=60, dimensions=(40, 200))
+    child.expect("Enter: save")
+    names = re.findall(r"\s(\d+) \[(x| )\] (\w+)", child.before)
+    marked = {tool for _, mark, tool in names if mark == "x"}
+    assert marked == set(kept)
+    number = {tool: n for n, _, tool in names}
+    child.sendline(f"{number['die']} {number['echo']}")  # die on, echo off
+    child.expect("Enter: save")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    chosen = yaml.safe_load((hermes_home / "config.yaml").read_text())["mcp_servers"]["ok"]["tools"]["include"]
+    assert set(chosen) == set(kept) - {"echo"} | {"die"}
+    everything = hermes("mcp", "configure", "ok", "--all", timeout=60)
+    assert everything.returncode == 0 and "tools" not in yaml.safe_load(
+        (hermes_home / "config.yaml").read_text())["mcp_servers"]["ok"]  # every tool: no policy left
