@@ -67,6 +67,7 @@ def root_option(args: list, names: tuple) -> tuple:
 
 
 PROFILE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")  # hermes-agent's: a folder's name, never a path
+KEPT_PROFILE = "active_profile"  # hermes-agent's file in the default data folder: the profile `profile use` chose
 
 
 def profiles_root() -> str:
@@ -93,7 +94,7 @@ def choose_profile(args: list, prog: str) -> list:
     name, kept, now = (name or os.environ.get("HERMES_PROFILE") or "").strip().lower(), False, profile_name()
     if not name and now == "default":  # (else HERMES_HOME is a profile's folder already)
         try:
-            with open(os.path.join(os.path.dirname(profiles_root()), "active_profile"), encoding="utf-8") as fh:
+            with open(os.path.join(os.path.dirname(profiles_root()), KEPT_PROFILE), encoding="utf-8") as fh:
                 name, kept = fh.read().strip(), True
         except (OSError, UnicodeDecodeError):
             pass

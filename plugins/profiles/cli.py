@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 
 from hermes.cli.app import Fail, echo_json, program
-from hermes.cli.entry import PROFILE_NAME, profile_name, profiles_root
+from hermes.cli.entry import KEPT_PROFILE as KEPT, PROFILE_NAME, profile_name, profiles_root
 from plugins.profiles.alias import aliases
 
-KEPT = "active_profile"  # in the default data folder: the profile every command runs as (hermes-agent's file)
 CONFIG_FILES = ("config.yaml", ".env", "SOUL.md")  # what --clone copies, with the skills
 NOT_CLONED = {"profiles", KEPT, "locks", "backups", "checkpoints", "__pycache__"}  # --clone-all leaves these out
 
@@ -29,9 +28,13 @@ def folders(name: str) -> tuple:
     return (Path(platformdirs.user_config_dir("hermes")) if own else data), data
 
 
+def kept_file() -> Path:
+    return Path(profiles_root()).parent / KEPT
+
+
 def kept() -> str:
     try:
-        return (Path(profiles_root()).parent / KEPT).read_text(encoding="utf-8").strip() or "default"
+        return kept_file().read_text(encoding="utf-8").strip() or "default"
     except (OSError, UnicodeDecodeError):
         return "default"
 
@@ -60,11 +63,11 @@ def existing(name: str) -> str:
 
 def describe(name: str) -> dict:
     """What ``list`` and ``show`` say of a profile."""
+    import yaml
+
     config, data = folders(name)
     model = ""
     try:
-        import yaml
-
         document = yaml.safe_load((config / "config.yaml").read_text(encoding="utf-8")) or {}
         model = document.get("model") if isinstance(document, dict) else ""
         model = model.get("default") if isinstance(model, dict) else model
@@ -202,11 +205,10 @@ def use(name: str):
     from hermes.host.files import atomic_write
 
     name = existing(name)
-    file = Path(profiles_root()).parent / KEPT
     if name == "default":
-        file.unlink(missing_ok=True)
+        kept_file().unlink(missing_ok=True)
     else:
-        atomic_write(file, name + "\n")
+        atomic_write(kept_file(), name + "\n")
     click.echo(f"Commands run as profile '{name}' now" + (f" ({folders(name)[1]})." if name != "default" else "."))
 
 
@@ -221,7 +223,10 @@ def rename(old: str, new: str):
                    f"'{new}' cannot name a profile: lowercase letters, digits, '-' and '_', at most 64")
     if folders(new)[1].exists():
         raise Fail(f"profile '{new}' is there already")
-    os.rename(folders(old)[1], folders(new)[1])
+    try:
+        os.rename(folders(old)[1], folders(new)[1])
+    except OSError as exc:
+        raise Fail(f"profile '{old}' not renamed: {exc.strerror or exc}") from None
     from plugins.profiles.alias import make, remove
 
     for alias in aliases(old):  # each runs the new name; the one named as the profile is named anew
@@ -230,7 +235,7 @@ def rename(old: str, new: str):
     if kept() == old:
         from hermes.host.files import atomic_write
 
-        atomic_write(Path(profiles_root()).parent / KEPT, new + "\n")
+        atomic_write(kept_file(), new + "\n")
     click.echo(f"Renamed profile '{old}' to '{new}'.")
 
 
@@ -259,5 +264,5 @@ def delete(name: str, yes: bool):
     for alias in aliases(name):
         remove(alias)
     if kept() == name:
-        (Path(profiles_root()).parent / KEPT).unlink(missing_ok=True)
+        kept_file().unlink(missing_ok=True)
     click.echo(f"Deleted profile '{name}'" + (" (commands run as default again)." if kept() == "default" else "."))
