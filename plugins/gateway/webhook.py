@@ -8,8 +8,8 @@ hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``, rea
       secret: ...                       # checked on every request (or the global one); required
       events: [pull_request]            # the event types taken (X-GitHub-Event, X-GitLab-Event, "type"); all
       prompt: "Review PR #{number}: {pull_request.title}\\n{pull_request.html_url}"  # {__raw__}: all of it
-      deliver: telegram                 # or telegram:CHAT, any gateway platform; log (the default): stderr
-      deliver_extra: {chat_id: "42"}
+      deliver: telegram                 # or telegram:CHAT, any gateway platform, github_comment (plugins.gateway.github);
+      deliver_extra: {chat_id: "42"}    # log (the default): stderr
       deliver_only: false               # true: the filled prompt is the message, no model
       skills: [code-review]             # loaded with the prompt
       filters: [{field: pull_request.base.ref, equals: main}]   # the events taken: plugins.gateway.webhook.passes
@@ -34,6 +34,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Optional
 
+from plugins.gateway import github
 from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
 from plugins.gateway.listening import Listened, listen
 
@@ -252,6 +253,7 @@ class Webhook(Listened):
         self.rate_limit, self.deliver = rate_limit, deliver  # deliver(target, text, path): why it failed, or ""
         self.environ = environ  # a route script's environment: a tool's (without the config's keys)
         self.when: dict = {}  # delivery id -> when it came (a service's retry within the hour is not run again)
+        self.comments: dict = {}  # chat -> (repo, number) its answer is a GitHub comment on
         self.hits: dict = {}  # route -> the times of its requests in the last minute
         self.lock = threading.Lock()
 
@@ -263,9 +265,12 @@ class Webhook(Listened):
         if not isinstance(route, dict) or not secret or secret == NO_AUTH and not local:
             return (f"webhook: the route {name} has no secret (each route's `secret`, or WEBHOOK_SECRET; {NO_AUTH} "
                     "only on 127.0.0.1)")
-        if str(route.get("deliver") or "log").partition(":")[0] in ("github_comment", "gitlab_comment"):
+        if str(route.get("deliver") or "log").partition(":")[0] == "gitlab_comment":
             return (f"webhook: the route {name} delivers to {route['deliver']}, which is not here: deliver to a "
-                    "gateway platform or log")
+                    "gateway platform, github_comment or log")
+        if route.get("deliver") == github.DELIVER and not github.token():
+            return (f"webhook: the route {name} delivers to github_comment: set GITHUB_TOKEN (or GH_TOKEN), a token "
+                    "that may comment on the repository")
         return ""
 
     def _every(self) -> dict:
@@ -331,6 +336,12 @@ class Webhook(Listened):
             if payload is None:
                 log.info("webhook: %s: %s", route_name, why)
                 return 200, {"status": "ignored", "reason": "script", "route": route_name}
+        comment = None
+        if route.get("deliver") == github.DELIVER:  # where the answer goes, known before a model is paid for
+            comment, why = github.where(route.get("deliver_extra"), payload, event, route_name)
+            if comment is None:
+                log.warning("webhook: %s: %s", route_name, why)
+                return 422, {"error": why}
         delivery = str(headers.get("X-GitHub-Delivery") or headers.get("svix-id") or headers.get("X-Request-ID") or
                        f"{now:.6f}")[:100]
         with self.lock:
@@ -339,6 +350,8 @@ class Webhook(Listened):
             if delivery in self.when:
                 return 200, {"status": "duplicate", "delivery_id": delivery}
             self.when[delivery] = now
+            if comment is not None:
+                self.comments[f"{route_name}/{delivery}"] = comment
         prompt = render(str(route.get("prompt") or ""), payload, event, route_name)
         if route.get("deliver_only"):  # no model: the filled prompt is the message
             try:
@@ -369,6 +382,11 @@ class Webhook(Listened):
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
         """The answer, to where the route delivers."""
         target = self._target(chat)
+        if target == github.DELIVER:
+            if final and chat in self.comments:  # the answer, not the progress before it
+                if failed := github.comment(*self.comments.pop(chat), text):
+                    raise PlatformError(f"webhook: {chat}: {failed}")
+            return ""
         if target == "log" or self.deliver is None:
             import click
 
@@ -381,7 +399,9 @@ class Webhook(Listened):
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
         target = self._target(chat)
-        if target != "log" and self.deliver is not None:
+        if target == github.DELIVER:
+            log.warning("webhook: %s: a file is not put in a GitHub comment: %s", chat, path)
+        elif target != "log" and self.deliver is not None:
             failed = self.deliver(target, "", path)
             if failed:
                 raise PlatformError(f"webhook: {chat} to {target}: {failed}")

@@ -49,7 +49,7 @@ def bot_api():
 
 
 PLATFORM_VARIABLES = ("TELEGRAM_", "DISCORD_", "SLACK_", "MATRIX_", "SIGNAL_", "EMAIL_",
-                      "MATTERMOST_")  # the environment's are not the tests'
+                      "MATTERMOST_", "GITHUB_", "GH_TOKEN")  # the environment's are not the tests'
 
 
 def clean_environment(hermes_home) -> dict:

@@ -35,9 +35,10 @@ def webhook(hermes_home, wire_server, ntfy_api):
     port = free_port()
     start = starter(hermes_home, wire_server, {}, {"NTFY_SERVER_URL": ntfy_api.url, "NTFY_TOPIC": "hermes-in"})
 
-    def run(routes: dict, config: dict = None):
+    def run(routes: dict, config: dict = None, env: dict = None):
         running = start(config={"platforms": {"webhook": {"enabled": True, "extra": {
-            "host": "127.0.0.1", "port": port, "routes": routes}}}, **(config or {})}, args=("--platform", "webhook"))
+            "host": "127.0.0.1", "port": port, "routes": routes}}}, **(config or {})}, env=env,
+                        args=("--platform", "webhook"))
 
         def listening() -> bool:
             assert running.process.poll() is None, running.stop()
@@ -244,3 +245,60 @@ def test_subscribe_keeps_a_route_with_a_new_secret_that_test_signs_and_the_runni
     assert post("open", event, secret="")[0] == 404 and post("builds", event, secret="b-secret")[0] == 200
     assert "webhook: the route open has no secret (each route's `secret`, or WEBHOOK_SECRET; INSECURE_NO_AUTH only " \
         "on 127.0.0.1): it is not taken" in post.running.stop()  # a route edited in by hand: left out, said
+
+
+def test_an_answer_delivered_as_a_github_comment_on_the_pull_request_of_the_event(webhook, wire_server, hermes_home):
+    """hermes-agent's `deliver: github_comment`: the answer is a comment on the event's pull request, posted with
+    GITHUB_TOKEN to the API GITHUB_API_URL names (here a loopback stand-in for GitHub's REST API)."""
+    import http.server
+    import threading
+
+    posted = []
+
+    class GitHub(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            posted.append((self.path, self.headers["Authorization"], body["body"]))
+            failing = "/repos/acme/locked/" in self.path
+            self.send_response(403 if failing else 201)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps({"message": "Resource not accessible by integration"} if failing
+                                        else {"id": 1}).encode())
+
+        def log_message(self, *args):
+            pass
+
+    api = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GitHub)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    wire_server.push(reply("LGTM, one nit: the parser's error names no line."), reply("Fine too."))
+    env = {"GITHUB_API_URL": f"http://127.0.0.1:{api.server_address[1]}", "GITHUB_TOKEN": "ghp_test"}
+    post = webhook({"review": {"secret": "s3cret", "events": ["pull_request"], "deliver": "github_comment",
+                               "prompt": "Review PR #{number}: {pull_request.title}"},
+                    "named": {"secret": "s3cret", "deliver": "github_comment", "prompt": "{text}",
+                              "deliver_extra": {"repo": "acme/{project}", "pr_number": "{pr}"}}}, env=env)
+    github = {"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "g-1"}
+    try:
+        assert post("review", {**PR, "repository": {"full_name": "acme/parser"}}, github)[0] == 202
+        eventually(lambda: posted)
+        assert posted == [("/repos/acme/parser/issues/7/comments", "Bearer ghp_test",
+                           "LGTM, one nit: the parser's error names no line.")]
+        # an event that names no repository costs no model call: the service hears why
+        assert post("review", PR, {**github, "X-GitHub-Delivery": "g-2"}) == (422, {
+            "error": "no repository to comment on (deliver_extra.repo is '{repository.full_name}'; owner/name)"})
+        assert post("named", {"text": "and this?", "project": "locked", "pr": 3})[0] == 202  # GitHub refuses it
+        eventually(lambda: len(posted) == 2)
+        assert posted[1][0] == "/repos/acme/locked/issues/3/comments" and len(wire_server.requests) == 2
+        said = post.running.stop()
+        assert "GitHub answered 403 for acme/locked#3: Resource not accessible by integration" in said, said
+    finally:
+        api.shutdown()
+
+
+def test_a_github_comment_route_without_a_token_stops_the_start_with_one_line(hermes_home, wire_server):
+    start = starter(hermes_home, wire_server, {}, {})
+    ended = start(config={"platforms": {"webhook": {"enabled": True, "extra": {"port": free_port(), "routes": {
+        "review": {"secret": "s", "deliver": "github_comment"}}}}}}).ended()
+    assert ended.returncode == 1 and ended.stderr.strip().splitlines()[-1] == (
+        "hermes: error: webhook: the route review delivers to github_comment: set GITHUB_TOKEN (or GH_TOKEN), a "
+        "token that may comment on the repository")
