@@ -30,7 +30,7 @@ def test_a_direct_message_a_mention_and_a_picture_are_answered_and_a_refused_tok
     from tests.providers.test_images import PNG
 
     (tmp_path / "chart.png").write_bytes(PNG)
-    wire_server.push(reply(["Hi, ", "**Alice**."], frame_delay=0.3), reply("42."),
+    wire_server.push(reply(["Hi, ", "**Alice**", "."], frame_delay=0.8), reply("42."),  # (longer than a draft's 1.5 s)
                      reply(f"A red dot.\nMEDIA:{tmp_path / 'chart.png'}"), reply("Welcome back."))
     running = mattermost_gateway(config={"agent": {"image_input_mode": "native"}})
     eventually(lambda: mattermost_api.challenged == [mattermost_api.token])
