@@ -144,7 +144,7 @@ def _running(app) -> "int | None":
     return None
 
 
-CARRIED = ("HERMES_HOME", "HERMES_DISTRO")  # and the platforms' allow-lists and home chats, written in the unit
+CARRIED = ("HERMES_HOME", "HERMES_PROFILE", "HERMES_DISTRO")  # and the platforms' allow-lists and home chats
 UNIT = """[Unit]
 Description=hermes gateway: the agent on {platforms}
 After=network-online.target
@@ -161,12 +161,19 @@ WantedBy=default.target
 """
 
 
+def _unit() -> str:
+    """The service's name: a profile's gateway is a service of its own (hermes-agent's), beside the default's."""
+    from hermes.cli.entry import profile_name
+
+    return "hermes-gateway" + ("" if profile_name() == "default" else f"-{profile_name()}")
+
+
 def _unit_path():
     import os
     from pathlib import Path
 
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "systemd" / "user" / "hermes-gateway.service"
+    return Path(base) / "systemd" / "user" / f"{_unit()}.service"
 
 
 @gateway.command()
@@ -203,8 +210,8 @@ def install(app, only, model, only_print):
     path = _unit_path()
     atomic_write(path, text)
     click.echo(f"wrote {path}\nstart it now and at each login: systemctl --user daemon-reload && systemctl --user "
-               f"enable --now hermes-gateway\nand at boot, without a login: loginctl enable-linger $USER\n"
-               f"its output: journalctl --user -u hermes-gateway -f")
+               f"enable --now {_unit()}\nand at boot, without a login: loginctl enable-linger $USER\n"
+               f"its output: journalctl --user -u {_unit()} -f")
     dotenv = config_dir() / ".env"
     written = dotenv.read_text(encoding="utf-8") if dotenv.is_file() else ""
     from plugins.gateway.sending import token_variable
@@ -218,7 +225,7 @@ def install(app, only, model, only_print):
 @gateway.command()
 def uninstall():
     """Remove the systemd user service `install` wrote (stop it first: systemctl --user disable --now
-    hermes-gateway)."""
+    hermes-gateway, or hermes-gateway-PROFILE)."""
     from hermes.cli.app import Fail
 
     path = _unit_path()

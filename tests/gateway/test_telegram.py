@@ -401,6 +401,15 @@ def test_install_writes_a_user_service_that_runs_the_gateway(hermes, hermes_home
     assert hermes("gateway", "uninstall", env=env).returncode == 0
     gone = hermes("gateway", "uninstall", env=env)
     assert gone.returncode == 1 and gone.stderr.startswith("hermes: error: no service to remove"), gone.stderr
+    # a profile's gateway is a service of its own, beside the default's, and runs as that profile
+    assert hermes("profile", "create", "work").returncode == 0
+    assert hermes("gateway", "install", env=env).returncode == 0
+    out = hermes("-p", "work", "gateway", "install", env=env)
+    assert out.returncode == 0 and "enable --now hermes-gateway-work" in out.stdout, out.stderr
+    units = tmp_path / "cfg" / "systemd" / "user"
+    work = (units / "hermes-gateway-work.service").read_text()
+    assert f"Environment=HERMES_HOME={hermes_home / 'profiles' / 'work'}\n" in work
+    assert "Environment=HERMES_PROFILE=work\n" in work and (units / "hermes-gateway.service").is_file()
 
 
 def test_a_chats_session_is_titled_from_its_first_exchange(gateway, bot_api, wire_server, hermes):
