@@ -136,6 +136,35 @@ class Gateway(Commands):
         self.held.truncate(0)
         self.held.write(str(os.getpid()))
         self.held.flush()
+        self.tokens = [self._hold_token(platform) for platform in self.platforms]
+
+    def _hold_token(self, platform: Any):
+        """One gateway per platform token among the profiles (hermes-agent's token locks): two profiles' gateways
+        with one token (a profile cloned with its .env) would both take the bot's messages (Telegram refuses the
+        second poller; a topic or a nickname answers twice). A lock per token in the folder holding the profiles."""
+        import fcntl
+        import hashlib
+
+        from hermes.cli.entry import profile_name, profiles_root
+        from plugins.gateway.sending import token_variable
+
+        value = os.environ.get(token_variable(platform.name)) or ""
+        if not value:
+            return None
+        folder = Path(profiles_root()).parent / "gateway" / "tokens"
+        folder.mkdir(parents=True, exist_ok=True)
+        held = open(folder / f"{hashlib.sha256(f'{platform.name}:{value}'.encode()).hexdigest()[:24]}.lock", "a+")
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.seek(0)
+            pid, _, where = held.read().strip().partition(" ")
+            raise PlatformError(f"{platform.name}: another gateway answers with its token (pid {pid or '?'}, "
+                                f"{where or 'another profile'}): one token, one gateway", lasting=True) from None
+        held.truncate(0)
+        held.write(f"{os.getpid()} profile {profile_name()} ({self.config.data_dir})")
+        held.flush()
+        return held
 
     def run(self) -> None:
         relay = Relay(self)

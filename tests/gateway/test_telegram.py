@@ -490,3 +490,21 @@ def test_voice_answers_aloud_with_the_tts_plugins_backend(gateway, bot_api, wire
     assert sent[2:] == [("42", "voice: a voice note is answered with a voice note too"), ("42", "🎤 heard you"),
                         ("42", "I heard you."), ("42", "Plain text only.")]
     assert [data for *_, data in bot_api.sent_files()] == [b"RIFFHello there.", b"RIFFI heard you."]
+
+
+def test_two_profiles_gateways_never_answer_with_one_token(gateway, bot_api, hermes, hermes_home):
+    """A profile cloned with its .env holds the bot's token too: its gateway would take the same messages (Telegram
+    refuses the second poller). The second is one line naming the first, and starts once the first is gone."""
+    first = gateway()
+    eventually(lambda: bot_api.calls and any(c[0] == "getUpdates" for c in bot_api.calls))
+    assert hermes("profile", "create", "twin", "--clone").returncode == 0
+    twin = hermes_home / "profiles" / "twin"
+    (twin / "config.yaml").write_text((hermes_home / "config.yaml").read_text())
+    second = gateway(env={"HERMES_PROFILE": "twin", "HERMES_HOME": str(twin)}).ended()
+    assert second.returncode == 1, second.stderr
+    assert second.stderr.splitlines()[-1].startswith(
+        f"hermes: error: telegram: another gateway answers with its token (pid {first.process.pid}, profile default")
+    first.stop()
+    again = gateway(env={"HERMES_PROFILE": "twin", "HERMES_HOME": str(twin)})
+    eventually(lambda: again.process.poll() is None and (twin / "gateway" / "gateway.lock").is_file())
+    assert again.stop().count("error") == 0
