@@ -8,7 +8,6 @@ import click
 
 from hermes.cli.app import App, Fail, echo_json, remember_output
 from hermes.host import loadstate
-from plugins.commands.listing import listed, listing
 
 
 class _PluginsGroup(click.Group):
@@ -38,6 +37,8 @@ def plugins():
 @click.pass_obj
 def plugins_list(app: App, as_json: bool, hooks: bool):
     """Every discovered plugin with its status."""
+    from plugins.commands.listing import listed  # here: every command adds this group, few list
+
     records = [r.as_dict(with_hooks=True) for r in app.host.records] if hooks else listed(app)
     failures = loadstate.failures()
     if as_json:
@@ -61,6 +62,7 @@ def plugins_list(app: App, as_json: bool, hooks: bool):
 
 def _find(app: App, name: str):
     from kernel.hints import did_you_mean
+    from plugins.commands.listing import listing
 
     records = listing(app)
     if found := next((rec for rec in records if rec.name == name), None):
