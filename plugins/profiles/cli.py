@@ -1,4 +1,5 @@
-"""``hermes profile``: make, list, choose, rename and delete profiles (hermes-agent's ``hermes profile``)."""
+"""``hermes profile``: make, list, choose, rename, export, import and delete profiles (hermes-agent's ``hermes
+profile``)."""
 
 from __future__ import annotations
 
@@ -196,6 +197,58 @@ def alias_(name: str, alias: "str | None", remove: bool):
     if not gone:
         raise Fail(f"no alias of profile '{name}' to remove")
     click.echo(f"Removed {', '.join(gone)}.")
+
+
+@profile.command("export")
+@click.argument("name")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="The archive, or a folder for it "
+              "(default: NAME.tar.gz here).")
+def export_(name: str, output: "Path | None"):
+    """A profile in one .tar.gz to take to another machine (hermes-agent's format); its keys stay here."""
+    from plugins.profiles.archive import ArchiveError, export
+
+    name = existing(name)
+    target = (output or Path(".")).expanduser().resolve()
+    target = target / f"{name}.tar.gz" if target.is_dir() else target
+    if target.exists():
+        raise Fail(f"{target} is there already; name another (-o)")
+    config, data = folders(name)
+    try:
+        count = export(name, [data, *([config] if config != data else [])], target)
+    except ArchiveError as exc:
+        raise Fail(str(exc)) from None
+    click.echo(f"Exported profile '{name}' ({count} files) to {target}. Its keys (.env, sign-ins) are not in it: "
+               f"`{program()} profile import {target.name}` on the other machine, then set them there.")
+
+
+@profile.command("import")
+@click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", help="The profile's name here (default: the name of the archive's folder).")
+def import_(archive: Path, name: "str | None"):
+    """A profile from an archive of `profile export` (hermes-agent's too)."""
+    import shutil
+
+    from plugins.profiles.archive import ArchiveError, top_folder, unpack
+
+    try:
+        name = (name or top_folder(archive)).strip().lower()
+    except ArchiveError as exc:
+        raise Fail(str(exc)) from None
+    if not valid(name) or name == "default":
+        raise Fail(f"'{name}' cannot name a profile here; --name gives it another")
+    target = folders(name)[1]
+    if target.exists():
+        raise Fail(f"profile '{name}' is there already ({target}); --name gives the import another name")
+    partial = target.with_name(f".{name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        unpack(archive, partial)
+        os.replace(partial, target)  # there whole or not at all
+    except (ArchiveError, OSError, EOFError) as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise Fail(f"{archive}: not imported: {getattr(exc, 'strerror', None) or exc}") from None
+    click.echo(f"Imported profile '{name}' into {target}. Its keys were not in the archive: "
+               f"`{program()} -p {name} setup` asks for them.")
 
 
 @profile.command("use")

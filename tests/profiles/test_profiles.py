@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import hermes_command
 
@@ -185,3 +186,66 @@ def test_an_alias_is_a_command_that_runs_as_the_profile(hermes, hermes_home, tmp
     assert sorted(p.name for p in bin_dir.iterdir()) == ["taken"]
     nothing = hermes("profile", "alias", "default", "--remove", env=env)
     assert nothing.returncode == 1 and "no alias of profile 'default' to remove" in nothing.stderr
+
+
+def test_export_and_import_move_a_profile_without_its_keys_and_refuse_a_hostile_archive(hermes, hermes_home, tmp_path):
+    import io
+    import tarfile
+
+    assert hermes("profile", "create", "coder").returncode == 0
+    folder = hermes_home / "profiles" / "coder"
+    (folder / "config.yaml").write_text("model: o3\n")
+    (folder / ".env").write_text("OPENAI_API_KEY=sk-secret\n")
+    (folder / "memories").mkdir()
+    (folder / "memories" / "MEMORY.md").write_text("likes tabs\n")
+    (folder / "output-help.txt").write_text("cached\n")
+    with sqlite3.connect(folder / "state.db") as db:
+        db.execute("create table t (x)")
+        db.execute("insert into t values ('kept')")
+    db.close()
+
+    out = hermes("profile", "export", "coder", "-o", tmp_path)
+    archive = tmp_path / "coder.tar.gz"
+    assert out.returncode == 0 and f"to {archive}" in out.stdout, out.stderr
+    with tarfile.open(archive) as opened:
+        names = set(opened.getnames())
+    assert {"coder", "coder/config.yaml", "coder/memories/MEMORY.md", "coder/state.db"} <= names
+    assert not {"coder/.env", "coder/output-help.txt"} & names  # its key stays here; a cache means nothing there
+    again = hermes("profile", "export", "coder", "-o", archive)
+    assert again.returncode == 1 and "is there already" in again.stderr
+
+    taken = hermes("profile", "import", archive)  # the archive's folder names it: there already
+    assert taken.returncode == 1 and "profile 'coder' is there already" in taken.stderr
+    taken = hermes("profile", "import", archive, "--name", "Laptop")
+    assert taken.returncode == 0, taken.stderr
+    laptop = hermes_home / "profiles" / "laptop"
+    assert (laptop / "memories" / "MEMORY.md").read_text() == "likes tabs\n" and not (laptop / ".env").exists()
+    with sqlite3.connect(laptop / "state.db") as db:
+        assert db.execute("select x from t").fetchall() == [("kept",)]
+    db.close()
+    assert hermes("-p", "laptop", "config", "get", "model").stdout.strip() == "o3"
+
+    def hostile(name: str, *members) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as made:
+            for member, data in members:
+                made.addfile(member, io.BytesIO(data) if data is not None else None)
+        return path
+
+    def file(name: str, data: bytes = b"x"):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        return info, data
+
+    link = tarfile.TarInfo("evil/link")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    for archive_path, said in ((hostile("a.tar.gz", file("evil/ok"), file("evil/../../escaped")), "points outside it"),
+                               (hostile("b.tar.gz", file("evil/ok"), (link, None)), "is a link or device"),
+                               (hostile("c.tar.gz", file("one/a"), file("two/b")), "holds one folder; this holds 2")):
+        refused = hermes("profile", "import", archive_path)
+        assert refused.returncode == 1 and said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+    assert not (tmp_path / "escaped").exists() and not (hermes_home / "escaped").exists()
+    assert sorted(p.name for p in (hermes_home / "profiles").iterdir()) == ["coder", "laptop"]  # nothing half made
+    (tmp_path / "no.tar.gz").write_text("not an archive")
+    bad = hermes("profile", "import", tmp_path / "no.tar.gz")
+    assert bad.returncode == 1 and "no .tar.gz archive" in bad.stderr
