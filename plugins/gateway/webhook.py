@@ -8,7 +8,7 @@ hermes-agent's ``hermes webhook subscribe`` (``webhook_subscriptions.json``, rea
       secret: ...                       # checked on every request (or the global one); required
       events: [pull_request]            # the event types taken (X-GitHub-Event, X-GitLab-Event, "type"); all
       prompt: "Review PR #{number}: {pull_request.title}\\n{pull_request.html_url}"  # {__raw__}: all of it
-      deliver: telegram                 # or telegram:CHAT, any gateway platform, github_comment (plugins.gateway.github);
+      deliver: telegram                 # or telegram:CHAT, any gateway platform, github_comment (its module)
       deliver_extra: {chat_id: "42"}    # log (the default): stderr
       deliver_only: false               # true: the filled prompt is the message, no model
       skills: [code-review]             # loaded with the prompt
