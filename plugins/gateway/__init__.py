@@ -343,8 +343,10 @@ def doctor_checks(agent, online):
 def register_commands(cli):
     from plugins.gateway.cli import gateway
     from plugins.gateway.pairing import pairing
+    from plugins.gateway.send import send
     from plugins.gateway.webhook_cli import webhook
 
     cli.add_command(gateway)
+    cli.add_command(send)
     cli.add_command(webhook)
     cli.add_command(pairing)

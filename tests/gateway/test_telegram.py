@@ -508,3 +508,36 @@ def test_two_profiles_gateways_never_answer_with_one_token(gateway, bot_api, her
     again = gateway(env={"HERMES_PROFILE": "twin", "HERMES_HOME": str(twin)})
     eventually(lambda: again.process.poll() is None and (twin / "gateway" / "gateway.lock").is_file())
     assert again.stop().count("error") == 0
+
+
+def test_hermes_send_from_a_script_reaches_the_chat_without_a_gateway_or_a_model(hermes, hermes_home, bot_api,
+                                                                                tmp_path):
+    """hermes-agent's `hermes send`: ops scripts, cron jobs and CI reuse the gateway's credentials."""
+    from tests.gateway.conftest import clean_environment
+    from tests.providers.test_images import PNG
+
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"telegram": {"extra": {"base_url": bot_api.base_url}}}))
+    env = {**clean_environment(hermes_home), "TELEGRAM_BOT_TOKEN": bot_api.token, "TELEGRAM_HOME_CHANNEL": "42"}
+    sent = hermes("send", "--to", "telegram:7", "deploy finished", env=env)
+    assert sent.returncode == 0 and sent.stdout == "sent to telegram:7\n", sent.stderr
+    piped = hermes("send", "-t", "telegram", "--subject", "[CI]", "-q", env=env, input="RAM 92%\n")
+    assert piped.returncode == 0 and piped.stdout == "", piped.stderr  # to the home chat
+    (tmp_path / "chart.png").write_bytes(PNG)
+    (tmp_path / "report.md").write_text(f"the week\nMEDIA:{tmp_path / 'chart.png'}\n")
+    filed = hermes("send", "--to", "telegram:7", "--file", tmp_path / "report.md", "--json", env=env)
+    assert json.loads(filed.stdout) == {"target": "telegram:7", "sent": True, "error": None,
+                                        "files": [str(tmp_path / "chart.png")]}
+    assert bot_api.wait_sent(3) == [("7", "deploy finished"), ("42", "[CI]\n\nRAM 92%"), ("7", "the week")]
+    assert len(bot_api.sent_files()) == 1
+    for args, said in ((["hi"], "no --to TARGET"), (["--to", "fax:1", "hi"], "no platform 'fax' here"),
+                       (["--to", "telegram"], "nothing to send"),
+                       (["--to", "telegram", "MEDIA:/nowhere.png"], "MEDIA:/nowhere.png: no such file")):
+        refused = hermes("send", *args, env=env, input="")
+        assert refused.returncode == 2 and said in refused.stderr, (args, refused.stderr)
+    bot_api.fail("sendMessage", 400, "Bad Request: chat not found", times=3)  # (a refused HTML one is tried plain)
+    failed = hermes("send", "--to", "telegram:999", "hello?", env=env)
+    assert failed.returncode == 1 and failed.stderr.startswith("hermes: error: not sent to telegram:999: "), \
+        failed.stderr
+    assert "chat not found" in failed.stderr and len(failed.stderr.splitlines()) == 1
+    listed = json.loads(hermes("send", "--list", "--json", env=env).stdout)
+    assert {"platform": "telegram", "set_up": True, "home": "42"} in listed
