@@ -15,6 +15,10 @@ DEBUG = "`hermes doctor --json` (and `hermes model --json`)"
 ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "status": "`hermes model` (the model, its provider and key) and `hermes doctor` (whether they work)",
     "insights": "`hermes sessions stats [--since 30d]`",
+    "prompt-size": "`hermes prompt size [--json]` (and `hermes prompt show`: the prompt itself)",
+    "moa": "`/moa PROMPT` in `hermes chat` (moa.* in config.yaml: the advisers)",
+    "secrets": "the secret-sources plugin: keys read from 1Password or Bitwarden as hermes starts "
+               "(secrets.onepassword.*, secrets.bitwarden.* in config.yaml; `hermes config show` lists them)",
     "login": LOGIN,
     "auth": LOGIN,
     "logout": "`hermes config unset VAR` (a key kept in the .env)",

@@ -285,3 +285,22 @@ def test_chat_ignore_rules_and_pass_session_id(hermes, wire_server, cli_env, her
     assert f"Session ID: {session}" in bare
     offered = [{t["function"]["name"] for t in request.body["tools"]} for request in wire_server.requests]
     assert "memory" in offered[0] and "memory" not in offered[1]  # nor the memory tool
+
+
+def test_prompt_size_counts_what_each_request_carries_before_the_first_message(hermes, hermes_home, tmp_path):
+    """hermes-agent's `hermes prompt-size`: the system prompt's layers and the tools' schemas, in bytes, offline."""
+    shown = json.loads(hermes("prompt", "show", "--json", "-t", "file,terminal", cwd=tmp_path).stdout)
+    out = hermes("prompt", "size", "--json", "-t", "file,terminal", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    sizes = json.loads(out.stdout)
+    assert sizes["system_prompt"] == len(shown["prompt"].encode())
+    assert set(sizes["layers"]) == {layer["name"] for layer in shown["layers"]}
+    assert {"read_file", "terminal"} <= set(sizes["tools"]) and "web_search" not in sizes["tools"]
+    assert sizes["tool_schemas"] == sum(sizes["tools"].values()) > 1000
+    assert sizes["total"] == sizes["system_prompt"] + sizes["tool_schemas"]
+    text = hermes("prompt", "size", "-t", "file,terminal", cwd=tmp_path).stdout
+    assert f"{sizes['total']:,} bytes, about {sizes['total'] // 4:,} tokens each request" in text
+    none = json.loads(hermes("prompt", "size", "--json", "-t", "", cwd=tmp_path).stdout)
+    assert none["tools"] == {} and none["tool_schemas"] == 0
+    pointer = hermes("prompt-size")  # hermes-agent's name says where it is here
+    assert pointer.returncode == 2 and "`hermes prompt size [--json]`" in pointer.stderr
