@@ -17,6 +17,11 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "insights": "`hermes sessions stats [--since 30d]`",
     "prompt-size": "`hermes prompt size [--json]` (and `hermes prompt show`: the prompt itself)",
     "moa": "`/moa PROMPT` in `hermes chat` (moa.* in config.yaml: the advisers)",
+    "whatsapp": "`hermes gateway setup --platform whatsapp_cloud` (WhatsApp's Cloud API; hermes-agent's bridge that "
+                "pairs with a QR code is not here)",
+    "slack": "`hermes gateway setup --platform slack` (Socket Mode, an app you make; no manifest is printed here)",
+    "postinstall": "`hermes doctor`, which says what a tool still needs here (the browser tools' browser, the "
+                   "sandbox's bubblewrap)",
     "secrets": "the secret-sources plugin: keys read from 1Password or Bitwarden as hermes starts "
                "(secrets.onepassword.*, secrets.bitwarden.* in config.yaml; `hermes config show` lists them)",
     "login": LOGIN,

@@ -16,7 +16,7 @@ from tests.kernel.fakedist import make_dist
 
 
 @pytest.mark.parametrize("args", [["status"], ["insights", "--days", "7"], ["login", "--provider", "nous"],
-                                  ["dump", "--help"]])
+                                  ["dump", "--help"], ["prompt-size", "--json"], ["moa"], ["slack", "manifest"]])
 def test_hermes_agents_command_says_what_to_run_here(hermes, args):
     out = hermes(*args)
     assert (out.returncode, out.stdout) == (2, ""), out.stderr
