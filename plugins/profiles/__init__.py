@@ -4,7 +4,7 @@ A profile is a data folder of its own (config.yaml, .env, SOUL.md, sessions, mem
 ``profiles/NAME`` of the default data folder. ``hermes -p NAME ...`` runs as it (the console script sets
 ``HERMES_HOME`` to its folder before anything reads one: :func:`hermes.cli.entry.choose_profile`); ``hermes profile
 use NAME`` makes it the one every command runs as until ``hermes profile use default``. This plugin adds
-``hermes profile list|show|create|use|rename|delete``."""
+``hermes profile list|show|create|alias|use|rename|export|import|delete``, and ``/profile`` in a chat."""
 
 from __future__ import annotations
 
@@ -16,3 +16,15 @@ def register_commands(cli):
     from plugins.profiles.cli import profile
 
     cli.add_command(profile)
+
+
+@hookimpl(optionalhook=True)  # the commands plugin's hook
+def register_slash_commands(register):
+    register("profile", _slash_profile, "the profile this chat runs as, and its folder (hermes-agent's)")
+
+
+def _slash_profile(raw_args: str, agent) -> str:
+    from hermes.cli.entry import profile_name
+
+    return (f"profile {profile_name()}: {agent.config.data_dir}; `hermes -p NAME chat` chats as another "
+            "(`hermes profile list`)")

@@ -249,3 +249,17 @@ def test_export_and_import_move_a_profile_without_its_keys_and_refuse_a_hostile_
     (tmp_path / "no.tar.gz").write_text("not an archive")
     bad = hermes("profile", "import", tmp_path / "no.tar.gz")
     assert bad.returncode == 1 and "no .tar.gz archive" in bad.stderr
+
+
+def test_a_chat_says_its_profile(hermes, hermes_home, wire_server):
+    from tests.conftest import no_titles
+
+    assert hermes("profile", "create", "coder").returncode == 0
+    folder = hermes_home / "profiles" / "coder"
+    no_titles(folder)
+    out = hermes("-p", "coder", "chat", "--base-url", wire_server.openai_url, "--api-mode", "chat_completions",
+                 "-m", "gpt-test", env={"OPENAI_API_KEY": "sk-test"}, input="/profile\n/status\n/exit\n")
+    assert out.returncode == 0, out.stderr
+    assert f"profile coder: {folder}; `hermes -p NAME chat` chats as another" in out.stdout
+    assert f"data folder {folder} (profile coder)" in out.stdout
+    assert wire_server.requests == []  # no model was asked
