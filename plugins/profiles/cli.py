@@ -62,6 +62,23 @@ def existing(name: str) -> str:
     return name
 
 
+def running(name: str) -> str:
+    """What runs on a profile's folder now and would lose it under it ("" for nothing): its gateway."""
+    import fcntl
+
+    from plugins.gateway.sending import LOCK
+
+    try:
+        with open(folders(name)[1] / LOCK) as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return f"its gateway runs (pid {held.read().strip() or '?'})"
+    except OSError:
+        pass
+    return ""
+
+
 def describe(name: str) -> dict:
     """What ``list`` and ``show`` say of a profile."""
     import yaml
@@ -276,6 +293,8 @@ def rename(old: str, new: str):
                    f"'{new}' cannot name a profile: lowercase letters, digits, '-' and '_', at most 64")
     if folders(new)[1].exists():
         raise Fail(f"profile '{new}' is there already")
+    if busy := running(old):
+        raise Fail(f"profile '{old}' not renamed: {busy}; stop it first")
     try:
         os.rename(folders(old)[1], folders(new)[1])
     except OSError as exc:
@@ -308,6 +327,8 @@ def delete(name: str, yes: bool):
         raise Fail(f"this command runs as profile '{name}': delete it as another "
                    f"(`{program()} -p default profile delete {name}`)")
     folder = folders(name)[1]
+    if busy := running(name):
+        raise Fail(f"profile '{name}' not deleted: {busy}; stop it first")
     if not yes:
         confirm(f"Delete profile '{name}' ({folder}): its config, keys, sessions and memory?",
                 f"profile '{name}' not deleted")

@@ -263,3 +263,21 @@ def test_a_chat_says_its_profile(hermes, hermes_home, wire_server):
     assert f"profile coder: {folder}; `hermes -p NAME chat` chats as another" in out.stdout
     assert f"data folder {folder} (profile coder)" in out.stdout
     assert wire_server.requests == []  # no model was asked
+
+
+def test_a_profile_whose_gateway_runs_is_neither_renamed_nor_deleted_under_it(hermes, hermes_home):
+    import fcntl
+
+    assert hermes("profile", "create", "bot").returncode == 0
+    lock = hermes_home / "profiles" / "bot" / "gateway" / "gateway.lock"
+    lock.parent.mkdir(parents=True)
+    with open(lock, "a+") as held:  # as a running `hermes -p bot gateway run` holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write("4242")
+        held.flush()
+        for args, said in ((["rename", "bot", "robot"], "profile 'bot' not renamed: its gateway runs (pid 4242)"),
+                           (["delete", "bot", "-y"], "profile 'bot' not deleted: its gateway runs (pid 4242)")):
+            refused = hermes("profile", *args)
+            assert refused.returncode == 1 and said in refused.stderr, refused.stderr
+        assert (hermes_home / "profiles" / "bot").is_dir()
+    assert hermes("profile", "delete", "bot", "-y").returncode == 0  # stopped: it goes
