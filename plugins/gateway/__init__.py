@@ -226,9 +226,8 @@ def gateway_platforms(config):
 
     def webhook():
         from plugins.gateway.sending import send_to
-        from kernel.secrets import Secrets
         from plugins.gateway.webhook import PORT, Webhook
-        from plugins.tool_args import tool_environment
+        from plugins.scripts import environment
 
         if not switched_on(os.environ.get("WEBHOOK_ENABLED", config.get("platforms.webhook.enabled"))):
             return None
@@ -237,8 +236,7 @@ def gateway_platforms(config):
         return Webhook(config.get("platforms.webhook.extra.routes") or {}, extra["host"], port,
                        os.environ.get("WEBHOOK_SECRET") or extra["secret"], extra["rate_limit"],
                        deliver=lambda target, text, path: send_to(made, target, text, config, path) or "",
-                       data_dir=config.data_dir, environ=lambda: tool_environment(Secrets(
-                           config.key_envs(), passthrough=config.get("tools.env_passthrough") or [])))
+                       data_dir=config.data_dir, environ=lambda: environment(config))
 
     def whatsapp_cloud():
         from plugins.gateway.whatsapp import GRAPH, WhatsAppCloud

@@ -32,6 +32,7 @@ import re
 import threading
 import time
 from collections import deque
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from plugins.gateway import github
@@ -192,27 +193,17 @@ def transformed(script: str, payload: dict, home: Any, environ: Optional[dict] =
     Python): the event's JSON on its stdin, its stdout a JSON object that replaces the event, or text kept as
     ``script_output``; ``(None, why)`` for an event it drops (nothing printed, ``[SILENT]``, an exit not 0, a time
     out). ``environ``: its environment, a tool's (no keys); by default hermes' own without them."""
-    import subprocess
-    import sys
-    from pathlib import Path
+    from plugins.scripts import run
 
-    folder = (Path(home) / "scripts").resolve()
-    path = (folder / str(script).replace("~/.hermes/scripts/", "", 1)).resolve()
-    if not path.is_relative_to(folder) or not path.is_file():
-        return None, f"its script {script} is no file in {folder}"
-    command = ["bash", str(path)] if path.suffix in (".sh", ".bash") else [sys.executable, str(path)]
     if environ is None:
         from kernel.secrets import Secrets
         from plugins.tool_args import tool_environment
 
         environ = tool_environment(Secrets())
-    try:
-        done = subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True, cwd=folder,
-                              timeout=SCRIPT_SECONDS, env=environ)
-    except subprocess.TimeoutExpired:
-        return None, f"its script {path.name} took over {SCRIPT_SECONDS} s"
-    except OSError as exc:
-        return None, f"its script {path.name} did not start ({exc.strerror})"
+    done, why = run(script, home, environ, SCRIPT_SECONDS, stdin=json.dumps(payload))
+    if done is None:
+        return None, why
+    path = Path(done.args[-1])
     out = done.stdout.strip()
     if done.returncode != 0 or not out or out == "[SILENT]":
         return None, f"its script {path.name} dropped the event" + (f" (exit {done.returncode})" if done.returncode
