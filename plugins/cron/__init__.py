@@ -27,6 +27,8 @@ def register_config(declare):
     declare("cron.wrap_response", bool, True, "a job's answer sent to a chat starts with the job's name "
             "(hermes-agent's; false: the answer alone)")
     declare("cron.output_retention", int, 50, "the answers kept of each job's runs (the oldest go)", minimum=1)
+    declare("cron.script_timeout_seconds", float, 3600, "seconds a job's script may run before it is stopped "
+            "(hermes-agent's)", minimum=1)
 
 
 @hookimpl
@@ -59,16 +61,20 @@ def cronjob(args, ctx):
     try:
         if action == "create":
             skills = arg(args, "skills", list, tool="cronjob", default=[])
-            job = jobs.add(arg(args, "prompt", str, tool="cronjob"), arg(args, "schedule", str, tool="cronjob"),
+            job = jobs.add(arg(args, "prompt", str, tool="cronjob", default=""),  # (a script's job needs none)
+                           arg(args, "schedule", str, tool="cronjob"),
                            arg(args, "name", str, tool="cronjob", default=""), skills=[str(s) for s in skills],
                            deliver=_target(arg(args, "deliver", str, tool="cronjob", default="origin"), ctx),
-                           workdir=arg(args, "workdir", str, tool="cronjob", default=""))
+                           workdir=arg(args, "workdir", str, tool="cronjob", default=""),
+                           script=arg(args, "script", str, tool="cronjob", default=""),
+                           no_agent=arg(args, "no_agent", bool, tool="cronjob", default=False))
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
                                                             "last_status", "last_output")} for job in jobs.load().jobs]}
         elif action == "update":  # what is given changes (hermes-agent's)
-            given = {key: arg(args, key, list if key == "skills" else str, tool="cronjob") for key in jobs.EDITABLE
+            kinds = {"skills": list, "no_agent": bool}
+            given = {key: arg(args, key, kinds.get(key, str), tool="cronjob") for key in jobs.EDITABLE
                      if args.get(key) is not None}
             if "deliver" in given:
                 given["deliver"] = _target(given["deliver"], ctx)
@@ -105,6 +111,11 @@ CRONJOB = Tool(
         "workdir": {"type": "string", "description": "An absolute path: the runs work in that folder, its "
                                                      "AGENTS.md read (for create, update: '' for none; default: "
                                                      "where the runs start)"},
+        "script": {"type": "string", "description": "The name of a script in the data folder's scripts/ run before "
+                                                    "each run: what it prints goes before the prompt, nothing printed "
+                                                    "skips the run (create, update: '' for none)"},
+        "no_agent": {"type": "boolean", "description": "The script is the whole job: what it prints is sent as it "
+                                                       "is, no model (create, update)"},
         "job_id": {"type": "string", "description": "The job's id (update, pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

@@ -1,9 +1,9 @@
 """hermes-agent's cron jobs (its ``cron/jobs.json``) brought here: ``hermes cron import``, and ``hermes import`` of a
 hermes-agent backup. Each job keeps its prompt, name, schedule, model and toolsets, and stays paused when it was;
 what runs differently here is said: a delivery to Telegram, Discord or Slack (its chat, or the one it was made in)
-is kept, one to another platform is said (its answers are kept in ``cron/output`` only), a job that runs a script
-without the agent is left out, and so is a once job whose time has passed. A job already here (the same prompt and
-schedule) is not added twice."""
+is kept, one to another platform is said (its answers are kept in ``cron/output`` only), a job's script (with the
+agent or without) is kept when it is in this data folder's ``scripts/`` (else the job is left out, said), and a once
+job whose time has passed is left out. A job already here (the same prompt and schedule) is not added twice."""
 
 from __future__ import annotations
 
@@ -62,19 +62,16 @@ def import_jobs(path: Path) -> dict:
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not read ({getattr(exc, 'strerror', None) or exc})") from None
     found = data.get("jobs", []) if isinstance(data, dict) else data if isinstance(data, list) else []
-    here = {(job.prompt, job.schedule) for job in jobs.load().jobs}
+    here = {(job.prompt, job.schedule, job.script) for job in jobs.load().jobs}
     done = {"source": str(path), "imported": 0, "already_here": 0, "left_out": [], "notes": []}
     for job in (j for j in found if isinstance(j, dict)):
         name = str(job.get("name") or job.get("id") or "?")
         prompt = str(job.get("prompt") or "")
-        if job.get("no_agent") or job.get("script"):
-            done["left_out"].append(f"{name}: it runs a script without the agent")
-            continue
         schedule = schedule_of(job)
         if schedule is None:
             done["left_out"].append(f"{name}: a once job whose time has passed")
             continue
-        if (prompt, schedule) in here:
+        if (prompt, schedule, str(job.get("script") or "")) in here:
             done["already_here"] += 1
             continue
         try:
@@ -87,14 +84,17 @@ def import_jobs(path: Path) -> dict:
                              model=str(job.get("model") or ""), provider=str(job.get("provider") or ""),
                              base_url=str(job.get("base_url") or ""),
                              skills=[str(s) for s in skills] if isinstance(skills, list) else [],
-                             deliver=delivery_of(job), workdir=workdir)
+                             deliver=delivery_of(job), workdir=workdir, script=str(job.get("script") or ""),
+                             no_agent=bool(job.get("no_agent")))
         except ValueError as exc:
             done["left_out"].append(f"{name}: {exc}")
             continue
-        here.add((prompt, schedule))
+        here.add((prompt, schedule, added.script))
         done["imported"] += 1
         if not job.get("enabled", True) or job.get("state") == "paused":
             jobs.change(added.id, "pause")
+        if job.get("context_from"):
+            done["notes"].append(f"{name}: the output of the jobs it named (context_from) is not put in its prompt here")
         if job.get("deliver") not in LOCAL_DELIVERY and not added.deliver:
             done["notes"].append(f"{name}: its answers are kept in cron/output, not sent to {job['deliver']}")
     return done

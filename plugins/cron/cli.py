@@ -94,6 +94,8 @@ def show_job(job_id, as_json):
                f"  runs      {job.runs}, last {_when(job.last_run)} {job.last_status}\n  prompt    {job.prompt}"
                + (f"\n  skills    {', '.join(job.skills)}" if job.skills else "")
                + (f"\n  workdir   {job.workdir}" if job.workdir else "")
+               + (f"\n  script    {job.script}" + (" (the whole job: no model)" if job.no_agent else "")
+                  if job.script else "")
                + (f"\n  deliver   {job.deliver}" + (f" (last: {job.last_delivery})" if job.last_delivery else "")
                   if job.deliver else "")
                + (f"\n  model     {' '.join(x for x in (job.model, job.provider, job.base_url) if x)}"
@@ -103,7 +105,7 @@ def show_job(job_id, as_json):
 
 @cron.command("add")
 @click.argument("schedule")
-@click.argument("prompt", nargs=-1, required=True)
+@click.argument("prompt", nargs=-1)
 @click.option("--name", default="", help="A name to know it by (default: the prompt's start).")
 @click.option("-t", "--toolsets", default=None, help="Comma-separated toolsets its runs may use (default: the "
                                                       "configured ones; '' for none).")
@@ -117,8 +119,12 @@ def show_job(job_id, as_json):
                    "whatsapp_cloud:NUMBER, sms:NUMBER, irc:#CHANNEL, or telegram (its home chat).")
 @click.option("--workdir", default="", metavar="FOLDER", help="The folder its runs work in: its AGENTS.md in the "
               "prompt, the tools starting there (an absolute path; default: where the runs start).")
+@click.option("--script", default="", metavar="NAME", help="A script of the data folder's scripts/ run first: what "
+              "it prints goes before the prompt (nothing printed: no run of the model).")
+@click.option("--no-agent", is_flag=True, help="The script is the job: what it prints is the answer, no model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
-def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, workdir, as_json):
+def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, workdir, script, no_agent,
+            as_json):
     """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or
     2026-12-24T09:00 (once)."""
     from plugins.cron.jobs import add, load
@@ -126,7 +132,8 @@ def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills,
 
     sets = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
     try:
-        job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver, workdir)
+        job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver, workdir,
+                  script, no_agent)
     except ValueError as exc:
         raise Fail(str(exc), 2) from None
     if as_json:
@@ -158,8 +165,11 @@ def _change(job_id: str, action: str) -> None:
 @click.option("--add-skill", "added", multiple=True, help="A skill more.")
 @click.option("--remove-skill", "removed", multiple=True, help="A skill less.")
 @click.option("--clear-skills", is_flag=True, help="No skills.")
+@click.option("--script", default=None, metavar="NAME", help="Its script ('' for none).")
+@click.option("--no-agent/--agent", "no_agent", default=None, help="The script alone is the job, or the model runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
-def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, removed, clear_skills, as_json):
+def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, removed, clear_skills, script, no_agent,
+             as_json):
     """Change a job (hermes-agent's `cron edit`): only what is given changes."""
     from plugins.cron.jobs import edit
 
@@ -168,7 +178,7 @@ def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, re
     wanted = [s for s in dict.fromkeys([*wanted, *added]) if s not in removed]
     try:
         job = edit(job_id, schedule=schedule, prompt=prompt, name=name, deliver=deliver, workdir=workdir,
-                   skills=wanted if wanted != have else None)
+                   skills=wanted if wanted != have else None, script=script, no_agent=no_agent)
     except (LookupError, ValueError) as exc:
         raise Fail(str(exc), 2) from None
     if as_json:

@@ -42,6 +42,8 @@ class Job:
     skills: list = field(default_factory=list)  # loaded with its prompt (hermes-agent's per-job skills)
     deliver: str = ""  # where each answer is sent too ("telegram:123", "discord:CHANNEL", "telegram": its home chat)
     workdir: str = ""  # the folder its runs work in (hermes-agent's): a process of their own started there
+    script: str = ""  # hermes-agent's: a file of the data folder's scripts/ run first (plugins.cron.jobs.run)
+    no_agent: bool = False  # hermes-agent's: the script is the job, its output the answer; no model
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
@@ -143,16 +145,20 @@ def first_run(schedule: str) -> tuple:
 
 def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "",
         provider: str = "", base_url: str = "", skills: Optional[list] = None, deliver: str = "",
-        workdir: str = "") -> Job:
-    """A new job (``ValueError`` for a schedule that cannot be read, an empty prompt or a workdir that is no
-    folder)."""
-    if not prompt.strip():
+        workdir: str = "", script: str = "", no_agent: bool = False) -> Job:
+    """A new job (``ValueError`` for a schedule that cannot be read, an empty prompt, a workdir that is no folder or
+    a script that is no file of ``scripts/``)."""
+    script = _script(script)
+    if no_agent and not script:
+        raise ValueError("a job without the agent runs a script: give one (--script NAME, in the data folder's "
+                         "scripts/)")
+    if not prompt.strip() and not no_agent:
         raise ValueError("the job's prompt is empty")
     text, first = first_run(schedule)
-    job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join(prompt.split())[:40], prompt=prompt,
-              schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets, model=model,
-              provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip(),
-              workdir=_folder(workdir))
+    job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join((prompt or script).split())[:40],
+              prompt=prompt, schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets,
+              model=model, provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip(),
+              workdir=_folder(workdir), script=script, no_agent=bool(no_agent))
     with editing() as state:
         state.jobs.append(job)
     return job
@@ -166,7 +172,19 @@ def _folder(workdir: str) -> str:
     return os.path.realpath(workdir) if workdir else ""
 
 
-EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills")
+def _script(script: str) -> str:
+    """A job's script as kept, a name in the data folder's ``scripts/`` ("": none); ``ValueError`` for one that is
+    no file there (hermes-agent's rule: never a path out of it)."""
+    from hermes.host.paths import data_dir
+
+    script = str(script or "").strip().replace("~/.hermes/scripts/", "", 1)
+    folder = (data_dir() / "scripts").resolve()
+    if script and not ((folder / script).resolve().is_relative_to(folder) and (folder / script).is_file()):
+        raise ValueError(f"the job's script {script!r} is no file in {folder} (put it there, and give its name)")
+    return script
+
+
+EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills", "script", "no_agent")
 
 
 def edit(job_id: str, **changes) -> Job:
@@ -180,6 +198,12 @@ def edit(job_id: str, **changes) -> Job:
             job.schedule, job.next_run = first_run(changes["schedule"])
         if changes.get("workdir") is not None:
             job.workdir = _folder(changes["workdir"])
+        if changes.get("script") is not None:
+            job.script = _script(changes["script"])
+        if changes.get("no_agent") is not None:
+            job.no_agent = bool(changes["no_agent"])
+        if job.no_agent and not job.script:
+            raise ValueError("a job without the agent runs a script: give one")
         for key in ("prompt", "name", "deliver"):
             if changes.get(key) is not None:
                 setattr(job, key, str(changes[key]).strip() if key != "prompt" else changes[key])
@@ -309,6 +333,11 @@ def run(app, job: Job) -> Job:
     started, answer, error, status = local_now(), "", "", "error"
     if job.workdir:  # this process started there for it: the tools start where it is, whatever terminal.cwd says
         app.config.overrides["terminal.cwd"] = ""
+    prompt = job.prompt
+    if job.script:
+        prompt, answer, error, status = _scripted(app, job)
+        if prompt is None:  # the script was the job, or said there is nothing to do: no model
+            return _record(app, job, started, answer, error, status)
     opts = {"model": job.model or None, "provider": job.provider or None, "base_url": job.base_url or None,
             "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
     try:
@@ -318,7 +347,7 @@ def run(app, job: Job) -> Job:
         if job.skills:  # the skills plugin loads them with the prompt, as chat's /NAME does
             agent.state.setdefault("skills.pending", []).extend(job.skills)
         try:
-            result = agent.run_conversation(job.prompt)
+            result = agent.run_conversation(prompt)
         finally:
             agent.close()
         answer, error = result.final_response or "", result.error or ""
@@ -330,10 +359,44 @@ def run(app, job: Job) -> Job:
     return _record(app, job, started, answer, error, status)
 
 
+def _scripted(app, job: Job) -> tuple:
+    """hermes-agent's job script, run first: ``(prompt, answer, error, status)``, the prompt None when no model is
+    to be asked. A job without the agent: the script's output is the answer, nothing printed a silent run. Else
+    its output goes before the prompt as data, its failure as an error to report, and nothing printed (or
+    ``{"wakeAgent": false}`` on its last line) is a silent run."""
+    from plugins import scripts
+
+    done, why = scripts.run(job.script, app.config.data_dir, scripts.environment(app.config),
+                            app.config.get("cron.script_timeout_seconds"), cwd=job.workdir or None)
+    out = done.stdout.strip() if done is not None else ""
+    if done is not None and done.returncode:
+        why = f"its script {job.script} ended with exit code {done.returncode}" + \
+              (f": {done.stderr.strip().splitlines()[-1]}" if done.stderr.strip() else "")
+    if job.no_agent:
+        return None, out, why, "error" if why else "ok" if out else "silent"
+    if why:
+        return (f"## Script error\nThe script that collects this job's data failed; tell the user.\n\n```\n{why}\n"
+                f"{out}\n```\n\n{job.prompt}"), "", "", ""
+    if not out or _asleep(out):
+        return None, "", "", "silent"
+    return (f"## Script output\nThe job's script collected this before the run: use it.\n\n```\n{out}\n```\n\n"
+            f"{job.prompt}"), "", "", ""
+
+
+def _asleep(output: str) -> bool:
+    """hermes-agent's wake gate: a last line ``{"wakeAgent": false}`` says there is nothing for the agent to do."""
+    try:
+        last = json.loads(output.splitlines()[-1])
+    except ValueError:
+        return False
+    return isinstance(last, dict) and last.get("wakeAgent", True) is False
+
+
 def _record(app, job: Job, started: datetime, answer: str, error: str, status: str) -> Job:
-    """Keep a run's answer, send it where the job delivers, and note the run; the job as recorded."""
+    """Keep a run's answer, send it where the job delivers (not a silent run's), and note the run; the job as
+    recorded."""
     output = _keep_output(job, started, answer, error, app.config.get("cron.output_retention", KEPT_OUTPUTS))
-    delivered = _deliver(app, job, answer, error) if job.deliver else ""
+    delivered = _deliver(app, job, answer, error) if job.deliver and status != "silent" else ""
     with editing() as state:
         try:
             recorded = state.find(job.id)

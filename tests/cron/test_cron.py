@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -334,13 +335,18 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
         {"id": "a4", "name": "past", "prompt": "too late", "schedule": {"kind": "once",
                                                                          "run_at": "2020-01-01T09:00:00+00:00"}},
         {"id": "a5", "name": "disk", "prompt": "", "script": "df -h", "no_agent": True,
-         "schedule": {"kind": "interval", "minutes": 60}}]}))
+         "schedule": {"kind": "interval", "minutes": 60}},
+        {"id": "a6", "name": "watch", "prompt": "", "script": "watch.sh", "no_agent": True,
+         "schedule": {"kind": "interval", "minutes": 60}, "context_from": ["a1"]}]}))
+    (hermes_home / "scripts").mkdir()
+    (hermes_home / "scripts" / "watch.sh").write_text("echo fine\n")
     assert hermes("cron", "list").stdout.endswith(f"hermes-agent's are in {agents}: `hermes cron import` brings them "
                                                   "here.\n")
     out = hermes("cron", "import")
-    assert out.returncode == 0 and out.stdout == f"Imported 3 jobs from {agents}.\n", out.stderr
+    assert out.returncode == 0 and out.stdout == f"Imported 4 jobs from {agents}.\n", out.stderr
     assert "left out: past: a once job whose time has passed" in out.stderr
-    assert "left out: disk: it runs a script without the agent" in out.stderr
+    assert "left out: disk: the job's script 'df -h' is no file in " in out.stderr  # not in scripts/: not run
+    assert "note: watch: the output of the jobs it named (context_from) is not put in its prompt here" in out.stderr
     assert "note: build: its answers are kept in cron/output, not sent to whatsapp" in out.stderr
     assert "note: build: its workdir /srv/app is no folder here: it runs where the runs start" in out.stderr
     jobs = {j["name"]: j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"]}
@@ -351,9 +357,10 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert jobs["standup"]["deliver"] == "telegram:-1001234" and jobs["build"]["deliver"] == ""
     assert (jobs["standup"]["workdir"], jobs["build"]["workdir"]) == (os.path.realpath(tmp_path), "")
     assert jobs["later"]["deliver"] == "matrix:!ops:example.org"
-    assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later"}
+    assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later", "watch"}
+    assert (jobs["watch"]["script"], jobs["watch"]["no_agent"]) == ("watch.sh", True)
     again = json.loads(hermes("cron", "import", "--json").stdout)
-    assert (again["imported"], again["already_here"]) == (0, 3)
+    assert (again["imported"], again["already_here"]) == (0, 4)
     assert hermes("cron", "import", tmp_path / "none.json").stderr.startswith("hermes: error: ")
 
 
@@ -431,3 +438,55 @@ def test_a_job_with_a_workdir_runs_there_and_the_others_where_they_did(hermes, h
     gone = json.loads(hermes("cron", "run", job["id"], "--json", env=env).stdout)
     assert (gone["last_status"], gone["last_error"]) == ("error", f"its workdir {os.path.realpath(project)} is no "
                                                                   "folder now: not run")
+
+
+def test_a_jobs_script_feeds_its_prompt_gates_its_run_or_is_the_whole_job(hermes, hermes_home, wire_server, tmp_path):
+    """hermes-agent's job scripts (in the data folder's scripts/, in a tool's environment): what one prints goes
+    before the prompt; nothing printed, or {"wakeAgent": false} last, is a silent run with no model call; a failure
+    is an error for the model to report; with --no-agent what it prints is the answer, no model at all."""
+    scripts = hermes_home / "scripts"
+    scripts.mkdir()
+    (scripts / "disk.sh").write_text('echo "disk 91% full"; echo "key=${OPENAI_API_KEY:-none}"\n')
+    (scripts / "quiet.py").write_text("pass\n")
+    (scripts / "gate.py").write_text('print("checked 3 feeds"); print(\'{"wakeAgent": false}\')\n')
+    (scripts / "broken.sh").write_text("echo 'no route to host' >&2; exit 3\n")
+    (hermes_home / "config.yaml").write_text(f"model: m\napi_mode: chat_completions\nbase_url: {wire_server.openai_url}\n")
+    env = {"OPENAI_API_KEY": "sk-secret-test"}
+
+    def job(*args) -> dict:
+        added = hermes("cron", "add", "every 1h", *args, "--json", env=env)
+        assert added.returncode == 0, added.stderr
+        return json.loads(added.stdout)
+
+    def run(job_id: str) -> dict:
+        ran = hermes("cron", "run", job_id, "--json", env=env, cwd=tmp_path)
+        assert ran.returncode == 0, ran.stderr
+        return json.loads(ran.stdout)
+
+    wire_server.script([reply("Disk is nearly full: clean /var/log."), reply("The feed check failed: no route.")])
+    fed = run(job("summarise", "the", "disk", "--script", "disk.sh")["id"])
+    sent = wire_server.requests[0].body["messages"][-1]["content"]
+    assert fed["last_status"] == "ok" and "## Script output" in sent and "disk 91% full" in sent
+    assert sent.endswith("summarise the disk") and "key=none" in sent  # the script never saw the key
+    assert run(job("anything new?", "--script", "quiet.py")["id"])["last_status"] == "silent"
+    assert run(job("anything new?", "--script", "gate.py")["id"])["last_status"] == "silent"
+    assert len(wire_server.requests) == 1  # neither asked the model
+    failed = run(job("check", "the", "feeds", "--script", "broken.sh")["id"])
+    sent = wire_server.requests[1].body["messages"][-1]["content"]
+    assert failed["last_status"] == "ok" and "## Script error" in sent and "exit code 3: no route to host" in sent
+
+    alone = job("--script", "disk.sh", "--no-agent", "--name", "disk watch")
+    done = run(alone["id"])
+    assert done["last_status"] == "ok" and len(wire_server.requests) == 2  # no model
+    assert "disk 91% full" in Path(done["last_output"]).read_text()
+    assert run(job("--script", "quiet.py", "--no-agent")["id"])["last_status"] == "silent"
+    shown = hermes("cron", "show", alone["id"]).stdout
+    assert "  script    disk.sh (the whole job: no model)\n" in shown
+    for args, said in ((["x", "--script", "../config.yaml"], "the job's script '../config.yaml' is no file in"),
+                       (["--no-agent"], "a job without the agent runs a script"),
+                       (["x", "--script", "nope.sh"], "the job's script 'nope.sh' is no file in")):
+        refused = hermes("cron", "add", "every 1h", *args, env=env)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+    assert hermes("cron", "edit", alone["id"], "--agent", "--prompt", "say it kindly").returncode == 0
+    edited = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
+    assert next(j for j in edited if j["id"] == alone["id"])["no_agent"] is False
