@@ -67,13 +67,14 @@ def cronjob(args, ctx):
                            deliver=_target(arg(args, "deliver", str, tool="cronjob", default="origin"), ctx),
                            workdir=arg(args, "workdir", str, tool="cronjob", default=""),
                            script=arg(args, "script", str, tool="cronjob", default=""),
-                           no_agent=arg(args, "no_agent", bool, tool="cronjob", default=False))
+                           no_agent=arg(args, "no_agent", bool, tool="cronjob", default=False),
+                           context_from=arg(args, "context_from", list, tool="cronjob", default=[]))
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
                                                             "last_status", "last_output")} for job in jobs.load().jobs]}
         elif action == "update":  # what is given changes (hermes-agent's)
-            kinds = {"skills": list, "no_agent": bool}
+            kinds = {"skills": list, "no_agent": bool, "context_from": list}
             given = {key: arg(args, key, kinds.get(key, str), tool="cronjob") for key in jobs.EDITABLE
                      if args.get(key) is not None}
             if "deliver" in given:
@@ -116,6 +117,8 @@ CRONJOB = Tool(
                                                     "skips the run (create, update: '' for none)"},
         "no_agent": {"type": "boolean", "description": "The script is the whole job: what it prints is sent as it "
                                                        "is, no model (create, update)"},
+        "context_from": {"type": "array", "items": {"type": "string"}, "description": "Ids of jobs whose last "
+                         "answer goes before the prompt at each run: a chain (create, update)"},
         "job_id": {"type": "string", "description": "The job's id (update, pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

@@ -2,8 +2,9 @@
 hermes-agent backup. Each job keeps its prompt, name, schedule, model and toolsets, and stays paused when it was;
 what runs differently here is said: a delivery to Telegram, Discord or Slack (its chat, or the one it was made in)
 is kept, one to another platform is said (its answers are kept in ``cron/output`` only), a job's script (with the
-agent or without) is kept when it is in this data folder's ``scripts/`` (else the job is left out, said), and a once
-job whose time has passed is left out. A job already here (the same prompt and schedule) is not added twice."""
+agent or without) is kept when it is in this data folder's ``scripts/`` (else the job is left out, said), the jobs
+whose answers its prompt follows (``context_from``) are those jobs imported, and a once job whose time has passed is
+left out. A job already here (the same prompt and schedule) is not added twice."""
 
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ def import_jobs(path: Path) -> dict:
     found = data.get("jobs", []) if isinstance(data, dict) else data if isinstance(data, list) else []
     here = {(job.prompt, job.schedule, job.script) for job in jobs.load().jobs}
     done = {"source": str(path), "imported": 0, "already_here": 0, "left_out": [], "notes": []}
+    ids, chained = {}, []  # hermes-agent's job id -> its id here; (the job here, the ids its context_from names)
     for job in (j for j in found if isinstance(j, dict)):
         name = str(job.get("name") or job.get("id") or "?")
         prompt = str(job.get("prompt") or "")
@@ -93,8 +95,16 @@ def import_jobs(path: Path) -> dict:
         done["imported"] += 1
         if not job.get("enabled", True) or job.get("state") == "paused":
             jobs.change(added.id, "pause")
-        if job.get("context_from"):
-            done["notes"].append(f"{name}: the output of the jobs it named (context_from) is not put in its prompt here")
+        ids[str(job.get("id"))] = added.id
+        named = job.get("context_from")
+        if named:
+            chained.append((added, name, [named] if isinstance(named, str) else list(named)))
         if job.get("deliver") not in LOCAL_DELIVERY and not added.deliver:
             done["notes"].append(f"{name}: its answers are kept in cron/output, not sent to {job['deliver']}")
+    for added, name, named in chained:  # once every job has its id here
+        found = [ids[str(n)] for n in named if str(n) in ids]
+        jobs.edit(added.id, context_from=found)
+        if len(found) < len(named):
+            done["notes"].append(f"{name}: of the jobs its prompt follows (context_from), "
+                                 f"{', '.join(str(n) for n in named if str(n) not in ids)} were not imported")
     return done

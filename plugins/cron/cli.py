@@ -96,6 +96,8 @@ def show_job(job_id, as_json):
                + (f"\n  workdir   {job.workdir}" if job.workdir else "")
                + (f"\n  script    {job.script}" + (" (the whole job: no model)" if job.no_agent else "")
                   if job.script else "")
+               + (f"\n  after     {', '.join(job.context_from)} (their last answers before its prompt)"
+                  if job.context_from else "")
                + (f"\n  deliver   {job.deliver}" + (f" (last: {job.last_delivery})" if job.last_delivery else "")
                   if job.deliver else "")
                + (f"\n  model     {' '.join(x for x in (job.model, job.provider, job.base_url) if x)}"
@@ -122,9 +124,11 @@ def show_job(job_id, as_json):
 @click.option("--script", default="", metavar="NAME", help="A script of the data folder's scripts/ run first: what "
               "it prints goes before the prompt (nothing printed: no run of the model).")
 @click.option("--no-agent", is_flag=True, help="The script is the job: what it prints is the answer, no model.")
+@click.option("--context-from", "context_from", multiple=True, metavar="JOB", help="A job whose last answer goes "
+              "before the prompt (again for more).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
 def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, workdir, script, no_agent,
-            as_json):
+            context_from, as_json):
     """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or
     2026-12-24T09:00 (once)."""
     from plugins.cron.jobs import add, load
@@ -133,7 +137,7 @@ def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills,
     sets = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
     try:
         job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver, workdir,
-                  script, no_agent)
+                  script, no_agent, list(context_from))
     except ValueError as exc:
         raise Fail(str(exc), 2) from None
     if as_json:
@@ -167,9 +171,11 @@ def _change(job_id: str, action: str) -> None:
 @click.option("--clear-skills", is_flag=True, help="No skills.")
 @click.option("--script", default=None, metavar="NAME", help="Its script ('' for none).")
 @click.option("--no-agent/--agent", "no_agent", default=None, help="The script alone is the job, or the model runs.")
+@click.option("--context-from", "context_from", multiple=True, metavar="JOB", help="The jobs whose last answers go "
+              "before its prompt, instead of those it has ('' for none).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
 def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, removed, clear_skills, script, no_agent,
-             as_json):
+             context_from, as_json):
     """Change a job (hermes-agent's `cron edit`): only what is given changes."""
     from plugins.cron.jobs import edit
 
@@ -178,7 +184,8 @@ def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, re
     wanted = [s for s in dict.fromkeys([*wanted, *added]) if s not in removed]
     try:
         job = edit(job_id, schedule=schedule, prompt=prompt, name=name, deliver=deliver, workdir=workdir,
-                   skills=wanted if wanted != have else None, script=script, no_agent=no_agent)
+                   skills=wanted if wanted != have else None, script=script, no_agent=no_agent,
+                   context_from=[c for c in context_from if c] if context_from else None)
     except (LookupError, ValueError) as exc:
         raise Fail(str(exc), 2) from None
     if as_json:

@@ -44,6 +44,7 @@ class Job:
     workdir: str = ""  # the folder its runs work in (hermes-agent's): a process of their own started there
     script: str = ""  # hermes-agent's: a file of the data folder's scripts/ run first (plugins.cron.jobs.run)
     no_agent: bool = False  # hermes-agent's: the script is the job, its output the answer; no model
+    context_from: list = field(default_factory=list)  # hermes-agent's: jobs whose last answer goes before its prompt
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
@@ -145,7 +146,7 @@ def first_run(schedule: str) -> tuple:
 
 def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "",
         provider: str = "", base_url: str = "", skills: Optional[list] = None, deliver: str = "",
-        workdir: str = "", script: str = "", no_agent: bool = False) -> Job:
+        workdir: str = "", script: str = "", no_agent: bool = False, context_from: Optional[list] = None) -> Job:
     """A new job (``ValueError`` for a schedule that cannot be read, an empty prompt, a workdir that is no folder or
     a script that is no file of ``scripts/``)."""
     script = _script(script)
@@ -160,6 +161,10 @@ def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = N
               model=model, provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip(),
               workdir=_folder(workdir), script=script, no_agent=bool(no_agent))
     with editing() as state:
+        try:
+            job.context_from = [state.find(str(other)).id for other in context_from or []]
+        except LookupError as exc:
+            raise ValueError(f"context_from: {exc}") from None
         state.jobs.append(job)
     return job
 
@@ -184,7 +189,7 @@ def _script(script: str) -> str:
     return script
 
 
-EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills", "script", "no_agent")
+EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills", "script", "no_agent", "context_from")
 
 
 def edit(job_id: str, **changes) -> Job:
@@ -202,6 +207,8 @@ def edit(job_id: str, **changes) -> Job:
             job.script = _script(changes["script"])
         if changes.get("no_agent") is not None:
             job.no_agent = bool(changes["no_agent"])
+        if changes.get("context_from") is not None:
+            job.context_from = [state.find(str(other)).id for other in changes["context_from"]]
         if job.no_agent and not job.script:
             raise ValueError("a job without the agent runs a script: give one")
         for key in ("prompt", "name", "deliver"):
@@ -338,6 +345,7 @@ def run(app, job: Job) -> Job:
         prompt, answer, error, status = _scripted(app, job)
         if prompt is None:  # the script was the job, or said there is nothing to do: no model
             return _record(app, job, started, answer, error, status)
+    prompt = _with_answers(job, prompt)
     opts = {"model": job.model or None, "provider": job.provider or None, "base_url": job.base_url or None,
             "toolsets": None if job.toolsets is None else ",".join(job.toolsets)}
     try:
@@ -381,6 +389,26 @@ def _scripted(app, job: Job) -> tuple:
         return None, "", "", "silent"
     return (f"## Script output\nThe job's script collected this before the run: use it.\n\n```\n{out}\n```\n\n"
             f"{job.prompt}"), "", "", ""
+
+
+def _with_answers(job: Job, prompt: str, most: int = 8000) -> str:
+    """hermes-agent's ``context_from``: the last answer of each job named, before the prompt (the first ``most``
+    characters); a job gone or that never answered is left out."""
+    try:
+        jobs = {j.id: j for j in load().jobs}
+    except ValueError:
+        return prompt
+    for other in (jobs.get(i) for i in job.context_from):
+        try:
+            text = open(other.last_output, encoding="utf-8").read() if other and other.last_output else ""
+        except OSError:
+            continue
+        answer = text.partition("\n## Answer\n\n")[2].partition("\n## Error\n")[0].strip()
+        if answer and answer != "(none)":
+            cut = answer[:most] + ("\n[... cut here]" if len(answer) > most else "")
+            prompt = (f"## The last answer of the job {other.name} ({other.id})\nA job before this one answered "
+                      f"this ({other.last_run}): use it.\n\n```\n{cut}\n```\n\n{prompt}")
+    return prompt
 
 
 def _asleep(output: str) -> bool:

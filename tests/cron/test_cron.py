@@ -346,7 +346,7 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert out.returncode == 0 and out.stdout == f"Imported 4 jobs from {agents}.\n", out.stderr
     assert "left out: past: a once job whose time has passed" in out.stderr
     assert "left out: disk: the job's script 'df -h' is no file in " in out.stderr  # not in scripts/: not run
-    assert "note: watch: the output of the jobs it named (context_from) is not put in its prompt here" in out.stderr
+    assert "note: watch: of the jobs its prompt follows (context_from)" not in out.stderr  # a1 came too
     assert "note: build: its answers are kept in cron/output, not sent to whatsapp" in out.stderr
     assert "note: build: its workdir /srv/app is no folder here: it runs where the runs start" in out.stderr
     jobs = {j["name"]: j for j in json.loads(hermes("cron", "list", "--json").stdout)["jobs"]}
@@ -359,6 +359,7 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert jobs["later"]["deliver"] == "matrix:!ops:example.org"
     assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later", "watch"}
     assert (jobs["watch"]["script"], jobs["watch"]["no_agent"]) == ("watch.sh", True)
+    assert jobs["watch"]["context_from"] == [jobs["build"]["id"]]  # hermes-agent's id a1, as it is called here
     again = json.loads(hermes("cron", "import", "--json").stdout)
     assert (again["imported"], again["already_here"]) == (0, 4)
     assert hermes("cron", "import", tmp_path / "none.json").stderr.startswith("hermes: error: ")
@@ -490,3 +491,29 @@ def test_a_jobs_script_feeds_its_prompt_gates_its_run_or_is_the_whole_job(hermes
     assert hermes("cron", "edit", alone["id"], "--agent", "--prompt", "say it kindly").returncode == 0
     edited = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
     assert next(j for j in edited if j["id"] == alone["id"])["no_agent"] is False
+
+
+def test_a_job_follows_the_last_answers_of_the_jobs_it_names(hermes, hermes_home, wire_server, tmp_path):
+    """hermes-agent's context_from: a chain of jobs, the first finds, the next works on what it answered."""
+    (hermes_home / "config.yaml").write_text(f"model: m\napi_mode: chat_completions\nbase_url: {wire_server.openai_url}\n")
+    env = {"OPENAI_API_KEY": "sk-test"}
+    first = json.loads(hermes("cron", "add", "every 1h", "find", "new", "issues", "--name", "finder", "--json",
+                              env=env).stdout)
+    second = hermes("cron", "add", "every 1h", "triage", "them", "--context-from", "finder", "--json", env=env)
+    assert second.returncode == 0, second.stderr
+    second = json.loads(second.stdout)
+    assert second["context_from"] == [first["id"]]
+    wire_server.script([reply("Nothing yet."), reply("Issues 12 and 14 are new."), reply("12 first.")])
+    hermes("cron", "run", second["id"], env=env, cwd=tmp_path)  # the first never answered: its prompt alone
+    assert wire_server.requests[0].body["messages"][-1]["content"] == "triage them"
+    hermes("cron", "run", first["id"], env=env, cwd=tmp_path)
+    hermes("cron", "run", second["id"], env=env, cwd=tmp_path)
+    sent = wire_server.requests[2].body["messages"][-1]["content"]
+    assert f"## The last answer of the job finder ({first['id']})" in sent and "Issues 12 and 14 are new." in sent
+    assert sent.endswith("triage them")
+    unknown = hermes("cron", "add", "every 1h", "x", "--context-from", "nope", env=env)
+    assert unknown.returncode == 2 and "context_from: no cron job 'nope'" in unknown.stderr
+    assert "  after     " + first["id"] in hermes("cron", "show", second["id"]).stdout
+    assert hermes("cron", "edit", second["id"], "--context-from", "").returncode == 0
+    listed = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
+    assert next(j for j in listed if j["id"] == second["id"])["context_from"] == []
