@@ -28,3 +28,18 @@ def _slash_profile(raw_args: str, agent) -> str:
 
     return (f"profile {profile_name()}: {agent.config.data_dir}; `hermes -p NAME chat` chats as another "
             "(`hermes profile list`)")
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """The profile this runs as, beside the others; the one `profile use` kept, when it is gone."""
+    from hermes.cli.entry import profile_name
+    from plugins.doctor.hookspecs import OK, WARN, Check
+    from plugins.profiles.cli import kept, names
+
+    others = [name for name in names() if name != profile_name()]
+    said = f"{profile_name()} ({agent.config.data_dir})" + (f"; the others: {', '.join(others)}" if others else "")
+    if kept() not in names():
+        return [Check("profile", WARN, f"{said}; the active profile '{kept()}' (`profile use`) is gone: "
+                                       "`hermes profile use default` forgets it")]
+    return [Check("profile", OK, said)]

@@ -281,3 +281,16 @@ def test_a_profile_whose_gateway_runs_is_neither_renamed_nor_deleted_under_it(he
             assert refused.returncode == 1 and said in refused.stderr, refused.stderr
         assert (hermes_home / "profiles" / "bot").is_dir()
     assert hermes("profile", "delete", "bot", "-y").returncode == 0  # stopped: it goes
+
+
+def test_doctor_says_the_profile_and_a_kept_one_that_is_gone(hermes, hermes_home):
+    def check() -> dict:
+        rows = json.loads(hermes("doctor", "--offline", "--json").stdout)
+        return next(row for row in rows if row["name"] == "profile")
+
+    assert check() == {"name": "profile", "status": "ok", "detail": f"default ({hermes_home})"}
+    assert hermes("profile", "create", "aa").returncode == 0
+    assert check()["detail"] == f"default ({hermes_home}); the others: aa"
+    (hermes_home / "active_profile").write_text("zz\n")
+    gone = check()
+    assert gone["status"] == "warn" and "the active profile 'zz' (`profile use`) is gone" in gone["detail"]
