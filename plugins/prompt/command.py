@@ -16,6 +16,18 @@ def prompt(ctx):
         ctx.invoke(show)
 
 
+def _agent(app, toolsets, platform):
+    """The agent a session started here would have (its prompt is made when asked; nothing is sent)."""
+    from hermes.cli.app import Fail
+    from kernel.agent import Agent, AgentError
+
+    chosen = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]  # "": none, as run
+    try:
+        return Agent(app.host, toolsets=chosen, platform=platform)
+    except AgentError as exc:
+        raise Fail(str(exc)) from None
+
+
 @prompt.command("show")
 @click.option("-t", "--toolsets", help="Comma-separated toolsets, as for run and chat.")
 @click.option("--platform", default="cli", show_default=True, help="cli (hermes chat) or run (hermes run).")
@@ -23,15 +35,10 @@ def prompt(ctx):
 @click.pass_obj
 def show(app, toolsets, platform, as_json):
     """Print the assembled system prompt for this folder and config."""
-    from hermes.cli.app import Fail, echo_json
-    from kernel.agent import Agent, AgentError
+    from hermes.cli.app import echo_json
     from plugins.prompt import LAYERS_KEY
 
-    chosen = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]  # "": none, as run
-    try:
-        agent = Agent(app.host, toolsets=chosen, platform=platform)
-    except AgentError as exc:
-        raise Fail(str(exc)) from None
+    agent = _agent(app, toolsets, platform)
     try:
         text = agent.system_prompt_text()
         layers = agent.state.get(LAYERS_KEY) or []
@@ -69,15 +76,10 @@ def size(app, toolsets, platform, as_json):
     tools' schemas, in bytes (about 4 a token), without asking any model (hermes-agent's prompt-size)."""
     import json
 
-    from hermes.cli.app import Fail, echo_json
-    from kernel.agent import Agent, AgentError
+    from hermes.cli.app import echo_json
     from plugins.prompt import LAYERS_KEY
 
-    chosen = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
-    try:
-        agent = Agent(app.host, toolsets=chosen, platform=platform)
-    except AgentError as exc:
-        raise Fail(str(exc)) from None
+    agent = _agent(app, toolsets, platform)
     try:
         text = agent.system_prompt_text()
         layers = [(layer.name, len(layer.text.encode())) for layer in agent.state.get(LAYERS_KEY) or []]
