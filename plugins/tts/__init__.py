@@ -3,10 +3,11 @@
 The audio of the text is kept in the data folder's ``audio_cache/`` (or where the model says) and its path returned.
 ``tts.provider`` names the backend, as in hermes-agent: ``openai`` (an OpenAI-compatible speech endpoint,
 ``POST /v1/audio/speech``, through the openai SDK: ``tts.openai.model``, ``voice``, ``base_url``; its key in
-``VOICE_TOOLS_OPENAI_KEY`` or ``OPENAI_API_KEY``), a command of the user's declared under ``tts.providers``
-(:mod:`plugins.tts.command`), or any a plugin provides through the ``tts_backends`` hook. hermes-agent's default,
-``edge`` (Microsoft's online voices), and its other cloud and local backends are not here: the tool is not offered
-while ``tts.provider`` names one of them. Voice notes: :mod:`plugins.tts.listen`."""
+``VOICE_TOOLS_OPENAI_KEY`` or ``OPENAI_API_KEY``), ``edge`` (hermes-agent's default: Microsoft Edge's online voices,
+no key, through the ``edge-tts`` package, ``pip install 'hermes-kernel[tts]'``; ``tts.edge.voice``), a command of the
+user's declared under ``tts.providers`` (:mod:`plugins.tts.command`), or any a plugin provides through the
+``tts_backends`` hook. hermes-agent's other cloud and local backends are not here: the tool is not offered while
+``tts.provider`` names one of them (or ``edge`` without its package). Voice notes: :mod:`plugins.tts.listen`."""
 
 from __future__ import annotations
 
@@ -17,16 +18,18 @@ from kernel import hookimpl
 from kernel.types import Tool, ToolError
 
 KEYS = ("VOICE_TOOLS_OPENAI_KEY", "OPENAI_API_KEY")
-NOT_HERE = {"edge", "elevenlabs", "minimax", "xai", "mistral", "gemini", "neutts", "kittentts", "piper", "deepinfra"}
-BUILT_IN = frozenset({"openai", *NOT_HERE})  # hermes-agent's own backends: no plugin's may take a name of them
-LIMITS = {"openai": 4096}  # characters a backend takes (a command's: 5000, a plugin's: 4000), as hermes-agent cuts
+NOT_HERE = {"elevenlabs", "minimax", "xai", "mistral", "gemini", "neutts", "kittentts", "piper", "deepinfra"}
+BUILT_IN = frozenset({"openai", "edge", *NOT_HERE})  # hermes-agent's own backends: no plugin's may take their names
+LIMITS = {"openai": 4096, "edge": 5000}  # characters a backend takes (a command's: 5000, a plugin's: 4000), as
+# hermes-agent cuts
 FORMATS = ("mp3", "wav", "ogg", "flac", "opus", "aac")
 
 
 @hookimpl
 def register_config(declare):
-    declare("tts.provider", str, "edge", "the backend text_to_speech speaks with: openai, a command of "
-            "tts.providers, or a plugin's (hermes-agent's default, edge, is not here)")
+    declare("tts.provider", str, "edge", "the backend text_to_speech speaks with: edge (Microsoft Edge's online "
+            "voices, no key; pip install 'hermes-kernel[tts]'), openai, a command of tts.providers, or a plugin's")
+    declare("tts.edge.voice", str, "en-US-AriaNeural", "the voice of tts.provider: edge (`edge-tts --list-voices`)")
     declare("tts.speed", float, 1.0, "how fast the voice speaks (1.0: as the backend does)", minimum=0.25)
     declare("tts.voice", str, "", "the voice a plugin's backend is asked for (empty: its own)")
     declare("tts.model", str, "", "the model a plugin's backend is asked for (empty: its own)")
@@ -66,6 +69,10 @@ def _offered(config) -> bool:
     provider = str(config.get("tts.provider") or "").strip()
     if provider in declared(config):
         return True
+    if provider == "edge":
+        import importlib.util
+
+        return importlib.util.find_spec("edge_tts") is not None
     return bool(_key()) if provider == "openai" else bool(provider) and provider not in NOT_HERE
 
 
@@ -97,12 +104,66 @@ def _openai(config):
     return speak
 
 
+def _edge(config):
+    def speak(text: str, path: Path) -> Path:
+        """Microsoft Edge's voices (its MP3; an Ogg file asked for, a voice note's, made with ffmpeg when there)."""
+        import asyncio
+
+        try:
+            import aiohttp
+            import edge_tts
+        except ImportError:
+            raise ToolError("text_to_speech: the edge voices need the edge-tts package: pip install "
+                            "'hermes-kernel[tts]' (or set tts.provider to openai)") from None
+        speed = float(config.get("tts.speed") or 1.0)
+        said = edge_tts.Communicate(text, config.get("tts.edge.voice") or "en-US-AriaNeural",
+                                    **({"rate": f"{round((speed - 1) * 100):+d}%"} if speed != 1.0 else {}))
+        mp3 = path.with_suffix(".mp3")
+        partial = mp3.with_name(f".{mp3.name}.partial")
+        try:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # the tool's own thread, as it is everywhere but inside a server's loop
+                asyncio.run(said.save(str(partial)))
+            else:
+                import concurrent.futures
+
+                with concurrent.futures.ThreadPoolExecutor(1) as aside:
+                    aside.submit(asyncio.run, said.save(str(partial))).result()
+            partial.replace(mp3)
+        except (edge_tts.exceptions.EdgeTTSException, aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            partial.unlink(missing_ok=True)
+            raise ToolError(f"text_to_speech: Edge's voices did not answer: {exc or type(exc).__name__}") from None
+        return _as_ogg(mp3) if path.suffix == ".ogg" else mp3
+
+    return speak
+
+
+def _as_ogg(mp3: Path) -> Path:
+    """An MP3 as Ogg Opus (a voice note's format) with ffmpeg; the MP3 itself when that cannot be."""
+    import shutil
+    import subprocess
+
+    ogg = mp3.with_suffix(".ogg")
+    if shutil.which("ffmpeg") is None:
+        return mp3
+    try:
+        done = subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-i", str(mp3), "-c:a", "libopus", "-ac", "1",
+                               "-b:a", "64k", str(ogg)], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return mp3
+    if done.returncode or not ogg.is_file():
+        return mp3
+    mp3.unlink(missing_ok=True)
+    return ogg
+
+
 @hookimpl
 def tts_backends(agent):
     from plugins.tts.command import speaker
 
     config = agent.config
-    return {"openai": _openai(config), **{name: speaker(name, entry, config)
+    return {"openai": _openai(config), "edge": _edge(config), **{name: speaker(name, entry, config)
                                           for name, entry in declared(config).items() if name not in LIMITS}}
 
 

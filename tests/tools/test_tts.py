@@ -76,7 +76,9 @@ def test_not_offered_while_its_backend_is_not_here(hermes, hermes_home):
         rows = listed if isinstance(listed, list) else listed["tools"]
         return [r["offered"] for r in rows if r["name"] == "text_to_speech"][0]
 
-    assert offered({"OPENAI_API_KEY": "sk-x"}) is False  # hermes-agent's default, edge: Microsoft's voices
+    assert offered({"OPENAI_API_KEY": ""}) is True  # hermes-agent's default, edge (its package is in the tests')
+    (hermes_home / "config.yaml").write_text("tts:\n  provider: elevenlabs\n")
+    assert offered({"OPENAI_API_KEY": "sk-x"}) is False  # one of hermes-agent's that are not here
     (hermes_home / "config.yaml").write_text("tts:\n  provider: openai\n")
     assert offered({"OPENAI_API_KEY": "", "VOICE_TOOLS_OPENAI_KEY": ""}) is False
     assert offered({"OPENAI_API_KEY": "", "VOICE_TOOLS_OPENAI_KEY": "sk-voice"}) is True
@@ -100,4 +102,27 @@ def test_a_plugins_backend_through_tts_backends_and_an_unknown_name_lists_those_
     assert made["path"] == str(tmp_path / "ding.mp3") and (tmp_path / "ding.mp3").read_text() == "brass: ding"
     agent = make_agent(tts, Bell(), config={"tts": {"provider": "gong"}}, script=steps)
     [unknown] = [json.loads(m["content"]) for m in agent.run_conversation("ring")["messages"] if m["role"] == "tool"]
-    assert unknown["error"] == "text_to_speech: no backend named 'gong' (tts.provider); there are: bell, openai"
+    assert unknown["error"] == "text_to_speech: no backend named 'gong' (tts.provider); there are: bell, edge, openai"
+
+
+def test_edge_hermes_agents_default_voice_speaks_with_no_key(hermes, hermes_home, tmp_path):
+    """tts.provider: edge (the default): the real edge-tts package against a loopback stand-in for Microsoft's
+    speech service; its voice and speed as config says; a service that does not answer is one line."""
+    import os
+
+    from tests.conftest import ROOT
+    from tests.edgettsapi import EdgeTTS
+
+    with EdgeTTS(audio=b"ID3\x04" + bytes(range(256)) * 40) as edge:
+        shim = edge.sitecustomize(tmp_path / "shim")
+        env = {"PYTHONPATH": os.pathsep.join([str(shim), str(ROOT)]), "OPENAI_API_KEY": ""}
+        (hermes_home / "config.yaml").write_text("tts:\n  speed: 1.25\n  edge:\n    voice: en-GB-SoniaNeural\n")
+        edge.fail = False
+        spoken, = results(hermes, tmp_path, [{"text": "Hello from the edge"}], env)
+        assert spoken.get("provider") == "edge" and spoken["format"] == "mp3", spoken
+        assert open(spoken["path"], "rb").read() == edge.audio
+        assert edge.texts == ["Hello from the edge"] and edge.voices[0].endswith("en-GB, SoniaNeural)")
+        edge.fail = True
+        refused, = results(hermes, tmp_path, [{"text": "anyone there?"}], env)
+        assert refused["error"].startswith("text_to_speech: Edge's voices did not answer"), refused
+        assert not list((hermes_home / "audio_cache").glob(".*partial"))  # nothing half written is left
