@@ -68,13 +68,14 @@ def cronjob(args, ctx):
                            workdir=arg(args, "workdir", str, tool="cronjob", default=""),
                            script=arg(args, "script", str, tool="cronjob", default=""),
                            no_agent=arg(args, "no_agent", bool, tool="cronjob", default=False),
-                           context_from=arg(args, "context_from", list, tool="cronjob", default=[]))
+                           context_from=arg(args, "context_from", list, tool="cronjob", default=[]),
+                           repeat=arg(args, "repeat", int, tool="cronjob", default=None))
             found = {"created": job.row()}
         elif action == "list":
             found = {"jobs": [{k: job.row()[k] for k in ("id", "name", "schedule", "status", "next_run", "last_run",
                                                             "last_status", "last_output")} for job in jobs.load().jobs]}
         elif action == "update":  # what is given changes (hermes-agent's)
-            kinds = {"skills": list, "no_agent": bool, "context_from": list}
+            kinds = {"skills": list, "no_agent": bool, "context_from": list, "repeat": int}
             given = {key: arg(args, key, kinds.get(key, str), tool="cronjob") for key in jobs.EDITABLE
                      if args.get(key) is not None}
             if "deliver" in given:
@@ -119,6 +120,8 @@ CRONJOB = Tool(
                                                        "is, no model (create, update)"},
         "context_from": {"type": "array", "items": {"type": "string"}, "description": "Ids of jobs whose last "
                          "answer goes before the prompt at each run: a chain (create, update)"},
+        "repeat": {"type": "integer", "description": "How many times it runs in all, then stops (create, update; "
+                                                     "default and 0: as long as its schedule goes)"},
         "job_id": {"type": "string", "description": "The job's id (update, pause, resume, remove)"}},
         "required": ["action"]},
     handler=cronjob, toolset="cronjob")

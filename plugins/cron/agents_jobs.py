@@ -70,6 +70,12 @@ def import_jobs(path: Path) -> dict:
         name = str(job.get("name") or job.get("id") or "?")
         prompt = str(job.get("prompt") or "")
         schedule = schedule_of(job)
+        repeat = job.get("repeat") if isinstance(job.get("repeat"), dict) else {}
+        times, completed = repeat.get("times"), repeat.get("completed") or 0
+        left = times - completed if isinstance(times, int) and times > 0 and isinstance(completed, int) else None
+        if left is not None and left <= 0:
+            done["left_out"].append(f"{name}: it made its {times} runs")
+            continue
         if schedule is None:
             done["left_out"].append(f"{name}: a once job whose time has passed")
             continue
@@ -87,7 +93,7 @@ def import_jobs(path: Path) -> dict:
                              base_url=str(job.get("base_url") or ""),
                              skills=[str(s) for s in skills] if isinstance(skills, list) else [],
                              deliver=delivery_of(job), workdir=workdir, script=str(job.get("script") or ""),
-                             no_agent=bool(job.get("no_agent")))
+                             no_agent=bool(job.get("no_agent")), repeat=left)
         except ValueError as exc:
             done["left_out"].append(f"{name}: {exc}")
             continue

@@ -91,7 +91,8 @@ def show_job(job_id, as_json):
         echo_json({**job.row(), "output": output or None})
         return
     click.echo(f"{job.id}  {job.name}\n  schedule  {job.schedule} ({job.status()}), next {_when(job.next_run)}\n"
-               f"  runs      {job.runs}, last {_when(job.last_run)} {job.last_status}\n  prompt    {job.prompt}"
+               f"  runs      {job.runs}" + (f" of {job.repeat}" if job.repeat else "") +
+               f", last {_when(job.last_run)} {job.last_status}\n  prompt    {job.prompt}"
                + (f"\n  skills    {', '.join(job.skills)}" if job.skills else "")
                + (f"\n  workdir   {job.workdir}" if job.workdir else "")
                + (f"\n  script    {job.script}" + (" (the whole job: no model)" if job.no_agent else "")
@@ -126,9 +127,11 @@ def show_job(job_id, as_json):
 @click.option("--no-agent", is_flag=True, help="The script is the job: what it prints is the answer, no model.")
 @click.option("--context-from", "context_from", multiple=True, metavar="JOB", help="A job whose last answer goes "
               "before the prompt (again for more).")
+@click.option("--repeat", type=int, default=None, metavar="N", help="Run N times, then stop (default: for as long "
+              "as its schedule goes).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
 def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills, deliver, workdir, script, no_agent,
-            context_from, as_json):
+            context_from, repeat, as_json):
     """Add a job. SCHEDULE: 30m (once, in 30 minutes), 'every 2h', '0 9 * * 1-5' (cron, the user's time: timezone) or
     2026-12-24T09:00 (once)."""
     from plugins.cron.jobs import add, load
@@ -137,7 +140,7 @@ def add_job(schedule, prompt, name, toolsets, model, provider, base_url, skills,
     sets = None if toolsets is None else [t.strip() for t in toolsets.split(",") if t.strip()]
     try:
         job = add(" ".join(prompt), schedule, name, sets, model, provider, base_url, list(skills), deliver, workdir,
-                  script, no_agent, list(context_from))
+                  script, no_agent, list(context_from), repeat)
     except ValueError as exc:
         raise Fail(str(exc), 2) from None
     if as_json:
@@ -173,9 +176,10 @@ def _change(job_id: str, action: str) -> None:
 @click.option("--no-agent/--agent", "no_agent", default=None, help="The script alone is the job, or the model runs.")
 @click.option("--context-from", "context_from", multiple=True, metavar="JOB", help="The jobs whose last answers go "
               "before its prompt, instead of those it has ('' for none).")
+@click.option("--repeat", type=int, default=None, metavar="N", help="Its runs in all (0: for ever).")
 @click.option("--json", "as_json", is_flag=True, help="Print the job as JSON.")
 def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, removed, clear_skills, script, no_agent,
-             context_from, as_json):
+             context_from, repeat, as_json):
     """Change a job (hermes-agent's `cron edit`): only what is given changes."""
     from plugins.cron.jobs import edit
 
@@ -185,7 +189,7 @@ def edit_job(job_id, schedule, prompt, name, deliver, workdir, skills, added, re
     try:
         job = edit(job_id, schedule=schedule, prompt=prompt, name=name, deliver=deliver, workdir=workdir,
                    skills=wanted if wanted != have else None, script=script, no_agent=no_agent,
-                   context_from=[c for c in context_from if c] if context_from else None)
+                   context_from=[c for c in context_from if c] if context_from else None, repeat=repeat)
     except (LookupError, ValueError) as exc:
         raise Fail(str(exc), 2) from None
     if as_json:

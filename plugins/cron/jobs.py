@@ -45,6 +45,7 @@ class Job:
     script: str = ""  # hermes-agent's: a file of the data folder's scripts/ run first (plugins.cron.jobs.run)
     no_agent: bool = False  # hermes-agent's: the script is the job, its output the answer; no model
     context_from: list = field(default_factory=list)  # hermes-agent's: jobs whose last answer goes before its prompt
+    repeat: Optional[int] = None  # hermes-agent's: the runs it makes in all (None: as long as its schedule goes)
     runs: int = 0
     last_run: str = ""
     last_status: str = ""  # "ok", "error", "interrupted", "budget_exhausted"
@@ -146,7 +147,8 @@ def first_run(schedule: str) -> tuple:
 
 def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = None, model: str = "",
         provider: str = "", base_url: str = "", skills: Optional[list] = None, deliver: str = "",
-        workdir: str = "", script: str = "", no_agent: bool = False, context_from: Optional[list] = None) -> Job:
+        workdir: str = "", script: str = "", no_agent: bool = False, context_from: Optional[list] = None,
+        repeat: Optional[int] = None) -> Job:
     """A new job (``ValueError`` for a schedule that cannot be read, an empty prompt, a workdir that is no folder or
     a script that is no file of ``scripts/``)."""
     script = _script(script)
@@ -159,7 +161,7 @@ def add(prompt: str, schedule: str, name: str = "", toolsets: Optional[list] = N
     job = Job(id=uuid.uuid4().hex[:8], name=name.strip() or " ".join((prompt or script).split())[:40],
               prompt=prompt, schedule=text, next_run=first, created=local_now().isoformat(), toolsets=toolsets,
               model=model, provider=provider, base_url=base_url, skills=list(skills or []), deliver=deliver.strip(),
-              workdir=_folder(workdir), script=script, no_agent=bool(no_agent))
+              workdir=_folder(workdir), script=script, no_agent=bool(no_agent), repeat=_times(repeat))
     with editing() as state:
         try:
             job.context_from = [state.find(str(other)).id for other in context_from or []]
@@ -189,7 +191,21 @@ def _script(script: str) -> str:
     return script
 
 
-EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills", "script", "no_agent", "context_from")
+def _times(repeat) -> Optional[int]:
+    """A job's ``repeat`` as kept: a count of runs, or None (0 or less, as in hermes-agent: for ever)."""
+    if repeat is None:
+        return None
+    try:
+        count = int(repeat) if not isinstance(repeat, bool) else None
+    except (TypeError, ValueError):
+        count = None
+    if count is None:
+        raise ValueError(f"the job's repeat {repeat!r} is no number of runs")
+    return count if count > 0 else None
+
+
+EDITABLE = ("schedule", "prompt", "name", "deliver", "workdir", "skills", "script", "no_agent", "context_from",
+            "repeat")
 
 
 def edit(job_id: str, **changes) -> Job:
@@ -207,6 +223,13 @@ def edit(job_id: str, **changes) -> Job:
             job.script = _script(changes["script"])
         if changes.get("no_agent") is not None:
             job.no_agent = bool(changes["no_agent"])
+        if changes.get("repeat") is not None:
+            job.repeat = _times(changes["repeat"])
+            if job.repeat and job.runs >= job.repeat:
+                job.next_run = None  # its runs are made
+            elif job.next_run is None:  # runs left again: from its schedule's next time (a once job's past stays past)
+                with contextlib.suppress(ValueError):
+                    job.next_run = first_run(job.schedule)[1]
         if changes.get("context_from") is not None:
             job.context_from = [state.find(str(other)).id for other in changes["context_from"]]
         if job.no_agent and not job.script:
@@ -431,6 +454,8 @@ def _record(app, job: Job, started: datetime, answer: str, error: str, status: s
         except LookupError:  # removed while it ran
             return job
         recorded.runs += 1
+        if recorded.repeat and recorded.runs >= recorded.repeat:  # its runs are made (hermes-agent's repeat)
+            recorded.next_run = None
         recorded.last_run, recorded.last_status, recorded.last_error = started.isoformat(), status, error[:500]
         recorded.last_output, recorded.running, recorded.last_delivery = output, 0, delivered
     return recorded

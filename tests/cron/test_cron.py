@@ -337,7 +337,9 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
         {"id": "a5", "name": "disk", "prompt": "", "script": "df -h", "no_agent": True,
          "schedule": {"kind": "interval", "minutes": 60}},
         {"id": "a6", "name": "watch", "prompt": "", "script": "watch.sh", "no_agent": True,
-         "schedule": {"kind": "interval", "minutes": 60}, "context_from": ["a1"]}]}))
+         "schedule": {"kind": "interval", "minutes": 60}, "context_from": ["a1"], "repeat": {"times": 5, "completed": 2}},
+        {"id": "a7", "name": "spent", "prompt": "twice", "schedule": {"kind": "interval", "minutes": 60},
+         "repeat": {"times": 2, "completed": 2}}]}))
     (hermes_home / "scripts").mkdir()
     (hermes_home / "scripts" / "watch.sh").write_text("echo fine\n")
     assert hermes("cron", "list").stdout.endswith(f"hermes-agent's are in {agents}: `hermes cron import` brings them "
@@ -360,6 +362,8 @@ def test_hermes_agents_jobs_are_imported_once(hermes, hermes_home, tmp_path):
     assert jobs["later"]["next_run"].startswith("2099-01-01") and set(jobs) == {"build", "standup", "later", "watch"}
     assert (jobs["watch"]["script"], jobs["watch"]["no_agent"]) == ("watch.sh", True)
     assert jobs["watch"]["context_from"] == [jobs["build"]["id"]]  # hermes-agent's id a1, as it is called here
+    assert jobs["watch"]["repeat"] == 3 and jobs["build"]["repeat"] is None  # the runs it had left
+    assert "left out: spent: it made its 2 runs" in out.stderr
     again = json.loads(hermes("cron", "import", "--json").stdout)
     assert (again["imported"], again["already_here"]) == (0, 4)
     assert hermes("cron", "import", tmp_path / "none.json").stderr.startswith("hermes: error: ")
@@ -517,3 +521,21 @@ def test_a_job_follows_the_last_answers_of_the_jobs_it_names(hermes, hermes_home
     assert hermes("cron", "edit", second["id"], "--context-from", "").returncode == 0
     listed = json.loads(hermes("cron", "list", "--json").stdout)["jobs"]
     assert next(j for j in listed if j["id"] == second["id"])["context_from"] == []
+
+
+def test_a_job_that_repeats_n_times_stops_after_its_last_run(hermes, hermes_home, wire_server, tmp_path):
+    """hermes-agent's repeat: the job runs its N times (by the schedule or by hand), then its schedule ends."""
+    (hermes_home / "config.yaml").write_text(f"model: m\napi_mode: chat_completions\nbase_url: {wire_server.openai_url}\n")
+    env = {"OPENAI_API_KEY": "sk-test"}
+    job = json.loads(hermes("cron", "add", "every 1h", "ping", "--repeat", "2", "--json", env=env).stdout)
+    assert job["repeat"] == 2 and job["next_run"]
+    wire_server.script([reply("one"), reply("two"), reply("three")])
+    first = json.loads(hermes("cron", "run", job["id"], "--json", env=env, cwd=tmp_path).stdout)
+    assert first["runs"] == 1 and first["next_run"] and first["status"] == "scheduled"
+    second = json.loads(hermes("cron", "run", job["id"], "--json", env=env, cwd=tmp_path).stdout)
+    assert second["runs"] == 2 and second["next_run"] is None and second["status"] == "done"
+    assert "  runs      2 of 2, last " in hermes("cron", "show", job["id"]).stdout
+    again = json.loads(hermes("cron", "edit", job["id"], "--repeat", "3", "--json").stdout)
+    assert again["next_run"] and again["status"] == "scheduled"  # one run left again
+    refused = hermes("cron", "add", "every 1h", "x", "--repeat", "many")
+    assert refused.returncode == 2 and "'many' is not a valid integer" in refused.stderr
