@@ -41,7 +41,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack", "whatsapp_cloud", "sms"):
+    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -266,6 +266,21 @@ def gateway_platforms(config):
                    str(config.get("sms.api_url") or API),
                    unsigned=switched_on(os.environ.get("SMS_INSECURE_NO_SIGNATURE")))
 
+    def feishu():
+        from plugins.gateway.feishu import DOMAINS, Feishu
+
+        found = {v: os.environ.get(f"FEISHU_{v}", "").strip() for v in (
+            "APP_ID", "APP_SECRET", "DOMAIN", "VERIFICATION_TOKEN", "ENCRYPT_KEY", "WEBHOOK_HOST", "WEBHOOK_PORT",
+            "WEBHOOK_PATH")}
+        if not (found["APP_ID"] and found["APP_SECRET"]):
+            return None
+        api = str(config.get("feishu.api_url") or DOMAINS.get(found["DOMAIN"].lower() or "feishu") or "")
+        if not api:
+            raise ValueError(f"FEISHU_DOMAIN takes feishu or lark, not {found['DOMAIN']!r}")
+        return Feishu(found["APP_ID"], found["APP_SECRET"], found["VERIFICATION_TOKEN"], found["ENCRYPT_KEY"],
+                      found["WEBHOOK_HOST"] or "127.0.0.1", _number(found["WEBHOOK_PORT"], 8765, "FEISHU_WEBHOOK_PORT"),
+                      found["WEBHOOK_PATH"] or "/feishu/webhook", api)
+
     def homeassistant():
         from plugins.gateway.homeassistant import HomeAssistant
 
@@ -293,7 +308,7 @@ def gateway_platforms(config):
 
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
-            "sms": sms, "homeassistant": homeassistant, "irc": irc}
+            "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu}
     return {**made, "webhook": webhook}
 
 

@@ -270,12 +270,18 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
     "sms": [("TWILIO_ACCOUNT_SID", "Twilio's Account SID (AC...)", False),
             ("TWILIO_AUTH_TOKEN", "its Auth Token (typed hidden)", True),
             ("TWILIO_PHONE_NUMBER", "the bot's Twilio number (+15551234567)", False),
-            ("SMS_WEBHOOK_URL", "the public address of this machine's port 8080 that Twilio's number posts to", False)]}
+            ("SMS_WEBHOOK_URL", "the public address of this machine's port 8080 that Twilio's number posts to", False)],
+    "feishu": [("FEISHU_APP_ID", "the app's App ID (cli_..., its Credentials page)", False),
+               ("FEISHU_APP_SECRET", "its App Secret (typed hidden)", True),
+               ("FEISHU_DOMAIN", "feishu (open.feishu.cn) or lark (open.larksuite.com)", False),
+               ("FEISHU_VERIFICATION_TOKEN", "the event subscription's Verification Token (typed hidden)", True)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
          "irc": "send it a private message (/msg NICK hello)",
          "sms": "set the number's messaging webhook to that address and text it",
-         "whatsapp_cloud": "point Meta's webhook at this machine's port 8090 (/whatsapp/webhook) and send it a message"}
+         "whatsapp_cloud": "point Meta's webhook at this machine's port 8090 (/whatsapp/webhook) and send it a message",
+         "feishu": "set the event subscription's request URL to this machine's port 8765 (/feishu/webhook), subscribe "
+                   "to im.message.receive_v1 and send the bot a message"}
 
 
 @gateway.command()

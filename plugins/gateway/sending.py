@@ -25,7 +25,7 @@ def token_variable(platform: str) -> str:
     """The variable holding a platform's token (hermes-agent's names)."""
     return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD",
             "mattermost": "MATTERMOST_TOKEN", "ntfy": "NTFY_TOPIC",
-            "whatsapp_cloud": "WHATSAPP_CLOUD_ACCESS_TOKEN", "sms": "TWILIO_AUTH_TOKEN",
+            "whatsapp_cloud": "WHATSAPP_CLOUD_ACCESS_TOKEN", "sms": "TWILIO_AUTH_TOKEN", "feishu": "FEISHU_APP_SECRET",
             "homeassistant": "HASS_TOKEN", "irc": "IRC_NICKNAME"}.get(
         platform, f"{platform.upper()}_BOT_TOKEN")
 
