@@ -250,3 +250,20 @@ def register_tools(register, config):
                                                              "audio_cache/)"}}, "required": ["text"]},
         handler=text_to_speech, toolset="tts", parallel_safe=True, path_arg="output_path",
         check=lambda: _offered(config)))
+
+
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent):
+    """Whether text_to_speech is offered, and if not, what it waits for."""
+    from plugins.doctor.hookspecs import OK, WARN, Check
+
+    config = agent.config
+    provider = str(config.get("tts.provider") or "").strip()
+    if _offered(config):
+        return [Check("tts", OK, f"text_to_speech speaks with {provider}" + (
+            f" ({config.get('tts.edge.voice')})" if provider == "edge" else ""))]
+    why = ("the edge voices need the edge-tts package: pip install 'hermes-kernel[tts]'" if provider == "edge" else
+           "its key is not set (VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)" if provider == "openai" else
+           f"{provider!r} is one of hermes-agent's backends that are not here" if provider in NOT_HERE else
+           f"no backend named {provider!r}")
+    return [Check("tts", WARN, f"text_to_speech is not offered: tts.provider {provider}: {why}")]

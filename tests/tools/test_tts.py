@@ -126,3 +126,13 @@ def test_edge_hermes_agents_default_voice_speaks_with_no_key(hermes, hermes_home
         refused, = results(hermes, tmp_path, [{"text": "anyone there?"}], env)
         assert refused["error"].startswith("text_to_speech: Edge's voices did not answer"), refused
         assert not list((hermes_home / "audio_cache").glob(".*partial"))  # nothing half written is left
+
+
+def test_doctor_says_whether_text_to_speech_is_offered_and_what_it_waits_for(hermes, hermes_home):
+    def line() -> dict:
+        return next(c for c in json.loads(hermes("doctor", "--offline", "--json").stdout) if c["name"] == "tts")
+
+    assert line() == {"name": "tts", "status": "ok", "detail": "text_to_speech speaks with edge (en-US-AriaNeural)"}
+    (hermes_home / "config.yaml").write_text("tts:\n  provider: openai\n")
+    assert line()["detail"] == ("text_to_speech is not offered: tts.provider openai: its key is not set "
+                                "(VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY)")
