@@ -39,7 +39,7 @@ RESERVED = {"help", "new", "resume", "retry", "undo", "model", "tools", "usage",
             "image", "paste", "prompt", "copy", "yolo", "clear", "version", "branch", "fork", "queue", "q", "steer",
             "stop", "goal", "agents", "tasks", "reload", "background", "bg",
             "verbose", "timestamps", "status", "subgoal", "reload-skills", "learn", "sessions", "export",
-            "cron", "moa", "reload-mcp", "rollback", "insights", "toolsets", "bundles", "browser"}
+            "cron", "moa", "reload-mcp", "rollback", "insights", "toolsets", "bundles", "browser", "profile"}
 
 
 def skills_of(agent_or_config, host=None, cwd=None) -> dict:
