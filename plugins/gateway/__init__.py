@@ -41,7 +41,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu"):
+    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -266,6 +266,15 @@ def gateway_platforms(config):
                    str(config.get("sms.api_url") or API),
                    unsigned=switched_on(os.environ.get("SMS_INSECURE_NO_SIGNATURE")))
 
+    def dingtalk():
+        from plugins.gateway.dingtalk import API, DingTalk
+
+        found = {v: os.environ.get(f"DINGTALK_{v}", "").strip() for v in ("CLIENT_ID", "CLIENT_SECRET", "WEBHOOK_URL")}
+        if not (found["CLIENT_ID"] and found["CLIENT_SECRET"]):
+            return None
+        return DingTalk(found["CLIENT_ID"], found["CLIENT_SECRET"], str(config.get("dingtalk.api_url") or API),
+                        found["WEBHOOK_URL"])
+
     def feishu():
         from plugins.gateway.feishu import DOMAINS, Feishu
 
@@ -308,7 +317,7 @@ def gateway_platforms(config):
 
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
-            "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu}
+            "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu, "dingtalk": dingtalk}
     return {**made, "webhook": webhook}
 
 

@@ -274,7 +274,9 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
     "feishu": [("FEISHU_APP_ID", "the app's App ID (cli_..., its Credentials page)", False),
                ("FEISHU_APP_SECRET", "its App Secret (typed hidden)", True),
                ("FEISHU_DOMAIN", "feishu (open.feishu.cn) or lark (open.larksuite.com)", False),
-               ("FEISHU_VERIFICATION_TOKEN", "the event subscription's Verification Token (typed hidden)", True)]}
+               ("FEISHU_VERIFICATION_TOKEN", "the event subscription's Verification Token (typed hidden)", True)],
+    "dingtalk": [("DINGTALK_CLIENT_ID", "the app's AppKey (Client ID)", False),
+                 ("DINGTALK_CLIENT_SECRET", "its AppSecret (Client Secret; typed hidden)", True)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
          "irc": "send it a private message (/msg NICK hello)",
