@@ -78,7 +78,7 @@ class Feishu(Listened):
             if token and code in STALE_TOKEN and attempt == 1:
                 continue
             said = (body or {}).get("msg") if isinstance(body, dict) else answer.reason_phrase
-            if not token or code in STALE_TOKEN or answer.status_code in (401, 403) and not code:
+            if not token and code or code in STALE_TOKEN or answer.status_code in (401, 403) and not code:
                 raise PlatformError(f"feishu: Feishu refused FEISHU_APP_ID and FEISHU_APP_SECRET ({said}, code "
                                     f"{code})", lasting=True, status=401)
             raise PlatformError(f"feishu: {said} (code {code})", status=answer.status_code)
