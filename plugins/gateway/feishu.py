@@ -74,7 +74,7 @@ class Feishu(Listened):
             body = body_of(answer)
             code = body.get("code") if isinstance(body, dict) else None
             if answer.is_success and code == 0:
-                return body.get("data", body) if not path.endswith("/internal") else body
+                return body.get("data", body)  # (the token's and the bot's answers hold no "data")
             if token and code in STALE_TOKEN and attempt == 1:
                 continue
             said = (body or {}).get("msg") if isinstance(body, dict) else answer.reason_phrase
