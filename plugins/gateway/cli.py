@@ -9,9 +9,9 @@ def _configured(app, only: tuple) -> dict:
     """``{name: make}`` of the platforms plugins provide (``only``: those named)."""
     from hermes.cli.app import EXIT_USAGE, Fail
 
-    provided: dict = {}
-    for each in app.host.pm.hook.gateway_platforms(config=app.config) or []:
-        provided.update(each if isinstance(each, dict) else {})
+    from plugins.gateway.sending import platforms
+
+    provided = platforms(app.host)
     unknown = [name for name in only if name not in provided]
     if unknown:
         raise Fail(f"no platform named {', '.join(unknown)}; there are: {', '.join(sorted(provided)) or 'none'}",
@@ -128,20 +128,10 @@ def status(app, as_json):
 
 def _running(app) -> "int | None":
     """The pid of the gateway running on this data folder (it holds gateway/gateway.lock), or None."""
-    import fcntl
+    from plugins.gateway.sending import holder
 
-    from plugins.gateway.sending import LOCK
-
-    path = app.config.data_dir / LOCK
-    try:
-        with open(path) as held:
-            try:
-                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return int(held.read().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
-    return None
+    held = holder(app.config.data_dir)
+    return int(held) if held and held.isdigit() and int(held) else None
 
 
 CARRIED = ("HERMES_HOME", "HERMES_PROFILE", "HERMES_DISTRO")  # and the platforms' allow-lists and home chats

@@ -76,6 +76,25 @@ def fresh() -> dict:
     return {"offsets": {}, "sessions": {}, "inbox": [], "homes": {}, "voice": {}}
 
 
+def _claim(path: Path, mine: str, taken) -> Any:
+    """Hold the lock file ``path`` for this process's life, ``mine`` written in it; :class:`PlatformError` (lasting),
+    ``taken(what its holder wrote)``, when another process holds it."""
+    import fcntl
+
+    held = open(path, "a+")
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.seek(0)
+        said = held.read().strip()
+        held.close()
+        raise PlatformError(taken(said), lasting=True) from None
+    held.truncate(0)
+    held.write(mine)
+    held.flush()
+    return held
+
+
 class Gateway(Commands):
     def __init__(self, app, platforms: list):
         self.app, self.config, self.platforms = app, app.config, platforms
@@ -123,26 +142,15 @@ class Gateway(Commands):
     def hold(self) -> None:
         """This data folder's gateway is this process now (``gateway/gateway.lock``, its pid in it): a second one
         would answer the same inbox twice. :class:`PlatformError` (lasting) naming the one running."""
-        import fcntl
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.held = open(self.config.data_dir / LOCK, "a+")
-        try:
-            fcntl.flock(self.held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.held.seek(0)
-            raise PlatformError(f"a gateway already runs on this data folder (pid {self.held.read().strip() or '?'})",
-                                lasting=True) from None
-        self.held.truncate(0)
-        self.held.write(str(os.getpid()))
-        self.held.flush()
+        self.held = _claim(self.config.data_dir / LOCK, str(os.getpid()), lambda pid: (
+            f"a gateway already runs on this data folder (pid {pid or '?'})"))
         self.tokens = [self._hold_token(platform) for platform in self.platforms]
 
     def _hold_token(self, platform: Any):
         """One gateway per platform token among the profiles (hermes-agent's token locks): two profiles' gateways
         with one token (a profile cloned with its .env) would both take the bot's messages (Telegram refuses the
         second poller; a topic or a nickname answers twice). A lock per token in the folder holding the profiles."""
-        import fcntl
         import hashlib
 
         from hermes.cli.entry import profile_name, profiles_root
@@ -153,18 +161,11 @@ class Gateway(Commands):
             return None
         folder = Path(profiles_root()).parent / "gateway" / "tokens"
         folder.mkdir(parents=True, exist_ok=True)
-        held = open(folder / f"{hashlib.sha256(f'{platform.name}:{value}'.encode()).hexdigest()[:24]}.lock", "a+")
-        try:
-            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            held.seek(0)
-            pid, _, where = held.read().strip().partition(" ")
-            raise PlatformError(f"{platform.name}: another gateway answers with its token (pid {pid or '?'}, "
-                                f"{where or 'another profile'}): one token, one gateway", lasting=True) from None
-        held.truncate(0)
-        held.write(f"{os.getpid()} profile {profile_name()} ({self.config.data_dir})")
-        held.flush()
-        return held
+        return _claim(folder / f"{hashlib.sha256(f'{platform.name}:{value}'.encode()).hexdigest()[:24]}.lock",
+                      f"{os.getpid()} profile {profile_name()} ({self.config.data_dir})", lambda said: (
+                          f"{platform.name}: another gateway answers with its token (pid "
+                          f"{said.partition(' ')[0] or '?'}, {said.partition(' ')[2] or 'another profile'}): one "
+                          "token, one gateway"))
 
     def run(self) -> None:
         relay = Relay(self)

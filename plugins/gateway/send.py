@@ -24,11 +24,9 @@ import click
 def send(app, message, target, file, subject, listing, as_json, quiet):
     """Send a message to a chat of a platform set up here (scripts, cron jobs, CI): no model, no gateway needed."""
     from hermes.cli.app import EXIT_USAGE, Fail, echo_json
-    from plugins.gateway.sending import media_of, send_to
+    from plugins.gateway.sending import media_of, platforms, send_to
 
-    makers: dict = {}
-    for each in app.host.pm.hook.gateway_platforms(config=app.config) or []:
-        makers.update(each if isinstance(each, dict) else {})
+    makers = platforms(app.host)
     if listing:
         return _list(app, makers, as_json)
     if not target:
@@ -74,15 +72,11 @@ def _list(app, makers: dict, as_json: bool) -> None:
     import os
 
     from hermes.cli.app import echo_json
-    from plugins.gateway.sending import _home, token_variable
+    from plugins.gateway.sending import home_chat, token_variable
 
-    rows = []
-    for name in sorted(makers):
-        if name == "webhook":
-            continue  # it takes events; it sends nowhere of its own
-        home_variable = "EMAIL_HOME_ADDRESS" if name == "email" else f"{name.upper()}_HOME_CHANNEL"
-        rows.append({"platform": name, "set_up": bool(os.environ.get(token_variable(name))),
-                     "home": os.environ.get(home_variable, "").strip() or _home(app.config, name) or None})
+    rows = [{"platform": name, "set_up": bool(os.environ.get(token_variable(name))),
+             "home": home_chat(app.config, name) or None}
+            for name in sorted(makers) if name != "webhook"]  # (the webhook takes events; it sends nowhere)
     if as_json:
         echo_json(rows)
         return

@@ -45,6 +45,40 @@ def send_parts(platform, chat: str, text: str) -> None:
         rest = rest[cut:]
 
 
+def holder(data_dir) -> Optional[str]:
+    """What the gateway running on ``data_dir`` wrote in :data:`LOCK` (its pid; "" when unread), or None when no
+    gateway holds it."""
+    import fcntl
+
+    try:
+        with open(Path(data_dir) / LOCK) as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return held.read().strip()
+    except OSError:
+        pass
+    return None
+
+
+def platforms(host) -> dict:
+    """``{name: make}`` of every platform the plugins' ``gateway_platforms`` provide."""
+    makers: dict = {}
+    for each in host.pm.hook.gateway_platforms(config=host.config) or []:
+        makers.update(each if isinstance(each, dict) else {})
+    return makers
+
+
+def home_variable(platform: str) -> str:
+    """The variable naming a platform's home chat (hermes-agent's names)."""
+    return "EMAIL_HOME_ADDRESS" if platform == "email" else f"{platform.upper()}_HOME_CHANNEL"
+
+
+def home_chat(config, platform: str) -> str:
+    """A platform's home chat: its variable's, else the chat that said ``/sethome`` ("" for none)."""
+    return os.environ.get(home_variable(platform), "").strip() or _home(config, platform)
+
+
 def _home(config, platform: str) -> str:
     """The chat that said ``/sethome`` on ``platform`` ("" for none)."""
     try:
@@ -56,10 +90,7 @@ def _home(config, platform: str) -> str:
 
 def deliver(target: str, text: str, host) -> Optional[str]:
     """:func:`plugins.gateway.hookspecs.deliver_message` for the platforms of ``gateway_platforms``."""
-    makers: dict = {}
-    for each in host.pm.hook.gateway_platforms(config=host.config) or []:
-        makers.update(each if isinstance(each, dict) else {})
-    return send_to(makers, target, text, host.config)
+    return send_to(platforms(host), target, text, host.config)
 
 
 def send_to(makers: dict, target: str, text: str, config, path: str = "") -> Optional[str]:
@@ -68,10 +99,10 @@ def send_to(makers: dict, target: str, text: str, config, path: str = "") -> Opt
     name, _, chat = target.partition(":")
     if name not in makers:
         return None
-    home = "EMAIL_HOME_ADDRESS" if name == "email" else f"{name.upper()}_HOME_CHANNEL"  # hermes-agent's names
-    chat = chat or os.environ.get(home, "").strip() or _home(config, name)
+    chat = chat or home_chat(config, name)
     if not chat:
-        return f"no chat to send to: {target} names none, {home} is not set and no chat said /sethome"
+        return (f"no chat to send to: {target} names none, {home_variable(name)} is not set and no chat said "
+                "/sethome")
     platform = makers[name]()
     if platform is None:
         return f"{name} is not set up here (no {token_variable(name)})"

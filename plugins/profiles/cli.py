@@ -64,19 +64,10 @@ def existing(name: str) -> str:
 
 def running(name: str) -> str:
     """What runs on a profile's folder now and would lose it under it ("" for nothing): its gateway."""
-    import fcntl
+    from plugins.gateway.sending import holder
 
-    from plugins.gateway.sending import LOCK
-
-    try:
-        with open(folders(name)[1] / LOCK) as held:
-            try:
-                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return f"its gateway runs (pid {held.read().strip() or '?'})"
-    except OSError:
-        pass
-    return ""
+    held = holder(folders(name)[1])
+    return "" if held is None else f"its gateway runs (pid {held or '?'})"
 
 
 def describe(name: str) -> dict:
