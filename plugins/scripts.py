@@ -19,13 +19,20 @@ def environment(config: Any) -> dict:
     return tool_environment(Secrets(config.key_envs(), passthrough=config.get("tools.env_passthrough") or []))
 
 
+def located(script: str, home: Any) -> "Optional[Path]":
+    """The file ``scripts/SCRIPT`` of the data folder ``home`` (hermes-agent's ``~/.hermes/scripts/`` prefix taken
+    off), or None when it is no file there or the name leads out of ``scripts/``."""
+    folder = (Path(home) / "scripts").resolve()
+    path = (folder / str(script).strip().replace("~/.hermes/scripts/", "", 1)).resolve()
+    return path if path.is_relative_to(folder) and path.is_file() else None
+
+
 def run(script: str, home: Any, environ: dict, seconds: float, stdin: str = "",
         cwd: Optional[str] = None) -> "tuple[Optional[subprocess.CompletedProcess], str]":
     """Run ``scripts/SCRIPT`` of the data folder ``home``: ``(its completed process, "")``, or ``(None, why not)``
     (no such file there, no start, past ``seconds``). It starts in ``cwd``, else in ``scripts/``."""
-    folder = (Path(home) / "scripts").resolve()
-    path = (folder / str(script).replace("~/.hermes/scripts/", "", 1)).resolve()
-    if not path.is_relative_to(folder) or not path.is_file():
+    folder, path = (Path(home) / "scripts").resolve(), located(script, home)
+    if path is None:
         return None, f"its script {script} is no file in {folder}"
     command = ["bash", str(path)] if path.suffix in (".sh", ".bash") else [sys.executable, str(path)]
     try:

@@ -183,11 +183,12 @@ def _script(script: str) -> str:
     """A job's script as kept, a name in the data folder's ``scripts/`` ("": none); ``ValueError`` for one that is
     no file there (hermes-agent's rule: never a path out of it)."""
     from hermes.host.paths import data_dir
+    from plugins.scripts import located
 
     script = str(script or "").strip().replace("~/.hermes/scripts/", "", 1)
-    folder = (data_dir() / "scripts").resolve()
-    if script and not ((folder / script).resolve().is_relative_to(folder) and (folder / script).is_file()):
-        raise ValueError(f"the job's script {script!r} is no file in {folder} (put it there, and give its name)")
+    if script and located(script, data_dir()) is None:
+        raise ValueError(f"the job's script {script!r} is no file in {(data_dir() / 'scripts').resolve()} (put it "
+                         "there, and give its name)")
     return script
 
 
