@@ -11,6 +11,7 @@ user's declared under ``tts.providers`` (:mod:`plugins.tts.command`), or any a p
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -70,10 +71,16 @@ def _offered(config) -> bool:
     if provider in declared(config):
         return True
     if provider == "edge":
-        import importlib.util
-
-        return importlib.util.find_spec("edge_tts") is not None
+        return _edge_installed()
     return bool(_key()) if provider == "openai" else bool(provider) and provider not in NOT_HERE
+
+
+@functools.lru_cache(maxsize=1)
+def _edge_installed() -> bool:
+    """Whether edge-tts can be imported (looked for once a process: the tools' check runs at every agent's start)."""
+    import importlib.util
+
+    return importlib.util.find_spec("edge_tts") is not None
 
 
 def _openai(config):
