@@ -28,7 +28,7 @@ from kernel import hookimpl
 from plugins.gateway.commands import AT_ONCE, Commands
 from plugins.gateway.hookspecs import Incoming, PlatformError, channel_of
 from plugins.gateway.pairing import Pairing
-from plugins.gateway.sending import LOCK, STATE, media_of, send_parts, switched_on
+from plugins.gateway.sending import LOCK, STATE, claim, media_of, send_parts, switched_on
 from plugins.gateway.watching import watch
 from plugins.images import keep
 from plugins.tool_args import ORIGIN
@@ -74,25 +74,6 @@ def fresh() -> dict:
     """The state of a gateway that never ran: offsets by platform, sessions, homes and voice modes by chat, the
     inbox."""
     return {"offsets": {}, "sessions": {}, "inbox": [], "homes": {}, "voice": {}}
-
-
-def _claim(path: Path, mine: str, taken) -> Any:
-    """Hold the lock file ``path`` for this process's life, ``mine`` written in it; :class:`PlatformError` (lasting),
-    ``taken(what its holder wrote)``, when another process holds it."""
-    import fcntl
-
-    held = open(path, "a+")
-    try:
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        held.seek(0)
-        said = held.read().strip()
-        held.close()
-        raise PlatformError(taken(said), lasting=True) from None
-    held.truncate(0)
-    held.write(mine)
-    held.flush()
-    return held
 
 
 class Gateway(Commands):
@@ -143,7 +124,7 @@ class Gateway(Commands):
         """This data folder's gateway is this process now (``gateway/gateway.lock``, its pid in it): a second one
         would answer the same inbox twice. :class:`PlatformError` (lasting) naming the one running."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.held = _claim(self.config.data_dir / LOCK, str(os.getpid()), lambda pid: (
+        self.held = claim(self.config.data_dir / LOCK, str(os.getpid()), lambda pid: (
             f"a gateway already runs on this data folder (pid {pid or '?'})"))
         self.tokens = [self._hold_token(platform) for platform in self.platforms]
 
@@ -161,7 +142,7 @@ class Gateway(Commands):
             return None
         folder = Path(profiles_root()).parent / "gateway" / "tokens"
         folder.mkdir(parents=True, exist_ok=True)
-        return _claim(folder / f"{hashlib.sha256(f'{platform.name}:{value}'.encode()).hexdigest()[:24]}.lock",
+        return claim(folder / f"{hashlib.sha256(f'{platform.name}:{value}'.encode()).hexdigest()[:24]}.lock",
                       f"{os.getpid()} profile {profile_name()} ({self.config.data_dir})", lambda said: (
                           f"{platform.name}: another gateway answers with its token (pid "
                           f"{said.partition(' ')[0] or '?'}, {said.partition(' ')[2] or 'another profile'}): one "

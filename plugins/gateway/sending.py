@@ -7,7 +7,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from plugins.gateway.hookspecs import PlatformError
 
@@ -59,6 +59,25 @@ def holder(data_dir) -> Optional[str]:
     except OSError:
         pass
     return None
+
+
+def claim(path: Path, mine: str, taken) -> Any:
+    """Hold the lock file ``path`` for this process's life, ``mine`` written in it; :class:`PlatformError` (lasting),
+    ``taken(what its holder wrote)``, when another process holds it."""
+    import fcntl
+
+    held = open(path, "a+")
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.seek(0)
+        said = held.read().strip()
+        held.close()
+        raise PlatformError(taken(said), lasting=True) from None
+    held.truncate(0)
+    held.write(mine)
+    held.flush()
+    return held
 
 
 def platforms(host) -> dict:
