@@ -503,7 +503,8 @@ def _deliver(app, job: Job, answer: str, error: str) -> str:
         said = f"{type(exc).__name__}: {exc}"
     if said is None:
         said = f"no plugin sends to {job.deliver.partition(':')[0]!r} (the gateway plugin's platforms do: telegram, " \
-               "discord, slack, matrix, signal, mattermost, email, ntfy, whatsapp_cloud, sms, irc, feishu, dingtalk)"
+               "discord, slack, matrix, signal, mattermost, email, ntfy, whatsapp_cloud, sms, irc, feishu, dingtalk, " \
+               "line)"
     return said or "sent"
 
 

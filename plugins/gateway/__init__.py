@@ -5,9 +5,10 @@ Built in, each with hermes-agent's variables: Telegram (:mod:`plugins.gateway.te
 (:mod:`~plugins.gateway.matrix`), Signal (:mod:`~plugins.gateway.signal`), Mattermost
 (:mod:`~plugins.gateway.mattermost`), email (:mod:`~plugins.gateway.mail`), ntfy (:mod:`~plugins.gateway.ntfy`),
 WhatsApp's Cloud API (:mod:`~plugins.gateway.whatsapp`), SMS by Twilio (:mod:`~plugins.gateway.sms`), Home
-Assistant's events (:mod:`~plugins.gateway.homeassistant`), IRC (:mod:`~plugins.gateway.irc`) and webhooks
-(:mod:`~plugins.gateway.webhook`); each module's docstring names its variables. A plugin adds another platform through
-the ``gateway_platforms`` hook. How messages are answered: :mod:`plugins.gateway.runner`."""
+Assistant's events (:mod:`~plugins.gateway.homeassistant`), IRC (:mod:`~plugins.gateway.irc`), Feishu/Lark
+(:mod:`~plugins.gateway.feishu`), DingTalk (:mod:`~plugins.gateway.dingtalk`), LINE (:mod:`~plugins.gateway.line`)
+and webhooks (:mod:`~plugins.gateway.webhook`); each module's docstring names its variables. A plugin adds another
+platform through the ``gateway_platforms`` hook. How messages are answered: :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk"):
+    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk", "line"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -290,6 +291,22 @@ def gateway_platforms(config):
                       found["WEBHOOK_HOST"] or "127.0.0.1", _number(found["WEBHOOK_PORT"], 8765, "FEISHU_WEBHOOK_PORT"),
                       found["WEBHOOK_PATH"] or "/feishu/webhook", api)
 
+    def line():
+        from plugins.gateway.line import API, DATA, Line
+
+        found = {v: os.environ.get(f"LINE_{v}", "").strip() for v in (
+            "CHANNEL_ACCESS_TOKEN", "CHANNEL_SECRET", "HOST", "PORT", "ALLOWED_GROUPS", "ALLOWED_ROOMS")}
+        if not found["CHANNEL_ACCESS_TOKEN"]:
+            return None
+        if not found["CHANNEL_SECRET"]:
+            raise ValueError("LINE_CHANNEL_SECRET is needed: every event LINE posts is signed with it (without the "
+                             "check anybody could post messages as anybody)")
+        everything = frozenset(c.strip() for c in f"{found['ALLOWED_GROUPS']},{found['ALLOWED_ROOMS']}".split(",")
+                               if c.strip())
+        return Line(found["CHANNEL_ACCESS_TOKEN"], found["CHANNEL_SECRET"], found["HOST"] or "127.0.0.1",
+                    _number(found["PORT"], 8646, "LINE_PORT"), str(config.get("line.api_url") or API),
+                    str(config.get("line.api_url") or DATA), everything)
+
     def homeassistant():
         from plugins.gateway.homeassistant import HomeAssistant
 
@@ -317,7 +334,8 @@ def gateway_platforms(config):
 
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
-            "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu, "dingtalk": dingtalk}
+            "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu, "dingtalk": dingtalk,
+            "line": line}
     return {**made, "webhook": webhook}
 
 

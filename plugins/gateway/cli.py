@@ -266,14 +266,18 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
                ("FEISHU_DOMAIN", "feishu (open.feishu.cn) or lark (open.larksuite.com)", False),
                ("FEISHU_VERIFICATION_TOKEN", "the event subscription's Verification Token (typed hidden)", True)],
     "dingtalk": [("DINGTALK_CLIENT_ID", "the app's AppKey (Client ID)", False),
-                 ("DINGTALK_CLIENT_SECRET", "its AppSecret (Client Secret; typed hidden)", True)]}
+                 ("DINGTALK_CLIENT_SECRET", "its AppSecret (Client Secret; typed hidden)", True)],
+    "line": [("LINE_CHANNEL_ACCESS_TOKEN", "the channel's access token (its Messaging API page; typed hidden)", True),
+             ("LINE_CHANNEL_SECRET", "the channel secret (its Basic settings page; typed hidden)", True)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
          "irc": "send it a private message (/msg NICK hello)",
          "sms": "set the number's messaging webhook to that address and text it",
          "whatsapp_cloud": "point Meta's webhook at this machine's port 8090 (/whatsapp/webhook) and send it a message",
          "feishu": "set the event subscription's request URL to this machine's port 8765 (/feishu/webhook), subscribe "
-                   "to im.message.receive_v1 and send the bot a message"}
+                   "to im.message.receive_v1 and send the bot a message",
+         "line": "set the channel's webhook URL to the public HTTPS address of this machine's port 8646 "
+                 "(/line/webhook), turn on Use webhook and send the bot a message"}
 
 
 @gateway.command()

@@ -26,7 +26,7 @@ def token_variable(platform: str) -> str:
     return {"matrix": "MATRIX_ACCESS_TOKEN", "signal": "SIGNAL_ACCOUNT", "email": "EMAIL_PASSWORD",
             "mattermost": "MATTERMOST_TOKEN", "ntfy": "NTFY_TOPIC",
             "whatsapp_cloud": "WHATSAPP_CLOUD_ACCESS_TOKEN", "sms": "TWILIO_AUTH_TOKEN", "feishu": "FEISHU_APP_SECRET",
-            "dingtalk": "DINGTALK_CLIENT_SECRET",
+            "dingtalk": "DINGTALK_CLIENT_SECRET", "line": "LINE_CHANNEL_ACCESS_TOKEN",
             "homeassistant": "HASS_TOKEN", "irc": "IRC_NICKNAME"}.get(
         platform, f"{platform.upper()}_BOT_TOKEN")
 

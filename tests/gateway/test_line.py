@@ -1,0 +1,112 @@
+"""The gateway on LINE, end to end: `hermes gateway run` takes the events a loopback LINE Messaging API POSTs to its
+webhook (signed with the channel secret) and answers through the API, with the message's reply token while it is
+fresh, else pushed; the model the wire-protocol server through the real openai SDK."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from plugins_providers.testserver import reply
+from tests.gateway.conftest import eventually, starter
+from tests.lineapi import ALICE, GROUP, LineAPI
+from tests.mailserver import free_port
+
+
+@pytest.fixture
+def line_api():
+    with LineAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def line_gateway(hermes_home, wire_server, line_api):
+    port = free_port()
+    line_api.webhook = f"http://127.0.0.1:{port}/line/webhook"
+    start = starter(hermes_home, wire_server, {"line": {"api_url": line_api.url}}, {
+        "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret, "LINE_PORT": str(port),
+        "LINE_ALLOWED_USERS": ALICE})
+
+    def run(**kwargs):
+        running = start(**kwargs)
+
+        def listening() -> bool:
+            assert running.process.poll() is None, running.stop()
+            try:
+                urllib.request.urlopen(line_api.webhook, timeout=2)
+            except urllib.error.HTTPError:
+                return True  # it answers (405: a GET)
+            except OSError:
+                return False
+            return True
+
+        eventually(listening)
+        return running
+
+    run.start = start  # (a start that is to fail: not waited for)
+    yield run
+    start.stop_all()
+
+
+def user_texts(request) -> list:
+    return [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+
+
+def test_messages_are_answered_by_reply_then_by_push_and_the_rest_is_refused(
+        line_gateway, line_api, wire_server, tmp_path):
+    from tests.providers.test_images import PNG
+
+    (tmp_path / "chart.png").write_bytes(PNG)
+    wire_server.push(reply(f"**Hi**, Alice.\nMEDIA:{tmp_path / 'chart.png'}"), reply("42."), reply("A red dot."),
+                     reply("Noted."))
+    line_gateway(config={"agent": {"image_input_mode": "native"}})
+    assert line_api.post({"destination": "U0", "events": []}) == 200  # the console's "Verify"
+    assert line_api.post({"events": []}, secret="guessed") == 401  # not signed by LINE: refused
+    hello = line_api.say("hello")
+    assert line_api.wait_sent(2) == [(ALICE, "Hi, Alice.", "reply"),  # free, plain text
+                                     (ALICE, "(could not send " + str(tmp_path / "chart.png") + ": LINE takes "
+                                      "pictures and files only from a public HTTPS address: not sent)", "push")]
+    assert ALICE in line_api.loading  # the "..." while it was written
+    line_api.say("hello", message_id=hello)  # LINE's redelivery: answered once
+    line_api.say("talking among ourselves", group=GROUP)  # no mention: not addressed
+    line_api.say("what is 6 times 7?", group=GROUP, mention_bot=True)
+    assert line_api.wait_sent(3)[-1] == (GROUP, "42.", "reply")
+    line_api.contents["555"] = PNG
+    line_api.say(message={"type": "image", "contentProvider": {"type": "line"}}, message_id="555")
+    assert line_api.wait_sent(4)[-1] == (ALICE, "A red dot.", "reply")
+    line_api.say(message={"type": "sticker", "packageId": "1", "stickerId": "2", "keywords": ["thumbs up"]})
+    assert line_api.wait_sent(5)[-1] == (ALICE, "Noted.", "reply")
+    asked = [user_texts(r)[-1] for r in wire_server.requests]
+    assert asked[0] == "hello" and asked[1] == "what is 6 times 7?"  # the bot's own @mention left out
+    assert any(part.get("type") == "image_url" for part in asked[2]) and asked[3] == "[a sticker: thumbs up]"
+    line_api.say("let me in", user="U" + "m" * 32)
+    said = line_api.wait_sent(6)[-1]
+    assert said[0] == "U" + "m" * 32 and "U" + "m" * 32 in said[1]  # a stranger is told their id
+    assert len(wire_server.requests) == 4
+
+
+def test_a_stale_reply_token_is_pushed_instead_and_hermes_send_pushes(line_gateway, line_api, wire_server, hermes):
+    wire_server.push(reply("Late, but here."))
+    line_gateway(env={"LINE_ALLOWED_GROUPS": GROUP})
+    line_api.stale = True  # the token expired before the answer came
+    line_api.say("anyone?", group=GROUP)  # a group listed in LINE_ALLOWED_GROUPS: no mention needed
+    assert line_api.wait_sent(1) == [(GROUP, "Late, but here.", "push")]
+    sent = hermes("send", "--to", f"line:{ALICE}", "deploy finished", "--json", env={
+        "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret})  # its config.yaml
+    assert sent.returncode == 0, sent.stderr
+    assert line_api.wait_sent(2)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
+
+
+def test_a_wrong_token_or_no_secret_is_one_line(line_gateway, line_api):
+    line_api.token = "rotated"  # the channel's token was reissued at LINE
+    refused = line_gateway.start().ended()
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
+        "hermes: error: line: LINE refused LINE_CHANNEL_ACCESS_TOKEN (Authentication failed. Confirm that the "
+        "access token in the authorization header is valid.)")
+    unsigned = line_gateway.start(env={"LINE_CHANNEL_SECRET": ""}).ended()
+    assert unsigned.returncode == 1 and unsigned.stderr.strip().splitlines()[-1] == (
+        "hermes: error: line: ValueError: LINE_CHANNEL_SECRET is needed: every event LINE posts is signed with it "
+        "(without the check anybody could post messages as anybody)")
