@@ -64,7 +64,11 @@ class LineAPI(Served):
     # -- what the test reads
     def sent(self) -> list:
         with self.changed:
-            return [(m["to"], m["text"], m["how"]) for m in self.messages]
+            return [(m["to"], m["text"], m["how"]) for m in self.messages if m["type"] == "text"]
+
+    def pictures(self) -> list:
+        with self.changed:
+            return [(m["to"], m["originalContentUrl"]) for m in self.messages if m["type"] == "image"]
 
     def wait_sent(self, count: int, timeout: float = 30) -> list:
         return wait_sent(self.changed, self.sent, count, timeout)

@@ -295,7 +295,7 @@ def gateway_platforms(config):
         from plugins.gateway.line import API, DATA, Line
 
         found = {v: os.environ.get(f"LINE_{v}", "").strip() for v in (
-            "CHANNEL_ACCESS_TOKEN", "CHANNEL_SECRET", "HOST", "PORT", "ALLOWED_GROUPS", "ALLOWED_ROOMS")}
+            "CHANNEL_ACCESS_TOKEN", "CHANNEL_SECRET", "HOST", "PORT", "ALLOWED_GROUPS", "ALLOWED_ROOMS", "PUBLIC_URL")}
         if not found["CHANNEL_ACCESS_TOKEN"]:
             return None
         if not found["CHANNEL_SECRET"]:
@@ -305,7 +305,7 @@ def gateway_platforms(config):
                                if c.strip())
         return Line(found["CHANNEL_ACCESS_TOKEN"], found["CHANNEL_SECRET"], found["HOST"] or "127.0.0.1",
                     _number(found["PORT"], 8646, "LINE_PORT"), str(config.get("line.api_url") or API),
-                    str(config.get("line.api_url") or DATA), everything)
+                    str(config.get("line.api_url") or DATA), everything, found["PUBLIC_URL"])
 
     def homeassistant():
         from plugins.gateway.homeassistant import HomeAssistant

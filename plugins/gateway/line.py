@@ -3,15 +3,18 @@ secret, and the answers go through the Messaging API: as the reply to the user's
 fresh (free), else pushed (counted against the channel's messages of the month). hermes-agent's variables:
 ``LINE_CHANNEL_ACCESS_TOKEN``, ``LINE_CHANNEL_SECRET`` (every POST's signature is checked with it: required),
 ``LINE_HOST``/``LINE_PORT`` (127.0.0.1, 8646; the path /line/webhook: behind the public HTTPS address that is the
-channel's webhook URL), ``LINE_ALLOWED_USERS`` (user ids, ``U...``), ``LINE_ALLOWED_GROUPS``/``LINE_ALLOWED_ROOMS``
-(groups and rooms where every message is answered, not only one that mentions the bot: its sender must still be
-allowed, where hermes-agent lets anybody in them talk), ``LINE_HOME_CHANNEL``.
+channel's webhook URL), ``LINE_PUBLIC_URL`` (that address: the pictures and files an answer names are served from it,
+as LINE takes them only by a public HTTPS address), ``LINE_ALLOWED_USERS`` (user ids, ``U...``),
+``LINE_ALLOWED_GROUPS``/``LINE_ALLOWED_ROOMS`` (groups and rooms where every message is answered, not only one that
+mentions the bot: its sender must still be allowed, where hermes-agent lets anybody in them talk),
+``LINE_HOME_CHANNEL``.
 
 A chat with a user is one conversation, a group or a room another, where the bot answers a message that mentions it.
 Answers go as plain text (LINE shows no Markdown), whole (LINE edits no message), in parts of 5000 characters; a
-picture or a voice message sent is read, a sticker or a place said in words; the files an answer names are not sent
-(LINE takes them only from a public HTTPS address). LINE delivers an event again when it was not taken in time: a
-message is answered once."""
+picture or a voice message sent is read, a sticker or a place said in words; a picture an answer names is sent as
+one, another file as its link (LINE bots send no files), each served for a day at an address nobody can guess, and
+neither without ``LINE_PUBLIC_URL``. LINE delivers an event again when it was not taken in time: a message is answered
+once."""
 
 from __future__ import annotations
 
@@ -20,8 +23,12 @@ import hashlib
 import hmac
 import json
 import logging
+import mimetypes
+import secrets
 import time
+from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import quote
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
 from plugins.gateway.listening import Listened, listen
@@ -31,6 +38,8 @@ log = logging.getLogger("hermes.gateway")
 API, DATA = "https://api.line.me", "https://api-data.line.me"  # the Messaging API; what users sent, by id
 REPLY_FRESH = 50.0  # seconds a reply token is used for (LINE takes one for about a minute, once)
 LOADING = 20  # seconds of the "..." LINE shows in a chat with a user, shown again while the turn runs
+SERVED = 86400.0  # seconds a file sent stays at its address (LINE fetches it when the chat shows it)
+PICTURE = {".png", ".jpg", ".jpeg"}  # what LINE shows as a picture, at most 10 MB
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -43,15 +52,16 @@ class Line(Listened):
     most = 5000  # LINE's longest text message
 
     def __init__(self, token: str, secret: str, host: str = "127.0.0.1", port: int = 8646, api: str = API,
-                 data: str = DATA, everything: frozenset = frozenset()):
+                 data: str = DATA, everything: frozenset = frozenset(), public: str = ""):
         import httpx2 as httpx
 
         super().__init__()
         self.secret, self.host, self.port, self.api, self.data = secret, host, port, api.rstrip("/"), data.rstrip("/")
-        self.everything = everything  # the groups and rooms answered without a mention
+        self.everything, self.public = everything, public.rstrip("/")  # groups and rooms answered without a mention
         self.client = httpx.Client(timeout=30, headers={"Authorization": f"Bearer {token}"})
         self.replies: dict = {}  # chat -> (the reply token of its last message, until when it is used)
         self.shown: dict = {}  # chat -> when its loading "..." was last asked for
+        self.served: dict = {}  # the secret part of a file's address -> (its path, until when it is served)
         self.bot_id = ""
 
     def _call(self, method: str, url: str, **kwargs: Any) -> Any:
@@ -80,6 +90,8 @@ class Line(Listened):
         return f"{info.get('displayName') or 'the LINE bot'} ({info.get('basicId') or self.bot_id})"
 
     def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
+        if path.startswith("/line/media/") and method == "GET":
+            return self._served(path.split("/")[3])
         if path.partition("?")[0] != "/line/webhook":
             return 404, {"error": "not found"}
         if method != "POST":
@@ -132,9 +144,22 @@ class Line(Listened):
             self.replies[chat] = (str(event["replyToken"]), time.monotonic() + REPLY_FRESH)
         self.inbox.put(incoming)
 
+    def _served(self, key: str) -> tuple:
+        path, until = self.served.get(key, ("", 0.0))
+        if time.monotonic() > until:
+            self.served.pop(key, None)
+            return 404, {"error": "not found"}
+        try:
+            return 200, Path(path).read_bytes(), mimetypes.guess_type(path)[0] or "application/octet-stream"
+        except OSError:
+            return 404, {"error": "gone"}
+
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
-        messages = [{"type": "text", "text": to_styled(text)[0] if final else text}]
+        return self._deliver(chat, [{"type": "text", "text": to_styled(text)[0] if final else text}])
+
+    def _deliver(self, chat: str, messages: list) -> Optional[str]:
+        """``messages`` as the reply to the chat's last message while its token is fresh, else pushed."""
         token, until = self.replies.pop(chat, ("", 0.0))
         sent = None
         if token and time.monotonic() < until:
@@ -150,7 +175,16 @@ class Line(Listened):
         return str(found[0].get("id") or "") or None
 
     def send_file(self, chat: str, path: str, kind: str) -> None:
-        raise PlatformError("LINE takes pictures and files only from a public HTTPS address: not sent")
+        file = Path(path)
+        if not self.public:
+            raise PlatformError("LINE takes pictures and files only from a public HTTPS address: set LINE_PUBLIC_URL "
+                                "(this machine's port 8646 behind it)")
+        key = secrets.token_urlsafe(18)
+        self.served[key] = (str(file), time.monotonic() + SERVED)
+        url = f"{self.public}/line/media/{key}/{quote(file.name)}"
+        picture = file.suffix.lower() in PICTURE and file.stat().st_size <= 10 * 2**20
+        self._deliver(chat, [{"type": "image", "originalContentUrl": url, "previewImageUrl": url} if picture
+                             else {"type": "text", "text": f"{file.name}: {url}"}])
 
     def typing(self, chat: str) -> None:
         """LINE's loading "..." (in a chat with a user only: ids ``U...``), asked for again when it runs out."""

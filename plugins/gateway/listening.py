@@ -18,7 +18,7 @@ MOST_BODY = 1 << 20  # bytes
 
 def listen(name: str, host: str, port: int, handle: Callable[[str, str, Any, bytes], tuple]) -> Any:
     """A running server on ``host:port`` whose requests ``handle(method, path, headers, body)`` answers with
-    ``(status, a JSON object or text[, the text's type])``; :class:`PlatformError` (lasting) when the port cannot be
+    ``(status, a JSON object, text or bytes[, their type])``; :class:`PlatformError` (lasting) when the port cannot be
     had."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -31,7 +31,7 @@ def listen(name: str, host: str, port: int, handle: Callable[[str, str, Any, byt
             except Exception:  # noqa: BLE001 - one request never ends the server
                 log.exception("%s: a request to %s failed", name, self.path)
                 status, body, kind = 500, {"error": "internal error"}, []
-            data = (body if isinstance(body, str) else json.dumps(body)).encode()
+            data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
             self.send_response(status)
             self.send_header("Content-Type", kind[0] if kind else "text/plain" if isinstance(body, str) else
                              "application/json")

@@ -68,7 +68,8 @@ def test_messages_are_answered_by_reply_then_by_push_and_the_rest_is_refused(
     hello = line_api.say("hello")
     assert line_api.wait_sent(2) == [(ALICE, "Hi, Alice.", "reply"),  # free, plain text
                                      (ALICE, "(could not send " + str(tmp_path / "chart.png") + ": LINE takes "
-                                      "pictures and files only from a public HTTPS address: not sent)", "push")]
+                                      "pictures and files only from a public HTTPS address: set LINE_PUBLIC_URL (this "
+                                      "machine's port 8646 behind it))", "push")]
     assert ALICE in line_api.loading  # the "..." while it was written
     line_api.say("hello", message_id=hello)  # LINE's redelivery: answered once
     line_api.say("talking among ourselves", group=GROUP)  # no mention: not addressed
@@ -88,16 +89,29 @@ def test_messages_are_answered_by_reply_then_by_push_and_the_rest_is_refused(
     assert len(wire_server.requests) == 4
 
 
-def test_a_stale_reply_token_is_pushed_instead_and_hermes_send_pushes(line_gateway, line_api, wire_server, hermes):
-    wire_server.push(reply("Late, but here."))
-    line_gateway(env={"LINE_ALLOWED_GROUPS": GROUP})
+def test_a_stale_reply_token_is_pushed_instead_files_are_served_and_hermes_send_pushes(
+        line_gateway, line_api, wire_server, hermes, tmp_path):
+    from tests.providers.test_images import PNG
+
+    (tmp_path / "chart.png").write_bytes(PNG)
+    (tmp_path / "notes.md").write_text("# the week\n")
+    wire_server.push(reply(f"Late, but here.\nMEDIA:{tmp_path / 'chart.png'}\nMEDIA:{tmp_path / 'notes.md'}"))
+    public = line_api.webhook.removesuffix("/line/webhook")  # (LINE's HTTPS address of this port, in production)
+    line_gateway(env={"LINE_ALLOWED_GROUPS": GROUP, "LINE_PUBLIC_URL": public})
     line_api.stale = True  # the token expired before the answer came
     line_api.say("anyone?", group=GROUP)  # a group listed in LINE_ALLOWED_GROUPS: no mention needed
-    assert line_api.wait_sent(1) == [(GROUP, "Late, but here.", "push")]
+    sent = line_api.wait_sent(2)
+    assert sent[0] == (GROUP, "Late, but here.", "push") and sent[1][1].startswith(f"notes.md: {public}/line/media/")
+    [(chat, picture)] = line_api.pictures()  # a picture as one, another file as its link: LINE fetches them
+    assert chat == GROUP and urllib.request.urlopen(picture, timeout=5).read() == PNG
+    assert urllib.request.urlopen(sent[1][1].partition(": ")[2], timeout=5).read() == b"# the week\n"
+    with pytest.raises(urllib.error.HTTPError) as guessed:
+        urllib.request.urlopen(picture.rsplit("/", 2)[0] + "/guessed/chart.png", timeout=5)
+    assert guessed.value.code == 404
     sent = hermes("send", "--to", f"line:{ALICE}", "deploy finished", "--json", env={
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret})  # its config.yaml
     assert sent.returncode == 0, sent.stderr
-    assert line_api.wait_sent(2)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
+    assert line_api.wait_sent(3)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
 
 
 def test_a_wrong_token_or_no_secret_is_one_line(line_gateway, line_api):
