@@ -103,7 +103,8 @@ def show_job(job_id, as_json):
                   if job.deliver else "")
                + (f"\n  model     {' '.join(x for x in (job.model, job.provider, job.base_url) if x)}"
                   if job.model or job.provider or job.base_url else ""))
-    click.echo(f"\n{output}" if output else "\n(no run yet)" if not job.runs else f"\n(its output is gone: {job.last_output})")
+    click.echo(f"\n{output}" if output else "\n(no run yet)" if not job.runs else
+               f"\n(its output is gone: {job.last_output})")
 
 
 @cron.command("add")
@@ -119,8 +120,8 @@ def show_job(job_id, as_json):
 @click.option("--deliver", default="", metavar="TARGET",
               help="Send each answer there too: telegram:CHAT_ID, discord:CHANNEL_ID, slack:CHANNEL_ID, "
                    "matrix:ROOM_ID, signal:NUMBER, email:ADDRESS, mattermost:CHANNEL_ID, ntfy:TOPIC, "
-                   "whatsapp_cloud:NUMBER, sms:NUMBER, irc:#CHANNEL, feishu:CHAT_ID, dingtalk, line:ID, or telegram "
-                   "(its home chat).")
+                   "whatsapp_cloud:NUMBER, sms:NUMBER, irc:#CHANNEL, feishu:CHAT_ID, dingtalk, line:ID, "
+                   "bluebubbles:NUMBER_OR_CHAT, or telegram (its home chat).")
 @click.option("--workdir", default="", metavar="FOLDER", help="The folder its runs work in: its AGENTS.md in the "
               "prompt, the tools starting there (an absolute path; default: where the runs start).")
 @click.option("--script", default="", metavar="NAME", help="A script of the data folder's scripts/ run first: what "

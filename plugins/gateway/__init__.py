@@ -6,9 +6,10 @@ Built in, each with hermes-agent's variables: Telegram (:mod:`plugins.gateway.te
 (:mod:`~plugins.gateway.mattermost`), email (:mod:`~plugins.gateway.mail`), ntfy (:mod:`~plugins.gateway.ntfy`),
 WhatsApp's Cloud API (:mod:`~plugins.gateway.whatsapp`), SMS by Twilio (:mod:`~plugins.gateway.sms`), Home
 Assistant's events (:mod:`~plugins.gateway.homeassistant`), IRC (:mod:`~plugins.gateway.irc`), Feishu/Lark
-(:mod:`~plugins.gateway.feishu`), DingTalk (:mod:`~plugins.gateway.dingtalk`), LINE (:mod:`~plugins.gateway.line`)
-and webhooks (:mod:`~plugins.gateway.webhook`); each module's docstring names its variables. A plugin adds another
-platform through the ``gateway_platforms`` hook. How messages are answered: :mod:`plugins.gateway.runner`."""
+(:mod:`~plugins.gateway.feishu`), DingTalk (:mod:`~plugins.gateway.dingtalk`), LINE (:mod:`~plugins.gateway.line`),
+iMessage through BlueBubbles (:mod:`~plugins.gateway.bluebubbles`) and webhooks (:mod:`~plugins.gateway.webhook`);
+each module's docstring names its variables. A plugin adds another platform through the ``gateway_platforms`` hook.
+How messages are answered: :mod:`plugins.gateway.runner`."""
 
 from __future__ import annotations
 
@@ -291,6 +292,17 @@ def gateway_platforms(config):
                       found["WEBHOOK_HOST"] or "127.0.0.1", _number(found["WEBHOOK_PORT"], 8765, "FEISHU_WEBHOOK_PORT"),
                       found["WEBHOOK_PATH"] or "/feishu/webhook", api)
 
+    def bluebubbles():
+        from plugins.gateway.bluebubbles import BlueBubbles
+
+        found = {v: os.environ.get(f"BLUEBUBBLES_{v}", "").strip() for v in (
+            "SERVER_URL", "PASSWORD", "WEBHOOK_HOST", "WEBHOOK_PORT", "WEBHOOK_PATH", "REQUIRE_MENTION")}
+        if not (found["SERVER_URL"] and found["PASSWORD"]):
+            return None
+        return BlueBubbles(found["SERVER_URL"], found["PASSWORD"], found["WEBHOOK_HOST"] or "127.0.0.1",
+                           _number(found["WEBHOOK_PORT"], 8645, "BLUEBUBBLES_WEBHOOK_PORT"),
+                           found["WEBHOOK_PATH"] or "/bluebubbles-webhook", switched_on(found["REQUIRE_MENTION"]))
+
     def line():
         from plugins.gateway.line import API, DATA, Line
 
@@ -335,7 +347,7 @@ def gateway_platforms(config):
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
             "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu, "dingtalk": dingtalk,
-            "line": line}
+            "line": line, "bluebubbles": bluebubbles}
     return {**made, "webhook": webhook}
 
 

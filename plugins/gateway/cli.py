@@ -268,7 +268,9 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
     "dingtalk": [("DINGTALK_CLIENT_ID", "the app's AppKey (Client ID)", False),
                  ("DINGTALK_CLIENT_SECRET", "its AppSecret (Client Secret; typed hidden)", True)],
     "line": [("LINE_CHANNEL_ACCESS_TOKEN", "the channel's access token (its Messaging API page; typed hidden)", True),
-             ("LINE_CHANNEL_SECRET", "the channel secret (its Basic settings page; typed hidden)", True)]}
+             ("LINE_CHANNEL_SECRET", "the channel secret (its Basic settings page; typed hidden)", True)],
+    "bluebubbles": [("BLUEBUBBLES_SERVER_URL", "the BlueBubbles server's address (http://192.168.1.10:1234)", False),
+                    ("BLUEBUBBLES_PASSWORD", "its password (typed hidden)", True)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
          "irc": "send it a private message (/msg NICK hello)",
@@ -277,7 +279,8 @@ FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "
          "feishu": "set the event subscription's request URL to this machine's port 8765 (/feishu/webhook), subscribe "
                    "to im.message.receive_v1 and send the bot a message",
          "line": "set the channel's webhook URL to the public HTTPS address of this machine's port 8646 "
-                 "(/line/webhook), turn on Use webhook and send the bot a message"}
+                 "(/line/webhook), turn on Use webhook and send the bot a message",
+         "bluebubbles": "send the Mac's iMessage account a message (the webhook is registered with the server)"}
 
 
 @gateway.command()
