@@ -360,11 +360,14 @@ def deliver_message(target, text, host):
 
 @hookimpl(optionalhook=True)
 def doctor_checks(agent, online):
-    """A line for each platform whose token is set: who may talk to it and, online, whether the token is taken."""
+    """A line for each platform whose token is set: who may talk to it and, online, whether the token is taken (not
+    while a gateway runs on this data folder: a start would take its port, its connection or its webhook)."""
     from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
     from plugins.gateway.hookspecs import PlatformError
     from plugins.gateway.runner import allowed_users, automated
+    from plugins.gateway.sending import holder
 
+    running = holder(agent.config.data_dir) if online else None
     lines = []
     for name, make in gateway_platforms(agent.config).items():
         platform = make()
@@ -378,13 +381,14 @@ def doctor_checks(agent, online):
         allowed = allowed_users(agent.config, name)
         who = "everybody may talk to it" if allowed is None else f"{len(allowed)} user(s) allowed"
         try:
-            bot = platform.start() if online else ""
+            bot = platform.start() if online and running is None else ""
         except PlatformError as exc:
             lines.append(Check(f"gateway {name}", FAIL, str(exc)))
             continue
         finally:
             platform.close()
-        lines.append(Check(f"gateway {name}", OK, f"{bot or 'token set (not checked: --offline)'}; {who}")
+        checked = "not checked: --offline" if not online else f"not checked: the gateway here runs (pid {running})"
+        lines.append(Check(f"gateway {name}", OK, f"{bot or f'token set ({checked})'}; {who}")
                      if allowed != set() else
                      Check(f"gateway {name}", WARN, f"nobody may talk to {bot or 'it'} yet: set "
                            f"{name.upper()}_ALLOWED_USERS=ID,... (a stranger is told their id)"))

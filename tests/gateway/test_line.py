@@ -112,6 +112,11 @@ def test_a_stale_reply_token_is_pushed_instead_files_are_served_and_hermes_send_
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret})  # its config.yaml
     assert sent.returncode == 0, sent.stderr
     assert line_api.wait_sent(3)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
+    doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--json", env={
+        "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret,
+        "LINE_ALLOWED_USERS": ALICE, "LINE_PORT": public.rpartition(":")[2]}).stdout)}
+    assert doctor["gateway line"]["status"] == "ok" and "the gateway here runs (pid " in \
+        doctor["gateway line"]["detail"]  # not started beside it: its port is the running gateway's
 
 
 def test_a_wrong_token_or_no_secret_is_one_line(line_gateway, line_api):
