@@ -7,7 +7,8 @@ Built in, each with hermes-agent's variables: Telegram (:mod:`plugins.gateway.te
 WhatsApp's Cloud API (:mod:`~plugins.gateway.whatsapp`), SMS by Twilio (:mod:`~plugins.gateway.sms`), Home
 Assistant's events (:mod:`~plugins.gateway.homeassistant`), IRC (:mod:`~plugins.gateway.irc`), Feishu/Lark
 (:mod:`~plugins.gateway.feishu`), DingTalk (:mod:`~plugins.gateway.dingtalk`), LINE (:mod:`~plugins.gateway.line`),
-iMessage through BlueBubbles (:mod:`~plugins.gateway.bluebubbles`) and webhooks (:mod:`~plugins.gateway.webhook`);
+iMessage through BlueBubbles (:mod:`~plugins.gateway.bluebubbles`), Microsoft Teams (:mod:`~plugins.gateway.teams`)
+and webhooks (:mod:`~plugins.gateway.webhook`);
 each module's docstring names its variables. A plugin adds another platform through the ``gateway_platforms`` hook.
 How messages are answered: :mod:`plugins.gateway.runner`."""
 
@@ -43,7 +44,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk", "line"):
+    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk", "line", "teams"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -303,6 +304,21 @@ def gateway_platforms(config):
                            _number(found["WEBHOOK_PORT"], 8645, "BLUEBUBBLES_WEBHOOK_PORT"),
                            found["WEBHOOK_PATH"] or "/bluebubbles-webhook", switched_on(found["REQUIRE_MENTION"]))
 
+    def teams():
+        from plugins.gateway.teams import LOGIN, OPENID, SERVICE, Teams
+
+        found = {v: os.environ.get(f"TEAMS_{v}", "").strip() for v in (
+            "CLIENT_ID", "CLIENT_SECRET", "TENANT_ID", "HOST", "PORT", "SERVICE_URL")}
+        if not (found["CLIENT_ID"] and found["CLIENT_SECRET"]):
+            return None
+        if not found["TENANT_ID"]:
+            raise ValueError("TEAMS_TENANT_ID is needed: the tenant of the bot's app registration (a bot made "
+                             "since 2025 is single-tenant)")
+        test = str(config.get("teams.api_url") or "")
+        return Teams(found["CLIENT_ID"], found["CLIENT_SECRET"], found["TENANT_ID"], found["HOST"] or "127.0.0.1",
+                     _number(found["PORT"], 3978, "TEAMS_PORT"), test or LOGIN, test or OPENID,
+                     (found["SERVICE_URL"] or SERVICE).rstrip("/") + "/")
+
     def line():
         from plugins.gateway.line import API, DATA, Line
 
@@ -347,7 +363,7 @@ def gateway_platforms(config):
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
             "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu, "dingtalk": dingtalk,
-            "line": line, "bluebubbles": bluebubbles}
+            "line": line, "bluebubbles": bluebubbles, "teams": teams}
     return {**made, "webhook": webhook}
 
 

@@ -270,7 +270,10 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
     "line": [("LINE_CHANNEL_ACCESS_TOKEN", "the channel's access token (its Messaging API page; typed hidden)", True),
              ("LINE_CHANNEL_SECRET", "the channel secret (its Basic settings page; typed hidden)", True)],
     "bluebubbles": [("BLUEBUBBLES_SERVER_URL", "the BlueBubbles server's address (http://192.168.1.10:1234)", False),
-                    ("BLUEBUBBLES_PASSWORD", "its password (typed hidden)", True)]}
+                    ("BLUEBUBBLES_PASSWORD", "its password (typed hidden)", True)],
+    "teams": [("TEAMS_CLIENT_ID", "the Azure bot's Microsoft App ID (its app registration's client id)", False),
+              ("TEAMS_CLIENT_SECRET", "a client secret of that app registration (typed hidden)", True),
+              ("TEAMS_TENANT_ID", "its tenant id (Directory ID)", False)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
          "irc": "send it a private message (/msg NICK hello)",
@@ -280,7 +283,9 @@ FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "
                    "to im.message.receive_v1 and send the bot a message",
          "line": "set the channel's webhook URL to the public HTTPS address of this machine's port 8646 "
                  "(/line/webhook), turn on Use webhook and send the bot a message",
-         "bluebubbles": "send the Mac's iMessage account a message (the webhook is registered with the server)"}
+         "bluebubbles": "send the Mac's iMessage account a message (the webhook is registered with the server)",
+         "teams": "set the Azure bot's messaging endpoint to the public HTTPS address of this machine's port 3978 "
+                  "(/api/messages), add it to Teams and send it a message"}
 
 
 @gateway.command()

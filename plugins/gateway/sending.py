@@ -27,7 +27,7 @@ def token_variable(platform: str) -> str:
             "mattermost": "MATTERMOST_TOKEN", "ntfy": "NTFY_TOPIC",
             "whatsapp_cloud": "WHATSAPP_CLOUD_ACCESS_TOKEN", "sms": "TWILIO_AUTH_TOKEN", "feishu": "FEISHU_APP_SECRET",
             "dingtalk": "DINGTALK_CLIENT_SECRET", "line": "LINE_CHANNEL_ACCESS_TOKEN",
-            "bluebubbles": "BLUEBUBBLES_PASSWORD",
+            "bluebubbles": "BLUEBUBBLES_PASSWORD", "teams": "TEAMS_CLIENT_SECRET",
             "homeassistant": "HASS_TOKEN", "irc": "IRC_NICKNAME"}.get(
         platform, f"{platform.upper()}_BOT_TOKEN")
 
