@@ -12,6 +12,7 @@ import click
 PACKAGE = "hermes-kernel"
 LOGIN = "an API key, not a login: `hermes setup` asks for it and keeps it in the .env (no OAuth here)"
 DEBUG = "`hermes doctor --json` (and `hermes model --json`)"
+PAGE = "`hermes serve`, whose page (http://127.0.0.1:8642/) chats and lists the sessions; `hermes chat` at a terminal"
 ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "status": "`hermes model` (the model, its provider and key) and `hermes doctor` (whether they work)",
     "insights": "`hermes sessions stats [--since 30d]`",
@@ -19,7 +20,13 @@ ELSEWHERE = {  # hermes-agent's command -> what does its work here
     "moa": "`/moa PROMPT` in `hermes chat` (moa.* in config.yaml: the advisers)",
     "whatsapp": "`hermes gateway setup --platform whatsapp_cloud` (WhatsApp's Cloud API; hermes-agent's bridge that "
                 "pairs with a QR code is not here)",
+    "whatsapp-cloud": "`hermes gateway setup --platform whatsapp_cloud`",
     "slack": "`hermes gateway setup --platform slack` (Socket Mode, an app you make; no manifest is printed here)",
+    "dashboard": PAGE,
+    "gui": PAGE,
+    "desktop": PAGE,
+    "lsp": "the lsp plugin, which uses the language servers on PATH and installs none (lsp.enabled, lsp.servers in "
+           "config.yaml; `hermes config show` explains them)",
     "postinstall": "`hermes doctor`, which says what a tool still needs here (the browser tools' browser, the "
                    "sandbox's bubblewrap)",
     "secrets": "the secret-sources plugin: keys read from 1Password or Bitwarden as hermes starts "

@@ -16,7 +16,8 @@ from tests.kernel.fakedist import make_dist
 
 
 @pytest.mark.parametrize("args", [["status"], ["insights", "--days", "7"], ["login", "--provider", "nous"],
-                                  ["dump", "--help"], ["prompt-size", "--json"], ["moa"], ["slack", "manifest"]])
+                                  ["dump", "--help"], ["prompt-size", "--json"], ["moa"], ["slack", "manifest"],
+                                  ["dashboard", "--port", "9119"], ["lsp", "status"], ["whatsapp-cloud"]])
 def test_hermes_agents_command_says_what_to_run_here(hermes, args):
     out = hermes(*args)
     assert (out.returncode, out.stdout) == (2, ""), out.stderr
