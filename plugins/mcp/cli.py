@@ -190,27 +190,58 @@ def mcp_group() -> click.Group:
         if row["status"] != "ready":
             raise _fail(f"MCP server '{name}' did not connect: {row['last_error'] or row['status']}")
 
+    def sign_in(app, server) -> None:
+        """Sign in to ``server`` (its address said, the browser's answer taken), the tokens kept; Fail when not."""
+        import asyncio
+
+        from plugins.mcp.oauth import login
+        from plugins.mcp.servers import _why
+
+        try:
+            tools = asyncio.run(login(server, app.config.data_dir, lambda line: click.echo(line, err=True)))
+        except Exception as exc:  # noqa: BLE001 - the sign-in's failure, one line
+            raise _fail(f"MCP server '{server.name}': {_why(exc, server)}") from None
+        click.echo(f"signed in to {server.name}: {len(tools)} tools")
+
     @group.command("login")
     @click.argument("name")
     @click.pass_obj
     def login_cmd(app, name):
         """Sign in (again) to a remote server that asks for OAuth (auth: oauth): its address to open, the tokens
         kept."""
-        import asyncio
-
         from plugins.mcp import all_servers
-        from plugins.mcp.oauth import login
-        from plugins.mcp.servers import _why
 
         server = all_servers(app.host).get(name)
         if server is None or server.auth != "oauth":
             raise _fail(f"no MCP server '{name}' signs in with OAuth (give it `auth: oauth` in mcp_servers)"
                         if server is not None else f"no MCP server '{name}'", usage=True)
-        try:
-            tools = asyncio.run(login(server, app.config.data_dir, lambda line: click.echo(line, err=True)))
-        except Exception as exc:  # noqa: BLE001 - the sign-in's failure, one line
-            raise _fail(f"MCP server '{name}': {_why(exc, server)}") from None
-        click.echo(f"signed in to {name}: {len(tools)} tools")
+        sign_in(app, server)
+
+    @group.command("reauth")
+    @click.argument("name", required=False)
+    @click.option("--all", "every", is_flag=True, help="Each server that signs in with OAuth, one after another.")
+    @click.pass_context
+    def reauth_cmd(ctx, name, every):
+        """Sign in again (hermes-agent's): to NAME, as `login`, or with --all to each server that asks for OAuth (a
+        failure said, the others still signed in to)."""
+        from plugins.mcp import all_servers
+
+        if bool(name) == every:
+            raise _fail("`reauth NAME` or `reauth --all`", usage=True)
+        if name:
+            return ctx.invoke(login_cmd, name=name)
+        servers = [s for s in all_servers(ctx.obj.host).values() if s.auth == "oauth"]
+        if not servers:
+            raise _fail("no MCP server signs in with OAuth (`auth: oauth` in mcp_servers)")
+        failed = []
+        for server in servers:
+            try:
+                sign_in(ctx.obj, server)
+            except click.ClickException as exc:
+                exc.show()
+                failed.append(server.name)
+        if failed:
+            raise _fail(f"not signed in to {', '.join(failed)}")
 
     @group.command("logout")
     @click.argument("name")

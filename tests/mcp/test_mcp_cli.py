@@ -331,9 +331,9 @@ def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refre
     assert unsigned.returncode == 1 and unsigned.stderr.strip() == (
         "hermes: error: MCP server 'linear' did not connect: it needs a sign-in: `hermes mcp login linear`")
 
-    def sign_in() -> str:
-        """`hermes mcp login linear`, the test as the browser: what it printed."""
-        login = subprocess.Popen([*hermes_command(), "mcp", "login", "linear"], stdout=subprocess.PIPE,
+    def sign_in(*how: str) -> str:
+        """`hermes mcp login linear` (or ``how``), the test as the browser: what it printed."""
+        login = subprocess.Popen([*hermes_command(), "mcp", *(how or ("login", "linear"))], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, env={**clean_environment(hermes_home),
                                                                          "BROWSER": "true"})  # no browser opens
         said = [login.stderr.readline()]
@@ -368,12 +368,13 @@ def test_an_oauth_server_is_signed_in_to_once_then_its_tokens_are_used_and_refre
     assert sum(line.startswith("registered") for line in log) == 1 and log.count("refreshed") == 1  # not signed in
     assert json.loads(kept.read_text())["access_token"] != tokens["access_token"]  # again
     before = json.loads(kept.read_text())["access_token"]
-    assert sign_in() == "signed in to linear: 1 tools\n"  # `login` signs in again, with the registration kept
+    assert sign_in("reauth", "--all") == "signed in to linear: 1 tools\n"  # again, with the registration kept
     assert json.loads(kept.read_text())["access_token"] != before
     assert sum(line.startswith("registered") for line in issued.read_text().splitlines()) == 1
     assert hermes("mcp", "logout", "linear").stdout == "signed out of linear\n" and not kept.exists()
     assert "it needs a sign-in" in hermes("mcp", "test", "linear").stderr
     assert hermes("mcp", "login", "nope").stderr == "hermes: error: no MCP server 'nope'\n"
+    assert hermes("mcp", "reauth").stderr == "hermes: error: `reauth NAME` or `reauth --all`\n"
 
 
 def test_mcp_configure_chooses_the_tools_offered_with_flags_or_at_a_terminal(hermes, hermes_home):
