@@ -419,7 +419,7 @@ def test_shell_completion_offers_every_command_and_each_ones_options(hermes):
 
     assert "_hermes_completion()" in hermes(env={"_HERMES_COMPLETE": "bash_source"}).stdout
     for _ in range(2):  # the first run learns the plugins' commands, the next one reads them remembered
-        assert complete("s") == ["sandbox", "send", "serve", "sessions", "setup", "skills"]
+        assert complete("s") == ["sandbox", "security", "send", "serve", "sessions", "setup", "skills"]
     assert complete("r") == ["run", "runs"] and "doctor" in complete("")
     assert "--continue" in complete("run", "--") and complete("sessions", "pr") == ["prune"]
 
