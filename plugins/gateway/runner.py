@@ -507,8 +507,14 @@ class Gateway(Commands):
 
 
 def chat_of(agent) -> "Chat | None":
-    """The chat a gateway agent answers; ``None`` for any other agent of the process (a cron job's, a subagent)."""
-    return (getattr(agent, "state", None) or {}).get(CHAT)
+    """The chat a gateway agent answers, or its parent's for a subagent (its approvals asked there, its work the
+    turn's); ``None`` for any other agent of the process (a cron job's)."""
+    while agent is not None:
+        chat = (getattr(agent, "state", None) or {}).get(CHAT)
+        if chat is not None:
+            return chat
+        agent = getattr(agent, "parent", None)
+    return None
 
 
 def automated(platform) -> bool:

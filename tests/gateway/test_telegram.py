@@ -182,6 +182,21 @@ def test_a_flagged_command_asks_the_chat_and_its_answer_decides(gateway, bot_api
     assert bot_api.wait_sent(5)[-1] == ("42", "nothing waits for your approval")
 
 
+def test_a_subagents_flagged_command_asks_the_chat_of_its_parent(gateway, bot_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"
+    wire_server.push(reply(tool_calls=[("delegate_task", {"goal": "compute it"})]),  # the chat's agent delegates
+                     reply(tool_calls=[("terminal", {"command": command})]),  # the subagent's flagged command
+                     reply("It printed 42."), reply("The subagent says 42."))
+    gateway(config={"sandbox": {"mode": "off"}})
+    bot_api.say("delegate it")
+    asked = bot_api.wait_sent(1)[0][1]
+    assert asked.startswith("⚠️ terminal needs your yes: ") and command in asked  # not refused unasked
+    bot_api.say("/approve")
+    assert bot_api.wait_sent(2)[-1] == ("42", "The subagent says 42.")
+    [child_result] = [m["content"] for m in wire_server.requests[2].body["messages"] if m["role"] == "tool"]
+    assert "42" in child_result
+
+
 def test_stop_new_and_the_plugins_commands(gateway, bot_api, wire_server, hermes):
     wire_server.push(reply(tool_calls=[("terminal", {"command": "sleep 30"})]), reply("Fresh start."))
     gateway()
