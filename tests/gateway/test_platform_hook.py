@@ -106,6 +106,7 @@ def test_a_plugins_platform_is_answered_and_restarts_where_it_left_off(hermes, h
         process.kill()
         process.communicate()
     unknown = hermes("gateway", "run", "--platform", "carrier-pigeon", env=env)
-    assert unknown.returncode == 2 and ("no platform named carrier-pigeon; there are: dingtalk, discord, email, feishu, files, "
-                                        "homeassistant, irc, matrix, mattermost, ntfy, signal, slack, sms, telegram, "
-                                        "webhook, whatsapp_cloud") in unknown.stderr
+    assert unknown.returncode == 2 and ("no platform named carrier-pigeon; there are: bluebubbles, dingtalk, discord, "
+                                        "email, feishu, files, homeassistant, irc, line, matrix, mattermost, ntfy, "
+                                        "signal, slack, sms, teams, telegram, webhook, whatsapp_cloud") in \
+        unknown.stderr
