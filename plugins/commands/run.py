@@ -18,12 +18,54 @@ from plugins.text import printable
 @provider_options
 @click.option("-c", "--continue", "cont", is_flag=True, help="Continue the latest `hermes run` conversation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's result as JSON.")
+@click.option("--usage-file", type=click.Path(dir_okay=False), metavar="PATH", help="Then write what the turn used "
+              "there as JSON (tokens, model calls, model, session, whether it failed), also when it fails "
+              "(hermes-agent's).")
 @skills_option
 @image_option
 @click.argument("prompt", nargs=-1)
 @click.pass_obj
-def run(app: App, as_json: bool, prompt: tuple, images: list, preload: tuple, **opts):
+def run(app: App, as_json: bool, prompt: tuple, images: list, preload: tuple, usage_file: str, **opts):
     """Run one turn and print the answer. Stdin is the PROMPT when none is given, or goes where a - stands in it."""
+    try:
+        result, stopped_by = _turn(app, as_json, prompt, images, preload, opts)
+    except BaseException as exc:  # (a Fail before any call: no model, no key) the report says it too
+        if usage_file and not isinstance(exc, SystemExit):
+            write_usage(usage_file, None, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}")
+        raise
+    if usage_file:
+        write_usage(usage_file, result, result.error)
+    finish(result, quiet=as_json, stopped_by=stopped_by)
+
+
+def write_usage(path: str, result, failure: "str | None") -> None:
+    """hermes-agent's usage report of a one-shot turn, for pipelines that account for what they spend (its cost
+    fields stay null: no price list here); a report that cannot be written is a warning, never the turn's failure."""
+    import json
+    from pathlib import Path
+
+    from kernel.types import USAGE_KEYS, ExitReason
+
+    usage = result.usage if result is not None else {}
+    report = {**{key: int(usage.get(key) or 0) for key in (*USAGE_KEYS, "total_tokens")},
+              "api_calls": result.api_calls if result is not None else 0,
+              "model": result.model if result is not None else None,
+              "provider": result.provider if result is not None else None,
+              "session_id": result.session_id if result is not None else None,
+              "completed": result is not None and result.exit_reason == ExitReason.COMPLETED,
+              "failed": failure is not None, "estimated_cost_usd": None, "cost_status": "unknown",
+              **({"failure": failure} if failure is not None else {})}
+    try:
+        target = Path(path).expanduser()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"{click.get_current_context().find_root().info_name}: warning: no usage report written to "
+                   f"{path}: {exc.strerror or exc}", err=True)
+
+
+def _turn(app: App, as_json: bool, prompt: tuple, images: list, preload: tuple, opts: dict) -> tuple:
+    """The turn ``hermes run`` runs, its answer printed: ``(its result, the signal that stopped it or None)``."""
     words = prompt or (() if sys.stdin.isatty() else ("-",))  # a terminal's stdin is not read unasked
     piped = sys.stdin.read() if "-" in words else None  # `git diff | hermes run "review this:" -`: never unasked
     if piped and "\x00" in piped[:8192]:  # a binary file piped in would reach a paid model as thousands of tokens
@@ -54,4 +96,4 @@ def run(app: App, as_json: bool, prompt: tuple, images: list, preload: tuple, **
         echo_json(masked_result(result, agent))
     elif not shown(app, console, result.final_response) and result.final_response:
         click.echo(printable(result.final_response, sys.stdout))
-    finish(result, quiet=as_json, stopped_by=stop.stopped_by)
+    return result, stop.stopped_by

@@ -123,3 +123,28 @@ def test_provider_options_reach_the_request_and_a_typo_or_wrong_type_is_said(her
     assert out.returncode == 1 and len(wire_server.requests) == 1, out.stderr
     assert out.stderr.strip().endswith("'extra_headers' must be a mapping (name: value), got a str"), out.stderr
     assert "sk-secret" not in out.stderr
+
+
+def test_a_usage_file_is_written_when_the_turn_ends_and_when_it_fails(hermes, wire_server, cli_env, tmp_path):
+    """hermes-agent's `hermes -z PROMPT --usage-file PATH`: the report a pipeline accounts for its spend with."""
+    wire_server.push(reply("Counted.", usage={"input": 12, "output": 3}))
+    report = tmp_path / "reports" / "usage.json"
+    out = hermes("-z", "count it", "--usage-file", report, "-m", "gpt-test", "--base-url", wire_server.openai_url,
+                 "--api-mode", "chat_completions", env=cli_env)
+    assert out.returncode == 0 and out.stdout == "Counted.\n", out.stderr
+    written = json.loads(report.read_text())
+    assert {k: written[k] for k in ("input_tokens", "output_tokens", "total_tokens", "api_calls", "model",
+                                    "completed", "failed", "estimated_cost_usd")} == {
+        "input_tokens": 12, "output_tokens": 3, "total_tokens": 15, "api_calls": 1, "model": "gpt-test",
+        "completed": True, "failed": False, "estimated_cost_usd": None}
+    assert written["session_id"] and "failure" not in written
+    wire_server.push(error(400, message="This model's context is too long."))
+    failed = hermes("run", "too much", "--usage-file", report, "-m", "gpt-test", "--base-url",
+                    wire_server.openai_url, "--api-mode", "chat_completions", env=cli_env)
+    written = json.loads(report.read_text())
+    assert failed.returncode == 1 and written["failed"] and not written["completed"] and written["api_calls"] == 1
+    assert "context is too long" in written["failure"]
+    unbuilt = hermes("run", "hi", "--usage-file", report, "--api-mode", "chat_completions", env={**cli_env,
+                                                                                              "OPENAI_API_KEY": ""})
+    written = json.loads(report.read_text())
+    assert unbuilt.returncode != 0 and written["failed"] and written["api_calls"] == 0 and written["failure"]
