@@ -16,7 +16,8 @@ from typing import Optional
 
 LOCAL_DELIVERY = ("", "local", "origin", "none", None)
 SENT_TO = ("telegram", "discord", "slack", "matrix", "signal", "email", "mattermost", "ntfy",
-           "whatsapp_cloud", "sms", "irc", "feishu", "dingtalk", "line", "bluebubbles", "teams")  # the gateway's
+           "whatsapp_cloud", "sms", "irc", "feishu", "dingtalk", "line", "bluebubbles", "teams",
+           "google_chat")  # the gateway's
 
 
 def delivery_of(job: dict) -> str:

@@ -121,7 +121,8 @@ def show_job(job_id, as_json):
               help="Send each answer there too: telegram:CHAT_ID, discord:CHANNEL_ID, slack:CHANNEL_ID, "
                    "matrix:ROOM_ID, signal:NUMBER, email:ADDRESS, mattermost:CHANNEL_ID, ntfy:TOPIC, "
                    "whatsapp_cloud:NUMBER, sms:NUMBER, irc:#CHANNEL, feishu:CHAT_ID, dingtalk, line:ID, "
-                   "bluebubbles:NUMBER_OR_CHAT, teams:CONVERSATION_ID, or telegram (its home chat).")
+                   "bluebubbles:NUMBER_OR_CHAT, teams:CONVERSATION_ID, google_chat:SPACE, or telegram (its "
+                   "home chat).")
 @click.option("--workdir", default="", metavar="FOLDER", help="The folder its runs work in: its AGENTS.md in the "
               "prompt, the tools starting there (an absolute path; default: where the runs start).")
 @click.option("--script", default="", metavar="NAME", help="A script of the data folder's scripts/ run first: what "

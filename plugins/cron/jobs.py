@@ -504,7 +504,7 @@ def _deliver(app, job: Job, answer: str, error: str) -> str:
     if said is None:
         said = f"no plugin sends to {job.deliver.partition(':')[0]!r} (the gateway plugin's platforms do: telegram, " \
                "discord, slack, matrix, signal, mattermost, email, ntfy, whatsapp_cloud, sms, irc, feishu, dingtalk, " \
-               "line, bluebubbles, teams)"
+               "line, bluebubbles, teams, google_chat)"
     return said or "sent"
 
 

@@ -7,8 +7,8 @@ Built in, each with hermes-agent's variables: Telegram (:mod:`plugins.gateway.te
 WhatsApp's Cloud API (:mod:`~plugins.gateway.whatsapp`), SMS by Twilio (:mod:`~plugins.gateway.sms`), Home
 Assistant's events (:mod:`~plugins.gateway.homeassistant`), IRC (:mod:`~plugins.gateway.irc`), Feishu/Lark
 (:mod:`~plugins.gateway.feishu`), DingTalk (:mod:`~plugins.gateway.dingtalk`), LINE (:mod:`~plugins.gateway.line`),
-iMessage through BlueBubbles (:mod:`~plugins.gateway.bluebubbles`), Microsoft Teams (:mod:`~plugins.gateway.teams`)
-and webhooks (:mod:`~plugins.gateway.webhook`);
+iMessage through BlueBubbles (:mod:`~plugins.gateway.bluebubbles`), Microsoft Teams (:mod:`~plugins.gateway.teams`),
+Google Chat (:mod:`~plugins.gateway.google_chat`) and webhooks (:mod:`~plugins.gateway.webhook`);
 each module's docstring names its variables. A plugin adds another platform through the ``gateway_platforms`` hook.
 How messages are answered: :mod:`plugins.gateway.runner`."""
 
@@ -44,7 +44,7 @@ def register_config(declare):
             choices=("off", "thread"))
     declare("slack.reply_in_thread", bool, True, "an answer in a channel goes in a thread under the message, each "
             "thread a conversation (hermes-agent's)")
-    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk", "line", "teams"):
+    for name in ("discord", "slack", "whatsapp_cloud", "sms", "feishu", "dingtalk", "line", "teams", "google_chat"):
         declare(f"{name}.api_url", str, "", f"another {name.title()} API (empty: {name}'s own; a test's)")
     declare("discord.gateway_url", str, "", "another Discord gateway websocket (empty: Discord's; a test's)")
     declare("matrix.require_mention", bool, True, "in a room of more than two the bot answers when it is mentioned "
@@ -319,6 +319,26 @@ def gateway_platforms(config):
                      _number(found["PORT"], 3978, "TEAMS_PORT"), test or LOGIN, test or OPENID,
                      (found["SERVICE_URL"] or SERVICE).rstrip("/") + "/")
 
+    def google_chat():
+        from plugins.gateway.google_chat import API, CERTS, CHAT_ACCOUNT, EVENTS_PATH, GoogleChat, service_account
+
+        found = {v: os.environ.get(f"GOOGLE_CHAT_{v}", "").strip() for v in (
+            "SERVICE_ACCOUNT_JSON", "HTTP_EVENTS_URL", "HTTP_EVENTS_AUDIENCE", "HTTP_EVENTS_SERVICE_ACCOUNT_EMAIL",
+            "HTTP_EVENTS_HOST", "HTTP_EVENTS_PORT")}
+        if not found["HTTP_EVENTS_URL"]:
+            return None
+        key = found["SERVICE_ACCOUNT_JSON"] or os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "").strip()
+        if not key:
+            raise ValueError("GOOGLE_CHAT_SERVICE_ACCOUNT_JSON is needed: the key of the service account the Chat "
+                             "app answers as (a file's path or the key itself)")
+        accounts = frozenset(a.strip().lower() for a in (found["HTTP_EVENTS_SERVICE_ACCOUNT_EMAIL"] or CHAT_ACCOUNT)
+                             .split(",") if a.strip())
+        test = str(config.get("google_chat.api_url") or "").rstrip("/")
+        return GoogleChat(service_account(key), found["HTTP_EVENTS_URL"] or EVENTS_PATH,
+                          found["HTTP_EVENTS_AUDIENCE"], accounts, found["HTTP_EVENTS_HOST"] or "127.0.0.1",
+                          _number(found["HTTP_EVENTS_PORT"], 8642, "GOOGLE_CHAT_HTTP_EVENTS_PORT"), test or API,
+                          f"{test}/oauth2/v3/certs" if test else CERTS)
+
     def line():
         from plugins.gateway.line import API, DATA, Line
 
@@ -363,7 +383,7 @@ def gateway_platforms(config):
     made = {"telegram": telegram, "discord": discord, "slack": slack, "matrix": matrix, "signal": signal,
             "email": mail, "mattermost": mattermost, "ntfy": ntfy, "whatsapp_cloud": whatsapp_cloud,
             "sms": sms, "homeassistant": homeassistant, "irc": irc, "feishu": feishu, "dingtalk": dingtalk,
-            "line": line, "bluebubbles": bluebubbles, "teams": teams}
+            "line": line, "bluebubbles": bluebubbles, "teams": teams, "google_chat": google_chat}
     return {**made, "webhook": webhook}
 
 

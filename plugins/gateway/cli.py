@@ -273,7 +273,10 @@ ASKED = {  # platform -> (variable, question, typed hidden) of what setup asks; 
                     ("BLUEBUBBLES_PASSWORD", "its password (typed hidden)", True)],
     "teams": [("TEAMS_CLIENT_ID", "the Azure bot's Microsoft App ID (its app registration's client id)", False),
               ("TEAMS_CLIENT_SECRET", "a client secret of that app registration (typed hidden)", True),
-              ("TEAMS_TENANT_ID", "its tenant id (Directory ID)", False)]}
+              ("TEAMS_TENANT_ID", "its tenant id (Directory ID)", False)],
+    "google_chat": [("GOOGLE_CHAT_SERVICE_ACCOUNT_JSON", "the path of the app's service account key (JSON)", False),
+                    ("GOOGLE_CHAT_HTTP_EVENTS_URL", "the public HTTPS address the Chat app posts to (its HTTP "
+                     "endpoint URL; its path is where the gateway listens)", False)]}
 FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "send it an email",
          "ntfy": "publish a message to the topic",
          "irc": "send it a private message (/msg NICK hello)",
@@ -285,7 +288,9 @@ FIRST = {"matrix": "invite it to a direct chat and send any message", "email": "
                  "(/line/webhook), turn on Use webhook and send the bot a message",
          "bluebubbles": "send the Mac's iMessage account a message (the webhook is registered with the server)",
          "teams": "set the Azure bot's messaging endpoint to the public HTTPS address of this machine's port 3978 "
-                  "(/api/messages), add it to Teams and send it a message"}
+                  "(/api/messages), add it to Teams and send it a message",
+         "google_chat": "in the Chat API's configuration, give that address as the HTTP endpoint URL (Authentication "
+                        "Audience: the URL; this machine's port 8642 behind it) and send the app a message"}
 
 
 @gateway.command()

@@ -28,6 +28,7 @@ def token_variable(platform: str) -> str:
             "whatsapp_cloud": "WHATSAPP_CLOUD_ACCESS_TOKEN", "sms": "TWILIO_AUTH_TOKEN", "feishu": "FEISHU_APP_SECRET",
             "dingtalk": "DINGTALK_CLIENT_SECRET", "line": "LINE_CHANNEL_ACCESS_TOKEN",
             "bluebubbles": "BLUEBUBBLES_PASSWORD", "teams": "TEAMS_CLIENT_SECRET",
+            "google_chat": "GOOGLE_CHAT_HTTP_EVENTS_URL",
             "homeassistant": "HASS_TOKEN", "irc": "IRC_NICKNAME"}.get(
         platform, f"{platform.upper()}_BOT_TOKEN")
 

@@ -107,6 +107,6 @@ def test_a_plugins_platform_is_answered_and_restarts_where_it_left_off(hermes, h
         process.communicate()
     unknown = hermes("gateway", "run", "--platform", "carrier-pigeon", env=env)
     assert unknown.returncode == 2 and ("no platform named carrier-pigeon; there are: bluebubbles, dingtalk, discord, "
-                                        "email, feishu, files, homeassistant, irc, line, matrix, mattermost, ntfy, "
+                                        "email, feishu, files, google_chat, homeassistant, irc, line, matrix, mattermost, ntfy, "
                                         "signal, slack, sms, teams, telegram, webhook, whatsapp_cloud") in \
         unknown.stderr
