@@ -59,7 +59,8 @@ def test_events_google_signed_are_answered_through_the_chat_api_and_the_rest_ref
                                                                                      wire_server, hermes):
     from tests.providers.test_images import PNG
 
-    wire_server.push(reply("**Hi**, Alice: [the docs](https://example.com/docs)."), reply("42."), reply("A red dot."))
+    wire_server.push(reply("**Hi**, Alice: [the docs](https://example.com/docs)."), reply("42."), reply("A red dot."),
+                     reply("Heard as an add-on."))
     chat_gateway(config={"agent": {"image_input_mode": "native"}})
     forged = chat_api.event("let me pretend")
     assert chat_api.post(forged, token=chat_api.signed(key=rsa_key())) == 401  # a key Google does not publish
@@ -76,19 +77,24 @@ def test_events_google_signed_are_answered_through_the_chat_api_and_the_rest_ref
     chat_api.say("", attachment=[{"contentName": "dot.png", "contentType": "image/png",
                                   "attachmentDataRef": {"resourceName": "spaces/DMALICE/attachments/a1"}}])
     assert chat_api.wait_sent(3)[-1] == (DM, "A red dot.")
+    classic = chat_api.event("as an add-on")  # a Workspace add-on's event: the same message, wrapped otherwise
+    assert chat_api.post({"commonEventObject": {"hostApp": "CHAT"}, "chat": {
+        "user": classic["user"], "eventTime": classic["eventTime"],
+        "messagePayload": {"message": classic["message"], "space": classic["space"]}}}) == 200
+    assert chat_api.wait_sent(4)[-1] == (DM, "Heard as an add-on.")
     asked = [[m["content"] for m in r.body["messages"] if m["role"] == "user"][-1] for r in wire_server.requests]
     assert asked[:2] == ["hello", "what is 6 times 7?"]  # the app's own @mention left out
     assert any(part.get("type") == "image_url" for part in asked[2])
     stranger = chat_api.event("let me in", space="DMMALLORY")
     stranger["message"]["sender"] = {"name": "users/666", "displayName": "Mallory", "email": "mallory@example.com"}
     assert chat_api.post(stranger) == 200
-    said = chat_api.wait_sent(4)[-1]
+    said = chat_api.wait_sent(5)[-1]
     assert said[0] == "DMMALLORY" and "mallory@example.com" in said[1]  # a stranger is told their id
-    assert len(wire_server.requests) == 3
+    assert len(wire_server.requests) == 4
     sent = hermes("send", "--to", f"google_chat:spaces/{DM}", "deploy finished", env={
         "GOOGLE_CHAT_SERVICE_ACCOUNT_JSON": str(chat_gateway.key), "GOOGLE_CHAT_HTTP_EVENTS_URL": chat_api.endpoint})
     assert sent.returncode == 0, sent.stderr
-    assert chat_api.wait_sent(5)[-1] == (DM, "deploy finished")
+    assert chat_api.wait_sent(6)[-1] == (DM, "deploy finished")
 
 
 def test_a_key_google_refuses_or_none_is_one_line(chat_gateway, chat_api, tmp_path):
