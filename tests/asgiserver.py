@@ -7,6 +7,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from typing import Callable
 
 
@@ -32,6 +34,17 @@ class Served:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def post(url: str, body: bytes, headers: dict) -> tuple:
+    """POST ``body`` to ``url`` as a service posts an event to a gateway: ``(the status, the answer's body)``, an
+    HTTP error's too."""
+    request = urllib.request.Request(url, body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
 
 
 def wait_sent(changed: threading.Condition, sent: Callable[[], list], count: int, timeout: float = 30) -> list:

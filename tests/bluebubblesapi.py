@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.error
-import urllib.request
 
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 ALICE = "+15551234567"
 DM, GROUP = f"iMessage;-;{ALICE}", "iMessage;+;chat123456"
@@ -31,16 +29,8 @@ class BlueBubblesAPI(Served):
 
     # -- what users do (the server posts it to each webhook)
     def post(self, payload: dict, url: str = "") -> list:
-        statuses = []
-        for hook in [url] if url else [h["url"] for h in self.hooks.values()]:
-            request = urllib.request.Request(hook, json.dumps(payload).encode(), method="POST",
-                                             headers={"Content-Type": "application/json"})
-            try:
-                with urllib.request.urlopen(request, timeout=10) as answer:
-                    statuses.append(answer.status)
-            except urllib.error.HTTPError as refused:
-                statuses.append(refused.code)
-        return statuses
+        return [post(hook, json.dumps(payload).encode(), {"Content-Type": "application/json"})[0]
+                for hook in ([url] if url else [h["url"] for h in self.hooks.values()])]
 
     def say(self, text: str = "", user: str = ALICE, chat: str = DM, guid: str = "", **more) -> str:
         with self.changed:

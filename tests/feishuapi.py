@@ -14,10 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import urllib.error
-import urllib.request
 
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 ALICE, BOT, DM, GROUP = "ou_alice", "ou_bot", "oc_dm_alice", "oc_group"
 
@@ -41,14 +39,8 @@ class FeishuAPI(Served):
             stamp, nonce = "1796650000", "n0nce"
             headers.update({"X-Lark-Request-Timestamp": stamp, "X-Lark-Request-Nonce": nonce, "X-Lark-Signature":
                             hashlib.sha256((stamp + nonce + self.encrypt_key).encode() + body).hexdigest()})
-        request = urllib.request.Request(self.webhook, body, method="POST", headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                self.answered = answer.status
-                return answer.status, json.loads(answer.read())
-        except urllib.error.HTTPError as refused:
-            self.answered = refused.code
-            return refused.code, json.loads(refused.read() or b"{}")
+        self.answered, answer = post(self.webhook, body, headers)
+        return self.answered, json.loads(answer or b"{}")
 
     def say(self, text: str = "", user: str = ALICE, chat: str = DM, group: bool = False, mention_bot: bool = False,
             kind: str = "text", content: dict = None, message_id: str = "") -> str:

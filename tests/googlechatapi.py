@@ -14,10 +14,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 CHAT_ACCOUNT, ALICE, DM, ROOM = "chat@system.gserviceaccount.com", "alice@example.com", "DMALICE", "ROOM42"
 
@@ -57,13 +55,9 @@ class GoogleChatAPI(Served):
                           algorithm="RS256", headers={"kid": "google-1"})
 
     def post(self, event: dict, token: "str | None" = None) -> int:
-        request = urllib.request.Request(self.endpoint, json.dumps(event).encode(), method="POST", headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {self.signed() if token is None else token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return answer.status
-        except urllib.error.HTTPError as refused:
-            return refused.code
+        signed = self.signed() if token is None else token
+        return post(self.endpoint, json.dumps(event).encode(), {"Content-Type": "application/json",
+                                                                   "Authorization": f"Bearer {signed}"})[0]
 
     def event(self, text: str = "", space: str = DM, mention: bool = False, name: str = "", **more) -> dict:
         with self.changed:

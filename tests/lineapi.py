@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.error
-import urllib.request
 
 from plugins.gateway.line import signature
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 ALICE, BOT, GROUP = "U" + "a" * 32, "U" + "b" * 32, "C" + "c" * 32
 
@@ -34,13 +32,8 @@ class LineAPI(Served):
     # -- what users do (LINE posts it to the webhook)
     def post(self, payload: dict, secret: str = "") -> int:
         body = json.dumps(payload).encode()
-        request = urllib.request.Request(self.webhook, body, method="POST", headers={
-            "Content-Type": "application/json", "X-Line-Signature": signature(secret or self.secret, body)})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return answer.status
-        except urllib.error.HTTPError as refused:
-            return refused.code
+        return post(self.webhook, body, {"Content-Type": "application/json",
+                                         "X-Line-Signature": signature(secret or self.secret, body)})[0]
 
     def say(self, text: str = "", user: str = ALICE, group: str = "", mention_bot: bool = False,
             message: dict = None, message_id: str = "") -> str:

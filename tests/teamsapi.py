@@ -15,10 +15,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 ISSUER = "https://api.botframework.com"
 ALICE, PERSONAL, CHANNEL = "aad-alice", "a:1personal-alice", "19:general@thread.tacv2"
@@ -45,13 +43,9 @@ class TeamsAPI(Served):
                           headers={"kid": "test-key"})
 
     def post(self, activity: dict, token: "str | None" = None) -> int:
-        request = urllib.request.Request(self.endpoint, json.dumps(activity).encode(), method="POST", headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {self.signed() if token is None else token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return answer.status
-        except urllib.error.HTTPError as refused:
-            return refused.code
+        signed = self.signed() if token is None else token
+        return post(self.endpoint, json.dumps(activity).encode(), {"Content-Type": "application/json",
+                                                                   "Authorization": f"Bearer {signed}"})[0]
 
     def activity(self, text: str = "", conversation: str = PERSONAL, kind: str = "personal", mention: bool = False,
                  activity_id: str = "", **more) -> dict:

@@ -11,12 +11,10 @@ user's text: a form POSTed to the gateway's webhook, signed as Twilio signs it.
 from __future__ import annotations
 
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 
 from plugins.gateway.sms import twilio_signature
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 ALICE = "+15550042"
 
@@ -41,14 +39,9 @@ class TwilioAPI(Served):
                 "NumMedia": str(len(pictures)),
                 **{f"MediaUrl{n}": f"{self.url}/media/{sid}-{n}" for n in range(len(pictures))},
                 **{f"MediaContentType{n}": "image/png" for n in range(len(pictures))}}
-        request = urllib.request.Request(self.webhook, urllib.parse.urlencode(form).encode(), method="POST", headers={
+        return post(self.webhook, urllib.parse.urlencode(form).encode(), {
             "Content-Type": "application/x-www-form-urlencoded",
-            "X-Twilio-Signature": twilio_signature(token or self.token, self.webhook, form)})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return answer.status
-        except urllib.error.HTTPError as refused:
-            return refused.code
+            "X-Twilio-Signature": twilio_signature(token or self.token, self.webhook, form)})[0]
 
     # -- what the test reads
     def sent(self) -> list:

@@ -14,10 +14,8 @@ import hashlib
 import hmac
 import json
 import threading
-import urllib.error
-import urllib.request
 
-from tests.asgiserver import Served, wait_sent
+from tests.asgiserver import Served, post, wait_sent
 
 ALICE = "15550042"
 
@@ -37,13 +35,8 @@ class WhatsAppAPI(Served):
     def post(self, payload: dict, secret: str = "") -> int:
         body = json.dumps(payload).encode()
         signature = "sha256=" + hmac.new((secret or self.app_secret).encode(), body, hashlib.sha256).hexdigest()
-        request = urllib.request.Request(self.webhook, body, method="POST", headers={
-            "Content-Type": "application/json", "X-Hub-Signature-256": signature})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                self.answered = answer.status
-        except urllib.error.HTTPError as refused:
-            self.answered = refused.code
+        self.answered = post(self.webhook, body, {"Content-Type": "application/json",
+                                                  "X-Hub-Signature-256": signature})[0]
         return self.answered
 
     def say(self, text: str = "", user: str = ALICE, name: str = "Alice", kind: str = "text", wamid: str = "",

@@ -5,6 +5,8 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
@@ -87,6 +89,30 @@ def starter(hermes_home, wire_server, platform: dict, variables: dict):
 
     start.stop_all = lambda: [running.stop(signal.SIGKILL) for running in started]
     return start
+
+
+def listening(start, url: str):
+    """``run(config={}, env={}, args=())``: :func:`starter`'s ``start``, its gateway waited for until it answers at
+    ``url`` (a webhook platform's listener: any HTTP status will do); ``run.start`` starts one that is to fail
+    without waiting."""
+    def run(**kwargs) -> Running:
+        running = start(**kwargs)
+
+        def answers() -> bool:
+            assert running.process.poll() is None, running.stop()
+            try:
+                urllib.request.urlopen(url, timeout=2)
+            except urllib.error.HTTPError:
+                return True  # it answers (a GET where it takes POSTs: 405)
+            except OSError:
+                return False
+            return True
+
+        eventually(answers)
+        return running
+
+    run.start = start
+    return run
 
 
 @pytest.fixture

@@ -5,14 +5,12 @@ encrypt key) and answers through its REST API, the model the wire-protocol serve
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.feishuapi import ALICE, BOT, DM, GROUP, FeishuAPI
-from tests.gateway.conftest import eventually, starter
+from tests.feishuapi import ALICE, DM, GROUP, FeishuAPI
+from tests.gateway.conftest import eventually, listening, starter
 from tests.mailserver import free_port
 
 
@@ -31,24 +29,7 @@ def feishu_gateway(hermes_home, wire_server, feishu_api):
         "FEISHU_VERIFICATION_TOKEN": feishu_api.verification_token, "FEISHU_WEBHOOK_PORT": str(port),
         "FEISHU_ALLOWED_USERS": ALICE})
 
-    def run(**kwargs):
-        running = start(**kwargs)
-
-        def listening() -> bool:
-            assert running.process.poll() is None, running.stop()
-            try:
-                urllib.request.urlopen(feishu_api.webhook, timeout=2)
-            except urllib.error.HTTPError:
-                return True  # it answers (405: a GET)
-            except OSError:
-                return False
-            return True
-
-        eventually(listening)
-        return running
-
-    run.start = start  # (a start that is to fail: not waited for)
-    yield run
+    yield listening(start, feishu_api.webhook)
     start.stop_all()
 
 

@@ -6,13 +6,11 @@ for; the model the wire-protocol server through the real openai SDK."""
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import eventually, starter
+from tests.gateway.conftest import listening, starter
 from tests.googlechatapi import ALICE, DM, ROOM, GoogleChatAPI, pem, rsa_key
 from tests.mailserver import free_port
 
@@ -33,23 +31,7 @@ def chat_gateway(hermes_home, wire_server, chat_api, tmp_path):
         "GOOGLE_CHAT_SERVICE_ACCOUNT_JSON": str(key), "GOOGLE_CHAT_HTTP_EVENTS_URL": chat_api.endpoint,
         "GOOGLE_CHAT_HTTP_EVENTS_PORT": str(port), "GOOGLE_CHAT_ALLOWED_USERS": ALICE})
 
-    def run(**kwargs):
-        running = start(**kwargs)
-
-        def listening() -> bool:
-            assert running.process.poll() is None, running.stop()
-            try:
-                urllib.request.urlopen(chat_api.endpoint, timeout=2)
-            except urllib.error.HTTPError:
-                return True  # it answers (405: a GET)
-            except OSError:
-                return False
-            return True
-
-        eventually(listening)
-        return running
-
-    run.start = start  # (a start that is to fail: not waited for)
+    run = listening(start, chat_api.endpoint)
     run.key = key
     yield run
     start.stop_all()

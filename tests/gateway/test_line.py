@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import eventually, starter
+from tests.gateway.conftest import listening, starter
 from tests.lineapi import ALICE, GROUP, LineAPI
 from tests.mailserver import free_port
 
@@ -30,24 +30,7 @@ def line_gateway(hermes_home, wire_server, line_api):
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret, "LINE_PORT": str(port),
         "LINE_ALLOWED_USERS": ALICE})
 
-    def run(**kwargs):
-        running = start(**kwargs)
-
-        def listening() -> bool:
-            assert running.process.poll() is None, running.stop()
-            try:
-                urllib.request.urlopen(line_api.webhook, timeout=2)
-            except urllib.error.HTTPError:
-                return True  # it answers (405: a GET)
-            except OSError:
-                return False
-            return True
-
-        eventually(listening)
-        return running
-
-    run.start = start  # (a start that is to fail: not waited for)
-    yield run
+    yield listening(start, line_api.webhook)
     start.stop_all()
 
 

@@ -4,13 +4,11 @@ openai SDK."""
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import eventually, starter
+from tests.gateway.conftest import listening, starter
 from tests.mailserver import free_port
 from tests.twilioapi import ALICE, TwilioAPI
 
@@ -30,23 +28,7 @@ def sms_gateway(hermes_home, wire_server, twilio_api):
         "TWILIO_PHONE_NUMBER": twilio_api.number, "SMS_WEBHOOK_URL": twilio_api.webhook,
         "SMS_WEBHOOK_PORT": str(port), "SMS_ALLOWED_USERS": ALICE})
 
-    def run(**kwargs):
-        running = start(**kwargs)
-
-        def listening() -> bool:
-            assert running.process.poll() is None, running.stop()
-            try:
-                urllib.request.urlopen(twilio_api.webhook, timeout=2)
-            except urllib.error.HTTPError:
-                return True  # it answers (405: POST only)
-            except OSError:
-                return False
-            return True
-
-        eventually(listening)
-        return running
-
-    yield run
+    yield listening(start, twilio_api.webhook)
     start.stop_all()
 
 

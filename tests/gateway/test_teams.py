@@ -5,13 +5,11 @@ wire-protocol server through the real openai SDK."""
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import eventually, starter
+from tests.gateway.conftest import eventually, listening, starter
 from tests.mailserver import free_port
 from tests.teamsapi import ALICE, CHANNEL, PERSONAL, TeamsAPI
 
@@ -30,24 +28,7 @@ def teams_gateway(hermes_home, wire_server, teams_api):
         "TEAMS_CLIENT_ID": teams_api.client_id, "TEAMS_CLIENT_SECRET": teams_api.secret,
         "TEAMS_TENANT_ID": teams_api.tenant, "TEAMS_PORT": str(port), "TEAMS_ALLOWED_USERS": ALICE})
 
-    def run(**kwargs):
-        running = start(**kwargs)
-
-        def listening() -> bool:
-            assert running.process.poll() is None, running.stop()
-            try:
-                urllib.request.urlopen(teams_api.endpoint, timeout=2)
-            except urllib.error.HTTPError:
-                return True  # it answers (405: a GET)
-            except OSError:
-                return False
-            return True
-
-        eventually(listening)
-        return running
-
-    run.start = start  # (a start that is to fail: not waited for)
-    yield run
+    yield listening(start, teams_api.endpoint)
     start.stop_all()
 
 

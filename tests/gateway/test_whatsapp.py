@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from plugins_providers.testserver import reply
-from tests.gateway.conftest import eventually, starter
+from tests.gateway.conftest import eventually, listening, starter
 from tests.mailserver import free_port
 from tests.whatsappapi import ALICE, WhatsAppAPI
 
@@ -31,22 +31,7 @@ def whatsapp_gateway(hermes_home, wire_server, whatsapp_api):
         "WHATSAPP_CLOUD_WEBHOOK_HOST": "127.0.0.1", "WHATSAPP_CLOUD_WEBHOOK_PORT": str(port),
         "WHATSAPP_CLOUD_ALLOWED_USERS": ALICE})
 
-    def run(**kwargs):
-        running = start(**kwargs)
-
-        def listening() -> bool:
-            assert running.process.poll() is None, running.stop()
-            try:
-                return urllib.request.urlopen(whatsapp_api.webhook, timeout=2).status == 200
-            except urllib.error.HTTPError:
-                return True  # it answers (403: no handshake asked)
-            except OSError:
-                return False
-
-        eventually(listening)
-        return running
-
-    yield run
+    yield listening(start, whatsapp_api.webhook)
     start.stop_all()
 
 
