@@ -26,7 +26,7 @@ from typing import Any, Optional
 from urllib.parse import quote, urlsplit
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
-from plugins.gateway.listening import Listened, listen
+from plugins.gateway.listening import Listened, bearer_claims, listen
 from plugins.gateway.markup import to_starred
 
 log = logging.getLogger("hermes.gateway")
@@ -120,20 +120,12 @@ class GoogleChat(Listened):
 
     def _signed(self, headers: Any) -> bool:
         """Whether Google signed the request's ID token for this endpoint, as Chat's own account."""
-        import jwt
-
-        scheme, _, token = str(headers.get("Authorization") or "").partition(" ")
-        try:
-            key = self.keys.get_signing_key_from_jwt(token)
-            claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=self.audience,
-                                issuer=["https://accounts.google.com", "accounts.google.com"], leeway=300)
-        except (jwt.PyJWTError, OSError) as exc:
-            log.warning("google_chat: a POST with a token Google did not sign for this endpoint was refused (%s)", exc)
-            return False
-        if scheme != "Bearer" or str(claims.get("email") or "").lower() not in self.accounts:
+        claims = bearer_claims(self.keys, headers, self.audience, ["https://accounts.google.com",
+                                                                    "accounts.google.com"], "google_chat")
+        if claims is not None and str(claims.get("email") or "").lower() not in self.accounts:
             log.warning("google_chat: a POST signed for another account than Google Chat's was refused")
             return False
-        return True
+        return claims is not None
 
     def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
         if urlsplit(path).path != self.path:

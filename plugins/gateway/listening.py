@@ -57,6 +57,22 @@ def listen(name: str, host: str, port: int, handle: Callable[[str, str, Any, byt
     return server
 
 
+def bearer_claims(keys: Any, headers: Any, audience: str, issuer: Any, name: str) -> Optional[dict]:
+    """The claims of the request's ``Authorization: Bearer`` token when one of ``keys`` (PyJWT's client of a service's
+    published keys) signed it for ``audience``, by ``issuer`` (one or a list), unexpired; else None, said in the log."""
+    import jwt
+
+    scheme, _, token = str(headers.get("Authorization") or "").partition(" ")
+    try:
+        if scheme != "Bearer":
+            raise jwt.InvalidTokenError("no bearer token")
+        return jwt.decode(token, keys.get_signing_key_from_jwt(token).key, algorithms=["RS256"], audience=audience,
+                          issuer=issuer, leeway=300)
+    except (jwt.PyJWTError, OSError) as exc:
+        log.warning("%s: a POST without a token signed for it was refused (%s)", name, exc)
+        return None
+
+
 class Listened:
     """What such a platform keeps: the inbox its server's handler fills and :meth:`receive` empties, the server, and
     the ids of the last messages (a service that was not answered in time delivers one again)."""

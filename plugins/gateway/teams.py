@@ -27,7 +27,7 @@ from typing import Any, Optional
 from urllib.parse import quote
 
 from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
-from plugins.gateway.listening import Listened, listen
+from plugins.gateway.listening import Listened, bearer_claims, listen
 
 log = logging.getLogger("hermes.gateway")
 LOGIN = "https://login.microsoftonline.com"  # where the bot's own token comes from
@@ -115,20 +115,11 @@ class Teams(Listened):
 
     def _signed(self, headers: Any, activity: dict) -> bool:
         """Whether the Bot Framework signed the request's token for this bot and the service it names."""
-        import jwt
-
-        scheme, _, token = str(headers.get("Authorization") or "").partition(" ")
-        try:
-            key = self.keys.get_signing_key_from_jwt(token)
-            claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=self.client_id, issuer=ISSUER,
-                                leeway=300)
-        except (jwt.PyJWTError, OSError) as exc:
-            log.warning("teams: a POST with a token the Bot Framework did not sign was refused (%s)", exc)
-            return False
-        if scheme != "Bearer" or claims.get("serviceurl", activity.get("serviceUrl")) != activity.get("serviceUrl"):
+        claims = bearer_claims(self.keys, headers, self.client_id, ISSUER, "teams")
+        if claims is not None and claims.get("serviceurl", activity.get("serviceUrl")) != activity.get("serviceUrl"):
             log.warning("teams: a POST naming another service than its token's was refused")
             return False
-        return True
+        return claims is not None
 
     def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
         if path.partition("?")[0] != "/api/messages":
