@@ -21,6 +21,7 @@ from plugins_memory.base import MemoryBackend, backend_proxy_tools
 
 NAME = "mem0"
 PLATFORM = "https://api.mem0.ai"
+requires_plugins = ["memory"]  # a backend of its memory_backends: without it, not loaded (and listed so)
 
 
 def settings(data_dir: Any) -> dict:
