@@ -406,7 +406,11 @@ def doctor_checks(agent, online):
     running = holder(agent.config.data_dir) if online else None
     lines = []
     for name, make in gateway_platforms(agent.config).items():
-        platform = make()
+        try:
+            platform = make()
+        except ValueError as exc:  # a setting it cannot take: this platform's line
+            lines.append(Check(f"gateway {name}", FAIL, str(exc)))
+            continue
         if platform is None:
             continue
         if automated(platform):  # started, it would take the port of a gateway that runs

@@ -102,11 +102,16 @@ def status(app, as_json):
     from plugins.gateway.runner import allowed_users
 
     rows, running = [], _running(app)
-    for name, platform in sorted(_made(app, ()), key=lambda row: row[0]):
+    for name, make in sorted(_configured(app, ()).items()):
+        try:
+            platform, error = make(), None
+        except Exception as exc:  # noqa: BLE001 - a setting it cannot take (a plugin's may raise anything): its row
+            platform, error = None, f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
         allowed = None if name in IN_CONFIG else allowed_users(app.config, name)  # their senders: no users
         rows.append({"platform": name, "configured": platform is not None, "running": running,
                      "allowed_users": None if allowed is None else sorted(allowed),
-                     **({"routes": sorted(platform.routes) if platform else []} if name == "webhook" else {})})
+                     **({"routes": sorted(platform.routes) if platform else []} if name == "webhook" else {}),
+                     **({"error": error} if error else {})})
         if platform is not None:
             platform.close()
     if as_json:
@@ -119,7 +124,8 @@ def status(app, as_json):
                                                  and row["configured"] else "set up" if row["configured"] else
                                                  f"not set up ({IN_CONFIG[row['platform']]})"))
             continue
-        click.echo(f"{row['platform']}: " + (f"token set; may talk to it: {who}" if row["configured"] else
+        click.echo(f"{row['platform']}: " + (f"cannot start: {row['error']}" if "error" in row else
+                                              f"token set; may talk to it: {who}" if row["configured"] else
                                               f"not set up (`{program()} gateway setup --platform "
                                               f"{row['platform']}`)"))
     click.echo(f"a gateway runs on this data folder (pid {running})" if running else

@@ -5,6 +5,8 @@ wire-protocol server through the real openai SDK."""
 
 from __future__ import annotations
 
+import json
+
 
 import pytest
 
@@ -77,7 +79,7 @@ def test_messages_signed_by_the_bot_framework_are_answered_and_the_rest_refused(
     assert teams_api.wait_sent(5)[-1] == (PERSONAL, "deploy finished")
 
 
-def test_refused_credentials_or_no_tenant_are_one_line(teams_gateway, teams_api):
+def test_refused_credentials_or_no_tenant_are_one_line(teams_gateway, teams_api, hermes):
     teams_api.secret = "rotated"  # the client secret expired at Microsoft
     refused = teams_gateway.start().ended()
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
@@ -85,3 +87,8 @@ def test_refused_credentials_or_no_tenant_are_one_line(teams_gateway, teams_api)
         "(AADSTS7000215: Invalid client secret provided.)")
     no_tenant = teams_gateway.start(env={"TEAMS_TENANT_ID": ""}).ended()
     assert no_tenant.returncode == 1 and "TEAMS_TENANT_ID is needed" in no_tenant.stderr
+    untenanted = {"TEAMS_CLIENT_ID": teams_api.client_id, "TEAMS_CLIENT_SECRET": teams_api.secret, "TEAMS_TENANT_ID": ""}
+    status = json.loads(hermes("gateway", "status", "--json", env=untenanted).stdout)  # the other platforms' rows too
+    assert next(r for r in status if r["platform"] == "teams")["error"].startswith("TEAMS_TENANT_ID is needed")
+    doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--offline", "--json", env=untenanted).stdout)}
+    assert doctor["gateway teams"]["status"] == "fail" and "plugin gateway" not in doctor  # its line, not the plugin's
