@@ -87,7 +87,8 @@ def test_refused_credentials_or_no_tenant_are_one_line(teams_gateway, teams_api,
         "(AADSTS7000215: Invalid client secret provided.)")
     no_tenant = teams_gateway.start(env={"TEAMS_TENANT_ID": ""}).ended()
     assert no_tenant.returncode == 1 and "TEAMS_TENANT_ID is needed" in no_tenant.stderr
-    untenanted = {"TEAMS_CLIENT_ID": teams_api.client_id, "TEAMS_CLIENT_SECRET": teams_api.secret, "TEAMS_TENANT_ID": ""}
+    untenanted = {"TEAMS_CLIENT_ID": teams_api.client_id, "TEAMS_CLIENT_SECRET": teams_api.secret,
+                  "TEAMS_TENANT_ID": ""}
     status = json.loads(hermes("gateway", "status", "--json", env=untenanted).stdout)  # the other platforms' rows too
     assert next(r for r in status if r["platform"] == "teams")["error"].startswith("TEAMS_TENANT_ID is needed")
     doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--offline", "--json", env=untenanted).stdout)}
