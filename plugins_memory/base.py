@@ -51,6 +51,8 @@ class MemoryBackend(abc.ABC):
 
     #: the name ``memory.provider`` selects (also the registered name)
     name: str = ""
+    #: what it needs where :meth:`is_available` is False (keys, a package), for ``hermes memory status`` to say
+    needs: str = ""
 
     @abc.abstractmethod
     def is_available(self) -> bool:

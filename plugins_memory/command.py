@@ -1,5 +1,6 @@
 """``hermes memory``: what the agent keeps about its work (MEMORY.md) and about you (USER.md): show, edit,
-clear. The files are the memory plugin's, in the data folder; a running chat reads them again each session."""
+clear; and the external backend beside them (``memory.provider``): status, setup, off (hermes-agent's). The files are
+the memory plugin's, in the data folder; a running chat reads them again each session."""
 
 from __future__ import annotations
 
@@ -90,3 +91,95 @@ def clear(app, target: str, yes: bool):
             click.echo(f"{files.path(name)}: {files.clear(name).message}")
     except ToolError as exc:
         raise Fail(str(exc)) from None
+
+
+@memory.command("reset", hidden=True)
+@click.option("--target", type=click.Choice((*TARGETS, "all")), default="all", show_default=True)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def reset(ctx, target: str, yes: bool):
+    """hermes-agent's name of `clear`."""
+    ctx.invoke(clear, target=target, yes=yes)
+
+
+def _backends(app) -> dict:
+    """name -> (factory, description) of the memory backends the enabled plugins register."""
+    from plugins_memory.hookspecs import MEMORY_BACKENDS
+
+    return {name: (entry.value, entry.description) for name, entry in app.host.registry[MEMORY_BACKENDS].items()}
+
+
+def _state(app, name: str) -> tuple:
+    """(whether the backend ``name`` can work here, what it needs when not)."""
+    factory, _ = _backends(app).get(name, (None, ""))
+    if factory is None:
+        return False, "no enabled plugin registers it"
+    try:
+        backend = factory(app.config)
+        return bool(backend.is_available()), getattr(backend, "needs", "") or "see its plugin's documentation"
+    except Exception as exc:  # noqa: BLE001 - a plugin's backend may raise anything: said
+        return False, f"it fails to start: {type(exc).__name__}: {exc}"
+
+
+@memory.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status(app, as_json: bool):
+    """The external backend (memory.provider): whether it can work here and what it needs; the backends there are."""
+    from hermes.cli.app import echo_json
+
+    name = str(app.config.get("memory.provider") or "")
+    ready, needs = _state(app, name) if name else (False, "")
+    backends = {n: d for n, (_, d) in sorted(_backends(app).items())}
+    if as_json:
+        echo_json({"provider": name or None, "available": ready, "needs": None if ready or not name else needs,
+                   "backends": backends})
+        return
+    click.echo(f"memory.provider: {name or 'none (MEMORY.md and USER.md only)'}" + (
+        "" if not name else ": ready" if ready else f": not available here ({needs})"))
+    for backend, description in backends.items():
+        click.echo(f"  {backend}: {description}")
+
+
+@memory.command("setup")
+@click.argument("provider", required=False)
+@click.pass_obj
+def setup(app, provider: "str | None"):
+    """Choose the external backend (memory.provider in config.yaml, its comments kept), at a terminal from a numbered
+    list; then say whether it can work here and what it still needs."""
+    import sys
+
+    from hermes.cli.app import EXIT_USAGE, Fail, program
+
+    names = sorted(_backends(app))
+    if provider is None:
+        if not sys.stdin.isatty():
+            raise Fail(f"which backend? `{program()} memory setup {'|'.join(names)}`", EXIT_USAGE)
+        for number, name in enumerate(names, 1):
+            click.echo(f"  {number}. {name}: {_backends(app)[name][1]}")
+        chosen = click.prompt("Backend", type=click.IntRange(1, len(names)))
+        provider = names[chosen - 1]
+    if provider not in names:
+        raise Fail(f"no memory backend '{provider}'; there are: {', '.join(names)}", EXIT_USAGE)
+    _write(app, provider)
+    ready, needs = _state(app, provider)
+    click.echo(f"memory.provider: {provider}" + (": ready" if ready else f"; it still needs {needs}"))
+
+
+@memory.command("off")
+@click.pass_obj
+def off(app):
+    """No external backend: MEMORY.md and USER.md only (memory.provider emptied)."""
+    _write(app, "")
+    click.echo("memory.provider: none (MEMORY.md and USER.md only)")
+
+
+def _write(app, provider: str) -> None:
+    from hermes.cli.app import Fail
+    from plugins.config_command.edit import EditError, edit, path_of, set_key
+
+    try:
+        edit(path_of(app.config), lambda document: set_key(document, "memory.provider", provider))
+    except (EditError, OSError) as exc:
+        raise Fail(f"config.yaml was not changed: {exc}") from None
+    app.config.set_value("memory.provider", provider)

@@ -40,6 +40,7 @@ class Mem0(MemoryBackend):
     """Memories kept by Mem0, on its platform or a server of your own."""
 
     name = NAME
+    needs = "MEM0_API_KEY (in the data folder's .env), or MEM0_HOST for a Mem0 server of your own"
 
     def __init__(self, config: Any = None):
         found = settings(config.data_dir) if config is not None else {}
