@@ -133,6 +133,16 @@ class MemoryBackend(abc.ABC):
         return json.dumps({"error": f"memory backend {self.name!r} has no tool {tool_name!r}"})
 
 
+def availability(factory: Callable, config: Any) -> tuple:
+    """``(whether the backend ``factory`` makes can work here, what it needs when not)``, never raising (a plugin's
+    backend may raise anything: said as what it needs)."""
+    try:
+        backend = factory(config)
+        return bool(backend.is_available()), getattr(backend, "needs", "") or "see its plugin's documentation"
+    except Exception as exc:  # noqa: BLE001
+        return False, f"it fails to start: {type(exc).__name__}: {exc}"
+
+
 def backend_proxy_tools(
     backend_name: str,
     prototypes: Iterable[Tool],

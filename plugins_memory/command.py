@@ -111,14 +111,10 @@ def _backends(app) -> dict:
 
 def _state(app, name: str) -> tuple:
     """(whether the backend ``name`` can work here, what it needs when not)."""
+    from plugins_memory.base import availability
+
     factory, _ = _backends(app).get(name, (None, ""))
-    if factory is None:
-        return False, "no enabled plugin registers it"
-    try:
-        backend = factory(app.config)
-        return bool(backend.is_available()), getattr(backend, "needs", "") or "see its plugin's documentation"
-    except Exception as exc:  # noqa: BLE001 - a plugin's backend may raise anything: said
-        return False, f"it fails to start: {type(exc).__name__}: {exc}"
+    return availability(factory, app.config) if factory is not None else (False, "no enabled plugin registers it")
 
 
 @memory.command("status")

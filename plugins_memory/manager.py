@@ -469,6 +469,32 @@ def _memory_command(raw_args: str, agent: Any) -> str:
     return "\n".join(lines)
 
 
+@hookimpl(optionalhook=True)  # the doctor plugin's hook
+def doctor_checks(agent, online):
+    """The external backend (memory.provider): whether it can work here and, online, whether it answers a recall."""
+    from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
+    from plugins_memory.base import availability
+
+    name = str(agent.config.get("memory.provider") or "")
+    factory = _registered_backends(agent).get(name)
+    if factory is None:  # none chosen, or config's own check says no plugin registers it
+        return []
+    ready, needs = availability(factory, agent.config)
+    if not ready:
+        return [Check(f"memory {name}", WARN, f"not available here: it needs {needs}; memory is MEMORY.md and USER.md")]
+    if not online:
+        return [Check(f"memory {name}", OK, "ready (not asked: --offline)")]
+    backend = factory(agent.config)
+    try:
+        backend.initialize("doctor", hermes_home=str(agent.config.data_dir), platform="doctor", agent=agent)
+        backend.prefetch("hermes doctor", session_id="doctor")
+    except Exception as exc:  # noqa: BLE001 - a plugin's backend may raise anything: its line
+        return [Check(f"memory {name}", FAIL, f"a recall failed: {exc}")]
+    finally:
+        _guard(f"{name}.shutdown", backend.shutdown)
+    return [Check(f"memory {name}", OK, "ready: it answered a recall")]
+
+
 @hookimpl
 def register_slash_commands(register):
     register("memory", _memory_command, description="show the memory files and the memory backend")

@@ -124,3 +124,19 @@ def test_a_refused_key_never_breaks_a_turn_and_no_key_is_said(hermes, hermes_hom
     unset = run(hermes, hermes_home, wire_server, mem0, "hi", {"MEM0_API_KEY": ""})
     assert unset.returncode == 0 and "memory backend 'mem0' is not available here; using file memory only" in \
         unset.stderr
+
+
+def test_doctor_says_whether_mem0_answers(hermes, hermes_home, mem0):
+    (hermes_home / "config.yaml").write_text(yaml.safe_dump({"memory": {"provider": "mem0"},
+                                                            "mem0": {"api_url": mem0.url}}))
+
+    def line(key: str, *flags: str) -> dict:
+        checks = json.loads(hermes("doctor", "--json", *flags, env={"MEM0_API_KEY": key}).stdout)
+        return next(c for c in checks if c["name"] == "memory mem0")
+
+    assert line(mem0.key) == {"name": "memory mem0", "status": "ok", "detail": "ready: it answered a recall"}
+    refused = line("wrong")
+    assert refused["status"] == "fail" and "mem0: Invalid API key (401)" in refused["detail"]
+    assert line("", "--offline") == {"name": "memory mem0", "status": "warn", "detail": (
+        "not available here: it needs MEM0_API_KEY (in the data folder's .env), or MEM0_HOST for a Mem0 server of "
+        "your own; memory is MEMORY.md and USER.md")}
