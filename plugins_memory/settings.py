@@ -7,8 +7,8 @@ from typing import Any
 from kernel.keys import Key
 
 CONFIG_KEYS = [
-    Key("memory.provider", str, "", "the external memory backend to use (`hermes memory status` lists them, `setup` chooses)",
-        names="memory_backends"),
+    Key("memory.provider", str, "", "the external memory backend to use (`hermes memory status` lists them, "
+        "`setup` chooses)", names="memory_backends"),
     Key("memory.memory_enabled", bool, True, "keep MEMORY.md, the agent's notes, in the system prompt"),
     Key("memory.user_profile_enabled", bool, True, "keep USER.md, what the agent knows about you, in the prompt"),
     Key("memory.memory_char_limit", int, 2200, "the size limit of MEMORY.md in characters", minimum=1),
