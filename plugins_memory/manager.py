@@ -38,7 +38,7 @@ from typing import Any, Callable, Optional
 
 from kernel import hookimpl
 from kernel.messages import text_of
-from kernel.types import Tool
+from kernel.types import Tool, ToolError
 from plugins_memory import settings
 from plugins_memory.file_memory import (
     MEMORY_TOOL_SCHEMA,
@@ -88,8 +88,8 @@ class _Worker:
                 what, fn, args, kwargs = self._jobs.pop(0)
             try:
                 fn(*args, **kwargs)
-            except Exception:
-                log.exception("memory: %s failed", what)
+            except Exception as exc:
+                _failed(what, exc)
             finally:
                 with self._cond:
                     self._pending -= 1
@@ -104,9 +104,18 @@ class _Worker:
 def _guard(what: str, fn: Callable, *args: Any, default: Any = None, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
-    except Exception:
-        log.exception("memory: %s failed", what)
+    except Exception as exc:
+        _failed(what, exc)
         return default
+
+
+def _failed(what: str, exc: Exception) -> None:
+    """Log a backend's failure: its own one line when it says what went wrong (a ToolError: a service that refused a
+    key, that cannot be reached), else with the traceback (a bug for its author to read)."""
+    if isinstance(exc, ToolError):
+        log.warning("memory: %s failed: %s", what, exc)
+    else:
+        log.error("memory: %s failed", what, exc_info=(type(exc), exc, exc.__traceback__))
 
 
 # --------------------------------------------------------------------------
@@ -209,8 +218,7 @@ class MemoryRuntime:
             log.warning("memory backend %r prefetch took longer than %.1fs; skipped", backend.name, self.prefetch_timeout)
             return ""
         if "error" in box:
-            exc = box["error"]
-            log.error("memory backend %r prefetch failed", backend.name, exc_info=(type(exc), exc, exc.__traceback__))
+            _failed(f"{backend.name}.prefetch", box["error"])
             return ""
         text = box.get("text")
         return text if isinstance(text, str) else ""

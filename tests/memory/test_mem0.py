@@ -120,6 +120,8 @@ def test_a_refused_key_never_breaks_a_turn_and_no_key_is_said(hermes, hermes_hom
     out = run(hermes, hermes_home, wire_server, mem0, "tea?", {"MEM0_API_KEY": "wrong"})
     assert out.returncode == 0 and json.loads(out.stdout)["final_response"] == "I cannot look it up now."
     assert "mem0: Invalid API key (401)" in wire_server.requests[1].body["messages"][-1]["content"]
+    assert "memory: mem0.prefetch failed: mem0: Invalid API key (401)" in out.stderr  # a line each, no traceback
+    assert "memory: mem0.sync_turn failed: mem0: Invalid API key (401)" in out.stderr and "Traceback" not in out.stderr
     wire_server.push(reply("Fine."))
     unset = run(hermes, hermes_home, wire_server, mem0, "hi", {"MEM0_API_KEY": ""})
     assert unset.returncode == 0 and "memory backend 'mem0' is not available here; using file memory only" in \
