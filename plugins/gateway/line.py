@@ -156,7 +156,11 @@ class Line(Listened):
 
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
-        return self._deliver(chat, [{"type": "text", "text": to_styled(text)[0] if final else text}])
+        message = {"type": "text", "text": to_styled(text)[0] if final else text}
+        if buttons:  # LINE's quick replies: a tap sends the command as the user's message
+            message["quickReply"] = {"items": [{"type": "action", "action": {
+                "type": "message", "label": label[:20], "text": command}} for label, command in buttons[:13]]}
+        return self._deliver(chat, [message])
 
     def _deliver(self, chat: str, messages: list) -> Optional[str]:
         """``messages`` as the reply to the chat's last message while its token is fresh, else pushed."""

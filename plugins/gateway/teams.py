@@ -182,7 +182,10 @@ class Teams(Listened):
 
     # -- answers
     def send(self, chat: str, text: str, final: bool = True, buttons: Optional[list] = None) -> Optional[str]:
-        sent = self._call("POST", chat, json={"type": "message", "text": text, "textFormat": "markdown"})
+        card = [{"contentType": "application/vnd.microsoft.card.hero", "content": {"buttons": [
+            {"type": "imBack", "title": label, "value": command} for label, command in buttons]}}] if buttons else []
+        sent = self._call("POST", chat, json={"type": "message", "text": text, "textFormat": "markdown",  # a press:
+                                              **({"attachments": card} if card else {})})  # the command, as typed
         return str(sent.get("id") or "") or None
 
     def edit(self, chat: str, message: str, text: str, final: bool = True) -> None:

@@ -112,3 +112,19 @@ def test_a_wrong_token_or_no_secret_is_one_line(line_gateway, line_api):
     assert unsigned.returncode == 1 and unsigned.stderr.strip().splitlines()[-1] == (
         "hermes: error: line: ValueError: LINE_CHANNEL_SECRET is needed: every event LINE posts is signed with it "
         "(without the check anybody could post messages as anybody)")
+
+
+def test_an_approval_question_has_quick_replies_that_answer_it(line_gateway, line_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
+    line_gateway(config={"sandbox": {"mode": "off"}})
+    line_api.say("run it")
+    asked = line_api.wait_sent(1)[0]
+    assert asked[1].startswith("⚠️ terminal needs your yes: ") and command in asked[1]
+    [question] = [m for m in line_api.messages if "quickReply" in m]
+    assert [(i["action"]["label"], i["action"]["text"]) for i in question["quickReply"]["items"]] == [
+        ("✅ Once", "/approve"), ("This session", "/approve session"), ("Always", "/approve always"),
+        ("❌ Deny", "/deny")]
+    line_api.say("/approve")  # the tap: LINE sends its text as the user's message
+    assert line_api.wait_sent(2)[-1][:2] == (ALICE, "It printed 42.")
+    assert "42" in [m["content"] for m in wire_server.requests[1].body["messages"] if m["role"] == "tool"][0]

@@ -93,3 +93,17 @@ def test_refused_credentials_or_no_tenant_are_one_line(teams_gateway, teams_api,
     assert next(r for r in status if r["platform"] == "teams")["error"].startswith("TEAMS_TENANT_ID is needed")
     doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--offline", "--json", env=untenanted).stdout)}
     assert doctor["gateway teams"]["status"] == "fail" and "plugin gateway" not in doctor  # its line, not the plugin's
+
+
+def test_an_approval_question_has_buttons_that_answer_it(teams_gateway, teams_api, wire_server):
+    command = "python3 -c 'print(6 * 7)'"  # inline code: the approval check asks
+    wire_server.push(reply(tool_calls=[("terminal", {"command": command})]), reply("It printed 42."))
+    teams_gateway(config={"sandbox": {"mode": "off"}})
+    teams_api.say("run it")
+    assert teams_api.wait_sent(1)[0][1].startswith("⚠️ terminal needs your yes: ")
+    [card] = next(a["attachments"] for a in teams_api.activities if a.get("attachments"))
+    assert [(b["type"], b["value"]) for b in card["content"]["buttons"]] == [
+        ("imBack", "/approve"), ("imBack", "/approve session"), ("imBack", "/approve always"), ("imBack", "/deny")]
+    teams_api.say("/approve")  # the press: Teams posts the button's value as the user's message
+    assert teams_api.wait_sent(2)[-1] == (PERSONAL, "It printed 42.")
+    assert "42" in [m["content"] for m in wire_server.requests[1].body["messages"] if m["role"] == "tool"][0]
