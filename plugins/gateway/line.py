@@ -183,6 +183,8 @@ class Line(Listened):
         if not self.public:
             raise PlatformError("LINE takes pictures and files only from a public HTTPS address: set LINE_PUBLIC_URL "
                                 "(this machine's port 8646 behind it)")
+        if self.server is None:  # `hermes send`, a cron job's process: the gateway's listener would not know the file
+            raise PlatformError("a file goes to LINE from the running gateway only (it serves it): not sent")
         key = secrets.token_urlsafe(18)
         self.served[key] = (str(file), time.monotonic() + SERVED)
         url = f"{self.public}/line/media/{key}/{quote(file.name)}"

@@ -95,6 +95,12 @@ def test_a_stale_reply_token_is_pushed_instead_files_are_served_and_hermes_send_
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret})  # its config.yaml
     assert sent.returncode == 0, sent.stderr
     assert line_api.wait_sent(3)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
+    (tmp_path / "report.md").write_text(f"the week\nMEDIA:{tmp_path / 'chart.png'}\n")
+    filed = hermes("send", "--to", f"line:{ALICE}", "--file", tmp_path / "report.md", env={
+        "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret,
+        "LINE_PUBLIC_URL": public})  # no listener of its own would serve the picture LINE fetches later
+    assert filed.returncode == 1 and filed.stderr == (f"hermes: error: not sent to line:{ALICE}: a file goes to LINE "
+                                                      "from the running gateway only (it serves it): not sent\n")
     doctor = {c["name"]: c for c in json.loads(hermes("doctor", "--json", env={
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret,
         "LINE_ALLOWED_USERS": ALICE, "LINE_PORT": public.rpartition(":")[2]}).stdout)}
