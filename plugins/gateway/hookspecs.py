@@ -23,6 +23,7 @@ class Incoming:
     missed: str = ""  # what it carried that could not be fetched, for the model to be told
     message: str = ""  # its id on the platform, for :meth:`Platform.react`
     skills: list = field(default_factory=list)  # skills loaded with it (a webhook route's), as chat's /NAME does
+    admitted: bool = False  # its chat lets anybody in it talk (a group the owner listed): no allow-list for it
 
     def attach(self, kind: str, name: str, fetch: Callable[[], bytes]) -> None:
         """A file the user sent, by its MIME type ``kind``: the first picture and the first audio are fetched

@@ -5,8 +5,8 @@ fresh (free), else pushed (counted against the channel's messages of the month).
 ``LINE_HOST``/``LINE_PORT`` (127.0.0.1, 8646; the path /line/webhook: behind the public HTTPS address that is the
 channel's webhook URL), ``LINE_PUBLIC_URL`` (that address: the pictures and files an answer names are served from it,
 as LINE takes them only by a public HTTPS address), ``LINE_ALLOWED_USERS`` (user ids, ``U...``),
-``LINE_ALLOWED_GROUPS``/``LINE_ALLOWED_ROOMS`` (groups and rooms where every message is answered, not only one that
-mentions the bot: its sender must still be allowed, where hermes-agent lets anybody in them talk),
+``LINE_ALLOWED_GROUPS``/``LINE_ALLOWED_ROOMS`` (groups and rooms where anybody may talk, as hermes-agent's, and every
+message is answered, not only one that mentions the bot),
 ``LINE_HOME_CHANNEL``.
 
 A chat with a user is one conversation, a group or a room another, where the bot answers a message that mentions it.
@@ -91,7 +91,7 @@ class Line(Listened):
 
     def _request(self, method: str, path: str, headers: Any, body: bytes) -> tuple:
         if path.startswith("/line/media/") and method == "GET":
-            return self._served(path.split("/")[3])
+            return self._served(path.split("/")[3])  # /line/media/KEY/NAME
         if path.partition("?")[0] != "/line/webhook":
             return 404, {"error": "not found"}
         if method != "POST":
@@ -133,7 +133,8 @@ class Line(Listened):
             text = (f"[a place: {message.get('title') or ''} {message.get('address') or ''} "
                     f"({message.get('latitude')}, {message.get('longitude')})]")
         incoming = Incoming(chat=chat, user=user, name=user, text=" ".join(text.split()), message=message_id,
-                            addressed=kind == "user" or mentioned or chat in self.everything)
+                            addressed=kind == "user" or mentioned or chat in self.everything,
+                            admitted=chat in self.everything)
         if what in ("image", "audio"):
             incoming.attach(f"{what}/", "voice.m4a" if what == "audio" else "", lambda: self._call(
                 "GET", f"{self.data}/v2/bot/message/{message_id}/content").content)

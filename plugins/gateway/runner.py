@@ -216,7 +216,7 @@ class Gateway(Commands):
 
     def _allowed(self, platform, message: Incoming) -> bool:
         allowed = self.allowed[platform.name]
-        return allowed is None or message.user.lower() in allowed or automated(platform) or \
+        return allowed is None or message.admitted or message.user.lower() in allowed or automated(platform) or \
             self.pairing.approved(platform.name, message.user)  # `hermes pairing approve`d, at once
 
     def _hear(self, chat: Chat, text: str, voice: str) -> str:

@@ -78,13 +78,16 @@ def test_a_stale_reply_token_is_pushed_instead_files_are_served_and_hermes_send_
 
     (tmp_path / "chart.png").write_bytes(PNG)
     (tmp_path / "notes.md").write_text("# the week\n")
-    wire_server.push(reply(f"Late, but here.\nMEDIA:{tmp_path / 'chart.png'}\nMEDIA:{tmp_path / 'notes.md'}"))
+    wire_server.push(reply(f"Late, but here.\nMEDIA:{tmp_path / 'chart.png'}\nMEDIA:{tmp_path / 'notes.md'}"),
+                     reply("Hello, Bob."))
     public = line_api.webhook.removesuffix("/line/webhook")  # (LINE's HTTPS address of this port, in production)
     line_gateway(env={"LINE_ALLOWED_GROUPS": GROUP, "LINE_PUBLIC_URL": public})
     line_api.stale = True  # the token expired before the answer came
     line_api.say("anyone?", group=GROUP)  # a group listed in LINE_ALLOWED_GROUPS: no mention needed
     sent = line_api.wait_sent(2)
     assert sent[0] == (GROUP, "Late, but here.", "push") and sent[1][1].startswith(f"notes.md: {public}/line/media/")
+    line_api.say("hi, I am Bob", user="U" + "0" * 32, group=GROUP)  # not in LINE_ALLOWED_USERS: the group admits him
+    assert line_api.wait_sent(3)[-1] == (GROUP, "Hello, Bob.", "push")
     [(chat, picture)] = line_api.pictures()  # a picture as one, another file as its link: LINE fetches them
     assert chat == GROUP and urllib.request.urlopen(picture, timeout=5).read() == PNG
     assert urllib.request.urlopen(sent[1][1].partition(": ")[2], timeout=5).read() == b"# the week\n"
@@ -94,7 +97,7 @@ def test_a_stale_reply_token_is_pushed_instead_files_are_served_and_hermes_send_
     sent = hermes("send", "--to", f"line:{ALICE}", "deploy finished", "--json", env={
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret})  # its config.yaml
     assert sent.returncode == 0, sent.stderr
-    assert line_api.wait_sent(3)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
+    assert line_api.wait_sent(4)[-1] == (ALICE, "deploy finished", "push") and json.loads(sent.stdout)
     (tmp_path / "report.md").write_text(f"the week\nMEDIA:{tmp_path / 'chart.png'}\n")
     filed = hermes("send", "--to", f"line:{ALICE}", "--file", tmp_path / "report.md", env={
         "LINE_CHANNEL_ACCESS_TOKEN": line_api.token, "LINE_CHANNEL_SECRET": line_api.secret,
