@@ -7,7 +7,7 @@ from itertools import groupby
 
 import click
 
-from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json
+from hermes.cli.app import EXIT_USAGE, App, Fail, echo_json, program
 from plugins.front import (CtrlC, build_agent, finish, preload_skills, prepare_store, provider_options,
                            session_to_resume, shown, skills_option)
 from plugins.images import image_option, mode, with_images
@@ -46,13 +46,11 @@ def write_usage(path: str, result, failure: "str | None") -> None:
 
     from kernel.types import USAGE_KEYS, ExitReason
 
-    usage = result.usage if result is not None else {}
+    done = result.to_dict() if result is not None else {}
+    usage = done.get("usage") or {}
     report = {**{key: int(usage.get(key) or 0) for key in (*USAGE_KEYS, "total_tokens")},
-              "api_calls": result.api_calls if result is not None else 0,
-              "model": result.model if result is not None else None,
-              "provider": result.provider if result is not None else None,
-              "session_id": result.session_id if result is not None else None,
-              "completed": result is not None and result.exit_reason == ExitReason.COMPLETED,
+              "api_calls": done.get("api_calls", 0), "model": done.get("model"), "provider": done.get("provider"),
+              "session_id": done.get("session_id"), "completed": done.get("exit_reason") == ExitReason.COMPLETED,
               "failed": failure is not None, "estimated_cost_usd": None, "cost_status": "unknown",
               **({"failure": failure} if failure is not None else {})}
     try:
@@ -60,8 +58,7 @@ def write_usage(path: str, result, failure: "str | None") -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
-        click.echo(f"{click.get_current_context().find_root().info_name}: warning: no usage report written to "
-                   f"{path}: {exc.strerror or exc}", err=True)
+        click.echo(f"{program()}: warning: no usage report written to {path}: {exc.strerror or exc}", err=True)
 
 
 def _turn(app: App, as_json: bool, prompt: tuple, images: list, preload: tuple, opts: dict) -> tuple:
