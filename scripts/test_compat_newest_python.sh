@@ -30,7 +30,7 @@ fi
 venv=$(mktemp -d)/venv
 "$newest" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet -e '.[test]'
+"$venv/bin/python" -m pip install --quiet --no-compile -e '.[test]'  # bytecode when first imported
 tests=(tests/compat tests/durable)
 if "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 13))'; then
   "$venv/bin/python" -m pip install --quiet 'hermes-agent-api-client>=0.3.3,<0.4' && tests+=(tests/serve/test_api_client.py)
