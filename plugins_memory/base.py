@@ -134,13 +134,13 @@ class MemoryBackend(abc.ABC):
 
 
 def availability(factory: Callable, config: Any) -> tuple:
-    """``(whether the backend ``factory`` makes can work here, what it needs when not)``, never raising (a plugin's
-    backend may raise anything: said as what it needs)."""
+    """``(the backend ``factory`` makes, whether it can work here, what it needs when not)``, never raising (a plugin's
+    backend may raise anything: said as what it needs; the backend is then None)."""
     try:
         backend = factory(config)
-        return bool(backend.is_available()), getattr(backend, "needs", "") or "see its plugin's documentation"
+        return backend, bool(backend.is_available()), getattr(backend, "needs", "") or "see its plugin's documentation"
     except Exception as exc:  # noqa: BLE001
-        return False, f"it fails to start: {type(exc).__name__}: {exc}"
+        return None, False, f"it fails to start: {type(exc).__name__}: {exc}"
 
 
 def backend_proxy_tools(

@@ -109,12 +109,12 @@ def _backends(app) -> dict:
     return {name: (entry.value, entry.description) for name, entry in app.host.registry[MEMORY_BACKENDS].items()}
 
 
-def _state(app, name: str) -> tuple:
-    """(whether the backend ``name`` can work here, what it needs when not)."""
+def _state(app, backends: dict, name: str) -> tuple:
+    """(whether the backend ``name`` of ``backends`` can work here, what it needs when not)."""
     from plugins_memory.base import availability
 
-    factory, _ = _backends(app).get(name, (None, ""))
-    return availability(factory, app.config) if factory is not None else (False, "no enabled plugin registers it")
+    factory, _ = backends.get(name, (None, ""))
+    return availability(factory, app.config)[1:] if factory is not None else (False, "no enabled plugin registers it")
 
 
 @memory.command("status")
@@ -124,9 +124,9 @@ def status(app, as_json: bool):
     """The external backend (memory.provider): whether it can work here and what it needs; the backends there are."""
     from hermes.cli.app import echo_json
 
-    name = str(app.config.get("memory.provider") or "")
-    ready, needs = _state(app, name) if name else (False, "")
-    backends = {n: d for n, (_, d) in sorted(_backends(app).items())}
+    name, registered = str(app.config.get("memory.provider") or ""), _backends(app)
+    ready, needs = _state(app, registered, name) if name else (False, "")
+    backends = {n: d for n, (_, d) in sorted(registered.items())}
     if as_json:
         echo_json({"provider": name or None, "available": ready, "needs": None if ready or not name else needs,
                    "backends": backends})
@@ -147,18 +147,19 @@ def setup(app, provider: "str | None"):
 
     from hermes.cli.app import EXIT_USAGE, Fail, program
 
-    names = sorted(_backends(app))
+    backends = _backends(app)
+    names = sorted(backends)
     if provider is None:
         if not sys.stdin.isatty():
             raise Fail(f"which backend? `{program()} memory setup {'|'.join(names)}`", EXIT_USAGE)
         for number, name in enumerate(names, 1):
-            click.echo(f"  {number}. {name}: {_backends(app)[name][1]}")
+            click.echo(f"  {number}. {name}: {backends[name][1]}")
         chosen = click.prompt("Backend", type=click.IntRange(1, len(names)))
         provider = names[chosen - 1]
     if provider not in names:
         raise Fail(f"no memory backend '{provider}'; there are: {', '.join(names)}", EXIT_USAGE)
     _write(app, provider)
-    ready, needs = _state(app, provider)
+    ready, needs = _state(app, backends, provider)
     click.echo(f"memory.provider: {provider}" + (": ready" if ready else f"; it still needs {needs}"))
 
 

@@ -487,12 +487,11 @@ def doctor_checks(agent, online):
     factory = _registered_backends(agent).get(name)
     if factory is None:  # none chosen, or config's own check says no plugin registers it
         return []
-    ready, needs = availability(factory, agent.config)
+    backend, ready, needs = availability(factory, agent.config)
     if not ready:
         return [Check(f"memory {name}", WARN, f"not available here: it needs {needs}; memory is MEMORY.md and USER.md")]
     if not online:
         return [Check(f"memory {name}", OK, "ready (not asked: --offline)")]
-    backend = factory(agent.config)
     try:
         backend.initialize("doctor", hermes_home=str(agent.config.data_dir), platform="doctor", agent=agent)
         backend.prefetch("hermes doctor", session_id="doctor")
