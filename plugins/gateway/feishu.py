@@ -19,12 +19,10 @@ import hmac
 import json
 import logging
 import mimetypes
-import threading
-import time
 from pathlib import Path
 from typing import Any, Optional
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of
 from plugins.gateway.listening import Listened, listen
 
 log = logging.getLogger("hermes.gateway")
@@ -47,24 +45,20 @@ class Feishu(Listened):
             encrypt_key
         self.host, self.port, self.path, self.api = host, port, "/" + path.strip("/"), api.rstrip("/")
         self.client = httpx.Client(timeout=30)
-        self.token, self.expires, self.bot_id = "", 0.0, ""
-        self.token_lock = threading.Lock()
+        self.bot_id = ""
+        self.token = Token(self._tenant_token, early=60, least=30)  # asked again a minute early, or when Feishu says
 
-    def _tenant_token(self, fresh: bool = False) -> str:
-        """The app's tenant access token, asked for again a minute before it expires (or when Feishu says so)."""
-        with self.token_lock:
-            if fresh or not self.token or time.monotonic() > self.expires:
-                found = self._request_json("POST", "/open-apis/auth/v3/tenant_access_token/internal", token=False,
-                                           json={"app_id": self.app_id, "app_secret": self.secret})
-                self.token = str(found.get("tenant_access_token") or "")
-                self.expires = time.monotonic() + max(int(found.get("expire") or 0) - 60, 30)
-            return self.token
+    def _tenant_token(self) -> tuple:
+        """The app's tenant access token and its lifetime."""
+        found = self._request_json("POST", "/open-apis/auth/v3/tenant_access_token/internal", token=False,
+                                   json={"app_id": self.app_id, "app_secret": self.secret})
+        return str(found.get("tenant_access_token") or ""), int(found.get("expire") or 0)
 
     def _request_json(self, method: str, path: str, token: bool = True, raw: bool = False, **kwargs: Any) -> Any:
         import httpx2 as httpx
 
         for attempt in (1, 2):
-            headers = {"Authorization": f"Bearer {self._tenant_token(fresh=attempt == 2)}"} if token else {}
+            headers = {"Authorization": f"Bearer {self.token.get(fresh=attempt == 2)}"} if token else {}
             try:
                 answer = self.client.request(method, self.api + path, headers=headers, **kwargs)
             except httpx.HTTPError as exc:

@@ -20,12 +20,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 import time
 from typing import Any, Optional
 from urllib.parse import quote, urlsplit
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of
 from plugins.gateway.listening import Listened, bearer_claims, listen
 from plugins.gateway.markup import to_starred
 
@@ -61,45 +60,40 @@ class GoogleChat(Listened):
         self.path = urlsplit(events_url).path or EVENTS_PATH
         self.host, self.port, self.api, self.certs = host, port, api.rstrip("/"), certs
         self.client = httpx.Client(timeout=30)
-        self.token, self.expires, self.token_lock = "", 0.0, threading.Lock()
+        self.token = Token(self._fetch_token, early=300, least=60)  # asked for again five minutes early
         self.keys: Any = None  # Google's signing keys (PyJWT's client: fetched, kept, fetched again on a new id)
 
-    def _token(self) -> str:
-        """The app's token for the Chat API (its service account's signed assertion exchanged), five minutes early."""
+    def _fetch_token(self) -> tuple:
+        """The app's token for the Chat API (its service account's signed assertion exchanged) and its lifetime."""
         import httpx2 as httpx
         import jwt
 
-        with self.token_lock:
-            if self.token and time.monotonic() < self.expires:
-                return self.token
-            uri, now = str(self.key.get("token_uri") or "https://oauth2.googleapis.com/token"), int(time.time())
-            try:
-                assertion = jwt.encode({"iss": self.key["client_email"], "scope": SCOPE, "aud": uri, "iat": now,
-                                        "exp": now + 3600}, self.key["private_key"], algorithm="RS256",
-                                       headers={"kid": str(self.key.get("private_key_id") or "")})
-            except (ValueError, TypeError, jwt.PyJWTError) as exc:
-                raise PlatformError(f"google_chat: the service account's private_key cannot sign ({exc})",
-                                    lasting=True) from None
-            try:
-                answer = self.client.post(uri, data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
-                                                     "assertion": assertion})
-            except httpx.HTTPError as exc:
-                raise PlatformError(f"google_chat: cannot reach {uri} ({exc or type(exc).__name__})") from None
-            found = body_of(answer) if isinstance(body_of(answer), dict) else {}
-            if not answer.is_success or not found.get("access_token"):
-                said = found.get("error_description") or found.get("error") or answer.reason_phrase
-                raise PlatformError(f"google_chat: Google refused the service account {self.key['client_email']} "
-                                    f"({said})", lasting=answer.status_code in (400, 401), status=answer.status_code)
-            self.token = str(found["access_token"])
-            self.expires = time.monotonic() + max(int(found.get("expires_in") or 0) - 300, 60)
-            return self.token
+        uri, now = str(self.key.get("token_uri") or "https://oauth2.googleapis.com/token"), int(time.time())
+        try:
+            assertion = jwt.encode({"iss": self.key["client_email"], "scope": SCOPE, "aud": uri, "iat": now,
+                                    "exp": now + 3600}, self.key["private_key"], algorithm="RS256",
+                                   headers={"kid": str(self.key.get("private_key_id") or "")})
+        except (ValueError, TypeError, jwt.PyJWTError) as exc:
+            raise PlatformError(f"google_chat: the service account's private_key cannot sign ({exc})",
+                                lasting=True) from None
+        try:
+            answer = self.client.post(uri, data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                                                 "assertion": assertion})
+        except httpx.HTTPError as exc:
+            raise PlatformError(f"google_chat: cannot reach {uri} ({exc or type(exc).__name__})") from None
+        found = body_of(answer) if isinstance(body_of(answer), dict) else {}
+        if not answer.is_success or not found.get("access_token"):
+            said = found.get("error_description") or found.get("error") or answer.reason_phrase
+            raise PlatformError(f"google_chat: Google refused the service account {self.key['client_email']} "
+                                f"({said})", lasting=answer.status_code in (400, 401), status=answer.status_code)
+        return str(found["access_token"]), int(found.get("expires_in") or 0)
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         import httpx2 as httpx
 
         try:
-            answer = self.client.request(method, self.api + path, headers={"Authorization": f"Bearer {self._token()}"},
-                                         **kwargs)
+            answer = self.client.request(method, self.api + path,
+                                         headers={"Authorization": f"Bearer {self.token.get()}"}, **kwargs)
         except httpx.HTTPError as exc:
             raise PlatformError(f"google_chat: cannot reach {self.api} ({exc or type(exc).__name__})") from None
         if answer.is_success:
@@ -113,7 +107,7 @@ class GoogleChat(Listened):
     def start(self) -> str:
         from jwt import PyJWKClient
 
-        self._token()  # the key, checked before anything listens
+        self.token.get()  # the key, checked before anything listens
         self.keys = PyJWKClient(self.certs, timeout=30)
         self.server = listen("google_chat", self.host, self.port, self._request)
         return f"the app of {self.key['client_email']}"

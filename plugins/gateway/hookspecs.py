@@ -79,6 +79,27 @@ def picture(raw: bytes) -> tuple:
     return fitted(raw, mime)
 
 
+class Token:
+    """A service's access token, kept until ``early`` seconds before it expires (``least`` seconds at the least) and
+    asked for again then, or when the service said it is stale (``get(fresh=True)``); one thread asks at a time.
+    ``fetch()`` returns ``(the token, its lifetime in seconds)`` or raises :class:`PlatformError`."""
+
+    def __init__(self, fetch: Callable[[], tuple], early: float, least: float):
+        import threading
+
+        self.fetch, self.early, self.least = fetch, early, least
+        self.value, self.until, self.lock = "", 0.0, threading.Lock()
+
+    def get(self, fresh: bool = False) -> str:
+        import time
+
+        with self.lock:
+            if fresh or not self.value or time.monotonic() > self.until:
+                value, lifetime = self.fetch()
+                self.value, self.until = value, time.monotonic() + max(lifetime - self.early, self.least)
+            return self.value
+
+
 class PlatformError(Exception):
     """A platform's failure as one line for the user (the bot's token refused, the service not reachable); ``lasting``
     when trying again cannot help; ``status``, the service's HTTP status when it answered."""

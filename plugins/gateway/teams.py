@@ -20,13 +20,11 @@ import json
 import logging
 import mimetypes
 import re
-import threading
-import time
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import quote
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of
 from plugins.gateway.listening import Listened, bearer_claims, listen
 
 log = logging.getLogger("hermes.gateway")
@@ -50,7 +48,7 @@ class Teams(Listened):
         self.client_id, self.secret, self.tenant, self.host, self.port = client_id, secret, tenant, host, port
         self.login, self.openid, self.service = login.rstrip("/"), openid.rstrip("/"), service
         self.client = httpx.Client(timeout=30)
-        self.token, self.expires, self.token_lock = "", 0.0, threading.Lock()
+        self.token = Token(self._fetch_token, early=300, least=60)  # asked for again five minutes early
         self.keys: Any = None  # the Bot Framework's signing keys (PyJWT's client: fetched, kept, fetched on a new id)
         self.services: dict = {}  # conversation -> the service its activities came from
 
@@ -63,34 +61,30 @@ class Teams(Listened):
     def offset(self, kept: Any) -> None:
         self.services.update(kept if isinstance(kept, dict) else {})
 
-    def _token(self) -> str:
-        """The bot's token for the Bot Connector, asked for again five minutes before it expires."""
-        with self.token_lock:
-            if not self.token or time.monotonic() > self.expires:
-                import httpx2 as httpx
+    def _fetch_token(self) -> tuple:
+        """The bot's token for the Bot Connector (its client credentials exchanged) and its lifetime."""
+        import httpx2 as httpx
 
-                try:
-                    answer = self.client.post(f"{self.login}/{self.tenant}/oauth2/v2.0/token", data={
-                        "grant_type": "client_credentials", "client_id": self.client_id,
-                        "client_secret": self.secret, "scope": "https://api.botframework.com/.default"})
-                except httpx.HTTPError as exc:
-                    raise PlatformError(f"teams: cannot reach {self.login} ({exc or type(exc).__name__})") from None
-                found = body_of(answer) if isinstance(body_of(answer), dict) else {}
-                if not answer.is_success or not found.get("access_token"):
-                    said = str(found.get("error_description") or answer.reason_phrase).splitlines()[0]
-                    raise PlatformError(f"teams: Microsoft refused TEAMS_CLIENT_ID, TEAMS_CLIENT_SECRET and "
-                                        f"TEAMS_TENANT_ID ({said})", lasting=answer.status_code in (400, 401),
-                                        status=answer.status_code)
-                self.token = str(found["access_token"])
-                self.expires = time.monotonic() + max(int(found.get("expires_in") or 0) - 300, 60)
-            return self.token
+        try:
+            answer = self.client.post(f"{self.login}/{self.tenant}/oauth2/v2.0/token", data={
+                "grant_type": "client_credentials", "client_id": self.client_id,
+                "client_secret": self.secret, "scope": "https://api.botframework.com/.default"})
+        except httpx.HTTPError as exc:
+            raise PlatformError(f"teams: cannot reach {self.login} ({exc or type(exc).__name__})") from None
+        found = body_of(answer) if isinstance(body_of(answer), dict) else {}
+        if not answer.is_success or not found.get("access_token"):
+            said = str(found.get("error_description") or answer.reason_phrase).splitlines()[0]
+            raise PlatformError(f"teams: Microsoft refused TEAMS_CLIENT_ID, TEAMS_CLIENT_SECRET and "
+                                f"TEAMS_TENANT_ID ({said})", lasting=answer.status_code in (400, 401),
+                                status=answer.status_code)
+        return str(found["access_token"]), int(found.get("expires_in") or 0)
 
     def _call(self, method: str, chat: str, path: str = "", **kwargs: Any) -> Any:
         import httpx2 as httpx
 
         url = f"{self.services.get(chat) or self.service}v3/conversations/{quote(chat, safe='')}/activities{path}"
         try:
-            answer = self.client.request(method, url, headers={"Authorization": f"Bearer {self._token()}"}, **kwargs)
+            answer = self.client.request(method, url, headers={"Authorization": f"Bearer {self.token.get()}"}, **kwargs)
         except httpx.HTTPError as exc:
             raise PlatformError(f"teams: cannot reach the Bot Connector ({exc or type(exc).__name__})") from None
         if answer.is_success:
@@ -104,7 +98,7 @@ class Teams(Listened):
     def start(self) -> str:
         from jwt import PyJWKClient
 
-        self._token()  # the credentials, checked before anything listens
+        self.token.get()  # the credentials, checked before anything listens
         try:
             config = self.client.get(f"{self.openid}/v1/.well-known/openidconfiguration").json()
             self.keys = PyJWKClient(str(config["jwks_uri"]), timeout=30)
@@ -173,7 +167,7 @@ class Teams(Listened):
         import httpx2 as httpx
 
         try:
-            answer = self.client.get(url, headers={"Authorization": f"Bearer {self._token()}"} if signed else {})
+            answer = self.client.get(url, headers={"Authorization": f"Bearer {self.token.get()}"} if signed else {})
         except httpx.HTTPError as exc:
             raise PlatformError(f"cannot reach it ({exc or type(exc).__name__})") from None
         if not answer.is_success:
