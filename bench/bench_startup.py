@@ -14,7 +14,9 @@ does: the entry-point metadata is read). ``--help`` is
 timed twice the same way: printed from the help click rendered last time,
 and "re-rendered" (that help dropped before every run, as after a change of
 the plugins' commands). Both also run with no data folder at all ("fresh data folder", as the
-first run after an install), ``--help`` there once more with only the essential built-ins selected
+first run after an install: a default install's prints the built-ins' commands and records as shipped),
+``--help`` there once more with a config.yaml (every plugin loads to learn them), with only the essential built-ins
+selected
 (``HERMES_PLUGINS=``: no other built-in imported), and beside them ``import click`` plus reading the entry
 points: what a first run that imported only what it uses could reach, and the floor under any first run.
 Commands run without HERMES_HOME, as users run them (the folders come from platformdirs), under a temporary HOME.
@@ -143,11 +145,18 @@ def main() -> None:
     # users run from byte-compiled modules (pip compiles them at install); the
     # warm-up run writes them for an editable install too
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    # what the "re-" cases drop must not be dropped for the others: their own data folder
+    # what the "re-" cases drop must not be dropped for the others: their own data folder, with a plugin folder in it
+    # (empty): they stand for a changed config or install, which the first-run file shipped for a default install
+    # (plugins/commands/first-run.json) does not answer, so the plugins load as they did before there was one
     changed_env = dict(env, XDG_DATA_HOME=f"{root}/changed")
     changed_home = f"{root}/changed/hermes"
     fresh_env, fresh_home = dict(env, XDG_DATA_HOME=f"{root}/fresh"), f"{root}/fresh/hermes"
     installed_env, installed_home = dict(env, XDG_DATA_HOME=f"{root}/installed"), f"{root}/installed/hermes"
+    for home in (changed_home, installed_home):
+        os.makedirs(f"{home}/plugins")
+    configured = Path(root) / "configured" / "hermes"
+    configured.mkdir(parents=True)
+    (configured / "config.yaml").write_text("plugins:\n  disabled: []\n")
     bindir = Path(sys.executable).parent
     hermes = str(bindir / "hermes") if (bindir / "hermes").exists() else shutil.which("hermes")
     cases = [  # label, command, limit, what to do before each run, environment
@@ -165,6 +174,9 @@ def main() -> None:
          installed_env),
         ("hermes --help, fresh data folder", [hermes, "--help"], 2.5, fresh(fresh_home), fresh_env),
         ("plugins list, fresh data folder", [hermes, "plugins", "list"], 2.5, fresh(fresh_home), fresh_env),
+        # a first run the shipped file does not answer (a config.yaml, or another plugin installed): every plugin loads
+        ("--help, fresh, configured", [hermes, "--help"], None, fresh(fresh_home),
+         dict(fresh_env, XDG_CONFIG_HOME=f"{root}/configured")),
         # how far a first run could go: no built-in imported but the essential ones, and the floor under it
         ("--help, fresh, essentials only", [hermes, "--help"], None, fresh(fresh_home),
          dict(fresh_env, HERMES_PLUGINS="")),

@@ -46,9 +46,7 @@ def _printed_again(prog: str) -> bool:
     text = remembered.remembered_output(name, remembered_key(name, prog))
     if text is None:
         return False
-    stream = sys.stderr if not sys.argv[1:] else sys.stdout
-    stream.write(text + "\n")
-    stream.flush()
+    print(text, file=sys.stdout if sys.argv[1:] else sys.stderr, flush=True)
     if not sys.argv[1:]:
         sys.exit(2)
     return True

@@ -43,14 +43,16 @@ def save_command_cache(group, builtin: set) -> None:
 
 
 def cached_commands():
-    """The plugin commands of the last load while nothing they depend on changed (``None``: load to
-    learn them): a ``name<TAB>help`` line each, read by ``--help`` without importing json."""
+    """The plugin commands of the last load while nothing they depend on changed, else a default install's as the
+    commands plugin ships them (``None``: load to learn them): a ``name<TAB>help`` line each, read without json."""
+    from plugins.commands.first_run import first_run
+
     try:
         key, _, text = state_file(COMMANDS_CACHE).read_text(encoding="utf-8").partition("\n")
     except (OSError, UnicodeDecodeError):
-        return None
+        return first_run("commands")
     if key != "\v".join(listing_stamp()):
-        return None
+        return first_run("commands")
     return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
 
 

@@ -48,6 +48,8 @@ def listed(app) -> list:
     the files it depends on changed (no metadata read, no plugin imported)."""
     records = cached_listing(listing_stamp())
     if records is None:
-        records = [r.as_dict() for r in listing(app)]
+        from plugins.commands.first_run import first_run  # a fresh data folder's: a default install's as shipped
+
+        records = first_run("records") or [r.as_dict() for r in listing(app)]
         remember_listing(listing_stamp(), records)  # after a load, which may have noted the plugins' files
     return records
