@@ -36,7 +36,8 @@ def hermes_home(tmp_path, monkeypatch):
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
     for var in ("HERMES_PLUGINS", "HERMES_SAFE_MODE", "HERMES_TRACE_HOOKS", "HERMES_PROFILE", "OPENAI_API_KEY",
-                "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENROUTER_API_KEY"):
+                "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENROUTER_API_KEY",
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "HERMES_LANGFUSE_SECRET_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home
 
