@@ -48,8 +48,9 @@ def listed(app) -> list:
     the files it depends on changed (no metadata read, no plugin imported)."""
     records = cached_listing(listing_stamp())
     if records is None:
-        from plugins.commands.first_run import first_run  # a fresh data folder's: a default install's as shipped
+        from plugins.commands.first_run import first_run  # a default install's as shipped, until a load found more
 
-        records = first_run("records") or [r.as_dict() for r in listing(app)]
+        loaded = loadstate.read_state().get("fingerprint")  # (a built-in that failed there is said as it did)
+        records = (None if loaded else first_run("records")) or [r.as_dict() for r in listing(app)]
         remember_listing(listing_stamp(), records)  # after a load, which may have noted the plugins' files
     return records

@@ -62,6 +62,7 @@ def test_a_default_installs_first_run_prints_what_a_load_would_without_importing
                                                                                               args):
     fresh, imported = hermes(plain_site, tmp_path / "fresh", *args, imports=True)
     assert "hermes.cli.app" in imported and not loaded(imported, "plugins.gateway") and not loaded(imported, "plugins.mcp")
+    assert "hermes.host.plugins" not in imported  # nor the plugin host
     configured = tmp_path / "configured"  # a config.yaml: the plugins load to find out
     configured.mkdir()
     (configured / "config.yaml").write_text("plugins:\n  disabled: []\n")
@@ -70,6 +71,16 @@ def test_a_default_installs_first_run_prints_what_a_load_would_without_importing
     assert fresh == full and ("gateway" in fresh and "sessions" in fresh)
     again, imported = hermes(plain_site, tmp_path / "fresh", *args, imports=True)  # remembered now: not even click
     assert again == fresh and "click" not in imported
+
+
+def test_once_plugins_loaded_the_listing_is_what_the_load_found(plain_site, tmp_path):
+    home, script = tmp_path / "home", tmp_path / "script.json"
+    script.write_text('["hello"]')
+    hermes(plain_site, home, "run", "--api-mode", "scripted", "--base-url", str(script), "hi")  # its load is kept
+    listed, imported = hermes(plain_site, home, "plugins", "list", "--json", imports=True)
+    assert "hermes.host.plugins" in imported  # (a built-in that failed there would be said so)
+    assert [r["name"] for r in json.loads(listed)] == [r["name"] for r in json.loads(
+        (ROOT / "plugins/commands/first-run.json").read_text())["records"]]
 
 
 OTHER_PLUGIN = '''
