@@ -115,6 +115,19 @@ def post_tool_call(call, outcome, agent):
         spans.tool_call(call, outcome, agent)
 
 
+@hookimpl(optionalhook=True)  # the agent-tools plugin's hook
+def subagent_start(parent_turn_id, child_session_id, agent):
+    """A ``delegate_task`` child's turns are spans in the parent's turn, so a delegation is one trace."""
+    if (spans := _spans(agent)) is not None:
+        spans.parents[child_session_id] = parent_turn_id
+
+
+@hookimpl(optionalhook=True)
+def subagent_stop(child_session_id, agent):
+    if (spans := _spans(agent)) is not None:
+        spans.parents.pop(child_session_id, None)
+
+
 @hookimpl
 def on_session_finalize(agent):
     """An agent closes (``hermes run`` ends): what is batched goes now, before the process may end."""

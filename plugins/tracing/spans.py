@@ -40,13 +40,15 @@ class Spans:
         self.provider.add_span_processor(BatchSpanProcessor(exporter, export_timeout_millis=EXPORT_SECONDS * 1000))
         self.tracer = self.provider.get_tracer("hermes", __version__)
         self.turns: dict = {}  # turn id -> its open span
+        self.parents: dict = {}  # a delegate_task child's session id -> the parent's turn id
         self.lock = threading.Lock()
         for name in list(logging.root.manager.loggerDict):  # its retries and failures: _Exporter's one line
             if name.startswith("opentelemetry.exporter"):
                 logging.getLogger(name).addFilter(_Exporter.heard)
 
     def turn_started(self, session_id: str, turn_id: str, user_message: str, model: str, platform: str, agent) -> None:
-        span = self.tracer.start_span("invoke_agent hermes", kind=SpanKind.INTERNAL, attributes={
+        span = self.tracer.start_span("invoke_agent hermes", self._turn(self.parents.get(session_id, "")),
+                                      kind=SpanKind.INTERNAL, attributes={
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "hermes", "gen_ai.request.model": model,
             "gen_ai.conversation.id": session_id, "session.id": session_id, "hermes.platform": platform,
             "hermes.turn.id": turn_id, **self._content("input.value", user_message, agent)})

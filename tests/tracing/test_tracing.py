@@ -156,3 +156,15 @@ def test_without_the_sdk_a_configured_endpoint_is_one_line_and_a_doctor_failure(
     doctor = hermes("doctor", "--offline", "--json", env=env)
     checks = {c["name"]: c for c in json.loads(doctor.stdout)}
     assert checks["tracing"]["status"] == "fail" and "pip install 'hermes-kernel[tracing]'" in checks["tracing"]["detail"]
+
+
+def test_a_delegated_task_is_in_its_parents_trace(hermes, hermes_home, tmp_path, receiver):
+    script = [{"tool_calls": [["delegate_task", {"goal": "count the files"}]]}, "three files"]  # each agent's own
+    out = _run(hermes, hermes_home, tmp_path, script, {"tracing": {"otlp_endpoint": receiver.url}}, prompt="count")
+    assert out.returncode == 0, out.stderr
+    every = receiver.spans()
+    parent = next(s for s in every if s["name"] == "invoke_agent hermes" and s["parent"] == "")
+    child = next(s for s in every if s["name"] == "invoke_agent hermes" and s is not parent)
+    assert child["parent"] == parent["id"] and child["session.id"] != parent["session.id"]
+    assert {s["trace"] for s in every} == {parent["trace"]} and len(every) == 8
+    assert sum(s["parent"] == child["id"] for s in every) == 3  # its two model calls and its (refused) delegation
