@@ -12,13 +12,13 @@ import yaml
 
 from tests.asgiserver import Served
 
-VULNS = {  # (ecosystem, package) -> the advisory OSV.dev has for every version of it here
+VULNS = {  # (ecosystem, package) -> the advisory OSV.dev has for every version of it here (weather-sdk: in no venv)
     ("PyPI", "pyyaml"): {"id": "GHSA-test-yaml", "summary": "Arbitrary code\nexecution in full_load",
                          "database_specific": {"severity": "HIGH"},
                          "affected": [{"package": {"name": "PyYAML", "ecosystem": "PyPI"},
                                        "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"},
                                                                                    {"fixed": "99.0"}]}]}]},
-    ("PyPI", "requests"): {"id": "PYSEC-test-requests", "summary": "Proxy credentials leaked",
+    ("PyPI", "weather-sdk"): {"id": "PYSEC-test-weather", "summary": "Proxy credentials leaked",
                            "database_specific": {"severity": "MODERATE"}, "affected": []},
     ("npm", "@modelcontextprotocol/server-github"): {
         "id": "GHSA-test-github", "summary": "Token exposed", "database_specific": {"severity": "CRITICAL"},
@@ -58,7 +58,7 @@ def osv(hermes_home):
     with OSV() as server:
         plugin = hermes_home / "plugins" / "weather"
         plugin.mkdir(parents=True)
-        (plugin / "requirements.txt").write_text("requests==2.0.0  # pinned\nhttpx>=0.27\n")
+        (plugin / "requirements.txt").write_text("weather-sdk==2.0.0  # pinned\nhttpx>=0.27\n")
         (hermes_home / "config.yaml").write_text(yaml.safe_dump({
             "security": {"osv_url": server.url},
             "mcp_servers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github@0.6.2"]},
@@ -80,7 +80,7 @@ def test_known_vulnerabilities_are_said_most_severe_first_and_fail_the_run_at_th
         "fixed in 0.6.3",
         f"  HIGH      PyYAML {version('PyYAML')} (this environment): GHSA-test-yaml Arbitrary code execution in "
         "full_load; fixed in 99.0",
-        "  MODERATE  requests 2.0.0 (plugin weather): PYSEC-test-requests Proxy credentials leaked; no fixed version "
+        "  MODERATE  weather-sdk 2.0.0 (plugin weather): PYSEC-test-weather Proxy credentials leaked; no fixed version "
         "yet"]
     assert lines[4:] == ["  not looked up: MCP server time (uvx mcp-server-time: no version pinned)"]
     assert {"package": {"name": "PyYAML", "ecosystem": "PyPI"}, "version": version("PyYAML")} in osv.queries
@@ -89,9 +89,9 @@ def test_known_vulnerabilities_are_said_most_severe_first_and_fail_the_run_at_th
     high = hermes("security", "audit", "--skip-mcp", "--fail-on", "high", "--json")
     assert high.returncode == 1 and "1 known vulnerability at least high" in high.stderr
     document = json.loads(high.stdout)
-    assert [f["id"] for f in document["findings"]] == ["GHSA-test-yaml", "PYSEC-test-requests"]
-    assert document["findings"][1] == {"package": "requests", "version": "2.0.0", "ecosystem": "PyPI",
-                                       "where": "plugin weather", "id": "PYSEC-test-requests",
+    assert [f["id"] for f in document["findings"]] == ["GHSA-test-yaml", "PYSEC-test-weather"]
+    assert document["findings"][1] == {"package": "weather-sdk", "version": "2.0.0", "ecosystem": "PyPI",
+                                       "where": "plugin weather", "id": "PYSEC-test-weather",
                                        "severity": "moderate", "summary": "Proxy credentials leaked", "fixed": []}
     assert document["not_checked"] == [] and document["fail_on"] == "high"
     alone = hermes("security", "audit", "--skip-venv", "--skip-mcp", "--json")
