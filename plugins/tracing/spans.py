@@ -73,7 +73,8 @@ class Spans:
 
     def model_call(self, call, response, error, agent) -> None:
         attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": call.provider,
-                      "gen_ai.request.model": call.model, "server.address": call.base_url, "hermes.turn.id": call.turn_id,
+                      "gen_ai.request.model": call.model, "server.address": call.base_url,
+                      "hermes.turn.id": call.turn_id,
                       "hermes.api_request.number": call.number}
         if call.request.max_tokens:
             attributes["gen_ai.request.max_tokens"] = call.request.max_tokens
@@ -100,7 +101,8 @@ class Spans:
     def tool_call(self, call, outcome, agent) -> None:
         ended = time.time_ns()
         attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name,
-                      "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function", "hermes.tool.status": outcome.status}
+                      "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function",
+                      "hermes.tool.status": outcome.status}
         if self.capture:
             arguments = json.dumps(call.args, ensure_ascii=False, default=str)
             attributes.update({**self._content("gen_ai.tool.call.arguments", arguments, agent),

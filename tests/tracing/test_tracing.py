@@ -132,7 +132,8 @@ def test_an_endpoint_nobody_answers_is_one_line_and_the_answer_is_still_given(he
     from tests.conftest import free_port
 
     started = time.monotonic()
-    out = _run(hermes, hermes_home, tmp_path, ["done"], {"tracing": {"otlp_endpoint": f"http://127.0.0.1:{free_port()}"}})
+    nobody = {"tracing": {"otlp_endpoint": f"http://127.0.0.1:{free_port()}"}}
+    out = _run(hermes, hermes_home, tmp_path, ["done"], nobody)
     assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr
     said = [line for line in out.stderr.splitlines() if "tracing" in line]
     assert len(said) == 1 and said[0].startswith("hermes: ") and "spans not sent" in said[0], out.stderr
@@ -155,7 +156,8 @@ def test_without_the_sdk_a_configured_endpoint_is_one_line_and_a_doctor_failure(
                     "pip install 'hermes-kernel[tracing]'"], out.stderr
     doctor = hermes("doctor", "--offline", "--json", env=env)
     checks = {c["name"]: c for c in json.loads(doctor.stdout)}
-    assert checks["tracing"]["status"] == "fail" and "pip install 'hermes-kernel[tracing]'" in checks["tracing"]["detail"]
+    assert checks["tracing"]["status"] == "fail"
+    assert "pip install 'hermes-kernel[tracing]'" in checks["tracing"]["detail"]
 
 
 def test_a_delegated_task_is_in_its_parents_trace(hermes, hermes_home, tmp_path, receiver):
