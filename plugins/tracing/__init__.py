@@ -136,7 +136,7 @@ def on_session_finalize(agent):
 
 
 @hookimpl(optionalhook=True)  # the doctor plugin's hook
-def doctor_checks(agent):
+def doctor_checks(agent, online):
     from plugins.doctor.hookspecs import FAIL, OK, WARN, Check
 
     where = target(agent.config)
@@ -145,8 +145,12 @@ def doctor_checks(agent):
     sent_to = where[0] or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or \
         traces_url(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
     try:
-        importlib.import_module("plugins.tracing.spans")  # the SDK and its exporter
+        spans = importlib.import_module("plugins.tracing.spans")  # the SDK and its exporter
     except ImportError:
         return [Check("tracing", FAIL if where[2] else WARN, f"spans would go to {sent_to}, but the OpenTelemetry SDK "
                       "is not installed: pip install 'hermes-kernel[tracing]'")]
-    return [Check("tracing", OK, f"OpenTelemetry spans of every turn go to {sent_to}")]
+    why = spans.probe(where[0], dict(where[1])) if online else ""
+    if why:
+        return [Check("tracing", FAIL, f"spans are not taken at {sent_to}: {why}")]
+    return [Check("tracing", OK, f"OpenTelemetry spans of every turn go to {sent_to}" + (" (it answered)" if online
+                                                                                            else ""))]

@@ -42,9 +42,7 @@ class Spans:
         self.turns: dict = {}  # turn id -> its open span
         self.parents: dict = {}  # a delegate_task child's session id -> the parent's turn id
         self.lock = threading.Lock()
-        for name in list(logging.root.manager.loggerDict):  # its retries and failures: _Exporter's one line
-            if name.startswith("opentelemetry.exporter"):
-                logging.getLogger(name).addFilter(_Exporter.heard)
+        _listen()
 
     def turn_started(self, session_id: str, turn_id: str, user_message: str, model: str, platform: str, agent) -> None:
         span = self.tracer.start_span("invoke_agent hermes", self._turn(self.parents.get(session_id, "")),
@@ -142,6 +140,25 @@ def _usage(usage: dict) -> dict:
               "gen_ai.usage.cache_read.input_tokens": usage.get("cache_read_tokens", 0),
               "gen_ai.usage.cache_creation.input_tokens": usage.get("cache_write_tokens", 0)}
     return {key: int(value) for key, value in counts.items() if value or ".cache_" not in key}
+
+
+def probe(endpoint: str, headers: dict) -> str:
+    """Why the endpoint does not take an (empty) export, ``""`` when it does: ``hermes doctor``'s online check."""
+    _listen()
+    _Exporter.why = ""
+    exporter = OTLPSpanExporter(endpoint=endpoint or None, headers=headers or None, timeout=EXPORT_SECONDS)
+    try:
+        taken = exporter.export([]) is SpanExportResult.SUCCESS
+    finally:
+        exporter.shutdown()
+    return "" if taken else _Exporter.why or "it did not take them"
+
+
+def _listen() -> None:
+    """The exporter's own lines for every retry and failure kept back, their reason kept for one line of ours."""
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("opentelemetry.exporter"):
+            logging.getLogger(name).addFilter(_Exporter.heard)
 
 
 class _Exporter(OTLPSpanExporter):

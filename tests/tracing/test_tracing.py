@@ -113,6 +113,8 @@ def test_a_run_is_one_trace_of_its_turn_its_model_calls_and_its_tools(hermes, he
     assert "buy milk" in read["gen_ai.tool.call.result"] and json.loads(read["input.value"]) == {"path": str(notes)}
     assert failed["status"] == 2 and failed["error.type"]  # STATUS_CODE_ERROR
     assert SECRET not in json.dumps(every) and "MY_SERVICE_API_KEY" in failed["gen_ai.tool.call.arguments"]
+    checked = {c["name"]: c for c in json.loads(hermes("doctor", "--json").stdout)}["tracing"]  # online: one export
+    assert checked["status"] == "ok" and checked["detail"].endswith("/v1/traces (it answered)"), checked
 
 
 def test_without_capture_content_no_text_leaves_and_langfuse_keys_send_there(hermes, hermes_home, tmp_path, receiver):
@@ -138,6 +140,11 @@ def test_an_endpoint_nobody_answers_is_one_line_and_the_answer_is_still_given(he
     said = [line for line in out.stderr.splitlines() if "tracing" in line]
     assert len(said) == 1 and said[0].startswith("hermes: ") and "spans not sent" in said[0], out.stderr
     assert "Traceback" not in out.stderr and time.monotonic() - started < 15
+    doctor = hermes("doctor", "--json")
+    checked = {c["name"]: c for c in json.loads(doctor.stdout)}["tracing"]
+    assert checked["status"] == "fail" and checked["detail"].endswith("nothing listens there (connection refused)")
+    assert "Traceback" not in doctor.stderr and "Transient" not in doctor.stderr
+    assert "spans not sent" not in doctor.stderr
 
 
 def test_without_the_sdk_a_configured_endpoint_is_one_line_and_a_doctor_failure(hermes, hermes_home, tmp_path):
