@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qs, quote, urlsplit
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, body_of, said_by
 from plugins.gateway.listening import Listened, listen
 from plugins.gateway.markup import to_styled
 
@@ -66,10 +66,7 @@ class BlueBubbles(Listened):
             raise PlatformError(f"bluebubbles: cannot reach {self.base} ({exc or type(exc).__name__})") from None
         if answer.is_success:
             return answer
-        body = body_of(answer)
-        body = body if isinstance(body, dict) else {}
-        error = body["error"] if isinstance(body.get("error"), dict) else {}
-        said = str(error.get("message") or body.get("message") or answer.reason_phrase)
+        said = said_by(answer)
         if answer.status_code == 401:
             raise PlatformError(f"bluebubbles: the server refused BLUEBUBBLES_PASSWORD ({said})", lasting=True,
                                 status=401)

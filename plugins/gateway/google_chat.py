@@ -24,7 +24,7 @@ import time
 from typing import Any, Optional
 from urllib.parse import quote, urlsplit
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of, said_by
 from plugins.gateway.listening import Listened, bearer_claims, listen
 from plugins.gateway.markup import to_starred
 
@@ -81,7 +81,7 @@ class GoogleChat(Listened):
                                                  "assertion": assertion})
         except httpx.HTTPError as exc:
             raise PlatformError(f"google_chat: cannot reach {uri} ({exc or type(exc).__name__})") from None
-        found = body_of(answer) if isinstance(body_of(answer), dict) else {}
+        found = found if isinstance(found := body_of(answer), dict) else {}
         if not answer.is_success or not found.get("access_token"):
             said = found.get("error_description") or found.get("error") or answer.reason_phrase
             raise PlatformError(f"google_chat: Google refused the service account {self.key['client_email']} "
@@ -98,10 +98,7 @@ class GoogleChat(Listened):
             raise PlatformError(f"google_chat: cannot reach {self.api} ({exc or type(exc).__name__})") from None
         if answer.is_success:
             return answer
-        found = body_of(answer)
-        error = found.get("error") if isinstance(found, dict) and isinstance(found.get("error"), dict) else {}
-        raise PlatformError(f"google_chat: {error.get('message') or answer.reason_phrase} ({answer.status_code})",
-                            status=answer.status_code)
+        raise PlatformError(f"google_chat: {said_by(answer)} ({answer.status_code})", status=answer.status_code)
 
     # -- receiving
     def start(self) -> str:

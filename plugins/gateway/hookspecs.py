@@ -68,6 +68,15 @@ def body_of(answer) -> Any:
         return None
 
 
+def said_by(answer) -> str:
+    """What a failed HTTP answer says: its JSON's ``error.message`` (Microsoft's, Google's and BlueBubbles' shape) or
+    ``message``, else its status's phrase."""
+    body = body_of(answer)
+    body = body if isinstance(body, dict) else {}
+    error = body["error"] if isinstance(body.get("error"), dict) else {}
+    return str(error.get("message") or body.get("message") or answer.reason_phrase)
+
+
 def picture(raw: bytes) -> tuple:
     """What a platform puts in :attr:`Incoming.images` for a picture the user sent: ``(bytes, type)`` as
     :mod:`plugins.images` reads and fits it; :class:`PlatformError` when it is no picture a model takes."""

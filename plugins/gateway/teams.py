@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import quote
 
-from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of
+from plugins.gateway.hookspecs import Incoming, PlatformError, Token, body_of, said_by
 from plugins.gateway.listening import Listened, bearer_claims, listen
 
 log = logging.getLogger("hermes.gateway")
@@ -71,7 +71,7 @@ class Teams(Listened):
                 "client_secret": self.secret, "scope": "https://api.botframework.com/.default"})
         except httpx.HTTPError as exc:
             raise PlatformError(f"teams: cannot reach {self.login} ({exc or type(exc).__name__})") from None
-        found = body_of(answer) if isinstance(body_of(answer), dict) else {}
+        found = found if isinstance(found := body_of(answer), dict) else {}
         if not answer.is_success or not found.get("access_token"):
             said = str(found.get("error_description") or answer.reason_phrase).splitlines()[0]
             raise PlatformError(f"teams: Microsoft refused TEAMS_CLIENT_ID, TEAMS_CLIENT_SECRET and "
@@ -89,10 +89,7 @@ class Teams(Listened):
             raise PlatformError(f"teams: cannot reach the Bot Connector ({exc or type(exc).__name__})") from None
         if answer.is_success:
             return body_of(answer) or {}
-        found = body_of(answer)
-        error = found.get("error") if isinstance(found, dict) and isinstance(found.get("error"), dict) else {}
-        raise PlatformError(f"teams: {error.get('message') or answer.reason_phrase} ({answer.status_code})",
-                            status=answer.status_code)
+        raise PlatformError(f"teams: {said_by(answer)} ({answer.status_code})", status=answer.status_code)
 
     # -- receiving
     def start(self) -> str:
